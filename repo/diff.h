@@ -1,0 +1,25 @@
+// Differences between two banks, or two generations of one: keys only in A, only in B, and keys
+// in both whose policy or measured times differ (provenance and bookkeeping are not compared).
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "repo/bank.h"
+
+namespace tilebank {
+
+struct DiffRow {
+  EntryKind kind;
+  Key key;
+  std::optional<Entry> a, b;
+};
+
+struct DiffReport {
+  std::vector<DiffRow> only_a, only_b, changed;
+  bool equal() const { return only_a.empty() && only_b.empty() && changed.empty(); }
+};
+
+Result<DiffReport> DiffBanks(const Snapshot& a, std::optional<uint64_t> generation_a, const Snapshot& b,
+                             std::optional<uint64_t> generation_b);
+
+}  // namespace tilebank

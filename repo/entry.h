@@ -1,0 +1,60 @@
+// A bank entry in memory: one tuned policy and its provenance (schema/bank_entry.fbs on disk).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "repo/key.h"
+
+namespace tilebank {
+
+enum class TuneMode : uint8_t { kSchedule = 0, kFormat = 1, kImpl = 2 };
+const char* TuneModeName(TuneMode mode);  // "Schedule", "Format", "Impl" (AOE's spelling)
+Result<TuneMode> ParseTuneMode(std::string_view name);
+
+// One named knob of a policy: an integer, a real or a text.
+struct Knob {
+  std::string name;
+  std::variant<int64_t, double, std::string> value;
+  bool operator==(const Knob&) const = default;
+};
+
+struct Measurement {
+  double median_us = 0;
+  double spread_us = 0;
+  uint32_t runs = 0;
+  bool operator==(const Measurement&) const = default;
+};
+
+struct Entry {
+  EntryKind kind = EntryKind::kOp;
+  std::string op_type;
+  std::string descriptor;  // canonical (repo/canonical.h); KeyOfDescriptor(descriptor) is the key
+  std::string template_id;
+  uint32_t template_version = 0;
+  TuneMode tune_mode = TuneMode::kSchedule;
+  std::vector<Knob> policy;  // sorted by name
+  Measurement before;
+  Measurement after;
+  uint32_t trials = 0;
+  std::string strategy;
+  int64_t created_unix_ms = 0;
+  std::string tool_version;
+  uint32_t revision = 0;
+  std::string origin_host;
+  std::string origin_bank;
+  // Bank-local bookkeeping, not part of an export:
+  uint64_t generation = 0;             // the bank generation that wrote this revision
+  uint64_t superseded_generation = 0;  // history only: the generation that replaced or removed it
+
+  Key key() const { return KeyOfDescriptor(descriptor); }
+  // Same policy and measurements (what diff compares); provenance and bookkeeping ignored.
+  bool SamePolicyAndTimes(const Entry& other) const {
+    return policy == other.policy && after == other.after && before == other.before &&
+           tune_mode == other.tune_mode && template_id == other.template_id &&
+           template_version == other.template_version;
+  }
+};
+
+}  // namespace tilebank

@@ -1,0 +1,37 @@
+#include "repo/stats.h"
+
+#include <filesystem>
+
+#include "repo/entry_codec.h"
+#include "repo/validate.h"
+
+namespace tilebank {
+
+Result<BankStats> CollectStats(const Bank& bank, const TemplateVersions& current_versions) {
+  BankStats stats;
+  auto snapshot = bank.Read();
+  if (!snapshot.ok()) return snapshot.status();
+  stats.meta = snapshot->meta();
+  for (EntryKind kind : kAllKinds) {
+    stats.entries[static_cast<int>(kind)] = snapshot->Count(kind);
+    TB_RETURN_IF_ERROR(snapshot->ForEach(kind, [&](Key key, std::string_view stored) {
+      auto entry = DecodeEntry(stored);
+      if (!entry.ok()) return entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
+      if (kind == EntryKind::kOp) ++stats.per_op_type[entry->op_type];
+      if (!StaleReason(*entry, current_versions).empty()) ++stats.stale;
+      return Status::Ok();
+    }));
+  }
+  stats.history = snapshot->HistoryCount();
+  std::error_code ec;
+  stats.file_bytes = std::filesystem::file_size(std::filesystem::path(bank.dir()) / "data.mdb", ec);
+  MDB_envinfo info;
+  MDB_stat st;
+  mdb_env_info(bank.env(), &info);
+  mdb_env_stat(bank.env(), &st);
+  stats.used_bytes = (info.me_last_pgno + 1) * uint64_t(st.ms_psize);
+  stats.map_bytes = info.me_mapsize;
+  return stats;
+}
+
+}  // namespace tilebank

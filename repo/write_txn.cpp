@@ -1,0 +1,148 @@
+// WriteTxn: the decisions made inside one write transaction (keep-faster, history, index).
+#include <cstring>
+
+#include "repo/bank.h"
+#include "repo/entry_codec.h"
+
+namespace tilebank {
+namespace {
+
+// history key: kind byte, 8-byte key, 4-byte big-endian revision (so revisions sort in order)
+std::array<unsigned char, 13> HistoryKey(EntryKind kind, Key key, uint32_t revision) {
+  std::array<unsigned char, 13> out{};
+  out[0] = static_cast<unsigned char>(kind);
+  KeyBytes k = EncodeKey(key);
+  std::memcpy(out.data() + 1, k.data(), 8);
+  for (int i = 0; i < 4; ++i) out[9 + i] = static_cast<unsigned char>(revision >> (24 - 8 * i));
+  return out;
+}
+
+}  // namespace
+
+Result<PutPolicy> ParsePutPolicy(std::string_view name) {
+  if (name == "keep-faster") return PutPolicy::kKeepFaster;
+  if (name == "overwrite") return PutPolicy::kOverwrite;
+  if (name == "keep-existing") return PutPolicy::kKeepExisting;
+  return Status::InvalidInput("unknown policy '" + std::string(name) + "' (expected keep-faster, overwrite or keep-existing)");
+}
+
+Status WriteTxn::Check(int rc, const std::string& what) {
+  if (rc == 0) return Status::Ok();
+  if (rc == MDB_MAP_FULL) map_full_ = true;
+  return LmdbStatus(rc, what + " in bank at '" + bank_->dir_ + "'");
+}
+
+Result<std::optional<Entry>> WriteTxn::Get(EntryKind kind, Key key) {
+  KeyBytes kb = EncodeKey(key);
+  MDB_val k{kb.size(), kb.data()}, v;
+  int rc = mdb_get(txn_, bank_->EntryDb(kind), &k, &v);
+  if (rc == MDB_NOTFOUND) return std::optional<Entry>();
+  TB_RETURN_IF_ERROR(Check(rc, "reading"));
+  auto entry = DecodeEntry({static_cast<const char*>(v.mv_data), v.mv_size});
+  if (!entry.ok()) return entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
+  return std::optional<Entry>(std::move(*entry));
+}
+
+Status WriteTxn::PutEntryRecord(const Entry& entry) {
+  const std::string stored = EncodeEntry(entry);
+  KeyBytes kb = EncodeKey(entry.key());
+  MDB_val k{kb.size(), kb.data()}, v{stored.size(), const_cast<char*>(stored.data())};
+  changed_ = true;
+  return Check(mdb_put(txn_, bank_->EntryDb(entry.kind), &k, &v, 0), "writing " + FormatKey(entry.kind, entry.key()));
+}
+
+Status WriteTxn::MoveToHistory(Entry old) {
+  old.superseded_generation = generation_;
+  const std::string stored = EncodeEntry(old);
+  auto hk = HistoryKey(old.kind, old.key(), old.revision);
+  MDB_val k{hk.size(), hk.data()}, v{stored.size(), const_cast<char*>(stored.data())};
+  changed_ = true;
+  return Check(mdb_put(txn_, bank_->history_db_, &k, &v, 0), "writing history of " + FormatKey(old.kind, old.key()));
+}
+
+Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
+  const Key key = incoming.key();
+  auto existing = Get(incoming.kind, key);
+  if (!existing.ok()) return existing.status();
+  incoming.generation = generation_;
+  incoming.superseded_generation = 0;
+  if (!*existing) {
+    // Revisions of a key never repeat, even after a remove and a re-add.
+    auto hk = HistoryKey(incoming.kind, key, 0);
+    MDB_cursor* cursor = nullptr;
+    TB_RETURN_IF_ERROR(Check(mdb_cursor_open(txn_, bank_->history_db_, &cursor), "reading history"));
+    MDB_val k{hk.size(), hk.data()}, v;
+    uint32_t last_revision = 0;
+    for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE); rc == 0 && std::memcmp(k.mv_data, hk.data(), 9) == 0;
+         rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+      const auto* p = static_cast<const unsigned char*>(k.mv_data) + 9;
+      last_revision = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+    }
+    mdb_cursor_close(cursor);
+    incoming.revision = std::max({incoming.revision, last_revision + 1, 1u});
+    TB_RETURN_IF_ERROR(PutEntryRecord(incoming));
+    if (incoming.kind == EntryKind::kOp && bank_->has_shape_index_) {
+      KeyBytes kb = EncodeKey(key);
+      const uint64_t shape_class = KeyOfDescriptor(ShapeClassOf(incoming.descriptor));
+      KeyBytes cb = EncodeKey(shape_class);
+      MDB_val ck{cb.size(), cb.data()}, cv{kb.size(), kb.data()};
+      int rc = mdb_put(txn_, bank_->shape_db_, &ck, &cv, MDB_NODUPDATA);
+      TB_RETURN_IF_ERROR(Check(rc == MDB_KEYEXIST ? 0 : rc, "indexing " + FormatKey(incoming.kind, key)));
+    }
+    return PutOutcome::kAdded;
+  }
+  const Entry& old = **existing;
+  if (old.descriptor != incoming.descriptor)
+    return Status::Refused("key collision: " + FormatKey(incoming.kind, key) +
+                           " already holds another descriptor; the entry was not stored");
+  const bool replace = policy == PutPolicy::kOverwrite ||
+                       (policy == PutPolicy::kKeepFaster && incoming.after.median_us < old.after.median_us);
+  if (!replace) return PutOutcome::kKept;
+  Entry same_as_old = incoming;
+  same_as_old.revision = old.revision;
+  same_as_old.generation = old.generation;
+  if (EncodeEntry(same_as_old) == EncodeEntry(old)) return PutOutcome::kKept;  // nothing new
+  incoming.revision = old.revision + 1;
+  TB_RETURN_IF_ERROR(MoveToHistory(old));
+  TB_RETURN_IF_ERROR(PutEntryRecord(incoming));
+  return PutOutcome::kUpdated;
+}
+
+Result<bool> WriteTxn::Remove(EntryKind kind, Key key) {
+  auto existing = Get(kind, key);
+  if (!existing.ok()) return existing.status();
+  if (!*existing) return false;
+  TB_RETURN_IF_ERROR(MoveToHistory(**existing));
+  KeyBytes kb = EncodeKey(key);
+  MDB_val k{kb.size(), kb.data()};
+  TB_RETURN_IF_ERROR(Check(mdb_del(txn_, bank_->EntryDb(kind), &k, nullptr), "removing " + FormatKey(kind, key)));
+  if (kind == EntryKind::kOp && bank_->has_shape_index_) {
+    KeyBytes cb = EncodeKey(KeyOfDescriptor(ShapeClassOf((*existing)->descriptor)));
+    MDB_val ck{cb.size(), cb.data()}, cv{kb.size(), kb.data()};
+    int rc = mdb_del(txn_, bank_->shape_db_, &ck, &cv);
+    if (rc != MDB_NOTFOUND) TB_RETURN_IF_ERROR(Check(rc, "unindexing " + FormatKey(kind, key)));
+  }
+  return true;
+}
+
+Status WriteTxn::PutJob(std::string_view name, std::string_view bytes) {
+  MDB_val k{name.size(), const_cast<char*>(name.data())}, v{bytes.size(), const_cast<char*>(bytes.data())};
+  changed_ = true;
+  return Check(mdb_put(txn_, bank_->jobs_db_, &k, &v, 0), "writing job " + std::string(name));
+}
+
+Result<std::optional<std::string>> WriteTxn::GetJob(std::string_view name) {
+  MDB_val k{name.size(), const_cast<char*>(name.data())}, v;
+  int rc = mdb_get(txn_, bank_->jobs_db_, &k, &v);
+  if (rc == MDB_NOTFOUND) return std::optional<std::string>();
+  TB_RETURN_IF_ERROR(Check(rc, "reading job " + std::string(name)));
+  return std::optional<std::string>(std::string(static_cast<const char*>(v.mv_data), v.mv_size));
+}
+
+Status WriteTxn::SetMeta(std::string_view name, std::string_view value) {
+  MDB_val k{name.size(), const_cast<char*>(name.data())}, v{value.size(), const_cast<char*>(value.data())};
+  changed_ = true;
+  return Check(mdb_put(txn_, bank_->meta_db_, &k, &v, 0), "writing meta " + std::string(name));
+}
+
+}  // namespace tilebank

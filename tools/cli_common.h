@@ -1,0 +1,46 @@
+// What every `tilebank bank` command shares: the --bank/--soc/--json flags, opening a bank,
+// reading a JSON argument, and turning a Status into a message and an exit code.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "repo/bank.h"
+
+namespace tilebank::cli {
+
+// Exit codes: 0 ok; 1 differences or problems found (diff, validate) or no policy (query);
+// 2 usage error, bad input or refused operation.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFound = 1;
+inline constexpr int kExitError = 2;
+
+struct BankFlags {
+  std::string bank;  // root; empty: the environment chain
+  std::string soc;   // empty: the host's soc_version
+  bool json = false;
+};
+
+void AddBankFlags(CLI::App* command, BankFlags* flags, bool with_json);
+std::string SocOf(const BankFlags& flags);
+std::string BankDirOf(const BankFlags& flags);
+
+Result<std::unique_ptr<Bank>> OpenBank(const std::string& dir, OpenMode mode, const std::string& soc);
+
+// Prints "tilebank: error: <message>" to stderr and returns kExitError.
+int Fail(const Status& status);
+
+// An argument that is inline JSON (starts with '{' or '[') or the path of a JSON file.
+Result<nlohmann::json> ReadJsonArgument(const std::string& argument);
+
+bool StderrIsTerminal();
+std::string HumanBytes(uint64_t bytes);
+std::string FormatMicros(double us);
+
+// Registers the subcommands of `tilebank bank`; each sets *exit_code when it runs.
+void RegisterBankReadCommands(CLI::App* bank, int* exit_code);
+void RegisterBankWriteCommands(CLI::App* bank, int* exit_code);
+void RegisterBankCheckCommands(CLI::App* bank, int* exit_code);
+
+}  // namespace tilebank::cli
