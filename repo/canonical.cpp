@@ -200,10 +200,11 @@ Result<json> CanonicalAttrs(const std::string& op_type, const json& op, const js
   const int64_t rank0 = inputs.empty() ? 0 : static_cast<int64_t>(inputs[0]["shape"].size());
   const auto& specs = AttrSpecsOf(op_type);
   json out = json::object();
+  std::set<std::string> seen;
   for (auto& [name, value_and_type] : *raw) {
     const auto& [value, atc_type] = value_and_type;
     std::string where = "attr " + name;
-    if (out.contains(name)) return Status::InvalidInput(where + " given twice");
+    if (!seen.insert(name).second) return Status::InvalidInput(where + " given twice");
     const AttrSpec* spec = nullptr;
     for (const AttrSpec& s : specs)
       if (name == s.name) spec = &s;

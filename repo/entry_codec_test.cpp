@@ -1,1 +1,41 @@
+#include "repo/entry_codec.h"
+
 #include <doctest/doctest.h>
+
+#include "tests/test_support.h"
+
+using namespace tilebank;
+
+TEST_CASE("an entry survives encoding") {
+  Entry e = testing::MatMulEntry(64, 128, 256, 12.5);
+  e.policy.push_back({"ratio", 0.75});
+  e.generation = 7;
+  auto back = DecodeEntry(EncodeEntry(e));
+  REQUIRE(back.ok());
+  CHECK(back->descriptor == e.descriptor);
+  CHECK(back->policy == e.policy);
+  CHECK(back->after == e.after);
+  CHECK(back->before == e.before);
+  CHECK(back->generation == 7);
+  CHECK(back->origin_host == "test-host");
+  CHECK(EncodeEntry(*back) == EncodeEntry(e));
+}
+
+TEST_CASE("every flipped byte of a stored value is detected") {
+  const std::string stored = EncodeEntry(testing::MatMulEntry(64, 128, 256, 12.5));
+  for (size_t i = 0; i < stored.size(); ++i) {
+    std::string bad = stored;
+    bad[i] = static_cast<char>(bad[i] ^ 0x10);
+    auto decoded = DecodeEntry(bad);
+    CHECK_MESSAGE(!decoded.ok(), "flip at byte " << i << " went unnoticed");
+  }
+}
+
+TEST_CASE("truncated and empty values are corrupt, not crashes") {
+  const std::string stored = EncodeEntry(testing::GradEntry(8, 100));
+  for (size_t n : {size_t{0}, size_t{4}, size_t{8}, size_t{16}, stored.size() / 2, stored.size() - 1}) {
+    auto decoded = DecodeEntry(stored.substr(0, n));
+    REQUIRE_FALSE(decoded.ok());
+    CHECK(decoded.status().code() == StatusCode::kCorrupt);
+  }
+}

@@ -91,9 +91,15 @@ int RunMerge(const BankFlags& flags, const MergeArgs& args) {
       by_soc[(*bank)->meta_at_open().soc_version].push_back(source);
       continue;
     }
-    std::vector<std::string> socs = flags.soc.empty() ? SocVersionsUnder(source) : std::vector<std::string>{flags.soc};
-    if (socs.empty() || !IsBankDir(source + "/" + socs[0]))
-      return Fail(Status::NotFound("no bank at '" + source + "'" + (flags.soc.empty() ? "" : " for soc_version " + flags.soc)));
+    const std::vector<std::string> present = SocVersionsUnder(source);
+    if (present.empty()) return Fail(Status::NotFound("no bank at '" + source + "' (neither a bank directory nor a root holding one)"));
+    std::vector<std::string> socs = flags.soc.empty() ? present : std::vector<std::string>{flags.soc};
+    if (!IsBankDir(source + "/" + socs[0])) {
+      std::string list;
+      for (const std::string& soc : present) list += (list.empty() ? "" : ", ") + soc;
+      return Fail(Status::Refused("cannot merge '" + source + "' (soc_version " + list + ") into a bank of soc_version " +
+                                  flags.soc + ": only banks of the same soc_version merge; nothing was written"));
+    }
     for (const std::string& soc : socs) by_soc[soc].push_back(source + "/" + soc);
   }
   const bool into_bank_dir = IsBankDir(args.into);

@@ -1,0 +1,52 @@
+// Helpers shared by the test suites: temporary directories, sample entries, raw LMDB access
+// (to corrupt banks on purpose) and running the tilebank binary.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "repo/bank.h"
+
+namespace tilebank::testing {
+
+inline constexpr const char* kTestSoc = "x86_64-test-cpu-avx2-2c";
+
+// A fresh directory under /tmp, removed with everything in it when the object goes.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// A MatMul m x k x n entry with the given tuned time (before: 2x that unless given).
+Entry MatMulEntry(int m, int k, int n, double after_us, double before_us = 0, const std::string& host = "test-host");
+// A subgraph and a gradient-fusion entry.
+Entry GraphEntry(int width, double after_us);
+Entry GradEntry(int world_size, double after_us);
+
+std::unique_ptr<Bank> CreateBank(const std::string& dir, const std::string& soc = kTestSoc,
+                                 size_t initial_map_bytes = size_t{1} << 26);
+std::unique_ptr<Bank> OpenExisting(const std::string& dir, OpenMode mode = OpenMode::kReadWrite);
+
+// Writes raw bytes into a named database, bypassing every check.
+void RawPut(const std::string& dir, const std::string& db, const std::string& key, const std::string& value);
+std::string RawGet(const std::string& dir, const std::string& db, const std::string& key);
+std::string KeyString(Key key);  // the 8 big-endian bytes
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+// Runs `tilebank <args>` through the shell; args are used as written.
+CommandResult RunCli(const std::string& args);
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& content);
+std::string SourcePath(const std::string& relative);  // a file of the source tree
+
+}  // namespace tilebank::testing
