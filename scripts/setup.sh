@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages tilebank builds, tests and benchmarks with. Idempotent.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config git python3
+  liblmdb-dev lmdb-utils libflatbuffers-dev flatbuffers-compiler libcli11-dev libxxhash-dev
+  nlohmann-json3-dev doctest-dev libsqlite3-dev
+  clang libclang-rt-14-dev   # libFuzzer targets
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

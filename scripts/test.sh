@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs what is needed, builds with clang (so the libFuzzer targets are built too) and runs
+# the whole test suite through CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+BUILD_DIR=build-test bash scripts/build.sh -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DTILEBANK_FUZZ=ON
+cd build-test
+ctest --output-on-failure -j2 --timeout 600
