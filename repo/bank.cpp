@@ -146,7 +146,20 @@ Result<std::unique_ptr<Bank>> Bank::Open(const std::string& dir, const OpenOptio
   }
   int dead = 0;
   mdb_reader_check(bank->env_, &dead);  // clears reader slots of killed processes
-  if (!exists) {
+  // A creator killed between creating data.mdb and committing its first transaction leaves an
+  // environment with no databases: that is no bank yet, and the next creator initializes it.
+  bool initialized = exists;
+  if (exists) {
+    MDB_txn* probe = nullptr;
+    TB_RETURN_IF_ERROR(bank->BeginRead(&probe));
+    MDB_stat main_db{};
+    mdb_stat(probe, 1, &main_db);  // 1 is LMDB's main database, which lists the named ones
+    mdb_txn_abort(probe);
+    initialized = main_db.ms_entries > 0;
+  }
+  if (!initialized && options.mode != OpenMode::kCreateIfMissing)
+    return Status::NotFound("no bank at '" + dir + "' (an interrupted creation left an empty environment; the next import or merge initializes it)");
+  if (!initialized) {
     TB_RETURN_IF_ERROR(bank->InitializeNew(options));
   } else {
     TB_RETURN_IF_ERROR(bank->OpenDatabases());

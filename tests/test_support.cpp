@@ -167,3 +167,45 @@ void WriteFile(const std::string& path, const std::string& content) {
 std::string SourcePath(const std::string& relative) { return std::string(TILEBANK_SOURCE_DIR) + "/" + relative; }
 
 }  // namespace tilebank::testing
+
+#include <fcntl.h>
+#include <algorithm>
+#include <signal.h>
+
+#include "repo/entry_json.h"
+
+namespace tilebank::testing {
+
+int SpawnCli(const std::vector<std::string>& args) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    std::vector<char*> argv{const_cast<char*>(TILEBANK_CLI)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(TILEBANK_CLI, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int WaitChild(int pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void WriteEntriesFile(const std::string& path, int first, int count, double base_us, const std::string& soc) {
+  std::ofstream out(path, std::ios::trunc);
+  out << json{{"tilebank_export", 1}, {"soc_version", soc}}.dump() << "\n";
+  std::vector<Entry> entries;
+  for (int m = first; m < first + count; ++m) entries.push_back(MatMulEntry(m, 16, 16, base_us + m % 7, 1000));
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.key() < b.key(); });
+  for (const Entry& e : entries) out << EntryToJson(e).dump() << "\n";  // in export order
+}
+
+}  // namespace tilebank::testing

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "repo/bank.h"
 
@@ -48,5 +49,17 @@ CommandResult RunCli(const std::string& args);
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& content);
 std::string SourcePath(const std::string& relative);  // a file of the source tree
+
+}  // namespace tilebank::testing
+
+namespace tilebank::testing {
+
+// Starts `tilebank <args...>` in a child process (output discarded); returns its pid.
+int SpawnCli(const std::vector<std::string>& args);
+// Waits for a child; returns its exit code, or 128 + signal when it was killed.
+int WaitChild(int pid);
+// Writes `count` MatMul entries (m = first .. first+count-1) as a JSON Lines export for `soc`;
+// times are base_us + (m % 7). Entries are in export order, so the file equals an export.
+void WriteEntriesFile(const std::string& path, int first, int count, double base_us, const std::string& soc = kTestSoc);
 
 }  // namespace tilebank::testing
