@@ -1,0 +1,358 @@
+// The bank against its anchors, side by side in one run, on the same N operator entries:
+//   tilebank  - the LMDB bank (repo/)
+//   SQLite    - an indexed table (key INTEGER PRIMARY KEY, descriptor, value blob), MIOpen
+//               perf-db style, prepared statements, mmap on: SQLite's best case
+//   JSONL     - a JSON Lines file loaded into a hash map, TVM log style
+// Measures bulk import, size on disk, open-to-first-answer, point lookups (hits and misses,
+// single thread, p50/p99) and merging two N-entry banks. Every lookup returns a decoded,
+// verified entry whose descriptor was compared, in all three.
+//
+//   build/bank_bench [--entries N] [--lookups L] [--dir DIR] [--repeats R]
+#include <sqlite3.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "bench/bench_data.h"
+#include "engine/soc_version.h"
+#include "repo/entry_codec.h"
+#include "repo/entry_json.h"
+#include "repo/jsonl.h"
+#include "repo/merge.h"
+
+using namespace tilebank;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double Seconds(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "bank_bench: %s\n", what.c_str());
+  std::exit(2);
+}
+
+void Check(const Status& s, const char* what) {
+  if (!s.ok()) Die(std::string(what) + ": " + s.message());
+}
+
+void CheckSql(int rc, sqlite3* db, const char* what) {
+  if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW) Die(std::string(what) + ": " + sqlite3_errmsg(db));
+}
+
+struct LookupStats {
+  double per_second = 0, p50_us = 0, p99_us = 0;
+};
+
+// Runs `lookup` over `probes` `repeats` times; reports the median pass's throughput and the
+// latency percentiles of all passes (each lookup timed on its own).
+template <typename Fn>
+LookupStats MeasureLookups(const std::vector<std::string>& probes, int repeats, bool expect_hits, Fn lookup) {
+  std::vector<double> rates, latencies;
+  latencies.reserve(probes.size() * repeats);
+  for (int r = 0; r < repeats; ++r) {
+    size_t found = 0;
+    auto start = Clock::now();
+    for (const std::string& d : probes) {
+      auto t0 = Clock::now();
+      found += lookup(d);
+      latencies.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    rates.push_back(probes.size() / Seconds(start));
+    if (found != (expect_hits ? probes.size() : 0)) Die("lookups returned wrong answers");
+  }
+  std::sort(rates.begin(), rates.end());
+  std::sort(latencies.begin(), latencies.end());
+  return {rates[rates.size() / 2], latencies[latencies.size() / 2], latencies[latencies.size() * 99 / 100]};
+}
+
+uint64_t FileBytes(const std::string& path) {
+  std::error_code ec;
+  auto n = fs::file_size(path, ec);
+  return ec ? 0 : n;
+}
+
+long PeakRssMiB() {
+  struct rusage u {};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024;
+}
+
+// --- SQLite anchor -------------------------------------------------------------------------
+
+sqlite3* OpenSqlite(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) Die("sqlite open");
+  CheckSql(sqlite3_exec(db, "PRAGMA mmap_size=4294967296; PRAGMA cache_size=-262144;", nullptr, nullptr, nullptr), db, "pragma");
+  return db;
+}
+
+void SqliteImport(sqlite3* db, const std::vector<Entry>& entries) {
+  CheckSql(sqlite3_exec(db,
+                        "CREATE TABLE IF NOT EXISTS op(key INTEGER PRIMARY KEY, descriptor TEXT NOT NULL, "
+                        "after_us REAL NOT NULL, value BLOB NOT NULL); BEGIN;",
+                        nullptr, nullptr, nullptr),
+           db, "create");
+  sqlite3_stmt* insert = nullptr;
+  CheckSql(sqlite3_prepare_v2(db,
+                              "INSERT INTO op VALUES(?1, ?2, ?3, ?4) ON CONFLICT(key) DO UPDATE SET "
+                              "descriptor=excluded.descriptor, after_us=excluded.after_us, value=excluded.value "
+                              "WHERE excluded.after_us < op.after_us",
+                              -1, &insert, nullptr),
+           db, "prepare insert");
+  for (const Entry& e : entries) {
+    const std::string value = EncodeEntry(e);
+    sqlite3_bind_int64(insert, 1, static_cast<sqlite3_int64>(e.key()));
+    sqlite3_bind_text(insert, 2, e.descriptor.data(), static_cast<int>(e.descriptor.size()), SQLITE_STATIC);
+    sqlite3_bind_double(insert, 3, e.after.median_us);
+    sqlite3_bind_blob(insert, 4, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+    CheckSql(sqlite3_step(insert), db, "insert");
+    sqlite3_reset(insert);
+  }
+  sqlite3_finalize(insert);
+  CheckSql(sqlite3_exec(db, "COMMIT;", nullptr, nullptr, nullptr), db, "commit");
+}
+
+class SqliteLookup {
+ public:
+  explicit SqliteLookup(sqlite3* db) : db_(db) {
+    CheckSql(sqlite3_prepare_v2(db, "SELECT descriptor, value FROM op WHERE key = ?1", -1, &stmt_, nullptr), db, "prepare");
+  }
+  ~SqliteLookup() { sqlite3_finalize(stmt_); }
+  bool operator()(const std::string& descriptor) {
+    sqlite3_bind_int64(stmt_, 1, static_cast<sqlite3_int64>(KeyOfDescriptor(descriptor)));
+    bool hit = false;
+    if (sqlite3_step(stmt_) == SQLITE_ROW) {
+      std::string_view stored(static_cast<const char*>(sqlite3_column_blob(stmt_, 1)), sqlite3_column_bytes(stmt_, 1));
+      auto entry = DecodeEntry(stored);
+      hit = entry.ok() && entry->descriptor == descriptor;
+    }
+    sqlite3_reset(stmt_);
+    return hit;
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// --- JSONL + hash map anchor ---------------------------------------------------------------
+
+std::unordered_map<Key, Entry> LoadJsonl(const std::string& path) {
+  std::ifstream in(path);
+  auto parsed = ParseJsonl(in, path);
+  if (!parsed.ok()) Die(parsed.status().message());
+  std::unordered_map<Key, Entry> map;
+  map.reserve(parsed->entries.size());
+  for (Entry& e : parsed->entries) {
+    Key k = e.key();
+    map.insert_or_assign(k, std::move(e));
+  }
+  return map;
+}
+
+void WriteJsonl(const std::string& path, const std::vector<Entry>& entries, const std::string& soc) {
+  std::ofstream out(path, std::ios::trunc);
+  out << nlohmann::json{{"tilebank_export", kExportFormat}, {"soc_version", soc}}.dump() << '\n';
+  for (const Entry& e : entries) out << EntryToJson(e).dump() << '\n';
+}
+
+std::unique_ptr<Bank> OpenBankAt(const std::string& dir, OpenMode mode, const std::string& soc) {
+  OpenOptions options;
+  options.mode = mode;
+  options.soc_version = soc;
+  auto bank = Bank::Open(dir, options);
+  if (!bank.ok()) Die(bank.status().message());
+  return std::move(*bank);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t n = 1000000, lookups = 1000000;
+  int repeats = 3;
+  std::string dir = "/tmp/tilebank-bench";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) Die("missing value after " + a);
+      return argv[++i];
+    };
+    if (a == "--entries") n = std::stoull(next());
+    else if (a == "--lookups") lookups = std::stoull(next());
+    else if (a == "--dir") dir = next();
+    else if (a == "--repeats") repeats = std::stoi(next());
+    else Die("unknown argument " + a + " (use --entries N --lookups L --dir DIR --repeats R)");
+  }
+  const std::string soc = HostSocVersion();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::printf("tilebank bank benchmark: %llu operator entries, %llu lookups x %d passes, soc %s, 1 thread\n",
+              (unsigned long long)n, (unsigned long long)lookups, repeats, soc.c_str());
+
+  // The data: bank A (seed 1) and bank B (seed 2), B sharing half of A's keys.
+  std::vector<Entry> a_entries, b_entries;
+  a_entries.reserve(n);
+  b_entries.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) a_entries.push_back(bench::SyntheticEntry(i, 1));
+  for (uint64_t i = n / 2; i < n + n / 2; ++i) b_entries.push_back(bench::SyntheticEntry(i, 2));
+  const std::string a_jsonl = dir + "/a.jsonl", b_jsonl = dir + "/b.jsonl";
+  WriteJsonl(a_jsonl, a_entries, soc);
+  WriteJsonl(b_jsonl, b_entries, soc);
+  b_entries.clear();
+  b_entries.shrink_to_fit();
+
+  // Bulk import from the same JSON Lines file.
+  auto t = Clock::now();
+  std::ifstream in(a_jsonl);
+  auto parsed = ParseJsonl(in, a_jsonl);
+  if (!parsed.ok()) Die(parsed.status().message());
+  const double parse_s = Seconds(t);
+  auto bank = OpenBankAt(dir + "/bank_a", OpenMode::kCreateIfMissing, soc);
+  t = Clock::now();
+  auto counts = ImportEntries(*bank, parsed->entries, PutPolicy::kKeepFaster);
+  Check(counts.status(), "import");
+  const double bank_write_s = Seconds(t);
+
+  sqlite3* sql = OpenSqlite(dir + "/a.sqlite");
+  t = Clock::now();
+  SqliteImport(sql, parsed->entries);
+  const double sql_write_s = Seconds(t);
+  sqlite3_close(sql);
+  parsed->entries.clear();
+  parsed->entries.shrink_to_fit();
+
+  t = Clock::now();
+  auto map = LoadJsonl(a_jsonl);
+  const double jsonl_load_s = Seconds(t);
+
+  // Probes: random existing descriptors (hits) and descriptors of entries never stored (misses).
+  std::mt19937_64 rng(12345);
+  std::vector<std::string> hits, misses;
+  for (uint64_t i = 0; i < lookups; ++i) hits.push_back(a_entries[rng() % n].descriptor);
+  for (uint64_t i = 0; i < lookups; ++i) misses.push_back(bench::SyntheticDescriptor(4 * n + rng() % (4 * n)));
+  const std::string first_probe = hits[0];
+  a_entries.clear();
+  a_entries.shrink_to_fit();
+
+  // Open to first answer (page cache warm for all three: the files were just written or read).
+  bank.reset();
+  t = Clock::now();
+  {
+    auto fresh = OpenBankAt(dir + "/bank_a", OpenMode::kReadOnly, soc);
+    auto e = fresh->Find(EntryKind::kOp, first_probe);
+    if (!e.ok() || !*e) Die("first answer missing");
+  }
+  const double bank_open_ms = Seconds(t) * 1e3;
+  t = Clock::now();
+  {
+    sqlite3* db = OpenSqlite(dir + "/a.sqlite");
+    SqliteLookup lookup(db);
+    if (!lookup(first_probe)) Die("sqlite first answer missing");
+  }
+  const double sql_open_ms = Seconds(t) * 1e3;
+  t = Clock::now();
+  {
+    auto fresh_map = LoadJsonl(a_jsonl);
+    auto it = fresh_map.find(KeyOfDescriptor(first_probe));
+    if (it == fresh_map.end() || it->second.descriptor != first_probe) Die("jsonl first answer missing");
+  }
+  const double jsonl_open_ms = Seconds(t) * 1e3;
+
+  // Point lookups.
+  bank = OpenBankAt(dir + "/bank_a", OpenMode::kReadOnly, soc);
+  auto bank_lookup = [&](const std::string& d) {
+    auto e = bank->Find(EntryKind::kOp, d);
+    return e.ok() && e->has_value();
+  };
+  sqlite3* db = OpenSqlite(dir + "/a.sqlite");
+  SqliteLookup sql_lookup(db);
+  auto map_lookup = [&](const std::string& d) {
+    auto it = map.find(KeyOfDescriptor(d));
+    return it != map.end() && it->second.descriptor == d;
+  };
+  LookupStats bank_hit = MeasureLookups(hits, repeats, true, bank_lookup);
+  LookupStats sql_hit = MeasureLookups(hits, repeats, true, [&](const std::string& d) { return sql_lookup(d); });
+  LookupStats map_hit = MeasureLookups(hits, repeats, true, map_lookup);
+  LookupStats bank_miss = MeasureLookups(misses, repeats, false, bank_lookup);
+  LookupStats sql_miss = MeasureLookups(misses, repeats, false, [&](const std::string& d) { return sql_lookup(d); });
+  LookupStats map_miss = MeasureLookups(misses, repeats, false, map_lookup);
+  map.clear();
+  bank.reset();
+
+  // Merge: B into a copy of A (both N entries, half the keys shared).
+  {
+    std::ifstream bin(b_jsonl);
+    auto b = ParseJsonl(bin, b_jsonl);
+    if (!b.ok()) Die(b.status().message());
+    auto bank_b = OpenBankAt(dir + "/bank_b", OpenMode::kCreateIfMissing, soc);
+    Check(ImportEntries(*bank_b, b->entries, PutPolicy::kKeepFaster).status(), "import b");
+    sqlite3* sb = OpenSqlite(dir + "/b.sqlite");
+    SqliteImport(sb, b->entries);
+    sqlite3_close(sb);
+  }
+  {
+    auto a_bank = OpenBankAt(dir + "/bank_a", OpenMode::kReadOnly, soc);
+    Check(a_bank->CopyTo(dir + "/merged", false), "copy");
+  }
+  fs::copy_file(dir + "/a.sqlite", dir + "/merged.sqlite");
+  auto merged = OpenBankAt(dir + "/merged", OpenMode::kReadWrite, soc);
+  auto source = OpenBankAt(dir + "/bank_b", OpenMode::kReadOnly, soc);
+  t = Clock::now();
+  auto merge_counts = MergeInto(*merged, {source.get()}, false);
+  Check(merge_counts.status(), "merge");
+  const double bank_merge_s = Seconds(t);
+  sqlite3* ms = OpenSqlite(dir + "/merged.sqlite");
+  t = Clock::now();
+  const std::string attach = "ATTACH '" + dir + "/b.sqlite' AS b; BEGIN; INSERT INTO op SELECT * FROM b.op WHERE true "
+                             "ON CONFLICT(key) DO UPDATE SET descriptor=excluded.descriptor, after_us=excluded.after_us, "
+                             "value=excluded.value WHERE excluded.after_us < op.after_us; COMMIT;";
+  CheckSql(sqlite3_exec(ms, attach.c_str(), nullptr, nullptr, nullptr), ms, "sqlite merge");
+  const double sql_merge_s = Seconds(t);
+  sqlite3_close(ms);
+  sqlite3_close(db);
+
+  const double mib = 1024.0 * 1024.0;
+  std::printf("\n%-40s %16s %16s %16s\n", "", "tilebank (LMDB)", "SQLite (indexed)", "JSONL + hash map");
+  std::printf("%-40s %16.2f %16.2f %16.2f\n", "bulk import from JSONL (s)", parse_s + bank_write_s, parse_s + sql_write_s, jsonl_load_s);
+  std::printf("%-40s %16.2f %16.2f %16s\n", "  of which writing the store (s)", bank_write_s, sql_write_s, "-");
+  std::printf("%-40s %16.1f %16.1f %16.1f\n", "size on disk (MiB)", FileBytes(dir + "/bank_a/data.mdb") / mib,
+              FileBytes(dir + "/a.sqlite") / mib, FileBytes(a_jsonl) / mib);
+  std::printf("%-40s %16.3f %16.3f %16.1f\n", "open to first answer (ms)", bank_open_ms, sql_open_ms, jsonl_open_ms);
+  std::printf("%-40s %16.3f %16.3f %16.3f\n", "point lookups, hits (M/s)", bank_hit.per_second / 1e6, sql_hit.per_second / 1e6, map_hit.per_second / 1e6);
+  std::printf("%-40s %7.2f / %6.2f %7.2f / %6.2f %7.2f / %6.2f\n", "  latency p50 / p99 (us)", bank_hit.p50_us, bank_hit.p99_us,
+              sql_hit.p50_us, sql_hit.p99_us, map_hit.p50_us, map_hit.p99_us);
+  std::printf("%-40s %16.3f %16.3f %16.3f\n", "point lookups, misses (M/s)", bank_miss.per_second / 1e6, sql_miss.per_second / 1e6, map_miss.per_second / 1e6);
+  std::printf("%-40s %7.2f / %6.2f %7.2f / %6.2f %7.2f / %6.2f\n", "  latency p50 / p99 (us)", bank_miss.p50_us, bank_miss.p99_us,
+              sql_miss.p50_us, sql_miss.p99_us, map_miss.p50_us, map_miss.p99_us);
+  std::printf("%-40s %16.2f %16.2f %16s\n", "merge N + N, half shared (s)", bank_merge_s, sql_merge_s, "-");
+  const size_t added = merge_counts->added[0], updated = merge_counts->updated[0], kept = merge_counts->kept[0];
+  std::printf("  merge result: added %zu, updated %zu, kept %zu; peak RSS %ld MiB\n", added, updated, kept, PeakRssMiB());
+
+  std::printf("\ngoals (issue 2)\n");
+  auto goal = [](const char* what, bool met, const std::string& detail) {
+    std::printf("  %-44s %-6s %s\n", what, met ? "met" : "MISSED", detail.c_str());
+  };
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "hits %.1fx, misses %.1fx", bank_hit.per_second / sql_hit.per_second,
+                bank_miss.per_second / sql_miss.per_second);
+  goal("point lookups >= 5x SQLite", bank_hit.per_second >= 5 * sql_hit.per_second && bank_miss.per_second >= 5 * sql_miss.per_second, buf);
+  std::snprintf(buf, sizeof buf, "p50 hit %.2f us, miss %.2f us", bank_hit.p50_us, bank_miss.p50_us);
+  goal("p50 lookup < 2 us", bank_hit.p50_us < 2 && bank_miss.p50_us < 2, buf);
+  std::snprintf(buf, sizeof buf, "%.3f ms", bank_open_ms);
+  goal("open to first answer < 10 ms", bank_open_ms < 10, buf);
+  std::snprintf(buf, sizeof buf, "%.2f s for %llu + %llu entries", bank_merge_s, (unsigned long long)n, (unsigned long long)n);
+  goal("merge 1M + 1M < 20 s", bank_merge_s < 20, buf);
+  return 0;
+}
