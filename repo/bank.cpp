@@ -130,14 +130,14 @@ Result<std::unique_ptr<Bank>> Bank::Open(const std::string& dir, const OpenOptio
   mdb_env_set_maxdbs(bank->env_, kMaxDbs);
   mdb_env_set_maxreaders(bank->env_, 256);
   if (!exists) mdb_env_set_mapsize(bank->env_, options.initial_map_bytes);
-  unsigned flags = writable ? 0 : MDB_RDONLY;
+  unsigned flags = MDB_NOTLS | (writable ? 0 : MDB_RDONLY);
   rc = mdb_env_open(bank->env_, dir.c_str(), flags, 0664);
   if (rc == EACCES && !writable) {
     // A read-only copy whose lock file we cannot create: read without locking.
     mdb_env_close(bank->env_);
     mdb_env_create(&bank->env_);
     mdb_env_set_maxdbs(bank->env_, kMaxDbs);
-    rc = mdb_env_open(bank->env_, dir.c_str(), MDB_RDONLY | MDB_NOLOCK, 0664);
+    rc = mdb_env_open(bank->env_, dir.c_str(), MDB_NOTLS | MDB_RDONLY | MDB_NOLOCK, 0664);
   }
   if (rc != 0) {
     mdb_env_close(bank->env_);
@@ -187,7 +187,30 @@ Result<std::unique_ptr<Bank>> Bank::Open(const std::string& dir, const OpenOptio
 }
 
 Bank::~Bank() {
+  for (MDB_txn* txn : read_pool_) mdb_txn_abort(txn);
   if (env_) mdb_env_close(env_);
+}
+
+Status Bank::AcquireRead(MDB_txn** txn) const {
+  {
+    std::lock_guard<std::mutex> lock(read_pool_mutex_);
+    if (!read_pool_.empty()) {
+      *txn = read_pool_.back();
+      read_pool_.pop_back();
+    }
+  }
+  if (*txn) {
+    if (mdb_txn_renew(*txn) == 0) return Status::Ok();
+    mdb_txn_abort(*txn);  // e.g. the map was resized by another process: start afresh
+    *txn = nullptr;
+  }
+  return BeginRead(txn);
+}
+
+void Bank::ReleaseRead(MDB_txn* txn) const {
+  mdb_txn_reset(txn);
+  std::lock_guard<std::mutex> lock(read_pool_mutex_);
+  read_pool_.push_back(txn);
 }
 
 namespace {
@@ -282,22 +305,22 @@ Result<Snapshot> Bank::Read() const {
 
 Result<std::optional<Entry>> Bank::Find(EntryKind kind, std::string_view canonical_descriptor) const {
   MDB_txn* txn = nullptr;
-  TB_RETURN_IF_ERROR(BeginRead(&txn));
-  const KeyBytes key = EncodeKey(KeyOfDescriptor(canonical_descriptor));
-  MDB_val k{key.size(), const_cast<unsigned char*>(key.data())}, v;
+  TB_RETURN_IF_ERROR(AcquireRead(&txn));
+  const Key key = KeyOfDescriptor(canonical_descriptor);
+  const KeyBytes key_bytes = EncodeKey(key);
+  MDB_val k{key_bytes.size(), const_cast<unsigned char*>(key_bytes.data())}, v;
   int rc = mdb_get(txn, EntryDb(kind), &k, &v);
   Result<std::optional<Entry>> result = std::optional<Entry>();
   if (rc == 0) {
     auto entry = DecodeEntry({static_cast<const char*>(v.mv_data), v.mv_size});
     if (!entry.ok())
-      result = entry.status().WithContext(std::string(KindName(kind)) + " entry " +
-                                          FormatKey(kind, KeyOfDescriptor(canonical_descriptor)));
+      result = entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
     else if (entry->descriptor == canonical_descriptor)
       result = std::optional<Entry>(std::move(*entry));
   } else if (rc != MDB_NOTFOUND) {
     result = LmdbStatus(rc, "reading bank at '" + dir_ + "'");
   }
-  mdb_txn_abort(txn);
+  ReleaseRead(txn);
   return result;
 }
 

@@ -13,6 +13,8 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <vector>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -93,6 +95,12 @@ class Bank {
   Status InitializeNew(const OpenOptions& options);
   MDB_dbi* DbHandle(int index);
   Status BeginRead(MDB_txn** txn) const;
+  // Reset read transactions kept for reuse by Find (the env runs with MDB_NOTLS, so a reset
+  // transaction may be renewed on any thread).
+  Status AcquireRead(MDB_txn** txn) const;
+  void ReleaseRead(MDB_txn* txn) const;
+  mutable std::mutex read_pool_mutex_;
+  mutable std::vector<MDB_txn*> read_pool_;
 
   std::string dir_;
   MDB_env* env_ = nullptr;
@@ -175,6 +183,7 @@ class WriteTxn {
   WriteTxn(Bank* bank, MDB_txn* txn, BankMeta meta)
       : bank_(bank), txn_(txn), meta_(std::move(meta)), generation_(meta_.generation + 1) {}
   Status Check(int rc, const std::string& what);
+  Result<std::optional<std::string_view>> GetStored(EntryKind kind, Key key);
   Status PutEntryRecord(const Entry& entry);
   Status MoveToHistory(Entry old);
 

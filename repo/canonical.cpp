@@ -501,12 +501,49 @@ Result<CanonicalDescriptor> Recanonicalize(EntryKind kind, const std::string& ca
 }
 
 std::string ShapeClassOf(const std::string& canonical_op_text) {
-  json d = json::parse(canonical_op_text, nullptr, false);
-  if (d.is_discarded()) return canonical_op_text;
-  for (const char* field : {"in", "out"})
-    if (d.contains(field))
-      for (json& t : d[field]) t["shape"] = t["shape"].size();
-  return d.dump();
+  // A scan of our own compact JSON (no parser: this runs once per op entry written): inside the
+  // top-level "in" and "out" lists, every "shape":[...] becomes "shape":<rank>.
+  const std::string& t = canonical_op_text;
+  std::string out;
+  out.reserve(t.size());
+  int depth = 0;
+  bool in_string = false;
+  bool in_tensors = false;  // inside the value of top-level "in" or "out"
+  int tensors_depth = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < t.size()) out += t[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      if (depth == 1 && (t.compare(i, 5, "\"in\":") == 0 || t.compare(i, 6, "\"out\":") == 0)) {
+        in_tensors = true;
+        tensors_depth = depth;
+      }
+      if (in_tensors && t.compare(i, 9, "\"shape\":[") == 0) {
+        size_t close = t.find(']', i + 9);
+        if (close == std::string::npos) return canonical_op_text;
+        size_t rank = 0;
+        if (close > i + 9) rank = 1 + std::count(t.begin() + i + 9, t.begin() + close, ',');
+        out += "\"shape\":" + std::to_string(rank);
+        i = close;
+        continue;
+      }
+      in_string = true;
+      out += c;
+      continue;
+    }
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') {
+      --depth;
+      if (in_tensors && depth == tensors_depth) in_tensors = false;
+    }
+    out += c;
+  }
+  return out;
 }
 
 }  // namespace tilebank

@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -12,31 +13,48 @@ namespace {
 
 constexpr size_t kChecksumBytes = 8;
 
-// FlatBuffers wants its buffer aligned; LMDB values are not, so checks and reads go through a copy.
+// FlatBuffers wants its buffer aligned; LMDB values are not, so checks and reads go through a
+// copy: on the stack for the usual sizes, on the heap beyond.
 class AlignedCopy {
  public:
-  explicit AlignedCopy(std::string_view bytes) : words_((bytes.size() + 7) / 8) {
-    if (!bytes.empty()) std::memcpy(words_.data(), bytes.data(), bytes.size());
-    size_ = bytes.size();
+  explicit AlignedCopy(std::string_view bytes) : size_(bytes.size()) {
+    uint64_t* target = inline_.data();
+    if (bytes.size() > sizeof inline_) {
+      heap_.resize((bytes.size() + 7) / 8);
+      target = heap_.data();
+    }
+    if (!bytes.empty()) std::memcpy(target, bytes.data(), bytes.size());
   }
-  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(words_.data()); }
+  AlignedCopy(const AlignedCopy&) = delete;
+  const uint8_t* data() const {
+    return reinterpret_cast<const uint8_t*>(heap_.empty() ? inline_.data() : heap_.data());
+  }
   size_t size() const { return size_; }
 
  private:
-  std::vector<uint64_t> words_;
+  std::array<uint64_t, 256> inline_;
+  std::vector<uint64_t> heap_;
   size_t size_;
 };
 
-Status CheckStored(std::string_view stored, AlignedCopy* out_copy) {
-  if (stored.size() < kChecksumBytes + 8) return Status::Corrupt("value too short (" + std::to_string(stored.size()) + " bytes)");
+uint64_t RecordedChecksum(std::string_view stored) {
   uint64_t recorded = 0;
   for (int i = 7; i >= 0; --i) recorded = (recorded << 8) | static_cast<unsigned char>(stored[i]);
+  return recorded;
+}
+
+// Checks the checksum, then runs the Verifier and field checks on the aligned copy of the body.
+Status CheckStored(std::string_view stored) {
+  if (stored.size() < kChecksumBytes + 8) return Status::Corrupt("value too short (" + std::to_string(stored.size()) + " bytes)");
   std::string_view body = stored.substr(kChecksumBytes);
-  if (XXH3_64bits(body.data(), body.size()) != recorded) return Status::Corrupt("checksum mismatch: the value was altered");
-  *out_copy = AlignedCopy(body);
-  flatbuffers::Verifier verifier(out_copy->data(), out_copy->size());
+  if (XXH3_64bits(body.data(), body.size()) != RecordedChecksum(stored)) return Status::Corrupt("checksum mismatch: the value was altered");
+  return Status::Ok();
+}
+
+Status CheckBody(const AlignedCopy& copy) {
+  flatbuffers::Verifier verifier(copy.data(), copy.size());
   if (!fb::VerifyEntryBuffer(verifier)) return Status::Corrupt("FlatBuffers verification failed");
-  const fb::Entry* e = fb::GetEntry(out_copy->data());
+  const fb::Entry* e = fb::GetEntry(copy.data());
   if (static_cast<uint8_t>(e->kind()) > 2 || static_cast<uint8_t>(e->tune_mode()) > 2)
     return Status::Corrupt("kind or tune mode out of range");
   if (e->policy())
@@ -124,13 +142,26 @@ std::string EncodeEntry(const Entry& e) {
 }
 
 Status VerifyStoredEntry(std::string_view stored) {
-  AlignedCopy copy{std::string_view()};
-  return CheckStored(stored, &copy);
+  TB_RETURN_IF_ERROR(CheckStored(stored));
+  AlignedCopy copy(stored.substr(kChecksumBytes));
+  return CheckBody(copy);
+}
+
+Result<EntryPeek> PeekEntry(std::string_view stored, std::string_view descriptor) {
+  TB_RETURN_IF_ERROR(CheckStored(stored));
+  AlignedCopy copy(stored.substr(kChecksumBytes));
+  TB_RETURN_IF_ERROR(CheckBody(copy));
+  const fb::Entry* f = fb::GetEntry(copy.data());
+  EntryPeek peek;
+  peek.same_descriptor = f->descriptor()->string_view() == descriptor;
+  peek.after_us = f->after() ? f->after()->median_us() : 0;
+  return peek;
 }
 
 Result<Entry> DecodeEntry(std::string_view stored) {
-  AlignedCopy copy{std::string_view()};
-  TB_RETURN_IF_ERROR(CheckStored(stored, &copy));
+  TB_RETURN_IF_ERROR(CheckStored(stored));
+  AlignedCopy copy(stored.substr(kChecksumBytes));
+  TB_RETURN_IF_ERROR(CheckBody(copy));
   const fb::Entry* f = fb::GetEntry(copy.data());
   Entry e;
   e.kind = static_cast<EntryKind>(f->kind());

@@ -15,4 +15,11 @@ Result<Entry> DecodeEntry(std::string_view stored);
 // Just the checks of DecodeEntry, without building an Entry.
 Status VerifyStoredEntry(std::string_view stored);
 
+// What a write decision needs, after the checks of DecodeEntry, without building an Entry.
+struct EntryPeek {
+  bool same_descriptor = false;  // the stored descriptor equals `descriptor`
+  double after_us = 0;
+};
+Result<EntryPeek> PeekEntry(std::string_view stored, std::string_view descriptor);
+
 }  // namespace tilebank

@@ -32,13 +32,20 @@ Status WriteTxn::Check(int rc, const std::string& what) {
   return LmdbStatus(rc, what + " in bank at '" + bank_->dir_ + "'");
 }
 
-Result<std::optional<Entry>> WriteTxn::Get(EntryKind kind, Key key) {
+Result<std::optional<std::string_view>> WriteTxn::GetStored(EntryKind kind, Key key) {
   KeyBytes kb = EncodeKey(key);
   MDB_val k{kb.size(), kb.data()}, v;
   int rc = mdb_get(txn_, bank_->EntryDb(kind), &k, &v);
-  if (rc == MDB_NOTFOUND) return std::optional<Entry>();
+  if (rc == MDB_NOTFOUND) return std::optional<std::string_view>();
   TB_RETURN_IF_ERROR(Check(rc, "reading"));
-  auto entry = DecodeEntry({static_cast<const char*>(v.mv_data), v.mv_size});
+  return std::optional<std::string_view>(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size));
+}
+
+Result<std::optional<Entry>> WriteTxn::Get(EntryKind kind, Key key) {
+  auto stored = GetStored(kind, key);
+  if (!stored.ok()) return stored.status();
+  if (!*stored) return std::optional<Entry>();
+  auto entry = DecodeEntry(**stored);
   if (!entry.ok()) return entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
   return std::optional<Entry>(std::move(*entry));
 }
@@ -62,11 +69,11 @@ Status WriteTxn::MoveToHistory(Entry old) {
 
 Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
   const Key key = incoming.key();
-  auto existing = Get(incoming.kind, key);
-  if (!existing.ok()) return existing.status();
+  auto stored = GetStored(incoming.kind, key);
+  if (!stored.ok()) return stored.status();
   incoming.generation = generation_;
   incoming.superseded_generation = 0;
-  if (!*existing) {
+  if (!*stored) {
     // Revisions of a key never repeat, even after a remove and a re-add.
     auto hk = HistoryKey(incoming.kind, key, 0);
     MDB_cursor* cursor = nullptr;
@@ -91,13 +98,19 @@ Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
     }
     return PutOutcome::kAdded;
   }
-  const Entry& old = **existing;
-  if (old.descriptor != incoming.descriptor)
+  const std::string where = std::string(KindName(incoming.kind)) + " entry " + FormatKey(incoming.kind, key);
+  // Decide on a peek at the stored value; decode it whole only when it is replaced.
+  auto peek = PeekEntry(**stored, incoming.descriptor);
+  if (!peek.ok()) return peek.status().WithContext(where);
+  if (!peek->same_descriptor)
     return Status::Refused("key collision: " + FormatKey(incoming.kind, key) +
                            " already holds another descriptor; the entry was not stored");
   const bool replace = policy == PutPolicy::kOverwrite ||
-                       (policy == PutPolicy::kKeepFaster && incoming.after.median_us < old.after.median_us);
+                       (policy == PutPolicy::kKeepFaster && incoming.after.median_us < peek->after_us);
   if (!replace) return PutOutcome::kKept;
+  auto decoded = DecodeEntry(**stored);
+  if (!decoded.ok()) return decoded.status().WithContext(where);
+  const Entry& old = *decoded;
   Entry same_as_old = incoming;
   same_as_old.revision = old.revision;
   same_as_old.generation = old.generation;
