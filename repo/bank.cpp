@@ -303,25 +303,31 @@ Result<Snapshot> Bank::Read() const {
   return Snapshot(this, txn, *meta);
 }
 
-Result<std::optional<Entry>> Bank::Find(EntryKind kind, std::string_view canonical_descriptor) const {
+Result<bool> Bank::FindView(EntryKind kind, std::string_view canonical_descriptor, EntryView* view) const {
   MDB_txn* txn = nullptr;
   TB_RETURN_IF_ERROR(AcquireRead(&txn));
   const Key key = KeyOfDescriptor(canonical_descriptor);
   const KeyBytes key_bytes = EncodeKey(key);
   MDB_val k{key_bytes.size(), const_cast<unsigned char*>(key_bytes.data())}, v;
   int rc = mdb_get(txn, EntryDb(kind), &k, &v);
-  Result<std::optional<Entry>> result = std::optional<Entry>();
+  Result<bool> result = false;
   if (rc == 0) {
-    auto entry = DecodeEntry({static_cast<const char*>(v.mv_data), v.mv_size});
-    if (!entry.ok())
-      result = entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
-    else if (entry->descriptor == canonical_descriptor)
-      result = std::optional<Entry>(std::move(*entry));
+    Status s = view->Reset({static_cast<const char*>(v.mv_data), v.mv_size});
+    if (!s.ok()) result = s.WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
+    else result = view->descriptor() == canonical_descriptor;  // a collision is a miss
   } else if (rc != MDB_NOTFOUND) {
     result = LmdbStatus(rc, "reading bank at '" + dir_ + "'");
   }
   ReleaseRead(txn);
   return result;
+}
+
+Result<std::optional<Entry>> Bank::Find(EntryKind kind, std::string_view canonical_descriptor) const {
+  EntryView view;
+  auto found = FindView(kind, canonical_descriptor, &view);
+  if (!found.ok()) return found.status();
+  if (!*found) return std::optional<Entry>();
+  return std::optional<Entry>(view.ToEntry());
 }
 
 Status Bank::Write(const std::function<Status(WriteTxn&)>& body, bool commit) {

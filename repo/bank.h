@@ -21,6 +21,7 @@
 
 #include "repo/canonical.h"
 #include "repo/entry.h"
+#include "repo/entry_view.h"
 
 namespace tilebank {
 
@@ -71,6 +72,8 @@ class Bank {
   // The fast path for runtimes: the entry for this descriptor, or nullopt. Compares the stored
   // descriptor, so a hash collision never returns another operator's policy.
   Result<std::optional<Entry>> Find(EntryKind kind, std::string_view canonical_descriptor) const;
+  // The same lookup without copying the entry out: on true, `view` shows the checked entry.
+  Result<bool> FindView(EntryKind kind, std::string_view canonical_descriptor, EntryView* view) const;
 
   // Runs `body` in one write transaction and commits when it returns Ok. The body may run more
   // than once (the map grows and the body reruns when the map is full), so it must start from

@@ -7,35 +7,12 @@
 #include <vector>
 
 #include "bank_entry_generated.h"
+#include "repo/entry_view.h"
 
 namespace tilebank {
 namespace {
 
 constexpr size_t kChecksumBytes = 8;
-
-// FlatBuffers wants its buffer aligned; LMDB values are not, so checks and reads go through a
-// copy: on the stack for the usual sizes, on the heap beyond.
-class AlignedCopy {
- public:
-  explicit AlignedCopy(std::string_view bytes) : size_(bytes.size()) {
-    uint64_t* target = inline_.data();
-    if (bytes.size() > sizeof inline_) {
-      heap_.resize((bytes.size() + 7) / 8);
-      target = heap_.data();
-    }
-    if (!bytes.empty()) std::memcpy(target, bytes.data(), bytes.size());
-  }
-  AlignedCopy(const AlignedCopy&) = delete;
-  const uint8_t* data() const {
-    return reinterpret_cast<const uint8_t*>(heap_.empty() ? inline_.data() : heap_.data());
-  }
-  size_t size() const { return size_; }
-
- private:
-  std::array<uint64_t, 256> inline_;
-  std::vector<uint64_t> heap_;
-  size_t size_;
-};
 
 uint64_t RecordedChecksum(std::string_view stored) {
   uint64_t recorded = 0;
@@ -51,10 +28,10 @@ Status CheckStored(std::string_view stored) {
   return Status::Ok();
 }
 
-Status CheckBody(const AlignedCopy& copy) {
-  flatbuffers::Verifier verifier(copy.data(), copy.size());
+Status CheckBody(const uint8_t* data, size_t size) {
+  flatbuffers::Verifier verifier(data, size);
   if (!fb::VerifyEntryBuffer(verifier)) return Status::Corrupt("FlatBuffers verification failed");
-  const fb::Entry* e = fb::GetEntry(copy.data());
+  const fb::Entry* e = fb::GetEntry(data);
   if (static_cast<uint8_t>(e->kind()) > 2 || static_cast<uint8_t>(e->tune_mode()) > 2)
     return Status::Corrupt("kind or tune mode out of range");
   if (e->policy())
@@ -141,28 +118,21 @@ std::string EncodeEntry(const Entry& e) {
   return stored;
 }
 
-Status VerifyStoredEntry(std::string_view stored) {
+Status EntryView::Reset(std::string_view stored) {
+  entry_ = nullptr;
   TB_RETURN_IF_ERROR(CheckStored(stored));
-  AlignedCopy copy(stored.substr(kChecksumBytes));
-  return CheckBody(copy);
+  // FlatBuffers wants its buffer aligned; LMDB values are not, so the view reads a copy.
+  const std::string_view body = stored.substr(kChecksumBytes);
+  if (buffer_.size() * 8 < body.size()) buffer_.resize((body.size() + 7) / 8);
+  std::memcpy(buffer_.data(), body.data(), body.size());
+  const auto* data = reinterpret_cast<const uint8_t*>(buffer_.data());
+  TB_RETURN_IF_ERROR(CheckBody(data, body.size()));
+  entry_ = fb::GetEntry(data);
+  return Status::Ok();
 }
 
-Result<EntryPeek> PeekEntry(std::string_view stored, std::string_view descriptor) {
-  TB_RETURN_IF_ERROR(CheckStored(stored));
-  AlignedCopy copy(stored.substr(kChecksumBytes));
-  TB_RETURN_IF_ERROR(CheckBody(copy));
-  const fb::Entry* f = fb::GetEntry(copy.data());
-  EntryPeek peek;
-  peek.same_descriptor = f->descriptor()->string_view() == descriptor;
-  peek.after_us = f->after() ? f->after()->median_us() : 0;
-  return peek;
-}
-
-Result<Entry> DecodeEntry(std::string_view stored) {
-  TB_RETURN_IF_ERROR(CheckStored(stored));
-  AlignedCopy copy(stored.substr(kChecksumBytes));
-  TB_RETURN_IF_ERROR(CheckBody(copy));
-  const fb::Entry* f = fb::GetEntry(copy.data());
+Entry EntryView::ToEntry() const {
+  const fb::Entry* f = entry_;
   Entry e;
   e.kind = static_cast<EntryKind>(f->kind());
   e.op_type = f->op_type()->str();
@@ -192,6 +162,23 @@ Result<Entry> DecodeEntry(std::string_view stored) {
   e.generation = f->generation();
   e.superseded_generation = f->superseded_generation();
   return e;
+}
+
+Status VerifyStoredEntry(std::string_view stored) {
+  EntryView view;
+  return view.Reset(stored);
+}
+
+Result<EntryPeek> PeekEntry(std::string_view stored, std::string_view descriptor) {
+  thread_local EntryView view;  // reused: no allocation per call
+  TB_RETURN_IF_ERROR(view.Reset(stored));
+  return EntryPeek{view.descriptor() == descriptor, view.after_us()};
+}
+
+Result<Entry> DecodeEntry(std::string_view stored) {
+  thread_local EntryView view;
+  TB_RETURN_IF_ERROR(view.Reset(stored));
+  return view.ToEntry();
 }
 
 }  // namespace tilebank
