@@ -10,6 +10,7 @@
 
 #include "repo/bank_location.h"
 #include "repo/entry_codec.h"
+#include "repo/records.h"
 
 namespace tilebank {
 
@@ -307,12 +308,11 @@ Result<bool> Bank::FindView(EntryKind kind, std::string_view canonical_descripto
   MDB_txn* txn = nullptr;
   TB_RETURN_IF_ERROR(AcquireRead(&txn));
   const Key key = KeyOfDescriptor(canonical_descriptor);
-  const KeyBytes key_bytes = EncodeKey(key);
-  MDB_val k{key_bytes.size(), const_cast<unsigned char*>(key_bytes.data())}, v;
-  int rc = mdb_get(txn, EntryDb(kind), &k, &v);
+  std::optional<std::string_view> stored;
+  int rc = GetRecord(txn, EntryDb(kind), key, &stored);
   Result<bool> result = false;
   if (rc == 0) {
-    Status s = view->Reset({static_cast<const char*>(v.mv_data), v.mv_size});
+    Status s = view->Reset(*stored);
     if (!s.ok()) result = s.WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
     else result = view->descriptor() == canonical_descriptor;  // a collision is a miss
   } else if (rc != MDB_NOTFOUND) {

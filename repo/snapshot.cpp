@@ -3,6 +3,7 @@
 
 #include "repo/bank.h"
 #include "repo/entry_codec.h"
+#include "repo/records.h"
 
 namespace tilebank {
 namespace {
@@ -38,21 +39,16 @@ Snapshot::~Snapshot() {
 }
 
 Result<std::optional<std::string_view>> Snapshot::GetStored(EntryKind kind, Key key) const {
-  KeyBytes kb = EncodeKey(key);
-  MDB_val k{kb.size(), kb.data()}, v;
-  int rc = mdb_get(txn_, bank_->EntryDb(kind), &k, &v);
-  if (rc == MDB_NOTFOUND) return std::optional<std::string_view>();
-  if (rc != 0) return LmdbStatus(rc, "reading " + FormatKey(kind, key));
-  return std::optional<std::string_view>(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size));
+  std::optional<std::string_view> stored;
+  int rc = GetRecord(txn_, bank_->EntryDb(kind), key, &stored);
+  if (rc != 0 && rc != MDB_NOTFOUND) return LmdbStatus(rc, "reading " + FormatKey(kind, key));
+  return stored;
 }
 
 Result<std::optional<Entry>> Snapshot::Get(EntryKind kind, Key key) const {
   auto stored = GetStored(kind, key);
   if (!stored.ok()) return stored.status();
-  if (!*stored) return std::optional<Entry>();
-  auto entry = DecodeEntry(**stored);
-  if (!entry.ok()) return entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
-  return std::optional<Entry>(std::move(*entry));
+  return DecodeRecord(kind, key, *stored);
 }
 
 Status Snapshot::ForEach(EntryKind kind, const std::function<Status(Key, std::string_view)>& visit) const {

@@ -3,6 +3,7 @@
 
 #include "repo/bank.h"
 #include "repo/entry_codec.h"
+#include "repo/records.h"
 
 namespace tilebank {
 namespace {
@@ -33,21 +34,16 @@ Status WriteTxn::Check(int rc, const std::string& what) {
 }
 
 Result<std::optional<std::string_view>> WriteTxn::GetStored(EntryKind kind, Key key) {
-  KeyBytes kb = EncodeKey(key);
-  MDB_val k{kb.size(), kb.data()}, v;
-  int rc = mdb_get(txn_, bank_->EntryDb(kind), &k, &v);
-  if (rc == MDB_NOTFOUND) return std::optional<std::string_view>();
-  TB_RETURN_IF_ERROR(Check(rc, "reading"));
-  return std::optional<std::string_view>(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size));
+  std::optional<std::string_view> stored;
+  int rc = GetRecord(txn_, bank_->EntryDb(kind), key, &stored);
+  if (rc != MDB_NOTFOUND) TB_RETURN_IF_ERROR(Check(rc, "reading"));
+  return stored;
 }
 
 Result<std::optional<Entry>> WriteTxn::Get(EntryKind kind, Key key) {
   auto stored = GetStored(kind, key);
   if (!stored.ok()) return stored.status();
-  if (!*stored) return std::optional<Entry>();
-  auto entry = DecodeEntry(**stored);
-  if (!entry.ok()) return entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
-  return std::optional<Entry>(std::move(*entry));
+  return DecodeRecord(kind, key, *stored);
 }
 
 Status WriteTxn::PutEntryRecord(const Entry& entry) {

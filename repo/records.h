@@ -1,0 +1,19 @@
+// Reading entry records inside an LMDB transaction, shared by Snapshot, WriteTxn and Bank.
+#pragma once
+#include <lmdb.h>
+
+#include <optional>
+#include <string_view>
+
+#include "repo/entry.h"
+
+namespace tilebank {
+
+// The stored bytes under `key` (valid while the transaction lives), nullopt when absent;
+// returns the LMDB code (0 or MDB_NOTFOUND on success).
+int GetRecord(MDB_txn* txn, MDB_dbi db, Key key, std::optional<std::string_view>* stored);
+
+// Decodes a record found by GetRecord; errors name the kind and key.
+Result<std::optional<Entry>> DecodeRecord(EntryKind kind, Key key, std::optional<std::string_view> stored);
+
+}  // namespace tilebank
