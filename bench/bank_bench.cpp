@@ -245,26 +245,46 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> hits, misses;
   for (uint64_t i = 0; i < lookups; ++i) hits.push_back(rng() % n);
   for (uint64_t i = 0; i < lookups; ++i) misses.push_back(4 * n + rng() % (4 * n));
+  // A model's working set: 1,000 distinct operators, looked up again and again in random order.
+  std::vector<uint64_t> model_ops, hot;
+  for (int i = 0; i < 1000; ++i) model_ops.push_back(rng() % n);
+  for (uint64_t i = 0; i < lookups; ++i) hot.push_back(model_ops[rng() % model_ops.size()]);
   const std::string first_probe = bench::SyntheticDescriptor(hits[0]);
   a_entries.clear();
   a_entries.shrink_to_fit();
 
-  // Open to first answer (page cache warm for all three: the files were just written or read).
+  // Open to first answer, 5 times: the first may wait for the disk (the page cache may have
+  // dropped the files meanwhile), the median is the usual case.
+  auto median_of_runs = [](auto once, double* first) {
+    std::vector<double> ms;
+    for (int r = 0; r < 5; ++r) {
+      auto start = Clock::now();
+      once();
+      ms.push_back(Seconds(start) * 1e3);
+    }
+    *first = ms[0];
+    std::sort(ms.begin(), ms.end());
+    return ms[2];
+  };
   bank.reset();
-  t = Clock::now();
-  {
-    auto fresh = OpenBankAt(dir + "/bank_a", OpenMode::kReadOnly, soc);
-    auto e = fresh->Find(EntryKind::kOp, first_probe);
-    if (!e.ok() || !*e) Die("first answer missing");
-  }
-  const double bank_open_ms = Seconds(t) * 1e3;
-  t = Clock::now();
-  {
-    sqlite3* db = OpenSqlite(dir + "/a.sqlite");
-    SqliteLookup lookup(db);
-    if (!lookup(first_probe)) Die("sqlite first answer missing");
-  }
-  const double sql_open_ms = Seconds(t) * 1e3;
+  double bank_open_first = 0, sql_open_first = 0;
+  const double bank_open_ms = median_of_runs(
+      [&] {
+        auto fresh = OpenBankAt(dir + "/bank_a", OpenMode::kReadOnly, soc);
+        auto e = fresh->Find(EntryKind::kOp, first_probe);
+        if (!e.ok() || !*e) Die("first answer missing");
+      },
+      &bank_open_first);
+  const double sql_open_ms = median_of_runs(
+      [&] {
+        sqlite3* db = OpenSqlite(dir + "/a.sqlite");
+        {
+          SqliteLookup lookup(db);
+          if (!lookup(first_probe)) Die("sqlite first answer missing");
+        }
+        sqlite3_close(db);
+      },
+      &sql_open_first);
   t = Clock::now();
   {
     auto fresh_map = LoadJsonl(a_jsonl);
@@ -295,6 +315,9 @@ int main(int argc, char** argv) {
   LookupStats bank_hit = MeasureLookups(hits, repeats, true, bank_lookup);
   LookupStats sql_hit = MeasureLookups(hits, repeats, true, [&](const std::string& d) { return sql_lookup(d); });
   LookupStats map_hit = MeasureLookups(hits, repeats, true, map_lookup);
+  LookupStats bank_hot = MeasureLookups(hot, repeats, true, bank_lookup);
+  LookupStats sql_hot = MeasureLookups(hot, repeats, true, [&](const std::string& d) { return sql_lookup(d); });
+  LookupStats map_hot = MeasureLookups(hot, repeats, true, map_lookup);
   LookupStats bank_copy = MeasureLookups(hits, repeats, true, bank_lookup_copy);
   LookupStats bank_miss = MeasureLookups(misses, repeats, false, bank_lookup);
   LookupStats sql_miss = MeasureLookups(misses, repeats, false, [&](const std::string& d) { return sql_lookup(d); });
@@ -340,8 +363,9 @@ int main(int argc, char** argv) {
   std::printf("%-40s %16.2f %16.2f %16s\n", "  of which writing the store (s)", bank_write_s, sql_write_s, "-");
   std::printf("%-40s %16.1f %16.1f %16.1f\n", "size on disk (MiB)", FileBytes(dir + "/bank_a/data.mdb") / mib,
               FileBytes(dir + "/a.sqlite") / mib, FileBytes(a_jsonl) / mib);
-  std::printf("%-40s %16.3f %16.3f %16.1f\n", "open to first answer (ms)", bank_open_ms, sql_open_ms, jsonl_open_ms);
-  std::printf("%-40s %16.3f %16.3f %16.3f\n", "point lookups, hits (M/s)", bank_hit.per_second / 1e6, sql_hit.per_second / 1e6, map_hit.per_second / 1e6);
+  std::printf("%-40s %16.3f %16.3f %16.1f\n", "open to first answer, median of 5 (ms)", bank_open_ms, sql_open_ms, jsonl_open_ms);
+  std::printf("%-40s %16.3f %16.3f %16s\n", "  the first of the 5 (ms)", bank_open_first, sql_open_first, "-");
+  std::printf("%-40s %16.3f %16.3f %16.3f\n", "point lookups, hits, uniform (M/s)", bank_hit.per_second / 1e6, sql_hit.per_second / 1e6, map_hit.per_second / 1e6);
   std::printf("%-40s %7.2f / %6.2f %7.2f / %6.2f %7.2f / %6.2f\n", "  latency p50 / p99 (us)", bank_hit.p50_us, bank_hit.p99_us,
               sql_hit.p50_us, sql_hit.p99_us, map_hit.p50_us, map_hit.p99_us);
   std::printf("%-40s %16.3f %16s %16s\n", "  hits copied out to an Entry (M/s)", bank_copy.per_second / 1e6, "-", "-");
@@ -349,6 +373,9 @@ int main(int argc, char** argv) {
   std::printf("%-40s %16.3f %16.3f %16.3f\n", "point lookups, misses (M/s)", bank_miss.per_second / 1e6, sql_miss.per_second / 1e6, map_miss.per_second / 1e6);
   std::printf("%-40s %7.2f / %6.2f %7.2f / %6.2f %7.2f / %6.2f\n", "  latency p50 / p99 (us)", bank_miss.p50_us, bank_miss.p99_us,
               sql_miss.p50_us, sql_miss.p99_us, map_miss.p50_us, map_miss.p99_us);
+  std::printf("%-40s %16.3f %16.3f %16.3f\n", "point lookups, hits, 1,000-op set (M/s)", bank_hot.per_second / 1e6, sql_hot.per_second / 1e6, map_hot.per_second / 1e6);
+  std::printf("%-40s %7.2f / %6.2f %7.2f / %6.2f %7.2f / %6.2f\n", "  latency p50 / p99 (us)", bank_hot.p50_us, bank_hot.p99_us,
+              sql_hot.p50_us, sql_hot.p99_us, map_hot.p50_us, map_hot.p99_us);
   std::printf("%-40s %16.2f %16.2f %16s\n", "merge N + N, half shared (s)", bank_merge_s, sql_merge_s, "-");
   const size_t added = merge_counts->added[0], updated = merge_counts->updated[0], kept = merge_counts->kept[0];
   std::printf("  merge result: added %zu, updated %zu, kept %zu; peak RSS %ld MiB\n", added, updated, kept, PeakRssMiB());
@@ -360,12 +387,14 @@ int main(int argc, char** argv) {
   char buf[128];
   std::snprintf(buf, sizeof buf, "hits %.1fx, misses %.1fx", bank_hit.per_second / sql_hit.per_second,
                 bank_miss.per_second / sql_miss.per_second);
-  goal("point lookups >= 5x SQLite", bank_hit.per_second >= 5 * sql_hit.per_second && bank_miss.per_second >= 5 * sql_miss.per_second, buf);
+  goal("point lookups >= 5x SQLite (uniform)", bank_hit.per_second >= 5 * sql_hit.per_second && bank_miss.per_second >= 5 * sql_miss.per_second, buf);
   std::snprintf(buf, sizeof buf, "p50 hit %.2f us, miss %.2f us", bank_hit.p50_us, bank_miss.p50_us);
-  goal("p50 lookup < 2 us", bank_hit.p50_us < 2 && bank_miss.p50_us < 2, buf);
+  goal("p50 lookup < 2 us (uniform)", bank_hit.p50_us < 2 && bank_miss.p50_us < 2, buf);
   std::snprintf(buf, sizeof buf, "%.3f ms", bank_open_ms);
   goal("open to first answer < 10 ms", bank_open_ms < 10, buf);
   std::snprintf(buf, sizeof buf, "%.2f s for %llu + %llu entries", bank_merge_s, (unsigned long long)n, (unsigned long long)n);
   goal("merge 1M + 1M < 20 s", bank_merge_s < 20, buf);
+  std::snprintf(buf, sizeof buf, "%.1fx, p50 %.2f us", bank_hot.per_second / sql_hot.per_second, bank_hot.p50_us);
+  goal("1,000-op set: >= 5x SQLite, p50 < 2 us", bank_hot.per_second >= 5 * sql_hot.per_second && bank_hot.p50_us < 2, buf);
   return 0;
 }
