@@ -300,7 +300,7 @@ int main(int argc, char** argv) {
   EntryView view;
   auto bank_lookup = [&](const std::string& d) {
     auto found = bank->FindView(EntryKind::kOp, d, &view);
-    return found.ok() && *found && view.policy() != nullptr;
+    return found.ok() && *found && view.policy()["tile_m"].AsInt64() > 0;
   };
   auto bank_lookup_copy = [&](const std::string& d) {
     auto e = bank->Find(EntryKind::kOp, d);

@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -34,10 +35,22 @@ Status CheckBody(const uint8_t* data, size_t size) {
   const fb::Entry* e = fb::GetEntry(data);
   if (static_cast<uint8_t>(e->kind()) > 2 || static_cast<uint8_t>(e->tune_mode()) > 2)
     return Status::Corrupt("kind or tune mode out of range");
-  if (e->policy())
-    for (const fb::Knob* k : *e->policy())
-      if (int(k->has_int()) + int(k->has_real()) + int(k->text_value() != nullptr) != 1)
-        return Status::Corrupt("knob '" + k->name()->str() + "' must hold exactly one value");
+  if (e->policy()) {
+    flexbuffers::Reference root = e->policy_flexbuffer_root();
+    if (!root.IsMap()) return Status::Corrupt("the policy is not a map");
+    flexbuffers::Map map = root.AsMap();
+    flexbuffers::TypedVector keys = map.Keys();
+    flexbuffers::Vector values = map.Values();
+    if (keys.size() != values.size()) return Status::Corrupt("the policy's keys and values differ in number");
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!keys[i].IsKey()) return Status::Corrupt("a policy knob has no name");
+      if (i > 0 && std::strcmp(keys[i - 1].AsKey(), keys[i].AsKey()) >= 0)
+        return Status::Corrupt("policy knob names are not sorted and unique");
+      flexbuffers::Reference v = values[i];
+      if (!v.IsInt() && !v.IsFloat() && !v.IsString())
+        return Status::Corrupt(std::string("knob '") + keys[i].AsKey() + "' must hold an integer, a real or a text");
+    }
+  }
   return Status::Ok();
 }
 
@@ -62,28 +75,26 @@ Result<TuneMode> ParseTuneMode(std::string_view name) {
 
 std::string EncodeEntry(const Entry& e) {
   flatbuffers::FlatBufferBuilder b(256 + e.descriptor.size());
-  std::vector<flatbuffers::Offset<fb::Knob>> knobs;
-  for (const Knob& k : e.policy) {
-    auto name = b.CreateString(k.name);
-    flatbuffers::Offset<flatbuffers::String> text;
-    if (auto* s = std::get_if<std::string>(&k.value)) text = b.CreateString(*s);
-    fb::KnobBuilder kb(b);
-    kb.add_name(name);
-    if (auto* i = std::get_if<int64_t>(&k.value)) {
-      kb.add_int_value(*i);
-      kb.add_has_int(true);
-    } else if (auto* r = std::get_if<double>(&k.value)) {
-      kb.add_real_value(*r);
-      kb.add_has_real(true);
-    } else {
-      kb.add_text_value(text);
+  // The policy as a FlexBuffers map (keys sorted by the builder): about a third of the size of
+  // a vector of tables, which keeps values small and lookups fast.
+  // Knobs go in in name order so that the bytes depend only on the policy.
+  std::vector<const Knob*> knobs;
+  for (const Knob& k : e.policy) knobs.push_back(&k);
+  std::sort(knobs.begin(), knobs.end(), [](const Knob* a, const Knob* b) { return a->name < b->name; });
+  flexbuffers::Builder policy_builder(128);
+  policy_builder.Map([&] {
+    for (const Knob* knob : knobs) {
+      const Knob& k = *knob;
+      if (auto* i = std::get_if<int64_t>(&k.value)) policy_builder.Int(k.name.c_str(), *i);
+      else if (auto* r = std::get_if<double>(&k.value)) policy_builder.Double(k.name.c_str(), *r);
+      else policy_builder.String(k.name.c_str(), std::get<std::string>(k.value));
     }
-    knobs.push_back(kb.Finish());
-  }
+  });
+  policy_builder.Finish();
+  auto policy = b.CreateVector(policy_builder.GetBuffer());
   auto op_type = b.CreateString(e.op_type);
   auto descriptor = b.CreateString(e.descriptor);
   auto template_id = b.CreateString(e.template_id);
-  auto policy = b.CreateVector(knobs);
   auto strategy = b.CreateString(e.strategy);
   auto tool_version = b.CreateString(e.tool_version);
   auto origin_host = b.CreateString(e.origin_host);
@@ -141,12 +152,16 @@ Entry EntryView::ToEntry() const {
   e.template_version = f->template_version();
   e.tune_mode = static_cast<TuneMode>(f->tune_mode());
   if (f->policy()) {
-    e.policy.reserve(f->policy()->size());
-    for (const fb::Knob* k : *f->policy()) {
-      Knob knob{k->name()->str(), int64_t{0}};
-      if (k->has_int()) knob.value = k->int_value();
-      else if (k->has_real()) knob.value = k->real_value();
-      else knob.value = k->text_value()->str();
+    flexbuffers::Map map = f->policy_flexbuffer_root().AsMap();
+    flexbuffers::TypedVector keys = map.Keys();
+    flexbuffers::Vector values = map.Values();
+    e.policy.reserve(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      Knob knob{keys[i].AsKey(), int64_t{0}};
+      flexbuffers::Reference v = values[i];
+      if (v.IsInt()) knob.value = v.AsInt64();
+      else if (v.IsFloat()) knob.value = v.AsDouble();
+      else knob.value = v.AsString().str();
       e.policy.push_back(std::move(knob));
     }
   }

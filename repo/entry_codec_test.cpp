@@ -8,7 +8,7 @@ using namespace tilebank;
 
 TEST_CASE("an entry survives encoding") {
   Entry e = testing::MatMulEntry(64, 128, 256, 12.5);
-  e.policy.push_back({"ratio", 0.75});
+  e.policy.insert(e.policy.begin() + 1, {"ratio", 0.75});  // policies are sorted by name
   e.generation = 7;
   auto back = DecodeEntry(EncodeEntry(e));
   REQUIRE(back.ok());

@@ -24,8 +24,10 @@ class EntryView {
   std::string_view template_id() const { return entry_->template_id()->string_view(); }
   uint32_t template_version() const { return entry_->template_version(); }
   double after_us() const { return entry_->after() ? entry_->after()->median_us() : 0; }
-  // The knobs of the policy, sorted by name.
-  const flatbuffers::Vector<flatbuffers::Offset<fb::Knob>>* policy() const { return entry_->policy(); }
+  // The policy: knob name -> integer, real or text (a FlexBuffers map, checked by Reset).
+  flexbuffers::Map policy() const {
+    return entry_->policy() ? entry_->policy_flexbuffer_root().AsMap() : flexbuffers::Map::EmptyMap();
+  }
 
   Entry ToEntry() const;
 

@@ -46,7 +46,7 @@ Entry Finish(const CanonicalDescriptor& d, const std::string& template_id, doubl
   e.template_id = template_id;
   e.template_version = 1;
   e.tune_mode = TuneMode::kSchedule;
-  e.policy = {{"tile_m", int64_t{64}}, {"tile_n", int64_t{128}}, {"order", std::string("mnk")}};
+  e.policy = {{"order", std::string("mnk")}, {"tile_m", int64_t{64}}, {"tile_n", int64_t{128}}};  // sorted by name
   e.before = {before_us > 0 ? before_us : 2 * after_us, 1.5, 20};
   e.after = {after_us, 0.5, 20};
   e.trials = 32;
