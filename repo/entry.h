@@ -49,6 +49,14 @@ struct Entry {
   uint64_t superseded_generation = 0;  // history only: the generation that replaced or removed it
 
   Key key() const { return KeyOfDescriptor(descriptor); }
+  // Everything but the bank-local bookkeeping (revision, generation, superseded_generation).
+  bool SameContent(const Entry& o) const {
+    return kind == o.kind && op_type == o.op_type && descriptor == o.descriptor && template_id == o.template_id &&
+           template_version == o.template_version && tune_mode == o.tune_mode && policy == o.policy &&
+           before == o.before && after == o.after && trials == o.trials && strategy == o.strategy &&
+           created_unix_ms == o.created_unix_ms && tool_version == o.tool_version && origin_host == o.origin_host &&
+           origin_bank == o.origin_bank;
+  }
   // Same policy and measurements (what diff compares); provenance and bookkeeping ignored.
   bool SamePolicyAndTimes(const Entry& other) const {
     return policy == other.policy && after == other.after && before == other.before &&

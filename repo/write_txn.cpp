@@ -94,10 +94,10 @@ Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
     }
     return PutOutcome::kAdded;
   }
-  const std::string where = std::string(KindName(incoming.kind)) + " entry " + FormatKey(incoming.kind, key);
+  auto where = [&] { return std::string(KindName(incoming.kind)) + " entry " + FormatKey(incoming.kind, key); };
   // Decide on a peek at the stored value; decode it whole only when it is replaced.
   auto peek = PeekEntry(**stored, incoming.descriptor);
-  if (!peek.ok()) return peek.status().WithContext(where);
+  if (!peek.ok()) return peek.status().WithContext(where());
   if (!peek->same_descriptor)
     return Status::Refused("key collision: " + FormatKey(incoming.kind, key) +
                            " already holds another descriptor; the entry was not stored");
@@ -105,12 +105,9 @@ Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
                        (policy == PutPolicy::kKeepFaster && incoming.after.median_us < peek->after_us);
   if (!replace) return PutOutcome::kKept;
   auto decoded = DecodeEntry(**stored);
-  if (!decoded.ok()) return decoded.status().WithContext(where);
+  if (!decoded.ok()) return decoded.status().WithContext(where());
   const Entry& old = *decoded;
-  Entry same_as_old = incoming;
-  same_as_old.revision = old.revision;
-  same_as_old.generation = old.generation;
-  if (EncodeEntry(same_as_old) == EncodeEntry(old)) return PutOutcome::kKept;  // nothing new
+  if (incoming.SameContent(old)) return PutOutcome::kKept;  // nothing new
   incoming.revision = old.revision + 1;
   TB_RETURN_IF_ERROR(MoveToHistory(old));
   TB_RETURN_IF_ERROR(PutEntryRecord(incoming));
