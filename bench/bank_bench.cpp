@@ -55,7 +55,8 @@ struct LookupStats {
   double per_second = 0, p50_us = 0, p99_us = 0;
 };
 
-// Runs `lookup` over the probes `repeats` times, each lookup timed on its own. The probe's
+// Runs `lookup` over the probes once untimed (warm-up: page faults, caches), then `repeats`
+// times, each lookup timed on its own. The probe's
 // descriptor is built just before its lookup (outside the timer), as a runtime has the
 // descriptor of the operator it is about to run in hand: what is measured is the lookup, not a
 // cache miss on a string in a million-element probe list. Throughput is 1 / mean latency.
@@ -63,6 +64,7 @@ template <typename Fn>
 LookupStats MeasureLookups(const std::vector<uint64_t>& probes, int repeats, bool expect_hits, Fn lookup) {
   std::vector<double> latencies;
   latencies.reserve(probes.size() * repeats);
+  for (uint64_t i : probes) lookup(bench::SyntheticDescriptor(i));  // warm-up pass, untimed
   for (int r = 0; r < repeats; ++r) {
     size_t found = 0;
     for (uint64_t i : probes) {

@@ -81,7 +81,7 @@ std::string EncodeEntry(const Entry& e) {
   std::vector<const Knob*> knobs;
   for (const Knob& k : e.policy) knobs.push_back(&k);
   std::sort(knobs.begin(), knobs.end(), [](const Knob* a, const Knob* b) { return a->name < b->name; });
-  flexbuffers::Builder policy_builder(128);
+  flexbuffers::Builder policy_builder(128, flexbuffers::BUILDER_FLAG_NONE);  // one map, unique keys: no pooling
   policy_builder.Map([&] {
     for (const Knob* knob : knobs) {
       const Knob& k = *knob;
