@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -35,6 +36,9 @@ Status CheckBody(const uint8_t* data, size_t size) {
   const fb::Entry* e = fb::GetEntry(data);
   if (static_cast<uint8_t>(e->kind()) > 2 || static_cast<uint8_t>(e->tune_mode()) > 2)
     return Status::Corrupt("kind or tune mode out of range");
+  for (const fb::Measurement* m : {e->before(), e->after()})
+    if (m && (!std::isfinite(m->median_us()) || !std::isfinite(m->spread_us())))
+      return Status::Corrupt("a measured time is not a finite number");
   if (e->policy()) {
     flexbuffers::Reference root = e->policy_flexbuffer_root();
     if (!root.IsMap()) return Status::Corrupt("the policy is not a map");
@@ -49,6 +53,8 @@ Status CheckBody(const uint8_t* data, size_t size) {
       flexbuffers::Reference v = values[i];
       if (!v.IsInt() && !v.IsFloat() && !v.IsString())
         return Status::Corrupt(std::string("knob '") + keys[i].AsKey() + "' must hold an integer, a real or a text");
+      if (v.IsFloat() && !std::isfinite(v.AsDouble()))
+        return Status::Corrupt(std::string("knob '") + keys[i].AsKey() + "' holds a number that is not finite");
     }
   }
   return Status::Ok();

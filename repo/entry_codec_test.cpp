@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "tests/test_support.h"
 
 using namespace tilebank;
@@ -38,4 +40,13 @@ TEST_CASE("truncated and empty values are corrupt, not crashes") {
     REQUIRE_FALSE(decoded.ok());
     CHECK(decoded.status().code() == StatusCode::kCorrupt);
   }
+}
+
+TEST_CASE("non-finite numbers are corrupt: they cannot round-trip or be exported") {
+  Entry nan_knob = testing::MatMulEntry(8, 8, 8, 1.0);
+  nan_knob.policy.insert(nan_knob.policy.begin() + 1, {"ratio", std::nan("")});
+  CHECK(DecodeEntry(EncodeEntry(nan_knob)).status().code() == StatusCode::kCorrupt);
+  Entry inf_time = testing::MatMulEntry(8, 8, 8, 1.0);
+  inf_time.after.median_us = HUGE_VAL;
+  CHECK(DecodeEntry(EncodeEntry(inf_time)).status().code() == StatusCode::kCorrupt);
 }

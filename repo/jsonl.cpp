@@ -15,7 +15,7 @@ Status ExportBank(const Snapshot& snapshot, std::ostream& out) {
     TB_RETURN_IF_ERROR(snapshot.ForEach(kind, [&](Key key, std::string_view stored) {
       auto entry = DecodeEntry(stored);
       if (!entry.ok()) return entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
-      out << EntryToJson(*entry).dump() << '\n';
+      out << DumpJson(EntryToJson(*entry)) << '\n';
       return Status::Ok();
     }));
   }

@@ -5,6 +5,7 @@
 
 #include "repo/canonical.h"
 #include "repo/entry_codec.h"
+#include "repo/entry_json.h"
 
 namespace tilebank {
 
@@ -36,6 +37,11 @@ void CheckEntry(const Entry& e, EntryKind kind, Key key, const std::string& wher
   if (e.after.spread_us < 0 || e.before.spread_us < 0) problem("implausible: negative spread");
   if (e.after.runs == 0) problem("implausible: no measured runs");
   if (e.revision == 0) problem("revision 0 (revisions start at 1)");
+  try {
+    (void)EntryToJson(e).dump();
+  } catch (const nlohmann::json::exception&) {
+    problem("a text field is not valid UTF-8");
+  }
   if (e.generation > bank_generation)
     problem("written at generation " + std::to_string(e.generation) + ", after the bank's generation " + std::to_string(bank_generation));
 }

@@ -59,9 +59,9 @@ int RunDiff(const BankFlags& flags, const std::string& a_arg, const std::string&
       }
       return out;
     };
-    std::cout << json{{"a", a_arg}, {"b", b_arg}, {"only_in_a", rows(report->only_a, false)},
-                      {"only_in_b", rows(report->only_b, false)}, {"changed", rows(report->changed, true)}}
-                     .dump(2)
+    std::cout << DumpJson(json{{"a", a_arg}, {"b", b_arg}, {"only_in_a", rows(report->only_a, false)},
+                      {"only_in_b", rows(report->only_b, false)}, {"changed", rows(report->changed, true)}},
+                      2)
               << "\n";
   } else {
     for (const DiffRow& r : report->only_a) std::cout << "only in A: " << Describe(r) << "\n";
@@ -97,7 +97,7 @@ int RunValidate(const BankFlags& flags, const std::string& path) {
   if (flags.json) {
     json out = json::array();
     for (const Problem& p : *problems) out.push_back({{"where", p.where}, {"problem", p.what}});
-    if (!problems->empty()) std::cout << out.dump(2) << "\n";
+    if (!problems->empty()) std::cout << DumpJson(out, 2) << "\n";
   } else {
     for (const Problem& p : *problems) std::cout << dir << ": " << p.where << ": " << p.what << "\n";
   }

@@ -25,7 +25,7 @@ std::string PolicyText(const std::vector<Knob>& policy) {
     out += (out.empty() ? "" : " ") + k.name + "=";
     std::visit([&](const auto& v) {
       if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) out += v;
-      else out += json(v).dump();
+      else out += DumpJson(json(v));
     }, k.value);
   }
   return out.empty() ? "(default)" : out;
@@ -71,7 +71,7 @@ int RunStats(const BankFlags& flags) {
                 {"op_types", s.per_op_type},
                 {"file_bytes", s.file_bytes},
                 {"used_bytes", s.used_bytes}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << DumpJson(out, 2) << "\n";
     return kExitOk;
   }
   std::cout << "bank         " << (*bank)->dir() << "\n"
@@ -117,7 +117,7 @@ int RunQuery(const BankFlags& flags, const QueryArgs& args) {
       if (*entry) wanted.push_back({kind, (*entry)->op_type, (*entry)->descriptor, *key});
     }
     if (wanted.empty()) {
-      if (flags.json) std::cout << json::array({{{"key", args.key}, {"state", "miss"}}}).dump(2) << "\n";
+      if (flags.json) std::cout << DumpJson(json::array({{{"key", args.key}, {"state", "miss"}}}), 2) << "\n";
       else std::cout << args.key << ": miss (no entry with this key)\n";
       return kExitFound;
     }
@@ -159,7 +159,7 @@ int RunQuery(const BankFlags& flags, const QueryArgs& args) {
     else std::cout << "\n";
     if (usable) PrintEntry(*r.entry, "  ");
   }
-  if (flags.json) std::cout << results.dump(2) << "\n";
+  if (flags.json) std::cout << DumpJson(results, 2) << "\n";
   return all_found ? kExitOk : kExitFound;
 }
 
@@ -189,7 +189,7 @@ int RunLog(const BankFlags& flags, const std::string& key_text, const std::strin
       PrintEntry(e, "    ");
     }
   }
-  if (flags.json) std::cout << out.dump(2) << "\n";
+  if (flags.json) std::cout << DumpJson(out, 2) << "\n";
   if (shown == 0) {
     if (!flags.json) std::cout << key_text << ": no entry and no history\n";
     return kExitFound;

@@ -6,6 +6,7 @@
 
 #include "engine/template_catalog.h"
 #include "repo/bank_location.h"
+#include "repo/entry_json.h"
 #include "repo/jsonl.h"
 #include "repo/maintenance.h"
 #include "repo/merge.h"
@@ -23,7 +24,7 @@ void PrintCounts(const WriteCounts& c, bool as_json, const std::string& title, b
       int i = static_cast<int>(kind);
       out[KindName(kind)] = {{"added", c.added[i]}, {"updated", c.updated[i]}, {"kept", c.kept[i]}};
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << DumpJson(out, 2) << "\n";
     return;
   }
   std::cout << title << (dry_run ? " (dry run: nothing written)" : "") << "\n";
@@ -156,7 +157,7 @@ int RunMerge(const BankFlags& flags, const MergeArgs& args) {
       PrintCounts(*counts, false, "merge of " + std::to_string(dirs.size()) + " bank(s) into " + dst_dir, args.dry_run);
     }
   }
-  if (flags.json) std::cout << report.dump(2) << "\n";
+  if (flags.json) std::cout << DumpJson(report, 2) << "\n";
   return kExitOk;
 }
 
