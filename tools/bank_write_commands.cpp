@@ -79,8 +79,9 @@ struct MergeArgs {
   bool dry_run = false;
 };
 
-int RunMerge(const BankFlags& flags, const MergeArgs& args) {
+int RunMerge(const BankFlags& flags, MergeArgs args) {
   namespace fs = std::filesystem;
+  if (args.into.empty()) args.into = ResolveBankRoot(flags.bank);  // --into defaults to this machine's bank root
   // Each source is a bank directory or a root; a root contributes each of its soc_versions
   // (only --soc's when given). Sources are grouped by soc_version; each group merges into the
   // destination's bank of that soc_version.
@@ -220,7 +221,7 @@ void RegisterBankWriteCommands(CLI::App* bank, int* exit_code) {
   CLI::App* mrg = bank->add_subcommand("merge", "merge banks of the same soc_version: the faster entry wins");
   AddBankFlags(mrg, &merge_flags, true);
   mrg->add_option("sources", merge.sources, "source banks (bank directories or roots)")->required();
-  mrg->add_option("--into", merge.into, "destination root (or bank directory)")->required();
+  mrg->add_option("--into", merge.into, "destination root or bank directory (default: the --bank root)");
   mrg->add_flag("--dry-run", merge.dry_run, "count what would change, write nothing");
   mrg->callback([=] { *exit_code = RunMerge(merge_flags, merge); });
 
