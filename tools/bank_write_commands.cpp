@@ -17,13 +17,19 @@ namespace {
 
 using json = nlohmann::json;
 
+json CountsToJson(const WriteCounts& c) {
+  json out;
+  for (EntryKind kind : kAllKinds) {
+    int i = static_cast<int>(kind);
+    out[KindName(kind)] = {{"added", c.added[i]}, {"updated", c.updated[i]}, {"kept", c.kept[i]}};
+  }
+  return out;
+}
+
 void PrintCounts(const WriteCounts& c, bool as_json, const std::string& title, bool dry_run) {
   if (as_json) {
-    json out = {{"dry_run", dry_run}};
-    for (EntryKind kind : kAllKinds) {
-      int i = static_cast<int>(kind);
-      out[KindName(kind)] = {{"added", c.added[i]}, {"updated", c.updated[i]}, {"kept", c.kept[i]}};
-    }
+    json out = CountsToJson(c);
+    out["dry_run"] = dry_run;
     std::cout << DumpJson(out, 2) << "\n";
     return;
   }
@@ -85,12 +91,20 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
   // Each source is a bank directory or a root; a root contributes each of its soc_versions
   // (only --soc's when given). Sources are grouped by soc_version; each group merges into the
   // destination's bank of that soc_version.
-  std::map<std::string, std::vector<std::string>> by_soc;
+  struct Source {
+    std::string dir;
+    std::unique_ptr<Bank> bank;
+  };
+  std::map<std::string, std::vector<Source>> by_soc;  // each source opened once, read-only
+  auto add_source = [&](const std::string& dir) -> Status {
+    auto bank = OpenBank(dir, OpenMode::kReadOnly, "");
+    if (!bank.ok()) return bank.status();
+    by_soc[(*bank)->meta_at_open().soc_version].push_back({dir, std::move(*bank)});
+    return Status::Ok();
+  };
   for (const std::string& source : args.sources) {
     if (IsBankDir(source)) {
-      auto bank = OpenBank(source, OpenMode::kReadOnly, "");
-      if (!bank.ok()) return Fail(bank.status());
-      by_soc[(*bank)->meta_at_open().soc_version].push_back(source);
+      if (Status s = add_source(source); !s.ok()) return Fail(s);
       continue;
     }
     const std::vector<std::string> present = SocVersionsUnder(source);
@@ -102,7 +116,8 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
       return Fail(Status::Refused("cannot merge '" + source + "' (soc_version " + list + ") into a bank of soc_version " +
                                   flags.soc + ": only banks of the same soc_version merge; nothing was written"));
     }
-    for (const std::string& soc : socs) by_soc[soc].push_back(source + "/" + soc);
+    for (const std::string& soc : socs)
+      if (Status s = add_source(source + "/" + soc); !s.ok()) return Fail(s);
   }
   const bool into_bank_dir = IsBankDir(args.into);
   std::string into_soc;
@@ -112,30 +127,29 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
     into_soc = (*dst)->meta_at_open().soc_version;
   }
   // Refuse before writing anything: every source must match its destination's soc_version.
-  for (const auto& [soc, dirs] : by_soc) {
+  for (const auto& [soc, sources] : by_soc) {
+    const std::string& first = sources[0].dir;
     if (into_bank_dir && soc != into_soc)
-      return Fail(Status::Refused("cannot merge '" + dirs[0] + "' (soc_version " + soc + ") into '" + args.into +
+      return Fail(Status::Refused("cannot merge '" + first + "' (soc_version " + soc + ") into '" + args.into +
                                   "' (soc_version " + into_soc + "): only banks of the same soc_version merge; nothing was written"));
     if (!flags.soc.empty() && soc != flags.soc)
-      return Fail(Status::Refused("cannot merge '" + dirs[0] + "' (soc_version " + soc + ") into a bank of soc_version " +
+      return Fail(Status::Refused("cannot merge '" + first + "' (soc_version " + soc + ") into a bank of soc_version " +
                                   flags.soc + "; nothing was written"));
     std::string dst_dir = into_bank_dir ? args.into : args.into + "/" + soc;
-    for (const std::string& dir : dirs) {
+    for (const Source& source : sources) {
       std::error_code ec;
-      if (IsBankDir(dst_dir) && fs::equivalent(dir, dst_dir, ec))
-        return Fail(Status::Refused("'" + dir + "' is both a source and the destination"));
+      if (IsBankDir(dst_dir) && fs::equivalent(source.dir, dst_dir, ec))
+        return Fail(Status::Refused("'" + source.dir + "' is both a source and the destination"));
     }
   }
   json report = json::object();
-  for (const auto& [soc, dirs] : by_soc) {
+  for (const auto& [soc, sources] : by_soc) {
     const std::string dst_dir = into_bank_dir ? args.into : args.into + "/" + soc;
-    std::vector<std::unique_ptr<Bank>> sources;
     std::vector<const Bank*> source_ptrs;
-    for (const std::string& dir : dirs) {
-      auto bank = OpenBank(dir, OpenMode::kReadOnly, soc);
-      if (!bank.ok()) return Fail(bank.status());
-      source_ptrs.push_back(bank->get());
-      sources.push_back(std::move(*bank));
+    std::vector<std::string> dirs;
+    for (const Source& source : sources) {
+      source_ptrs.push_back(source.bank.get());
+      dirs.push_back(source.dir);
     }
     OpenMode mode = args.dry_run ? OpenMode::kReadWrite : OpenMode::kCreateIfMissing;
     if (args.dry_run && !IsBankDir(dst_dir)) {
@@ -148,12 +162,7 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
     auto counts = MergeInto(**dst, source_ptrs, args.dry_run);
     if (!counts.ok()) return Fail(counts.status());
     if (flags.json) {
-      json per_kind;
-      for (EntryKind kind : kAllKinds) {
-        int i = static_cast<int>(kind);
-        per_kind[KindName(kind)] = {{"added", counts->added[i]}, {"updated", counts->updated[i]}, {"kept", counts->kept[i]}};
-      }
-      report[soc] = {{"into", dst_dir}, {"sources", dirs}, {"dry_run", args.dry_run}, {"counts", per_kind}};
+      report[soc] = {{"into", dst_dir}, {"sources", dirs}, {"dry_run", args.dry_run}, {"counts", CountsToJson(*counts)}};
     } else {
       PrintCounts(*counts, false, "merge of " + std::to_string(dirs.size()) + " bank(s) into " + dst_dir, args.dry_run);
     }
