@@ -1,7 +1,10 @@
 #include "repo/validate.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "repo/canonical.h"
 #include "repo/entry_codec.h"
@@ -21,6 +24,19 @@ std::string StaleReason(const Entry& entry, const TemplateVersions& current_vers
 
 namespace {
 
+// Structural UTF-8 check (lead byte and continuation bytes), enough to know JSON output holds.
+bool IsValidUtf8(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const size_t extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : 4;
+    if (extra == 4 || i + extra >= text.size()) return false;
+    for (size_t k = 1; k <= extra; ++k)
+      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
 // Checks shared by live entries and history revisions.
 void CheckEntry(const Entry& e, EntryKind kind, Key key, const std::string& where, uint64_t bank_generation,
                 std::vector<Problem>& problems) {
@@ -37,11 +53,11 @@ void CheckEntry(const Entry& e, EntryKind kind, Key key, const std::string& wher
   if (e.after.spread_us < 0 || e.before.spread_us < 0) problem("implausible: negative spread");
   if (e.after.runs == 0) problem("implausible: no measured runs");
   if (e.revision == 0) problem("revision 0 (revisions start at 1)");
-  try {
-    (void)EntryToJson(e).dump();
-  } catch (const nlohmann::json::exception&) {
-    problem("a text field is not valid UTF-8");
-  }
+  for (const std::string* text : {&e.op_type, &e.template_id, &e.strategy, &e.tool_version, &e.origin_host, &e.origin_bank})
+    if (!IsValidUtf8(*text)) problem("a text field is not valid UTF-8");
+  for (const Knob& k : e.policy)
+    if (!IsValidUtf8(k.name) || (std::holds_alternative<std::string>(k.value) && !IsValidUtf8(std::get<std::string>(k.value))))
+      problem("knob '" + k.name + "' is not valid UTF-8");
   if (e.generation > bank_generation)
     problem("written at generation " + std::to_string(e.generation) + ", after the bank's generation " + std::to_string(bank_generation));
 }
@@ -61,35 +77,72 @@ Result<std::vector<Problem>> ValidateBank(const Bank& bank, const std::string& e
                                     " is not the current " + FormatVersionString(kFormatMajor, kFormatMinor) +
                                     " (run `tilebank bank upgrade`)"});
 
+  // Values are copied out of the read transaction in batches and checked on all cores; problems
+  // come out in bank order whatever the thread count.
+  struct Item {
+    EntryKind kind;
+    Key key;
+    std::optional<uint32_t> history_revision;
+    std::string stored;
+  };
+  struct Checked {
+    std::vector<Problem> problems;
+    std::optional<uint64_t> shape_class;  // live op entries: their index row
+  };
+  auto check = [&](const Item& item) {
+    Checked out;
+    const std::string where = (item.history_revision ? std::string("history ") : std::string()) + KindName(item.kind) + " " +
+                              FormatKey(item.kind, item.key) +
+                              (item.history_revision ? " r" + std::to_string(*item.history_revision) : std::string());
+    auto entry = DecodeEntry(item.stored);
+    if (!entry.ok()) {
+      out.problems.push_back({where, "corrupt value: " + entry.status().message()});
+      return out;
+    }
+    CheckEntry(*entry, item.kind, item.key, where, meta.generation, out.problems);
+    if (!item.history_revision) {
+      if (std::string stale = StaleReason(*entry, current_versions); !stale.empty()) out.problems.push_back({where, stale});
+      if (item.kind == EntryKind::kOp) out.shape_class = KeyOfDescriptor(ShapeClassOf(entry->descriptor));
+      return out;
+    }
+    if (entry->revision != *item.history_revision)
+      out.problems.push_back({where, "stored under revision " + std::to_string(*item.history_revision) + " but says " +
+                                         std::to_string(entry->revision)});
+    if (entry->superseded_generation == 0 || entry->superseded_generation > meta.generation)
+      out.problems.push_back({where, "superseded at an impossible generation " + std::to_string(entry->superseded_generation)});
+    return out;
+  };
   std::set<std::pair<uint64_t, Key>> expected_index;
-  for (EntryKind kind : kAllKinds) {
+  std::vector<Item> batch;
+  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  auto flush = [&] {
+    std::vector<Checked> results(batch.size());
+    std::vector<std::thread> workers;
+    for (size_t t = 0; t < threads; ++t)
+      workers.emplace_back([&, t] {
+        for (size_t i = t; i < batch.size(); i += threads) results[i] = check(batch[i]);
+      });
+    for (std::thread& w : workers) w.join();
+    for (size_t i = 0; i < batch.size(); ++i) {
+      for (Problem& p : results[i].problems) problems.push_back(std::move(p));
+      if (results[i].shape_class) expected_index.insert({*results[i].shape_class, batch[i].key});
+    }
+    batch.clear();
+  };
+  auto add = [&](Item item) {
+    batch.push_back(std::move(item));
+    if (batch.size() == 8192) flush();
+  };
+  for (EntryKind kind : kAllKinds)
     TB_RETURN_IF_ERROR(snapshot->ForEach(kind, [&](Key key, std::string_view stored) {
-      const std::string where = std::string(KindName(kind)) + " " + FormatKey(kind, key);
-      auto entry = DecodeEntry(stored);
-      if (!entry.ok()) {
-        problems.push_back({where, "corrupt value: " + entry.status().message()});
-        return Status::Ok();
-      }
-      CheckEntry(*entry, kind, key, where, meta.generation, problems);
-      if (std::string stale = StaleReason(*entry, current_versions); !stale.empty()) problems.push_back({where, stale});
-      if (kind == EntryKind::kOp) expected_index.insert({KeyOfDescriptor(ShapeClassOf(entry->descriptor)), key});
+      add({kind, key, std::nullopt, std::string(stored)});
       return Status::Ok();
     }));
-  }
   TB_RETURN_IF_ERROR(snapshot->ForEachHistory([&](EntryKind kind, Key key, uint32_t revision, std::string_view stored) {
-    const std::string where = std::string("history ") + KindName(kind) + " " + FormatKey(kind, key) + " r" + std::to_string(revision);
-    auto entry = DecodeEntry(stored);
-    if (!entry.ok()) {
-      problems.push_back({where, "corrupt value: " + entry.status().message()});
-      return Status::Ok();
-    }
-    CheckEntry(*entry, kind, key, where, meta.generation, problems);
-    if (entry->revision != revision) problems.push_back({where, "stored under revision " + std::to_string(revision) +
-                                                                    " but says " + std::to_string(entry->revision)});
-    if (entry->superseded_generation == 0 || entry->superseded_generation > meta.generation)
-      problems.push_back({where, "superseded at an impossible generation " + std::to_string(entry->superseded_generation)});
+    add({kind, key, revision, std::string(stored)});
     return Status::Ok();
   }));
+  flush();
   if (bank.has_shape_index()) {
     size_t rows = 0, missing_or_extra = 0;
     TB_RETURN_IF_ERROR(snapshot->ForEachShapeIndexRow([&](uint64_t shape_class, Key key) {

@@ -2,7 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include "repo/entry_codec.h"
 #include "repo/jsonl.h"
+
+#include <sstream>
 #include "tests/test_support.h"
 
 using namespace tilebank;
@@ -74,4 +77,18 @@ TEST_CASE("validate reports a soc_version other than expected") {
   auto bank = OpenExisting(dir / "b", OpenMode::kReadOnly);
   auto problems = ValidateBank(*bank, kTestSoc, Versions());
   CHECK(Mentions(*problems, "soc_version is x86_64-amd-zen3-avx2-8c"));
+}
+
+TEST_CASE("validate reports text that is not UTF-8, and export still works") {
+  TempDir dir;
+  Entry odd = MatMulEntry(6, 8, 8, 5.0);
+  odd.origin_host = "lab\xff\xfe";
+  { CreateBank(dir / "b"); }
+  RawPut(dir / "b", "op", KeyString(odd.key()), EncodeEntry(odd));  // checksummed, structurally valid
+  auto problems = Check(dir / "b");
+  CHECK(Mentions(problems, "not valid UTF-8"));
+  auto bank = OpenExisting(dir / "b", OpenMode::kReadOnly);
+  std::ostringstream out;
+  CHECK(ExportBank(*bank->Read(), out).ok());
+  CHECK(out.str().find("lab\xef\xbf\xbd") != std::string::npos);  // U+FFFD in place of the bad bytes
 }
