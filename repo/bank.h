@@ -184,7 +184,10 @@ class WriteTxn {
  private:
   friend class Bank;
   WriteTxn(Bank* bank, MDB_txn* txn, BankMeta meta)
-      : bank_(bank), txn_(txn), meta_(std::move(meta)), generation_(meta_.generation + 1) {}
+      : bank_(bank), txn_(txn), meta_(std::move(meta)), generation_(meta_.generation + 1) {
+    MDB_stat history{};
+    history_was_empty_ = mdb_stat(txn, bank->history_db_, &history) == 0 && history.ms_entries == 0;
+  }
   Status Check(int rc, const std::string& what);
   Result<std::optional<std::string_view>> GetStored(EntryKind kind, Key key);
   Status PutEntryRecord(const Entry& entry);
@@ -196,6 +199,8 @@ class WriteTxn {
   uint64_t generation_;
   bool changed_ = false;
   bool map_full_ = false;
+  bool history_was_empty_ = false;  // at the start of this transaction
+  bool removed_in_txn_ = false;
 };
 
 // An LMDB return code as a Status naming `what` failed.

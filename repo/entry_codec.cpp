@@ -80,14 +80,17 @@ Result<TuneMode> ParseTuneMode(std::string_view name) {
 }
 
 std::string EncodeEntry(const Entry& e) {
-  flatbuffers::FlatBufferBuilder b(256 + e.descriptor.size());
+  thread_local flatbuffers::FlatBufferBuilder b(1024);
+  b.Clear();
   // The policy as a FlexBuffers map (keys sorted by the builder): about a third of the size of
   // a vector of tables, which keeps values small and lookups fast.
   // Knobs go in in name order so that the bytes depend only on the policy.
   std::vector<const Knob*> knobs;
   for (const Knob& k : e.policy) knobs.push_back(&k);
   std::sort(knobs.begin(), knobs.end(), [](const Knob* a, const Knob* b) { return a->name < b->name; });
-  flexbuffers::Builder policy_builder(128, flexbuffers::BUILDER_FLAG_NONE);  // one map, unique keys: no pooling
+  // Builders are reused per thread: encoding runs once per entry written.
+  thread_local flexbuffers::Builder policy_builder(128, flexbuffers::BUILDER_FLAG_NONE);  // one map, unique keys
+  policy_builder.Clear();
   policy_builder.Map([&] {
     for (const Knob* knob : knobs) {
       const Knob& k = *knob;

@@ -70,18 +70,23 @@ Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
   incoming.generation = generation_;
   incoming.superseded_generation = 0;
   if (!*stored) {
-    // Revisions of a key never repeat, even after a remove and a re-add.
-    auto hk = HistoryKey(incoming.kind, key, 0);
-    MDB_cursor* cursor = nullptr;
-    TB_RETURN_IF_ERROR(Check(mdb_cursor_open(txn_, bank_->history_db_, &cursor), "reading history"));
-    MDB_val k{hk.size(), hk.data()}, v;
+    // Revisions of a key never repeat, even after a remove and a re-add: continue after the
+    // key's last revision in history. Only a removed key can be absent with history, so the
+    // search is skipped while no key was ever removed (no history before this transaction, no
+    // Remove in it).
     uint32_t last_revision = 0;
-    for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE); rc == 0 && std::memcmp(k.mv_data, hk.data(), 9) == 0;
-         rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
-      const auto* p = static_cast<const unsigned char*>(k.mv_data) + 9;
-      last_revision = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+    if (!history_was_empty_ || removed_in_txn_) {
+      auto hk = HistoryKey(incoming.kind, key, 0);
+      MDB_cursor* cursor = nullptr;
+      TB_RETURN_IF_ERROR(Check(mdb_cursor_open(txn_, bank_->history_db_, &cursor), "reading history"));
+      MDB_val k{hk.size(), hk.data()}, v;
+      for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE); rc == 0 && std::memcmp(k.mv_data, hk.data(), 9) == 0;
+           rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+        const auto* p = static_cast<const unsigned char*>(k.mv_data) + 9;
+        last_revision = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+      }
+      mdb_cursor_close(cursor);
     }
-    mdb_cursor_close(cursor);
     incoming.revision = std::max({incoming.revision, last_revision + 1, 1u});
     TB_RETURN_IF_ERROR(PutEntryRecord(incoming));
     if (incoming.kind == EntryKind::kOp && bank_->has_shape_index_) {
@@ -118,6 +123,7 @@ Result<bool> WriteTxn::Remove(EntryKind kind, Key key) {
   auto existing = Get(kind, key);
   if (!existing.ok()) return existing.status();
   if (!*existing) return false;
+  removed_in_txn_ = true;
   TB_RETURN_IF_ERROR(MoveToHistory(**existing));
   KeyBytes kb = EncodeKey(key);
   MDB_val k{kb.size(), kb.data()};
