@@ -313,7 +313,7 @@ Result<bool> Bank::FindView(EntryKind kind, std::string_view canonical_descripto
   Result<bool> result = false;
   if (rc == 0) {
     Status s = view->Reset(*stored);
-    if (!s.ok()) result = s.WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
+    if (!s.ok()) result = s.WithContext(EntryName(kind, key));
     else result = view->descriptor() == canonical_descriptor;  // a collision is a miss
   } else if (rc != MDB_NOTFOUND) {
     result = LmdbStatus(rc, "reading bank at '" + dir_ + "'");

@@ -43,5 +43,7 @@ Result<CanonicalDescriptor> Recanonicalize(EntryKind kind, const std::string& ca
 // The descriptor of an op with every shape replaced by its rank: entries that share it differ
 // only in shape sizes, which is what `query --fallback nearest` searches among.
 std::string ShapeClassOf(const std::string& canonical_op_text);
+// The shape_class index key of an op descriptor: the xxh3-64 of its shape class.
+inline Key ShapeClassKey(const std::string& canonical_op_text) { return KeyOfDescriptor(ShapeClassOf(canonical_op_text)); }
 
 }  // namespace tilebank

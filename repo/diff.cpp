@@ -15,7 +15,7 @@ Result<DiffReport> DiffBanks(const Snapshot& a, std::optional<uint64_t> generati
     if (!right.ok()) return right.status().WithContext("bank B");
     auto decode = [&](const std::string& stored, Key key, const char* side) -> Result<Entry> {
       auto e = DecodeEntry(stored);
-      if (!e.ok()) return e.status().WithContext(std::string("bank ") + side + ", " + KindName(kind) + " entry " + FormatKey(kind, key));
+      if (!e.ok()) return e.status().WithContext(std::string("bank ") + side + ", " + EntryName(kind, key));
       return e;
     };
     auto l = left->begin(), r = right->begin();

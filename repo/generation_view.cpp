@@ -21,7 +21,7 @@ Result<std::map<Key, std::string>> StoredEntriesAt(const Snapshot& snapshot, Ent
     uint64_t written = 0, superseded = 0;
     if (generation) {
       Status s = written_by(stored, &written, &superseded);
-      if (!s.ok()) return s.WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
+      if (!s.ok()) return s.WithContext(EntryName(kind, key));
       if (written > *generation) return Status::Ok();
     }
     out.emplace(key, std::string(stored));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "repo/entry_codec.h"
+#include "repo/records.h"
 #include "repo/entry_json.h"
 
 namespace tilebank {
@@ -13,8 +14,8 @@ Status ExportBank(const Snapshot& snapshot, std::ostream& out) {
   out << json{{"tilebank_export", kExportFormat}, {"soc_version", snapshot.meta().soc_version}}.dump() << '\n';
   for (EntryKind kind : kAllKinds) {
     TB_RETURN_IF_ERROR(snapshot.ForEach(kind, [&](Key key, std::string_view stored) {
-      auto entry = DecodeEntry(stored);
-      if (!entry.ok()) return entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
+      auto entry = DecodeEntryAt(kind, key, stored);
+      if (!entry.ok()) return entry.status();
       out << DumpJson(EntryToJson(*entry)) << '\n';
       return Status::Ok();
     }));

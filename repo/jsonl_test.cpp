@@ -99,15 +99,3 @@ TEST_CASE("an entry may give a raw description instead of a canonical descriptor
   CHECK(e.created_unix_ms == 1767323045006);
   CHECK(e.revision == 1);
 }
-
-TEST_CASE("a write that fails midway leaves nothing") {
-  TempDir dir;
-  auto bank = CreateBank(dir / "b");
-  Entry a = MatMulEntry(4, 4, 4, 1.0);
-  Status s = bank->Write([&](WriteTxn& txn) {
-    REQUIRE(txn.Put(a, PutPolicy::kKeepFaster).ok());
-    return Status::Corrupt("simulated failure after the first entry");
-  });
-  CHECK_FALSE(s.ok());
-  CHECK(bank->Read()->Count(EntryKind::kOp) == 0);
-}

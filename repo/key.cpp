@@ -48,6 +48,8 @@ std::string FormatKey(EntryKind kind, Key key) {
   return buf;
 }
 
+std::string EntryName(EntryKind kind, Key key) { return std::string(KindName(kind)) + " entry " + FormatKey(kind, key); }
+
 Result<Key> ParseKey(std::string_view text) {
   int base = 10;
   std::string_view digits = text;

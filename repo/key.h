@@ -27,6 +27,8 @@ Key DecodeKey(const void* eight_bytes);
 
 // Prints as the kind's convention (see above).
 std::string FormatKey(EntryKind kind, Key key);
+// "op entry 0x...": how messages name an entry.
+std::string EntryName(EntryKind kind, Key key);
 // Accepts "0x" + hex digits, or an unsigned decimal.
 Result<Key> ParseKey(std::string_view text);
 

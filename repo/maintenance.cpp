@@ -1,6 +1,7 @@
 #include "repo/maintenance.h"
 
 #include "repo/entry_codec.h"
+#include "repo/records.h"
 #include "repo/validate.h"
 
 namespace tilebank {
@@ -30,8 +31,8 @@ Result<size_t> PruneStale(Bank& bank, const TemplateVersions& current_versions, 
     if (!snapshot.ok()) return snapshot.status();
     for (EntryKind kind : kAllKinds)
       TB_RETURN_IF_ERROR(snapshot->ForEach(kind, [&](Key key, std::string_view stored) {
-        auto entry = DecodeEntry(stored);
-        if (!entry.ok()) return entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
+        auto entry = DecodeEntryAt(kind, key, stored);
+        if (!entry.ok()) return entry.status();
         if (!StaleReason(*entry, current_versions).empty()) stale.push_back({kind, key});
         return Status::Ok();
       }));

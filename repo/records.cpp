@@ -13,11 +13,24 @@ int GetRecord(MDB_txn* txn, MDB_dbi db, Key key, std::optional<std::string_view>
   return rc;
 }
 
+Result<Entry> DecodeEntryAt(EntryKind kind, Key key, std::string_view stored) {
+  auto entry = DecodeEntry(stored);
+  if (!entry.ok()) return entry.status().WithContext(EntryName(kind, key));
+  return entry;
+}
+
 Result<std::optional<Entry>> DecodeRecord(EntryKind kind, Key key, std::optional<std::string_view> stored) {
   if (!stored) return std::optional<Entry>();
-  auto entry = DecodeEntry(*stored);
-  if (!entry.ok()) return entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
+  auto entry = DecodeEntryAt(kind, key, *stored);
+  if (!entry.ok()) return entry.status();
   return std::optional<Entry>(std::move(*entry));
+}
+
+int PutShapeIndexRow(MDB_txn* txn, MDB_dbi shape_db, Key shape_class, Key key) {
+  KeyBytes cb = EncodeKey(shape_class), kb = EncodeKey(key);
+  MDB_val ck{cb.size(), cb.data()}, cv{kb.size(), kb.data()};
+  int rc = mdb_put(txn, shape_db, &ck, &cv, MDB_NODUPDATA);
+  return rc == MDB_KEYEXIST ? 0 : rc;
 }
 
 }  // namespace tilebank

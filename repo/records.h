@@ -13,7 +13,12 @@ namespace tilebank {
 // returns the LMDB code (0 or MDB_NOTFOUND on success).
 int GetRecord(MDB_txn* txn, MDB_dbi db, Key key, std::optional<std::string_view>* stored);
 
-// Decodes a record found by GetRecord; errors name the kind and key.
+// Decodes one stored value; errors name the kind and key.
+Result<Entry> DecodeEntryAt(EntryKind kind, Key key, std::string_view stored);
+// Decodes a record found by GetRecord (nullopt stays nullopt).
 Result<std::optional<Entry>> DecodeRecord(EntryKind kind, Key key, std::optional<std::string_view> stored);
+
+// Adds the shape_class index row (shape class -> op key); an existing row is fine. LMDB code.
+int PutShapeIndexRow(MDB_txn* txn, MDB_dbi shape_db, Key shape_class, Key key);
 
 }  // namespace tilebank

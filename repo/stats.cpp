@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "repo/entry_codec.h"
+#include "repo/records.h"
 #include "repo/validate.h"
 
 namespace tilebank {
@@ -15,8 +16,8 @@ Result<BankStats> CollectStats(const Bank& bank, const TemplateVersions& current
   for (EntryKind kind : kAllKinds) {
     stats.entries[static_cast<int>(kind)] = snapshot->Count(kind);
     TB_RETURN_IF_ERROR(snapshot->ForEach(kind, [&](Key key, std::string_view stored) {
-      auto entry = DecodeEntry(stored);
-      if (!entry.ok()) return entry.status().WithContext(std::string(KindName(kind)) + " entry " + FormatKey(kind, key));
+      auto entry = DecodeEntryAt(kind, key, stored);
+      if (!entry.ok()) return entry.status();
       if (kind == EntryKind::kOp) ++stats.per_op_type[entry->op_type];
       if (!StaleReason(*entry, current_versions).empty()) ++stats.stale;
       return Status::Ok();

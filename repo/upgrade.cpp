@@ -2,6 +2,7 @@
 // Format history: 1.0 had no shape_class index; 1.1 adds it (nearest-shape fallback).
 #include "repo/bank.h"
 #include "repo/entry_codec.h"
+#include "repo/records.h"
 
 namespace tilebank {
 
@@ -28,10 +29,8 @@ Status Bank::Upgrade(std::string* what_was_done) {
                                         " (fix or remove it, then upgrade again)");
         break;
       }
-      KeyBytes cb = EncodeKey(KeyOfDescriptor(ShapeClassOf(entry->descriptor)));
-      MDB_val ck{cb.size(), cb.data()}, cv{k.mv_size, k.mv_data};
-      int prc = mdb_put(txn.txn(), shape_db_, &ck, &cv, MDB_NODUPDATA);
-      if (prc != 0 && prc != MDB_KEYEXIST) st = LmdbStatus(prc, "building the shape index");
+      int prc = PutShapeIndexRow(txn.txn(), shape_db_, ShapeClassKey(entry->descriptor), DecodeKey(k.mv_data));
+      if (prc != 0) st = LmdbStatus(prc, "building the shape index");
     }
     mdb_cursor_close(cursor);
     TB_RETURN_IF_ERROR(st);

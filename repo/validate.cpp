@@ -102,7 +102,7 @@ Result<std::vector<Problem>> ValidateBank(const Bank& bank, const std::string& e
     CheckEntry(*entry, item.kind, item.key, where, meta.generation, out.problems);
     if (!item.history_revision) {
       if (std::string stale = StaleReason(*entry, current_versions); !stale.empty()) out.problems.push_back({where, stale});
-      if (item.kind == EntryKind::kOp) out.shape_class = KeyOfDescriptor(ShapeClassOf(entry->descriptor));
+      if (item.kind == EntryKind::kOp) out.shape_class = ShapeClassKey(entry->descriptor);
       return out;
     }
     if (entry->revision != *item.history_revision)

@@ -89,17 +89,12 @@ Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
     }
     incoming.revision = std::max({incoming.revision, last_revision + 1, 1u});
     TB_RETURN_IF_ERROR(PutEntryRecord(incoming));
-    if (incoming.kind == EntryKind::kOp && bank_->has_shape_index_) {
-      KeyBytes kb = EncodeKey(key);
-      const uint64_t shape_class = KeyOfDescriptor(ShapeClassOf(incoming.descriptor));
-      KeyBytes cb = EncodeKey(shape_class);
-      MDB_val ck{cb.size(), cb.data()}, cv{kb.size(), kb.data()};
-      int rc = mdb_put(txn_, bank_->shape_db_, &ck, &cv, MDB_NODUPDATA);
-      TB_RETURN_IF_ERROR(Check(rc == MDB_KEYEXIST ? 0 : rc, "indexing " + FormatKey(incoming.kind, key)));
-    }
+    if (incoming.kind == EntryKind::kOp && bank_->has_shape_index_)
+      TB_RETURN_IF_ERROR(Check(PutShapeIndexRow(txn_, bank_->shape_db_, ShapeClassKey(incoming.descriptor), key),
+                               "indexing " + FormatKey(incoming.kind, key)));
     return PutOutcome::kAdded;
   }
-  auto where = [&] { return std::string(KindName(incoming.kind)) + " entry " + FormatKey(incoming.kind, key); };
+  auto where = [&] { return EntryName(incoming.kind, key); };
   // Decide on a peek at the stored value; decode it whole only when it is replaced.
   auto peek = PeekEntry(**stored, incoming.descriptor);
   if (!peek.ok()) return peek.status().WithContext(where());
@@ -129,7 +124,7 @@ Result<bool> WriteTxn::Remove(EntryKind kind, Key key) {
   MDB_val k{kb.size(), kb.data()};
   TB_RETURN_IF_ERROR(Check(mdb_del(txn_, bank_->EntryDb(kind), &k, nullptr), "removing " + FormatKey(kind, key)));
   if (kind == EntryKind::kOp && bank_->has_shape_index_) {
-    KeyBytes cb = EncodeKey(KeyOfDescriptor(ShapeClassOf((*existing)->descriptor)));
+    KeyBytes cb = EncodeKey(ShapeClassKey((*existing)->descriptor));
     MDB_val ck{cb.size(), cb.data()}, cv{kb.size(), kb.data()};
     int rc = mdb_del(txn_, bank_->shape_db_, &ck, &cv);
     if (rc != MDB_NOTFOUND) TB_RETURN_IF_ERROR(Check(rc, "unindexing " + FormatKey(kind, key)));
