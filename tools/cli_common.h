@@ -42,5 +42,7 @@ std::string FormatMicros(double us);
 void RegisterBankReadCommands(CLI::App* bank, int* exit_code);
 void RegisterBankWriteCommands(CLI::App* bank, int* exit_code);
 void RegisterBankCheckCommands(CLI::App* bank, int* exit_code);
+// Registers `tilebank tune`.
+void RegisterTuneCommand(CLI::App* app, int* exit_code);
 
 }  // namespace tilebank::cli

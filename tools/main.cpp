@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   tilebank::cli::RegisterBankWriteCommands(bank, &exit_code);
   tilebank::cli::RegisterBankCheckCommands(bank, &exit_code);
 
+  tilebank::cli::RegisterTuneCommand(&app, &exit_code);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,97 @@
+#include "engine/op_spec.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace tilebank::engine {
+
+int64_t OpSpec::Int(const std::string& attr, int64_t fallback) const {
+  auto it = attrs.find(attr);
+  return it != attrs.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
+double OpSpec::Real(const std::string& attr, double fallback) const {
+  auto it = attrs.find(attr);
+  return it != attrs.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::string OpSpec::Text(const std::string& attr, const std::string& fallback) const {
+  auto it = attrs.find(attr);
+  return it != attrs.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+std::vector<int64_t> OpSpec::Ints(const std::string& attr, std::vector<int64_t> fallback) const {
+  auto it = attrs.find(attr);
+  if (it == attrs.end() || !it->is_array()) return fallback;
+  std::vector<int64_t> values;
+  for (const auto& v : *it) values.push_back(v.get<int64_t>());
+  return values;
+}
+
+namespace {
+
+std::vector<TensorDesc> DescsOf(const nlohmann::json& list) {
+  std::vector<TensorDesc> descs;
+  for (const auto& d : list) {
+    TensorDesc t;
+    for (const auto& s : d.at("shape")) t.shape.push_back(s.get<int64_t>());
+    t.dtype = d.value("dtype", "float32");
+    t.format = d.value("format", "ND");
+    descs.push_back(std::move(t));
+  }
+  return descs;
+}
+
+}  // namespace
+
+Result<OpSpec> ParseOpSpec(const nlohmann::json& description, size_t index) {
+  auto where = [&](const std::string& type) { return "op " + std::to_string(index) + (type.empty() ? "" : " (" + type + ")"); };
+  if (!description.is_object() || !description.contains("op"))
+    return Status::InvalidInput(where("") + ": not an operator description (an object with \"op\", \"input_desc\", \"output_desc\")");
+  auto canonical = CanonicalizeOp(description);
+  if (!canonical.ok()) return canonical.status().WithContext(where(description.value("op", "")));
+  OpSpec spec;
+  spec.canonical = canonical.value();
+  spec.op_type = spec.canonical.op_type;
+  auto text = nlohmann::json::parse(spec.canonical.text);
+  spec.inputs = DescsOf(text.at("in"));
+  spec.outputs = DescsOf(text.at("out"));
+  if (text.contains("attr")) spec.attrs = text.at("attr");
+  if (description.contains("name")) {
+    if (!description.at("name").is_string() || description.at("name").get<std::string>().empty())
+      return Status::InvalidInput(where(spec.op_type) + ": \"name\" must be a non-empty string");
+    spec.name = description.at("name").get<std::string>();
+  } else {
+    spec.name = spec.op_type + "_" + std::to_string(index);
+  }
+  if (spec.outputs.empty()) return Status::InvalidInput(where(spec.op_type) + ": output_desc is empty");
+  for (const auto* list : {&spec.inputs, &spec.outputs})
+    for (const auto& t : *list)
+      for (int64_t d : t.shape)
+        if (d <= 0) return Status::InvalidInput(where(spec.op_type) + ": shapes must be positive (dynamic shapes are not tuned)");
+  return spec;
+}
+
+Result<std::vector<OpSpec>> ReadOpList(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot read operator list " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json list = nlohmann::json::parse(text.str(), nullptr, false);
+  if (list.is_discarded()) return Status::InvalidInput(path + ": not valid JSON");
+  if (list.is_object()) list = nlohmann::json::array({list});
+  if (!list.is_array() || list.empty()) return Status::InvalidInput(path + ": expected a non-empty list of operator descriptions");
+  std::vector<OpSpec> ops;
+  for (size_t i = 0; i < list.size(); ++i) {
+    auto op = ParseOpSpec(list[i], i);
+    if (!op.ok()) return op.status().WithContext(path);
+    ops.push_back(std::move(op.value()));
+  }
+  return ops;
+}
+
+bool IsCubeOp(const std::string& op_type) {
+  return op_type == "MatMul" || op_type == "Gemm" || op_type == "BatchMatMul" || op_type == "Conv";
+}
+
+}  // namespace tilebank::engine

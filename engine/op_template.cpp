@@ -1,0 +1,55 @@
+#include "engine/op_template.h"
+
+#include "engine/builder.h"
+#include "engine/halide_program.h"
+#include "engine/host_facts.h"
+#include "engine/template_catalog.h"
+#include "engine/templates/templates.h"
+
+namespace tilebank::engine {
+
+uint32_t OpTemplate::version() const { return EngineTemplateVersions()(id()).value_or(0); }
+
+Result<std::unique_ptr<Kernel>> HalideTemplate::Build(const OpSpec& op, const Policy& policy) const {
+  uint64_t key = CompileKey(id(), version(), op.canonical.text, PolicyText(policy), Host().target.to_string());
+  auto program = SharedBuilder().Compile(key, [&] { return Define(op, policy); });
+  if (!program.ok()) return program.status();
+  return std::unique_ptr<Kernel>(new HalideKernel(program.value()));
+}
+
+namespace {
+
+std::vector<const OpTemplate*> AllTemplates() {
+  return {&MatMulTemplate(), &BatchMatMulTemplate(), &GemmOpTemplate()};
+}
+
+}  // namespace
+
+Result<OpTemplates> TemplatesFor(const OpSpec& op) {
+  for (const auto& in : op.inputs)
+    if (in.dtype != "float32") return Status::InvalidInput(op.name + " (" + op.op_type + "): dtype " + in.dtype + " is not supported yet (float32 only)");
+  OpTemplates found;
+  Status first_refusal;
+  for (const OpTemplate* t : AllTemplates()) {
+    Status s = t->Supports(op);
+    if (!s.ok()) {
+      if (first_refusal.ok() && s.message().find("does not implement") == std::string::npos) first_refusal = s;
+      continue;
+    }
+    if (!found.primary && std::string(t->id()).rfind("impl.", 0) != 0) found.primary = t;
+    else found.alternatives.push_back(t);
+  }
+  if (!found.primary) {
+    if (!first_refusal.ok()) return first_refusal;
+    return Status::InvalidInput(op.name + ": operator type " + op.op_type + " is not supported");
+  }
+  return found;
+}
+
+const OpTemplate* TemplateById(const std::string& id) {
+  for (const OpTemplate* t : AllTemplates())
+    if (id == t->id()) return t;
+  return nullptr;
+}
+
+}  // namespace tilebank::engine

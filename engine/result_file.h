@@ -1,0 +1,38 @@
+// The AOE operator tuning result file, aoe_result_opat_{timestamp}_{pid}.json (seeds/004):
+// [{"basic": {...}}, {"OPAT": {...}}], rewritten atomically after every operator so that a killed
+// run leaves a readable file. Times: operators in us, the op list ("model") in ms; improvement is
+// (before - after) / after, as AOE computes it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "repo/status.h"
+
+namespace tilebank::engine {
+
+// What became of one operator of the list.
+struct OpRecord {
+  size_t index = 0;
+  std::string op_name, op_type, key;
+  std::string status;  // add | hit | reserved | unsatisfied | update | failed
+  std::string mode;    // Schedule | Format | Impl (add/update)
+  double before_us = 0, after_us = 0;  // performance before and after tuning
+  std::string failure;
+  nlohmann::json ToJson() const;
+  static OpRecord FromJson(const nlohmann::json& j);
+};
+
+// "35.35%"
+std::string ImprovementText(double before, double after);
+double ImprovementPercent(double before, double after);
+
+// finished: false while tuning (opat_tuning_result "tune tuning incomplete", no final figures).
+nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<OpRecord>& records,
+                              bool finished);
+
+// Writes to a temporary file beside `path` and renames it over `path`.
+Status WriteJsonAtomically(const std::string& path, const nlohmann::json& content);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,48 @@
+// A schedule template's search space: named knobs, each with a finite domain, and a validity
+// constraint over whole policies. A Config picks one value index per knob; a Policy is the
+// named form stored in the bank (repo/entry.h Knob, sorted by name).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "repo/entry.h"
+
+namespace tilebank::engine {
+
+using Policy = std::vector<Knob>;  // sorted by name
+using KnobValue = std::variant<int64_t, double, std::string>;
+using Config = std::vector<int>;   // one index per knob of the space, in the space's knob order
+
+struct KnobDomain {
+  std::string name;
+  std::vector<KnobValue> values;
+  TuneMode mode = TuneMode::kSchedule;  // Schedule knobs shape loops; Format knobs pick a data layout
+};
+
+class SearchSpace {
+ public:
+  std::vector<KnobDomain> knobs;
+  // True when a whole policy may be built (register budget, tile fits the shape, ...).
+  std::function<bool(const Policy&)> valid = [](const Policy&) { return true; };
+
+  size_t size() const { return knobs.size(); }
+  // Number of configurations before constraints.
+  uint64_t Cardinality() const;
+  Policy PolicyOf(const Config& config) const;
+  // The config of a policy; false when a knob is missing or its value is outside the domain.
+  bool ConfigOf(const Policy& policy, Config* config) const;
+  bool IsValid(const Config& config) const { return valid(PolicyOf(config)); }
+  // Canonical text of a config ("a=1,b=x"), for visited sets and messages.
+  std::string Describe(const Config& config) const;
+  int IndexOf(const std::string& knob) const;
+};
+
+// Policy accessors used by templates.
+int64_t IntKnob(const Policy& policy, const std::string& name, int64_t fallback);
+std::string TextKnob(const Policy& policy, const std::string& name, const std::string& fallback);
+std::string PolicyText(const Policy& policy);  // "a=1,b=x" in name order
+Policy MakePolicy(std::vector<Knob> knobs);    // sorts by name
+
+}  // namespace tilebank::engine

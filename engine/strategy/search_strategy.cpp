@@ -1,0 +1,77 @@
+#include "engine/strategy/search_strategy.h"
+
+#include <algorithm>
+
+namespace tilebank::engine {
+
+std::unique_ptr<SearchStrategy> MakeGeneticSearch(const SearchSpace& space, uint64_t seed, std::vector<Config> seeds);
+std::unique_ptr<SearchStrategy> MakeMctsSearch(const SearchSpace& space, uint64_t seed, std::vector<Config> seeds);
+std::unique_ptr<SearchStrategy> MakeRandomSearch(const SearchSpace& space, uint64_t seed, std::vector<Config> seeds);
+std::unique_ptr<SearchStrategy> MakeExhaustiveSearch(const SearchSpace& space, uint64_t seed, std::vector<Config> seeds);
+
+Result<StrategyKind> ParseStrategyKind(const std::string& name) {
+  if (name == "GA") return StrategyKind::kGenetic;
+  if (name == "RL") return StrategyKind::kMcts;
+  if (name == "random") return StrategyKind::kRandom;
+  if (name == "exhaustive") return StrategyKind::kExhaustive;
+  return Status::InvalidInput("unknown strategy '" + name + "' (GA, RL, random or exhaustive)");
+}
+
+const char* StrategyName(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::kGenetic: return "GA";
+    case StrategyKind::kMcts: return "RL";
+    case StrategyKind::kRandom: return "random";
+    case StrategyKind::kExhaustive: return "exhaustive";
+  }
+  return "?";
+}
+
+std::unique_ptr<SearchStrategy> MakeStrategy(StrategyKind kind, const SearchSpace& space, uint64_t seed,
+                                             std::vector<Config> seeds) {
+  switch (kind) {
+    case StrategyKind::kGenetic: return MakeGeneticSearch(space, seed, std::move(seeds));
+    case StrategyKind::kMcts: return MakeMctsSearch(space, seed, std::move(seeds));
+    case StrategyKind::kRandom: return MakeRandomSearch(space, seed, std::move(seeds));
+    case StrategyKind::kExhaustive: return MakeExhaustiveSearch(space, seed, std::move(seeds));
+  }
+  return nullptr;
+}
+
+namespace {
+constexpr uint64_t kEnumerateLimit = 200000;
+}
+
+Config ProposalLedger::RandomFresh(int tries) {
+  if (!enumerated_) {
+    Config c(space_.size());
+    for (int t = 0; t < tries; ++t) {
+      for (size_t i = 0; i < c.size(); ++i)
+        c[i] = std::uniform_int_distribution<int>(0, static_cast<int>(space_.knobs[i].values.size()) - 1)(rng_);
+      if (!Seen(c) && space_.IsValid(c)) return c;
+    }
+    if (space_.Cardinality() > kEnumerateLimit) return {};
+    // Draws keep hitting seen or invalid configs: list the rest once and draw from that list.
+    enumerated_ = true;
+    Config e(space_.size(), 0);
+    for (uint64_t n = 0; n < space_.Cardinality(); ++n) {
+      if (!Seen(e) && space_.IsValid(e)) unseen_valid_.push_back(e);
+      for (size_t i = 0; i < e.size(); ++i) {
+        if (++e[i] < static_cast<int>(space_.knobs[i].values.size())) break;
+        e[i] = 0;
+      }
+    }
+  }
+  while (!unseen_valid_.empty()) {
+    size_t pick = std::uniform_int_distribution<size_t>(0, unseen_valid_.size() - 1)(rng_);
+    Config c = unseen_valid_[pick];
+    unseen_valid_[pick] = unseen_valid_.back();
+    unseen_valid_.pop_back();
+    if (!Seen(c)) return c;
+  }
+  return {};
+}
+
+bool ProposalLedger::Exhausted() { return enumerated_ && unseen_valid_.empty(); }
+
+}  // namespace tilebank::engine

@@ -1,0 +1,171 @@
+#include "engine/tuner.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/op_template.h"
+
+namespace tilebank::engine {
+
+Result<StrategyKind> StrategyFor(const OpSpec& op, const std::string& tune_mode) {
+  if (tune_mode == "GA,RL" || tune_mode == "RL,GA") return IsCubeOp(op.op_type) ? StrategyKind::kGenetic : StrategyKind::kMcts;
+  auto kind = ParseStrategyKind(tune_mode);
+  if (!kind.ok()) return Status::InvalidInput("--tune-mode " + tune_mode + ": expected GA, RL, GA,RL, random or exhaustive");
+  return kind;
+}
+
+namespace {
+
+constexpr size_t kFailureSamples = 5;
+
+// The search state of one op: measures candidates and keeps the best.
+class Session {
+ public:
+  Session(const OpSpec& op, const TuneOptions& options, const Runner& runner,
+          const std::function<void(const TrialEvent&)>& on_trial, TuneOutcome* outcome)
+      : op_(op), options_(options), runner_(runner), on_trial_(on_trial), out_(outcome) {}
+
+  bool OutOfTime() const { return options_.deadline && std::chrono::steady_clock::now() > *options_.deadline; }
+  int used() const { return out_->trials; }
+
+  // Builds and measures one candidate; returns its cost (+inf when it failed).
+  double Try(const OpTemplate& t, const Policy& policy, TuneMode mode) {
+    RunResult r;
+    auto kernel = t.Build(op_, policy);
+    if (!kernel.ok()) {
+      r.failure = kernel.status().message();
+    } else {
+      RunOptions run = options_.run;
+      if (out_->found) run.cutoff_us = out_->best_time.median_us * 4;
+      r = runner_.Measure(*kernel.value(), run);
+    }
+    out_->trials++;
+    double cost = r.ok ? r.time.median_us : INFINITY;
+    if (!r.ok) {
+      out_->failures++;
+      if (out_->failure_samples.size() < kFailureSamples)
+        out_->failure_samples.push_back(std::string(t.id()) + " {" + PolicyText(policy) + "}: " + r.failure.substr(0, 300));
+    } else if (!out_->found || cost < out_->best_time.median_us) {
+      out_->found = true;
+      out_->template_id = t.id();
+      out_->template_version = t.version();
+      out_->mode = mode;
+      out_->policy = policy;
+      out_->best_time = r.time;
+    }
+    if (on_trial_) {
+      TrialEvent e{used(), options_.trials, mode, t.id(), PolicyText(policy), r,
+                   out_->found ? out_->best_time.median_us : 0, out_->default_time.median_us};
+      on_trial_(e);
+    }
+    return cost;
+  }
+
+  // Runs the strategy over `space` for up to `budget` trials (seeded with `seeds`).
+  void Search(const OpTemplate& t, const SearchSpace& space, TuneMode mode, int budget, std::vector<Config> seeds) {
+    if (budget <= 0) return;
+    auto kind = StrategyFor(op_, options_.tune_mode).value();
+    auto strategy = MakeStrategy(kind, space, options_.seed + out_->trials, std::move(seeds));
+    int spent = 0;
+    while (spent < budget && !OutOfTime()) {
+      size_t batch = std::min<size_t>(strategy->PreferredBatch(), budget - spent);
+      auto configs = strategy->Propose(batch);
+      if (configs.empty()) break;
+      for (const auto& c : configs) {
+        Policy policy = space.PolicyOf(c);
+        double cost = measured_.count(PolicyText(policy)) ? measured_[PolicyText(policy)] : Try(t, policy, mode);
+        measured_[PolicyText(policy)] = cost;
+        strategy->Observe(c, cost);
+        ++spent;
+      }
+    }
+  }
+
+  std::map<std::string, double> measured_;  // policy text of the current template -> cost
+
+ private:
+  const OpSpec& op_;
+  const TuneOptions& options_;
+  const Runner& runner_;
+  const std::function<void(const TrialEvent&)>& on_trial_;
+  TuneOutcome* out_;
+};
+
+// `space` with every knob not of `mode` pinned to its value in `base`.
+SearchSpace Restricted(const SearchSpace& space, const Policy& base, TuneMode mode) {
+  SearchSpace r = space;
+  for (auto& k : r.knobs) {
+    if (k.mode == mode) continue;
+    for (const auto& b : base)
+      if (b.name == k.name) k.values = {b.value};
+  }
+  return r;
+}
+
+bool HasKnobsOf(const SearchSpace& space, TuneMode mode) {
+  return std::any_of(space.knobs.begin(), space.knobs.end(), [&](const KnobDomain& k) { return k.mode == mode && k.values.size() > 1; });
+}
+
+}  // namespace
+
+Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const std::function<void(const TrialEvent&)>& on_trial) {
+  auto templates = TemplatesFor(op);
+  if (!templates.ok()) return templates.status();
+  auto strategy = StrategyFor(op, options.tune_mode);
+  if (!strategy.ok()) return strategy.status();
+  auto runner = Runner::Create(op, options.seed);
+  if (!runner.ok()) return runner.status();
+
+  TuneOutcome out;
+  out.strategy = StrategyName(strategy.value());
+  Session session(op, options, runner.value(), on_trial, &out);
+  const OpTemplate& primary = *templates->primary;
+  const SearchSpace space = primary.Space(op);
+  const Policy defaults = primary.DefaultPolicy(op);
+
+  // The default policy first: it is the baseline every mode is measured against.
+  double default_cost = session.Try(primary, defaults, TuneMode::kSchedule);
+  session.measured_[PolicyText(defaults)] = default_cost;
+  out.default_ok = std::isfinite(default_cost);
+  if (out.default_ok) out.default_time = out.best_time;
+  else out.default_failure = out.failure_samples.empty() ? "failed" : out.failure_samples.back();
+
+  auto wants = [&](TuneMode m) { return std::find(options.modes.begin(), options.modes.end(), m) != options.modes.end(); };
+  const int total = options.trials;
+  const size_t n_alternatives = wants(TuneMode::kImpl) ? templates->alternatives.size() : 0;
+  const bool format = wants(TuneMode::kFormat) && HasKnobsOf(space, TuneMode::kFormat);
+  int impl_budget = wants(TuneMode::kImpl) ? std::min(total / 3, static_cast<int>(n_alternatives) * std::max(1, total / 6)) : 0;
+  int format_budget = format ? total / 4 : 0;
+  int schedule_budget = wants(TuneMode::kSchedule) ? total - 1 - impl_budget - format_budget : 0;
+  if (!wants(TuneMode::kSchedule)) format_budget = format ? total - 1 - impl_budget : 0;
+
+  Config seed;
+  std::vector<Config> seeds;
+  if (space.ConfigOf(defaults, &seed)) seeds.push_back(seed);
+  if (wants(TuneMode::kSchedule)) session.Search(primary, Restricted(space, defaults, TuneMode::kSchedule), TuneMode::kSchedule, schedule_budget, seeds);
+  if (format) {
+    std::vector<Config> format_seeds = seeds;
+    Config best;
+    if (out.found && out.template_id == primary.id() && space.ConfigOf(out.policy, &best)) format_seeds.insert(format_seeds.begin(), best);
+    session.Search(primary, space, TuneMode::kFormat, format_budget, format_seeds);
+  }
+  if (n_alternatives > 0) {
+    int left = std::max(impl_budget, static_cast<int>(n_alternatives));
+    for (size_t i = 0; i < n_alternatives && !session.OutOfTime(); ++i) {
+      const OpTemplate& alt = *templates->alternatives[i];
+      session.measured_.clear();
+      SearchSpace alt_space = alt.Space(op);
+      Policy alt_default = alt.DefaultPolicy(op);
+      int share = left / static_cast<int>(n_alternatives - i);
+      left -= share;
+      Config alt_seed;
+      std::vector<Config> alt_seeds;
+      if (alt_space.size() > 0 && alt_space.ConfigOf(alt_default, &alt_seed)) alt_seeds.push_back(alt_seed);
+      if (alt_space.size() == 0 || share <= 1) session.Try(alt, alt_default, TuneMode::kImpl);
+      else session.Search(alt, alt_space, TuneMode::kImpl, share, alt_seeds);
+    }
+  }
+  return out;
+}
+
+}  // namespace tilebank::engine

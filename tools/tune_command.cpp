@@ -1,0 +1,109 @@
+// `tilebank tune`: the tuning jobs. Job type 2 (OPAT) tunes an operator list; AOE's option
+// spellings (--job_type, -j, --tune_ops_file, REPEAT_TUNE=True) are accepted too.
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "engine/opat_job.h"
+#include "engine/soc_version.h"
+#include "repo/bank_location.h"
+#include "tools/cli_common.h"
+
+namespace tilebank::cli {
+
+namespace {
+
+struct TuneFlags {
+  int job_type = 0;
+  std::string singleop, bank, soc, tune_mode = "GA,RL", modes = "schedule,format,impl", tune_ops_file, output;
+  int trials = 48;
+  double time_budget = 0;
+  bool repeat_tune = false;
+  std::string reload = "\x01";  // sentinel: not given
+  uint64_t seed = 1;
+};
+
+Result<std::vector<TuneMode>> ParseModes(const std::string& text) {
+  std::vector<TuneMode> modes;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    for (auto& c : item) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (item == "schedule") modes.push_back(TuneMode::kSchedule);
+    else if (item == "format") modes.push_back(TuneMode::kFormat);
+    else if (item == "impl") modes.push_back(TuneMode::kImpl);
+    else return Status::InvalidInput("--modes: unknown mode '" + item + "' (schedule, format, impl)");
+  }
+  if (modes.empty()) return Status::InvalidInput("--modes: give at least one of schedule, format, impl");
+  return modes;
+}
+
+int RunTune(const TuneFlags& f) {
+  if (f.job_type == 1) return Fail(Status::InvalidInput("--job-type 1 (subgraph tuning, SGAT) is not available yet; use --job-type 2 (operator tuning)"));
+  if (f.job_type != 2) return Fail(Status::InvalidInput("--job-type must be 1 (SGAT) or 2 (OPAT), not " + std::to_string(f.job_type)));
+  const bool reload = f.reload != "\x01";
+  if (f.singleop.empty() && !reload) return Fail(Status::InvalidInput("--singleop OPS.json is required for --job-type 2"));
+  if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
+  if (f.time_budget < 0) return Fail(Status::InvalidInput("--time-budget must not be negative"));
+
+  engine::OpatJobOptions o;
+  o.ops_path = f.singleop;
+  o.bank_root = ResolveBankRoot(f.bank);
+  o.soc_version = f.soc.empty() ? HostSocVersion() : f.soc;
+  if (o.soc_version != HostSocVersion())
+    return Fail(Status::Refused("--soc " + o.soc_version + ": tuning measures this machine, whose soc_version is " + HostSocVersion()));
+  o.fingerprint = HostFingerprint();
+  const char* work = std::getenv("ASCEND_WORK_PATH");
+  o.output_dir = !f.output.empty() ? f.output : work && *work ? work : ".";
+  if (!f.tune_ops_file.empty()) {
+    Status s = engine::ReadTuneOpsFile(f.tune_ops_file, &o.tune_op_names, &o.tune_op_types);
+    if (!s.ok()) return Fail(s);
+  }
+  const char* repeat = std::getenv("REPEAT_TUNE");
+  o.repeat_tune = f.repeat_tune || (repeat && (std::string(repeat) == "True" || std::string(repeat) == "true" || std::string(repeat) == "1"));
+  if (reload) o.reload = f.reload;
+  o.time_budget_s = f.time_budget;
+  o.tune.tune_mode = f.tune_mode;
+  if (f.tune_mode != "GA,RL" && f.tune_mode != "RL,GA" && !engine::ParseStrategyKind(f.tune_mode).ok())
+    return Fail(Status::InvalidInput("--tune-mode " + f.tune_mode + ": expected GA, RL, GA,RL, random or exhaustive"));
+  auto modes = ParseModes(f.modes);
+  if (!modes.ok()) return Fail(modes.status());
+  o.tune.modes = modes.value();
+  o.tune.trials = f.trials;
+  o.tune.seed = f.seed;
+  o.progress = StderrIsTerminal();
+
+  auto report = engine::RunOpatJob(o);
+  if (!report.ok()) return Fail(report.status());
+  std::cout << "result file: " << report->result_path << "\n";
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.2f", report->improvement_percent);
+  if (report->any_failed) std::cout << "some operators failed to tune: see tuning_failed_operators in the result file\n";
+  std::cout << report->tuning_name << " process finished. Performance improved by " << pct << "%\n";
+  return report->any_failed ? kExitFound : kExitOk;
+}
+
+}  // namespace
+
+void RegisterTuneCommand(CLI::App* app, int* exit_code) {
+  auto flags = std::make_shared<TuneFlags>();
+  CLI::App* tune = app->add_subcommand("tune", "tune operators (job type 2, OPAT) and store the winners in the bank");
+  tune->add_option("-j,--job-type,--job_type", flags->job_type, "2: operator tuning (OPAT); 1: subgraph tuning (SGAT)")->required();
+  tune->add_option("--singleop", flags->singleop, "ATC-style single-op description list (JSON)");
+  tune->add_option("--bank", flags->bank, "bank root (default: TUNE_BANK_PATH, ASCEND_CACHE_PATH/aoe_data, ~/.local/share/tilebank)");
+  tune->add_option("--soc,--soc-version", flags->soc, "soc_version (must be this host's: " + HostSocVersion() + ")");
+  tune->add_option("--tune-mode,--tune_mode", flags->tune_mode, "GA, RL, GA,RL (GA for cube ops, RL for vector ops), random or exhaustive")
+      ->capture_default_str();
+  tune->add_option("--modes", flags->modes, "tune modes, comma-separated: schedule, format, impl")->capture_default_str();
+  tune->add_option("--trials", flags->trials, "candidates measured per operator, all modes together")->capture_default_str();
+  tune->add_option("--time-budget,--time_budget", flags->time_budget, "seconds for the whole job (0: no limit)");
+  tune->add_option("--tune-ops-file,--tune_ops_file", flags->tune_ops_file,
+                   "tune only these: {\"tune_ops_name\": [...], \"tune_ops_type\": [...]}");
+  tune->add_flag("--repeat-tune,--repeat_tune", flags->repeat_tune, "re-tune operators already in the bank (or REPEAT_TUNE=True)");
+  tune->add_option("--reload", flags->reload, "resume a killed job (default: the latest one in the bank)")->expected(0, 1)->default_str("");
+  tune->add_option("--output", flags->output, "directory of the result file (default: ASCEND_WORK_PATH, else the working directory)");
+  tune->add_option("--seed", flags->seed, "random seed of the strategies and inputs")->capture_default_str();
+  tune->callback([flags, exit_code] { *exit_code = RunTune(*flags); });
+}
+
+}  // namespace tilebank::cli
