@@ -20,7 +20,8 @@ Result<std::unique_ptr<Kernel>> HalideTemplate::Build(const OpSpec& op, const Po
 namespace {
 
 std::vector<const OpTemplate*> AllTemplates() {
-  return {&MatMulTemplate(), &BatchMatMulTemplate(), &GemmOpTemplate(), &SoftmaxTemplate(), &LayerNormTemplate(),
+  return {&MatMulTemplate(), &BatchMatMulTemplate(), &GemmOpTemplate(), &ConvDirectTemplate(), &ConvIm2colTemplate(),
+          &SoftmaxTemplate(), &LayerNormTemplate(),
           &ReduceTemplate(), &ElementwiseTemplate(), &PoolTemplate()};
 }
 
