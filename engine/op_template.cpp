@@ -22,7 +22,7 @@ namespace {
 std::vector<const OpTemplate*> AllTemplates() {
   return {&MatMulTemplate(), &BatchMatMulTemplate(), &GemmOpTemplate(), &ConvDirectTemplate(), &ConvIm2colTemplate(),
           &SoftmaxTemplate(), &LayerNormTemplate(),
-          &ReduceTemplate(), &ElementwiseTemplate(), &PoolTemplate()};
+          &ReduceTemplate(), &ElementwiseTemplate(), &PoolTemplate(), &OneDnnImpl(), &OpenBlasImpl()};
 }
 
 }  // namespace
