@@ -59,13 +59,16 @@ class ConvDirectTemplate : public HalideTemplate {
   }
   Policy DefaultPolicy(const OpSpec& op) const override {
     ConvProblem p = AnalyzeConv(op).value();
-    // NCHW as given; two vectors along the width (one when narrow), as many channel rows as fit.
+    // Vectors along output channels (NHWC) when they come in whole vectors, else along the width
+    // (NCHW); the register tile as wide as the register file allows.
     const int V = Host().vector_floats;
-    int64_t vt = p.OW > V ? 2 : 1, rt = 1;
-    for (int64_t r : {8, 6, 4, 3, 2, 1})
-      if (Valid(p, MakePolicy({{"vec_tile", vt}, {"row_tile", r}, {"layout", std::string("NCHW")}}))) { rt = r; break; }
+    const bool channels = p.OC % V == 0;
+    const std::string layout = channels ? "NHWC" : "NCHW";
+    int64_t vt = channels ? (p.OC % (2 * V) == 0 ? 2 : 1) : (p.OW > V ? 2 : 1), rt = 1;
+    for (int64_t r : {14, 8, 7, 6, 4, 3, 2, 1})
+      if (Valid(p, MakePolicy({{"vec_tile", vt}, {"row_tile", r}, {"layout", layout}}))) { rt = r; break; }
     return MakePolicy({{"vec_tile", vt}, {"row_tile", rt}, {"reduce_order", std::string("c_outer")}, {"unroll_kw", int64_t{0}},
-                       {"parallel", int64_t{p.Flops() > 2e6 ? 1 : 0}}, {"layout", std::string("NCHW")}});
+                       {"parallel", int64_t{p.Flops() > 2e6 ? 1 : 0}}, {"layout", layout}});
   }
 
  protected:
