@@ -27,8 +27,8 @@ bool GemmPolicyValid(const GemmShape& s, const Policy& p) {
     if (bn > 1 && bn > CeilDiv(s.N, tn)) return false;
     if (vb > 1 && (vb - 1) * host.vector_floats >= s.N) return false;  // a whole vector of padding
   } else {
-    if (tn > s.N) return false;
-    if (bn > 1 && bn * tn > s.N) return false;
+    // Plain B is read in place: blocks must tile N exactly.
+    if (s.N % (bn * tn) != 0) return false;
   }
   if (IntKnob(p, "unroll_k", 1) > s.K) return false;
   return true;

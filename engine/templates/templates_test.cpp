@@ -1,0 +1,105 @@
+// Every template builds and computes the reference's result, at its default policy and at
+// random valid policies, on small shapes of every supported operator.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "engine/op_template.h"
+#include "engine/runner.h"
+#include "engine/strategy/search_strategy.h"
+
+namespace tilebank::engine {
+namespace {
+
+OpSpec Op(const std::string& json) {
+  auto op = ParseOpSpec(nlohmann::json::parse(json), 0);
+  REQUIRE_MESSAGE(op.ok(), op.status().message());
+  return op.value();
+}
+
+void CheckAllTemplates(const OpSpec& op, int random_policies) {
+  auto templates = TemplatesFor(op);
+  REQUIRE_MESSAGE(templates.ok(), templates.status().message());
+  auto runner = Runner::Create(op, 3);
+  REQUIRE(runner.ok());
+  std::vector<const OpTemplate*> all = {templates->primary};
+  all.insert(all.end(), templates->alternatives.begin(), templates->alternatives.end());
+  for (const OpTemplate* t : all) {
+    CAPTURE(t->id());
+    SearchSpace space = t->Space(op);
+    std::vector<Policy> policies = {t->DefaultPolicy(op)};
+    if (space.size() > 0) {
+      auto random = MakeStrategy(StrategyKind::kRandom, space, 11);
+      for (const auto& c : random->Propose(random_policies)) policies.push_back(space.PolicyOf(c));
+    }
+    for (const auto& policy : policies) {
+      CAPTURE(PolicyText(policy));
+      auto kernel = t->Build(op, policy);
+      REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+      RunResult r = runner->Check(*kernel.value());
+      CHECK_MESSAGE(r.ok, r.failure);
+    }
+  }
+}
+
+const char* kFloat = R"("type":"float32")";
+
+std::string Desc(std::initializer_list<std::string> shapes) {
+  std::string s = "[";
+  for (const auto& shape : shapes) s += std::string(s.size() > 1 ? "," : "") + R"({"shape":)" + shape + "," + kFloat + "}";
+  return s + "]";
+}
+
+TEST_CASE("templates: GEMM family (odd sizes, transposes, bias, batches)") {
+  CheckAllTemplates(Op(R"({"op":"MatMul","input_desc":)" + Desc({"[17,33]", "[33,31]"}) + R"(,"output_desc":)" + Desc({"[17,31]"}) + "}"), 3);
+  CheckAllTemplates(Op(R"({"op":"Gemm","input_desc":)" + Desc({"[40,20]", "[50,40]", "[50]"}) + R"(,"output_desc":)" + Desc({"[20,50]"}) +
+                       R"(,"attr":[{"name":"transA","type":"int","value":1},{"name":"transB","type":"int","value":1},{"name":"alpha","type":"float","value":0.5}]})"),
+                    3);
+  CheckAllTemplates(Op(R"({"op":"BatchMatMul","input_desc":)" + Desc({"[3,24,40]", "[3,40,36]"}) + R"(,"output_desc":)" + Desc({"[3,24,36]"}) + "}"), 2);
+}
+
+TEST_CASE("templates: convolutions (padding, stride, dilation, groups, depthwise, bias)") {
+  CheckAllTemplates(Op(R"({"op":"Conv","input_desc":)" + Desc({"[1,16,12,12]", "[32,16,3,3]", "[32]"}) + R"(,"output_desc":)" + Desc({"[1,32,12,12]"}) +
+                       R"(,"attr":[{"name":"pads","type":"list_int","value":[1,1,1,1]}]})"),
+                    3);
+  CheckAllTemplates(Op(R"({"op":"Conv","input_desc":)" + Desc({"[2,32,11,11]", "[32,1,3,3]"}) + R"(,"output_desc":)" + Desc({"[2,32,5,5]"}) +
+                       R"(,"attr":[{"name":"group","type":"int","value":32},{"name":"strides","type":"list_int","value":[2,2]}]})"),
+                    3);
+  CheckAllTemplates(Op(R"({"op":"Conv","input_desc":)" + Desc({"[1,3,13,13]", "[8,3,3,3]"}) + R"(,"output_desc":)" + Desc({"[1,8,9,9]"}) +
+                       R"(,"attr":[{"name":"dilations","type":"list_int","value":[2,2]}]})"),
+                    2);
+}
+
+TEST_CASE("templates: vector ops") {
+  CheckAllTemplates(Op(R"({"op":"Softmax","input_desc":)" + Desc({"[6,64]"}) + R"(,"output_desc":)" + Desc({"[6,64]"}) + "}"), 3);
+  CheckAllTemplates(Op(R"({"op":"LayerNormalization","input_desc":)" + Desc({"[5,96]", "[96]", "[96]"}) + R"(,"output_desc":)" + Desc({"[5,96]"}) + "}"), 3);
+  CheckAllTemplates(Op(R"({"op":"ReduceMax","input_desc":)" + Desc({"[4,5,32]"}) + R"(,"output_desc":)" + Desc({"[4,1,32]"}) +
+                       R"(,"attr":[{"name":"axes","type":"list_int","value":[1]}]})"),
+                    2);
+  CheckAllTemplates(Op(R"({"op":"ReduceMean","input_desc":)" + Desc({"[3,4,48]"}) + R"(,"output_desc":)" + Desc({"[3,4,1]"}) +
+                       R"(,"attr":[{"name":"axes","type":"list_int","value":[-1]}]})"),
+                    2);
+  for (const char* op : {"Add", "Sub", "Mul", "Div"})
+    CheckAllTemplates(Op(std::string(R"({"op":")") + op + R"(","input_desc":)" + Desc({"[7,1,40]", "[3,1]"}) + R"(,"output_desc":)" + Desc({"[7,3,40]"}) + "}"), 1);
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Gelu"})
+    CheckAllTemplates(Op(std::string(R"({"op":")") + op + R"(","input_desc":)" + Desc({"[9,70]"}) + R"(,"output_desc":)" + Desc({"[9,70]"}) + "}"), 1);
+  CheckAllTemplates(Op(R"({"op":"AveragePool","input_desc":)" + Desc({"[1,4,9,9]"}) + R"(,"output_desc":)" + Desc({"[1,4,5,5]"}) +
+                       R"(,"attr":[{"name":"kernel_shape","type":"list_int","value":[3,3]},{"name":"strides","type":"list_int","value":[2,2]},{"name":"pads","type":"list_int","value":[1,1,1,1]},{"name":"count_include_pad","type":"int","value":1}]})"),
+                    2);
+  CheckAllTemplates(Op(R"({"op":"MaxPool","input_desc":)" + Desc({"[1,4,9,9]"}) + R"(,"output_desc":)" + Desc({"[1,4,4,4]"}) +
+                       R"(,"attr":[{"name":"kernel_shape","type":"list_int","value":[2,2]},{"name":"strides","type":"list_int","value":[2,2]}]})"),
+                    2);
+}
+
+TEST_CASE("templates: an unsupported operator or dtype is refused with its name") {
+  auto t = TemplatesFor(Op(R"({"op":"Conv","input_desc":[{"shape":[1,3,5,5],"type":"float16"},{"shape":[3,3,1,1],"type":"float16"}],"output_desc":[{"shape":[1,3,5,5],"type":"float16"}]})"));
+  REQUIRE(!t.ok());
+  CHECK(t.status().message().find("float16") != std::string::npos);
+  auto u = TemplatesFor(Op(R"({"op":"Einsum","name":"e1","input_desc":)" + Desc({"[2,2]"}) + R"(,"output_desc":)" + Desc({"[2,2]"}) + "}"));
+  REQUIRE(!u.ok());
+  CHECK(u.status().message().find("Einsum") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilebank::engine

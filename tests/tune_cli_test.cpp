@@ -1,0 +1,179 @@
+// `tilebank tune -j 2` end to end: the result file, bank writes, hits on a second run,
+// --repeat-tune, --tune-ops-file, bad input, and resuming a killed run with --reload.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/test_support.h"
+
+namespace tilebank::testing {
+namespace {
+
+const char* kOps = R"([
+ {"op":"MatMul","name":"mm","input_desc":[{"shape":[32,48],"type":"float32"},{"shape":[48,64],"type":"float32"}],"output_desc":[{"shape":[32,64],"type":"float32"}]},
+ {"op":"Relu","name":"relu","input_desc":[{"shape":[64,256],"type":"float32"}],"output_desc":[{"shape":[64,256],"type":"float32"}]},
+ {"op":"Softmax","name":"sm","input_desc":[{"shape":[16,128],"type":"float32"}],"output_desc":[{"shape":[16,128],"type":"float32"}]}
+])";
+
+std::vector<std::string> ResultFiles(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind("aoe_result_opat_", 0) == 0 && e.path().extension() == ".json") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+nlohmann::json Opat(const std::string& file) { return nlohmann::json::parse(ReadFile(file)).at(1).at("OPAT"); }
+
+TEST_CASE("tune: result file, bank entries, then hits; --repeat-tune tunes again") {
+  TempDir dir;
+  WriteFile(dir / "ops.json", kOps);
+  std::string common = "tune -j 2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + dir.path() + " --trials 6";
+  auto first = RunCli(common);
+  REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  CHECK(first.out.find("ops process finished. Performance improved by") != std::string::npos);
+  auto files = ResultFiles(dir.path());
+  REQUIRE(files.size() == 1);
+  auto result = nlohmann::json::parse(ReadFile(files[0]));
+  CHECK(result.at(0).at("basic").at("tuning_name") == "ops");
+  CHECK(result.at(0).at("basic").contains("tuning_time(s)"));
+  auto opat = result.at(1).at("OPAT");
+  for (const char* field : {"model_baseline_performance(ms)", "model_performance_improvement", "model_result_performance(ms)",
+                            "opat_tuning_result", "repo_modified_operators", "repo_summary"})
+    CHECK_MESSAGE(opat.contains(field), field);
+  CHECK(opat["opat_tuning_result"] == "tuning successful");
+  auto summary = opat["repo_summary"];
+  CHECK(summary["total_num"] == 3);
+  CHECK(summary["repo_add_num"].get<int>() + summary["repo_unsatisfied_num"].get<int>() == 3);
+  for (const auto& m : opat["repo_modified_operators"]) {
+    auto perf = m.at("tune_performance");
+    REQUIRE(perf.size() == 1);
+    auto mode = perf.begin().key();
+    CHECK((mode == "Schedule" || mode == "Format" || mode == "Impl"));
+    CHECK(perf.begin().value().at("update_mode") == "add");
+    CHECK(perf.begin().value().at("performance_after_tune(us)").get<double>() < perf.begin().value().at("performance_before_tune(us)").get<double>());
+  }
+  int added = summary["repo_add_num"];
+  auto stats = RunCli("bank stats --json --bank " + (dir / "bank"));
+  REQUIRE(stats.exit_code == 0);
+  CHECK(stats.out.find("\"op\": " + std::to_string(added)) != std::string::npos);
+  CHECK(RunCli("bank validate --bank " + (dir / "bank")).exit_code == 0);
+
+  // Again: what was added is a hit and is not tuned.
+  auto second = RunCli(common);
+  REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+  files = ResultFiles(dir.path());
+  REQUIRE(files.size() == 2);
+  auto again = Opat(files[1])["repo_summary"];
+  CHECK(again["repo_hit_num"] == added);
+  CHECK(again["repo_add_num"] == 0);
+
+  // REPEAT_TUNE=True: the bank's entries are tuned again (reserved or update, never hit).
+  setenv("REPEAT_TUNE", "True", 1);
+  auto third = RunCli(common);
+  unsetenv("REPEAT_TUNE");
+  REQUIRE_MESSAGE(third.exit_code == 0, third.err);
+  files = ResultFiles(dir.path());
+  REQUIRE(files.size() == 3);
+  auto repeat = Opat(files[2])["repo_summary"];
+  CHECK(repeat["repo_hit_num"] == 0);
+  CHECK(repeat["repo_reserved_num"].get<int>() + repeat["repo_update_num"].get<int>() == added);
+}
+
+TEST_CASE("tune: --tune-ops-file picks operators by name and type") {
+  TempDir dir;
+  WriteFile(dir / "ops.json", kOps);
+  WriteFile(dir / "filter.json", R"({"tune_ops_name": ["mm"], "tune_ops_type": ["SoftmaxV2"]})");
+  auto r = RunCli("tune --job_type=2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + dir.path() +
+                  " --trials 4 --tune_ops_file " + (dir / "filter.json"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto files = ResultFiles(dir.path());
+  REQUIRE(files.size() == 1);
+  CHECK(Opat(files[0])["repo_summary"]["total_num"] == 2);
+}
+
+TEST_CASE("tune: bad input is refused with exit 2 and no result file") {
+  TempDir dir;
+  WriteFile(dir / "ops.json", kOps);
+  WriteFile(dir / "bad.json", R"([{"op":"MatMul","input_desc":[{"shape":[2,3],"type":"float32"}],"output_desc":[{"shape":[2,3],"type":"float32"}]}, )");
+  std::string out = " --bank " + (dir / "bank") + " --output " + dir.path();
+  CHECK(RunCli("tune -j 3 --singleop " + (dir / "ops.json") + out).exit_code == 2);
+  CHECK(RunCli("tune -j 2" + out).exit_code == 2);
+  auto malformed = RunCli("tune -j 2 --singleop " + (dir / "bad.json") + out);
+  CHECK(malformed.exit_code == 2);
+  CHECK(malformed.err.find("bad.json") != std::string::npos);
+  CHECK(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + out + " --tune-mode XYZ").exit_code == 2);
+  CHECK(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + out + " --modes schedule,speed").exit_code == 2);
+  CHECK(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + out + " --soc other-soc").exit_code == 2);
+  CHECK(RunCli("tune -j 2 --reload nosuchjob" + out).exit_code == 2);
+  CHECK(ResultFiles(dir.path()).empty());
+}
+
+TEST_CASE("tune: an operator that fails is listed and the others are still tuned") {
+  TempDir dir;
+  WriteFile(dir / "ops.json", R"([
+   {"op":"Relu","name":"good","input_desc":[{"shape":[8,32],"type":"float32"}],"output_desc":[{"shape":[8,32],"type":"float32"}]},
+   {"op":"MatMul","name":"mismatch","input_desc":[{"shape":[4,5],"type":"float32"},{"shape":[6,7],"type":"float32"}],"output_desc":[{"shape":[4,7],"type":"float32"}]}])");
+  auto r = RunCli("tune -j 2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + dir.path() + " --trials 4");
+  CHECK(r.exit_code == 1);
+  auto files = ResultFiles(dir.path());
+  REQUIRE(files.size() == 1);
+  auto opat = Opat(files[0]);
+  CHECK(opat["opat_tuning_result"] == "tuning failed");
+  CHECK(opat["tuning_failed_operators"] == nlohmann::json::array({"mismatch"}));
+  CHECK(opat["repo_summary"]["total_num"] == 2);
+}
+
+TEST_CASE("tune: a run killed midway resumes with --reload without redoing finished operators") {
+  TempDir dir;
+  WriteFile(dir / "ops.json", kOps);
+  int pid = SpawnCli({"tune", "-j", "2", "--singleop", dir / "ops.json", "--bank", dir / "bank", "--output", dir.path(), "--trials", "10"});
+  // Wait until the first operator is checkpointed, then kill the run.
+  bool checkpointed = false;
+  for (int i = 0; i < 600 && !checkpointed; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto files = ResultFiles(dir.path());
+    if (files.empty()) continue;
+    auto text = ReadFile(files[0]);
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    checkpointed = !j.is_discarded() && j.size() > 1 && j[1]["OPAT"]["repo_summary"]["total_num"].get<int>() >= 1;
+  }
+  REQUIRE(checkpointed);
+  kill(pid, SIGKILL);
+  WaitChild(pid);
+  auto files = ResultFiles(dir.path());
+  REQUIRE(files.size() == 1);
+  auto partial = Opat(files[0]);
+  int finished = partial["repo_summary"]["total_num"];
+  if (finished == 3) return;  // it finished before the kill: nothing left to resume
+  CHECK(partial["opat_tuning_result"] == "tune tuning incomplete");
+  auto log_before = RunCli("bank export --bank " + (dir / "bank") + " -o " + (dir / "before.jsonl"));
+  REQUIRE(log_before.exit_code == 0);
+
+  auto resumed = RunCli("tune -j 2 --reload --bank " + (dir / "bank") + " --output " + dir.path() + " --trials 10");
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  REQUIRE(ResultFiles(dir.path()).size() == 1);  // the same result file, completed
+  auto done = Opat(files[0]);
+  CHECK(done["opat_tuning_result"] == "tuning successful");
+  CHECK(done["repo_summary"]["total_num"] == 3);
+  CHECK(done["repo_summary"]["repo_hit_num"] == 0);  // finished operators were not looked at again
+  // Entries written before the kill are untouched (same revision and time).
+  auto before = ReadFile(dir / "before.jsonl");
+  REQUIRE(RunCli("bank export --bank " + (dir / "bank") + " -o " + (dir / "after.jsonl")).exit_code == 0);
+  auto after = ReadFile(dir / "after.jsonl");
+  size_t pos = before.find('\n');
+  for (size_t next; (next = before.find('\n', pos + 1)) != std::string::npos; pos = next)
+    CHECK(after.find(before.substr(pos + 1, next - pos - 1)) != std::string::npos);
+  // A finished job is not resumed again.
+  CHECK(RunCli("tune -j 2 --reload --bank " + (dir / "bank") + " --output " + dir.path()).exit_code == 2);
+}
+
+}  // namespace
+}  // namespace tilebank::testing
