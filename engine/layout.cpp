@@ -14,9 +14,17 @@ Halide::Buffer<float> ToHalide(const Tensor& t) {
   std::vector<int> extents;
   for (int i = t.rank() - 1; i >= 0; --i) extents.push_back(static_cast<int>(t.shape[i]));
   if (extents.empty()) extents.push_back(1);
+  return ToHalideAs(t, extents);
+}
+
+Halide::Buffer<float> ToHalideAs(const Tensor& t, const std::vector<int>& extents) {
   Halide::Buffer<float> b(extents);
   std::memcpy(b.data(), t.data.data(), t.data.size() * sizeof(float));
   return b;
+}
+
+std::function<Halide::Buffer<float>(const Tensor&)> AsExtents(std::vector<int> extents) {
+  return [extents = std::move(extents)](const Tensor& t) { return ToHalideAs(t, extents); };
 }
 
 void FromHalide(const Halide::Buffer<float>& b, const std::vector<int64_t>& shape, Tensor* out) {

@@ -3,7 +3,9 @@
 #pragma once
 #include <Halide.h>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "engine/tensor.h"
 
@@ -15,6 +17,11 @@ Layout4d ParseLayout4d(const std::string& name);  // "NCHW", "NHWC", "NCHWc" (an
 
 // A Halide buffer holding `t` with reversed dimensions (a copy).
 Halide::Buffer<float> ToHalide(const Tensor& t);
+// The elements of `t` (row-major) as a dense Halide buffer of `extents` (innermost first), whose
+// product must be t.size(): a reshape, one copy.
+Halide::Buffer<float> ToHalideAs(const Tensor& t, const std::vector<int>& extents);
+// An input converter (HalideProgram::AddInput) that reshapes to `extents`.
+std::function<Halide::Buffer<float>(const Tensor&)> AsExtents(std::vector<int> extents);
 // Back to row-major with the given shape (element count must match).
 void FromHalide(const Halide::Buffer<float>& b, const std::vector<int64_t>& shape, Tensor* out);
 

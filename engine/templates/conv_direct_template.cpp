@@ -110,7 +110,7 @@ class ConvDirectTemplate : public HalideTemplate {
     acc(oc, x, y, n) += in * wv;
     Expr value = acc(oc, x, y, n);
     if (p.bias) {
-      ImageParam B = prog.AddInput(2, 1, "bias", [](const Tensor& t) { Tensor f = t; f.shape = {t.size()}; return ToHalide(f); });
+      ImageParam B = prog.AddInput(2, 1, "bias", AsExtents({p.OC}));
       value = value + B(oc);
     }
     conv(oc, x, y, n) = value;

@@ -16,16 +16,12 @@ GemmShape ShapeOf(const GemmProblem& p) {
   return {static_cast<int>(p.M), static_cast<int>(p.N), static_cast<int>(p.K), static_cast<int>(p.batch), p.trans_a};
 }
 
-// The operand as a Halide buffer of `dims` dimensions (leading batch dimensions collapsed).
-std::function<Buffer<float>(const Tensor&)> Collapsed(int dims) {
-  return [dims](const Tensor& t) {
-    Tensor view;
-    view.shape.assign(t.shape.end() - 2, t.shape.end());
-    if (dims == 3) view.shape.insert(view.shape.begin(), Tensor::NumElements(std::vector<int64_t>(t.shape.begin(), t.shape.end() - 2)));
-    else view.shape[0] = Tensor::NumElements(std::vector<int64_t>(t.shape.begin(), t.shape.end() - 1));
-    view.data = t.data;
-    return ToHalide(view);
-  };
+// Halide extents of an operand of row-major `shape` with its leading batch dimensions collapsed
+// into one (dims 3) or into the rows (dims 2).
+std::vector<int> CollapsedExtents(const std::vector<int64_t>& shape, int dims) {
+  const int cols = static_cast<int>(shape.back()), rows = static_cast<int>(shape[shape.size() - 2]);
+  const int outer = static_cast<int>(Tensor::NumElements(std::vector<int64_t>(shape.begin(), shape.end() - 2)));
+  return dims == 3 ? std::vector<int>{cols, rows, outer} : std::vector<int>{cols, rows * outer};
 }
 
 class GemmTemplate : public HalideTemplate {
@@ -48,8 +44,8 @@ class GemmTemplate : public HalideTemplate {
     HalideProgram prog;
     Var k("k"), m("m"), n("n"), b("b");
     const int a_dims = p.a_batched ? 3 : 2, b_dims = p.b_batched ? 3 : 2;
-    ImageParam A = prog.AddInput(0, a_dims, "A", Collapsed(a_dims));
-    ImageParam B = prog.AddInput(1, b_dims, "B", Collapsed(b_dims));
+    ImageParam A = prog.AddInput(0, a_dims, "A", AsExtents(CollapsedExtents(op.inputs[0].shape, a_dims)));
+    ImageParam B = prog.AddInput(1, b_dims, "B", AsExtents(CollapsedExtents(op.inputs[1].shape, b_dims)));
     auto at = [](ImageParam& t, Expr x, Expr y, Expr batch, bool batched) {
       return batched ? t(x, y, batch) : t(x, y);
     };
@@ -62,13 +58,12 @@ class GemmTemplate : public HalideTemplate {
       if (p.bias == BiasShape::kNone || beta == 0.f) {
         epilogue = [alpha](Expr acc, Var, Var, Var) { return alpha == 1.f ? acc : alpha * acc; };
       } else {
-        ImageParam C = prog.AddInput(2, p.bias == BiasShape::kFull || p.bias == BiasShape::kColumn ? 2 : 1, "C",
-                                     [](const Tensor& t) {
-                                       Tensor flat = t;
-                                       if (t.rank() == 2 && t.shape[0] == 1) flat.shape = {t.shape[1]};
-                                       if (t.rank() == 0 || Tensor::NumElements(t.shape) == 1) flat.shape = {1};
-                                       return ToHalide(flat);
-                                     });
+        const int M = static_cast<int>(p.M), N = static_cast<int>(p.N);
+        std::vector<int> c_extents = p.bias == BiasShape::kFull     ? std::vector<int>{N, M}
+                                     : p.bias == BiasShape::kColumn ? std::vector<int>{1, M}
+                                     : p.bias == BiasShape::kRow    ? std::vector<int>{N}
+                                                                    : std::vector<int>{1};
+        ImageParam C = prog.AddInput(2, static_cast<int>(c_extents.size()), "C", AsExtents(c_extents));
         BiasShape shape = p.bias;
         epilogue = [=](Expr acc, Var nn, Var mm, Var) {
           Expr c = shape == BiasShape::kScalar ? C(0) : shape == BiasShape::kRow ? C(nn) : shape == BiasShape::kColumn ? C(0, mm) : C(nn, mm);

@@ -7,6 +7,7 @@
 
 #include "engine/halide_program.h"
 #include "engine/host_facts.h"
+#include "engine/layout.h"
 #include "engine/rowwise_schedule.h"
 #include "engine/templates/templates.h"
 
@@ -57,14 +58,6 @@ RowShape ShapeOf(const OpSpec& op) {
   return s;
 }
 
-std::function<Buffer<float>(const Tensor&)> AsShape(std::vector<int> extents) {
-  return [extents](const Tensor& t) {
-    Buffer<float> b(extents);
-    std::copy(t.data.begin(), t.data.end(), b.data());
-    return b;
-  };
-}
-
 class RowwiseTemplate : public HalideTemplate {
  public:
   RowwiseTemplate(const char* id, std::vector<std::string> types) : id_(id), types_(std::move(types)) {}
@@ -112,7 +105,7 @@ class RowwiseTemplate : public HalideTemplate {
     prog.output_shape = op.outputs[0].shape;
     if (op.op_type.rfind("Reduce", 0) == 0) return DefineReduce(op, policy, v, shape, prog);
     const int len = static_cast<int>(v.len), rows = static_cast<int>(v.outer);
-    ImageParam x = prog.AddInput(0, 2, "x", AsShape({len, rows}));
+    ImageParam x = prog.AddInput(0, 2, "x", AsExtents({len, rows}));
     Var r("r"), o("o");
     RDom k(0, len, "k");
     Func out(op.op_type == "Softmax" ? "softmax" : "layernorm");
@@ -129,7 +122,7 @@ class RowwiseTemplate : public HalideTemplate {
       reductions = {{mx, k.x}, {sum, k.x}};
       if (TextKnob(policy, "exp_store", "row") == "row") per_row_stage = e;
     } else {
-      ImageParam scale = prog.AddInput(1, 1, "scale", AsShape({len}));
+      ImageParam scale = prog.AddInput(1, 1, "scale", AsExtents({len}));
       Func mean("mean"), var("variance");
       Func sum("row_sum");
       sum(o) = 0.f;
@@ -148,7 +141,7 @@ class RowwiseTemplate : public HalideTemplate {
       inv(o) = 1.f / sqrt(var(o) + static_cast<float>(op.Real("epsilon", 1e-5)));
       Expr value = (x(r, o) - mean(o)) * inv(o) * scale(r);
       if (op.inputs.size() > 2) {
-        ImageParam bias = prog.AddInput(2, 1, "bias", AsShape({len}));
+        ImageParam bias = prog.AddInput(2, 1, "bias", AsExtents({len}));
         value = value + bias(r);
       }
       out(r, o) = value;
@@ -170,7 +163,7 @@ class RowwiseTemplate : public HalideTemplate {
  private:
   HalideProgram DefineReduce(const OpSpec& op, const Policy& policy, const RowView& v, const RowShape& shape, HalideProgram& prog) const {
     const int inner = static_cast<int>(v.inner), len = static_cast<int>(v.len), outer = static_cast<int>(v.outer);
-    ImageParam x = prog.AddInput(0, 3, "x", AsShape({inner, len, outer}));
+    ImageParam x = prog.AddInput(0, 3, "x", AsExtents({inner, len, outer}));
     Var i("i"), o("o");
     RDom k(0, len, "k");
     Func acc("acc"), out("reduce");
