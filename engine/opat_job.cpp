@@ -16,6 +16,7 @@
 #include "repo/bank.h"
 #include "repo/key.h"
 #include "repo/op_defaults.h"
+#include "repo/provenance.h"
 
 namespace tilebank::engine {
 
@@ -23,16 +24,6 @@ namespace {
 
 constexpr int kCheckpointVersion = 1;
 constexpr const char* kLatestJob = "latest";
-
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string HostName() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  return name;
-}
 
 std::string Stem(const std::string& path) {
   size_t slash = path.find_last_of('/');

@@ -10,6 +10,7 @@
 
 #include "repo/bank_location.h"
 #include "repo/entry_codec.h"
+#include "repo/provenance.h"
 #include "repo/records.h"
 
 namespace tilebank {
@@ -30,17 +31,6 @@ std::string RandomBankId() {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
   return buf;
-}
-
-std::string HostName() {
-  char buf[256] = {0};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 Result<std::optional<std::string>> GetMetaField(MDB_txn* txn, MDB_dbi db, const char* name) {
