@@ -92,13 +92,34 @@ class Progress {
     if (!enabled_) return;
     std::fprintf(stderr, "\r\033[K[%zu/%zu] %s (%s): %s", i + 1, n, r.op_name.c_str(), r.op_type.c_str(), r.status.c_str());
     if (r.status == "failed") std::fprintf(stderr, " (%s)", r.failure.c_str());
-    else std::fprintf(stderr, "  %.2f us -> %.2f us", r.before_us, r.status == "add" || r.status == "update" ? r.after_us : r.before_us);
+    else std::fprintf(stderr, "  %.2f us -> %.2f us", r.before_us, r.ResultUs());
     std::fprintf(stderr, "\n");
   }
 
  private:
   bool enabled_;
 };
+
+// The bank entry of a tuning winner.
+Entry WinnerEntry(const OpSpec& op, const TuneOutcome& o, const Measurement& baseline, const std::string& bank_id) {
+  Entry e;
+  e.kind = EntryKind::kOp;
+  e.op_type = op.op_type;
+  e.descriptor = op.canonical.text;
+  e.template_id = o.template_id;
+  e.template_version = o.template_version;
+  e.tune_mode = o.mode;
+  e.policy = o.policy;
+  e.before = baseline;
+  e.after = o.best_time;
+  e.trials = static_cast<uint32_t>(o.trials);
+  e.strategy = o.strategy;
+  e.created_unix_ms = NowUnixMs();
+  e.tool_version = std::string("tilebank ") + TILEBANK_VERSION;
+  e.origin_host = HostName();
+  e.origin_bank = bank_id;
+  return e;
+}
 
 }  // namespace
 
@@ -226,10 +247,10 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     rec.op_name = op.name;
     rec.op_type = op.op_type;
     rec.key = keys[i];
-    std::optional<Entry> entry;
     auto found = bank->Find(EntryKind::kOp, op.canonical.text);
     if (!found.ok()) return found.status();
-    entry = found.value();
+    const std::optional<Entry> entry = found.value();
+    std::optional<Entry> winner;  // to store: it beat the baseline
     bool stale = false;
     if (entry) {
       const OpTemplate* t = TemplateById(entry->template_id);
@@ -239,7 +260,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     if (earlier != first_of_key.end() && done.count(earlier->second) && !(entry && !stale && options.repeat_tune)) {
       const OpRecord& first = done[earlier->second];
       rec.status = first.status == "failed" || first.status == "unsatisfied" ? first.status : "hit";
-      rec.before_us = first.status == "add" || first.status == "update" ? first.after_us : first.before_us;
+      rec.before_us = first.ResultUs();
       rec.after_us = rec.before_us;
       rec.failure = first.failure;
     } else if (entry && !stale && !options.repeat_tune) {
@@ -268,40 +289,22 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
         rec.mode = TuneModeName(o.mode);
         bool better = o.best_time.median_us < baseline.median_us * (1.0 - options.min_gain) || (!o.default_ok && !have_entry);
         rec.status = better ? (entry ? "update" : "add") : (have_entry ? "reserved" : "unsatisfied");
-        if (better) {
-          Entry e;
-          e.kind = EntryKind::kOp;
-          e.op_type = op.op_type;
-          e.descriptor = op.canonical.text;
-          e.template_id = o.template_id;
-          e.template_version = o.template_version;
-          e.tune_mode = o.mode;
-          e.policy = o.policy;
-          e.before = baseline;
-          e.after = o.best_time;
-          e.trials = static_cast<uint32_t>(o.trials);
-          e.strategy = o.strategy;
-          e.created_unix_ms = NowUnixMs();
-          e.tool_version = std::string("tilebank ") + TILEBANK_VERSION;
-          e.origin_host = HostName();
-          e.origin_bank = bank->meta_at_open().bank_id;
-          Entry to_write = e;
-          PutOutcome put = PutOutcome::kAdded;
-          done[i] = rec;
-          TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
-            auto r = txn.Put(to_write, stale ? PutPolicy::kOverwrite : PutPolicy::kKeepFaster);
-            if (!r.ok()) return r.status();
-            put = r.value();
-            if (put == PutOutcome::kKept) done[i].status = entry ? "reserved" : "unsatisfied";
-            return checkpoint(txn);
-          }));
-          rec = done[i];
-        }
+        if (better) winner = WinnerEntry(op, o, baseline, bank->meta_at_open().bank_id);
       }
     }
-    done[i] = rec;
+    // The winner (if any) and the checkpoint commit together: a kill never separates them.
+    TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
+      done[i] = rec;  // the body may run again when the map grows
+      if (winner) {
+        auto put = txn.Put(*winner, stale ? PutPolicy::kOverwrite : PutPolicy::kKeepFaster);
+        if (!put.ok()) return put.status();
+        // Another process stored a faster entry meanwhile: ours was not kept.
+        if (put.value() == PutOutcome::kKept) done[i].status = entry ? "reserved" : "unsatisfied";
+      }
+      return checkpoint(txn);
+    }));
+    rec = done[i];
     first_of_key.emplace(rec.key, i);
-    TB_RETURN_IF_ERROR(bank->Write(checkpoint));
     TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false)));
     progress.Done(done.size() - 1, selected_total, rec);
   }
@@ -315,13 +318,9 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   auto records = records_in_order();
   report.result = OpatResultJson(cp.tuning_name, elapsed(), records, true);
   TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, report.result));
-  double before = 0, after = 0;
-  for (const auto& r : records) {
-    before += r.before_us;
-    after += r.status == "add" || r.status == "update" ? r.after_us : r.before_us;
-    report.any_failed |= r.status == "failed";
-  }
-  report.improvement_percent = ImprovementPercent(before, after);
+  for (const auto& r : records) report.any_failed |= r.status == "failed";
+  const ListTimes times = SumTimes(records);
+  report.improvement_percent = ImprovementPercent(times.before_us, times.after_us);
   return report;
 }
 

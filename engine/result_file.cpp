@@ -35,6 +35,12 @@ std::string ImprovementText(double before, double after) {
   return text;
 }
 
+ListTimes SumTimes(const std::vector<OpRecord>& records) {
+  ListTimes t;
+  for (const auto& r : records) t.before_us += r.before_us, t.after_us += r.ResultUs();
+  return t;
+}
+
 namespace {
 // Rounds to a multiple of 1/per_unit (dividing gives the nearest double, which prints short).
 double Round(double v, double per_unit) { return std::round(v * per_unit) / per_unit; }
@@ -47,19 +53,18 @@ nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seco
   nlohmann::json result = nlohmann::json::array({{{"basic", basic}}});
   if (records.empty()) return result;  // no operator to tune: no OPAT section
 
-  double baseline_us = 0, result_us = 0;
+  const ListTimes times = SumTimes(records);
+  const double baseline_us = times.before_us, result_us = times.after_us;
   size_t add = 0, hit = 0, reserved = 0, unsatisfied = 0, update = 0;
   nlohmann::json modified = nlohmann::json::array(), failed = nlohmann::json::array();
   for (const auto& r : records) {
-    baseline_us += r.before_us;
-    result_us += r.status == "add" || r.status == "update" ? r.after_us : r.before_us;
     if (r.status == "add") ++add;
     else if (r.status == "hit") ++hit;
     else if (r.status == "reserved") ++reserved;
     else if (r.status == "unsatisfied") ++unsatisfied;
     else if (r.status == "update") ++update;
     else if (r.status == "failed") failed.push_back(r.op_name);
-    if (r.status == "add" || r.status == "update") {
+    if (r.Stored()) {
       modified.push_back({{"op_name", r.op_name},
                           {"op_type", r.op_type},
                           {"tune_performance",

@@ -20,9 +20,19 @@ struct OpRecord {
   std::string mode;    // Schedule | Format | Impl (add/update)
   double before_us = 0, after_us = 0;  // performance before and after tuning
   std::string failure;
+  // Whether the bank now holds this run's winner for it.
+  bool Stored() const { return status == "add" || status == "update"; }
+  // The op's time once the run is over: the winner's when stored, else the time before.
+  double ResultUs() const { return Stored() ? after_us : before_us; }
   nlohmann::json ToJson() const;
   static OpRecord FromJson(const nlohmann::json& j);
 };
+
+// The op list's time before and after the run: the sums of its operators' times.
+struct ListTimes {
+  double before_us = 0, after_us = 0;
+};
+ListTimes SumTimes(const std::vector<OpRecord>& records);
 
 // "35.35%"
 std::string ImprovementText(double before, double after);
