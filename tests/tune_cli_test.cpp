@@ -66,14 +66,16 @@ TEST_CASE("tune: result file, bank entries, then hits; --repeat-tune tunes again
   CHECK(stats.out.find("\"op\": " + std::to_string(added)) != std::string::npos);
   CHECK(RunCli("bank validate --bank " + (dir / "bank")).exit_code == 0);
 
-  // Again: what was added is a hit and is not tuned.
+  // Again: what was added is a hit and is not tuned; the rest (whose default was not beaten) is
+  // tuned again, and measurement noise may now let it beat the default.
   auto second = RunCli(common);
   REQUIRE_MESSAGE(second.exit_code == 0, second.err);
   files = ResultFiles(dir.path());
   REQUIRE(files.size() == 2);
   auto again = Opat(files[1])["repo_summary"];
   CHECK(again["repo_hit_num"] == added);
-  CHECK(again["repo_add_num"] == 0);
+  CHECK(again["repo_add_num"].get<int>() + again["repo_unsatisfied_num"].get<int>() == 3 - added);
+  const int stored = added + again["repo_add_num"].get<int>();
 
   // REPEAT_TUNE=True: the bank's entries are tuned again (reserved or update, never hit).
   setenv("REPEAT_TUNE", "True", 1);
@@ -84,7 +86,7 @@ TEST_CASE("tune: result file, bank entries, then hits; --repeat-tune tunes again
   REQUIRE(files.size() == 3);
   auto repeat = Opat(files[2])["repo_summary"];
   CHECK(repeat["repo_hit_num"] == 0);
-  CHECK(repeat["repo_reserved_num"].get<int>() + repeat["repo_update_num"].get<int>() == added);
+  CHECK(repeat["repo_reserved_num"].get<int>() + repeat["repo_update_num"].get<int>() == stored);
 }
 
 TEST_CASE("tune: --tune-ops-file picks operators by name and type") {
