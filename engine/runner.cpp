@@ -13,6 +13,7 @@ namespace tilebank::engine {
 namespace {
 using Clock = std::chrono::steady_clock;
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+RunResult RunFailure(const Status& s) { return {false, "run error: " + s.message(), {}, 0}; }
 }  // namespace
 
 int64_t ReductionLength(const OpSpec& op) {
@@ -84,20 +85,11 @@ RunResult Runner::Compare(const Tensor& got) const {
 }
 
 RunResult Runner::Check(Kernel& kernel) const {
-  RunResult r;
   Status s = kernel.Prepare(InputPointers());
   if (s.ok()) s = kernel.Run();
-  if (!s.ok()) {
-    r.failure = "run error: " + s.message();
-    return r;
-  }
   Tensor got;
-  s = kernel.Fetch(&got);
-  if (!s.ok()) {
-    r.failure = "run error: " + s.message();
-    return r;
-  }
-  return Compare(got);
+  if (s.ok()) s = kernel.Fetch(&got);
+  return s.ok() ? Compare(got) : RunFailure(s);
 }
 
 RunResult Runner::Measure(Kernel& kernel, const RunOptions& options) const {
@@ -112,10 +104,10 @@ RunResult Runner::Measure(Kernel& kernel, const RunOptions& options) const {
     return r;
   }
   for (int i = 0; i < options.warmup; ++i)
-    if (Status s = kernel.Run(); !s.ok()) return {false, "run error: " + s.message(), {}, 0};
+    if (Status s = kernel.Run(); !s.ok()) return RunFailure(s);
   // Calls per sample, from a timed probe call.
   auto probe = Clock::now();
-  if (Status s = kernel.Run(); !s.ok()) return {false, "run error: " + s.message(), {}, 0};
+  if (Status s = kernel.Run(); !s.ok()) return RunFailure(s);
   double call_us = std::max(0.01, Seconds(probe, Clock::now()) * 1e6);
   int per_sample = static_cast<int>(std::clamp(options.sample_min_us / call_us, 1.0, 10000.0));
   std::vector<double> samples;
@@ -125,7 +117,7 @@ RunResult Runner::Measure(Kernel& kernel, const RunOptions& options) const {
          (static_cast<int>(samples.size()) < options.min_samples || Seconds(start, Clock::now()) < options.target_seconds)) {
     auto t0 = Clock::now();
     for (int i = 0; i < per_sample; ++i)
-      if (Status s = kernel.Run(); !s.ok()) return {false, "run error: " + s.message(), {}, 0};
+      if (Status s = kernel.Run(); !s.ok()) return RunFailure(s);
     samples.push_back(Seconds(t0, Clock::now()) * 1e6 / per_sample);
     if (max_samples == 1) break;
   }

@@ -28,6 +28,13 @@ memory FromTensor(const Tensor& t, const memory::desc& md) {
   return m;
 }
 
+// A dense row-major tensor of `shape` from memory in a plain layout.
+Tensor ToTensor(const memory& m, const std::vector<int64_t>& shape) {
+  Tensor t(shape);
+  std::memcpy(t.data.data(), m.get_data_handle(), t.data.size() * sizeof(float));
+  return t;
+}
+
 class MatMulKernel : public Kernel {
  public:
   MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape) : p_(p), shape_(std::move(out_shape)), stream_(CpuEngine()) {}
@@ -50,10 +57,8 @@ class MatMulKernel : public Kernel {
     }
     dnnl::matmul::desc desc = bias_md ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
     prim_ = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, CpuEngine()));
-    a_ = memory(a_md, CpuEngine());
-    std::memcpy(a_.get_data_handle(), in[0]->data.data(), in[0]->data.size() * sizeof(float));
-    b_ = memory(b_md, CpuEngine());
-    std::memcpy(b_.get_data_handle(), in[1]->data.data(), in[1]->data.size() * sizeof(float));
+    a_ = FromTensor(*in[0], a_md);
+    b_ = FromTensor(*in[1], b_md);
     c_ = memory(c_md, CpuEngine());
     return Status::Ok();
   }
@@ -65,8 +70,7 @@ class MatMulKernel : public Kernel {
     return Status::Ok();
   }
   Status Fetch(Tensor* out) override {
-    *out = Tensor(shape_);
-    std::memcpy(out->data.data(), c_.get_data_handle(), out->data.size() * sizeof(float));
+    *out = ToTensor(c_, shape_);
     return Status::Ok();
   }
 
@@ -116,8 +120,7 @@ class ConvKernel : public Kernel {
     memory user_dst(memory::desc({p_.N, p_.OC, p_.OH, p_.OW}, dt::f32, tag::nchw), CpuEngine());
     dnnl::reorder(dst_, user_dst).execute(stream_, dst_, user_dst);
     stream_.wait();
-    *out = Tensor(shape_);
-    std::memcpy(out->data.data(), user_dst.get_data_handle(), out->data.size() * sizeof(float));
+    *out = ToTensor(user_dst, shape_);
     return Status::Ok();
   }
 
