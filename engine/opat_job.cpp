@@ -128,7 +128,7 @@ std::string ResultTimestamp() {
   gettimeofday(&tv, nullptr);
   std::tm tm{};
   localtime_r(&tv.tv_sec, &tm);
-  char buf[32];
+  char buf[64];
   std::snprintf(buf, sizeof buf, "%04d%02d%02d_%02d%02d%02d%03d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
                 tm.tm_min, tm.tm_sec, static_cast<int>(tv.tv_usec / 1000));
   return buf;

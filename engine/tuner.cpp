@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "engine/op_template.h"
 
@@ -73,8 +74,9 @@ class Session {
       if (configs.empty()) break;
       for (const auto& c : configs) {
         Policy policy = space.PolicyOf(c);
-        double cost = measured_.count(PolicyText(policy)) ? measured_[PolicyText(policy)] : Try(t, policy, mode);
-        measured_[PolicyText(policy)] = cost;
+        auto [known, fresh] = measured_.try_emplace(PolicyText(policy), 0.0);
+        if (fresh) known->second = Try(t, policy, mode);
+        double cost = known->second;
         strategy->Observe(c, cost);
         ++spent;
       }
