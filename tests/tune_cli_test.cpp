@@ -32,7 +32,7 @@ std::vector<std::string> ResultFiles(const std::string& dir) {
 
 nlohmann::json Opat(const std::string& file) { return nlohmann::json::parse(ReadFile(file)).at(1).at("OPAT"); }
 
-TEST_CASE("tune: result file, bank entries, then hits; --repeat-tune tunes again") {
+TEST_CASE("tune: result file, bank entries, then hits, and --repeat-tune tunes again") {
   TempDir dir;
   WriteFile(dir / "ops.json", kOps);
   std::string common = "tune -j 2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + dir.path() + " --trials 6";
