@@ -62,9 +62,13 @@ class Session {
     return cost;
   }
 
-  // Runs the strategy over `space` for up to `budget` trials (seeded with `seeds`).
-  void Search(const OpTemplate& t, const SearchSpace& space, TuneMode mode, int budget, std::vector<Config> seeds) {
+  // Runs the strategy over `space` for up to `budget` trials, first trying the seed policies that
+  // are points of `space` (a seed from a wider space is mapped by knob values, or skipped).
+  void Search(const OpTemplate& t, const SearchSpace& space, TuneMode mode, int budget, const std::vector<Policy>& seed_policies) {
     if (budget <= 0) return;
+    std::vector<Config> seeds;
+    for (const auto& p : seed_policies)
+      if (Config c; space.ConfigOf(p, &c)) seeds.push_back(std::move(c));
     auto kind = StrategyFor(op_, options_.tune_mode).value();
     auto strategy = MakeStrategy(kind, space, options_.seed + out_->trials, std::move(seeds));
     int spent = 0;
@@ -141,14 +145,10 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   int schedule_budget = wants(TuneMode::kSchedule) ? total - 1 - impl_budget - format_budget : 0;
   if (!wants(TuneMode::kSchedule)) format_budget = format ? total - 1 - impl_budget : 0;
 
-  Config seed;
-  std::vector<Config> seeds;
-  if (space.ConfigOf(defaults, &seed)) seeds.push_back(seed);
-  if (wants(TuneMode::kSchedule)) session.Search(primary, Restricted(space, defaults, TuneMode::kSchedule), TuneMode::kSchedule, schedule_budget, seeds);
+  if (wants(TuneMode::kSchedule)) session.Search(primary, Restricted(space, defaults, TuneMode::kSchedule), TuneMode::kSchedule, schedule_budget, {defaults});
   if (format) {
-    std::vector<Config> format_seeds = seeds;
-    Config best;
-    if (out.found && out.template_id == primary.id() && space.ConfigOf(out.policy, &best)) format_seeds.insert(format_seeds.begin(), best);
+    std::vector<Policy> format_seeds = {defaults};
+    if (out.found && out.template_id == primary.id()) format_seeds.insert(format_seeds.begin(), out.policy);
     session.Search(primary, space, TuneMode::kFormat, format_budget, format_seeds);
   }
   if (n_alternatives > 0) {
@@ -160,11 +160,8 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
       Policy alt_default = alt.DefaultPolicy(op);
       int share = left / static_cast<int>(n_alternatives - i);
       left -= share;
-      Config alt_seed;
-      std::vector<Config> alt_seeds;
-      if (alt_space.size() > 0 && alt_space.ConfigOf(alt_default, &alt_seed)) alt_seeds.push_back(alt_seed);
       if (alt_space.size() == 0 || share <= 1) session.Try(alt, alt_default, TuneMode::kImpl);
-      else session.Search(alt, alt_space, TuneMode::kImpl, share, alt_seeds);
+      else session.Search(alt, alt_space, TuneMode::kImpl, share, {alt_default});
     }
   }
   return out;

@@ -4,8 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# gcc: the clang build of the engine crashes intermittently in the tune tests (free(): invalid
-# pointer), under investigation. The libFuzzer targets need clang: -DTILEBANK_FUZZ=ON with clang++.
-BUILD_DIR=build-test bash scripts/build.sh
+BUILD_DIR=build-test bash scripts/build.sh -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DTILEBANK_FUZZ=ON
 cd build-test
 ctest --output-on-failure -j2 --timeout 600

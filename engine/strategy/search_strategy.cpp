@@ -27,8 +27,19 @@ const char* StrategyName(StrategyKind kind) {
   return "?";
 }
 
+namespace {
+bool IsPointOf(const SearchSpace& space, const Config& c) {
+  if (c.size() != space.size()) return false;
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c[i] < 0 || c[i] >= static_cast<int>(space.knobs[i].values.size())) return false;
+  return true;
+}
+}  // namespace
+
 std::unique_ptr<SearchStrategy> MakeStrategy(StrategyKind kind, const SearchSpace& space, uint64_t seed,
                                              std::vector<Config> seeds) {
+  // A seed from another space would index past a knob's values: drop it rather than read out of bounds.
+  std::erase_if(seeds, [&](const Config& c) { return !IsPointOf(space, c); });
   switch (kind) {
     case StrategyKind::kGenetic: return MakeGeneticSearch(space, seed, std::move(seeds));
     case StrategyKind::kMcts: return MakeMctsSearch(space, seed, std::move(seeds));

@@ -45,6 +45,20 @@ double BestAfter(StrategyKind kind, uint64_t seed, int budget) {
   return best;
 }
 
+TEST_CASE("a seed that is not a point of the space is dropped, the valid seed comes first") {
+  // The tuner once seeded a restricted space (one value left for a knob) with a config of the full
+  // space: index 1 of a one-value knob read past the end and crashed the clang build.
+  SearchSpace space = Synthetic();
+  space.knobs[3].values = {int64_t{0}};
+  for (auto kind : {StrategyKind::kGenetic, StrategyKind::kMcts, StrategyKind::kRandom, StrategyKind::kExhaustive}) {
+    CAPTURE(StrategyName(kind));
+    auto strategy = MakeStrategy(kind, space, 3, {Config{1, 1, 1, 1}, Config{1, 2, 3}, Config{2, 2, 2, 0}});
+    auto batch = strategy->Propose(1);
+    REQUIRE(batch.size() == 1);
+    CHECK(batch[0] == Config{2, 2, 2, 0});
+  }
+}
+
 TEST_CASE("strategies propose only valid configs, never the same one twice") {
   SearchSpace space = Synthetic();
   for (auto kind : {StrategyKind::kGenetic, StrategyKind::kMcts, StrategyKind::kRandom, StrategyKind::kExhaustive}) {
