@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "engine/gemm_problem.h"
 
@@ -24,27 +25,42 @@ namespace {
 
 Status Bad(const OpSpec& op, const std::string& why) { return Status::InvalidInput(op.name + " (" + op.op_type + "): " + why); }
 
+// Rows of the output are independent: large problems split them over the cores. Each row sums in
+// double over k with B read along its rows (the loop order that streams memory).
 Tensor Gemm(const OpSpec& op, const std::vector<const Tensor*>& in) {
   GemmProblem p = AnalyzeGemm(op).value();
   Tensor out(op.outputs[0].shape);
   const int64_t M = p.M, N = p.N, K = p.K;
-  for (int64_t b = 0; b < p.batch; ++b) {
-    const float* A = in[0]->data.data() + (p.a_batched ? b * M * K : 0);
-    const float* B = in[1]->data.data() + (p.b_batched ? b * K * N : 0);
-    for (int64_t m = 0; m < M; ++m)
+  auto rows = [&](int64_t first, int64_t last) {  // global rows b * M + m in [first, last)
+    std::vector<double> acc(N);
+    for (int64_t row = first; row < last; ++row) {
+      const int64_t b = row / M, m = row % M;
+      const float* A = in[0]->data.data() + (p.a_batched ? b * M * K : 0);
+      const float* B = in[1]->data.data() + (p.b_batched ? b * K * N : 0);
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t k = 0; k < K; ++k) {
+        const double a = p.trans_a ? A[k * M + m] : A[m * K + k];
+        if (p.trans_b)
+          for (int64_t n = 0; n < N; ++n) acc[n] += a * B[n * K + k];
+        else
+          for (int64_t n = 0; n < N; ++n) acc[n] += a * B[k * N + n];
+      }
       for (int64_t n = 0; n < N; ++n) {
-        double s = 0;
-        for (int64_t k = 0; k < K; ++k)
-          s += double(p.trans_a ? A[k * M + m] : A[m * K + k]) * double(p.trans_b ? B[n * K + k] : B[k * N + n]);
-        double v = p.alpha * s;
+        double v = p.alpha * acc[n];
         if (p.bias != BiasShape::kNone) {
           const auto& C = in[2]->data;
           double c = p.bias == BiasShape::kScalar ? C[0] : p.bias == BiasShape::kRow ? C[n] : p.bias == BiasShape::kColumn ? C[m] : C[m * N + n];
           v += p.beta * c;
         }
-        out.data[(b * M + m) * N + n] = static_cast<float>(v);
+        out.data[row * N + n] = static_cast<float>(v);
       }
-  }
+    }
+  };
+  const int64_t total_rows = p.batch * M;
+  const int threads = p.Flops() < 5e7 ? 1 : static_cast<int>(std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), total_rows));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(rows, total_rows * t / threads, total_rows * (t + 1) / threads);
+  for (auto& th : pool) th.join();
   return out;
 }
 

@@ -114,17 +114,23 @@ bool HasKnobsOf(const SearchSpace& space, TuneMode mode) {
 
 }  // namespace
 
-Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const std::function<void(const TrialEvent&)>& on_trial) {
+Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const std::function<void(const TrialEvent&)>& on_trial,
+                           const Runner* given_runner) {
   auto templates = TemplatesFor(op);
   if (!templates.ok()) return templates.status();
   auto strategy = StrategyFor(op, options.tune_mode);
   if (!strategy.ok()) return strategy.status();
-  auto runner = Runner::Create(op, options.seed);
-  if (!runner.ok()) return runner.status();
+  std::optional<Runner> own_runner;
+  if (!given_runner) {
+    auto made = Runner::Create(op, options.seed);
+    if (!made.ok()) return made.status();
+    own_runner.emplace(std::move(made.value()));
+  }
+  const Runner& runner = given_runner ? *given_runner : *own_runner;
 
   TuneOutcome out;
   out.strategy = StrategyName(strategy.value());
-  Session session(op, options, runner.value(), on_trial, &out);
+  Session session(op, options, runner, on_trial, &out);
   const OpTemplate& primary = *templates->primary;
   const SearchSpace space = primary.Space(op);
   const Policy defaults = primary.DefaultPolicy(op);

@@ -53,7 +53,8 @@ struct TuneOutcome {
 // Strategy for an op under a --tune-mode value (GA,RL picks GA for cube ops, RL for the rest).
 Result<StrategyKind> StrategyFor(const OpSpec& op, const std::string& tune_mode);
 
+// `runner`, when given, is a Runner made for `op` (saves recomputing the reference).
 Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options,
-                           const std::function<void(const TrialEvent&)>& on_trial = nullptr);
+                           const std::function<void(const TrialEvent&)>& on_trial = nullptr, const Runner* runner = nullptr);
 
 }  // namespace tilebank::engine

@@ -87,14 +87,46 @@ def sample():
             {"op": "Add", "name": "bias_add", "input_desc": [t([128, 3072]), t([3072])], "output_desc": [t([128, 3072])]}]
 
 
+def bench_suite():
+    """The OPAT benchmark (bench/opat_bench): 14 GEMM shapes, 8 convolutions, 6 large vector ops."""
+    gemm = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
+            (128, 768, 768), (128, 768, 2304), (128, 768, 3072), (128, 3072, 768),      # BERT-base, M x K x N
+            (3136, 64, 64), (3136, 576, 64), (784, 1152, 128), (196, 2304, 256),          # ResNet-50 convs as GEMM
+            (17, 31, 33), (1, 4096, 4096), (1, 2048, 1000)]
+    ops = [matmul(f"gemm_{m}x{n}x{k}", m, k, n) for m, k, n in gemm]
+    ops += [conv("resnet_conv1", 1, 3, 224, 224, 64, 7, 2, 3),
+            conv("resnet_res2a_branch2a", 1, 64, 56, 56, 64, 1, 1, 0),
+            conv("resnet_res2b_branch2b", 1, 64, 56, 56, 64, 3, 1, 1),
+            conv("resnet_res3b_branch2b", 1, 128, 28, 28, 128, 3, 1, 1),
+            conv("resnet_res4b_branch2b", 1, 256, 14, 14, 256, 3, 1, 1),
+            conv("resnet_res5b_branch2b", 1, 512, 7, 7, 512, 3, 1, 1),
+            conv("mobilenet_dw_144", 1, 144, 56, 56, 144, 3, 1, 1, g=144, bias=True),
+            conv("mobilenet_dw_96s2", 1, 96, 112, 112, 96, 3, 2, 1, g=96, bias=True)]
+    big = [4096, 4096]
+    ops += [{"op": "Relu", "name": "relu_16M", "input_desc": [t(big)], "output_desc": [t(big)]},
+            {"op": "Add", "name": "add_16M", "input_desc": [t(big), t(big)], "output_desc": [t(big)]},
+            {"op": "Gelu", "name": "gelu_16M", "input_desc": [t(big)], "output_desc": [t(big)]},
+            {"op": "Softmax", "name": "softmax_8192x2048", "input_desc": [t([8192, 2048])], "output_desc": [t([8192, 2048])]},
+            {"op": "LayerNorm", "name": "layernorm_16384x1024", "input_desc": [t([16384, 1024]), t([1024]), t([1024])], "output_desc": [t([16384, 1024])]},
+            {"op": "ReduceSum", "name": "reducesum_4096x4096", "input_desc": [t(big)], "output_desc": [t([4096, 1])],
+             "attr": [{"name": "axes", "type": "list_int", "value": [-1]}]}]
+    return ops
+
+
+def write(path, ops):
+    with open(path, "w") as f:
+        json.dump(ops, f, indent=1)
+        f.write("\n")
+
+
 def main():
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+    here = os.path.dirname(os.path.abspath(__file__))
+    data = os.path.join(here, "..", "data")
     lists = {"ops_resnet50.json": resnet50(), "ops_bert_base.json": bert_base(),
              "ops_mobilenet_v2_dw.json": mobilenet_v2_depthwise(), "ops_sample.json": sample()}
     for name, ops in lists.items():
-        with open(os.path.join(root, name), "w") as f:
-            json.dump(ops, f, indent=1)
-            f.write("\n")
+        write(os.path.join(data, name), ops)
+    write(os.path.join(here, "..", "bench", "opat_suite.json"), bench_suite())
 
 
 if __name__ == "__main__":

@@ -40,8 +40,10 @@ class MatMulKernel : public Kernel {
   MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape) : p_(p), shape_(std::move(out_shape)), stream_(CpuEngine()) {}
   Status Prepare(const std::vector<const Tensor*>& in) override {
     const memory::dim B = p_.batch, M = p_.M, N = p_.N, K = p_.K;
-    memory::desc a_md({B, M, K}, dt::f32, p_.trans_a ? memory::dims{p_.a_batched ? M * K : 0, 1, M} : memory::dims{p_.a_batched ? M * K : 0, K, 1});
-    memory::desc b_md({B, K, N}, dt::f32, p_.trans_b ? memory::dims{p_.b_batched ? K * N : 0, 1, K} : memory::dims{p_.b_batched ? K * N : 0, N, 1});
+    // An operand without the batch dimension has batch 1 there: oneDNN broadcasts it. (A batch
+    // stride of 0 instead sends oneDNN to its reference kernel, hundreds of times slower.)
+    memory::desc a_md({p_.a_batched ? B : 1, M, K}, dt::f32, p_.trans_a ? memory::dims{M * K, 1, M} : memory::dims{M * K, K, 1});
+    memory::desc b_md({p_.b_batched ? B : 1, K, N}, dt::f32, p_.trans_b ? memory::dims{K * N, 1, K} : memory::dims{K * N, N, 1});
     memory::desc c_md({B, M, N}, dt::f32, tag::abc);
     dnnl::primitive_attr attr;
     if (p_.alpha != 1.f) attr.set_output_scales(0, {p_.alpha});

@@ -1,0 +1,18 @@
+// The machine's anchors for the OPAT benchmark: fp32 FMA peak and memory bandwidth, measured
+// here (not taken from a data sheet) with every core busy.
+#pragma once
+
+namespace tilebank::bench {
+
+struct MachinePeaks {
+  double fma_gflops = 0;       // fp32, all cores, independent FMA chains in vector registers
+  double fma_gflops_core = 0;  // one core
+  double scale_gbs = 0;        // b[i] = s * a[i] over arrays far larger than the caches (read + write bytes)
+  double read_gbs = 0;         // sum of a[i] (read bytes)
+  int threads = 0;
+};
+
+// Runs each probe a few times and keeps the best (a peak is the fastest the machine can go).
+MachinePeaks MeasureMachinePeaks(int threads);
+
+}  // namespace tilebank::bench
