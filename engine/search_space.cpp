@@ -44,6 +44,29 @@ int SearchSpace::IndexOf(const std::string& knob) const {
   return -1;
 }
 
+SearchSpace SearchSpace::PinnedExcept(TuneMode mode, const Policy& base) const {
+  SearchSpace r = *this;
+  for (auto& k : r.knobs) {
+    if (k.mode == mode) continue;
+    for (const auto& b : base)
+      if (b.name == k.name) k.values = {b.value};
+  }
+  return r;
+}
+
+std::vector<Config> SearchSpace::ValidConfigs() const {
+  std::vector<Config> out;
+  Config c(knobs.size(), 0);
+  for (uint64_t n = 0; n < Cardinality(); ++n) {
+    if (IsValid(c)) out.push_back(c);
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (++c[i] < static_cast<int>(knobs[i].values.size())) break;
+      c[i] = 0;
+    }
+  }
+  return out;
+}
+
 int64_t IntKnob(const Policy& policy, const std::string& name, int64_t fallback) {
   for (const auto& k : policy)
     if (k.name == name && std::holds_alternative<int64_t>(k.value)) return std::get<int64_t>(k.value);

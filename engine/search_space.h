@@ -37,6 +37,11 @@ class SearchSpace {
   // Canonical text of a config ("a=1,b=x"), for visited sets and messages.
   std::string Describe(const Config& config) const;
   int IndexOf(const std::string& knob) const;
+  // This space with every knob not of `mode` pinned to its value in `base` (Schedule mode
+  // searches loops with the layout of the default policy).
+  SearchSpace PinnedExcept(TuneMode mode, const Policy& base) const;
+  // Every valid config, in index order (only for spaces small enough to list).
+  std::vector<Config> ValidConfigs() const;
 };
 
 // Policy accessors used by templates.

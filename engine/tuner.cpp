@@ -97,17 +97,6 @@ class Session {
   TuneOutcome* out_;
 };
 
-// `space` with every knob not of `mode` pinned to its value in `base`.
-SearchSpace Restricted(const SearchSpace& space, const Policy& base, TuneMode mode) {
-  SearchSpace r = space;
-  for (auto& k : r.knobs) {
-    if (k.mode == mode) continue;
-    for (const auto& b : base)
-      if (b.name == k.name) k.values = {b.value};
-  }
-  return r;
-}
-
 bool HasKnobsOf(const SearchSpace& space, TuneMode mode) {
   return std::any_of(space.knobs.begin(), space.knobs.end(), [&](const KnobDomain& k) { return k.mode == mode && k.values.size() > 1; });
 }
@@ -151,7 +140,7 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   int schedule_budget = wants(TuneMode::kSchedule) ? total - 1 - impl_budget - format_budget : 0;
   if (!wants(TuneMode::kSchedule)) format_budget = format ? total - 1 - impl_budget : 0;
 
-  if (wants(TuneMode::kSchedule)) session.Search(primary, Restricted(space, defaults, TuneMode::kSchedule), TuneMode::kSchedule, schedule_budget, {defaults});
+  if (wants(TuneMode::kSchedule)) session.Search(primary, space.PinnedExcept(TuneMode::kSchedule, defaults), TuneMode::kSchedule, schedule_budget, {defaults});
   if (format) {
     std::vector<Policy> format_seeds = {defaults};
     if (out.found && out.template_id == primary.id()) format_seeds.insert(format_seeds.begin(), out.policy);

@@ -7,6 +7,7 @@ packages=(
   nlohmann-json3-dev doctest-dev libsqlite3-dev
   libhalide14-0-dev libdnnl-dev libopenblas-dev   # the engine: Halide JIT, Impl-mode libraries
   clang libclang-rt-14-dev   # libFuzzer targets
+  libonnx-dev libprotobuf-dev libonnx-testdata   # ONNX backend node tests
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -64,14 +64,8 @@ Config ProposalLedger::RandomFresh(int tries) {
     if (space_.Cardinality() > kEnumerateLimit) return {};
     // Draws keep hitting seen or invalid configs: list the rest once and draw from that list.
     enumerated_ = true;
-    Config e(space_.size(), 0);
-    for (uint64_t n = 0; n < space_.Cardinality(); ++n) {
-      if (!Seen(e) && space_.IsValid(e)) unseen_valid_.push_back(e);
-      for (size_t i = 0; i < e.size(); ++i) {
-        if (++e[i] < static_cast<int>(space_.knobs[i].values.size())) break;
-        e[i] = 0;
-      }
-    }
+    for (auto& e : space_.ValidConfigs())
+      if (!Seen(e)) unseen_valid_.push_back(std::move(e));
   }
   while (!unseen_valid_.empty()) {
     size_t pick = std::uniform_int_distribution<size_t>(0, unseen_valid_.size() - 1)(rng_);

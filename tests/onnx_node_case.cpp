@@ -1,0 +1,110 @@
+#include "tests/onnx_node_case.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <fstream>
+
+namespace tilebank::testing {
+namespace {
+
+template <typename Proto>
+bool ReadProto(const std::filesystem::path& file, Proto* proto) {
+  std::ifstream in(file, std::ios::binary);
+  return in && proto->ParseFromIstream(&in);
+}
+
+bool ReadModel(const std::filesystem::path& dir, onnx::ModelProto* model) { return ReadProto(dir / "model.onnx", model); }
+
+std::vector<int64_t> Dims(const onnx::TensorProto& t) { return {t.dims().begin(), t.dims().end()}; }
+
+Result<engine::Tensor> FloatTensor(const onnx::TensorProto& t) {
+  if (t.data_type() != onnx::TensorProto::FLOAT) return Status::InvalidInput("tensor " + t.name() + " is not float32");
+  engine::Tensor out(Dims(t));
+  if (!t.raw_data().empty()) {
+    if (t.raw_data().size() != out.data.size() * sizeof(float)) return Status::InvalidInput("tensor " + t.name() + ": raw data size");
+    std::memcpy(out.data.data(), t.raw_data().data(), t.raw_data().size());
+  } else {
+    if (t.float_data_size() != out.size()) return Status::InvalidInput("tensor " + t.name() + ": float data size");
+    std::copy(t.float_data().begin(), t.float_data().end(), out.data.begin());
+  }
+  return out;
+}
+
+Result<std::vector<int64_t>> IntValues(const onnx::TensorProto& t) {
+  if (t.data_type() != onnx::TensorProto::INT64) return Status::InvalidInput("tensor " + t.name() + " is not int64");
+  std::vector<int64_t> v;
+  if (!t.raw_data().empty()) {
+    v.resize(t.raw_data().size() / sizeof(int64_t));
+    std::memcpy(v.data(), t.raw_data().data(), v.size() * sizeof(int64_t));
+  } else {
+    v.assign(t.int64_data().begin(), t.int64_data().end());
+  }
+  return v;
+}
+
+nlohmann::json Desc(const std::vector<int64_t>& shape) { return {{"shape", shape}, {"type", "float32"}}; }
+
+Result<nlohmann::json> Attribute(const onnx::AttributeProto& a) {
+  switch (a.type()) {
+    case onnx::AttributeProto::INT: return nlohmann::json{{"name", a.name()}, {"type", "int"}, {"value", a.i()}};
+    case onnx::AttributeProto::FLOAT: return nlohmann::json{{"name", a.name()}, {"type", "float"}, {"value", a.f()}};
+    case onnx::AttributeProto::STRING: return nlohmann::json{{"name", a.name()}, {"type", "str"}, {"value", a.s()}};
+    case onnx::AttributeProto::INTS:
+      return nlohmann::json{{"name", a.name()}, {"type", "list_int"}, {"value", std::vector<int64_t>(a.ints().begin(), a.ints().end())}};
+    case onnx::AttributeProto::FLOATS:
+      return nlohmann::json{{"name", a.name()}, {"type", "list_float"}, {"value", std::vector<float>(a.floats().begin(), a.floats().end())}};
+    default: return Status::InvalidInput("attribute " + a.name() + " has an unsupported type");
+  }
+}
+
+}  // namespace
+
+std::string OnnxNodeOpType(const std::filesystem::path& test_dir) {
+  onnx::ModelProto model;
+  if (!ReadModel(test_dir, &model) || model.graph().node_size() != 1) return "";
+  return model.graph().node(0).op_type();
+}
+
+Result<OnnxNodeCase> LoadOnnxNodeCase(const std::filesystem::path& dir) {
+  onnx::ModelProto model;
+  if (!ReadModel(dir, &model)) return Status::InvalidInput(dir.string() + ": model.onnx does not parse");
+  if (model.graph().node_size() != 1) return Status::InvalidInput("not a single-node model");
+  const onnx::NodeProto& node = model.graph().node(0);
+  OnnxNodeCase c;
+  c.name = dir.filename().string();
+  c.op_type = node.op_type();
+  nlohmann::json attrs = nlohmann::json::array();
+  for (const auto& a : node.attribute()) {
+    auto attr = Attribute(a);
+    if (!attr.ok()) return attr.status();
+    attrs.push_back(attr.value());
+  }
+  const auto data = dir / "test_data_set_0";
+  nlohmann::json inputs = nlohmann::json::array();
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty()) continue;  // an optional input left out
+    onnx::TensorProto t;
+    if (!ReadProto(data / ("input_" + std::to_string(i) + ".pb"), &t)) return Status::InvalidInput("input_" + std::to_string(i) + ".pb is missing");
+    // ReduceSum (opset 13) takes its axes as an int64 input; the engine takes them as the attribute.
+    if (c.op_type == "ReduceSum" && i == 1) {
+      auto axes = IntValues(t);
+      if (!axes.ok()) return axes.status();
+      attrs.push_back({{"name", "axes"}, {"type", "list_int"}, {"value", axes.value()}});
+      continue;
+    }
+    auto tensor = FloatTensor(t);
+    if (!tensor.ok()) return tensor.status();
+    inputs.push_back(Desc(tensor->shape));
+    c.inputs.push_back(std::move(tensor.value()));
+  }
+  onnx::TensorProto out;
+  if (!ReadProto(data / "output_0.pb", &out)) return Status::InvalidInput("output_0.pb is missing");
+  auto expected = FloatTensor(out);
+  if (!expected.ok()) return expected.status();
+  c.expected = std::move(expected.value());
+  c.description = {{"op", c.op_type}, {"name", c.name}, {"input_desc", inputs}, {"output_desc", {Desc(c.expected.shape)}}, {"attr", attrs}};
+  return c;
+}
+
+}  // namespace tilebank::testing
