@@ -5,7 +5,7 @@
 // autoscheduler (MatMul). GFLOP/s are set against the measured FMA peak, GB/s against the
 // measured memory bandwidth, and the goals are checked at the end.
 //
-//   build/opat_bench [--ops FILE] [--trials N] [--only SUBSTRING] [--seed S]
+//   build/opat_bench [--ops FILE] [--trials N] [--only SUBSTRING] [--class gemm,conv,vector] [--seed S]
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -123,6 +123,8 @@ Row BenchOp(const OpSpec& op, const engine::TuneOptions& base, const std::string
   if (all.ok() && all->found) {
     row.us[kAllModes] = Time(runner.value(), build(all.value()), "all-modes winner");
     row.winner = all->template_id;
+    std::fprintf(stderr, "  all-modes winner %s {%s}: %.1f us while tuning, %.1f us now\n", all->template_id.c_str(),
+                 engine::PolicyText(all->policy).c_str(), all->best_time.median_us, row.us[kAllModes].value_or(NAN));
   }
   if (row.cls != OpClass::kVector) {
     const auto* onednn = engine::TemplateById("impl.onednn");
@@ -146,20 +148,21 @@ std::string Cell(double v) {
   return buf;
 }
 
-void PrintTable(const std::vector<Row>& rows, OpClass cls, const MachinePeaks& peaks) {
+void PrintHeader(OpClass cls) {
   const bool vector = cls == OpClass::kVector;
   std::printf("\n%s (%s; higher is better)\n", cls == OpClass::kGemm ? "GEMM" : cls == OpClass::kConv ? "Convolution" : "Vector ops",
               vector ? "GB/s" : "GFLOP/s");
-  std::printf("%-24s %-16s", "op", vector ? "input" : (cls == OpClass::kGemm ? "MxNxK" : "input"));
+  std::printf("%-24s %-16s", "op", cls == OpClass::kGemm ? "MxNxK" : "input");
   for (int c = 0; c < kCount; ++c) std::printf(" %9s", kNames[c]);
   std::printf("  %7s %7s  %s\n", vector ? "%bw" : "%peak", "tune s", "all-modes winner");
-  for (const auto& r : rows) {
-    if (r.cls != cls) continue;
-    std::printf("%-24s %-16s", r.name.substr(0, 24).c_str(), r.shape.substr(0, 16).c_str());
-    for (int c = 0; c < kCount; ++c) std::printf(" %9s", Cell(Rate(r, static_cast<Contender>(c))).c_str());
-    double anchor = vector ? peaks.scale_gbs : peaks.fma_gflops;
-    std::printf("  %6s%% %7.1f  %s\n", Cell(100 * Rate(r, kAllModes) / anchor).c_str(), r.tune_seconds, r.winner.c_str());
-  }
+}
+
+void PrintRow(const Row& r, const MachinePeaks& peaks) {
+  std::printf("%-24s %-16s", r.name.substr(0, 24).c_str(), r.shape.substr(0, 16).c_str());
+  for (int c = 0; c < kCount; ++c) std::printf(" %9s", Cell(Rate(r, static_cast<Contender>(c))).c_str());
+  double anchor = r.cls == OpClass::kVector ? peaks.scale_gbs : peaks.fma_gflops;
+  std::printf("  %6s%% %7.1f  %s\n", Cell(100 * Rate(r, kAllModes) / anchor).c_str(), r.tune_seconds, r.winner.c_str());
+  std::fflush(stdout);
 }
 
 // Geometric mean of time(b) / time(a) (a's speedup over b) over the rows of `cls` (all when
@@ -225,6 +228,8 @@ int main(int argc, char** argv) {
   app.add_option("--ops", ops_file, "ATC-style operator list")->check(CLI::ExistingFile);
   app.add_option("--trials", options.trials, "trials per operator and tuning run")->check(CLI::Range(2, 100000));
   app.add_option("--only", only, "bench only the operators whose name contains this");
+  std::string classes;
+  app.add_option("--class", classes, "bench only these classes: gemm, conv, vector (comma-separated)");
   app.add_option("--seed", options.seed, "seed of inputs and strategies");
   try {
     app.parse(argc, argv);
@@ -243,12 +248,20 @@ int main(int argc, char** argv) {
   std::printf("measured peaks: FMA %.1f GFLOP/s (%.1f per core), bandwidth %.1f GB/s scale (read+write), %.1f GB/s read\n",
               peaks.fma_gflops, peaks.fma_gflops_core, peaks.scale_gbs, peaks.read_gbs);
   std::vector<bench::Row> rows;
+  std::fflush(stdout);
+  // Rows are printed as they finish (the list is grouped by class; a new class starts a table).
+  std::optional<bench::OpClass> table;
   for (const auto& op : ops.value()) {
     if (!only.empty() && op.name.find(only) == std::string::npos) continue;
+    const bench::OpClass cls = bench::ClassOf(op);
+    if (!classes.empty() && classes.find(cls == bench::OpClass::kGemm ? "gemm" : cls == bench::OpClass::kConv ? "conv" : "vector") == std::string::npos)
+      continue;
+    if (table != cls) bench::PrintHeader(cls);
+    table = cls;
     std::fprintf(stderr, "%s ...\n", op.name.c_str());
     rows.push_back(bench::BenchOp(op, options, TILEBANK_ADAMS2019_PLUGIN));
+    bench::PrintRow(rows.back(), peaks);
   }
-  for (auto cls : {bench::OpClass::kGemm, bench::OpClass::kConv, bench::OpClass::kVector}) bench::PrintTable(rows, cls, peaks);
   bench::PrintGoals(rows, peaks);
   return 0;
 }

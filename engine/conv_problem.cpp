@@ -8,7 +8,7 @@ Result<ConvProblem> AnalyzeConv(const OpSpec& op) {
   auto bad = [&](const std::string& why) { return Status::InvalidInput(op.name + " (Conv): " + why); };
   if (op.inputs.size() < 2 || op.inputs[0].shape.size() != 4 || op.inputs[1].shape.size() != 4 || op.outputs[0].shape.size() != 4)
     return bad("only 2-D convolution with NCHW input and OIHW weights is supported");
-  if (op.Text("auto_pad", "NOTSET") != "NOTSET") return bad("auto_pad is not supported; give pads explicitly");
+  if (op.Text("auto_pad", "NOTSET") != "NOTSET") return bad("auto_pad " + op.Text("auto_pad", "") + " is not an ONNX mode");
   const auto& x = op.inputs[0].shape;
   const auto& w = op.inputs[1].shape;
   const auto& y = op.outputs[0].shape;

@@ -34,6 +34,11 @@ Status HalideKernel::Run() {
     }
     Halide::Pipeline pipeline = program_->pipeline;  // a handle to the shared pipeline
     pipeline.realize(output_);
+    // Unbind: a cached program must not keep this kernel's input buffers alive.
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+      Halide::ImageParam p = program_->params[i];
+      p.reset();
+    }
   } catch (const Halide::Error& e) {
     return Status::InvalidInput(std::string("kernel failed at run time: ") + e.what());
   }

@@ -1,5 +1,6 @@
 #include "engine/op_spec.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -42,6 +43,35 @@ std::vector<TensorDesc> DescsOf(const nlohmann::json& list) {
   return descs;
 }
 
+// Conv and pooling with auto_pad SAME_UPPER, SAME_LOWER or VALID get the explicit pads ONNX
+// defines for it, so the templates and the reference see one form. (The bank key stays that of
+// the description as written.)
+void ResolveAutoPad(OpSpec* op) {
+  const std::string mode = op->Text("auto_pad", "NOTSET");
+  if (mode == "NOTSET" || (op->op_type != "Conv" && op->op_type != "MaxPool" && op->op_type != "AveragePool")) return;
+  if (op->inputs.empty() || op->inputs[0].shape.size() < 3) return;  // the op's own checks refuse it
+  const auto& x = op->inputs[0].shape;
+  const size_t dims = x.size() - 2;
+  std::vector<int64_t> kernel = op->Ints("kernel_shape", {});
+  if (kernel.empty() && op->op_type == "Conv" && op->inputs.size() > 1 && op->inputs[1].shape.size() == x.size())
+    kernel.assign(op->inputs[1].shape.begin() + 2, op->inputs[1].shape.end());
+  auto strides = op->Ints("strides", std::vector<int64_t>(dims, 1)), dilations = op->Ints("dilations", std::vector<int64_t>(dims, 1));
+  if (kernel.size() != dims || strides.size() != dims || dilations.size() != dims) return;
+  std::vector<int64_t> pads(2 * dims, 0);
+  if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+    for (size_t i = 0; i < dims; ++i) {
+      const int64_t out = (x[i + 2] + strides[i] - 1) / strides[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - x[i + 2]);
+      pads[i] = mode == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[i + dims] = total - pads[i];
+    }
+  } else if (mode != "VALID") {
+    return;  // an unknown mode stays, and the op's checks name it
+  }
+  op->attrs.erase("auto_pad");
+  op->attrs["pads"] = pads;
+}
+
 }  // namespace
 
 Result<OpSpec> ParseOpSpec(const nlohmann::json& description, size_t index) {
@@ -65,6 +95,7 @@ Result<OpSpec> ParseOpSpec(const nlohmann::json& description, size_t index) {
     spec.name = spec.op_type + "_" + std::to_string(index);
   }
   if (spec.outputs.empty()) return Status::InvalidInput(where(spec.op_type) + ": output_desc is empty");
+  ResolveAutoPad(&spec);
   for (const auto* list : {&spec.inputs, &spec.outputs})
     for (const auto& t : *list)
       for (int64_t d : t.shape)

@@ -10,6 +10,11 @@ namespace tilebank::engine {
 
 uint32_t OpTemplate::version() const { return EngineTemplateVersions()(id()).value_or(0); }
 
+Status OpTemplate::Supports(const OpSpec& op) const {
+  if (!Implements(op.op_type)) return Status::InvalidInput(std::string(id()) + " does not implement " + op.op_type);
+  return SupportsInstance(op);
+}
+
 Result<std::unique_ptr<Kernel>> HalideTemplate::Build(const OpSpec& op, const Policy& policy) const {
   uint64_t key = CompileKey(id(), version(), op.canonical.text, PolicyText(policy), Host().target.to_string());
   auto program = SharedBuilder().Compile(key, [&] { return Define(op, policy); });
@@ -33,9 +38,10 @@ Result<OpTemplates> TemplatesFor(const OpSpec& op) {
   OpTemplates found;
   Status first_refusal;
   for (const OpTemplate* t : AllTemplates()) {
+    if (!t->Implements(op.op_type)) continue;
     Status s = t->Supports(op);
     if (!s.ok()) {
-      if (first_refusal.ok() && s.message().find("does not implement") == std::string::npos) first_refusal = s;
+      if (first_refusal.ok()) first_refusal = s;
       continue;
     }
     if (!found.primary && std::string(t->id()).rfind("impl.", 0) != 0) found.primary = t;

@@ -17,14 +17,21 @@ class OpTemplate {
   virtual ~OpTemplate() = default;
   virtual const char* id() const = 0;
   uint32_t version() const;
-  // Ok when this template implements the op instance; otherwise a message saying why not.
-  virtual Status Supports(const OpSpec& op) const = 0;
+  // Whether this template is written for operators of `op_type` at all.
+  virtual bool Implements(const std::string& op_type) const = 0;
+  // Ok when this template runs the op instance; otherwise a message saying why not (the op type,
+  // or what of this instance it does not handle).
+  Status Supports(const OpSpec& op) const;
   // Library implementations have an empty space: their one policy is the default.
   virtual SearchSpace Space(const OpSpec& op) const = 0;
   virtual Policy DefaultPolicy(const OpSpec& op) const = 0;
   // Compiles (or fetches from the compile cache) the kernel for `policy`; a compile error is a
   // non-ok result, never a crash.
   virtual Result<std::unique_ptr<Kernel>> Build(const OpSpec& op, const Policy& policy) const = 0;
+
+ protected:
+  // Supports() for an op whose type this template implements.
+  virtual Status SupportsInstance(const OpSpec& op) const = 0;
 };
 
 struct HalideProgram;

@@ -2,7 +2,9 @@
 // operator the engine supports runs through the kernels with the default policy and with a
 // tuned policy, and is compared with the expected output the ONNX project ships. A case the
 // engine refuses (an attribute or layout it does not implement) is counted with its reason; a
-// case that runs must match. The pass counts are printed and held to a floor.
+// case that runs must match. The pass counts are printed and held to a floor. (Of the refusals,
+// test_reduce_sum_negative_axes_keepdims_random ships an empty axes tensor that contradicts its
+// expected output shape in ONNX 1.12's data.)
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -101,20 +103,21 @@ Tally RunAll(bool tuned) {
   return tally;
 }
 
-void Report(const char* what, const Tally& t) {
+void Report(const char* what, const Tally& t, bool tuned) {
   std::string refused;
   for (const auto& [name, why] : t.refused) refused += "\n  refused " + name + ": " + why;
-  MESSAGE("ONNX node tests, " << std::string(what) << ": " << t.pass << " of " << t.cases << " pass, " << t.refused.size() << " refused; "
-                                  << t.not_default << " ran a policy other than the default" << refused);
+  std::string tuned_note = tuned ? "; " + std::to_string(t.not_default) + " of the tuned winners are not the default policy" : "";
+  MESSAGE("ONNX node tests, " << std::string(what) << ": " << t.pass << " of " << t.cases << " pass, " << t.refused.size() << " refused"
+                              << tuned_note << refused);
 }
 
 // Passes measured when this test was written; fewer means a regression.
-constexpr int kMinPasses = 101;
+constexpr int kMinPasses = 108;
 
 TEST_CASE("ONNX node tests pass with the default policy") {
   REQUIRE_MESSAGE(std::filesystem::is_directory(kNodeTests), "install libonnx-testdata (scripts/setup.sh does)");
   Tally t = RunAll(false);
-  Report("default policy", t);
+  Report("default policy", t, false);
   CHECK(t.pass >= kMinPasses);
   CHECK(t.pass + static_cast<int>(t.refused.size()) == t.cases);
 }
@@ -122,7 +125,7 @@ TEST_CASE("ONNX node tests pass with the default policy") {
 TEST_CASE("ONNX node tests pass with a tuned policy") {
   REQUIRE_MESSAGE(std::filesystem::is_directory(kNodeTests), "install libonnx-testdata (scripts/setup.sh does)");
   Tally t = RunAll(true);
-  Report("tuned policy", t);
+  Report("tuned policy", t, true);
   CHECK(t.pass >= kMinPasses);
   CHECK(t.pass + static_cast<int>(t.refused.size()) == t.cases);
 }

@@ -1,37 +1,38 @@
 // Reinforcement-learning search for vector ops: Monte Carlo tree search over the knob decisions,
-// one knob per tree level. Selection follows UCT (mean reward + c * sqrt(ln N / n)); an unexpanded
-// value is tried first; the rest of the config is completed by a rollout policy that samples each
-// knob's values by softmax over the mean reward that value earned so far (learned from every
-// measurement). Reward = best cost so far / cost, in (0, 1]; failures and invalid configs earn 0,
-// so the tree learns to avoid them. A config already measured is never proposed again.
+// one knob per tree level. Selection follows UCT (mean reward + c * sqrt(ln N / n)); a value not
+// yet tried under a prefix is expanded first; the rest of the config is completed by a rollout
+// policy that samples each knob's values by softmax over the mean reward that value earned
+// (learned from every measurement). Reward = best cost so far / cost, in (0, 1], recomputed
+// against the current best whenever the best moves, so early measurements are not over-valued;
+// failures earn 0 and invalid configs count as 0-reward visits, so the tree learns to avoid them.
+// A config already measured is never proposed again.
+#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
+#include <set>
 
 #include "engine/strategy/search_strategy.h"
 
 namespace tilebank::engine {
 namespace {
 
-constexpr double kExploration = 0.7;
-constexpr double kRolloutTemperature = 0.15;
+constexpr double kExploration = 0.25;
+constexpr double kRolloutTemperature = 0.1;
 constexpr int kAttemptsPerProposal = 64;
 
-struct Node {
-  double visits = 0;
-  double reward = 0;
-  std::map<int, std::unique_ptr<Node>> children;
+struct Stat {
+  double visits = 0, reward = 0;
+  double Mean() const { return visits > 0 ? reward / visits : 0; }
 };
 
 class MctsSearch : public SearchStrategy {
  public:
   MctsSearch(const SearchSpace& space, uint64_t seed, std::vector<Config> seeds)
-      : ledger_(space, seed), seeds_(std::move(seeds)) {
-    for (const auto& k : space.knobs) value_stats_.emplace_back(k.values.size(), std::pair<double, double>{0, 0});
-  }
+      : ledger_(space, seed), seeds_(std::move(seeds)) {}
 
   std::vector<Config> Propose(size_t count) override {
     std::vector<Config> out;
+    RefreshRolloutStats();
     while (out.size() < count) {
       Config c;
       while (c.empty() && !seeds_.empty()) {
@@ -42,16 +43,10 @@ class MctsSearch : public SearchStrategy {
       for (int attempt = 0; c.empty() && attempt < kAttemptsPerProposal; ++attempt) {
         Config candidate = Descend();
         if (!ledger_.space().IsValid(candidate)) {
-          Backpropagate(candidate, 0.0);  // learn the constraint
+          invalid_.insert(candidate);  // learn the constraint
           continue;
         }
-        if (ledger_.Seen(candidate)) {
-          // Known outcome: reinforce with the remembered reward, no measurement.
-          auto it = costs_.find(candidate);
-          if (it != costs_.end()) Backpropagate(candidate, Reward(it->second));
-          continue;
-        }
-        c = candidate;
+        if (!ledger_.Seen(candidate)) c = candidate;
       }
       if (c.empty()) c = ledger_.RandomFresh();
       if (c.empty()) break;
@@ -63,74 +58,74 @@ class MctsSearch : public SearchStrategy {
 
   void Observe(const Config& config, double cost_us) override {
     if (!std::isfinite(cost_us)) cost_us = std::numeric_limits<double>::infinity();
-    costs_[config] = cost_us;
-    if (cost_us < best_) best_ = cost_us;
-    Backpropagate(config, Reward(cost_us));
+    history_.push_back({config, cost_us});
+    best_ = std::min(best_, cost_us);
   }
 
  private:
   double Reward(double cost) const { return std::isfinite(cost) && cost > 0 ? best_ / cost : 0.0; }
 
-  // Selection + expansion down the tree, then the learned rollout for the remaining knobs.
+  static bool SharesPrefix(const Config& a, const Config& b, size_t len) { return std::equal(a.begin(), a.begin() + len, b.begin()); }
+
+  // Visits and reward of each value of knob `depth` below the prefix c[0, depth).
+  std::vector<Stat> ChildStats(const Config& c, size_t depth) const {
+    std::vector<Stat> stats(ledger_.space().knobs[depth].values.size());
+    for (const auto& [config, cost] : history_)
+      if (SharesPrefix(config, c, depth)) stats[config[depth]].visits += 1, stats[config[depth]].reward += Reward(cost);
+    for (const auto& config : invalid_)
+      if (SharesPrefix(config, c, depth)) stats[config[depth]].visits += 1;
+    return stats;
+  }
+
+  // Selection and expansion down the tree, then the learned rollout for the remaining knobs.
   Config Descend() {
     const auto& knobs = ledger_.space().knobs;
     Config c(knobs.size(), 0);
-    Node* node = &root_;
     size_t depth = 0;
     for (; depth < knobs.size(); ++depth) {
-      int n = static_cast<int>(knobs[depth].values.size());
+      auto stats = ChildStats(c, depth);
       std::vector<int> untried;
-      for (int v = 0; v < n; ++v)
-        if (!node->children.count(v)) untried.push_back(v);
+      double total = 0;
+      for (size_t v = 0; v < stats.size(); ++v) {
+        total += stats[v].visits;
+        if (stats[v].visits == 0) untried.push_back(static_cast<int>(v));
+      }
       if (!untried.empty()) {
-        int v = untried[std::uniform_int_distribution<size_t>(0, untried.size() - 1)(ledger_.rng())];
-        c[depth] = v;
-        node->children[v] = std::make_unique<Node>();
-        ++depth;
+        c[depth++] = untried[std::uniform_int_distribution<size_t>(0, untried.size() - 1)(ledger_.rng())];
         break;
       }
       double best_score = -1;
-      int best_v = 0;
-      for (auto& [v, child] : node->children) {
-        double mean = child->visits > 0 ? child->reward / child->visits : 0;
-        double score = mean + kExploration * std::sqrt(std::log(node->visits + 1) / (child->visits + 1e-9));
-        if (score > best_score) best_score = score, best_v = v;
+      for (size_t v = 0; v < stats.size(); ++v) {
+        double score = stats[v].Mean() + kExploration * std::sqrt(std::log(total + 1) / stats[v].visits);
+        if (score > best_score) best_score = score, c[depth] = static_cast<int>(v);
       }
-      c[depth] = best_v;
-      node = node->children[best_v].get();
     }
     for (; depth < knobs.size(); ++depth) c[depth] = RolloutChoice(depth);
     return c;
   }
 
-  int RolloutChoice(size_t knob) {
-    const auto& stats = value_stats_[knob];
-    std::vector<double> weights(stats.size());
-    for (size_t v = 0; v < stats.size(); ++v) {
-      // Unmeasured values get an optimistic mean so every value is tried.
-      double mean = stats[v].second > 0 ? stats[v].first / stats[v].second : 1.0;
-      weights[v] = std::exp(mean / kRolloutTemperature);
-    }
-    return static_cast<int>(std::discrete_distribution<size_t>(weights.begin(), weights.end())(ledger_.rng()));
+  // Per knob value: the mean reward of the measured configs that use it.
+  void RefreshRolloutStats() {
+    const auto& knobs = ledger_.space().knobs;
+    rollout_.assign(knobs.size(), {});
+    for (size_t k = 0; k < knobs.size(); ++k) rollout_[k].resize(knobs[k].values.size());
+    for (const auto& [config, cost] : history_)
+      for (size_t k = 0; k < config.size(); ++k) rollout_[k][config[k]].visits += 1, rollout_[k][config[k]].reward += Reward(cost);
   }
 
-  void Backpropagate(const Config& c, double reward) {
-    Node* node = &root_;
-    node->visits += 1, node->reward += reward;
-    for (size_t d = 0; d < c.size(); ++d) {
-      auto it = node->children.find(c[d]);
-      if (it == node->children.end()) break;
-      node = it->second.get();
-      node->visits += 1, node->reward += reward;
-    }
-    for (size_t k = 0; k < c.size(); ++k) value_stats_[k][c[k]].first += reward, value_stats_[k][c[k]].second += 1;
+  int RolloutChoice(size_t knob) {
+    const auto& stats = rollout_[knob];
+    std::vector<double> weights(stats.size());
+    // Unmeasured values get an optimistic mean so every value is tried.
+    for (size_t v = 0; v < stats.size(); ++v) weights[v] = std::exp((stats[v].visits > 0 ? stats[v].Mean() : 1.0) / kRolloutTemperature);
+    return static_cast<int>(std::discrete_distribution<size_t>(weights.begin(), weights.end())(ledger_.rng()));
   }
 
   ProposalLedger ledger_;
   std::vector<Config> seeds_;
-  Node root_;
-  std::vector<std::vector<std::pair<double, double>>> value_stats_;  // per knob value: reward sum, count
-  std::map<Config, double> costs_;
+  std::vector<std::pair<Config, double>> history_;  // every measured config and its cost
+  std::set<Config> invalid_;                         // configs the space's constraint refused
+  std::vector<std::vector<Stat>> rollout_;
   double best_ = std::numeric_limits<double>::infinity();
 };
 

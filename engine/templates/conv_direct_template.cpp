@@ -37,8 +37,8 @@ bool Valid(const ConvProblem& p, const Policy& policy) {
 class ConvDirectTemplate : public HalideTemplate {
  public:
   const char* id() const override { return "conv2d.direct"; }
-  Status Supports(const OpSpec& op) const override {
-    if (op.op_type != "Conv") return Status::InvalidInput(std::string(id()) + " does not implement " + op.op_type);
+  bool Implements(const std::string& op_type) const override { return op_type == "Conv"; }
+  Status SupportsInstance(const OpSpec& op) const override {
     auto p = AnalyzeConv(op);
     return p.ok() ? Status::Ok() : p.status();
   }

@@ -19,8 +19,8 @@ GemmShape ShapeOf(const ConvProblem& p) { return {p.OCg, p.OH * p.OW, p.Cg * p.K
 class ConvIm2colTemplate : public HalideTemplate {
  public:
   const char* id() const override { return "conv2d.im2col"; }
-  Status Supports(const OpSpec& op) const override {
-    if (op.op_type != "Conv") return Status::InvalidInput(std::string(id()) + " does not implement " + op.op_type);
+  bool Implements(const std::string& op_type) const override { return op_type == "Conv"; }
+  Status SupportsInstance(const OpSpec& op) const override {
     auto p = AnalyzeConv(op);
     if (!p.ok()) return p.status();
     if (p->Cg * p->KH * p->KW < 2 && p->G > 1) return Status::InvalidInput(std::string(id()) + ": a depthwise 1x1 has nothing to gather");

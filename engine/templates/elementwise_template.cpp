@@ -35,9 +35,9 @@ RowShape ShapeOf(const OpSpec& op) {
 class ElementwiseTemplate : public HalideTemplate {
  public:
   const char* id() const override { return "elementwise.generic"; }
-  Status Supports(const OpSpec& op) const override {
+  bool Implements(const std::string& op_type) const override { return IsBinary(op_type) || IsUnary(op_type); }
+  Status SupportsInstance(const OpSpec& op) const override {
     bool binary = IsBinary(op.op_type);
-    if (!binary && !IsUnary(op.op_type)) return Status::InvalidInput(std::string(id()) + " does not implement " + op.op_type);
     if (op.inputs.size() != (binary ? 2u : 1u)) return Status::InvalidInput(op.name + ": " + op.op_type + " takes " + (binary ? "two inputs" : "one input"));
     std::vector<int64_t> shape = op.inputs[0].shape;
     if (binary && !BroadcastShapes(op.inputs[0].shape, op.inputs[1].shape, &shape))

@@ -29,9 +29,10 @@ class GemmTemplate : public HalideTemplate {
   GemmTemplate(const char* id, std::vector<std::string> op_types) : id_(id), op_types_(std::move(op_types)) {}
   const char* id() const override { return id_; }
 
-  Status Supports(const OpSpec& op) const override {
-    if (std::find(op_types_.begin(), op_types_.end(), op.op_type) == op_types_.end())
-      return Status::InvalidInput(std::string(id_) + " does not implement " + op.op_type);
+  bool Implements(const std::string& op_type) const override {
+    return std::find(op_types_.begin(), op_types_.end(), op_type) != op_types_.end();
+  }
+  Status SupportsInstance(const OpSpec& op) const override {
     auto p = AnalyzeGemm(op);
     return p.ok() ? Status::Ok() : p.status();
   }

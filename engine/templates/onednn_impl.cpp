@@ -138,13 +138,12 @@ class ConvKernel : public Kernel {
 class OneDnnImpl : public OpTemplate {
  public:
   const char* id() const override { return "impl.onednn"; }
-  Status Supports(const OpSpec& op) const override {
+  bool Implements(const std::string& op_type) const override { return IsCubeOp(op_type); }
+  Status SupportsInstance(const OpSpec& op) const override {
     if (op.op_type == "Conv") {
       auto p = AnalyzeConv(op);
       return p.ok() ? Status::Ok() : p.status();
     }
-    if (op.op_type != "MatMul" && op.op_type != "BatchMatMul" && op.op_type != "Gemm")
-      return Status::InvalidInput(std::string(id()) + " does not implement " + op.op_type);
     auto p = AnalyzeGemm(op);
     if (!p.ok()) return p.status();
     if (p->alpha == 0.f) return Status::InvalidInput(std::string(id()) + ": alpha 0 is not supported");

@@ -52,9 +52,8 @@ class OpenBlasKernel : public Kernel {
 class OpenBlasImpl : public OpTemplate {
  public:
   const char* id() const override { return "impl.openblas"; }
-  Status Supports(const OpSpec& op) const override {
-    if (op.op_type != "MatMul" && op.op_type != "BatchMatMul" && op.op_type != "Gemm")
-      return Status::InvalidInput(std::string(id()) + " does not implement " + op.op_type);
+  bool Implements(const std::string& op_type) const override { return IsCubeOp(op_type) && op_type != "Conv"; }
+  Status SupportsInstance(const OpSpec& op) const override {
     auto p = AnalyzeGemm(op);
     return p.ok() ? Status::Ok() : p.status();
   }

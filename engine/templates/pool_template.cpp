@@ -35,12 +35,13 @@ RowShape ShapeOf(const OpSpec& op) {
 class PoolTemplate : public HalideTemplate {
  public:
   const char* id() const override { return "pool2d.generic"; }
-  Status Supports(const OpSpec& op) const override {
-    if (op.op_type != "MaxPool" && op.op_type != "AveragePool" && op.op_type != "GlobalAveragePool")
-      return Status::InvalidInput(std::string(id()) + " does not implement " + op.op_type);
+  bool Implements(const std::string& op_type) const override {
+    return op_type == "MaxPool" || op_type == "AveragePool" || op_type == "GlobalAveragePool";
+  }
+  Status SupportsInstance(const OpSpec& op) const override {
     if (op.inputs.size() != 1 || op.inputs[0].shape.size() != 4 || op.outputs[0].shape.size() != 4)
       return Status::InvalidInput(op.name + ": 2-D pooling of one NCHW input is supported");
-    if (op.Text("auto_pad", "NOTSET") != "NOTSET") return Status::InvalidInput(op.name + ": auto_pad is not supported; give pads explicitly");
+    if (op.Text("auto_pad", "NOTSET") != "NOTSET") return Status::InvalidInput(op.name + ": auto_pad " + op.Text("auto_pad", "") + " is not an ONNX mode");
     if (op.outputs.size() > 1) return Status::InvalidInput(op.name + ": MaxPool's indices output is not supported");
     const auto& s = op.inputs[0].shape;
     const auto& o = op.outputs[0].shape;

@@ -63,9 +63,10 @@ class RowwiseTemplate : public HalideTemplate {
   RowwiseTemplate(const char* id, std::vector<std::string> types) : id_(id), types_(std::move(types)) {}
   const char* id() const override { return id_; }
 
-  Status Supports(const OpSpec& op) const override {
-    if (std::find(types_.begin(), types_.end(), op.op_type) == types_.end())
-      return Status::InvalidInput(std::string(id_) + " does not implement " + op.op_type);
+  bool Implements(const std::string& op_type) const override {
+    return std::find(types_.begin(), types_.end(), op_type) != types_.end();
+  }
+  Status SupportsInstance(const OpSpec& op) const override {
     if (op.inputs.empty()) return Status::InvalidInput(op.name + ": needs an input");
     auto v = ViewOf(op);
     if (!v.ok()) return v.status();
