@@ -115,7 +115,6 @@ Row BenchOp(const OpSpec& op, const engine::TuneOptions& base, const std::string
   auto sched = engine::TuneOp(op, schedule_only, nullptr, &runner.value());
   auto all = engine::TuneOp(op, base, nullptr, &runner.value());
   row.tune_seconds = Now() - t0;
-  std::optional<double> adams;
 
   auto build = [&](const engine::TuneOutcome& o) { return engine::TemplateById(o.template_id)->Build(op, o.policy); };
   row.us[kDefault] = Time(runner.value(), primary.Build(op, primary.DefaultPolicy(op)), "default");
