@@ -46,7 +46,10 @@ class Session {
       out_->failures++;
       if (out_->failure_samples.size() < kFailureSamples)
         out_->failure_samples.push_back(std::string(t.id()) + " {" + PolicyText(policy) + "}: " + r.failure.substr(0, 300));
-    } else if (!out_->found || cost < out_->best_time.median_us) {
+    } else {
+      candidates_.push_back({&t, policy, mode, cost});
+    }
+    if (r.ok && (!out_->found || cost < out_->best_time.median_us)) {
       out_->found = true;
       out_->template_id = t.id();
       out_->template_version = t.version();
@@ -89,12 +92,59 @@ class Session {
 
   std::map<std::string, double> measured_;  // policy text of the current template -> cost
 
+  // Measures the `top` fastest candidates again, round robin for `rounds` rounds, and makes the
+  // one with the lowest median of its confirmation runs the winner: a candidate that won on one
+  // lucky measurement, or lost on one disturbed by something else on the machine, is checked
+  // again next to its rivals. The default policy's time is updated when it is among them.
+  void Confirm(size_t top, int rounds, const OpTemplate& primary, const Policy& defaults) {
+    std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
+    std::vector<Candidate> finalists;
+    for (const auto& c : candidates_) {
+      bool twin = std::any_of(finalists.begin(), finalists.end(), [&](const Candidate& f) { return f.t == c.t && f.policy == c.policy; });
+      if (!twin) finalists.push_back(c);
+      if (finalists.size() == top) break;
+    }
+    if (finalists.size() < 2) return;
+    std::vector<std::unique_ptr<Kernel>> kernels;
+    for (const auto& f : finalists) {
+      auto k = f.t->Build(op_, f.policy);
+      if (!k.ok()) return;
+      kernels.push_back(std::move(k.value()));
+    }
+    std::vector<std::vector<Measurement>> runs(finalists.size());
+    for (int round = 0; round < rounds && !OutOfTime(); ++round)
+      for (size_t i = 0; i < finalists.size(); ++i)
+        if (auto r = runner_.Measure(*kernels[i], options_.run); r.ok) runs[i].push_back(r.time);
+    size_t best = finalists.size();
+    std::vector<Measurement> confirmed(finalists.size());
+    for (size_t i = 0; i < finalists.size(); ++i) {
+      if (runs[i].size() != static_cast<size_t>(rounds)) continue;
+      std::sort(runs[i].begin(), runs[i].end(), [](const Measurement& a, const Measurement& b) { return a.median_us < b.median_us; });
+      confirmed[i] = runs[i][runs[i].size() / 2];
+      if (best == finalists.size() || confirmed[i].median_us < confirmed[best].median_us) best = i;
+      if (finalists[i].t == &primary && finalists[i].policy == defaults) out_->default_time = confirmed[i];
+    }
+    if (best == finalists.size()) return;
+    out_->template_id = finalists[best].t->id();
+    out_->template_version = finalists[best].t->version();
+    out_->mode = finalists[best].mode;
+    out_->policy = finalists[best].policy;
+    out_->best_time = confirmed[best];
+  }
+
  private:
   const OpSpec& op_;
   const TuneOptions& options_;
   const Runner& runner_;
   const std::function<void(const TrialEvent&)>& on_trial_;
   TuneOutcome* out_;
+  struct Candidate {
+    const OpTemplate* t;
+    Policy policy;
+    TuneMode mode;
+    double cost;
+  };
+  std::vector<Candidate> candidates_;  // every candidate that ran correctly
 };
 
 bool HasKnobsOf(const SearchSpace& space, TuneMode mode) {
@@ -159,6 +209,7 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
       else session.Search(alt, alt_space, TuneMode::kImpl, share, {alt_default});
     }
   }
+  if (options.confirm_top > 1) session.Confirm(options.confirm_top, options.confirm_rounds, primary, defaults);
   return out;
 }
 

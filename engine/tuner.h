@@ -2,8 +2,9 @@
 // builder -> runner) over the requested modes. Schedule searches the primary template's loop
 // knobs with its layout knobs at their defaults; Format searches layouts and loops together,
 // seeded with the Schedule winner; Impl measures the alternatives (other templates, oneDNN,
-// OpenBLAS), searching the Halide ones briefly. The winner of all modes is reported with the
-// mode that found it. Failed candidates are recorded and never win.
+// OpenBLAS), searching the Halide ones briefly. The fastest few are then measured again side by
+// side and the winner of all modes is reported with the mode that found it. Failed candidates
+// are recorded and never win.
 #pragma once
 #include <chrono>
 #include <functional>
@@ -25,6 +26,10 @@ struct TuneOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   uint64_t seed = 1;
   RunOptions run;
+  // At the end, the `confirm_top` fastest candidates are measured again `confirm_rounds` times,
+  // round robin, and the winner is chosen on those runs (1 turns confirmation off).
+  size_t confirm_top = 3;
+  int confirm_rounds = 2;
 };
 
 struct TrialEvent {
