@@ -31,19 +31,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  auto list = engine::ReadOpList(ops_file);
-  if (!list.ok()) {
-    std::fprintf(stderr, "error: %s\n", list.status().message().c_str());
-    return 2;
-  }
+  // The table keeps the description as written; the op is parsed from that same description.
   auto description = bench::FindOpDescription(ops_file, name);
-  const engine::OpSpec* op = nullptr;
-  for (const auto& o : list.value())
-    if (o.name == name) op = &o;
-  if (!op || !description.ok()) {
-    std::fprintf(stderr, "error: no operator named '%s' in %s\n", name.c_str(), ops_file.c_str());
+  auto parsed = description.ok() ? engine::ParseOpSpec(description.value(), 0) : Result<engine::OpSpec>(description.status());
+  if (!parsed.ok() && description.ok()) parsed = parsed.status().WithContext(ops_file);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "error: %s\n", parsed.status().message().c_str());
     return 2;
   }
+  const engine::OpSpec* op = &parsed.value();
   auto templates = engine::TemplatesFor(*op);
   if (!templates.ok()) {
     std::fprintf(stderr, "error: %s\n", templates.status().message().c_str());

@@ -10,15 +10,9 @@ engine::SearchSpace ScheduleSpace(const engine::OpTemplate& t, const engine::OpS
   return t.Space(op).PinnedExcept(TuneMode::kSchedule, t.DefaultPolicy(op));
 }
 
-std::string KnobValueText(const engine::KnobValue& v) {
-  if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
-  if (auto* d = std::get_if<double>(&v)) return std::to_string(*d);
-  return std::get<std::string>(v);
-}
-
 std::string ConfigKey(const engine::SearchSpace& space, const engine::Config& config) {
   std::string key;
-  for (size_t i = 0; i < space.knobs.size(); ++i) key += (i ? "," : "") + KnobValueText(space.knobs[i].values[config[i]]);
+  for (size_t i = 0; i < space.knobs.size(); ++i) key += (i ? "," : "") + engine::KnobValueText(space.knobs[i].values[config[i]]);
   return key;
 }
 

@@ -16,7 +16,6 @@ engine::SearchSpace ScheduleSpace(const engine::OpTemplate& t, const engine::OpS
 
 // A config as the table writes it: its knob values in the space's knob order, comma-separated.
 std::string ConfigKey(const engine::SearchSpace& space, const engine::Config& config);
-std::string KnobValueText(const engine::KnobValue& v);
 std::string CsvSafe(std::string text);  // commas and newlines replaced
 
 // The description of the op called `name` in an ATC-style list file.

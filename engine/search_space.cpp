@@ -4,13 +4,11 @@
 
 namespace tilebank::engine {
 
-namespace {
-std::string ValueText(const KnobValue& v) {
+std::string KnobValueText(const KnobValue& v) {
   if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
   if (auto* d = std::get_if<double>(&v)) return std::to_string(*d);
   return std::get<std::string>(v);
 }
-}  // namespace
 
 uint64_t SearchSpace::Cardinality() const {
   uint64_t n = 1;
@@ -83,7 +81,7 @@ std::string PolicyText(const Policy& policy) {
   std::string s;
   for (const auto& k : policy) {
     if (!s.empty()) s += ',';
-    s += k.name + "=" + ValueText(k.value);
+    s += k.name + "=" + KnobValueText(k.value);
   }
   return s;
 }

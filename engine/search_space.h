@@ -47,7 +47,8 @@ class SearchSpace {
 // Policy accessors used by templates.
 int64_t IntKnob(const Policy& policy, const std::string& name, int64_t fallback);
 std::string TextKnob(const Policy& policy, const std::string& name, const std::string& fallback);
-std::string PolicyText(const Policy& policy);  // "a=1,b=x" in name order
+std::string PolicyText(const Policy& policy);    // "a=1,b=x" in name order
+std::string KnobValueText(const KnobValue& v);  // "12", "0.500000", "nm"
 Policy MakePolicy(std::vector<Knob> knobs);    // sorts by name
 
 }  // namespace tilebank::engine

@@ -35,6 +35,15 @@ Tensor ToTensor(const memory& m, const std::vector<int64_t>& shape) {
   return t;
 }
 
+// One inference call: source, weights and destination, plus the bias when there is one.
+void Execute(const dnnl::primitive& prim, dnnl::stream& stream, const memory& src, const memory& weights, const memory& dst,
+             const memory& bias) {
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+  if (bias) args[DNNL_ARG_BIAS] = bias;
+  prim.execute(stream, args);
+  stream.wait();
+}
+
 class MatMulKernel : public Kernel {
  public:
   MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape) : p_(p), shape_(std::move(out_shape)), stream_(CpuEngine()) {}
@@ -65,10 +74,7 @@ class MatMulKernel : public Kernel {
     return Status::Ok();
   }
   Status Run() override {
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}};
-    if (bias_) args[DNNL_ARG_BIAS] = bias_;
-    prim_.execute(stream_, args);
-    stream_.wait();
+    Execute(prim_, stream_, a_, b_, c_, bias_);
     return Status::Ok();
   }
   Status Fetch(Tensor* out) override {
@@ -112,10 +118,7 @@ class ConvKernel : public Kernel {
     return Status::Ok();
   }
   Status Run() override {
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wts_}, {DNNL_ARG_DST, dst_}};
-    if (bias_) args[DNNL_ARG_BIAS] = bias_;
-    prim_.execute(stream_, args);
-    stream_.wait();
+    Execute(prim_, stream_, src_, wts_, dst_, bias_);
     return Status::Ok();
   }
   Status Fetch(Tensor* out) override {

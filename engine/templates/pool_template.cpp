@@ -110,8 +110,7 @@ class PoolTemplate : public HalideTemplate {
     Var yc("yc"), row("row");
     out.fuse(y, c, yc).fuse(yc, n, row);
     RowShape shape = ShapeOf(op);
-    Var at = ScheduleRows(out, x, row, shape, policy);
-    (void)at;
+    ScheduleRows(out, x, row, shape, policy);
     if (IntKnob(policy, "unroll_window", 0)) acc.update().unroll(win.x);
     prog.pipeline = Pipeline(out);
     prog.output_extents = {static_cast<int>(o[3]), static_cast<int>(o[2]), static_cast<int>(o[1]), static_cast<int>(o[0])};
