@@ -1,6 +1,14 @@
 // impl.openblas: MatMul, BatchMatMul and Gemm through OpenBLAS's cblas_sgemm (one call per batch).
+//
+// OpenBLAS is opened on first use instead of linked. Its pthread build keeps its worker threads
+// spinning for 2^28 cycles (about 70 ms) after every call, so on a 2-core machine whatever kernel
+// is measured next ran on one core and measured 2x slower (bench/opat_bench, docs/PERFORMANCE.md).
+// OPENBLAS_THREAD_TIMEOUT shortens that spin, but OpenBLAS reads it once, when it is loaded;
+// opening the library here lets us set it first (a value the user set is kept).
 #include <cblas.h>
+#include <dlfcn.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "engine/gemm_problem.h"
@@ -10,9 +18,25 @@ namespace tilebank::engine {
 
 namespace {
 
+using SgemmFunction = decltype(&cblas_sgemm);
+
+// cblas_sgemm of the shared OpenBLAS, or the reason it cannot be opened.
+Result<SgemmFunction> OpenBlasSgemm() {
+  static const Result<SgemmFunction> sgemm = []() -> Result<SgemmFunction> {
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", /*overwrite=*/0);  // 2^4 cycles of spinning, then sleep
+    void* library = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) return Status::NotFound(std::string("cannot open OpenBLAS: ") + dlerror());
+    auto* function = reinterpret_cast<SgemmFunction>(dlsym(library, "cblas_sgemm"));
+    if (function == nullptr) return Status::NotFound("OpenBLAS has no cblas_sgemm");
+    return function;
+  }();
+  return sgemm;
+}
+
 class OpenBlasKernel : public Kernel {
  public:
-  explicit OpenBlasKernel(GemmProblem p, std::vector<int64_t> out_shape) : p_(p), out_(std::move(out_shape)) {}
+  OpenBlasKernel(SgemmFunction sgemm, GemmProblem p, std::vector<int64_t> out_shape)
+      : sgemm_(sgemm), p_(p), out_(std::move(out_shape)) {}
   Status Prepare(const std::vector<const Tensor*>& inputs) override {
     a_ = inputs[0]->data;
     b_ = inputs[1]->data;
@@ -32,7 +56,7 @@ class OpenBlasKernel : public Kernel {
     for (int64_t b = 0; b < p_.batch; ++b) {
       float* c = out_.data.data() + b * p_.M * p_.N;
       if (has_bias) std::memcpy(c, bias_.data(), bias_.size() * sizeof(float));
-      cblas_sgemm(CblasRowMajor, p_.trans_a ? CblasTrans : CblasNoTrans, p_.trans_b ? CblasTrans : CblasNoTrans, int(p_.M),
+      sgemm_(CblasRowMajor, p_.trans_a ? CblasTrans : CblasNoTrans, p_.trans_b ? CblasTrans : CblasNoTrans, int(p_.M),
                   int(p_.N), int(p_.K), p_.alpha, a_.data() + (p_.a_batched ? b * p_.M * p_.K : 0), int(p_.trans_a ? p_.M : p_.K),
                   b_.data() + (p_.b_batched ? b * p_.K * p_.N : 0), int(p_.trans_b ? p_.K : p_.N), has_bias ? p_.beta : 0.f, c, int(p_.N));
     }
@@ -44,6 +68,7 @@ class OpenBlasKernel : public Kernel {
   }
 
  private:
+  SgemmFunction sgemm_;
   GemmProblem p_;
   Tensor out_;
   std::vector<float> a_, b_, bias_;
@@ -62,7 +87,9 @@ class OpenBlasImpl : public OpTemplate {
   Result<std::unique_ptr<Kernel>> Build(const OpSpec& op, const Policy&) const override {
     auto p = AnalyzeGemm(op);
     if (!p.ok()) return p.status();
-    return std::unique_ptr<Kernel>(new OpenBlasKernel(p.value(), op.outputs[0].shape));
+    auto sgemm = OpenBlasSgemm();
+    if (!sgemm.ok()) return sgemm.status();
+    return std::unique_ptr<Kernel>(new OpenBlasKernel(sgemm.value(), p.value(), op.outputs[0].shape));
   }
 };
 
