@@ -2,26 +2,33 @@
 // bred from the best measured so far: the elites survive (not re-measured), parents are picked by
 // tournament, children take each knob from either parent and mutate (a step to a neighbouring value
 // of an ordered knob, or any value), and a child that is invalid or already measured is repaired by
-// further mutation before falling back to a fresh random config.
+// further mutation before falling back to a fresh random config. Once the cost model (cost_model.h)
+// has enough measurements, each generation is screened: kScreen times as many children are bred,
+// the model's best predicted are measured, plus kExplorers children drawn at random from the rest
+// (replayed over data/spaces, screening took GA's score at 50 trials from 0.38 to about 0.6, and
+// dropping the explorer cost a third of that).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 
+#include "engine/strategy/cost_model.h"
 #include "engine/strategy/search_strategy.h"
 
 namespace tilebank::engine {
 namespace {
 
-constexpr size_t kPopulation = 12;
+constexpr size_t kPopulation = 8;
 constexpr size_t kElites = 3;
 constexpr size_t kTournament = 3;
 constexpr int kRepairTries = 30;
+constexpr size_t kScreen = 16;
+constexpr size_t kExplorers = 1;
 
 class GeneticSearch : public SearchStrategy {
  public:
   GeneticSearch(const SearchSpace& space, uint64_t seed, std::vector<Config> seeds)
-      : ledger_(space, seed), pending_(std::move(seeds)) {}
+      : ledger_(space, seed), pending_(std::move(seeds)), model_(space) {}
 
   size_t PreferredBatch() const override { return kPopulation; }
 
@@ -52,21 +59,44 @@ class GeneticSearch : public SearchStrategy {
     const bool can_breed = ranked.size() >= 2 && std::isfinite(ranked[1].first);
     // Parents: the best measured configs, at most a population's worth (elites included).
     std::vector<std::pair<double, Config>> parents(ranked.begin(), ranked.begin() + std::min(ranked.size(), kPopulation));
-    size_t children = kPopulation - (can_breed ? std::min(kElites, parents.size()) : 0);
-    for (size_t i = 0; i < children; ++i) {
-      Config child;
-      if (can_breed) {
-        const Config& a = Tournament(parents);
-        const Config& b = Tournament(parents);
-        child = Crossover(a, b);
-        Mutate(child, 1.0 / std::max<size_t>(1, child.size()));
-        for (int t = 0; t < kRepairTries && (ledger_.Seen(child) || !ledger_.space().IsValid(child) || Pending(child)); ++t)
-          Mutate(child, 2.0 / std::max<size_t>(1, child.size()));
-      }
-      if (child.empty() || ledger_.Seen(child) || !ledger_.space().IsValid(child) || Pending(child)) child = ledger_.RandomFresh();
+    const size_t children = kPopulation - (can_breed ? std::min(kElites, parents.size()) : 0);
+    model_.Fit(std::vector<std::pair<Config, double>>(measured_.begin(), measured_.end()));
+    const bool screen = can_breed && model_.Ready();
+    std::vector<Config> brood;
+    for (size_t i = 0; i < (screen ? children * kScreen : children); ++i) {
+      Config child = can_breed ? Child(parents) : Config{};
+      if (child.empty() || Unfit(child) || std::find(brood.begin(), brood.end(), child) != brood.end()) child = ledger_.RandomFresh();
       if (child.empty()) break;
-      pending_.push_back(std::move(child));
+      brood.push_back(std::move(child));
     }
+    if (screen) brood = Screen(std::move(brood), children);
+    for (auto& c : brood) pending_.push_back(std::move(c));
+  }
+
+  // A child of two tournament winners, repaired by further mutation while it is unfit.
+  Config Child(const std::vector<std::pair<double, Config>>& parents) {
+    Config child = Crossover(Tournament(parents), Tournament(parents));
+    Mutate(child, 1.0 / std::max<size_t>(1, child.size()));
+    for (int t = 0; t < kRepairTries && Unfit(child); ++t) Mutate(child, 2.0 / std::max<size_t>(1, child.size()));
+    return child;
+  }
+
+  // Invalid, measured or already waiting to be measured.
+  bool Unfit(const Config& c) const { return ledger_.Seen(c) || !ledger_.space().IsValid(c) || Pending(c); }
+
+  // The `keep` children the model ranks best, of which kExplorers are swapped for random others.
+  std::vector<Config> Screen(std::vector<Config> brood, size_t keep) {
+    std::vector<std::pair<double, size_t>> order;
+    for (size_t i = 0; i < brood.size(); ++i) order.push_back({model_.Predict(brood[i]), i});
+    std::sort(order.begin(), order.end());
+    const size_t exploit = keep > kExplorers ? keep - kExplorers : keep;
+    std::vector<Config> chosen;
+    for (size_t i = 0; i < order.size() && chosen.size() < exploit; ++i) chosen.push_back(brood[order[i].second]);
+    std::vector<size_t> rest;
+    for (size_t i = exploit; i < order.size(); ++i) rest.push_back(order[i].second);
+    std::shuffle(rest.begin(), rest.end(), ledger_.rng());
+    for (size_t i = 0; i < rest.size() && chosen.size() < keep; ++i) chosen.push_back(brood[rest[i]]);
+    return chosen;
   }
 
   bool Pending(const Config& c) const { return std::find(pending_.begin(), pending_.end(), c) != pending_.end(); }
@@ -103,6 +133,7 @@ class GeneticSearch : public SearchStrategy {
   ProposalLedger ledger_;
   std::vector<Config> pending_;
   std::map<Config, double> measured_;
+  CostModel model_;
 };
 
 }  // namespace

@@ -5,12 +5,13 @@
 // (learned from every measurement). Reward = best cost so far / cost, in (0, 1], recomputed
 // against the current best whenever the best moves, so early measurements are not over-valued;
 // failures earn 0 and invalid configs count as 0-reward visits, so the tree learns to avoid them.
-// A config already measured is never proposed again.
+// A config already measured is never proposed again. Candidates are screened by a cost model (below).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 
+#include "engine/strategy/cost_model.h"
 #include "engine/strategy/search_strategy.h"
 
 namespace tilebank::engine {
@@ -19,6 +20,12 @@ namespace {
 constexpr double kExploration = 0.25;
 constexpr double kRolloutTemperature = 0.1;
 constexpr int kAttemptsPerProposal = 64;
+// Once the cost model (cost_model.h) is ready, each proposal is the best predicted of kScreen
+// candidates, a kRandomCandidates share of them fresh random configs and the rest tree descents.
+// Replayed over data/spaces this took RL's score at 50 trials from 0.40 / 0.61 (LayerNorm /
+// Softmax) to 0.75 / 0.73; descents alone as candidates reached 0.65 / 0.68.
+constexpr size_t kScreen = 32;
+constexpr double kRandomCandidates = 0.5;
 
 struct Stat {
   double visits = 0, reward = 0;
@@ -28,11 +35,13 @@ struct Stat {
 class MctsSearch : public SearchStrategy {
  public:
   MctsSearch(const SearchSpace& space, uint64_t seed, std::vector<Config> seeds)
-      : ledger_(space, seed), seeds_(std::move(seeds)) {}
+      : ledger_(space, seed), seeds_(std::move(seeds)), model_(space) {}
 
   std::vector<Config> Propose(size_t count) override {
     std::vector<Config> out;
     RefreshRolloutStats();
+    model_.Fit(history_);
+    const size_t wanted = model_.Ready() ? kScreen : 1;
     while (out.size() < count) {
       Config c;
       while (c.empty() && !seeds_.empty()) {
@@ -40,13 +49,22 @@ class MctsSearch : public SearchStrategy {
         seeds_.erase(seeds_.begin());
         if (ledger_.Seen(c)) c.clear();
       }
-      for (int attempt = 0; c.empty() && attempt < kAttemptsPerProposal; ++attempt) {
-        Config candidate = Descend();
+      std::vector<Config> candidates;
+      for (int attempt = 0; c.empty() && candidates.size() < wanted && attempt < kAttemptsPerProposal * int(wanted); ++attempt) {
+        Config candidate = wanted > 1 && std::bernoulli_distribution(kRandomCandidates)(ledger_.rng()) ? ledger_.RandomFresh() : Descend();
+        if (candidate.empty()) continue;
         if (!ledger_.space().IsValid(candidate)) {
           invalid_.insert(candidate);  // learn the constraint
           continue;
         }
-        if (!ledger_.Seen(candidate)) c = candidate;
+        if (!ledger_.Seen(candidate) && std::find(candidates.begin(), candidates.end(), candidate) == candidates.end())
+          candidates.push_back(candidate);
+      }
+      if (c.empty() && !candidates.empty()) {
+        c = candidates[0];
+        if (model_.Ready())
+          for (const auto& cand : candidates)
+            if (model_.Predict(cand) < model_.Predict(c)) c = cand;
       }
       if (c.empty()) c = ledger_.RandomFresh();
       if (c.empty()) break;
@@ -127,6 +145,7 @@ class MctsSearch : public SearchStrategy {
   std::set<Config> invalid_;                         // configs the space's constraint refused
   std::vector<std::vector<Stat>> rollout_;
   double best_ = std::numeric_limits<double>::infinity();
+  CostModel model_;
 };
 
 }  // namespace

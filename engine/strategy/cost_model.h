@@ -1,0 +1,31 @@
+// A surrogate of the measured cost, so a strategy can rank many candidate configs and spend
+// measurements on the promising ones (the model-guided screening of AutoTVM-style tuners).
+// The model is additive in log(cost): one weight per knob value, fitted by ridge regression on
+// every measurement so far. Failed measurements count as twice the slowest working one.
+#pragma once
+#include <utility>
+#include <vector>
+
+#include "engine/search_space.h"
+
+namespace tilebank::engine {
+
+class CostModel {
+ public:
+  explicit CostModel(const SearchSpace& space);
+  // Refits from all (config, cost us) pairs; costs may be +infinity (a failure).
+  void Fit(const std::vector<std::pair<Config, double>>& observations);
+  // Whether enough configs with a finite cost have been seen for predictions to mean anything.
+  bool Ready() const { return ready_; }
+  // Predicted log(cost us) of a config (only meaningful when Ready()).
+  double Predict(const Config& config) const;
+
+ private:
+  std::vector<int> offset_;  // first feature of each knob
+  int features_ = 0;
+  std::vector<double> weights_;
+  double intercept_ = 0;
+  bool ready_ = false;
+};
+
+}  // namespace tilebank::engine
