@@ -101,10 +101,16 @@ Status LmdbStatus(int rc, const std::string& what) {
 Result<std::unique_ptr<Bank>> Bank::Open(const std::string& dir, const OpenOptions& options) {
   std::unique_ptr<Bank> bank(new Bank());
   bank->dir_ = dir;
-  const bool exists = IsBankDir(dir);
+  // A creator killed right after creating data.mdb leaves it empty. LMDB would then write its
+  // first meta pages (EBADF on a read-only open): that is no bank yet, and a creator starts over.
+  std::error_code size_ec;
+  const bool empty_data = IsBankDir(dir) && fs::file_size(dir + "/data.mdb", size_ec) == 0 && !size_ec;
+  const bool exists = IsBankDir(dir) && !empty_data;
   const bool writable = options.mode != OpenMode::kReadOnly;
   if (!exists && options.mode != OpenMode::kCreateIfMissing)
-    return Status::NotFound("no bank at '" + dir + "' (no data.mdb there)");
+    return Status::NotFound("no bank at '" + dir + "' (" +
+                            (empty_data ? "an interrupted creation left an empty data.mdb; the next import or merge initializes it"
+                                        : "no data.mdb there") + ")");
   if (!exists) {
     if (options.soc_version.empty()) return Status::InvalidInput("creating a bank needs a soc_version");
     std::error_code ec;

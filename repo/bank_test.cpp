@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "repo/lookup.h"
@@ -245,4 +246,20 @@ TEST_CASE("removing keeps the revision in history and revisions never repeat") {
   CHECK(bank->Read()->Count(EntryKind::kOp) == 0);
   REQUIRE(PutOne(*bank, e).ok());
   CHECK((*bank->Find(EntryKind::kOp, e.descriptor))->revision == 2);
+}
+
+TEST_CASE("a data.mdb left empty by a creator killed at once is no bank yet, and the next creator initializes it") {
+  TempDir dir;
+  const std::string b = dir / "b";
+  std::filesystem::create_directories(b);
+  { std::ofstream touch(b + "/data.mdb"); }
+  OpenOptions read_only;
+  read_only.mode = OpenMode::kReadOnly;
+  auto none = Bank::Open(b, read_only);
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.status().code() == StatusCode::kNotFound);  // was an I/O error (EBADF) from LMDB
+  CHECK(none.status().message().find("interrupted creation") != std::string::npos);
+  auto created = CreateBank(b);
+  REQUIRE(created != nullptr);
+  CHECK(created->meta_at_open().soc_version == kTestSoc);
 }
