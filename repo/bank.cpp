@@ -104,8 +104,9 @@ Result<std::unique_ptr<Bank>> Bank::Open(const std::string& dir, const OpenOptio
   // A creator killed right after creating data.mdb leaves it empty. LMDB would then write its
   // first meta pages (EBADF on a read-only open): that is no bank yet, and a creator starts over.
   std::error_code size_ec;
-  const bool empty_data = IsBankDir(dir) && fs::file_size(dir + "/data.mdb", size_ec) == 0 && !size_ec;
-  const bool exists = IsBankDir(dir) && !empty_data;
+  const bool has_data = IsBankDir(dir);
+  const bool empty_data = has_data && fs::file_size(dir + "/data.mdb", size_ec) == 0 && !size_ec;
+  const bool exists = has_data && !empty_data;
   const bool writable = options.mode != OpenMode::kReadOnly;
   if (!exists && options.mode != OpenMode::kCreateIfMissing)
     return Status::NotFound("no bank at '" + dir + "' (" +

@@ -114,21 +114,18 @@ void Report(const char* what, const Tally& t, bool tuned) {
 // Passes measured when this test was written; fewer means a regression.
 constexpr int kMinPasses = 108;
 
-TEST_CASE("ONNX node tests pass with the default policy") {
+// Runs every node test with the default or a tuned policy and checks the pass count.
+void CheckAll(bool tuned) {
   REQUIRE_MESSAGE(std::filesystem::is_directory(kNodeTests), "install libonnx-testdata (scripts/setup.sh does)");
-  Tally t = RunAll(false);
-  Report("default policy", t, false);
+  Tally t = RunAll(tuned);
+  Report(tuned ? "tuned policy" : "default policy", t, tuned);
   CHECK(t.pass >= kMinPasses);
   CHECK(t.pass + static_cast<int>(t.refused.size()) == t.cases);
 }
 
-TEST_CASE("ONNX node tests pass with a tuned policy") {
-  REQUIRE_MESSAGE(std::filesystem::is_directory(kNodeTests), "install libonnx-testdata (scripts/setup.sh does)");
-  Tally t = RunAll(true);
-  Report("tuned policy", t, true);
-  CHECK(t.pass >= kMinPasses);
-  CHECK(t.pass + static_cast<int>(t.refused.size()) == t.cases);
-}
+TEST_CASE("ONNX node tests pass with the default policy") { CheckAll(false); }
+
+TEST_CASE("ONNX node tests pass with a tuned policy") { CheckAll(true); }
 
 }  // namespace
 }  // namespace tilebank::testing

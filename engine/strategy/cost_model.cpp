@@ -47,4 +47,13 @@ double CostModel::Predict(const Config& config) const {
   return v;
 }
 
+std::vector<size_t> CostModel::Rank(const std::vector<Config>& candidates) const {
+  std::vector<std::pair<double, size_t>> predicted;
+  for (size_t i = 0; i < candidates.size(); ++i) predicted.push_back({Predict(candidates[i]), i});
+  std::sort(predicted.begin(), predicted.end());
+  std::vector<size_t> order;
+  for (const auto& [prediction, index] : predicted) order.push_back(index);
+  return order;
+}
+
 }  // namespace tilebank::engine

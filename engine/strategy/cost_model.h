@@ -19,6 +19,8 @@ class CostModel {
   bool Ready() const { return ready_; }
   // Predicted log(cost us) of a config (only meaningful when Ready()).
   double Predict(const Config& config) const;
+  // Indices of `candidates`, the lowest predicted cost first (ties keep their order).
+  std::vector<size_t> Rank(const std::vector<Config>& candidates) const;
 
  private:
   std::vector<int> offset_;  // first feature of each knob

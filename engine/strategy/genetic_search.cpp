@@ -86,14 +86,11 @@ class GeneticSearch : public SearchStrategy {
 
   // The `keep` children the model ranks best, of which kExplorers are swapped for random others.
   std::vector<Config> Screen(std::vector<Config> brood, size_t keep) {
-    std::vector<std::pair<double, size_t>> order;
-    for (size_t i = 0; i < brood.size(); ++i) order.push_back({model_.Predict(brood[i]), i});
-    std::sort(order.begin(), order.end());
-    const size_t exploit = keep > kExplorers ? keep - kExplorers : keep;
+    const std::vector<size_t> order = model_.Rank(brood);
+    const size_t exploit = std::min(order.size(), keep > kExplorers ? keep - kExplorers : keep);
     std::vector<Config> chosen;
-    for (size_t i = 0; i < order.size() && chosen.size() < exploit; ++i) chosen.push_back(brood[order[i].second]);
-    std::vector<size_t> rest;
-    for (size_t i = exploit; i < order.size(); ++i) rest.push_back(order[i].second);
+    for (size_t i = 0; i < exploit; ++i) chosen.push_back(brood[order[i]]);
+    std::vector<size_t> rest(order.begin() + exploit, order.end());
     std::shuffle(rest.begin(), rest.end(), ledger_.rng());
     for (size_t i = 0; i < rest.size() && chosen.size() < keep; ++i) chosen.push_back(brood[rest[i]]);
     return chosen;

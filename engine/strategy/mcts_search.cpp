@@ -60,12 +60,7 @@ class MctsSearch : public SearchStrategy {
         if (!ledger_.Seen(candidate) && std::find(candidates.begin(), candidates.end(), candidate) == candidates.end())
           candidates.push_back(candidate);
       }
-      if (c.empty() && !candidates.empty()) {
-        c = candidates[0];
-        if (model_.Ready())
-          for (const auto& cand : candidates)
-            if (model_.Predict(cand) < model_.Predict(c)) c = cand;
-      }
+      if (c.empty() && !candidates.empty()) c = candidates[model_.Ready() ? model_.Rank(candidates)[0] : 0];
       if (c.empty()) c = ledger_.RandomFresh();
       if (c.empty()) break;
       ledger_.Mark(c);
