@@ -1,7 +1,10 @@
 // A surrogate of the measured cost, so a strategy can rank many candidate configs and spend
 // measurements on the promising ones (the model-guided screening of AutoTVM-style tuners).
-// The model is additive in log(cost): one weight per knob value, fitted by ridge regression on
-// every measurement so far. Failed measurements count as twice the slowest working one.
+// The model is kernel ridge regression of log(cost) on every measurement so far. Two configs are
+// similar by how many knobs they share (numeric knobs: also by how close their values are) plus
+// how many pairs of knobs they share, so it learns each knob's effect and pairwise interactions
+// (a register tile's rows and columns together). Failed measurements count as twice the slowest
+// working one.
 #pragma once
 #include <utility>
 #include <vector>
@@ -23,9 +26,11 @@ class CostModel {
   std::vector<size_t> Rank(const std::vector<Config>& candidates) const;
 
  private:
-  std::vector<int> offset_;  // first feature of each knob
-  int features_ = 0;
-  std::vector<double> weights_;
+  double Kernel(const Config& a, const Config& b) const;
+
+  std::vector<bool> ordered_;  // knobs with numeric values
+  std::vector<Config> seen_;
+  std::vector<double> alpha_;
   double intercept_ = 0;
   bool ready_ = false;
 };

@@ -42,6 +42,28 @@ TEST_CASE("cost model: ranks the best config of an additive space first after a 
   CHECK(best == Config{3, 0, 1});
 }
 
+TEST_CASE("cost model: learns an interaction no single knob explains") {
+  // A register tile of (a+1) x (b+1): the bigger the faster until it no longer fits in 6
+  // registers, then it spills and is slow. Each knob alone says "bigger is better" on most
+  // configs; only the pair tells where the tile stops fitting.
+  SearchSpace space = ThreeKnobs();
+  CostModel model(space);
+  auto cost = [](const Config& c) { int tile = (c[0] + 1) * (c[1] + 1); return tile <= 6 ? 1200.0 / tile : 1000.0; };
+  std::mt19937 rng(11);
+  std::vector<std::pair<Config, double>> seen;
+  for (int i = 0; i < 40; ++i) {
+    Config c{int(rng() % 5), int(rng() % 5), int(rng() % 5)};
+    seen.push_back({c, cost(c)});
+  }
+  model.Fit(seen);
+  REQUIRE(model.Ready());
+  Config best{0, 0, 0};
+  for (int a = 0; a < 5; ++a)
+    for (int b = 0; b < 5; ++b)
+      if (model.Predict({a, b, 2}) < model.Predict(best)) best = {a, b, 2};
+  CHECK(cost(best) <= 240.0);  // the largest tiles that fit: 2x3, 3x2, 1x5, 5x1
+}
+
 TEST_CASE("cost model: a failed measurement makes its values look slow") {
   SearchSpace space = ThreeKnobs();
   CostModel model(space);
