@@ -6,8 +6,11 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
+
+#include "engine/huge_pages.h"
 
 namespace tilebank::bench {
 namespace {
@@ -72,7 +75,10 @@ double FmaGflops(int threads) {
 
 // Bandwidth of `op` over per-thread slices of arrays of `elements` floats, `bytes_per_element` moved.
 double StreamGbs(int threads, size_t elements, double bytes_per_element, const std::function<void(float*, float*, size_t)>& op) {
-  std::vector<float> a(elements), b(elements);
+  // Allocated as the kernels' buffers are (engine/huge_pages.h), so both see the same TLB.
+  using Block = std::unique_ptr<float[], void (*)(void*)>;
+  Block a(static_cast<float*>(engine::AllocateLarge(elements * sizeof(float))), engine::FreeLarge);
+  Block b(static_cast<float*>(engine::AllocateLarge(elements * sizeof(float))), engine::FreeLarge);
   const size_t slice = elements / threads;
   // First touch from the thread that will use the slice.
   RunOnThreads(threads, [&](int t) {
@@ -80,7 +86,7 @@ double StreamGbs(int threads, size_t elements, double bytes_per_element, const s
   });
   double best = 0;
   for (int rep = 0; rep < 6; ++rep) {
-    double s = RunOnThreads(threads, [&](int t) { op(a.data() + t * slice, b.data() + t * slice, slice); });
+    double s = RunOnThreads(threads, [&](int t) { op(a.get() + t * slice, b.get() + t * slice, slice); });
     best = std::max(best, bytes_per_element * slice * threads / s / 1e9);
   }
   return best;

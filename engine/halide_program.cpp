@@ -1,5 +1,6 @@
 #include "engine/halide_program.h"
 
+#include "engine/huge_pages.h"
 #include "engine/layout.h"
 
 namespace tilebank::engine {
@@ -21,7 +22,7 @@ Status HalideKernel::Prepare(const std::vector<const Tensor*>& inputs) {
       return Status::InvalidInput("kernel expects input " + std::to_string(input));
     buffers_.push_back(program_->convert[i](*inputs[input]));
   }
-  output_ = Halide::Buffer<float>(program_->output_extents);
+  output_ = Halide::Buffer<float>(LargeBuffer(program_->output_extents));
   return Status::Ok();
 }
 

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "engine/huge_pages.h"
+
 namespace tilebank::engine {
 
 Layout4d ParseLayout4d(const std::string& name) {
@@ -18,7 +20,7 @@ Halide::Buffer<float> ToHalide(const Tensor& t) {
 }
 
 Halide::Buffer<float> ToHalideAs(const Tensor& t, const std::vector<int>& extents) {
-  Halide::Buffer<float> b(extents);
+  Halide::Buffer<float> b(LargeBuffer(extents));
   std::memcpy(b.data(), t.data.data(), t.data.size() * sizeof(float));
   return b;
 }
@@ -39,7 +41,7 @@ Halide::Buffer<float> ToLayout(const Tensor& t, Layout4d layout, int block) {
   auto at = [&](int n, int c, int h, int w) { return t.data[((static_cast<size_t>(n) * C + c) * H + h) * W + w]; };
   if (layout == Layout4d::kNCHW) return ToHalide(t);
   if (layout == Layout4d::kNHWC) {
-    Halide::Buffer<float> b(C, W, H, N);
+    Halide::Buffer<float> b(LargeBuffer({C, W, H, N}));
     for (int n = 0; n < N; ++n)
       for (int h = 0; h < H; ++h)
         for (int w = 0; w < W; ++w)
@@ -47,7 +49,7 @@ Halide::Buffer<float> ToLayout(const Tensor& t, Layout4d layout, int block) {
     return b;
   }
   const int blocks = (C + block - 1) / block;
-  Halide::Buffer<float> b(block, W, H, blocks, N);
+  Halide::Buffer<float> b(LargeBuffer({block, W, H, blocks, N}));
   b.fill(0.f);
   for (int n = 0; n < N; ++n)
     for (int c = 0; c < C; ++c)

@@ -93,9 +93,11 @@ class Session {
   std::map<std::string, double> measured_;  // policy text of the current template -> cost
 
   // Measures the `top` fastest candidates again, round robin for `rounds` rounds, and makes the
-  // one with the lowest median of its confirmation runs the winner: a candidate that won on one
-  // lucky measurement, or lost on one disturbed by something else on the machine, is checked
-  // again next to its rivals. The default policy's time is updated when it is among them.
+  // one with the lowest best-of-rounds median the winner. Interference on a shared machine only
+  // ever slows a run down, so the best round is the one nearest the kernel's own speed; round
+  // robin puts the rivals side by side in every round, and a candidate that won on one lucky
+  // measurement during the search is checked next to them. The default policy's time is updated
+  // when it is among them.
   void Confirm(size_t top, int rounds, const OpTemplate& primary, const Policy& defaults) {
     std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
     std::vector<Candidate> finalists;
@@ -119,8 +121,7 @@ class Session {
     std::vector<Measurement> confirmed(finalists.size());
     for (size_t i = 0; i < finalists.size(); ++i) {
       if (runs[i].size() != static_cast<size_t>(rounds)) continue;
-      std::sort(runs[i].begin(), runs[i].end(), [](const Measurement& a, const Measurement& b) { return a.median_us < b.median_us; });
-      confirmed[i] = runs[i][runs[i].size() / 2];
+      confirmed[i] = *std::min_element(runs[i].begin(), runs[i].end(), [](const Measurement& a, const Measurement& b) { return a.median_us < b.median_us; });
       if (best == finalists.size() || confirmed[i].median_us < confirmed[best].median_us) best = i;
       if (finalists[i].t == &primary && finalists[i].policy == defaults) out_->default_time = confirmed[i];
     }

@@ -27,9 +27,9 @@ struct TuneOptions {
   uint64_t seed = 1;
   RunOptions run;
   // At the end, the `confirm_top` fastest candidates are measured again `confirm_rounds` times,
-  // round robin, and the winner is chosen on those runs (1 turns confirmation off).
-  size_t confirm_top = 3;
-  int confirm_rounds = 2;
+  // round robin, and the winner is the one with the best round (1 turns confirmation off).
+  size_t confirm_top = 4;
+  int confirm_rounds = 3;
 };
 
 struct TrialEvent {
