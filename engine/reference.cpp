@@ -141,6 +141,11 @@ Tensor LayerNorm(const OpSpec& op, const std::vector<const Tensor*>& in) {
 
 Tensor Reduce(const OpSpec& op, const Tensor& x) {
   auto axes = op.Ints("axes", {});
+  if (axes.empty() && op.Int("noop_with_empty_axes", 0)) {  // ONNX: no axes and noop means a copy
+    Tensor copy = x;
+    copy.shape = op.outputs[0].shape;
+    return copy;
+  }
   if (axes.empty())
     for (int i = 0; i < x.rank(); ++i) axes.push_back(i);
   std::sort(axes.begin(), axes.end());

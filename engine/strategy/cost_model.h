@@ -4,7 +4,9 @@
 // similar by how many knobs they share (numeric knobs: also by how close their values are) plus
 // how many pairs of knobs they share, so it learns each knob's effect and pairwise interactions
 // (a register tile's rows and columns together). Failed measurements count as twice the slowest
-// working one.
+// working one. As a Gaussian process would, it also knows how unsure it is of each prediction
+// (little where similar configs were measured), and ranks optimistically: a config far from
+// everything measured gets the benefit of the doubt (the lower confidence bound of GP-UCB).
 #pragma once
 #include <utility>
 #include <vector>
@@ -22,15 +24,21 @@ class CostModel {
   bool Ready() const { return ready_; }
   // Predicted log(cost us) of a config (only meaningful when Ready()).
   double Predict(const Config& config) const;
-  // Indices of `candidates`, the lowest predicted cost first (ties keep their order).
+  // Standard deviation of the prediction of a config, in log(cost us).
+  double Uncertainty(const Config& config) const;
+  // Indices of `candidates`, the lowest optimistic cost (prediction minus one standard deviation)
+  // first; ties keep their order.
   std::vector<size_t> Rank(const std::vector<Config>& candidates) const;
 
  private:
   double Kernel(const Config& a, const Config& b) const;
 
   std::vector<bool> ordered_;  // knobs with numeric values
+  std::vector<double> near_;   // kNear^d for each distance d between value indices
   std::vector<Config> seen_;
   std::vector<double> alpha_;
+  std::vector<double> inverse_;  // (K + ridge I)^-1, n x n
+  double variance_scale_ = 1;    // signal variance per unit of kernel, fitted to the data
   double intercept_ = 0;
   bool ready_ = false;
 };

@@ -1,7 +1,9 @@
 // softmax.rowwise, layernorm.rowwise and reduce.generic: operators that reduce along a row
 // (the last axes) and may write the row back normalized. All use engine/rowwise_schedule.h, plus
 // their own algorithmic knobs: Softmax's exp_store (keep exp(x - max) per row, or recompute it)
-// and LayerNorm's variance (two passes, or one pass over x and x^2).
+// and LayerNorm's variance (two passes, or one pass over x and x^2). Softmax over an axis that is
+// not the last normalizes columns instead, vectorized across the axes after it; ReduceSum with no
+// axes and noop_with_empty_axes is a copy.
 #include <algorithm>
 #include <limits>
 
@@ -29,11 +31,11 @@ Result<RowView> ViewOf(const OpSpec& op) {
   int64_t begin = 0, end = 0;
   if (op.op_type == "Softmax") {
     begin = op.Int("axis", rank - 1), end = begin + 1;
-    if (end != rank) return Status::InvalidInput(op.name + ": Softmax over an axis other than the last is not supported yet");
   } else if (op.op_type == "LayerNormalization") {
     begin = op.Int("axis", rank - 1), end = rank;
   } else {
     auto axes = op.Ints("axes", {});
+    if (axes.empty() && op.Int("noop_with_empty_axes", 0)) return RowView{1, 1, Tensor::NumElements(s)};  // a copy
     if (axes.empty())
       for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
     std::sort(axes.begin(), axes.end());
@@ -50,7 +52,7 @@ Result<RowView> ViewOf(const OpSpec& op) {
 RowShape ShapeOf(const OpSpec& op) {
   RowView v = ViewOf(op).value();
   RowShape s;
-  if (op.op_type.rfind("Reduce", 0) == 0) {
+  if (op.op_type.rfind("Reduce", 0) == 0 || v.inner > 1) {  // a reduction across rows of `inner`
     s.inner = v.inner, s.rows = v.outer, s.reduce = v.inner == 1 ? v.len : 0;
   } else {
     s.inner = v.len, s.rows = v.outer, s.reduce = v.len;
@@ -72,7 +74,7 @@ class RowwiseTemplate : public HalideTemplate {
     if (!v.ok()) return v.status();
     int64_t out = Tensor::NumElements(op.outputs[0].shape);
     bool reduce = op.op_type.rfind("Reduce", 0) == 0;
-    if (reduce ? out != v->inner * v->outer : out != v->len * v->outer)
+    if (reduce ? out != v->inner * v->outer : out != v->inner * v->len * v->outer)
       return Status::InvalidInput(op.name + ": output shape does not match the input and axes");
     if (op.op_type == "LayerNormalization") {
       if (op.inputs.size() < 2) return Status::InvalidInput(op.name + ": LayerNormalization needs a scale input");
@@ -105,6 +107,7 @@ class RowwiseTemplate : public HalideTemplate {
     HalideProgram prog;
     prog.output_shape = op.outputs[0].shape;
     if (op.op_type.rfind("Reduce", 0) == 0) return DefineReduce(op, policy, v, shape, prog);
+    if (v.inner > 1) return DefineStridedSoftmax(policy, v, shape, prog);
     const int len = static_cast<int>(v.len), rows = static_cast<int>(v.outer);
     ImageParam x = prog.AddInput(0, 2, "x", AsExtents({len, rows}));
     Var r("r"), o("o");
@@ -185,6 +188,36 @@ class RowwiseTemplate : public HalideTemplate {
     }
     prog.pipeline = Pipeline(out);
     prog.output_extents = {inner, outer};
+    return std::move(prog);
+  }
+
+  // Softmax over an axis that is not the last: x viewed as (inner, len, outer); each of the
+  // inner x outer columns is normalized along len, vectorized across inner.
+  HalideProgram DefineStridedSoftmax(const Policy& policy, const RowView& v, const RowShape& shape, HalideProgram& prog) const {
+    const int inner = static_cast<int>(v.inner), len = static_cast<int>(v.len), outer = static_cast<int>(v.outer);
+    ImageParam x = prog.AddInput(0, 3, "x", AsExtents({inner, len, outer}));
+    Var i("i"), r("r"), o("o");
+    RDom k(0, len, "k");
+    Func mx("col_max"), e("exp"), sum("col_sum"), out("softmax");
+    mx(i, o) = -std::numeric_limits<float>::infinity();
+    mx(i, o) = max(mx(i, o), x(i, k, o));
+    e(i, r, o) = exp(x(i, r, o) - mx(i, o));
+    sum(i, o) = 0.f;
+    sum(i, o) += e(i, k, o);
+    out(i, r, o) = e(i, r, o) * (1.f / sum(i, o));
+    out.bound(i, 0, inner).bound(r, 0, len).bound(o, 0, outer);
+    Var at = ScheduleRows(out, i, o, shape, policy);
+    const int V = Host().vector_floats;
+    for (Func f : {mx, sum}) {
+      f.compute_at(out, at);
+      if (inner >= V) f.vectorize(i, V, TailStrategy::GuardWithIf).update().reorder(i, k.x).vectorize(i, V, TailStrategy::GuardWithIf);
+    }
+    if (TextKnob(policy, "exp_store", "row") == "row") {
+      e.compute_at(out, at);
+      if (inner >= V) e.vectorize(i, V, TailStrategy::GuardWithIf);
+    }
+    prog.pipeline = Pipeline(out);
+    prog.output_extents = {inner, len, outer};
     return std::move(prog);
   }
 

@@ -51,6 +51,12 @@ std::string Desc(std::initializer_list<std::string> shapes) {
   return s + "]";
 }
 
+// A one-input op of shape `shape` (output the same) with one int attribute.
+OpSpec SameShapeOp(const char* type, const char* shape, const char* attr, int64_t value) {
+  return Op(std::string(R"({"op":")") + type + R"(","input_desc":)" + Desc({shape}) + R"(,"output_desc":)" + Desc({shape}) +
+            R"(,"attr":[{"name":")" + attr + R"(","type":"int","value":)" + std::to_string(value) + "}]}");
+}
+
 TEST_CASE("templates: GEMM family (odd sizes, transposes, bias, batches)") {
   CheckAllTemplates(Op(R"({"op":"MatMul","input_desc":)" + Desc({"[17,33]", "[33,31]"}) + R"(,"output_desc":)" + Desc({"[17,31]"}) + "}"), 3);
   CheckAllTemplates(Op(R"({"op":"Gemm","input_desc":)" + Desc({"[40,20]", "[50,40]", "[50]"}) + R"(,"output_desc":)" + Desc({"[20,50]"}) +
@@ -73,6 +79,11 @@ TEST_CASE("templates: convolutions (padding, stride, dilation, groups, depthwise
 
 TEST_CASE("templates: vector ops") {
   CheckAllTemplates(Op(R"({"op":"Softmax","input_desc":)" + Desc({"[6,64]"}) + R"(,"output_desc":)" + Desc({"[6,64]"}) + "}"), 3);
+  // Softmax across rows: a middle axis with a vectorized inner run, and a first axis with a short one.
+  CheckAllTemplates(SameShapeOp("Softmax", "[3,7,40]", "axis", 1), 3);
+  CheckAllTemplates(SameShapeOp("Softmax", "[9,5]", "axis", 0), 2);
+  // ReduceSum with no axes and noop_with_empty_axes: a copy.
+  CheckAllTemplates(SameShapeOp("ReduceSum", "[3,50]", "noop_with_empty_axes", 1), 2);
   CheckAllTemplates(Op(R"({"op":"LayerNormalization","input_desc":)" + Desc({"[5,96]", "[96]", "[96]"}) + R"(,"output_desc":)" + Desc({"[5,96]"}) + "}"), 3);
   CheckAllTemplates(Op(R"({"op":"ReduceMax","input_desc":)" + Desc({"[4,5,32]"}) + R"(,"output_desc":)" + Desc({"[4,1,32]"}) +
                        R"(,"attr":[{"name":"axes","type":"list_int","value":[1]}]})"),
