@@ -62,7 +62,7 @@ __attribute__((noinline)) float FmaChains(long iterations, float seed) {
   return sum;
 }
 
-double FmaGflops(int threads) {
+double FmaGflopsBest(int threads) {
   const long iterations = 20'000'000;
   double best = 0;
   std::vector<float> sink(threads);
@@ -94,15 +94,21 @@ double StreamGbs(int threads, size_t elements, double bytes_per_element, const s
 
 }  // namespace
 
+double FmaGflops(int threads) { return FmaGflopsBest(threads); }
+
+double ScaleGbs(int threads, size_t elements) {
+  return StreamGbs(threads, elements, 8, [](float* a, float* b, size_t n) {
+    for (size_t i = 0; i < n; ++i) b[i] = 3.0f * a[i];
+  });
+}
+
 MachinePeaks MeasureMachinePeaks(int threads) {
   MachinePeaks p;
   p.threads = threads;
-  p.fma_gflops_core = FmaGflops(1);
-  p.fma_gflops = FmaGflops(threads);
+  p.fma_gflops_core = FmaGflopsBest(1);
+  p.fma_gflops = FmaGflopsBest(threads);
   const size_t elements = size_t{64} << 20;  // 256 MiB per array
-  p.scale_gbs = StreamGbs(threads, elements, 8, [](float* a, float* b, size_t n) {
-    for (size_t i = 0; i < n; ++i) b[i] = 3.0f * a[i];
-  });
+  p.scale_gbs = ScaleGbs(threads, elements);
   volatile float sink = 0;
   p.read_gbs = StreamGbs(threads, elements, 4, [&](float* a, float*, size_t n) {
     float s0 = 0, s1 = 0, s2 = 0, s3 = 0;

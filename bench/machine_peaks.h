@@ -1,6 +1,7 @@
 // The machine's anchors for the OPAT benchmark: fp32 FMA peak and memory bandwidth, measured
 // here (not taken from a data sheet) with every core busy.
 #pragma once
+#include <cstddef>
 
 namespace tilebank::bench {
 
@@ -14,5 +15,11 @@ struct MachinePeaks {
 
 // Runs each probe a few times and keeps the best (a peak is the fastest the machine can go).
 MachinePeaks MeasureMachinePeaks(int threads);
+
+// The two probes alone, best of a few runs, so an operator's anchor can be measured next to its
+// kernels: FMA GFLOP/s on `threads` cores, and the scale probe (b[i] = s * a[i], read + write
+// bytes counted) over arrays of `elements` floats.
+double FmaGflops(int threads);
+double ScaleGbs(int threads, size_t elements);
 
 }  // namespace tilebank::bench
