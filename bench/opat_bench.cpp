@@ -211,9 +211,11 @@ double GeomeanSpeedup(const std::vector<Row>& rows, std::optional<OpClass> cls, 
 }
 
 void Goal(const char* what, double value, double goal, const char* unit, int count) {
-  if (count == 0) value = NAN;
-  std::printf("  %-58s %7.2f%s (goal >= %.2f%s, n=%d)  %s\n", what, value, unit, goal, unit, count,
-              std::isnan(value) ? "NOT MEASURED" : value >= goal ? "met" : "NOT MET");
+  if (count == 0) {
+    std::printf("  %-58s       - (goal >= %.2f%s, no operator of this kind measured)\n", what, goal, unit);
+    return;
+  }
+  std::printf("  %-58s %7.2f%s (goal >= %.2f%s, n=%d)  %s\n", what, value, unit, goal, unit, count, value >= goal ? "met" : "NOT MET");
 }
 
 void PrintGoals(const std::vector<Row>& rows, const MachinePeaks& peaks) {

@@ -1,12 +1,14 @@
 // softmax.rowwise, layernorm.rowwise and reduce.generic: operators that reduce along a row
 // (the last axes) and may write the row back normalized. All use engine/rowwise_schedule.h, plus
-// their own algorithmic knobs: Softmax's exp_store (keep exp(x - max) per row, or recompute it)
-// and LayerNorm's variance (two passes, or one pass over x and x^2). Softmax over an axis that is
-// not the last normalizes columns instead, vectorized across the axes after it; ReduceSum with no
-// axes and noop_with_empty_axes is a copy.
+// their own algorithmic knobs: Softmax's exp_store (keep exp(x - max) per row, or recompute it;
+// the exponential is engine/exp_non_positive.h, as x - max <= 0) and LayerNorm's variance (two
+// passes, or one pass over x and x^2). Softmax over an axis that is not the last normalizes
+// columns instead, vectorized across the axes after it; ReduceSum with no axes and
+// noop_with_empty_axes is a copy.
 #include <algorithm>
 #include <limits>
 
+#include "engine/exp_non_positive.h"
 #include "engine/halide_program.h"
 #include "engine/host_facts.h"
 #include "engine/layout.h"
@@ -119,7 +121,7 @@ class RowwiseTemplate : public HalideTemplate {
       Func mx("row_max"), e("exp"), sum("row_sum");
       mx(o) = -std::numeric_limits<float>::infinity();
       mx(o) = max(mx(o), x(k, o));
-      e(r, o) = exp(x(r, o) - mx(o));
+      e(r, o) = ExpNonPositive(x(r, o) - mx(o));
       sum(o) = 0.f;
       sum(o) += e(k, o);
       out(r, o) = e(r, o) * (1.f / sum(o));
@@ -201,7 +203,7 @@ class RowwiseTemplate : public HalideTemplate {
     Func mx("col_max"), e("exp"), sum("col_sum"), out("softmax");
     mx(i, o) = -std::numeric_limits<float>::infinity();
     mx(i, o) = max(mx(i, o), x(i, k, o));
-    e(i, r, o) = exp(x(i, r, o) - mx(i, o));
+    e(i, r, o) = ExpNonPositive(x(i, r, o) - mx(i, o));
     sum(i, o) = 0.f;
     sum(i, o) += e(i, k, o);
     out(i, r, o) = e(i, r, o) * (1.f / sum(i, o));
