@@ -146,11 +146,9 @@ Row BenchOp(const OpSpec& op, const engine::TuneOptions& base, const std::string
     add(kAllModes, build(all.value()));
     row.winner = all->template_id;
   }
-  if (row.cls != OpClass::kVector) {
-    for (auto [c, id] : {std::pair{kOneDnn, "impl.onednn"}, std::pair{kOpenBlas, "impl.openblas"}}) {
-      const auto* library = engine::TemplateById(id);
-      if (library->Supports(op).ok()) add(c, library->Build(op, library->DefaultPolicy(op)));
-    }
+  for (auto [c, id] : {std::pair{kOneDnn, "impl.onednn"}, std::pair{kOpenBlas, "impl.openblas"}}) {
+    const auto* library = engine::TemplateById(id);
+    if (library->Supports(op).ok()) add(c, library->Build(op, library->DefaultPolicy(op)));
   }
   if (op.op_type == "MatMul") {
     double schedule_seconds = 0;
@@ -229,6 +227,7 @@ void PrintGoals(const std::vector<Row>& rows, const MachinePeaks& peaks) {
   ratio("Schedule only (Halide kernels) vs oneDNN, GEMM suite", OpClass::kGemm, kSchedule, kOneDnn, 0.9);
   ratio("Schedule only vs Adams2019, GEMM suite", OpClass::kGemm, kSchedule, kAdams, 1.3);
   ratio("all modes vs oneDNN, convolutions", OpClass::kConv, kAllModes, kOneDnn, 1.0);
+  ratio("all modes vs oneDNN, vector ops", OpClass::kVector, kAllModes, kOneDnn, 1.0);
   int n = 0;
   double worst = INFINITY;
   n = 0;

@@ -186,7 +186,12 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   const int total = options.trials;
   const size_t n_alternatives = wants(TuneMode::kImpl) ? templates->alternatives.size() : 0;
   const bool format = wants(TuneMode::kFormat) && HasKnobsOf(space, TuneMode::kFormat);
-  int impl_budget = wants(TuneMode::kImpl) ? std::min(total / 3, static_cast<int>(n_alternatives) * std::max(1, total / 6)) : 0;
+  // Impl mode: one trial for each library (its space is empty), a share of the budget for each
+  // alternative template with knobs of its own.
+  int n_libraries = 0;
+  for (size_t i = 0; i < n_alternatives; ++i) n_libraries += templates->alternatives[i]->Space(op).size() == 0;
+  const int n_searched = static_cast<int>(n_alternatives) - n_libraries;
+  int impl_budget = n_libraries + std::min(total / 3, n_searched * std::max(1, total / 6));
   int format_budget = format ? total / 4 : 0;
   int schedule_budget = wants(TuneMode::kSchedule) ? total - 1 - impl_budget - format_budget : 0;
   if (!wants(TuneMode::kSchedule)) format_budget = format ? total - 1 - impl_budget : 0;
@@ -198,15 +203,20 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
     session.Search(primary, space, TuneMode::kFormat, format_budget, format_seeds);
   }
   if (n_alternatives > 0) {
-    int left = std::max(impl_budget, static_cast<int>(n_alternatives));
+    int left = std::max(impl_budget - n_libraries, n_searched);
+    int searched_left = n_searched;
     for (size_t i = 0; i < n_alternatives && !session.OutOfTime(); ++i) {
       const OpTemplate& alt = *templates->alternatives[i];
       session.measured_.clear();
       SearchSpace alt_space = alt.Space(op);
       Policy alt_default = alt.DefaultPolicy(op);
-      int share = left / static_cast<int>(n_alternatives - i);
+      if (alt_space.size() == 0) {
+        session.Try(alt, alt_default, TuneMode::kImpl);
+        continue;
+      }
+      int share = left / searched_left--;
       left -= share;
-      if (alt_space.size() == 0 || share <= 1) session.Try(alt, alt_default, TuneMode::kImpl);
+      if (share <= 1) session.Try(alt, alt_default, TuneMode::kImpl);
       else session.Search(alt, alt_space, TuneMode::kImpl, share, {alt_default});
     }
   }

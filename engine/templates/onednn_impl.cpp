@@ -1,12 +1,12 @@
 // impl.onednn: MatMul, BatchMatMul, Gemm (oneDNN matmul) and Conv (oneDNN convolution with the
 // layouts it prefers: format_tag::any, source and weights reordered before timing, as a
-// deployed oneDNN graph keeps them).
+// deployed oneDNN graph keeps them); vector operators in engine/templates/onednn_vector_ops.h.
 #include <dnnl.hpp>
-
-#include <cstring>
 
 #include "engine/conv_problem.h"
 #include "engine/gemm_problem.h"
+#include "engine/templates/onednn_common.h"
+#include "engine/templates/onednn_vector_ops.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {
@@ -17,36 +17,17 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-dnnl::engine& CpuEngine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-memory FromTensor(const Tensor& t, const memory::desc& md) {
-  memory m(md, CpuEngine());
-  std::memcpy(m.get_data_handle(), t.data.data(), t.data.size() * sizeof(float));
-  return m;
-}
-
-// A dense row-major tensor of `shape` from memory in a plain layout.
-Tensor ToTensor(const memory& m, const std::vector<int64_t>& shape) {
-  Tensor t(shape);
-  std::memcpy(t.data.data(), m.get_data_handle(), t.data.size() * sizeof(float));
-  return t;
-}
-
 // One inference call: source, weights and destination, plus the bias when there is one.
 void Execute(const dnnl::primitive& prim, dnnl::stream& stream, const memory& src, const memory& weights, const memory& dst,
              const memory& bias) {
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
   if (bias) args[DNNL_ARG_BIAS] = bias;
-  prim.execute(stream, args);
-  stream.wait();
+  ExecuteAndWait(prim, stream, args);
 }
 
 class MatMulKernel : public Kernel {
  public:
-  MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape) : p_(p), shape_(std::move(out_shape)), stream_(CpuEngine()) {}
+  MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape) : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()) {}
   Status Prepare(const std::vector<const Tensor*>& in) override {
     const memory::dim B = p_.batch, M = p_.M, N = p_.N, K = p_.K;
     // An operand without the batch dimension has batch 1 there: oneDNN broadcasts it. (A batch
@@ -64,13 +45,13 @@ class MatMulKernel : public Kernel {
       // The library adds bias after scaling by alpha: fold beta (and undo alpha) into the constant.
       Tensor scaled = *in[2];
       for (auto& v : scaled.data) v *= p_.beta / p_.alpha;
-      bias_ = FromTensor(scaled, bias_md);
+      bias_ = MemoryFromTensor(scaled, bias_md);
     }
     dnnl::matmul::desc desc = bias_md ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
-    prim_ = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, CpuEngine()));
-    a_ = FromTensor(*in[0], a_md);
-    b_ = FromTensor(*in[1], b_md);
-    c_ = memory(c_md, CpuEngine());
+    prim_ = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, OneDnnCpuEngine()));
+    a_ = MemoryFromTensor(*in[0], a_md);
+    b_ = MemoryFromTensor(*in[1], b_md);
+    c_ = memory(c_md, OneDnnCpuEngine());
     return Status::Ok();
   }
   Status Run() override {
@@ -78,7 +59,7 @@ class MatMulKernel : public Kernel {
     return Status::Ok();
   }
   Status Fetch(Tensor* out) override {
-    *out = ToTensor(c_, shape_);
+    *out = TensorFromMemory(c_, shape_);
     return Status::Ok();
   }
 
@@ -92,7 +73,7 @@ class MatMulKernel : public Kernel {
 
 class ConvKernel : public Kernel {
  public:
-  ConvKernel(ConvProblem p, std::vector<int64_t> out_shape) : p_(p), shape_(std::move(out_shape)), stream_(CpuEngine()) {}
+  ConvKernel(ConvProblem p, std::vector<int64_t> out_shape) : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()) {}
   Status Prepare(const std::vector<const Tensor*>& in) override {
     const auto& p = p_;
     memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
@@ -103,17 +84,17 @@ class ConvKernel : public Kernel {
                                                          bias_md, dst_any, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.ph, p.pw}, {p.ph, p.pw})
                        : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, wts_any,
                                                          dst_any, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.ph, p.pw}, {p.ph, p.pw});
-    pd_ = dnnl::convolution_forward::primitive_desc(desc, CpuEngine());
+    pd_ = dnnl::convolution_forward::primitive_desc(desc, OneDnnCpuEngine());
     prim_ = dnnl::convolution_forward(pd_);
     // Source and weights into the primitive's layouts (not timed).
-    memory user_src = FromTensor(*in[0], memory::desc(src, dt::f32, tag::nchw));
-    memory user_wts = FromTensor(*in[1], memory::desc(wts, dt::f32, p.G == 1 ? tag::oihw : tag::goihw));
-    src_ = memory(pd_.src_desc(), CpuEngine());
-    wts_ = memory(pd_.weights_desc(), CpuEngine());
+    memory user_src = MemoryFromTensor(*in[0], memory::desc(src, dt::f32, tag::nchw));
+    memory user_wts = MemoryFromTensor(*in[1], memory::desc(wts, dt::f32, p.G == 1 ? tag::oihw : tag::goihw));
+    src_ = memory(pd_.src_desc(), OneDnnCpuEngine());
+    wts_ = memory(pd_.weights_desc(), OneDnnCpuEngine());
     dnnl::reorder(user_src, src_).execute(stream_, user_src, src_);
     dnnl::reorder(user_wts, wts_).execute(stream_, user_wts, wts_);
-    if (p.bias) bias_ = FromTensor(*in[2], bias_md);
-    dst_ = memory(pd_.dst_desc(), CpuEngine());
+    if (p.bias) bias_ = MemoryFromTensor(*in[2], bias_md);
+    dst_ = memory(pd_.dst_desc(), OneDnnCpuEngine());
     stream_.wait();
     return Status::Ok();
   }
@@ -122,10 +103,10 @@ class ConvKernel : public Kernel {
     return Status::Ok();
   }
   Status Fetch(Tensor* out) override {
-    memory user_dst(memory::desc({p_.N, p_.OC, p_.OH, p_.OW}, dt::f32, tag::nchw), CpuEngine());
+    memory user_dst(memory::desc({p_.N, p_.OC, p_.OH, p_.OW}, dt::f32, tag::nchw), OneDnnCpuEngine());
     dnnl::reorder(dst_, user_dst).execute(stream_, dst_, user_dst);
     stream_.wait();
-    *out = ToTensor(user_dst, shape_);
+    *out = TensorFromMemory(user_dst, shape_);
     return Status::Ok();
   }
 
@@ -141,8 +122,9 @@ class ConvKernel : public Kernel {
 class OneDnnImpl : public OpTemplate {
  public:
   const char* id() const override { return "impl.onednn"; }
-  bool Implements(const std::string& op_type) const override { return IsCubeOp(op_type); }
+  bool Implements(const std::string& op_type) const override { return IsCubeOp(op_type) || OneDnnImplementsVectorOp(op_type); }
   Status SupportsInstance(const OpSpec& op) const override {
+    if (OneDnnImplementsVectorOp(op.op_type)) return OneDnnSupportsVectorOp(op);
     if (op.op_type == "Conv") {
       auto p = AnalyzeConv(op);
       return p.ok() ? Status::Ok() : p.status();
@@ -156,6 +138,7 @@ class OneDnnImpl : public OpTemplate {
   Policy DefaultPolicy(const OpSpec&) const override { return MakePolicy({{"library", std::string("onednn")}}); }
   Result<std::unique_ptr<Kernel>> Build(const OpSpec& op, const Policy&) const override {
     try {
+      if (OneDnnImplementsVectorOp(op.op_type)) return OneDnnVectorKernel(op);
       if (op.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(op).value(), op.outputs[0].shape));
       return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(op).value(), op.outputs[0].shape));
     } catch (const dnnl::error& e) {

@@ -103,6 +103,35 @@ TEST_CASE("templates: vector ops") {
                     2);
 }
 
+bool HasAlternative(const OpSpec& op, const std::string& id) {
+  auto t = TemplatesFor(op);
+  REQUIRE(t.ok());
+  for (const OpTemplate* alt : t->alternatives)
+    if (id == alt->id()) return true;
+  return false;
+}
+
+TEST_CASE("templates: oneDNN is an Impl alternative for vector ops, broadcasting only the second input") {
+  auto binary = [](const char* type, const char* a, const char* b, const char* out) {
+    return Op(std::string(R"({"op":")") + type + R"(","input_desc":)" + Desc({a, b}) + R"(,"output_desc":)" + Desc({out}) + "}");
+  };
+  std::vector<OpSpec> ops = {SameShapeOp("Softmax", "[3,7,40]", "axis", 1), binary("Add", "[7,3,40]", "[3,1]", "[7,3,40]"),
+                             binary("Mul", "[3,1]", "[7,3,40]", "[7,3,40]"), binary("Div", "[4,33]", "[33]", "[4,33]"),
+                             Op(R"({"op":"LayerNormalization","input_desc":)" + Desc({"[2,5,24]", "[5,24]"}) + R"(,"output_desc":)" +
+                                Desc({"[2,5,24]"}) + R"(,"attr":[{"name":"axis","type":"int","value":1}]})"),
+                             Op(R"({"op":"Gelu","input_desc":)" + Desc({"[9,70]"}) + R"(,"output_desc":)" + Desc({"[9,70]"}) +
+                                R"(,"attr":[{"name":"approximate","type":"str","value":"tanh"}]})")};
+  for (const OpSpec& op : ops) {
+    CAPTURE(op.op_type);
+    CHECK(HasAlternative(op, "impl.onednn"));
+    CheckAllTemplates(op, 1);
+  }
+  OpSpec sub = binary("Sub", "[3,1]", "[7,3,40]", "[7,3,40]");
+  CHECK(!HasAlternative(sub, "impl.onednn"));
+  CHECK(TemplateById("impl.onednn")->Supports(sub).message().find("second input") != std::string::npos);
+  CHECK(!HasAlternative(SameShapeOp("ReduceSum", "[3,50]", "noop_with_empty_axes", 1), "impl.onednn"));
+}
+
 TEST_CASE("templates: an unsupported operator or dtype is refused with its name") {
   auto t = TemplatesFor(Op(R"({"op":"Conv","input_desc":[{"shape":[1,3,5,5],"type":"float16"},{"shape":[3,3,1,1],"type":"float16"}],"output_desc":[{"shape":[1,3,5,5],"type":"float16"}]})"));
   REQUIRE(!t.ok());

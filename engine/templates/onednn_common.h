@@ -1,0 +1,24 @@
+// What the oneDNN kernels share: one CPU engine for the process, copies between our row-major
+// tensors and oneDNN memory, and one synchronous primitive call.
+#pragma once
+
+#include <dnnl.hpp>
+
+#include <unordered_map>
+#include <vector>
+
+#include "engine/tensor.h"
+
+namespace tilebank::engine {
+
+dnnl::engine& OneDnnCpuEngine();
+// A dense row-major f32 descriptor of `shape` (a scalar is one element).
+dnnl::memory::desc RowMajorDesc(const std::vector<int64_t>& shape);
+// New memory of `md` holding a copy of `t` (same element count and order).
+dnnl::memory MemoryFromTensor(const Tensor& t, const dnnl::memory::desc& md);
+// A row-major tensor of `shape` copied from memory in a plain layout.
+Tensor TensorFromMemory(const dnnl::memory& m, const std::vector<int64_t>& shape);
+// Runs `prim` on `args` and waits for it.
+void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std::unordered_map<int, dnnl::memory>& args);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,148 @@
+#include "engine/templates/onednn_vector_ops.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "engine/templates/onednn_common.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using dnnl::prop_kind;
+
+bool IsUnary(const std::string& t) { return t == "Relu" || t == "Sigmoid" || t == "Tanh" || t == "Gelu"; }
+bool IsBinary(const std::string& t) { return t == "Add" || t == "Sub" || t == "Mul" || t == "Div"; }
+
+int64_t NormalizedAxis(const OpSpec& op, int64_t fallback) {
+  const int64_t rank = static_cast<int64_t>(op.inputs[0].shape.size());
+  int64_t axis = op.Int("axis", fallback);
+  return axis < 0 ? axis + rank : axis;
+}
+
+// `shape` with leading 1s up to `rank` (numpy broadcasting aligns trailing axes).
+std::vector<int64_t> PaddedTo(std::vector<int64_t> shape, size_t rank) {
+  shape.insert(shape.begin(), rank - shape.size(), 1);
+  return shape;
+}
+
+// The input that oneDNN takes as src0 (it must have the output's shape), or -1.
+int BinaryFirst(const OpSpec& op) {
+  const auto& out = op.outputs[0].shape;
+  if (op.inputs[0].shape == out) return 0;
+  if ((op.op_type == "Add" || op.op_type == "Mul") && op.inputs[1].shape == out) return 1;
+  return -1;
+}
+
+// A primitive with its memories: Prepare creates both (the primitive descriptor needs no data,
+// but creating it there keeps Build cheap and its exceptions in one place).
+class VectorKernel : public Kernel {
+ public:
+  explicit VectorKernel(OpSpec op) : op_(std::move(op)), stream_(OneDnnCpuEngine()) {}
+
+  Status Prepare(const std::vector<const Tensor*>& in) override {
+    try {
+      Create(in);
+    } catch (const dnnl::error& e) {
+      return Status::InvalidInput(std::string("oneDNN: ") + e.what());
+    }
+    return Status::Ok();
+  }
+  Status Run() override {
+    ExecuteAndWait(prim_, stream_, args_);
+    return Status::Ok();
+  }
+  Status Fetch(Tensor* out) override {
+    *out = TensorFromMemory(args_.at(DNNL_ARG_DST), op_.outputs[0].shape);
+    return Status::Ok();
+  }
+
+ private:
+  void Create(const std::vector<const Tensor*>& in) {
+    auto& engine = OneDnnCpuEngine();
+    const std::string& t = op_.op_type;
+    const auto& shape = op_.inputs[0].shape;
+    args_.clear();
+    if (t == "Softmax") {
+      memory::desc md = RowMajorDesc(shape);
+      auto pd = dnnl::softmax_v2_forward::primitive_desc(
+          {prop_kind::forward_inference, algorithm::softmax_accurate, md, md, static_cast<int>(NormalizedAxis(op_, -1))}, engine);
+      prim_ = dnnl::softmax_v2_forward(pd);
+      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], md);
+    } else if (t == "LayerNormalization") {
+      const int64_t axis = NormalizedAxis(op_, -1);
+      int64_t rows = 1, len = 1;
+      for (size_t i = 0; i < shape.size(); ++i) (static_cast<int64_t>(i) < axis ? rows : len) *= shape[i];
+      memory::desc md = RowMajorDesc({rows, len}), vec = RowMajorDesc({len});
+      const bool bias = in.size() > 2;
+      auto flags = dnnl::normalization_flags::use_scale | (bias ? dnnl::normalization_flags::use_shift : dnnl::normalization_flags::none);
+      auto pd = dnnl::layer_normalization_forward::primitive_desc(
+          {prop_kind::forward_inference, md, static_cast<float>(op_.Real("epsilon", 1e-5)), flags}, engine);
+      prim_ = dnnl::layer_normalization_forward(pd);
+      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], md);
+      args_[DNNL_ARG_SCALE] = MemoryFromTensor(*in[1], vec);
+      if (bias) args_[DNNL_ARG_SHIFT] = MemoryFromTensor(*in[2], vec);
+      if (pd.mean_desc().get_size() > 0) args_[DNNL_ARG_MEAN] = memory(pd.mean_desc(), engine);
+      if (pd.variance_desc().get_size() > 0) args_[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), engine);
+      if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
+      args_[DNNL_ARG_DST] = memory(md, engine);
+      return;
+    } else if (IsUnary(t)) {
+      memory::desc md = RowMajorDesc(shape);
+      algorithm a = t == "Relu" ? algorithm::eltwise_relu : t == "Sigmoid" ? algorithm::eltwise_logistic
+                    : t == "Tanh" ? algorithm::eltwise_tanh
+                    : op_.Text("approximate", "none") == "tanh" ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf;
+      prim_ = dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc({prop_kind::forward_inference, a, md, 0.f, 0.f}, engine));
+      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], md);
+    } else {
+      const auto& out = op_.outputs[0].shape;
+      const int first = BinaryFirst(op_);
+      memory::desc a = RowMajorDesc(out), b = RowMajorDesc(PaddedTo(op_.inputs[1 - first].shape, out.size()));
+      algorithm alg = t == "Add" ? algorithm::binary_add : t == "Sub" ? algorithm::binary_sub : t == "Mul" ? algorithm::binary_mul : algorithm::binary_div;
+      prim_ = dnnl::binary(dnnl::binary::primitive_desc({alg, a, b, a}, engine));
+      args_[DNNL_ARG_SRC_0] = MemoryFromTensor(*in[first], a);
+      args_[DNNL_ARG_SRC_1] = MemoryFromTensor(*in[1 - first], b);
+      args_[DNNL_ARG_DST] = memory(a, engine);
+      return;
+    }
+    args_[DNNL_ARG_DST] = memory(RowMajorDesc(shape), engine);
+  }
+
+  OpSpec op_;
+  dnnl::stream stream_;
+  dnnl::primitive prim_;
+  std::unordered_map<int, memory> args_;
+};
+
+}  // namespace
+
+bool OneDnnImplementsVectorOp(const std::string& t) {
+  return t == "Softmax" || t == "LayerNormalization" || IsUnary(t) || IsBinary(t);
+}
+
+Status OneDnnSupportsVectorOp(const OpSpec& op) {
+  const std::string& t = op.op_type;
+  if (op.inputs.empty() || op.outputs.empty()) return Status::InvalidInput(op.name + ": needs an input and an output");
+  const size_t rank = op.inputs[0].shape.size();
+  if (rank == 0 || rank > 6) return Status::InvalidInput("impl.onednn: " + op.name + " has rank " + std::to_string(rank) + " (1 to 6 supported)");
+  if (t == "Softmax" || t == "LayerNormalization") {
+    const int64_t axis = NormalizedAxis(op, -1);
+    if (axis < 0 || axis >= static_cast<int64_t>(rank)) return Status::InvalidInput("impl.onednn: " + op.name + ": axis out of range");
+    if (t == "LayerNormalization" && op.inputs.size() < 2) return Status::InvalidInput("impl.onednn: " + op.name + " needs a scale input");
+    if (t == "LayerNormalization" && op.outputs.size() > 1) return Status::InvalidInput("impl.onednn: " + op.name + ": mean and inverse deviation outputs are not supported");
+    return Status::Ok();
+  }
+  if (IsBinary(t)) {
+    if (op.inputs.size() != 2) return Status::InvalidInput("impl.onednn: " + op.name + " takes two inputs");
+    if (op.inputs[1].shape.size() > op.outputs[0].shape.size() || op.inputs[0].shape.size() > op.outputs[0].shape.size())
+      return Status::InvalidInput("impl.onednn: " + op.name + ": an input has more axes than the output");
+    if (BinaryFirst(op) < 0) return Status::InvalidInput("impl.onednn: " + op.name + ": oneDNN broadcasts only the second input of " + t);
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<Kernel> OneDnnVectorKernel(const OpSpec& op) { return std::make_unique<VectorKernel>(op); }
+
+}  // namespace tilebank::engine

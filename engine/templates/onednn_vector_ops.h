@@ -1,0 +1,21 @@
+// impl.onednn for vector operators: Softmax (one axis), LayerNormalization (the axes from `axis`
+// on, with scale and optional bias), Relu, Sigmoid, Tanh, Gelu (erf or tanh), and Add, Sub,
+// Mul, Div where the first input has the output's shape (oneDNN broadcasts the second only; Add
+// and Mul swap their inputs when it is the first that broadcasts).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/kernel.h"
+#include "engine/op_spec.h"
+
+namespace tilebank::engine {
+
+bool OneDnnImplementsVectorOp(const std::string& op_type);
+// Ok when oneDNN runs this instance; otherwise why not.
+Status OneDnnSupportsVectorOp(const OpSpec& op);
+// The kernel of a supported instance (its primitive is created in Prepare).
+std::unique_ptr<Kernel> OneDnnVectorKernel(const OpSpec& op);
+
+}  // namespace tilebank::engine
