@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -209,8 +210,11 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     cp.tuning_name = Stem(ops_path);
     cp.ops_path = ops_path;
     cp.op_keys = keys;
-    cp.result_path = (options.output_dir.empty() ? std::string(".") : options.output_dir) + "/aoe_result_opat_" + stamp + "_" +
-                     std::to_string(getpid()) + ".json";
+    const std::string output_dir = options.output_dir.empty() ? std::string(".") : options.output_dir;
+    std::error_code ec;
+    std::filesystem::create_directories(output_dir, ec);  // a new --output directory is made
+    if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
+    cp.result_path = output_dir + "/aoe_result_opat_" + stamp + "_" + std::to_string(getpid()) + ".json";
   }
 
   std::map<size_t, OpRecord> done;

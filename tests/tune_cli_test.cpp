@@ -93,10 +93,11 @@ TEST_CASE("tune: --tune-ops-file picks operators by name and type") {
   TempDir dir;
   WriteFile(dir / "ops.json", kOps);
   WriteFile(dir / "filter.json", R"({"tune_ops_name": ["mm"], "tune_ops_type": ["SoftmaxV2"]})");
-  auto r = RunCli("tune --job_type=2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + dir.path() +
+  // The --output directory need not exist yet.
+  auto r = RunCli("tune --job_type=2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + (dir / "new/results") +
                   " --trials 4 --tune_ops_file " + (dir / "filter.json"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  auto files = ResultFiles(dir.path());
+  auto files = ResultFiles(dir / "new/results");
   REQUIRE(files.size() == 1);
   CHECK(Opat(files[0])["repo_summary"]["total_num"] == 2);
 }
