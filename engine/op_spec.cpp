@@ -125,4 +125,7 @@ bool IsCubeOp(const std::string& op_type) {
   return op_type == "MatMul" || op_type == "Gemm" || op_type == "BatchMatMul" || op_type == "Conv";
 }
 
+bool IsBinaryElementwiseOp(const std::string& t) { return t == "Add" || t == "Sub" || t == "Mul" || t == "Div"; }
+bool IsUnaryElementwiseOp(const std::string& t) { return t == "Relu" || t == "Sigmoid" || t == "Tanh" || t == "Gelu"; }
+
 }  // namespace tilebank::engine

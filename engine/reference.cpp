@@ -248,8 +248,7 @@ Result<Tensor> ReferenceCompute(const OpSpec& op, const std::vector<const Tensor
   if (t == "Softmax") return Softmax(op, *in[0]);
   if (t == "LayerNormalization") return LayerNorm(op, in);
   if (t == "ReduceSum" || t == "ReduceMean" || t == "ReduceMax") return Reduce(op, *in[0]);
-  if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Relu" || t == "Sigmoid" || t == "Tanh" || t == "Gelu")
-    return Elementwise(op, in);
+  if (IsBinaryElementwiseOp(t) || IsUnaryElementwiseOp(t)) return Elementwise(op, in);
   if (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool") return Pool(op, *in[0]);
   return Bad(op, "no reference implementation");
 }

@@ -188,8 +188,12 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   const bool format = wants(TuneMode::kFormat) && HasKnobsOf(space, TuneMode::kFormat);
   // Impl mode: one trial for each library (its space is empty), a share of the budget for each
   // alternative template with knobs of its own.
+  std::vector<SearchSpace> alt_spaces;
   int n_libraries = 0;
-  for (size_t i = 0; i < n_alternatives; ++i) n_libraries += templates->alternatives[i]->Space(op).size() == 0;
+  for (size_t i = 0; i < n_alternatives; ++i) {
+    alt_spaces.push_back(templates->alternatives[i]->Space(op));
+    n_libraries += alt_spaces.back().size() == 0;
+  }
   const int n_searched = static_cast<int>(n_alternatives) - n_libraries;
   int impl_budget = n_libraries + std::min(total / 3, n_searched * std::max(1, total / 6));
   int format_budget = format ? total / 4 : 0;
@@ -208,7 +212,7 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
     for (size_t i = 0; i < n_alternatives && !session.OutOfTime(); ++i) {
       const OpTemplate& alt = *templates->alternatives[i];
       session.measured_.clear();
-      SearchSpace alt_space = alt.Space(op);
+      const SearchSpace& alt_space = alt_spaces[i];
       Policy alt_default = alt.DefaultPolicy(op);
       if (alt_space.size() == 0) {
         session.Try(alt, alt_default, TuneMode::kImpl);

@@ -12,9 +12,6 @@ using namespace Halide;
 
 namespace {
 
-bool IsBinary(const std::string& t) { return t == "Add" || t == "Sub" || t == "Mul" || t == "Div"; }
-bool IsUnary(const std::string& t) { return t == "Relu" || t == "Sigmoid" || t == "Tanh" || t == "Gelu"; }
-
 // erf to ~1e-7 (Abramowitz and Stegun 7.1.26 is 1.5e-7; this is their 7.1.28-style rational form).
 Expr Erf(Expr x) {
   Expr a = abs(x);
@@ -35,9 +32,9 @@ RowShape ShapeOf(const OpSpec& op) {
 class ElementwiseTemplate : public HalideTemplate {
  public:
   const char* id() const override { return "elementwise.generic"; }
-  bool Implements(const std::string& op_type) const override { return IsBinary(op_type) || IsUnary(op_type); }
+  bool Implements(const std::string& op_type) const override { return IsBinaryElementwiseOp(op_type) || IsUnaryElementwiseOp(op_type); }
   Status SupportsInstance(const OpSpec& op) const override {
-    bool binary = IsBinary(op.op_type);
+    bool binary = IsBinaryElementwiseOp(op.op_type);
     if (op.inputs.size() != (binary ? 2u : 1u)) return Status::InvalidInput(op.name + ": " + op.op_type + " takes " + (binary ? "two inputs" : "one input"));
     std::vector<int64_t> shape = op.inputs[0].shape;
     if (binary && !BroadcastShapes(op.inputs[0].shape, op.inputs[1].shape, &shape))
@@ -74,7 +71,7 @@ class ElementwiseTemplate : public HalideTemplate {
     Expr a = load(0);
     Expr value;
     const std::string& t = op.op_type;
-    if (IsBinary(t)) {
+    if (IsBinaryElementwiseOp(t)) {
       Expr b = load(1);
       value = t == "Add" ? a + b : t == "Sub" ? a - b : t == "Mul" ? a * b : a / b;
     } else if (t == "Relu") {

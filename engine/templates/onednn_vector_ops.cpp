@@ -1,8 +1,5 @@
 #include "engine/templates/onednn_vector_ops.h"
 
-#include <algorithm>
-#include <functional>
-
 #include "engine/templates/onednn_common.h"
 
 namespace tilebank::engine {
@@ -12,9 +9,6 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 using dnnl::prop_kind;
-
-bool IsUnary(const std::string& t) { return t == "Relu" || t == "Sigmoid" || t == "Tanh" || t == "Gelu"; }
-bool IsBinary(const std::string& t) { return t == "Add" || t == "Sub" || t == "Mul" || t == "Div"; }
 
 int64_t NormalizedAxis(const OpSpec& op, int64_t fallback) {
   const int64_t rank = static_cast<int64_t>(op.inputs[0].shape.size());
@@ -71,6 +65,7 @@ class VectorKernel : public Kernel {
           {prop_kind::forward_inference, algorithm::softmax_accurate, md, md, static_cast<int>(NormalizedAxis(op_, -1))}, engine);
       prim_ = dnnl::softmax_v2_forward(pd);
       args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], md);
+      args_[DNNL_ARG_DST] = memory(md, engine);
     } else if (t == "LayerNormalization") {
       const int64_t axis = NormalizedAxis(op_, -1);
       int64_t rows = 1, len = 1;
@@ -88,14 +83,14 @@ class VectorKernel : public Kernel {
       if (pd.variance_desc().get_size() > 0) args_[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), engine);
       if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
       args_[DNNL_ARG_DST] = memory(md, engine);
-      return;
-    } else if (IsUnary(t)) {
+    } else if (IsUnaryElementwiseOp(t)) {
       memory::desc md = RowMajorDesc(shape);
       algorithm a = t == "Relu" ? algorithm::eltwise_relu : t == "Sigmoid" ? algorithm::eltwise_logistic
                     : t == "Tanh" ? algorithm::eltwise_tanh
                     : op_.Text("approximate", "none") == "tanh" ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf;
       prim_ = dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc({prop_kind::forward_inference, a, md, 0.f, 0.f}, engine));
       args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], md);
+      args_[DNNL_ARG_DST] = memory(md, engine);
     } else {
       const auto& out = op_.outputs[0].shape;
       const int first = BinaryFirst(op_);
@@ -105,9 +100,7 @@ class VectorKernel : public Kernel {
       args_[DNNL_ARG_SRC_0] = MemoryFromTensor(*in[first], a);
       args_[DNNL_ARG_SRC_1] = MemoryFromTensor(*in[1 - first], b);
       args_[DNNL_ARG_DST] = memory(a, engine);
-      return;
     }
-    args_[DNNL_ARG_DST] = memory(RowMajorDesc(shape), engine);
   }
 
   OpSpec op_;
@@ -119,7 +112,7 @@ class VectorKernel : public Kernel {
 }  // namespace
 
 bool OneDnnImplementsVectorOp(const std::string& t) {
-  return t == "Softmax" || t == "LayerNormalization" || IsUnary(t) || IsBinary(t);
+  return t == "Softmax" || t == "LayerNormalization" || IsUnaryElementwiseOp(t) || IsBinaryElementwiseOp(t);
 }
 
 Status OneDnnSupportsVectorOp(const OpSpec& op) {
@@ -134,7 +127,7 @@ Status OneDnnSupportsVectorOp(const OpSpec& op) {
     if (t == "LayerNormalization" && op.outputs.size() > 1) return Status::InvalidInput("impl.onednn: " + op.name + ": mean and inverse deviation outputs are not supported");
     return Status::Ok();
   }
-  if (IsBinary(t)) {
+  if (IsBinaryElementwiseOp(t)) {
     if (op.inputs.size() != 2) return Status::InvalidInput("impl.onednn: " + op.name + " takes two inputs");
     if (op.inputs[1].shape.size() > op.outputs[0].shape.size() || op.inputs[0].shape.size() > op.outputs[0].shape.size())
       return Status::InvalidInput("impl.onednn: " + op.name + ": an input has more axes than the output");
