@@ -9,9 +9,20 @@ The times in these samples are illustrative values chosen by hand to exercise th
 """
 import json
 import os
+import re
 import sys
 
 SOC = "x86_64-amd-zen4-avx512-2c"
+
+
+def template_versions():
+    """The engine's template versions (engine/template_catalog.cpp): sample entries are current."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine", "template_catalog.cpp")
+    with open(path) as f:
+        return {name: int(version) for name, version in re.findall(r'\{"([a-z0-9_.]+)", (\d+)\}', f.read())}
+
+
+TEMPLATE_VERSIONS = template_versions()
 
 
 def tensor(shape, fmt="ND"):
@@ -110,7 +121,7 @@ def grads():
 
 
 def entry(kind, description, template, mode, policy, before, after, trials, strategy, host, day):
-    return {"kind": kind, "description": description, "template": {"id": template, "version": 1},
+    return {"kind": kind, "description": description, "template": {"id": template, "version": TEMPLATE_VERSIONS[template]},
             "tune_mode": mode, "policy": policy,
             "before": {"median_us": before, "spread_us": round(before * 0.02, 3), "runs": 50},
             "after": {"median_us": after, "spread_us": round(after * 0.02, 3), "runs": 50},

@@ -110,6 +110,17 @@ TEST_CASE("cli: a newer-format bank, a missing bank and a read-only bank are ref
   CHECK(RunCli("bank upgrade " + BankArgs(dir)).exit_code == 2);
 }
 
+TEST_CASE("cli: the sample banks in data/ import and validate clean (their template versions are the engine's)") {
+  for (const char* file : {"data/sample_bank.jsonl", "data/sample_bank_lab2.jsonl"}) {
+    CAPTURE(file);
+    TempDir dir;
+    const std::string bank = "--bank " + (dir / "bank") + " --soc x86_64-amd-zen4-avx512-2c";
+    REQUIRE(RunCli("bank import " + SourcePath(file) + " " + bank).exit_code == 0);
+    auto validate = RunCli("bank validate " + bank);
+    CHECK_MESSAGE(validate.exit_code == 0, std::string(validate.out + validate.err));
+  }
+}
+
 TEST_CASE("cli: validate is silent when clean, exit 1 naming a flipped byte") {
   TempDir dir;
   WriteEntriesFile(dir / "in.jsonl", 1, 5, 10.0);
