@@ -202,6 +202,11 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
       return Status::Refused("job " + cp.job_name + " already finished; its results are in " + cp.result_path);
     }
   } else {
+    // The output directory first: a run refused for it leaves no bank behind.
+    const std::string output_dir = options.output_dir.empty() ? std::string(".") : options.output_dir;
+    std::error_code ec;
+    std::filesystem::create_directories(output_dir, ec);
+    if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
     auto opened = Bank::Open(bank_dir, open);
     if (!opened.ok()) return opened.status();
     bank = std::move(opened.value());
@@ -210,10 +215,6 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     cp.tuning_name = Stem(ops_path);
     cp.ops_path = ops_path;
     cp.op_keys = keys;
-    const std::string output_dir = options.output_dir.empty() ? std::string(".") : options.output_dir;
-    std::error_code ec;
-    std::filesystem::create_directories(output_dir, ec);  // a new --output directory is made
-    if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
     cp.result_path = output_dir + "/aoe_result_opat_" + stamp + "_" + std::to_string(getpid()) + ".json";
   }
 

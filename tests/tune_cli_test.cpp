@@ -116,6 +116,11 @@ TEST_CASE("tune: bad input is refused with exit 2 and no result file") {
   CHECK(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + out + " --modes schedule,speed").exit_code == 2);
   CHECK(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + out + " --soc other-soc").exit_code == 2);
   CHECK(RunCli("tune -j 2 --reload nosuchjob" + out).exit_code == 2);
+  // An output directory that cannot be made (under a file): refused before the bank is created.
+  auto unwritable = RunCli("tune -j 2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + (dir / "ops.json/results"));
+  CHECK(unwritable.exit_code == 2);
+  CHECK(unwritable.err.find("output directory") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "bank"));
   CHECK(ResultFiles(dir.path()).empty());
 }
 
