@@ -26,7 +26,7 @@ namespace {
 
 std::vector<const OpTemplate*> AllTemplates() {
   return {&MatMulTemplate(), &BatchMatMulTemplate(), &GemmOpTemplate(), &ConvDirectTemplate(), &ConvIm2colTemplate(),
-          &SoftmaxTemplate(), &LayerNormTemplate(),
+          &SoftmaxTemplate(), &SoftmaxSimdTemplate(), &LayerNormTemplate(),
           &ReduceTemplate(), &ElementwiseTemplate(), &PoolTemplate(), &OneDnnImpl(), &OpenBlasImpl()};
 }
 

@@ -5,7 +5,7 @@ packages=(
   build-essential cmake pkg-config git python3
   liblmdb-dev lmdb-utils libflatbuffers-dev flatbuffers-compiler libcli11-dev libxxhash-dev
   nlohmann-json3-dev doctest-dev libsqlite3-dev
-  libhalide14-0-dev libdnnl-dev libopenblas-dev   # the engine: Halide JIT, Impl-mode libraries
+  libhalide14-0-dev libdnnl-dev libopenblas-dev libhwy-dev   # the engine: Halide JIT, Impl-mode libraries, SIMD kernels
   libeigen3-dev   # the search strategies' cost model
   clang libclang-rt-14-dev   # libFuzzer targets
   libonnx-dev libprotobuf-dev libonnx-testdata   # ONNX backend node tests

@@ -10,6 +10,7 @@ const OpTemplate& GemmOpTemplate();        // gemm.tiled
 const OpTemplate& ConvDirectTemplate();    // conv2d.direct
 const OpTemplate& ConvIm2colTemplate();    // conv2d.im2col
 const OpTemplate& SoftmaxTemplate();       // softmax.rowwise
+const OpTemplate& SoftmaxSimdTemplate();   // softmax.simd
 const OpTemplate& LayerNormTemplate();     // layernorm.rowwise
 const OpTemplate& ReduceTemplate();        // reduce.generic
 const OpTemplate& ElementwiseTemplate();   // elementwise.generic

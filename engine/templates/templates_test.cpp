@@ -2,6 +2,7 @@
 // random valid policies, on small shapes of every supported operator.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -109,6 +110,55 @@ bool HasAlternative(const OpSpec& op, const std::string& id) {
   for (const OpTemplate* alt : t->alternatives)
     if (id == alt->id()) return true;
   return false;
+}
+
+// The op's output for one input tensor under the template's default policy.
+std::vector<float> RunDefault(const char* template_id, const OpSpec& op, const Tensor& input) {
+  const OpTemplate* t = TemplateById(template_id);
+  REQUIRE(t);
+  auto kernel = t->Build(op, t->DefaultPolicy(op));
+  REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+  REQUIRE(kernel.value()->Prepare({&input}).ok());
+  REQUIRE(kernel.value()->Run().ok());
+  Tensor out;
+  REQUIRE(kernel.value()->Fetch(&out).ok());
+  return out.data;
+}
+
+TEST_CASE("templates: Tanh and Gelu (erf and tanh forms) within 1e-6 of libm from -12 to 12, past the clamps") {
+  Tensor x({24001});
+  for (int64_t i = 0; i < x.size(); ++i) x.data[i] = -12.f + 0.001f * static_cast<float>(i);
+  auto op = [](const char* type, const char* approximate) {
+    std::string attr = approximate ? std::string(R"(,"attr":[{"name":"approximate","type":"str","value":")") + approximate + "\"}]" : "";
+    return Op(std::string(R"({"op":")") + type + R"(","input_desc":)" + Desc({"[24001]"}) + R"(,"output_desc":)" + Desc({"[24001]"}) + attr + "}");
+  };
+  auto worst = [&](const OpSpec& spec, double (*f)(double)) {
+    auto y = RunDefault("elementwise.generic", spec, x);
+    double w = 0;
+    for (int64_t i = 0; i < x.size(); ++i) w = std::max(w, std::fabs(y[i] - f(x.data[i])));
+    return w;
+  };
+  CHECK(worst(op("Tanh", nullptr), [](double v) { return std::tanh(v); }) < 1e-6);
+  CHECK(worst(op("Gelu", nullptr), [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }) < 1e-6 * 12);
+  CHECK(worst(op("Gelu", "tanh"), [](double v) { return 0.5 * v * (1 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v))); }) <
+        1e-6 * 12);
+}
+
+TEST_CASE("templates: softmax.simd, an Impl alternative for Softmax over the last axis, with a short last block of rows") {
+  OpSpec op = Op(R"({"op":"Softmax","input_desc":)" + Desc({"[37,100]"}) + R"(,"output_desc":)" + Desc({"[37,100]"}) + "}");
+  CHECK(HasAlternative(op, "softmax.simd"));
+  CHECK(!HasAlternative(SameShapeOp("Softmax", "[3,7,40]", "axis", 1), "softmax.simd"));
+  const OpTemplate* t = TemplateById("softmax.simd");
+  auto runner = Runner::Create(op, 3);
+  REQUIRE(runner.ok());
+  for (const char* store : {"in_place", "streaming"}) {
+    Policy policy = MakePolicy({{"parallel", int64_t{1}}, {"rows_per_task", int64_t{8}}, {"store", std::string(store)}, {"prefetch", int64_t{1}}});
+    CAPTURE(store);
+    auto kernel = t->Build(op, policy);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+    RunResult r = runner->Check(*kernel.value());
+    CHECK_MESSAGE(r.ok, r.failure);
+  }
 }
 
 TEST_CASE("templates: oneDNN is an Impl alternative for vector ops, broadcasting only the second input") {
