@@ -13,11 +13,11 @@ struct MachinePeaks {
   int threads = 0;
 };
 
-// Runs each probe a few times and keeps the best (a peak is the fastest the machine can go).
+// The FMA probe is the best of a few runs (a peak is the fastest the machine can go); the
+// bandwidth probes are the median of 7 passes, as kernels are timed.
 MachinePeaks MeasureMachinePeaks(int threads);
 
-// The two probes alone, best of a few runs, so an operator's anchor can be measured next to its
-// kernels: FMA GFLOP/s on `threads` cores, and the scale probe (b[i] = s * a[i], read + write
+// The two probes alone, so an operator's anchor can be measured next to its kernels: FMA GFLOP/s on `threads` cores, and the scale probe (b[i] = s * a[i], read + write
 // bytes counted) over arrays of `elements` floats.
 double FmaGflops(int threads);
 double ScaleGbs(int threads, size_t elements);
