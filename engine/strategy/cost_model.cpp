@@ -7,14 +7,13 @@
 namespace tilebank::engine {
 
 namespace {
-constexpr size_t kMinObservations = 8;  // finite ones, before the model ranks anything
 constexpr double kRidge = 1.0;          // noise term: how far predictions may miss measurements
 constexpr double kPair = 1.0;           // weight of knob pairs that match together (interactions)
 constexpr double kNear = 0.7;           // similarity of numeric values one step apart (k steps: kNear^k)
 constexpr double kOptimism = 1.0;       // Rank's bonus, in standard deviations of the prediction
 }  // namespace
 
-CostModel::CostModel(const SearchSpace& space) {
+CostModel::CostModel(const SearchSpace& space, size_t min_observations) : min_observations_(min_observations) {
   for (const auto& knob : space.knobs) {
     bool numeric = true;
     for (const auto& v : knob.values) numeric = numeric && !std::holds_alternative<std::string>(v);
@@ -37,7 +36,7 @@ void CostModel::Fit(const std::vector<std::pair<Config, double>>& observations) 
   size_t finite = 0;
   for (const auto& [c, cost] : observations)
     if (std::isfinite(cost)) worst = std::max(worst, cost), ++finite;
-  ready_ = finite >= kMinObservations;
+  ready_ = finite >= min_observations_;
   if (!ready_) return;
   const Eigen::Index n = static_cast<Eigen::Index>(observations.size());
   Eigen::MatrixXd gram(n, n);

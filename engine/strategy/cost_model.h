@@ -17,7 +17,8 @@ namespace tilebank::engine {
 
 class CostModel {
  public:
-  explicit CostModel(const SearchSpace& space);
+  // The model ranks nothing until `min_observations` configs have a finite cost.
+  explicit CostModel(const SearchSpace& space, size_t min_observations = 8);
   // Refits from all (config, cost us) pairs; costs may be +infinity (a failure).
   void Fit(const std::vector<std::pair<Config, double>>& observations);
   // Whether enough configs with a finite cost have been seen for predictions to mean anything.
@@ -40,6 +41,7 @@ class CostModel {
   std::vector<double> inverse_;  // (K + ridge I)^-1, n x n
   double variance_scale_ = 1;    // signal variance per unit of kernel, fitted to the data
   double intercept_ = 0;
+  size_t min_observations_;
   bool ready_ = false;
 };
 

@@ -6,7 +6,9 @@
 // has enough measurements, each generation is screened: kScreen times as many children are bred,
 // the model's best predicted are measured, plus kExplorers children drawn at random from the rest
 // (replayed over data/spaces, screening took GA's score at 50 trials from 0.38 to about 0.6, and
-// dropping the explorer cost a third of that).
+// dropping the explorer cost a third of that). Generations of 6, the model fitted from the first
+// one on: over 600 replays of the MatMul table, 0.69 at 50 trials against 0.61 with generations
+// of 8 and a model from 8 measurements.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -18,7 +20,7 @@
 namespace tilebank::engine {
 namespace {
 
-constexpr size_t kPopulation = 8;
+constexpr size_t kPopulation = 6;
 constexpr size_t kElites = 3;
 constexpr size_t kTournament = 3;
 constexpr int kRepairTries = 30;
@@ -28,7 +30,7 @@ constexpr size_t kExplorers = 1;
 class GeneticSearch : public SearchStrategy {
  public:
   GeneticSearch(const SearchSpace& space, uint64_t seed, std::vector<Config> seeds)
-      : ledger_(space, seed), pending_(std::move(seeds)), model_(space) {}
+      : ledger_(space, seed), pending_(std::move(seeds)), model_(space, kPopulation) {}
 
   size_t PreferredBatch() const override { return kPopulation; }
 
