@@ -38,15 +38,14 @@ bool GemmPolicyValid(const GemmShape& s, const Policy& p) {
 
 SearchSpace GemmSpace(const GemmShape& shape) {
   SearchSpace space;
-  auto ints = [](std::initializer_list<int64_t> v) { return std::vector<KnobValue>(v.begin(), v.end()); };
   space.knobs = {
-      {"vec_blocks", ints({1, 2, 3, 4}), TuneMode::kSchedule},
-      {"tile_m", ints({1, 2, 3, 4, 6, 8, 12}), TuneMode::kSchedule},
-      {"block_n", ints({1, 2, 4, 8, 16}), TuneMode::kSchedule},
-      {"block_m", ints({1, 2, 4, 8, 16, 32}), TuneMode::kSchedule},
-      {"unroll_k", ints({1, 2, 4}), TuneMode::kSchedule},
+      {"vec_blocks", IntValues({1, 2, 3, 4}), TuneMode::kSchedule},
+      {"tile_m", IntValues({1, 2, 3, 4, 6, 8, 12}), TuneMode::kSchedule},
+      {"block_n", IntValues({1, 2, 4, 8, 16}), TuneMode::kSchedule},
+      {"block_m", IntValues({1, 2, 4, 8, 16, 32}), TuneMode::kSchedule},
+      {"unroll_k", IntValues({1, 2, 4}), TuneMode::kSchedule},
       {"loop_order", {std::string("mn"), std::string("nm")}, TuneMode::kSchedule},
-      {"parallel", ints({0, 1}), TuneMode::kSchedule},
+      {"parallel", IntValues({0, 1}), TuneMode::kSchedule},
       {"pack_b", {std::string("none"), std::string("block"), std::string("root")}, TuneMode::kFormat},
   };
   if (shape.trans_a) space.knobs.push_back({"pack_a", {std::string("none"), std::string("root")}, TuneMode::kFormat});

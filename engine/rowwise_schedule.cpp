@@ -8,14 +8,13 @@ using namespace Halide;
 
 SearchSpace RowwiseSpace(const RowShape& shape) {
   SearchSpace space;
-  auto ints = [](std::initializer_list<int64_t> v) { return std::vector<KnobValue>(v.begin(), v.end()); };
   space.knobs = {
-      {"vector", ints({1, 2, 4}), TuneMode::kSchedule},
-      {"unroll", ints({1, 2, 4}), TuneMode::kSchedule},
-      {"rows_per_task", ints({1, 2, 4, 8, 16, 32, 64, 128}), TuneMode::kSchedule},
-      {"parallel", ints({0, 1}), TuneMode::kSchedule},
+      {"vector", IntValues({1, 2, 4}), TuneMode::kSchedule},
+      {"unroll", IntValues({1, 2, 4}), TuneMode::kSchedule},
+      {"rows_per_task", IntValues({1, 2, 4, 8, 16, 32, 64, 128}), TuneMode::kSchedule},
+      {"parallel", IntValues({0, 1}), TuneMode::kSchedule},
   };
-  if (shape.reduce > 0) space.knobs.push_back({"reduce_lanes", ints({0, 1, 2}), TuneMode::kSchedule});
+  if (shape.reduce > 0) space.knobs.push_back({"reduce_lanes", IntValues({0, 1, 2}), TuneMode::kSchedule});
   space.valid = [shape](const Policy& p) {
     const int V = Host().vector_floats;
     int64_t width = IntKnob(p, "vector", 1) * V * IntKnob(p, "unroll", 1);

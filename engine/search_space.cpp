@@ -91,4 +91,6 @@ Policy MakePolicy(std::vector<Knob> knobs) {
   return knobs;
 }
 
+std::vector<KnobValue> IntValues(std::initializer_list<int64_t> values) { return {values.begin(), values.end()}; }
+
 }  // namespace tilebank::engine

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ class SearchSpace {
   // Every valid config, in index order (only for spaces small enough to list).
   std::vector<Config> ValidConfigs() const;
 };
+
+// A numeric knob's domain: IntValues({1, 2, 4}).
+std::vector<KnobValue> IntValues(std::initializer_list<int64_t> values);
 
 // Policy accessors used by templates.
 int64_t IntKnob(const Policy& policy, const std::string& name, int64_t fallback);

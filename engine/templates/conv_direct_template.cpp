@@ -45,13 +45,12 @@ class ConvDirectTemplate : public HalideTemplate {
   SearchSpace Space(const OpSpec& op) const override {
     ConvProblem p = AnalyzeConv(op).value();
     SearchSpace s;
-    auto ints = [](std::initializer_list<int64_t> v) { return std::vector<KnobValue>(v.begin(), v.end()); };
     s.knobs = {
-        {"vec_tile", ints({1, 2, 4}), TuneMode::kSchedule},
-        {"row_tile", ints({1, 2, 3, 4, 6, 7, 8, 14}), TuneMode::kSchedule},
+        {"vec_tile", IntValues({1, 2, 4}), TuneMode::kSchedule},
+        {"row_tile", IntValues({1, 2, 3, 4, 6, 7, 8, 14}), TuneMode::kSchedule},
         {"reduce_order", {std::string("c_outer"), std::string("k_outer")}, TuneMode::kSchedule},
-        {"unroll_kw", ints({0, 1}), TuneMode::kSchedule},
-        {"parallel", ints({0, 1}), TuneMode::kSchedule},
+        {"unroll_kw", IntValues({0, 1}), TuneMode::kSchedule},
+        {"parallel", IntValues({0, 1}), TuneMode::kSchedule},
         {"layout", {std::string("NCHW"), std::string("NHWC"), std::string("NCHWc")}, TuneMode::kFormat},
     };
     s.valid = [p](const Policy& policy) { return Valid(p, policy); };

@@ -65,13 +65,12 @@ class SoftmaxSimd : public HalideTemplate {
 
   SearchSpace Space(const OpSpec& op) const override {
     const Rows shape = RowsOf(op);
-    auto ints = [](std::initializer_list<int64_t> v) { return std::vector<KnobValue>(v.begin(), v.end()); };
     SearchSpace space;
     space.knobs = {
-        {"rows_per_task", ints({1, 2, 4, 8, 16, 32, 64, 128}), TuneMode::kSchedule},
-        {"parallel", ints({0, 1}), TuneMode::kSchedule},
+        {"rows_per_task", IntValues({1, 2, 4, 8, 16, 32, 64, 128}), TuneMode::kSchedule},
+        {"parallel", IntValues({0, 1}), TuneMode::kSchedule},
         {"store", {std::string("in_place"), std::string("streaming")}, TuneMode::kSchedule},
-        {"prefetch", ints({0, 1}), TuneMode::kSchedule},
+        {"prefetch", IntValues({0, 1}), TuneMode::kSchedule},
     };
     space.valid = [shape](const Policy& p) {
       const int64_t rpt = IntKnob(p, "rows_per_task", 1);
