@@ -6,6 +6,7 @@ packages=(
   liblmdb-dev lmdb-utils libflatbuffers-dev flatbuffers-compiler libcli11-dev libxxhash-dev
   nlohmann-json3-dev doctest-dev libsqlite3-dev
   libhalide14-0-dev libdnnl-dev libopenblas-dev libhwy-dev   # the engine: Halide JIT, Impl-mode libraries, SIMD kernels
+  ocl-icd-opencl-dev   # oneDNN's CMake config requires OpenCL (Debian builds it with the GPU runtime; only a Recommends)
   libeigen3-dev   # the search strategies' cost model
   clang libclang-rt-14-dev   # libFuzzer targets
   libonnx-dev libprotobuf-dev libonnx-testdata   # ONNX backend node tests
