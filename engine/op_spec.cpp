@@ -31,6 +31,8 @@ std::vector<int64_t> OpSpec::Ints(const std::string& attr, std::vector<int64_t> 
 
 namespace {
 
+constexpr int64_t kMaxTensorElements = int64_t{1} << 48;  // element counts and byte sizes stay far from overflow
+
 std::vector<TensorDesc> DescsOf(const nlohmann::json& list) {
   std::vector<TensorDesc> descs;
   for (const auto& d : list) {
@@ -75,7 +77,12 @@ void ResolveAutoPad(OpSpec* op) {
 }  // namespace
 
 Result<OpSpec> ParseOpSpec(const nlohmann::json& description, size_t index) {
-  auto where = [&](const std::string& type) { return "op " + std::to_string(index) + (type.empty() ? "" : " (" + type + ")"); };
+  const std::string given_name = description.is_object() && description.contains("name") && description["name"].is_string()
+                                     ? description["name"].get<std::string>() : "";
+  auto where = [&](const std::string& type) {
+    const std::string label = given_name.empty() ? type : type.empty() ? given_name : given_name + ", " + type;
+    return "op " + std::to_string(index) + (label.empty() ? "" : " (" + label + ")");
+  };
   if (!description.is_object() || !description.contains("op"))
     return Status::InvalidInput(where("") + ": not an operator description (an object with \"op\", \"input_desc\", \"output_desc\")");
   auto canonical = CanonicalizeOp(description);
@@ -97,9 +104,15 @@ Result<OpSpec> ParseOpSpec(const nlohmann::json& description, size_t index) {
   if (spec.outputs.empty()) return Status::InvalidInput(where(spec.op_type) + ": output_desc is empty");
   ResolveAutoPad(&spec);
   for (const auto* list : {&spec.inputs, &spec.outputs})
-    for (const auto& t : *list)
-      for (int64_t d : t.shape)
-        if (d <= 0) return Status::InvalidInput(where(spec.op_type) + ": shapes must be positive (dynamic shapes are not tuned)");
+    for (size_t i = 0; i < list->size(); ++i) {
+      const std::string field = std::string(list == &spec.inputs ? "input_desc[" : "output_desc[") + std::to_string(i) + "].shape";
+      int64_t elements = 1;
+      for (int64_t d : (*list)[i].shape) {
+        if (d <= 0) return Status::InvalidInput(where(spec.op_type) + ": " + field + ": dimensions must be positive (dynamic shapes are not tuned)");
+        if (__builtin_mul_overflow(elements, d, &elements) || elements > kMaxTensorElements)
+          return Status::InvalidInput(where(spec.op_type) + ": " + field + " has more than 2^48 elements");
+      }
+    }
   return spec;
 }
 
@@ -121,11 +134,25 @@ Result<std::vector<OpSpec>> ReadOpList(const std::string& path) {
   return ops;
 }
 
-bool IsCubeOp(const std::string& op_type) {
-  return op_type == "MatMul" || op_type == "Gemm" || op_type == "BatchMatMul" || op_type == "Conv";
+const std::vector<std::string>& CubeOps() {
+  static const std::vector<std::string> types = {"MatMul", "Gemm", "BatchMatMul", "Conv"};
+  return types;
+}
+const std::vector<std::string>& BinaryElementwiseOps() {
+  static const std::vector<std::string> types = {"Add", "Sub", "Mul", "Div"};
+  return types;
+}
+const std::vector<std::string>& UnaryElementwiseOps() {
+  static const std::vector<std::string> types = {"Relu", "Sigmoid", "Tanh", "Gelu"};
+  return types;
 }
 
-bool IsBinaryElementwiseOp(const std::string& t) { return t == "Add" || t == "Sub" || t == "Mul" || t == "Div"; }
-bool IsUnaryElementwiseOp(const std::string& t) { return t == "Relu" || t == "Sigmoid" || t == "Tanh" || t == "Gelu"; }
+namespace {
+bool In(const std::vector<std::string>& types, const std::string& t) { return std::find(types.begin(), types.end(), t) != types.end(); }
+}  // namespace
+
+bool IsCubeOp(const std::string& op_type) { return In(CubeOps(), op_type); }
+bool IsBinaryElementwiseOp(const std::string& t) { return In(BinaryElementwiseOps(), t); }
+bool IsUnaryElementwiseOp(const std::string& t) { return In(UnaryElementwiseOps(), t); }
 
 }  // namespace tilebank::engine

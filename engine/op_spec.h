@@ -44,5 +44,8 @@ bool IsCubeOp(const std::string& op_type);
 // Elementwise ops: Add, Sub, Mul, Div (numpy broadcasting) and Relu, Sigmoid, Tanh, Gelu.
 bool IsBinaryElementwiseOp(const std::string& op_type);
 bool IsUnaryElementwiseOp(const std::string& op_type);
+const std::vector<std::string>& CubeOps();
+const std::vector<std::string>& BinaryElementwiseOps();
+const std::vector<std::string>& UnaryElementwiseOps();
 
 }  // namespace tilebank::engine

@@ -1,5 +1,8 @@
 #include "engine/op_template.h"
 
+#include <algorithm>
+#include <set>
+
 #include "engine/builder.h"
 #include "engine/halide_program.h"
 #include "engine/host_facts.h"
@@ -9,6 +12,11 @@
 namespace tilebank::engine {
 
 uint32_t OpTemplate::version() const { return EngineTemplateVersions()(id()).value_or(0); }
+
+bool OpTemplate::Implements(const std::string& op_type) const {
+  const auto types = OpTypes();
+  return std::find(types.begin(), types.end(), op_type) != types.end();
+}
 
 Status OpTemplate::Supports(const OpSpec& op) const {
   if (!Implements(op.op_type)) return Status::InvalidInput(std::string(id()) + " does not implement " + op.op_type);
@@ -58,6 +66,18 @@ const OpTemplate* TemplateById(const std::string& id) {
   for (const OpTemplate* t : AllTemplates())
     if (id == t->id()) return t;
   return nullptr;
+}
+
+std::vector<std::string> SupportedOpTypes() {
+  std::set<std::string> types;
+  for (const OpTemplate* t : AllTemplates())
+    for (auto& type : t->OpTypes()) types.insert(std::move(type));
+  return {types.begin(), types.end()};
+}
+
+bool Implements(const std::string& op_type) {
+  const auto types = SupportedOpTypes();
+  return std::binary_search(types.begin(), types.end(), op_type);
 }
 
 }  // namespace tilebank::engine

@@ -17,8 +17,9 @@ class OpTemplate {
   virtual ~OpTemplate() = default;
   virtual const char* id() const = 0;
   uint32_t version() const;
-  // Whether this template is written for operators of `op_type` at all.
-  virtual bool Implements(const std::string& op_type) const = 0;
+  // The (ONNX) op types this template is written for.
+  virtual std::vector<std::string> OpTypes() const = 0;
+  bool Implements(const std::string& op_type) const;
   // Ok when this template runs the op instance; otherwise a message saying why not (the op type,
   // or what of this instance it does not handle).
   Status Supports(const OpSpec& op) const;
@@ -55,5 +56,8 @@ struct OpTemplates {
 // kInvalidInput naming the op when no template supports it.
 Result<OpTemplates> TemplatesFor(const OpSpec& op);
 const OpTemplate* TemplateById(const std::string& id);
+// Whether some template implements `op_type`, and every such type, sorted.
+bool Implements(const std::string& op_type);
+std::vector<std::string> SupportedOpTypes();
 
 }  // namespace tilebank::engine

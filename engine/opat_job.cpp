@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "engine/op_list_check.h"
 #include "engine/op_template.h"
 #include "engine/result_file.h"
 #include "repo/bank.h"
@@ -76,6 +78,18 @@ bool Selected(const OpSpec& op, const std::vector<std::string>& names, const std
     if (n == op.name) return true;
   for (const auto& t : types)
     if (t == op.op_type || CanonicalOpType(t) == op.op_type) return true;
+  return false;
+}
+
+// Tests of the failure path name ops in TILEBANK_TEST_FAIL_OPS (comma-separated): their tuning
+// fails as a crash or a wrong result would (every valid op list passes CheckOpList first).
+bool FailureInjectedFor(const OpSpec& op) {
+  const char* names = std::getenv("TILEBANK_TEST_FAIL_OPS");
+  if (!names) return false;
+  std::stringstream list(names);
+  std::string name;
+  while (std::getline(list, name, ','))
+    if (name == op.name) return true;
   return false;
 }
 
@@ -193,6 +207,8 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   if (ops_path.empty()) return Status::InvalidInput("--singleop is required");
   auto ops = ReadOpList(ops_path);
   if (!ops.ok()) return ops.status();
+  // Every op must be tunable before a bank directory or a result file exists.
+  TB_RETURN_IF_ERROR(CheckOpList(ops_path, *ops));
   std::vector<std::string> keys;
   for (const auto& op : *ops) keys.push_back(FormatKey(EntryKind::kOp, op.canonical.key));
   if (options.reload) {
@@ -278,7 +294,8 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
         tune.deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(std::max(0.0, left) / (todo.size() - n) * 1000));
       }
-      auto outcome = TuneOp(op, tune, [&](const TrialEvent& e) { progress.Trial(done.size(), selected_total, op, e); });
+      auto outcome = FailureInjectedFor(op) ? Result<TuneOutcome>(Status::IoError("failure injected by TILEBANK_TEST_FAIL_OPS"))
+                                            : TuneOp(op, tune, [&](const TrialEvent& e) { progress.Trial(done.size(), selected_total, op, e); });
       if (!outcome.ok()) {
         rec.status = "failed";
         rec.failure = outcome.status().message();

@@ -27,7 +27,7 @@ Result<PutOutcome> PutOne(Bank& bank, const Entry& e, PutPolicy policy = PutPoli
 
 TemplateVersions Versions() {
   return [](std::string_view id) -> std::optional<uint32_t> {
-    if (id == "matmul.tiled" || id == "sgat.fusion" || id == "gdat.buckets") return 1;
+    if (id == "impl.openblas" || id == "sgat.fusion" || id == "gdat.buckets") return 1;
     return std::nullopt;
   };
 }

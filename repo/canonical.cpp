@@ -460,6 +460,12 @@ Result<json> AtcFromCanonicalOp(const json& c) {
 
 }  // namespace
 
+Result<json> AtcDescriptionOfOp(const std::string& canonical_op_text) {
+  json c = json::parse(canonical_op_text, nullptr, false);
+  if (c.is_discarded()) return Status::InvalidInput("descriptor is not valid JSON");
+  return AtcFromCanonicalOp(c);
+}
+
 Result<CanonicalDescriptor> Recanonicalize(EntryKind kind, const std::string& canonical_text) {
   json c = json::parse(canonical_text, nullptr, false);
   if (c.is_discarded()) return Status::InvalidInput("descriptor is not valid JSON");

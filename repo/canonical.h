@@ -40,6 +40,9 @@ Result<CanonicalDescriptor> CanonicalizeDescription(const nlohmann::json& descri
 // descriptor in canonical form the result's text is the input, which is what validate checks.
 Result<CanonicalDescriptor> Recanonicalize(EntryKind kind, const std::string& canonical_text);
 
+// The ATC single-op description of a canonical op descriptor (what the engine's op parser reads).
+Result<nlohmann::json> AtcDescriptionOfOp(const std::string& canonical_op_text);
+
 // The descriptor of an op with every shape replaced by its rank: entries that share it differ
 // only in shape sizes, which is what `query --fallback nearest` searches among.
 std::string ShapeClassOf(const std::string& canonical_op_text);

@@ -65,7 +65,7 @@ void CheckEntry(const Entry& e, EntryKind kind, Key key, const std::string& wher
 }  // namespace
 
 Result<std::vector<Problem>> ValidateBank(const Bank& bank, const std::string& expected_soc,
-                                          const TemplateVersions& current_versions) {
+                                          const TemplateVersions& current_versions, const PolicyCheck& policy_check) {
   std::vector<Problem> problems;
   auto snapshot = bank.Read();
   if (!snapshot.ok()) return snapshot.status();
@@ -102,6 +102,8 @@ Result<std::vector<Problem>> ValidateBank(const Bank& bank, const std::string& e
     CheckEntry(*entry, item.kind, item.key, where, meta.generation, out.problems);
     if (!item.history_revision) {
       if (std::string stale = StaleReason(*entry, current_versions); !stale.empty()) out.problems.push_back({where, stale});
+      else if (policy_check)
+        if (std::string bad = policy_check(*entry); !bad.empty()) out.problems.push_back({where, "policy: " + bad});
       if (item.kind == EntryKind::kOp) out.shape_class = ShapeClassKey(entry->descriptor);
       return out;
     }

@@ -15,7 +15,7 @@ namespace {
 
 TemplateVersions Versions() {
   return [](std::string_view id) -> std::optional<uint32_t> {
-    if (id == "matmul.tiled" || id == "sgat.fusion" || id == "gdat.buckets") return 1;
+    if (id == "impl.openblas" || id == "sgat.fusion" || id == "gdat.buckets") return 1;
     return std::nullopt;
   };
 }

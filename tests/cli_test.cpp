@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "repo/entry_json.h"
 #include "tests/test_support.h"
 
 using namespace tilebank;
@@ -225,4 +227,41 @@ TEST_CASE("cli: a failed export leaves no partial file") {
   auto r = RunCli("bank export -o " + (dir / "no/such/dir/out.jsonl") + " " + BankArgs(dir));
   CHECK(r.exit_code == 2);
   CHECK_FALSE(std::filesystem::exists(dir / "no"));
+}
+
+TEST_CASE("cli: a policy no kernel can run is a validate problem and is refused by import and merge") {
+  TempDir dir;
+  // The knobs of the old sample banks: not knobs of matmul.tiled.
+  Entry bad = MatMulEntry(8, 16, 16, 5.0);
+  bad.template_id = "matmul.tiled";
+  bad.tune_mode = TuneMode::kSchedule;
+  bad.policy = {{"layout", std::string("nk")}, {"tile_k", int64_t{128}}, {"tile_n", int64_t{64}}};
+  const std::string key = FormatKey(EntryKind::kOp, bad.key());
+  {
+    auto bank = CreateBank(dir / "bad" + "/" + kTestSoc);  // written through the library, which does not judge policies
+    REQUIRE(bank->Write([&](WriteTxn& txn) { return txn.Put(bad, PutPolicy::kOverwrite).status(); }).ok());
+  }
+  auto validate = RunCli("bank validate " + BankArgs(dir, "bad"));
+  CHECK(validate.exit_code == 1);
+  CHECK_MESSAGE(validate.out.find(key) != std::string::npos, validate.out);
+  CHECK_MESSAGE(validate.out.find("knob 'layout' is not a knob of matmul.tiled") != std::string::npos, validate.out);
+
+  // import: exit 2, no bank created.
+  std::ofstream(dir / "bad.jsonl") << nlohmann::json{{"tilebank_export", 1}, {"soc_version", kTestSoc}}.dump() << "\n"
+                                   << EntryToJson(MatMulEntry(4, 16, 16, 5.0)).dump() << "\n" << EntryToJson(bad).dump() << "\n";
+  auto import = RunCli("bank import " + (dir / "bad.jsonl") + " " + BankArgs(dir, "fresh"));
+  CHECK(import.exit_code == 2);
+  CHECK_MESSAGE(import.err.find(key) != std::string::npos, import.err);
+  CHECK(import.err.find("tile_k") == std::string::npos);  // the first wrong knob (by name) is named
+  CHECK(import.err.find("'layout'") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "fresh"));
+
+  // merge: exit 2, the destination unchanged.
+  WriteEntriesFile(dir / "good.jsonl", 1, 3, 10.0);
+  REQUIRE(RunCli("bank import " + (dir / "good.jsonl") + " " + BankArgs(dir, "dst")).exit_code == 0);
+  const std::string before = ExportText(dir, "dst");
+  auto merge = RunCli("bank merge " + (dir / "bad") + " --into " + (dir / "dst") + "/" + kTestSoc);  // a root as the source
+  CHECK(merge.exit_code == 2);
+  CHECK_MESSAGE(merge.err.find(key) != std::string::npos, merge.err);
+  CHECK(ExportText(dir, "dst") == before);
 }

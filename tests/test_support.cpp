@@ -45,8 +45,8 @@ Entry Finish(const CanonicalDescriptor& d, const std::string& template_id, doubl
   e.descriptor = d.text;
   e.template_id = template_id;
   e.template_version = 1;
-  e.tune_mode = TuneMode::kSchedule;
-  e.policy = {{"order", std::string("mnk")}, {"tile_m", int64_t{64}}, {"tile_n", int64_t{128}}};  // sorted by name
+  e.tune_mode = TuneMode::kImpl;
+  e.policy = {{"library", std::string("openblas")}};  // impl.openblas's only policy: valid for every MatMul shape
   e.before = {before_us > 0 ? before_us : 2 * after_us, 1.5, 20};
   e.after = {after_us, 0.5, 20};
   e.trials = 32;
@@ -63,7 +63,7 @@ Entry Finish(const CanonicalDescriptor& d, const std::string& template_id, doubl
 
 Entry MatMulEntry(int m, int k, int n, double after_us, double before_us, const std::string& host) {
   json op = {{"op", "MatMul"}, {"input_desc", {Tensor({m, k}), Tensor({k, n})}}, {"output_desc", {Tensor({m, n})}}};
-  return Finish(*CanonicalizeOp(op), "matmul.tiled", after_us, before_us, host);
+  return Finish(*CanonicalizeOp(op), "impl.openblas", after_us, before_us, host);
 }
 
 Entry GraphEntry(int width, double after_us) {
@@ -140,10 +140,10 @@ std::string KeyString(Key key) {
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
 }
 
-CommandResult RunCli(const std::string& args) {
+CommandResult RunCli(const std::string& args, const std::string& env) {
   TempDir capture;
   const std::string out = capture / "out", err = capture / "err";
-  std::string command = std::string(TILEBANK_CLI) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+  std::string command = (env.empty() ? "" : "env " + env + " ") + std::string(TILEBANK_CLI) + " " + args + " >" + out + " 2>" + err + " </dev/null";
   int status = std::system(command.c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

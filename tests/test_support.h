@@ -43,8 +43,9 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
-// Runs `tilebank <args>` through the shell; args are used as written.
-CommandResult RunCli(const std::string& args);
+// Runs `tilebank <args>` through the shell; args are used as written, `env` ("NAME=value ...")
+// is set for the command.
+CommandResult RunCli(const std::string& args, const std::string& env = "");
 
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& content);

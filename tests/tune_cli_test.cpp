@@ -124,12 +124,51 @@ TEST_CASE("tune: bad input is refused with exit 2 and no result file") {
   CHECK(ResultFiles(dir.path()).empty());
 }
 
+TEST_CASE("tune: every operator is checked before a bank or a result file exists (exit 2, file, op and field named)") {
+  struct Case {
+    const char* name;
+    const char* ops;
+    std::vector<std::string> words;  // the message names these
+  };
+  const std::string relu = R"({"op":"Relu","name":"ok","input_desc":[{"shape":[4,8],"type":"float32"}],"output_desc":[{"shape":[4,8],"type":"float32"}]})";
+  const std::vector<Case> cases = {
+      {"huge", R"({"op":"MatMul","name":"huge","input_desc":[{"shape":[1000000,1000000],"type":"float32"},{"shape":[1000000,1000000],"type":"float32"}],"output_desc":[{"shape":[1000000,1000000],"type":"float32"}]})",
+       {"op 1 (huge, MatMul)", "GiB", "available"}},
+      {"inner", R"({"op":"MatMul","name":"mm","input_desc":[{"shape":[4,8],"type":"float32"},{"shape":[9,4],"type":"float32"}],"output_desc":[{"shape":[4,4],"type":"float32"}]})",
+       {"op 1 (mm, MatMul)", "input_desc[1].shape [9,4]", "inner dimensions"}},
+      {"unknown", R"({"op":"NonMaxSuppression","name":"nms","input_desc":[{"shape":[4,8],"type":"float32"}],"output_desc":[{"shape":[4,8],"type":"float32"}]})",
+       {"op 1 (nms, NonMaxSuppression)", "\"op\"", "supported: ", "MatMul"}},
+      {"group", R"({"op":"Conv","name":"conv","input_desc":[{"shape":[1,6,8,8],"type":"float32"},{"shape":[4,4,3,3],"type":"float32"}],"output_desc":[{"shape":[1,4,6,6],"type":"float32"}],"attr":[{"name":"group","type":"int","value":2}]})",
+       {"op 1 (conv, Conv)", "attr group 2", "input_desc[1]"}},
+      {"broadcast", R"({"op":"Add","name":"add","input_desc":[{"shape":[4,8],"type":"float32"},{"shape":[3],"type":"float32"}],"output_desc":[{"shape":[4,8],"type":"float32"}]})",
+       {"op 1 (add, Add)", "input_desc", "broadcast"}},
+      {"declared_output", R"({"op":"Softmax","name":"sm","input_desc":[{"shape":[4,8],"type":"float32"}],"output_desc":[{"shape":[4,9],"type":"float32"}]})",
+       {"op 1 (sm, Softmax)", "output_desc[0].shape"}},
+      {"overflow", R"({"op":"Relu","name":"big","input_desc":[{"shape":[100000000000,100000000000],"type":"float32"}],"output_desc":[{"shape":[100000000000,100000000000],"type":"float32"}]})",
+       {"op 1 (big, Relu)", "input_desc[0].shape", "2^48"}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    TempDir dir;
+    const std::string file = dir / (std::string(c.name) + ".json");
+    WriteFile(file, "[" + relu + ",\n" + c.ops + "]");
+    auto r = RunCli("tune -j 2 --singleop " + file + " --bank " + (dir / "bank") + " --output " + (dir / "results"));
+    CHECK(r.exit_code == 2);
+    CHECK_MESSAGE(r.err.find(file) != std::string::npos, r.err);
+    for (const std::string& w : c.words) CHECK_MESSAGE(r.err.find(w) != std::string::npos, std::string(w + " in: " + r.err));
+    CHECK(!std::filesystem::exists(dir / "bank"));
+    CHECK(!std::filesystem::exists(dir / "results"));
+    CHECK(ResultFiles(dir.path()).empty());
+  }
+}
+
 TEST_CASE("tune: an operator that fails is listed and the others are still tuned") {
   TempDir dir;
   WriteFile(dir / "ops.json", R"([
    {"op":"Relu","name":"good","input_desc":[{"shape":[8,32],"type":"float32"}],"output_desc":[{"shape":[8,32],"type":"float32"}]},
-   {"op":"MatMul","name":"mismatch","input_desc":[{"shape":[4,5],"type":"float32"},{"shape":[6,7],"type":"float32"}],"output_desc":[{"shape":[4,7],"type":"float32"}]}])");
-  auto r = RunCli("tune -j 2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + dir.path() + " --trials 4");
+   {"op":"MatMul","name":"mismatch","input_desc":[{"shape":[4,5],"type":"float32"},{"shape":[5,7],"type":"float32"}],"output_desc":[{"shape":[4,7],"type":"float32"}]}])");
+  auto r = RunCli("tune -j 2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + dir.path() + " --trials 4",
+                  "TILEBANK_TEST_FAIL_OPS=mismatch");
   CHECK(r.exit_code == 1);
   auto files = ResultFiles(dir.path());
   REQUIRE(files.size() == 1);

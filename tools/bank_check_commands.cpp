@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "engine/policy_check.h"
 #include "engine/template_catalog.h"
 #include "repo/bank_location.h"
 #include "repo/diff.h"
@@ -92,7 +93,7 @@ int RunValidate(const BankFlags& flags, const std::string& path) {
   // The soc_version must match the directory a root keeps it in, or --soc when given.
   std::string expected = flags.soc;
   if (expected.empty() && path.empty()) expected = SocOf(flags);
-  auto problems = ValidateBank(**bank, expected, EngineTemplateVersions());
+  auto problems = ValidateBank(**bank, expected, EngineTemplateVersions(), engine::EnginePolicyCheck());
   if (!problems.ok()) return Fail(problems.status());
   if (flags.json) {
     json out = json::array();

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 
+#include "engine/policy_check.h"
 #include "engine/template_catalog.h"
 #include "repo/bank_location.h"
 #include "repo/entry_json.h"
@@ -54,6 +55,8 @@ int RunImport(const BankFlags& flags, const ImportArgs& args) {
   if (StderrIsTerminal()) std::cerr << "reading " << args.file << " ...\n";
   auto parsed = ParseJsonl(in, args.file);
   if (!parsed.ok()) return Fail(parsed.status().WithContext("nothing was imported"));
+  // A bank holds only policies a kernel can run: one invalid policy refuses the whole file.
+  if (Status s = RefuseInvalidPolicies(parsed->entries, engine::EnginePolicyCheck(), args.file); !s.ok()) return Fail(s);
   std::string soc = SocOf(flags);
   if (parsed->soc_version) {
     if (!flags.soc.empty() && flags.soc != *parsed->soc_version)
@@ -142,6 +145,14 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
         return Fail(Status::Refused("'" + source.dir + "' is both a source and the destination"));
     }
   }
+  // ... and every source's policies must be ones a kernel can run.
+  for (const auto& [soc, sources] : by_soc)
+    for (const Source& source : sources) {
+      auto snapshot = source.bank->Read();
+      if (!snapshot.ok()) return Fail(snapshot.status());
+      if (Status s = RefuseInvalidPolicies(*snapshot, engine::EnginePolicyCheck(), "source '" + source.dir + "'"); !s.ok())
+        return Fail(s);
+    }
   json report = json::object();
   for (const auto& [soc, sources] : by_soc) {
     const std::string dst_dir = into_bank_dir ? args.into : args.into + "/" + soc;

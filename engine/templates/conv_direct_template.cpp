@@ -37,7 +37,7 @@ bool Valid(const ConvProblem& p, const Policy& policy) {
 class ConvDirectTemplate : public HalideTemplate {
  public:
   const char* id() const override { return "conv2d.direct"; }
-  bool Implements(const std::string& op_type) const override { return op_type == "Conv"; }
+  std::vector<std::string> OpTypes() const override { return {"Conv"}; }
   Status SupportsInstance(const OpSpec& op) const override {
     auto p = AnalyzeConv(op);
     return p.ok() ? Status::Ok() : p.status();

@@ -19,7 +19,7 @@ GemmShape ShapeOf(const ConvProblem& p) { return {p.OCg, p.OH * p.OW, p.Cg * p.K
 class ConvIm2colTemplate : public HalideTemplate {
  public:
   const char* id() const override { return "conv2d.im2col"; }
-  bool Implements(const std::string& op_type) const override { return op_type == "Conv"; }
+  std::vector<std::string> OpTypes() const override { return {"Conv"}; }
   Status SupportsInstance(const OpSpec& op) const override {
     auto p = AnalyzeConv(op);
     if (!p.ok()) return p.status();

@@ -54,14 +54,18 @@ RowShape ShapeOf(const OpSpec& op) {
 class ElementwiseTemplate : public HalideTemplate {
  public:
   const char* id() const override { return "elementwise.generic"; }
-  bool Implements(const std::string& op_type) const override { return IsBinaryElementwiseOp(op_type) || IsUnaryElementwiseOp(op_type); }
+  std::vector<std::string> OpTypes() const override {
+    std::vector<std::string> types = BinaryElementwiseOps(), unary = UnaryElementwiseOps();
+    types.insert(types.end(), unary.begin(), unary.end());
+    return types;
+  }
   Status SupportsInstance(const OpSpec& op) const override {
     bool binary = IsBinaryElementwiseOp(op.op_type);
     if (op.inputs.size() != (binary ? 2u : 1u)) return Status::InvalidInput(op.name + ": " + op.op_type + " takes " + (binary ? "two inputs" : "one input"));
     std::vector<int64_t> shape = op.inputs[0].shape;
     if (binary && !BroadcastShapes(op.inputs[0].shape, op.inputs[1].shape, &shape))
-      return Status::InvalidInput(op.name + ": input shapes do not broadcast");
-    if (shape != op.outputs[0].shape) return Status::InvalidInput(op.name + ": output shape does not match the inputs");
+      return Status::InvalidInput(op.name + ": input_desc shapes do not broadcast");
+    if (shape != op.outputs[0].shape) return Status::InvalidInput(op.name + ": output_desc[0].shape does not match the broadcast inputs");
     if (shape.size() > 6) return Status::InvalidInput(op.name + ": rank above 6 is not supported");
     return Status::Ok();
   }

@@ -29,9 +29,7 @@ class GemmTemplate : public HalideTemplate {
   GemmTemplate(const char* id, std::vector<std::string> op_types) : id_(id), op_types_(std::move(op_types)) {}
   const char* id() const override { return id_; }
 
-  bool Implements(const std::string& op_type) const override {
-    return std::find(op_types_.begin(), op_types_.end(), op_type) != op_types_.end();
-  }
+  std::vector<std::string> OpTypes() const override { return op_types_; }
   Status SupportsInstance(const OpSpec& op) const override {
     auto p = AnalyzeGemm(op);
     return p.ok() ? Status::Ok() : p.status();

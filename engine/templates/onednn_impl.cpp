@@ -122,7 +122,11 @@ class ConvKernel : public Kernel {
 class OneDnnImpl : public OpTemplate {
  public:
   const char* id() const override { return "impl.onednn"; }
-  bool Implements(const std::string& op_type) const override { return IsCubeOp(op_type) || OneDnnImplementsVectorOp(op_type); }
+  std::vector<std::string> OpTypes() const override {
+    std::vector<std::string> types = CubeOps(), vector = OneDnnVectorOps();
+    types.insert(types.end(), vector.begin(), vector.end());
+    return types;
+  }
   Status SupportsInstance(const OpSpec& op) const override {
     if (OneDnnImplementsVectorOp(op.op_type)) return OneDnnSupportsVectorOp(op);
     if (op.op_type == "Conv") {

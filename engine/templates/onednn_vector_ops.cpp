@@ -1,5 +1,7 @@
 #include "engine/templates/onednn_vector_ops.h"
 
+#include <algorithm>
+
 #include "engine/templates/onednn_common.h"
 
 namespace tilebank::engine {
@@ -111,8 +113,15 @@ class VectorKernel : public Kernel {
 
 }  // namespace
 
+std::vector<std::string> OneDnnVectorOps() {
+  std::vector<std::string> types = {"Softmax", "LayerNormalization"};
+  for (const auto* list : {&UnaryElementwiseOps(), &BinaryElementwiseOps()}) types.insert(types.end(), list->begin(), list->end());
+  return types;
+}
+
 bool OneDnnImplementsVectorOp(const std::string& t) {
-  return t == "Softmax" || t == "LayerNormalization" || IsUnaryElementwiseOp(t) || IsBinaryElementwiseOp(t);
+  const auto types = OneDnnVectorOps();
+  return std::find(types.begin(), types.end(), t) != types.end();
 }
 
 Status OneDnnSupportsVectorOp(const OpSpec& op) {

@@ -13,6 +13,7 @@
 namespace tilebank::engine {
 
 bool OneDnnImplementsVectorOp(const std::string& op_type);
+std::vector<std::string> OneDnnVectorOps();
 // Ok when oneDNN runs this instance; otherwise why not.
 Status OneDnnSupportsVectorOp(const OpSpec& op);
 // The kernel of a supported instance (its primitive is created in Prepare).

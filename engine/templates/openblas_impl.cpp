@@ -77,7 +77,7 @@ class OpenBlasKernel : public Kernel {
 class OpenBlasImpl : public OpTemplate {
  public:
   const char* id() const override { return "impl.openblas"; }
-  bool Implements(const std::string& op_type) const override { return IsCubeOp(op_type) && op_type != "Conv"; }
+  std::vector<std::string> OpTypes() const override { return {"MatMul", "Gemm", "BatchMatMul"}; }
   Status SupportsInstance(const OpSpec& op) const override {
     auto p = AnalyzeGemm(op);
     return p.ok() ? Status::Ok() : p.status();

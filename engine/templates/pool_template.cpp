@@ -35,9 +35,7 @@ RowShape ShapeOf(const OpSpec& op) {
 class PoolTemplate : public HalideTemplate {
  public:
   const char* id() const override { return "pool2d.generic"; }
-  bool Implements(const std::string& op_type) const override {
-    return op_type == "MaxPool" || op_type == "AveragePool" || op_type == "GlobalAveragePool";
-  }
+  std::vector<std::string> OpTypes() const override { return {"MaxPool", "AveragePool", "GlobalAveragePool"}; }
   Status SupportsInstance(const OpSpec& op) const override {
     if (op.inputs.size() != 1 || op.inputs[0].shape.size() != 4 || op.outputs[0].shape.size() != 4)
       return Status::InvalidInput(op.name + ": 2-D pooling of one NCHW input is supported");
@@ -52,7 +50,7 @@ class PoolTemplate : public HalideTemplate {
     };
     if (o[0] != s[0] || o[1] != s[1] || o[2] != out_len(s[2], p.kh, p.sh, p.dh, p.ph0, p.ph1) ||
         o[3] != out_len(s[3], p.kw, p.sw, p.dw, p.pw0, p.pw1))
-      return Status::InvalidInput(op.name + ": output shape does not match the kernel, strides and pads");
+      return Status::InvalidInput(op.name + ": output_desc[0].shape does not match the kernel, strides and pads");
     return Status::Ok();
   }
   SearchSpace Space(const OpSpec& op) const override {

@@ -67,9 +67,7 @@ class RowwiseTemplate : public HalideTemplate {
   RowwiseTemplate(const char* id, std::vector<std::string> types) : id_(id), types_(std::move(types)) {}
   const char* id() const override { return id_; }
 
-  bool Implements(const std::string& op_type) const override {
-    return std::find(types_.begin(), types_.end(), op_type) != types_.end();
-  }
+  std::vector<std::string> OpTypes() const override { return types_; }
   Status SupportsInstance(const OpSpec& op) const override {
     if (op.inputs.empty()) return Status::InvalidInput(op.name + ": needs an input");
     auto v = ViewOf(op);
@@ -77,7 +75,7 @@ class RowwiseTemplate : public HalideTemplate {
     int64_t out = Tensor::NumElements(op.outputs[0].shape);
     bool reduce = op.op_type.rfind("Reduce", 0) == 0;
     if (reduce ? out != v->inner * v->outer : out != v->inner * v->len * v->outer)
-      return Status::InvalidInput(op.name + ": output shape does not match the input and axes");
+      return Status::InvalidInput(op.name + ": output_desc[0].shape does not match input_desc[0].shape and the axes");
     if (op.op_type == "LayerNormalization") {
       if (op.inputs.size() < 2) return Status::InvalidInput(op.name + ": LayerNormalization needs a scale input");
       for (size_t i = 1; i < op.inputs.size(); ++i)

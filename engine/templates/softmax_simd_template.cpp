@@ -51,13 +51,13 @@ Rows RowsOf(const OpSpec& op) {
 class SoftmaxSimd : public HalideTemplate {
  public:
   const char* id() const override { return "softmax.simd"; }
-  bool Implements(const std::string& op_type) const override { return op_type == "Softmax"; }
+  std::vector<std::string> OpTypes() const override { return {"Softmax"}; }
   Status SupportsInstance(const OpSpec& op) const override {
     if (op.inputs.size() != 1 || op.outputs.empty()) return Status::InvalidInput(op.name + ": Softmax takes one input");
     const int64_t rank = static_cast<int64_t>(op.inputs[0].shape.size());
     const int64_t axis = op.Int("axis", -1);
     if (rank == 0 || (axis != -1 && axis != rank - 1)) return Status::InvalidInput("softmax.simd: " + op.name + ": only the last axis is supported");
-    if (op.outputs[0].shape != op.inputs[0].shape) return Status::InvalidInput(op.name + ": output shape does not match the input");
+    if (op.outputs[0].shape != op.inputs[0].shape) return Status::InvalidInput(op.name + ": output_desc[0].shape does not match input_desc[0].shape");
     const Rows r = RowsOf(op);
     if (r.len < 1 || r.rows > INT32_MAX || r.len * r.rows > INT32_MAX) return Status::InvalidInput("softmax.simd: " + op.name + " is empty or too large");
     return Status::Ok();
