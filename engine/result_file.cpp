@@ -27,13 +27,7 @@ OpRecord OpRecord::FromJson(const nlohmann::json& j) {
   return r;
 }
 
-double ImprovementPercent(double before, double after) { return after > 0 ? (before - after) / after * 100.0 : 0.0; }
 
-std::string ImprovementText(double before, double after) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f%%", ImprovementPercent(before, after));
-  return text;
-}
 
 ListTimes SumTimes(const std::vector<OpRecord>& records) {
   ListTimes t;

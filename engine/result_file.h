@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "repo/improvement.h"
 #include "repo/status.h"
 
 namespace tilebank::engine {
@@ -34,9 +35,6 @@ struct ListTimes {
 };
 ListTimes SumTimes(const std::vector<OpRecord>& records);
 
-// "35.35%"
-std::string ImprovementText(double before, double after);
-double ImprovementPercent(double before, double after);
 
 // finished: false while tuning (opat_tuning_result "tune tuning incomplete", no final figures).
 nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<OpRecord>& records,

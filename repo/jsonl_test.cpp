@@ -52,9 +52,7 @@ TEST_CASE("the sample bank in data/ round-trips byte for byte") {
   auto bank = CreateBank(dir / "b", *parsed->soc_version);
   auto counts = ImportEntries(*bank, parsed->entries, PutPolicy::kKeepFaster);
   REQUIRE(counts.ok());
-  CHECK(counts->added[0] >= 24);  // a few dozen entries across kinds
-  CHECK(counts->added[1] >= 3);
-  CHECK(counts->added[2] >= 3);
+  CHECK(counts->added[0] >= 12);  // operator entries of real tuning runs (no SGAT or GDAT yet)
   CHECK(Export(*bank) == sample);
 }
 

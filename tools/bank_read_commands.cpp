@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "engine/template_catalog.h"
+#include "repo/improvement.h"
 #include "repo/canonical.h"
 #include "repo/entry_json.h"
 #include "repo/jsonl.h"
@@ -31,11 +32,10 @@ std::string PolicyText(const std::vector<Knob>& policy) {
   return out.empty() ? "(default)" : out;
 }
 
+// AOE's definition, as the result files (repo/improvement.h).
 std::string Improvement(const Entry& e) {
-  if (e.before.median_us <= 0) return "n/a";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * (e.before.median_us - e.after.median_us) / e.before.median_us);
-  return buf;
+  if (e.before.median_us <= 0 || e.after.median_us <= 0) return "n/a";
+  return ImprovementText(e.before.median_us, e.after.median_us) + " (before / after - 1)";
 }
 
 void PrintEntry(const Entry& e, const std::string& indent) {
@@ -46,7 +46,8 @@ void PrintEntry(const Entry& e, const std::string& indent) {
             << ", " << e.after.runs << " runs); before " << FormatMicros(e.before.median_us) << ", improved by "
             << Improvement(e) << "\n"
             << indent << "provenance: revision " << e.revision << ", generation " << e.generation << ", created "
-            << FormatTimestamp(e.created_unix_ms) << " by tilebank " << e.tool_version << " on " << e.origin_host
+            << FormatTimestamp(e.created_unix_ms) << " by "
+            << (e.tool_version.rfind("tilebank", 0) == 0 ? "" : "tilebank ") << e.tool_version << " on " << e.origin_host
             << " (bank " << e.origin_bank << ")\n";
 }
 
