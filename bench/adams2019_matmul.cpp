@@ -3,9 +3,9 @@
 #include <chrono>
 #include <mutex>
 
-#include "engine/gemm_problem.h"
-#include "engine/halide_program.h"
-#include "engine/host_facts.h"
+#include "engine/ops/gemm_problem.h"
+#include "engine/builder/halide_program.h"
+#include "engine/target/host_facts.h"
 
 namespace tilebank::bench {
 

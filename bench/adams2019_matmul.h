@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "engine/kernel.h"
-#include "engine/op_spec.h"
+#include "engine/builder/kernel.h"
+#include "engine/ops/op_spec.h"
 
 namespace tilebank::bench {
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "bench/bench_data.h"
-#include "engine/soc_version.h"
+#include "engine/target/soc_version.h"
 #include "repo/entry_codec.h"
 #include "repo/entry_json.h"
 #include "repo/jsonl.h"

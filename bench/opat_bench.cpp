@@ -15,13 +15,13 @@
 
 #include "bench/adams2019_matmul.h"
 #include "bench/machine_peaks.h"
-#include "engine/conv_problem.h"
-#include "engine/gemm_problem.h"
-#include "engine/host_facts.h"
-#include "engine/op_template.h"
-#include "engine/runner.h"
-#include "engine/soc_version.h"
-#include "engine/tuner.h"
+#include "engine/ops/conv_problem.h"
+#include "engine/ops/gemm_problem.h"
+#include "engine/target/host_facts.h"
+#include "engine/templates/op_template.h"
+#include "engine/run/runner.h"
+#include "engine/target/soc_version.h"
+#include "engine/tune/tuner.h"
 
 namespace tilebank::bench {
 namespace {

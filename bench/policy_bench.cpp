@@ -14,8 +14,8 @@
 #include <memory>
 
 #include "bench/space_table_format.h"
-#include "engine/op_template.h"
-#include "engine/runner.h"
+#include "engine/templates/op_template.h"
+#include "engine/run/runner.h"
 
 namespace {
 

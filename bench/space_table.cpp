@@ -13,9 +13,9 @@
 #include <fstream>
 
 #include "bench/space_table_format.h"
-#include "engine/op_template.h"
-#include "engine/runner.h"
-#include "engine/soc_version.h"
+#include "engine/templates/op_template.h"
+#include "engine/run/runner.h"
+#include "engine/target/soc_version.h"
 
 int main(int argc, char** argv) {
   using namespace tilebank;

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/op_spec.h"
-#include "engine/op_template.h"
-#include "engine/search_space.h"
+#include "engine/ops/op_spec.h"
+#include "engine/templates/op_template.h"
+#include "engine/space/search_space.h"
 
 namespace tilebank::bench {
 

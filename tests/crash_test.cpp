@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/template_catalog.h"
+#include "engine/templates/template_catalog.h"
 #include "repo/jsonl.h"
 #include "repo/validate.h"
 #include "tests/test_support.h"

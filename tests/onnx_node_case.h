@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/tensor.h"
+#include "engine/ops/tensor.h"
 #include "repo/status.h"
 
 namespace tilebank::testing {

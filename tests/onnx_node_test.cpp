@@ -12,9 +12,9 @@
 #include <map>
 #include <set>
 
-#include "engine/op_spec.h"
-#include "engine/op_template.h"
-#include "engine/tuner.h"
+#include "engine/ops/op_spec.h"
+#include "engine/templates/op_template.h"
+#include "engine/tune/tuner.h"
 #include "tests/onnx_node_case.h"
 
 namespace tilebank::testing {

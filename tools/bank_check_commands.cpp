@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "engine/policy_check.h"
-#include "engine/template_catalog.h"
+#include "engine/space/policy_check.h"
+#include "engine/templates/template_catalog.h"
 #include "repo/bank_location.h"
 #include "repo/diff.h"
 #include "repo/entry_json.h"

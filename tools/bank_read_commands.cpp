@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "engine/template_catalog.h"
+#include "engine/templates/template_catalog.h"
 #include "repo/improvement.h"
 #include "repo/canonical.h"
 #include "repo/entry_json.h"

@@ -4,8 +4,8 @@
 #include <iostream>
 #include <map>
 
-#include "engine/policy_check.h"
-#include "engine/template_catalog.h"
+#include "engine/space/policy_check.h"
+#include "engine/templates/template_catalog.h"
 #include "repo/bank_location.h"
 #include "repo/entry_json.h"
 #include "repo/jsonl.h"

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "engine/soc_version.h"
+#include "engine/target/soc_version.h"
 #include "repo/bank_location.h"
 
 namespace tilebank::cli {

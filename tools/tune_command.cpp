@@ -4,8 +4,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "engine/opat_job.h"
-#include "engine/soc_version.h"
+#include "engine/jobs/opat_job.h"
+#include "engine/target/soc_version.h"
 #include "repo/bank_location.h"
 #include "tools/cli_common.h"
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/search_space.h"
+#include "engine/space/search_space.h"
 
 namespace tilebank::engine {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/search_space.h"
+#include "engine/space/search_space.h"
 #include "repo/status.h"
 
 namespace tilebank::engine {

@@ -3,10 +3,10 @@
 // NHWC or NCHWc (vectors along output channels, rows of output positions; weights prepacked with
 // output channels innermost). Schedule knobs: vec_tile (vectors per register tile), row_tile,
 // reduce_order (input channels outermost or the window outermost), unroll_kw, parallel.
-#include "engine/conv_problem.h"
-#include "engine/halide_program.h"
-#include "engine/host_facts.h"
-#include "engine/layout.h"
+#include "engine/ops/conv_problem.h"
+#include "engine/builder/halide_program.h"
+#include "engine/target/host_facts.h"
+#include "engine/templates/layout.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {

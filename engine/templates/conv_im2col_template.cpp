@@ -1,11 +1,11 @@
 // conv2d.im2col: a convolution as GEMM per (image, group): out[oc, pixel] = W[oc, k] x col[k, pixel]
 // with k = (input channel, kh, kw). The column matrix is read through the GEMM's B packing (pack_b
 // block or root gathers it panel by panel) or materialized first (materialize_col). The GEMM
-// knobs are those of engine/gemm_schedule.h.
-#include "engine/conv_problem.h"
-#include "engine/gemm_schedule.h"
-#include "engine/halide_program.h"
-#include "engine/layout.h"
+// knobs are those of engine/templates/gemm_schedule.h.
+#include "engine/ops/conv_problem.h"
+#include "engine/templates/gemm_schedule.h"
+#include "engine/builder/halide_program.h"
+#include "engine/templates/layout.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {

@@ -1,9 +1,9 @@
 // elementwise.generic: Add, Sub, Mul, Div (numpy broadcasting), Relu, Sigmoid, Tanh, Gelu.
 #include <cmath>
 
-#include "engine/halide_program.h"
-#include "engine/reference.h"
-#include "engine/rowwise_schedule.h"
+#include "engine/builder/halide_program.h"
+#include "engine/ops/reference.h"
+#include "engine/templates/rowwise_schedule.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {

@@ -1,9 +1,9 @@
 // matmul.tiled / batch_matmul.tiled / gemm.tiled: MatMul, BatchMatMul and Gemm on the shared
-// register-blocked GEMM (engine/gemm_schedule.h), with Gemm's alpha, beta and bias in the epilogue.
-#include "engine/gemm_problem.h"
-#include "engine/gemm_schedule.h"
-#include "engine/halide_program.h"
-#include "engine/layout.h"
+// register-blocked GEMM (engine/templates/gemm_schedule.h), with Gemm's alpha, beta and bias in the epilogue.
+#include "engine/ops/gemm_problem.h"
+#include "engine/templates/gemm_schedule.h"
+#include "engine/builder/halide_program.h"
+#include "engine/templates/layout.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/tensor.h"
+#include "engine/ops/tensor.h"
 
 namespace tilebank::engine {
 

@@ -3,8 +3,8 @@
 // deployed oneDNN graph keeps them); vector operators in engine/templates/onednn_vector_ops.h.
 #include <dnnl.hpp>
 
-#include "engine/conv_problem.h"
-#include "engine/gemm_problem.h"
+#include "engine/ops/conv_problem.h"
+#include "engine/ops/gemm_problem.h"
 #include "engine/templates/onednn_common.h"
 #include "engine/templates/onednn_vector_ops.h"
 #include "engine/templates/templates.h"

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "engine/gemm_problem.h"
+#include "engine/ops/gemm_problem.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {

@@ -2,8 +2,8 @@
 // GlobalAveragePool on NCHW, rows of output width vectorized, window loops unrollable.
 #include <limits>
 
-#include "engine/halide_program.h"
-#include "engine/rowwise_schedule.h"
+#include "engine/builder/halide_program.h"
+#include "engine/templates/rowwise_schedule.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {

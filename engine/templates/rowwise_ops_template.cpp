@@ -1,18 +1,18 @@
 // softmax.rowwise, layernorm.rowwise and reduce.generic: operators that reduce along a row
-// (the last axes) and may write the row back normalized. All use engine/rowwise_schedule.h, plus
+// (the last axes) and may write the row back normalized. All use engine/templates/rowwise_schedule.h, plus
 // their own algorithmic knobs: Softmax's exp_store (keep exp(x - max) per row, or recompute it;
-// the exponential is engine/exp_non_positive.h, as x - max <= 0) and LayerNorm's variance (two
+// the exponential is engine/templates/exp_non_positive.h, as x - max <= 0) and LayerNorm's variance (two
 // passes, or one pass over x and x^2). Softmax over an axis that is not the last normalizes
 // columns instead, vectorized across the axes after it; ReduceSum with no axes and
 // noop_with_empty_axes is a copy.
 #include <algorithm>
 #include <limits>
 
-#include "engine/exp_non_positive.h"
-#include "engine/halide_program.h"
-#include "engine/host_facts.h"
-#include "engine/layout.h"
-#include "engine/rowwise_schedule.h"
+#include "engine/templates/exp_non_positive.h"
+#include "engine/builder/halide_program.h"
+#include "engine/target/host_facts.h"
+#include "engine/templates/layout.h"
+#include "engine/templates/rowwise_schedule.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {

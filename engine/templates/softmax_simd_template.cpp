@@ -1,14 +1,14 @@
 // softmax.simd: Softmax over the last axis by a hand-written Highway kernel
-// (engine/softmax_rows_simd.h), an Impl alternative to the Halide template softmax.rowwise. The
+// (engine/templates/softmax_rows_simd.h), an Impl alternative to the Halide template softmax.rowwise. The
 // pipeline is one Halide extern stage split into blocks of rows, so the blocks run on Halide's
 // thread pool like every other kernel's tasks and the program goes through the compile cache.
 // Knobs: rows_per_task, parallel, store (in_place or streaming), prefetch (the next row).
 #include <algorithm>
 
-#include "engine/halide_program.h"
-#include "engine/host_facts.h"
-#include "engine/layout.h"
-#include "engine/softmax_rows_simd.h"
+#include "engine/builder/halide_program.h"
+#include "engine/target/host_facts.h"
+#include "engine/templates/layout.h"
+#include "engine/templates/softmax_rows_simd.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {

@@ -1,6 +1,6 @@
 // The template instances, one function per template (defined in engine/templates/*.cpp).
 #pragma once
-#include "engine/op_template.h"
+#include "engine/templates/op_template.h"
 
 namespace tilebank::engine {
 

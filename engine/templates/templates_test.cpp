@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "engine/op_template.h"
-#include "engine/runner.h"
+#include "engine/templates/op_template.h"
+#include "engine/run/runner.h"
 #include "engine/strategy/search_strategy.h"
 
 namespace tilebank::engine {

@@ -1,0 +1,349 @@
+#include "engine/jobs/opat_job.h"
+
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "engine/ops/op_list_check.h"
+#include "engine/templates/op_template.h"
+#include "engine/jobs/result_file.h"
+#include "repo/bank.h"
+#include "repo/key.h"
+#include "repo/op_defaults.h"
+#include "repo/provenance.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+constexpr int kCheckpointVersion = 1;
+constexpr const char* kLatestJob = "latest";
+
+std::string Stem(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  size_t dot = base.find_last_of('.');
+  return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
+}
+
+// The job's checkpoint: what was asked and what each finished operator came to.
+struct Checkpoint {
+  std::string job_name, tuning_name, ops_path, result_path;
+  std::vector<std::string> op_keys;
+  double elapsed_s = 0;
+  bool finished = false;
+  std::vector<OpRecord> records;
+
+  nlohmann::json ToJson() const {
+    nlohmann::json recs = nlohmann::json::array();
+    for (const auto& r : records) recs.push_back(r.ToJson());
+    return {{"version", kCheckpointVersion}, {"job_name", job_name}, {"tuning_name", tuning_name}, {"ops_path", ops_path},
+            {"result_path", result_path}, {"op_keys", op_keys}, {"elapsed_s", elapsed_s}, {"finished", finished},
+            {"records", recs}};
+  }
+  static Result<Checkpoint> FromJson(const std::string& text, const std::string& name) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return Status::Corrupt("job checkpoint " + name + " is not valid JSON");
+    if (j.value("version", 0) != kCheckpointVersion)
+      return Status::Refused("job checkpoint " + name + " has version " + std::to_string(j.value("version", 0)) + "; this tilebank reads version " + std::to_string(kCheckpointVersion));
+    try {
+      Checkpoint c;
+      c.job_name = j.at("job_name").get<std::string>();
+      c.tuning_name = j.at("tuning_name").get<std::string>();
+      c.ops_path = j.at("ops_path").get<std::string>();
+      c.result_path = j.at("result_path").get<std::string>();
+      c.op_keys = j.at("op_keys").get<std::vector<std::string>>();
+      c.elapsed_s = j.at("elapsed_s").get<double>();
+      c.finished = j.at("finished").get<bool>();
+      for (const auto& r : j.at("records")) c.records.push_back(OpRecord::FromJson(r));
+      return c;
+    } catch (const nlohmann::json::exception& e) {
+      return Status::Corrupt("job checkpoint " + name + " is malformed: " + e.what());
+    }
+  }
+};
+
+bool Selected(const OpSpec& op, const std::vector<std::string>& names, const std::vector<std::string>& types) {
+  if (names.empty() && types.empty()) return true;
+  for (const auto& n : names)
+    if (n == op.name) return true;
+  for (const auto& t : types)
+    if (t == op.op_type || CanonicalOpType(t) == op.op_type) return true;
+  return false;
+}
+
+// Tests of the failure path name ops in TILEBANK_TEST_FAIL_OPS (comma-separated): their tuning
+// fails as a crash or a wrong result would (every valid op list passes CheckOpList first).
+bool FailureInjectedFor(const OpSpec& op) {
+  const char* names = std::getenv("TILEBANK_TEST_FAIL_OPS");
+  if (!names) return false;
+  std::stringstream list(names);
+  std::string name;
+  while (std::getline(list, name, ','))
+    if (name == op.name) return true;
+  return false;
+}
+
+// Progress on a terminal: one line per operator, rewritten as trials come in.
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled) {}
+  void Trial(size_t i, size_t n, const OpSpec& op, const TrialEvent& e) {
+    if (!enabled_) return;
+    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s (%s) %s trial %d/%d  best %.2f us  default %.2f us", i + 1, n, op.name.c_str(),
+                 op.op_type.c_str(), TuneModeName(e.mode), e.trial, e.budget, e.best_us, e.default_us);
+    std::fflush(stderr);
+  }
+  void Done(size_t i, size_t n, const OpRecord& r) {
+    if (!enabled_) return;
+    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s (%s): %s", i + 1, n, r.op_name.c_str(), r.op_type.c_str(), r.status.c_str());
+    if (r.status == "failed") std::fprintf(stderr, " (%s)", r.failure.c_str());
+    else std::fprintf(stderr, "  %.2f us -> %.2f us", r.before_us, r.ResultUs());
+    std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool enabled_;
+};
+
+// The bank entry of a tuning winner.
+Entry WinnerEntry(const OpSpec& op, const TuneOutcome& o, const Measurement& baseline, const std::string& bank_id) {
+  Entry e;
+  e.kind = EntryKind::kOp;
+  e.op_type = op.op_type;
+  e.descriptor = op.canonical.text;
+  e.template_id = o.template_id;
+  e.template_version = o.template_version;
+  e.tune_mode = o.mode;
+  e.policy = o.policy;
+  e.before = baseline;
+  e.after = o.best_time;
+  e.trials = static_cast<uint32_t>(o.trials);
+  e.strategy = o.strategy;
+  e.created_unix_ms = NowUnixMs();
+  e.tool_version = std::string("tilebank ") + TILEBANK_VERSION;
+  e.origin_host = HostName();
+  e.origin_bank = bank_id;
+  return e;
+}
+
+}  // namespace
+
+std::string ResultTimestamp() {
+  timeval tv{};
+  gettimeofday(&tv, nullptr);
+  std::tm tm{};
+  localtime_r(&tv.tv_sec, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d%02d%02d_%02d%02d%02d%03d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                tm.tm_min, tm.tm_sec, static_cast<int>(tv.tv_usec / 1000));
+  return buf;
+}
+
+Status ReadTuneOpsFile(const std::string& path, std::vector<std::string>* names, std::vector<std::string>* types) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot read --tune-ops-file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return Status::InvalidInput(path + ": expected {\"tune_ops_name\": [...], \"tune_ops_type\": [...]}");
+  for (const auto& [field, value] : j.items()) {
+    if (field != "tune_ops_name" && field != "tune_ops_type")
+      return Status::InvalidInput(path + ": unknown field \"" + field + "\" (tune_ops_name, tune_ops_type)");
+    if (!value.is_array()) return Status::InvalidInput(path + ": \"" + field + "\" must be a list of strings");
+    for (const auto& v : value) {
+      if (!v.is_string()) return Status::InvalidInput(path + ": \"" + field + "\" must be a list of strings");
+      (field == "tune_ops_name" ? names : types)->push_back(v.get<std::string>());
+    }
+  }
+  return Status::Ok();
+}
+
+Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  OpenOptions open;
+  open.mode = OpenMode::kCreateIfMissing;
+  open.soc_version = options.soc_version;
+  open.fingerprint = options.fingerprint;
+  const std::string bank_dir = options.bank_root + "/" + options.soc_version;
+
+  // Resume or start the checkpoint before anything is tuned.
+  Checkpoint cp;
+  std::unique_ptr<Bank> bank;
+  if (options.reload) {
+    auto opened = Bank::Open(bank_dir, {OpenMode::kReadWrite, options.soc_version, options.fingerprint});
+    if (!opened.ok()) return opened.status().WithContext("--reload");
+    bank = std::move(opened.value());
+    std::string name = *options.reload;
+    std::optional<std::string> stored;
+    TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
+      if (name.empty()) {
+        auto latest = txn.GetJob(kLatestJob);
+        if (!latest.ok()) return latest.status();
+        if (!*latest) return Status::NotFound("--reload: no tuning job has been checkpointed in " + bank_dir);
+        name = **latest;
+      }
+      auto job = txn.GetJob(name);
+      if (!job.ok()) return job.status();
+      if (!*job) return Status::NotFound("--reload: no job named '" + name + "' in " + bank_dir);
+      stored = **job;
+      return Status::Ok();
+    }, /*commit=*/false));
+    auto parsed = Checkpoint::FromJson(*stored, name);
+    if (!parsed.ok()) return parsed.status();
+    cp = std::move(parsed.value());
+  }
+  const std::string ops_path = options.ops_path.empty() ? cp.ops_path : options.ops_path;
+  if (ops_path.empty()) return Status::InvalidInput("--singleop is required");
+  auto ops = ReadOpList(ops_path);
+  if (!ops.ok()) return ops.status();
+  // Every op must be tunable before a bank directory or a result file exists.
+  TB_RETURN_IF_ERROR(CheckOpList(ops_path, *ops));
+  std::vector<std::string> keys;
+  for (const auto& op : *ops) keys.push_back(FormatKey(EntryKind::kOp, op.canonical.key));
+  if (options.reload) {
+    if (cp.op_keys != keys)
+      return Status::Refused("--reload " + cp.job_name + ": " + ops_path + " is not the operator list the job was started with (" + cp.ops_path + ")");
+    if (cp.finished) {
+      return Status::Refused("job " + cp.job_name + " already finished; its results are in " + cp.result_path);
+    }
+  } else {
+    // The output directory first: a run refused for it leaves no bank behind.
+    const std::string output_dir = options.output_dir.empty() ? std::string(".") : options.output_dir;
+    std::error_code ec;
+    std::filesystem::create_directories(output_dir, ec);
+    if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
+    auto opened = Bank::Open(bank_dir, open);
+    if (!opened.ok()) return opened.status();
+    bank = std::move(opened.value());
+    const std::string stamp = ResultTimestamp();
+    cp.job_name = "opat_" + stamp + "_" + std::to_string(getpid());
+    cp.tuning_name = Stem(ops_path);
+    cp.ops_path = ops_path;
+    cp.op_keys = keys;
+    cp.result_path = output_dir + "/aoe_result_opat_" + stamp + "_" + std::to_string(getpid()) + ".json";
+  }
+
+  std::map<size_t, OpRecord> done;
+  for (const auto& r : cp.records) done[r.index] = r;
+  const double elapsed_before = cp.elapsed_s;
+  auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto records_in_order = [&] {
+    std::vector<OpRecord> v;
+    for (const auto& [i, r] : done) v.push_back(r);
+    return v;
+  };
+  auto checkpoint = [&](WriteTxn& txn) -> Status {
+    cp.records = records_in_order();
+    cp.elapsed_s = elapsed();
+    TB_RETURN_IF_ERROR(txn.PutJob(cp.job_name, cp.ToJson().dump()));
+    return txn.PutJob(kLatestJob, cp.job_name);
+  };
+  TB_RETURN_IF_ERROR(bank->Write(checkpoint));
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false)));
+
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < ops->size(); ++i)
+    if (Selected((*ops)[i], options.tune_op_names, options.tune_op_types) && !done.count(i)) todo.push_back(i);
+  size_t selected_total = todo.size() + done.size();
+  Progress progress(options.progress);
+  std::map<std::string, size_t> first_of_key;  // a key tuned earlier in this list is not tuned twice
+  for (const auto& [i, r] : done) first_of_key.emplace(r.key, i);
+
+  for (size_t n = 0; n < todo.size(); ++n) {
+    const size_t i = todo[n];
+    const OpSpec& op = (*ops)[i];
+    OpRecord rec;
+    rec.index = i;
+    rec.op_name = op.name;
+    rec.op_type = op.op_type;
+    rec.key = keys[i];
+    auto found = bank->Find(EntryKind::kOp, op.canonical.text);
+    if (!found.ok()) return found.status();
+    const std::optional<Entry> entry = found.value();
+    std::optional<Entry> winner;  // to store: it beat the baseline
+    bool stale = false;
+    if (entry) {
+      const OpTemplate* t = TemplateById(entry->template_id);
+      stale = !t || t->version() != entry->template_version;
+    }
+    auto earlier = first_of_key.find(rec.key);
+    if (earlier != first_of_key.end() && done.count(earlier->second) && !(entry && !stale && options.repeat_tune)) {
+      const OpRecord& first = done[earlier->second];
+      rec.status = first.status == "failed" || first.status == "unsatisfied" ? first.status : "hit";
+      rec.before_us = first.ResultUs();
+      rec.after_us = rec.before_us;
+      rec.failure = first.failure;
+    } else if (entry && !stale && !options.repeat_tune) {
+      rec.status = "hit";
+      rec.before_us = rec.after_us = entry->after.median_us;
+    } else {
+      TuneOptions tune = options.tune;
+      if (options.time_budget_s > 0) {
+        double left = options.time_budget_s - (elapsed() - elapsed_before);
+        tune.deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(std::max(0.0, left) / (todo.size() - n) * 1000));
+      }
+      auto outcome = FailureInjectedFor(op) ? Result<TuneOutcome>(Status::IoError("failure injected by TILEBANK_TEST_FAIL_OPS"))
+                                            : TuneOp(op, tune, [&](const TrialEvent& e) { progress.Trial(done.size(), selected_total, op, e); });
+      if (!outcome.ok()) {
+        rec.status = "failed";
+        rec.failure = outcome.status().message();
+      } else if (!outcome->found) {
+        rec.status = "failed";
+        rec.failure = outcome->failure_samples.empty() ? "no candidate ran correctly" : outcome->failure_samples.front();
+      } else {
+        const TuneOutcome& o = *outcome;
+        const bool have_entry = entry && !stale;
+        Measurement baseline = have_entry ? entry->after : o.default_ok ? o.default_time : o.best_time;
+        rec.before_us = baseline.median_us;
+        rec.after_us = o.best_time.median_us;
+        rec.mode = TuneModeName(o.mode);
+        bool better = o.best_time.median_us < baseline.median_us * (1.0 - options.min_gain) || (!o.default_ok && !have_entry);
+        rec.status = better ? (entry ? "update" : "add") : (have_entry ? "reserved" : "unsatisfied");
+        if (better) winner = WinnerEntry(op, o, baseline, bank->meta_at_open().bank_id);
+      }
+    }
+    // The winner (if any) and the checkpoint commit together: a kill never separates them.
+    TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
+      done[i] = rec;  // the body may run again when the map grows
+      if (winner) {
+        auto put = txn.Put(*winner, stale ? PutPolicy::kOverwrite : PutPolicy::kKeepFaster);
+        if (!put.ok()) return put.status();
+        // Another process stored a faster entry meanwhile: ours was not kept.
+        if (put.value() == PutOutcome::kKept) done[i].status = entry ? "reserved" : "unsatisfied";
+      }
+      return checkpoint(txn);
+    }));
+    rec = done[i];
+    first_of_key.emplace(rec.key, i);
+    TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false)));
+    progress.Done(done.size() - 1, selected_total, rec);
+  }
+
+  cp.finished = true;
+  TB_RETURN_IF_ERROR(bank->Write(checkpoint));
+  OpatJobReport report;
+  report.job_name = cp.job_name;
+  report.tuning_name = cp.tuning_name;
+  report.result_path = cp.result_path;
+  auto records = records_in_order();
+  report.result = OpatResultJson(cp.tuning_name, elapsed(), records, true);
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, report.result));
+  for (const auto& r : records) report.any_failed |= r.status == "failed";
+  const ListTimes times = SumTimes(records);
+  report.improvement_percent = ImprovementPercent(times.before_us, times.after_us);
+  return report;
+}
+
+}  // namespace tilebank::engine

@@ -1,0 +1,49 @@
+// An OPAT job (job type 2): tune every operator of a single-op list, write winners into the bank of
+// this machine's soc_version, keep the AOE result file up to date as each operator finishes, and
+// checkpoint into the bank's jobs database so a killed run resumes with --reload.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/tune/tuner.h"
+#include "repo/status.h"
+
+namespace tilebank::engine {
+
+struct OpatJobOptions {
+  std::string ops_path;           // --singleop
+  std::string bank_root;          // resolved bank root
+  std::string soc_version;        // the bank's soc_version (the host's unless overridden)
+  std::string fingerprint;
+  std::string output_dir;         // where the result file goes
+  std::vector<std::string> tune_op_names, tune_op_types;  // --tune-ops-file filter (empty: all)
+  bool repeat_tune = false;
+  std::optional<std::string> reload;  // resume this job ("" = the latest unfinished one)
+  double time_budget_s = 0;           // 0: none
+  double min_gain = 0.02;             // a winner must beat the baseline by this fraction to be stored
+  TuneOptions tune;
+  bool progress = false;              // a terminal: show progress on stderr
+};
+
+struct OpatJobReport {
+  std::string job_name;
+  std::string tuning_name;
+  std::string result_path;
+  nlohmann::json result;  // the result file's content
+  double improvement_percent = 0;
+  bool any_failed = false;
+};
+
+// Reads the --tune-ops-file filter: {"tune_ops_name": [...], "tune_ops_type": [...]}.
+Status ReadTuneOpsFile(const std::string& path, std::vector<std::string>* names, std::vector<std::string>* types);
+
+Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options);
+
+// "20261122_101502123": YYYYMMDD_HHMMSS and milliseconds, as in AOE's result file names.
+std::string ResultTimestamp();
+
+}  // namespace tilebank::engine

@@ -1,0 +1,109 @@
+#include "engine/jobs/result_file.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+namespace tilebank::engine {
+
+nlohmann::json OpRecord::ToJson() const {
+  return {{"index", index}, {"op_name", op_name}, {"op_type", op_type}, {"key", key}, {"status", status},
+          {"mode", mode}, {"before_us", before_us}, {"after_us", after_us}, {"failure", failure}};
+}
+
+OpRecord OpRecord::FromJson(const nlohmann::json& j) {
+  OpRecord r;
+  r.index = j.at("index").get<size_t>();
+  r.op_name = j.at("op_name").get<std::string>();
+  r.op_type = j.at("op_type").get<std::string>();
+  r.key = j.at("key").get<std::string>();
+  r.status = j.at("status").get<std::string>();
+  r.mode = j.at("mode").get<std::string>();
+  r.before_us = j.at("before_us").get<double>();
+  r.after_us = j.at("after_us").get<double>();
+  r.failure = j.at("failure").get<std::string>();
+  return r;
+}
+
+
+
+ListTimes SumTimes(const std::vector<OpRecord>& records) {
+  ListTimes t;
+  for (const auto& r : records) t.before_us += r.before_us, t.after_us += r.ResultUs();
+  return t;
+}
+
+namespace {
+// Rounds to a multiple of 1/per_unit (dividing gives the nearest double, which prints short).
+double Round(double v, double per_unit) { return std::round(v * per_unit) / per_unit; }
+}  // namespace
+
+nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<OpRecord>& records,
+                              bool finished) {
+  nlohmann::json basic = {{"tuning_name", tuning_name}};
+  if (finished) basic["tuning_time(s)"] = static_cast<int64_t>(std::llround(tuning_seconds));
+  nlohmann::json result = nlohmann::json::array({{{"basic", basic}}});
+  if (records.empty()) return result;  // no operator to tune: no OPAT section
+
+  const ListTimes times = SumTimes(records);
+  const double baseline_us = times.before_us, result_us = times.after_us;
+  size_t add = 0, hit = 0, reserved = 0, unsatisfied = 0, update = 0;
+  nlohmann::json modified = nlohmann::json::array(), failed = nlohmann::json::array();
+  for (const auto& r : records) {
+    if (r.status == "add") ++add;
+    else if (r.status == "hit") ++hit;
+    else if (r.status == "reserved") ++reserved;
+    else if (r.status == "unsatisfied") ++unsatisfied;
+    else if (r.status == "update") ++update;
+    else if (r.status == "failed") failed.push_back(r.op_name);
+    if (r.Stored()) {
+      modified.push_back({{"op_name", r.op_name},
+                          {"op_type", r.op_type},
+                          {"tune_performance",
+                           {{r.mode,
+                             {{"performance_after_tune(us)", Round(r.after_us, 1e3)},
+                              {"performance_before_tune(us)", Round(r.before_us, 1e3)},
+                              {"performance_improvement", ImprovementText(r.before_us, r.after_us)},
+                              {"update_mode", r.status}}}}}});
+    }
+  }
+  nlohmann::json opat = {{"model_baseline_performance(ms)", Round(baseline_us / 1000.0, 1e6)},
+                         {"repo_modified_operators", modified},
+                         {"repo_summary",
+                          {{"repo_add_num", add},
+                           {"repo_hit_num", hit},
+                           {"repo_reserved_num", reserved},
+                           {"repo_unsatisfied_num", unsatisfied},
+                           {"repo_update_num", update},
+                           {"total_num", records.size()}}}};
+  if (finished) {
+    opat["model_performance_improvement"] = ImprovementText(baseline_us, result_us);
+    opat["model_result_performance(ms)"] = Round(result_us / 1000.0, 1e6);
+    opat["opat_tuning_result"] = failed.empty() ? "tuning successful" : "tuning failed";
+    if (!failed.empty()) opat["tuning_failed_operators"] = failed;
+  } else {
+    opat["opat_tuning_result"] = "tune tuning incomplete";
+  }
+  result.push_back({{"OPAT", opat}});
+  return result;
+}
+
+Status WriteJsonAtomically(const std::string& path, const nlohmann::json& content) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Status::IoError("cannot write " + tmp + " (is the directory writable?)");
+    out << content.dump(4) << '\n';
+    out.flush();
+    if (!out) return Status::IoError("writing " + tmp + " failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::IoError("cannot rename " + tmp + " to " + path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace tilebank::engine

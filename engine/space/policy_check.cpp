@@ -1,0 +1,70 @@
+#include "engine/space/policy_check.h"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/templates/op_template.h"
+#include "repo/canonical.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+std::string Names(const SearchSpace& space) {
+  std::string text;
+  for (const auto& k : space.knobs) text += (text.empty() ? "" : ", ") + k.name;
+  return text;
+}
+
+std::string DomainText(const KnobDomain& domain) {
+  std::string text;
+  for (const auto& v : domain.values) text += (text.empty() ? "" : ", ") + KnobValueText(v);
+  return text;
+}
+
+bool SameValue(const KnobValue& a, const KnobValue& b) {
+  if (a.index() == b.index()) return a == b;
+  // A whole-number real read back from JSON matches an integer value.
+  auto as_real = [](const KnobValue& v) -> std::optional<double> {
+    if (auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+    if (auto* d = std::get_if<double>(&v)) return *d;
+    return std::nullopt;
+  };
+  auto x = as_real(a), y = as_real(b);
+  return x && y && *x == *y;
+}
+
+}  // namespace
+
+std::string PolicyProblem(const Entry& entry) {
+  const OpTemplate* t = TemplateById(entry.template_id);
+  if (!t) return {};
+  const std::string id = entry.template_id;
+  if (entry.kind != EntryKind::kOp) return "template " + id + " runs single operators, not " + KindName(entry.kind) + " entries";
+  auto description = AtcDescriptionOfOp(entry.descriptor);
+  if (!description.ok()) return "descriptor: " + description.status().message();
+  auto op = ParseOpSpec(*description, 0);
+  if (!op.ok()) return "descriptor: " + op.status().message();
+  if (Status s = t->Supports(*op); !s.ok()) return "template " + id + " cannot run this operator: " + s.message();
+  const SearchSpace space = t->Space(*op);
+  if (space.size() == 0) {
+    const Policy expected = t->DefaultPolicy(*op);
+    if (entry.policy != expected)
+      return "policy " + PolicyText(entry.policy) + " is not " + id + "'s only policy " + PolicyText(expected);
+    return {};
+  }
+  for (const Knob& k : entry.policy)
+    if (space.IndexOf(k.name) < 0) return "knob '" + k.name + "' is not a knob of " + id + " (its knobs: " + Names(space) + ")";
+  for (const KnobDomain& domain : space.knobs) {
+    auto it = std::find_if(entry.policy.begin(), entry.policy.end(), [&](const Knob& k) { return k.name == domain.name; });
+    if (it == entry.policy.end()) return "knob '" + domain.name + "' of " + id + " is missing";
+    const bool in_domain = std::any_of(domain.values.begin(), domain.values.end(), [&](const KnobValue& v) { return SameValue(v, it->value); });
+    if (!in_domain)
+      return "knob '" + domain.name + "' = " + KnobValueText(it->value) + " is outside its domain for this operator (" + DomainText(domain) + ")";
+  }
+  if (!space.valid(entry.policy)) return "policy " + PolicyText(entry.policy) + " breaks " + id + "'s constraints for this operator";
+  return {};
+}
+
+PolicyCheck EnginePolicyCheck() { return [](const Entry& entry) { return PolicyProblem(entry); }; }
+
+}  // namespace tilebank::engine

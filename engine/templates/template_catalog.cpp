@@ -1,0 +1,21 @@
+#include "engine/templates/template_catalog.h"
+
+#include <map>
+#include <string>
+
+namespace tilebank {
+
+TemplateVersions EngineTemplateVersions() {
+  static const std::map<std::string, uint32_t, std::less<>> versions = {
+      {"matmul.tiled", 1},      {"gemm.tiled", 1},         {"batch_matmul.tiled", 1}, {"conv2d.direct", 1},
+      {"conv2d.im2col", 1},     {"softmax.rowwise", 2},    {"softmax.simd", 1},       {"layernorm.rowwise", 1},  {"reduce.generic", 1},
+      {"elementwise.generic", 2}, {"pool2d.generic", 1},   {"impl.onednn", 1},        {"impl.openblas", 1},
+  };  // no subgraph (SGAT) or gradient-fusion (GDAT) templates yet: such entries read as of an unknown template
+  return [](std::string_view id) -> std::optional<uint32_t> {
+    auto it = versions.find(id);
+    if (it == versions.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+}  // namespace tilebank
