@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   tilebank::cli::RegisterBankCheckCommands(bank, &exit_code);
 
   tilebank::cli::RegisterTuneCommand(&app, &exit_code);
+  tilebank::cli::RegisterRunCommand(&app, &exit_code);
 
   try {
     app.parse(argc, argv);

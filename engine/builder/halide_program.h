@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/builder/kernel.h"
@@ -16,6 +17,9 @@ struct HalideProgram {
   std::vector<int> param_input;            // for each param, the op input it is made from
   // For each param: op input -> the buffer in the program's working layout (default ToHalide).
   std::vector<std::function<Halide::Buffer<float>(const Tensor&)>> convert;
+  // For each param read straight from the input's row-major memory (no conversion): its Halide
+  // extents; empty {} for the reversed input shape (ToHalide); nullopt when `convert` must run.
+  std::vector<std::optional<std::vector<int>>> view_extents;
   std::vector<int> output_extents;         // Halide extents of the output
   // Output buffer -> the op's row-major output of shape `shape`.
   std::function<void(const Halide::Buffer<float>&, const std::vector<int64_t>& shape, Tensor*)> fetch;
@@ -24,6 +28,8 @@ struct HalideProgram {
   // Adds a param read from op input `input` (converted by `convert`, or ToHalide when empty).
   Halide::ImageParam AddInput(int input, int dims, const std::string& name,
                               std::function<Halide::Buffer<float>(const Tensor&)> convert_fn = nullptr);
+  // Adds a param that reads op input `input`'s row-major elements as a dense buffer of `extents`.
+  Halide::ImageParam AddInputView(int input, int dims, const std::string& name, std::vector<int> extents);
 };
 
 class HalideKernel : public Kernel {
@@ -32,8 +38,13 @@ class HalideKernel : public Kernel {
   Status Prepare(const std::vector<const Tensor*>& inputs) override;
   Status Run() override;
   Status Fetch(Tensor* output) override;
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override;
+  Status RunDirect(const std::vector<const float*>& inputs, float* output) override;
 
  private:
+  Status Realize(const std::vector<Halide::Buffer<float>>& buffers, Halide::Buffer<float>& output);
+
+  std::vector<std::vector<int64_t>> shapes_;  // direct path: the op's input shapes
   std::shared_ptr<const HalideProgram> program_;
   std::vector<Halide::Buffer<float>> buffers_;
   Halide::Buffer<float> output_;

@@ -18,6 +18,22 @@ class Kernel {
   virtual Status Run() = 0;
   // The op's output, row-major in the described shape.
   virtual Status Fetch(Tensor* output) = 0;
+
+  // Model execution (engine/model/executor.h) over the executor's own memory. BindDirect runs once
+  // at load: `shapes` are the op's input shapes, `constants[i]` the value of input i when it never
+  // changes (weights; nullptr otherwise), which is put into the kernel's working layout here and
+  // never again. It returns false when this kernel has no direct path; the executor then runs it
+  // through Prepare/Run/Fetch. After true, RunDirect reads the non-constant inputs as row-major
+  // memory (`inputs[i]`, nullptr for constants) and writes the output row-major to `output`,
+  // copying only where the policy's layout differs from row-major.
+  virtual Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) {
+    (void)shapes, (void)constants;
+    return false;
+  }
+  virtual Status RunDirect(const std::vector<const float*>& inputs, float* output) {
+    (void)inputs, (void)output;
+    return Status::InvalidInput("this kernel has no direct path");
+  }
 };
 
 }  // namespace tilebank::engine

@@ -170,6 +170,7 @@ double Unary(const std::string& type, double x, const OpSpec& op) {
   if (type == "Relu") return std::max(0.0, x);
   if (type == "Sigmoid") return 1.0 / (1.0 + std::exp(-x));
   if (type == "Tanh") return std::tanh(x);
+  if (type == "Erf") return std::erf(x);
   if (op.Text("approximate", "none") == "tanh") return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
   return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));  // Gelu
 }

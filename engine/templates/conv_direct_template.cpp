@@ -109,7 +109,7 @@ class ConvDirectTemplate : public HalideTemplate {
     acc(oc, x, y, n) += in * wv;
     Expr value = acc(oc, x, y, n);
     if (p.bias) {
-      ImageParam B = prog.AddInput(2, 1, "bias", AsExtents({p.OC}));
+      ImageParam B = prog.AddInputView(2, 1, "bias", {p.OC});
       value = value + B(oc);
     }
     conv(oc, x, y, n) = value;

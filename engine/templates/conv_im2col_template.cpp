@@ -42,7 +42,7 @@ class ConvIm2colTemplate : public HalideTemplate {
     const ConvProblem p = AnalyzeConv(op).value();
     HalideProgram prog;
     ImageParam X = prog.AddInput(0, 4, "x");
-    ImageParam Wt = prog.AddInput(1, 2, "w", AsExtents({p.Cg * p.KH * p.KW, p.OC}));
+    ImageParam Wt = prog.AddInputView(1, 2, "w", {p.Cg * p.KH * p.KW, p.OC});
     Var k("k"), m("m"), pix("pix"), b("b");
     const int taps = p.KH * p.KW;
     // b = image * G + group
@@ -58,7 +58,7 @@ class ConvIm2colTemplate : public HalideTemplate {
     if (IntKnob(policy, "materialize_col", 0)) col.compute_root().parallel(b).vectorize(pix, 8, TailStrategy::GuardWithIf);
     GemmEpilogue epilogue = [](Expr acc, Var, Var, Var) { return acc; };
     if (p.bias) {
-      ImageParam B = prog.AddInput(2, 1, "bias", AsExtents({p.OC}));
+      ImageParam B = prog.AddInputView(2, 1, "bias", {p.OC});
       const int G = p.G, OCg = p.OCg;
       epilogue = [B, G, OCg](Expr acc, Var, Var mm, Var bb) { return acc + B((bb % G) * OCg + mm); };
     }

@@ -1,4 +1,4 @@
-// elementwise.generic: Add, Sub, Mul, Div (numpy broadcasting), Relu, Sigmoid, Tanh, Gelu.
+// elementwise.generic: Add, Sub, Mul, Div (numpy broadcasting), Relu, Sigmoid, Tanh, Gelu, Erf.
 #include <cmath>
 
 #include "engine/builder/halide_program.h"
@@ -106,6 +106,8 @@ class ElementwiseTemplate : public HalideTemplate {
       value = 1.f / (1.f + exp(-a));
     } else if (t == "Tanh") {
       value = Tanh(a);
+    } else if (t == "Erf") {
+      value = Erf(a);
     } else if (op.Text("approximate", "none") == "tanh") {
       value = 0.5f * a * (1.f + Tanh(0.7978845608f * (a + 0.044715f * a * a * a)));
     } else {

@@ -43,8 +43,8 @@ class GemmTemplate : public HalideTemplate {
     HalideProgram prog;
     Var k("k"), m("m"), n("n"), b("b");
     const int a_dims = p.a_batched ? 3 : 2, b_dims = p.b_batched ? 3 : 2;
-    ImageParam A = prog.AddInput(0, a_dims, "A", AsExtents(CollapsedExtents(op.inputs[0].shape, a_dims)));
-    ImageParam B = prog.AddInput(1, b_dims, "B", AsExtents(CollapsedExtents(op.inputs[1].shape, b_dims)));
+    ImageParam A = prog.AddInputView(0, a_dims, "A", CollapsedExtents(op.inputs[0].shape, a_dims));
+    ImageParam B = prog.AddInputView(1, b_dims, "B", CollapsedExtents(op.inputs[1].shape, b_dims));
     auto at = [](ImageParam& t, Expr x, Expr y, Expr batch, bool batched) {
       return batched ? t(x, y, batch) : t(x, y);
     };
@@ -62,7 +62,7 @@ class GemmTemplate : public HalideTemplate {
                                      : p.bias == BiasShape::kColumn ? std::vector<int>{1, M}
                                      : p.bias == BiasShape::kRow    ? std::vector<int>{N}
                                                                     : std::vector<int>{1};
-        ImageParam C = prog.AddInput(2, static_cast<int>(c_extents.size()), "C", AsExtents(c_extents));
+        ImageParam C = prog.AddInputView(2, static_cast<int>(c_extents.size()), "C", c_extents);
         BiasShape shape = p.bias;
         epilogue = [=](Expr acc, Var nn, Var mm, Var) {
           Expr c = shape == BiasShape::kScalar ? C(0) : shape == BiasShape::kRow ? C(nn) : shape == BiasShape::kColumn ? C(0, mm) : C(nn, mm);

@@ -29,29 +29,10 @@ class MatMulKernel : public Kernel {
  public:
   MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape) : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()) {}
   Status Prepare(const std::vector<const Tensor*>& in) override {
-    const memory::dim B = p_.batch, M = p_.M, N = p_.N, K = p_.K;
-    // An operand without the batch dimension has batch 1 there: oneDNN broadcasts it. (A batch
-    // stride of 0 instead sends oneDNN to its reference kernel, hundreds of times slower.)
-    memory::desc a_md({p_.a_batched ? B : 1, M, K}, dt::f32, p_.trans_a ? memory::dims{M * K, 1, M} : memory::dims{M * K, K, 1});
-    memory::desc b_md({p_.b_batched ? B : 1, K, N}, dt::f32, p_.trans_b ? memory::dims{K * N, 1, K} : memory::dims{K * N, N, 1});
-    memory::desc c_md({B, M, N}, dt::f32, tag::abc);
-    dnnl::primitive_attr attr;
-    if (p_.alpha != 1.f) attr.set_output_scales(0, {p_.alpha});
-    memory::desc bias_md;
-    if (p_.bias != BiasShape::kNone && p_.beta != 0.f) {
-      memory::dims bd = p_.bias == BiasShape::kScalar ? memory::dims{1, 1, 1} : p_.bias == BiasShape::kRow ? memory::dims{1, 1, N}
-                        : p_.bias == BiasShape::kColumn ? memory::dims{1, M, 1} : memory::dims{1, M, N};
-      bias_md = memory::desc(bd, dt::f32, tag::abc);
-      // The library adds bias after scaling by alpha: fold beta (and undo alpha) into the constant.
-      Tensor scaled = *in[2];
-      for (auto& v : scaled.data) v *= p_.beta / p_.alpha;
-      bias_ = MemoryFromTensor(scaled, bias_md);
-    }
-    dnnl::matmul::desc desc = bias_md ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
-    prim_ = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, OneDnnCpuEngine()));
-    a_ = MemoryFromTensor(*in[0], a_md);
-    b_ = MemoryFromTensor(*in[1], b_md);
-    c_ = memory(c_md, OneDnnCpuEngine());
+    CreatePrimitive(in.size() > 2 ? in[2] : nullptr);
+    a_ = MemoryFromTensor(*in[0], a_md_);
+    b_ = MemoryFromTensor(*in[1], b_md_);
+    c_ = memory(c_md_, OneDnnCpuEngine());
     return Status::Ok();
   }
   Status Run() override {
@@ -62,19 +43,110 @@ class MatMulKernel : public Kernel {
     *out = TensorFromMemory(c_, shape_);
     return Status::Ok();
   }
+  // A bias that is not constant (a Gemm's C computed by the model) takes the copying path.
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) override {
+    const Tensor* bias = constants.size() > 2 ? constants[2] : nullptr;
+    if (p_.bias != BiasShape::kNone && p_.beta != 0.f && !bias) return false;
+    CreatePrimitive(bias);
+    a_ = constants[0] ? MemoryFromTensor(*constants[0], a_md_) : memory(a_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    b_ = constants.size() > 1 && constants[1] ? MemoryFromTensor(*constants[1], b_md_) : memory(b_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    c_ = memory(c_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    direct_a_ = !constants[0];
+    direct_b_ = !(constants.size() > 1 && constants[1]);
+    return true;
+  }
+  Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    if (direct_a_) a_.set_data_handle(const_cast<float*>(in[0]));
+    if (direct_b_) b_.set_data_handle(const_cast<float*>(in[1]));
+    c_.set_data_handle(out);
+    Execute(prim_, stream_, a_, b_, c_, bias_);
+    return Status::Ok();
+  }
 
  private:
+  void CreatePrimitive(const Tensor* bias) {
+    const memory::dim B = p_.batch, M = p_.M, N = p_.N, K = p_.K;
+    // An operand without the batch dimension has batch 1 there: oneDNN broadcasts it. (A batch
+    // stride of 0 instead sends oneDNN to its reference kernel, hundreds of times slower.)
+    a_md_ = memory::desc({p_.a_batched ? B : 1, M, K}, dt::f32, p_.trans_a ? memory::dims{M * K, 1, M} : memory::dims{M * K, K, 1});
+    b_md_ = memory::desc({p_.b_batched ? B : 1, K, N}, dt::f32, p_.trans_b ? memory::dims{K * N, 1, K} : memory::dims{K * N, N, 1});
+    c_md_ = memory::desc({B, M, N}, dt::f32, tag::abc);
+    dnnl::primitive_attr attr;
+    if (p_.alpha != 1.f) attr.set_output_scales(0, {p_.alpha});
+    memory::desc bias_md;
+    if (p_.bias != BiasShape::kNone && p_.beta != 0.f) {
+      memory::dims bd = p_.bias == BiasShape::kScalar ? memory::dims{1, 1, 1} : p_.bias == BiasShape::kRow ? memory::dims{1, 1, N}
+                        : p_.bias == BiasShape::kColumn ? memory::dims{1, M, 1} : memory::dims{1, M, N};
+      bias_md = memory::desc(bd, dt::f32, tag::abc);
+      // The library adds bias after scaling by alpha: fold beta (and undo alpha) into the constant.
+      Tensor scaled = *bias;
+      for (auto& v : scaled.data) v *= p_.beta / p_.alpha;
+      bias_ = MemoryFromTensor(scaled, bias_md);
+    }
+    dnnl::matmul::desc desc = bias_md ? dnnl::matmul::desc(a_md_, b_md_, bias_md, c_md_) : dnnl::matmul::desc(a_md_, b_md_, c_md_);
+    prim_ = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, OneDnnCpuEngine()));
+  }
+
   GemmProblem p_;
   std::vector<int64_t> shape_;
   dnnl::stream stream_;
   dnnl::matmul prim_;
+  memory::desc a_md_, b_md_, c_md_;
   memory a_, b_, c_, bias_;
+  bool direct_a_ = false, direct_b_ = false;
 };
 
 class ConvKernel : public Kernel {
  public:
   ConvKernel(ConvProblem p, std::vector<int64_t> out_shape) : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()) {}
   Status Prepare(const std::vector<const Tensor*>& in) override {
+    CreatePrimitive(*in[1], in.size() > 2 ? in[2] : nullptr);
+    memory user_src = MemoryFromTensor(*in[0], user_src_md_);
+    src_ = memory(pd_.src_desc(), OneDnnCpuEngine());
+    dnnl::reorder(user_src, src_).execute(stream_, user_src, src_);
+    dst_ = memory(pd_.dst_desc(), OneDnnCpuEngine());
+    stream_.wait();
+    return Status::Ok();
+  }
+  Status Run() override {
+    Execute(prim_, stream_, src_, wts_, dst_, bias_);
+    return Status::Ok();
+  }
+  Status Fetch(Tensor* out) override {
+    memory user_dst(user_dst_md_, OneDnnCpuEngine());
+    dnnl::reorder(dst_, user_dst).execute(stream_, dst_, user_dst);
+    stream_.wait();
+    *out = TensorFromMemory(user_dst, shape_);
+    return Status::Ok();
+  }
+  // Weights (and bias) must be constants: they go into oneDNN's blocked layout once. Source and
+  // destination are the caller's NCHW memory, reordered only when the primitive wants another layout.
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) override {
+    if (constants.size() < 2 || !constants[1] || (p_.bias && (constants.size() < 3 || !constants[2]))) return false;
+    CreatePrimitive(*constants[1], p_.bias ? constants[2] : nullptr);
+    user_src_ = memory(user_src_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    user_dst_ = memory(user_dst_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    reorder_src_ = pd_.src_desc() != user_src_md_;
+    reorder_dst_ = pd_.dst_desc() != user_dst_md_;
+    src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine()) : user_src_;
+    dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine()) : user_dst_;
+    return true;
+  }
+  Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    user_src_.set_data_handle(const_cast<float*>(in[0]));
+    user_dst_.set_data_handle(out);
+    if (reorder_src_) dnnl::reorder(user_src_, src_).execute(stream_, user_src_, src_);
+    Execute(prim_, stream_, src_, wts_, dst_, bias_);
+    if (reorder_dst_) {
+      dnnl::reorder(dst_, user_dst_).execute(stream_, dst_, user_dst_);
+      stream_.wait();
+    }
+    return Status::Ok();
+  }
+
+ private:
+  // The primitive for layouts of its choosing, with the weights (and bias) in them.
+  void CreatePrimitive(const Tensor& weights, const Tensor* bias) {
     const auto& p = p_;
     memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
     memory::dims wts = p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
@@ -86,37 +158,24 @@ class ConvKernel : public Kernel {
                                                          dst_any, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.ph, p.pw}, {p.ph, p.pw});
     pd_ = dnnl::convolution_forward::primitive_desc(desc, OneDnnCpuEngine());
     prim_ = dnnl::convolution_forward(pd_);
-    // Source and weights into the primitive's layouts (not timed).
-    memory user_src = MemoryFromTensor(*in[0], memory::desc(src, dt::f32, tag::nchw));
-    memory user_wts = MemoryFromTensor(*in[1], memory::desc(wts, dt::f32, p.G == 1 ? tag::oihw : tag::goihw));
-    src_ = memory(pd_.src_desc(), OneDnnCpuEngine());
+    // Weights into the primitive's layout (not timed; in a model, once at load).
+    user_src_md_ = memory::desc(src, dt::f32, tag::nchw);
+    user_dst_md_ = memory::desc(dst, dt::f32, tag::nchw);
+    memory user_wts = MemoryFromTensor(weights, memory::desc(wts, dt::f32, p.G == 1 ? tag::oihw : tag::goihw));
     wts_ = memory(pd_.weights_desc(), OneDnnCpuEngine());
-    dnnl::reorder(user_src, src_).execute(stream_, user_src, src_);
     dnnl::reorder(user_wts, wts_).execute(stream_, user_wts, wts_);
-    if (p.bias) bias_ = MemoryFromTensor(*in[2], bias_md);
-    dst_ = memory(pd_.dst_desc(), OneDnnCpuEngine());
+    if (bias) bias_ = MemoryFromTensor(*bias, bias_md);
     stream_.wait();
-    return Status::Ok();
-  }
-  Status Run() override {
-    Execute(prim_, stream_, src_, wts_, dst_, bias_);
-    return Status::Ok();
-  }
-  Status Fetch(Tensor* out) override {
-    memory user_dst(memory::desc({p_.N, p_.OC, p_.OH, p_.OW}, dt::f32, tag::nchw), OneDnnCpuEngine());
-    dnnl::reorder(dst_, user_dst).execute(stream_, dst_, user_dst);
-    stream_.wait();
-    *out = TensorFromMemory(user_dst, shape_);
-    return Status::Ok();
   }
 
- private:
   ConvProblem p_;
   std::vector<int64_t> shape_;
   dnnl::stream stream_;
   dnnl::convolution_forward::primitive_desc pd_;
   dnnl::convolution_forward prim_;
-  memory src_, wts_, dst_, bias_;
+  memory::desc user_src_md_, user_dst_md_;
+  memory src_, wts_, dst_, bias_, user_src_, user_dst_;
+  bool reorder_src_ = false, reorder_dst_ = false;
 };
 
 class OneDnnImpl : public OpTemplate {

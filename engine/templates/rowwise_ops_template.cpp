@@ -109,7 +109,7 @@ class RowwiseTemplate : public HalideTemplate {
     if (op.op_type.rfind("Reduce", 0) == 0) return DefineReduce(op, policy, v, shape, prog);
     if (v.inner > 1) return DefineStridedSoftmax(policy, v, shape, prog);
     const int len = static_cast<int>(v.len), rows = static_cast<int>(v.outer);
-    ImageParam x = prog.AddInput(0, 2, "x", AsExtents({len, rows}));
+    ImageParam x = prog.AddInputView(0, 2, "x", {len, rows});
     Var r("r"), o("o");
     RDom k(0, len, "k");
     Func out(op.op_type == "Softmax" ? "softmax" : "layernorm");
@@ -126,7 +126,7 @@ class RowwiseTemplate : public HalideTemplate {
       reductions = {{mx, k.x}, {sum, k.x}};
       if (TextKnob(policy, "exp_store", "row") == "row") per_row_stage = e;
     } else {
-      ImageParam scale = prog.AddInput(1, 1, "scale", AsExtents({len}));
+      ImageParam scale = prog.AddInputView(1, 1, "scale", {len});
       Func mean("mean"), var("variance");
       Func sum("row_sum");
       sum(o) = 0.f;
@@ -145,7 +145,7 @@ class RowwiseTemplate : public HalideTemplate {
       inv(o) = 1.f / sqrt(var(o) + static_cast<float>(op.Real("epsilon", 1e-5)));
       Expr value = (x(r, o) - mean(o)) * inv(o) * scale(r);
       if (op.inputs.size() > 2) {
-        ImageParam bias = prog.AddInput(2, 1, "bias", AsExtents({len}));
+        ImageParam bias = prog.AddInputView(2, 1, "bias", {len});
         value = value + bias(r);
       }
       out(r, o) = value;
@@ -167,7 +167,7 @@ class RowwiseTemplate : public HalideTemplate {
  private:
   HalideProgram DefineReduce(const OpSpec& op, const Policy& policy, const RowView& v, const RowShape& shape, HalideProgram& prog) const {
     const int inner = static_cast<int>(v.inner), len = static_cast<int>(v.len), outer = static_cast<int>(v.outer);
-    ImageParam x = prog.AddInput(0, 3, "x", AsExtents({inner, len, outer}));
+    ImageParam x = prog.AddInputView(0, 3, "x", {inner, len, outer});
     Var i("i"), o("o");
     RDom k(0, len, "k");
     Func acc("acc"), out("reduce");
@@ -195,7 +195,7 @@ class RowwiseTemplate : public HalideTemplate {
   // inner x outer columns is normalized along len, vectorized across inner.
   HalideProgram DefineStridedSoftmax(const Policy& policy, const RowView& v, const RowShape& shape, HalideProgram& prog) const {
     const int inner = static_cast<int>(v.inner), len = static_cast<int>(v.len), outer = static_cast<int>(v.outer);
-    ImageParam x = prog.AddInput(0, 3, "x", AsExtents({inner, len, outer}));
+    ImageParam x = prog.AddInputView(0, 3, "x", {inner, len, outer});
     Var i("i"), r("r"), o("o");
     RDom k(0, len, "k");
     Func mx("col_max"), e("exp"), sum("col_sum"), out("softmax");

@@ -100,7 +100,7 @@ class SoftmaxSimd : public HalideTemplate {
     HalideProgram prog;
     prog.output_shape = op.outputs[0].shape;
     prog.output_extents = {len, rows};
-    ImageParam x = prog.AddInput(0, 2, "x", AsExtents({len, rows}));
+    ImageParam x = prog.AddInputView(0, 2, "x", {len, rows});
     Func out("softmax_simd");
     Var i("i"), o("o"), task("task"), in_task("in_task");
     std::vector<ExternFuncArgument> args = {x, Expr(rows), Expr(TextKnob(policy, "store", "in_place") == "streaming" ? 1 : 0),

@@ -1,0 +1,285 @@
+#include "engine/model/basic_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "engine/ops/reference.h"
+
+namespace tilebank::engine::model {
+
+namespace {
+
+std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+int64_t Axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+
+const std::vector<int64_t>& ShapeOf(const Graph& g, int v) { return g.values[v].shape; }
+
+Status Bad(const Node& n, const std::string& why) { return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + "): " + why); }
+
+// A constant operand as doubles, or an empty optional when the input is absent.
+Result<std::optional<std::vector<double>>> ConstantInput(const Graph& g, const Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] < 0) return std::optional<std::vector<double>>();
+  if (!g.IsConstant(n.inputs[i])) return Bad(n, "input " + std::to_string(i) + " must be a constant");
+  const ConstTensor& c = *g.values[n.inputs[i]].constant;
+  std::vector<double> v(c.size());
+  for (int64_t k = 0; k < c.size(); ++k) v[k] = c.At(k);
+  return std::optional<std::vector<double>>(std::move(v));
+}
+
+// Copies a strided view: out[i] = in[base + sum(coord_d * in_stride_d)] over `shape`, with the
+// innermost dimension copied as a run when its stride is 1.
+void StridedCopy(const float* in, int64_t base, const std::vector<int64_t>& shape, const std::vector<int64_t>& in_strides, float* out) {
+  const size_t rank = shape.size();
+  if (rank == 0) {
+    *out = in[base];
+    return;
+  }
+  const int64_t inner = shape.back(), inner_stride = in_strides.back();
+  int64_t outer = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) outer *= shape[d];
+  std::vector<int64_t> coord(rank, 0);
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t offset = base;
+    for (size_t d = 0; d + 1 < rank; ++d) offset += coord[d] * in_strides[d];
+    if (inner_stride == 1) std::memcpy(out, in + offset, inner * sizeof(float));
+    else for (int64_t k = 0; k < inner; ++k) out[k] = in[offset + k * inner_stride];
+    out += inner;
+    for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+      if (++coord[d] < shape[d]) break;
+      coord[d] = 0;
+    }
+  }
+}
+
+Result<BasicKernel> Transpose(const Graph& g, const Node& n) {
+  const auto& in_shape = ShapeOf(g, n.inputs[0]);
+  const size_t rank = in_shape.size();
+  std::vector<int64_t> perm(rank);
+  for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  perm = g.AttrInts(n, "perm", perm);
+  const auto in_strides = Strides(in_shape);
+  std::vector<int64_t> out_shape(rank), strides(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    out_shape[d] = in_shape[perm[d]];
+    strides[d] = in_strides[perm[d]];
+  }
+  return BasicKernel([out_shape, strides](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, out_shape, strides, out); });
+}
+
+Result<BasicKernel> Slice(const Graph& g, const Node& n) {
+  const auto& shape = ShapeOf(g, n.inputs[0]);
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const size_t rank = shape.size();
+  auto starts = ConstantInput(g, n, 1), ends = ConstantInput(g, n, 2), axes = ConstantInput(g, n, 3), steps = ConstantInput(g, n, 4);
+  for (auto* r : {&starts, &ends, &axes, &steps})
+    if (!r->ok()) return r->status();
+  const auto& st = **starts;
+  std::vector<int64_t> begin(rank, 0), step(rank, 1);
+  for (size_t i = 0; i < st.size(); ++i) {
+    const int64_t a = Axis(*axes ? static_cast<int64_t>((**axes)[i]) : static_cast<int64_t>(i), rank);
+    const int64_t s = *steps ? static_cast<int64_t>((**steps)[i]) : 1, dim = shape[a];
+    int64_t b = static_cast<int64_t>(std::max(-9.0e18, std::min(9.0e18, st[i])));
+    if (b < 0) b += dim;
+    begin[a] = s > 0 ? std::clamp<int64_t>(b, 0, dim) : std::clamp<int64_t>(b, 0, dim - 1);
+    step[a] = s;
+  }
+  const auto in_strides = Strides(shape);
+  int64_t base = 0;
+  std::vector<int64_t> strides(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    base += begin[d] * in_strides[d];
+    strides[d] = step[d] * in_strides[d];
+  }
+  return BasicKernel([out_shape, strides, base](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], base, out_shape, strides, out); });
+}
+
+Result<BasicKernel> Concat(const Graph& g, const Node& n) {
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const int64_t axis = Axis(g.AttrInt(n, "axis", 0), out_shape.size());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= out_shape[d];
+  for (size_t d = axis + 1; d < out_shape.size(); ++d) inner *= out_shape[d];
+  std::vector<int64_t> chunks;
+  for (int v : n.inputs) chunks.push_back(ShapeOf(g, v)[axis] * inner);
+  return BasicKernel([outer, chunks](const std::vector<const float*>& in, float* out) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (size_t i = 0; i < chunks.size(); ++i) {
+        std::memcpy(out, in[i] + o * chunks[i], chunks[i] * sizeof(float));
+        out += chunks[i];
+      }
+  });
+}
+
+Result<BasicKernel> Gather(const Graph& g, const Node& n) {
+  auto indices = ConstantInput(g, n, 1);
+  if (!indices.ok()) return indices.status();
+  const auto& shape = ShapeOf(g, n.inputs[0]);
+  const int64_t axis = Axis(g.AttrInt(n, "axis", 0), shape.size());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t extent = shape[axis];
+  std::vector<int64_t> index;
+  for (double v : **indices) {
+    int64_t k = static_cast<int64_t>(v);
+    if (k < 0) k += extent;
+    if (k < 0 || k >= extent) return Bad(n, "index " + std::to_string(static_cast<int64_t>(v)) + " is out of range");
+    index.push_back(k);
+  }
+  return BasicKernel([outer, inner, extent, index](const std::vector<const float*>& in, float* out) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k : index) {
+        std::memcpy(out, in[0] + (o * extent + k) * inner, inner * sizeof(float));
+        out += inner;
+      }
+  });
+}
+
+Result<BasicKernel> Pad(const Graph& g, const Node& n) {
+  if (g.AttrString(n, "mode", "constant") != "constant") return Bad(n, "only constant padding is supported");
+  auto pads = ConstantInput(g, n, 1), value = ConstantInput(g, n, 2);
+  if (!pads.ok()) return pads.status();
+  if (!value.ok()) return value.status();
+  if (n.inputs.size() > 3 && n.inputs[3] >= 0) return Bad(n, "the axes input is not supported");
+  const auto& shape = ShapeOf(g, n.inputs[0]);
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const size_t rank = shape.size();
+  std::vector<int64_t> before(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    before[d] = static_cast<int64_t>((**pads)[d]);
+    if (before[d] < 0 || (**pads)[d + rank] < 0) return Bad(n, "negative pads are not supported");
+  }
+  const float fill = *value ? static_cast<float>((**value)[0]) : 0.f;
+  const auto out_strides = Strides(out_shape);
+  int64_t base = 0;
+  for (size_t d = 0; d < rank; ++d) base += before[d] * out_strides[d];
+  const int64_t count = Tensor::NumElements(out_shape);
+  return BasicKernel([shape, out_strides, base, fill, count](const std::vector<const float*>& in, float* out) {
+    std::fill(out, out + count, fill);
+    // Scatter the input into the interior: the transposed form of a strided copy.
+    const size_t rank = shape.size();
+    const int64_t inner = rank ? shape.back() : 1;
+    int64_t outer = 1;
+    for (size_t d = 0; d + 1 < rank; ++d) outer *= shape[d];
+    std::vector<int64_t> coord(rank, 0);
+    const float* src = in[0];
+    for (int64_t o = 0; o < outer; ++o) {
+      int64_t offset = base;
+      for (size_t d = 0; d + 1 < rank; ++d) offset += coord[d] * out_strides[d];
+      std::memcpy(out + offset, src, inner * sizeof(float));
+      src += inner;
+      for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+        if (++coord[d] < shape[d]) break;
+        coord[d] = 0;
+      }
+    }
+  });
+}
+
+Result<BasicKernel> Clip(const Graph& g, const Node& n) {
+  auto lo = ConstantInput(g, n, 1), hi = ConstantInput(g, n, 2);
+  if (!lo.ok()) return lo.status();
+  if (!hi.ok()) return hi.status();
+  const float min = *lo ? static_cast<float>((**lo)[0]) : -INFINITY, max = *hi ? static_cast<float>((**hi)[0]) : INFINITY;
+  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
+  return BasicKernel([min, max, count](const std::vector<const float*>& in, float* out) {
+    const float* x = in[0];
+    for (int64_t i = 0; i < count; ++i) out[i] = std::min(std::max(x[i], min), max);
+  });
+}
+
+// out = f(x) elementwise.
+BasicKernel Unary(const Graph& g, const Node& n, float (*f)(float)) {
+  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
+  return [f, count](const std::vector<const float*>& in, float* out) {
+    for (int64_t i = 0; i < count; ++i) out[i] = f(in[0][i]);
+  };
+}
+
+Result<BasicKernel> Pow(const Graph& g, const Node& n) {
+  auto exponent = ConstantInput(g, n, 1);
+  if (!exponent.ok()) return exponent.status();
+  if ((**exponent).size() != 1) return Bad(n, "the exponent must be one constant value");
+  const float e = static_cast<float>((**exponent)[0]);
+  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
+  return BasicKernel([e, count](const std::vector<const float*>& in, float* out) {
+    for (int64_t i = 0; i < count; ++i) out[i] = e == 2.f ? in[0][i] * in[0][i] : std::pow(in[0][i], e);
+  });
+}
+
+Result<BasicKernel> BatchNorm(const Graph& g, const Node& n) {
+  std::vector<std::vector<double>> p;
+  for (size_t i = 1; i < 5; ++i) {
+    auto c = ConstantInput(g, n, i);
+    if (!c.ok()) return c.status();
+    if (!*c) return Bad(n, "scale, bias, mean and variance are required");
+    p.push_back(**c);
+  }
+  const auto& shape = ShapeOf(g, n.inputs[0]);
+  if (shape.size() < 2) return Bad(n, "the input needs a channel dimension");
+  const double eps = g.AttrFloat(n, "epsilon", 1e-5f);
+  const int64_t channels = shape[1], outer = shape[0];
+  const int64_t inner = Tensor::NumElements(shape) / (outer * channels);
+  std::vector<float> scale(channels), shift(channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    const double k = p[0][c] / std::sqrt(p[3][c] + eps);
+    scale[c] = static_cast<float>(k);
+    shift[c] = static_cast<float>(p[1][c] - p[2][c] * k);
+  }
+  return BasicKernel([outer, channels, inner, scale, shift](const std::vector<const float*>& in, float* out) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t c = 0; c < channels; ++c) {
+        const float* x = in[0] + (o * channels + c) * inner;
+        float* y = out + (o * channels + c) * inner;
+        for (int64_t i = 0; i < inner; ++i) y[i] = x[i] * scale[c] + shift[c];
+      }
+  });
+}
+
+Result<BasicKernel> Copy(const Graph& g, const Node& n) {
+  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
+  return BasicKernel([count](const std::vector<const float*>& in, float* out) { std::memcpy(out, in[0], count * sizeof(float)); });
+}
+
+}  // namespace
+
+bool IsAliasOp(const std::string& t) { return t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze"; }
+
+const std::vector<std::string>& BasicOpTypes() {
+  static const std::vector<std::string> types = {"Transpose", "Slice", "Concat", "Gather", "Pad", "Clip", "Pow", "Sqrt", "Neg", "Exp",
+                                                 "BatchNormalization", "Identity", "Dropout", "Cast", "Reshape", "Flatten", "Squeeze",
+                                                 "Unsqueeze"};
+  return types;
+}
+
+Result<BasicKernel> MakeBasicKernel(const Graph& g, const Node& n) {
+  for (int v : n.inputs)
+    if (v >= 0 && g.values[v].dtype != "float32" && !g.IsConstant(v))
+      return Bad(n, "input '" + g.values[v].name + "' is " + g.values[v].dtype + "; the executor computes float32");
+  const std::string& t = n.op_type;
+  if (t == "Transpose") return Transpose(g, n);
+  if (t == "Slice") return Slice(g, n);
+  if (t == "Concat") return Concat(g, n);
+  if (t == "Gather") return Gather(g, n);
+  if (t == "Pad") return Pad(g, n);
+  if (t == "Clip") return Clip(g, n);
+  if (t == "Pow") return Pow(g, n);
+  if (t == "Sqrt") return Unary(g, n, [](float x) { return std::sqrt(x); });
+  if (t == "Neg") return Unary(g, n, [](float x) { return -x; });
+  if (t == "Exp") return Unary(g, n, [](float x) { return std::exp(x); });
+  if (t == "BatchNormalization") return BatchNorm(g, n);
+  if (t == "Identity" || t == "Dropout" || IsAliasOp(t)) return Copy(g, n);
+  if (t == "Cast") {
+    if (g.AttrInt(n, "to", 1) != 1) return Bad(n, "only a cast to float32 runs (the executor computes float32)");
+    return Copy(g, n);
+  }
+  return Bad(n, "no kernel for this op type");
+}
+
+}  // namespace tilebank::engine::model

@@ -1,0 +1,237 @@
+#include "engine/model/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "engine/ops/op_list_check.h"
+#include "engine/templates/op_template.h"
+
+namespace tilebank::engine::model {
+
+namespace {
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string t;
+  for (size_t i = 0; i < shape.size(); ++i) t += (i ? "x" : "") + std::to_string(shape[i]);
+  return t.empty() ? "scalar" : t;
+}
+
+constexpr int64_t kAlignFloats = 16;  // 64-byte aligned tensors
+
+}  // namespace
+
+// One node's work at run time.
+struct Executor::Step {
+  enum class Kind { kAlias, kBasic, kDirect, kCopying } kind = Kind::kBasic;
+  std::vector<int> inputs;  // value per kernel input
+  int output = -1;
+  BasicKernel basic;
+  std::unique_ptr<Kernel> kernel;
+  std::vector<Tensor> constants;  // kCopying: constant inputs as tensors (by input index; empty if not constant)
+};
+
+Executor::~Executor() = default;
+
+Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup) {
+  std::unique_ptr<Executor> e(new Executor());
+  e->graph_ = std::move(graph);
+  e->constant_data_.resize(e->graph_.values.size());
+  for (size_t v = 0; v < e->graph_.values.size(); ++v)
+    if (e->graph_.values[v].constant) {
+      e->constant_data_[v] = e->graph_.values[v].constant->AsTensor().data;
+      e->constant_bytes_ += e->constant_data_[v].size() * sizeof(float);
+    }
+  TB_RETURN_IF_ERROR(e->Bind(lookup));
+  e->PlanMemory();
+  const uint64_t needed = e->arena_bytes() + e->constant_bytes_;
+  if (needed > AvailableMemoryBytes())
+    return Status::InvalidInput("the model needs about " + std::to_string(needed >> 20) + " MiB for its tensors and weights; this machine has " +
+                                std::to_string(AvailableMemoryBytes() >> 20) + " MiB available");
+  e->arena_.assign(static_cast<size_t>(e->arena_floats_), 0.f);
+  return e;
+}
+
+Status Executor::Bind(const PolicyLookup& lookup) {
+  std::map<std::string, std::vector<std::string>> missing;  // op type -> node names
+  for (const Node& n : graph_.nodes) {
+    auto step = std::make_unique<Step>();
+    NodeBinding b;
+    b.name = n.name;
+    b.op_type = n.op_type;
+    step->output = n.outputs.empty() ? -1 : n.outputs[0];
+    b.shape = step->output >= 0 ? ShapeText(graph_.values[step->output].shape) : "";
+    const bool runtime_input = !n.inputs.empty() && n.inputs[0] >= 0 && !graph_.IsConstant(n.inputs[0]);
+    if (IsAliasOp(n.op_type) && runtime_input) {
+      step->kind = Step::Kind::kAlias;
+      step->inputs = {n.inputs[0]};
+      b.policy_source = "alias";
+    } else if (auto node_op = NodeOpSpec(graph_, n); node_op.ok() && Implements(node_op->op.op_type) && TemplatesFor(node_op->op).ok()) {
+      const OpSpec& op = node_op->op;
+      auto templates = TemplatesFor(op);
+      const OpTemplate* t = templates->primary;
+      Policy policy = t->DefaultPolicy(op);
+      b.policy_source = "default";
+      if (lookup) {
+        if (auto entry = lookup(op); entry)
+          if (const OpTemplate* stored = TemplateById(entry->template_id); stored && stored->Supports(op).ok()) {
+            t = stored;
+            policy = entry->policy;
+            b.policy_source = "bank";
+          }
+      }
+      auto kernel = t->Build(op, policy);
+      if (!kernel.ok()) return kernel.status().WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")");
+      std::vector<std::vector<int64_t>> shapes;
+      std::vector<const Tensor*> constants;
+      step->constants.resize(node_op->input_values.size());
+      for (size_t i = 0; i < node_op->input_values.size(); ++i) {
+        const int v = node_op->input_values[i];
+        shapes.push_back(graph_.values[v].shape);
+        if (graph_.IsConstant(v)) step->constants[i] = graph_.values[v].constant->AsTensor();
+        constants.push_back(graph_.IsConstant(v) ? &step->constants[i] : nullptr);
+      }
+      auto direct = (*kernel)->BindDirect(shapes, constants);
+      if (!direct.ok()) return direct.status().WithContext("node '" + n.name + "'");
+      step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
+      if (*direct) step->constants.clear();  // the kernel holds them in its own layout now
+      step->kernel = std::move(kernel.value());
+      step->inputs = node_op->input_values;
+      b.template_id = t->id();
+      b.policy = PolicyText(policy);
+      b.op = std::move(node_op.value());
+    } else {
+      auto basic = MakeBasicKernel(graph_, n);
+      if (!basic.ok()) {
+        if (std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) != BasicOpTypes().end() || Implements(n.op_type))
+          return basic.status();  // a known op used in a way no kernel supports
+        missing[n.op_type].push_back(n.name);
+        continue;
+      }
+      step->kind = Step::Kind::kBasic;
+      step->basic = std::move(basic.value());
+      for (int v : n.inputs) step->inputs.push_back(v);
+      b.policy_source = "basic";
+    }
+    steps_.push_back(std::move(step));
+    bindings_.push_back(std::move(b));
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& [type, names] : missing) {
+      list += (list.empty() ? "" : "; ") + type + " (";
+      for (size_t i = 0; i < names.size() && i < 5; ++i) list += (i ? ", " : "") + names[i];
+      if (names.size() > 5) list += ", and " + std::to_string(names.size() - 5) + " more";
+      list += ")";
+    }
+    return Status::InvalidInput("the executor has no kernel for " + std::to_string(missing.size()) + " op type(s) of this model: " + list);
+  }
+  return Status::Ok();
+}
+
+void Executor::PlanMemory() {
+  const int values = static_cast<int>(graph_.values.size());
+  storage_of_.assign(values, -1);
+  std::vector<int64_t> size, first, last;
+  auto new_storage = [&](int v, int64_t when) {
+    storage_of_[v] = static_cast<int>(size.size());
+    size.push_back((Tensor::NumElements(graph_.values[v].shape) + kAlignFloats - 1) / kAlignFloats * kAlignFloats);
+    first.push_back(when);
+    last.push_back(when);
+  };
+  for (int v : graph_.inputs) new_storage(v, -1);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = *steps_[i];
+    for (int v : s.inputs)
+      if (v >= 0 && storage_of_[v] >= 0) last[storage_of_[v]] = std::max<int64_t>(last[storage_of_[v]], i);
+    if (s.output < 0) continue;
+    if (s.kind == Step::Kind::kAlias) storage_of_[s.output] = storage_of_[s.inputs[0]];
+    else new_storage(s.output, static_cast<int64_t>(i));
+  }
+  for (int v : graph_.outputs)
+    if (storage_of_[v] >= 0) last[storage_of_[v]] = static_cast<int64_t>(steps_.size());
+  // Largest first, each at the lowest offset free over its lifetime.
+  std::vector<int> order(size.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return size[a] != size[b] ? size[a] > size[b] : a < b; });
+  storage_offset_.assign(size.size(), 0);
+  std::vector<int> placed;
+  arena_floats_ = 0;
+  for (int s : order) {
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (int p : placed)
+      if (first[p] <= last[s] && first[s] <= last[p]) busy.push_back({storage_offset_[p], storage_offset_[p] + size[p]});
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (const auto& [lo, hi] : busy) {
+      if (offset + size[s] <= lo) break;
+      offset = std::max(offset, hi);
+    }
+    storage_offset_[s] = offset;
+    arena_floats_ = std::max(arena_floats_, offset + size[s]);
+    placed.push_back(s);
+  }
+}
+
+float* Executor::Address(int value) {
+  if (value < 0) return nullptr;
+  if (storage_of_[value] < 0) return constant_data_[value].empty() ? nullptr : constant_data_[value].data();
+  return arena_.data() + storage_offset_[storage_of_[value]];
+}
+
+Status Executor::Run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs, std::vector<double>* node_us) {
+  if (inputs.size() != graph_.inputs.size())
+    return Status::InvalidInput("the model takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = graph_.values[graph_.inputs[i]];
+    if (inputs[i]->shape != v.shape)
+      return Status::InvalidInput("input '" + v.name + "' has shape " + ShapeText(inputs[i]->shape) + "; the model takes " + ShapeText(v.shape));
+    std::copy(inputs[i]->data.begin(), inputs[i]->data.end(), Address(graph_.inputs[i]));
+  }
+  if (node_us) node_us->assign(steps_.size(), 0.0);
+  std::vector<const float*> in;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& s = *steps_[i];
+    const auto start = std::chrono::steady_clock::now();
+    in.clear();
+    for (int v : s.inputs) in.push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : Address(v));
+    float* out = Address(s.output);
+    switch (s.kind) {
+      case Step::Kind::kAlias: break;
+      case Step::Kind::kBasic: s.basic(in, out); break;
+      case Step::Kind::kDirect: TB_RETURN_IF_ERROR(s.kernel->RunDirect(in, out).WithContext("node '" + bindings_[i].name + "'")); break;
+      case Step::Kind::kCopying: {
+        std::vector<Tensor> copies(s.inputs.size());
+        std::vector<const Tensor*> args;
+        for (size_t k = 0; k < s.inputs.size(); ++k) {
+          if (!s.constants[k].data.empty()) {
+            args.push_back(&s.constants[k]);
+            continue;
+          }
+          copies[k] = Tensor(graph_.values[s.inputs[k]].shape);
+          std::copy(in[k], in[k] + copies[k].size(), copies[k].data.begin());
+          args.push_back(&copies[k]);
+        }
+        Tensor result;
+        TB_RETURN_IF_ERROR(s.kernel->Prepare(args));
+        TB_RETURN_IF_ERROR(s.kernel->Run());
+        TB_RETURN_IF_ERROR(s.kernel->Fetch(&result));
+        std::copy(result.data.begin(), result.data.end(), out);
+        break;
+      }
+    }
+    if (node_us) (*node_us)[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  }
+  outputs->clear();
+  for (int v : graph_.outputs) {
+    Tensor t(graph_.values[v].shape);
+    const float* data = Address(v);
+    if (!data) return Status::InvalidInput("output '" + graph_.values[v].name + "' is not computed");
+    std::copy(data, data + t.size(), t.data.begin());
+    outputs->push_back(std::move(t));
+  }
+  return Status::Ok();
+}
+
+}  // namespace tilebank::engine::model

@@ -1,0 +1,68 @@
+// The model executor: every node bound at load to a kernel (a template kernel with the bank's
+// policy for its operator, else the template's default policy; a basic kernel for ops outside the
+// tuned set; no kernel at all for reshapes, which reuse their input's memory), constant operands
+// put once into the layout each kernel wants, and the run-time tensors placed in one arena by
+// liveness so that buffers are reused. Run() is then a walk over the nodes.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/builder/kernel.h"
+#include "engine/model/basic_kernels.h"
+#include "engine/model/graph.h"
+#include "engine/model/node_op_spec.h"
+#include "repo/entry.h"
+
+namespace tilebank::engine::model {
+
+// The bank's current entry for an operator (nullopt: none, or stale).
+using PolicyLookup = std::function<std::optional<Entry>(const OpSpec& op)>;
+
+struct NodeBinding {
+  std::string name, op_type, shape;  // shape: the output's, "1x64x56x56"
+  std::string template_id;           // "" for basic kernels and aliases
+  std::string policy_source;         // "bank", "default", "basic", "alias"
+  std::string policy;                // "a=1,b=x" for template kernels
+  std::optional<NodeOp> op;          // template-bound nodes: the operator (its bank key, its shapes)
+};
+
+class Executor {
+ public:
+  // kInvalidInput listing every op type without a kernel with its node names, or naming the node
+  // whose kernel failed to build; also when the arena and weights would not fit in memory.
+  static Result<std::unique_ptr<Executor>> Load(Graph graph, const PolicyLookup& lookup);
+
+  // Inputs in the order of graph().inputs, shapes as the graph says; outputs in graph().outputs
+  // order. `node_us`, when given, receives each node's time in microseconds.
+  Status Run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs, std::vector<double>* node_us = nullptr);
+
+  const Graph& graph() const { return graph_; }
+  const std::vector<NodeBinding>& bindings() const { return bindings_; }
+  uint64_t arena_bytes() const { return arena_floats_ * sizeof(float); }
+  uint64_t constant_bytes() const { return constant_bytes_; }
+
+ private:
+  struct Step;
+  Executor() = default;
+  Status Bind(const PolicyLookup& lookup);
+  void PlanMemory();
+  float* Address(int value);
+
+  Graph graph_;
+  std::vector<NodeBinding> bindings_;
+  std::vector<std::unique_ptr<Step>> steps_;
+  std::vector<int> storage_of_;           // value -> storage id (-1: constant or unused)
+  std::vector<int64_t> storage_offset_;   // storage -> offset in the arena (floats)
+  std::vector<std::vector<float>> constant_data_;  // value -> its float data (constants only)
+  std::vector<float, std::allocator<float>> arena_;
+  int64_t arena_floats_ = 0;
+  uint64_t constant_bytes_ = 0;
+
+ public:
+  ~Executor();
+};
+
+}  // namespace tilebank::engine::model

@@ -1,0 +1,46 @@
+#include "engine/model/graph.h"
+
+namespace tilebank::engine::model {
+
+Tensor ConstTensor::AsTensor() const {
+  Tensor t(shape);
+  for (int64_t i = 0; i < t.size(); ++i) t.data[i] = static_cast<float>(At(i));
+  return t;
+}
+
+ConstTensor ConstTensor::Floats(std::vector<int64_t> shape, std::vector<float> values) {
+  ConstTensor c;
+  c.shape = std::move(shape);
+  c.floats = std::move(values);
+  return c;
+}
+
+ConstTensor ConstTensor::Ints(std::vector<int64_t> shape, std::vector<int64_t> values) {
+  ConstTensor c;
+  c.type = Type::kInt;
+  c.shape = std::move(shape);
+  c.ints = std::move(values);
+  return c;
+}
+
+int64_t Graph::AttrInt(const Node& n, const std::string& name, int64_t fallback) const {
+  auto it = n.attrs.find(name);
+  return it != n.attrs.end() && it->is_number() ? it->get<int64_t>() : fallback;
+}
+
+float Graph::AttrFloat(const Node& n, const std::string& name, float fallback) const {
+  auto it = n.attrs.find(name);
+  return it != n.attrs.end() && it->is_number() ? it->get<float>() : fallback;
+}
+
+std::vector<int64_t> Graph::AttrInts(const Node& n, const std::string& name, std::vector<int64_t> fallback) const {
+  auto it = n.attrs.find(name);
+  return it != n.attrs.end() && it->is_array() ? it->get<std::vector<int64_t>>() : fallback;
+}
+
+std::string Graph::AttrString(const Node& n, const std::string& name, const std::string& fallback) const {
+  auto it = n.attrs.find(name);
+  return it != n.attrs.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+}  // namespace tilebank::engine::model

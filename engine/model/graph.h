@@ -1,0 +1,61 @@
+// A model as the executor runs it: values (tensors with static shapes) and nodes in topological
+// order. Constant values (weights, folded shape arithmetic) carry their data; every other value is
+// computed at run time in float32. Built by engine/model/onnx_import.h and simplified by
+// engine/model/constant_fold.h.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/ops/tensor.h"
+
+namespace tilebank::engine::model {
+
+// Constant data: float32 tensors keep their values in `floats`; integer and boolean tensors
+// (shapes, indices, masks) in `ints`.
+struct ConstTensor {
+  enum class Type { kFloat, kInt };
+  Type type = Type::kFloat;
+  std::vector<int64_t> shape;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+
+  int64_t size() const { return Tensor::NumElements(shape); }
+  double At(int64_t i) const { return type == Type::kFloat ? floats[i] : static_cast<double>(ints[i]); }
+  Tensor AsTensor() const;  // float32 copy
+  static ConstTensor Floats(std::vector<int64_t> shape, std::vector<float> values);
+  static ConstTensor Ints(std::vector<int64_t> shape, std::vector<int64_t> values);
+};
+
+struct Value {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string dtype = "float32";  // ONNX element type, lower case: float32, int64, bool, ...
+  std::optional<ConstTensor> constant;
+};
+
+struct Node {
+  std::string name;     // the ONNX node's name, or <op type>_<index> when it has none
+  std::string op_type;
+  std::vector<int> inputs;   // value indices; -1 for an optional input left out
+  std::vector<int> outputs;  // value indices; -1 for an optional output not used
+  nlohmann::json attrs = nlohmann::json::object();  // name -> int, float, string or list of them
+};
+
+struct Graph {
+  std::vector<Value> values;
+  std::vector<Node> nodes;  // topological order
+  std::vector<int> inputs;  // runtime inputs (not initializers), in the model's order
+  std::vector<int> outputs;
+  int opset = 0;
+
+  int64_t AttrInt(const Node& n, const std::string& name, int64_t fallback) const;
+  float AttrFloat(const Node& n, const std::string& name, float fallback) const;
+  std::vector<int64_t> AttrInts(const Node& n, const std::string& name, std::vector<int64_t> fallback) const;
+  std::string AttrString(const Node& n, const std::string& name, const std::string& fallback) const;
+  bool IsConstant(int value) const { return value >= 0 && values[value].constant.has_value(); }
+};
+
+}  // namespace tilebank::engine::model

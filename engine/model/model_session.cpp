@@ -1,0 +1,118 @@
+#include "engine/model/model_session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "engine/model/constant_fold.h"
+#include "engine/model/onnx_import.h"
+#include "engine/model/tensor_proto.h"
+#include "engine/templates/op_template.h"
+
+namespace tilebank::engine::model {
+
+PolicyLookup BankLookup(const Bank* bank) {
+  if (!bank) return nullptr;
+  return [bank](const OpSpec& op) -> std::optional<Entry> {
+    auto found = bank->Find(EntryKind::kOp, op.canonical.text);
+    if (!found.ok() || !*found) return std::nullopt;
+    const OpTemplate* t = TemplateById((*found)->template_id);
+    if (!t || t->version() != (*found)->template_version) return std::nullopt;  // stale: the default policy
+    return *found;
+  };
+}
+
+Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                            const Bank* bank) {
+  auto graph = ImportOnnx(path, input_shapes);
+  if (!graph.ok()) return graph.status();
+  TB_RETURN_IF_ERROR(FoldConstants(&graph.value()).WithContext(path));
+  auto executor = Executor::Load(std::move(graph.value()), BankLookup(bank));
+  if (!executor.ok()) return executor.status().WithContext(path);
+  return executor;
+}
+
+std::vector<Tensor> RandomInputs(const Graph& graph, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<Tensor> inputs;
+  for (int v : graph.inputs) {
+    Tensor t(graph.values[v].shape);
+    for (auto& x : t.data) x = dist(rng);
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+Result<std::vector<Tensor>> ReadInputs(const Graph& graph, const std::string& dir) {
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    auto t = ReadFloatTensorFile(dir + "/input_" + std::to_string(i) + ".pb");
+    if (!t.ok()) return t.status();
+    inputs.push_back(std::move(t.value()));
+  }
+  return inputs;
+}
+
+Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inputs, int warmup, int repeats) {
+  std::vector<const Tensor*> in;
+  for (const auto& t : inputs) in.push_back(&t);
+  std::vector<Tensor> out;
+  for (int i = 0; i < warmup; ++i) TB_RETURN_IF_ERROR(executor.Run(in, &out));
+  std::vector<double> ms;
+  std::vector<std::vector<double>> per_node(executor.bindings().size());
+  std::vector<double> node_us;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    TB_RETURN_IF_ERROR(executor.Run(in, &out, &node_us));
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    for (size_t k = 0; k < node_us.size(); ++k) per_node[k].push_back(node_us[k]);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  ModelTiming t;
+  t.runs = repeats;
+  t.median_ms = median(ms);
+  std::sort(ms.begin(), ms.end());
+  if (!ms.empty()) t.spread_ms = ms[ms.size() * 3 / 4] - ms[ms.size() / 4];
+  for (auto& v : per_node) t.node_median_us.push_back(median(v));
+  return t;
+}
+
+Result<Comparison> CompareOutputs(const std::vector<Tensor>& outputs, const std::string& dir) {
+  Comparison c;
+  bool any = false;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string file = dir + "/output_" + std::to_string(i) + ".pb";
+    if (!std::filesystem::exists(file)) continue;
+    auto want = ReadFloatTensorFile(file);
+    if (!want.ok()) return want.status();
+    any = true;
+    if (want->size() != outputs[i].size()) {
+      c.ok = false;
+      c.worst = "output " + std::to_string(i) + " has " + std::to_string(outputs[i].size()) + " elements, " + file + " " + std::to_string(want->size());
+      continue;
+    }
+    double scale = 0;
+    for (float w : want->data) scale = std::max(scale, static_cast<double>(std::fabs(w)));
+    const double rtol = 1e-3, atol = std::max(1e-5, 1e-4 * scale);
+    for (int64_t k = 0; k < want->size(); ++k) {
+      const double got = outputs[i].data[k], w = want->data[k], err = std::fabs(got - w);
+      const bool bad = !(err <= atol + rtol * std::fabs(w));
+      if (err > c.max_abs_error || (bad && c.ok)) {
+        if (err > c.max_abs_error) c.max_abs_error = err;
+        c.worst = "output " + std::to_string(i) + " element " + std::to_string(k) + ": " + std::to_string(got) + " vs " + std::to_string(w);
+      }
+      if (std::fabs(w) > atol) c.max_rel_error = std::max(c.max_rel_error, err / std::fabs(w));
+      if (bad) c.ok = false;
+    }
+  }
+  if (!any) return Status::NotFound("no output_<i>.pb in " + dir);
+  return c;
+}
+
+}  // namespace tilebank::engine::model

@@ -1,0 +1,45 @@
+// What `tilebank run` and `tune --model` share: a model loaded (import, folding, executor bound
+// to the bank's policies), its inputs (ONNX test data or seeded random values), and the whole
+// model timed as the anchors are (warm-up, repeats, median and interquartile spread).
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/executor.h"
+#include "repo/bank.h"
+
+namespace tilebank::engine::model {
+
+// Import, fold and bind. `bank` may be null (every node gets its default policy).
+Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                            const Bank* bank);
+
+// The bank's current (not stale) entry for an op, as the executor asks for it.
+PolicyLookup BankLookup(const Bank* bank);
+
+// Seeded uniform values in [-1, 1] for every input.
+std::vector<Tensor> RandomInputs(const Graph& graph, uint64_t seed);
+// input_<i>.pb of an ONNX test-data directory, one per model input.
+Result<std::vector<Tensor>> ReadInputs(const Graph& graph, const std::string& data_dir);
+
+struct ModelTiming {
+  double median_ms = 0, spread_ms = 0;  // spread: interquartile range
+  int runs = 0;
+  std::vector<double> node_median_us;   // per executor node
+};
+// `warmup` untimed runs, then `repeats` timed ones.
+Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inputs, int warmup, int repeats);
+
+// Outputs against output_<i>.pb: |got - want| <= atol + rtol |want| (float32: rtol 1e-3, atol 1e-4
+// times the largest |want|, at least 1e-5). `worst` says the largest errors; ok is false when some
+// element is outside the tolerance. kNotFound when the directory has no outputs.
+struct Comparison {
+  bool ok = true;
+  double max_abs_error = 0, max_rel_error = 0;
+  std::string worst;  // "output 0 element 17: 0.5 vs 0.49"
+};
+Result<Comparison> CompareOutputs(const std::vector<Tensor>& outputs, const std::string& data_dir);
+
+}  // namespace tilebank::engine::model

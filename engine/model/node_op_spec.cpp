@@ -1,0 +1,59 @@
+#include "engine/model/node_op_spec.h"
+
+namespace tilebank::engine::model {
+
+namespace {
+
+nlohmann::json Desc(const Value& v) { return {{"shape", v.shape}, {"type", "float32"}, {"format", v.shape.size() == 4 ? "NCHW" : "ND"}}; }
+
+nlohmann::json AtcAttribute(const std::string& name, const nlohmann::json& value) {
+  if (value.is_number_integer()) return {{"name", name}, {"type", "int"}, {"value", value}};
+  if (value.is_number()) return {{"name", name}, {"type", "float"}, {"value", value}};
+  if (value.is_string()) return {{"name", name}, {"type", "str"}, {"value", value}};
+  if (value.is_array() && !value.empty() && value[0].is_number_integer()) return {{"name", name}, {"type", "list_int"}, {"value", value}};
+  if (value.is_array() && !value.empty() && value[0].is_number()) return {{"name", name}, {"type", "list_float"}, {"value", value}};
+  if (value.is_array() && value.empty()) return {{"name", name}, {"type", "list_int"}, {"value", value}};
+  return nullptr;
+}
+
+}  // namespace
+
+nlohmann::json NodeDescription(const Graph& g, const Node& n, const std::vector<int>& input_values) {
+  nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array(), attrs = nlohmann::json::array();
+  for (int v : input_values) inputs.push_back(Desc(g.values[v]));
+  for (int v : n.outputs)
+    if (v >= 0) outputs.push_back(Desc(g.values[v]));
+  for (const auto& [name, value] : n.attrs.items())
+    if (auto a = AtcAttribute(name, value); !a.is_null()) attrs.push_back(a);
+  if (n.op_type == "ReduceSum" && n.inputs.size() > 1 && g.IsConstant(n.inputs[1])) {
+    std::vector<int64_t> axes;
+    const ConstTensor& c = *g.values[n.inputs[1]].constant;
+    for (int64_t i = 0; i < c.size(); ++i) axes.push_back(static_cast<int64_t>(c.At(i)));
+    attrs.push_back({{"name", "axes"}, {"type", "list_int"}, {"value", axes}});
+  }
+  return {{"op", n.op_type}, {"name", n.name}, {"input_desc", inputs}, {"output_desc", outputs}, {"attr", attrs}};
+}
+
+Result<NodeOp> NodeOpSpec(const Graph& g, const Node& n) {
+  NodeOp out;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const int v = n.inputs[i];
+    if (v < 0) {
+      if (i + 1 < n.inputs.size()) return Status::InvalidInput("node '" + n.name + "': an optional input before others is left out");
+      continue;
+    }
+    if (n.op_type == "ReduceSum" && i == 1) continue;  // axes: an attribute in the ATC form
+    if (g.values[v].dtype != "float32") return Status::InvalidInput("node '" + n.name + "': input '" + g.values[v].name + "' is " + g.values[v].dtype);
+    out.input_values.push_back(v);
+  }
+  if (n.op_type == "ReduceSum" && n.inputs.size() > 1 && n.inputs[1] >= 0 && !g.IsConstant(n.inputs[1]))
+    return Status::InvalidInput("node '" + n.name + "': ReduceSum's axes must be constant");
+  for (int v : n.outputs)
+    if (v >= 0 && g.values[v].dtype != "float32") return Status::InvalidInput("node '" + n.name + "': output is " + g.values[v].dtype);
+  auto op = ParseOpSpec(NodeDescription(g, n, out.input_values), 0);
+  if (!op.ok()) return op.status();
+  out.op = std::move(op.value());
+  return out;
+}
+
+}  // namespace tilebank::engine::model

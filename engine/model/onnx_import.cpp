@@ -1,0 +1,294 @@
+#include "engine/model/onnx_import.h"
+
+#include <fcntl.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "engine/model/tensor_proto.h"
+
+namespace tilebank::engine::model {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string t;
+  for (size_t i = 0; i < dims.size(); ++i) t += (i ? "," : "") + std::to_string(dims[i]);
+  return t;
+}
+
+Status ReadModelProto(const std::string& path, onnx::ModelProto* model) {
+  if (!fs::is_regular_file(path)) return Status::NotFound("cannot read model " + path);
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return Status::NotFound("cannot read model " + path);
+  bool parsed;
+  {
+    google::protobuf::io::FileInputStream stream(fd);
+    parsed = model->ParseFromZeroCopyStream(&stream);
+  }
+  close(fd);
+  // A truncated file usually fails to parse; one cut at a field boundary (or an empty file)
+  // parses into a model without a graph or opset.
+  if (!parsed || model->ir_version() <= 0 || !model->has_graph() || model->opset_import_size() == 0)
+    return Status::InvalidInput(path + " is not an ONNX model (or it is truncated)");
+  return Status::Ok();
+}
+
+// Reads every tensor stored in external files beside the model into raw_data.
+Status LoadExternalData(onnx::TensorProto* t, const fs::path& model_dir, const std::string& model_path) {
+  if (t->data_location() != onnx::TensorProto::EXTERNAL) return Status::Ok();
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t->external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = std::stoll(kv.value());
+    else if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  const std::string what = model_path + ": tensor '" + t->name() + "' stored in external file '" + location + "'";
+  if (location.empty() || fs::path(location).is_absolute() || location.find("..") != std::string::npos)
+    return Status::InvalidInput(what + ": the location must be a file name relative to the model");
+  const fs::path file = model_dir / location;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Status::NotFound(what + ", which does not exist");
+  in.seekg(0, std::ios::end);
+  const int64_t size = in.tellg();
+  if (length < 0) length = size - offset;
+  if (offset < 0 || offset + length > size) return Status::InvalidInput(what + ": the file is shorter than the tensor (" + std::to_string(size) + " bytes)");
+  std::string bytes(static_cast<size_t>(length), '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  t->set_raw_data(std::move(bytes));
+  t->clear_external_data();
+  t->set_data_location(onnx::TensorProto::DEFAULT);
+  return Status::Ok();
+}
+
+Status LoadAllExternalData(onnx::ModelProto* model, const std::string& path) {
+  const fs::path dir = fs::path(path).parent_path();
+  auto* graph = model->mutable_graph();
+  for (auto& t : *graph->mutable_initializer()) TB_RETURN_IF_ERROR(LoadExternalData(&t, dir, path));
+  for (auto& node : *graph->mutable_node())
+    for (auto& a : *node.mutable_attribute())
+      if (a.has_t()) TB_RETURN_IF_ERROR(LoadExternalData(a.mutable_t(), dir, path));
+  return Status::Ok();
+}
+
+int DefaultDomainOpset(const onnx::ModelProto& model) {
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") return static_cast<int>(o.version());
+  return 0;
+}
+
+// Fixes the dynamic dimensions of the graph's runtime inputs.
+Status FixInputShapes(onnx::ModelProto* model, const std::map<std::string, std::vector<int64_t>>& given, const std::string& path) {
+  auto* graph = model->mutable_graph();
+  std::set<std::string> initializers;
+  for (const auto& t : graph->initializer()) initializers.insert(t.name());
+  std::set<std::string> used;
+  for (auto& input : *graph->mutable_input()) {
+    if (initializers.count(input.name())) continue;
+    if (!input.type().has_tensor_type()) return Status::InvalidInput(path + ": input '" + input.name() + "' is not a tensor");
+    auto* shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    auto it = given.find(input.name());
+    if (it != given.end()) {
+      used.insert(input.name());
+      if (shape->dim_size() != static_cast<int>(it->second.size()) && shape->dim_size() != 0)
+        return Status::InvalidInput("--input-shape " + input.name() + ":" + DimsText(it->second) + " has rank " + std::to_string(it->second.size()) +
+                                    "; the model's input has rank " + std::to_string(shape->dim_size()));
+      shape->clear_dim();
+      for (int64_t d : it->second) shape->add_dim()->set_dim_value(d);
+      continue;
+    }
+    for (int k = 0; k < shape->dim_size(); ++k) {
+      const auto& dim = shape->dim(k);
+      if (!dim.has_dim_value() || dim.dim_value() <= 0)
+        return Status::InvalidInput(path + ": input '" + input.name() + "' has a dynamic dimension " + std::to_string(k) +
+                                    (dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : std::string()) +
+                                    "; give its shape with --input-shape \"" + input.name() + ":d0,d1,...\"");
+    }
+  }
+  for (const auto& [name, dims] : given)
+    if (!used.count(name)) return Status::InvalidInput("--input-shape names '" + name + "', which is not an input of " + path);
+  return Status::Ok();
+}
+
+nlohmann::json AttributeValue(const onnx::AttributeProto& a) {
+  switch (a.type()) {
+    case onnx::AttributeProto::INT: return a.i();
+    case onnx::AttributeProto::FLOAT: return a.f();
+    case onnx::AttributeProto::STRING: return a.s();
+    case onnx::AttributeProto::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    case onnx::AttributeProto::FLOATS: return std::vector<float>(a.floats().begin(), a.floats().end());
+    case onnx::AttributeProto::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
+    default: return nullptr;  // tensors and graphs: read where an op needs them
+  }
+}
+
+// A Constant node's value.
+Result<ConstTensor> ConstantValue(const onnx::NodeProto& node) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == "value") return ConstFromProto(a.t());
+    if (a.name() == "value_float") return ConstTensor::Floats({}, {a.f()});
+    if (a.name() == "value_floats") return ConstTensor::Floats({a.floats_size()}, {a.floats().begin(), a.floats().end()});
+    if (a.name() == "value_int") return ConstTensor::Ints({}, {a.i()});
+    if (a.name() == "value_ints") return ConstTensor::Ints({a.ints_size()}, {a.ints().begin(), a.ints().end()});
+  }
+  return Status::InvalidInput("Constant node '" + node.name() + "' has no value this executor reads");
+}
+
+class GraphBuilder {
+ public:
+  int Value(const std::string& name) {
+    auto [it, added] = index_.emplace(name, static_cast<int>(graph_.values.size()));
+    if (added) graph_.values.push_back({name, {}, "float32", std::nullopt});
+    return it->second;
+  }
+  bool Has(const std::string& name) const { return index_.count(name) > 0; }
+  void SetType(const onnx::ValueInfoProto& info) {
+    if (!info.type().has_tensor_type()) return;
+    auto& v = graph_.values[Value(info.name())];
+    const auto& tt = info.type().tensor_type();
+    v.dtype = DtypeName(tt.elem_type());
+    if (!tt.has_shape()) return;
+    v.shape.clear();
+    known_.insert(info.name());
+    for (const auto& d : tt.shape().dim()) {
+      if (!d.has_dim_value()) {
+        known_.erase(info.name());
+        break;
+      }
+      v.shape.push_back(d.dim_value());
+    }
+  }
+  bool Known(const std::string& name) const { return known_.count(name) > 0; }
+  void MarkKnown(const std::string& name) { known_.insert(name); }
+  Graph& graph() { return graph_; }
+
+ private:
+  Graph graph_;
+  std::map<std::string, int> index_;
+  std::set<std::string> known_;
+};
+
+}  // namespace
+
+Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::string& text) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ';')) {
+    if (item.empty()) continue;
+    const size_t colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      return Status::InvalidInput("--input-shape: '" + item + "' is not name:d0,d1,...");
+    std::vector<int64_t> dims;
+    std::stringstream ds(item.substr(colon + 1));
+    std::string d;
+    while (std::getline(ds, d, ',')) {
+      char* end = nullptr;
+      const long long v = std::strtoll(d.c_str(), &end, 10);
+      if (d.empty() || *end || v <= 0) return Status::InvalidInput("--input-shape: dimension '" + d + "' of '" + item + "' is not a positive integer");
+      dims.push_back(v);
+    }
+    shapes[item.substr(0, colon)] = dims;
+  }
+  return shapes;
+}
+
+Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+  onnx::ModelProto model;
+  TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
+  TB_RETURN_IF_ERROR(LoadAllExternalData(&model, path));
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    return Status::InvalidInput(path + " fails the ONNX checker: " + e.what());
+  }
+  const int opset = DefaultDomainOpset(model);
+  if (opset != kExecutorOpset) {
+    if (opset > kExecutorOpset)
+      return Status::InvalidInput(path + " uses opset " + std::to_string(opset) + "; this executor implements opset " + std::to_string(kExecutorOpset));
+    try {
+      model = onnx::version_conversion::ConvertVersion(model, kExecutorOpset);
+    } catch (const std::exception& e) {
+      return Status::InvalidInput(path + ": converting opset " + std::to_string(opset) + " to " + std::to_string(kExecutorOpset) + " failed: " + e.what());
+    }
+  }
+  TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, path));
+  auto* g = model.mutable_graph();
+  g->clear_value_info();  // inferred again from the fixed input shapes
+  for (auto& out : *g->mutable_output())
+    if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+  try {
+    std::unordered_map<std::string, onnx::TensorShapeProto> propagated;
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions{true, 1, true}, &propagated);
+  } catch (const std::exception& e) {
+    return Status::InvalidInput(path + ": shape inference failed: " + e.what());
+  }
+
+  GraphBuilder b;
+  Graph& graph = b.graph();
+  graph.opset = kExecutorOpset;
+  for (const auto& t : g->initializer()) {
+    auto c = ConstFromProto(t);
+    if (!c.ok()) return c.status().WithContext(path);
+    auto& v = graph.values[b.Value(t.name())];
+    v.shape = c->shape;
+    v.dtype = DtypeName(t.data_type());
+    v.constant = std::move(c.value());
+    b.MarkKnown(t.name());
+  }
+  for (const auto& in : g->input()) {
+    if (b.Has(in.name()) && graph.values[b.Value(in.name())].constant) continue;  // an initializer listed as an input
+    b.SetType(in);
+    graph.inputs.push_back(b.Value(in.name()));
+  }
+  for (const auto& info : g->value_info()) b.SetType(info);
+  for (const auto& out : g->output()) b.SetType(out);
+  for (int i = 0; i < g->node_size(); ++i) {
+    const auto& n = g->node(i);
+    if (!n.domain().empty() && n.domain() != "ai.onnx")
+      return Status::InvalidInput(path + ": node '" + n.name() + "' is of domain " + n.domain() + "; the executor runs the ONNX domain");
+    if (n.op_type() == "Constant") {
+      auto c = ConstantValue(n);
+      if (!c.ok()) return c.status().WithContext(path);
+      auto& v = graph.values[b.Value(n.output(0))];
+      v.shape = c->shape;
+      v.dtype = c->type == ConstTensor::Type::kFloat ? "float32" : "int64";
+      v.constant = std::move(c.value());
+      b.MarkKnown(n.output(0));
+      continue;
+    }
+    Node node;
+    node.name = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
+    node.op_type = n.op_type();
+    for (const auto& name : n.input()) node.inputs.push_back(name.empty() ? -1 : b.Value(name));
+    for (const auto& name : n.output()) {
+      if (name.empty()) {
+        node.outputs.push_back(-1);
+        continue;
+      }
+      node.outputs.push_back(b.Value(name));
+      if (!b.Known(name))
+        return Status::InvalidInput(path + ": the shape of '" + name + "' (output of node '" + node.name + "', " + n.op_type() +
+                                    ") is unknown after shape inference");
+    }
+    for (const auto& a : n.attribute()) node.attrs[a.name()] = AttributeValue(a);
+    graph.nodes.push_back(std::move(node));
+  }
+  for (const auto& out : g->output()) graph.outputs.push_back(b.Value(out.name()));
+  return std::move(graph);
+}
+
+}  // namespace tilebank::engine::model

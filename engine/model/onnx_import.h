@@ -1,0 +1,25 @@
+// ONNX import (libonnx): parse, load external data, onnx::checker::check_model, convert to the
+// opset the executor implements, fix dynamic dimensions from --input-shape, infer shapes with
+// data propagation, and turn the result into a Graph (engine/model/graph.h).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/model/graph.h"
+#include "repo/status.h"
+
+namespace tilebank::engine::model {
+
+inline constexpr int kExecutorOpset = 17;
+
+// ATC's spelling "name:d0,d1,...;name2:..."; kInvalidInput naming the bad part.
+Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::string& text);
+
+// Every failure is kInvalidInput or kNotFound naming the file and what is wrong: not an ONNX
+// model (or truncated), a missing or short external data file, a failed check, an opset that
+// cannot be converted, a dynamic dimension that --input-shape does not fix (naming the input and
+// the flag), a value whose shape inference left unknown.
+Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes);
+
+}  // namespace tilebank::engine::model

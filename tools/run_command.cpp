@@ -1,0 +1,148 @@
+// `tilebank run`: load an ONNX model, bind every node to a kernel with the bank's policy for it
+// (else the default), run it, and report latency (median and spread after warm-up), peak memory,
+// and with --data the outputs against ONNX test data. --profile adds each node's time and policy.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "engine/model/model_session.h"
+#include "engine/model/onnx_import.h"
+#include "engine/target/soc_version.h"
+#include "repo/bank_location.h"
+#include "repo/entry_json.h"
+#include "tools/cli_common.h"
+
+namespace tilebank::cli {
+
+namespace {
+
+struct RunFlags {
+  std::string model, input_shape, data, bank;
+  int threads = 0, repeat = 30, warmup = 3;
+  bool profile = false, json = false;
+  uint64_t seed = 1;
+};
+
+// One thread count for Halide, oneDNN (OpenMP) and OpenBLAS: set before any of them starts.
+void SetThreads(int threads) {
+  if (threads <= 0) return;
+  const std::string n = std::to_string(threads);
+  for (const char* var : {"HL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) setenv(var, n.c_str(), 1);
+}
+
+double PeakRssMiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;
+}
+
+int RunModel(const RunFlags& f) {
+  if (f.repeat < 1) return Fail(Status::InvalidInput("--repeat must be at least 1"));
+  if (f.warmup < 0) return Fail(Status::InvalidInput("--warmup must not be negative"));
+  if (f.threads < 0) return Fail(Status::InvalidInput("--threads must be positive"));
+  SetThreads(f.threads);
+  auto shapes = engine::model::ParseInputShapes(f.input_shape);
+  if (!shapes.ok()) return Fail(shapes.status());
+  // The bank is only read, and only when it exists: a run never creates one.
+  std::unique_ptr<Bank> bank;
+  const std::string bank_dir = ResolveBankRoot(f.bank) + "/" + HostSocVersion();
+  if (IsBankDir(bank_dir)) {
+    auto opened = OpenBank(bank_dir, OpenMode::kReadOnly, HostSocVersion());
+    if (!opened.ok()) return Fail(opened.status());
+    bank = std::move(opened.value());
+  }
+  const auto load_start = std::chrono::steady_clock::now();
+  auto executor = engine::model::LoadModel(f.model, *shapes, bank.get());
+  if (!executor.ok()) return Fail(executor.status());
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  engine::model::Executor& ex = **executor;
+  std::vector<engine::Tensor> inputs;
+  if (!f.data.empty()) {
+    auto read = engine::model::ReadInputs(ex.graph(), f.data);
+    if (!read.ok()) return Fail(read.status());
+    inputs = std::move(read.value());
+  } else {
+    inputs = engine::model::RandomInputs(ex.graph(), f.seed);
+  }
+  // The outputs first (checked against the test data), then the timed runs.
+  std::vector<const engine::Tensor*> in;
+  for (const auto& t : inputs) in.push_back(&t);
+  std::vector<engine::Tensor> outputs;
+  if (Status s = ex.Run(in, &outputs); !s.ok()) return Fail(s);
+  std::optional<engine::model::Comparison> comparison;
+  if (!f.data.empty()) {
+    auto c = engine::model::CompareOutputs(outputs, f.data);
+    if (!c.ok() && c.status().code() != StatusCode::kNotFound) return Fail(c.status());
+    if (c.ok()) comparison = c.value();
+  }
+  auto timing = engine::model::TimeModel(ex, inputs, f.warmup, f.repeat);
+  if (!timing.ok()) return Fail(timing.status());
+  size_t from_bank = 0, tuned_kind = 0;
+  for (const auto& b : ex.bindings()) {
+    from_bank += b.policy_source == "bank";
+    tuned_kind += b.policy_source == "bank" || b.policy_source == "default";
+  }
+  const double total_us = timing->median_ms * 1000;
+  if (f.json) {
+    nlohmann::json out = {{"model", f.model}, {"nodes", ex.bindings().size()}, {"load_s", load_s},
+                          {"latency_ms", {{"median", timing->median_ms}, {"spread", timing->spread_ms}, {"runs", timing->runs}, {"warmup", f.warmup}}},
+                          {"memory", {{"activations_bytes", ex.arena_bytes()}, {"weights_bytes", ex.constant_bytes()}, {"peak_rss_mib", PeakRssMiB()}}},
+                          {"policies", {{"bank", from_bank}, {"default", tuned_kind - from_bank}}}};
+    if (comparison)
+      out["check"] = {{"ok", comparison->ok}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
+                      {"worst", comparison->worst}};
+    if (f.profile) {
+      nlohmann::json nodes = nlohmann::json::array();
+      for (size_t i = 0; i < ex.bindings().size(); ++i) {
+        const auto& b = ex.bindings()[i];
+        nodes.push_back({{"name", b.name}, {"op_type", b.op_type}, {"shape", b.shape}, {"time_us", timing->node_median_us[i]},
+                         {"share", total_us > 0 ? timing->node_median_us[i] / total_us : 0}, {"template", b.template_id},
+                         {"policy", b.policy}, {"source", b.policy_source}});
+      }
+      out["profile"] = nodes;
+    }
+    std::cout << DumpJson(out, 2) << "\n";
+  } else {
+    std::printf("model      %s (%zu nodes, loaded in %.2f s)\n", f.model.c_str(), ex.bindings().size(), load_s);
+    std::printf("latency    %.3f ms median (spread %.3f ms, %d runs after %d warm-up)\n", timing->median_ms, timing->spread_ms, timing->runs, f.warmup);
+    std::printf("memory     activations %s (buffers reused), weights %s, peak RSS %.0f MiB\n", HumanBytes(ex.arena_bytes()).c_str(),
+                HumanBytes(ex.constant_bytes()).c_str(), PeakRssMiB());
+    std::printf("policies   %zu from the bank, %zu default\n", from_bank, tuned_kind - from_bank);
+    if (comparison)
+      std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
+                  comparison->max_abs_error, comparison->max_rel_error, comparison->worst.c_str());
+    if (f.profile) {
+      std::printf("\n%-40s %-20s %-18s %10s %6s  %-20s %s\n", "node", "op", "shape", "time us", "share", "template", "policy");
+      for (size_t i = 0; i < ex.bindings().size(); ++i) {
+        const auto& b = ex.bindings()[i];
+        std::printf("%-40s %-20s %-18s %10.1f %5.1f%%  %-20s %s%s%s\n", b.name.substr(0, 40).c_str(), b.op_type.c_str(), b.shape.c_str(),
+                    timing->node_median_us[i], total_us > 0 ? 100 * timing->node_median_us[i] / total_us : 0, b.template_id.c_str(),
+                    b.policy_source.c_str(), b.policy.empty() ? "" : ": ", b.policy.c_str());
+      }
+    }
+  }
+  return comparison && !comparison->ok ? kExitFound : kExitOk;
+}
+
+}  // namespace
+
+void RegisterRunCommand(CLI::App* app, int* exit_code) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* run = app->add_subcommand("run", "run an ONNX model with the bank's policies: latency, memory, outputs checked against test data");
+  run->add_option("-m,--model", flags->model, "the ONNX model")->required();
+  run->add_option("--input-shape,--input_shape", flags->input_shape, "shapes of dynamic inputs: \"name:d0,d1,...;name2:...\"");
+  run->add_option("--data", flags->data, "ONNX test data: input_<i>.pb (else random inputs) and output_<i>.pb to compare with");
+  run->add_option("--bank", flags->bank, "bank root (default: TUNE_BANK_PATH, ASCEND_CACHE_PATH/aoe_data, ~/.local/share/tilebank)");
+  run->add_option("--threads", flags->threads, "threads for every library (default: the cores)");
+  run->add_option("--repeat", flags->repeat, "timed runs")->capture_default_str();
+  run->add_option("--warmup", flags->warmup, "untimed runs before them")->capture_default_str();
+  run->add_flag("--profile", flags->profile, "each node's time, share, op type, shape, template and policy source");
+  run->add_flag("--json", flags->json, "JSON output");
+  run->add_option("--seed", flags->seed, "seed of the random inputs")->capture_default_str();
+  run->callback([flags, exit_code] { *exit_code = RunModel(*flags); });
+}
+
+}  // namespace tilebank::cli
