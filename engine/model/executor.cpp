@@ -67,7 +67,12 @@ Status Executor::Bind(const PolicyLookup& lookup) {
       step->kind = Step::Kind::kAlias;
       step->inputs = {n.inputs[0]};
       b.policy_source = "alias";
-    } else if (auto node_op = NodeOpSpec(graph_, n); node_op.ok() && Implements(node_op->op.op_type) && TemplatesFor(node_op->op).ok()) {
+    } else if (auto node_op = NodeOpSpec(graph_, n); Implements(n.op_type) && (!node_op.ok() || !TemplatesFor(node_op->op).ok()) &&
+                                                     std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) == BasicOpTypes().end()) {
+      // A tuned op type in a form its templates do not run (3-D pooling, int64 operands, ...).
+      const Status why = node_op.ok() ? TemplatesFor(node_op->op).status() : node_op.status();
+      return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message());
+    } else if (node_op.ok() && Implements(node_op->op.op_type) && TemplatesFor(node_op->op).ok()) {
       const OpSpec& op = node_op->op;
       auto templates = TemplatesFor(op);
       const OpTemplate* t = templates->primary;
