@@ -4,7 +4,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/opat_job.h"
+#include "engine/model/onnx_import.h"
 #include "engine/target/soc_version.h"
 #include "repo/bank_location.h"
 #include "tools/cli_common.h"
@@ -15,6 +17,8 @@ namespace {
 
 struct TuneFlags {
   int job_type = 0;
+  std::string model, input_shape;
+  int framework = 5;
   std::string singleop, bank, soc, tune_mode = "GA,RL", modes = "schedule,format,impl", tune_ops_file, output;
   int trials = 48;
   double time_budget = 0;
@@ -42,7 +46,9 @@ int RunTune(const TuneFlags& f) {
   if (f.job_type == 1) return Fail(Status::InvalidInput("--job-type 1 (subgraph tuning, SGAT) is not available yet; use --job-type 2 (operator tuning)"));
   if (f.job_type != 2) return Fail(Status::InvalidInput("--job-type must be 1 (SGAT) or 2 (OPAT), not " + std::to_string(f.job_type)));
   const bool reload = f.reload != "\x01";
-  if (f.singleop.empty() && !reload) return Fail(Status::InvalidInput("--singleop OPS.json is required for --job-type 2"));
+  if (f.framework != 5) return Fail(Status::InvalidInput("--framework " + std::to_string(f.framework) + ": only ONNX models (--framework 5) are read"));
+  if (!f.model.empty() && !f.singleop.empty()) return Fail(Status::InvalidInput("give --model or --singleop, not both"));
+  if (f.singleop.empty() && f.model.empty() && !reload) return Fail(Status::InvalidInput("--singleop OPS.json or --model M.onnx is required for --job-type 2"));
   if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
   if (f.time_budget < 0) return Fail(Status::InvalidInput("--time-budget must not be negative"));
 
@@ -73,6 +79,22 @@ int RunTune(const TuneFlags& f) {
   o.tune.seed = f.seed;
   o.progress = StderrIsTerminal();
 
+  if (!f.model.empty()) {
+    auto shapes = engine::model::ParseInputShapes(f.input_shape);
+    if (!shapes.ok()) return Fail(shapes.status());
+    engine::ModelOpatOptions m;
+    m.model_path = f.model;
+    m.input_shapes = *shapes;
+    m.job = o;
+    auto model_report = engine::RunModelOpatJob(m);
+    if (!model_report.ok()) return Fail(model_report.status());
+    const auto& r = model_report->job;
+    std::cout << "result file: " << r.result_path << "\n";
+    std::printf("model: %.3f ms before, %.3f ms after (whole-model runs, median)\n", model_report->baseline_ms, model_report->result_ms);
+    if (r.any_failed) std::cout << "some operators failed to tune: see tuning_failed_operators in the result file\n";
+    std::printf("%s process finished. Performance improved by %.2f%%\n", r.tuning_name.c_str(), r.improvement_percent);
+    return r.any_failed ? kExitFound : kExitOk;
+  }
   auto report = engine::RunOpatJob(o);
   if (!report.ok()) return Fail(report.status());
   std::cout << "result file: " << report->result_path << "\n";
@@ -90,6 +112,9 @@ void RegisterTuneCommand(CLI::App* app, int* exit_code) {
   CLI::App* tune = app->add_subcommand("tune", "tune operators (job type 2, OPAT) and store the winners in the bank");
   tune->add_option("-j,--job-type,--job_type", flags->job_type, "2: operator tuning (OPAT); 1: subgraph tuning (SGAT)")->required();
   tune->add_option("--singleop", flags->singleop, "ATC-style single-op description list (JSON)");
+  tune->add_option("-m,--model", flags->model, "an ONNX model: tune its operators, measuring the whole model before and after");
+  tune->add_option("-f,--framework", flags->framework, "the model's framework: 5 (ONNX), the only one read")->capture_default_str();
+  tune->add_option("--input-shape,--input_shape", flags->input_shape, "shapes of the model's dynamic inputs: \"name:d0,d1,...;name2:...\"");
   tune->add_option("--bank", flags->bank, "bank root (default: TUNE_BANK_PATH, ASCEND_CACHE_PATH/aoe_data, ~/.local/share/tilebank)");
   tune->add_option("--soc,--soc-version", flags->soc, "soc_version (must be this host's: " + HostSocVersion() + ")");
   tune->add_option("--tune-mode,--tune_mode", flags->tune_mode, "GA, RL, GA,RL (GA for cube ops, RL for vector ops), random or exhaustive")

@@ -228,7 +228,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     bank = std::move(opened.value());
     const std::string stamp = ResultTimestamp();
     cp.job_name = "opat_" + stamp + "_" + std::to_string(getpid());
-    cp.tuning_name = Stem(ops_path);
+    cp.tuning_name = options.tuning_name.empty() ? Stem(ops_path) : options.tuning_name;
     cp.ops_path = ops_path;
     cp.op_keys = keys;
     cp.result_path = output_dir + "/aoe_result_opat_" + stamp + "_" + std::to_string(getpid()) + ".json";

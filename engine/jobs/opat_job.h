@@ -16,6 +16,7 @@ namespace tilebank::engine {
 
 struct OpatJobOptions {
   std::string ops_path;           // --singleop
+  std::string tuning_name;        // names the run in the closing line; empty: the list file's stem
   std::string bank_root;          // resolved bank root
   std::string soc_version;        // the bank's soc_version (the host's unless overridden)
   std::string fingerprint;

@@ -1,0 +1,108 @@
+#include "engine/jobs/model_opat_job.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "engine/jobs/result_file.h"
+#include "repo/bank.h"
+#include "repo/key.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+std::string ModelName(const std::string& path) {
+  const std::filesystem::path p(path);
+  // Exported models are often <name>/model.onnx: the directory names them.
+  if (p.stem() == "model" && p.has_parent_path() && !p.parent_path().filename().empty()) return p.parent_path().filename().string();
+  return p.stem().string();
+}
+
+Result<std::unique_ptr<Bank>> OpenIfPresent(const std::string& dir) {
+  if (!std::filesystem::exists(dir + "/data.mdb")) return std::unique_ptr<Bank>();
+  auto bank = Bank::Open(dir, {OpenMode::kReadOnly, "", ""});
+  if (!bank.ok()) return bank.status();
+  return std::move(bank.value());
+}
+
+// The model timed with the bank as it is now.
+Result<model::ModelTiming> TimeWithBank(const ModelOpatOptions& o, const std::string& bank_dir, const std::vector<Tensor>* inputs,
+                                        std::unique_ptr<model::Executor>* keep) {
+  auto bank = OpenIfPresent(bank_dir);
+  if (!bank.ok()) return bank.status();
+  auto executor = model::LoadModel(o.model_path, o.input_shapes, bank->get());
+  if (!executor.ok()) return executor.status();
+  const std::vector<Tensor> random = model::RandomInputs((*executor)->graph(), 1);
+  auto timing = model::TimeModel(**executor, inputs ? *inputs : random, o.warmup, o.repeats);
+  if (keep) *keep = std::move(executor.value());
+  return timing;
+}
+
+}  // namespace
+
+nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<double>& node_us) {
+  struct Task {
+    nlohmann::json description;
+    double us = 0;
+    size_t first = 0;
+  };
+  std::map<std::string, Task> by_key;
+  const auto& bindings = executor.bindings();
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    if (!bindings[i].op) continue;
+    const std::string key = FormatKey(EntryKind::kOp, bindings[i].op->op.canonical.key);
+    auto [it, added] = by_key.try_emplace(key);
+    if (added) {
+      const auto& node = executor.graph().nodes[i];
+      it->second.description = model::NodeDescription(executor.graph(), node, bindings[i].op->input_values);
+      it->second.first = i;
+    }
+    it->second.us += i < node_us.size() ? node_us[i] : 0.0;
+  }
+  std::vector<Task> tasks;
+  for (auto& [key, t] : by_key) tasks.push_back(std::move(t));
+  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.us != b.us ? a.us > b.us : a.first < b.first; });
+  nlohmann::json list = nlohmann::json::array();
+  for (auto& t : tasks) list.push_back(std::move(t.description));
+  return list;
+}
+
+Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& o) {
+  ModelOpatReport report;
+  const std::string bank_dir = o.job.bank_root + "/" + o.job.soc_version;
+  OpatJobOptions job = o.job;
+  if (!job.reload) {
+    std::unique_ptr<model::Executor> executor;
+    auto baseline = TimeWithBank(o, bank_dir, nullptr, &executor);
+    if (!baseline.ok()) return baseline.status();
+    report.baseline_ms = baseline->median_ms;
+    const std::string name = ModelName(o.model_path);
+    std::error_code ec;
+    std::filesystem::create_directories(job.output_dir, ec);
+    if (ec) return Status::InvalidInput("cannot create the output directory " + job.output_dir + ": " + ec.message());
+    job.ops_path = job.output_dir + "/" + name + "_opat_ops.json";
+    job.tuning_name = name;
+    std::ofstream(job.ops_path) << ModelOpList(*executor, baseline->node_median_us).dump(1) << "\n";
+  }
+  auto result = RunOpatJob(job);
+  if (!result.ok()) return result.status();
+  report.job = std::move(result.value());
+  if (job.reload) {
+    // A resumed job's baseline is the model with the bank as it was: its result file has it.
+    const auto& opat = report.job.result.at(1).at("OPAT");
+    report.baseline_ms = opat.value("model_baseline_performance(ms)", 0.0);
+  }
+  auto after = TimeWithBank(o, bank_dir, nullptr, nullptr);
+  if (!after.ok()) return after.status();
+  report.result_ms = after->median_ms;
+  auto& opat = report.job.result.at(1).at("OPAT");
+  opat["model_baseline_performance(ms)"] = report.baseline_ms;
+  opat["model_result_performance(ms)"] = report.result_ms;
+  opat["model_performance_improvement"] = ImprovementText(report.baseline_ms, report.result_ms);
+  report.job.improvement_percent = ImprovementPercent(report.baseline_ms, report.result_ms);
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(report.job.result_path, report.job.result));
+  return report;
+}
+
+}  // namespace tilebank::engine

@@ -1,0 +1,34 @@
+// OPAT on a model (`tune -j 2 --model`): the model's distinct tunable operator instances (one per
+// bank key, named after their first node) are tuned as an OPAT job, most expensive first (default
+// time x occurrences, measured in the model), and the whole model is run before and after: the
+// result file's model_baseline_performance(ms) and model_result_performance(ms) are those two runs.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/jobs/opat_job.h"
+#include "engine/model/executor.h"
+#include "engine/model/model_session.h"
+
+namespace tilebank::engine {
+
+struct ModelOpatOptions {
+  std::string model_path;
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  OpatJobOptions job;  // ops_path is set here: the model's operator list, written to the output directory
+  int warmup = 2, repeats = 10;  // whole-model timing
+};
+
+struct ModelOpatReport {
+  OpatJobReport job;
+  double baseline_ms = 0, result_ms = 0;
+};
+
+// The model's tunable operators as an ATC single-op list, one per bank key, named after the first
+// node, ordered by the model time they account for (`node_us`: each binding's time, or empty).
+nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<double>& node_us);
+
+Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& options);
+
+}  // namespace tilebank::engine
