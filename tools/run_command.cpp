@@ -6,8 +6,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
+#include "engine/jobs/model_opat_job.h"
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
 #include "engine/target/soc_version.h"
@@ -20,8 +22,9 @@ namespace tilebank::cli {
 namespace {
 
 struct RunFlags {
-  std::string model, input_shape, data, bank;
-  int threads = 0, repeat = 30, warmup = 3;
+  std::string model, input_shape, data, bank, tune, dump, output;
+  int threads = 0, repeat = 30, warmup = 3, trials = 48;
+  double time_budget = 0;
   bool profile = false, json = false;
   uint64_t seed = 1;
 };
@@ -44,8 +47,31 @@ int RunModel(const RunFlags& f) {
   if (f.warmup < 0) return Fail(Status::InvalidInput("--warmup must not be negative"));
   if (f.threads < 0) return Fail(Status::InvalidInput("--threads must be positive"));
   SetThreads(f.threads);
+  if (!f.tune.empty() && f.tune != "online") return Fail(Status::InvalidInput("--tune " + f.tune + ": the one tuning a run does is 'online'"));
+  if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
   auto shapes = engine::model::ParseInputShapes(f.input_shape);
   if (!shapes.ok()) return Fail(shapes.status());
+  if (f.tune == "online") {
+    // Tune what the bank lacks (seeds 000, 003), then run with it below.
+    engine::ModelOpatOptions online;
+    online.model_path = f.model;
+    online.input_shapes = *shapes;
+    online.job.bank_root = ResolveBankRoot(f.bank);
+    online.job.soc_version = HostSocVersion();
+    online.job.fingerprint = HostFingerprint();
+    const char* work = std::getenv("ASCEND_WORK_PATH");
+    online.job.output_dir = !f.output.empty() ? f.output : work && *work ? work : ".";
+    online.job.tune.trials = f.trials;
+    online.job.time_budget_s = f.time_budget;
+    online.job.progress = StderrIsTerminal();
+    auto tuned = engine::TuneOnline(online);
+    if (!tuned.ok()) return Fail(tuned.status());
+    if (*tuned)
+      std::fprintf(stderr, "online tuning: %s; model %.3f -> %.3f ms\n", (*tuned)->job.result_path.c_str(), (*tuned)->baseline_ms,
+                   (*tuned)->result_ms);
+    else
+      std::fprintf(stderr, "online tuning: every operator's policy is in the bank\n");
+  }
   // The bank is only read, and only when it exists: a run never creates one.
   std::unique_ptr<Bank> bank;
   const std::string bank_dir = ResolveBankRoot(f.bank) + "/" + HostSocVersion();
@@ -59,6 +85,18 @@ int RunModel(const RunFlags& f) {
   if (!executor.ok()) return Fail(executor.status());
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   engine::model::Executor& ex = **executor;
+  if (!f.dump.empty()) {
+    // Offline tuning (seed 001): the operators as an ATC single-op list for `tune -j 2 --singleop`
+    // on another machine of this soc_version.
+    const std::string dir = f.dump + "/aoe_dump";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Fail(Status::InvalidInput("cannot create " + dir + ": " + ec.message()));
+    const std::string file = dir + "/" + engine::ModelName(f.model) + "_ops.json";
+    const nlohmann::json list = engine::ModelOpList(ex, {});
+    std::ofstream(file) << list.dump(1) << "\n";
+    std::fprintf(stderr, "dumped %zu operators to %s (soc_version %s)\n", list.size(), file.c_str(), HostSocVersion().c_str());
+  }
   std::vector<engine::Tensor> inputs;
   if (!f.data.empty()) {
     auto read = engine::model::ReadInputs(ex.graph(), f.data);
@@ -142,6 +180,11 @@ void RegisterRunCommand(CLI::App* app, int* exit_code) {
   run->add_flag("--profile", flags->profile, "each node's time, share, op type, shape, template and policy source");
   run->add_flag("--json", flags->json, "JSON output");
   run->add_option("--seed", flags->seed, "seed of the random inputs")->capture_default_str();
+  run->add_option("--tune", flags->tune, "online: first tune the operators the bank lacks (into --bank), then run");
+  run->add_option("--trials", flags->trials, "online tuning: candidates measured per operator")->capture_default_str();
+  run->add_option("--time-budget,--time_budget", flags->time_budget, "online tuning: seconds in all (0: no limit)");
+  run->add_option("--output", flags->output, "online tuning: directory of the result file (default: ASCEND_WORK_PATH, else the working directory)");
+  run->add_option("--dump", flags->dump, "offline tuning: write DIR/aoe_dump/<model>_ops.json, the operators as an ATC single-op list");
   run->callback([flags, exit_code] { *exit_code = RunModel(*flags); });
 }
 

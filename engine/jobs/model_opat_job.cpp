@@ -3,14 +3,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "engine/jobs/result_file.h"
+#include "engine/templates/op_template.h"
 #include "repo/bank.h"
 #include "repo/key.h"
 
 namespace tilebank::engine {
-
-namespace {
 
 std::string ModelName(const std::string& path) {
   const std::filesystem::path p(path);
@@ -19,9 +19,11 @@ std::string ModelName(const std::string& path) {
   return p.stem().string();
 }
 
-Result<std::unique_ptr<Bank>> OpenIfPresent(const std::string& dir) {
+namespace {
+
+Result<std::unique_ptr<Bank>> OpenIfPresent(const std::string& dir, OpenMode mode = OpenMode::kReadOnly) {
   if (!std::filesystem::exists(dir + "/data.mdb")) return std::unique_ptr<Bank>();
-  auto bank = Bank::Open(dir, {OpenMode::kReadOnly, "", ""});
+  auto bank = Bank::Open(dir, {mode, "", ""});
   if (!bank.ok()) return bank.status();
   return std::move(bank.value());
 }
@@ -103,6 +105,61 @@ Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& o) {
   report.job.improvement_percent = ImprovementPercent(report.baseline_ms, report.result_ms);
   TB_RETURN_IF_ERROR(WriteJsonAtomically(report.job.result_path, report.job.result));
   return report;
+}
+
+namespace {
+
+constexpr const char* kTriedPrefix = "online-tried/";
+
+// "<template id> <version>" of the template an untuned op runs with: a tried marker holds it.
+std::string TriedStamp(const model::NodeBinding& b) {
+  const OpTemplate* t = TemplateById(b.template_id);
+  return b.template_id + " " + std::to_string(t ? t->version() : 0);
+}
+
+}  // namespace
+
+Result<std::optional<ModelOpatReport>> TuneOnline(const ModelOpatOptions& o) {
+  const std::string bank_dir = o.job.bank_root + "/" + o.job.soc_version;
+  std::vector<std::string> lacking;  // node names of the ops to tune (the first node of each key)
+  {
+    auto bank = OpenIfPresent(bank_dir, OpenMode::kReadWrite);  // the jobs database is read in a write transaction
+    if (!bank.ok()) return bank.status();
+    auto executor = model::LoadModel(o.model_path, o.input_shapes, bank->get());
+    if (!executor.ok()) return executor.status();
+    std::set<std::string> seen;
+    for (const auto& b : (*executor)->bindings()) {
+      if (!b.op || b.policy_source != "default") continue;
+      const std::string key = FormatKey(EntryKind::kOp, b.op->op.canonical.key);
+      if (!seen.insert(key).second) continue;
+      std::optional<std::string> tried;
+      if (*bank)
+        TB_RETURN_IF_ERROR((*bank)->Write([&](WriteTxn& txn) -> Status {
+          auto job = txn.GetJob(kTriedPrefix + key);
+          if (!job.ok()) return job.status();
+          tried = *job;
+          return Status::Ok();
+        }, /*commit=*/false));
+      if (!tried || *tried != TriedStamp(b)) lacking.push_back(b.name);
+    }
+  }
+  if (lacking.empty()) return std::optional<ModelOpatReport>();
+  ModelOpatOptions tune = o;
+  tune.job.tune_op_names = lacking;
+  auto report = RunModelOpatJob(tune);
+  if (!report.ok()) return report.status();
+  // What is still at its default policy was tried: the next run does not tune it again.
+  auto bank = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.job.soc_version, o.job.fingerprint});
+  if (!bank.ok()) return bank.status();
+  auto executor = model::LoadModel(o.model_path, o.input_shapes, bank->get());
+  if (!executor.ok()) return executor.status();
+  TB_RETURN_IF_ERROR((*bank)->Write([&](WriteTxn& txn) -> Status {
+    for (const auto& b : (*executor)->bindings())
+      if (b.op && b.policy_source == "default")
+        TB_RETURN_IF_ERROR(txn.PutJob(kTriedPrefix + FormatKey(EntryKind::kOp, b.op->op.canonical.key), TriedStamp(b)));
+    return Status::Ok();
+  }));
+  return std::optional<ModelOpatReport>(std::move(report.value()));
 }
 
 }  // namespace tilebank::engine

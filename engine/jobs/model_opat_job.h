@@ -27,8 +27,17 @@ struct ModelOpatReport {
 
 // The model's tunable operators as an ATC single-op list, one per bank key, named after the first
 // node, ordered by the model time they account for (`node_us`: each binding's time, or empty).
+// "resnet50" for .../resnet50/model.onnx (exported models are <name>/model.onnx), else the file's stem.
+std::string ModelName(const std::string& path);
+
 nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<double>& node_us);
 
 Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& options);
+
+// Online tuning (`run --tune online`, seeds 000 and 003): tunes the operators of the model that the
+// bank lacks, except those an earlier online run already tried without beating the default with
+// the same template version (recorded in the bank's jobs database as "online-tried/<key>"), so the
+// run after a finished one tunes nothing. nullopt when there was nothing to tune.
+Result<std::optional<ModelOpatReport>> TuneOnline(const ModelOpatOptions& options);
 
 }  // namespace tilebank::engine
