@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages tilebank builds, tests and benchmarks with. Idempotent.
+#   setup.sh            what the build and the tests need
+#   setup.sh --models   and PyTorch, torchvision and ONNX for Python, which scripts/export_models.py
+#                       exports the demo's and the benchmark's models with
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git python3
@@ -11,6 +14,8 @@ packages=(
   clang libclang-rt-14-dev   # libFuzzer targets
   libonnx-dev libprotobuf-dev libonnx-testdata   # ONNX backend node tests
 )
+model_packages=(python3-torch python3-torchvision python3-onnx)
+if [ "${1:-}" = "--models" ]; then packages+=("${model_packages[@]}"); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -33,7 +33,7 @@ struct ModelTiming {
 Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inputs, int warmup, int repeats);
 
 // Outputs against output_<i>.pb: |got - want| <= atol + rtol |want| (float32: rtol 1e-3, atol 1e-4
-// times the largest |want|, at least 1e-5). `worst` says the largest errors; ok is false when some
+// times the largest |want|, 1e-6 when every expected value is 0). `worst` says the largest errors; ok is false when some
 // element is outside the tolerance. kNotFound when the directory has no outputs.
 struct Comparison {
   bool ok = true;

@@ -25,6 +25,9 @@ nlohmann::json NodeDescription(const Graph& g, const Node& n, const std::vector<
     if (v >= 0) outputs.push_back(Desc(g.values[v]));
   for (const auto& [name, value] : n.attrs.items())
     if (auto a = AtcAttribute(name, value); !a.is_null()) attrs.push_back(a);
+  for (size_t i = 1; n.op_type == "Clip" && i < n.inputs.size() && i < 3; ++i)
+    if (n.inputs[i] >= 0 && g.IsConstant(n.inputs[i]))
+      attrs.push_back({{"name", i == 1 ? "min" : "max"}, {"type", "float"}, {"value", g.values[n.inputs[i]].constant->At(0)}});
   if (n.op_type == "ReduceSum" && n.inputs.size() > 1 && g.IsConstant(n.inputs[1])) {
     std::vector<int64_t> axes;
     const ConstTensor& c = *g.values[n.inputs[1]].constant;
@@ -43,6 +46,10 @@ Result<NodeOp> NodeOpSpec(const Graph& g, const Node& n) {
       continue;
     }
     if (n.op_type == "ReduceSum" && i == 1) continue;  // axes: an attribute in the ATC form
+    if (n.op_type == "Clip" && i > 0) {                  // bounds: the attributes min and max
+      if (!g.IsConstant(v)) return Status::InvalidInput("node '" + n.name + "': Clip's bounds must be constant");
+      continue;
+    }
     if (g.values[v].dtype != "float32") return Status::InvalidInput("node '" + n.name + "': input '" + g.values[v].name + "' is " + g.values[v].dtype);
     out.input_values.push_back(v);
   }

@@ -1,4 +1,4 @@
-// elementwise.generic: Add, Sub, Mul, Div (numpy broadcasting), Relu, Sigmoid, Tanh, Gelu, Erf.
+// elementwise.generic: Add, Sub, Mul, Div (numpy broadcasting), Relu, Sigmoid, Tanh, Gelu, Erf, Clip.
 #include <cmath>
 
 #include "engine/builder/halide_program.h"
@@ -108,6 +108,10 @@ class ElementwiseTemplate : public HalideTemplate {
       value = Tanh(a);
     } else if (t == "Erf") {
       value = Erf(a);
+    } else if (t == "Clip") {
+      value = a;
+      if (op.attrs.contains("min")) value = max(value, static_cast<float>(op.Real("min", 0)));
+      if (op.attrs.contains("max")) value = min(value, static_cast<float>(op.Real("max", 0)));
     } else if (op.Text("approximate", "none") == "tanh") {
       value = 0.5f * a * (1.f + Tanh(0.7978845608f * (a + 0.044715f * a * a * a)));
     } else {
