@@ -12,6 +12,7 @@
 #include "engine/jobs/model_opat_job.h"
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
+#include "engine/ops/op_flops.h"
 #include "engine/target/soc_version.h"
 #include "repo/bank_location.h"
 #include "repo/entry_json.h"
@@ -119,13 +120,15 @@ int RunModel(const RunFlags& f) {
   auto timing = engine::model::TimeModel(ex, inputs, f.warmup, f.repeat);
   if (!timing.ok()) return Fail(timing.status());
   size_t from_bank = 0, tuned_kind = 0;
+  double flops = 0;
   for (const auto& b : ex.bindings()) {
     from_bank += b.policy_source == "bank";
     tuned_kind += b.policy_source == "bank" || b.policy_source == "default";
+    if (b.op) flops += engine::OpFlops(b.op->op);
   }
   const double total_us = timing->median_ms * 1000;
   if (f.json) {
-    nlohmann::json out = {{"model", f.model}, {"nodes", ex.bindings().size()}, {"load_s", load_s},
+    nlohmann::json out = {{"model", f.model}, {"nodes", ex.bindings().size()}, {"load_s", load_s}, {"gflop", flops / 1e9},
                           {"latency_ms", {{"median", timing->median_ms}, {"spread", timing->spread_ms}, {"runs", timing->runs}, {"warmup", f.warmup}}},
                           {"memory", {{"activations_bytes", ex.arena_bytes()}, {"weights_bytes", ex.constant_bytes()}, {"peak_rss_mib", PeakRssMiB()}}},
                           {"policies", {{"bank", from_bank}, {"default", tuned_kind - from_bank}}}};
@@ -144,8 +147,9 @@ int RunModel(const RunFlags& f) {
     }
     std::cout << DumpJson(out, 2) << "\n";
   } else {
-    std::printf("model      %s (%zu nodes, loaded in %.2f s)\n", f.model.c_str(), ex.bindings().size(), load_s);
-    std::printf("latency    %.3f ms median (spread %.3f ms, %d runs after %d warm-up)\n", timing->median_ms, timing->spread_ms, timing->runs, f.warmup);
+    std::printf("model      %s (%zu nodes, %.2f GFLOP, loaded in %.2f s)\n", f.model.c_str(), ex.bindings().size(), flops / 1e9, load_s);
+    std::printf("latency    %.3f ms median (spread %.3f ms, %d runs after %d warm-up; %.1f GFLOP/s)\n", timing->median_ms, timing->spread_ms,
+                timing->runs, f.warmup, timing->median_ms > 0 ? flops / 1e6 / timing->median_ms : 0.0);
     std::printf("memory     activations %s (buffers reused), weights %s, peak RSS %.0f MiB\n", HumanBytes(ex.arena_bytes()).c_str(),
                 HumanBytes(ex.constant_bytes()).c_str(), PeakRssMiB());
     std::printf("policies   %zu from the bank, %zu default\n", from_bank, tuned_kind - from_bank);

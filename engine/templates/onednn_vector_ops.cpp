@@ -54,8 +54,43 @@ class VectorKernel : public Kernel {
     *out = TensorFromMemory(args_.at(DNNL_ARG_DST), op_.outputs[0].shape);
     return Status::Ok();
   }
+  // Every operand is a plain row-major memory: the primitive reads the caller's inputs and writes
+  // its output in place; constants (LayerNorm's scale and shift, a bias) are copied once here.
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
+    std::vector<Tensor> placeholders(shapes.size());
+    std::vector<const Tensor*> in;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (i < constants.size() && constants[i]) {
+        in.push_back(constants[i]);
+        continue;
+      }
+      placeholders[i] = Tensor(shapes[i]);
+      in.push_back(&placeholders[i]);
+    }
+    Status s = Prepare(in);
+    if (!s.ok()) return s;
+    direct_.assign(shapes.size(), false);
+    for (size_t i = 0; i < shapes.size(); ++i) direct_[i] = !(i < constants.size() && constants[i]);
+    return true;
+  }
+  Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    for (size_t i = 0; i < direct_.size(); ++i)
+      if (direct_[i]) args_.at(ArgOfInput(i)).set_data_handle(const_cast<float*>(in[i]));
+    args_.at(DNNL_ARG_DST).set_data_handle(out);
+    ExecuteAndWait(prim_, stream_, args_);
+    return Status::Ok();
+  }
 
  private:
+  // The primitive argument op input `i` is bound to.
+  int ArgOfInput(size_t i) const {
+    const std::string& t = op_.op_type;
+    if (t == "LayerNormalization") return i == 0 ? DNNL_ARG_SRC : i == 1 ? DNNL_ARG_SCALE : DNNL_ARG_SHIFT;
+    if (t == "Softmax" || IsUnaryElementwiseOp(t)) return DNNL_ARG_SRC;
+    return static_cast<int>(i) == BinaryFirst(op_) ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1;
+  }
+
+  std::vector<bool> direct_;  // BindDirect: which inputs are read from the caller's memory
   void Create(const std::vector<const Tensor*>& in) {
     auto& engine = OneDnnCpuEngine();
     const std::string& t = op_.op_type;

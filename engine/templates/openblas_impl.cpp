@@ -51,16 +51,25 @@ class OpenBlasKernel : public Kernel {
     out_.data.assign(p_.batch * p_.M * p_.N, 0.f);
     return Status::Ok();
   }
-  Status Run() override {
-    const bool has_bias = p_.bias != BiasShape::kNone && p_.beta != 0.f;
-    for (int64_t b = 0; b < p_.batch; ++b) {
-      float* c = out_.data.data() + b * p_.M * p_.N;
-      if (has_bias) std::memcpy(c, bias_.data(), bias_.size() * sizeof(float));
-      sgemm_(CblasRowMajor, p_.trans_a ? CblasTrans : CblasNoTrans, p_.trans_b ? CblasTrans : CblasNoTrans, int(p_.M),
-                  int(p_.N), int(p_.K), p_.alpha, a_.data() + (p_.a_batched ? b * p_.M * p_.K : 0), int(p_.trans_a ? p_.M : p_.K),
-                  b_.data() + (p_.b_batched ? b * p_.K * p_.N : 0), int(p_.trans_b ? p_.K : p_.N), has_bias ? p_.beta : 0.f, c, int(p_.N));
+  Status Run() override { return Multiply(a_.data(), b_.data(), out_.data.data()); }
+  // sgemm reads and writes row-major memory as it is: the operands are the caller's, constants
+  // (and the bias, broadcast to [M, N]) are copied once.
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
+    if (p_.bias != BiasShape::kNone && (constants.size() < 3 || !constants[2])) return false;
+    std::vector<Tensor> placeholders(shapes.size());
+    std::vector<const Tensor*> in;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (i < constants.size() && constants[i]) in.push_back(constants[i]);
+      else in.push_back(&(placeholders[i] = Tensor(std::vector<int64_t>{1})));
     }
-    return Status::Ok();
+    TB_RETURN_IF_ERROR(Prepare(in));
+    out_.data.clear();
+    const_a_ = constants.size() > 0 && constants[0];
+    const_b_ = constants.size() > 1 && constants[1];
+    return true;
+  }
+  Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    return Multiply(const_a_ ? a_.data() : in[0], const_b_ ? b_.data() : in[1], out);
   }
   Status Fetch(Tensor* output) override {
     *output = out_;
@@ -68,6 +77,19 @@ class OpenBlasKernel : public Kernel {
   }
 
  private:
+  Status Multiply(const float* a, const float* bm, float* out) const {
+    const bool has_bias = p_.bias != BiasShape::kNone && p_.beta != 0.f;
+    for (int64_t b = 0; b < p_.batch; ++b) {
+      float* c = out + b * p_.M * p_.N;
+      if (has_bias) std::memcpy(c, bias_.data(), bias_.size() * sizeof(float));
+      sgemm_(CblasRowMajor, p_.trans_a ? CblasTrans : CblasNoTrans, p_.trans_b ? CblasTrans : CblasNoTrans, int(p_.M), int(p_.N),
+             int(p_.K), p_.alpha, a + (p_.a_batched ? b * p_.M * p_.K : 0), int(p_.trans_a ? p_.M : p_.K),
+             bm + (p_.b_batched ? b * p_.K * p_.N : 0), int(p_.trans_b ? p_.K : p_.N), has_bias ? p_.beta : 0.f, c, int(p_.N));
+    }
+    return Status::Ok();
+  }
+
+  bool const_a_ = false, const_b_ = false;
   SgemmFunction sgemm_;
   GemmProblem p_;
   Tensor out_;
