@@ -2,8 +2,9 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <cstring>
 #include <fstream>
+
+#include "engine/model/tensor_proto.h"
 
 namespace tilebank::testing {
 namespace {
@@ -16,31 +17,18 @@ bool ReadProto(const std::filesystem::path& file, Proto* proto) {
 
 bool ReadModel(const std::filesystem::path& dir, onnx::ModelProto* model) { return ReadProto(dir / "model.onnx", model); }
 
-std::vector<int64_t> Dims(const onnx::TensorProto& t) { return {t.dims().begin(), t.dims().end()}; }
-
 Result<engine::Tensor> FloatTensor(const onnx::TensorProto& t) {
   if (t.data_type() != onnx::TensorProto::FLOAT) return Status::InvalidInput("tensor " + t.name() + " is not float32");
-  engine::Tensor out(Dims(t));
-  if (!t.raw_data().empty()) {
-    if (t.raw_data().size() != out.data.size() * sizeof(float)) return Status::InvalidInput("tensor " + t.name() + ": raw data size");
-    std::memcpy(out.data.data(), t.raw_data().data(), t.raw_data().size());
-  } else {
-    if (t.float_data_size() != out.size()) return Status::InvalidInput("tensor " + t.name() + ": float data size");
-    std::copy(t.float_data().begin(), t.float_data().end(), out.data.begin());
-  }
-  return out;
+  auto c = engine::model::ConstFromProto(t);
+  if (!c.ok()) return c.status();
+  return c->AsTensor();
 }
 
 Result<std::vector<int64_t>> IntValues(const onnx::TensorProto& t) {
   if (t.data_type() != onnx::TensorProto::INT64) return Status::InvalidInput("tensor " + t.name() + " is not int64");
-  std::vector<int64_t> v;
-  if (!t.raw_data().empty()) {
-    v.resize(t.raw_data().size() / sizeof(int64_t));
-    std::memcpy(v.data(), t.raw_data().data(), v.size() * sizeof(int64_t));
-  } else {
-    v.assign(t.int64_data().begin(), t.int64_data().end());
-  }
-  return v;
+  auto c = engine::model::ConstFromProto(t);
+  if (!c.ok()) return c.status();
+  return c->ints;
 }
 
 nlohmann::json Desc(const std::vector<int64_t>& shape) { return {{"shape", shape}, {"type", "float32"}}; }

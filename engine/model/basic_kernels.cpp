@@ -10,14 +10,6 @@ namespace tilebank::engine::model {
 
 namespace {
 
-std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
-  return s;
-}
-
-int64_t Axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
-
 const std::vector<int64_t>& ShapeOf(const Graph& g, int v) { return g.values[v].shape; }
 
 Status Bad(const Node& n, const std::string& why) { return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + "): " + why); }
@@ -63,7 +55,7 @@ Result<BasicKernel> Transpose(const Graph& g, const Node& n) {
   std::vector<int64_t> perm(rank);
   for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
   perm = g.AttrInts(n, "perm", perm);
-  const auto in_strides = Strides(in_shape);
+  const auto in_strides = RowMajorStrides(in_shape);
   std::vector<int64_t> out_shape(rank), strides(rank);
   for (size_t d = 0; d < rank; ++d) {
     out_shape[d] = in_shape[perm[d]];
@@ -82,14 +74,14 @@ Result<BasicKernel> Slice(const Graph& g, const Node& n) {
   const auto& st = **starts;
   std::vector<int64_t> begin(rank, 0), step(rank, 1);
   for (size_t i = 0; i < st.size(); ++i) {
-    const int64_t a = Axis(*axes ? static_cast<int64_t>((**axes)[i]) : static_cast<int64_t>(i), rank);
+    const int64_t a = PositiveAxis(*axes ? static_cast<int64_t>((**axes)[i]) : static_cast<int64_t>(i), rank);
     const int64_t s = *steps ? static_cast<int64_t>((**steps)[i]) : 1, dim = shape[a];
     int64_t b = static_cast<int64_t>(std::max(-9.0e18, std::min(9.0e18, st[i])));
     if (b < 0) b += dim;
     begin[a] = s > 0 ? std::clamp<int64_t>(b, 0, dim) : std::clamp<int64_t>(b, 0, dim - 1);
     step[a] = s;
   }
-  const auto in_strides = Strides(shape);
+  const auto in_strides = RowMajorStrides(shape);
   int64_t base = 0;
   std::vector<int64_t> strides(rank);
   for (size_t d = 0; d < rank; ++d) {
@@ -101,7 +93,7 @@ Result<BasicKernel> Slice(const Graph& g, const Node& n) {
 
 Result<BasicKernel> Concat(const Graph& g, const Node& n) {
   const auto& out_shape = ShapeOf(g, n.outputs[0]);
-  const int64_t axis = Axis(g.AttrInt(n, "axis", 0), out_shape.size());
+  const int64_t axis = PositiveAxis(g.AttrInt(n, "axis", 0), out_shape.size());
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= out_shape[d];
   for (size_t d = axis + 1; d < out_shape.size(); ++d) inner *= out_shape[d];
@@ -120,7 +112,7 @@ Result<BasicKernel> Gather(const Graph& g, const Node& n) {
   auto indices = ConstantInput(g, n, 1);
   if (!indices.ok()) return indices.status();
   const auto& shape = ShapeOf(g, n.inputs[0]);
-  const int64_t axis = Axis(g.AttrInt(n, "axis", 0), shape.size());
+  const int64_t axis = PositiveAxis(g.AttrInt(n, "axis", 0), shape.size());
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
   for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
@@ -156,7 +148,7 @@ Result<BasicKernel> Pad(const Graph& g, const Node& n) {
     if (before[d] < 0 || (**pads)[d + rank] < 0) return Bad(n, "negative pads are not supported");
   }
   const float fill = *value ? static_cast<float>((**value)[0]) : 0.f;
-  const auto out_strides = Strides(out_shape);
+  const auto out_strides = RowMajorStrides(out_shape);
   int64_t base = 0;
   for (size_t d = 0; d < rank; ++d) base += before[d] * out_strides[d];
   const int64_t count = Tensor::NumElements(out_shape);

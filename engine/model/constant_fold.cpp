@@ -12,13 +12,6 @@ namespace tilebank::engine::model {
 
 namespace {
 
-// Row-major strides of a shape.
-std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
-  return s;
-}
-
 // A constant built element by element from a flat index function, keeping `like`'s type.
 ConstTensor Generate(ConstTensor::Type type, std::vector<int64_t> shape, const std::function<double(int64_t)>& at) {
   ConstTensor c;
@@ -37,7 +30,7 @@ ConstTensor Generate(ConstTensor::Type type, std::vector<int64_t> shape, const s
 
 // Index into `in` (broadcast to `out_shape`) of flat output index `i`.
 int64_t BroadcastIndex(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape, int64_t i) {
-  const auto in_strides = Strides(in_shape), out_strides = Strides(out_shape);
+  const auto in_strides = RowMajorStrides(in_shape), out_strides = RowMajorStrides(out_shape);
   const size_t offset = out_shape.size() - in_shape.size();
   int64_t index = 0;
   for (size_t d = 0; d < out_shape.size(); ++d) {
@@ -46,8 +39,6 @@ int64_t BroadcastIndex(const std::vector<int64_t>& in_shape, const std::vector<i
   }
   return index;
 }
-
-int64_t Axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
 
 std::vector<int64_t> IntsOf(const ConstTensor& c) {
   std::vector<int64_t> v(c.size());
@@ -114,7 +105,7 @@ const std::map<std::string, Folder>& Folders() {
        }},
       {"Concat", [](const Graph& g, const Node& n, const auto& in) {
          const auto& shape = g.values[n.outputs[0]].shape;
-         const int64_t axis = Axis(g.AttrInt(n, "axis", 0), shape.size());
+         const int64_t axis = PositiveAxis(g.AttrInt(n, "axis", 0), shape.size());
          int64_t outer = 1, inner = 1;
          for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
          for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
@@ -130,7 +121,7 @@ const std::map<std::string, Folder>& Folders() {
        }},
       {"Gather", [](const Graph& g, const Node& n, const auto& in) {
          const auto& data = *in[0];
-         const int64_t axis = Axis(g.AttrInt(n, "axis", 0), data.shape.size());
+         const int64_t axis = PositiveAxis(g.AttrInt(n, "axis", 0), data.shape.size());
          const auto& shape = g.values[n.outputs[0]].shape;
          int64_t outer = 1, inner = 1;
          for (int64_t d = 0; d < axis; ++d) outer *= data.shape[d];
@@ -154,13 +145,13 @@ const std::map<std::string, Folder>& Folders() {
          const size_t rank = data.shape.size();
          std::vector<int64_t> begin(rank, 0), step(rank, 1);
          for (size_t i = 0; i < axes.size(); ++i) {
-           const int64_t a = Axis(axes[i], rank), dim = data.shape[a];
+           const int64_t a = PositiveAxis(axes[i], rank), dim = data.shape[a];
            int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
            s = steps[i] > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
            begin[a] = s;
            step[a] = steps[i];
          }
-         const auto out_strides = Strides(shape), in_strides = Strides(data.shape);
+         const auto out_strides = RowMajorStrides(shape), in_strides = RowMajorStrides(data.shape);
          return Result<ConstTensor>(Generate(data.type, shape, [&](int64_t i) {
            int64_t index = 0;
            for (size_t d = 0; d < rank; ++d) index += (begin[d] + ((i / out_strides[d]) % shape[d]) * step[d]) * in_strides[d];
@@ -178,7 +169,7 @@ const std::map<std::string, Folder>& Folders() {
          for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
          perm = g.AttrInts(n, "perm", perm);
          const auto& shape = g.values[n.outputs[0]].shape;
-         const auto out_strides = Strides(shape), in_strides = Strides(data.shape);
+         const auto out_strides = RowMajorStrides(shape), in_strides = RowMajorStrides(data.shape);
          return Result<ConstTensor>(Generate(data.type, shape, [&](int64_t i) {
            int64_t index = 0;
            for (size_t d = 0; d < rank; ++d) index += ((i / out_strides[d]) % shape[d]) * in_strides[perm[d]];

@@ -2,6 +2,12 @@
 
 namespace tilebank::engine::model {
 
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
 Tensor ConstTensor::AsTensor() const {
   Tensor t(shape);
   for (int64_t i = 0; i < t.size(); ++i) t.data[i] = static_cast<float>(At(i));

@@ -29,6 +29,11 @@ struct ConstTensor {
   static ConstTensor Ints(std::vector<int64_t> shape, std::vector<int64_t> values);
 };
 
+// Row-major strides of `shape`, in elements.
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape);
+// An ONNX axis (negative: counted from the end) as a dimension index of a tensor of `rank`.
+inline int64_t PositiveAxis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+
 struct Value {
   std::string name;
   std::vector<int64_t> shape;
