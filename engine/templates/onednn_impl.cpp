@@ -3,6 +3,9 @@
 // deployed oneDNN graph keeps them); vector operators in engine/templates/onednn_vector_ops.h.
 #include <dnnl.hpp>
 
+#include <algorithm>
+#include <chrono>
+
 #include "engine/ops/conv_problem.h"
 #include "engine/ops/gemm_problem.h"
 #include "engine/templates/onednn_common.h"
@@ -119,38 +122,69 @@ class ConvKernel : public Kernel {
     *out = TensorFromMemory(user_dst, shape_);
     return Status::Ok();
   }
-  // Weights (and bias) must be constants: they go into oneDNN's blocked layout once. Source and
-  // destination are the caller's NCHW memory, reordered only when the primitive wants another layout.
+  // Weights (and bias) must be constants: they go into oneDNN's layout once. Source and
+  // destination are the caller's NCHW memory. The primitive either works in the layouts it prefers
+  // (blocked), with a reorder on each side, or in NCHW itself; both are timed here, at load, and
+  // the faster is kept: which wins depends on the shape (MobileNetV2's 1x1 convolutions lose more
+  // to the reorders than the blocked kernel gains, ResNet's 3x3 ones do not).
   Result<bool> BindDirect(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) override {
     if (constants.size() < 2 || !constants[1] || (p_.bias && (constants.size() < 3 || !constants[2]))) return false;
-    CreatePrimitive(*constants[1], p_.bias ? constants[2] : nullptr);
-    user_src_ = memory(user_src_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-    user_dst_ = memory(user_dst_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-    reorder_src_ = pd_.src_desc() != user_src_md_;
-    reorder_dst_ = pd_.dst_desc() != user_dst_md_;
-    src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine()) : user_src_;
-    dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine()) : user_dst_;
+    std::vector<float> src(static_cast<size_t>(p_.N) * p_.C * p_.H * p_.W, 0.f), dst(static_cast<size_t>(p_.N) * p_.OC * p_.OH * p_.OW);
+    double best = 0;
+    bool best_plain = false;
+    for (bool plain : {false, true}) {
+      plain_activations_ = plain;
+      BindLayouts(*constants[1], p_.bias ? constants[2] : nullptr);
+      double fastest = 1e30;
+      for (int i = 0; i < 4; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        RunDirect({src.data()}, dst.data());
+        if (i > 0) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+      if (!plain || fastest < best) {
+        best = fastest;
+        best_plain = plain;
+      }
+    }
+    if (!best_plain) {
+      plain_activations_ = false;
+      BindLayouts(*constants[1], p_.bias ? constants[2] : nullptr);
+    }
     return true;
   }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     user_src_.set_data_handle(const_cast<float*>(in[0]));
     user_dst_.set_data_handle(out);
-    if (reorder_src_) dnnl::reorder(user_src_, src_).execute(stream_, user_src_, src_);
+    if (reorder_src_) src_reorder_.execute(stream_, {{DNNL_ARG_FROM, user_src_}, {DNNL_ARG_TO, src_}});
     Execute(prim_, stream_, src_, wts_, dst_, bias_);
     if (reorder_dst_) {
-      dnnl::reorder(dst_, user_dst_).execute(stream_, dst_, user_dst_);
+      dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, dst_}, {DNNL_ARG_TO, user_dst_}});
       stream_.wait();
     }
     return Status::Ok();
   }
 
  private:
-  // The primitive for layouts of its choosing, with the weights (and bias) in them.
+  // The direct path's primitive, memories and reorder primitives for the current layout choice.
+  void BindLayouts(const Tensor& weights, const Tensor* bias) {
+    CreatePrimitive(weights, bias);
+    user_src_ = memory(user_src_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    user_dst_ = memory(user_dst_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    reorder_src_ = pd_.src_desc() != user_src_md_;
+    reorder_dst_ = pd_.dst_desc() != user_dst_md_;
+    src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine()) : user_src_;
+    dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine()) : user_dst_;
+    if (reorder_src_) src_reorder_ = dnnl::reorder(user_src_, src_);
+    if (reorder_dst_) dst_reorder_ = dnnl::reorder(dst_, user_dst_);
+  }
+
+  // The primitive for layouts of its choosing (or NCHW activations), with the weights (and bias) in them.
   void CreatePrimitive(const Tensor& weights, const Tensor* bias) {
     const auto& p = p_;
     memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
     memory::dims wts = p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
-    memory::desc src_any(src, dt::f32, tag::any), wts_any(wts, dt::f32, tag::any), dst_any(dst, dt::f32, tag::any);
+    const tag activations = plain_activations_ ? tag::nchw : tag::any;
+    memory::desc src_any(src, dt::f32, activations), wts_any(wts, dt::f32, tag::any), dst_any(dst, dt::f32, activations);
     memory::desc bias_md({p.OC}, dt::f32, tag::a);
     auto desc = p.bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, wts_any,
                                                          bias_md, dst_any, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.ph, p.pw}, {p.ph, p.pw})
@@ -176,6 +210,8 @@ class ConvKernel : public Kernel {
   memory::desc user_src_md_, user_dst_md_;
   memory src_, wts_, dst_, bias_, user_src_, user_dst_;
   bool reorder_src_ = false, reorder_dst_ = false;
+  bool plain_activations_ = false;  // direct path: NCHW source and destination
+  dnnl::reorder src_reorder_, dst_reorder_;
 };
 
 class OneDnnImpl : public OpTemplate {
