@@ -46,7 +46,7 @@ Counts RunGroup(const std::string& group, char first, char last) {
   for (const auto& [why, n] : c.reasons) sorted.push_back({-n, why});
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size() && i < 8; ++i) top += "\n  " + std::to_string(-sorted[i].first) + " x" + sorted[i].second;
-  MESSAGE(group << " [" << first << "-" << last << "]: " << c.pass << " pass, " << c.differ << " differ, " << c.refused
+  MESSAGE(group << " [" << std::string(1, first) << "-" << std::string(1, last) << "]: " << c.pass << " pass, " << c.differ << " differ, " << c.refused
                 << " refused; most common refusals:" << top);
   return c;
 }

@@ -143,7 +143,7 @@ const std::vector<std::string>& BinaryElementwiseOps() {
   return types;
 }
 const std::vector<std::string>& UnaryElementwiseOps() {
-  static const std::vector<std::string> types = {"Relu", "Sigmoid", "Tanh", "Gelu", "Erf", "Clip"};
+  static const std::vector<std::string> types = {"Relu", "Sigmoid", "Tanh", "Gelu", "Erf", "Clip", "HardSigmoid", "HardSwish"};
   return types;
 }
 

@@ -42,7 +42,7 @@ Result<std::vector<OpSpec>> ReadOpList(const std::string& path);
 // The cube ops (MatMul, Gemm, BatchMatMul, Conv) get GA; the rest are vector ops and get RL.
 bool IsCubeOp(const std::string& op_type);
 // Elementwise ops: Add, Sub, Mul, Div (numpy broadcasting) and Relu, Sigmoid, Tanh, Gelu, Erf,
-// Clip (bounds as the float attributes min and max).
+// Clip (bounds as the float attributes min and max), HardSigmoid, HardSwish.
 bool IsBinaryElementwiseOp(const std::string& op_type);
 bool IsUnaryElementwiseOp(const std::string& op_type);
 const std::vector<std::string>& CubeOps();

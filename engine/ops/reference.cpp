@@ -171,6 +171,8 @@ double Unary(const std::string& type, double x, const OpSpec& op) {
   if (type == "Sigmoid") return 1.0 / (1.0 + std::exp(-x));
   if (type == "Tanh") return std::tanh(x);
   if (type == "Erf") return std::erf(x);
+  if (type == "HardSigmoid") return std::clamp(op.Real("alpha", 0.2) * x + op.Real("beta", 0.5), 0.0, 1.0);
+  if (type == "HardSwish") return x * std::clamp(x / 6 + 0.5, 0.0, 1.0);
   if (type == "Clip") return std::min(std::max(x, op.Real("min", -HUGE_VAL)), op.Real("max", HUGE_VAL));
   if (op.Text("approximate", "none") == "tanh") return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
   return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));  // Gelu

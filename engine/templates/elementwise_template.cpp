@@ -1,4 +1,5 @@
-// elementwise.generic: Add, Sub, Mul, Div (numpy broadcasting), Relu, Sigmoid, Tanh, Gelu, Erf, Clip.
+// elementwise.generic: Add, Sub, Mul, Div (numpy broadcasting), Relu, Sigmoid, Tanh, Gelu, Erf, Clip,
+// HardSigmoid, HardSwish.
 #include <cmath>
 
 #include "engine/builder/halide_program.h"
@@ -108,6 +109,11 @@ class ElementwiseTemplate : public HalideTemplate {
       value = Tanh(a);
     } else if (t == "Erf") {
       value = Erf(a);
+    } else if (t == "HardSigmoid" || t == "HardSwish") {
+      // ONNX: HardSigmoid = max(0, min(1, alpha x + beta)) (alpha 0.2, beta 0.5); HardSwish = x HardSigmoid(x) with alpha 1/6.
+      const float alpha = t == "HardSwish" ? 1.f / 6 : static_cast<float>(op.Real("alpha", 0.2)), beta = t == "HardSwish" ? 0.5f : static_cast<float>(op.Real("beta", 0.5));
+      value = clamp(alpha * a + beta, 0.f, 1.f);
+      if (t == "HardSwish") value = a * value;
     } else if (t == "Clip") {
       value = a;
       if (op.attrs.contains("min")) value = max(value, static_cast<float>(op.Real("min", 0)));
