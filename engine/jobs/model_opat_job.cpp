@@ -43,7 +43,7 @@ Result<model::ModelTiming> TimeWithBank(const ModelOpatOptions& o, const std::st
 
 }  // namespace
 
-nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<double>& node_us) {
+nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<double>& node_us, std::vector<double>* weights) {
   struct Task {
     nlohmann::json description;
     double us = 0;
@@ -66,7 +66,11 @@ nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<do
   for (auto& [key, t] : by_key) tasks.push_back(std::move(t));
   std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.us != b.us ? a.us > b.us : a.first < b.first; });
   nlohmann::json list = nlohmann::json::array();
-  for (auto& t : tasks) list.push_back(std::move(t.description));
+  if (weights) weights->clear();
+  for (auto& t : tasks) {
+    list.push_back(std::move(t.description));
+    if (weights) weights->push_back(t.us);
+  }
   return list;
 }
 
@@ -85,7 +89,8 @@ Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& o) {
     if (ec) return Status::InvalidInput("cannot create the output directory " + job.output_dir + ": " + ec.message());
     job.ops_path = job.output_dir + "/" + name + "_opat_ops.json";
     job.tuning_name = name;
-    std::ofstream(job.ops_path) << ModelOpList(*executor, baseline->node_median_us).dump(1) << "\n";
+    // Most expensive first, and the time budget shared by the time each accounts for in the model.
+    std::ofstream(job.ops_path) << ModelOpList(*executor, baseline->node_median_us, &job.budget_weights).dump(1) << "\n";
   }
   auto result = RunOpatJob(job);
   if (!result.ok()) return result.status();

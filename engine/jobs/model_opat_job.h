@@ -25,12 +25,13 @@ struct ModelOpatReport {
   double baseline_ms = 0, result_ms = 0;
 };
 
-// The model's tunable operators as an ATC single-op list, one per bank key, named after the first
-// node, ordered by the model time they account for (`node_us`: each binding's time, or empty).
 // "resnet50" for .../resnet50/model.onnx (exported models are <name>/model.onnx), else the file's stem.
 std::string ModelName(const std::string& path);
 
-nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<double>& node_us);
+// The model's tunable operators as an ATC single-op list, one per bank key, named after the first
+// node, ordered by the model time they account for (`node_us`: each binding's time, or empty);
+// `weights`, when given, receives that time per listed op (the time budget is shared by it).
+nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<double>& node_us, std::vector<double>* weights = nullptr);
 
 Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& options);
 

@@ -290,9 +290,13 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     } else {
       TuneOptions tune = options.tune;
       if (options.time_budget_s > 0) {
-        double left = options.time_budget_s - (elapsed() - elapsed_before);
+        // What is left of the budget, shared among the operators left by their weights (equal
+        // shares without weights).
+        double left = options.time_budget_s - (elapsed() - elapsed_before), weight_left = 0;
+        auto weight = [&](size_t op) { return op < options.budget_weights.size() ? std::max(options.budget_weights[op], 1e-9) : 1.0; };
+        for (size_t k = n; k < todo.size(); ++k) weight_left += weight(todo[k]);
         tune.deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<int64_t>(std::max(0.0, left) / (todo.size() - n) * 1000));
+                        std::chrono::milliseconds(static_cast<int64_t>(std::max(0.0, left) * weight(i) / weight_left * 1000));
       }
       auto outcome = FailureInjectedFor(op) ? Result<TuneOutcome>(Status::IoError("failure injected by TILEBANK_TEST_FAIL_OPS"))
                                             : TuneOp(op, tune, [&](const TrialEvent& e) { progress.Trial(done.size(), selected_total, op, e); });

@@ -25,6 +25,7 @@ struct OpatJobOptions {
   bool repeat_tune = false;
   std::optional<std::string> reload;  // resume this job ("" = the latest unfinished one)
   double time_budget_s = 0;           // 0: none
+  std::vector<double> budget_weights; // per op of the list: its share of the time budget (empty: equal)
   double min_gain = 0.02;             // a winner must beat the baseline by this fraction to be stored
   TuneOptions tune;
   bool progress = false;              // a terminal: show progress on stderr
