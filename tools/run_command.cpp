@@ -14,6 +14,7 @@
 #include "engine/model/onnx_import.h"
 #include "engine/ops/op_flops.h"
 #include "engine/target/soc_version.h"
+#include "engine/target/threads.h"
 #include "repo/bank_location.h"
 #include "repo/entry_json.h"
 #include "tools/cli_common.h"
@@ -30,13 +31,6 @@ struct RunFlags {
   uint64_t seed = 1;
 };
 
-// One thread count for Halide, oneDNN (OpenMP) and OpenBLAS: set before any of them starts.
-void SetThreads(int threads) {
-  if (threads <= 0) return;
-  const std::string n = std::to_string(threads);
-  for (const char* var : {"HL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) setenv(var, n.c_str(), 1);
-}
-
 double PeakRssMiB() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -47,7 +41,7 @@ int RunModel(const RunFlags& f) {
   if (f.repeat < 1) return Fail(Status::InvalidInput("--repeat must be at least 1"));
   if (f.warmup < 0) return Fail(Status::InvalidInput("--warmup must not be negative"));
   if (f.threads < 0) return Fail(Status::InvalidInput("--threads must be positive"));
-  SetThreads(f.threads);
+  engine::SetLibraryThreads(f.threads);
   if (!f.tune.empty() && f.tune != "online") return Fail(Status::InvalidInput("--tune " + f.tune + ": the one tuning a run does is 'online'"));
   if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
   auto shapes = engine::model::ParseInputShapes(f.input_shape);
