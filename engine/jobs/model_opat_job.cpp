@@ -89,6 +89,7 @@ Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& o) {
     if (ec) return Status::InvalidInput("cannot create the output directory " + job.output_dir + ": " + ec.message());
     job.ops_path = job.output_dir + "/" + name + "_opat_ops.json";
     job.tuning_name = name;
+    job.model_baseline_ms = report.baseline_ms;
     // Most expensive first, and the time budget shared by the time each accounts for in the model.
     std::ofstream(job.ops_path) << ModelOpList(*executor, baseline->node_median_us, &job.budget_weights).dump(1) << "\n";
   }
@@ -96,7 +97,7 @@ Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& o) {
   if (!result.ok()) return result.status();
   report.job = std::move(result.value());
   if (job.reload) {
-    // A resumed job's baseline is the model with the bank as it was: its result file has it.
+    // A resumed job's baseline is the model with the bank as it was, kept in its checkpoint.
     const auto& opat = report.job.result.at(1).at("OPAT");
     report.baseline_ms = opat.value("model_baseline_performance(ms)", 0.0);
   }

@@ -39,6 +39,7 @@ std::string Stem(const std::string& path) {
 struct Checkpoint {
   std::string job_name, tuning_name, ops_path, result_path;
   std::vector<std::string> op_keys;
+  std::optional<double> model_baseline_ms;  // tune --model: the whole model before tuning
   double elapsed_s = 0;
   bool finished = false;
   std::vector<OpRecord> records;
@@ -48,7 +49,7 @@ struct Checkpoint {
     for (const auto& r : records) recs.push_back(r.ToJson());
     return {{"version", kCheckpointVersion}, {"job_name", job_name}, {"tuning_name", tuning_name}, {"ops_path", ops_path},
             {"result_path", result_path}, {"op_keys", op_keys}, {"elapsed_s", elapsed_s}, {"finished", finished},
-            {"records", recs}};
+            {"records", recs}, {"model_baseline_ms", model_baseline_ms ? nlohmann::json(*model_baseline_ms) : nlohmann::json()}};
   }
   static Result<Checkpoint> FromJson(const std::string& text, const std::string& name) {
     auto j = nlohmann::json::parse(text, nullptr, false);
@@ -64,6 +65,7 @@ struct Checkpoint {
       c.op_keys = j.at("op_keys").get<std::vector<std::string>>();
       c.elapsed_s = j.at("elapsed_s").get<double>();
       c.finished = j.at("finished").get<bool>();
+      if (j.contains("model_baseline_ms") && j["model_baseline_ms"].is_number()) c.model_baseline_ms = j["model_baseline_ms"].get<double>();
       for (const auto& r : j.at("records")) c.records.push_back(OpRecord::FromJson(r));
       return c;
     } catch (const nlohmann::json::exception& e) {
@@ -229,6 +231,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     const std::string stamp = ResultTimestamp();
     cp.job_name = "opat_" + stamp + "_" + std::to_string(getpid());
     cp.tuning_name = options.tuning_name.empty() ? Stem(ops_path) : options.tuning_name;
+    cp.model_baseline_ms = options.model_baseline_ms;
     cp.ops_path = ops_path;
     cp.op_keys = keys;
     cp.result_path = output_dir + "/aoe_result_opat_" + stamp + "_" + std::to_string(getpid()) + ".json";
@@ -250,7 +253,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     return txn.PutJob(kLatestJob, cp.job_name);
   };
   TB_RETURN_IF_ERROR(bank->Write(checkpoint));
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false)));
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false, cp.model_baseline_ms)));
 
   std::vector<size_t> todo;
   for (size_t i = 0; i < ops->size(); ++i)
@@ -331,7 +334,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     }));
     rec = done[i];
     first_of_key.emplace(rec.key, i);
-    TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false)));
+    TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false, cp.model_baseline_ms)));
     progress.Done(done.size() - 1, selected_total, rec);
   }
 
@@ -342,7 +345,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   report.tuning_name = cp.tuning_name;
   report.result_path = cp.result_path;
   auto records = records_in_order();
-  report.result = OpatResultJson(cp.tuning_name, elapsed(), records, true);
+  report.result = OpatResultJson(cp.tuning_name, elapsed(), records, true, cp.model_baseline_ms);
   TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, report.result));
   for (const auto& r : records) report.any_failed |= r.status == "failed";
   const ListTimes times = SumTimes(records);

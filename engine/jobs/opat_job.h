@@ -26,6 +26,7 @@ struct OpatJobOptions {
   std::optional<std::string> reload;  // resume this job ("" = the latest unfinished one)
   double time_budget_s = 0;           // 0: none
   std::vector<double> budget_weights; // per op of the list: its share of the time budget (empty: equal)
+  std::optional<double> model_baseline_ms;  // tune --model: the whole model before tuning (kept for --reload)
   double min_gain = 0.02;             // a winner must beat the baseline by this fraction to be stored
   TuneOptions tune;
   bool progress = false;              // a terminal: show progress on stderr

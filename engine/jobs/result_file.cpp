@@ -41,14 +41,14 @@ double Round(double v, double per_unit) { return std::round(v * per_unit) / per_
 }  // namespace
 
 nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<OpRecord>& records,
-                              bool finished) {
+                              bool finished, std::optional<double> model_baseline_ms) {
   nlohmann::json basic = {{"tuning_name", tuning_name}};
   if (finished) basic["tuning_time(s)"] = static_cast<int64_t>(std::llround(tuning_seconds));
   nlohmann::json result = nlohmann::json::array({{{"basic", basic}}});
   if (records.empty()) return result;  // no operator to tune: no OPAT section
 
   const ListTimes times = SumTimes(records);
-  const double baseline_us = times.before_us, result_us = times.after_us;
+  const double baseline_us = model_baseline_ms ? *model_baseline_ms * 1000.0 : times.before_us, result_us = times.after_us;
   size_t add = 0, hit = 0, reserved = 0, unsatisfied = 0, update = 0;
   nlohmann::json modified = nlohmann::json::array(), failed = nlohmann::json::array();
   for (const auto& r : records) {

@@ -3,6 +3,7 @@
 // run leaves a readable file. Times: operators in us, the op list ("model") in ms; improvement is
 // (before - after) / after, as AOE computes it.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,9 @@ ListTimes SumTimes(const std::vector<OpRecord>& records);
 
 
 // finished: false while tuning (opat_tuning_result "tune tuning incomplete", no final figures).
+// model_baseline_ms: a whole-model run before tuning (tune --model); absent, the operators' sum.
 nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<OpRecord>& records,
-                              bool finished);
+                              bool finished, std::optional<double> model_baseline_ms = std::nullopt);
 
 // Writes to a temporary file beside `path` and renames it over `path`.
 Status WriteJsonAtomically(const std::string& path, const nlohmann::json& content);
