@@ -119,6 +119,11 @@ Status Executor::Bind(const PolicyLookup& lookup) {
       for (int v : n.inputs) step->inputs.push_back(v);
       b.policy_source = "basic";
     }
+    // Each output element depends only on the same element of its inputs (broadcast ones aside).
+    const bool pointwise = IsUnaryElementwiseOp(n.op_type) || IsBinaryElementwiseOp(n.op_type) ||
+                           (step->kind == Step::Kind::kBasic && (n.op_type == "Clip" || n.op_type == "Sqrt" || n.op_type == "Neg" ||
+                                                                  n.op_type == "Exp" || n.op_type == "Pow"));
+    pointwise_.push_back(pointwise && (step->kind == Step::Kind::kDirect || step->kind == Step::Kind::kBasic));
     steps_.push_back(std::move(step));
     bindings_.push_back(std::move(b));
   }
@@ -145,13 +150,36 @@ void Executor::PlanMemory() {
     first.push_back(when);
     last.push_back(when);
   };
+  // The last step that reads each value's memory (reshapes share it), for writing in place.
+  const int64_t end = static_cast<int64_t>(steps_.size());
+  std::vector<int> group(values);
+  for (int v = 0; v < values; ++v) group[v] = v;
+  for (const auto& s : steps_)
+    if (s->kind == Step::Kind::kAlias && s->output >= 0) group[s->output] = group[s->inputs[0]];
+  std::vector<int64_t> group_last(values, -1);
+  for (size_t i = 0; i < steps_.size(); ++i)
+    for (int v : steps_[i]->inputs)
+      if (v >= 0) group_last[group[v]] = std::max<int64_t>(group_last[group[v]], i);
+  for (int v : graph_.outputs) group_last[group[v]] = end;
   for (int v : graph_.inputs) new_storage(v, -1);
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = *steps_[i];
     for (int v : s.inputs)
       if (v >= 0 && storage_of_[v] >= 0) last[storage_of_[v]] = std::max<int64_t>(last[storage_of_[v]], i);
     if (s.output < 0) continue;
-    if (s.kind == Step::Kind::kAlias) storage_of_[s.output] = storage_of_[s.inputs[0]];
+    if (s.kind == Step::Kind::kAlias) {
+      storage_of_[s.output] = storage_of_[s.inputs[0]];
+      continue;
+    }
+    // A pointwise op writes over an input of its shape that nothing reads afterwards: the lines it
+    // reads are the lines it writes, and no new memory is touched.
+    int in_place = -1;
+    if (pointwise_[i])
+      for (int v : s.inputs)
+        if (v >= 0 && storage_of_[v] >= 0 && group_last[group[v]] == static_cast<int64_t>(i) &&
+            graph_.values[v].shape == graph_.values[s.output].shape && in_place < 0)
+          in_place = v;
+    if (in_place >= 0) storage_of_[s.output] = storage_of_[in_place];
     else new_storage(s.output, static_cast<int64_t>(i));
   }
   for (int v : graph_.outputs)

@@ -54,6 +54,7 @@ class Executor {
   Graph graph_;
   std::vector<NodeBinding> bindings_;
   std::vector<std::unique_ptr<Step>> steps_;
+  std::vector<bool> pointwise_;           // per step: may write over an input it reads
   std::vector<int> storage_of_;           // value -> storage id (-1: constant or unused)
   std::vector<int64_t> storage_offset_;   // storage -> offset in the arena (floats)
   std::vector<std::vector<float>> constant_data_;  // value -> its float data (constants only)
