@@ -88,8 +88,11 @@ const std::map<std::string, Folder>& Folders() {
       {"Squeeze", [](const Graph& g, const Node& n, const auto& in) { ConstTensor c = *in[0]; c.shape = g.values[n.outputs[0]].shape; return Result<ConstTensor>(c); }},
       {"Flatten", [](const Graph& g, const Node& n, const auto& in) { ConstTensor c = *in[0]; c.shape = g.values[n.outputs[0]].shape; return Result<ConstTensor>(c); }},
       {"ConstantOfShape", [](const Graph& g, const Node& n, const auto& in) {
-         (void)g;
-         return Result<ConstTensor>(Generate(ConstTensor::Type::kInt, IntsOf(*in[0]), [](int64_t) { return 0.0; }));
+         // `value` (a one-element tensor, float 0 when absent) was read at import into value / value_is_float.
+         const bool is_float = !n.attrs.contains("value") || n.attrs.value("value_is_float", true);
+         const double value = g.AttrFloat(n, "value", 0.f);
+         return Result<ConstTensor>(Generate(is_float ? ConstTensor::Type::kFloat : ConstTensor::Type::kInt, IntsOf(*in[0]),
+                                             [value](int64_t) { return value; }));
        }},
       {"Expand", [](const Graph& g, const Node& n, const auto& in) {
          const auto& shape = g.values[n.outputs[0]].shape;

@@ -1,6 +1,8 @@
 #include "engine/model/executor.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <chrono>
 #include <map>
 #include <set>
@@ -37,25 +39,49 @@ Executor::~Executor() = default;
 Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup) {
   std::unique_ptr<Executor> e(new Executor());
   e->graph_ = std::move(graph);
-  e->constant_data_.resize(e->graph_.values.size());
-  for (size_t v = 0; v < e->graph_.values.size(); ++v)
-    if (e->graph_.values[v].constant) {
-      e->constant_data_[v] = e->graph_.values[v].constant->AsTensor().data;
-      e->constant_bytes_ += e->constant_data_[v].size() * sizeof(float);
-    }
+  // Constants nothing reads any more (weights replaced by folding) are dropped.
+  std::vector<bool> read(e->graph_.values.size(), false);
+  for (const Node& n : e->graph_.nodes)
+    for (int v : n.inputs)
+      if (v >= 0) read[v] = true;
+  for (int v : e->graph_.outputs) read[v] = true;
+  for (size_t v = 0; v < read.size(); ++v)
+    if (!read[v]) e->graph_.values[v].constant.reset();
   TB_RETURN_IF_ERROR(e->Bind(lookup));
+  // Float copies of the constants that steps read from memory (direct kernels hold their own).
+  e->constant_data_.resize(e->graph_.values.size());
+  auto keep = [&](int v) {
+    if (v < 0 || !e->graph_.IsConstant(v) || !e->constant_data_[v].empty()) return;
+    e->constant_data_[v] = e->graph_.values[v].constant->AsTensor().data;
+  };
+  for (const auto& s : e->steps_)
+    if (s->kind != Step::Kind::kDirect)
+      for (int v : s->inputs) keep(v);
+  for (int v : e->graph_.outputs) keep(v);
+  for (size_t v = 0; v < e->graph_.values.size(); ++v)
+    if (e->graph_.values[v].constant) e->constant_bytes_ += e->graph_.values[v].constant->size() * sizeof(float);
   e->PlanMemory();
   const uint64_t needed = e->arena_bytes() + e->constant_bytes_;
   if (needed > AvailableMemoryBytes())
     return Status::InvalidInput("the model needs about " + std::to_string(needed >> 20) + " MiB for its tensors and weights; this machine has " +
                                 std::to_string(AvailableMemoryBytes() >> 20) + " MiB available");
-  e->arena_.assign(static_cast<size_t>(e->arena_floats_), 0.f);
+  // 64-byte aligned, as the plan's offsets assume.
+  const size_t bytes = (static_cast<size_t>(e->arena_floats_) * sizeof(float) + 63) / 64 * 64;
+  e->arena_.reset(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64))));
+  if (!e->arena_) return Status::IoError("cannot allocate " + std::to_string(bytes >> 20) + " MiB for the model's tensors");
+  std::memset(e->arena_.get(), 0, bytes);
   return e;
 }
 
 Status Executor::Bind(const PolicyLookup& lookup) {
   std::map<std::string, std::vector<std::string>> missing;  // op type -> node names
+  std::set<int> read_values;
+  for (const Node& n : graph_.nodes) read_values.insert(n.inputs.begin(), n.inputs.end());
   for (const Node& n : graph_.nodes) {
+    for (size_t k = 1; k < n.outputs.size(); ++k)
+      if (n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k])))
+        return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + "): output " + std::to_string(k) +
+                                    " is used, and the executor computes only the first output of a node");
     auto step = std::make_unique<Step>();
     NodeBinding b;
     b.name = n.name;
@@ -173,12 +199,12 @@ void Executor::PlanMemory() {
     }
     // A pointwise op writes over an input of its shape that nothing reads afterwards: the lines it
     // reads are the lines it writes, and no new memory is touched.
+    // Only the first operand: libraries support in-place computation over it (oneDNN's src0).
     int in_place = -1;
-    if (pointwise_[i])
-      for (int v : s.inputs)
-        if (v >= 0 && storage_of_[v] >= 0 && group_last[group[v]] == static_cast<int64_t>(i) &&
-            graph_.values[v].shape == graph_.values[s.output].shape && in_place < 0)
-          in_place = v;
+    const int first = s.inputs.empty() ? -1 : s.inputs[0];
+    if (pointwise_[i] && first >= 0 && storage_of_[first] >= 0 && group_last[group[first]] == static_cast<int64_t>(i) &&
+        graph_.values[first].shape == graph_.values[s.output].shape)
+      in_place = first;
     if (in_place >= 0) storage_of_[s.output] = storage_of_[in_place];
     else new_storage(s.output, static_cast<int64_t>(i));
   }
@@ -210,7 +236,7 @@ void Executor::PlanMemory() {
 float* Executor::Address(int value) {
   if (value < 0) return nullptr;
   if (storage_of_[value] < 0) return constant_data_[value].empty() ? nullptr : constant_data_[value].data();
-  return arena_.data() + storage_offset_[storage_of_[value]];
+  return arena_.get() + storage_offset_[storage_of_[value]];
 }
 
 Status Executor::Run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs, std::vector<double>* node_us) {

@@ -4,6 +4,7 @@
 // put once into the layout each kernel wants, and the run-time tensors placed in one arena by
 // liveness so that buffers are reused. Run() is then a walk over the nodes.
 #pragma once
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -58,7 +59,10 @@ class Executor {
   std::vector<int> storage_of_;           // value -> storage id (-1: constant or unused)
   std::vector<int64_t> storage_offset_;   // storage -> offset in the arena (floats)
   std::vector<std::vector<float>> constant_data_;  // value -> its float data (constants only)
-  std::vector<float, std::allocator<float>> arena_;
+  struct FreeDeleter {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float[], FreeDeleter> arena_;
   int64_t arena_floats_ = 0;
   uint64_t constant_bytes_ = 0;
 

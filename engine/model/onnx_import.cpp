@@ -284,7 +284,15 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
         return Status::InvalidInput(path + ": the shape of '" + name + "' (output of node '" + node.name + "', " + n.op_type() +
                                     ") is unknown after shape inference");
     }
-    for (const auto& a : n.attribute()) node.attrs[a.name()] = AttributeValue(a);
+    for (const auto& a : n.attribute()) {
+      node.attrs[a.name()] = AttributeValue(a);
+      if (a.type() == onnx::AttributeProto::TENSOR && n.op_type() == "ConstantOfShape" && a.name() == "value") {
+        auto c = ConstFromProto(a.t());
+        if (!c.ok() || c->size() != 1) return Status::InvalidInput(path + ": node '" + node.name + "': ConstantOfShape's value must be one number");
+        node.attrs["value"] = c->At(0);
+        node.attrs["value_is_float"] = c->type == ConstTensor::Type::kFloat;
+      }
+    }
     graph.nodes.push_back(std::move(node));
   }
   for (const auto& out : g->output()) graph.outputs.push_back(b.Value(out.name()));

@@ -47,7 +47,14 @@ class MatMulKernel : public Kernel {
     return Status::Ok();
   }
   // A bias that is not constant (a Gemm's C computed by the model) takes the copying path.
-  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) override {
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
+    try {
+      return Bind(shapes, constants);
+    } catch (const dnnl::error& e) {
+      return Status::InvalidInput(std::string("oneDNN: ") + e.what());
+    }
+  }
+  Result<bool> Bind(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) {
     const Tensor* bias = constants.size() > 2 ? constants[2] : nullptr;
     if (p_.bias != BiasShape::kNone && p_.beta != 0.f && !bias) return false;
     CreatePrimitive(bias);
@@ -127,7 +134,14 @@ class ConvKernel : public Kernel {
   // (blocked), with a reorder on each side, or in NCHW itself; both are timed here, at load, and
   // the faster is kept: which wins depends on the shape (MobileNetV2's 1x1 convolutions lose more
   // to the reorders than the blocked kernel gains, ResNet's 3x3 ones do not).
-  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) override {
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
+    try {
+      return Bind(shapes, constants);
+    } catch (const dnnl::error& e) {
+      return Status::InvalidInput(std::string("oneDNN: ") + e.what());
+    }
+  }
+  Result<bool> Bind(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) {
     if (constants.size() < 2 || !constants[1] || (p_.bias && (constants.size() < 3 || !constants[2]))) return false;
     std::vector<float> src(static_cast<size_t>(p_.N) * p_.C * p_.H * p_.W, 0.f), dst(static_cast<size_t>(p_.N) * p_.OC * p_.OH * p_.OW);
     double best = 0;
