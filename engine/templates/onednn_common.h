@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/ops/tensor.h"
+#include "repo/status.h"
 
 namespace tilebank::engine {
 
@@ -18,6 +19,15 @@ dnnl::memory::desc RowMajorDesc(const std::vector<int64_t>& shape);
 dnnl::memory MemoryFromTensor(const Tensor& t, const dnnl::memory::desc& md);
 // A row-major tensor of `shape` copied from memory in a plain layout.
 Tensor TensorFromMemory(const dnnl::memory& m, const std::vector<int64_t>& shape);
+// Runs `body` (returning a Status or a Result); a oneDNN exception becomes kInvalidInput "oneDNN: ...".
+template <typename Body>
+auto CatchOneDnnErrors(Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const dnnl::error& e) {
+    return Status::InvalidInput(std::string("oneDNN: ") + e.what());
+  }
+}
 // Runs `prim` on `args` and waits for it.
 void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std::unordered_map<int, dnnl::memory>& args);
 

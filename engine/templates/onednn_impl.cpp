@@ -48,11 +48,7 @@ class MatMulKernel : public Kernel {
   }
   // A bias that is not constant (a Gemm's C computed by the model) takes the copying path.
   Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
-    try {
-      return Bind(shapes, constants);
-    } catch (const dnnl::error& e) {
-      return Status::InvalidInput(std::string("oneDNN: ") + e.what());
-    }
+    return CatchOneDnnErrors([&] { return Bind(shapes, constants); });
   }
   Result<bool> Bind(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) {
     const Tensor* bias = constants.size() > 2 ? constants[2] : nullptr;
@@ -135,11 +131,7 @@ class ConvKernel : public Kernel {
   // the faster is kept: which wins depends on the shape (MobileNetV2's 1x1 convolutions lose more
   // to the reorders than the blocked kernel gains, ResNet's 3x3 ones do not).
   Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
-    try {
-      return Bind(shapes, constants);
-    } catch (const dnnl::error& e) {
-      return Status::InvalidInput(std::string("oneDNN: ") + e.what());
-    }
+    return CatchOneDnnErrors([&] { return Bind(shapes, constants); });
   }
   Result<bool> Bind(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) {
     if (constants.size() < 2 || !constants[1] || (p_.bias && (constants.size() < 3 || !constants[2]))) return false;
@@ -250,13 +242,11 @@ class OneDnnImpl : public OpTemplate {
   SearchSpace Space(const OpSpec&) const override { return {}; }
   Policy DefaultPolicy(const OpSpec&) const override { return MakePolicy({{"library", std::string("onednn")}}); }
   Result<std::unique_ptr<Kernel>> Build(const OpSpec& op, const Policy&) const override {
-    try {
+    return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
       if (OneDnnImplementsVectorOp(op.op_type)) return OneDnnVectorKernel(op);
       if (op.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(op).value(), op.outputs[0].shape));
       return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(op).value(), op.outputs[0].shape));
-    } catch (const dnnl::error& e) {
-      return Status::InvalidInput(std::string("oneDNN: ") + e.what());
-    }
+    });
   }
 };
 

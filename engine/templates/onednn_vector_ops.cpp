@@ -39,12 +39,10 @@ class VectorKernel : public Kernel {
   explicit VectorKernel(OpSpec op) : op_(std::move(op)), stream_(OneDnnCpuEngine()) {}
 
   Status Prepare(const std::vector<const Tensor*>& in) override {
-    try {
+    return CatchOneDnnErrors([&] {
       Create(in);
-    } catch (const dnnl::error& e) {
-      return Status::InvalidInput(std::string("oneDNN: ") + e.what());
-    }
-    return Status::Ok();
+      return Status::Ok();
+    });
   }
   Status Run() override {
     ExecuteAndWait(prim_, stream_, args_);
