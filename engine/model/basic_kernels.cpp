@@ -206,24 +206,13 @@ Result<BasicKernel> Pow(const Graph& g, const Node& n) {
 }
 
 Result<BasicKernel> BatchNorm(const Graph& g, const Node& n) {
-  std::vector<std::vector<double>> p;
-  for (size_t i = 1; i < 5; ++i) {
-    auto c = ConstantInput(g, n, i);
-    if (!c.ok()) return c.status();
-    if (!*c) return Bad(n, "scale, bias, mean and variance are required");
-    p.push_back(**c);
-  }
   const auto& shape = ShapeOf(g, n.inputs[0]);
   if (shape.size() < 2) return Bad(n, "the input needs a channel dimension");
-  const double eps = g.AttrFloat(n, "epsilon", 1e-5f);
   const int64_t channels = shape[1], outer = shape[0];
   const int64_t inner = Tensor::NumElements(shape) / (outer * channels);
-  std::vector<float> scale(channels), shift(channels);
-  for (int64_t c = 0; c < channels; ++c) {
-    const double k = p[0][c] / std::sqrt(p[3][c] + eps);
-    scale[c] = static_cast<float>(k);
-    shift[c] = static_cast<float>(p[1][c] - p[2][c] * k);
-  }
+  auto affine = BatchNormAffine(g, n, channels);
+  if (!affine.ok()) return affine.status();
+  const std::vector<float> scale(affine->scale.begin(), affine->scale.end()), shift(affine->shift.begin(), affine->shift.end());
   return BasicKernel([outer, channels, inner, scale, shift](const std::vector<const float*>& in, float* out) {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t c = 0; c < channels; ++c) {
@@ -240,6 +229,23 @@ Result<BasicKernel> Copy(const Graph& g, const Node& n) {
 }
 
 }  // namespace
+
+Result<ChannelAffine> BatchNormAffine(const Graph& g, const Node& n, int64_t channels) {
+  std::vector<std::vector<double>> p;
+  for (size_t i = 1; i < 5; ++i) {
+    auto c = ConstantInput(g, n, i);
+    if (!c.ok()) return c.status();
+    if (!*c || static_cast<int64_t>((*c)->size()) != channels) return Bad(n, "scale, bias, mean and variance must be " + std::to_string(channels) + " constants");
+    p.push_back(**c);
+  }
+  const double eps = g.AttrFloat(n, "epsilon", 1e-5f);
+  ChannelAffine a;
+  for (int64_t c = 0; c < channels; ++c) {
+    a.scale.push_back(p[0][c] / std::sqrt(p[3][c] + eps));
+    a.shift.push_back(p[1][c] - p[2][c] * a.scale.back());
+  }
+  return a;
+}
 
 bool IsAliasOp(const std::string& t) { return t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze"; }
 

@@ -23,6 +23,14 @@ bool IsAliasOp(const std::string& op_type);
 // (naming the node and what).
 Result<BasicKernel> MakeBasicKernel(const Graph& graph, const Node& node);
 
+// Inference BatchNormalization per channel c as y = x * scale[c] + shift[c]:
+// scale = gamma / sqrt(var + epsilon), shift = beta - mean * scale. kInvalidInput unless its four
+// parameter inputs are constants of `channels` values.
+struct ChannelAffine {
+  std::vector<double> scale, shift;
+};
+Result<ChannelAffine> BatchNormAffine(const Graph& graph, const Node& batch_norm, int64_t channels);
+
 // The op types MakeBasicKernel knows.
 const std::vector<std::string>& BasicOpTypes();
 

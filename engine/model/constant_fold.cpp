@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "engine/model/basic_kernels.h"
 #include "engine/ops/reference.h"
 
 namespace tilebank::engine::model {
@@ -196,22 +197,18 @@ bool IsGraphOutput(const Graph& g, int v) { return std::find(g.outputs.begin(), 
 bool FoldBatchNorm(Graph* g, Node* conv, const Node& bn, const std::map<int, int>& consumers) {
   if (conv->op_type != "Conv" || bn.op_type != "BatchNormalization" || bn.inputs[0] != conv->outputs[0]) return false;
   if (consumers.count(conv->outputs[0]) == 0 || consumers.at(conv->outputs[0]) != 1 || IsGraphOutput(*g, conv->outputs[0])) return false;
-  for (size_t i = 1; i < 5; ++i)
-    if (!g->IsConstant(bn.inputs[i])) return false;
   if (!g->IsConstant(conv->inputs[1]) || (conv->inputs.size() > 2 && conv->inputs[2] >= 0 && !g->IsConstant(conv->inputs[2]))) return false;
   const ConstTensor& w = *g->values[conv->inputs[1]].constant;
   const int64_t oc = w.shape[0], per_channel = w.size() / oc;
-  const float eps = g->AttrFloat(bn, "epsilon", 1e-5f);
-  const auto& scale = *g->values[bn.inputs[1]].constant, &shift = *g->values[bn.inputs[2]].constant;
-  const auto& mean = *g->values[bn.inputs[3]].constant, &var = *g->values[bn.inputs[4]].constant;
-  if (scale.size() != oc) return false;
+  auto affine = BatchNormAffine(*g, bn, oc);  // not constant, or another channel count: left as it is
+  if (!affine.ok()) return false;
   ConstTensor nw = ConstTensor::Floats(w.shape, w.AsTensor().data);
   std::vector<float> bias(oc, 0.f);
   if (conv->inputs.size() > 2 && conv->inputs[2] >= 0) bias = g->values[conv->inputs[2]].constant->AsTensor().data;
   for (int64_t c = 0; c < oc; ++c) {
-    const double k = scale.At(c) / std::sqrt(var.At(c) + eps);
+    const double k = affine->scale[c];
     for (int64_t j = 0; j < per_channel; ++j) nw.floats[c * per_channel + j] = static_cast<float>(nw.floats[c * per_channel + j] * k);
-    bias[c] = static_cast<float>((bias[c] - mean.At(c)) * k + shift.At(c));
+    bias[c] = static_cast<float>(bias[c] * k + affine->shift[c]);
   }
   auto add_const = [&](const std::string& name, ConstTensor c) {
     Value v;
