@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "engine/builder/kernel_disk_cache.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
@@ -80,6 +81,8 @@ int RunModel(const RunFlags& f) {
   if (!executor.ok()) return Fail(executor.status());
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   engine::model::Executor& ex = **executor;
+  const std::string kernel_cache = engine::DefaultKernelCacheDir();
+  const engine::KernelDiskCacheStats kernels = kernel_cache.empty() ? engine::KernelDiskCacheStats{} : engine::KernelDiskCacheAt(kernel_cache).stats();
   if (!f.dump.empty()) {
     // Offline tuning (seed 001): the operators as an ATC single-op list for `tune -j 2 --singleop`
     // on another machine of this soc_version.
@@ -123,6 +126,7 @@ int RunModel(const RunFlags& f) {
   const double total_us = timing->median_ms * 1000;
   if (f.json) {
     nlohmann::json out = {{"model", f.model}, {"nodes", ex.bindings().size()}, {"load_s", load_s}, {"gflop", flops / 1e9},
+                          {"kernel_cache", {{"dir", kernel_cache}, {"loaded", kernels.loaded}, {"compiled", kernels.compiled}}},
                           {"latency_ms", {{"median", timing->median_ms}, {"spread", timing->spread_ms}, {"runs", timing->runs}, {"warmup", f.warmup}}},
                           {"memory", {{"activations_bytes", ex.arena_bytes()}, {"weights_bytes", ex.constant_bytes()}, {"peak_rss_mib", PeakRssMiB()}}},
                           {"policies", {{"bank", from_bank}, {"default", tuned_kind - from_bank}}}};
@@ -142,6 +146,8 @@ int RunModel(const RunFlags& f) {
     std::cout << DumpJson(out, 2) << "\n";
   } else {
     std::printf("model      %s (%zu nodes, %.2f GFLOP, loaded in %.2f s)\n", f.model.c_str(), ex.bindings().size(), flops / 1e9, load_s);
+    if (!kernel_cache.empty())
+      std::printf("kernels    %zu loaded from the kernel cache, %zu compiled into it (%s)\n", kernels.loaded, kernels.compiled, kernel_cache.c_str());
     std::printf("latency    %.3f ms median (spread %.3f ms, %d runs after %d warm-up; %.1f GFLOP/s)\n", timing->median_ms, timing->spread_ms,
                 timing->runs, f.warmup, timing->median_ms > 0 ? flops / 1e6 / timing->median_ms : 0.0);
     std::printf("memory     activations %s (buffers reused), weights %s, peak RSS %.0f MiB\n", HumanBytes(ex.arena_bytes()).c_str(),

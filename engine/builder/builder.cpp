@@ -3,10 +3,35 @@
 #include <xxhash.h>
 
 #include <chrono>
+#include <iostream>
 
 #include "engine/target/host_facts.h"
 
 namespace tilebank::engine {
+
+namespace {
+
+thread_local KernelDiskCache* t_disk_cache = nullptr;
+
+// Compiles `program` into `disk`; false (after saying why, once per process) when it cannot be.
+bool CompileThroughDisk(KernelDiskCache& disk, uint64_t key, HalideProgram& program) {
+  std::vector<Halide::Argument> args(program.params.begin(), program.params.end());
+  auto entry = disk.Load(key, program.pipeline, args, Host().target);
+  if (entry.ok()) {
+    program.entry = *entry;
+    return true;
+  }
+  if (entry.status().code() != StatusCode::kInvalidInput) {  // extern stages are expected; the rest is worth a word
+    static std::once_flag said;
+    std::call_once(said, [&] { std::cerr << "tilebank: compiled kernels are not cached on disk: " << entry.status().message() << "\n"; });
+  }
+  return false;
+}
+
+}  // namespace
+
+KernelDiskCacheScope::KernelDiskCacheScope(KernelDiskCache* cache) : previous_(t_disk_cache) { t_disk_cache = cache; }
+KernelDiskCacheScope::~KernelDiskCacheScope() { t_disk_cache = previous_; }
 
 uint64_t CompileKey(const std::string& template_id, uint32_t template_version, const std::string& descriptor,
                     const std::string& policy_text, const std::string& target) {
@@ -14,7 +39,10 @@ uint64_t CompileKey(const std::string& template_id, uint32_t template_version, c
   return XXH3_64bits(text.data(), text.size());
 }
 
-Result<std::shared_ptr<const HalideProgram>> Builder::Compile(uint64_t key, const std::function<HalideProgram()>& define) {
+Result<std::shared_ptr<const HalideProgram>> Builder::Compile(uint64_t compile_key, const std::function<HalideProgram()>& define) {
+  KernelDiskCache* disk = t_disk_cache;
+  // A program compiled for the disk cache and one JIT-compiled in memory are separate entries.
+  const uint64_t key = disk ? compile_key ^ 0x9e3779b97f4a7c15ull : compile_key;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = cache_.find(key);
@@ -28,7 +56,7 @@ Result<std::shared_ptr<const HalideProgram>> Builder::Compile(uint64_t key, cons
   std::shared_ptr<HalideProgram> program;
   try {
     program = std::make_shared<HalideProgram>(define());
-    program->pipeline.compile_jit(Host().target);
+    if (!disk || !CompileThroughDisk(*disk, compile_key, *program)) program->pipeline.compile_jit(Host().target);
   } catch (const Halide::Error& e) {
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.failures++;

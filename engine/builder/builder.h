@@ -1,6 +1,8 @@
-// The builder: policy -> Halide pipeline -> JIT-compiled code, with a compile cache keyed by
-// xxh3 of (template id, template version, op descriptor, policy, target). A policy measured again
-// (another mode seeded with it, a bench run, a reload) is not compiled again.
+// The builder: policy -> Halide pipeline -> compiled code, with a compile cache keyed by xxh3 of
+// (template id, template version, op descriptor, policy, target). A policy measured again
+// (another mode seeded with it, a bench run, a reload) is not compiled again. Tuning candidates are
+// JIT-compiled in memory; inside a KernelDiskCacheScope (the model executor) programs are compiled
+// ahead of time into the disk cache instead, so the next process loads them without compiling.
 #pragma once
 #include <functional>
 #include <list>
@@ -16,6 +18,8 @@ namespace tilebank::engine {
 
 uint64_t CompileKey(const std::string& template_id, uint32_t template_version, const std::string& descriptor,
                     const std::string& policy_text, const std::string& target);
+
+class KernelDiskCache;
 
 struct BuilderStats {
   size_t hits = 0;
@@ -38,6 +42,18 @@ class Builder {
   std::list<uint64_t> lru_;
   std::unordered_map<uint64_t, std::pair<std::shared_ptr<const HalideProgram>, std::list<uint64_t>::iterator>> cache_;
   BuilderStats stats_;
+};
+
+// While alive, Compile calls on this thread go through `cache` (nullptr: in memory only). Nests.
+class KernelDiskCacheScope {
+ public:
+  explicit KernelDiskCacheScope(KernelDiskCache* cache);
+  ~KernelDiskCacheScope();
+  KernelDiskCacheScope(const KernelDiskCacheScope&) = delete;
+  KernelDiskCacheScope& operator=(const KernelDiskCacheScope&) = delete;
+
+ private:
+  KernelDiskCache* previous_;
 };
 
 // The process-wide builder the templates use.

@@ -34,6 +34,15 @@ Status HalideKernel::Prepare(const std::vector<const Tensor*>& inputs) {
 }
 
 Status HalideKernel::Realize(const std::vector<Halide::Buffer<float>>& buffers, Halide::Buffer<float>& output) {
+  if (program_->entry) {
+    std::vector<Halide::Buffer<float>> handles = buffers;
+    std::vector<void*> args;
+    for (auto& b : handles) args.push_back(b.raw_buffer());
+    args.push_back(output.raw_buffer());
+    if (int error = program_->entry(args.data()); error != 0)
+      return Status::InvalidInput("kernel failed at run time (Halide error " + std::to_string(error) + ")");
+    return Status::Ok();
+  }
   try {
     // The cached program is shared: bind this kernel's buffers before each run.
     for (size_t i = 0; i < buffers.size(); ++i) {

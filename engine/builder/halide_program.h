@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/builder/kernel.h"
+#include "engine/builder/kernel_disk_cache.h"
 
 namespace tilebank::engine {
 
@@ -24,6 +25,9 @@ struct HalideProgram {
   // Output buffer -> the op's row-major output of shape `shape`.
   std::function<void(const Halide::Buffer<float>&, const std::vector<int64_t>& shape, Tensor*)> fetch;
   std::vector<int64_t> output_shape;
+  // Set when the pipeline was compiled ahead of time (KernelDiskCache): runs are calls to it with
+  // the params' buffers, then the output; else the JIT-compiled pipeline runs.
+  ArgvEntry entry = nullptr;
 
   // Adds a param read from op input `input` (converted by `convert`, or ToHalide when empty).
   Halide::ImageParam AddInput(int input, int dims, const std::string& name,

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "engine/builder/builder.h"
+#include "engine/builder/kernel_disk_cache.h"
 #include "engine/ops/op_list_check.h"
 #include "engine/templates/op_template.h"
 
@@ -47,7 +49,12 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   for (int v : e->graph_.outputs) read[v] = true;
   for (size_t v = 0; v < read.size(); ++v)
     if (!read[v]) e->graph_.values[v].constant.reset();
-  TB_RETURN_IF_ERROR(e->Bind(lookup));
+  {
+    // Compiled kernels persist across processes (engine/builder/kernel_disk_cache.h).
+    const std::string cache_dir = DefaultKernelCacheDir();
+    KernelDiskCacheScope scope(cache_dir.empty() ? nullptr : &KernelDiskCacheAt(cache_dir));
+    TB_RETURN_IF_ERROR(e->Bind(lookup));
+  }
   // Float copies of the constants that steps read from memory (direct kernels hold their own).
   e->constant_data_.resize(e->graph_.values.size());
   auto keep = [&](int v) {
