@@ -82,7 +82,32 @@ Policy GemmDefaultPolicy(const GemmShape& s) {
   return MakePolicy(knobs);
 }
 
-Func ScheduledGemm(Func a, Func bmat, const GemmShape& s, const Policy& p, const GemmEpilogue& epilogue) {
+GemmPanels GemmPanelsOf(const Policy& policy, int N) {
+  const int width = static_cast<int>(IntKnob(policy, "vec_blocks", 1)) * Host().vector_floats;
+  const int per_block = static_cast<int>(IntKnob(policy, "block_n", 1));
+  return {width, static_cast<int>(CeilDiv(N, int64_t{width} * per_block)) * per_block};
+}
+
+Halide::Buffer<float> PackBPanels(const Tensor& b, int K, int N, GemmPanels panels, bool trans_b) {
+  const int width = panels.width;
+  const int batches = static_cast<int>(b.size() / (static_cast<int64_t>(K) * N));
+  Halide::Buffer<float> packed(width, K, panels.count, batches);
+  const float* src = b.data.data();
+  for (int bb = 0; bb < batches; ++bb) {
+    const float* matrix = src + static_cast<int64_t>(bb) * K * N;
+    for (int po = 0; po < panels.count; ++po)
+      for (int k = 0; k < K; ++k) {
+        float* dst = &packed(0, k, po, bb);
+        for (int i = 0; i < width; ++i) {
+          const int64_t n = std::min(po * width + i, N - 1);
+          dst[i] = trans_b ? matrix[n * K + k] : matrix[k * static_cast<int64_t>(N) + n];
+        }
+      }
+  }
+  return packed;
+}
+
+Func ScheduledGemm(Func a, Func bmat, const GemmShape& s, const Policy& p, const GemmEpilogue& epilogue, Func b_panels) {
   const int V = Host().vector_floats;
   const int vb = static_cast<int>(IntKnob(p, "vec_blocks", 1));
   const int tm = static_cast<int>(IntKnob(p, "tile_m", 1));
@@ -105,10 +130,13 @@ Func ScheduledGemm(Func a, Func bmat, const GemmShape& s, const Policy& p, const
     a_src.compute_root().reorder(m, k, b).vectorize(m, V, TailStrategy::GuardWithIf);
   }
   Func acc("acc"), out("gemm");
-  Func panel("b_panel");
+  const bool prepacked = b_panels.defined();
+  Func panel = prepacked ? b_panels : Func("b_panel");
   Var pi("pi"), pk("pk"), po("po");
   acc(n, m, b) = 0.f;
-  if (packed) {
+  if (prepacked) {
+    acc(n, m, b) += a_src(r, m, b) * panel(n % tn, r, n / tn, b);
+  } else if (packed) {
     Expr col = po * tn + pi;
     if (s.N % tn != 0) col = min(col, s.N - 1);
     panel(pi, pk, po, b) = bmat(col, pk, b);
@@ -134,7 +162,7 @@ Func ScheduledGemm(Func a, Func bmat, const GemmShape& s, const Policy& p, const
   update.reorder(n, m, r).vectorize(n, V).unroll(n).unroll(m);
   if (uk > 1) update.unroll(r, uk);
 
-  if (packed) {
+  if (packed && !prepacked) {
     panel.bound(pi, 0, tn);
     if (pack_b == "root") {
       panel.compute_root().reorder(pi, pk, po, b).vectorize(pi, V).unroll(pi);

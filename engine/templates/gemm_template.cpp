@@ -44,13 +44,26 @@ class GemmTemplate : public HalideTemplate {
     Var k("k"), m("m"), n("n"), b("b");
     const int a_dims = p.a_batched ? 3 : 2, b_dims = p.b_batched ? 3 : 2;
     ImageParam A = prog.AddInputView(0, a_dims, "A", CollapsedExtents(op.inputs[0].shape, a_dims));
-    ImageParam B = prog.AddInputView(1, b_dims, "B", CollapsedExtents(op.inputs[1].shape, b_dims));
+    // pack_b root: B goes into panels when the kernel is bound (once, for a weight), not per run.
+    const bool prepack = TextKnob(policy, "pack_b", "none") == "root";
+    ImageParam B;
+    Func b_panels;
+    if (prepack) {
+      const int K = static_cast<int>(p.K), N = static_cast<int>(p.N);
+      const GemmPanels layout = GemmPanelsOf(policy, N);
+      const bool trans_b = p.trans_b;
+      ImageParam panels = prog.AddInput(1, 4, "B_panels", [=](const Tensor& t) { return PackBPanels(t, K, N, layout, trans_b); });
+      Var pi("pi"), pk("pk"), po("po");
+      b_panels(pi, pk, po, b) = panels(pi, pk, po, p.b_batched ? Expr(b) : Expr(0));
+    } else {
+      B = prog.AddInputView(1, b_dims, "B", CollapsedExtents(op.inputs[1].shape, b_dims));
+    }
     auto at = [](ImageParam& t, Expr x, Expr y, Expr batch, bool batched) {
       return batched ? t(x, y, batch) : t(x, y);
     };
     Func a("a"), bmat("bmat");
     a(k, m, b) = p.trans_a ? at(A, m, k, b, p.a_batched) : at(A, k, m, b, p.a_batched);
-    bmat(n, k, b) = p.trans_b ? at(B, k, n, b, p.b_batched) : at(B, n, k, b, p.b_batched);
+    if (!prepack) bmat(n, k, b) = p.trans_b ? at(B, k, n, b, p.b_batched) : at(B, n, k, b, p.b_batched);
     GemmEpilogue epilogue = [](Expr acc, Var, Var, Var) { return acc; };
     if (op.op_type == "Gemm") {
       const float alpha = p.alpha, beta = p.beta;
@@ -70,7 +83,7 @@ class GemmTemplate : public HalideTemplate {
         };
       }
     }
-    Func out = ScheduledGemm(a, bmat, ShapeOf(p), policy, epilogue);
+    Func out = ScheduledGemm(a, bmat, ShapeOf(p), policy, epilogue, b_panels);
     prog.pipeline = Pipeline(out);
     prog.output_extents = {static_cast<int>(p.N), static_cast<int>(p.M), static_cast<int>(p.batch)};
     prog.output_shape = op.outputs[0].shape;

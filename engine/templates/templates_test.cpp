@@ -19,6 +19,17 @@ OpSpec Op(const std::string& json) {
   return op.value();
 }
 
+// Runs `t` under `policy` on `op` against the reference.
+void CheckPolicy(const OpTemplate& t, const OpSpec& op, const Policy& policy) {
+  auto runner = Runner::Create(op, 3);
+  REQUIRE(runner.ok());
+  CAPTURE(PolicyText(policy));
+  auto kernel = t.Build(op, policy);
+  REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+  RunResult r = runner->Check(*kernel.value());
+  CHECK_MESSAGE(r.ok, r.failure);
+}
+
 void CheckAllTemplates(const OpSpec& op, int random_policies) {
   auto templates = TemplatesFor(op);
   REQUIRE_MESSAGE(templates.ok(), templates.status().message());
@@ -64,6 +75,30 @@ TEST_CASE("templates: GEMM family (odd sizes, transposes, bias, batches)") {
                        R"(,"attr":[{"name":"transA","type":"int","value":1},{"name":"transB","type":"int","value":1},{"name":"alpha","type":"float","value":0.5}]})"),
                     3);
   CheckAllTemplates(Op(R"({"op":"BatchMatMul","input_desc":)" + Desc({"[3,24,40]", "[3,40,36]"}) + R"(,"output_desc":)" + Desc({"[3,24,36]"}) + "}"), 2);
+}
+
+TEST_CASE("templates: B packed into panels once (pack_b root) with a short last panel, transposed, batched or broadcast") {
+  const std::vector<OpSpec> ops = {
+      Op(R"({"op":"MatMul","input_desc":)" + Desc({"[17,33]", "[33,31]"}) + R"(,"output_desc":)" + Desc({"[17,31]"}) + "}"),
+      Op(R"({"op":"Gemm","input_desc":)" + Desc({"[20,40]", "[50,40]", "[50]"}) + R"(,"output_desc":)" + Desc({"[20,50]"}) +
+         R"(,"attr":[{"name":"transB","type":"int","value":1}]})"),
+      Op(R"({"op":"BatchMatMul","input_desc":)" + Desc({"[3,24,40]", "[3,40,36]"}) + R"(,"output_desc":)" + Desc({"[3,24,36]"}) + "}"),
+      Op(R"({"op":"MatMul","input_desc":)" + Desc({"[2,5,24]", "[24,70]"}) + R"(,"output_desc":)" + Desc({"[2,5,70]"}) + "}")};
+  for (const OpSpec& op : ops) {
+    CAPTURE(op.canonical.text);
+    auto templates = TemplatesFor(op);
+    REQUIRE(templates.ok());
+    const OpTemplate& t = *templates->primary;
+    for (int64_t vec_blocks : {1, 2}) {
+      Policy policy = t.DefaultPolicy(op);
+      for (auto& knob : policy) {
+        if (knob.name == "pack_b") knob.value = std::string("root");
+        if (knob.name == "vec_blocks") knob.value = vec_blocks;
+        if (knob.name == "tile_m") knob.value = int64_t{2};
+      }
+      CheckPolicy(t, op, policy);
+    }
+  }
 }
 
 TEST_CASE("templates: convolutions (padding, stride, dilation, groups, depthwise, bias)") {
