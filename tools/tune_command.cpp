@@ -5,10 +5,12 @@
 #include <sstream>
 
 #include "engine/jobs/model_opat_job.h"
+#include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/model/onnx_import.h"
 #include "engine/target/soc_version.h"
 #include "repo/bank_location.h"
+#include "repo/improvement.h"
 #include "tools/cli_common.h"
 
 namespace tilebank::cli {
@@ -42,8 +44,43 @@ Result<std::vector<TuneMode>> ParseModes(const std::string& text) {
   return modes;
 }
 
+// Job type 1: subgraph tuning of a model.
+int RunSgat(const TuneFlags& f) {
+  if (f.model.empty()) return Fail(Status::InvalidInput("--job-type 1 (SGAT) tunes a model's subgraphs: give --model M.onnx"));
+  if (!f.singleop.empty()) return Fail(Status::InvalidInput("--singleop is an operator list, for --job-type 2; SGAT takes --model"));
+  if (f.reload != "\x01") return Fail(Status::InvalidInput("--reload is not supported for --job-type 1 yet: run the job again (subgraphs already in the bank are hits)"));
+  if (f.framework != 5) return Fail(Status::InvalidInput("--framework " + std::to_string(f.framework) + ": only ONNX models (--framework 5) are read"));
+  if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
+  if (f.time_budget < 0) return Fail(Status::InvalidInput("--time-budget must not be negative"));
+  auto shapes = engine::model::ParseInputShapes(f.input_shape);
+  if (!shapes.ok()) return Fail(shapes.status());
+  engine::ModelSgatOptions o;
+  o.model_path = f.model;
+  o.input_shapes = *shapes;
+  o.bank_root = ResolveBankRoot(f.bank);
+  o.soc_version = f.soc.empty() ? HostSocVersion() : f.soc;
+  if (o.soc_version != HostSocVersion())
+    return Fail(Status::Refused("--soc " + o.soc_version + ": tuning measures this machine, whose soc_version is " + HostSocVersion()));
+  o.fingerprint = HostFingerprint();
+  const char* work = std::getenv("ASCEND_WORK_PATH");
+  o.output_dir = !f.output.empty() ? f.output : work && *work ? work : ".";
+  const char* repeat = std::getenv("REPEAT_TUNE");
+  o.repeat_tune = f.repeat_tune || (repeat && (std::string(repeat) == "True" || std::string(repeat) == "true" || std::string(repeat) == "1"));
+  o.trials = f.trials;
+  o.time_budget_s = f.time_budget;
+  o.progress = StderrIsTerminal();
+  auto report = engine::RunModelSgatJob(o);
+  if (!report.ok()) return Fail(report.status());
+  std::cout << "result file: " << report->result_path << "\n";
+  std::printf("model: %.3f ms before, %.3f ms after (whole-model runs, median)\n", report->baseline_ms, report->result_ms);
+  if (report->reverted) std::cout << report->note << "\n";
+  std::printf("%s process finished. Performance improved by %s\n", report->tuning_name.c_str(),
+              ImprovementText(report->baseline_ms, report->result_ms).c_str());
+  return kExitOk;
+}
+
 int RunTune(const TuneFlags& f) {
-  if (f.job_type == 1) return Fail(Status::InvalidInput("--job-type 1 (subgraph tuning, SGAT) is not available yet; use --job-type 2 (operator tuning)"));
+  if (f.job_type == 1) return RunSgat(f);
   if (f.job_type != 2) return Fail(Status::InvalidInput("--job-type must be 1 (SGAT) or 2 (OPAT), not " + std::to_string(f.job_type)));
   const bool reload = f.reload != "\x01";
   if (f.framework != 5) return Fail(Status::InvalidInput("--framework " + std::to_string(f.framework) + ": only ONNX models (--framework 5) are read"));
@@ -109,7 +146,7 @@ int RunTune(const TuneFlags& f) {
 
 void RegisterTuneCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<TuneFlags>();
-  CLI::App* tune = app->add_subcommand("tune", "tune operators (job type 2, OPAT) and store the winners in the bank");
+  CLI::App* tune = app->add_subcommand("tune", "tune a model's subgraphs (job type 1, SGAT) or operators (job type 2, OPAT) and store the winners in the bank");
   tune->add_option("-j,--job-type,--job_type", flags->job_type, "2: operator tuning (OPAT); 1: subgraph tuning (SGAT)")->required();
   tune->add_option("--singleop", flags->singleop, "ATC-style single-op description list (JSON)");
   tune->add_option("-m,--model", flags->model, "an ONNX model: tune its operators, measuring the whole model before and after");

@@ -52,11 +52,11 @@ nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<do
   std::map<std::string, Task> by_key;
   const auto& bindings = executor.bindings();
   for (size_t i = 0; i < bindings.size(); ++i) {
-    if (!bindings[i].op) continue;
+    if (!bindings[i].op || bindings[i].template_id == kFusedTemplateId) continue;  // fused subgraphs are SGAT's
     const std::string key = FormatKey(EntryKind::kOp, bindings[i].op->op.canonical.key);
     auto [it, added] = by_key.try_emplace(key);
     if (added) {
-      const auto& node = executor.graph().nodes[i];
+      const auto& node = executor.graph().nodes[bindings[i].node];
       it->second.description = model::NodeDescription(executor.graph(), node, bindings[i].op->input_values);
       it->second.first = i;
     }

@@ -10,6 +10,7 @@
 #include "engine/builder/builder.h"
 #include "engine/builder/kernel_disk_cache.h"
 #include "engine/ops/op_list_check.h"
+#include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
 
 namespace tilebank::engine::model {
@@ -38,7 +39,7 @@ struct Executor::Step {
 
 Executor::~Executor() = default;
 
-Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup) {
+Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion) {
   std::unique_ptr<Executor> e(new Executor());
   e->graph_ = std::move(graph);
   // Constants nothing reads any more (weights replaced by folding) are dropped.
@@ -53,7 +54,7 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
     // Compiled kernels persist across processes (engine/builder/kernel_disk_cache.h).
     const std::string cache_dir = DefaultKernelCacheDir();
     KernelDiskCacheScope scope(cache_dir.empty() ? nullptr : &KernelDiskCacheAt(cache_dir));
-    TB_RETURN_IF_ERROR(e->Bind(lookup));
+    TB_RETURN_IF_ERROR(e->Bind(lookup, fusion));
   }
   // Float copies of the constants that steps read from memory (direct kernels hold their own).
   e->constant_data_.resize(e->graph_.values.size());
@@ -80,17 +81,83 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   return e;
 }
 
-Status Executor::Bind(const PolicyLookup& lookup) {
+Result<bool> Executor::BindFused(const Subgraph& s, int fused, const std::string& source) {
+  const Node& anchor = graph_.nodes[s.anchor];
+  auto node_op = NodeOpSpec(graph_, anchor);
+  if (!node_op.ok()) return false;
+  std::vector<PostOp> post_ops;
+  auto step = std::make_unique<Step>();
+  step->inputs = node_op->input_values;
+  NodeBinding b;
+  b.node = s.anchor;
+  b.name = anchor.name;
+  b.op_type = anchor.op_type;
+  for (int k = 0; k < fused; ++k) {
+    const EpilogueStep& e = s.steps[k];
+    PostOp op{e.op_type, e.alpha, e.beta, e.operand >= 0, e.operand >= 0 ? graph_.values[e.operand].shape : std::vector<int64_t>{}};
+    post_ops.push_back(op);
+    if (e.operand >= 0) step->inputs.push_back(e.operand);
+    b.op_type += "+" + e.op_type;
+    b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
+  }
+  auto kernel = OneDnnFusedKernel(node_op->op, post_ops);
+  if (!kernel.ok()) return false;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<const Tensor*> constants;
+  step->constants.resize(step->inputs.size());
+  for (size_t i = 0; i < step->inputs.size(); ++i) {
+    const int v = step->inputs[i];
+    shapes.push_back(graph_.values[v].shape);
+    if (graph_.IsConstant(v)) step->constants[i] = graph_.values[v].constant->AsTensor();
+    constants.push_back(graph_.IsConstant(v) ? &step->constants[i] : nullptr);
+  }
+  auto direct = (*kernel)->BindDirect(shapes, constants);
+  if (!direct.ok()) return false;  // oneDNN lacks this fusion for these shapes
+  step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
+  if (*direct) step->constants.clear();
+  step->kernel = std::move(kernel.value());
+  step->output = s.OutputAfter(graph_, fused);
+  b.shape = ShapeText(graph_.values[step->output].shape);
+  b.template_id = kFusedTemplateId;
+  b.policy = "fuse=" + std::to_string(fused);
+  b.policy_source = source;
+  b.op = std::move(node_op.value());
+  steps_.push_back(std::move(step));
+  bindings_.push_back(std::move(b));
+  pointwise_.push_back(false);
+  return true;
+}
+
+Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
   std::map<std::string, std::vector<std::string>> missing;  // op type -> node names
   std::set<int> read_values;
   for (const Node& n : graph_.nodes) read_values.insert(n.inputs.begin(), n.inputs.end());
-  for (const Node& n : graph_.nodes) {
+  // SGAT: subgraphs whose chains run inside their anchors; the chain nodes are then skipped.
+  std::vector<Subgraph> subgraphs = fusion ? PartitionSubgraphs(graph_) : std::vector<Subgraph>{};
+  std::map<int, std::pair<const Subgraph*, FusionChoice>> fused_at;  // anchor node -> choice
+  for (const Subgraph& s : subgraphs)
+    if (auto choice = fusion(s); choice && choice->fused > 0 && choice->fused <= static_cast<int>(s.chain.size()))
+      fused_at[s.anchor] = {&s, *choice};
+  std::set<int> skip;
+  for (size_t index = 0; index < graph_.nodes.size(); ++index) {
+    const Node& n = graph_.nodes[index];
+    if (skip.count(static_cast<int>(index))) continue;
+    if (auto it = fused_at.find(static_cast<int>(index)); it != fused_at.end()) {
+      const auto& [s, choice] = it->second;
+      auto bound = BindFused(*s, choice.fused, choice.source);
+      if (!bound.ok()) return bound.status();
+      if (*bound) {
+        skip.insert(s->chain.begin(), s->chain.begin() + choice.fused);
+        continue;
+      }
+    }
     for (size_t k = 1; k < n.outputs.size(); ++k)
       if (n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k])))
         return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + "): output " + std::to_string(k) +
                                     " is used, and the executor computes only the first output of a node");
     auto step = std::make_unique<Step>();
     NodeBinding b;
+    b.node = static_cast<int>(index);
     b.name = n.name;
     b.op_type = n.op_type;
     step->output = n.outputs.empty() ? -1 : n.outputs[0];

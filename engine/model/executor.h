@@ -15,6 +15,8 @@
 #include "engine/model/basic_kernels.h"
 #include "engine/model/graph.h"
 #include "engine/model/node_op_spec.h"
+#include "engine/model/partition.h"
+#include "engine/templates/onednn_post_ops.h"
 #include "repo/entry.h"
 
 namespace tilebank::engine::model {
@@ -22,19 +24,32 @@ namespace tilebank::engine::model {
 // The bank's current entry for an operator (nullopt: none, or stale).
 using PolicyLookup = std::function<std::optional<Entry>(const OpSpec& op)>;
 
+// SGAT's choice for a subgraph (engine/model/partition.h): how many chain nodes run fused into the
+// anchor (0: none), and where that choice came from ("bank", "candidate", ...).
+struct FusionChoice {
+  int fused = 0;
+  std::string source;
+};
+using FusionLookup = std::function<std::optional<FusionChoice>(const Subgraph& subgraph)>;
+
+// One step of the run: a node, or a fused subgraph (named after its anchor, op_type "Conv+Relu").
 struct NodeBinding {
+  int node = -1;                     // index in graph().nodes (fused: the anchor's)
   std::string name, op_type, shape;  // shape: the output's, "1x64x56x56"
-  std::string template_id;           // "" for basic kernels and aliases
-  std::string policy_source;         // "bank", "default", "basic", "alias"
+  std::string template_id;           // "" for basic kernels and aliases; kFusedTemplateId when fused
+  std::string policy_source;         // "bank", "default", "basic", "alias"; fused: the FusionChoice's
   std::string policy;                // "a=1,b=x" for template kernels
-  std::optional<NodeOp> op;          // template-bound nodes: the operator (its bank key, its shapes)
+  std::optional<NodeOp> op;          // template-bound nodes: the operator (its bank key, its shapes); fused: the anchor's
+  std::vector<std::string> fused_nodes;  // fused: the chain's node names
 };
 
 class Executor {
  public:
   // kInvalidInput listing every op type without a kernel with its node names, or naming the node
   // whose kernel failed to build; also when the arena and weights would not fit in memory.
-  static Result<std::unique_ptr<Executor>> Load(Graph graph, const PolicyLookup& lookup);
+  // `fusion`, when given, is asked about each subgraph of the graph; a fused choice oneDNN cannot
+  // run falls back to the unfused nodes.
+  static Result<std::unique_ptr<Executor>> Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion = nullptr);
 
   // Inputs in the order of graph().inputs, shapes as the graph says; outputs in graph().outputs
   // order. `node_us`, when given, receives each node's time in microseconds.
@@ -48,7 +63,9 @@ class Executor {
  private:
   struct Step;
   Executor() = default;
-  Status Bind(const PolicyLookup& lookup);
+  Status Bind(const PolicyLookup& lookup, const FusionLookup& fusion);
+  // Binds subgraph `s` with its first `fused` chain nodes inside the anchor; false when oneDNN cannot.
+  Result<bool> BindFused(const Subgraph& s, int fused, const std::string& source);
   void PlanMemory();
   float* Address(int value);
 

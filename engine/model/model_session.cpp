@@ -10,6 +10,7 @@
 #include "engine/model/onnx_import.h"
 #include "engine/model/tensor_proto.h"
 #include "engine/templates/op_template.h"
+#include "engine/templates/template_catalog.h"
 
 namespace tilebank::engine::model {
 
@@ -24,12 +25,24 @@ PolicyLookup BankLookup(const Bank* bank) {
   };
 }
 
+FusionLookup BankFusionLookup(const Bank* bank) {
+  if (!bank) return nullptr;
+  return [bank](const Subgraph& s) -> std::optional<FusionChoice> {
+    auto found = bank->Find(EntryKind::kGraph, s.canonical.text);
+    if (!found.ok() || !*found || (*found)->template_id != kFusedTemplateId) return std::nullopt;
+    if (EngineTemplateVersions()(kFusedTemplateId) != (*found)->template_version) return std::nullopt;  // stale
+    for (const Knob& k : (*found)->policy)
+      if (k.name == "fuse" && std::holds_alternative<int64_t>(k.value)) return FusionChoice{static_cast<int>(std::get<int64_t>(k.value)), "bank"};
+    return std::nullopt;
+  };
+}
+
 Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                                             const Bank* bank) {
   auto graph = ImportOnnx(path, input_shapes);
   if (!graph.ok()) return graph.status();
   TB_RETURN_IF_ERROR(FoldConstants(&graph.value()).WithContext(path));
-  auto executor = Executor::Load(std::move(graph.value()), BankLookup(bank));
+  auto executor = Executor::Load(std::move(graph.value()), BankLookup(bank), BankFusionLookup(bank));
   if (!executor.ok()) return executor.status().WithContext(path);
   return executor;
 }
@@ -83,6 +96,45 @@ Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inp
   return t;
 }
 
+namespace {
+
+// Output `index` against its expected value, into `c`.
+void CompareOutput(size_t index, const Tensor& got, const Tensor& want, Comparison* c) {
+  if (want.size() != got.size()) {
+    c->ok = false;
+    c->worst = "output " + std::to_string(index) + " has " + std::to_string(got.size()) + " elements, the expected one " + std::to_string(want.size());
+    return;
+  }
+  double scale = 0;
+  for (float w : want.data) scale = std::max(scale, static_cast<double>(std::fabs(w)));
+  const double rtol = 1e-3, atol = scale > 0 ? 1e-4 * scale : 1e-6;  // relative to the output's magnitude
+  for (int64_t k = 0; k < want.size(); ++k) {
+    const double g = got.data[k], w = want.data[k];
+    if (std::isnan(g) && std::isnan(w)) continue;  // NaN where NaN is expected (the sqrt of a negative)
+    const double err = g == w ? 0.0 : std::fabs(g - w);  // equal infinities match
+    const bool bad = !(err <= atol + rtol * std::fabs(w));
+    if (err > c->max_abs_error || (bad && c->ok)) {
+      if (err > c->max_abs_error) c->max_abs_error = err;
+      c->worst = "output " + std::to_string(index) + " element " + std::to_string(k) + ": " + std::to_string(g) + " vs " + std::to_string(w);
+    }
+    if (std::fabs(w) > atol) c->max_rel_error = std::max(c->max_rel_error, err / std::fabs(w));
+    if (bad) c->ok = false;
+  }
+}
+
+}  // namespace
+
+Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected) {
+  Comparison c;
+  if (outputs.size() != expected.size()) {
+    c.ok = false;
+    c.worst = std::to_string(outputs.size()) + " outputs, " + std::to_string(expected.size()) + " expected";
+    return c;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) CompareOutput(i, outputs[i], expected[i], &c);
+  return c;
+}
+
 Result<Comparison> CompareOutputs(const std::vector<Tensor>& outputs, const std::string& dir) {
   Comparison c;
   bool any = false;
@@ -92,26 +144,7 @@ Result<Comparison> CompareOutputs(const std::vector<Tensor>& outputs, const std:
     auto want = ReadFloatTensorFile(file);
     if (!want.ok()) return want.status();
     any = true;
-    if (want->size() != outputs[i].size()) {
-      c.ok = false;
-      c.worst = "output " + std::to_string(i) + " has " + std::to_string(outputs[i].size()) + " elements, " + file + " " + std::to_string(want->size());
-      continue;
-    }
-    double scale = 0;
-    for (float w : want->data) scale = std::max(scale, static_cast<double>(std::fabs(w)));
-    const double rtol = 1e-3, atol = scale > 0 ? 1e-4 * scale : 1e-6;  // relative to the output's magnitude
-    for (int64_t k = 0; k < want->size(); ++k) {
-      const double got = outputs[i].data[k], w = want->data[k];
-      if (std::isnan(got) && std::isnan(w)) continue;  // NaN where NaN is expected (the sqrt of a negative)
-      const double err = got == w ? 0.0 : std::fabs(got - w);  // equal infinities match
-      const bool bad = !(err <= atol + rtol * std::fabs(w));
-      if (err > c.max_abs_error || (bad && c.ok)) {
-        if (err > c.max_abs_error) c.max_abs_error = err;
-        c.worst = "output " + std::to_string(i) + " element " + std::to_string(k) + ": " + std::to_string(got) + " vs " + std::to_string(w);
-      }
-      if (std::fabs(w) > atol) c.max_rel_error = std::max(c.max_rel_error, err / std::fabs(w));
-      if (bad) c.ok = false;
-    }
+    CompareOutput(i, outputs[i], *want, &c);
   }
   if (!any) return Status::NotFound("no output_<i>.pb in " + dir);
   return c;

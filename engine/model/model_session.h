@@ -18,6 +18,8 @@ Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::
 
 // The bank's current (not stale) entry for an op, as the executor asks for it.
 PolicyLookup BankLookup(const Bank* bank);
+// The bank's current (not stale) graph entry for a subgraph: its "fuse" knob, source "bank".
+FusionLookup BankFusionLookup(const Bank* bank);
 
 // Seeded uniform values in [-1, 1] for every input.
 std::vector<Tensor> RandomInputs(const Graph& graph, uint64_t seed);
@@ -41,5 +43,7 @@ struct Comparison {
   std::string worst;  // "output 0 element 17: 0.5 vs 0.49"
 };
 Result<Comparison> CompareOutputs(const std::vector<Tensor>& outputs, const std::string& data_dir);
+// The same tolerance between two runs' outputs (`expected`: the reference run's).
+Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected);
 
 }  // namespace tilebank::engine::model

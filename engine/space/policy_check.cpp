@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
 #include "repo/canonical.h"
 
@@ -36,6 +37,10 @@ bool SameValue(const KnobValue& a, const KnobValue& b) {
 }  // namespace
 
 std::string PolicyProblem(const Entry& entry) {
+  if (entry.template_id == kFusedTemplateId) {
+    if (entry.kind != EntryKind::kGraph) return std::string("template ") + kFusedTemplateId + " runs subgraphs, not " + KindName(entry.kind) + " entries";
+    return FusedPolicyProblem(entry.descriptor, entry.policy);
+  }
   const OpTemplate* t = TemplateById(entry.template_id);
   if (!t) return {};
   const std::string id = entry.template_id;

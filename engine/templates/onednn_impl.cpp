@@ -1,14 +1,22 @@
 // impl.onednn: MatMul, BatchMatMul, Gemm (oneDNN matmul) and Conv (oneDNN convolution with the
 // layouts it prefers: format_tag::any, source and weights reordered before timing, as a
 // deployed oneDNN graph keeps them); vector operators in engine/templates/onednn_vector_ops.h.
+// The cube kernels also run SGAT's fused subgraphs: post-ops (engine/templates/onednn_post_ops.h).
 #include <dnnl.hpp>
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
+#include <functional>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/ops/conv_problem.h"
 #include "engine/ops/gemm_problem.h"
 #include "engine/templates/onednn_common.h"
+#include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/onednn_vector_ops.h"
 #include "engine/templates/templates.h"
 
@@ -20,26 +28,87 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-// One inference call: source, weights and destination, plus the bias when there is one.
+// A cube kernel's post-ops and their binary operands' memory.
+struct PostOpState {
+  std::vector<PostOp> ops;
+  size_t first_operand_input = 0;   // kernel input of the first binary operand (after the anchor's)
+  std::vector<memory::desc> mds;    // per binary operand
+  std::vector<memory> operands;     // per binary operand
+  std::vector<bool> runtime;        // per binary operand: read from the caller on every run
+
+  // The attribute for a destination of oneDNN dims `dst`; `operand_dims` maps an operand's shape
+  // to oneDNN dims of the destination's rank. Throws dnnl::error when oneDNN lacks a post-op.
+  void Attach(dnnl::primitive_attr& attr, const std::function<memory::dims(const std::vector<int64_t>&)>& operand_dims) {
+    if (ops.empty()) return;
+    static const std::map<std::string, dnnl::algorithm> eltwise = {
+        {"Relu", dnnl::algorithm::eltwise_relu},   {"LeakyRelu", dnnl::algorithm::eltwise_relu}, {"Clip", dnnl::algorithm::eltwise_clip_v2},
+        {"Sigmoid", dnnl::algorithm::eltwise_logistic}, {"Tanh", dnnl::algorithm::eltwise_tanh}, {"HardSwish", dnnl::algorithm::eltwise_hardswish}};
+    static const std::map<std::string, dnnl::algorithm> binary = {
+        {"Add", dnnl::algorithm::binary_add}, {"Mul", dnnl::algorithm::binary_mul}, {"Sub", dnnl::algorithm::binary_sub}, {"Div", dnnl::algorithm::binary_div}};
+    dnnl::post_ops chain;
+    mds.clear();
+    for (const PostOp& op : ops) {
+      if (op.has_operand) {
+        const memory::dims dims = operand_dims(op.operand_shape);
+        memory::dims strides(dims.size(), 1);
+        for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+        mds.emplace_back(dims, dt::f32, strides);
+        chain.append_binary(binary.at(op.op_type), mds.back());
+      } else {
+        const float lo = std::max(op.alpha, -FLT_MAX), hi = std::min(op.beta, FLT_MAX);
+        chain.append_eltwise(1.f, eltwise.at(op.op_type), op.op_type == "Clip" ? lo : op.alpha, op.op_type == "Clip" ? hi : op.beta);
+      }
+    }
+    attr.set_post_ops(chain);
+  }
+  // Binary operands: constants copied now, the rest bound on every run (or, with `all`, from `in`).
+  void Bind(const std::vector<const Tensor*>& in) {
+    operands.clear();
+    runtime.clear();
+    for (size_t j = 0; j < mds.size(); ++j) {
+      const size_t input = first_operand_input + j;
+      const Tensor* t = input < in.size() ? in[input] : nullptr;
+      runtime.push_back(!t);
+      operands.push_back(t ? MemoryFromTensor(*t, mds[j]) : memory(mds[j], OneDnnCpuEngine(), DNNL_MEMORY_NONE));
+    }
+  }
+  void SetRuntime(const std::vector<const float*>& in) {
+    for (size_t j = 0; j < operands.size(); ++j)
+      if (runtime[j]) operands[j].set_data_handle(const_cast<float*>(in[first_operand_input + j]));
+  }
+  // The primitive runs only as a reference implementation: far too slow to fuse with.
+  void RefuseReference(const std::string& impl) const {
+    if (!ops.empty() && impl.rfind("ref", 0) == 0) throw dnnl::error(dnnl_unimplemented, ("only a reference kernel fuses these: " + impl).c_str());
+  }
+};
+
+// One inference call: source, weights and destination, plus the bias and post-op operands.
 void Execute(const dnnl::primitive& prim, dnnl::stream& stream, const memory& src, const memory& weights, const memory& dst,
-             const memory& bias) {
+             const memory& bias, const PostOpState& post) {
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
   if (bias) args[DNNL_ARG_BIAS] = bias;
+  for (size_t j = 0, i = 0; i < post.ops.size(); ++i)
+    if (post.ops[i].has_operand) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] = post.operands[j++];
   ExecuteAndWait(prim, stream, args);
 }
 
 class MatMulKernel : public Kernel {
  public:
-  MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape) : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()) {}
+  MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape, size_t anchor_inputs, std::vector<PostOp> post_ops = {})
+      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()) {
+    post_.ops = std::move(post_ops);
+    post_.first_operand_input = anchor_inputs;
+  }
   Status Prepare(const std::vector<const Tensor*>& in) override {
-    CreatePrimitive(in.size() > 2 ? in[2] : nullptr);
+    CreatePrimitive(bias_input() < in.size() ? in[bias_input()] : nullptr);
     a_ = MemoryFromTensor(*in[0], a_md_);
     b_ = MemoryFromTensor(*in[1], b_md_);
     c_ = memory(c_md_, OneDnnCpuEngine());
+    post_.Bind(in);
     return Status::Ok();
   }
   Status Run() override {
-    Execute(prim_, stream_, a_, b_, c_, bias_);
+    Execute(prim_, stream_, a_, b_, c_, bias_, post_);
     return Status::Ok();
   }
   Status Fetch(Tensor* out) override {
@@ -51,9 +120,10 @@ class MatMulKernel : public Kernel {
     return CatchOneDnnErrors([&] { return Bind(shapes, constants); });
   }
   Result<bool> Bind(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) {
-    const Tensor* bias = constants.size() > 2 ? constants[2] : nullptr;
+    const Tensor* bias = bias_input() < constants.size() ? constants[bias_input()] : nullptr;
     if (p_.bias != BiasShape::kNone && p_.beta != 0.f && !bias) return false;
     CreatePrimitive(bias);
+    post_.Bind(constants);
     a_ = constants[0] ? MemoryFromTensor(*constants[0], a_md_) : memory(a_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     b_ = constants.size() > 1 && constants[1] ? MemoryFromTensor(*constants[1], b_md_) : memory(b_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     c_ = memory(c_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
@@ -65,11 +135,31 @@ class MatMulKernel : public Kernel {
     if (direct_a_) a_.set_data_handle(const_cast<float*>(in[0]));
     if (direct_b_) b_.set_data_handle(const_cast<float*>(in[1]));
     c_.set_data_handle(out);
-    Execute(prim_, stream_, a_, b_, c_, bias_);
+    post_.SetRuntime(in);
+    Execute(prim_, stream_, a_, b_, c_, bias_, post_);
     return Status::Ok();
   }
 
  private:
+  size_t bias_input() const { return p_.bias != BiasShape::kNone ? 2 : SIZE_MAX; }
+
+  // An operand of the op's output rank as oneDNN's (batch, M, N): its leading dimensions either all
+  // match the output's (collapsed into the batch) or are all 1.
+  memory::dims OperandDims(const std::vector<int64_t>& operand) const {
+    std::vector<int64_t> d(shape_.size() - std::min(shape_.size(), operand.size()), 1);
+    d.insert(d.end(), operand.begin(), operand.end());
+    if (d.size() < 2) d.insert(d.begin(), 2 - d.size(), 1);
+    int64_t batch = 1;
+    bool all_one = true, all_match = true;
+    for (size_t i = 0; i + 2 < d.size(); ++i) {
+      batch *= d[i];
+      all_one &= d[i] == 1;
+      all_match &= d[i] == shape_[i];
+    }
+    if (!all_one && !all_match) throw dnnl::error(dnnl_unimplemented, "a post-op operand broadcast over part of the batch");
+    return {batch, d[d.size() - 2], d.back()};
+  }
+
   void CreatePrimitive(const Tensor* bias) {
     const memory::dim B = p_.batch, M = p_.M, N = p_.N, K = p_.K;
     // An operand without the batch dimension has batch 1 there: oneDNN broadcasts it. (A batch
@@ -79,6 +169,7 @@ class MatMulKernel : public Kernel {
     c_md_ = memory::desc({B, M, N}, dt::f32, tag::abc);
     dnnl::primitive_attr attr;
     if (p_.alpha != 1.f) attr.set_output_scales(0, {p_.alpha});
+    post_.Attach(attr, [this](const std::vector<int64_t>& operand) { return OperandDims(operand); });
     memory::desc bias_md;
     if (p_.bias != BiasShape::kNone && p_.beta != 0.f) {
       memory::dims bd = p_.bias == BiasShape::kScalar ? memory::dims{1, 1, 1} : p_.bias == BiasShape::kRow ? memory::dims{1, 1, N}
@@ -90,7 +181,9 @@ class MatMulKernel : public Kernel {
       bias_ = MemoryFromTensor(scaled, bias_md);
     }
     dnnl::matmul::desc desc = bias_md ? dnnl::matmul::desc(a_md_, b_md_, bias_md, c_md_) : dnnl::matmul::desc(a_md_, b_md_, c_md_);
-    prim_ = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, OneDnnCpuEngine()));
+    dnnl::matmul::primitive_desc pd(desc, attr, OneDnnCpuEngine());
+    post_.RefuseReference(pd.impl_info_str());
+    prim_ = dnnl::matmul(pd);
   }
 
   GemmProblem p_;
@@ -100,13 +193,19 @@ class MatMulKernel : public Kernel {
   memory::desc a_md_, b_md_, c_md_;
   memory a_, b_, c_, bias_;
   bool direct_a_ = false, direct_b_ = false;
+  PostOpState post_;
 };
 
 class ConvKernel : public Kernel {
  public:
-  ConvKernel(ConvProblem p, std::vector<int64_t> out_shape) : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()) {}
+  ConvKernel(ConvProblem p, std::vector<int64_t> out_shape, std::vector<PostOp> post_ops = {})
+      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()) {
+    post_.ops = std::move(post_ops);
+    post_.first_operand_input = p_.bias ? 3 : 2;
+  }
   Status Prepare(const std::vector<const Tensor*>& in) override {
-    CreatePrimitive(*in[1], in.size() > 2 ? in[2] : nullptr);
+    CreatePrimitive(*in[1], p_.bias ? in[2] : nullptr);
+    post_.Bind(in);
     memory user_src = MemoryFromTensor(*in[0], user_src_md_);
     src_ = memory(pd_.src_desc(), OneDnnCpuEngine());
     dnnl::reorder(user_src, src_).execute(stream_, user_src, src_);
@@ -115,7 +214,7 @@ class ConvKernel : public Kernel {
     return Status::Ok();
   }
   Status Run() override {
-    Execute(prim_, stream_, src_, wts_, dst_, bias_);
+    Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
     return Status::Ok();
   }
   Status Fetch(Tensor* out) override {
@@ -138,23 +237,44 @@ class ConvKernel : public Kernel {
     std::vector<float> src(static_cast<size_t>(p_.N) * p_.C * p_.H * p_.W, 0.f), dst(static_cast<size_t>(p_.N) * p_.OC * p_.OH * p_.OW);
     double best = 0;
     bool best_plain = false;
+    // Runtime post-op operands read zeros while timing.
+    std::vector<std::vector<float>> operands;
+    std::vector<const float*> inputs = {src.data()};
+    inputs.resize(post_.first_operand_input, nullptr);
+    for (const PostOp& op : post_.ops)
+      if (op.has_operand) {
+        operands.emplace_back(Tensor::NumElements(op.operand_shape), 0.f);
+        inputs.push_back(operands.back().data());
+      }
+    bool any = false;
+    std::string why;
     for (bool plain : {false, true}) {
       plain_activations_ = plain;
-      BindLayouts(*constants[1], p_.bias ? constants[2] : nullptr);
+      try {
+        BindLayouts(*constants[1], p_.bias ? constants[2] : nullptr);
+        post_.Bind(constants);
+      } catch (const dnnl::error& e) {  // a fused kernel oneDNN has for one layout only
+        if (post_.ops.empty()) throw;
+        why = e.what();
+        continue;
+      }
       double fastest = 1e30;
       for (int i = 0; i < 4; ++i) {
         const auto start = std::chrono::steady_clock::now();
-        RunDirect({src.data()}, dst.data());
+        RunDirect(inputs, dst.data());
         if (i > 0) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       }
-      if (!plain || fastest < best) {
+      if (!any || fastest < best) {
         best = fastest;
         best_plain = plain;
       }
+      any = true;
     }
-    if (!best_plain) {
-      plain_activations_ = false;
+    if (!any) return Status::InvalidInput("oneDNN: " + why);
+    if (best_plain != plain_activations_) {
+      plain_activations_ = best_plain;
       BindLayouts(*constants[1], p_.bias ? constants[2] : nullptr);
+      post_.Bind(constants);
     }
     return true;
   }
@@ -162,7 +282,8 @@ class ConvKernel : public Kernel {
     user_src_.set_data_handle(const_cast<float*>(in[0]));
     user_dst_.set_data_handle(out);
     if (reorder_src_) src_reorder_.execute(stream_, {{DNNL_ARG_FROM, user_src_}, {DNNL_ARG_TO, src_}});
-    Execute(prim_, stream_, src_, wts_, dst_, bias_);
+    post_.SetRuntime(in);
+    Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
     if (reorder_dst_) {
       dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, dst_}, {DNNL_ARG_TO, user_dst_}});
       stream_.wait();
@@ -196,7 +317,14 @@ class ConvKernel : public Kernel {
                                                          bias_md, dst_any, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.ph, p.pw}, {p.ph, p.pw})
                        : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, wts_any,
                                                          dst_any, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.ph, p.pw}, {p.ph, p.pw});
-    pd_ = dnnl::convolution_forward::primitive_desc(desc, OneDnnCpuEngine());
+    dnnl::primitive_attr attr;
+    post_.Attach(attr, [&](const std::vector<int64_t>& operand) {
+      memory::dims d(4 - std::min<size_t>(4, operand.size()), 1);
+      d.insert(d.end(), operand.begin(), operand.end());
+      return d;
+    });
+    pd_ = dnnl::convolution_forward::primitive_desc(desc, attr, OneDnnCpuEngine());
+    post_.RefuseReference(pd_.impl_info_str());
     prim_ = dnnl::convolution_forward(pd_);
     // Weights into the primitive's layout (not timed; in a model, once at load).
     user_src_md_ = memory::desc(src, dt::f32, tag::nchw);
@@ -218,6 +346,7 @@ class ConvKernel : public Kernel {
   bool reorder_src_ = false, reorder_dst_ = false;
   bool plain_activations_ = false;  // direct path: NCHW source and destination
   dnnl::reorder src_reorder_, dst_reorder_;
+  PostOpState post_;
 };
 
 class OneDnnImpl : public OpTemplate {
@@ -245,12 +374,46 @@ class OneDnnImpl : public OpTemplate {
     return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
       if (OneDnnImplementsVectorOp(op.op_type)) return OneDnnVectorKernel(op);
       if (op.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(op).value(), op.outputs[0].shape));
-      return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(op).value(), op.outputs[0].shape));
+      return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(op).value(), op.outputs[0].shape, op.inputs.size()));
     });
   }
 };
 
 }  // namespace
+
+bool IsOneDnnPostOp(const std::string& op_type) {
+  static const std::set<std::string> types = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Add", "Mul", "Sub", "Div"};
+  return types.count(op_type) > 0;
+}
+
+std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<Knob>& policy) {
+  const nlohmann::json d = nlohmann::json::parse(descriptor, nullptr, false);
+  if (!d.is_object() || !d.contains("nodes") || !d["nodes"].is_array() || d["nodes"].size() < 2)
+    return "descriptor: not a subgraph of an anchor and at least one chain node";
+  const auto& nodes = d["nodes"];
+  auto type = [&](size_t i) { return nodes[i].contains("op") && nodes[i]["op"].contains("op") ? nodes[i]["op"]["op"].get<std::string>() : ""; };
+  if (type(0) != "Conv" && type(0) != "MatMul" && type(0) != "Gemm") return "descriptor: the subgraph's first node " + type(0) + " is not an anchor (Conv, MatMul, Gemm)";
+  for (size_t i = 1; i < nodes.size(); ++i)
+    if (!IsOneDnnPostOp(type(i))) return "descriptor: chain node " + std::to_string(i) + " (" + type(i) + ") cannot run as a post-op";
+  if (policy.size() != 1 || policy[0].name != "fuse") return std::string("the policy of ") + kFusedTemplateId + " is one knob, 'fuse'";
+  const auto* fuse = std::get_if<int64_t>(&policy[0].value);
+  const int64_t chain = static_cast<int64_t>(nodes.size()) - 1;
+  if (!fuse || *fuse < 1 || *fuse > chain)
+    return "knob 'fuse' = " + KnobValueText(policy[0].value) + " is outside its domain for this subgraph (1 to " + std::to_string(chain) + ")";
+  return {};
+}
+
+Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<PostOp>& post_ops) {
+  for (const PostOp& op : post_ops)
+    if (!IsOneDnnPostOp(op.op_type)) return Status::InvalidInput("oneDNN has no post-op for " + op.op_type);
+  if (Status s = tilebank::engine::OneDnnImpl().Supports(anchor); !s.ok()) return s;
+  return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
+    if (anchor.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(anchor).value(), anchor.outputs[0].shape, post_ops));
+    if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm" || anchor.op_type == "BatchMatMul")
+      return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(anchor).value(), anchor.outputs[0].shape, anchor.inputs.size(), post_ops));
+    return Status::InvalidInput("oneDNN fuses post-ops into Conv, MatMul and Gemm, not " + anchor.op_type);
+  });
+}
 
 const OpTemplate& OneDnnImpl() {
   static const class OneDnnImpl t;

@@ -1,0 +1,315 @@
+#include "engine/jobs/model_sgat_job.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "engine/jobs/model_opat_job.h"
+#include "engine/jobs/opat_job.h"
+#include "engine/jobs/result_file.h"
+#include "engine/model/constant_fold.h"
+#include "engine/model/model_session.h"
+#include "engine/model/onnx_import.h"
+#include "engine/model/partition.h"
+#include "engine/templates/onednn_post_ops.h"
+#include "engine/templates/template_catalog.h"
+#include "repo/bank.h"
+#include "repo/improvement.h"
+#include "repo/provenance.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+using model::Executor;
+using model::Graph;
+using model::Subgraph;
+
+// The subgraph (or model) measured once under one fusion choice.
+struct Measured {
+  bool fused = false;  // the anchor runs with post-ops (false: oneDNN could not, or fuse 0)
+  Measurement time;    // the sum of the steps' medians: input copies are not the subgraph's
+  std::vector<Tensor> outputs;
+};
+
+Result<Measured> MeasureSubgraph(const Graph& sub, const model::PolicyLookup& ops, int fuse, const std::vector<Tensor>& inputs, int warmup,
+                                 int repeats) {
+  auto executor = Executor::Load(sub, ops, [fuse](const Subgraph&) { return model::FusionChoice{fuse, "candidate"}; });
+  if (!executor.ok()) return executor.status();
+  Measured m;
+  for (const auto& b : (*executor)->bindings()) m.fused |= b.template_id == kFusedTemplateId;
+  std::vector<const Tensor*> in;
+  for (const auto& t : inputs) in.push_back(&t);
+  TB_RETURN_IF_ERROR((*executor)->Run(in, &m.outputs));
+  auto timing = model::TimeModel(**executor, inputs, warmup, repeats);
+  if (!timing.ok()) return timing.status();
+  for (double us : timing->node_median_us) m.time.median_us += us;
+  m.time.spread_us = timing->spread_ms * 1000;
+  m.time.runs = static_cast<uint32_t>(timing->runs);
+  return m;
+}
+
+struct Task {
+  const Subgraph* first = nullptr;
+  int occurrences = 0;
+  double model_us = 0;  // its steps' time in the model, all occurrences
+};
+
+// The model's distinct subgraphs, most expensive first (`node_us` per binding of `executor`).
+std::vector<Task> Tasks(const std::vector<Subgraph>& subgraphs, const Executor& executor, const std::vector<double>& node_us) {
+  std::map<int, double> us_of_node;
+  const auto& bindings = executor.bindings();
+  for (size_t i = 0; i < bindings.size() && i < node_us.size(); ++i) us_of_node[bindings[i].node] += node_us[i];
+  std::map<std::string, Task> by_key;
+  std::vector<std::string> order;
+  for (const Subgraph& s : subgraphs) {
+    auto [it, fresh] = by_key.try_emplace(s.canonical.text);
+    if (fresh) {
+      it->second.first = &s;
+      order.push_back(s.canonical.text);
+    }
+    it->second.occurrences++;
+    it->second.model_us += us_of_node[s.anchor];
+    for (int c : s.chain) it->second.model_us += us_of_node[c];
+  }
+  std::vector<Task> tasks;
+  for (const auto& key : order) tasks.push_back(by_key[key]);
+  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.model_us > b.model_us; });
+  return tasks;
+}
+
+std::string OpTypeOf(const Graph& g, const Subgraph& s) {
+  std::string text = g.nodes[s.anchor].op_type;
+  for (int c : s.chain) text += "+" + g.nodes[c].op_type;
+  return text;
+}
+
+std::optional<int> FuseKnob(const Entry& e) {
+  for (const Knob& k : e.policy)
+    if (k.name == "fuse" && std::holds_alternative<int64_t>(k.value)) return static_cast<int>(std::get<int64_t>(k.value));
+  return std::nullopt;
+}
+
+Entry WinnerEntry(const Subgraph& s, int fuse, const Measurement& before, const Measurement& after, int trials, const std::string& bank_id) {
+  Entry e;
+  e.kind = EntryKind::kGraph;
+  e.op_type = s.canonical.op_type;
+  e.descriptor = s.canonical.text;
+  e.template_id = kFusedTemplateId;
+  e.template_version = EngineTemplateVersions()(kFusedTemplateId).value_or(0);
+  e.tune_mode = TuneMode::kImpl;
+  e.policy = {{"fuse", int64_t{fuse}}};
+  e.before = before;
+  e.after = after;
+  e.trials = static_cast<uint32_t>(trials);
+  e.strategy = "exhaustive";
+  e.created_unix_ms = NowUnixMs();
+  e.tool_version = std::string("tilebank ") + TILEBANK_VERSION;
+  e.origin_host = HostName();
+  e.origin_bank = bank_id;
+  return e;
+}
+
+// The whole model with the bank as it is now: its time, and its outputs on `inputs`.
+Result<Measured> MeasureModel(const Graph& graph, const Bank* bank, const std::vector<Tensor>& inputs, int warmup, int repeats,
+                              std::vector<double>* node_us, std::unique_ptr<Executor>* keep = nullptr) {
+  auto executor = Executor::Load(graph, model::BankLookup(bank), model::BankFusionLookup(bank));
+  if (!executor.ok()) return executor.status();
+  Measured m;
+  std::vector<const Tensor*> in;
+  for (const auto& t : inputs) in.push_back(&t);
+  TB_RETURN_IF_ERROR((*executor)->Run(in, &m.outputs));
+  auto timing = model::TimeModel(**executor, inputs, warmup, repeats);
+  if (!timing.ok()) return timing.status();
+  m.time = {timing->median_ms * 1000, timing->spread_ms * 1000, static_cast<uint32_t>(timing->runs)};
+  if (node_us) *node_us = timing->node_median_us;
+  if (keep) *keep = std::move(executor.value());
+  return m;
+}
+
+nlohmann::json SubgraphJson(const SubgraphRecord& r) {
+  return {{"performance_after_tune(ms)", r.after_ms},
+          {"performance_before_tune(ms)", r.before_ms},
+          {"performance_improvement", ImprovementText(r.before_ms, r.after_ms)},
+          {"repo_key", r.repo_key}};
+}
+
+}  // namespace
+
+nlohmann::json SgatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<SubgraphRecord>& records,
+                              double baseline_ms, std::optional<double> result_ms) {
+  nlohmann::json sgat = nlohmann::json::object();
+  sgat["model_baseline_performance(ms)"] = baseline_ms;
+  if (result_ms) {
+    sgat["model_performance_improvement"] = ImprovementText(baseline_ms, *result_ms);
+    sgat["model_result_performance(ms)"] = *result_ms;
+  }
+  nlohmann::json added = nlohmann::json::array(), updated = nlohmann::json::array(), failed = nlohmann::json::array();
+  std::map<std::string, int> count;
+  for (const auto& r : records) {
+    count[r.status]++;
+    if (r.status == "add") added.push_back(SubgraphJson(r));
+    if (r.status == "update") updated.push_back(SubgraphJson(r));
+    if (r.status == "failed") failed.push_back(r.repo_key);
+  }
+  sgat["repo_modified_subgraphs"] = {{"add_repo_subgraphs", added}, {"update_repo_subgraphs", updated}};
+  sgat["repo_summary"] = {{"repo_add_num", count["add"]},           {"repo_hit_num", count["hit"]},
+                          {"repo_reserved_num", count["reserved"]}, {"repo_unsatisfied_num", count["unsatisfied"]},
+                          {"repo_update_num", count["update"]},     {"total_num", records.size()}};
+  if (!failed.empty()) sgat["tuning_failed_subgraphs"] = failed;
+  nlohmann::json basic = {{"tuning_name", tuning_name}};
+  if (result_ms) basic["tuning_time(s)"] = static_cast<int64_t>(tuning_seconds + 0.5);
+  return nlohmann::json::array({{{"basic", basic}}, {{"SGAT", sgat}}});
+}
+
+Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto imported = model::ImportOnnx(o.model_path, o.input_shapes);
+  if (!imported.ok()) return imported.status();
+  Graph graph = std::move(imported.value());
+  TB_RETURN_IF_ERROR(model::FoldConstants(&graph).WithContext(o.model_path));
+  const std::vector<Subgraph> subgraphs = model::PartitionSubgraphs(graph);
+
+  // The output directory first: a run refused for it leaves no bank behind.
+  const std::string output_dir = o.output_dir.empty() ? std::string(".") : o.output_dir;
+  std::error_code ec;
+  std::filesystem::create_directories(output_dir, ec);
+  if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
+  OpenOptions open;
+  open.mode = OpenMode::kCreateIfMissing;
+  open.soc_version = o.soc_version;
+  open.fingerprint = o.fingerprint;
+  auto opened = Bank::Open(o.bank_root + "/" + o.soc_version, open);
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<Bank> bank = std::move(opened.value());
+
+  ModelSgatReport report;
+  report.tuning_name = o.tuning_name.empty() ? ModelName(o.model_path) : o.tuning_name;
+  report.result_path = output_dir + "/aoe_result_sgat_" + ResultTimestamp() + "_" + std::to_string(getpid()) + ".json";
+  const std::vector<Tensor> inputs = model::RandomInputs(graph, 1);
+  std::vector<double> node_us;
+  std::unique_ptr<Executor> before_executor;
+  auto before = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, &node_us, &before_executor);
+  if (!before.ok()) return before.status();
+  report.baseline_ms = before->time.median_us / 1000;
+  const std::vector<Task> tasks = Tasks(subgraphs, *before_executor, node_us);
+  before_executor.reset();
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(report.result_path, SgatResultJson(report.tuning_name, elapsed(), {}, report.baseline_ms, std::nullopt)));
+
+  const model::PolicyLookup ops = model::BankLookup(bank.get());
+  std::map<std::string, std::optional<Entry>> replaced;  // repo_key -> the entry this run replaced (nullopt: none)
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    const Subgraph& s = *tasks[t].first;
+    SubgraphRecord r;
+    r.repo_key = std::to_string(s.key());
+    r.name = graph.nodes[s.anchor].name;
+    r.op_type = OpTypeOf(graph, s);
+    r.occurrences = tasks[t].occurrences;
+    auto found = bank->Find(EntryKind::kGraph, s.canonical.text);
+    if (!found.ok()) return found.status();
+    const std::optional<Entry>& existing = *found;
+    const bool stale = existing && (existing->template_id != kFusedTemplateId ||
+                                    EngineTemplateVersions()(kFusedTemplateId) != existing->template_version);
+    if (existing && !stale && !o.repeat_tune) {
+      r.status = "hit";
+      r.fuse = FuseKnob(*existing).value_or(0);
+      r.before_ms = existing->before.median_us / 1000;
+      r.after_ms = existing->after.median_us / 1000;
+    } else if (o.time_budget_s > 0 && elapsed() > o.time_budget_s) {
+      r.status = "skipped";
+    } else {
+      const Graph sub = model::ExtractSubgraph(graph, s);
+      const std::vector<Tensor> sub_inputs = model::RandomInputs(sub, 7);
+      auto base = MeasureSubgraph(sub, ops, 0, sub_inputs, o.subgraph_warmup, o.subgraph_repeats);
+      if (!base.ok()) {
+        r.status = "failed";
+        r.failure = base.status().message();
+      } else {
+        std::optional<Measured> best;
+        int best_fuse = 0, tried = 0;
+        for (int k = 1; k <= static_cast<int>(s.chain.size()) && tried < o.trials; ++k) {
+          auto candidate = MeasureSubgraph(sub, ops, k, sub_inputs, o.subgraph_warmup, o.subgraph_repeats);
+          ++tried;
+          if (!candidate.ok()) {
+            r.failure = "fuse=" + std::to_string(k) + ": " + candidate.status().message();
+            continue;
+          }
+          if (!candidate->fused) {  // oneDNN cannot fuse this far
+            if (r.failure.empty()) r.failure = "fuse=" + std::to_string(k) + ": oneDNN has no fused kernel for it";
+            continue;
+          }
+          const model::Comparison check = model::CompareTensors(candidate->outputs, base->outputs);
+          if (!check.ok) {
+            r.failure = "fuse=" + std::to_string(k) + " differs from the unfused subgraph: " + check.worst;
+            continue;
+          }
+          if (!best || candidate->time.median_us < best->time.median_us) {
+            best = std::move(candidate.value());
+            best_fuse = k;
+          }
+        }
+        r.before_ms = base->time.median_us / 1000;
+        r.after_ms = best ? best->time.median_us / 1000 : r.before_ms;
+        const bool better = best && best->time.median_us < base->time.median_us * (1.0 - o.min_gain);
+        const bool have_entry = existing && !stale;
+        r.status = better ? (existing ? "update" : "add") : have_entry ? "reserved" : "unsatisfied";
+        if (better) {
+          r.fuse = best_fuse;
+          const Entry winner = WinnerEntry(s, best_fuse, base->time, best->time, tried, bank->meta_at_open().bank_id);
+          TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
+            auto put = txn.Put(winner, have_entry ? PutPolicy::kKeepFaster : PutPolicy::kOverwrite);
+            if (!put.ok()) return put.status();
+            if (put.value() == PutOutcome::kKept) r.status = have_entry ? "reserved" : "unsatisfied";
+            return Status::Ok();
+          }));
+          if (r.Stored() && !replaced.count(r.repo_key)) replaced[r.repo_key] = existing;
+        }
+      }
+    }
+    if (o.progress)
+      std::fprintf(stderr, "[%zu/%zu] %s (%s, x%d): %s  %.3f ms -> %.3f ms%s\n", t + 1, tasks.size(), r.name.c_str(), r.op_type.c_str(),
+                   r.occurrences, r.status.c_str(), r.before_ms, r.Stored() || r.status == "hit" ? r.after_ms : r.before_ms,
+                   r.fuse > 0 ? (", fuse " + std::to_string(r.fuse)).c_str() : r.failure.empty() ? "" : ("  (" + r.failure + ")").c_str());
+    report.records.push_back(std::move(r));
+    TB_RETURN_IF_ERROR(
+        WriteJsonAtomically(report.result_path, SgatResultJson(report.tuning_name, elapsed(), report.records, report.baseline_ms, std::nullopt)));
+  }
+
+  // The whole model after: same outputs as before, and never slower (else this run's entries go).
+  auto after = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, nullptr);
+  if (!after.ok()) return after.status();
+  const model::Comparison check = model::CompareTensors(after->outputs, before->outputs);
+  if (!check.ok || after->time.median_us > before->time.median_us) {
+    TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
+      for (const auto& [key, previous] : replaced) {
+        const Key k = std::stoull(key);
+        if (previous) {
+          auto put = txn.Put(*previous, PutPolicy::kOverwrite);
+          if (!put.ok()) return put.status();
+        } else {
+          auto removed = txn.Remove(EntryKind::kGraph, k);
+          if (!removed.ok()) return removed.status();
+        }
+      }
+      return Status::Ok();
+    }));
+    for (auto& r : report.records)
+      if (r.Stored()) r.status = "unsatisfied";
+    report.reverted = true;
+    report.note = !check.ok ? "the model's output changed with the fused subgraphs (" + check.worst + "); this run's entries were taken back"
+                            : "the model was slower with this run's entries (" + std::to_string(after->time.median_us / 1000) + " ms); they were taken back";
+    after = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, nullptr);
+    if (!after.ok()) return after.status();
+  }
+  report.result_ms = after->time.median_us / 1000;
+  report.result = SgatResultJson(report.tuning_name, elapsed(), report.records, report.baseline_ms, report.result_ms);
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(report.result_path, report.result));
+  return report;
+}
+
+}  // namespace tilebank::engine

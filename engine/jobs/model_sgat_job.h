@@ -1,0 +1,65 @@
+// SGAT on a model (`tune -j 1 --model`, job type 1): the model's subgraphs (engine/model/
+// partition.h), one task per repo_key, most expensive first (their time in the model x
+// occurrences). Each task runs the subgraph alone, unfused with the policies the bank gives its
+// operators (the default), then with 1, 2, ... of its chain nodes fused into the anchor; every
+// candidate's output is checked against the unfused one before it is timed. A winner that beats
+// the default by the job's margin becomes a graph entry (template sgat.fused, knob "fuse"). The
+// whole model is run before and after: when it is slower after, this run's entries are taken back.
+// The result file is aoe_result_sgat_{timestamp}_{pid}.json as seeds/004 describes, rewritten after
+// every subgraph.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "repo/status.h"
+
+namespace tilebank::engine {
+
+struct ModelSgatOptions {
+  std::string model_path;
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  std::string tuning_name;   // empty: the model's name
+  std::string bank_root, soc_version, fingerprint;
+  std::string output_dir;
+  bool repeat_tune = false;  // tune subgraphs the bank already holds
+  double min_gain = 0.02;    // as OPAT's
+  int trials = 48;           // at most this many candidates per subgraph
+  double time_budget_s = 0;  // 0: none; else subgraphs left when it runs out are not tuned
+  int warmup = 2, repeats = 10;               // whole-model timing
+  int subgraph_warmup = 3, subgraph_repeats = 20;
+  bool progress = false;
+};
+
+// What became of one subgraph.
+struct SubgraphRecord {
+  std::string repo_key;   // unsigned decimal
+  std::string name;       // the first occurrence's anchor node
+  std::string op_type;    // "Conv+Relu"
+  int occurrences = 0;
+  std::string status;     // add | update | hit | reserved | unsatisfied | failed | skipped
+  int fuse = 0;           // the winner's (add/update) or the bank's (hit)
+  double before_ms = 0, after_ms = 0;
+  std::string failure;
+  bool Stored() const { return status == "add" || status == "update"; }
+};
+
+struct ModelSgatReport {
+  std::string tuning_name, result_path;
+  nlohmann::json result;
+  std::vector<SubgraphRecord> records;
+  double baseline_ms = 0, result_ms = 0;
+  bool reverted = false;  // the model was slower (or computed otherwise) with this run's entries: they were taken back
+  std::string note;       // why, when reverted
+};
+
+Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& options);
+
+// The SGAT result file's content (seeds/004). finished: false while tuning (no model result yet).
+nlohmann::json SgatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<SubgraphRecord>& records,
+                              double baseline_ms, std::optional<double> result_ms);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,43 @@
+// SGAT's subgraphs (DESIGN.md "SGAT"): the graph split into anchors (Conv, MatMul, Gemm) each with
+// the chain of elementwise nodes that can run inside its loops: bias and residual Add, Mul or
+// Sub/Div by a tensor, and the activations Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish. A
+// chain stops at a value another node (or the model's output) also reads, so fusing never changes
+// what the rest of the graph sees. A subgraph's policy (engine/model/fusion.h) says how much of
+// its chain is fused.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/model/graph.h"
+#include "repo/canonical.h"
+#include "repo/key.h"
+
+namespace tilebank::engine::model {
+
+// One chain node as the anchor's epilogue sees it.
+struct EpilogueStep {
+  std::string op_type;     // Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish, Add, Mul, Sub, Div
+  float alpha = 0, beta = 0;  // LeakyRelu's alpha; Clip's bounds
+  int operand = -1;        // binary ops: the other operand's value (its shape broadcasts to the chain's)
+};
+
+struct Subgraph {
+  int anchor = -1;                 // node index of the anchor
+  std::vector<int> chain;          // node indices of the epilogue nodes, in order
+  std::vector<EpilogueStep> steps; // per chain node
+  nlohmann::json description;      // {"nodes": [...]}: ATC single-op form of each node with "inputs"
+  CanonicalDescriptor canonical;   // of `description`; its key is the subgraph's repo_key
+  Key key() const { return KeyOfDescriptor(canonical.text); }
+  // The output value after `fused` chain nodes (0: the anchor's own).
+  int OutputAfter(const Graph& graph, int fused) const;
+};
+
+// Every anchor of `graph` with a chain of at least one node, in node order. A node belongs to at
+// most one subgraph.
+std::vector<Subgraph> PartitionSubgraphs(const Graph& graph);
+
+// The subgraph alone as a graph: its nodes, the values they read (constants with their data;
+// everything else becomes a graph input) and the chain's last output as the graph's output.
+Graph ExtractSubgraph(const Graph& graph, const Subgraph& subgraph);
+
+}  // namespace tilebank::engine::model
