@@ -34,6 +34,9 @@ class Kernel {
     (void)inputs, (void)output;
     return Status::InvalidInput("this kernel has no direct path");
   }
+  // The input whose memory the output may be placed over (RunDirect reads it whole before writing
+  // any of the output), or -1.
+  virtual int InPlaceInput() const { return -1; }
 };
 
 }  // namespace tilebank::engine

@@ -35,6 +35,7 @@ struct Executor::Step {
   BasicKernel basic;
   std::unique_ptr<Kernel> kernel;
   std::vector<Tensor> constants;  // kCopying: constant inputs as tensors (by input index; empty if not constant)
+  int in_place_input = -1;        // kDirect: the input the output may be placed over (Kernel::InPlaceInput)
 };
 
 Executor::~Executor() = default;
@@ -116,6 +117,7 @@ Result<bool> Executor::BindFused(const Subgraph& s, int fused, const std::string
   step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
   if (*direct) step->constants.clear();
   step->kernel = std::move(kernel.value());
+  if (*direct) step->in_place_input = step->kernel->InPlaceInput();
   step->output = s.OutputAfter(graph_, fused);
   b.shape = ShapeText(graph_.values[step->output].shape);
   b.template_id = kFusedTemplateId;
@@ -128,104 +130,116 @@ Result<bool> Executor::BindFused(const Subgraph& s, int fused, const std::string
   return true;
 }
 
+Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
+                          std::map<std::string, std::vector<std::string>>* missing) {
+  const Node& n = graph_.nodes[index];
+  for (size_t k = 1; k < n.outputs.size(); ++k)
+    if (n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k])))
+      return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + "): output " + std::to_string(k) +
+                                  " is used, and the executor computes only the first output of a node");
+  auto step = std::make_unique<Step>();
+  NodeBinding b;
+  b.node = static_cast<int>(index);
+  b.name = n.name;
+  b.op_type = n.op_type;
+  step->output = n.outputs.empty() ? -1 : n.outputs[0];
+  b.shape = step->output >= 0 ? ShapeText(graph_.values[step->output].shape) : "";
+  const bool runtime_input = !n.inputs.empty() && n.inputs[0] >= 0 && !graph_.IsConstant(n.inputs[0]);
+  if (IsAliasOp(n.op_type) && runtime_input) {
+    step->kind = Step::Kind::kAlias;
+    step->inputs = {n.inputs[0]};
+    b.policy_source = "alias";
+  } else if (auto node_op = NodeOpSpec(graph_, n); Implements(n.op_type) && (!node_op.ok() || !TemplatesFor(node_op->op).ok()) &&
+                                                   std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) == BasicOpTypes().end()) {
+    // A tuned op type in a form its templates do not run (3-D pooling, int64 operands, ...).
+    const Status why = node_op.ok() ? TemplatesFor(node_op->op).status() : node_op.status();
+    return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message());
+  } else if (node_op.ok() && Implements(node_op->op.op_type) && TemplatesFor(node_op->op).ok()) {
+    const OpSpec& op = node_op->op;
+    auto templates = TemplatesFor(op);
+    const OpTemplate* t = templates->primary;
+    Policy policy = t->DefaultPolicy(op);
+    b.policy_source = "default";
+    if (lookup) {
+      if (auto entry = lookup(op); entry)
+        if (const OpTemplate* stored = TemplateById(entry->template_id); stored && stored->Supports(op).ok()) {
+          t = stored;
+          policy = entry->policy;
+          b.policy_source = "bank";
+        }
+    }
+    auto kernel = t->Build(op, policy);
+    if (!kernel.ok()) return kernel.status().WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")");
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<const Tensor*> constants;
+    step->constants.resize(node_op->input_values.size());
+    for (size_t i = 0; i < node_op->input_values.size(); ++i) {
+      const int v = node_op->input_values[i];
+      shapes.push_back(graph_.values[v].shape);
+      if (graph_.IsConstant(v)) step->constants[i] = graph_.values[v].constant->AsTensor();
+      constants.push_back(graph_.IsConstant(v) ? &step->constants[i] : nullptr);
+    }
+    auto direct = (*kernel)->BindDirect(shapes, constants);
+    if (!direct.ok()) return direct.status().WithContext("node '" + n.name + "'");
+    step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
+    if (*direct) step->constants.clear();  // the kernel holds them in its own layout now
+    step->kernel = std::move(kernel.value());
+    step->inputs = node_op->input_values;
+    b.template_id = t->id();
+    b.policy = PolicyText(policy);
+    b.op = std::move(node_op.value());
+  } else {
+    auto basic = MakeBasicKernel(graph_, n);
+    if (!basic.ok()) {
+      if (std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) != BasicOpTypes().end() || Implements(n.op_type))
+        return basic.status();  // a known op used in a way no kernel supports
+      (*missing)[n.op_type].push_back(n.name);
+      return Status::Ok();
+    }
+    step->kind = Step::Kind::kBasic;
+    step->basic = std::move(basic.value());
+    for (int v : n.inputs) step->inputs.push_back(v);
+    b.policy_source = "basic";
+  }
+  // Each output element depends only on the same element of its inputs (broadcast ones aside).
+  const bool pointwise = IsUnaryElementwiseOp(n.op_type) || IsBinaryElementwiseOp(n.op_type) ||
+                         (step->kind == Step::Kind::kBasic && (n.op_type == "Clip" || n.op_type == "Sqrt" || n.op_type == "Neg" ||
+                                                                n.op_type == "Exp" || n.op_type == "Pow"));
+  pointwise_.push_back(pointwise && (step->kind == Step::Kind::kDirect || step->kind == Step::Kind::kBasic));
+  steps_.push_back(std::move(step));
+  bindings_.push_back(std::move(b));
+  return Status::Ok();
+}
+
 Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
   std::map<std::string, std::vector<std::string>> missing;  // op type -> node names
   std::set<int> read_values;
   for (const Node& n : graph_.nodes) read_values.insert(n.inputs.begin(), n.inputs.end());
-  // SGAT: subgraphs whose chains run inside their anchors; the chain nodes are then skipped.
+  // SGAT: a fused subgraph runs where its last fused chain node is, when every operand it reads
+  // has been computed; its anchor and the chain nodes before that one wait for it.
   std::vector<Subgraph> subgraphs = fusion ? PartitionSubgraphs(graph_) : std::vector<Subgraph>{};
-  std::map<int, std::pair<const Subgraph*, FusionChoice>> fused_at;  // anchor node -> choice
+  std::map<int, std::pair<const Subgraph*, FusionChoice>> fused_at;  // last fused chain node -> choice
+  std::set<int> deferred;
   for (const Subgraph& s : subgraphs)
-    if (auto choice = fusion(s); choice && choice->fused > 0 && choice->fused <= static_cast<int>(s.chain.size()))
-      fused_at[s.anchor] = {&s, *choice};
-  std::set<int> skip;
+    if (auto choice = fusion(s); choice && choice->fused > 0 && choice->fused <= static_cast<int>(s.chain.size())) {
+      fused_at[s.chain[choice->fused - 1]] = {&s, *choice};
+      deferred.insert(s.anchor);
+      deferred.insert(s.chain.begin(), s.chain.begin() + choice->fused - 1);
+    }
   for (size_t index = 0; index < graph_.nodes.size(); ++index) {
-    const Node& n = graph_.nodes[index];
-    if (skip.count(static_cast<int>(index))) continue;
-    if (auto it = fused_at.find(static_cast<int>(index)); it != fused_at.end()) {
-      const auto& [s, choice] = it->second;
-      auto bound = BindFused(*s, choice.fused, choice.source);
-      if (!bound.ok()) return bound.status();
-      if (*bound) {
-        skip.insert(s->chain.begin(), s->chain.begin() + choice.fused);
-        continue;
-      }
+    if (deferred.count(static_cast<int>(index))) continue;
+    auto it = fused_at.find(static_cast<int>(index));
+    if (it == fused_at.end()) {
+      TB_RETURN_IF_ERROR(BindNode(index, lookup, read_values, &missing));
+      continue;
     }
-    for (size_t k = 1; k < n.outputs.size(); ++k)
-      if (n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k])))
-        return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + "): output " + std::to_string(k) +
-                                    " is used, and the executor computes only the first output of a node");
-    auto step = std::make_unique<Step>();
-    NodeBinding b;
-    b.node = static_cast<int>(index);
-    b.name = n.name;
-    b.op_type = n.op_type;
-    step->output = n.outputs.empty() ? -1 : n.outputs[0];
-    b.shape = step->output >= 0 ? ShapeText(graph_.values[step->output].shape) : "";
-    const bool runtime_input = !n.inputs.empty() && n.inputs[0] >= 0 && !graph_.IsConstant(n.inputs[0]);
-    if (IsAliasOp(n.op_type) && runtime_input) {
-      step->kind = Step::Kind::kAlias;
-      step->inputs = {n.inputs[0]};
-      b.policy_source = "alias";
-    } else if (auto node_op = NodeOpSpec(graph_, n); Implements(n.op_type) && (!node_op.ok() || !TemplatesFor(node_op->op).ok()) &&
-                                                     std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) == BasicOpTypes().end()) {
-      // A tuned op type in a form its templates do not run (3-D pooling, int64 operands, ...).
-      const Status why = node_op.ok() ? TemplatesFor(node_op->op).status() : node_op.status();
-      return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message());
-    } else if (node_op.ok() && Implements(node_op->op.op_type) && TemplatesFor(node_op->op).ok()) {
-      const OpSpec& op = node_op->op;
-      auto templates = TemplatesFor(op);
-      const OpTemplate* t = templates->primary;
-      Policy policy = t->DefaultPolicy(op);
-      b.policy_source = "default";
-      if (lookup) {
-        if (auto entry = lookup(op); entry)
-          if (const OpTemplate* stored = TemplateById(entry->template_id); stored && stored->Supports(op).ok()) {
-            t = stored;
-            policy = entry->policy;
-            b.policy_source = "bank";
-          }
-      }
-      auto kernel = t->Build(op, policy);
-      if (!kernel.ok()) return kernel.status().WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")");
-      std::vector<std::vector<int64_t>> shapes;
-      std::vector<const Tensor*> constants;
-      step->constants.resize(node_op->input_values.size());
-      for (size_t i = 0; i < node_op->input_values.size(); ++i) {
-        const int v = node_op->input_values[i];
-        shapes.push_back(graph_.values[v].shape);
-        if (graph_.IsConstant(v)) step->constants[i] = graph_.values[v].constant->AsTensor();
-        constants.push_back(graph_.IsConstant(v) ? &step->constants[i] : nullptr);
-      }
-      auto direct = (*kernel)->BindDirect(shapes, constants);
-      if (!direct.ok()) return direct.status().WithContext("node '" + n.name + "'");
-      step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
-      if (*direct) step->constants.clear();  // the kernel holds them in its own layout now
-      step->kernel = std::move(kernel.value());
-      step->inputs = node_op->input_values;
-      b.template_id = t->id();
-      b.policy = PolicyText(policy);
-      b.op = std::move(node_op.value());
-    } else {
-      auto basic = MakeBasicKernel(graph_, n);
-      if (!basic.ok()) {
-        if (std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) != BasicOpTypes().end() || Implements(n.op_type))
-          return basic.status();  // a known op used in a way no kernel supports
-        missing[n.op_type].push_back(n.name);
-        continue;
-      }
-      step->kind = Step::Kind::kBasic;
-      step->basic = std::move(basic.value());
-      for (int v : n.inputs) step->inputs.push_back(v);
-      b.policy_source = "basic";
-    }
-    // Each output element depends only on the same element of its inputs (broadcast ones aside).
-    const bool pointwise = IsUnaryElementwiseOp(n.op_type) || IsBinaryElementwiseOp(n.op_type) ||
-                           (step->kind == Step::Kind::kBasic && (n.op_type == "Clip" || n.op_type == "Sqrt" || n.op_type == "Neg" ||
-                                                                  n.op_type == "Exp" || n.op_type == "Pow"));
-    pointwise_.push_back(pointwise && (step->kind == Step::Kind::kDirect || step->kind == Step::Kind::kBasic));
-    steps_.push_back(std::move(step));
-    bindings_.push_back(std::move(b));
+    const auto& [s, choice] = it->second;
+    auto bound = BindFused(*s, choice.fused, choice.source);
+    if (!bound.ok()) return bound.status();
+    if (*bound) continue;
+    // oneDNN cannot run it fused: the nodes one by one, here (still in dependency order).
+    TB_RETURN_IF_ERROR(BindNode(s->anchor, lookup, read_values, &missing));
+    for (int k = 0; k < choice.fused; ++k) TB_RETURN_IF_ERROR(BindNode(s->chain[k], lookup, read_values, &missing));
   }
   if (!missing.empty()) {
     std::string list;
@@ -274,9 +288,11 @@ void Executor::PlanMemory() {
     // A pointwise op writes over an input of its shape that nothing reads afterwards: the lines it
     // reads are the lines it writes, and no new memory is touched.
     // Only the first operand: libraries support in-place computation over it (oneDNN's src0).
+    // A kernel may name another input it reads whole before writing (a fused residual).
     int in_place = -1;
-    const int first = s.inputs.empty() ? -1 : s.inputs[0];
-    if (pointwise_[i] && first >= 0 && storage_of_[first] >= 0 && group_last[group[first]] == static_cast<int64_t>(i) &&
+    const int first = pointwise_[i] && !s.inputs.empty() ? s.inputs[0]
+                      : s.in_place_input >= 0 && s.in_place_input < static_cast<int>(s.inputs.size()) ? s.inputs[s.in_place_input] : -1;
+    if (first >= 0 && storage_of_[first] >= 0 && group_last[group[first]] == static_cast<int64_t>(i) &&
         graph_.values[first].shape == graph_.values[s.output].shape)
       in_place = first;
     if (in_place >= 0) storage_of_[s.output] = storage_of_[in_place];

@@ -6,6 +6,8 @@
 #pragma once
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +66,9 @@ class Executor {
   struct Step;
   Executor() = default;
   Status Bind(const PolicyLookup& lookup, const FusionLookup& fusion);
+  // Binds node `index` alone (a missing kernel is recorded in `missing`, op type -> node names).
+  Status BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
+                  std::map<std::string, std::vector<std::string>>* missing);
   // Binds subgraph `s` with its first `fused` chain nodes inside the anchor; false when oneDNN cannot.
   Result<bool> BindFused(const Subgraph& s, int fused, const std::string& source);
   void PlanMemory();

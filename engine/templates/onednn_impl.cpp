@@ -11,12 +11,12 @@
 #include <map>
 #include <set>
 
-#include <nlohmann/json.hpp>
+#include <cstring>
 
 #include "engine/ops/conv_problem.h"
 #include "engine/ops/gemm_problem.h"
 #include "engine/templates/onednn_common.h"
-#include "engine/templates/onednn_post_ops.h"
+#include "engine/templates/onednn_post_op_chain.h"
 #include "engine/templates/onednn_vector_ops.h"
 #include "engine/templates/templates.h"
 
@@ -28,77 +28,20 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-// A cube kernel's post-ops and their binary operands' memory.
-struct PostOpState {
-  std::vector<PostOp> ops;
-  size_t first_operand_input = 0;   // kernel input of the first binary operand (after the anchor's)
-  std::vector<memory::desc> mds;    // per binary operand
-  std::vector<memory> operands;     // per binary operand
-  std::vector<bool> runtime;        // per binary operand: read from the caller on every run
-
-  // The attribute for a destination of oneDNN dims `dst`; `operand_dims` maps an operand's shape
-  // to oneDNN dims of the destination's rank. Throws dnnl::error when oneDNN lacks a post-op.
-  void Attach(dnnl::primitive_attr& attr, const std::function<memory::dims(const std::vector<int64_t>&)>& operand_dims) {
-    if (ops.empty()) return;
-    static const std::map<std::string, dnnl::algorithm> eltwise = {
-        {"Relu", dnnl::algorithm::eltwise_relu},   {"LeakyRelu", dnnl::algorithm::eltwise_relu}, {"Clip", dnnl::algorithm::eltwise_clip_v2},
-        {"Sigmoid", dnnl::algorithm::eltwise_logistic}, {"Tanh", dnnl::algorithm::eltwise_tanh}, {"HardSwish", dnnl::algorithm::eltwise_hardswish}};
-    static const std::map<std::string, dnnl::algorithm> binary = {
-        {"Add", dnnl::algorithm::binary_add}, {"Mul", dnnl::algorithm::binary_mul}, {"Sub", dnnl::algorithm::binary_sub}, {"Div", dnnl::algorithm::binary_div}};
-    dnnl::post_ops chain;
-    mds.clear();
-    for (const PostOp& op : ops) {
-      if (op.has_operand) {
-        const memory::dims dims = operand_dims(op.operand_shape);
-        memory::dims strides(dims.size(), 1);
-        for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
-        mds.emplace_back(dims, dt::f32, strides);
-        chain.append_binary(binary.at(op.op_type), mds.back());
-      } else {
-        const float lo = std::max(op.alpha, -FLT_MAX), hi = std::min(op.beta, FLT_MAX);
-        chain.append_eltwise(1.f, eltwise.at(op.op_type), op.op_type == "Clip" ? lo : op.alpha, op.op_type == "Clip" ? hi : op.beta);
-      }
-    }
-    attr.set_post_ops(chain);
-  }
-  // Binary operands: constants copied now, the rest bound on every run (or, with `all`, from `in`).
-  void Bind(const std::vector<const Tensor*>& in) {
-    operands.clear();
-    runtime.clear();
-    for (size_t j = 0; j < mds.size(); ++j) {
-      const size_t input = first_operand_input + j;
-      const Tensor* t = input < in.size() ? in[input] : nullptr;
-      runtime.push_back(!t);
-      operands.push_back(t ? MemoryFromTensor(*t, mds[j]) : memory(mds[j], OneDnnCpuEngine(), DNNL_MEMORY_NONE));
-    }
-  }
-  void SetRuntime(const std::vector<const float*>& in) {
-    for (size_t j = 0; j < operands.size(); ++j)
-      if (runtime[j]) operands[j].set_data_handle(const_cast<float*>(in[first_operand_input + j]));
-  }
-  // The primitive runs only as a reference implementation: far too slow to fuse with.
-  void RefuseReference(const std::string& impl) const {
-    if (!ops.empty() && impl.rfind("ref", 0) == 0) throw dnnl::error(dnnl_unimplemented, ("only a reference kernel fuses these: " + impl).c_str());
-  }
-};
-
 // One inference call: source, weights and destination, plus the bias and post-op operands.
 void Execute(const dnnl::primitive& prim, dnnl::stream& stream, const memory& src, const memory& weights, const memory& dst,
-             const memory& bias, const PostOpState& post) {
+             const memory& bias, const PostOpChain& post) {
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
   if (bias) args[DNNL_ARG_BIAS] = bias;
-  for (size_t j = 0, i = 0; i < post.ops.size(); ++i)
-    if (post.ops[i].has_operand) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] = post.operands[j++];
+  post.AddArgs(args);
   ExecuteAndWait(prim, stream, args);
 }
 
 class MatMulKernel : public Kernel {
  public:
   MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape, size_t anchor_inputs, std::vector<PostOp> post_ops = {})
-      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()) {
-    post_.ops = std::move(post_ops);
-    post_.first_operand_input = anchor_inputs;
-  }
+      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), anchor_inputs, shape_) {}
+  int InPlaceInput() const override { return post_.sum_input(); }
   Status Prepare(const std::vector<const Tensor*>& in) override {
     CreatePrimitive(bias_input() < in.size() ? in[bias_input()] : nullptr);
     a_ = MemoryFromTensor(*in[0], a_md_);
@@ -108,6 +51,7 @@ class MatMulKernel : public Kernel {
     return Status::Ok();
   }
   Status Run() override {
+    LoadResidual(static_cast<float*>(c_.get_data_handle()));
     Execute(prim_, stream_, a_, b_, c_, bias_, post_);
     return Status::Ok();
   }
@@ -136,11 +80,18 @@ class MatMulKernel : public Kernel {
     if (direct_b_) b_.set_data_handle(const_cast<float*>(in[1]));
     c_.set_data_handle(out);
     post_.SetRuntime(in);
+    LoadResidual(out);
     Execute(prim_, stream_, a_, b_, c_, bias_, post_);
     return Status::Ok();
   }
 
  private:
+  // The sum post-op adds to what the destination holds: the residual, unless it is there already.
+  void LoadResidual(float* dst) const {
+    const float* residual = post_.sum_source();
+    if (residual && residual != dst) std::memcpy(dst, residual, Tensor::NumElements(shape_) * sizeof(float));
+  }
+
   size_t bias_input() const { return p_.bias != BiasShape::kNone ? 2 : SIZE_MAX; }
 
   // An operand of the op's output rank as oneDNN's (batch, M, N): its leading dimensions either all
@@ -193,16 +144,14 @@ class MatMulKernel : public Kernel {
   memory::desc a_md_, b_md_, c_md_;
   memory a_, b_, c_, bias_;
   bool direct_a_ = false, direct_b_ = false;
-  PostOpState post_;
+  PostOpChain post_;
 };
 
 class ConvKernel : public Kernel {
  public:
   ConvKernel(ConvProblem p, std::vector<int64_t> out_shape, std::vector<PostOp> post_ops = {})
-      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()) {
-    post_.ops = std::move(post_ops);
-    post_.first_operand_input = p_.bias ? 3 : 2;
-  }
+      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), p_.bias ? 3 : 2, shape_) {}
+  int InPlaceInput() const override { return post_.sum_input(); }
   Status Prepare(const std::vector<const Tensor*>& in) override {
     CreatePrimitive(*in[1], p_.bias ? in[2] : nullptr);
     post_.Bind(in);
@@ -211,9 +160,14 @@ class ConvKernel : public Kernel {
     dnnl::reorder(user_src, src_).execute(stream_, user_src, src_);
     dst_ = memory(pd_.dst_desc(), OneDnnCpuEngine());
     stream_.wait();
+    if (post_.sum_input() >= 0) {
+      sum_user_ = memory(user_dst_md_, OneDnnCpuEngine(), const_cast<float*>(post_.sum_source()));
+      sum_reorder_ = dnnl::reorder(sum_user_, dst_);
+    }
     return Status::Ok();
   }
   Status Run() override {
+    if (post_.sum_input() >= 0) sum_reorder_.execute(stream_, sum_user_, dst_);
     Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
     return Status::Ok();
   }
@@ -240,8 +194,8 @@ class ConvKernel : public Kernel {
     // Runtime post-op operands read zeros while timing.
     std::vector<std::vector<float>> operands;
     std::vector<const float*> inputs = {src.data()};
-    inputs.resize(post_.first_operand_input, nullptr);
-    for (const PostOp& op : post_.ops)
+    inputs.resize(post_.first_operand_input(), nullptr);
+    for (const PostOp& op : post_.ops())
       if (op.has_operand) {
         operands.emplace_back(Tensor::NumElements(op.operand_shape), 0.f);
         inputs.push_back(operands.back().data());
@@ -254,15 +208,15 @@ class ConvKernel : public Kernel {
         BindLayouts(*constants[1], p_.bias ? constants[2] : nullptr);
         post_.Bind(constants);
       } catch (const dnnl::error& e) {  // a fused kernel oneDNN has for one layout only
-        if (post_.ops.empty()) throw;
+        if (post_.empty()) throw;
         why = e.what();
         continue;
       }
       double fastest = 1e30;
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 7; ++i) {
         const auto start = std::chrono::steady_clock::now();
         RunDirect(inputs, dst.data());
-        if (i > 0) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        if (i > 1) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       }
       if (!any || fastest < best) {
         best = fastest;
@@ -283,6 +237,14 @@ class ConvKernel : public Kernel {
     user_dst_.set_data_handle(out);
     if (reorder_src_) src_reorder_.execute(stream_, {{DNNL_ARG_FROM, user_src_}, {DNNL_ARG_TO, src_}});
     post_.SetRuntime(in);
+    if (const float* residual = post_.sum_source()) {  // the sum post-op adds to what dst holds
+      if (reorder_dst_) {
+        sum_user_.set_data_handle(const_cast<float*>(residual));
+        sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, sum_user_}, {DNNL_ARG_TO, dst_}});
+      } else if (residual != out) {
+        std::memcpy(out, residual, Tensor::NumElements(shape_) * sizeof(float));
+      }
+    }
     Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
     if (reorder_dst_) {
       dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, dst_}, {DNNL_ARG_TO, user_dst_}});
@@ -303,6 +265,10 @@ class ConvKernel : public Kernel {
     dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine()) : user_dst_;
     if (reorder_src_) src_reorder_ = dnnl::reorder(user_src_, src_);
     if (reorder_dst_) dst_reorder_ = dnnl::reorder(dst_, user_dst_);
+    if (reorder_dst_ && post_.sum_input() >= 0) {
+      sum_user_ = memory(user_dst_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+      sum_reorder_ = dnnl::reorder(sum_user_, dst_);
+    }
   }
 
   // The primitive for layouts of its choosing (or NCHW activations), with the weights (and bias) in them.
@@ -346,7 +312,9 @@ class ConvKernel : public Kernel {
   bool reorder_src_ = false, reorder_dst_ = false;
   bool plain_activations_ = false;  // direct path: NCHW source and destination
   dnnl::reorder src_reorder_, dst_reorder_;
-  PostOpState post_;
+  PostOpChain post_;
+  memory sum_user_;             // the sum post-op's residual, row-major
+  dnnl::reorder sum_reorder_;   // residual -> dst_ when dst_ is blocked
 };
 
 class OneDnnImpl : public OpTemplate {
@@ -380,28 +348,6 @@ class OneDnnImpl : public OpTemplate {
 };
 
 }  // namespace
-
-bool IsOneDnnPostOp(const std::string& op_type) {
-  static const std::set<std::string> types = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Add", "Mul", "Sub", "Div"};
-  return types.count(op_type) > 0;
-}
-
-std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<Knob>& policy) {
-  const nlohmann::json d = nlohmann::json::parse(descriptor, nullptr, false);
-  if (!d.is_object() || !d.contains("nodes") || !d["nodes"].is_array() || d["nodes"].size() < 2)
-    return "descriptor: not a subgraph of an anchor and at least one chain node";
-  const auto& nodes = d["nodes"];
-  auto type = [&](size_t i) { return nodes[i].contains("op") && nodes[i]["op"].contains("op") ? nodes[i]["op"]["op"].get<std::string>() : ""; };
-  if (type(0) != "Conv" && type(0) != "MatMul" && type(0) != "Gemm") return "descriptor: the subgraph's first node " + type(0) + " is not an anchor (Conv, MatMul, Gemm)";
-  for (size_t i = 1; i < nodes.size(); ++i)
-    if (!IsOneDnnPostOp(type(i))) return "descriptor: chain node " + std::to_string(i) + " (" + type(i) + ") cannot run as a post-op";
-  if (policy.size() != 1 || policy[0].name != "fuse") return std::string("the policy of ") + kFusedTemplateId + " is one knob, 'fuse'";
-  const auto* fuse = std::get_if<int64_t>(&policy[0].value);
-  const int64_t chain = static_cast<int64_t>(nodes.size()) - 1;
-  if (!fuse || *fuse < 1 || *fuse > chain)
-    return "knob 'fuse' = " + KnobValueText(policy[0].value) + " is outside its domain for this subgraph (1 to " + std::to_string(chain) + ")";
-  return {};
-}
 
 Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<PostOp>& post_ops) {
   for (const PostOp& op : post_ops)

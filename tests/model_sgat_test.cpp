@@ -1,0 +1,189 @@
+// SGAT end to end on small models built here: the partition into subgraphs (chains, repo_keys,
+// constants that change the math), fused execution against unfused, including a residual produced
+// after the anchor, `tune -j 1 --model` (result file, graph entries, hits), `run` with graph
+// entries, and `bank validate` on sgat.fused policies.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "engine/model/constant_fold.h"
+#include "engine/model/model_session.h"
+#include "engine/model/onnx_import.h"
+#include "engine/model/partition.h"
+#include "engine/target/soc_version.h"
+#include "engine/templates/onednn_post_ops.h"
+#include "repo/bank.h"
+#include "tests/onnx_model_builder.h"
+#include "tests/test_support.h"
+
+namespace tilebank::testing {
+namespace {
+
+using engine::Tensor;
+using namespace engine::model;
+
+void Conv3x3(ModelBuilder& b, const std::string& in, const std::string& w, const std::string& out) {
+  auto* n = b.Node("Conv", {in, w}, {out});
+  auto* pads = n->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+}
+
+// Two residual blocks of one shape: y = Relu(Conv(x) + Conv'(x)), where the second Conv (the
+// residual) comes after the anchor in node order; then a Conv with Clip(0, 6) and a Conv with
+// Clip(0, 5): the same operators, different bounds.
+std::string BlocksModel(const TempDir& dir) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 10, 10});
+  for (const char* w : {"w1", "w2", "w3", "w4", "w5", "w6"}) b.Weight(w, {8, 8, 3, 3});
+  b.Weight("lo", {1});
+  b.g->mutable_initializer()->rbegin()->set_float_data(0, 0.f);
+  b.Weight("six", {1});
+  b.g->mutable_initializer()->rbegin()->set_float_data(0, 6.f);
+  b.Weight("five", {1});
+  b.g->mutable_initializer()->rbegin()->set_float_data(0, 5.f);
+  Conv3x3(b, "x", "w1", "a1");
+  Conv3x3(b, "x", "w2", "r1");
+  b.Node("Add", {"a1", "r1"}, {"s1"});
+  b.Node("Relu", {"s1"}, {"y1"});
+  Conv3x3(b, "y1", "w3", "a2");
+  Conv3x3(b, "y1", "w4", "r2");
+  b.Node("Add", {"a2", "r2"}, {"s2"});
+  b.Node("Relu", {"s2"}, {"y2"});
+  Conv3x3(b, "y2", "w5", "c1");
+  b.Node("Clip", {"c1", "lo", "six"}, {"k1"});
+  Conv3x3(b, "k1", "w6", "c2");
+  b.Node("Clip", {"c2", "lo", "five"}, {"y"});
+  b.Output("y", {1, 8, 10, 10});
+  return b.Save(dir / "blocks.onnx");
+}
+
+Graph Load(const std::string& path) {
+  auto g = ImportOnnx(path, {});
+  REQUIRE_MESSAGE(g.ok(), g.status().message());
+  REQUIRE(FoldConstants(&g.value()).ok());
+  return std::move(g.value());
+}
+
+std::vector<Tensor> Run(const Graph& graph, const FusionLookup& fusion, std::vector<NodeBinding>* bindings = nullptr) {
+  auto e = Executor::Load(graph, nullptr, fusion);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  const auto inputs = RandomInputs(graph, 3);
+  std::vector<const Tensor*> in;
+  for (const auto& t : inputs) in.push_back(&t);
+  std::vector<Tensor> out;
+  Status s = (*e)->Run(in, &out);
+  REQUIRE_MESSAGE(s.ok(), s.message());
+  if (bindings) *bindings = (*e)->bindings();
+  return out;
+}
+
+TEST_CASE("sgat: the partition finds anchors with their chains, one repo_key per shape, bounds in the key") {
+  TempDir dir;
+  const Graph g = Load(BlocksModel(dir));
+  const auto subgraphs = PartitionSubgraphs(g);
+  REQUIRE(subgraphs.size() == 4);
+  CHECK(g.nodes[subgraphs[0].anchor].name == "Conv_a1");
+  CHECK(subgraphs[0].chain.size() == 2);  // Add, Relu
+  CHECK(subgraphs[0].steps[0].op_type == "Add");
+  CHECK(g.values[subgraphs[0].steps[0].operand].name == "r1");
+  CHECK(subgraphs[0].key() == subgraphs[1].key());  // the two blocks
+  CHECK(subgraphs[2].steps[0].op_type == "Clip");
+  CHECK(subgraphs[2].steps[0].beta == 6.f);
+  CHECK(subgraphs[2].key() != subgraphs[3].key());  // Clip(0, 6) is not Clip(0, 5)
+  CHECK(subgraphs[0].canonical.op_type == "Add+Conv+Relu");
+}
+
+TEST_CASE("sgat: fused subgraphs compute what the unfused nodes do, a residual computed after the anchor included") {
+  TempDir dir;
+  const Graph g = Load(BlocksModel(dir));
+  const auto unfused = Run(g, nullptr);
+  for (int fuse : {1, 2}) {
+    CAPTURE(fuse);
+    std::vector<NodeBinding> bindings;
+    const auto fused = Run(g, [fuse](const Subgraph& s) { return FusionChoice{std::min<int>(fuse, static_cast<int>(s.chain.size())), "test"}; },
+                           &bindings);
+    const Comparison c = CompareTensors(fused, unfused);
+    CHECK_MESSAGE(c.ok, c.worst);
+    int fused_steps = 0;
+    for (const auto& b : bindings) fused_steps += b.template_id == engine::kFusedTemplateId;
+    CHECK(fused_steps == 4);
+    CHECK(bindings.size() == (fuse == 1 ? 8u : 6u));  // 12 nodes, minus the fused chain nodes
+  }
+}
+
+nlohmann::json SgatOf(const std::string& dir) {
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind("aoe_result_sgat_", 0) == 0) return nlohmann::json::parse(ReadFile(e.path().string()));
+  return nullptr;
+}
+
+TEST_CASE("tune -j 1 --model: the SGAT result file, graph entries, hits on the next run, run and validate use them") {
+  TempDir dir;
+  const std::string model = BlocksModel(dir);
+  const std::string bank = dir / "bank";
+  auto first = RunCli("tune -j 1 -m " + model + " --bank " + bank + " --output " + (dir / "out1"));
+  REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  CHECK(first.out.find("blocks process finished. Performance improved by") != std::string::npos);
+  const auto result = SgatOf(dir / "out1");
+  REQUIRE(!result.is_null());
+  CHECK(result[0]["basic"]["tuning_name"] == "blocks");
+  const auto& sgat = result[1]["SGAT"];
+  CHECK(sgat["model_baseline_performance(ms)"].get<double>() > 0);
+  CHECK(sgat["model_result_performance(ms)"].get<double>() > 0);
+  const auto& summary = sgat["repo_summary"];
+  CHECK(summary["total_num"] == 3);  // the two blocks are one subgraph
+  const int added = summary["repo_add_num"];
+  CHECK(added + summary["repo_unsatisfied_num"].get<int>() == 3);
+  for (const auto& s : sgat["repo_modified_subgraphs"]["add_repo_subgraphs"]) {
+    CHECK(s["performance_after_tune(ms)"].get<double>() < s["performance_before_tune(ms)"].get<double>());
+    CHECK(std::to_string(std::stoull(s["repo_key"].get<std::string>())) == s["repo_key"]);  // unsigned decimal
+  }
+  auto second = RunCli("tune -j 1 -m " + model + " --bank " + bank + " --output " + (dir / "out2"));
+  REQUIRE(second.exit_code == 0);
+  CHECK(SgatOf(dir / "out2")[1]["SGAT"]["repo_summary"]["repo_hit_num"] == added);
+
+  auto validate = RunCli("bank validate --bank " + bank);
+  CHECK_MESSAGE(validate.exit_code == 0, std::string(validate.out + validate.err));
+  auto run = RunCli("run -m " + model + " --bank " + bank + " --profile --json");
+  REQUIRE(run.exit_code == 0);
+  int fused = 0;
+  const auto profile = nlohmann::json::parse(run.out)["profile"];
+  for (const auto& n : profile) fused += n["template"].get<std::string>() == engine::kFusedTemplateId;
+  CHECK(fused >= added);
+
+  auto wrong = RunCli("tune -j 1 --singleop " + model + " --bank " + (dir / "bank2"));
+  CHECK(wrong.exit_code == 2);
+  CHECK(!std::filesystem::exists(dir / "bank2"));
+}
+
+TEST_CASE("bank validate: an sgat.fused policy must fuse between 1 and the chain's length") {
+  TempDir dir;
+  const Graph g = Load(BlocksModel(dir));
+  const auto subgraphs = PartitionSubgraphs(g);
+  REQUIRE(!subgraphs.empty());
+  const std::string bank_dir = (dir / "bank") + "/" + HostSocVersion();
+  {
+    auto bank = Bank::Open(bank_dir, {OpenMode::kCreateIfMissing, HostSocVersion(), ""});
+    REQUIRE(bank.ok());
+    Entry e;
+    e.kind = EntryKind::kGraph;
+    e.op_type = subgraphs[0].canonical.op_type;
+    e.descriptor = subgraphs[0].canonical.text;
+    e.template_id = engine::kFusedTemplateId;
+    e.template_version = 1;
+    e.tune_mode = TuneMode::kImpl;
+    e.policy = {{"fuse", int64_t{3}}};  // the chain has 2 nodes
+    e.before = {100, 1, 20};
+    e.after = {50, 1, 20};
+    REQUIRE((*bank)->Write([&](WriteTxn& txn) { return txn.Put(e, PutPolicy::kOverwrite).status(); }).ok());
+  }
+  auto validate = RunCli("bank validate --bank " + (dir / "bank"));
+  CHECK(validate.exit_code != 0);
+  CHECK_MESSAGE(validate.out.find("'fuse' = 3 is outside its domain for this subgraph (1 to 2)") != std::string::npos, validate.out);
+}
+
+}  // namespace
+}  // namespace tilebank::testing
