@@ -159,6 +159,41 @@ TEST_CASE("tune -j 1 --model: the SGAT result file, graph entries, hits on the n
   CHECK(!std::filesystem::exists(dir / "bank2"));
 }
 
+TEST_CASE("offline SGAT: run --dump writes the subgraphs, tune -j 1 --subgraphs tunes them without the model, the model runs fused") {
+  TempDir dir;
+  const std::string model = BlocksModel(dir);
+  auto dump = RunCli("run -m " + model + " --bank " + (dir / "none") + " --dump " + (dir / "dump") + " --repeat 1");
+  REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
+  const std::string file = dir / "dump/aoe_dump/blocks_subgraphs.json";
+  const auto subgraphs = nlohmann::json::parse(ReadFile(file));
+  CHECK(subgraphs["format"] == "tilebank.subgraphs");
+  REQUIRE(subgraphs["subgraphs"].size() == 3);
+  CHECK(subgraphs["subgraphs"][0]["occurrences"] == 2);
+  CHECK(subgraphs["subgraphs"][0]["constants"].size() == 1);  // the anchor's weights; the residual is an input
+
+  auto tune = RunCli("tune -j 1 --subgraphs " + file + " --bank " + (dir / "bank") + " --output " + (dir / "out"));
+  REQUIRE_MESSAGE(tune.exit_code == 0, tune.err);
+  const auto result = SgatOf(dir / "out");
+  CHECK(result[1]["SGAT"]["repo_summary"]["total_num"] == 3);
+  const int added = result[1]["SGAT"]["repo_summary"]["repo_add_num"];
+  auto run = RunCli("run -m " + model + " --bank " + (dir / "bank") + " --profile --json");
+  REQUIRE(run.exit_code == 0);
+  const auto profile = nlohmann::json::parse(run.out)["profile"];
+  int fused = 0;
+  for (const auto& n : profile) fused += n["template"].get<std::string>() == engine::kFusedTemplateId;
+  CHECK(fused >= added);
+
+  // A file whose nodes do not make the repo_key it names is refused before anything is written.
+  auto edited = subgraphs;
+  edited["subgraphs"][1]["repo_key"] = "12345";
+  WriteFile(dir / "edited.json", edited.dump());
+  auto bad = RunCli("tune -j 1 --subgraphs " + (dir / "edited.json") + " --bank " + (dir / "bank2") + " --output " + (dir / "out2"));
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("subgraphs[1]: its nodes make repo_key") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "bank2"));
+  CHECK(!std::filesystem::exists(dir / "out2"));
+}
+
 TEST_CASE("bank validate: an sgat.fused policy must fuse between 1 and the chain's length") {
   TempDir dir;
   const Graph g = Load(BlocksModel(dir));

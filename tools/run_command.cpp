@@ -13,6 +13,7 @@
 #include "engine/jobs/model_opat_job.h"
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
+#include "engine/model/subgraph_file.h"
 #include "engine/ops/op_flops.h"
 #include "engine/target/soc_version.h"
 #include "engine/target/threads.h"
@@ -94,6 +95,11 @@ int RunModel(const RunFlags& f) {
     const nlohmann::json list = engine::ModelOpList(ex, {});
     std::ofstream(file) << list.dump(1) << "\n";
     std::fprintf(stderr, "dumped %zu operators to %s (soc_version %s)\n", list.size(), file.c_str(), HostSocVersion().c_str());
+    // And its subgraphs, for `tune -j 1 --subgraphs` (SGAT without the model).
+    const auto subgraphs = engine::model::DistinctSubgraphs(ex.graph());
+    const std::string subgraph_file = dir + "/" + engine::ModelName(f.model) + "_subgraphs.json";
+    std::ofstream(subgraph_file) << engine::model::SubgraphFileJson(subgraphs, engine::ModelName(f.model), HostSocVersion()).dump(1) << "\n";
+    std::fprintf(stderr, "dumped %zu subgraphs to %s\n", subgraphs.size(), subgraph_file.c_str());
   }
   std::vector<engine::Tensor> inputs;
   if (!f.data.empty()) {

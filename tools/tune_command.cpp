@@ -19,7 +19,7 @@ namespace {
 
 struct TuneFlags {
   int job_type = 0;
-  std::string model, input_shape;
+  std::string model, input_shape, subgraphs;
   int framework = 5;
   std::string singleop, bank, soc, tune_mode = "GA,RL", modes = "schedule,format,impl", tune_ops_file, output;
   int trials = 48;
@@ -46,7 +46,8 @@ Result<std::vector<TuneMode>> ParseModes(const std::string& text) {
 
 // Job type 1: subgraph tuning of a model.
 int RunSgat(const TuneFlags& f) {
-  if (f.model.empty()) return Fail(Status::InvalidInput("--job-type 1 (SGAT) tunes a model's subgraphs: give --model M.onnx"));
+  if (f.model.empty() == f.subgraphs.empty())
+    return Fail(Status::InvalidInput("--job-type 1 (SGAT) tunes a model's subgraphs: give --model M.onnx or --subgraphs FILE (run --dump writes one)"));
   if (!f.singleop.empty()) return Fail(Status::InvalidInput("--singleop is an operator list, for --job-type 2; SGAT takes --model"));
   if (f.reload != "\x01") return Fail(Status::InvalidInput("--reload is not supported for --job-type 1 yet: run the job again (subgraphs already in the bank are hits)"));
   if (f.framework != 5) return Fail(Status::InvalidInput("--framework " + std::to_string(f.framework) + ": only ONNX models (--framework 5) are read"));
@@ -56,6 +57,7 @@ int RunSgat(const TuneFlags& f) {
   if (!shapes.ok()) return Fail(shapes.status());
   engine::ModelSgatOptions o;
   o.model_path = f.model;
+  o.subgraphs_path = f.subgraphs;
   o.input_shapes = *shapes;
   o.bank_root = ResolveBankRoot(f.bank);
   o.soc_version = f.soc.empty() ? HostSocVersion() : f.soc;
@@ -72,7 +74,8 @@ int RunSgat(const TuneFlags& f) {
   auto report = engine::RunModelSgatJob(o);
   if (!report.ok()) return Fail(report.status());
   std::cout << "result file: " << report->result_path << "\n";
-  std::printf("model: %.3f ms before, %.3f ms after (whole-model runs, median)\n", report->baseline_ms, report->result_ms);
+  if (!f.model.empty()) std::printf("model: %.3f ms before, %.3f ms after (whole-model runs, median)\n", report->baseline_ms, report->result_ms);
+  else std::printf("subgraphs: %.3f ms before, %.3f ms after (each subgraph's time x its occurrences)\n", report->baseline_ms, report->result_ms);
   if (report->reverted) std::cout << report->note << "\n";
   std::printf("%s process finished. Performance improved by %s\n", report->tuning_name.c_str(),
               ImprovementText(report->baseline_ms, report->result_ms).c_str());
@@ -85,6 +88,7 @@ int RunTune(const TuneFlags& f) {
   const bool reload = f.reload != "\x01";
   if (f.framework != 5) return Fail(Status::InvalidInput("--framework " + std::to_string(f.framework) + ": only ONNX models (--framework 5) are read"));
   if (!f.model.empty() && !f.singleop.empty()) return Fail(Status::InvalidInput("give --model or --singleop, not both"));
+  if (!f.subgraphs.empty()) return Fail(Status::InvalidInput("--subgraphs is a subgraph file, for --job-type 1 (SGAT)"));
   if (f.singleop.empty() && f.model.empty() && !reload) return Fail(Status::InvalidInput("--singleop OPS.json or --model M.onnx is required for --job-type 2"));
   if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
   if (f.time_budget < 0) return Fail(Status::InvalidInput("--time-budget must not be negative"));
@@ -150,6 +154,7 @@ void RegisterTuneCommand(CLI::App* app, int* exit_code) {
   tune->add_option("-j,--job-type,--job_type", flags->job_type, "2: operator tuning (OPAT); 1: subgraph tuning (SGAT)")->required();
   tune->add_option("--singleop", flags->singleop, "ATC-style single-op description list (JSON)");
   tune->add_option("-m,--model", flags->model, "an ONNX model: tune its operators, measuring the whole model before and after");
+  tune->add_option("--subgraphs", flags->subgraphs, "job type 1: a subgraph file (run --dump writes DIR/aoe_dump/<model>_subgraphs.json) to tune without the model");
   tune->add_option("-f,--framework", flags->framework, "the model's framework: 5 (ONNX), the only one read")->capture_default_str();
   tune->add_option("--input-shape,--input_shape", flags->input_shape, "shapes of the model's dynamic inputs: \"name:d0,d1,...;name2:...\"");
   tune->add_option("--bank", flags->bank, "bank root (default: TUNE_BANK_PATH, ASCEND_CACHE_PATH/aoe_data, ~/.local/share/tilebank)");

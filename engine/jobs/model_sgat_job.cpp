@@ -15,6 +15,7 @@
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
 #include "engine/model/partition.h"
+#include "engine/model/subgraph_file.h"
 #include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/template_catalog.h"
 #include "repo/bank.h"
@@ -53,38 +54,9 @@ Result<Measured> MeasureSubgraph(const Graph& sub, const model::PolicyLookup& op
   return m;
 }
 
-struct Task {
-  const Subgraph* first = nullptr;
-  int occurrences = 0;
-  double model_us = 0;  // its steps' time in the model, all occurrences
-};
-
-// The model's distinct subgraphs, most expensive first (`node_us` per binding of `executor`).
-std::vector<Task> Tasks(const std::vector<Subgraph>& subgraphs, const Executor& executor, const std::vector<double>& node_us) {
-  std::map<int, double> us_of_node;
-  const auto& bindings = executor.bindings();
-  for (size_t i = 0; i < bindings.size() && i < node_us.size(); ++i) us_of_node[bindings[i].node] += node_us[i];
-  std::map<std::string, Task> by_key;
-  std::vector<std::string> order;
-  for (const Subgraph& s : subgraphs) {
-    auto [it, fresh] = by_key.try_emplace(s.canonical.text);
-    if (fresh) {
-      it->second.first = &s;
-      order.push_back(s.canonical.text);
-    }
-    it->second.occurrences++;
-    it->second.model_us += us_of_node[s.anchor];
-    for (int c : s.chain) it->second.model_us += us_of_node[c];
-  }
-  std::vector<Task> tasks;
-  for (const auto& key : order) tasks.push_back(by_key[key]);
-  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.model_us > b.model_us; });
-  return tasks;
-}
-
-std::string OpTypeOf(const Graph& g, const Subgraph& s) {
-  std::string text = g.nodes[s.anchor].op_type;
-  for (int c : s.chain) text += "+" + g.nodes[c].op_type;
+std::string OpTypeOf(const model::SubgraphTask& t) {
+  std::string text = t.graph.nodes[t.subgraph.anchor].op_type;
+  for (int c : t.subgraph.chain) text += "+" + t.graph.nodes[c].op_type;
   return text;
 }
 
@@ -169,11 +141,20 @@ nlohmann::json SgatResultJson(const std::string& tuning_name, double tuning_seco
 Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  auto imported = model::ImportOnnx(o.model_path, o.input_shapes);
-  if (!imported.ok()) return imported.status();
-  Graph graph = std::move(imported.value());
-  TB_RETURN_IF_ERROR(model::FoldConstants(&graph).WithContext(o.model_path));
-  const std::vector<Subgraph> subgraphs = model::PartitionSubgraphs(graph);
+  if (o.model_path.empty() == o.subgraphs_path.empty()) return Status::InvalidInput("SGAT takes a model or a subgraph file (one of them)");
+  // Everything is read and checked before a bank or a result file exists.
+  Graph graph;
+  std::vector<model::SubgraphTask> tasks;
+  if (!o.model_path.empty()) {
+    auto imported = model::ImportOnnx(o.model_path, o.input_shapes);
+    if (!imported.ok()) return imported.status();
+    graph = std::move(imported.value());
+    TB_RETURN_IF_ERROR(model::FoldConstants(&graph).WithContext(o.model_path));
+  } else {
+    auto read = model::ReadSubgraphFile(o.subgraphs_path);
+    if (!read.ok()) return read.status();
+    tasks = std::move(read.value());
+  }
 
   // The output directory first: a run refused for it leaves no bank behind.
   const std::string output_dir = o.output_dir.empty() ? std::string(".") : o.output_dir;
@@ -189,26 +170,34 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   std::unique_ptr<Bank> bank = std::move(opened.value());
 
   ModelSgatReport report;
-  report.tuning_name = o.tuning_name.empty() ? ModelName(o.model_path) : o.tuning_name;
+  report.tuning_name = !o.tuning_name.empty() ? o.tuning_name : !o.model_path.empty() ? ModelName(o.model_path)
+                                                                                      : std::filesystem::path(o.subgraphs_path).stem().string();
   report.result_path = output_dir + "/aoe_result_sgat_" + ResultTimestamp() + "_" + std::to_string(getpid()) + ".json";
-  const std::vector<Tensor> inputs = model::RandomInputs(graph, 1);
-  std::vector<double> node_us;
-  std::unique_ptr<Executor> before_executor;
-  auto before = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, &node_us, &before_executor);
-  if (!before.ok()) return before.status();
-  report.baseline_ms = before->time.median_us / 1000;
-  const std::vector<Task> tasks = Tasks(subgraphs, *before_executor, node_us);
-  before_executor.reset();
+  const std::vector<Tensor> inputs = o.model_path.empty() ? std::vector<Tensor>{} : model::RandomInputs(graph, 1);
+  std::optional<Measured> before;
+  if (!o.model_path.empty()) {
+    std::vector<double> step_us;
+    std::unique_ptr<Executor> executor;
+    auto measured = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, &step_us, &executor);
+    if (!measured.ok()) return measured.status();
+    before = std::move(measured.value());
+    report.baseline_ms = before->time.median_us / 1000;
+    std::vector<double> node_us(graph.nodes.size(), 0.0);  // per node (a fused step's time goes to its anchor)
+    for (size_t i = 0; i < executor->bindings().size() && i < step_us.size(); ++i) node_us[executor->bindings()[i].node] += step_us[i];
+    tasks = model::DistinctSubgraphs(graph, node_us);
+    std::stable_sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) { return a.model_us > b.model_us; });
+  }
   TB_RETURN_IF_ERROR(WriteJsonAtomically(report.result_path, SgatResultJson(report.tuning_name, elapsed(), {}, report.baseline_ms, std::nullopt)));
 
   const model::PolicyLookup ops = model::BankLookup(bank.get());
   std::map<std::string, std::optional<Entry>> replaced;  // repo_key -> the entry this run replaced (nullopt: none)
   for (size_t t = 0; t < tasks.size(); ++t) {
-    const Subgraph& s = *tasks[t].first;
+    const Subgraph& s = tasks[t].subgraph;
+    const Graph& sub = tasks[t].graph;
     SubgraphRecord r;
     r.repo_key = std::to_string(s.key());
-    r.name = graph.nodes[s.anchor].name;
-    r.op_type = OpTypeOf(graph, s);
+    r.name = tasks[t].name;
+    r.op_type = OpTypeOf(tasks[t]);
     r.occurrences = tasks[t].occurrences;
     auto found = bank->Find(EntryKind::kGraph, s.canonical.text);
     if (!found.ok()) return found.status();
@@ -223,7 +212,6 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     } else if (o.time_budget_s > 0 && elapsed() > o.time_budget_s) {
       r.status = "skipped";
     } else {
-      const Graph sub = model::ExtractSubgraph(graph, s);
       const std::vector<Tensor> sub_inputs = model::RandomInputs(sub, 7);
       auto base = MeasureSubgraph(sub, ops, 0, sub_inputs, o.subgraph_warmup, o.subgraph_repeats);
       if (!base.ok()) {
@@ -280,6 +268,16 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
         WriteJsonAtomically(report.result_path, SgatResultJson(report.tuning_name, elapsed(), report.records, report.baseline_ms, std::nullopt)));
   }
 
+  if (o.model_path.empty()) {
+    // A subgraph file: the "model" is its subgraphs, each as often as it occurs (as OPAT sums an op list).
+    for (const auto& r : report.records) {
+      report.baseline_ms += r.before_ms * r.occurrences;
+      report.result_ms += (r.Stored() || r.status == "hit" ? r.after_ms : r.before_ms) * r.occurrences;
+    }
+    report.result = SgatResultJson(report.tuning_name, elapsed(), report.records, report.baseline_ms, report.result_ms);
+    TB_RETURN_IF_ERROR(WriteJsonAtomically(report.result_path, report.result));
+    return report;
+  }
   // The whole model after: same outputs as before, and never slower (else this run's entries go).
   auto after = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, nullptr);
   if (!after.ok()) return after.status();

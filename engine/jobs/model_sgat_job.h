@@ -20,7 +20,9 @@
 namespace tilebank::engine {
 
 struct ModelSgatOptions {
-  std::string model_path;
+  std::string model_path;      // a model, or
+  std::string subgraphs_path;  // a subgraph file (engine/model/subgraph_file.h): its subgraphs' times
+                               // x occurrences stand for the model's, as OPAT sums an op list
   std::map<std::string, std::vector<int64_t>> input_shapes;
   std::string tuning_name;   // empty: the model's name
   std::string bank_root, soc_version, fingerprint;
