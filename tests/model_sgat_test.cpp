@@ -194,6 +194,30 @@ TEST_CASE("offline SGAT: run --dump writes the subgraphs, tune -j 1 --subgraphs 
   CHECK(!std::filesystem::exists(dir / "out2"));
 }
 
+TEST_CASE("tune -j 1: a job stopped after its first subgraph goes on with --reload, without redoing it") {
+  TempDir dir;
+  const std::string model = BlocksModel(dir);
+  const std::string bank = dir / "bank";
+  auto stopped = RunCli("tune -j 1 -m " + model + " --bank " + bank + " --output " + (dir / "out"), "TILEBANK_TEST_EXIT_AFTER_SUBGRAPHS=1");
+  REQUIRE(stopped.exit_code == 137);
+  const auto partial = SgatOf(dir / "out");
+  REQUIRE(!partial.is_null());
+  CHECK(!partial[1]["SGAT"].contains("model_result_performance(ms)"));
+  CHECK(partial[1]["SGAT"]["repo_summary"]["total_num"] == 1);
+  const auto first_status = partial[1]["SGAT"]["repo_summary"];
+
+  auto resumed = RunCli("tune -j 1 --reload --bank " + bank + " --output " + (dir / "out"));
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  const auto done = SgatOf(dir / "out");
+  CHECK(done[1]["SGAT"]["repo_summary"]["total_num"] == 3);
+  CHECK(done[1]["SGAT"]["repo_summary"]["repo_hit_num"] == 0);  // the first subgraph was not looked at again
+  CHECK(done[1]["SGAT"]["model_result_performance(ms)"].get<double>() > 0);
+  auto again = RunCli("tune -j 1 --reload --bank " + bank + " --output " + (dir / "out"));
+  CHECK(again.exit_code == 2);
+  CHECK(again.err.find("already finished") != std::string::npos);
+  CHECK(RunCli("tune -j 1 --reload -m " + model + " --bank " + bank).exit_code == 2);
+}
+
 TEST_CASE("bank validate: an sgat.fused policy must fuse between 1 and the chain's length") {
   TempDir dir;
   const Graph g = Load(BlocksModel(dir));

@@ -46,10 +46,12 @@ Result<std::vector<TuneMode>> ParseModes(const std::string& text) {
 
 // Job type 1: subgraph tuning of a model.
 int RunSgat(const TuneFlags& f) {
-  if (f.model.empty() == f.subgraphs.empty())
+  const bool reload = f.reload != "\x01";
+  if (!reload && f.model.empty() == f.subgraphs.empty())
     return Fail(Status::InvalidInput("--job-type 1 (SGAT) tunes a model's subgraphs: give --model M.onnx or --subgraphs FILE (run --dump writes one)"));
   if (!f.singleop.empty()) return Fail(Status::InvalidInput("--singleop is an operator list, for --job-type 2; SGAT takes --model"));
-  if (f.reload != "\x01") return Fail(Status::InvalidInput("--reload is not supported for --job-type 1 yet: run the job again (subgraphs already in the bank are hits)"));
+  if (reload && (!f.model.empty() || !f.subgraphs.empty()))
+    return Fail(Status::InvalidInput("--reload goes on with a job's own model or subgraph file: give no --model or --subgraphs"));
   if (f.framework != 5) return Fail(Status::InvalidInput("--framework " + std::to_string(f.framework) + ": only ONNX models (--framework 5) are read"));
   if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
   if (f.time_budget < 0) return Fail(Status::InvalidInput("--time-budget must not be negative"));
@@ -70,11 +72,12 @@ int RunSgat(const TuneFlags& f) {
   o.repeat_tune = f.repeat_tune || (repeat && (std::string(repeat) == "True" || std::string(repeat) == "true" || std::string(repeat) == "1"));
   o.trials = f.trials;
   o.time_budget_s = f.time_budget;
+  if (reload) o.reload = f.reload;
   o.progress = StderrIsTerminal();
   auto report = engine::RunModelSgatJob(o);
   if (!report.ok()) return Fail(report.status());
   std::cout << "result file: " << report->result_path << "\n";
-  if (!f.model.empty()) std::printf("model: %.3f ms before, %.3f ms after (whole-model runs, median)\n", report->baseline_ms, report->result_ms);
+  if (report->whole_model) std::printf("model: %.3f ms before, %.3f ms after (whole-model runs, median)\n", report->baseline_ms, report->result_ms);
   else std::printf("subgraphs: %.3f ms before, %.3f ms after (each subgraph's time x its occurrences)\n", report->baseline_ms, report->result_ms);
   if (report->reverted) std::cout << report->note << "\n";
   std::printf("%s process finished. Performance improved by %s\n", report->tuning_name.c_str(),

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -11,6 +12,7 @@
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/result_file.h"
+#include "engine/jobs/sgat_checkpoint.h"
 #include "engine/model/constant_fold.h"
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
@@ -138,175 +140,285 @@ nlohmann::json SgatResultJson(const std::string& tuning_name, double tuning_seco
   return nlohmann::json::array({{{"basic", basic}}, {{"SGAT", sgat}}});
 }
 
+namespace {
+
+// One subgraph tuned (or found in the bank): its record, and the entry to store when it won.
+SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, const model::PolicyLookup& ops, const ModelSgatOptions& o,
+                            bool out_of_time, std::optional<Entry>* winner, std::optional<Entry>* existing_out, bool* stale_out) {
+  const Subgraph& s = task.subgraph;
+  SubgraphRecord r;
+  r.repo_key = std::to_string(s.key());
+  r.name = task.name;
+  r.op_type = OpTypeOf(task);
+  r.occurrences = task.occurrences;
+  auto found = bank.Find(EntryKind::kGraph, s.canonical.text);
+  if (!found.ok()) {
+    r.status = "failed";
+    r.failure = found.status().message();
+    return r;
+  }
+  const std::optional<Entry>& existing = *found;
+  const bool stale = existing && (existing->template_id != kFusedTemplateId ||
+                                  EngineTemplateVersions()(kFusedTemplateId) != existing->template_version);
+  *existing_out = existing;
+  *stale_out = stale;
+  if (existing && !stale && !o.repeat_tune) {
+    r.status = "hit";
+    r.fuse = FuseKnob(*existing).value_or(0);
+    r.before_ms = existing->before.median_us / 1000;
+    r.after_ms = existing->after.median_us / 1000;
+    return r;
+  }
+  if (out_of_time) {
+    r.status = "skipped";
+    return r;
+  }
+  const std::vector<Tensor> inputs = model::RandomInputs(task.graph, 7);
+  auto base = MeasureSubgraph(task.graph, ops, 0, inputs, o.subgraph_warmup, o.subgraph_repeats);
+  if (!base.ok()) {
+    r.status = "failed";
+    r.failure = base.status().message();
+    return r;
+  }
+  std::optional<Measured> best;
+  int best_fuse = 0, tried = 0;
+  for (int k = 1; k <= static_cast<int>(s.chain.size()) && tried < o.trials; ++k) {
+    auto candidate = MeasureSubgraph(task.graph, ops, k, inputs, o.subgraph_warmup, o.subgraph_repeats);
+    ++tried;
+    if (!candidate.ok()) {
+      r.failure = "fuse=" + std::to_string(k) + ": " + candidate.status().message();
+      continue;
+    }
+    if (!candidate->fused) {  // oneDNN cannot fuse this far
+      if (r.failure.empty()) r.failure = "fuse=" + std::to_string(k) + ": oneDNN has no fused kernel for it";
+      continue;
+    }
+    // Checked against the unfused subgraph before its time counts.
+    const model::Comparison check = model::CompareTensors(candidate->outputs, base->outputs);
+    if (!check.ok) {
+      r.failure = "fuse=" + std::to_string(k) + " differs from the unfused subgraph: " + check.worst;
+      continue;
+    }
+    if (!best || candidate->time.median_us < best->time.median_us) {
+      best = std::move(candidate.value());
+      best_fuse = k;
+    }
+  }
+  r.before_ms = base->time.median_us / 1000;
+  r.after_ms = best ? best->time.median_us / 1000 : r.before_ms;
+  const bool better = best && best->time.median_us < base->time.median_us * (1.0 - o.min_gain);
+  const bool have_entry = existing && !stale;
+  r.status = better ? (existing ? "update" : "add") : have_entry ? "reserved" : "unsatisfied";
+  if (better) {
+    r.fuse = best_fuse;
+    *winner = WinnerEntry(s, best_fuse, base->time, best->time, tried, bank.meta_at_open().bank_id);
+  }
+  return r;
+}
+
+// The job's checkpoint, from --reload (the named job or the latest SGAT one).
+Result<SgatCheckpoint> ReadCheckpoint(Bank& bank, const std::string& requested, const std::string& bank_dir) {
+  std::string name = requested;
+  std::optional<std::string> stored;
+  TB_RETURN_IF_ERROR(bank.Write([&](WriteTxn& txn) -> Status {
+    if (name.empty()) {
+      auto latest = txn.GetJob(kLatestSgatJob);
+      if (!latest.ok()) return latest.status();
+      if (!*latest) return Status::NotFound("--reload: no subgraph tuning job has been checkpointed in " + bank_dir);
+      name = **latest;
+    }
+    auto job = txn.GetJob(name);
+    if (!job.ok()) return job.status();
+    if (!*job) return Status::NotFound("--reload: no job named '" + name + "' in " + bank_dir);
+    stored = **job;
+    return Status::Ok();
+  }, /*commit=*/false));
+  auto cp = SgatCheckpoint::FromJson(*stored, name);
+  if (!cp.ok()) return cp.status();
+  if (cp->finished) return Status::Refused("job " + name + " already finished; its results are in " + cp->result_path);
+  return cp;
+}
+
+// Puts back the entries a job replaced (removing those it added).
+Status TakeBack(Bank& bank, const std::map<std::string, std::optional<Entry>>& replaced) {
+  return bank.Write([&](WriteTxn& txn) -> Status {
+    for (const auto& [key, previous] : replaced) {
+      if (previous) {
+        auto put = txn.Put(*previous, PutPolicy::kOverwrite);
+        if (!put.ok()) return put.status();
+      } else {
+        auto removed = txn.Remove(EntryKind::kGraph, std::stoull(key));
+        if (!removed.ok()) return removed.status();
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
 Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  if (o.model_path.empty() == o.subgraphs_path.empty()) return Status::InvalidInput("SGAT takes a model or a subgraph file (one of them)");
+  const std::string bank_dir = o.bank_root + "/" + o.soc_version;
+  std::unique_ptr<Bank> bank;
+  SgatCheckpoint cp;
+  if (o.reload) {
+    auto opened = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.soc_version, o.fingerprint});
+    if (!opened.ok()) return opened.status().WithContext("--reload");
+    bank = std::move(opened.value());
+    auto read = ReadCheckpoint(*bank, *o.reload, bank_dir);
+    if (!read.ok()) return read.status();
+    cp = std::move(read.value());
+  } else {
+    if (o.model_path.empty() == o.subgraphs_path.empty()) return Status::InvalidInput("SGAT takes a model or a subgraph file (one of them)");
+    cp.model_path = o.model_path;
+    cp.subgraphs_path = o.subgraphs_path;
+    cp.input_shapes = o.input_shapes;
+    cp.tuning_name = !o.tuning_name.empty() ? o.tuning_name : !o.model_path.empty() ? ModelName(o.model_path)
+                                                                                    : std::filesystem::path(o.subgraphs_path).stem().string();
+  }
+  const bool whole_model = !cp.model_path.empty();
+
   // Everything is read and checked before a bank or a result file exists.
   Graph graph;
   std::vector<model::SubgraphTask> tasks;
-  if (!o.model_path.empty()) {
-    auto imported = model::ImportOnnx(o.model_path, o.input_shapes);
+  if (whole_model) {
+    auto imported = model::ImportOnnx(cp.model_path, cp.input_shapes);
     if (!imported.ok()) return imported.status();
     graph = std::move(imported.value());
-    TB_RETURN_IF_ERROR(model::FoldConstants(&graph).WithContext(o.model_path));
+    TB_RETURN_IF_ERROR(model::FoldConstants(&graph).WithContext(cp.model_path));
   } else {
-    auto read = model::ReadSubgraphFile(o.subgraphs_path);
+    auto read = model::ReadSubgraphFile(cp.subgraphs_path);
     if (!read.ok()) return read.status();
     tasks = std::move(read.value());
   }
+  const std::vector<Tensor> inputs = whole_model ? model::RandomInputs(graph, 1) : std::vector<Tensor>{};
 
-  // The output directory first: a run refused for it leaves no bank behind.
-  const std::string output_dir = o.output_dir.empty() ? std::string(".") : o.output_dir;
-  std::error_code ec;
-  std::filesystem::create_directories(output_dir, ec);
-  if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
-  OpenOptions open;
-  open.mode = OpenMode::kCreateIfMissing;
-  open.soc_version = o.soc_version;
-  open.fingerprint = o.fingerprint;
-  auto opened = Bank::Open(o.bank_root + "/" + o.soc_version, open);
-  if (!opened.ok()) return opened.status();
-  std::unique_ptr<Bank> bank = std::move(opened.value());
-
-  ModelSgatReport report;
-  report.tuning_name = !o.tuning_name.empty() ? o.tuning_name : !o.model_path.empty() ? ModelName(o.model_path)
-                                                                                      : std::filesystem::path(o.subgraphs_path).stem().string();
-  report.result_path = output_dir + "/aoe_result_sgat_" + ResultTimestamp() + "_" + std::to_string(getpid()) + ".json";
-  const std::vector<Tensor> inputs = o.model_path.empty() ? std::vector<Tensor>{} : model::RandomInputs(graph, 1);
-  std::optional<Measured> before;
-  if (!o.model_path.empty()) {
-    std::vector<double> step_us;
-    std::unique_ptr<Executor> executor;
-    auto measured = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, &step_us, &executor);
-    if (!measured.ok()) return measured.status();
-    before = std::move(measured.value());
-    report.baseline_ms = before->time.median_us / 1000;
-    std::vector<double> node_us(graph.nodes.size(), 0.0);  // per node (a fused step's time goes to its anchor)
-    for (size_t i = 0; i < executor->bindings().size() && i < step_us.size(); ++i) node_us[executor->bindings()[i].node] += step_us[i];
-    tasks = model::DistinctSubgraphs(graph, node_us);
-    std::stable_sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) { return a.model_us > b.model_us; });
+  if (!o.reload) {
+    // The output directory first: a run refused for it leaves no bank behind.
+    const std::string output_dir = o.output_dir.empty() ? std::string(".") : o.output_dir;
+    std::error_code ec;
+    std::filesystem::create_directories(output_dir, ec);
+    if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
+    OpenOptions open;
+    open.mode = OpenMode::kCreateIfMissing;
+    open.soc_version = o.soc_version;
+    open.fingerprint = o.fingerprint;
+    auto opened = Bank::Open(bank_dir, open);
+    if (!opened.ok()) return opened.status();
+    bank = std::move(opened.value());
+    const std::string stamp = ResultTimestamp();
+    cp.job_name = "sgat_" + stamp + "_" + std::to_string(getpid());
+    cp.result_path = output_dir + "/aoe_result_sgat_" + stamp + "_" + std::to_string(getpid()) + ".json";
+    if (whole_model) {
+      std::vector<double> step_us;
+      std::unique_ptr<Executor> executor;
+      auto before = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, &step_us, &executor);
+      if (!before.ok()) return before.status();
+      cp.baseline_ms = before->time.median_us / 1000;
+      std::vector<double> node_us(graph.nodes.size(), 0.0);  // per node (a fused step's time goes to its anchor)
+      for (size_t i = 0; i < executor->bindings().size() && i < step_us.size(); ++i) node_us[executor->bindings()[i].node] += step_us[i];
+      tasks = model::DistinctSubgraphs(graph, node_us);
+      std::stable_sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) { return a.model_us > b.model_us; });
+    }
+    for (const auto& t : tasks) cp.keys.push_back(std::to_string(t.subgraph.key()));
+  } else {
+    // The order the job started with (it was measured then); the same subgraphs, or the model changed.
+    if (whole_model) tasks = model::DistinctSubgraphs(graph);
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < tasks.size(); ++i) index[std::to_string(tasks[i].subgraph.key())] = i;
+    std::vector<model::SubgraphTask> ordered;
+    for (const auto& key : cp.keys) {
+      auto it = index.find(key);
+      if (it == index.end() || index.size() != cp.keys.size())
+        return Status::Refused("--reload " + cp.job_name + ": " + (whole_model ? cp.model_path : cp.subgraphs_path) +
+                               " no longer has the subgraphs the job started with");
+      ordered.push_back(std::move(tasks[it->second]));
+    }
+    tasks = std::move(ordered);
   }
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(report.result_path, SgatResultJson(report.tuning_name, elapsed(), {}, report.baseline_ms, std::nullopt)));
+  auto checkpoint = [&](WriteTxn& txn) -> Status {
+    TB_RETURN_IF_ERROR(txn.PutJob(cp.job_name, cp.ToJson()));
+    return txn.PutJob(kLatestSgatJob, cp.job_name);
+  };
+  TB_RETURN_IF_ERROR(bank->Write(checkpoint));
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, SgatResultJson(cp.tuning_name, elapsed(), cp.records, cp.baseline_ms, std::nullopt)));
 
   const model::PolicyLookup ops = model::BankLookup(bank.get());
-  std::map<std::string, std::optional<Entry>> replaced;  // repo_key -> the entry this run replaced (nullopt: none)
-  for (size_t t = 0; t < tasks.size(); ++t) {
-    const Subgraph& s = tasks[t].subgraph;
-    const Graph& sub = tasks[t].graph;
-    SubgraphRecord r;
-    r.repo_key = std::to_string(s.key());
-    r.name = tasks[t].name;
-    r.op_type = OpTypeOf(tasks[t]);
-    r.occurrences = tasks[t].occurrences;
-    auto found = bank->Find(EntryKind::kGraph, s.canonical.text);
-    if (!found.ok()) return found.status();
-    const std::optional<Entry>& existing = *found;
-    const bool stale = existing && (existing->template_id != kFusedTemplateId ||
-                                    EngineTemplateVersions()(kFusedTemplateId) != existing->template_version);
-    if (existing && !stale && !o.repeat_tune) {
-      r.status = "hit";
-      r.fuse = FuseKnob(*existing).value_or(0);
-      r.before_ms = existing->before.median_us / 1000;
-      r.after_ms = existing->after.median_us / 1000;
-    } else if (o.time_budget_s > 0 && elapsed() > o.time_budget_s) {
-      r.status = "skipped";
-    } else {
-      const std::vector<Tensor> sub_inputs = model::RandomInputs(sub, 7);
-      auto base = MeasureSubgraph(sub, ops, 0, sub_inputs, o.subgraph_warmup, o.subgraph_repeats);
-      if (!base.ok()) {
-        r.status = "failed";
-        r.failure = base.status().message();
-      } else {
-        std::optional<Measured> best;
-        int best_fuse = 0, tried = 0;
-        for (int k = 1; k <= static_cast<int>(s.chain.size()) && tried < o.trials; ++k) {
-          auto candidate = MeasureSubgraph(sub, ops, k, sub_inputs, o.subgraph_warmup, o.subgraph_repeats);
-          ++tried;
-          if (!candidate.ok()) {
-            r.failure = "fuse=" + std::to_string(k) + ": " + candidate.status().message();
-            continue;
-          }
-          if (!candidate->fused) {  // oneDNN cannot fuse this far
-            if (r.failure.empty()) r.failure = "fuse=" + std::to_string(k) + ": oneDNN has no fused kernel for it";
-            continue;
-          }
-          const model::Comparison check = model::CompareTensors(candidate->outputs, base->outputs);
-          if (!check.ok) {
-            r.failure = "fuse=" + std::to_string(k) + " differs from the unfused subgraph: " + check.worst;
-            continue;
-          }
-          if (!best || candidate->time.median_us < best->time.median_us) {
-            best = std::move(candidate.value());
-            best_fuse = k;
-          }
-        }
-        r.before_ms = base->time.median_us / 1000;
-        r.after_ms = best ? best->time.median_us / 1000 : r.before_ms;
-        const bool better = best && best->time.median_us < base->time.median_us * (1.0 - o.min_gain);
-        const bool have_entry = existing && !stale;
-        r.status = better ? (existing ? "update" : "add") : have_entry ? "reserved" : "unsatisfied";
-        if (better) {
-          r.fuse = best_fuse;
-          const Entry winner = WinnerEntry(s, best_fuse, base->time, best->time, tried, bank->meta_at_open().bank_id);
-          TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
-            auto put = txn.Put(winner, have_entry ? PutPolicy::kKeepFaster : PutPolicy::kOverwrite);
-            if (!put.ok()) return put.status();
-            if (put.value() == PutOutcome::kKept) r.status = have_entry ? "reserved" : "unsatisfied";
-            return Status::Ok();
-          }));
-          if (r.Stored() && !replaced.count(r.repo_key)) replaced[r.repo_key] = existing;
-        }
+  for (size_t t = cp.records.size(); t < tasks.size(); ++t) {
+    std::optional<Entry> winner, existing;
+    bool stale = false;
+    SubgraphRecord r = TuneSubgraph(tasks[t], *bank, ops, o, o.time_budget_s > 0 && elapsed() > o.time_budget_s, &winner, &existing, &stale);
+    // The winner (if any) and the checkpoint commit together.
+    const auto records_before = cp.records.size();
+    TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
+      cp.records.resize(records_before);  // the body may run again when the map grows
+      SubgraphRecord done = r;
+      if (winner) {
+        auto put = txn.Put(*winner, existing && !stale ? PutPolicy::kKeepFaster : PutPolicy::kOverwrite);
+        if (!put.ok()) return put.status();
+        // Another process stored a faster entry meanwhile: ours was not kept.
+        if (put.value() == PutOutcome::kKept) done.status = existing && !stale ? "reserved" : "unsatisfied";
+        if (done.Stored() && !cp.replaced.count(done.repo_key)) cp.replaced[done.repo_key] = existing;
       }
-    }
+      cp.records.push_back(done);
+      return checkpoint(txn);
+    }));
+    const SubgraphRecord& rec = cp.records.back();
     if (o.progress)
-      std::fprintf(stderr, "[%zu/%zu] %s (%s, x%d): %s  %.3f ms -> %.3f ms%s\n", t + 1, tasks.size(), r.name.c_str(), r.op_type.c_str(),
-                   r.occurrences, r.status.c_str(), r.before_ms, r.Stored() || r.status == "hit" ? r.after_ms : r.before_ms,
-                   r.fuse > 0 ? (", fuse " + std::to_string(r.fuse)).c_str() : r.failure.empty() ? "" : ("  (" + r.failure + ")").c_str());
-    report.records.push_back(std::move(r));
-    TB_RETURN_IF_ERROR(
-        WriteJsonAtomically(report.result_path, SgatResultJson(report.tuning_name, elapsed(), report.records, report.baseline_ms, std::nullopt)));
+      std::fprintf(stderr, "[%zu/%zu] %s (%s, x%d): %s  %.3f ms -> %.3f ms%s\n", t + 1, tasks.size(), rec.name.c_str(), rec.op_type.c_str(),
+                   rec.occurrences, rec.status.c_str(), rec.before_ms, rec.Stored() || rec.status == "hit" ? rec.after_ms : rec.before_ms,
+                   rec.fuse > 0 ? (", fuse " + std::to_string(rec.fuse)).c_str() : rec.failure.empty() ? "" : ("  (" + rec.failure + ")").c_str());
+    TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, SgatResultJson(cp.tuning_name, elapsed(), cp.records, cp.baseline_ms, std::nullopt)));
+    // Tests stop the job here, as a kill after a subgraph would.
+    if (const char* stop = std::getenv("TILEBANK_TEST_EXIT_AFTER_SUBGRAPHS"); stop && std::atoi(stop) == static_cast<int>(cp.records.size()))
+      std::_Exit(137);
   }
 
-  if (o.model_path.empty()) {
+  ModelSgatReport report;
+  report.tuning_name = cp.tuning_name;
+  report.result_path = cp.result_path;
+  report.baseline_ms = cp.baseline_ms;
+  report.whole_model = whole_model;
+  if (!whole_model) {
     // A subgraph file: the "model" is its subgraphs, each as often as it occurs (as OPAT sums an op list).
-    for (const auto& r : report.records) {
+    report.baseline_ms = 0;
+    for (const auto& r : cp.records) {
       report.baseline_ms += r.before_ms * r.occurrences;
       report.result_ms += (r.Stored() || r.status == "hit" ? r.after_ms : r.before_ms) * r.occurrences;
     }
-    report.result = SgatResultJson(report.tuning_name, elapsed(), report.records, report.baseline_ms, report.result_ms);
-    TB_RETURN_IF_ERROR(WriteJsonAtomically(report.result_path, report.result));
-    return report;
-  }
-  // The whole model after: same outputs as before, and never slower (else this run's entries go).
-  auto after = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, nullptr);
-  if (!after.ok()) return after.status();
-  const model::Comparison check = model::CompareTensors(after->outputs, before->outputs);
-  if (!check.ok || after->time.median_us > before->time.median_us) {
-    TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
-      for (const auto& [key, previous] : replaced) {
-        const Key k = std::stoull(key);
-        if (previous) {
-          auto put = txn.Put(*previous, PutPolicy::kOverwrite);
-          if (!put.ok()) return put.status();
-        } else {
-          auto removed = txn.Remove(EntryKind::kGraph, k);
-          if (!removed.ok()) return removed.status();
-        }
-      }
-      return Status::Ok();
-    }));
-    for (auto& r : report.records)
-      if (r.Stored()) r.status = "unsatisfied";
-    report.reverted = true;
-    report.note = !check.ok ? "the model's output changed with the fused subgraphs (" + check.worst + "); this run's entries were taken back"
-                            : "the model was slower with this run's entries (" + std::to_string(after->time.median_us / 1000) + " ms); they were taken back";
-    after = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, nullptr);
+  } else {
+    // The whole model after: the outputs of the unfused model, and never slower (else this job's entries go).
+    std::vector<Tensor> reference;
+    {
+      auto executor = Executor::Load(graph, ops, nullptr);
+      if (!executor.ok()) return executor.status();
+      std::vector<const Tensor*> in;
+      for (const auto& x : inputs) in.push_back(&x);
+      TB_RETURN_IF_ERROR((*executor)->Run(in, &reference));
+    }
+    auto after = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, nullptr);
     if (!after.ok()) return after.status();
+    const model::Comparison check = model::CompareTensors(after->outputs, reference);
+    if (!check.ok || after->time.median_us / 1000 > cp.baseline_ms) {
+      TB_RETURN_IF_ERROR(TakeBack(*bank, cp.replaced));
+      for (auto& r : cp.records)
+        if (r.Stored()) r.status = "unsatisfied";
+      cp.replaced.clear();
+      report.reverted = true;
+      report.note = !check.ok ? "the model's output changed with the fused subgraphs (" + check.worst + "); this run's entries were taken back"
+                              : "the model was slower with this run's entries (" + std::to_string(after->time.median_us / 1000) + " ms); they were taken back";
+      after = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, nullptr);
+      if (!after.ok()) return after.status();
+    }
+    report.result_ms = after->time.median_us / 1000;
   }
-  report.result_ms = after->time.median_us / 1000;
-  report.result = SgatResultJson(report.tuning_name, elapsed(), report.records, report.baseline_ms, report.result_ms);
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(report.result_path, report.result));
+  cp.finished = true;
+  TB_RETURN_IF_ERROR(bank->Write(checkpoint));
+  report.records = cp.records;
+  report.result = SgatResultJson(cp.tuning_name, elapsed(), cp.records, report.baseline_ms, report.result_ms);
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, report.result));
   return report;
 }
 

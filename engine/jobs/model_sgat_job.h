@@ -6,7 +6,7 @@
 // the default by the job's margin becomes a graph entry (template sgat.fused, knob "fuse"). The
 // whole model is run before and after: when it is slower after, this run's entries are taken back.
 // The result file is aoe_result_sgat_{timestamp}_{pid}.json as seeds/004 describes, rewritten after
-// every subgraph.
+// every subgraph; the job is checkpointed in the bank with each subgraph (engine/jobs/sgat_checkpoint.h).
 #pragma once
 #include <map>
 #include <optional>
@@ -28,6 +28,7 @@ struct ModelSgatOptions {
   std::string bank_root, soc_version, fingerprint;
   std::string output_dir;
   bool repeat_tune = false;  // tune subgraphs the bank already holds
+  std::optional<std::string> reload;  // go on with this job ("" = the latest SGAT job); its model or file and shapes are the job's
   double min_gain = 0.02;    // as OPAT's
   int trials = 48;           // at most this many candidates per subgraph
   double time_budget_s = 0;  // 0: none; else subgraphs left when it runs out are not tuned
@@ -53,6 +54,7 @@ struct ModelSgatReport {
   std::string tuning_name, result_path;
   nlohmann::json result;
   std::vector<SubgraphRecord> records;
+  bool whole_model = true;  // false: a subgraph file, whose times are sums over its subgraphs
   double baseline_ms = 0, result_ms = 0;
   bool reverted = false;  // the model was slower (or computed otherwise) with this run's entries: they were taken back
   std::string note;       // why, when reverted
