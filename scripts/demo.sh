@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: a real model (MobileNetV2, exported by PyTorch at opset 17) run with default
-# policies, tuned with OPAT on the model (a small budget: a few minutes on 2 cores), run tuned
-# and checked against PyTorch's output; the sample operator list tuned into a fresh bank and
+# policies, tuned as AOE advises, subgraphs first (SGAT) and then operators (OPAT, a small budget:
+# a few minutes on 2 cores), run tuned and checked against PyTorch's output; the sample operator list tuned into a fresh bank and
 # again (all hits); then the bank tools: load two machines' sample banks, merge them, query, diff,
 # validate, and check that export -> import -> export round-trips.
 set -euo pipefail
@@ -15,7 +15,8 @@ trap 'rm -rf "$work"' EXIT
 soc=$(head -1 data/sample_bank.jsonl | python3 -c 'import json,sys; print(json.load(sys.stdin)["soc_version"])')
 set -x
 $tb run -m "$model/model.onnx" --data "$model/test_data_set_0" --bank "$work/model" --repeat 20          # default policies
-$tb tune -j 2 -m "$model/model.onnx" --bank "$work/model" --output "$work" --trials 12 --time-budget 240  # OPAT on the model
+$tb tune -j 1 -m "$model/model.onnx" --bank "$work/model" --output "$work"                              # SGAT: fused subgraphs
+$tb tune -j 2 -m "$model/model.onnx" --bank "$work/model" --output "$work" --trials 12 --time-budget 240  # OPAT on what SGAT left
 $tb run -m "$model/model.onnx" --data "$model/test_data_set_0" --bank "$work/model" --repeat 20          # tuned, checked against PyTorch
 $tb tune --job-type 2 --singleop data/ops_sample.json --bank "$work/tuned" --output "$work"
 $tb tune -j 2 --singleop data/ops_sample.json --bank "$work/tuned" --output "$work"   # every winner is now a hit

@@ -103,7 +103,7 @@ TEST_CASE("sgat: fused subgraphs compute what the unfused nodes do, a residual c
   for (int fuse : {1, 2}) {
     CAPTURE(fuse);
     std::vector<NodeBinding> bindings;
-    const auto fused = Run(g, [fuse](const Subgraph& s) { return FusionChoice{std::min<int>(fuse, static_cast<int>(s.chain.size())), "test"}; },
+    const auto fused = Run(g, [fuse](const Subgraph& s) { return FusionChoice{std::min<int>(fuse, static_cast<int>(s.steps.size())), "test"}; },
                            &bindings);
     const Comparison c = CompareTensors(fused, unfused);
     CHECK_MESSAGE(c.ok, c.worst);
@@ -112,6 +112,50 @@ TEST_CASE("sgat: fused subgraphs compute what the unfused nodes do, a residual c
     CHECK(fused_steps == 4);
     CHECK(bindings.size() == (fuse == 1 ? 8u : 6u));  // 12 nodes, minus the fused chain nodes
   }
+}
+
+// x [32,64] -> MatMul -> Add bias -> GELU as PyTorch exports it (Div sqrt 2, Erf, Add 1, Mul x, Mul 0.5).
+std::string GeluModel(const TempDir& dir) {
+  ModelBuilder b;
+  b.Input("x", {32, 64});
+  b.Weight("w", {64, 48});
+  b.Weight("bias", {48});
+  auto scalar = [&](const char* name, float value) {
+    b.Weight(name, {});
+    b.g->mutable_initializer()->rbegin()->set_float_data(0, value);
+  };
+  scalar("sqrt2", 1.4142135f);
+  scalar("one", 1.f);
+  scalar("half", 0.5f);
+  b.Node("MatMul", {"x", "w"}, {"h"});
+  b.Node("Add", {"bias", "h"}, {"hb"});
+  b.Node("Div", {"hb", "sqrt2"}, {"d"});
+  b.Node("Erf", {"d"}, {"e"});
+  b.Node("Add", {"e", "one"}, {"e1"});
+  b.Node("Mul", {"hb", "e1"}, {"m"});
+  b.Node("Mul", {"m", "half"}, {"y"});
+  b.Output("y", {32, 48});
+  return b.Save(dir / "gelu.onnx");
+}
+
+TEST_CASE("sgat: the erf form of GELU is one step of a MatMul's chain, and runs fused as oneDNN's gelu_erf") {
+  TempDir dir;
+  const Graph g = Load(GeluModel(dir));
+  const auto subgraphs = PartitionSubgraphs(g);
+  REQUIRE(subgraphs.size() == 1);
+  REQUIRE(subgraphs[0].steps.size() == 2);
+  CHECK(subgraphs[0].steps[0].op_type == "Add");
+  CHECK(subgraphs[0].steps[1].op_type == "Gelu");
+  CHECK(subgraphs[0].chain.size() == 6);
+  CHECK(engine::FusedPolicyProblem(subgraphs[0].canonical.text, {{"fuse", int64_t{2}}}).empty());
+  CHECK(!engine::FusedPolicyProblem(subgraphs[0].canonical.text, {{"fuse", int64_t{3}}}).empty());
+  const auto unfused = Run(g, nullptr);
+  std::vector<NodeBinding> bindings;
+  const auto fused = Run(g, [](const Subgraph&) { return FusionChoice{2, "test"}; }, &bindings);
+  REQUIRE(bindings.size() == 1);
+  CHECK(bindings[0].op_type == "MatMul+Add+Gelu");
+  const Comparison c = CompareTensors(fused, unfused);
+  CHECK_MESSAGE(c.ok, c.worst);
 }
 
 nlohmann::json SgatOf(const std::string& dir) {

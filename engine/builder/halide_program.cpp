@@ -72,6 +72,8 @@ Result<bool> HalideKernel::BindDirect(const std::vector<std::vector<int64_t>>& s
     if (input < 0 || input >= static_cast<int>(shapes.size())) return Status::InvalidInput("kernel expects input " + std::to_string(input));
     if (input < static_cast<int>(constants.size()) && constants[input]) buffers_[i] = program_->convert[i](*constants[input]);
   }
+  converts_ = static_cast<bool>(program_->fetch);
+  for (size_t i = 0; i < program_->params.size(); ++i) converts_ |= !buffers_[i].defined() && !program_->view_extents[i];
   if (!program_->fetch) output_ = Halide::Buffer<float>();  // realized straight into the caller's memory
   else output_ = Halide::Buffer<float>(LargeBuffer(program_->output_extents));
   return true;

@@ -44,11 +44,13 @@ class HalideKernel : public Kernel {
   Status Fetch(Tensor* output) override;
   Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override;
   Status RunDirect(const std::vector<const float*>& inputs, float* output) override;
+  bool ConvertsActivations() const override { return converts_; }
 
  private:
   Status Realize(const std::vector<Halide::Buffer<float>>& buffers, Halide::Buffer<float>& output);
 
   std::vector<std::vector<int64_t>> shapes_;  // direct path: the op's input shapes
+  bool converts_ = false;                     // direct path: a run-time input or the output changes layout per run
   std::shared_ptr<const HalideProgram> program_;
   std::vector<Halide::Buffer<float>> buffers_;
   Halide::Buffer<float> output_;

@@ -34,6 +34,9 @@ class Kernel {
     (void)inputs, (void)output;
     return Status::InvalidInput("this kernel has no direct path");
   }
+  // After BindDirect: whether RunDirect converts a run-time input or the output between row-major
+  // and the policy's layout on every run (a Format policy whose layout its neighbours do not keep).
+  virtual bool ConvertsActivations() const { return false; }
   // The input whose memory the output may be placed over (RunDirect reads it whole before writing
   // any of the output), or -1.
   virtual int InPlaceInput() const { return -1; }

@@ -182,7 +182,7 @@ SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, c
   }
   std::optional<Measured> best;
   int best_fuse = 0, tried = 0;
-  for (int k = 1; k <= static_cast<int>(s.chain.size()) && tried < o.trials; ++k) {
+  for (int k = 1; k <= static_cast<int>(s.steps.size()) && tried < o.trials; ++k) {
     auto candidate = MeasureSubgraph(task.graph, ops, k, inputs, o.subgraph_warmup, o.subgraph_repeats);
     ++tried;
     if (!candidate.ok()) {

@@ -32,7 +32,7 @@ struct ModelSgatOptions {
   double min_gain = 0.02;    // as OPAT's
   int trials = 48;           // at most this many candidates per subgraph
   double time_budget_s = 0;  // 0: none; else subgraphs left when it runs out are not tuned
-  int warmup = 2, repeats = 10;               // whole-model timing
+  int warmup = 3, repeats = 20;               // whole-model timing (its noise decides whether entries are taken back)
   int subgraph_warmup = 3, subgraph_repeats = 20;
   bool progress = false;
 };

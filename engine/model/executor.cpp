@@ -12,6 +12,7 @@
 #include "engine/ops/op_list_check.h"
 #include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
+#include "engine/templates/templates.h"
 
 namespace tilebank::engine::model {
 
@@ -99,8 +100,8 @@ Result<bool> Executor::BindFused(const Subgraph& s, int fused, const std::string
     post_ops.push_back(op);
     if (e.operand >= 0) step->inputs.push_back(e.operand);
     b.op_type += "+" + e.op_type;
-    b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
   }
+  for (int k = 0; k < s.NodesOf(fused); ++k) b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
   auto kernel = OneDnnFusedKernel(node_op->op, post_ops);
   if (!kernel.ok()) return false;
   std::vector<std::vector<int64_t>> shapes;
@@ -128,6 +129,27 @@ Result<bool> Executor::BindFused(const Subgraph& s, int fused, const std::string
   bindings_.push_back(std::move(b));
   pointwise_.push_back(false);
   return true;
+}
+
+Status Executor::BindTemplate(Step* step, const NodeOp& node_op, const OpTemplate& t, const Policy& policy) {
+  auto kernel = t.Build(node_op.op, policy);
+  if (!kernel.ok()) return kernel.status();
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<const Tensor*> constants;
+  step->constants.resize(node_op.input_values.size());
+  for (size_t i = 0; i < node_op.input_values.size(); ++i) {
+    const int v = node_op.input_values[i];
+    shapes.push_back(graph_.values[v].shape);
+    if (graph_.IsConstant(v)) step->constants[i] = graph_.values[v].constant->AsTensor();
+    constants.push_back(graph_.IsConstant(v) ? &step->constants[i] : nullptr);
+  }
+  auto direct = (*kernel)->BindDirect(shapes, constants);
+  if (!direct.ok()) return direct.status();
+  step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
+  if (*direct) step->constants.clear();  // the kernel holds them in its own layout now
+  step->kernel = std::move(kernel.value());
+  step->inputs = node_op.input_values;
+  return Status::Ok();
 }
 
 Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
@@ -168,23 +190,20 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
           b.policy_source = "bank";
         }
     }
-    auto kernel = t->Build(op, policy);
-    if (!kernel.ok()) return kernel.status().WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")");
-    std::vector<std::vector<int64_t>> shapes;
-    std::vector<const Tensor*> constants;
-    step->constants.resize(node_op->input_values.size());
-    for (size_t i = 0; i < node_op->input_values.size(); ++i) {
-      const int v = node_op->input_values[i];
-      shapes.push_back(graph_.values[v].shape);
-      if (graph_.IsConstant(v)) step->constants[i] = graph_.values[v].constant->AsTensor();
-      constants.push_back(graph_.IsConstant(v) ? &step->constants[i] : nullptr);
+    TB_RETURN_IF_ERROR(BindTemplate(step.get(), *node_op, *t, policy).WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")"));
+    // A Format policy whose layout this executor converts to and from on every run (its
+    // neighbours keep row-major) may lose here what it won alone: against oneDNN, timed now.
+    if (step->kernel->ConvertsActivations() && t != &OneDnnImpl() && OneDnnImpl().Supports(op).ok()) {
+      auto alternative = std::make_unique<Step>();
+      alternative->output = step->output;
+      const Policy library = OneDnnImpl().DefaultPolicy(op);
+      if (BindTemplate(alternative.get(), *node_op, OneDnnImpl(), library).ok() && TimeStepAlone(*alternative) < TimeStepAlone(*step)) {
+        step = std::move(alternative);
+        t = &OneDnnImpl();
+        policy = library;
+        b.policy_source = "converts";  // the bank's (or default) policy converted layouts per run and was slower
+      }
     }
-    auto direct = (*kernel)->BindDirect(shapes, constants);
-    if (!direct.ok()) return direct.status().WithContext("node '" + n.name + "'");
-    step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
-    if (*direct) step->constants.clear();  // the kernel holds them in its own layout now
-    step->kernel = std::move(kernel.value());
-    step->inputs = node_op->input_values;
     b.template_id = t->id();
     b.policy = PolicyText(policy);
     b.op = std::move(node_op.value());
@@ -221,10 +240,11 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
   std::map<int, std::pair<const Subgraph*, FusionChoice>> fused_at;  // last fused chain node -> choice
   std::set<int> deferred;
   for (const Subgraph& s : subgraphs)
-    if (auto choice = fusion(s); choice && choice->fused > 0 && choice->fused <= static_cast<int>(s.chain.size())) {
-      fused_at[s.chain[choice->fused - 1]] = {&s, *choice};
+    if (auto choice = fusion(s); choice && choice->fused > 0 && choice->fused <= static_cast<int>(s.steps.size())) {
+      const int nodes = s.NodesOf(choice->fused);
+      fused_at[s.chain[nodes - 1]] = {&s, *choice};
       deferred.insert(s.anchor);
-      deferred.insert(s.chain.begin(), s.chain.begin() + choice->fused - 1);
+      deferred.insert(s.chain.begin(), s.chain.begin() + nodes - 1);
     }
   for (size_t index = 0; index < graph_.nodes.size(); ++index) {
     if (deferred.count(static_cast<int>(index))) continue;
@@ -239,7 +259,7 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
     if (*bound) continue;
     // oneDNN cannot run it fused: the nodes one by one, here (still in dependency order).
     TB_RETURN_IF_ERROR(BindNode(s->anchor, lookup, read_values, &missing));
-    for (int k = 0; k < choice.fused; ++k) TB_RETURN_IF_ERROR(BindNode(s->chain[k], lookup, read_values, &missing));
+    for (int k = 0; k < s->NodesOf(choice.fused); ++k) TB_RETURN_IF_ERROR(BindNode(s->chain[k], lookup, read_values, &missing));
   }
   if (!missing.empty()) {
     std::string list;
@@ -329,6 +349,55 @@ float* Executor::Address(int value) {
   return arena_.get() + storage_offset_[storage_of_[value]];
 }
 
+Status Executor::RunStep(Step& s, const std::vector<const float*>& in, float* out) {
+  switch (s.kind) {
+    case Step::Kind::kAlias: break;
+    case Step::Kind::kBasic: s.basic(in, out); break;
+    case Step::Kind::kDirect: return s.kernel->RunDirect(in, out);
+    case Step::Kind::kCopying: {
+      std::vector<Tensor> copies(s.inputs.size());
+      std::vector<const Tensor*> args;
+      for (size_t k = 0; k < s.inputs.size(); ++k) {
+        if (!s.constants[k].data.empty()) {
+          args.push_back(&s.constants[k]);
+          continue;
+        }
+        copies[k] = Tensor(graph_.values[s.inputs[k]].shape);
+        std::copy(in[k], in[k] + copies[k].size(), copies[k].data.begin());
+        args.push_back(&copies[k]);
+      }
+      Tensor result;
+      TB_RETURN_IF_ERROR(s.kernel->Prepare(args));
+      TB_RETURN_IF_ERROR(s.kernel->Run());
+      TB_RETURN_IF_ERROR(s.kernel->Fetch(&result));
+      std::copy(result.data.begin(), result.data.end(), out);
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+double Executor::TimeStepAlone(Step& s) {
+  std::vector<std::vector<float>> buffers;
+  std::vector<const float*> in;
+  for (int v : s.inputs) {
+    if (s.kind == Step::Kind::kDirect && graph_.IsConstant(v)) {
+      in.push_back(nullptr);
+      continue;
+    }
+    buffers.emplace_back(static_cast<size_t>(Tensor::NumElements(graph_.values[v].shape)), 0.f);
+    in.push_back(buffers.back().data());
+  }
+  std::vector<float> out(static_cast<size_t>(Tensor::NumElements(graph_.values[s.output].shape)));
+  double fastest = 1e30;
+  for (int i = 0; i < 5; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    if (!RunStep(s, in, out.data()).ok()) return 1e30;
+    if (i > 0) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return fastest;
+}
+
 Status Executor::Run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs, std::vector<double>* node_us) {
   if (inputs.size() != graph_.inputs.size())
     return Status::InvalidInput("the model takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
@@ -346,30 +415,7 @@ Status Executor::Run(const std::vector<const Tensor*>& inputs, std::vector<Tenso
     in.clear();
     for (int v : s.inputs) in.push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : Address(v));
     float* out = Address(s.output);
-    switch (s.kind) {
-      case Step::Kind::kAlias: break;
-      case Step::Kind::kBasic: s.basic(in, out); break;
-      case Step::Kind::kDirect: TB_RETURN_IF_ERROR(s.kernel->RunDirect(in, out).WithContext("node '" + bindings_[i].name + "'")); break;
-      case Step::Kind::kCopying: {
-        std::vector<Tensor> copies(s.inputs.size());
-        std::vector<const Tensor*> args;
-        for (size_t k = 0; k < s.inputs.size(); ++k) {
-          if (!s.constants[k].data.empty()) {
-            args.push_back(&s.constants[k]);
-            continue;
-          }
-          copies[k] = Tensor(graph_.values[s.inputs[k]].shape);
-          std::copy(in[k], in[k] + copies[k].size(), copies[k].data.begin());
-          args.push_back(&copies[k]);
-        }
-        Tensor result;
-        TB_RETURN_IF_ERROR(s.kernel->Prepare(args));
-        TB_RETURN_IF_ERROR(s.kernel->Run());
-        TB_RETURN_IF_ERROR(s.kernel->Fetch(&result));
-        std::copy(result.data.begin(), result.data.end(), out);
-        break;
-      }
-    }
+    TB_RETURN_IF_ERROR(RunStep(s, in, out).WithContext("node '" + bindings_[i].name + "'"));
     if (node_us) (*node_us)[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   }
   outputs->clear();

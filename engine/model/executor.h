@@ -18,8 +18,13 @@
 #include "engine/model/graph.h"
 #include "engine/model/node_op_spec.h"
 #include "engine/model/partition.h"
+#include "engine/space/search_space.h"
 #include "engine/templates/onednn_post_ops.h"
 #include "repo/entry.h"
+
+namespace tilebank::engine {
+class OpTemplate;
+}
 
 namespace tilebank::engine::model {
 
@@ -39,7 +44,9 @@ struct NodeBinding {
   int node = -1;                     // index in graph().nodes (fused: the anchor's)
   std::string name, op_type, shape;  // shape: the output's, "1x64x56x56"
   std::string template_id;           // "" for basic kernels and aliases; kFusedTemplateId when fused
-  std::string policy_source;         // "bank", "default", "basic", "alias"; fused: the FusionChoice's
+  std::string policy_source;         // "bank", "default", "basic", "alias"; "converts": the bank's or default
+                                     // policy converted layouts on every run and impl.onednn was faster at load;
+                                     // fused: the FusionChoice's
   std::string policy;                // "a=1,b=x" for template kernels
   std::optional<NodeOp> op;          // template-bound nodes: the operator (its bank key, its shapes); fused: the anchor's
   std::vector<std::string> fused_nodes;  // fused: the chain's node names
@@ -66,6 +73,11 @@ class Executor {
   struct Step;
   Executor() = default;
   Status Bind(const PolicyLookup& lookup, const FusionLookup& fusion);
+  // Builds `t`'s kernel under `policy` for the node and binds it (weights into its layout).
+  Status BindTemplate(Step* step, const NodeOp& node_op, const OpTemplate& t, const Policy& policy);
+  // One step on its own, on zeros: the fastest of a few runs, in seconds (1e30 when it fails).
+  double TimeStepAlone(Step& step);
+  Status RunStep(Step& step, const std::vector<const float*>& in, float* out);
   // Binds node `index` alone (a missing kernel is recorded in `missing`, op type -> node names).
   Status BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
                   std::map<std::string, std::vector<std::string>>* missing);

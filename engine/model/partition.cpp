@@ -1,6 +1,7 @@
 #include "engine/model/partition.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -64,6 +65,48 @@ std::optional<EpilogueStep> AsEpilogue(const Graph& g, const Node& node, int val
   return step;
 }
 
+// Whether value `v` is a constant of one element within `tolerance` of `want`.
+bool IsScalar(const Graph& g, int v, double want, double tolerance = 1e-6) {
+  return v >= 0 && g.IsConstant(v) && g.values[v].constant->size() == 1 && std::fabs(g.values[v].constant->At(0) - want) <= tolerance;
+}
+
+// The other input of binary node `n` than `value` (-1 when `value` is not exactly one of them).
+int OtherInput(const Node& n, int value) {
+  if (n.inputs.size() != 2) return -1;
+  if (n.inputs[0] == value && n.inputs[1] != value) return n.inputs[1];
+  if (n.inputs[1] == value && n.inputs[0] != value) return n.inputs[0];
+  return -1;
+}
+
+// The erf form of GELU on `value` as PyTorch exports it: Div(x, sqrt 2) (or Mul(x, 1/sqrt 2)),
+// Erf, Add 1, Mul by x, Mul 0.5; its five nodes in order, or empty. `readers` says who reads what.
+std::vector<int> MatchGelu(const Graph& g, int value, const std::vector<std::vector<int>>& readers) {
+  if (readers[value].size() != 2) return {};
+  auto single_reader = [&](int node, const char* type) -> int {
+    const int out = g.nodes[node].outputs.empty() ? -1 : g.nodes[node].outputs[0];
+    if (out < 0 || readers[out].size() != 1 || g.nodes[readers[out][0]].op_type != type) return -1;
+    return readers[out][0];
+  };
+  for (int first : readers[value]) {
+    const Node& scale = g.nodes[first];
+    const int c = OtherInput(scale, value);
+    const bool div = scale.op_type == "Div" && scale.inputs[0] == value && IsScalar(g, c, 1.4142135623730951, 1e-4);
+    const bool mul = scale.op_type == "Mul" && IsScalar(g, c, 0.7071067811865476, 1e-4);
+    if (!div && !mul) continue;
+    const int erf = single_reader(first, "Erf");
+    const int add = erf < 0 ? -1 : single_reader(erf, "Add");
+    if (add < 0 || !IsScalar(g, OtherInput(g.nodes[add], g.nodes[erf].outputs[0]), 1.0)) continue;
+    const int times_x = single_reader(add, "Mul");
+    if (times_x < 0 || OtherInput(g.nodes[times_x], g.nodes[add].outputs[0]) != value) continue;
+    const int half = single_reader(times_x, "Mul");
+    if (half < 0 || !IsScalar(g, OtherInput(g.nodes[half], g.nodes[times_x].outputs[0]), 0.5)) continue;
+    const int other_reader = readers[value][0] == first ? readers[value][1] : readers[value][0];
+    if (other_reader != times_x) continue;
+    return {first, erf, add, times_x, half};
+  }
+  return {};
+}
+
 // Where each value is read: node indices (a node reading it twice counts twice).
 std::vector<std::vector<int>> Readers(const Graph& g) {
   std::vector<std::vector<int>> readers(g.values.size());
@@ -110,8 +153,14 @@ nlohmann::json Describe(const Graph& g, const std::vector<int>& nodes) {
 
 }  // namespace
 
+int Subgraph::NodesOf(int fused) const {
+  int nodes = 0;
+  for (int k = 0; k < fused && k < static_cast<int>(steps.size()); ++k) nodes += steps[k].nodes;
+  return nodes;
+}
+
 int Subgraph::OutputAfter(const Graph& graph, int fused) const {
-  return graph.nodes[fused == 0 ? anchor : chain[fused - 1]].outputs[0];
+  return graph.nodes[fused == 0 ? anchor : chain[NodesOf(fused) - 1]].outputs[0];
 }
 
 std::vector<Subgraph> PartitionSubgraphs(const Graph& g) {
@@ -127,7 +176,18 @@ std::vector<Subgraph> PartitionSubgraphs(const Graph& g) {
     Subgraph s;
     s.anchor = static_cast<int>(a);
     int value = anchor.outputs[0];
-    while (!is_output[value] && readers[value].size() == 1) {
+    while (!is_output[value]) {
+      if (const auto gelu = MatchGelu(g, value, readers); !gelu.empty()) {
+        if (std::any_of(gelu.begin(), gelu.end(), [&](int n) { return taken[n]; })) break;
+        EpilogueStep step;
+        step.op_type = "Gelu";
+        step.nodes = static_cast<int>(gelu.size());
+        s.chain.insert(s.chain.end(), gelu.begin(), gelu.end());
+        s.steps.push_back(step);
+        value = g.nodes[gelu.back()].outputs[0];
+        continue;
+      }
+      if (readers[value].size() != 1) break;
       const int next = readers[value][0];
       if (taken[next]) break;
       auto step = AsEpilogue(g, g.nodes[next], value);

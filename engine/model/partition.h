@@ -1,8 +1,9 @@
 // SGAT's subgraphs (DESIGN.md "SGAT"): the graph split into anchors (Conv, MatMul, Gemm) each with
 // the chain of elementwise nodes that can run inside its loops: bias and residual Add, Mul or
-// Sub/Div by a tensor, and the activations Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish. A
-// chain stops at a value another node (or the model's output) also reads, so fusing never changes
-// what the rest of the graph sees. A subgraph's policy (engine/model/fusion.h) says how much of
+// Sub/Div by a tensor, the activations Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish, and the
+// erf form of GELU as PyTorch exports it (x * 0.5 * (1 + Erf(x / sqrt 2)), five nodes, one step).
+// A chain stops at a value another node (or the model's output) also reads, so fusing never
+// changes what the rest of the graph sees. A subgraph's policy (engine/model/fusion.h) says how much of
 // its chain is fused.
 #pragma once
 #include <string>
@@ -16,7 +17,8 @@ namespace tilebank::engine::model {
 
 // One chain node as the anchor's epilogue sees it.
 struct EpilogueStep {
-  std::string op_type;     // Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish, Add, Mul, Sub, Div
+  std::string op_type;     // Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish, Gelu, Add, Mul, Sub, Div
+  int nodes = 1;           // chain nodes it stands for (Gelu: 5)
   float alpha = 0, beta = 0;  // LeakyRelu's alpha; Clip's bounds
   int operand = -1;        // binary ops: the other operand's value (its shape broadcasts to the chain's)
 };
@@ -24,11 +26,13 @@ struct EpilogueStep {
 struct Subgraph {
   int anchor = -1;                 // node index of the anchor
   std::vector<int> chain;          // node indices of the epilogue nodes, in order
-  std::vector<EpilogueStep> steps; // per chain node
+  std::vector<EpilogueStep> steps; // the chain as steps (a step may stand for several nodes)
   nlohmann::json description;      // {"nodes": [...]}: ATC single-op form of each node with "inputs"
   CanonicalDescriptor canonical;   // of `description`; its key is the subgraph's repo_key
   Key key() const { return KeyOfDescriptor(canonical.text); }
-  // The output value after `fused` chain nodes (0: the anchor's own).
+  // The chain nodes the first `fused` steps stand for.
+  int NodesOf(int fused) const;
+  // The output value after `fused` steps (0: the anchor's own).
   int OutputAfter(const Graph& graph, int fused) const;
 };
 

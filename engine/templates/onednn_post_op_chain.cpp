@@ -15,7 +15,7 @@ namespace tilebank::engine {
 using dnnl::memory;
 
 bool IsOneDnnPostOp(const std::string& op_type) {
-  static const std::set<std::string> types = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Add", "Mul", "Sub", "Div"};
+  static const std::set<std::string> types = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Gelu", "Add", "Mul", "Sub", "Div"};
   return types.count(op_type) > 0;
 }
 
@@ -31,11 +31,15 @@ std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<
   };
   if (type(0) != "Conv" && type(0) != "MatMul" && type(0) != "Gemm")
     return "descriptor: the subgraph's first node (" + type(0) + ") is not an anchor (Conv, MatMul, Gemm)";
-  for (size_t i = 1; i < nodes.size(); ++i)
-    if (!IsOneDnnPostOp(type(i))) return "descriptor: chain node " + std::to_string(i) + " (" + type(i) + ") cannot run as a post-op";
+  // Chain nodes are post-ops, or the five nodes of a GELU (Div, Erf, Add, Mul, Mul), one step.
+  int64_t chain = 0;
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    if (type(i) == "Erf") chain -= 4;
+    else if (!IsOneDnnPostOp(type(i))) return "descriptor: chain node " + std::to_string(i) + " (" + type(i) + ") cannot run as a post-op";
+    ++chain;
+  }
   if (policy.size() != 1 || policy[0].name != "fuse") return std::string("the policy of ") + kFusedTemplateId + " is one knob, 'fuse'";
   const auto* fuse = std::get_if<int64_t>(&policy[0].value);
-  const int64_t chain = static_cast<int64_t>(nodes.size()) - 1;
   if (!fuse || *fuse < 1 || *fuse > chain)
     return "knob 'fuse' = " + KnobValueText(policy[0].value) + " is outside its domain for this subgraph (1 to " + std::to_string(chain) + ")";
   return {};
@@ -54,7 +58,8 @@ void PostOpChain::Attach(dnnl::primitive_attr& attr, const std::function<memory:
   if (ops_.empty()) return;
   static const std::map<std::string, dnnl::algorithm> eltwise = {
       {"Relu", dnnl::algorithm::eltwise_relu},         {"LeakyRelu", dnnl::algorithm::eltwise_relu}, {"Clip", dnnl::algorithm::eltwise_clip_v2},
-      {"Sigmoid", dnnl::algorithm::eltwise_logistic}, {"Tanh", dnnl::algorithm::eltwise_tanh},      {"HardSwish", dnnl::algorithm::eltwise_hardswish}};
+      {"Sigmoid", dnnl::algorithm::eltwise_logistic}, {"Tanh", dnnl::algorithm::eltwise_tanh},      {"HardSwish", dnnl::algorithm::eltwise_hardswish},
+      {"Gelu", dnnl::algorithm::eltwise_gelu_erf}};
   static const std::map<std::string, dnnl::algorithm> binary = {
       {"Add", dnnl::algorithm::binary_add}, {"Mul", dnnl::algorithm::binary_mul}, {"Sub", dnnl::algorithm::binary_sub}, {"Div", dnnl::algorithm::binary_div}};
   dnnl::post_ops chain;
