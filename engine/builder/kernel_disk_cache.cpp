@@ -118,7 +118,8 @@ Status KernelDiskCache::LoadRuntime(const Halide::Target& target) {
   if (runtime_loaded_) return Status::Ok();
   const std::string text = target.to_string();
   const std::string path = dir_ + "/halide_runtime_" + Hex(XXH3_64bits(text.data(), text.size())) + ".so";
-  if (!fs::exists(path))
+  std::error_code ec;
+  if (!fs::exists(path, ec))
     TB_RETURN_IF_ERROR(BuildSharedObject(path, [&](const std::string& object) { Halide::compile_standalone_runtime(object, target); }));
   // Global, so each kernel's references to halide_* resolve to this one runtime (and thread pool).
   if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) return Status::IoError(std::string("cannot load the Halide runtime: ") + dlerror());
@@ -136,12 +137,18 @@ Result<ArgvEntry> KernelDiskCache::Load(uint64_t key, Halide::Pipeline pipeline,
   const std::string name = "tilebank_kernel_" + Hex(key);
   const std::string path = dir_ + "/" + Hex(key) + ".so";
   bool compiled = false;
-  if (!fs::exists(path)) {
+  auto build = [&] {
     const Halide::Target kernel_target = target.with_feature(Halide::Target::NoRuntime);
-    TB_RETURN_IF_ERROR(BuildSharedObject(path, [&](const std::string& object) { pipeline.compile_to_object(object, args, name, kernel_target); }));
     compiled = true;
-  }
+    return BuildSharedObject(path, [&](const std::string& object) { pipeline.compile_to_object(object, args, name, kernel_target); });
+  };
+  if (!fs::exists(path, ec)) TB_RETURN_IF_ERROR(build());
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // kept open: the kernel lives as long as the process
+  if (!handle && !compiled) {  // a damaged file (a disk error, a foreign build): replaced once
+    fs::remove(path, ec);
+    TB_RETURN_IF_ERROR(build());
+    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   if (!handle) return Status::IoError("cannot load cached kernel " + path + ": " + dlerror());
   auto entry = reinterpret_cast<ArgvEntry>(dlsym(handle, (name + "_argv").c_str()));
   if (!entry) return Status::IoError("cached kernel " + path + " lacks " + name + "_argv");

@@ -22,6 +22,7 @@
 #include "engine/templates/template_catalog.h"
 #include "repo/bank.h"
 #include "repo/improvement.h"
+#include "repo/key.h"
 #include "repo/provenance.h"
 
 namespace tilebank::engine {
@@ -39,15 +40,23 @@ struct Measured {
   std::vector<Tensor> outputs;
 };
 
-Result<Measured> MeasureSubgraph(const Graph& sub, const model::PolicyLookup& ops, int fuse, const std::vector<Tensor>& inputs, int warmup,
-                                 int repeats) {
-  auto executor = Executor::Load(sub, ops, [fuse](const Subgraph&) { return model::FusionChoice{fuse, "candidate"}; });
+// The graph loaded with `ops` and `fusion` and run once on `inputs` (its outputs in `outputs`).
+Result<std::unique_ptr<Executor>> LoadAndRun(const Graph& graph, const model::PolicyLookup& ops, const model::FusionLookup& fusion,
+                                             const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
+  auto executor = Executor::Load(graph, ops, fusion);
   if (!executor.ok()) return executor.status();
-  Measured m;
-  for (const auto& b : (*executor)->bindings()) m.fused |= b.template_id == kFusedTemplateId;
   std::vector<const Tensor*> in;
   for (const auto& t : inputs) in.push_back(&t);
-  TB_RETURN_IF_ERROR((*executor)->Run(in, &m.outputs));
+  TB_RETURN_IF_ERROR((*executor)->Run(in, outputs));
+  return executor;
+}
+
+Result<Measured> MeasureSubgraph(const Graph& sub, const model::PolicyLookup& ops, int fuse, const std::vector<Tensor>& inputs, int warmup,
+                                 int repeats) {
+  Measured m;
+  auto executor = LoadAndRun(sub, ops, [fuse](const Subgraph&) { return model::FusionChoice{fuse, "candidate"}; }, inputs, &m.outputs);
+  if (!executor.ok()) return executor.status();
+  for (const auto& b : (*executor)->bindings()) m.fused |= b.template_id == kFusedTemplateId;
   auto timing = model::TimeModel(**executor, inputs, warmup, repeats);
   if (!timing.ok()) return timing.status();
   for (double us : timing->node_median_us) m.time.median_us += us;
@@ -60,12 +69,6 @@ std::string OpTypeOf(const model::SubgraphTask& t) {
   std::string text = t.graph.nodes[t.subgraph.anchor].op_type;
   for (int c : t.subgraph.chain) text += "+" + t.graph.nodes[c].op_type;
   return text;
-}
-
-std::optional<int> FuseKnob(const Entry& e) {
-  for (const Knob& k : e.policy)
-    if (k.name == "fuse" && std::holds_alternative<int64_t>(k.value)) return static_cast<int>(std::get<int64_t>(k.value));
-  return std::nullopt;
 }
 
 Entry WinnerEntry(const Subgraph& s, int fuse, const Measurement& before, const Measurement& after, int trials, const std::string& bank_id) {
@@ -91,12 +94,9 @@ Entry WinnerEntry(const Subgraph& s, int fuse, const Measurement& before, const 
 // The whole model with the bank as it is now: its time, and its outputs on `inputs`.
 Result<Measured> MeasureModel(const Graph& graph, const Bank* bank, const std::vector<Tensor>& inputs, int warmup, int repeats,
                               std::vector<double>* node_us, std::unique_ptr<Executor>* keep = nullptr) {
-  auto executor = Executor::Load(graph, model::BankLookup(bank), model::BankFusionLookup(bank));
-  if (!executor.ok()) return executor.status();
   Measured m;
-  std::vector<const Tensor*> in;
-  for (const auto& t : inputs) in.push_back(&t);
-  TB_RETURN_IF_ERROR((*executor)->Run(in, &m.outputs));
+  auto executor = LoadAndRun(graph, model::BankLookup(bank), model::BankFusionLookup(bank), inputs, &m.outputs);
+  if (!executor.ok()) return executor.status();
   auto timing = model::TimeModel(**executor, inputs, warmup, repeats);
   if (!timing.ok()) return timing.status();
   m.time = {timing->median_ms * 1000, timing->spread_ms * 1000, static_cast<uint32_t>(timing->runs)};
@@ -158,13 +158,13 @@ SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, c
     return r;
   }
   const std::optional<Entry>& existing = *found;
-  const bool stale = existing && (existing->template_id != kFusedTemplateId ||
-                                  EngineTemplateVersions()(kFusedTemplateId) != existing->template_version);
+  const std::optional<int> current = existing ? CurrentFuse(*existing) : std::nullopt;
+  const bool stale = existing && !current;
   *existing_out = existing;
   *stale_out = stale;
-  if (existing && !stale && !o.repeat_tune) {
+  if (current && !o.repeat_tune) {
     r.status = "hit";
-    r.fuse = FuseKnob(*existing).value_or(0);
+    r.fuse = *current;
     r.before_ms = existing->before.median_us / 1000;
     r.after_ms = existing->after.median_us / 1000;
     return r;
@@ -239,20 +239,20 @@ Result<SgatCheckpoint> ReadCheckpoint(Bank& bank, const std::string& requested, 
   return cp;
 }
 
-// Puts back the entries a job replaced (removing those it added).
-Status TakeBack(Bank& bank, const std::map<std::string, std::optional<Entry>>& replaced) {
-  return bank.Write([&](WriteTxn& txn) -> Status {
-    for (const auto& [key, previous] : replaced) {
-      if (previous) {
-        auto put = txn.Put(*previous, PutPolicy::kOverwrite);
-        if (!put.ok()) return put.status();
-      } else {
-        auto removed = txn.Remove(EntryKind::kGraph, std::stoull(key));
-        if (!removed.ok()) return removed.status();
-      }
+// Puts back the entries a job replaced (removing those it added), in `txn`.
+Status TakeBack(WriteTxn& txn, const std::map<std::string, std::optional<Entry>>& replaced) {
+  for (const auto& [key, previous] : replaced) {
+    if (previous) {
+      auto put = txn.Put(*previous, PutPolicy::kOverwrite);
+      if (!put.ok()) return put.status();
+      continue;
     }
-    return Status::Ok();
-  });
+    auto k = ParseKey(key);
+    if (!k.ok()) return k.status();
+    auto removed = txn.Remove(EntryKind::kGraph, *k);
+    if (!removed.ok()) return removed.status();
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -296,7 +296,24 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   const std::vector<Tensor> inputs = whole_model ? model::RandomInputs(graph, 1) : std::vector<Tensor>{};
 
   if (!o.reload) {
-    // The output directory first: a run refused for it leaves no bank behind.
+    // The model runs (and is measured) with the bank as it is before anything is created: a model
+    // the executor cannot run leaves no bank and no output directory behind.
+    std::vector<double> step_us;
+    std::vector<double> node_us(graph.nodes.size(), 0.0);  // per node (a fused step's time goes to its anchor)
+    if (whole_model) {
+      std::unique_ptr<Bank> existing;
+      if (std::filesystem::exists(bank_dir + "/data.mdb")) {
+        auto read_only = Bank::Open(bank_dir, {OpenMode::kReadOnly, o.soc_version, o.fingerprint});
+        if (!read_only.ok()) return read_only.status();
+        existing = std::move(read_only.value());
+      }
+      std::unique_ptr<Executor> executor;
+      auto before = MeasureModel(graph, existing.get(), inputs, o.warmup, o.repeats, &step_us, &executor);
+      if (!before.ok()) return before.status();
+      cp.baseline_ms = before->time.median_us / 1000;
+      for (size_t i = 0; i < executor->bindings().size() && i < step_us.size(); ++i) node_us[executor->bindings()[i].node] += step_us[i];
+    }
+    // The output directory next: a run refused for it leaves no bank behind.
     const std::string output_dir = o.output_dir.empty() ? std::string(".") : o.output_dir;
     std::error_code ec;
     std::filesystem::create_directories(output_dir, ec);
@@ -312,13 +329,6 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     cp.job_name = "sgat_" + stamp + "_" + std::to_string(getpid());
     cp.result_path = output_dir + "/aoe_result_sgat_" + stamp + "_" + std::to_string(getpid()) + ".json";
     if (whole_model) {
-      std::vector<double> step_us;
-      std::unique_ptr<Executor> executor;
-      auto before = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, &step_us, &executor);
-      if (!before.ok()) return before.status();
-      cp.baseline_ms = before->time.median_us / 1000;
-      std::vector<double> node_us(graph.nodes.size(), 0.0);  // per node (a fused step's time goes to its anchor)
-      for (size_t i = 0; i < executor->bindings().size() && i < step_us.size(); ++i) node_us[executor->bindings()[i].node] += step_us[i];
       tasks = model::DistinctSubgraphs(graph, node_us);
       std::stable_sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) { return a.model_us > b.model_us; });
     }
@@ -391,21 +401,22 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   } else {
     // The whole model after: the outputs of the unfused model, and never slower (else this job's entries go).
     std::vector<Tensor> reference;
-    {
-      auto executor = Executor::Load(graph, ops, nullptr);
-      if (!executor.ok()) return executor.status();
-      std::vector<const Tensor*> in;
-      for (const auto& x : inputs) in.push_back(&x);
-      TB_RETURN_IF_ERROR((*executor)->Run(in, &reference));
-    }
+    if (auto unfused = LoadAndRun(graph, ops, nullptr, inputs, &reference); !unfused.ok()) return unfused.status();
     auto after = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, nullptr);
     if (!after.ok()) return after.status();
     const model::Comparison check = model::CompareTensors(after->outputs, reference);
     if (!check.ok || after->time.median_us / 1000 > cp.baseline_ms) {
-      TB_RETURN_IF_ERROR(TakeBack(*bank, cp.replaced));
-      for (auto& r : cp.records)
+      // The entries go back and the checkpoint says so in one transaction.
+      SgatCheckpoint taken = cp;
+      for (auto& r : taken.records)
         if (r.Stored()) r.status = "unsatisfied";
-      cp.replaced.clear();
+      taken.replaced.clear();
+      TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
+        TB_RETURN_IF_ERROR(TakeBack(txn, cp.replaced));
+        TB_RETURN_IF_ERROR(txn.PutJob(taken.job_name, taken.ToJson()));
+        return txn.PutJob(kLatestSgatJob, taken.job_name);
+      }));
+      cp = std::move(taken);
       report.reverted = true;
       report.note = !check.ok ? "the model's output changed with the fused subgraphs (" + check.worst + "); this run's entries were taken back"
                               : "the model was slower with this run's entries (" + std::to_string(after->time.median_us / 1000) + " ms); they were taken back";

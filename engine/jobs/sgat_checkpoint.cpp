@@ -49,7 +49,8 @@ std::string SgatCheckpoint::ToJson() const {
 
 Result<SgatCheckpoint> SgatCheckpoint::FromJson(const std::string& text, const std::string& job_name) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object() || j.value("job", "") != "sgat") return Status::InvalidInput("--reload: job '" + job_name + "' is not a subgraph tuning (SGAT) job");
+  if (!j.is_object() || !j.contains("job") || j["job"] != "sgat")
+    return Status::InvalidInput("--reload: job '" + job_name + "' is not a subgraph tuning (SGAT) job");
   try {
     SgatCheckpoint cp;
     cp.job_name = job_name;

@@ -104,21 +104,9 @@ Result<bool> Executor::BindFused(const Subgraph& s, int fused, const std::string
   for (int k = 0; k < s.NodesOf(fused); ++k) b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
   auto kernel = OneDnnFusedKernel(node_op->op, post_ops);
   if (!kernel.ok()) return false;
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<const Tensor*> constants;
-  step->constants.resize(step->inputs.size());
-  for (size_t i = 0; i < step->inputs.size(); ++i) {
-    const int v = step->inputs[i];
-    shapes.push_back(graph_.values[v].shape);
-    if (graph_.IsConstant(v)) step->constants[i] = graph_.values[v].constant->AsTensor();
-    constants.push_back(graph_.IsConstant(v) ? &step->constants[i] : nullptr);
-  }
-  auto direct = (*kernel)->BindDirect(shapes, constants);
-  if (!direct.ok()) return false;  // oneDNN lacks this fusion for these shapes
-  step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
-  if (*direct) step->constants.clear();
-  step->kernel = std::move(kernel.value());
-  if (*direct) step->in_place_input = step->kernel->InPlaceInput();
+  // Only on the direct path (weights constant): oneDNN lacking this fusion shows at bind time.
+  if (!BindKernel(step.get(), std::move(kernel.value())).ok() || step->kind != Step::Kind::kDirect) return false;
+  step->in_place_input = step->kernel->InPlaceInput();
   step->output = s.OutputAfter(graph_, fused);
   b.shape = ShapeText(graph_.values[step->output].shape);
   b.template_id = kFusedTemplateId;
@@ -131,25 +119,29 @@ Result<bool> Executor::BindFused(const Subgraph& s, int fused, const std::string
   return true;
 }
 
-Status Executor::BindTemplate(Step* step, const NodeOp& node_op, const OpTemplate& t, const Policy& policy) {
-  auto kernel = t.Build(node_op.op, policy);
-  if (!kernel.ok()) return kernel.status();
+Status Executor::BindKernel(Step* step, std::unique_ptr<Kernel> kernel) {
   std::vector<std::vector<int64_t>> shapes;
   std::vector<const Tensor*> constants;
-  step->constants.resize(node_op.input_values.size());
-  for (size_t i = 0; i < node_op.input_values.size(); ++i) {
-    const int v = node_op.input_values[i];
+  step->constants.resize(step->inputs.size());
+  for (size_t i = 0; i < step->inputs.size(); ++i) {
+    const int v = step->inputs[i];
     shapes.push_back(graph_.values[v].shape);
     if (graph_.IsConstant(v)) step->constants[i] = graph_.values[v].constant->AsTensor();
     constants.push_back(graph_.IsConstant(v) ? &step->constants[i] : nullptr);
   }
-  auto direct = (*kernel)->BindDirect(shapes, constants);
+  auto direct = kernel->BindDirect(shapes, constants);
   if (!direct.ok()) return direct.status();
   step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
   if (*direct) step->constants.clear();  // the kernel holds them in its own layout now
-  step->kernel = std::move(kernel.value());
-  step->inputs = node_op.input_values;
+  step->kernel = std::move(kernel);
   return Status::Ok();
+}
+
+Status Executor::BindTemplate(Step* step, const NodeOp& node_op, const OpTemplate& t, const Policy& policy) {
+  auto kernel = t.Build(node_op.op, policy);
+  if (!kernel.ok()) return kernel.status();
+  step->inputs = node_op.input_values;
+  return BindKernel(step, std::move(kernel.value()));
 }
 
 Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
@@ -193,7 +185,8 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
     TB_RETURN_IF_ERROR(BindTemplate(step.get(), *node_op, *t, policy).WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")"));
     // A Format policy whose layout this executor converts to and from on every run (its
     // neighbours keep row-major) may lose here what it won alone: against oneDNN, timed now.
-    if (step->kernel->ConvertsActivations() && t != &OneDnnImpl() && OneDnnImpl().Supports(op).ok()) {
+    // Only the bank's: a default policy stays the template's default.
+    if (b.policy_source == "bank" && step->kernel->ConvertsActivations() && t != &OneDnnImpl() && OneDnnImpl().Supports(op).ok()) {
       auto alternative = std::make_unique<Step>();
       alternative->output = step->output;
       const Policy library = OneDnnImpl().DefaultPolicy(op);
@@ -201,7 +194,7 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
         step = std::move(alternative);
         t = &OneDnnImpl();
         policy = library;
-        b.policy_source = "converts";  // the bank's (or default) policy converted layouts per run and was slower
+        b.policy_source = "converts";  // the bank's policy converted layouts per run and was slower
       }
     }
     b.template_id = t->id();
@@ -312,7 +305,14 @@ void Executor::PlanMemory() {
     int in_place = -1;
     const int first = pointwise_[i] && !s.inputs.empty() ? s.inputs[0]
                       : s.in_place_input >= 0 && s.in_place_input < static_cast<int>(s.inputs.size()) ? s.inputs[s.in_place_input] : -1;
-    if (first >= 0 && storage_of_[first] >= 0 && group_last[group[first]] == static_cast<int64_t>(i) &&
+    // A kernel's named input must be the only one in that memory: the anchor of a fused step reads
+    // its other inputs while it writes (Conv(x) + x).
+    bool shared = false;
+    if (!pointwise_[i] && first >= 0)
+      for (size_t k = 0; k < s.inputs.size(); ++k)
+        shared |= static_cast<int>(k) != s.in_place_input && s.inputs[k] >= 0 && storage_of_[s.inputs[k]] >= 0 &&
+                  storage_of_[s.inputs[k]] == storage_of_[first];
+    if (first >= 0 && !shared && storage_of_[first] >= 0 && group_last[group[first]] == static_cast<int64_t>(i) &&
         graph_.values[first].shape == graph_.values[s.output].shape)
       in_place = first;
     if (in_place >= 0) storage_of_[s.output] = storage_of_[in_place];

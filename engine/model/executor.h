@@ -31,8 +31,9 @@ namespace tilebank::engine::model {
 // The bank's current entry for an operator (nullopt: none, or stale).
 using PolicyLookup = std::function<std::optional<Entry>(const OpSpec& op)>;
 
-// SGAT's choice for a subgraph (engine/model/partition.h): how many chain nodes run fused into the
-// anchor (0: none), and where that choice came from ("bank", "candidate", ...).
+// SGAT's choice for a subgraph (engine/model/partition.h): how many of its chain's steps run fused
+// into the anchor (0: none; a GELU is one step of five nodes), and where that choice came from
+// ("bank", "candidate", ...).
 struct FusionChoice {
   int fused = 0;
   std::string source;
@@ -44,8 +45,8 @@ struct NodeBinding {
   int node = -1;                     // index in graph().nodes (fused: the anchor's)
   std::string name, op_type, shape;  // shape: the output's, "1x64x56x56"
   std::string template_id;           // "" for basic kernels and aliases; kFusedTemplateId when fused
-  std::string policy_source;         // "bank", "default", "basic", "alias"; "converts": the bank's or default
-                                     // policy converted layouts on every run and impl.onednn was faster at load;
+  std::string policy_source;         // "bank", "default", "basic", "alias"; "converts": the bank's policy
+                                     // converted layouts on every run and impl.onednn was faster at load;
                                      // fused: the FusionChoice's
   std::string policy;                // "a=1,b=x" for template kernels
   std::optional<NodeOp> op;          // template-bound nodes: the operator (its bank key, its shapes); fused: the anchor's
@@ -73,7 +74,9 @@ class Executor {
   struct Step;
   Executor() = default;
   Status Bind(const PolicyLookup& lookup, const FusionLookup& fusion);
-  // Builds `t`'s kernel under `policy` for the node and binds it (weights into its layout).
+  // Binds `kernel` to `step`'s inputs (already set): weights into its layout, direct or copying.
+  Status BindKernel(Step* step, std::unique_ptr<Kernel> kernel);
+  // Builds `t`'s kernel under `policy` for the node and binds it.
   Status BindTemplate(Step* step, const NodeOp& node_op, const OpTemplate& t, const Policy& policy);
   // One step on its own, on zeros: the fastest of a few runs, in seconds (1e30 when it fails).
   double TimeStepAlone(Step& step);

@@ -29,11 +29,10 @@ FusionLookup BankFusionLookup(const Bank* bank) {
   if (!bank) return nullptr;
   return [bank](const Subgraph& s) -> std::optional<FusionChoice> {
     auto found = bank->Find(EntryKind::kGraph, s.canonical.text);
-    if (!found.ok() || !*found || (*found)->template_id != kFusedTemplateId) return std::nullopt;
-    if (EngineTemplateVersions()(kFusedTemplateId) != (*found)->template_version) return std::nullopt;  // stale
-    for (const Knob& k : (*found)->policy)
-      if (k.name == "fuse" && std::holds_alternative<int64_t>(k.value)) return FusionChoice{static_cast<int>(std::get<int64_t>(k.value)), "bank"};
-    return std::nullopt;
+    if (!found.ok() || !*found) return std::nullopt;
+    const std::optional<int> fuse = CurrentFuse(**found);  // nullopt when stale
+    if (!fuse) return std::nullopt;
+    return FusionChoice{*fuse, "bank"};
   };
 }
 

@@ -31,6 +31,19 @@ bool BroadcastsTo(const std::vector<int64_t>& operand, const std::vector<int64_t
   return true;
 }
 
+// Whether value `v` is a constant of one element within `tolerance` of `want`.
+bool IsScalar(const Graph& g, int v, double want, double tolerance = 1e-6) {
+  return v >= 0 && g.IsConstant(v) && g.values[v].constant->size() == 1 && std::fabs(g.values[v].constant->At(0) - want) <= tolerance;
+}
+
+// The other input of binary node `n` than `value` (-1 when `value` is not exactly one of them).
+int OtherInput(const Node& n, int value) {
+  if (n.inputs.size() != 2) return -1;
+  if (n.inputs[0] == value && n.inputs[1] != value) return n.inputs[1];
+  if (n.inputs[1] == value && n.inputs[0] != value) return n.inputs[0];
+  return -1;
+}
+
 // `node` as the next epilogue step after `value`, or nothing when it cannot run inside the anchor.
 std::optional<EpilogueStep> AsEpilogue(const Graph& g, const Node& node, int value) {
   if (node.outputs.empty() || node.outputs[0] < 0 || g.values[node.outputs[0]].shape != g.values[value].shape) return std::nullopt;
@@ -47,7 +60,7 @@ std::optional<EpilogueStep> AsEpilogue(const Graph& g, const Node& node, int val
       step.beta = std::numeric_limits<float>::infinity();
       for (size_t i = 1; i < node.inputs.size() && i < 3; ++i) {
         if (node.inputs[i] < 0) continue;
-        if (!g.IsConstant(node.inputs[i])) return std::nullopt;
+        if (!g.IsConstant(node.inputs[i]) || g.values[node.inputs[i]].constant->size() != 1) return std::nullopt;
         (i == 1 ? step.alpha : step.beta) = static_cast<float>(g.values[node.inputs[i]].constant->At(0));
       }
     } else if (node.inputs.size() != 1) {
@@ -57,34 +70,21 @@ std::optional<EpilogueStep> AsEpilogue(const Graph& g, const Node& node, int val
   }
   if (!IsBinaryEpilogue(node.op_type) || node.inputs.size() != 2) return std::nullopt;
   // Sub and Div only with the chain on the left; Add and Mul either way round. Not x op x.
-  int other = -1;
-  if (node.inputs[0] == value && node.inputs[1] != value) other = node.inputs[1];
-  else if (node.inputs[1] == value && node.inputs[0] != value && (node.op_type == "Add" || node.op_type == "Mul")) other = node.inputs[0];
+  int other = OtherInput(node, value);
+  if (other >= 0 && node.inputs[0] != value && node.op_type != "Add" && node.op_type != "Mul") other = -1;
   if (other < 0 || g.values[other].dtype != "float32" || !BroadcastsTo(g.values[other].shape, g.values[value].shape)) return std::nullopt;
   step.operand = other;
   return step;
 }
 
-// Whether value `v` is a constant of one element within `tolerance` of `want`.
-bool IsScalar(const Graph& g, int v, double want, double tolerance = 1e-6) {
-  return v >= 0 && g.IsConstant(v) && g.values[v].constant->size() == 1 && std::fabs(g.values[v].constant->At(0) - want) <= tolerance;
-}
-
-// The other input of binary node `n` than `value` (-1 when `value` is not exactly one of them).
-int OtherInput(const Node& n, int value) {
-  if (n.inputs.size() != 2) return -1;
-  if (n.inputs[0] == value && n.inputs[1] != value) return n.inputs[1];
-  if (n.inputs[1] == value && n.inputs[0] != value) return n.inputs[0];
-  return -1;
-}
-
 // The erf form of GELU on `value` as PyTorch exports it: Div(x, sqrt 2) (or Mul(x, 1/sqrt 2)),
 // Erf, Add 1, Mul by x, Mul 0.5; its five nodes in order, or empty. `readers` says who reads what.
-std::vector<int> MatchGelu(const Graph& g, int value, const std::vector<std::vector<int>>& readers) {
+// Intermediate values the model outputs are not matched (fusing would drop them).
+std::vector<int> MatchGelu(const Graph& g, int value, const std::vector<std::vector<int>>& readers, const std::vector<bool>& is_output) {
   if (readers[value].size() != 2) return {};
   auto single_reader = [&](int node, const char* type) -> int {
     const int out = g.nodes[node].outputs.empty() ? -1 : g.nodes[node].outputs[0];
-    if (out < 0 || readers[out].size() != 1 || g.nodes[readers[out][0]].op_type != type) return -1;
+    if (out < 0 || is_output[out] || readers[out].size() != 1 || g.nodes[readers[out][0]].op_type != type) return -1;
     return readers[out][0];
   };
   for (int first : readers[value]) {
@@ -119,6 +119,18 @@ std::vector<std::vector<int>> Readers(const Graph& g) {
 // The description CanonicalizeGraph reads: each node's ATC form, with "inputs" naming the node that
 // produces each operand or a graph input; constant operands of at most 4 elements (a scale, a
 // bound) are part of the computation, so their values join the node's attributes.
+// "input<N>", or with a leading '_' as often as it takes not to be a node's name (inputs naming a
+// node refer to that node in the descriptor).
+std::string OutsideName(size_t n, const std::map<int, std::string>& producer) {
+  std::string name = "input" + std::to_string(n);
+  for (bool clash = true; clash;) {
+    clash = false;
+    for (const auto& [value, node] : producer) clash |= node == name;
+    if (clash) name = "_" + name;
+  }
+  return name;
+}
+
 nlohmann::json Describe(const Graph& g, const std::vector<int>& nodes) {
   std::map<int, std::string> producer;  // value -> name of the subgraph node writing it
   for (int i : nodes) producer[g.nodes[i].outputs[0]] = g.nodes[i].name;
@@ -138,7 +150,7 @@ nlohmann::json Describe(const Graph& g, const std::vector<int>& nodes) {
         d["inputs"].push_back(it->second);
         continue;
       }
-      auto [it, fresh] = outside.emplace(v, "input" + std::to_string(outside.size()));
+      auto [it, fresh] = outside.emplace(v, OutsideName(outside.size(), producer));
       d["inputs"].push_back(it->second);
       if (g.IsConstant(v) && g.values[v].constant->size() <= 4) {
         std::vector<double> data;
@@ -177,7 +189,7 @@ std::vector<Subgraph> PartitionSubgraphs(const Graph& g) {
     s.anchor = static_cast<int>(a);
     int value = anchor.outputs[0];
     while (!is_output[value]) {
-      if (const auto gelu = MatchGelu(g, value, readers); !gelu.empty()) {
+      if (const auto gelu = MatchGelu(g, value, readers, is_output); !gelu.empty()) {
         if (std::any_of(gelu.begin(), gelu.end(), [&](int n) { return taken[n]; })) break;
         EpilogueStep step;
         step.op_type = "Gelu";

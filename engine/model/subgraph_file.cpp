@@ -1,6 +1,8 @@
 #include "engine/model/subgraph_file.h"
 
+#include <charconv>
 #include <fstream>
+#include <optional>
 #include <map>
 #include <random>
 #include <set>
@@ -34,11 +36,32 @@ std::vector<std::string> ConstantInputs(const Graph& g, const Subgraph& s) {
 
 Status Bad(const std::string& where, const std::string& what) { return Status::InvalidInput(where + ": " + what); }
 
-std::vector<int64_t> ShapeOf(const nlohmann::json& desc) {
+// ReadSubgraphFile's body; nlohmann's type errors are its caller's to turn into a status.
+Result<std::vector<SubgraphTask>> ReadSubgraphFileOrThrow(const std::string& path);
+
+// A tensor description's shape: positive integer dimensions, at most 2^28 elements (1 GiB of floats).
+Result<std::vector<int64_t>> ShapeOf(const nlohmann::json& desc, const std::string& where) {
+  if (!desc.is_object() || !desc.contains("shape") || !desc["shape"].is_array()) return Bad(where, "a tensor description needs \"shape\"");
   std::vector<int64_t> shape;
-  if (desc.is_object() && desc.contains("shape") && desc["shape"].is_array())
-    for (const auto& d : desc["shape"]) shape.push_back(d.is_number_integer() ? d.get<int64_t>() : -1);
+  int64_t elements = 1;
+  for (const auto& d : desc["shape"]) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t{1} << 28))
+      return Bad(where, "shape " + desc["shape"].dump() + " must hold positive integers");
+    shape.push_back(d.get<int64_t>());
+    elements *= shape.back();
+    if (elements > (int64_t{1} << 28)) return Bad(where, "shape " + desc["shape"].dump() + " is larger than 2^28 elements");
+  }
   return shape;
+}
+
+// The slot of a "const_input<slot>" attribute; nullopt for another name.
+std::optional<int> ConstInputSlot(const std::string& name) {
+  const std::string prefix = "const_input";
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  int slot = 0;
+  auto [end, ec] = std::from_chars(name.data() + prefix.size(), name.data() + name.size(), slot);
+  if (ec != std::errc() || end != name.data() + name.size() || slot < 0) return std::nullopt;
+  return slot;
 }
 
 // The graph the description stands for: graph inputs named by the nodes' inputs, weights random
@@ -92,10 +115,14 @@ Result<Graph> GraphOf(const nlohmann::json& entry, const std::string& where) {
       for (const auto& a : d["attr"]) {
         if (!a.is_object() || !a.contains("name") || !a["name"].is_string() || !a.contains("value")) return Bad(at, "an attribute needs \"name\" and \"value\"");
         const std::string name = a["name"];
-        if (name.rfind("const_input", 0) == 0) {
+        if (auto slot = ConstInputSlot(name)) {
           if (!a["value"].is_array()) return Bad(at, name + " must be a list of numbers");
-          for (const auto& x : a["value"]) small[std::stoi(name.substr(11))].push_back(x.get<float>());
+          for (const auto& x : a["value"]) {
+            if (!x.is_number()) return Bad(at, name + " must be a list of numbers");
+            small[*slot].push_back(x.get<float>());
+          }
         } else if (n.op_type == "Clip" && (name == "min" || name == "max")) {
+          if (!a["value"].is_number()) return Bad(at, "Clip's " + name + " must be a number");
           (name == "min" ? clip_min : clip_max) = a["value"].get<float>();
           (name == "min" ? has_min : has_max) = true;
         } else {
@@ -108,9 +135,16 @@ Result<Graph> GraphOf(const nlohmann::json& entry, const std::string& where) {
       const std::string ref = d["inputs"][k];
       auto it = value_of.find(ref);
       if (it == value_of.end()) {
-        const auto shape = ShapeOf(d["input_desc"][k]);
-        const int id = constants.count(ref) ? constant(ref, shape, small.count(static_cast<int>(k)) ? small[static_cast<int>(k)] : std::vector<float>{})
-                                             : add_value(ref, shape);
+        auto shape = ShapeOf(d["input_desc"][k], at);
+        if (!shape.ok()) return shape.status();
+        std::vector<float> values;
+        if (auto sv = small.find(static_cast<int>(k)); sv != small.end()) {
+          if (static_cast<int64_t>(sv->second.size()) != Tensor::NumElements(*shape))
+            return Bad(at, "const_input" + std::to_string(k) + " has " + std::to_string(sv->second.size()) + " values for shape " +
+                               d["input_desc"][k]["shape"].dump());
+          values = sv->second;
+        }
+        const int id = constants.count(ref) ? constant(ref, *shape, values) : add_value(ref, *shape);
         if (!constants.count(ref)) g.inputs.push_back(id);
         it = value_of.emplace(ref, id).first;
       }
@@ -120,7 +154,9 @@ Result<Graph> GraphOf(const nlohmann::json& entry, const std::string& where) {
       n.inputs.push_back(has_min ? constant(n.name + "/min", {}, {clip_min}) : -1);
       if (has_max) n.inputs.push_back(constant(n.name + "/max", {}, {clip_max}));
     }
-    const int out = add_value(n.name, ShapeOf(d["output_desc"][0]));
+    auto out_shape = ShapeOf(d["output_desc"][0], at);
+    if (!out_shape.ok()) return out_shape.status();
+    const int out = add_value(n.name, *out_shape);
     value_of[n.name] = out;
     n.outputs = {out};
     g.nodes.push_back(std::move(n));
@@ -170,6 +206,16 @@ nlohmann::json SubgraphFileJson(const std::vector<SubgraphTask>& tasks, const st
 }
 
 Result<std::vector<SubgraphTask>> ReadSubgraphFile(const std::string& path) {
+  try {
+    return ReadSubgraphFileOrThrow(path);
+  } catch (const nlohmann::json::exception& e) {  // a field of another type than the format says
+    return Status::InvalidInput(path + ": " + e.what());
+  }
+}
+
+namespace {
+
+Result<std::vector<SubgraphTask>> ReadSubgraphFileOrThrow(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::InvalidInput(path + ": cannot be read");
   const nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
@@ -200,5 +246,7 @@ Result<std::vector<SubgraphTask>> ReadSubgraphFile(const std::string& path) {
   }
   return tasks;
 }
+
+}  // namespace
 
 }  // namespace tilebank::engine::model

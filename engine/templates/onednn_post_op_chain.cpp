@@ -9,6 +9,7 @@
 
 #include "engine/space/search_space.h"
 #include "engine/templates/onednn_common.h"
+#include "engine/templates/template_catalog.h"
 
 namespace tilebank::engine {
 
@@ -17,6 +18,13 @@ using dnnl::memory;
 bool IsOneDnnPostOp(const std::string& op_type) {
   static const std::set<std::string> types = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Gelu", "Add", "Mul", "Sub", "Div"};
   return types.count(op_type) > 0;
+}
+
+std::optional<int> CurrentFuse(const Entry& entry) {
+  if (entry.template_id != kFusedTemplateId || EngineTemplateVersions()(kFusedTemplateId) != entry.template_version) return std::nullopt;
+  for (const Knob& k : entry.policy)
+    if (k.name == "fuse" && std::holds_alternative<int64_t>(k.value)) return static_cast<int>(std::get<int64_t>(k.value));
+  return std::nullopt;
 }
 
 std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<Knob>& policy) {

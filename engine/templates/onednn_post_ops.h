@@ -4,6 +4,7 @@
 // HardSwish) or a binary op (Add, Mul, Sub, Div) with an operand that broadcasts to the output.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,13 @@
 namespace tilebank::engine {
 
 // The template of SGAT's graph entries: a subgraph (engine/model/partition.h) whose anchor runs in
-// oneDNN with its first `fuse` chain nodes as post-ops. Its policy is that one knob.
+// oneDNN with the first `fuse` steps of its chain as post-ops (a GELU's five nodes are one step).
+// Its policy is that one knob.
 inline constexpr const char* kFusedTemplateId = "sgat.fused";
+
+// The "fuse" knob of an sgat.fused entry of this build's template version; nullopt for another
+// template, a stale version or a policy without it.
+std::optional<int> CurrentFuse(const Entry& entry);
 
 // What is wrong with a graph entry's sgat.fused policy for its descriptor ("" when nothing).
 std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<Knob>& policy);
