@@ -1,9 +1,10 @@
 // SGAT on a model (`tune -j 1 --model`, job type 1): the model's subgraphs (engine/model/
 // partition.h), one task per repo_key, most expensive first (their time in the model x
-// occurrences). Each task runs the subgraph alone, unfused with the policies the bank gives its
-// operators (the default), then with 1, 2, ... of its chain nodes fused into the anchor; every
-// candidate's output is checked against the unfused one before it is timed. A winner that beats
-// the default by the job's margin becomes a graph entry (template sgat.fused, knob "fuse"). The
+// occurrences). Each task runs the subgraph alone unfused, with the policies the bank gives its
+// operators (the default) and with the anchor in oneDNN, and keeps the faster as the baseline;
+// then with 1, 2, ... steps of its chain fused into the anchor; every candidate's output is
+// checked against the unfused one before it is timed. A winner that beats the baseline by the
+// job's margin becomes a graph entry (template sgat.fused, knob "fuse"). The
 // whole model is run before and after: when it is slower after, this run's entries are taken back.
 // The result file is aoe_result_sgat_{timestamp}_{pid}.json as seeds/004 describes, rewritten after
 // every subgraph; the job is checkpointed in the bank with each subgraph (engine/jobs/sgat_checkpoint.h).
