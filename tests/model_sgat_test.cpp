@@ -262,6 +262,38 @@ TEST_CASE("tune -j 1: a job stopped after its first subgraph goes on with --relo
   CHECK(RunCli("tune -j 1 --reload -m " + model + " --bank " + bank).exit_code == 2);
 }
 
+TEST_CASE("tune -j 1 on a model the executor cannot run exits 2 and creates no bank and no output directory") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {4, 4});
+  b.Node("Det", {"x"}, {"y"});
+  b.Output("y", {});
+  const std::string model = b.Save(dir / "det.onnx");
+  auto r = RunCli("tune -j 1 -m " + model + " --bank " + (dir / "bank") + " --output " + (dir / "out"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("Det") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "bank"));
+  CHECK(!std::filesystem::exists(dir / "out"));
+}
+
+TEST_CASE("run: the second load of a model finds its compiled kernels in the kernel cache") {
+  TempDir dir;
+  const std::string model = BlocksModel(dir);
+  const std::string env = "TILEBANK_KERNEL_CACHE=" + (dir / "kernels");
+  auto first = RunCli("run -m " + model + " --bank " + (dir / "none") + " --repeat 1 --json", env);
+  REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  const auto cold = nlohmann::json::parse(first.out)["kernel_cache"];
+  CHECK(cold["compiled"].get<int>() > 0);
+  auto second = RunCli("run -m " + model + " --bank " + (dir / "none") + " --repeat 1 --json", env);
+  REQUIRE(second.exit_code == 0);
+  const auto warm = nlohmann::json::parse(second.out)["kernel_cache"];
+  CHECK(warm["compiled"] == 0);
+  CHECK(warm["loaded"] == cold["compiled"]);
+  auto off = RunCli("run -m " + model + " --bank " + (dir / "none") + " --repeat 1", "TILEBANK_KERNEL_CACHE=off");
+  CHECK(off.exit_code == 0);
+  CHECK(off.out.find("kernel cache") == std::string::npos);
+}
+
 TEST_CASE("bank validate: an sgat.fused policy must fuse between 1 and the chain's length") {
   TempDir dir;
   const Graph g = Load(BlocksModel(dir));
