@@ -2,9 +2,11 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "engine/target/threads.h"
 #include "tools/cli_common.h"
 
 int main(int argc, char** argv) {
+  tilebank::engine::ShortenOpenMpSpinning(argv);
   CLI::App app{"tilebank: a tuning engine and knowledge bank of tiling policies"};
   app.set_version_flag("--version", std::string("tilebank ") + TILEBANK_VERSION);
   app.require_subcommand(1);

@@ -1,6 +1,7 @@
 #include "engine/target/threads.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -14,6 +15,12 @@ void SetLibraryThreads(int threads) {
   // oneDNN's OpenMP runtime is already loaded (a dependency of libdnnl): look it up rather than link it.
   using SetNumThreads = void (*)(int);
   if (auto* set = reinterpret_cast<SetNumThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) set(threads);
+}
+
+void ShortenOpenMpSpinning(char** argv) {
+  if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) return;
+  if (setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 1) != 0) return;
+  execv("/proc/self/exe", argv);  // returns only on failure: go on with libgomp's default
 }
 
 }  // namespace tilebank::engine
