@@ -11,7 +11,6 @@
 #include <map>
 #include <set>
 
-#include <cstring>
 
 #include "engine/ops/conv_problem.h"
 #include "engine/ops/gemm_problem.h"
@@ -51,7 +50,7 @@ class MatMulKernel : public Kernel {
     return Status::Ok();
   }
   Status Run() override {
-    LoadResidual(static_cast<float*>(c_.get_data_handle()));
+    post_.LoadResidual(static_cast<float*>(c_.get_data_handle()));
     Execute(prim_, stream_, a_, b_, c_, bias_, post_);
     return Status::Ok();
   }
@@ -80,18 +79,12 @@ class MatMulKernel : public Kernel {
     if (direct_b_) b_.set_data_handle(const_cast<float*>(in[1]));
     c_.set_data_handle(out);
     post_.SetRuntime(in);
-    LoadResidual(out);
+    post_.LoadResidual(out);
     Execute(prim_, stream_, a_, b_, c_, bias_, post_);
     return Status::Ok();
   }
 
  private:
-  // The sum post-op adds to what the destination holds: the residual, unless it is there already.
-  void LoadResidual(float* dst) const {
-    const float* residual = post_.sum_source();
-    if (residual && residual != dst) std::memcpy(dst, residual, Tensor::NumElements(shape_) * sizeof(float));
-  }
-
   size_t bias_input() const { return p_.bias != BiasShape::kNone ? 2 : SIZE_MAX; }
 
   // An operand of the op's output rank as oneDNN's (batch, M, N): its leading dimensions either all
@@ -237,13 +230,11 @@ class ConvKernel : public Kernel {
     user_dst_.set_data_handle(out);
     if (reorder_src_) src_reorder_.execute(stream_, {{DNNL_ARG_FROM, user_src_}, {DNNL_ARG_TO, src_}});
     post_.SetRuntime(in);
-    if (const float* residual = post_.sum_source()) {  // the sum post-op adds to what dst holds
-      if (reorder_dst_) {
-        sum_user_.set_data_handle(const_cast<float*>(residual));
-        sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, sum_user_}, {DNNL_ARG_TO, dst_}});
-      } else if (residual != out) {
-        std::memcpy(out, residual, Tensor::NumElements(shape_) * sizeof(float));
-      }
+    if (reorder_dst_ && post_.sum_source()) {  // the residual into the blocked destination
+      sum_user_.set_data_handle(const_cast<float*>(post_.sum_source()));
+      sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, sum_user_}, {DNNL_ARG_TO, dst_}});
+    } else {
+      post_.LoadResidual(out);
     }
     Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
     if (reorder_dst_) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -54,7 +55,7 @@ std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<
 }
 
 PostOpChain::PostOpChain(std::vector<PostOp> ops, size_t first_operand_input, const std::vector<int64_t>& output_shape)
-    : ops_(std::move(ops)), first_operand_input_(first_operand_input) {
+    : ops_(std::move(ops)), first_operand_input_(first_operand_input), output_elements_(Tensor::NumElements(output_shape)) {
   int slots = 0;
   for (const PostOp& op : ops_) {
     slot_of_op_.push_back(op.has_operand ? slots++ : -1);
@@ -116,6 +117,10 @@ void PostOpChain::SetRuntime(const std::vector<const float*>& in) {
     if (static_cast<int>(slot) == sum_slot_) sum_source_ = data;
     else operands_[slot].set_data_handle(const_cast<float*>(data));
   }
+}
+
+void PostOpChain::LoadResidual(float* dst) const {
+  if (sum_source_ && sum_source_ != dst) std::memcpy(dst, sum_source_, static_cast<size_t>(output_elements_) * sizeof(float));
 }
 
 void PostOpChain::AddArgs(std::unordered_map<int, memory>& args) const {
