@@ -158,6 +158,14 @@ TEST_CASE("sgat: the erf form of GELU is one step of a MatMul's chain, and runs 
   CHECK_MESSAGE(c.ok, c.worst);
 }
 
+// The fused steps in `run --profile --json`'s output.
+int FusedSteps(const std::string& run_json) {
+  const auto profile = nlohmann::json::parse(run_json)["profile"];
+  int fused = 0;
+  for (const auto& n : profile) fused += n["template"].get<std::string>() == engine::kFusedTemplateId;
+  return fused;
+}
+
 nlohmann::json SgatOf(const std::string& dir) {
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().filename().string().rfind("aoe_result_sgat_", 0) == 0) return nlohmann::json::parse(ReadFile(e.path().string()));
@@ -193,10 +201,7 @@ TEST_CASE("tune -j 1 --model: the SGAT result file, graph entries, hits on the n
   CHECK_MESSAGE(validate.exit_code == 0, std::string(validate.out + validate.err));
   auto run = RunCli("run -m " + model + " --bank " + bank + " --profile --json");
   REQUIRE(run.exit_code == 0);
-  int fused = 0;
-  const auto profile = nlohmann::json::parse(run.out)["profile"];
-  for (const auto& n : profile) fused += n["template"].get<std::string>() == engine::kFusedTemplateId;
-  CHECK(fused >= added);
+  CHECK(FusedSteps(run.out) >= added);
 
   auto wrong = RunCli("tune -j 1 --singleop " + model + " --bank " + (dir / "bank2"));
   CHECK(wrong.exit_code == 2);
@@ -222,20 +227,14 @@ TEST_CASE("offline SGAT: run --dump writes the subgraphs, tune -j 1 --subgraphs 
   const int added = result[1]["SGAT"]["repo_summary"]["repo_add_num"];
   auto run = RunCli("run -m " + model + " --bank " + (dir / "bank") + " --profile --json");
   REQUIRE(run.exit_code == 0);
-  const auto profile = nlohmann::json::parse(run.out)["profile"];
-  int fused = 0;
-  for (const auto& n : profile) fused += n["template"].get<std::string>() == engine::kFusedTemplateId;
-  CHECK(fused >= added);
+  CHECK(FusedSteps(run.out) >= added);
 
   // A file whose nodes do not make the repo_key it names is refused before anything is written.
   auto edited = subgraphs;
   edited["subgraphs"][1]["repo_key"] = "12345";
   WriteFile(dir / "edited.json", edited.dump());
   auto bad = RunCli("tune -j 1 --subgraphs " + (dir / "edited.json") + " --bank " + (dir / "bank2") + " --output " + (dir / "out2"));
-  CHECK(bad.exit_code == 2);
-  CHECK(bad.err.find("subgraphs[1]: its nodes make repo_key") != std::string::npos);
-  CHECK(!std::filesystem::exists(dir / "bank2"));
-  CHECK(!std::filesystem::exists(dir / "out2"));
+  CheckRefusedWritingNothing(bad, "subgraphs[1]: its nodes make repo_key", {dir / "bank2", dir / "out2"});
 }
 
 TEST_CASE("tune -j 1: a job stopped after its first subgraph goes on with --reload, without redoing it") {
@@ -248,7 +247,6 @@ TEST_CASE("tune -j 1: a job stopped after its first subgraph goes on with --relo
   REQUIRE(!partial.is_null());
   CHECK(!partial[1]["SGAT"].contains("model_result_performance(ms)"));
   CHECK(partial[1]["SGAT"]["repo_summary"]["total_num"] == 1);
-  const auto first_status = partial[1]["SGAT"]["repo_summary"];
 
   auto resumed = RunCli("tune -j 1 --reload --bank " + bank + " --output " + (dir / "out"));
   REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
@@ -270,10 +268,7 @@ TEST_CASE("tune -j 1 on a model the executor cannot run exits 2 and creates no b
   b.Output("y", {});
   const std::string model = b.Save(dir / "det.onnx");
   auto r = RunCli("tune -j 1 -m " + model + " --bank " + (dir / "bank") + " --output " + (dir / "out"));
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find("Det") != std::string::npos);
-  CHECK(!std::filesystem::exists(dir / "bank"));
-  CHECK(!std::filesystem::exists(dir / "out"));
+  CheckRefusedWritingNothing(r, "Det", {dir / "bank", dir / "out"});
 }
 
 TEST_CASE("run: the second load of a model finds its compiled kernels in the kernel cache") {

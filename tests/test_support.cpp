@@ -1,5 +1,7 @@
 #include "tests/test_support.h"
 
+#include <doctest/doctest.h>
+
 #include <lmdb.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -150,6 +152,12 @@ CommandResult RunCli(const std::string& args, const std::string& env) {
   result.out = ReadFile(out);
   result.err = ReadFile(err);
   return result;
+}
+
+void CheckRefusedWritingNothing(const CommandResult& r, const std::string& message, const std::vector<std::string>& paths) {
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.err.find(message) != std::string::npos, r.err);
+  for (const auto& path : paths) CHECK_MESSAGE(!std::filesystem::exists(path), path);
 }
 
 std::string ReadFile(const std::string& path) {

@@ -44,6 +44,35 @@ Result<std::vector<TuneMode>> ParseModes(const std::string& text) {
   return modes;
 }
 
+// The flags every job type checks the same way: --framework, --trials, --time-budget.
+Status CheckSharedFlags(const TuneFlags& f) {
+  if (f.framework != 5) return Status::InvalidInput("--framework " + std::to_string(f.framework) + ": only ONNX models (--framework 5) are read");
+  if (f.trials < 1) return Status::InvalidInput("--trials must be at least 1");
+  if (f.time_budget < 0) return Status::InvalidInput("--time-budget must not be negative");
+  return Status::Ok();
+}
+
+// Where every job type tunes: the bank, this machine's soc_version (another is refused), the
+// output directory (--output, else ASCEND_WORK_PATH, else here) and --repeat-tune / REPEAT_TUNE.
+struct JobPlace {
+  std::string bank_root, soc_version, fingerprint, output_dir;
+  bool repeat_tune = false;
+};
+
+Result<JobPlace> JobPlaceOf(const TuneFlags& f) {
+  JobPlace p;
+  p.bank_root = ResolveBankRoot(f.bank);
+  p.soc_version = f.soc.empty() ? HostSocVersion() : f.soc;
+  if (p.soc_version != HostSocVersion())
+    return Status::Refused("--soc " + p.soc_version + ": tuning measures this machine, whose soc_version is " + HostSocVersion());
+  p.fingerprint = HostFingerprint();
+  const char* work = std::getenv("ASCEND_WORK_PATH");
+  p.output_dir = !f.output.empty() ? f.output : work && *work ? work : ".";
+  const char* repeat = std::getenv("REPEAT_TUNE");
+  p.repeat_tune = f.repeat_tune || (repeat && (std::string(repeat) == "True" || std::string(repeat) == "true" || std::string(repeat) == "1"));
+  return p;
+}
+
 // Job type 1: subgraph tuning of a model.
 int RunSgat(const TuneFlags& f) {
   const bool reload = f.reload != "\x01";
@@ -52,24 +81,20 @@ int RunSgat(const TuneFlags& f) {
   if (!f.singleop.empty()) return Fail(Status::InvalidInput("--singleop is an operator list, for --job-type 2; SGAT takes --model"));
   if (reload && (!f.model.empty() || !f.subgraphs.empty()))
     return Fail(Status::InvalidInput("--reload goes on with a job's own model or subgraph file: give no --model or --subgraphs"));
-  if (f.framework != 5) return Fail(Status::InvalidInput("--framework " + std::to_string(f.framework) + ": only ONNX models (--framework 5) are read"));
-  if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
-  if (f.time_budget < 0) return Fail(Status::InvalidInput("--time-budget must not be negative"));
+  if (Status s = CheckSharedFlags(f); !s.ok()) return Fail(s);
   auto shapes = engine::model::ParseInputShapes(f.input_shape);
   if (!shapes.ok()) return Fail(shapes.status());
+  auto place = JobPlaceOf(f);
+  if (!place.ok()) return Fail(place.status());
   engine::ModelSgatOptions o;
   o.model_path = f.model;
   o.subgraphs_path = f.subgraphs;
   o.input_shapes = *shapes;
-  o.bank_root = ResolveBankRoot(f.bank);
-  o.soc_version = f.soc.empty() ? HostSocVersion() : f.soc;
-  if (o.soc_version != HostSocVersion())
-    return Fail(Status::Refused("--soc " + o.soc_version + ": tuning measures this machine, whose soc_version is " + HostSocVersion()));
-  o.fingerprint = HostFingerprint();
-  const char* work = std::getenv("ASCEND_WORK_PATH");
-  o.output_dir = !f.output.empty() ? f.output : work && *work ? work : ".";
-  const char* repeat = std::getenv("REPEAT_TUNE");
-  o.repeat_tune = f.repeat_tune || (repeat && (std::string(repeat) == "True" || std::string(repeat) == "true" || std::string(repeat) == "1"));
+  o.bank_root = place->bank_root;
+  o.soc_version = place->soc_version;
+  o.fingerprint = place->fingerprint;
+  o.output_dir = place->output_dir;
+  o.repeat_tune = place->repeat_tune;
   o.trials = f.trials;
   o.time_budget_s = f.time_budget;
   if (reload) o.reload = f.reload;
@@ -89,28 +114,24 @@ int RunTune(const TuneFlags& f) {
   if (f.job_type == 1) return RunSgat(f);
   if (f.job_type != 2) return Fail(Status::InvalidInput("--job-type must be 1 (SGAT) or 2 (OPAT), not " + std::to_string(f.job_type)));
   const bool reload = f.reload != "\x01";
-  if (f.framework != 5) return Fail(Status::InvalidInput("--framework " + std::to_string(f.framework) + ": only ONNX models (--framework 5) are read"));
+  if (Status s = CheckSharedFlags(f); !s.ok()) return Fail(s);
   if (!f.model.empty() && !f.singleop.empty()) return Fail(Status::InvalidInput("give --model or --singleop, not both"));
   if (!f.subgraphs.empty()) return Fail(Status::InvalidInput("--subgraphs is a subgraph file, for --job-type 1 (SGAT)"));
   if (f.singleop.empty() && f.model.empty() && !reload) return Fail(Status::InvalidInput("--singleop OPS.json or --model M.onnx is required for --job-type 2"));
-  if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
-  if (f.time_budget < 0) return Fail(Status::InvalidInput("--time-budget must not be negative"));
 
+  auto place = JobPlaceOf(f);
+  if (!place.ok()) return Fail(place.status());
   engine::OpatJobOptions o;
   o.ops_path = f.singleop;
-  o.bank_root = ResolveBankRoot(f.bank);
-  o.soc_version = f.soc.empty() ? HostSocVersion() : f.soc;
-  if (o.soc_version != HostSocVersion())
-    return Fail(Status::Refused("--soc " + o.soc_version + ": tuning measures this machine, whose soc_version is " + HostSocVersion()));
-  o.fingerprint = HostFingerprint();
-  const char* work = std::getenv("ASCEND_WORK_PATH");
-  o.output_dir = !f.output.empty() ? f.output : work && *work ? work : ".";
+  o.bank_root = place->bank_root;
+  o.soc_version = place->soc_version;
+  o.fingerprint = place->fingerprint;
+  o.output_dir = place->output_dir;
+  o.repeat_tune = place->repeat_tune;
   if (!f.tune_ops_file.empty()) {
     Status s = engine::ReadTuneOpsFile(f.tune_ops_file, &o.tune_op_names, &o.tune_op_types);
     if (!s.ok()) return Fail(s);
   }
-  const char* repeat = std::getenv("REPEAT_TUNE");
-  o.repeat_tune = f.repeat_tune || (repeat && (std::string(repeat) == "True" || std::string(repeat) == "true" || std::string(repeat) == "1"));
   if (reload) o.reload = f.reload;
   o.time_budget_s = f.time_budget;
   o.tune.tune_mode = f.tune_mode;

@@ -13,6 +13,7 @@
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/sgat_checkpoint.h"
+#include "engine/jobs/stored_job.h"
 #include "engine/model/constant_fold.h"
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
@@ -234,24 +235,11 @@ SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, c
 
 // The job's checkpoint, from --reload (the named job or the latest SGAT one).
 Result<SgatCheckpoint> ReadCheckpoint(Bank& bank, const std::string& requested, const std::string& bank_dir) {
-  std::string name = requested;
-  std::optional<std::string> stored;
-  TB_RETURN_IF_ERROR(bank.Write([&](WriteTxn& txn) -> Status {
-    if (name.empty()) {
-      auto latest = txn.GetJob(kLatestSgatJob);
-      if (!latest.ok()) return latest.status();
-      if (!*latest) return Status::NotFound("--reload: no subgraph tuning job has been checkpointed in " + bank_dir);
-      name = **latest;
-    }
-    auto job = txn.GetJob(name);
-    if (!job.ok()) return job.status();
-    if (!*job) return Status::NotFound("--reload: no job named '" + name + "' in " + bank_dir);
-    stored = **job;
-    return Status::Ok();
-  }, /*commit=*/false));
-  auto cp = SgatCheckpoint::FromJson(*stored, name);
+  auto stored = ReadStoredJob(bank, requested, kLatestSgatJob, "subgraph tuning job", bank_dir);
+  if (!stored.ok()) return stored.status();
+  auto cp = SgatCheckpoint::FromJson(stored->second, stored->first);
   if (!cp.ok()) return cp.status();
-  if (cp->finished) return Status::Refused("job " + name + " already finished; its results are in " + cp->result_path);
+  if (cp->finished) return Status::Refused("job " + stored->first + " already finished; its results are in " + cp->result_path);
   return cp;
 }
 

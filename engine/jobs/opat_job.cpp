@@ -16,6 +16,7 @@
 #include "engine/ops/op_list_check.h"
 #include "engine/templates/op_template.h"
 #include "engine/jobs/result_file.h"
+#include "engine/jobs/stored_job.h"
 #include "repo/bank.h"
 #include "repo/key.h"
 #include "repo/op_defaults.h"
@@ -186,22 +187,9 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     auto opened = Bank::Open(bank_dir, {OpenMode::kReadWrite, options.soc_version, options.fingerprint});
     if (!opened.ok()) return opened.status().WithContext("--reload");
     bank = std::move(opened.value());
-    std::string name = *options.reload;
-    std::optional<std::string> stored;
-    TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
-      if (name.empty()) {
-        auto latest = txn.GetJob(kLatestJob);
-        if (!latest.ok()) return latest.status();
-        if (!*latest) return Status::NotFound("--reload: no tuning job has been checkpointed in " + bank_dir);
-        name = **latest;
-      }
-      auto job = txn.GetJob(name);
-      if (!job.ok()) return job.status();
-      if (!*job) return Status::NotFound("--reload: no job named '" + name + "' in " + bank_dir);
-      stored = **job;
-      return Status::Ok();
-    }, /*commit=*/false));
-    auto parsed = Checkpoint::FromJson(*stored, name);
+    auto stored = ReadStoredJob(*bank, *options.reload, kLatestJob, "tuning job", bank_dir);
+    if (!stored.ok()) return stored.status();
+    auto parsed = Checkpoint::FromJson(stored->second, stored->first);
     if (!parsed.ok()) return parsed.status();
     cp = std::move(parsed.value());
   }
