@@ -13,6 +13,7 @@
 #include "engine/model/partition.h"
 #include "engine/target/soc_version.h"
 #include "engine/templates/onednn_post_ops.h"
+#include "engine/templates/templates.h"
 #include "repo/bank.h"
 #include "tests/onnx_model_builder.h"
 #include "tests/test_support.h"
@@ -111,6 +112,52 @@ TEST_CASE("sgat: fused subgraphs compute what the unfused nodes do, a residual c
     for (const auto& b : bindings) fused_steps += b.template_id == engine::kFusedTemplateId;
     CHECK(fused_steps == 4);
     CHECK(bindings.size() == (fuse == 1 ? 8u : 6u));  // 12 nodes, minus the fused chain nodes
+  }
+}
+
+// Every Conv in impl.onednn (the others keep their default policies).
+std::optional<Entry> OneDnnConvs(const engine::OpSpec& op) {
+  if (op.op_type != "Conv") return std::nullopt;
+  Entry e;
+  e.template_id = "impl.onednn";
+  e.policy = engine::OneDnnImpl().DefaultPolicy(op);
+  return e;
+}
+
+TEST_CASE("sgat: tensors pass between oneDNN convolutions in their native layout, through elementwise steps, and compute the row-major result") {
+  TempDir dir;
+  const Graph g = Load(BlocksModel(dir));
+  for (int fuse : {0, 1, 2}) {
+    CAPTURE(fuse);
+    const FusionLookup fusion = [fuse](const Subgraph& s) { return FusionChoice{std::min<int>(fuse, static_cast<int>(s.steps.size())), "test"}; };
+    auto run = [&](bool native, std::vector<NodeBinding>* bindings) {
+      if (!native) setenv("TILEBANK_MODEL_LAYOUTS", "row-major", 1);
+      auto e = Executor::Load(g, OneDnnConvs, fusion);
+      unsetenv("TILEBANK_MODEL_LAYOUTS");
+      REQUIRE_MESSAGE(e.ok(), e.status().message());
+      const auto inputs = RandomInputs(g, 3);
+      std::vector<const Tensor*> in;
+      for (const auto& t : inputs) in.push_back(&t);
+      std::vector<Tensor> out;
+      Status s = (*e)->Run(in, &out);
+      REQUIRE_MESSAGE(s.ok(), s.message());
+      *bindings = (*e)->bindings();
+      return out;
+    };
+    std::vector<NodeBinding> row_major_bindings, native_bindings;
+    const auto row_major = run(false, &row_major_bindings);
+    const auto native = run(true, &native_bindings);
+    const Comparison c = CompareTensors(native, row_major);
+    CHECK_MESSAGE(c.ok, c.worst);
+    for (const auto& b : row_major_bindings) CHECK(b.layout.empty());
+    // oneDNN prefers a blocked or channels-last layout on x86 with AVX2 or later: it is kept
+    // between the convolutions; the model's output stays row-major.
+    std::string layouts;
+    for (const auto& b : native_bindings) layouts += b.op_type + ":" + b.layout + " ";
+    int handed = 0;
+    for (const auto& b : native_bindings) handed += !b.layout.empty();
+    CHECK_MESSAGE(handed >= 3, layouts);
+    CHECK(native_bindings.back().layout.empty());
   }
 }
 

@@ -145,7 +145,7 @@ int RunModel(const RunFlags& f) {
         const auto& b = ex.bindings()[i];
         nodes.push_back({{"name", b.name}, {"op_type", b.op_type}, {"shape", b.shape}, {"time_us", timing->node_median_us[i]},
                          {"share", total_us > 0 ? timing->node_median_us[i] / total_us : 0}, {"template", b.template_id},
-                         {"policy", b.policy}, {"source", b.policy_source}});
+                         {"policy", b.policy}, {"source", b.policy_source}, {"layout", b.layout.empty() ? "row-major" : b.layout}});
       }
       out["profile"] = nodes;
     }
@@ -163,11 +163,12 @@ int RunModel(const RunFlags& f) {
       std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
                   comparison->max_abs_error, comparison->max_rel_error, comparison->worst.c_str());
     if (f.profile) {
-      std::printf("\n%-40s %-20s %-18s %10s %6s  %-20s %s\n", "node", "op", "shape", "time us", "share", "template", "policy");
+      std::printf("\n%-40s %-20s %-18s %10s %6s  %-8s %-20s %s\n", "node", "op", "shape", "time us", "share", "layout", "template", "policy");
       for (size_t i = 0; i < ex.bindings().size(); ++i) {
         const auto& b = ex.bindings()[i];
-        std::printf("%-40s %-20s %-18s %10.1f %5.1f%%  %-20s %s%s%s\n", b.name.substr(0, 40).c_str(), b.op_type.c_str(), b.shape.c_str(),
-                    timing->node_median_us[i], total_us > 0 ? 100 * timing->node_median_us[i] / total_us : 0, b.template_id.c_str(),
+        std::printf("%-40s %-20s %-18s %10.1f %5.1f%%  %-8s %-20s %s%s%s\n", b.name.substr(0, 40).c_str(), b.op_type.c_str(), b.shape.c_str(),
+                    timing->node_median_us[i], total_us > 0 ? 100 * timing->node_median_us[i] / total_us : 0,
+                    b.layout.empty() ? "nchw" : b.layout.c_str(), b.template_id.c_str(),
                     b.policy_source.c_str(), b.policy.empty() ? "" : ": ", b.policy.c_str());
       }
     }

@@ -3,12 +3,23 @@
 // kernel's working layout (a Format policy's layout is what neighbouring ops hand over in a
 // deployed model, so converting into it is not charged to the kernel); Fetch() converts back.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "engine/ops/tensor.h"
 #include "repo/status.h"
 
 namespace tilebank::engine {
+
+// A layout other than row-major in which a kernel reads or writes a run-time tensor, that the model
+// executor hands from one kernel to the next without converting it (engine/model/executor.h).
+// Equal keys mean the same bytes hold the same tensor; `floats` is the memory it takes (a blocked
+// layout pads its channels); `name` is for people ("nChw16c").
+struct HandoverLayout {
+  std::string key, name;
+  int64_t floats = 0;
+  bool row_major() const { return key.empty(); }
+};
 
 class Kernel {
  public:
@@ -40,6 +51,18 @@ class Kernel {
   // The input whose memory the output may be placed over (RunDirect reads it whole before writing
   // any of the output), or -1.
   virtual int InPlaceInput() const { return -1; }
+  // After BindDirect: the layout in which this kernel reads run-time input `input` (the output when
+  // -1) fastest, with no conversion, when that is not row-major (an empty key otherwise).
+  virtual HandoverLayout NativeLayout(int input) const {
+    (void)input;
+    return {};
+  }
+  // From now on RunDirect reads input i in NativeLayout(i) where `inputs[i]`, and writes the output
+  // in NativeLayout(-1) when `output`; everything else stays row-major.
+  virtual Status UseNativeLayouts(const std::vector<bool>& inputs, bool output) {
+    (void)inputs, (void)output;
+    return Status::InvalidInput("this kernel hands over row-major tensors only");
+  }
 };
 
 }  // namespace tilebank::engine

@@ -3,6 +3,10 @@
 // tuned set; no kernel at all for reshapes, which reuse their input's memory), constant operands
 // put once into the layout each kernel wants, and the run-time tensors placed in one arena by
 // liveness so that buffers are reused. Run() is then a walk over the nodes.
+// Layouts are decided across the model, not per node: a tensor stays in the layout its producer
+// writes natively (oneDNN's blocked nChw16c, say) when every kernel that reads it reads that layout
+// natively too, so that a chain of convolutions converts only where the layout changes; model inputs
+// and outputs, and everything else, are row-major.
 #pragma once
 #include <cstdlib>
 #include <functional>
@@ -51,7 +55,12 @@ struct NodeBinding {
   std::string policy;                // "a=1,b=x" for template kernels
   std::optional<NodeOp> op;          // template-bound nodes: the operator (its bank key, its shapes); fused: the anchor's
   std::vector<std::string> fused_nodes;  // fused: the chain's node names
+  std::string layout;                // the output's layout when handed over to the next kernels ("nChw16c"); "" row-major
 };
+
+// Whether the executor hands tensors between kernels in their native layouts (see Executor).
+// TILEBANK_MODEL_LAYOUTS=row-major turns it off, for comparison.
+bool HandOverNativeLayouts();
 
 class Executor {
  public:
@@ -86,6 +95,8 @@ class Executor {
                   std::map<std::string, std::vector<std::string>>* missing);
   // Binds subgraph `s` with its first `fused` chain nodes inside the anchor; false when oneDNN cannot.
   Result<bool> BindFused(const Subgraph& s, int fused, const std::string& source);
+  // Decides each run-time value's layout (layout_of_) and tells the kernels.
+  Status HandOverLayouts();
   void PlanMemory();
   float* Address(int value);
 
@@ -93,6 +104,7 @@ class Executor {
   std::vector<NodeBinding> bindings_;
   std::vector<std::unique_ptr<Step>> steps_;
   std::vector<bool> pointwise_;           // per step: may write over an input it reads
+  std::vector<HandoverLayout> layout_of_;  // value -> its layout (row-major: empty key)
   std::vector<int> storage_of_;           // value -> storage id (-1: constant or unused)
   std::vector<int64_t> storage_offset_;   // storage -> offset in the arena (floats)
   std::vector<std::vector<float>> constant_data_;  // value -> its float data (constants only)

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/builder/kernel.h"
 #include "engine/ops/tensor.h"
 #include "repo/status.h"
 
@@ -19,6 +20,9 @@ dnnl::memory::desc RowMajorDesc(const std::vector<int64_t>& shape);
 dnnl::memory MemoryFromTensor(const Tensor& t, const dnnl::memory::desc& md);
 // A row-major tensor of `shape` copied from memory in a plain layout.
 Tensor TensorFromMemory(const dnnl::memory& m, const std::vector<int64_t>& shape);
+// `md` as a layout the model executor hands over (key: its dims, padding, strides and blocks); an
+// empty key when `md` is dense row-major.
+HandoverLayout HandoverLayoutOf(const dnnl::memory::desc& md);
 // Runs `body` (returning a Status or a Result); a oneDNN exception becomes kInvalidInput "oneDNN: ...".
 template <typename Body>
 auto CatchOneDnnErrors(Body&& body) -> decltype(body()) {

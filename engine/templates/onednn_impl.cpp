@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -146,7 +147,7 @@ class ConvKernel : public Kernel {
       : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), p_.bias ? 3 : 2, shape_) {}
   int InPlaceInput() const override { return post_.sum_input(); }
   Status Prepare(const std::vector<const Tensor*>& in) override {
-    CreatePrimitive(*in[1], p_.bias ? in[2] : nullptr);
+    CreatePrimitive(UserWeights(*in[1]), p_.bias ? in[2] : nullptr);
     post_.Bind(in);
     memory user_src = MemoryFromTensor(*in[0], user_src_md_);
     src_ = memory(pd_.src_desc(), OneDnnCpuEngine());
@@ -154,13 +155,13 @@ class ConvKernel : public Kernel {
     dst_ = memory(pd_.dst_desc(), OneDnnCpuEngine());
     stream_.wait();
     if (post_.sum_input() >= 0) {
-      sum_user_ = memory(user_dst_md_, OneDnnCpuEngine(), const_cast<float*>(post_.sum_source()));
-      sum_reorder_ = dnnl::reorder(sum_user_, dst_);
+      residual_ = memory(user_dst_md_, OneDnnCpuEngine(), const_cast<float*>(post_.sum_source()));
+      sum_reorder_ = dnnl::reorder(residual_, dst_);
     }
     return Status::Ok();
   }
   Status Run() override {
-    if (post_.sum_input() >= 0) sum_reorder_.execute(stream_, sum_user_, dst_);
+    if (post_.sum_input() >= 0) sum_reorder_.execute(stream_, residual_, dst_);
     Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
     return Status::Ok();
   }
@@ -175,7 +176,8 @@ class ConvKernel : public Kernel {
   // destination are the caller's NCHW memory. The primitive either works in the layouts it prefers
   // (blocked), with a reorder on each side, or in NCHW itself; both are timed here, at load, and
   // the faster is kept: which wins depends on the shape (MobileNetV2's 1x1 convolutions lose more
-  // to the reorders than the blocked kernel gains, ResNet's 3x3 ones do not).
+  // to the reorders than the blocked kernel gains, ResNet's 3x3 ones do not). The blocked layouts
+  // are the native ones the executor may hand over from and to neighbouring kernels (no reorders).
   Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
     return CatchOneDnnErrors([&] { return Bind(shapes, constants); });
   }
@@ -195,16 +197,18 @@ class ConvKernel : public Kernel {
       }
     bool any = false;
     std::string why;
+    const memory user_wts = UserWeights(*constants[1]);
     for (bool plain : {false, true}) {
       plain_activations_ = plain;
       try {
-        BindLayouts(*constants[1], p_.bias ? constants[2] : nullptr);
+        BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);
         post_.Bind(constants);
       } catch (const dnnl::error& e) {  // a fused kernel oneDNN has for one layout only
         if (post_.empty()) throw;
         why = e.what();
         continue;
       }
+      if (!plain) native_src_ = HandoverLayoutOf(pd_.src_desc()), native_dst_ = HandoverLayoutOf(pd_.dst_desc());
       double fastest = 1e30;
       for (int i = 0; i < 7; ++i) {
         const auto start = std::chrono::steady_clock::now();
@@ -220,50 +224,82 @@ class ConvKernel : public Kernel {
     if (!any) return Status::InvalidInput("oneDNN: " + why);
     if (best_plain != plain_activations_) {
       plain_activations_ = best_plain;
-      BindLayouts(*constants[1], p_.bias ? constants[2] : nullptr);
+      BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);
       post_.Bind(constants);
     }
     return true;
   }
+  HandoverLayout NativeLayout(int input) const override {
+    if (input == -1 || (input >= 0 && input == post_.sum_input())) return native_dst_;
+    return input == 0 ? native_src_ : HandoverLayout{};
+  }
+  Status UseNativeLayouts(const std::vector<bool>& inputs, bool output) override {
+    return CatchOneDnnErrors([&] {
+      handed_src_ = !inputs.empty() && inputs[0];
+      handed_dst_ = output;
+      handed_residual_ = post_.sum_input() >= 0 && static_cast<size_t>(post_.sum_input()) < inputs.size() && inputs[post_.sum_input()];
+      plain_activations_ = false;
+      const memory current_wts = wts_;  // the weights move from the current primitive's layout
+      BindLayouts(current_wts, nullptr);
+      if ((handed_src_ && HandoverLayoutOf(pd_.src_desc()).key != native_src_.key) ||
+          ((handed_dst_ || handed_residual_) && HandoverLayoutOf(pd_.dst_desc()).key != native_dst_.key))
+        return Status::InvalidInput("oneDNN chose other layouts for this convolution than at load");
+      return Status::Ok();
+    });
+  }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
-    user_src_.set_data_handle(const_cast<float*>(in[0]));
-    user_dst_.set_data_handle(out);
-    if (reorder_src_) src_reorder_.execute(stream_, {{DNNL_ARG_FROM, user_src_}, {DNNL_ARG_TO, src_}});
+    caller_src_.set_data_handle(const_cast<float*>(in[0]));
+    caller_dst_.set_data_handle(out);
+    if (reorder_src_) src_reorder_.execute(stream_, {{DNNL_ARG_FROM, caller_src_}, {DNNL_ARG_TO, src_}});
     post_.SetRuntime(in);
-    if (reorder_dst_ && post_.sum_source()) {  // the residual into the blocked destination
-      sum_user_.set_data_handle(const_cast<float*>(post_.sum_source()));
-      sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, sum_user_}, {DNNL_ARG_TO, dst_}});
-    } else {
-      post_.LoadResidual(out);
+    if (const float* residual = post_.sum_source()) {  // the sum post-op adds to what dst_ holds
+      if (copy_residual_) {
+        if (residual != dst_.get_data_handle()) std::memcpy(dst_.get_data_handle(), residual, pd_.dst_desc().get_size());
+      } else {
+        residual_.set_data_handle(const_cast<float*>(residual));
+        sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, residual_}, {DNNL_ARG_TO, dst_}});
+      }
     }
     Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
     if (reorder_dst_) {
-      dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, dst_}, {DNNL_ARG_TO, user_dst_}});
+      dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, dst_}, {DNNL_ARG_TO, caller_dst_}});
       stream_.wait();
     }
     return Status::Ok();
   }
 
  private:
-  // The direct path's primitive, memories and reorder primitives for the current layout choice.
-  void BindLayouts(const Tensor& weights, const Tensor* bias) {
-    CreatePrimitive(weights, bias);
-    user_src_ = memory(user_src_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-    user_dst_ = memory(user_dst_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-    reorder_src_ = pd_.src_desc() != user_src_md_;
-    reorder_dst_ = pd_.dst_desc() != user_dst_md_;
-    src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine()) : user_src_;
-    dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine()) : user_dst_;
-    if (reorder_src_) src_reorder_ = dnnl::reorder(user_src_, src_);
-    if (reorder_dst_) dst_reorder_ = dnnl::reorder(dst_, user_dst_);
-    if (reorder_dst_ && post_.sum_input() >= 0) {
-      sum_user_ = memory(user_dst_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-      sum_reorder_ = dnnl::reorder(sum_user_, dst_);
+  memory UserWeights(const Tensor& weights) const {
+    const auto& p = p_;
+    const memory::dims wts = p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
+    return MemoryFromTensor(weights, memory::desc(wts, dt::f32, p.G == 1 ? tag::oihw : tag::goihw));
+  }
+
+  // The direct path's primitive, memories and reorder primitives for the current layout choice: the
+  // caller's source and destination are NCHW unless handed over in the primitive's own layouts.
+  void BindLayouts(const memory& weights_from, const Tensor* bias) {
+    CreatePrimitive(weights_from, bias);
+    const memory::desc caller_src_md = handed_src_ ? pd_.src_desc() : user_src_md_;
+    const memory::desc caller_dst_md = handed_dst_ ? pd_.dst_desc() : user_dst_md_;
+    caller_src_ = memory(caller_src_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    caller_dst_ = memory(caller_dst_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    reorder_src_ = pd_.src_desc() != caller_src_md;
+    reorder_dst_ = pd_.dst_desc() != caller_dst_md;
+    src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine()) : caller_src_;
+    dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine()) : caller_dst_;
+    if (reorder_src_) src_reorder_ = dnnl::reorder(caller_src_, src_);
+    if (reorder_dst_) dst_reorder_ = dnnl::reorder(dst_, caller_dst_);
+    if (post_.sum_input() >= 0) {
+      const memory::desc residual_md = handed_residual_ ? pd_.dst_desc() : user_dst_md_;
+      copy_residual_ = residual_md == pd_.dst_desc();
+      residual_ = memory(residual_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+      if (!copy_residual_) sum_reorder_ = dnnl::reorder(residual_, dst_);
     }
   }
 
-  // The primitive for layouts of its choosing (or NCHW activations), with the weights (and bias) in them.
-  void CreatePrimitive(const Tensor& weights, const Tensor* bias) {
+  // The primitive for layouts of its choosing (or NCHW activations), with the weights (and bias,
+  // when given; else the bound one stays) in them.
+  void CreatePrimitive(const memory& weights_from, const Tensor* bias) {
     const auto& p = p_;
     memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
     memory::dims wts = p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
@@ -286,9 +322,9 @@ class ConvKernel : public Kernel {
     // Weights into the primitive's layout (not timed; in a model, once at load).
     user_src_md_ = memory::desc(src, dt::f32, tag::nchw);
     user_dst_md_ = memory::desc(dst, dt::f32, tag::nchw);
-    memory user_wts = MemoryFromTensor(weights, memory::desc(wts, dt::f32, p.G == 1 ? tag::oihw : tag::goihw));
-    wts_ = memory(pd_.weights_desc(), OneDnnCpuEngine());
-    dnnl::reorder(user_wts, wts_).execute(stream_, user_wts, wts_);
+    memory from = weights_from, placed(pd_.weights_desc(), OneDnnCpuEngine());
+    dnnl::reorder(from, placed).execute(stream_, from, placed);
+    wts_ = placed;
     if (bias) bias_ = MemoryFromTensor(*bias, bias_md);
     stream_.wait();
   }
@@ -299,13 +335,18 @@ class ConvKernel : public Kernel {
   dnnl::convolution_forward::primitive_desc pd_;
   dnnl::convolution_forward prim_;
   memory::desc user_src_md_, user_dst_md_;
-  memory src_, wts_, dst_, bias_, user_src_, user_dst_;
+  memory src_, wts_, dst_, bias_, caller_src_, caller_dst_;
   bool reorder_src_ = false, reorder_dst_ = false;
   bool plain_activations_ = false;  // direct path: NCHW source and destination
   dnnl::reorder src_reorder_, dst_reorder_;
   PostOpChain post_;
-  memory sum_user_;             // the sum post-op's residual, row-major
-  dnnl::reorder sum_reorder_;   // residual -> dst_ when dst_ is blocked
+  // Layout handover (NativeLayout): the blocked primitive's source and destination layouts, and
+  // which of source, destination and residual the caller gives in them.
+  HandoverLayout native_src_, native_dst_;
+  bool handed_src_ = false, handed_dst_ = false, handed_residual_ = false;
+  memory residual_;             // the sum post-op's residual, in the caller's layout
+  bool copy_residual_ = false;  // the residual is in dst_'s layout: copied, not reordered
+  dnnl::reorder sum_reorder_;   // residual -> dst_ otherwise
 };
 
 class OneDnnImpl : public OpTemplate {
