@@ -2,7 +2,8 @@
 """Whole models side by side, in one run, on the same thread count, batch 1: PyTorch 1.13 eager and
 TorchScript (trace, freeze, optimize_for_inference), tilebank with default policies, tilebank after
 `tune -j 2 --model` (OPAT alone), and tilebank after `tune -j 1 --model` then `tune -j 2 --model`
-(SGAT then OPAT, in a bank of its own); each model's GFLOP and its share of the fp32 FMA peak
+(SGAT then OPAT, in a bank of its own; and again with the layouts decided across the model turned off,
+TILEBANK_MODEL_LAYOUTS=row-major); each model's GFLOP and its share of the fp32 FMA peak
 measured beside it (build/fma_peak). Every time is the median of --repeat runs after warm-up. The
 goals of issues 13 (OPAT) and 14 (SGAT) are printed with each row, met or not.
 
@@ -57,9 +58,11 @@ def pytorch_times(name, threads, warmup, repeat):
     return eager, ts
 
 
-def tilebank(build, args, threads, kernel_cache=None):
+def tilebank(build, args, threads, kernel_cache=None, layouts=None):
     cmd = [os.path.join(build, "tilebank")] + args
     env = dict(os.environ)
+    if layouts:
+        env["TILEBANK_MODEL_LAYOUTS"] = layouts
     if kernel_cache:
         env["TILEBANK_KERNEL_CACHE"] = kernel_cache
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -68,10 +71,10 @@ def tilebank(build, args, threads, kernel_cache=None):
     return p
 
 
-def run_json(build, model_dir, bank, threads, warmup, repeat, kernel_cache):
+def run_json(build, model_dir, bank, threads, warmup, repeat, kernel_cache, layouts=None):
     p = tilebank(build, ["run", "-m", os.path.join(model_dir, "model.onnx"), "--data", os.path.join(model_dir, "test_data_set_0"),
                          "--bank", bank, "--threads", str(threads), "--warmup", str(warmup), "--repeat", str(repeat), "--json"], threads,
-                 kernel_cache)
+                 kernel_cache, layouts)
     return json.loads(p.stdout)
 
 
@@ -125,6 +128,7 @@ def main():
             tuned = run_json(args.build, model_dir, args.bank, args.threads, args.warmup, args.repeat, kernels)
             run_json(args.build, model_dir, args.sgat_bank, args.threads, 1, 1, kernels)
             fused = run_json(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat, kernels)
+            row_major = run_json(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat, kernels, "row-major")
             peak = json.loads(subprocess.run([os.path.join(args.build, "fma_peak"), str(args.threads)], capture_output=True, text=True).stdout)
         gflop = tuned["gflop"]
         t_ms = tuned["latency_ms"]["median"]
@@ -133,7 +137,7 @@ def main():
         ref = ts if ref_kind == "torchscript" else eager
         rows.append({
             "model": name, "gflop": gflop, "eager_ms": eager, "torchscript_ms": ts, "default_ms": default["latency_ms"]["median"],
-            "tuned_ms": t_ms, "sgat_opat_ms": f_ms, "peak_gflops": peak["fma_gflops"],
+            "tuned_ms": t_ms, "sgat_opat_ms": f_ms, "sgat_row_major_ms": row_major["latency_ms"]["median"], "peak_gflops": peak["fma_gflops"],
             "tuned_peak_share": gflop / (t_ms / 1e3) / peak["fma_gflops"], "sgat_peak_share": gflop / (f_ms / 1e3) / peak["fma_gflops"],
             "tuned_vs_ref": t_ms / ref, "sgat_vs_ref": f_ms / ref, "ref": ref_kind, "bound": bound, "sgat_bound": sgat_bound,
             "speedup_vs_default": default["latency_ms"]["median"] / t_ms, "sgat_over_opat": t_ms / f_ms,
@@ -156,17 +160,18 @@ def main():
             f"<={r['bound']} {met[:3]}", f"{r['speedup_vs_default']:.2f}x", "ok" if r["check"] else "DIFFERS",
             f"{r['load_s']:.2f}", f"{r['default_load_cold_s']:.2f}", f"{r['default_load_warm_s']:.2f}", f"{r['tune_s']:.0f}", r["hits"]))
     print("load s: OPAT-tuned, warm kernel cache; def. cold / def. warm: default policies, empty kernel cache / its second load")
-    head = ("model", "OPAT ms", "SGAT+OPAT", "% peak", "vs ref", "goal", "vs OPAT", f"goal {SGAT_OVER_OPAT}x", "tune s", "SGAT hits")
+    head = ("model", "OPAT ms", "SGAT+OPAT", "row-major", "% peak", "vs ref", "goal", "vs OPAT", f"goal {SGAT_OVER_OPAT}x", "tune s", "SGAT hits")
     fmt = "{:<13}" + "{:>11}" * (len(head) - 1)
     print()
     print(fmt.format(*head))
     for r in rows:
         goal = "-" if r["sgat_bound"] is None else f"<={r['sgat_bound']} " + ("met" if r["sgat_vs_ref"] <= r["sgat_bound"] else "NOT")
         print(fmt.format(
-            r["model"], f"{r['tuned_ms']:.1f}", f"{r['sgat_opat_ms']:.1f}", f"{100 * r['sgat_peak_share']:.1f}%",
+            r["model"], f"{r['tuned_ms']:.1f}", f"{r['sgat_opat_ms']:.1f}", f"{r['sgat_row_major_ms']:.1f}", f"{100 * r['sgat_peak_share']:.1f}%",
             f"{r['sgat_vs_ref']:.2f}x {r['ref'][:2]}", goal, f"{r['sgat_over_opat']:.2f}x",
             "met" if r["sgat_over_opat"] >= SGAT_OVER_OPAT else "NOT met", f"{r['sgat_tune_s']:.0f}", r["sgat_hits"]))
-    print("SGAT+OPAT: tune -j 1 then tune -j 2 into its own bank; tune s: both jobs' wall time")
+    print("SGAT+OPAT: tune -j 1 then tune -j 2 into its own bank; row-major: the same with every tensor handed over row-major "
+          "(TILEBANK_MODEL_LAYOUTS=row-major); tune s: both jobs' wall time")
     return 0
 
 
