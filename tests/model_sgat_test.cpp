@@ -12,7 +12,12 @@
 #include "engine/model/onnx_import.h"
 #include "engine/model/partition.h"
 #include "engine/target/soc_version.h"
+#include "engine/model/node_op_spec.h"
+#include "engine/space/policy_check.h"
+#include "engine/templates/halide_fused_gemm.h"
 #include "engine/templates/onednn_post_ops.h"
+#include "engine/templates/op_template.h"
+#include "engine/templates/template_catalog.h"
 #include "engine/templates/templates.h"
 #include "repo/bank.h"
 #include "tests/onnx_model_builder.h"
@@ -205,6 +210,45 @@ TEST_CASE("sgat: the erf form of GELU is one step of a MatMul's chain, and runs 
   CHECK_MESSAGE(c.ok, c.worst);
 }
 
+TEST_CASE("sgat: impl halide runs a MatMul's whole chain in the GEMM's epilogue under the anchor's knobs, and validate checks those knobs") {
+  TempDir dir;
+  const Graph g = Load(GeluModel(dir));
+  const auto subgraphs = PartitionSubgraphs(g);
+  REQUIRE(subgraphs.size() == 1);
+  const auto anchor = NodeOpSpec(g, g.nodes[subgraphs[0].anchor]);
+  REQUIRE(anchor.ok());
+  const engine::OpTemplate* gemm = engine::HalideGemmTemplateFor(anchor->op);
+  REQUIRE(gemm != nullptr);
+  CHECK(std::string(gemm->id()) == "matmul.tiled");
+  const auto unfused = Run(g, nullptr);
+  // The template's default and a few other valid schedules all compute the unfused result.
+  const engine::SearchSpace space = gemm->Space(anchor->op);
+  std::vector<engine::Policy> schedules = {gemm->DefaultPolicy(anchor->op)};
+  const auto valid = space.ValidConfigs();
+  for (size_t i = 0; i < valid.size() && schedules.size() < 4; i += std::max<size_t>(1, valid.size() / 3)) schedules.push_back(space.PolicyOf(valid[i]));
+  for (const auto& schedule : schedules) {
+    CAPTURE(engine::PolicyText(schedule));
+    std::vector<NodeBinding> bindings;
+    const auto fused = Run(g, [&](const Subgraph&) { return FusionChoice{2, "test", "halide", schedule}; }, &bindings);
+    REQUIRE(bindings.size() == 1);
+    CHECK(bindings[0].op_type == "MatMul+Add+Gelu");
+    CHECK(bindings[0].policy.find("impl=halide") != std::string::npos);
+    const Comparison c = CompareTensors(fused, unfused);
+    CHECK_MESSAGE(c.ok, c.worst);
+  }
+  // bank validate's check: the anchor's knobs against matmul.tiled's space for the anchor.
+  Entry e;
+  e.kind = EntryKind::kGraph;
+  e.descriptor = subgraphs[0].canonical.text;
+  e.template_id = engine::kFusedTemplateId;
+  e.policy = engine::FusedPolicy{2, "halide", gemm->DefaultPolicy(anchor->op)}.Knobs();
+  CHECK_MESSAGE(engine::PolicyProblem(e).empty(), engine::PolicyProblem(e));
+  e.policy = engine::FusedPolicy{2, "halide", {{"tile_m", int64_t{999}}}}.Knobs();
+  CHECK(engine::PolicyProblem(e).find("the anchor's knobs") != std::string::npos);
+  e.policy = engine::FusedPolicy{2, "vulkan", {}}.Knobs();
+  CHECK(engine::PolicyProblem(e).find("'impl'") != std::string::npos);
+}
+
 // The fused steps in `run --profile --json`'s output.
 int FusedSteps(const std::string& run_json) {
   const auto profile = nlohmann::json::parse(run_json)["profile"];
@@ -350,7 +394,7 @@ TEST_CASE("bank validate: an sgat.fused policy must fuse between 1 and the chain
     e.op_type = subgraphs[0].canonical.op_type;
     e.descriptor = subgraphs[0].canonical.text;
     e.template_id = engine::kFusedTemplateId;
-    e.template_version = 1;
+    e.template_version = EngineTemplateVersions()(engine::kFusedTemplateId).value_or(0);
     e.tune_mode = TuneMode::kImpl;
     e.policy = {{"fuse", int64_t{3}}};  // the chain has 2 nodes
     e.before = {100, 1, 20};

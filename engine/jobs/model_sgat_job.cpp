@@ -18,7 +18,10 @@
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
 #include "engine/model/partition.h"
+#include "engine/model/node_op_spec.h"
 #include "engine/model/subgraph_file.h"
+#include "engine/strategy/search_strategy.h"
+#include "engine/templates/halide_fused_gemm.h"
 #include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/templates.h"
@@ -54,10 +57,10 @@ Result<std::unique_ptr<Executor>> LoadAndRun(const Graph& graph, const model::Po
   return executor;
 }
 
-Result<Measured> MeasureSubgraph(const Graph& sub, const model::PolicyLookup& ops, int fuse, const std::vector<Tensor>& inputs, int warmup,
-                                 int repeats) {
+Result<Measured> MeasureSubgraph(const Graph& sub, const model::PolicyLookup& ops, const model::FusionChoice& choice, const std::vector<Tensor>& inputs,
+                                 int warmup, int repeats) {
   Measured m;
-  auto executor = LoadAndRun(sub, ops, [fuse](const Subgraph&) { return model::FusionChoice{fuse, "candidate"}; }, inputs, &m.outputs);
+  auto executor = LoadAndRun(sub, ops, [&choice](const Subgraph&) { return choice; }, inputs, &m.outputs);
   if (!executor.ok()) return executor.status();
   for (const auto& b : (*executor)->bindings()) m.fused |= b.template_id == kFusedTemplateId;
   auto timing = model::TimeModel(**executor, inputs, warmup, repeats);
@@ -74,7 +77,8 @@ std::string OpTypeOf(const model::SubgraphTask& t) {
   return text;
 }
 
-Entry WinnerEntry(const Subgraph& s, int fuse, const Measurement& before, const Measurement& after, int trials, const std::string& bank_id) {
+Entry WinnerEntry(const Subgraph& s, const FusedPolicy& policy, const Measurement& before, const Measurement& after, int trials,
+                  const std::string& strategy, const std::string& bank_id) {
   Entry e;
   e.kind = EntryKind::kGraph;
   e.op_type = s.canonical.op_type;
@@ -82,11 +86,11 @@ Entry WinnerEntry(const Subgraph& s, int fuse, const Measurement& before, const 
   e.template_id = kFusedTemplateId;
   e.template_version = EngineTemplateVersions()(kFusedTemplateId).value_or(0);
   e.tune_mode = TuneMode::kImpl;
-  e.policy = {{"fuse", int64_t{fuse}}};
+  e.policy = policy.Knobs();
   e.before = before;
   e.after = after;
   e.trials = static_cast<uint32_t>(trials);
-  e.strategy = "exhaustive";
+  e.strategy = strategy;
   e.created_unix_ms = NowUnixMs();
   e.tool_version = std::string("tilebank ") + TILEBANK_VERSION;
   e.origin_host = HostName();
@@ -161,13 +165,14 @@ SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, c
     return r;
   }
   const std::optional<Entry>& existing = *found;
-  const std::optional<int> current = existing ? CurrentFuse(*existing) : std::nullopt;
+  const std::optional<FusedPolicy> current = existing ? CurrentFusedPolicy(*existing) : std::nullopt;
   const bool stale = existing && !current;
   *existing_out = existing;
   *stale_out = stale;
   if (current && !o.repeat_tune) {
     r.status = "hit";
-    r.fuse = *current;
+    r.fuse = current->fuse;
+    r.impl = current->impl;
     r.before_ms = existing->before.median_us / 1000;
     r.after_ms = existing->after.median_us / 1000;
     return r;
@@ -177,7 +182,7 @@ SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, c
     return r;
   }
   const std::vector<Tensor> inputs = model::RandomInputs(task.graph, 7);
-  auto base = MeasureSubgraph(task.graph, ops, 0, inputs, o.subgraph_warmup, o.subgraph_repeats);
+  auto base = MeasureSubgraph(task.graph, ops, {0, "candidate"}, inputs, o.subgraph_warmup, o.subgraph_repeats);
   if (!base.ok()) {
     r.status = "failed";
     r.failure = base.status().message();
@@ -194,31 +199,60 @@ SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, c
     e.policy = OneDnnImpl().DefaultPolicy(op);
     return e;
   };
-  if (auto library = MeasureSubgraph(task.graph, library_anchor, 0, inputs, o.subgraph_warmup, o.subgraph_repeats);
+  if (auto library = MeasureSubgraph(task.graph, library_anchor, {0, "candidate"}, inputs, o.subgraph_warmup, o.subgraph_repeats);
       library.ok() && library->time.median_us < base->time.median_us)
     base = std::move(library);
   std::optional<Measured> best;
-  int best_fuse = 0, tried = 0;
-  for (int k = 1; k <= static_cast<int>(s.steps.size()) && tried < o.trials; ++k) {
-    auto candidate = MeasureSubgraph(task.graph, ops, k, inputs, o.subgraph_warmup, o.subgraph_repeats);
+  FusedPolicy best_policy;
+  int tried = 0;
+  // A candidate counts when it runs fused and computes what the unfused subgraph does.
+  auto consider = [&](const FusedPolicy& policy) {
+    const std::string name = PolicyText(policy.Knobs());
+    auto candidate = MeasureSubgraph(task.graph, ops, {policy.fuse, "candidate", policy.impl, policy.anchor}, inputs, o.subgraph_warmup,
+                                     o.subgraph_repeats);
     ++tried;
     if (!candidate.ok()) {
-      r.failure = "fuse=" + std::to_string(k) + ": " + candidate.status().message();
-      continue;
+      r.failure = name + ": " + candidate.status().message();
+      return 1e30;
     }
-    if (!candidate->fused) {  // oneDNN cannot fuse this far
-      if (r.failure.empty()) r.failure = "fuse=" + std::to_string(k) + ": oneDNN has no fused kernel for it";
-      continue;
+    if (!candidate->fused) {  // the implementation cannot fuse this far
+      if (r.failure.empty()) r.failure = name + ": " + policy.impl + " has no fused kernel for it";
+      return 1e30;
     }
     // Checked against the unfused subgraph before its time counts.
     const model::Comparison check = model::CompareTensors(candidate->outputs, base->outputs);
     if (!check.ok) {
-      r.failure = "fuse=" + std::to_string(k) + " differs from the unfused subgraph: " + check.worst;
-      continue;
+      r.failure = name + " differs from the unfused subgraph: " + check.worst;
+      return 1e30;
     }
-    if (!best || candidate->time.median_us < best->time.median_us) {
+    const double us = candidate->time.median_us;
+    if (!best || us < best->time.median_us) {
       best = std::move(candidate.value());
-      best_fuse = k;
+      best_policy = policy;
+    }
+    return us;
+  };
+  // oneDNN: each fuse count, its post-ops.
+  for (int k = 1; k <= static_cast<int>(s.steps.size()) && tried < o.trials; ++k) consider({k, "onednn", {}});
+  // Halide (MatMul and Gemm anchors): the whole chain in the GEMM's epilogue, the anchor's knobs
+  // searched (GA), starting from its bank policy when it has one and the template's default.
+  auto anchor = model::NodeOpSpec(task.graph, task.graph.nodes[s.anchor]);
+  const OpTemplate* gemm = anchor.ok() ? HalideGemmTemplateFor(anchor->op) : nullptr;
+  std::string strategy = "exhaustive";
+  if (gemm && tried < o.trials) {
+    strategy = "exhaustive+GA";
+    const SearchSpace space = gemm->Space(anchor->op);
+    std::vector<Config> seeds;
+    Config seed;
+    if (auto entry = ops ? ops(anchor->op) : std::nullopt; entry && entry->template_id == gemm->id() && space.ConfigOf(entry->policy, &seed))
+      seeds.push_back(seed);
+    if (space.ConfigOf(gemm->DefaultPolicy(anchor->op), &seed)) seeds.push_back(seed);
+    auto search = MakeStrategy(StrategyKind::kGenetic, space, 14, seeds);
+    const int steps = static_cast<int>(s.steps.size());
+    while (tried < o.trials) {
+      const auto batch = search->Propose(std::min<size_t>(search->PreferredBatch(), static_cast<size_t>(o.trials - tried)));
+      if (batch.empty()) break;
+      for (const Config& c : batch) search->Observe(c, consider({steps, "halide", space.PolicyOf(c)}));
     }
   }
   r.before_ms = base->time.median_us / 1000;
@@ -227,8 +261,9 @@ SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, c
   const bool have_entry = existing && !stale;
   r.status = better ? (existing ? "update" : "add") : have_entry ? "reserved" : "unsatisfied";
   if (better) {
-    r.fuse = best_fuse;
-    *winner = WinnerEntry(s, best_fuse, base->time, best->time, tried, bank.meta_at_open().bank_id);
+    r.fuse = best_policy.fuse;
+    r.impl = best_policy.impl;
+    *winner = WinnerEntry(s, best_policy, base->time, best->time, tried, strategy, bank.meta_at_open().bank_id);
   }
   return r;
 }
@@ -383,7 +418,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     if (o.progress)
       std::fprintf(stderr, "[%zu/%zu] %s (%s, x%d): %s  %.3f ms -> %.3f ms%s\n", t + 1, tasks.size(), rec.name.c_str(), rec.op_type.c_str(),
                    rec.occurrences, rec.status.c_str(), rec.before_ms, rec.Stored() || rec.status == "hit" ? rec.after_ms : rec.before_ms,
-                   rec.fuse > 0 ? (", fuse " + std::to_string(rec.fuse)).c_str() : rec.failure.empty() ? "" : ("  (" + rec.failure + ")").c_str());
+                   rec.fuse > 0 ? (", fuse " + std::to_string(rec.fuse) + " " + rec.impl).c_str() : rec.failure.empty() ? "" : ("  (" + rec.failure + ")").c_str());
     TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, SgatResultJson(cp.tuning_name, elapsed(), cp.records, cp.baseline_ms, std::nullopt)));
     // Tests stop the job here, as a kill after a subgraph would.
     if (const char* stop = std::getenv("TILEBANK_TEST_EXIT_AFTER_SUBGRAPHS"); stop && std::atoi(stop) == static_cast<int>(cp.records.size()))

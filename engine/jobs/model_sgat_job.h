@@ -2,9 +2,11 @@
 // partition.h), one task per repo_key, most expensive first (their time in the model x
 // occurrences). Each task runs the subgraph alone unfused, with the policies the bank gives its
 // operators (the default) and with the anchor in oneDNN, and keeps the faster as the baseline;
-// then with 1, 2, ... steps of its chain fused into the anchor; every candidate's output is
-// checked against the unfused one before it is timed. A winner that beats the baseline by the
-// job's margin becomes a graph entry (template sgat.fused, knob "fuse"). The
+// then with 1, 2, ... steps of its chain fused into the anchor as oneDNN post-ops, and for MatMul
+// and Gemm anchors with the whole chain in a Halide GEMM's epilogue, the anchor's knobs searched by
+// GA within the same --trials; every candidate's output is checked against the unfused one before
+// it is timed. A winner that beats the baseline by the job's margin becomes a graph entry
+// (template sgat.fused, engine/templates/fused_policy.h). The
 // whole model is run before and after: when it is slower after, this run's entries are taken back.
 // The result file is aoe_result_sgat_{timestamp}_{pid}.json as seeds/004 describes, rewritten after
 // every subgraph; the job is checkpointed in the bank with each subgraph (engine/jobs/sgat_checkpoint.h).
@@ -46,6 +48,7 @@ struct SubgraphRecord {
   int occurrences = 0;
   std::string status;     // add | update | hit | reserved | unsatisfied | failed | skipped
   int fuse = 0;           // the winner's (add/update) or the bank's (hit)
+  std::string impl;       // with fuse: "onednn" or "halide"
   double before_ms = 0, after_ms = 0;
   std::string failure;
   bool Stored() const { return status == "add" || status == "update"; }

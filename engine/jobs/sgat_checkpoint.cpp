@@ -10,7 +10,7 @@ namespace {
 
 nlohmann::json RecordJson(const SubgraphRecord& r) {
   return {{"repo_key", r.repo_key}, {"name", r.name},          {"op_type", r.op_type},     {"occurrences", r.occurrences}, {"status", r.status},
-          {"fuse", r.fuse},         {"before_ms", r.before_ms}, {"after_ms", r.after_ms}, {"failure", r.failure}};
+          {"fuse", r.fuse},         {"impl", r.impl},           {"before_ms", r.before_ms}, {"after_ms", r.after_ms}, {"failure", r.failure}};
 }
 
 SubgraphRecord RecordOf(const nlohmann::json& j) {
@@ -21,6 +21,7 @@ SubgraphRecord RecordOf(const nlohmann::json& j) {
   r.occurrences = j.at("occurrences");
   r.status = j.at("status");
   r.fuse = j.at("fuse");
+  r.impl = j.value("impl", "");
   r.before_ms = j.at("before_ms");
   r.after_ms = j.at("after_ms");
   r.failure = j.at("failure");

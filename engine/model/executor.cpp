@@ -11,6 +11,7 @@
 #include "engine/builder/builder.h"
 #include "engine/builder/kernel_disk_cache.h"
 #include "engine/ops/op_list_check.h"
+#include "engine/templates/halide_fused_gemm.h"
 #include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/templates.h"
@@ -85,7 +86,8 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   return e;
 }
 
-Result<bool> Executor::BindFused(const Subgraph& s, int fused, const std::string& source) {
+Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice) {
+  const int fused = choice.fused;
   const Node& anchor = graph_.nodes[s.anchor];
   auto node_op = NodeOpSpec(graph_, anchor);
   if (!node_op.ok()) return false;
@@ -104,7 +106,8 @@ Result<bool> Executor::BindFused(const Subgraph& s, int fused, const std::string
     b.op_type += "+" + e.op_type;
   }
   for (int k = 0; k < s.NodesOf(fused); ++k) b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
-  auto kernel = OneDnnFusedKernel(node_op->op, post_ops);
+  const bool halide = choice.impl == "halide";
+  auto kernel = halide ? HalideFusedGemmKernel(node_op->op, choice.anchor, post_ops) : OneDnnFusedKernel(node_op->op, post_ops);
   if (!kernel.ok()) return false;
   // Only on the direct path (weights constant): oneDNN lacking this fusion shows at bind time.
   if (!BindKernel(step.get(), std::move(kernel.value())).ok() || step->kind != Step::Kind::kDirect) return false;
@@ -112,8 +115,8 @@ Result<bool> Executor::BindFused(const Subgraph& s, int fused, const std::string
   step->output = s.OutputAfter(graph_, fused);
   b.shape = ShapeText(graph_.values[step->output].shape);
   b.template_id = kFusedTemplateId;
-  b.policy = "fuse=" + std::to_string(fused);
-  b.policy_source = source;
+  b.policy = PolicyText(FusedPolicy{fused, choice.impl, choice.anchor}.Knobs());
+  b.policy_source = choice.source;
   b.op = std::move(node_op.value());
   steps_.push_back(std::move(step));
   bindings_.push_back(std::move(b));
@@ -249,7 +252,7 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
       continue;
     }
     const auto& [s, choice] = it->second;
-    auto bound = BindFused(*s, choice.fused, choice.source);
+    auto bound = BindFused(*s, choice);
     if (!bound.ok()) return bound.status();
     if (*bound) continue;
     // oneDNN cannot run it fused: the nodes one by one, here (still in dependency order).

@@ -36,11 +36,13 @@ namespace tilebank::engine::model {
 using PolicyLookup = std::function<std::optional<Entry>(const OpSpec& op)>;
 
 // SGAT's choice for a subgraph (engine/model/partition.h): how many of its chain's steps run fused
-// into the anchor (0: none; a GELU is one step of five nodes), and where that choice came from
-// ("bank", "candidate", ...).
+// into the anchor (0: none; a GELU is one step of five nodes), where that choice came from
+// ("bank", "candidate", ...), and how the fused part runs (engine/templates/fused_policy.h).
 struct FusionChoice {
   int fused = 0;
   std::string source;
+  std::string impl = "onednn";  // or "halide", with the anchor's GEMM knobs
+  Policy anchor;
 };
 using FusionLookup = std::function<std::optional<FusionChoice>(const Subgraph& subgraph)>;
 
@@ -93,8 +95,9 @@ class Executor {
   // Binds node `index` alone (a missing kernel is recorded in `missing`, op type -> node names).
   Status BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
                   std::map<std::string, std::vector<std::string>>* missing);
-  // Binds subgraph `s` with its first `fused` chain nodes inside the anchor; false when oneDNN cannot.
-  Result<bool> BindFused(const Subgraph& s, int fused, const std::string& source);
+  // Binds subgraph `s` with its first `choice.fused` chain steps inside the anchor; false when the
+  // implementation cannot run them.
+  Result<bool> BindFused(const Subgraph& s, const FusionChoice& choice);
   // Decides each run-time value's layout (layout_of_) and tells the kernels.
   Status HandOverLayouts();
   void PlanMemory();

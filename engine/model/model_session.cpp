@@ -30,9 +30,9 @@ FusionLookup BankFusionLookup(const Bank* bank) {
   return [bank](const Subgraph& s) -> std::optional<FusionChoice> {
     auto found = bank->Find(EntryKind::kGraph, s.canonical.text);
     if (!found.ok() || !*found) return std::nullopt;
-    const std::optional<int> fuse = CurrentFuse(**found);  // nullopt when stale
-    if (!fuse) return std::nullopt;
-    return FusionChoice{*fuse, "bank"};
+    const std::optional<FusedPolicy> policy = CurrentFusedPolicy(**found);  // nullopt when stale
+    if (!policy) return std::nullopt;
+    return FusionChoice{policy->fuse, "bank", policy->impl, policy->anchor};
   };
 }
 

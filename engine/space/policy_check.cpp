@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/templates/halide_fused_gemm.h"
 #include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
 #include "repo/canonical.h"
@@ -34,12 +35,55 @@ bool SameValue(const KnobValue& a, const KnobValue& b) {
   return x && y && *x == *y;
 }
 
+// What is wrong with `policy` for template `t` on `op` ("" when nothing).
+std::string TemplatePolicyProblem(const OpTemplate& t, const OpSpec& op, const Policy& policy) {
+  const std::string id = t.id();
+  if (Status s = t.Supports(op); !s.ok()) return "template " + id + " cannot run this operator: " + s.message();
+  const SearchSpace space = t.Space(op);
+  if (space.size() == 0) {
+    const Policy expected = t.DefaultPolicy(op);
+    if (policy != expected) return "policy " + PolicyText(policy) + " is not " + id + "'s only policy " + PolicyText(expected);
+    return {};
+  }
+  for (const Knob& k : policy)
+    if (space.IndexOf(k.name) < 0) return "knob '" + k.name + "' is not a knob of " + id + " (its knobs: " + Names(space) + ")";
+  for (const KnobDomain& domain : space.knobs) {
+    auto it = std::find_if(policy.begin(), policy.end(), [&](const Knob& k) { return k.name == domain.name; });
+    if (it == policy.end()) return "knob '" + domain.name + "' of " + id + " is missing";
+    const bool in_domain = std::any_of(domain.values.begin(), domain.values.end(), [&](const KnobValue& v) { return SameValue(v, it->value); });
+    if (!in_domain)
+      return "knob '" + domain.name + "' = " + KnobValueText(it->value) + " is outside its domain for this operator (" + DomainText(domain) + ")";
+  }
+  if (!space.valid(policy)) return "policy " + PolicyText(policy) + " breaks " + id + "'s constraints for this operator";
+  return {};
+}
+
+// An sgat.fused policy: its fuse and impl knobs, and with impl halide the anchor's GEMM knobs.
+std::string FusedEntryProblem(const Entry& entry) {
+  if (std::string problem = FusedPolicyProblem(entry.descriptor, entry.policy); !problem.empty()) return problem;
+  FusedPolicy policy;
+  for (const Knob& k : entry.policy) {
+    if (k.name == "impl") policy.impl = std::get<std::string>(k.value);
+    else if (k.name != "fuse") policy.anchor.push_back(k);
+  }
+  if (policy.impl != "halide") return {};
+  const nlohmann::json d = nlohmann::json::parse(entry.descriptor, nullptr, false);
+  auto description = AtcDescriptionOfOp(d["nodes"][0]["op"].dump());
+  if (!description.ok()) return "descriptor: the anchor: " + description.status().message();
+  auto anchor = ParseOpSpec(*description, 0);
+  if (!anchor.ok()) return "descriptor: the anchor: " + anchor.status().message();
+  const OpTemplate* t = HalideGemmTemplateFor(*anchor);
+  if (!t) return "impl 'halide': no Halide GEMM template runs the anchor";
+  if (std::string problem = TemplatePolicyProblem(*t, *anchor, policy.anchor); !problem.empty()) return "the anchor's knobs: " + problem;
+  return {};
+}
+
 }  // namespace
 
 std::string PolicyProblem(const Entry& entry) {
   if (entry.template_id == kFusedTemplateId) {
     if (entry.kind != EntryKind::kGraph) return std::string("template ") + kFusedTemplateId + " runs subgraphs, not " + KindName(entry.kind) + " entries";
-    return FusedPolicyProblem(entry.descriptor, entry.policy);
+    return FusedEntryProblem(entry);
   }
   const OpTemplate* t = TemplateById(entry.template_id);
   if (!t) return {};
@@ -49,25 +93,7 @@ std::string PolicyProblem(const Entry& entry) {
   if (!description.ok()) return "descriptor: " + description.status().message();
   auto op = ParseOpSpec(*description, 0);
   if (!op.ok()) return "descriptor: " + op.status().message();
-  if (Status s = t->Supports(*op); !s.ok()) return "template " + id + " cannot run this operator: " + s.message();
-  const SearchSpace space = t->Space(*op);
-  if (space.size() == 0) {
-    const Policy expected = t->DefaultPolicy(*op);
-    if (entry.policy != expected)
-      return "policy " + PolicyText(entry.policy) + " is not " + id + "'s only policy " + PolicyText(expected);
-    return {};
-  }
-  for (const Knob& k : entry.policy)
-    if (space.IndexOf(k.name) < 0) return "knob '" + k.name + "' is not a knob of " + id + " (its knobs: " + Names(space) + ")";
-  for (const KnobDomain& domain : space.knobs) {
-    auto it = std::find_if(entry.policy.begin(), entry.policy.end(), [&](const Knob& k) { return k.name == domain.name; });
-    if (it == entry.policy.end()) return "knob '" + domain.name + "' of " + id + " is missing";
-    const bool in_domain = std::any_of(domain.values.begin(), domain.values.end(), [&](const KnobValue& v) { return SameValue(v, it->value); });
-    if (!in_domain)
-      return "knob '" + domain.name + "' = " + KnobValueText(it->value) + " is outside its domain for this operator (" + DomainText(domain) + ")";
-  }
-  if (!space.valid(entry.policy)) return "policy " + PolicyText(entry.policy) + " breaks " + id + "'s constraints for this operator";
-  return {};
+  return TemplatePolicyProblem(*t, *op, entry.policy);
 }
 
 PolicyCheck EnginePolicyCheck() { return [](const Entry& entry) { return PolicyProblem(entry); }; }

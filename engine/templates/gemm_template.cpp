@@ -1,6 +1,7 @@
 // matmul.tiled / batch_matmul.tiled / gemm.tiled: MatMul, BatchMatMul and Gemm on the shared
 // register-blocked GEMM (engine/templates/gemm_schedule.h), with Gemm's alpha, beta and bias in the epilogue.
 #include "engine/ops/gemm_problem.h"
+#include "engine/templates/gemm_program.h"
 #include "engine/templates/gemm_schedule.h"
 #include "engine/builder/halide_program.h"
 #include "engine/templates/layout.h"
@@ -38,57 +39,7 @@ class GemmTemplate : public HalideTemplate {
   Policy DefaultPolicy(const OpSpec& op) const override { return GemmDefaultPolicy(ShapeOf(AnalyzeGemm(op).value())); }
 
  protected:
-  HalideProgram Define(const OpSpec& op, const Policy& policy) const override {
-    const GemmProblem p = AnalyzeGemm(op).value();
-    HalideProgram prog;
-    Var k("k"), m("m"), n("n"), b("b");
-    const int a_dims = p.a_batched ? 3 : 2, b_dims = p.b_batched ? 3 : 2;
-    ImageParam A = prog.AddInputView(0, a_dims, "A", CollapsedExtents(op.inputs[0].shape, a_dims));
-    // pack_b root: B goes into panels when the kernel is bound (once, for a weight), not per run.
-    const bool prepack = TextKnob(policy, "pack_b", "none") == "root";
-    ImageParam B;
-    Func b_panels;
-    if (prepack) {
-      const int K = static_cast<int>(p.K), N = static_cast<int>(p.N);
-      const GemmPanels layout = GemmPanelsOf(policy, N);
-      const bool trans_b = p.trans_b;
-      ImageParam panels = prog.AddInput(1, 4, "B_panels", [=](const Tensor& t) { return PackBPanels(t, K, N, layout, trans_b); });
-      Var pi("pi"), pk("pk"), po("po");
-      b_panels(pi, pk, po, b) = panels(pi, pk, po, p.b_batched ? Expr(b) : Expr(0));
-    } else {
-      B = prog.AddInputView(1, b_dims, "B", CollapsedExtents(op.inputs[1].shape, b_dims));
-    }
-    auto at = [](ImageParam& t, Expr x, Expr y, Expr batch, bool batched) {
-      return batched ? t(x, y, batch) : t(x, y);
-    };
-    Func a("a"), bmat("bmat");
-    a(k, m, b) = p.trans_a ? at(A, m, k, b, p.a_batched) : at(A, k, m, b, p.a_batched);
-    if (!prepack) bmat(n, k, b) = p.trans_b ? at(B, k, n, b, p.b_batched) : at(B, n, k, b, p.b_batched);
-    GemmEpilogue epilogue = [](Expr acc, Var, Var, Var) { return acc; };
-    if (op.op_type == "Gemm") {
-      const float alpha = p.alpha, beta = p.beta;
-      if (p.bias == BiasShape::kNone || beta == 0.f) {
-        epilogue = [alpha](Expr acc, Var, Var, Var) { return alpha == 1.f ? acc : alpha * acc; };
-      } else {
-        const int M = static_cast<int>(p.M), N = static_cast<int>(p.N);
-        std::vector<int> c_extents = p.bias == BiasShape::kFull     ? std::vector<int>{N, M}
-                                     : p.bias == BiasShape::kColumn ? std::vector<int>{1, M}
-                                     : p.bias == BiasShape::kRow    ? std::vector<int>{N}
-                                                                    : std::vector<int>{1};
-        ImageParam C = prog.AddInputView(2, static_cast<int>(c_extents.size()), "C", c_extents);
-        BiasShape shape = p.bias;
-        epilogue = [=](Expr acc, Var nn, Var mm, Var) {
-          Expr c = shape == BiasShape::kScalar ? C(0) : shape == BiasShape::kRow ? C(nn) : shape == BiasShape::kColumn ? C(0, mm) : C(nn, mm);
-          return alpha * acc + beta * c;
-        };
-      }
-    }
-    Func out = ScheduledGemm(a, bmat, ShapeOf(p), policy, epilogue, b_panels);
-    prog.pipeline = Pipeline(out);
-    prog.output_extents = {static_cast<int>(p.N), static_cast<int>(p.M), static_cast<int>(p.batch)};
-    prog.output_shape = op.outputs[0].shape;
-    return prog;
-  }
+  HalideProgram Define(const OpSpec& op, const Policy& policy) const override { return DefineGemmProgram(op, policy); }
 
  private:
   const char* id_;
@@ -96,6 +47,59 @@ class GemmTemplate : public HalideTemplate {
 };
 
 }  // namespace
+
+HalideProgram DefineGemmProgram(const OpSpec& op, const Policy& policy, const GemmThen& then) {
+  const GemmProblem p = AnalyzeGemm(op).value();
+  HalideProgram prog;
+  Var k("k"), m("m"), n("n"), b("b");
+  const int a_dims = p.a_batched ? 3 : 2, b_dims = p.b_batched ? 3 : 2;
+  ImageParam A = prog.AddInputView(0, a_dims, "A", CollapsedExtents(op.inputs[0].shape, a_dims));
+  // pack_b root: B goes into panels when the kernel is bound (once, for a weight), not per run.
+  const bool prepack = TextKnob(policy, "pack_b", "none") == "root";
+  ImageParam B;
+  Func b_panels;
+  if (prepack) {
+    const int K = static_cast<int>(p.K), N = static_cast<int>(p.N);
+    const GemmPanels layout = GemmPanelsOf(policy, N);
+    const bool trans_b = p.trans_b;
+    ImageParam panels = prog.AddInput(1, 4, "B_panels", [=](const Tensor& t) { return PackBPanels(t, K, N, layout, trans_b); });
+    Var pi("pi"), pk("pk"), po("po");
+    b_panels(pi, pk, po, b) = panels(pi, pk, po, p.b_batched ? Expr(b) : Expr(0));
+  } else {
+    B = prog.AddInputView(1, b_dims, "B", CollapsedExtents(op.inputs[1].shape, b_dims));
+  }
+  auto at = [](ImageParam& t, Expr x, Expr y, Expr batch, bool batched) {
+    return batched ? t(x, y, batch) : t(x, y);
+  };
+  Func a("a"), bmat("bmat");
+  a(k, m, b) = p.trans_a ? at(A, m, k, b, p.a_batched) : at(A, k, m, b, p.a_batched);
+  if (!prepack) bmat(n, k, b) = p.trans_b ? at(B, k, n, b, p.b_batched) : at(B, n, k, b, p.b_batched);
+  GemmEpilogue epilogue = [](Expr acc, Var, Var, Var) { return acc; };
+  if (op.op_type == "Gemm") {
+    const float alpha = p.alpha, beta = p.beta;
+    if (p.bias == BiasShape::kNone || beta == 0.f) {
+      epilogue = [alpha](Expr acc, Var, Var, Var) { return alpha == 1.f ? acc : alpha * acc; };
+    } else {
+      const int M = static_cast<int>(p.M), N = static_cast<int>(p.N);
+      std::vector<int> c_extents = p.bias == BiasShape::kFull     ? std::vector<int>{N, M}
+                                   : p.bias == BiasShape::kColumn ? std::vector<int>{1, M}
+                                   : p.bias == BiasShape::kRow    ? std::vector<int>{N}
+                                                                  : std::vector<int>{1};
+      ImageParam C = prog.AddInputView(2, static_cast<int>(c_extents.size()), "C", c_extents);
+      BiasShape shape = p.bias;
+      epilogue = [=](Expr acc, Var nn, Var mm, Var) {
+        Expr c = shape == BiasShape::kScalar ? C(0) : shape == BiasShape::kRow ? C(nn) : shape == BiasShape::kColumn ? C(0, mm) : C(nn, mm);
+        return alpha * acc + beta * c;
+      };
+    }
+  }
+  if (then) epilogue = [&prog, own = epilogue, then](Expr acc, Var nn, Var mm, Var bb) { return then(prog, own(acc, nn, mm, bb), nn, mm, bb); };
+  Func out = ScheduledGemm(a, bmat, ShapeOf(p), policy, epilogue, b_panels);
+  prog.pipeline = Pipeline(out);
+  prog.output_extents = {static_cast<int>(p.N), static_cast<int>(p.M), static_cast<int>(p.batch)};
+  prog.output_shape = op.outputs[0].shape;
+  return prog;
+}
 
 const OpTemplate& MatMulTemplate() {
   static const GemmTemplate t("matmul.tiled", {"MatMul"});

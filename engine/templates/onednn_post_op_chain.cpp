@@ -21,39 +21,6 @@ bool IsOneDnnPostOp(const std::string& op_type) {
   return types.count(op_type) > 0;
 }
 
-std::optional<int> CurrentFuse(const Entry& entry) {
-  if (entry.template_id != kFusedTemplateId || EngineTemplateVersions()(kFusedTemplateId) != entry.template_version) return std::nullopt;
-  for (const Knob& k : entry.policy)
-    if (k.name == "fuse" && std::holds_alternative<int64_t>(k.value)) return static_cast<int>(std::get<int64_t>(k.value));
-  return std::nullopt;
-}
-
-std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<Knob>& policy) {
-  const nlohmann::json d = nlohmann::json::parse(descriptor, nullptr, false);
-  if (!d.is_object() || !d.contains("nodes") || !d["nodes"].is_array() || d["nodes"].size() < 2)
-    return "descriptor: not a subgraph of an anchor and at least one chain node";
-  const auto& nodes = d["nodes"];
-  auto type = [&](size_t i) {
-    const auto& n = nodes[i];
-    return n.is_object() && n.contains("op") && n["op"].is_object() && n["op"].contains("op") && n["op"]["op"].is_string()
-               ? n["op"]["op"].get<std::string>() : std::string();
-  };
-  if (type(0) != "Conv" && type(0) != "MatMul" && type(0) != "Gemm")
-    return "descriptor: the subgraph's first node (" + type(0) + ") is not an anchor (Conv, MatMul, Gemm)";
-  // Chain nodes are post-ops, or the five nodes of a GELU (Div, Erf, Add, Mul, Mul), one step.
-  int64_t chain = 0;
-  for (size_t i = 1; i < nodes.size(); ++i) {
-    if (type(i) == "Erf") chain -= 4;
-    else if (!IsOneDnnPostOp(type(i))) return "descriptor: chain node " + std::to_string(i) + " (" + type(i) + ") cannot run as a post-op";
-    ++chain;
-  }
-  if (policy.size() != 1 || policy[0].name != "fuse") return std::string("the policy of ") + kFusedTemplateId + " is one knob, 'fuse'";
-  const auto* fuse = std::get_if<int64_t>(&policy[0].value);
-  if (!fuse || *fuse < 1 || *fuse > chain)
-    return "knob 'fuse' = " + KnobValueText(policy[0].value) + " is outside its domain for this subgraph (1 to " + std::to_string(chain) + ")";
-  return {};
-}
-
 PostOpChain::PostOpChain(std::vector<PostOp> ops, size_t first_operand_input, const std::vector<int64_t>& output_shape)
     : ops_(std::move(ops)), first_operand_input_(first_operand_input), output_elements_(Tensor::NumElements(output_shape)) {
   int slots = 0;

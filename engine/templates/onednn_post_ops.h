@@ -10,21 +10,10 @@
 
 #include "engine/builder/kernel.h"
 #include "engine/ops/op_spec.h"
+#include "engine/templates/fused_policy.h"
 #include "repo/entry.h"
 
 namespace tilebank::engine {
-
-// The template of SGAT's graph entries: a subgraph (engine/model/partition.h) whose anchor runs in
-// oneDNN with the first `fuse` steps of its chain as post-ops (a GELU's five nodes are one step).
-// Its policy is that one knob.
-inline constexpr const char* kFusedTemplateId = "sgat.fused";
-
-// The "fuse" knob of an sgat.fused entry of this build's template version; nullopt for another
-// template, a stale version or a policy without it.
-std::optional<int> CurrentFuse(const Entry& entry);
-
-// What is wrong with a graph entry's sgat.fused policy for its descriptor ("" when nothing).
-std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<Knob>& policy);
 
 struct PostOp {
   std::string op_type;

@@ -10,7 +10,7 @@ TemplateVersions EngineTemplateVersions() {
       {"matmul.tiled", 1},      {"gemm.tiled", 1},         {"batch_matmul.tiled", 1}, {"conv2d.direct", 1},
       {"conv2d.im2col", 1},     {"softmax.rowwise", 2},    {"softmax.simd", 1},       {"layernorm.rowwise", 1},  {"reduce.generic", 1},
       {"elementwise.generic", 2}, {"pool2d.generic", 1},   {"impl.onednn", 1},        {"impl.openblas", 1},
-      {"sgat.fused", 1},  // a subgraph: its anchor in oneDNN with the first `fuse` chain nodes as post-ops
+      {"sgat.fused", 2},  // a subgraph: its anchor with the first `fuse` chain steps inside it, in oneDNN (post-ops) or Halide (2: impl and the anchor knobs)
   };  // no gradient-fusion (GDAT) templates yet: such entries read as of an unknown template
   return [](std::string_view id) -> std::optional<uint32_t> {
     auto it = versions.find(id);

@@ -1,0 +1,77 @@
+#include "engine/templates/fused_policy.h"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/space/search_space.h"
+#include "engine/templates/onednn_post_ops.h"
+#include "engine/templates/template_catalog.h"
+
+namespace tilebank::engine {
+
+Policy FusedPolicy::Knobs() const {
+  Policy knobs = anchor;
+  knobs.push_back({"fuse", int64_t{fuse}});
+  knobs.push_back({"impl", impl});
+  std::sort(knobs.begin(), knobs.end(), [](const Knob& a, const Knob& b) { return a.name < b.name; });
+  return knobs;
+}
+
+std::optional<FusedPolicy> CurrentFusedPolicy(const Entry& entry) {
+  if (entry.template_id != kFusedTemplateId || EngineTemplateVersions()(kFusedTemplateId) != entry.template_version) return std::nullopt;
+  FusedPolicy p;
+  bool has_fuse = false;
+  for (const Knob& k : entry.policy) {
+    if (k.name == "fuse" && std::holds_alternative<int64_t>(k.value)) {
+      p.fuse = static_cast<int>(std::get<int64_t>(k.value));
+      has_fuse = true;
+    } else if (k.name == "impl" && std::holds_alternative<std::string>(k.value)) {
+      p.impl = std::get<std::string>(k.value);
+    } else {
+      p.anchor.push_back(k);
+    }
+  }
+  if (!has_fuse || (p.impl != "onednn" && p.impl != "halide")) return std::nullopt;
+  return p;
+}
+
+std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<Knob>& policy) {
+  const nlohmann::json d = nlohmann::json::parse(descriptor, nullptr, false);
+  if (!d.is_object() || !d.contains("nodes") || !d["nodes"].is_array() || d["nodes"].size() < 2)
+    return "descriptor: not a subgraph of an anchor and at least one chain node";
+  const auto& nodes = d["nodes"];
+  auto type = [&](size_t i) {
+    const auto& n = nodes[i];
+    return n.is_object() && n.contains("op") && n["op"].is_object() && n["op"].contains("op") && n["op"]["op"].is_string()
+               ? n["op"]["op"].get<std::string>() : std::string();
+  };
+  if (type(0) != "Conv" && type(0) != "MatMul" && type(0) != "Gemm")
+    return "descriptor: the subgraph's first node (" + type(0) + ") is not an anchor (Conv, MatMul, Gemm)";
+  // Chain nodes are post-ops, or the five nodes of a GELU (Div, Erf, Add, Mul, Mul), one step.
+  int64_t chain = 0;
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    if (type(i) == "Erf") chain -= 4;
+    else if (!IsOneDnnPostOp(type(i))) return "descriptor: chain node " + std::to_string(i) + " (" + type(i) + ") cannot run as a post-op";
+    ++chain;
+  }
+  const Knob* fuse = nullptr;
+  const Knob* impl = nullptr;
+  for (const Knob& k : policy) {
+    if (k.name == "fuse") fuse = &k;
+    if (k.name == "impl") impl = &k;
+  }
+  if (!fuse) return std::string("the policy of ") + kFusedTemplateId + " has no knob 'fuse'";
+  const auto* fused = std::get_if<int64_t>(&fuse->value);
+  if (!fused || *fused < 1 || *fused > chain)
+    return "knob 'fuse' = " + KnobValueText(fuse->value) + " is outside its domain for this subgraph (1 to " + std::to_string(chain) + ")";
+  const auto* impl_text = impl ? std::get_if<std::string>(&impl->value) : nullptr;
+  if (impl && (!impl_text || (*impl_text != "onednn" && *impl_text != "halide")))
+    return "knob 'impl' = " + KnobValueText(impl->value) + " is outside its domain (onednn, halide)";
+  const bool halide = impl_text && *impl_text == "halide";
+  if (halide && type(0) == "Conv") return "impl 'halide' fuses MatMul and Gemm anchors, not Conv";
+  if (!halide && policy.size() > (impl ? 2u : 1u))
+    return std::string("the oneDNN policy of ") + kFusedTemplateId + " is 'fuse' and 'impl' only";
+  return {};
+}
+
+
+}  // namespace tilebank::engine
