@@ -73,8 +73,9 @@ Graph Load(const std::string& path) {
   return std::move(g.value());
 }
 
-std::vector<Tensor> Run(const Graph& graph, const FusionLookup& fusion, std::vector<NodeBinding>* bindings = nullptr) {
-  auto e = Executor::Load(graph, nullptr, fusion);
+std::vector<Tensor> Run(const Graph& graph, const FusionLookup& fusion, std::vector<NodeBinding>* bindings = nullptr,
+                        const PolicyLookup& ops = nullptr) {
+  auto e = Executor::Load(graph, ops, fusion);
   REQUIRE_MESSAGE(e.ok(), e.status().message());
   const auto inputs = RandomInputs(graph, 3);
   std::vector<const Tensor*> in;
@@ -135,23 +136,11 @@ TEST_CASE("sgat: tensors pass between oneDNN convolutions in their native layout
   for (int fuse : {0, 1, 2}) {
     CAPTURE(fuse);
     const FusionLookup fusion = [fuse](const Subgraph& s) { return FusionChoice{std::min<int>(fuse, static_cast<int>(s.steps.size())), "test"}; };
-    auto run = [&](bool native, std::vector<NodeBinding>* bindings) {
-      if (!native) setenv("TILEBANK_MODEL_LAYOUTS", "row-major", 1);
-      auto e = Executor::Load(g, OneDnnConvs, fusion);
-      unsetenv("TILEBANK_MODEL_LAYOUTS");
-      REQUIRE_MESSAGE(e.ok(), e.status().message());
-      const auto inputs = RandomInputs(g, 3);
-      std::vector<const Tensor*> in;
-      for (const auto& t : inputs) in.push_back(&t);
-      std::vector<Tensor> out;
-      Status s = (*e)->Run(in, &out);
-      REQUIRE_MESSAGE(s.ok(), s.message());
-      *bindings = (*e)->bindings();
-      return out;
-    };
     std::vector<NodeBinding> row_major_bindings, native_bindings;
-    const auto row_major = run(false, &row_major_bindings);
-    const auto native = run(true, &native_bindings);
+    setenv("TILEBANK_MODEL_LAYOUTS", "row-major", 1);
+    const auto row_major = Run(g, fusion, &row_major_bindings, OneDnnConvs);
+    unsetenv("TILEBANK_MODEL_LAYOUTS");
+    const auto native = Run(g, fusion, &native_bindings, OneDnnConvs);
     const Comparison c = CompareTensors(native, row_major);
     CHECK_MESSAGE(c.ok, c.worst);
     for (const auto& b : row_major_bindings) CHECK(b.layout.empty());

@@ -42,7 +42,7 @@ struct FusionChoice {
   int fused = 0;
   std::string source;
   std::string impl = "onednn";  // or "halide", with the anchor's GEMM knobs
-  Policy anchor;
+  Policy anchor = {};
 };
 using FusionLookup = std::function<std::optional<FusionChoice>(const Subgraph& subgraph)>;
 

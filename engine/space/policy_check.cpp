@@ -61,12 +61,8 @@ std::string TemplatePolicyProblem(const OpTemplate& t, const OpSpec& op, const P
 // An sgat.fused policy: its fuse and impl knobs, and with impl halide the anchor's GEMM knobs.
 std::string FusedEntryProblem(const Entry& entry) {
   if (std::string problem = FusedPolicyProblem(entry.descriptor, entry.policy); !problem.empty()) return problem;
-  FusedPolicy policy;
-  for (const Knob& k : entry.policy) {
-    if (k.name == "impl") policy.impl = std::get<std::string>(k.value);
-    else if (k.name != "fuse") policy.anchor.push_back(k);
-  }
-  if (policy.impl != "halide") return {};
+  const std::optional<FusedPolicy> policy = ParseFusedPolicy(entry.policy);  // FusedPolicyProblem checked fuse and impl
+  if (!policy || policy->impl != "halide") return {};
   const nlohmann::json d = nlohmann::json::parse(entry.descriptor, nullptr, false);
   auto description = AtcDescriptionOfOp(d["nodes"][0]["op"].dump());
   if (!description.ok()) return "descriptor: the anchor: " + description.status().message();
@@ -74,7 +70,7 @@ std::string FusedEntryProblem(const Entry& entry) {
   if (!anchor.ok()) return "descriptor: the anchor: " + anchor.status().message();
   const OpTemplate* t = HalideGemmTemplateFor(*anchor);
   if (!t) return "impl 'halide': no Halide GEMM template runs the anchor";
-  if (std::string problem = TemplatePolicyProblem(*t, *anchor, policy.anchor); !problem.empty()) return "the anchor's knobs: " + problem;
+  if (std::string problem = TemplatePolicyProblem(*t, *anchor, policy->anchor); !problem.empty()) return "the anchor's knobs: " + problem;
   return {};
 }
 

@@ -16,11 +16,10 @@ Policy FusedPolicy::Knobs() const {
   return knobs;
 }
 
-std::optional<FusedPolicy> CurrentFusedPolicy(const Entry& entry) {
-  if (entry.template_id != kFusedTemplateId || EngineTemplateVersions()(kFusedTemplateId) != entry.template_version) return std::nullopt;
+std::optional<FusedPolicy> ParseFusedPolicy(const Policy& policy) {
   FusedPolicy p;
   bool has_fuse = false;
-  for (const Knob& k : entry.policy) {
+  for (const Knob& k : policy) {
     if (k.name == "fuse" && std::holds_alternative<int64_t>(k.value)) {
       p.fuse = static_cast<int>(std::get<int64_t>(k.value));
       has_fuse = true;
@@ -32,6 +31,11 @@ std::optional<FusedPolicy> CurrentFusedPolicy(const Entry& entry) {
   }
   if (!has_fuse || (p.impl != "onednn" && p.impl != "halide")) return std::nullopt;
   return p;
+}
+
+std::optional<FusedPolicy> CurrentFusedPolicy(const Entry& entry) {
+  if (entry.template_id != kFusedTemplateId || EngineTemplateVersions()(kFusedTemplateId) != entry.template_version) return std::nullopt;
+  return ParseFusedPolicy(entry.policy);
 }
 
 std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<Knob>& policy) {

@@ -23,8 +23,10 @@ struct FusedPolicy {
   Policy Knobs() const;
 };
 
+// Stored knobs as a FusedPolicy; nullopt without an integer `fuse` or with an unknown `impl`.
+std::optional<FusedPolicy> ParseFusedPolicy(const Policy& policy);
 // The policy of an sgat.fused entry of this build's template version; nullopt for another
-// template, a stale version or a policy without `fuse`.
+// template, a stale version or a policy ParseFusedPolicy refuses.
 std::optional<FusedPolicy> CurrentFusedPolicy(const Entry& entry);
 
 // What is wrong with a graph entry's sgat.fused policy for its descriptor ("" when nothing). The

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -51,7 +50,7 @@ class MatMulKernel : public Kernel {
     return Status::Ok();
   }
   Status Run() override {
-    post_.LoadResidual(static_cast<float*>(c_.get_data_handle()));
+    post_.LoadResidual(c_.get_data_handle(), c_md_.get_size());
     Execute(prim_, stream_, a_, b_, c_, bias_, post_);
     return Status::Ok();
   }
@@ -80,7 +79,7 @@ class MatMulKernel : public Kernel {
     if (direct_b_) b_.set_data_handle(const_cast<float*>(in[1]));
     c_.set_data_handle(out);
     post_.SetRuntime(in);
-    post_.LoadResidual(out);
+    post_.LoadResidual(out, c_md_.get_size());
     Execute(prim_, stream_, a_, b_, c_, bias_, post_);
     return Status::Ok();
   }
@@ -252,13 +251,11 @@ class ConvKernel : public Kernel {
     caller_dst_.set_data_handle(out);
     if (reorder_src_) src_reorder_.execute(stream_, {{DNNL_ARG_FROM, caller_src_}, {DNNL_ARG_TO, src_}});
     post_.SetRuntime(in);
-    if (const float* residual = post_.sum_source()) {  // the sum post-op adds to what dst_ holds
-      if (copy_residual_) {
-        if (residual != dst_.get_data_handle()) std::memcpy(dst_.get_data_handle(), residual, pd_.dst_desc().get_size());
-      } else {
-        residual_.set_data_handle(const_cast<float*>(residual));
-        sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, residual_}, {DNNL_ARG_TO, dst_}});
-      }
+    if (copy_residual_) {
+      post_.LoadResidual(dst_.get_data_handle(), pd_.dst_desc().get_size());
+    } else if (const float* residual = post_.sum_source()) {  // reordered into dst_'s layout
+      residual_.set_data_handle(const_cast<float*>(residual));
+      sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, residual_}, {DNNL_ARG_TO, dst_}});
     }
     Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
     if (reorder_dst_) {
@@ -269,10 +266,13 @@ class ConvKernel : public Kernel {
   }
 
  private:
-  memory UserWeights(const Tensor& weights) const {
+  memory::dims WeightDims() const {
     const auto& p = p_;
-    const memory::dims wts = p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
-    return MemoryFromTensor(weights, memory::desc(wts, dt::f32, p.G == 1 ? tag::oihw : tag::goihw));
+    return p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
+  }
+  // The ONNX weights (OIHW, or GOIHW when grouped) as oneDNN memory.
+  memory UserWeights(const Tensor& weights) const {
+    return MemoryFromTensor(weights, memory::desc(WeightDims(), dt::f32, p_.G == 1 ? tag::oihw : tag::goihw));
   }
 
   // The direct path's primitive, memories and reorder primitives for the current layout choice: the
@@ -302,7 +302,7 @@ class ConvKernel : public Kernel {
   void CreatePrimitive(const memory& weights_from, const Tensor* bias) {
     const auto& p = p_;
     memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
-    memory::dims wts = p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
+    const memory::dims wts = WeightDims();
     const tag activations = plain_activations_ ? tag::nchw : tag::any;
     memory::desc src_any(src, dt::f32, activations), wts_any(wts, dt::f32, tag::any), dst_any(dst, dt::f32, activations);
     memory::desc bias_md({p.OC}, dt::f32, tag::a);

@@ -22,7 +22,7 @@ bool IsOneDnnPostOp(const std::string& op_type) {
 }
 
 PostOpChain::PostOpChain(std::vector<PostOp> ops, size_t first_operand_input, const std::vector<int64_t>& output_shape)
-    : ops_(std::move(ops)), first_operand_input_(first_operand_input), output_elements_(Tensor::NumElements(output_shape)) {
+    : ops_(std::move(ops)), first_operand_input_(first_operand_input) {
   int slots = 0;
   for (const PostOp& op : ops_) {
     slot_of_op_.push_back(op.has_operand ? slots++ : -1);
@@ -86,8 +86,8 @@ void PostOpChain::SetRuntime(const std::vector<const float*>& in) {
   }
 }
 
-void PostOpChain::LoadResidual(float* dst) const {
-  if (sum_source_ && sum_source_ != dst) std::memcpy(dst, sum_source_, static_cast<size_t>(output_elements_) * sizeof(float));
+void PostOpChain::LoadResidual(void* dst, size_t bytes) const {
+  if (sum_source_ && sum_source_ != dst) std::memcpy(dst, sum_source_, bytes);
 }
 
 void PostOpChain::AddArgs(std::unordered_map<int, memory>& args) const {

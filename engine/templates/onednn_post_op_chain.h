@@ -38,9 +38,9 @@ class PostOpChain {
   void AddArgs(std::unordered_map<int, dnnl::memory>& args) const;
   // The residual of this run (sum post-op), or nullptr.
   const float* sum_source() const { return sum_source_; }
-  // The sum post-op adds to what the destination holds: copies the residual into `dst` (row-major,
-  // the output's shape) unless it is there already or there is none.
-  void LoadResidual(float* dst) const;
+  // The sum post-op adds to what the destination holds: copies the residual (`bytes`, in the
+  // destination's layout) into `dst` unless it is there already or there is none.
+  void LoadResidual(void* dst, size_t bytes) const;
   // Throws when the primitive is a reference implementation: far too slow to fuse with.
   void RefuseReference(const std::string& impl) const;
 
@@ -54,7 +54,6 @@ class PostOpChain {
   std::vector<bool> runtime_;          // per slot: read from the caller on every run
   std::vector<float> sum_constant_;    // a constant residual's data
   const float* sum_source_ = nullptr;
-  int64_t output_elements_ = 0;
 };
 
 }  // namespace tilebank::engine
