@@ -146,6 +146,10 @@ TEST_CASE("SIGKILL during a loop of single-entry writes: every committed entry s
         if (write(fd, line.data(), line.size()) < 0) _exit(4);
       }
     }
+    // The kill comes 5-60 ms after the child's first commit (on a loaded machine the child may take
+    // longer than that to start at all).
+    for (int waited = 0; waited < 10000 && (!fs::exists(log) || fs::file_size(log) == 0); ++waited)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     KillAfter(pid, std::uniform_real_distribution<double>(5, 60)(rng));
     RequireClean(bank_dir);
     auto bank = OpenExisting(bank_dir, OpenMode::kReadOnly);
