@@ -8,11 +8,14 @@
 // verified entry whose descriptor was compared, in all three.
 //
 //   build/bank_bench [--entries N] [--lookups L] [--dir DIR] [--repeats R]
+// DIR must be new or empty, and the data stays there; without it the run works in a directory of
+// its own under /tmp and removes it at the end.
 #include <sqlite3.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -169,8 +172,8 @@ std::unordered_map<Key, Entry> LoadJsonl(const std::string& path) {
 
 void WriteJsonl(const std::string& path, const std::vector<Entry>& entries, const std::string& soc) {
   std::ofstream out(path, std::ios::trunc);
-  out << nlohmann::json{{"tilebank_export", kExportFormat}, {"soc_version", soc}}.dump() << '\n';
-  for (const Entry& e : entries) out << EntryToJson(e).dump() << '\n';
+  out << DumpJson(nlohmann::json{{"tilebank_export", kExportFormat}, {"soc_version", soc}}) << '\n';
+  for (const Entry& e : entries) out << DumpJson(EntryToJson(e)) << '\n';
 }
 
 std::unique_ptr<Bank> OpenBankAt(const std::string& dir, OpenMode mode, const std::string& soc) {
@@ -182,27 +185,53 @@ std::unique_ptr<Bank> OpenBankAt(const std::string& dir, OpenMode mode, const st
   return std::move(*bank);
 }
 
+
+// A positive count given on the command line.
+uint64_t PositiveArgument(const std::string& flag, const std::string& text) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value == 0)
+    Die(flag + " " + text + ": expected a positive whole number");
+  return value;
+}
+
+// The working directory: a new one under /tmp, or --dir, which must be empty or missing (the
+// benchmark fills it and leaves the data there; it never removes what it did not write).
+std::string WorkDirectory(const std::string& given) {
+  if (given.empty()) {
+    std::string pattern = (fs::temp_directory_path() / "tilebank-bench.XXXXXX").string();
+    if (!mkdtemp(pattern.data())) Die("cannot create a directory under " + fs::temp_directory_path().string());
+    return pattern;
+  }
+  std::error_code ec;
+  if (fs::exists(given, ec) && !(fs::is_directory(given, ec) && fs::is_empty(given, ec)))
+    Die("--dir " + given + " exists and is not an empty directory; give a new or empty one (nothing was removed)");
+  if (ec) Die("--dir " + given + ": " + ec.message());
+  fs::create_directories(given, ec);
+  if (ec) Die("--dir " + given + ": " + ec.message());
+  return given;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   uint64_t n = 1000000, lookups = 1000000;
   int repeats = 3;
-  std::string dir = "/tmp/tilebank-bench";
+  std::string given_dir;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) Die("missing value after " + a);
       return argv[++i];
     };
-    if (a == "--entries") n = std::stoull(next());
-    else if (a == "--lookups") lookups = std::stoull(next());
-    else if (a == "--dir") dir = next();
-    else if (a == "--repeats") repeats = std::stoi(next());
+    if (a == "--entries") n = PositiveArgument(a, next());
+    else if (a == "--lookups") lookups = PositiveArgument(a, next());
+    else if (a == "--dir") given_dir = next();
+    else if (a == "--repeats") repeats = static_cast<int>(std::min<uint64_t>(PositiveArgument(a, next()), 1000));
     else Die("unknown argument " + a + " (use --entries N --lookups L --dir DIR --repeats R)");
   }
   const std::string soc = HostSocVersion();
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const std::string dir = WorkDirectory(given_dir);
   std::printf("tilebank bank benchmark: %llu operator entries, %llu lookups x %d passes, soc %s, 1 thread\n",
               (unsigned long long)n, (unsigned long long)lookups, repeats, soc.c_str());
 
@@ -402,5 +431,9 @@ int main(int argc, char** argv) {
   goal("merge 1M + 1M < 20 s", bank_merge_s < 20, buf);
   std::snprintf(buf, sizeof buf, "%.1fx, p50 %.2f us", bank_hot.per_second / sql_hot.per_second, bank_hot.p50_us);
   goal("1,000-op set: >= 5x SQLite, p50 < 2 us", bank_hot.per_second >= 5 * sql_hot.per_second && bank_hot.p50_us < 2, buf);
+  if (given_dir.empty()) {
+    std::error_code ec;  // the directory this run made for itself
+    fs::remove_all(dir, ec);
+  }
   return 0;
 }

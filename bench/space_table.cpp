@@ -16,6 +16,7 @@
 #include "engine/templates/op_template.h"
 #include "engine/run/runner.h"
 #include "engine/target/soc_version.h"
+#include "repo/json_text.h"
 
 int main(int argc, char** argv) {
   using namespace tilebank;
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
   run.target_seconds = 0.03;
   const std::string tmp = out_file + ".tmp";
   std::ofstream out(tmp);
-  out << "# op: " << description->dump() << "\n# template: " << t.id() << " " << t.version() << "\n# host: " << HostSocVersion() << "\n";
+  out << "# op: " << DumpJson(*description) << "\n# template: " << t.id() << " " << t.version() << "\n# host: " << HostSocVersion() << "\n";
   for (const auto& k : space.knobs) out << k.name << ",";
   out << "median_us,spread_us,status\n";
   auto start = std::chrono::steady_clock::now();

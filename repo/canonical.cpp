@@ -10,6 +10,7 @@
 #include <set>
 
 #include "repo/op_defaults.h"
+#include "repo/json_text.h"
 
 namespace tilebank {
 namespace {
@@ -50,7 +51,7 @@ Result<json> ToInt(const json& v, const std::string& where) {
     double d = v.get<double>();
     if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e18) return json(static_cast<int64_t>(d));
   }
-  return Status::InvalidInput(where + ": expected an integer, got " + v.dump());
+  return Status::InvalidInput(where + ": expected an integer, got " + DumpJson(v));
 }
 
 Result<json> ToReal(const json& v, const std::string& where) {
@@ -58,17 +59,17 @@ Result<json> ToReal(const json& v, const std::string& where) {
     double d = v.get<double>();
     if (std::isfinite(d)) return json(NormalizeReal(d));
   }
-  return Status::InvalidInput(where + ": expected a finite number, got " + v.dump());
+  return Status::InvalidInput(where + ": expected a finite number, got " + DumpJson(v));
 }
 
 Result<json> ToText(const json& v, const std::string& where) {
   if (v.is_string()) return v;
-  return Status::InvalidInput(where + ": expected a string, got " + v.dump());
+  return Status::InvalidInput(where + ": expected a string, got " + DumpJson(v));
 }
 
 Result<json> ConvertAttr(const json& v, AttrType type, const std::string& where) {
   auto list = [&](auto convert) -> Result<json> {
-    if (!v.is_array()) return Status::InvalidInput(where + ": expected a list, got " + v.dump());
+    if (!v.is_array()) return Status::InvalidInput(where + ": expected a list, got " + DumpJson(v));
     json out = json::array();
     for (size_t i = 0; i < v.size(); ++i) {
       auto item = convert(v[i], where + "[" + std::to_string(i) + "]");
@@ -126,7 +127,7 @@ Result<json> CanonicalTensors(const json& op, const char* field, bool required) 
     json shape = json::array();
     for (const json& d : t["shape"]) {
       if (!d.is_number_integer() || d.get<int64_t>() < -1)
-        return Status::InvalidInput(where + ".shape: dimensions must be integers >= 0 (or -1 for dynamic), got " + d.dump());
+        return Status::InvalidInput(where + ".shape: dimensions must be integers >= 0 (or -1 for dynamic), got " + DumpJson(d));
       shape.push_back(d.get<int64_t>());
     }
     if (!t.contains("type") || !t["type"].is_string()) return Status::InvalidInput(where + ".type missing");
@@ -260,7 +261,7 @@ CanonicalDescriptor Finish(EntryKind kind, std::string op_type, const json& cano
   CanonicalDescriptor d;
   d.kind = kind;
   d.op_type = std::move(op_type);
-  d.text = canonical.dump();
+  d.text = DumpJson(canonical);
   d.key = KeyOfDescriptor(d.text);
   return d;
 }
@@ -332,7 +333,7 @@ Result<CanonicalDescriptor> CanonicalizeGraph(const json& graph) {
 
   // Colour refinement: a node's colour summarises its op, its producers and its consumers.
   std::vector<uint64_t> color(total);
-  for (size_t i = 0; i < n; ++i) color[i] = KeyOfDescriptor(op_objects[i].dump());
+  for (size_t i = 0; i < n; ++i) color[i] = KeyOfDescriptor(DumpJson(op_objects[i]));
   for (size_t i = n; i < total; ++i) color[i] = KeyOfDescriptor("graph-input");
   auto distinct = [&] { return std::set<uint64_t>(color.begin(), color.end()).size(); };
   size_t classes = distinct();

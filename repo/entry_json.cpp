@@ -109,10 +109,6 @@ Result<int64_t> ParseTimestamp(const std::string& text) {
   return static_cast<int64_t>(timegm(&tm)) * 1000 + ms;
 }
 
-std::string DumpJson(const json& value, int indent) {
-  return value.dump(indent, ' ', false, json::error_handler_t::replace);
-}
-
 json PolicyToJson(const std::vector<Knob>& policy) {
   json out = json::object();
   for (const Knob& k : policy) std::visit([&](const auto& v) { out[k.name] = v; }, k.value);

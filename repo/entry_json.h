@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "repo/entry.h"
+#include "repo/json_text.h"
 
 namespace tilebank {
 
@@ -17,8 +18,5 @@ Result<int64_t> ParseTimestamp(const std::string& text);
 
 nlohmann::json PolicyToJson(const std::vector<Knob>& policy);
 
-// Serializes JSON that may hold text read from a bank: bytes that are not UTF-8 (possible only
-// in a damaged or crafted value, which validate reports) print as U+FFFD instead of throwing.
-std::string DumpJson(const nlohmann::json& value, int indent = -1);
 
 }  // namespace tilebank

@@ -11,7 +11,7 @@ namespace tilebank {
 using json = nlohmann::json;
 
 Status ExportBank(const Snapshot& snapshot, std::ostream& out) {
-  out << json{{"tilebank_export", kExportFormat}, {"soc_version", snapshot.meta().soc_version}}.dump() << '\n';
+  out << DumpJson(json{{"tilebank_export", kExportFormat}, {"soc_version", snapshot.meta().soc_version}}) << '\n';
   for (EntryKind kind : kAllKinds) {
     TB_RETURN_IF_ERROR(snapshot.ForEach(kind, [&](Key key, std::string_view stored) {
       auto entry = DecodeEntryAt(kind, key, stored);
@@ -41,7 +41,7 @@ Result<ParsedJsonl> ParseJsonl(std::istream& in, const std::string& name) {
       const json& version = object["tilebank_export"];
       if (!version.is_number_integer()) return at("'tilebank_export' must be an integer");
       if (version.get<int64_t>() > kExportFormat)
-        return at("export format " + version.dump() + " is newer than this tool's " + std::to_string(kExportFormat) +
+        return at("export format " + DumpJson(version) + " is newer than this tool's " + std::to_string(kExportFormat) +
                   ": use a newer tilebank");
       if (!object.contains("soc_version") || !object["soc_version"].is_string())
         return at("the header needs 'soc_version'");

@@ -1,14 +1,18 @@
 // Writers killed with SIGKILL at random moments: the bank must validate clean afterwards and
 // keep every entry whose transaction committed. 20 kills during import, 20 during merge and 15
-// during a loop of single-entry transactions (55 in all).
+// during a loop of single-entry transactions (55 in all). Each kill first stops the writer and
+// looks whether it holds the bank's write lock; each kind of writer must be caught inside its
+// write transaction at least once, or the test proves nothing about that moment.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <lmdb.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <random>
 #include <set>
 #include <sstream>
@@ -61,11 +65,68 @@ double TimeCli(const std::vector<std::string>& args) {
   return Millis(std::chrono::steady_clock::now() - start);
 }
 
-void KillAfter(int pid, double millis) {
+// Whether the stopped process `pid` is inside a write transaction on the bank in `dir`: it holds
+// LMDB's writer lock, so a write transaction begun here waits. Killing it releases the lock (LMDB's
+// robust mutex passes to the waiter), and the waiter gives it up at once.
+bool HoldsWriterLock(const std::string& dir, int pid) {
+  std::error_code ec;
+  // Only a data file whose two meta pages are written: opening an empty one here would create a bank.
+  if (fs::file_size(dir + "/data.mdb", ec) < 2 * 4096 || ec) return false;
+  MDB_env* env = nullptr;
+  REQUIRE(mdb_env_create(&env) == 0);
+  mdb_env_set_maxdbs(env, 16);
+  if (mdb_env_open(env, dir.c_str(), MDB_NOTLS, 0664) != 0) {
+    mdb_env_close(env);
+    return false;
+  }
+  auto writer = std::async(std::launch::async, [env] {
+    MDB_txn* txn = nullptr;
+    const int rc = mdb_txn_begin(env, nullptr, 0, &txn);
+    if (rc == 0) mdb_txn_abort(txn);
+    return rc;
+  });
+  const bool waited = writer.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout;
+  kill(pid, SIGKILL);
+  writer.wait();
+  mdb_env_close(env);
+  return waited;
+}
+
+// Stops `pid` after `millis`, tells whether it was inside a write transaction on the bank in
+// `bank_dir`, and kills it. A process that finished before is not inside one.
+bool KillAfter(int pid, double millis, const std::string& bank_dir) {
   std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(millis * 1000)));
+  kill(pid, SIGSTOP);
+  int status = 0;
+  waitpid(pid, &status, WUNTRACED);
+  if (!WIFSTOPPED(status)) return false;  // it had exited, and is reaped
+  const bool inside = HoldsWriterLock(bank_dir, pid);
   kill(pid, SIGKILL);
   WaitChild(pid);
+  return inside;
 }
+
+// Kill times in [0.2, 1.6] x the command's full run, drawn at random from a window that closes in on
+// the commit: a kill that found the bank as before and the writer outside its transaction moves the
+// window's start to it, a kill after the commit moves its end. So most kills land around the write
+// transaction, which is short next to reading the input, and some land inside it.
+class KillTimes {
+ public:
+  KillTimes(double full_ms, uint32_t seed) : lo_(0.2 * full_ms), hi_(1.6 * full_ms), rng_(seed) {}
+  double Next() { return last_ = std::uniform_real_distribution<double>(lo_, hi_)(rng_); }
+  void Outcome(bool before_commit, bool inside) {
+    if (before_commit && !inside) lo_ = last_;
+    if (!before_commit) hi_ = last_;
+    if (hi_ - lo_ < 2.0) {  // keep a little room around the boundary
+      lo_ = std::max(0.0, lo_ - 2.0);
+      hi_ += 2.0;
+    }
+  }
+
+ private:
+  double lo_, hi_, last_ = 0;
+  std::mt19937 rng_;
+};
 
 }  // namespace
 
@@ -76,18 +137,21 @@ TEST_CASE("SIGKILL during import: the bank is either untouched or fully imported
   const std::vector<std::string> args = {"bank", "import", dir / "in.jsonl", "--bank", dir / "bank", "--soc", kTestSoc};
   const double full = TimeCli(args);
   const std::string complete = ExportOf(bank);
-  std::mt19937 rng(20261122);
-  int untouched = 0, finished = 0;
+  KillTimes times(full, 20261122);
+  int untouched = 0, finished = 0, in_transaction = 0;
   for (int i = 0; i < 20; ++i) {
     fs::remove_all(dir / "bank");
-    KillAfter(SpawnCli(args), std::uniform_real_distribution<double>(0.2 * full, 1.6 * full)(rng));
+    const bool inside = KillAfter(SpawnCli(args), times.Next(), bank);
+    in_transaction += inside;
     RequireClean(bank);
     const std::string now = ExportOf(bank);
     const bool empty = now.empty() || now.find('\n') == now.size() - 1;  // no bank, or a header only
     CHECK_MESSAGE((empty || now == complete), "kill " << i << " left a partial import");
     (empty ? untouched : finished)++;
+    times.Outcome(empty, inside);
   }
-  MESSAGE("import kills: " << untouched << " before commit, " << finished << " after");
+  MESSAGE("import kills: " << untouched << " before commit (" << in_transaction << " inside the write transaction), " << finished << " after");
+  CHECK_MESSAGE(in_transaction > 0, "no kill landed inside the import's write transaction");
 }
 
 TEST_CASE("SIGKILL during merge: the destination is either as before or fully merged") {
@@ -111,17 +175,20 @@ TEST_CASE("SIGKILL during merge: the destination is either as before or fully me
   const double full = TimeCli(args);
   const std::string after = ExportOf(target);
   REQUIRE(before != after);
-  std::mt19937 rng(7);
-  int as_before = 0, merged = 0;
+  KillTimes times(full, 7);
+  int as_before = 0, merged = 0, in_transaction = 0;
   for (int i = 0; i < 20; ++i) {
     reset();
-    KillAfter(SpawnCli(args), std::uniform_real_distribution<double>(0.2 * full, 1.6 * full)(rng));
+    const bool inside = KillAfter(SpawnCli(args), times.Next(), target);
+    in_transaction += inside;
     RequireClean(target);
     const std::string now = ExportOf(target);
     CHECK_MESSAGE((now == before || now == after), "kill " << i << " left a partial merge");
     (now == before ? as_before : merged)++;
+    times.Outcome(now == before, inside);
   }
-  MESSAGE("merge kills: " << as_before << " before commit, " << merged << " after");
+  MESSAGE("merge kills: " << as_before << " before commit (" << in_transaction << " inside the write transaction), " << merged << " after");
+  CHECK_MESSAGE(in_transaction > 0, "no kill landed inside the merge's write transaction");
 }
 
 TEST_CASE("SIGKILL during a loop of single-entry writes: every committed entry survives") {
@@ -129,7 +196,7 @@ TEST_CASE("SIGKILL during a loop of single-entry writes: every committed entry s
   const std::string bank_dir = dir / "bank";
   { CreateBank(bank_dir); }
   std::mt19937 rng(99);
-  int next = 1;
+  int next = 1, in_transaction = 0;
   for (int i = 0; i < 15; ++i) {
     const std::string log = dir / ("committed-" + std::to_string(i));
     const int first = next;
@@ -150,7 +217,7 @@ TEST_CASE("SIGKILL during a loop of single-entry writes: every committed entry s
     // longer than that to start at all).
     for (int waited = 0; waited < 10000 && (!fs::exists(log) || fs::file_size(log) == 0); ++waited)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    KillAfter(pid, std::uniform_real_distribution<double>(5, 60)(rng));
+    in_transaction += KillAfter(pid, std::uniform_real_distribution<double>(5, 60)(rng), bank_dir);
     RequireClean(bank_dir);
     auto bank = OpenExisting(bank_dir, OpenMode::kReadOnly);
     std::istringstream committed(ReadFile(log));
@@ -164,4 +231,6 @@ TEST_CASE("SIGKILL during a loop of single-entry writes: every committed entry s
     next += 1000;  // the entry in flight may or may not have committed; start clear of it
     CHECK(count > 0);
   }
+  MESSAGE("single-entry kills inside a write transaction: " << in_transaction << " of 15");
+  CHECK_MESSAGE(in_transaction > 0, "no kill landed inside a write transaction");
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "engine/jobs/model_sgat_job.h"
 #include "engine/model/constant_fold.h"
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
@@ -239,6 +240,12 @@ TEST_CASE("sgat: impl halide runs a MatMul's whole chain in the GEMM's epilogue 
 }
 
 // The fused steps in `run --profile --json`'s output.
+// SGAT keeps a fused subgraph only when it measured 2% faster than unfused. The blocks model's
+// subgraphs take microseconds, and on a loaded machine one run's measurements can hide that gain: a
+// test that needs entries holds ExclusiveMeasurements and gives SGAT this many fresh runs, and
+// requires one of them to add.
+constexpr int kSgatAttempts = 3;
+
 int FusedSteps(const std::string& run_json) {
   const auto profile = nlohmann::json::parse(run_json)["profile"];
   int fused = 0;
@@ -254,21 +261,30 @@ nlohmann::json SgatOf(const std::string& dir) {
 
 TEST_CASE("tune -j 1 --model: the SGAT result file, graph entries, hits on the next run, run and validate use them") {
   TempDir dir;
+  ExclusiveMeasurements exclusive;  // the test needs SGAT to store entries
   const std::string model = BlocksModel(dir);
-  const std::string bank = dir / "bank";
-  auto first = RunCli("tune -j 1 -m " + model + " --bank " + bank + " --output " + (dir / "out1"));
-  REQUIRE_MESSAGE(first.exit_code == 0, first.err);
-  CHECK(first.out.find("blocks process finished. Performance improved by") != std::string::npos);
-  const auto result = SgatOf(dir / "out1");
-  REQUIRE(!result.is_null());
+  std::string bank;
+  nlohmann::json result;
+  int added = 0;
+  for (int attempt = 1; attempt <= kSgatAttempts && added == 0; ++attempt) {
+    bank = dir / ("attempt" + std::to_string(attempt) + "_bank");
+    const std::string out = dir / ("attempt" + std::to_string(attempt) + "_out");
+    auto first = RunCli("tune -j 1 -m " + model + " --bank " + bank + " --output " + out);
+    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+    CHECK(first.out.find("blocks process finished. Performance improved by") != std::string::npos);
+    result = SgatOf(out);
+    REQUIRE(!result.is_null());
+    added = result[1]["SGAT"]["repo_summary"]["repo_add_num"];
+  }
   CHECK(result[0]["basic"]["tuning_name"] == "blocks");
   const auto& sgat = result[1]["SGAT"];
   CHECK(sgat["model_baseline_performance(ms)"].get<double>() > 0);
   CHECK(sgat["model_result_performance(ms)"].get<double>() > 0);
   const auto& summary = sgat["repo_summary"];
   CHECK(summary["total_num"] == 3);  // the two blocks are one subgraph
-  const int added = summary["repo_add_num"];
   CHECK(added + summary["repo_unsatisfied_num"].get<int>() == 3);
+  REQUIRE_MESSAGE(added >= 1, "no subgraph was added in " << kSgatAttempts << " runs: the entries, hits and fused steps below would go unchecked");
+  REQUIRE(sgat["repo_modified_subgraphs"]["add_repo_subgraphs"].size() == static_cast<size_t>(added));
   for (const auto& s : sgat["repo_modified_subgraphs"]["add_repo_subgraphs"]) {
     CHECK(s["performance_after_tune(ms)"].get<double>() < s["performance_before_tune(ms)"].get<double>());
     CHECK(std::to_string(std::stoull(s["repo_key"].get<std::string>())) == s["repo_key"]);  // unsigned decimal
@@ -288,8 +304,79 @@ TEST_CASE("tune -j 1 --model: the SGAT result file, graph entries, hits on the n
   CHECK(!std::filesystem::exists(dir / "bank2"));
 }
 
+// SGAT on the blocks model into a fresh bank, the final whole-model timing replaced by
+// `time_models`'s (the real interleaved timing, then changed by `adjust`).
+engine::ModelSgatReport SgatWithTiming(const TempDir& dir, const std::string& name, const std::function<void(InterleavedTiming*)>& adjust) {
+  engine::ModelSgatOptions o;
+  o.model_path = BlocksModel(dir);
+  o.bank_root = dir / (name + "_bank");
+  o.soc_version = HostSocVersion();
+  o.fingerprint = HostFingerprint();
+  o.output_dir = dir / (name + "_out");
+  o.trials = 6;
+  o.time_models = [&](Executor& without, Executor& with, const std::vector<Tensor>& inputs) -> Result<InterleavedTiming> {
+    auto t = TimeInterleaved(without, with, inputs, 1, 5);
+    if (t.ok()) adjust(&t.value());
+    return t;
+  };
+  auto report = engine::RunModelSgatJob(o);
+  REQUIRE_MESSAGE(report.ok(), report.status().message());
+  return std::move(report.value());
+}
+
+size_t GraphEntries(const std::string& bank_root) {
+  auto bank = OpenExisting(bank_root + "/" + HostSocVersion(), OpenMode::kReadOnly);
+  size_t n = 0;
+  REQUIRE(bank->Read()->ForEach(EntryKind::kGraph, [&](Key, std::string_view) { ++n; return Status::Ok(); }).ok());
+  return n;
+}
+
+TEST_CASE("SGAT: entries that make the model slower beyond the spread are taken back, within it kept") {
+  TempDir dir;
+  ExclusiveMeasurements exclusive;  // the test needs SGAT to store entries
+  // Slower by half the spread: noise, kept.
+  engine::ModelSgatReport kept;
+  std::string name;
+  int stored = 0;
+  for (int attempt = 1; attempt <= kSgatAttempts && stored == 0; ++attempt) {
+    name = "kept" + std::to_string(attempt);
+    kept = SgatWithTiming(dir, name, [](InterleavedTiming* t) {
+      t->a.spread_ms = t->b.spread_ms = 1.0;
+      t->b.median_ms = t->a.median_ms + 0.5;
+    });
+    for (const auto& r : kept.records) stored += r.Stored();
+    if (stored == 0)
+      for (const auto& r : kept.records) MESSAGE("attempt " << attempt << ": " << r.name << " " << r.status << " " << r.before_ms << " -> " << r.after_ms << " ms " << r.failure);
+  }
+  REQUIRE_MESSAGE(stored > 0, "SGAT stored no entry on the blocks model in " << kSgatAttempts << " runs: nothing to keep or take back");
+  CHECK(!kept.reverted);
+  CHECK_MESSAGE(kept.note.find("; kept") != std::string::npos, kept.note);
+  CHECK(GraphEntries(dir / (name + "_bank")) == static_cast<size_t>(stored));
+  CHECK(kept.result_ms == doctest::Approx(kept.baseline_ms + 0.5));
+
+  // Slower by a second: the entries go, and the report and the result file say how it now runs.
+  engine::ModelSgatReport taken;
+  for (int attempt = 1; attempt <= kSgatAttempts && !taken.reverted; ++attempt) {
+    name = "taken" + std::to_string(attempt);
+    taken = SgatWithTiming(dir, name, [](InterleavedTiming* t) { t->b.median_ms += 1000; });
+  }
+  REQUIRE_MESSAGE(taken.reverted, "SGAT stored no entry to take back in " << kSgatAttempts << " runs");
+  CHECK_MESSAGE(taken.note.find("slower with them by more than the spread: they were taken back") != std::string::npos, taken.note);
+  CHECK_MESSAGE(taken.note.find("interleaved whole-model runs, median of 5 each") != std::string::npos, taken.note);
+  CHECK(GraphEntries(dir / (name + "_bank")) == 0);
+  CHECK(taken.result_ms == taken.baseline_ms);
+  for (const auto& r : taken.records) CHECK_MESSAGE(!r.Stored(), r.repo_key << " is still " << r.status);
+  const auto sgat = SgatOf(dir / (name + "_out"))[1]["SGAT"];
+  CHECK(sgat["repo_summary"]["repo_add_num"] == 0);
+  CHECK(sgat["model_result_performance(ms)"].get<double>() == sgat["model_baseline_performance(ms)"].get<double>());
+  CHECK(sgat["model_performance_improvement"] == "0.00%");
+  // The job is finished, with its entries taken back: nothing to resume.
+  CHECK(RunCli("tune -j 1 --reload --bank " + (dir / (name + "_bank"))).exit_code == 2);
+}
+
 TEST_CASE("offline SGAT: run --dump writes the subgraphs, tune -j 1 --subgraphs tunes them without the model, the model runs fused") {
   TempDir dir;
+  ExclusiveMeasurements exclusive;  // the test needs SGAT to store entries
   const std::string model = BlocksModel(dir);
   auto dump = RunCli("run -m " + model + " --bank " + (dir / "none") + " --dump " + (dir / "dump") + " --repeat 1");
   REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
@@ -300,12 +387,19 @@ TEST_CASE("offline SGAT: run --dump writes the subgraphs, tune -j 1 --subgraphs 
   CHECK(subgraphs["subgraphs"][0]["occurrences"] == 2);
   CHECK(subgraphs["subgraphs"][0]["constants"].size() == 1);  // the anchor's weights; the residual is an input
 
-  auto tune = RunCli("tune -j 1 --subgraphs " + file + " --bank " + (dir / "bank") + " --output " + (dir / "out"));
-  REQUIRE_MESSAGE(tune.exit_code == 0, tune.err);
-  const auto result = SgatOf(dir / "out");
-  CHECK(result[1]["SGAT"]["repo_summary"]["total_num"] == 3);
-  const int added = result[1]["SGAT"]["repo_summary"]["repo_add_num"];
-  auto run = RunCli("run -m " + model + " --bank " + (dir / "bank") + " --profile --json");
+  std::string bank;
+  int added = 0;
+  for (int attempt = 1; attempt <= kSgatAttempts && added == 0; ++attempt) {
+    bank = dir / ("attempt" + std::to_string(attempt) + "_bank");
+    const std::string out = dir / ("attempt" + std::to_string(attempt) + "_out");
+    auto tune = RunCli("tune -j 1 --subgraphs " + file + " --bank " + bank + " --output " + out);
+    REQUIRE_MESSAGE(tune.exit_code == 0, tune.err);
+    const auto result = SgatOf(out);
+    CHECK(result[1]["SGAT"]["repo_summary"]["total_num"] == 3);
+    added = result[1]["SGAT"]["repo_summary"]["repo_add_num"];
+  }
+  REQUIRE_MESSAGE(added >= 1, "no subgraph was added offline in " << kSgatAttempts << " runs: the model cannot be shown to run fused");
+  auto run = RunCli("run -m " + model + " --bank " + bank + " --profile --json");
   REQUIRE(run.exit_code == 0);
   CHECK(FusedSteps(run.out) >= added);
 

@@ -3,7 +3,10 @@
 #pragma once
 #include <onnx/onnx_pb.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -59,9 +62,16 @@ struct ModelBuilder {
     for (const auto& o : out) n->add_output(o);
     return n;
   }
+  // Writes the model to `path`; with TILEBANK_FUZZ_SEED_DIR set, a copy goes there too, named by
+  // its bytes (how fuzz/corpus/onnx_import_fuzz/ is made: the models the tests build).
   std::string Save(const std::string& path) {
-    std::ofstream f(path, std::ios::binary);
-    model.SerializeToOstream(&f);
+    const std::string bytes = model.SerializeAsString();
+    std::ofstream(path, std::ios::binary) << bytes;
+    if (const char* seeds = std::getenv("TILEBANK_FUZZ_SEED_DIR"); seeds && *seeds) {
+      char name[32];
+      std::snprintf(name, sizeof name, "%016zx.onnx", std::hash<std::string>{}(bytes));
+      std::ofstream(std::string(seeds) + "/" + name, std::ios::binary) << bytes;
+    }
     return path;
   }
 };

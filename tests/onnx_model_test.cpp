@@ -1,6 +1,7 @@
 // Every model of ONNX's own test data (libonnx-testdata: node, pytorch-converted, pytorch-operator,
 // simple) runs through `tilebank run --data`: those whose operators the executor supports must
-// match the expected outputs; the test prints how many pass and why the rest are refused.
+// match the expected outputs, the rest be refused (exit 2, with a message); the test prints how
+// many pass and why the rest are refused.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -34,6 +35,9 @@ Counts RunGroup(const std::string& group, char first, char last) {
       ++c.differ;
       MESSAGE(name << " differs: " << r.out);
     } else {
+      // A refusal is exit 2 with a message; a crash (134, 139) or any other code is a failure.
+      CHECK_MESSAGE(r.exit_code == 2, name << " exited " << r.exit_code << ": " << r.err);
+      CHECK_MESSAGE(r.err.rfind("tilebank: error: ", 0) == 0, name << " was refused without a message: " << r.err);
       ++c.refused;
       std::string why = r.err.substr(0, r.err.find('\n'));
       const size_t model = why.find("model.onnx");

@@ -34,6 +34,7 @@ nlohmann::json Opat(const std::string& file) { return nlohmann::json::parse(Read
 
 TEST_CASE("tune: result file, bank entries, then hits, and --repeat-tune tunes again") {
   TempDir dir;
+  ExclusiveMeasurements exclusive;  // the test needs operators to beat their defaults
   WriteFile(dir / "ops.json", kOps);
   std::string common = "tune -j 2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + dir.path() + " --trials 6";
   auto first = RunCli(common);
@@ -52,6 +53,9 @@ TEST_CASE("tune: result file, bank entries, then hits, and --repeat-tune tunes a
   auto summary = opat["repo_summary"];
   CHECK(summary["total_num"] == 3);
   CHECK(summary["repo_add_num"].get<int>() + summary["repo_unsatisfied_num"].get<int>() == 3);
+  // What the test is about must have happened: some operator's default was beaten and stored.
+  REQUIRE_MESSAGE(summary["repo_add_num"].get<int>() >= 1, "no operator was added: the checks below would check nothing");
+  REQUIRE(opat["repo_modified_operators"].size() == summary["repo_add_num"].get<size_t>());
   for (const auto& m : opat["repo_modified_operators"]) {
     auto perf = m.at("tune_performance");
     REQUIRE(perf.size() == 1);
@@ -198,8 +202,9 @@ TEST_CASE("tune: a run killed midway resumes with --reload without redoing finis
   auto files = ResultFiles(dir.path());
   REQUIRE(files.size() == 1);
   auto partial = Opat(files[0]);
-  int finished = partial["repo_summary"]["total_num"];
-  if (finished == 3) return;  // it finished before the kill: nothing left to resume
+  // Each operator compiles and measures candidates for far longer than the 50 ms between looks.
+  const int finished = partial["repo_summary"]["total_num"];
+  REQUIRE_MESSAGE(finished < 3, "the run finished before the kill: the test did not kill it midway");
   CHECK(partial["opat_tuning_result"] == "tune tuning incomplete");
   auto log_before = RunCli("bank export --bank " + (dir / "bank") + " -o " + (dir / "before.jsonl"));
   REQUIRE(log_before.exit_code == 0);

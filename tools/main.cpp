@@ -26,6 +26,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);  // prints help, version or the usage error
     return code == 0 ? tilebank::cli::kExitOk : tilebank::cli::kExitError;
+  } catch (const std::exception& e) {
+    // The last line of defence: every known path returns a Status, but an exception that still
+    // escapes a command is bad input or a bug, never an abort (exit 134).
+    std::cerr << "tilebank: error: " << e.what() << "\n";
+    return tilebank::cli::kExitError;
   }
   return exit_code;
 }

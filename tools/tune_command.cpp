@@ -102,9 +102,8 @@ int RunSgat(const TuneFlags& f) {
   auto report = engine::RunModelSgatJob(o);
   if (!report.ok()) return Fail(report.status());
   std::cout << "result file: " << report->result_path << "\n";
-  if (report->whole_model) std::printf("model: %.3f ms before, %.3f ms after (whole-model runs, median)\n", report->baseline_ms, report->result_ms);
+  if (report->whole_model) std::cout << report->note << "\n";
   else std::printf("subgraphs: %.3f ms before, %.3f ms after (each subgraph's time x its occurrences)\n", report->baseline_ms, report->result_ms);
-  if (report->reverted) std::cout << report->note << "\n";
   std::printf("%s process finished. Performance improved by %s\n", report->tuning_name.c_str(),
               ImprovementText(report->baseline_ms, report->result_ms).c_str());
   return kExitOk;

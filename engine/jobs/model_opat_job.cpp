@@ -8,7 +8,9 @@
 #include "engine/jobs/result_file.h"
 #include "engine/templates/op_template.h"
 #include "repo/bank.h"
+#include "repo/bank_location.h"
 #include "repo/key.h"
+#include "repo/json_text.h"
 
 namespace tilebank::engine {
 
@@ -22,7 +24,7 @@ std::string ModelName(const std::string& path) {
 namespace {
 
 Result<std::unique_ptr<Bank>> OpenIfPresent(const std::string& dir, OpenMode mode = OpenMode::kReadOnly) {
-  if (!std::filesystem::exists(dir + "/data.mdb")) return std::unique_ptr<Bank>();
+  if (!IsBankDir(dir)) return std::unique_ptr<Bank>();
   auto bank = Bank::Open(dir, {mode, "", ""});
   if (!bank.ok()) return bank.status();
   return std::move(bank.value());
@@ -91,7 +93,7 @@ Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& o) {
     job.tuning_name = name;
     job.model_baseline_ms = report.baseline_ms;
     // Most expensive first, and the time budget shared by the time each accounts for in the model.
-    std::ofstream(job.ops_path) << ModelOpList(*executor, baseline->node_median_us, &job.budget_weights).dump(1) << "\n";
+    TB_RETURN_IF_ERROR(WriteJsonAtomically(job.ops_path, ModelOpList(*executor, baseline->node_median_us, &job.budget_weights), 1));
   }
   auto result = RunOpatJob(job);
   if (!result.ok()) return result.status();

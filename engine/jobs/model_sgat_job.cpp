@@ -27,6 +27,7 @@
 #include "engine/templates/templates.h"
 #include "engine/templates/template_catalog.h"
 #include "repo/bank.h"
+#include "repo/bank_location.h"
 #include "repo/improvement.h"
 #include "repo/key.h"
 #include "repo/provenance.h"
@@ -294,6 +295,80 @@ Status TakeBack(WriteTxn& txn, const std::map<std::string, std::optional<Entry>>
   return Status::Ok();
 }
 
+// The bank's graph entries as they were before this job: those it added are absent, those it
+// replaced are the previous ones.
+model::FusionLookup WithoutThisRun(const Bank* bank, const std::map<std::string, std::optional<Entry>>& replaced) {
+  const model::FusionLookup now = model::BankFusionLookup(bank);
+  return [now, &replaced](const Subgraph& s) -> std::optional<model::FusionChoice> {
+    auto it = replaced.find(std::to_string(s.key()));
+    if (it == replaced.end()) return now(s);
+    const std::optional<FusedPolicy> previous = it->second ? CurrentFusedPolicy(*it->second) : std::nullopt;
+    if (!previous) return std::nullopt;
+    return model::FusionChoice{previous->fuse, "bank", previous->impl, previous->anchor};
+  };
+}
+
+std::string Millis(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", ms);
+  return text;
+}
+
+// The job's end on a whole model: the model with this run's entries against the model without
+// them, timed interleaved in one process (o.time_models), and the fused outputs against the
+// unfused model's. The entries go back (with the checkpoint, in one transaction) when the outputs
+// differ or the model is slower with them by more than the spread of the runs. The report's
+// baseline and result are that comparison's medians, the result being the model as it now runs;
+// its note says what was measured and what was decided.
+Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<Tensor>& inputs, const ModelSgatOptions& o, SgatCheckpoint* cp,
+                       ModelSgatReport* report) {
+  const model::PolicyLookup ops = model::BankLookup(&bank);
+  std::vector<Tensor> reference, with_outputs, without_outputs;
+  if (auto unfused = LoadAndRun(graph, ops, nullptr, inputs, &reference); !unfused.ok()) return unfused.status();
+  auto with = LoadAndRun(graph, ops, model::BankFusionLookup(&bank), inputs, &with_outputs);
+  if (!with.ok()) return with.status();
+  auto without = LoadAndRun(graph, ops, WithoutThisRun(&bank, cp->replaced), inputs, &without_outputs);
+  if (!without.ok()) return without.status();
+  auto timing = o.time_models ? o.time_models(**without, **with, inputs) : model::TimeInterleaved(**without, **with, inputs, o.warmup, o.repeats);
+  if (!timing.ok()) return timing.status();
+  const model::ModelTiming& before = timing->a;
+  const model::ModelTiming& after = timing->b;
+  const double spread = std::max(before.spread_ms, after.spread_ms);
+  const model::Comparison check = model::CompareTensors(with_outputs, reference);
+  const std::string measured = Millis(before.median_ms) + " without this run's " + std::to_string(cp->replaced.size()) + " entries, " +
+                               Millis(after.median_ms) + " with them (interleaved whole-model runs, median of " + std::to_string(after.runs) +
+                               " each, spread " + Millis(spread) + ")";
+  report->baseline_ms = before.median_ms;
+  report->result_ms = after.median_ms;
+  if (cp->replaced.empty()) {
+    report->note = "model: " + measured + "; this run stored nothing";
+    return Status::Ok();
+  }
+  const bool slower = after.median_ms > before.median_ms + spread;
+  if (check.ok && !slower) {
+    report->note = "model: " + measured + "; kept";
+    return Status::Ok();
+  }
+  // The entries go back and the checkpoint says so in one transaction.
+  SgatCheckpoint taken = *cp;
+  for (auto& r : taken.records)
+    if (r.Stored()) r.status = "unsatisfied";
+  taken.replaced.clear();
+  TB_RETURN_IF_ERROR(bank.Write([&](WriteTxn& txn) -> Status {
+    TB_RETURN_IF_ERROR(TakeBack(txn, cp->replaced));
+    TB_RETURN_IF_ERROR(txn.PutJob(taken.job_name, taken.ToJson()));
+    return txn.PutJob(kLatestSgatJob, taken.job_name);
+  }));
+  *cp = std::move(taken);
+  report->reverted = true;
+  report->result_ms = before.median_ms;
+  report->note = "model: " + measured + "; " +
+                 (!check.ok ? "the model's output changed with the fused subgraphs (" + check.worst + ")"
+                            : "slower with them by more than the spread") +
+                 ": they were taken back, and the model runs as it did before this run";
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
@@ -341,7 +416,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     std::vector<double> node_us(graph.nodes.size(), 0.0);  // per node (a fused step's time goes to its anchor)
     if (whole_model) {
       std::unique_ptr<Bank> existing;
-      if (std::filesystem::exists(bank_dir + "/data.mdb")) {
+      if (IsBankDir(bank_dir)) {
         auto read_only = Bank::Open(bank_dir, {OpenMode::kReadOnly, o.soc_version, o.fingerprint});
         if (!read_only.ok()) return read_only.status();
         existing = std::move(read_only.value());
@@ -438,31 +513,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
       report.result_ms += (r.Stored() || r.status == "hit" ? r.after_ms : r.before_ms) * r.occurrences;
     }
   } else {
-    // The whole model after: the outputs of the unfused model, and never slower (else this job's entries go).
-    std::vector<Tensor> reference;
-    if (auto unfused = LoadAndRun(graph, ops, nullptr, inputs, &reference); !unfused.ok()) return unfused.status();
-    auto after = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, nullptr);
-    if (!after.ok()) return after.status();
-    const model::Comparison check = model::CompareTensors(after->outputs, reference);
-    if (!check.ok || after->time.median_us / 1000 > cp.baseline_ms) {
-      // The entries go back and the checkpoint says so in one transaction.
-      SgatCheckpoint taken = cp;
-      for (auto& r : taken.records)
-        if (r.Stored()) r.status = "unsatisfied";
-      taken.replaced.clear();
-      TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
-        TB_RETURN_IF_ERROR(TakeBack(txn, cp.replaced));
-        TB_RETURN_IF_ERROR(txn.PutJob(taken.job_name, taken.ToJson()));
-        return txn.PutJob(kLatestSgatJob, taken.job_name);
-      }));
-      cp = std::move(taken);
-      report.reverted = true;
-      report.note = !check.ok ? "the model's output changed with the fused subgraphs (" + check.worst + "); this run's entries were taken back"
-                              : "the model was slower with this run's entries (" + std::to_string(after->time.median_us / 1000) + " ms); they were taken back";
-      after = MeasureModel(graph, bank.get(), inputs, o.warmup, o.repeats, nullptr);
-      if (!after.ok()) return after.status();
-    }
-    report.result_ms = after->time.median_us / 1000;
+    TB_RETURN_IF_ERROR(DecideOnEntries(graph, *bank, inputs, o, &cp, &report));
   }
   cp.finished = true;
   TB_RETURN_IF_ERROR(bank->Write(checkpoint));

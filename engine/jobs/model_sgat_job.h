@@ -6,11 +6,13 @@
 // and Gemm anchors with the whole chain in a Halide GEMM's epilogue, the anchor's knobs searched by
 // GA within the same --trials; every candidate's output is checked against the unfused one before
 // it is timed. A winner that beats the baseline by the job's margin becomes a graph entry
-// (template sgat.fused, engine/templates/fused_policy.h). The
-// whole model is run before and after: when it is slower after, this run's entries are taken back.
+// (template sgat.fused, engine/templates/fused_policy.h). At the end the whole model runs with
+// this run's entries and without them, interleaved in one process: when its output changes, or
+// it is slower with them by more than the runs' spread, the entries are taken back.
 // The result file is aoe_result_sgat_{timestamp}_{pid}.json as seeds/004 describes, rewritten after
 // every subgraph; the job is checkpointed in the bank with each subgraph (engine/jobs/sgat_checkpoint.h).
 #pragma once
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/model/model_session.h"
 #include "repo/status.h"
 
 namespace tilebank::engine {
@@ -36,6 +39,9 @@ struct ModelSgatOptions {
   int trials = 48;           // at most this many candidates per subgraph
   double time_budget_s = 0;  // 0: none; else subgraphs left when it runs out are not tuned
   int warmup = 3, repeats = 20;               // whole-model timing (its noise decides whether entries are taken back)
+  // How the model is timed without (a) and with (b) this run's entries at the end; empty:
+  // model::TimeInterleaved with warmup and repeats. Tests replace it to see the take-back happen.
+  std::function<Result<model::InterleavedTiming>(model::Executor& without, model::Executor& with, const std::vector<Tensor>& inputs)> time_models;
   int subgraph_warmup = 3, subgraph_repeats = 20;
   bool progress = false;
 };
@@ -61,7 +67,7 @@ struct ModelSgatReport {
   bool whole_model = true;  // false: a subgraph file, whose times are sums over its subgraphs
   double baseline_ms = 0, result_ms = 0;
   bool reverted = false;  // the model was slower (or computed otherwise) with this run's entries: they were taken back
-  std::string note;       // why, when reverted
+  std::string note;       // whole model: what the final comparison measured and what it decided
 };
 
 Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& options);

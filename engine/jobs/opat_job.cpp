@@ -21,6 +21,7 @@
 #include "repo/key.h"
 #include "repo/op_defaults.h"
 #include "repo/provenance.h"
+#include "repo/json_text.h"
 
 namespace tilebank::engine {
 
@@ -237,7 +238,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   auto checkpoint = [&](WriteTxn& txn) -> Status {
     cp.records = records_in_order();
     cp.elapsed_s = elapsed();
-    TB_RETURN_IF_ERROR(txn.PutJob(cp.job_name, cp.ToJson().dump()));
+    TB_RETURN_IF_ERROR(txn.PutJob(cp.job_name, DumpJson(cp.ToJson())));
     return txn.PutJob(kLatestJob, cp.job_name);
   };
   TB_RETURN_IF_ERROR(bank->Write(checkpoint));

@@ -1,4 +1,5 @@
 #include "engine/jobs/result_file.h"
+#include "repo/json_text.h"
 
 #include <unistd.h>
 
@@ -90,12 +91,12 @@ nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seco
   return result;
 }
 
-Status WriteJsonAtomically(const std::string& path, const nlohmann::json& content) {
+Status WriteJsonAtomically(const std::string& path, const nlohmann::json& content, int indent) {
   std::string tmp = path + ".tmp." + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) return Status::IoError("cannot write " + tmp + " (is the directory writable?)");
-    out << content.dump(4) << '\n';
+    out << DumpJson(content, indent) << '\n';
     out.flush();
     if (!out) return Status::IoError("writing " + tmp + " failed");
   }

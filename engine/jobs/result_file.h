@@ -42,7 +42,8 @@ ListTimes SumTimes(const std::vector<OpRecord>& records);
 nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<OpRecord>& records,
                               bool finished, std::optional<double> model_baseline_ms = std::nullopt);
 
-// Writes to a temporary file beside `path` and renames it over `path`.
-Status WriteJsonAtomically(const std::string& path, const nlohmann::json& content);
+// Writes to a temporary file beside `path` (pretty-printed with `indent` spaces) and renames it
+// over `path`: a reader sees the old file or the whole new one.
+Status WriteJsonAtomically(const std::string& path, const nlohmann::json& content, int indent = 4);
 
 }  // namespace tilebank::engine

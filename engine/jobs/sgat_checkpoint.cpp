@@ -34,7 +34,7 @@ std::string SgatCheckpoint::ToJson() const {
   nlohmann::json records_json = nlohmann::json::array(), replaced_json = nlohmann::json::object();
   for (const auto& r : records) records_json.push_back(RecordJson(r));
   for (const auto& [key, entry] : replaced) replaced_json[key] = entry ? EntryToJson(*entry) : nlohmann::json();
-  return nlohmann::json{{"job", "sgat"},
+  return DumpJson(nlohmann::json{{"job", "sgat"},
                         {"tuning_name", tuning_name},
                         {"model_path", model_path},
                         {"subgraphs_path", subgraphs_path},
@@ -45,7 +45,7 @@ std::string SgatCheckpoint::ToJson() const {
                         {"records", records_json},
                         {"replaced", replaced_json},
                         {"finished", finished}}
-      .dump();
+      );
 }
 
 Result<SgatCheckpoint> SgatCheckpoint::FromJson(const std::string& text, const std::string& job_name) {

@@ -131,11 +131,16 @@ const std::map<std::string, Folder>& Folders() {
          for (int64_t d = 0; d < axis; ++d) outer *= data.shape[d];
          for (size_t d = axis + 1; d < data.shape.size(); ++d) inner *= data.shape[d];
          const int64_t extent = data.shape[axis], count = in[1]->size();
+         std::vector<int64_t> indices = IntsOf(*in[1]);
+         for (int64_t& index : indices) {  // ONNX: each index in [-extent, extent)
+           if (index < -extent || index >= extent)
+             return Result<ConstTensor>(Status::InvalidInput("node '" + n.name + "' (Gather): index " + std::to_string(index) +
+                                                             " is outside [" + std::to_string(-extent) + ", " + std::to_string(extent) + ")"));
+           if (index < 0) index += extent;
+         }
          return Result<ConstTensor>(Generate(data.type, shape, [&](int64_t i) {
            const int64_t o = i / (count * inner), k = (i / inner) % count, r = i % inner;
-           int64_t index = static_cast<int64_t>(in[1]->At(k));
-           if (index < 0) index += extent;
-           return data.At((o * extent + index) * inner + r);
+           return data.At((o * extent + indices[k]) * inner + r);
          }));
        }},
       {"Slice", [](const Graph& g, const Node& n, const auto& in) {

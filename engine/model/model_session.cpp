@@ -68,31 +68,70 @@ Result<std::vector<Tensor>> ReadInputs(const Graph& graph, const std::string& di
   return inputs;
 }
 
-Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inputs, int warmup, int repeats) {
-  std::vector<const Tensor*> in;
-  for (const auto& t : inputs) in.push_back(&t);
-  std::vector<Tensor> out;
-  for (int i = 0; i < warmup; ++i) TB_RETURN_IF_ERROR(executor.Run(in, &out));
-  std::vector<double> ms;
-  std::vector<std::vector<double>> per_node(executor.bindings().size());
-  std::vector<double> node_us;
-  for (int i = 0; i < repeats; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    TB_RETURN_IF_ERROR(executor.Run(in, &out, &node_us));
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    for (size_t k = 0; k < node_us.size(); ++k) per_node[k].push_back(node_us[k]);
-  }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  };
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// The whole model's runs (ms) and each node's (us) summarized as ModelTiming says.
+ModelTiming Summarize(std::vector<double> ms, const std::vector<std::vector<double>>& per_node) {
   ModelTiming t;
-  t.runs = repeats;
-  t.median_ms = median(ms);
+  t.runs = static_cast<int>(ms.size());
+  t.median_ms = Median(ms);
   std::sort(ms.begin(), ms.end());
   if (!ms.empty()) t.spread_ms = ms[ms.size() * 3 / 4] - ms[ms.size() / 4];
-  for (auto& v : per_node) t.node_median_us.push_back(median(v));
+  for (const auto& v : per_node) t.node_median_us.push_back(Median(v));
   return t;
+}
+
+// Runs of one executor, recorded one at a time.
+class RunRecorder {
+ public:
+  RunRecorder(Executor& executor, const std::vector<Tensor>& inputs) : executor_(executor), per_node_(executor.bindings().size()) {
+    for (const auto& t : inputs) in_.push_back(&t);
+  }
+  Status Untimed() { return executor_.Run(in_, &out_); }
+  Status Timed() {
+    const auto start = std::chrono::steady_clock::now();
+    TB_RETURN_IF_ERROR(executor_.Run(in_, &out_, &node_us_));
+    ms_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    for (size_t k = 0; k < node_us_.size() && k < per_node_.size(); ++k) per_node_[k].push_back(node_us_[k]);
+    return Status::Ok();
+  }
+  ModelTiming Timing() const { return Summarize(ms_, per_node_); }
+
+ private:
+  Executor& executor_;
+  std::vector<const Tensor*> in_;
+  std::vector<Tensor> out_;
+  std::vector<double> ms_, node_us_;
+  std::vector<std::vector<double>> per_node_;
+};
+
+}  // namespace
+
+Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inputs, int warmup, int repeats) {
+  RunRecorder runs(executor, inputs);
+  for (int i = 0; i < warmup; ++i) TB_RETURN_IF_ERROR(runs.Untimed());
+  for (int i = 0; i < repeats; ++i) TB_RETURN_IF_ERROR(runs.Timed());
+  return runs.Timing();
+}
+
+Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int warmup, int rounds) {
+  RunRecorder runs_a(a, inputs), runs_b(b, inputs);
+  for (int i = 0; i < warmup; ++i) {
+    TB_RETURN_IF_ERROR(runs_a.Untimed());
+    TB_RETURN_IF_ERROR(runs_b.Untimed());
+  }
+  for (int i = 0; i < rounds; ++i) {
+    RunRecorder& first = i % 2 ? runs_b : runs_a;
+    RunRecorder& second = i % 2 ? runs_a : runs_b;
+    TB_RETURN_IF_ERROR(first.Timed());
+    TB_RETURN_IF_ERROR(second.Timed());
+  }
+  return InterleavedTiming{runs_a.Timing(), runs_b.Timing()};
 }
 
 namespace {
@@ -139,7 +178,8 @@ Result<Comparison> CompareOutputs(const std::vector<Tensor>& outputs, const std:
   bool any = false;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string file = dir + "/output_" + std::to_string(i) + ".pb";
-    if (!std::filesystem::exists(file)) continue;
+    std::error_code ec;  // a file that cannot be looked at is not there
+    if (!std::filesystem::exists(file, ec)) continue;
     auto want = ReadFloatTensorFile(file);
     if (!want.ok()) return want.status();
     any = true;

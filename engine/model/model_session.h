@@ -34,6 +34,14 @@ struct ModelTiming {
 // `warmup` untimed runs, then `repeats` timed ones.
 Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inputs, int warmup, int repeats);
 
+// Two configurations of one model compared in one process: `warmup` untimed runs of each, then
+// `rounds` rounds that run each once, the order alternating (ab, ba, ab, ...), so that a change
+// in the machine's speed while they run (clock, another process, the cache) falls on both alike.
+struct InterleavedTiming {
+  ModelTiming a, b;
+};
+Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int warmup, int rounds);
+
 // Outputs against output_<i>.pb: |got - want| <= atol + rtol |want| (float32: rtol 1e-3, atol 1e-4
 // times the largest |want|, 1e-6 when every expected value is 0). `worst` says the largest errors; ok is false when some
 // element is outside the tolerance. kNotFound when the directory has no outputs.

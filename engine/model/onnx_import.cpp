@@ -8,13 +8,16 @@
 #include <onnx/version_converter/convert.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "engine/model/tensor_proto.h"
+#include "engine/run/child_process.h"
 
 namespace tilebank::engine::model {
 
@@ -29,7 +32,8 @@ std::string DimsText(const std::vector<int64_t>& dims) {
 }
 
 Status ReadModelProto(const std::string& path, onnx::ModelProto* model) {
-  if (!fs::is_regular_file(path)) return Status::NotFound("cannot read model " + path);
+  std::error_code ec;  // a path the user cannot look into is "cannot read", never an exception
+  if (!fs::is_regular_file(path, ec)) return Status::NotFound("cannot read model " + path + (ec ? ": " + ec.message() : ""));
   int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0) return Status::NotFound("cannot read model " + path);
   bool parsed;
@@ -45,17 +49,28 @@ Status ReadModelProto(const std::string& path, onnx::ModelProto* model) {
   return Status::Ok();
 }
 
+// An external-data byte count ("offset", "length"): decimal digits only, as ONNX writes them.
+std::optional<int64_t> ByteCount(const std::string& text) {
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
 // Reads every tensor stored in external files beside the model into raw_data.
 Status LoadExternalData(onnx::TensorProto* t, const fs::path& model_dir, const std::string& model_path) {
   if (t->data_location() != onnx::TensorProto::EXTERNAL) return Status::Ok();
   std::string location;
+  for (const auto& kv : t->external_data())
+    if (kv.key() == "location") location = kv.value();
+  const std::string what = model_path + ": tensor '" + t->name() + "' stored in external file '" + location + "'";
   int64_t offset = 0, length = -1;
   for (const auto& kv : t->external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    if (kv.key() != "offset" && kv.key() != "length") continue;
+    const std::optional<int64_t> count = ByteCount(kv.value());
+    if (!count) return Status::InvalidInput(what + ": its " + kv.key() + " '" + kv.value() + "' is not a byte count");
+    (kv.key() == "offset" ? offset : length) = *count;
   }
-  const std::string what = model_path + ": tensor '" + t->name() + "' stored in external file '" + location + "'";
   if (location.empty() || fs::path(location).is_absolute() || location.find("..") != std::string::npos)
     return Status::InvalidInput(what + ": the location must be a file name relative to the model");
   const fs::path file = model_dir / location;
@@ -63,8 +78,10 @@ Status LoadExternalData(onnx::TensorProto* t, const fs::path& model_dir, const s
   if (!in) return Status::NotFound(what + ", which does not exist");
   in.seekg(0, std::ios::end);
   const int64_t size = in.tellg();
-  if (length < 0) length = size - offset;
-  if (offset < 0 || offset + length > size) return Status::InvalidInput(what + ": the file is shorter than the tensor (" + std::to_string(size) + " bytes)");
+  if (size < 0) return Status::InvalidInput(what + ": it cannot be read");
+  if (length < 0) length = offset <= size ? size - offset : 0;
+  if (offset > size || length > size - offset)
+    return Status::InvalidInput(what + ": the file is shorter than the tensor (" + std::to_string(size) + " bytes)");
   std::string bytes(static_cast<size_t>(length), '\0');
   in.seekg(offset);
   in.read(bytes.data(), length);
@@ -82,6 +99,47 @@ Status LoadAllExternalData(onnx::ModelProto* model, const std::string& path) {
     for (auto& a : *node.mutable_attribute())
       if (a.has_t()) TB_RETURN_IF_ERROR(LoadExternalData(a.mutable_t(), dir, path));
   return Status::Ok();
+}
+
+// Whether every value the graph reads is defined before it is read (a graph input, an
+// initializer, an earlier node's output, or a value of an enclosing graph), no value is defined
+// twice, and every graph output is defined: the checker of ONNX 1.12 lets some of these through,
+// and its version converter and shape inference then dereference values that do not exist.
+// Returns the first problem found, or "".
+std::string WiringProblem(const onnx::GraphProto& g, std::set<std::string> defined, const std::string& where) {
+  auto define = [&](const std::string& name, const std::string& by) -> std::string {
+    if (name.empty()) return "";
+    if (!defined.insert(name).second) return where + ": value '" + name + "' is defined twice (again by " + by + ")";
+    return "";
+  };
+  std::set<std::string> outer = defined;
+  defined.clear();
+  for (const auto& t : g.initializer())
+    if (auto p = define(t.name(), "an initializer"); !p.empty()) return p;
+  for (const auto& in : g.input()) {
+    if (defined.count(in.name())) continue;  // an initializer listed as an input
+    if (auto p = define(in.name(), "a graph input"); !p.empty()) return p;
+  }
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& n = g.node(i);
+    const std::string node = "node '" + (n.name().empty() ? n.op_type() + " #" + std::to_string(i) : n.name()) + "'";
+    for (const auto& name : n.input())
+      if (!name.empty() && !defined.count(name) && !outer.count(name))
+        return where + ": " + node + " reads '" + name + "', which nothing before it defines";
+    for (const auto& a : n.attribute()) {
+      std::set<std::string> visible = outer;
+      visible.insert(defined.begin(), defined.end());
+      if (a.has_g())
+        if (auto p = WiringProblem(a.g(), visible, where + ", " + node + "'s attribute " + a.name()); !p.empty()) return p;
+      for (const auto& sub : a.graphs())
+        if (auto p = WiringProblem(sub, visible, where + ", " + node + "'s attribute " + a.name()); !p.empty()) return p;
+    }
+    for (const auto& name : n.output())
+      if (auto p = define(name, node); !p.empty()) return p;
+  }
+  for (const auto& out : g.output())
+    if (!defined.count(out.name()) && !outer.count(out.name())) return where + ": output '" + out.name() + "' is not computed by any node";
+  return "";
 }
 
 int DefaultDomainOpset(const onnx::ModelProto& model) {
@@ -206,17 +264,23 @@ Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::
   return shapes;
 }
 
-Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
-  onnx::ModelProto model;
-  TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
-  TB_RETURN_IF_ERROR(LoadAllExternalData(&model, path));
+namespace {
+
+// ONNX's own passes over the model: check_model, the wiring check, conversion to the executor's
+// opset, the fixed input shapes, shape inference with data propagation. What changed comes back
+// as bytes: the whole model when it was converted (kept: 'C'), else only the graph's inputs,
+// outputs and inferred value_info ('S'), so the weights are not copied.
+// Runs in the child process: `model` is the child's own copy of the parent's, changed in place.
+Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes, const std::string& path) {
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
     return Status::InvalidInput(path + " fails the ONNX checker: " + e.what());
   }
+  if (const std::string problem = WiringProblem(model.graph(), {}, path); !problem.empty()) return Status::InvalidInput(problem);
   const int opset = DefaultDomainOpset(model);
-  if (opset != kExecutorOpset) {
+  const bool convert = opset != kExecutorOpset;
+  if (convert) {
     if (opset > kExecutorOpset)
       return Status::InvalidInput(path + " uses opset " + std::to_string(opset) + "; this executor implements opset " + std::to_string(kExecutorOpset));
     try {
@@ -236,6 +300,37 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   } catch (const std::exception& e) {
     return Status::InvalidInput(path + ": shape inference failed: " + e.what());
   }
+  if (convert) return "C" + model.SerializeAsString();
+  onnx::GraphProto typed;
+  *typed.mutable_input() = g->input();
+  *typed.mutable_output() = g->output();
+  *typed.mutable_value_info() = g->value_info();
+  return "S" + typed.SerializeAsString();
+}
+
+}  // namespace
+
+Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+  onnx::ModelProto model;
+  TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
+  TB_RETURN_IF_ERROR(LoadAllExternalData(&model, path));
+  // libonnx 1.12 crashes on some malformed models inside these passes: they run in a child process.
+  auto passed = RunInChildProcess([&]() { return OnnxPasses(model, input_shapes, path); },
+                                  path + ": libonnx's checker, opset conversion or shape inference");
+  if (!passed.ok()) return passed.status();
+  const std::string& answer = passed.value();
+  if (answer.empty() || (answer[0] == 'C' && !model.ParseFromArray(answer.data() + 1, static_cast<int>(answer.size() - 1))))
+    return Status::InvalidInput(path + ": the checked model did not come back whole");
+  if (answer[0] == 'S') {
+    onnx::GraphProto typed;
+    if (!typed.ParseFromArray(answer.data() + 1, static_cast<int>(answer.size() - 1)))
+      return Status::InvalidInput(path + ": the inferred shapes did not come back whole");
+    auto* g = model.mutable_graph();
+    *g->mutable_input() = typed.input();
+    *g->mutable_output() = typed.output();
+    *g->mutable_value_info() = typed.value_info();
+  }
+  const onnx::GraphProto* g = &model.graph();
 
   GraphBuilder b;
   Graph& graph = b.graph();

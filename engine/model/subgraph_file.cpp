@@ -1,4 +1,5 @@
 #include "engine/model/subgraph_file.h"
+#include "repo/json_text.h"
 
 #include <charconv>
 #include <fstream>
@@ -46,10 +47,10 @@ Result<std::vector<int64_t>> ShapeOf(const nlohmann::json& desc, const std::stri
   int64_t elements = 1;
   for (const auto& d : desc["shape"]) {
     if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t{1} << 28))
-      return Bad(where, "shape " + desc["shape"].dump() + " must hold positive integers");
+      return Bad(where, "shape " + DumpJson(desc["shape"]) + " must hold positive integers");
     shape.push_back(d.get<int64_t>());
     elements *= shape.back();
-    if (elements > (int64_t{1} << 28)) return Bad(where, "shape " + desc["shape"].dump() + " is larger than 2^28 elements");
+    if (elements > (int64_t{1} << 28)) return Bad(where, "shape " + DumpJson(desc["shape"]) + " is larger than 2^28 elements");
   }
   return shape;
 }
@@ -141,7 +142,7 @@ Result<Graph> GraphOf(const nlohmann::json& entry, const std::string& where) {
         if (auto sv = small.find(static_cast<int>(k)); sv != small.end()) {
           if (static_cast<int64_t>(sv->second.size()) != Tensor::NumElements(*shape))
             return Bad(at, "const_input" + std::to_string(k) + " has " + std::to_string(sv->second.size()) + " values for shape " +
-                               d["input_desc"][k]["shape"].dump());
+                               DumpJson(d["input_desc"][k]["shape"]));
           values = sv->second;
         }
         const int id = constants.count(ref) ? constant(ref, *shape, values) : add_value(ref, *shape);
@@ -222,7 +223,7 @@ Result<std::vector<SubgraphTask>> ReadSubgraphFileOrThrow(const std::string& pat
   if (file.is_discarded()) return Status::InvalidInput(path + ": not JSON");
   if (!file.is_object() || file.value("format", "") != kFormat) return Status::InvalidInput(path + ": not a subgraph file (\"format\": \"" + std::string(kFormat) + "\")");
   if (!file.contains("version") || !file["version"].is_number_integer() || file["version"].get<int>() != 1)
-    return Status::InvalidInput(path + ": subgraph file version " + (file.contains("version") ? file["version"].dump() : "(none)") + "; this build reads version 1");
+    return Status::InvalidInput(path + ": subgraph file version " + (file.contains("version") ? DumpJson(file["version"]) : "(none)") + "; this build reads version 1");
   if (!file.contains("subgraphs") || !file["subgraphs"].is_array()) return Status::InvalidInput(path + ": \"subgraphs\" must be a list");
   std::vector<SubgraphTask> tasks;
   for (size_t i = 0; i < file["subgraphs"].size(); ++i) {
@@ -239,7 +240,7 @@ Result<std::vector<SubgraphTask>> ReadSubgraphFileOrThrow(const std::string& pat
     t.graph = std::move(graph.value());
     const std::string key = std::to_string(t.subgraph.key());
     if (entry.contains("repo_key") && entry["repo_key"] != key)
-      return Bad(where, "its nodes make repo_key " + key + ", not " + entry["repo_key"].dump());
+      return Bad(where, "its nodes make repo_key " + key + ", not " + DumpJson(entry["repo_key"]));
     t.name = entry.value("name", t.graph.nodes[t.subgraph.anchor].name);
     t.occurrences = entry.value("occurrences", 1);
     tasks.push_back(std::move(t));

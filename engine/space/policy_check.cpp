@@ -6,6 +6,7 @@
 #include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
 #include "repo/canonical.h"
+#include "repo/json_text.h"
 
 namespace tilebank::engine {
 
@@ -64,7 +65,7 @@ std::string FusedEntryProblem(const Entry& entry) {
   const std::optional<FusedPolicy> policy = ParseFusedPolicy(entry.policy);  // FusedPolicyProblem checked fuse and impl
   if (!policy || policy->impl != "halide") return {};
   const nlohmann::json d = nlohmann::json::parse(entry.descriptor, nullptr, false);
-  auto description = AtcDescriptionOfOp(d["nodes"][0]["op"].dump());
+  auto description = AtcDescriptionOfOp(DumpJson(d["nodes"][0]["op"]));
   if (!description.ok()) return "descriptor: the anchor: " + description.status().message();
   auto anchor = ParseOpSpec(*description, 0);
   if (!anchor.ok()) return "descriptor: the anchor: " + anchor.status().message();
