@@ -84,8 +84,11 @@ def tune_job(args, model, job_type, bank, out):
     """Runs `tune -j job_type` on the model; returns its result section and wall seconds."""
     cmd = ["tune", "-j", job_type, "-m", model, "--bank", bank, "--output", out, "--trials", str(args.trials)]
     start = time.perf_counter()
-    tilebank(args.build, cmd, args.threads)
+    p = tilebank(args.build, cmd, args.threads)
     seconds = time.perf_counter() - start
+    for line in p.stdout.splitlines():  # SGAT's final comparison, what it measured and decided
+        if line.startswith("model: "):
+            print(f"  tune -j {job_type}: {line}", file=sys.stderr, flush=True)
     section = "OPAT" if job_type == "2" else "SGAT"
     for f in os.listdir(out):
         if f.startswith(f"aoe_result_{section.lower()}_"):
