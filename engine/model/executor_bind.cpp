@@ -1,0 +1,206 @@
+#include "engine/model/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "engine/builder/builder.h"
+#include "engine/model/executor_step.h"
+#include "engine/ops/op_list_check.h"
+#include "engine/templates/halide_fused_gemm.h"
+#include "engine/templates/onednn_post_ops.h"
+#include "engine/templates/op_template.h"
+#include "engine/templates/templates.h"
+
+namespace tilebank::engine::model {
+
+Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice) {
+  const int fused = choice.fused;
+  const Node& anchor = graph_.nodes[s.anchor];
+  auto node_op = NodeOpSpec(graph_, anchor);
+  if (!node_op.ok()) return false;
+  std::vector<PostOp> post_ops;
+  auto step = std::make_unique<Step>();
+  step->inputs = node_op->input_values;
+  NodeBinding b;
+  b.node = s.anchor;
+  b.name = anchor.name;
+  b.op_type = anchor.op_type;
+  for (int k = 0; k < fused; ++k) {
+    const EpilogueStep& e = s.steps[k];
+    PostOp op{e.op_type, e.alpha, e.beta, e.operand >= 0, e.operand >= 0 ? graph_.values[e.operand].shape : std::vector<int64_t>{}};
+    post_ops.push_back(op);
+    if (e.operand >= 0) step->inputs.push_back(e.operand);
+    b.op_type += "+" + e.op_type;
+  }
+  for (int k = 0; k < s.NodesOf(fused); ++k) b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
+  const bool halide = choice.impl == "halide";
+  auto kernel = halide ? HalideFusedGemmKernel(node_op->op, choice.anchor, post_ops) : OneDnnFusedKernel(node_op->op, post_ops);
+  if (!kernel.ok()) return false;
+  // Only on the direct path (weights constant): oneDNN lacking this fusion shows at bind time.
+  if (!BindKernel(step.get(), std::move(kernel.value())).ok() || step->kind != Step::Kind::kDirect) return false;
+  step->in_place_input = step->kernel->InPlaceInput();
+  step->output = s.OutputAfter(graph_, fused);
+  b.shape = ShapeText(graph_.values[step->output].shape);
+  b.template_id = kFusedTemplateId;
+  b.policy = PolicyText(FusedPolicy{fused, choice.impl, choice.anchor}.Knobs());
+  b.policy_source = choice.source;
+  b.op = std::move(node_op.value());
+  steps_.push_back(std::move(step));
+  bindings_.push_back(std::move(b));
+  pointwise_.push_back(false);
+  return true;
+}
+
+Status Executor::BindKernel(Step* step, std::unique_ptr<Kernel> kernel) {
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<const Tensor*> constants;
+  step->constants.resize(step->inputs.size());
+  for (size_t i = 0; i < step->inputs.size(); ++i) {
+    const int v = step->inputs[i];
+    shapes.push_back(graph_.values[v].shape);
+    if (graph_.IsConstant(v)) step->constants[i] = graph_.values[v].constant->AsTensor();
+    constants.push_back(graph_.IsConstant(v) ? &step->constants[i] : nullptr);
+  }
+  auto direct = kernel->BindDirect(shapes, constants);
+  if (!direct.ok()) return direct.status();
+  step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
+  if (*direct) step->constants.clear();  // the kernel holds them in its own layout now
+  step->kernel = std::move(kernel);
+  return Status::Ok();
+}
+
+Status Executor::BindTemplate(Step* step, const NodeOp& node_op, const OpTemplate& t, const Policy& policy) {
+  auto kernel = t.Build(node_op.op, policy);
+  if (!kernel.ok()) return kernel.status();
+  step->inputs = node_op.input_values;
+  return BindKernel(step, std::move(kernel.value()));
+}
+
+Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
+                          std::map<std::string, std::vector<std::string>>* missing) {
+  const Node& n = graph_.nodes[index];
+  for (size_t k = 1; k < n.outputs.size(); ++k)
+    if (n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k])))
+      return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + "): output " + std::to_string(k) +
+                                  " is used, and the executor computes only the first output of a node");
+  auto step = std::make_unique<Step>();
+  NodeBinding b;
+  b.node = static_cast<int>(index);
+  b.name = n.name;
+  b.op_type = n.op_type;
+  step->output = n.outputs.empty() ? -1 : n.outputs[0];
+  b.shape = step->output >= 0 ? ShapeText(graph_.values[step->output].shape) : "";
+  const bool runtime_input = !n.inputs.empty() && n.inputs[0] >= 0 && !graph_.IsConstant(n.inputs[0]);
+  if (IsAliasOp(n.op_type) && runtime_input) {
+    step->kind = Step::Kind::kAlias;
+    step->inputs = {n.inputs[0]};
+    b.policy_source = "alias";
+  } else if (auto node_op = NodeOpSpec(graph_, n); Implements(n.op_type) && (!node_op.ok() || !TemplatesFor(node_op->op).ok()) &&
+                                                   std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) == BasicOpTypes().end()) {
+    // A tuned op type in a form its templates do not run (3-D pooling, int64 operands, ...).
+    const Status why = node_op.ok() ? TemplatesFor(node_op->op).status() : node_op.status();
+    return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message());
+  } else if (node_op.ok() && Implements(node_op->op.op_type) && TemplatesFor(node_op->op).ok()) {
+    const OpSpec& op = node_op->op;
+    auto templates = TemplatesFor(op);
+    const OpTemplate* t = templates->primary;
+    Policy policy = t->DefaultPolicy(op);
+    b.policy_source = "default";
+    if (lookup) {
+      if (auto entry = lookup(op); entry)
+        if (const OpTemplate* stored = TemplateById(entry->template_id); stored && stored->Supports(op).ok()) {
+          t = stored;
+          policy = entry->policy;
+          b.policy_source = "bank";
+        }
+    }
+    TB_RETURN_IF_ERROR(BindTemplate(step.get(), *node_op, *t, policy).WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")"));
+    // A Format policy whose layout this executor converts to and from on every run (its
+    // neighbours keep row-major) may lose here what it won alone: against oneDNN, timed now.
+    // Only the bank's: a default policy stays the template's default.
+    if (b.policy_source == "bank" && step->kernel->ConvertsActivations() && t != &OneDnnImpl() && OneDnnImpl().Supports(op).ok()) {
+      auto alternative = std::make_unique<Step>();
+      alternative->output = step->output;
+      const Policy library = OneDnnImpl().DefaultPolicy(op);
+      if (BindTemplate(alternative.get(), *node_op, OneDnnImpl(), library).ok() && TimeStepAlone(*alternative) < TimeStepAlone(*step)) {
+        step = std::move(alternative);
+        t = &OneDnnImpl();
+        policy = library;
+        b.policy_source = "converts";  // the bank's policy converted layouts per run and was slower
+      }
+    }
+    b.template_id = t->id();
+    b.policy = PolicyText(policy);
+    b.op = std::move(node_op.value());
+  } else {
+    auto basic = MakeBasicKernel(graph_, n);
+    if (!basic.ok()) {
+      if (std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) != BasicOpTypes().end() || Implements(n.op_type))
+        return basic.status();  // a known op used in a way no kernel supports
+      (*missing)[n.op_type].push_back(n.name);
+      return Status::Ok();
+    }
+    step->kind = Step::Kind::kBasic;
+    step->basic = std::move(basic.value());
+    for (int v : n.inputs) step->inputs.push_back(v);
+    b.policy_source = "basic";
+  }
+  // Each output element depends only on the same element of its inputs (broadcast ones aside).
+  const bool pointwise = IsUnaryElementwiseOp(n.op_type) || IsBinaryElementwiseOp(n.op_type) ||
+                         (step->kind == Step::Kind::kBasic && (n.op_type == "Clip" || n.op_type == "Sqrt" || n.op_type == "Neg" ||
+                                                                n.op_type == "Exp" || n.op_type == "Pow"));
+  pointwise_.push_back(pointwise && (step->kind == Step::Kind::kDirect || step->kind == Step::Kind::kBasic));
+  steps_.push_back(std::move(step));
+  bindings_.push_back(std::move(b));
+  return Status::Ok();
+}
+
+Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
+  std::map<std::string, std::vector<std::string>> missing;  // op type -> node names
+  std::set<int> read_values;
+  for (const Node& n : graph_.nodes) read_values.insert(n.inputs.begin(), n.inputs.end());
+  // SGAT: a fused subgraph runs where its last fused chain node is, when every operand it reads
+  // has been computed; its anchor and the chain nodes before that one wait for it.
+  std::vector<Subgraph> subgraphs = fusion ? PartitionSubgraphs(graph_) : std::vector<Subgraph>{};
+  std::map<int, std::pair<const Subgraph*, FusionChoice>> fused_at;  // last fused chain node -> choice
+  std::set<int> deferred;
+  for (const Subgraph& s : subgraphs)
+    if (auto choice = fusion(s); choice && choice->fused > 0 && choice->fused <= static_cast<int>(s.steps.size())) {
+      const int nodes = s.NodesOf(choice->fused);
+      fused_at[s.chain[nodes - 1]] = {&s, *choice};
+      deferred.insert(s.anchor);
+      deferred.insert(s.chain.begin(), s.chain.begin() + nodes - 1);
+    }
+  for (size_t index = 0; index < graph_.nodes.size(); ++index) {
+    if (deferred.count(static_cast<int>(index))) continue;
+    auto it = fused_at.find(static_cast<int>(index));
+    if (it == fused_at.end()) {
+      TB_RETURN_IF_ERROR(BindNode(index, lookup, read_values, &missing));
+      continue;
+    }
+    const auto& [s, choice] = it->second;
+    auto bound = BindFused(*s, choice);
+    if (!bound.ok()) return bound.status();
+    if (*bound) continue;
+    // oneDNN cannot run it fused: the nodes one by one, here (still in dependency order).
+    TB_RETURN_IF_ERROR(BindNode(s->anchor, lookup, read_values, &missing));
+    for (int k = 0; k < s->NodesOf(choice.fused); ++k) TB_RETURN_IF_ERROR(BindNode(s->chain[k], lookup, read_values, &missing));
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& [type, names] : missing) {
+      list += (list.empty() ? "" : "; ") + type + " (";
+      for (size_t i = 0; i < names.size() && i < 5; ++i) list += (i ? ", " : "") + names[i];
+      if (names.size() > 5) list += ", and " + std::to_string(names.size() - 5) + " more";
+      list += ")";
+    }
+    return Status::InvalidInput("the executor has no kernel for " + std::to_string(missing.size()) + " op type(s) of this model: " + list);
+  }
+  return Status::Ok();
+}
+
+}  // namespace tilebank::engine::model

@@ -1,0 +1,32 @@
+// What the executor's files (executor.cpp: loading and running; executor_bind.cpp: nodes to
+// kernels; executor_layouts.cpp: the layout plan; executor_memory.cpp: the memory plan) share:
+// one node's work at run time. Private to those files.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/basic_kernels.h"
+#include "engine/model/executor.h"
+
+namespace tilebank::engine::model {
+
+// One node's work at run time.
+struct Executor::Step {
+  enum class Kind { kAlias, kBasic, kDirect, kCopying } kind = Kind::kBasic;
+  std::vector<int> inputs;  // value per kernel input
+  int output = -1;
+  BasicKernel basic;
+  std::unique_ptr<Kernel> kernel;
+  std::vector<Tensor> constants;  // kCopying: constant inputs as tensors (by input index; empty if not constant)
+  int in_place_input = -1;        // kDirect: the input the output may be placed over (Kernel::InPlaceInput)
+};
+
+// "1x64x56x56", or "scalar".
+inline std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string t;
+  for (size_t i = 0; i < shape.size(); ++i) t += (i ? "x" : "") + std::to_string(shape[i]);
+  return t.empty() ? "scalar" : t;
+}
+
+}  // namespace tilebank::engine::model
