@@ -67,9 +67,19 @@ TEST_CASE("run --tune online tunes what the bank lacks once and the next run sta
   auto first = RunCli(common);
   REQUIRE_MESSAGE(first.exit_code == 0, first.err);
   CHECK(first.err.find("online tuning: " + dir.path()) != std::string::npos);
-  auto second = RunCli(common);
+  auto second = RunCli(common + " --json");
   REQUIRE(second.exit_code == 0);
   CHECK_MESSAGE(second.err.find("every operator's policy is in the bank") != std::string::npos, second.err);
+  // With nothing to tune the model is imported and bound once, as a plain run binds it: the same
+  // number of kernels comes from the kernel cache (before, the check and the run each bound it).
+  auto plain = RunCli("run -m " + model + " --repeat 2 --json --bank " + (dir / "bank"));
+  REQUIRE(plain.exit_code == 0);
+  auto kernels = [](const std::string& out) {
+    const auto cache = nlohmann::json::parse(out)["kernel_cache"];
+    return cache["loaded"].get<int>() + cache["compiled"].get<int>();
+  };
+  CHECK(kernels(plain.out) > 0);
+  CHECK(kernels(second.out) == kernels(plain.out));
 }
 
 TEST_CASE("offline: run --dump, tune the list on its own, merge the bank back, and the model runs tuned") {

@@ -52,6 +52,8 @@ int RunModel(const RunFlags& f) {
   if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
   auto shapes = engine::model::ParseInputShapes(f.input_shape);
   if (!shapes.ok()) return Fail(shapes.status());
+  std::unique_ptr<engine::model::Executor> executor;
+  double load_s = 0;
   if (f.tune == "online") {
     // Tune what the bank lacks (seeds 000, 003), then run with it below.
     engine::ModelOpatOptions online;
@@ -67,25 +69,29 @@ int RunModel(const RunFlags& f) {
     online.job.progress = StderrIsTerminal();
     auto tuned = engine::TuneOnline(online);
     if (!tuned.ok()) return Fail(tuned.status());
-    if (*tuned)
-      std::fprintf(stderr, "online tuning: %s; model %.3f -> %.3f ms\n", (*tuned)->job.result_path.c_str(), (*tuned)->baseline_ms,
-                   (*tuned)->result_ms);
+    if (tuned->report)
+      std::fprintf(stderr, "online tuning: %s; model %.3f -> %.3f ms\n", tuned->report->job.result_path.c_str(), tuned->report->baseline_ms,
+                   tuned->report->result_ms);
     else
       std::fprintf(stderr, "online tuning: every operator's policy is in the bank\n");
+    executor = std::move(tuned->executor);  // bound to the bank as it now is
+    load_s = tuned->load_s;
+  } else {
+    // The bank is only read, and only when it exists: a run never creates one.
+    std::unique_ptr<Bank> bank;
+    const std::string bank_dir = ResolveBankRoot(f.bank) + "/" + HostSocVersion();
+    if (IsBankDir(bank_dir)) {
+      auto opened = OpenBank(bank_dir, OpenMode::kReadOnly, HostSocVersion());
+      if (!opened.ok()) return Fail(opened.status());
+      bank = std::move(opened.value());
+    }
+    const auto load_start = std::chrono::steady_clock::now();
+    auto loaded = engine::model::LoadModel(f.model, *shapes, bank.get());
+    if (!loaded.ok()) return Fail(loaded.status());
+    executor = std::move(loaded.value());
+    load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   }
-  // The bank is only read, and only when it exists: a run never creates one.
-  std::unique_ptr<Bank> bank;
-  const std::string bank_dir = ResolveBankRoot(f.bank) + "/" + HostSocVersion();
-  if (IsBankDir(bank_dir)) {
-    auto opened = OpenBank(bank_dir, OpenMode::kReadOnly, HostSocVersion());
-    if (!opened.ok()) return Fail(opened.status());
-    bank = std::move(opened.value());
-  }
-  const auto load_start = std::chrono::steady_clock::now();
-  auto executor = engine::model::LoadModel(f.model, *shapes, bank.get());
-  if (!executor.ok()) return Fail(executor.status());
-  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
-  engine::model::Executor& ex = **executor;
+  engine::model::Executor& ex = *executor;
   const std::string kernel_cache = engine::DefaultKernelCacheDir();
   const engine::KernelDiskCacheStats kernels = kernel_cache.empty() ? engine::KernelDiskCacheStats{} : engine::KernelDiskCacheAt(kernel_cache).stats();
   if (!f.dump.empty()) {

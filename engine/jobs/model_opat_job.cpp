@@ -1,11 +1,14 @@
 #include "engine/jobs/model_opat_job.h"
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 
 #include "engine/jobs/result_file.h"
+#include "engine/model/constant_fold.h"
+#include "engine/model/onnx_import.h"
 #include "engine/templates/op_template.h"
 #include "repo/bank.h"
 #include "repo/bank_location.h"
@@ -30,17 +33,70 @@ Result<std::unique_ptr<Bank>> OpenIfPresent(const std::string& dir, OpenMode mod
   return std::move(bank.value());
 }
 
-// The model timed with the bank as it is now.
-Result<model::ModelTiming> TimeWithBank(const ModelOpatOptions& o, const std::string& bank_dir, const std::vector<Tensor>* inputs,
-                                        std::unique_ptr<model::Executor>* keep) {
+// The model imported and folded once; each executor below is bound from a copy of it.
+Result<model::Graph> ImportModel(const ModelOpatOptions& o) {
+  auto graph = model::ImportOnnx(o.model_path, o.input_shapes);
+  if (!graph.ok()) return graph.status();
+  TB_RETURN_IF_ERROR(model::FoldConstants(&graph.value()).WithContext(o.model_path));
+  return graph;
+}
+
+// The model bound to the bank in `bank_dir` as it is now (default policies when there is none).
+Result<std::unique_ptr<model::Executor>> BindWithBank(const model::Graph& graph, const std::string& bank_dir, const std::string& model_path) {
   auto bank = OpenIfPresent(bank_dir);
   if (!bank.ok()) return bank.status();
-  auto executor = model::LoadModel(o.model_path, o.input_shapes, bank->get());
-  if (!executor.ok()) return executor.status();
-  const std::vector<Tensor> random = model::RandomInputs((*executor)->graph(), 1);
-  auto timing = model::TimeModel(**executor, inputs ? *inputs : random, o.warmup, o.repeats);
-  if (keep) *keep = std::move(executor.value());
-  return timing;
+  auto executor = model::Executor::Load(graph, model::BankLookup(bank->get()), model::BankFusionLookup(bank->get()));
+  if (!executor.ok()) return executor.status().WithContext(model_path);
+  return executor;
+}
+
+Result<model::ModelTiming> TimeWhole(const ModelOpatOptions& o, model::Executor& executor) {
+  return model::TimeModel(executor, model::RandomInputs(executor.graph(), 1), o.warmup, o.repeats);
+}
+
+// The model job around RunOpatJob. `before` (the model bound to the bank as it was; null when the
+// job goes on with --reload) gives the baseline and the operator list; the model is bound again
+// to the tuned bank for the result, and that executor is handed to `after` when given.
+Result<ModelOpatReport> RunModelJob(const ModelOpatOptions& o, const model::Graph& graph, model::Executor* before,
+                                    std::unique_ptr<model::Executor>* after, double* after_bind_s = nullptr) {
+  ModelOpatReport report;
+  const std::string bank_dir = o.job.bank_root + "/" + o.job.soc_version;
+  OpatJobOptions job = o.job;
+  if (!job.reload) {
+    auto baseline = TimeWhole(o, *before);
+    if (!baseline.ok()) return baseline.status();
+    report.baseline_ms = baseline->median_ms;
+    const std::string name = ModelName(o.model_path);
+    std::error_code ec;
+    std::filesystem::create_directories(job.output_dir, ec);
+    if (ec) return Status::InvalidInput("cannot create the output directory " + job.output_dir + ": " + ec.message());
+    job.ops_path = job.output_dir + "/" + name + "_opat_ops.json";
+    job.tuning_name = name;
+    job.model_baseline_ms = report.baseline_ms;
+    TB_RETURN_IF_ERROR(WriteJsonAtomically(job.ops_path, ModelOpList(*before, baseline->node_median_us, &job.budget_weights), 1));
+  }
+  auto result = RunOpatJob(job);
+  if (!result.ok()) return result.status();
+  report.job = std::move(result.value());
+  if (job.reload) {
+    const auto& opat = report.job.result.at(1).at("OPAT");
+    report.baseline_ms = opat.value("model_baseline_performance(ms)", 0.0);
+  }
+  const auto bind_start = std::chrono::steady_clock::now();
+  auto tuned = BindWithBank(graph, bank_dir, o.model_path);
+  if (!tuned.ok()) return tuned.status();
+  if (after_bind_s) *after_bind_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - bind_start).count();
+  auto timing = TimeWhole(o, **tuned);
+  if (!timing.ok()) return timing.status();
+  report.result_ms = timing->median_ms;
+  auto& opat = report.job.result.at(1).at("OPAT");
+  opat["model_baseline_performance(ms)"] = report.baseline_ms;
+  opat["model_result_performance(ms)"] = report.result_ms;
+  opat["model_performance_improvement"] = ImprovementText(report.baseline_ms, report.result_ms);
+  report.job.improvement_percent = ImprovementPercent(report.baseline_ms, report.result_ms);
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(report.job.result_path, report.job.result));
+  if (after) *after = std::move(tuned.value());
+  return report;
 }
 
 }  // namespace
@@ -77,42 +133,15 @@ nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<do
 }
 
 Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& o) {
-  ModelOpatReport report;
-  const std::string bank_dir = o.job.bank_root + "/" + o.job.soc_version;
-  OpatJobOptions job = o.job;
-  if (!job.reload) {
-    std::unique_ptr<model::Executor> executor;
-    auto baseline = TimeWithBank(o, bank_dir, nullptr, &executor);
-    if (!baseline.ok()) return baseline.status();
-    report.baseline_ms = baseline->median_ms;
-    const std::string name = ModelName(o.model_path);
-    std::error_code ec;
-    std::filesystem::create_directories(job.output_dir, ec);
-    if (ec) return Status::InvalidInput("cannot create the output directory " + job.output_dir + ": " + ec.message());
-    job.ops_path = job.output_dir + "/" + name + "_opat_ops.json";
-    job.tuning_name = name;
-    job.model_baseline_ms = report.baseline_ms;
-    // Most expensive first, and the time budget shared by the time each accounts for in the model.
-    TB_RETURN_IF_ERROR(WriteJsonAtomically(job.ops_path, ModelOpList(*executor, baseline->node_median_us, &job.budget_weights), 1));
+  auto graph = ImportModel(o);
+  if (!graph.ok()) return graph.status();
+  std::unique_ptr<model::Executor> before;
+  if (!o.job.reload) {
+    auto bound = BindWithBank(*graph, o.job.bank_root + "/" + o.job.soc_version, o.model_path);
+    if (!bound.ok()) return bound.status();
+    before = std::move(bound.value());
   }
-  auto result = RunOpatJob(job);
-  if (!result.ok()) return result.status();
-  report.job = std::move(result.value());
-  if (job.reload) {
-    // A resumed job's baseline is the model with the bank as it was, kept in its checkpoint.
-    const auto& opat = report.job.result.at(1).at("OPAT");
-    report.baseline_ms = opat.value("model_baseline_performance(ms)", 0.0);
-  }
-  auto after = TimeWithBank(o, bank_dir, nullptr, nullptr);
-  if (!after.ok()) return after.status();
-  report.result_ms = after->median_ms;
-  auto& opat = report.job.result.at(1).at("OPAT");
-  opat["model_baseline_performance(ms)"] = report.baseline_ms;
-  opat["model_result_performance(ms)"] = report.result_ms;
-  opat["model_performance_improvement"] = ImprovementText(report.baseline_ms, report.result_ms);
-  report.job.improvement_percent = ImprovementPercent(report.baseline_ms, report.result_ms);
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(report.job.result_path, report.job.result));
-  return report;
+  return RunModelJob(o, *graph, before.get(), nullptr);
 }
 
 namespace {
@@ -127,16 +156,21 @@ std::string TriedStamp(const model::NodeBinding& b) {
 
 }  // namespace
 
-Result<std::optional<ModelOpatReport>> TuneOnline(const ModelOpatOptions& o) {
+Result<OnlineTuning> TuneOnline(const ModelOpatOptions& o) {
   const std::string bank_dir = o.job.bank_root + "/" + o.job.soc_version;
+  const auto start = std::chrono::steady_clock::now();
+  auto graph = ImportModel(o);
+  if (!graph.ok()) return graph.status();
+  OnlineTuning online;
   std::vector<std::string> lacking;  // node names of the ops to tune (the first node of each key)
   {
     auto bank = OpenIfPresent(bank_dir, OpenMode::kReadWrite);  // the jobs database is read in a write transaction
     if (!bank.ok()) return bank.status();
-    auto executor = model::LoadModel(o.model_path, o.input_shapes, bank->get());
-    if (!executor.ok()) return executor.status();
+    auto executor = model::Executor::Load(*graph, model::BankLookup(bank->get()), model::BankFusionLookup(bank->get()));
+    if (!executor.ok()) return executor.status().WithContext(o.model_path);
+    online.executor = std::move(executor.value());
     std::set<std::string> seen;
-    for (const auto& b : (*executor)->bindings()) {
+    for (const auto& b : online.executor->bindings()) {
       if (!b.op || b.policy_source != "default") continue;
       const std::string key = FormatKey(EntryKind::kOp, b.op->op.canonical.key);
       if (!seen.insert(key).second) continue;
@@ -151,23 +185,26 @@ Result<std::optional<ModelOpatReport>> TuneOnline(const ModelOpatOptions& o) {
       if (!tried || *tried != TriedStamp(b)) lacking.push_back(b.name);
     }
   }
-  if (lacking.empty()) return std::optional<ModelOpatReport>();
+  if (lacking.empty()) {  // the model as loaded is the model to run
+    online.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return online;
+  }
   ModelOpatOptions tune = o;
   tune.job.tune_op_names = lacking;
-  auto report = RunModelOpatJob(tune);
+  std::unique_ptr<model::Executor> tuned;
+  auto report = RunModelJob(tune, *graph, online.executor.get(), &tuned, &online.load_s);
   if (!report.ok()) return report.status();
-  // What is still at its default policy was tried: the next run does not tune it again.
+  online.executor = std::move(tuned);
   auto bank = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.job.soc_version, o.job.fingerprint});
   if (!bank.ok()) return bank.status();
-  auto executor = model::LoadModel(o.model_path, o.input_shapes, bank->get());
-  if (!executor.ok()) return executor.status();
   TB_RETURN_IF_ERROR((*bank)->Write([&](WriteTxn& txn) -> Status {
-    for (const auto& b : (*executor)->bindings())
+    for (const auto& b : online.executor->bindings())
       if (b.op && b.policy_source == "default")
         TB_RETURN_IF_ERROR(txn.PutJob(kTriedPrefix + FormatKey(EntryKind::kOp, b.op->op.canonical.key), TriedStamp(b)));
     return Status::Ok();
   }));
-  return std::optional<ModelOpatReport>(std::move(report.value()));
+  online.report = std::move(report.value());
+  return online;
 }
 
 }  // namespace tilebank::engine

@@ -2,8 +2,11 @@
 // bank key, named after their first node) are tuned as an OPAT job, most expensive first (default
 // time x occurrences, measured in the model), and the whole model is run before and after: the
 // result file's model_baseline_performance(ms) and model_result_performance(ms) are those two runs.
+// The model is imported once and bound to the bank before and after.
 #pragma once
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +41,14 @@ Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& options);
 // Online tuning (`run --tune online`, seeds 000 and 003): tunes the operators of the model that the
 // bank lacks, except those an earlier online run already tried without beating the default with
 // the same template version (recorded in the bank's jobs database as "online-tried/<key>"), so the
-// run after a finished one tunes nothing. nullopt when there was nothing to tune.
-Result<std::optional<ModelOpatReport>> TuneOnline(const ModelOpatOptions& options);
+// run after a finished one tunes nothing. The model is imported once and bound twice at most:
+// with the bank as it was (the check, the baseline, the operator list) and, when something was
+// tuned, with the tuned bank; `executor` is the model to run, bound to the bank as it now is.
+struct OnlineTuning {
+  std::optional<ModelOpatReport> report;  // nullopt: nothing to tune
+  std::unique_ptr<model::Executor> executor;
+  double load_s = 0;  // seconds `executor` took to import and bind (after tuning: to bind)
+};
+Result<OnlineTuning> TuneOnline(const ModelOpatOptions& options);
 
 }  // namespace tilebank::engine
