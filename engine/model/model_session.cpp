@@ -9,6 +9,7 @@
 #include "engine/model/constant_fold.h"
 #include "engine/model/onnx_import.h"
 #include "engine/model/tensor_proto.h"
+#include "engine/run/sample_stats.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/template_catalog.h"
 
@@ -70,19 +71,14 @@ Result<std::vector<Tensor>> ReadInputs(const Graph& graph, const std::string& di
 
 namespace {
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 // The whole model's runs (ms) and each node's (us) summarized as ModelTiming says.
-ModelTiming Summarize(std::vector<double> ms, const std::vector<std::vector<double>>& per_node) {
+ModelTiming Summarize(const std::vector<double>& ms, const std::vector<std::vector<double>>& per_node) {
   ModelTiming t;
   t.runs = static_cast<int>(ms.size());
-  t.median_ms = Median(ms);
-  std::sort(ms.begin(), ms.end());
-  if (!ms.empty()) t.spread_ms = ms[ms.size() * 3 / 4] - ms[ms.size() / 4];
-  for (const auto& v : per_node) t.node_median_us.push_back(Median(v));
+  const SampleSummary whole = engine::Summarize(ms);
+  t.median_ms = whole.median;
+  t.spread_ms = whole.spread;
+  for (const auto& v : per_node) t.node_median_us.push_back(engine::Summarize(v).median);
   return t;
 }
 

@@ -7,6 +7,7 @@
 
 #include "engine/ops/gemm_problem.h"
 #include "engine/ops/reference.h"
+#include "engine/run/sample_stats.h"
 
 namespace tilebank::engine {
 
@@ -121,10 +122,9 @@ RunResult Runner::Measure(Kernel& kernel, const RunOptions& options) const {
     samples.push_back(Seconds(t0, Clock::now()) * 1e6 / per_sample);
     if (max_samples == 1) break;
   }
-  std::sort(samples.begin(), samples.end());
-  auto quantile = [&](double q) { return samples[static_cast<size_t>(q * (samples.size() - 1) + 0.5)]; };
-  r.time.median_us = quantile(0.5);
-  r.time.spread_us = quantile(0.75) - quantile(0.25);
+  const SampleSummary summary = Summarize(samples);
+  r.time.median_us = summary.median;
+  r.time.spread_us = summary.spread;
   r.time.runs = static_cast<uint32_t>(samples.size() * per_sample);
   return r;
 }
