@@ -240,10 +240,9 @@ TEST_CASE("sgat: impl halide runs a MatMul's whole chain in the GEMM's epilogue 
 }
 
 // The fused steps in `run --profile --json`'s output.
-// SGAT keeps a fused subgraph only when it measured 2% faster than unfused. The blocks model's
-// subgraphs take microseconds, and on a loaded machine one run's measurements can hide that gain: a
-// test that needs entries holds ExclusiveMeasurements and gives SGAT this many fresh runs, and
-// requires one of them to add.
+// SGAT keeps a fused subgraph only when it measured 2% faster than unfused, and the blocks model's
+// subgraphs take microseconds. Tests that need entries are in the test suite "measured", which
+// CTest runs alone (RUN_SERIAL), and give SGAT this many fresh runs, requiring one to add.
 constexpr int kSgatAttempts = 3;
 
 int FusedSteps(const std::string& run_json) {
@@ -259,9 +258,8 @@ nlohmann::json SgatOf(const std::string& dir) {
   return nullptr;
 }
 
-TEST_CASE("tune -j 1 --model: the SGAT result file, graph entries, hits on the next run, run and validate use them") {
+TEST_CASE("tune -j 1 --model: the SGAT result file, graph entries, hits on the next run, run and validate use them" * doctest::test_suite("measured")) {
   TempDir dir;
-  ExclusiveMeasurements exclusive;  // the test needs SGAT to store entries
   const std::string model = BlocksModel(dir);
   std::string bank;
   nlohmann::json result;
@@ -331,9 +329,8 @@ size_t GraphEntries(const std::string& bank_root) {
   return n;
 }
 
-TEST_CASE("SGAT: entries that make the model slower beyond the spread are taken back, within it kept") {
+TEST_CASE("SGAT: entries that make the model slower beyond the spread are taken back, within it kept" * doctest::test_suite("measured")) {
   TempDir dir;
-  ExclusiveMeasurements exclusive;  // the test needs SGAT to store entries
   // Slower by half the spread: noise, kept.
   engine::ModelSgatReport kept;
   std::string name;
@@ -374,9 +371,8 @@ TEST_CASE("SGAT: entries that make the model slower beyond the spread are taken 
   CHECK(RunCli("tune -j 1 --reload --bank " + (dir / (name + "_bank"))).exit_code == 2);
 }
 
-TEST_CASE("offline SGAT: run --dump writes the subgraphs, tune -j 1 --subgraphs tunes them without the model, the model runs fused") {
+TEST_CASE("offline SGAT: run --dump writes the subgraphs, tune -j 1 --subgraphs tunes them without the model, the model runs fused" * doctest::test_suite("measured")) {
   TempDir dir;
-  ExclusiveMeasurements exclusive;  // the test needs SGAT to store entries
   const std::string model = BlocksModel(dir);
   auto dump = RunCli("run -m " + model + " --bank " + (dir / "none") + " --dump " + (dir / "dump") + " --repeat 1");
   REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);

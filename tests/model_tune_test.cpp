@@ -33,9 +33,8 @@ nlohmann::json OpatOf(const std::string& dir) {
   return nullptr;
 }
 
-TEST_CASE("tune --model: whole-model times, node names, one task per bank key, then all hits") {
+TEST_CASE("tune --model: whole-model times, node names, one task per bank key, then all hits" * doctest::test_suite("measured")) {
   TempDir dir;
-  ExclusiveMeasurements exclusive;  // the test needs an operator to beat its default
   const std::string model = SmallModel(dir);
   const std::string common = "tune -j 2 -m " + model + " --bank " + (dir / "bank") + " --trials 3";
   auto first = RunCli(common + " --output " + (dir / "out1"));

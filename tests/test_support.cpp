@@ -2,9 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include <fcntl.h>
 #include <lmdb.h>
-#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,16 +24,6 @@ TempDir::TempDir() {
   std::string pattern = (fs::temp_directory_path() / "tilebank-test-XXXXXX").string();
   if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
   path_ = pattern;
-}
-
-ExclusiveMeasurements::ExclusiveMeasurements() {
-  fd_ = open((fs::temp_directory_path() / "tilebank-test-measurements.lock").c_str(), O_RDWR | O_CREAT, 0666);
-  if (fd_ < 0 || flock(fd_, LOCK_EX) != 0) throw std::runtime_error("cannot lock the measurements lock file");
-}
-
-ExclusiveMeasurements::~ExclusiveMeasurements() {
-  flock(fd_, LOCK_UN);
-  close(fd_);
 }
 
 TempDir::~TempDir() {

@@ -23,20 +23,6 @@ class TempDir {
   std::string path_;
 };
 
-// Held by a test whose outcome rests on tuning decisions (a candidate measured 2% faster than
-// another): while one test holds it, no other test of this machine that holds it runs, so two
-// tuning runs under ctest -j2 do not make each other's measurements. An flock on a file in /tmp.
-class ExclusiveMeasurements {
- public:
-  ExclusiveMeasurements();
-  ~ExclusiveMeasurements();
-  ExclusiveMeasurements(const ExclusiveMeasurements&) = delete;
-  ExclusiveMeasurements& operator=(const ExclusiveMeasurements&) = delete;
-
- private:
-  int fd_ = -1;
-};
-
 // A MatMul m x k x n entry with the given tuned time (before: 2x that unless given).
 Entry MatMulEntry(int m, int k, int n, double after_us, double before_us = 0, const std::string& host = "test-host");
 // A subgraph and a gradient-fusion entry.

@@ -32,9 +32,8 @@ std::vector<std::string> ResultFiles(const std::string& dir) {
 
 nlohmann::json Opat(const std::string& file) { return nlohmann::json::parse(ReadFile(file)).at(1).at("OPAT"); }
 
-TEST_CASE("tune: result file, bank entries, then hits, and --repeat-tune tunes again") {
+TEST_CASE("tune: result file, bank entries, then hits, and --repeat-tune tunes again" * doctest::test_suite("measured")) {
   TempDir dir;
-  ExclusiveMeasurements exclusive;  // the test needs operators to beat their defaults
   WriteFile(dir / "ops.json", kOps);
   std::string common = "tune -j 2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + dir.path() + " --trials 6";
   auto first = RunCli(common);

@@ -1,7 +1,7 @@
 #include "engine/builder/halide_program.h"
 
-#include "engine/run/huge_pages.h"
-#include "engine/templates/layout.h"
+#include "engine/kernel/huge_pages.h"
+#include "engine/kernel/layout.h"
 
 namespace tilebank::engine {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/builder/kernel.h"
+#include "engine/kernel/kernel.h"
 #include "engine/builder/kernel_disk_cache.h"
 
 namespace tilebank::engine {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/builder/kernel.h"
+#include "engine/kernel/kernel.h"
 #include "engine/model/basic_kernels.h"
 #include "engine/model/graph.h"
 #include "engine/model/node_op_spec.h"

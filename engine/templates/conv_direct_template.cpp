@@ -6,7 +6,7 @@
 #include "engine/ops/conv_problem.h"
 #include "engine/builder/halide_program.h"
 #include "engine/target/host_facts.h"
-#include "engine/templates/layout.h"
+#include "engine/kernel/layout.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {

@@ -23,11 +23,10 @@ Result<std::vector<int>> OperandExtents(const std::vector<int64_t>& operand, con
   if (operand.size() > out.size() || out.size() < 2) return Status::InvalidInput("a post-op operand has more axes than the output");
   std::vector<int64_t> d(out.size() - operand.size(), 1);
   d.insert(d.end(), operand.begin(), operand.end());
-  int64_t batch = 1, out_batch = 1;
+  int64_t batch = 1;
   bool all_one = true, all_match = true;
   for (size_t i = 0; i + 2 < d.size(); ++i) {
     batch *= d[i];
-    out_batch *= out[i];
     all_one &= d[i] == 1;
     all_match &= d[i] == out[i];
   }

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/builder/kernel.h"
+#include "engine/kernel/kernel.h"
 #include "engine/ops/tensor.h"
 #include "repo/status.h"
 

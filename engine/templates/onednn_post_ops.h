@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/builder/kernel.h"
+#include "engine/kernel/kernel.h"
 #include "engine/ops/op_spec.h"
 #include "engine/templates/fused_policy.h"
 #include "repo/entry.h"

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/builder/kernel.h"
+#include "engine/kernel/kernel.h"
 #include "engine/ops/op_spec.h"
 #include "engine/space/search_space.h"
 

@@ -11,7 +11,7 @@
 #include "engine/templates/exp_non_positive.h"
 #include "engine/builder/halide_program.h"
 #include "engine/target/host_facts.h"
-#include "engine/templates/layout.h"
+#include "engine/kernel/layout.h"
 #include "engine/templates/rowwise_schedule.h"
 #include "engine/templates/templates.h"
 

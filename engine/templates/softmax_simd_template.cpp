@@ -7,7 +7,7 @@
 
 #include "engine/builder/halide_program.h"
 #include "engine/target/host_facts.h"
-#include "engine/templates/layout.h"
+#include "engine/kernel/layout.h"
 #include "engine/templates/softmax_rows_simd.h"
 #include "engine/templates/templates.h"
 

@@ -1,4 +1,4 @@
-#include "engine/run/huge_pages.h"
+#include "engine/kernel/huge_pages.h"
 
 #include <doctest/doctest.h>
 

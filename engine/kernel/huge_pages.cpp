@@ -1,4 +1,4 @@
-#include "engine/run/huge_pages.h"
+#include "engine/kernel/huge_pages.h"
 
 #include <sys/mman.h>
 

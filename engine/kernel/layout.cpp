@@ -1,8 +1,8 @@
-#include "engine/templates/layout.h"
+#include "engine/kernel/layout.h"
 
 #include <cstring>
 
-#include "engine/run/huge_pages.h"
+#include "engine/kernel/huge_pages.h"
 
 namespace tilebank::engine {
 
