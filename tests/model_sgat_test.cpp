@@ -14,7 +14,7 @@
 #include "engine/model/partition.h"
 #include "engine/target/soc_version.h"
 #include "engine/model/node_op_spec.h"
-#include "engine/space/policy_check.h"
+#include "engine/catalog/policy_check.h"
 #include "engine/templates/halide_fused_gemm.h"
 #include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/op_template.h"

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "engine/space/policy_check.h"
+#include "engine/catalog/policy_check.h"
 #include "engine/templates/template_catalog.h"
 #include "repo/bank_location.h"
 #include "repo/diff.h"

@@ -13,7 +13,7 @@
 #include <map>
 #include <sstream>
 
-#include "engine/ops/op_list_check.h"
+#include "engine/catalog/op_list_check.h"
 #include "engine/templates/op_template.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/stored_job.h"

@@ -8,7 +8,7 @@
 #include "engine/builder/builder.h"
 #include "engine/builder/kernel_disk_cache.h"
 #include "engine/model/executor_step.h"
-#include "engine/ops/op_list_check.h"
+#include "engine/catalog/op_list_check.h"
 
 namespace tilebank::engine::model {
 

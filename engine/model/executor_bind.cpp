@@ -9,7 +9,7 @@
 
 #include "engine/builder/builder.h"
 #include "engine/model/executor_step.h"
-#include "engine/ops/op_list_check.h"
+#include "engine/catalog/op_list_check.h"
 #include "engine/templates/halide_fused_gemm.h"
 #include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/op_template.h"

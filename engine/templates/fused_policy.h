@@ -31,7 +31,7 @@ std::optional<FusedPolicy> CurrentFusedPolicy(const Entry& entry);
 
 // What is wrong with a graph entry's sgat.fused policy for its descriptor ("" when nothing). The
 // anchor knobs of impl "halide" are checked against the anchor's template by bank validate
-// (engine/space/policy_check.h).
+// (engine/catalog/policy_check.h).
 std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<Knob>& policy);
 
 }  // namespace tilebank::engine

@@ -1,4 +1,4 @@
-#include "engine/space/policy_check.h"
+#include "engine/catalog/policy_check.h"
 
 #include <nlohmann/json.hpp>
 

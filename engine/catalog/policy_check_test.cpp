@@ -1,6 +1,6 @@
 // A bank entry's policy is checked against the search space its template gives for the entry's
 // own operator: unknown, missing and out-of-domain knobs and broken constraints are named.
-#include "engine/space/policy_check.h"
+#include "engine/catalog/policy_check.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "engine/ops/op_list_check.h"
+#include "engine/catalog/op_list_check.h"
 
 #include <unistd.h>
 
