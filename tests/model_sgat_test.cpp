@@ -240,11 +240,6 @@ TEST_CASE("sgat: impl halide runs a MatMul's whole chain in the GEMM's epilogue 
 }
 
 // The fused steps in `run --profile --json`'s output.
-// SGAT keeps a fused subgraph only when it measured 2% faster than unfused, and the blocks model's
-// subgraphs take microseconds. Tests that need entries are in the test suite "measured", which
-// CTest runs alone (RUN_SERIAL), and give SGAT this many fresh runs, requiring one to add.
-constexpr int kSgatAttempts = 3;
-
 int FusedSteps(const std::string& run_json) {
   const auto profile = nlohmann::json::parse(run_json)["profile"];
   int fused = 0;
@@ -258,28 +253,46 @@ nlohmann::json SgatOf(const std::string& dir) {
   return nullptr;
 }
 
-TEST_CASE("tune -j 1 --model: the SGAT result file, graph entries, hits on the next run, run and validate use them" * doctest::test_suite("measured")) {
-  TempDir dir;
-  const std::string model = BlocksModel(dir);
+// SGAT keeps a fused subgraph only when it measured 2% faster than unfused, and the blocks model's
+// subgraphs take microseconds. Tests that need entries are in the test suite "measured", which
+// CTest runs alone (RUN_SERIAL), and give SGAT this many fresh runs, requiring one to add.
+constexpr int kSgatAttempts = 3;
+
+// The last of up to kSgatAttempts runs of `tune -j 1 <source>` (--model M or --subgraphs FILE),
+// each into a fresh bank under `dir`, stopping at the first that adds an entry. Every run must exit
+// 0 with `tuning_name`'s closing line and write a result file of the blocks model's 3 subgraphs.
+struct SgatRun {
   std::string bank;
   nlohmann::json result;
   int added = 0;
-  for (int attempt = 1; attempt <= kSgatAttempts && added == 0; ++attempt) {
-    bank = dir / ("attempt" + std::to_string(attempt) + "_bank");
+};
+SgatRun TuneUntilAdded(const TempDir& dir, const std::string& source, const std::string& tuning_name) {
+  SgatRun run;
+  for (int attempt = 1; attempt <= kSgatAttempts && run.added == 0; ++attempt) {
+    run.bank = dir / ("attempt" + std::to_string(attempt) + "_bank");
     const std::string out = dir / ("attempt" + std::to_string(attempt) + "_out");
-    auto first = RunCli("tune -j 1 -m " + model + " --bank " + bank + " --output " + out);
-    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
-    CHECK(first.out.find("blocks process finished. Performance improved by") != std::string::npos);
-    result = SgatOf(out);
-    REQUIRE(!result.is_null());
-    added = result[1]["SGAT"]["repo_summary"]["repo_add_num"];
+    auto tune = RunCli("tune -j 1 " + source + " --bank " + run.bank + " --output " + out);
+    REQUIRE_MESSAGE(tune.exit_code == 0, tune.err);
+    CHECK(tune.out.find(tuning_name + " process finished. Performance improved by") != std::string::npos);
+    run.result = SgatOf(out);
+    REQUIRE(!run.result.is_null());
+    CHECK(run.result[1]["SGAT"]["repo_summary"]["total_num"] == 3);  // the two blocks are one subgraph
+    run.added = run.result[1]["SGAT"]["repo_summary"]["repo_add_num"];
   }
-  CHECK(result[0]["basic"]["tuning_name"] == "blocks");
-  const auto& sgat = result[1]["SGAT"];
+  return run;
+}
+
+TEST_CASE("tune -j 1 --model: the SGAT result file, graph entries, hits on the next run, run and validate use them" * doctest::test_suite("measured")) {
+  TempDir dir;
+  const std::string model = BlocksModel(dir);
+  const SgatRun first = TuneUntilAdded(dir, "-m " + model, "blocks");
+  const std::string& bank = first.bank;
+  const int added = first.added;
+  CHECK(first.result[0]["basic"]["tuning_name"] == "blocks");
+  const auto& sgat = first.result[1]["SGAT"];
   CHECK(sgat["model_baseline_performance(ms)"].get<double>() > 0);
   CHECK(sgat["model_result_performance(ms)"].get<double>() > 0);
   const auto& summary = sgat["repo_summary"];
-  CHECK(summary["total_num"] == 3);  // the two blocks are one subgraph
   CHECK(added + summary["repo_unsatisfied_num"].get<int>() == 3);
   REQUIRE_MESSAGE(added >= 1, "no subgraph was added in " << kSgatAttempts << " runs: the entries, hits and fused steps below would go unchecked");
   REQUIRE(sgat["repo_modified_subgraphs"]["add_repo_subgraphs"].size() == static_cast<size_t>(added));
@@ -383,17 +396,9 @@ TEST_CASE("offline SGAT: run --dump writes the subgraphs, tune -j 1 --subgraphs 
   CHECK(subgraphs["subgraphs"][0]["occurrences"] == 2);
   CHECK(subgraphs["subgraphs"][0]["constants"].size() == 1);  // the anchor's weights; the residual is an input
 
-  std::string bank;
-  int added = 0;
-  for (int attempt = 1; attempt <= kSgatAttempts && added == 0; ++attempt) {
-    bank = dir / ("attempt" + std::to_string(attempt) + "_bank");
-    const std::string out = dir / ("attempt" + std::to_string(attempt) + "_out");
-    auto tune = RunCli("tune -j 1 --subgraphs " + file + " --bank " + bank + " --output " + out);
-    REQUIRE_MESSAGE(tune.exit_code == 0, tune.err);
-    const auto result = SgatOf(out);
-    CHECK(result[1]["SGAT"]["repo_summary"]["total_num"] == 3);
-    added = result[1]["SGAT"]["repo_summary"]["repo_add_num"];
-  }
+  const SgatRun tuned = TuneUntilAdded(dir, "--subgraphs " + file, "blocks_subgraphs");
+  const std::string& bank = tuned.bank;
+  const int added = tuned.added;
   REQUIRE_MESSAGE(added >= 1, "no subgraph was added offline in " << kSgatAttempts << " runs: the model cannot be shown to run fused");
   auto run = RunCli("run -m " + model + " --bank " + bank + " --profile --json");
   REQUIRE(run.exit_code == 0);

@@ -7,8 +7,6 @@
 #include <set>
 
 #include "engine/jobs/result_file.h"
-#include "engine/model/constant_fold.h"
-#include "engine/model/onnx_import.h"
 #include "engine/templates/op_template.h"
 #include "repo/bank.h"
 #include "repo/bank_location.h"
@@ -33,19 +31,11 @@ Result<std::unique_ptr<Bank>> OpenIfPresent(const std::string& dir, OpenMode mod
   return std::move(bank.value());
 }
 
-// The model imported and folded once; each executor below is bound from a copy of it.
-Result<model::Graph> ImportModel(const ModelOpatOptions& o) {
-  auto graph = model::ImportOnnx(o.model_path, o.input_shapes);
-  if (!graph.ok()) return graph.status();
-  TB_RETURN_IF_ERROR(model::FoldConstants(&graph.value()).WithContext(o.model_path));
-  return graph;
-}
-
 // The model bound to the bank in `bank_dir` as it is now (default policies when there is none).
 Result<std::unique_ptr<model::Executor>> BindWithBank(const model::Graph& graph, const std::string& bank_dir, const std::string& model_path) {
   auto bank = OpenIfPresent(bank_dir);
   if (!bank.ok()) return bank.status();
-  auto executor = model::Executor::Load(graph, model::BankLookup(bank->get()), model::BankFusionLookup(bank->get()));
+  auto executor = model::BindToBank(graph, bank->get());
   if (!executor.ok()) return executor.status().WithContext(model_path);
   return executor;
 }
@@ -133,7 +123,7 @@ nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<do
 }
 
 Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& o) {
-  auto graph = ImportModel(o);
+  auto graph = model::ImportModel(o.model_path, o.input_shapes);  // once; each executor binds a copy
   if (!graph.ok()) return graph.status();
   std::unique_ptr<model::Executor> before;
   if (!o.job.reload) {
@@ -159,14 +149,14 @@ std::string TriedStamp(const model::NodeBinding& b) {
 Result<OnlineTuning> TuneOnline(const ModelOpatOptions& o) {
   const std::string bank_dir = o.job.bank_root + "/" + o.job.soc_version;
   const auto start = std::chrono::steady_clock::now();
-  auto graph = ImportModel(o);
+  auto graph = model::ImportModel(o.model_path, o.input_shapes);  // once; each executor binds a copy
   if (!graph.ok()) return graph.status();
   OnlineTuning online;
   std::vector<std::string> lacking;  // node names of the ops to tune (the first node of each key)
   {
     auto bank = OpenIfPresent(bank_dir, OpenMode::kReadWrite);  // the jobs database is read in a write transaction
     if (!bank.ok()) return bank.status();
-    auto executor = model::Executor::Load(*graph, model::BankLookup(bank->get()), model::BankFusionLookup(bank->get()));
+    auto executor = model::BindToBank(*graph, bank->get());
     if (!executor.ok()) return executor.status().WithContext(o.model_path);
     online.executor = std::move(executor.value());
     std::set<std::string> seen;

@@ -14,9 +14,7 @@
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/sgat_checkpoint.h"
 #include "engine/jobs/stored_job.h"
-#include "engine/model/constant_fold.h"
 #include "engine/model/model_session.h"
-#include "engine/model/onnx_import.h"
 #include "engine/model/partition.h"
 #include "engine/model/node_op_spec.h"
 #include "engine/model/subgraph_file.h"
@@ -398,10 +396,9 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   Graph graph;
   std::vector<model::SubgraphTask> tasks;
   if (whole_model) {
-    auto imported = model::ImportOnnx(cp.model_path, cp.input_shapes);
+    auto imported = model::ImportModel(cp.model_path, cp.input_shapes);
     if (!imported.ok()) return imported.status();
     graph = std::move(imported.value());
-    TB_RETURN_IF_ERROR(model::FoldConstants(&graph).WithContext(cp.model_path));
   } else {
     auto read = model::ReadSubgraphFile(cp.subgraphs_path);
     if (!read.ok()) return read.status();

@@ -37,12 +37,22 @@ FusionLookup BankFusionLookup(const Bank* bank) {
   };
 }
 
-Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                                            const Bank* bank) {
+Result<Graph> ImportModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
   auto graph = ImportOnnx(path, input_shapes);
   if (!graph.ok()) return graph.status();
   TB_RETURN_IF_ERROR(FoldConstants(&graph.value()).WithContext(path));
-  auto executor = Executor::Load(std::move(graph.value()), BankLookup(bank), BankFusionLookup(bank));
+  return graph;
+}
+
+Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank) {
+  return Executor::Load(std::move(graph), BankLookup(bank), BankFusionLookup(bank));
+}
+
+Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                            const Bank* bank) {
+  auto graph = ImportModel(path, input_shapes);
+  if (!graph.ok()) return graph.status();
+  auto executor = BindToBank(std::move(graph.value()), bank);
   if (!executor.ok()) return executor.status().WithContext(path);
   return executor;
 }

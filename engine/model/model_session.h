@@ -12,7 +12,12 @@
 
 namespace tilebank::engine::model {
 
-// Import, fold and bind. `bank` may be null (every node gets its default policy).
+// Import (engine/model/onnx_import.h) and fold constants: the graph a model's executors bind.
+Result<Graph> ImportModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes);
+// Binds the graph to the bank's operator and graph entries; `bank` may be null (every node gets
+// its default policy). Pass a copy to bind one graph more than once.
+Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank);
+// ImportModel then BindToBank; failures name the model.
 Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                                             const Bank* bank);
 

@@ -127,6 +127,8 @@ std::string WiringProblem(const onnx::GraphProto& g, std::set<std::string> defin
       if (!name.empty() && !defined.count(name) && !outer.count(name))
         return where + ": " + node + " reads '" + name + "', which nothing before it defines";
     for (const auto& a : n.attribute()) {
+      if (!a.has_g() && a.graphs_size() == 0) continue;
+      // A subgraph sees every value of the graphs around it defined so far.
       std::set<std::string> visible = outer;
       visible.insert(defined.begin(), defined.end());
       if (a.has_g())
