@@ -52,11 +52,11 @@ def median_ms(fn, warmup, repeat):
 
 def pytorch_times(name, threads, warmup, repeat):
     torch.set_num_threads(threads)
-    model, x = export_models.build(name)
+    model, inputs, _, _ = export_models.build(name)
     with torch.no_grad():
-        eager = median_ms(lambda: model(x), warmup, repeat)
-        scripted = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, x).eval()))
-        ts = median_ms(lambda: scripted(x), warmup, repeat)
+        eager = median_ms(lambda: model(*inputs), warmup, repeat)
+        scripted = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, inputs).eval()))
+        ts = median_ms(lambda: scripted(*inputs), warmup, repeat)
     return eager, ts
 
 

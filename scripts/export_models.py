@@ -1,21 +1,30 @@
 #!/usr/bin/python3
-"""Exports the models tilebank's model tests, demo and benchmark run, with PyTorch 1.13 at opset 17
-(Debian's python3-torch, python3-torchvision, python3-onnx; run with /usr/bin/python3):
+"""Exports the models tilebank's model tests, demo, benchmark and model zoo run, with PyTorch 1.13 at
+opset 17 (Debian's python3-torch, python3-torchvision, python3-onnx; run with /usr/bin/python3):
 
-  resnet50, resnet18, mobilenet_v2   torchvision classifiers, weights=None, seeded; input [1,3,224,224]
+  every torchvision 0.14 classifier  weights=None, seeded; input [1,3,224,224] (inception_v3: 299)
+  its segmentation models            the "out" head only; input [1,3,224,224]
   bert_base                          a 12-layer BERT-base encoder written with torch.nn (hidden 768,
                                      12 heads, FFN 3072, erf GELU, post-LayerNorm), input [1,128,768]
+  transformer_encoder                torch.nn.TransformerEncoder (4 layers, d_model 256, 4 heads) with a
+                                     key padding mask: inputs x [1,32,256], an additive float mask
+                                     [1,32] (-inf on the last 8 positions); batch and sequence dynamic
+  transformer_decoder                torch.nn.TransformerDecoder (4 layers, d_model 256, 4 heads) with a
+                                     causal mask made inside the model: inputs tgt [1,24,256],
+                                     memory [1,32,256]; batch and both sequences dynamic
 
-Each goes to DIR/<name>/model.onnx with DIR/<name>/test_data_set_0/{input_0.pb,output_0.pb} (ONNX's
-test-data layout): a seeded random input and PyTorch's output for it. Models already there are kept.
+Each goes to DIR/<name>/model.onnx with DIR/<name>/test_data_set_0/{input_<i>.pb,output_0.pb} (ONNX's
+test-data layout): seeded random inputs and PyTorch's output for them. Models already there are kept.
+Models over 2 GB keep their weights in external files beside model.onnx.
 
   usage: export_models.py [--dir DIR] [NAME ...]     (default DIR: $XDG_CACHE_HOME/tilebank/models,
-                                                      default names: all four)
+                                                      default names: the four of the benchmark)
 Prints the model directory of each name, one per line.
 """
 import argparse
 import math
 import os
+import shutil
 import sys
 
 import onnx
@@ -65,15 +74,97 @@ class BertEncoder(torch.nn.Module):
         return x
 
 
+class TransformerEncoder(torch.nn.Module):
+    """torch.nn.TransformerEncoder with a key padding mask (additive float: 0 or -inf per position)."""
+
+    def __init__(self, layers=4, d_model=256, heads=4, ffn=1024):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(d_model, heads, ffn, dropout=0.0, batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+
+    def forward(self, x, key_padding_mask):
+        return self.encoder(x, src_key_padding_mask=key_padding_mask)
+
+
+class TransformerDecoder(torch.nn.Module):
+    """torch.nn.TransformerDecoder whose causal mask is made from the target's length inside the model."""
+
+    def __init__(self, layers=4, d_model=256, heads=4, ffn=1024):
+        super().__init__()
+        layer = torch.nn.TransformerDecoderLayer(d_model, heads, ffn, dropout=0.0, batch_first=True)
+        self.decoder = torch.nn.TransformerDecoder(layer, layers)
+
+    def forward(self, tgt, memory):
+        length = tgt.shape[1]
+        causal = torch.triu(torch.full((length, length), float("-inf")), diagonal=1)
+        return self.decoder(tgt, memory, tgt_mask=causal)
+
+
+class SegmentationOut(torch.nn.Module):
+    """A torchvision segmentation model's "out" head (its forward returns a dict)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+SEGMENTATION = ["deeplabv3_mobilenet_v3_large", "deeplabv3_resnet50", "deeplabv3_resnet101", "fcn_resnet50", "fcn_resnet101",
+                "lraspp_mobilenet_v3_large"]
+TRANSFORMERS = ["transformer_encoder", "transformer_decoder"]
+
+
+def randomize_zero_parameters(model):
+    """Some torchvision models start with all-zero layers (ViT's head): their output would be zeros
+    whatever the rest computes, and comparing it would prove nothing. Those get N(0, 0.02) values."""
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() > 1 and not p.any():
+                torch.nn.init.normal_(p, std=0.02)
+    return model
+
+
+def classifiers():
+    return sorted(torchvision.models.list_models(module=torchvision.models))
+
+
+def known(name):
+    return name == "bert_base" or name in TRANSFORMERS or name in SEGMENTATION or name in classifiers()
+
+
+def family(name):
+    """The zoo's family of a model: the torchvision module it comes from, or transformer."""
+    if name in SEGMENTATION:
+        return "segmentation"
+    if name == "bert_base" or name in TRANSFORMERS:
+        return "transformer"
+    return getattr(torchvision.models, name).__module__.split(".")[-1]
+
+
 def build(name):
+    """(model in eval mode, tuple of seeded inputs, input names, dynamic axes or None)."""
     torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(1)
     if name == "bert_base":
-        model = BertEncoder()
-        shape = (1, 128, 768)
-    else:
-        model = getattr(torchvision.models, name)(weights=None)
-        shape = (1, 3, 224, 224)
-    return model.eval(), torch.randn(*shape, generator=torch.Generator().manual_seed(1))
+        return BertEncoder().eval(), (torch.randn(1, 128, 768, generator=generator),), ["input"], None
+    if name == "transformer_encoder":
+        mask = torch.zeros(1, 32)
+        mask[:, 24:] = float("-inf")
+        inputs = (torch.randn(1, 32, 256, generator=generator), mask)
+        axes = {"x": {0: "batch", 1: "sequence"}, "key_padding_mask": {0: "batch", 1: "sequence"}, "output": {0: "batch", 1: "sequence"}}
+        return TransformerEncoder().eval(), inputs, ["x", "key_padding_mask"], axes
+    if name == "transformer_decoder":
+        inputs = (torch.randn(1, 24, 256, generator=generator), torch.randn(1, 32, 256, generator=generator))
+        axes = {"tgt": {0: "batch", 1: "target"}, "memory": {0: "batch", 1: "source"}, "output": {0: "batch", 1: "target"}}
+        return TransformerDecoder().eval(), inputs, ["tgt", "memory"], axes
+    if name in SEGMENTATION:
+        model = SegmentationOut(randomize_zero_parameters(getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None)))
+        return model.eval(), (torch.randn(1, 3, 224, 224, generator=generator),), ["input"], None
+    side = 299 if name == "inception_v3" else 224
+    model = randomize_zero_parameters(getattr(torchvision.models, name)(weights=None))
+    return model.eval(), (torch.randn(1, 3, side, side, generator=generator),), ["input"], None
 
 
 def export(name, directory):
@@ -83,17 +174,27 @@ def export(name, directory):
     if os.path.exists(model_path) and os.path.exists(os.path.join(data, "output_0.pb")):
         return target
     os.makedirs(data, exist_ok=True)
-    model, x = build(name)
+    model, inputs, input_names, dynamic_axes = build(name)
     with torch.no_grad():
-        y = model(x)
-    tmp = model_path + ".tmp"
-    torch.onnx.export(model, x, tmp, opset_version=OPSET, input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
+        y = model(*inputs)
+    # Exported into a folder of its own first: a model over 2 GB writes its weights as external
+    # files beside the .onnx, and they move with it.
+    staging = os.path.join(target, "export.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    os.makedirs(staging)
+    tmp = os.path.join(staging, "model.onnx")
+    torch.onnx.export(model, inputs, tmp, opset_version=OPSET, input_names=input_names, output_names=["output"],
+                      dynamic_axes=dynamic_axes, do_constant_folding=True)
     onnx.checker.check_model(tmp)
-    for file, tensor, tensor_name in (("input_0.pb", x, "input"), ("output_0.pb", y, "output")):
+    files = [(f"input_{i}.pb", x, input_name) for i, (x, input_name) in enumerate(zip(inputs, input_names))]
+    for file, tensor, tensor_name in files + [("output_0.pb", y, "output")]:
         with open(os.path.join(data, file), "wb") as f:
             f.write(numpy_helper.from_array(tensor.numpy(), tensor_name).SerializeToString())
+    for file in os.listdir(staging):
+        if file != "model.onnx":
+            os.replace(os.path.join(staging, file), os.path.join(target, file))
     os.replace(tmp, model_path)
+    os.rmdir(staging)
     return target
 
 
@@ -105,9 +206,9 @@ def main():
     parser.add_argument("names", nargs="*", default=names)
     args = parser.parse_args()
     for name in args.names:
-        if name not in names and not hasattr(torchvision.models, name):
-            print(f"export_models.py: unknown model '{name}' (one of {', '.join(names)} or a torchvision classifier)",
-                  file=sys.stderr)
+        if not known(name):
+            print(f"export_models.py: unknown model '{name}' (bert_base, {', '.join(TRANSFORMERS)}, a torchvision classifier "
+                  f"or one of {', '.join(SEGMENTATION)})", file=sys.stderr)
             return 2
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name in args.names:

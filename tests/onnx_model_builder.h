@@ -62,6 +62,14 @@ struct ModelBuilder {
     for (const auto& o : out) n->add_output(o);
     return n;
   }
+  // Sets an integer attribute of `node`; returns the node.
+  static onnx::NodeProto* IntAttr(onnx::NodeProto* node, const std::string& name, int64_t value) {
+    auto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(value);
+    return node;
+  }
   // Writes the model to `path`; with TILEBANK_FUZZ_SEED_DIR set, a copy goes there too, named by
   // its bytes (how fuzz/corpus/onnx_import_fuzz/ is made: the models the tests build).
   std::string Save(const std::string& path) {

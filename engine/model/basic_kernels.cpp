@@ -174,6 +174,44 @@ Result<BasicKernel> Pad(const Graph& g, const Node& n) {
   });
 }
 
+// Strides that read a tensor of `in_shape` broadcast to `out_shape` (0 along broadcast dimensions).
+std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape) {
+  const auto in_strides = RowMajorStrides(in_shape);
+  std::vector<int64_t> strides(out_shape.size(), 0);
+  const size_t offset = out_shape.size() - in_shape.size();
+  for (size_t d = offset; d < out_shape.size(); ++d)
+    if (in_shape[d - offset] != 1) strides[d] = in_strides[d - offset];
+  return strides;
+}
+
+// Expand: the input broadcast to the output's shape.
+Result<BasicKernel> Expand(const Graph& g, const Node& n) {
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const auto& in_shape = ShapeOf(g, n.inputs[0]);
+  if (in_shape.size() > out_shape.size()) return Bad(n, "the input has a higher rank than the output");
+  const auto strides = BroadcastStrides(in_shape, out_shape);
+  return BasicKernel([out_shape, strides](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, out_shape, strides, out); });
+}
+
+// Where: out = condition != 0 ? x : y, the three broadcast to the output's shape.
+Result<BasicKernel> Where(const Graph& g, const Node& n) {
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const int64_t count = Tensor::NumElements(out_shape);
+  std::vector<std::vector<int64_t>> strides;
+  for (int i = 0; i < 3; ++i) {
+    if (ShapeOf(g, n.inputs[i]).size() > out_shape.size()) return Bad(n, "an input has a higher rank than the output");
+    strides.push_back(BroadcastStrides(ShapeOf(g, n.inputs[i]), out_shape));
+  }
+  return BasicKernel([out_shape, strides, count](const std::vector<const float*>& in, float* out) {
+    // Each operand is expanded once; the select then runs over contiguous arrays.
+    std::vector<float> c(count), x(count), y(count);
+    StridedCopy(in[0], 0, out_shape, strides[0], c.data());
+    StridedCopy(in[1], 0, out_shape, strides[1], x.data());
+    StridedCopy(in[2], 0, out_shape, strides[2], y.data());
+    for (int64_t i = 0; i < count; ++i) out[i] = c[i] != 0.f ? x[i] : y[i];
+  });
+}
+
 Result<BasicKernel> Clip(const Graph& g, const Node& n) {
   auto lo = ConstantInput(g, n, 1), hi = ConstantInput(g, n, 2);
   if (!lo.ok()) return lo.status();
@@ -252,7 +290,7 @@ bool IsAliasOp(const std::string& t) { return t == "Reshape" || t == "Flatten" |
 const std::vector<std::string>& BasicOpTypes() {
   static const std::vector<std::string> types = {"Transpose", "Slice", "Concat", "Gather", "Pad", "Clip", "Pow", "Sqrt", "Neg", "Exp",
                                                  "BatchNormalization", "Identity", "Dropout", "Cast", "Reshape", "Flatten", "Squeeze",
-                                                 "Unsqueeze"};
+                                                 "Unsqueeze", "Expand", "Where"};
   return types;
 }
 
@@ -266,6 +304,8 @@ Result<BasicKernel> MakeBasicKernel(const Graph& g, const Node& n) {
   if (t == "Concat") return Concat(g, n);
   if (t == "Gather") return Gather(g, n);
   if (t == "Pad") return Pad(g, n);
+  if (t == "Expand") return Expand(g, n);
+  if (t == "Where") return Where(g, n);
   if (t == "Clip") return Clip(g, n);
   if (t == "Pow") return Pow(g, n);
   if (t == "Sqrt") return Unary(g, n, [](float x) { return std::sqrt(x); });

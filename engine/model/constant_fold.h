@@ -1,8 +1,6 @@
 // Simplifies an imported graph before it is bound to kernels: Identity and Dropout are removed
-// (their consumers read the input), Shape of a static shape and every node of the shape-arithmetic
-// family whose inputs are all constant (Gather, Unsqueeze, Squeeze, Concat, ConstantOfShape,
-// Expand, Where, Cast, Slice, Reshape, Range, Transpose, Equal and the arithmetic ops) become
-// constants, a BatchNormalization that only follows a Conv with constant weights is folded into
+// (their consumers read the input), Shape and every node whose inputs are all constant become
+// constants (engine/model/constant_eval.h), a BatchNormalization that only follows a Conv with constant weights is folded into
 // them, and nodes whose outputs nothing reads are dropped.
 #pragma once
 #include "engine/model/graph.h"

@@ -85,13 +85,7 @@ TEST_CASE("executor: shape arithmetic folds to constants, BatchNormalization fol
   b.Node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"bn"});
   b.Node("Shape", {"bn"}, {"s"});
   b.Node("Gather", {"s", "zero"}, {"n"});
-  b.Node("Concat", {"n", "minus_one"}, {"target"})->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("axis");
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(0);
-    return a;
-  }());
+  ModelBuilder::IntAttr(b.Node("Concat", {"n", "minus_one"}, {"target"}), "axis", 0);
   b.Node("Reshape", {"bn", "target"}, {"y"});
   b.Output("y", {1, 144});
   const std::string path = b.Save(dir / "m.onnx");

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/model/constant_eval.h"
 #include "engine/model/tensor_proto.h"
 #include "engine/run/child_process.h"
 
@@ -232,6 +233,12 @@ class GraphBuilder {
     }
   }
   bool Known(const std::string& name) const { return known_.count(name) > 0; }
+  // Per value index: whether its shape is known.
+  std::vector<bool> ShapeKnown() const {
+    std::vector<bool> known(graph_.values.size(), false);
+    for (const auto& [name, index] : index_) known[index] = known_.count(name) > 0;
+    return known;
+  }
   void MarkKnown(const std::string& name) { known_.insert(name); }
   Graph& graph() { return graph_; }
 
@@ -268,6 +275,27 @@ Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::
 
 namespace {
 
+// ONNX's shape inference with data propagation on `model`, from its (fixed) input shapes; the
+// answer as OnnxPasses describes it.
+Result<std::string> InferShapes(onnx::ModelProto& model, bool send_whole, const std::string& path) {
+  auto* g = model.mutable_graph();
+  g->clear_value_info();  // inferred again from the fixed input shapes
+  for (auto& out : *g->mutable_output())
+    if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+  try {
+    std::unordered_map<std::string, onnx::TensorShapeProto> propagated;
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions{true, 1, true}, &propagated);
+  } catch (const std::exception& e) {
+    return Status::InvalidInput(path + ": shape inference failed: " + e.what());
+  }
+  if (send_whole) return "C" + model.SerializeAsString();
+  onnx::GraphProto typed;
+  *typed.mutable_input() = g->input();
+  *typed.mutable_output() = g->output();
+  *typed.mutable_value_info() = g->value_info();
+  return "S" + typed.SerializeAsString();
+}
+
 // ONNX's own passes over the model: check_model, the wiring check, conversion to the executor's
 // opset, the fixed input shapes, shape inference with data propagation. What changed comes back
 // as bytes: the whole model when it was converted (kept: 'C'), else only the graph's inputs,
@@ -292,48 +320,38 @@ Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::map<std::stri
     }
   }
   TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, path));
-  auto* g = model.mutable_graph();
-  g->clear_value_info();  // inferred again from the fixed input shapes
-  for (auto& out : *g->mutable_output())
-    if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
-  try {
-    std::unordered_map<std::string, onnx::TensorShapeProto> propagated;
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions{true, 1, true}, &propagated);
-  } catch (const std::exception& e) {
-    return Status::InvalidInput(path + ": shape inference failed: " + e.what());
-  }
-  if (convert) return "C" + model.SerializeAsString();
-  onnx::GraphProto typed;
-  *typed.mutable_input() = g->input();
-  *typed.mutable_output() = g->output();
-  *typed.mutable_value_info() = g->value_info();
-  return "S" + typed.SerializeAsString();
+  return InferShapes(model, convert, path);
 }
 
 }  // namespace
 
-Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
-  onnx::ModelProto model;
-  TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
-  TB_RETURN_IF_ERROR(LoadAllExternalData(&model, path));
-  // libonnx 1.12 crashes on some malformed models inside these passes: they run in a child process.
-  auto passed = RunInChildProcess([&]() { return OnnxPasses(model, input_shapes, path); },
-                                  path + ": libonnx's checker, opset conversion or shape inference");
-  if (!passed.ok()) return passed.status();
-  const std::string& answer = passed.value();
-  if (answer.empty() || (answer[0] == 'C' && !model.ParseFromArray(answer.data() + 1, static_cast<int>(answer.size() - 1))))
+namespace {
+
+// Applies the child's answer (see OnnxPasses) to `model`.
+Status ApplyAnswer(const std::string& answer, onnx::ModelProto* model, const std::string& path) {
+  if (answer.empty() || (answer[0] == 'C' && !model->ParseFromArray(answer.data() + 1, static_cast<int>(answer.size() - 1))))
     return Status::InvalidInput(path + ": the checked model did not come back whole");
   if (answer[0] == 'S') {
     onnx::GraphProto typed;
     if (!typed.ParseFromArray(answer.data() + 1, static_cast<int>(answer.size() - 1)))
       return Status::InvalidInput(path + ": the inferred shapes did not come back whole");
-    auto* g = model.mutable_graph();
+    auto* g = model->mutable_graph();
     *g->mutable_input() = typed.input();
     *g->mutable_output() = typed.output();
     *g->mutable_value_info() = typed.value_info();
   }
-  const onnx::GraphProto* g = &model.graph();
+  return Status::Ok();
+}
 
+struct ImportedGraph {
+  Graph graph;
+  std::vector<bool> shape_known;  // per value
+  std::string first_unknown;      // the refusal naming the first node output of unknown shape; "" when none
+};
+
+// The executor's graph of a checked, shape-inferred model, marking values of unknown shape.
+Result<ImportedGraph> BuildGraph(const onnx::ModelProto& model, const std::string& path) {
+  const onnx::GraphProto* g = &model.graph();
   GraphBuilder b;
   Graph& graph = b.graph();
   graph.opset = kExecutorOpset;
@@ -353,6 +371,7 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   }
   for (const auto& info : g->value_info()) b.SetType(info);
   for (const auto& out : g->output()) b.SetType(out);
+  std::string first_unknown;
   for (int i = 0; i < g->node_size(); ++i) {
     const auto& n = g->node(i);
     if (!n.domain().empty() && n.domain() != "ai.onnx")
@@ -372,14 +391,9 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
     node.op_type = n.op_type();
     for (const auto& name : n.input()) node.inputs.push_back(name.empty() ? -1 : b.Value(name));
     for (const auto& name : n.output()) {
-      if (name.empty()) {
-        node.outputs.push_back(-1);
-        continue;
-      }
-      node.outputs.push_back(b.Value(name));
-      if (!b.Known(name))
-        return Status::InvalidInput(path + ": the shape of '" + name + "' (output of node '" + node.name + "', " + n.op_type() +
-                                    ") is unknown after shape inference");
+      node.outputs.push_back(name.empty() ? -1 : b.Value(name));
+      if (!name.empty() && !b.Known(name) && first_unknown.empty())
+        first_unknown = path + ": the shape of '" + name + "' (output of node '" + node.name + "', " + n.op_type() + ") is unknown after shape inference";
     }
     for (const auto& a : n.attribute()) {
       node.attrs[a.name()] = AttributeValue(a);
@@ -393,7 +407,82 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
     graph.nodes.push_back(std::move(node));
   }
   for (const auto& out : g->output()) graph.outputs.push_back(b.Value(out.name()));
-  return std::move(graph);
+  std::vector<bool> known = b.ShapeKnown();
+  return ImportedGraph{std::move(graph), std::move(known), std::move(first_unknown)};
+}
+
+// Replaces each node of `model` whose outputs `graph` now holds as constants by initializers, so
+// that ONNX's next shape inference reads them. Returns how many nodes were replaced.
+int ReplaceFoldedNodes(onnx::ModelProto* model, const Graph& graph) {
+  std::map<std::string, int> index;
+  for (size_t v = 0; v < graph.values.size(); ++v) index[graph.values[v].name] = static_cast<int>(v);
+  std::set<std::string> outputs;
+  for (const auto& out : model->graph().output()) outputs.insert(out.name());
+  auto* g = model->mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  int replaced = 0;
+  for (auto& n : *g->mutable_node()) {
+    std::vector<onnx::TensorProto> values;
+    bool folded = n.op_type() != "Constant" && n.output_size() > 0;
+    for (const auto& name : n.output()) {
+      auto it = index.find(name);
+      if (name.empty() || it == index.end() || !graph.IsConstant(it->second) || outputs.count(name)) {
+        folded = false;
+        break;
+      }
+      auto proto = ProtoFromConst(name, *graph.values[it->second].constant, graph.values[it->second].dtype);
+      if (!proto.ok()) {
+        folded = false;
+        break;
+      }
+      values.push_back(std::move(proto.value()));
+    }
+    if (!folded) {
+      *kept.Add() = std::move(n);
+      continue;
+    }
+    for (auto& t : values) {
+      if (model->ir_version() < 4) {  // before IR 4 an initializer must also be a graph input
+        auto* input = g->add_input();
+        input->set_name(t.name());
+        auto* tt = input->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(t.data_type());
+        for (int64_t d : t.dims()) tt->mutable_shape()->add_dim()->set_dim_value(d);
+      }
+      *g->add_initializer() = std::move(t);
+    }
+    ++replaced;
+  }
+  g->mutable_node()->Swap(&kept);
+  return replaced;
+}
+
+}  // namespace
+
+Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+  onnx::ModelProto model;
+  TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
+  TB_RETURN_IF_ERROR(LoadAllExternalData(&model, path));
+  // ONNX's shape inference stops at shape arithmetic it does not propagate (Range, Mod, Where,
+  // ScatterND, ...). Each round folds what became constant into initializers and infers again,
+  // until every shape is known or a round changes nothing.
+  constexpr int kMaxRounds = 64;
+  for (int round = 0;; ++round) {
+    // libonnx 1.12 crashes on some malformed models inside these passes: they run in a child process.
+    auto passed = RunInChildProcess(
+        [&]() { return round == 0 ? OnnxPasses(model, input_shapes, path) : InferShapes(model, false, path); },
+        path + ": libonnx's checker, opset conversion or shape inference");
+    if (!passed.ok()) return passed.status();
+    TB_RETURN_IF_ERROR(ApplyAnswer(passed.value(), &model, path));
+    auto built = BuildGraph(model, path);
+    if (!built.ok()) return built.status();
+    if (built->first_unknown.empty()) return std::move(built->graph);
+    auto folded = EvaluateConstantNodes(&built->graph, &built->shape_known);
+    if (!folded.ok()) return folded.status().WithContext(path);
+    if (ReplaceFoldedNodes(&model, built->graph) == 0 || round + 1 == kMaxRounds)
+      return Status::InvalidInput(built->first_unknown +
+                                  " and constant folding: it depends on the values of a runtime input, not only on the input shapes");
+  }
 }
 
 }  // namespace tilebank::engine::model

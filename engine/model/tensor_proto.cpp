@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <map>
 
 namespace tilebank::engine::model {
 
@@ -110,6 +111,32 @@ Result<ConstTensor> ConstFromProto(const onnx::TensorProto& p) {
   }
   if (!ok) return Status::InvalidInput("tensor '" + p.name() + "': its data does not match its dims");
   return c;
+}
+
+Result<onnx::TensorProto> ProtoFromConst(const std::string& name, const ConstTensor& c, const std::string& dtype) {
+  onnx::TensorProto p;
+  p.set_name(name);
+  for (int64_t d : c.shape) p.add_dims(d);
+  const int64_t n = c.size();
+  if (dtype == "float32") {
+    p.set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t i = 0; i < n; ++i) p.add_float_data(static_cast<float>(c.At(i)));
+  } else if (dtype == "float64") {
+    p.set_data_type(onnx::TensorProto::DOUBLE);
+    for (int64_t i = 0; i < n; ++i) p.add_double_data(c.At(i));
+  } else if (dtype == "int64") {
+    p.set_data_type(onnx::TensorProto::INT64);
+    for (int64_t i = 0; i < n; ++i) p.add_int64_data(static_cast<int64_t>(c.At(i)));
+  } else {
+    static const std::map<std::string, int> int32_fields = {{"int32", onnx::TensorProto::INT32}, {"int16", onnx::TensorProto::INT16},
+                                                            {"int8", onnx::TensorProto::INT8},   {"uint8", onnx::TensorProto::UINT8},
+                                                            {"bool", onnx::TensorProto::BOOL}};
+    auto it = int32_fields.find(dtype);
+    if (it == int32_fields.end()) return Status::InvalidInput("tensor '" + name + "': " + dtype + " constants are not written");
+    p.set_data_type(it->second);
+    for (int64_t i = 0; i < n; ++i) p.add_int32_data(dtype == "bool" ? c.At(i) != 0 : static_cast<int32_t>(c.At(i)));
+  }
+  return p;
 }
 
 Result<Tensor> ReadFloatTensorFile(const std::string& path) {

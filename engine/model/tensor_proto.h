@@ -18,6 +18,10 @@ std::string DtypeName(int onnx_elem_type);
 // dims are kInvalidInput naming the tensor.
 Result<ConstTensor> ConstFromProto(const onnx::TensorProto& proto);
 
+// An initializer named `name` holding `c` as ONNX element type `dtype` (a DtypeName: float32,
+// float64, int64, int32, int16, int8, uint8 or bool); kInvalidInput for other types.
+Result<onnx::TensorProto> ProtoFromConst(const std::string& name, const ConstTensor& c, const std::string& dtype);
+
 // A TensorProto file (ONNX test data) as a float32 tensor: kInvalidInput naming the file when it
 // does not parse or is not float32.
 Result<Tensor> ReadFloatTensorFile(const std::string& path);

@@ -1,0 +1,133 @@
+// Constant evaluation checked against ONNX's backend node tests: each single-node test whose op
+// EvaluateConstantNodes knows gets its inputs as initializers, is imported (ONNX infers the output
+// shape) and folded; the folded value must have ONNX's shape and the test's expected values.
+#include "engine/model/constant_eval.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "engine/model/onnx_import.h"
+#include "engine/model/tensor_proto.h"
+#include "tests/test_support.h"
+
+namespace tilebank::engine::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kNodeTests = "/usr/share/libonnx-testdata/data/node";
+
+bool ReadProto(const fs::path& path, google::protobuf::Message* message) {
+  std::ifstream in(path, std::ios::binary);
+  return in && message->ParseFromIstream(&in);
+}
+
+enum class Outcome { kSkipped, kMatched, kDiffered };
+
+// Runs one node test with its inputs made constants; kSkipped when it is not a single node this
+// evaluator knows, or its tensors are of a type the importer does not read.
+Outcome CheckNodeTest(const fs::path& dir, const std::string& scratch, std::string* why) {
+  onnx::ModelProto model;
+  if (!ReadProto(dir / "model.onnx", &model) || model.graph().node_size() != 1) return Outcome::kSkipped;
+  const onnx::NodeProto node = model.graph().node(0);
+  if (!CanEvaluate(node.op_type()) || node.op_type() == "Shape" || node.output_size() != 1) return Outcome::kSkipped;
+  auto* g = model.mutable_graph();
+  for (int i = 0; i < g->input_size(); ++i) {
+    onnx::TensorProto t;
+    if (!ReadProto(dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb"), &t)) return Outcome::kSkipped;
+    t.set_name(g->input(i).name());
+    if (!ConstFromProto(t).ok()) return Outcome::kSkipped;
+    *g->add_initializer() = t;
+  }
+  // The inputs stay listed: an initializer listed as an input is a constant (IR 3 needs them listed).
+  onnx::TensorProto expected_proto;
+  if (!ReadProto(dir / "test_data_set_0" / "output_0.pb", &expected_proto)) return Outcome::kSkipped;
+  auto expected = ConstFromProto(expected_proto);
+  if (!expected.ok()) return Outcome::kSkipped;
+  const fs::path path = fs::path(scratch) / (dir.filename().string() + ".onnx");
+  std::ofstream(path, std::ios::binary) << model.SerializeAsString();
+  auto graph = ImportOnnx(path.string(), {});
+  if (!graph.ok()) return Outcome::kSkipped;  // an opset or type the importer refuses
+  std::vector<bool> known(graph->values.size(), true);
+  auto folded = EvaluateConstantNodes(&graph.value(), &known);
+  if (!folded.ok()) {
+    *why = folded.status().message();
+    return Outcome::kDiffered;
+  }
+  const Value& out = graph->values[graph->outputs[0]];
+  if (!out.constant) return Outcome::kSkipped;  // left to run time (a reduction ScatterND, ...)
+  if (out.constant->shape != expected->shape) {
+    *why = "shape differs from the expected output's";
+    return Outcome::kDiffered;
+  }
+  for (int64_t i = 0; i < expected->size(); ++i) {
+    const double a = out.constant->At(i), b = expected->At(i);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (std::fabs(a - b) > 1e-5 * std::max(1.0, std::fabs(b))) {
+      *why = "element " + std::to_string(i) + ": " + std::to_string(a) + " vs " + std::to_string(b);
+      return Outcome::kDiffered;
+    }
+  }
+  return Outcome::kMatched;
+}
+
+TEST_CASE("constant evaluation matches ONNX's backend node tests of every op it folds") {
+  REQUIRE_MESSAGE(fs::is_directory(kNodeTests), "install libonnx-testdata (scripts/setup.sh does)");
+  testing::TempDir scratch;
+  int matched = 0;
+  std::set<std::string> ops;
+  for (const auto& e : fs::directory_iterator(kNodeTests)) {
+    std::string why;
+    const Outcome outcome = CheckNodeTest(e.path(), scratch.path(), &why);
+    CHECK_MESSAGE(outcome != Outcome::kDiffered, e.path().filename().string() << ": " << why);
+    if (outcome == Outcome::kMatched) {
+      ++matched;
+      onnx::ModelProto model;
+      ReadProto(e.path() / "model.onnx", &model);
+      ops.insert(model.graph().node(0).op_type());
+    }
+  }
+  std::string names;
+  for (const auto& op : ops) names += " " + op;
+  MESSAGE(matched << " node tests folded and matched, ops:" << names);
+  CHECK(matched >= 150);
+  for (const char* op : {"Gather", "Slice", "Concat", "Range", "Mod", "Where", "Equal", "ScatterND", "Expand", "Cast", "Div", "Reshape",
+                         "Unsqueeze", "Squeeze", "Transpose", "Tile", "Trilu", "Not"})
+    CHECK_MESSAGE(ops.count(op) == 1, std::string(op) << " was not checked by any node test");
+}
+
+// A graph of one node `op_type` reading constant `input` into a value of `shape`.
+Graph OneNode(const std::string& op_type, ConstTensor input, std::vector<int64_t> shape) {
+  Graph g;
+  g.values.push_back({"in", input.shape, "int64", std::move(input)});
+  g.values.push_back({"out", std::move(shape), "int64", std::nullopt});
+  Node n;
+  n.name = "node";
+  n.op_type = op_type;
+  n.inputs = {0};
+  n.outputs = {1};
+  g.nodes.push_back(n);
+  return g;
+}
+
+TEST_CASE("a value too large to fold stays a node, and a folded shape that contradicts ONNX's is refused") {
+  Graph g = OneNode("ConstantOfShape", ConstTensor::Ints({1}, {int64_t{1} << 40}), {});
+  std::vector<bool> known = {true, false};
+  auto folded = EvaluateConstantNodes(&g, &known);
+  REQUIRE(folded.ok());
+  CHECK(*folded == 0);
+  CHECK(g.nodes.size() == 1);
+
+  Graph h = OneNode("Neg", ConstTensor::Ints({2}, {1, 2}), {3});  // ONNX said 3 elements
+  std::vector<bool> all_known = {true, true};
+  auto refused = EvaluateConstantNodes(&h, &all_known);
+  REQUIRE(!refused.ok());
+  CHECK(refused.status().message().find("node 'node' (Neg)") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilebank::engine::model

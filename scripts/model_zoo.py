@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""Runs the model zoo through tilebank and writes docs/MODELS.md: every classifier of torchvision 0.14
+(80), its 6 segmentation models, and transformers built from torch.nn (an encoder with a key padding
+mask, a decoder with a causal mask), each exported by scripts/export_models.py, run with
+`tilebank run --data` on an empty bank (default policies) and compared with PyTorch's output.
+
+  usage: /usr/bin/python3 scripts/model_zoo.py [--build DIR] [--threads N] [--repeat N] [--results FILE]
+                                               [--markdown FILE] [--no-torchscript] [NAME ...]
+
+Names default to the whole zoo. Each model's outcome is stored in --results (JSON, default
+<models dir>/zoo_results.json) as soon as it is known, so a run that stops goes on where it stopped
+when given the same file; names given again are run again. docs/MODELS.md is written from every
+stored result. With TorchScript (the default) each model's TorchScript time (traced, frozen,
+optimize_for_inference) is measured beside tilebank's, same threads, median of --repeat runs.
+Exit status: 0 when every model run matched, 1 otherwise.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def zoo():
+    import export_models
+    return export_models.TRANSFORMERS + export_models.classifiers() + export_models.SEGMENTATION
+
+
+def input_shapes(data_dir):
+    """--input-shape text from the test data's input files (their names and dims)."""
+    from onnx import TensorProto
+    shapes = []
+    i = 0
+    while os.path.exists(os.path.join(data_dir, f"input_{i}.pb")):
+        t = TensorProto()
+        with open(os.path.join(data_dir, f"input_{i}.pb"), "rb") as f:
+            t.ParseFromString(f.read())
+        shapes.append(t.name + ":" + ",".join(str(d) for d in t.dims))
+        i += 1
+    return ";".join(shapes)
+
+
+def node_count(model_path):
+    import onnx
+    model = onnx.load(model_path, load_external_data=False)
+    return sum(1 for n in model.graph.node if n.op_type != "Constant")
+
+
+def torchscript_ms(name, threads, repeat):
+    import torch
+    import export_models
+    torch.set_num_threads(threads)
+    model, inputs, _, _ = export_models.build(name)
+    with torch.no_grad():
+        scripted = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, inputs).eval()))
+        for _ in range(2):
+            scripted(*inputs)
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            scripted(*inputs)
+            times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def run_one(name, args, models_dir):
+    """The zoo's row for one model: export, tilebank run --data, TorchScript."""
+    row = {"model": name}
+    import export_models
+    row["family"] = export_models.family(name)
+    p = subprocess.run([sys.executable, os.path.join(HERE, "export_models.py"), "--dir", models_dir, name], capture_output=True, text=True)
+    if p.returncode != 0:
+        row["outcome"] = "export failed: " + (p.stderr.strip().splitlines() or ["?"])[-1]
+        return row
+    model_dir = p.stdout.strip().splitlines()[-1]
+    model_path = os.path.join(model_dir, "model.onnx")
+    data = os.path.join(model_dir, "test_data_set_0")
+    row["nodes"] = node_count(model_path)
+    with tempfile.TemporaryDirectory() as empty_bank:
+        cmd = [os.path.join(args.build, "tilebank"), "run", "-m", model_path, "--data", data, "--input-shape", input_shapes(data),
+               "--bank", empty_bank, "--threads", str(args.threads), "--warmup", "1", "--repeat", str(args.repeat), "--json"]
+        start = time.monotonic()
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        row["wall_s"] = time.monotonic() - start
+    row["exit"] = p.returncode
+    if p.returncode == 2 or not p.stdout.strip():
+        message = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        row["outcome"] = "refused: " + message.removeprefix("tilebank: error: ").replace(model_path + ": ", "").replace(model_path, "the model")
+        return row
+    result = json.loads(p.stdout)
+    row["gflop"] = result["gflop"]
+    row["soc_version"] = result["soc_version"]
+    row["ms"] = result["latency_ms"]["median"]
+    row["load_s"] = result["load_s"]
+    check = result.get("check", {})
+    row["max_abs_error"] = check.get("max_abs_error")
+    row["outcome"] = "matches" if check.get("ok") else "differs: " + check.get("worst", "?")
+    if args.torchscript:
+        row["torchscript_ms"] = torchscript_ms(name, args.threads, args.repeat)
+    return row
+
+
+def markdown(results, args, soc):
+    rows = sorted(results.values(), key=lambda r: (r.get("family", ""), r["model"]))
+    matched = sum(1 for r in rows if r["outcome"] == "matches")
+    lines = [
+        "# The model zoo",
+        "",
+        "Every model a user is likely to bring first, run by `tilebank run --data` with an empty bank (the",
+        "default policies), its output compared with PyTorch's for the same seeded input. Written by",
+        "`scripts/model_zoo.py`; reproduce with",
+        "",
+        "```",
+        "bash scripts/setup.sh --models && BUILD_DIR=build bash scripts/build.sh",
+        f"/usr/bin/python3 scripts/model_zoo.py --threads {args.threads} --repeat {args.repeat}",
+        "```",
+        "",
+        f"Measured on {soc}, {args.threads} threads, batch 1; latency is the median of {args.repeat} runs after one warm-up,",
+        "TorchScript's (traced, frozen, optimize_for_inference) likewise, beside it in the same run. Inputs",
+        "are [1,3,224,224] (inception_v3: 299) and the transformers' are listed in scripts/export_models.py.",
+        "",
+        f"**{matched} of {len(rows)} run and match.**",
+        "",
+        "| model | family | nodes | GFLOP | default ms | TorchScript ms | ratio | outcome |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ms, ts = r.get("ms"), r.get("torchscript_ms")
+        ratio = f"{ms / ts:.2f}x" if ms and ts else "-"
+        lines.append(f"| {r['model']} | {r.get('family', '-')} | {r.get('nodes', '-')} | "
+                     f"{r['gflop']:.2f} | " if "gflop" in r else f"| {r['model']} | {r.get('family', '-')} | {r.get('nodes', '-')} | - | ")
+        lines[-1] += (f"{ms:.1f} | " if ms else "- | ") + (f"{ts:.1f} | " if ts else "- | ") + f"{ratio} | {r['outcome'].replace('|', '/')} |"
+    lines += ["", "ratio: tilebank's default latency over TorchScript's (below 1: tilebank is faster).", ""]
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*")
+    parser.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=10)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    parser.add_argument("--models-dir", default=os.path.join(cache, "tilebank", "models"))
+    parser.add_argument("--results")
+    parser.add_argument("--markdown", default=os.path.join(HERE, "..", "docs", "MODELS.md"))
+    parser.add_argument("--no-torchscript", dest="torchscript", action="store_false")
+    args = parser.parse_args()
+    everything = zoo()
+    for name in args.names:
+        if name not in everything:
+            print(f"model_zoo.py: '{name}' is not in the zoo", file=sys.stderr)
+            return 2
+    if not os.access(os.path.join(args.build, "tilebank"), os.X_OK):
+        print(f"model_zoo.py: no tilebank in {args.build}; build it with: BUILD_DIR={args.build} bash scripts/build.sh", file=sys.stderr)
+        return 2
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    results_path = args.results or os.path.join(args.models_dir, "zoo_results.json")
+    results = {}
+    if os.path.exists(results_path):
+        with open(results_path) as f:
+            results = json.load(f)
+    names = args.names or [n for n in everything if n not in results]
+    for name in names:
+        print(f"== {name}", file=sys.stderr, flush=True)
+        results[name] = run_one(name, args, args.models_dir)
+        print(json.dumps(results[name]), file=sys.stderr, flush=True)
+        tmp = results_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(results, f, indent=1)
+        os.replace(tmp, results_path)
+    soc = next((r["soc_version"] for r in results.values() if r.get("soc_version")), "this machine")
+    with open(args.markdown, "w") as f:
+        f.write(markdown({k: v for k, v in results.items() if k in everything}, args, soc))
+    failed = [n for n in everything if n in results and results[n]["outcome"] != "matches"]
+    print(f"model_zoo: {len(results)} models, {len(failed)} not matching: {' '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
