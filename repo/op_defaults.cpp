@@ -55,6 +55,7 @@ const std::map<std::string, std::vector<AttrSpec>, std::less<>>& Specs() {
     m["ReduceSum"] = reduce;
     m["ReduceMean"] = reduce;
     m["ReduceMax"] = reduce;
+    m["ReduceL2"] = reduce;
     m["Gelu"] = {Text("approximate", "none")};
     m["MaxPool"] = pool_common;
     m["MaxPool"].push_back(Int("storage_order", 0));

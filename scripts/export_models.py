@@ -126,20 +126,54 @@ def randomize_zero_parameters(model):
     return model
 
 
+def small_models():
+    """One small member of each family, for the test suite: name -> (constructor, input side)."""
+    tv = torchvision.models
+    from torchvision.models import convnext, swin_transformer
+    return {
+        "small_resnet18": (lambda: tv.resnet18(), 64),
+        "small_mobilenet_v2": (lambda: tv.mobilenet_v2(), 64),
+        "small_mobilenet_v3_small": (lambda: tv.mobilenet_v3_small(), 64),
+        "small_efficientnet_b0": (lambda: tv.efficientnet_b0(), 64),
+        "small_efficientnet_v2_s": (lambda: tv.efficientnet_v2_s(), 64),
+        "small_regnet_y_400mf": (lambda: tv.regnet_y_400mf(), 64),
+        "small_densenet121": (lambda: tv.densenet121(), 64),
+        "small_shufflenet_v2_x0_5": (lambda: tv.shufflenet_v2_x0_5(), 64),
+        "small_squeezenet1_1": (lambda: tv.squeezenet1_1(), 64),
+        "small_mnasnet0_5": (lambda: tv.mnasnet0_5(), 64),
+        "small_googlenet": (lambda: tv.googlenet(init_weights=True), 64),
+        "small_inception_v3": (lambda: tv.inception_v3(init_weights=True), 96),
+        "small_convnext": (lambda: tv.ConvNeXt([convnext.CNBlockConfig(16, 32, 2), convnext.CNBlockConfig(32, None, 1)], layer_scale=0.5), 32),
+        "small_vit": (lambda: tv.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64), 32),
+        "small_swin": (lambda: tv.SwinTransformer([4, 4], 16, [2, 2], [2, 2], [4, 4], stochastic_depth_prob=0.0), 32),
+        "small_swin_v2": (lambda: tv.SwinTransformer([4, 4], 16, [2, 2], [2, 2], [4, 4], stochastic_depth_prob=0.0,
+                                                     block=swin_transformer.SwinTransformerBlockV2,
+                                                     downsample_layer=swin_transformer.PatchMergingV2), 32),
+        "small_maxvit": (lambda: tv.MaxVit((32, 32), 16, 2, [16, 32], [1, 1], 8, 0.0), 32),
+        "small_lraspp": (lambda: SegmentationOut(tv.segmentation.lraspp_mobilenet_v3_large(weights_backbone=None)), 64),
+        "small_deeplabv3": (lambda: SegmentationOut(tv.segmentation.deeplabv3_mobilenet_v3_large(weights_backbone=None)), 64),
+        "small_fcn": (lambda: SegmentationOut(tv.segmentation.fcn_resnet50(weights_backbone=None)), 64),
+        "small_transformer_encoder": (lambda: TransformerEncoder(layers=1, d_model=32, heads=2, ffn=64), None),
+        "small_transformer_decoder": (lambda: TransformerDecoder(layers=1, d_model=32, heads=2, ffn=64), None),
+    }
+
+
 def classifiers():
     return sorted(torchvision.models.list_models(module=torchvision.models))
 
 
 def known(name):
-    return name == "bert_base" or name in TRANSFORMERS or name in SEGMENTATION or name in classifiers()
+    return name == "bert_base" or name in TRANSFORMERS or name in SEGMENTATION or name in classifiers() or name in small_models()
 
 
 def family(name):
     """The zoo's family of a model: the torchvision module it comes from, or transformer."""
-    if name in SEGMENTATION:
+    if name in SEGMENTATION or name in ("small_lraspp", "small_deeplabv3", "small_fcn"):
         return "segmentation"
-    if name == "bert_base" or name in TRANSFORMERS:
+    if name == "bert_base" or name in TRANSFORMERS or name.startswith("small_transformer"):
         return "transformer"
+    if name in small_models():
+        return type(small_models()[name][0]()).__module__.split(".")[-1]
     return getattr(torchvision.models, name).__module__.split(".")[-1]
 
 
@@ -149,22 +183,49 @@ def build(name):
     generator = torch.Generator().manual_seed(1)
     if name == "bert_base":
         return BertEncoder().eval(), (torch.randn(1, 128, 768, generator=generator),), ["input"], None
-    if name == "transformer_encoder":
+    small = small_models().get(name)
+    if name.endswith("transformer_encoder"):
+        model = small[0]() if small else TransformerEncoder()
+        width = model.encoder.layers[0].linear1.in_features
         mask = torch.zeros(1, 32)
         mask[:, 24:] = float("-inf")
-        inputs = (torch.randn(1, 32, 256, generator=generator), mask)
+        inputs = (torch.randn(1, 32, width, generator=generator), mask)
         axes = {"x": {0: "batch", 1: "sequence"}, "key_padding_mask": {0: "batch", 1: "sequence"}, "output": {0: "batch", 1: "sequence"}}
-        return TransformerEncoder().eval(), inputs, ["x", "key_padding_mask"], axes
-    if name == "transformer_decoder":
-        inputs = (torch.randn(1, 24, 256, generator=generator), torch.randn(1, 32, 256, generator=generator))
+        return model.eval(), inputs, ["x", "key_padding_mask"], axes
+    if name.endswith("transformer_decoder"):
+        model = small[0]() if small else TransformerDecoder()
+        width = model.decoder.layers[0].linear1.in_features
+        inputs = (torch.randn(1, 24, width, generator=generator), torch.randn(1, 32, width, generator=generator))
         axes = {"tgt": {0: "batch", 1: "target"}, "memory": {0: "batch", 1: "source"}, "output": {0: "batch", 1: "target"}}
-        return TransformerDecoder().eval(), inputs, ["tgt", "memory"], axes
+        return model.eval(), inputs, ["tgt", "memory"], axes
+    if small:
+        model = randomize_zero_parameters(small[0]())
+        return model.eval(), (torch.randn(1, 3, small[1], small[1], generator=generator),), ["input"], None
     if name in SEGMENTATION:
         model = SegmentationOut(randomize_zero_parameters(getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None)))
         return model.eval(), (torch.randn(1, 3, 224, 224, generator=generator),), ["input"], None
     side = 299 if name == "inception_v3" else 224
     model = randomize_zero_parameters(getattr(torchvision.models, name)(weights=None))
     return model.eval(), (torch.randn(1, 3, side, side, generator=generator),), ["input"], None
+
+
+def register_zero_symbolic():
+    """PyTorch 1.13 cannot export aten::zero_, which Swin V2's attention applies to the key part of
+    its qkv bias in every forward. It is exported as x - x, and the exporter drops the in-place
+    write to the slice; zero_key_biases makes the weights hold those zeros already, so the model
+    computes the same with or without the write."""
+    torch.onnx.register_custom_op_symbolic("aten::zero", lambda g, self: g.op("Sub", self, self), OPSET)
+
+
+def zero_key_biases(model):
+    """Swin V2: the key third of each attention's qkv bias is zero in the weights (see register_zero_symbolic)."""
+    from torchvision.models.swin_transformer import ShiftedWindowAttentionV2
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, ShiftedWindowAttentionV2) and m.qkv.bias is not None:
+                length = m.qkv.bias.numel() // 3
+                m.qkv.bias[length:2 * length].zero_()
+    return model
 
 
 def export(name, directory):
@@ -175,6 +236,7 @@ def export(name, directory):
         return target
     os.makedirs(data, exist_ok=True)
     model, inputs, input_names, dynamic_axes = build(name)
+    zero_key_biases(model)
     with torch.no_grad():
         y = model(*inputs)
     # Exported into a folder of its own first: a model over 2 GB writes its weights as external
@@ -183,6 +245,7 @@ def export(name, directory):
     shutil.rmtree(staging, ignore_errors=True)
     os.makedirs(staging)
     tmp = os.path.join(staging, "model.onnx")
+    register_zero_symbolic()
     torch.onnx.export(model, inputs, tmp, opset_version=OPSET, input_names=input_names, output_names=["output"],
                       dynamic_axes=dynamic_axes, do_constant_folding=True)
     onnx.checker.check_model(tmp)

@@ -69,16 +69,26 @@ def torchscript_ms(name, threads, repeat):
     return statistics.median(times)
 
 
-def run_one(name, args, models_dir):
-    """The zoo's row for one model: export, tilebank run --data, TorchScript."""
+def export(names, models_dir):
+    """Exports `names` in one child process (a model that fails to export fails the rest); returns
+    (model directories in order, or None, and the error's last line)."""
+    p = subprocess.run([sys.executable, os.path.join(HERE, "export_models.py"), "--dir", models_dir] + names, capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, (p.stderr.strip().splitlines() or ["?"])[-1]
+    return p.stdout.strip().splitlines()[-len(names):], ""
+
+
+def run_one(name, args, models_dir, model_dir=None):
+    """The zoo's row for one model: export (unless `model_dir` holds it), tilebank run --data, TorchScript."""
     row = {"model": name}
     import export_models
     row["family"] = export_models.family(name)
-    p = subprocess.run([sys.executable, os.path.join(HERE, "export_models.py"), "--dir", models_dir, name], capture_output=True, text=True)
-    if p.returncode != 0:
-        row["outcome"] = "export failed: " + (p.stderr.strip().splitlines() or ["?"])[-1]
-        return row
-    model_dir = p.stdout.strip().splitlines()[-1]
+    if model_dir is None:
+        dirs, error = export([name], models_dir)
+        if dirs is None:
+            row["outcome"] = "export failed: " + error
+            return row
+        model_dir = dirs[0]
     model_path = os.path.join(model_dir, "model.onnx")
     data = os.path.join(model_dir, "test_data_set_0")
     row["nodes"] = node_count(model_path)
@@ -140,6 +150,25 @@ def markdown(results, args, soc):
     return "\n".join(lines)
 
 
+def check_small(args):
+    import export_models
+    names = args.names or list(export_models.small_models())
+    failed = []
+    with tempfile.TemporaryDirectory() as models_dir:
+        dirs, error = export(names, models_dir)
+        if dirs is None:
+            print(f"model_zoo: export failed: {error}", file=sys.stderr)
+            return 1
+        for name, model_dir in zip(names, dirs):
+            args.torchscript = False
+            row = run_one(name, args, models_dir, model_dir)
+            print(f"{name:28} {row['family']:20} {row.get('nodes', '-'):>5} nodes  {row['outcome']}", flush=True)
+            if row["outcome"] != "matches":
+                failed.append(name)
+    print(f"model_zoo --small: {len(names) - len(failed)} of {len(names)} match" + (f"; not: {' '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*")
@@ -151,7 +180,12 @@ def main():
     parser.add_argument("--results")
     parser.add_argument("--markdown", default=os.path.join(HERE, "..", "docs", "MODELS.md"))
     parser.add_argument("--no-torchscript", dest="torchscript", action="store_false")
+    parser.add_argument("--small", action="store_true",
+                        help="the test suite's run: one small model of each family (export_models.small_models), exported into a "
+                             "temporary folder, checked, nothing written; exit 0 when all match")
     args = parser.parse_args()
+    if args.small:
+        return check_small(args)
     everything = zoo()
     for name in args.names:
         if name not in everything:

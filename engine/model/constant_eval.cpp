@@ -472,6 +472,7 @@ const std::map<std::string, Evaluator>& Evaluators() {
       {"Ceil", Unary([](double a) { return std::ceil(a); })},
       {"Sign", Unary([](double a) { return static_cast<double>((a > 0) - (a < 0)); })},
       {"Cast", CastEval},
+      {"Identity", [](const Graph&, const Node&, const Inputs& in) { return Result<ConstTensor>(*in[0]); }},
       {"Reshape", ReshapeEval},
       {"Unsqueeze", UnsqueezeEval},
       {"Squeeze", SqueezeEval},
@@ -497,7 +498,7 @@ size_t RequiredInputs(const std::string& op_type) {
       {"Reshape", 2}, {"Unsqueeze", 2}, {"Expand", 2}, {"Gather", 2}, {"Tile", 2}, {"Slice", 3}, {"Where", 3}, {"Range", 3}, {"ScatterND", 3}};
   auto it = required.find(op_type);
   if (it != required.end()) return it->second;
-  static const std::vector<std::string> unary = {"Not", "Sqrt", "Exp", "Log", "Reciprocal", "Neg", "Abs", "Floor", "Ceil", "Sign", "Cast",
+  static const std::vector<std::string> unary = {"Not", "Sqrt", "Exp", "Log", "Reciprocal", "Neg", "Abs", "Floor", "Ceil", "Sign", "Cast", "Identity",
                                                  "Squeeze", "Flatten", "ConstantOfShape", "Transpose", "Trilu", "Min", "Max", "Concat"};
   return std::find(unary.begin(), unary.end(), op_type) != unary.end() ? 1 : 2;
 }

@@ -157,9 +157,10 @@ Tensor Reduce(const OpSpec& op, const Tensor& x) {
       double acc = op.op_type == "ReduceMax" ? -std::numeric_limits<double>::infinity() : 0;
       for (int64_t r = 0; r < len; ++r) {
         double v = x.data[(o * len + r) * inner + i];
-        acc = op.op_type == "ReduceMax" ? std::max(acc, v) : acc + v;
+        acc = op.op_type == "ReduceMax" ? std::max(acc, v) : acc + (op.op_type == "ReduceL2" ? v * v : v);
       }
       if (op.op_type == "ReduceMean") acc /= len;
+      if (op.op_type == "ReduceL2") acc = std::sqrt(acc);
       out.data[o * inner + i] = static_cast<float>(acc);
     }
   out.shape = op.outputs[0].shape;
@@ -251,7 +252,7 @@ Result<Tensor> ReferenceCompute(const OpSpec& op, const std::vector<const Tensor
   if (t == "Conv") return Conv(op, in);
   if (t == "Softmax") return Softmax(op, *in[0]);
   if (t == "LayerNormalization") return LayerNorm(op, in);
-  if (t == "ReduceSum" || t == "ReduceMean" || t == "ReduceMax") return Reduce(op, *in[0]);
+  if (t == "ReduceSum" || t == "ReduceMean" || t == "ReduceMax" || t == "ReduceL2") return Reduce(op, *in[0]);
   if (IsBinaryElementwiseOp(t) || IsUnaryElementwiseOp(t)) return Elementwise(op, in);
   if (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool") return Pool(op, *in[0]);
   return Bad(op, "no reference implementation");

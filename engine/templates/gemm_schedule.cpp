@@ -58,6 +58,7 @@ Policy GemmDefaultPolicy(const GemmShape& s) {
   const int V = host.vector_floats;
   // Register tile: the widest of 2 (or 3 with 16 registers) vectors whose rows fit the register file.
   int64_t vb = host.vector_registers >= 32 ? 2 : 3;
+  while (vb > 1 && (vb - 1) * V >= s.N) --vb;  // no whole vector of padding (GemmPolicyValid)
   bool packed = s.N % (vb * V) != 0 || s.N < vb * V || s.N >= 64;
   while (vb > 1 && !packed && vb * V > s.N) --vb;
   int64_t tm = 1;

@@ -173,8 +173,9 @@ class RowwiseTemplate : public HalideTemplate {
     Func acc("acc"), out("reduce");
     const bool is_max = op.op_type == "ReduceMax";
     acc(i, o) = is_max ? Expr(-std::numeric_limits<float>::infinity()) : Expr(0.f);
-    acc(i, o) = is_max ? max(acc(i, o), x(i, k, o)) : acc(i, o) + x(i, k, o);
-    out(i, o) = op.op_type == "ReduceMean" ? acc(i, o) / float(len) : acc(i, o);
+    const bool is_l2 = op.op_type == "ReduceL2";
+    acc(i, o) = is_max ? max(acc(i, o), x(i, k, o)) : acc(i, o) + (is_l2 ? x(i, k, o) * x(i, k, o) : x(i, k, o));
+    out(i, o) = op.op_type == "ReduceMean" ? acc(i, o) / float(len) : is_l2 ? sqrt(acc(i, o)) : acc(i, o);
     out.bound(i, 0, inner).bound(o, 0, outer);
     Var at = ScheduleRows(out, i, o, shape, policy);
     if (inner == 1) {
@@ -236,7 +237,7 @@ const OpTemplate& LayerNormTemplate() {
   return t;
 }
 const OpTemplate& ReduceTemplate() {
-  static const RowwiseTemplate t("reduce.generic", {"ReduceSum", "ReduceMean", "ReduceMax"});
+  static const RowwiseTemplate t("reduce.generic", {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceL2"});
   return t;
 }
 

@@ -75,6 +75,9 @@ TEST_CASE("templates: GEMM family (odd sizes, transposes, bias, batches)") {
                        R"(,"attr":[{"name":"transA","type":"int","value":1},{"name":"transB","type":"int","value":1},{"name":"alpha","type":"float","value":0.5}]})"),
                     3);
   CheckAllTemplates(Op(R"({"op":"BatchMatMul","input_desc":)" + Desc({"[3,24,40]", "[3,40,36]"}) + R"(,"output_desc":)" + Desc({"[3,24,36]"}) + "}"), 2);
+  // N of exactly one vector (AVX-512) with batches on both sides: Swin V2's window attention.
+  CheckAllTemplates(Op(R"({"op":"MatMul","input_desc":)" + Desc({"[4,2,16,8]", "[4,2,8,16]"}) + R"(,"output_desc":)" + Desc({"[4,2,16,16]"}) + "}"), 2);
+  CheckAllTemplates(Op(R"({"op":"MatMul","input_desc":)" + Desc({"[2,5,8]", "[2,8,16]"}) + R"(,"output_desc":)" + Desc({"[2,5,16]"}) + "}"), 2);
 }
 
 TEST_CASE("templates: B packed into panels once (pack_b root) with a short last panel, transposed, batched or broadcast") {
@@ -123,6 +126,9 @@ TEST_CASE("templates: vector ops") {
   CheckAllTemplates(Op(R"({"op":"LayerNormalization","input_desc":)" + Desc({"[5,96]", "[96]", "[96]"}) + R"(,"output_desc":)" + Desc({"[5,96]"}) + "}"), 3);
   CheckAllTemplates(Op(R"({"op":"ReduceMax","input_desc":)" + Desc({"[4,5,32]"}) + R"(,"output_desc":)" + Desc({"[4,1,32]"}) +
                        R"(,"attr":[{"name":"axes","type":"list_int","value":[1]}]})"),
+                    2);
+  CheckAllTemplates(Op(R"({"op":"ReduceL2","input_desc":)" + Desc({"[2,6,40]"}) + R"(,"output_desc":)" + Desc({"[2,6,1]"}) +
+                       R"(,"attr":[{"name":"axes","type":"list_int","value":[-1]}]})"),
                     2);
   CheckAllTemplates(Op(R"({"op":"ReduceMean","input_desc":)" + Desc({"[3,4,48]"}) + R"(,"output_desc":)" + Desc({"[3,4,1]"}) +
                        R"(,"attr":[{"name":"axes","type":"list_int","value":[-1]}]})"),
