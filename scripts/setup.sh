@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages tilebank builds, tests and benchmarks with. Idempotent.
-#   setup.sh            what the build and the tests need
+#   setup.sh            what the build needs
 #   setup.sh --models   and PyTorch, torchvision and ONNX for Python, which scripts/export_models.py
-#                       exports the demo's and the benchmark's models with
+#                       exports the demo's, the benchmark's, the zoo's and the tests' models with
+#                       (scripts/test.sh installs these)
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git python3

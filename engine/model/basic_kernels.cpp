@@ -212,6 +212,90 @@ Result<BasicKernel> Where(const Graph& g, const Node& n) {
   });
 }
 
+// Resize (opset 11+): nearest or (multi)linear along every axis whose size changes, with ONNX's
+// coordinate transformations half_pixel, pytorch_half_pixel, align_corners and asymmetric.
+Result<BasicKernel> Resize(const Graph& g, const Node& n) {
+  const auto& in_shape = ShapeOf(g, n.inputs[0]);
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const std::string mode = g.AttrString(n, "mode", "nearest");
+  const std::string transform = g.AttrString(n, "coordinate_transformation_mode", "half_pixel");
+  const std::string nearest_mode = g.AttrString(n, "nearest_mode", "round_prefer_floor");
+  if (mode != "nearest" && mode != "linear") return Bad(n, "mode '" + mode + "' is not supported (nearest and linear are)");
+  if (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "align_corners" && transform != "asymmetric")
+    return Bad(n, "coordinate_transformation_mode '" + transform + "' is not supported");
+  if (in_shape.size() != out_shape.size()) return Bad(n, "the output's rank differs from the input's");
+  auto scales = ConstantInput(g, n, 2);
+  if (!scales.ok()) return scales.status();
+  const size_t rank = in_shape.size();
+  // Per output axis and coordinate: the two input indices and the second one's weight.
+  struct Tap {
+    int64_t lo, hi;
+    float w;
+  };
+  std::vector<std::vector<Tap>> taps(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t in = in_shape[d], out = out_shape[d];
+    const bool scaled = *scales && (**scales).size() == rank && (**scales)[d] > 0;
+    const double scale = scaled ? (**scales)[d] : static_cast<double>(out) / in;
+    const double resized_length = scaled ? in * scale : static_cast<double>(out);  // ONNX: not rounded when scales are given
+    for (int64_t o = 0; o < out; ++o) {
+      double x;
+      if (transform == "align_corners") x = resized_length > 1 ? o * double(in - 1) / (resized_length - 1) : 0;
+      else if (transform == "asymmetric") x = o / scale;
+      else if (transform == "pytorch_half_pixel" && out == 1) x = 0;
+      else x = (o + 0.5) / scale - 0.5;
+      if (mode == "nearest") {
+        int64_t k;
+        if (nearest_mode == "floor") k = static_cast<int64_t>(std::floor(x));
+        else if (nearest_mode == "ceil") k = static_cast<int64_t>(std::ceil(x));
+        else if (nearest_mode == "round_prefer_ceil") k = static_cast<int64_t>(std::floor(x + 0.5));
+        else k = static_cast<int64_t>(std::ceil(x - 0.5));  // round_prefer_floor
+        k = std::clamp<int64_t>(k, 0, in - 1);
+        taps[d].push_back({k, k, 0.f});
+      } else {
+        x = std::clamp(x, 0.0, static_cast<double>(in - 1));
+        const int64_t lo = static_cast<int64_t>(std::floor(x));
+        const int64_t hi = std::min(lo + 1, in - 1);
+        taps[d].push_back({lo, hi, static_cast<float>(x - lo)});
+      }
+    }
+  }
+  std::vector<size_t> resized;  // the axes with two distinct taps somewhere
+  for (size_t d = 0; d < rank; ++d)
+    if (std::any_of(taps[d].begin(), taps[d].end(), [](const Tap& t) { return t.hi != t.lo; })) resized.push_back(d);
+  const auto in_strides = RowMajorStrides(in_shape);
+  const auto out_strides = RowMajorStrides(out_shape);
+  const int64_t count = Tensor::NumElements(out_shape);
+  return BasicKernel([taps, resized, in_strides, out_strides, out_shape, count, rank](const std::vector<const float*>& in, float* out) {
+    std::vector<const Tap*> at(rank);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t base = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        at[d] = &taps[d][(i / out_strides[d]) % out_shape[d]];
+        base += at[d]->lo * in_strides[d];
+      }
+      // Multilinear: the weighted sum over the corners of the resized axes.
+      float value = 0.f;
+      for (uint32_t corner = 0; corner < (1u << resized.size()); ++corner) {
+        float weight = 1.f;
+        int64_t offset = base;
+        for (size_t k = 0; k < resized.size(); ++k) {
+          const size_t d = resized[k];
+          const Tap& t = *at[d];
+          if ((corner >> k) & 1u) {
+            weight *= t.w;
+            offset += (t.hi - t.lo) * in_strides[d];
+          } else {
+            weight *= 1.f - t.w;
+          }
+        }
+        if (weight != 0.f) value += weight * in[0][offset];
+      }
+      out[i] = value;
+    }
+  });
+}
+
 Result<BasicKernel> Clip(const Graph& g, const Node& n) {
   auto lo = ConstantInput(g, n, 1), hi = ConstantInput(g, n, 2);
   if (!lo.ok()) return lo.status();
@@ -290,7 +374,7 @@ bool IsAliasOp(const std::string& t) { return t == "Reshape" || t == "Flatten" |
 const std::vector<std::string>& BasicOpTypes() {
   static const std::vector<std::string> types = {"Transpose", "Slice", "Concat", "Gather", "Pad", "Clip", "Pow", "Sqrt", "Neg", "Exp",
                                                  "BatchNormalization", "Identity", "Dropout", "Cast", "Reshape", "Flatten", "Squeeze",
-                                                 "Unsqueeze", "Expand", "Where"};
+                                                 "Unsqueeze", "Expand", "Where", "Resize"};
   return types;
 }
 
@@ -306,6 +390,7 @@ Result<BasicKernel> MakeBasicKernel(const Graph& g, const Node& n) {
   if (t == "Pad") return Pad(g, n);
   if (t == "Expand") return Expand(g, n);
   if (t == "Where") return Where(g, n);
+  if (t == "Resize") return Resize(g, n);
   if (t == "Clip") return Clip(g, n);
   if (t == "Pow") return Pow(g, n);
   if (t == "Sqrt") return Unary(g, n, [](float x) { return std::sqrt(x); });

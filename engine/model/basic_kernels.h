@@ -1,7 +1,7 @@
 // Kernels for the operators outside the tuned set: data movement (Transpose, Concat, Slice,
-// Gather, Pad, Expand, Where), Clip, Pow, Sqrt, Neg, Exp, BatchNormalization on its own, and copies. Each reads
+// Gather, Pad, Expand, Where, Resize), Clip, Pow, Sqrt, Neg, Exp, BatchNormalization on its own, and copies. Each reads
 // row-major float32 inputs and writes a row-major output; constant operands (Clip bounds, Gather
-// indices, Pad widths, a Pow exponent) are read once, when the kernel is made. Reshape, Flatten,
+// indices, Pad widths, a Pow exponent, Resize scales) are read once, when the kernel is made. Reshape, Flatten,
 // Squeeze and Unsqueeze have no kernel: the executor gives their output the input's memory.
 #pragma once
 #include <functional>

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "engine/model/constant_eval.h"
+#include "engine/model/einsum_lowering.h"
 #include "engine/model/tensor_proto.h"
 #include "engine/run/child_process.h"
 
@@ -463,6 +464,7 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   onnx::ModelProto model;
   TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
   TB_RETURN_IF_ERROR(LoadAllExternalData(&model, path));
+  LowerEinsums(model.mutable_graph());
   // ONNX's shape inference stops at shape arithmetic it does not propagate (Range, Mod, Where,
   // ScatterND, ...). Each round folds what became constant into initializers and infers again,
   // until every shape is known or a round changes nothing.
