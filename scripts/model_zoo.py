@@ -116,9 +116,12 @@ def run_one(name, args, models_dir, model_dir=None):
     return row
 
 
-def markdown(results, args, soc):
-    rows = sorted(results.values(), key=lambda r: (r.get("family", ""), r["model"]))
+def markdown(results, args, soc, everything):
+    import export_models
+    missing = [{"model": n, "family": export_models.family(n), "outcome": "not run yet"} for n in everything if n not in results]
+    rows = sorted(list(results.values()) + missing, key=lambda r: (r.get("family", ""), r["model"]))
     matched = sum(1 for r in rows if r["outcome"] == "matches")
+    refused = sum(1 for r in rows if r["outcome"].startswith("refused"))
     lines = [
         "# The model zoo",
         "",
@@ -131,11 +134,12 @@ def markdown(results, args, soc):
         f"/usr/bin/python3 scripts/model_zoo.py --threads {args.threads} --repeat {args.repeat}",
         "```",
         "",
-        f"Measured on {soc}, {args.threads} threads, batch 1; latency is the median of {args.repeat} runs after one warm-up,",
-        "TorchScript's (traced, frozen, optimize_for_inference) likewise, beside it in the same run. Inputs",
-        "are [1,3,224,224] (inception_v3: 299) and the transformers' are listed in scripts/export_models.py.",
+        f"Measured on {soc}, {args.threads} threads, batch 1; latency is the median of {args.repeat} runs after one warm-up"
+        + (", TorchScript's (traced, frozen, optimize_for_inference) likewise, beside it in the same run." if args.torchscript else
+           " (TorchScript was not measured in this run)."),
+        "Inputs are [1,3,224,224] (inception_v3: 299); the transformers' are listed in scripts/export_models.py.",
         "",
-        f"**{matched} of {len(rows)} run and match.**",
+        f"**{matched} of {len(rows)} run and match; {refused} are refused; {len(missing)} were not run in this table's run.**",
         "",
         "| model | family | nodes | GFLOP | default ms | TorchScript ms | ratio | outcome |",
         "|---|---|---|---|---|---|---|---|",
@@ -180,6 +184,7 @@ def main():
     parser.add_argument("--results")
     parser.add_argument("--markdown", default=os.path.join(HERE, "..", "docs", "MODELS.md"))
     parser.add_argument("--no-torchscript", dest="torchscript", action="store_false")
+    parser.add_argument("--markdown-only", action="store_true", help="write --markdown from the stored results, run nothing")
     parser.add_argument("--small", action="store_true",
                         help="the test suite's run: one small model of each family (export_models.small_models), exported into a "
                              "temporary folder, checked, nothing written; exit 0 when all match")
@@ -200,7 +205,7 @@ def main():
     if os.path.exists(results_path):
         with open(results_path) as f:
             results = json.load(f)
-    names = args.names or [n for n in everything if n not in results]
+    names = [] if args.markdown_only else args.names or [n for n in everything if n not in results]
     for name in names:
         print(f"== {name}", file=sys.stderr, flush=True)
         results[name] = run_one(name, args, args.models_dir)
@@ -211,7 +216,7 @@ def main():
         os.replace(tmp, results_path)
     soc = next((r["soc_version"] for r in results.values() if r.get("soc_version")), "this machine")
     with open(args.markdown, "w") as f:
-        f.write(markdown({k: v for k, v in results.items() if k in everything}, args, soc))
+        f.write(markdown({k: v for k, v in results.items() if k in everything}, args, soc, everything))
     failed = [n for n in everything if n in results and results[n]["outcome"] != "matches"]
     print(f"model_zoo: {len(results)} models, {len(failed)} not matching: {' '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
