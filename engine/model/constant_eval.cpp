@@ -515,7 +515,6 @@ bool InputsPresent(const Node& n, const Inputs& in) {
 std::string FoldedDtype(const Graph& g, const Node& n, const ConstTensor& c) {
   static const std::vector<std::string> boolean = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not"};
   if (std::find(boolean.begin(), boolean.end(), n.op_type) != boolean.end()) return "bool";
-  if (n.op_type == "Shape") return "int64";
   const std::string& declared = g.values[n.outputs[0]].dtype;
   if (!declared.empty() && declared.rfind("type ", 0) != 0) return declared;
   return c.type == Type::kFloat ? "float32" : "int64";
