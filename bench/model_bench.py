@@ -9,6 +9,9 @@ goals of issues 13 (OPAT) and 14 (SGAT) are printed with each row, met or not.
 
   usage: bench/model_bench.py [--threads 2] [--repeat 30] [--bank DIR] [--sgat-bank DIR] [--build build] [MODEL ...]
          (models: resnet50 resnet18 mobilenet_v2 bert_base, or other torchvision classifiers)
+         bench/model_bench.py --defaults [MODEL ...]   before tuning: an empty bank against TorchScript
+         bench/model_bench.py --off-shape              ResNet-50 at batch 8 with a bank tuned at batch 1
+         (bench/default_goals.py: the goals of issue 20)
 
 The banks default to $XDG_CACHE_HOME/tilebank/bench_bank (OPAT) and bench_bank_sgat (SGAT then
 OPAT): the first run tunes each model (wall times in the "tune s" columns), later runs find every
@@ -132,12 +135,21 @@ def main():
     parser.add_argument("--bank", default=os.path.join(cache, "tilebank", "bench_bank"))
     parser.add_argument("--sgat-bank", default=os.path.join(cache, "tilebank", "bench_bank_sgat"))
     parser.add_argument("--trials", type=int, default=48, help="tuning: candidates per operator (the default budget)")
+    parser.add_argument("--defaults", action="store_true", help="only the models with an empty bank against TorchScript")
+    parser.add_argument("--off-shape", action="store_true", help="only ResNet-50 at batch 8 with a bank tuned at batch 1")
     args = parser.parse_args()
     ensure_binaries(args.build)
     global torch, export_models
     import torch
     import export_models  # scripts/export_models.py
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    if args.defaults or args.off_shape:
+        import default_goals  # bench/default_goals.py
+        if args.defaults:
+            default_goals.defaults_section(args, torch, export_models, args.models if args.models != list(GOALS) else default_goals.DEFAULT_MODELS)
+        if args.off_shape:
+            default_goals.off_shape_section(args, torch, export_models)
+        return
     rows = []
     for name in args.models:
         model_dir = export_models.export(name, os.path.join(cache, "tilebank", "models"))

@@ -123,12 +123,12 @@ TEST_CASE("sgat: fused subgraphs compute what the unfused nodes do, a residual c
 }
 
 // Every Conv in impl.onednn (the others keep their default policies).
-std::optional<Entry> OneDnnConvs(const engine::OpSpec& op) {
+std::optional<FoundPolicy> OneDnnConvs(const engine::OpSpec& op) {
   if (op.op_type != "Conv") return std::nullopt;
-  Entry e;
-  e.template_id = "impl.onednn";
-  e.policy = engine::OneDnnImpl().DefaultPolicy(op);
-  return e;
+  FoundPolicy found;
+  found.entry.template_id = "impl.onednn";
+  found.entry.policy = engine::OneDnnImpl().DefaultPolicy(op);
+  return found;
 }
 
 TEST_CASE("sgat: tensors pass between oneDNN convolutions in their native layout, through elementwise steps, and compute the row-major result") {
@@ -271,7 +271,8 @@ SgatRun TuneUntilAdded(const TempDir& dir, const std::string& source, const std:
   for (int attempt = 1; attempt <= kSgatAttempts && run.added == 0; ++attempt) {
     run.bank = dir / ("attempt" + std::to_string(attempt) + "_bank");
     const std::string out = dir / ("attempt" + std::to_string(attempt) + "_out");
-    auto tune = RunCli("tune -j 1 " + source + " --bank " + run.bank + " --output " + out);
+    // The templates' defaults: without them the built-in choice fuses these blocks already.
+    auto tune = RunCli("tune -j 1 " + source + " --bank " + run.bank + " --output " + out, "TILEBANK_DEFAULT_POLICIES=template");
     REQUIRE_MESSAGE(tune.exit_code == 0, tune.err);
     CHECK(tune.out.find(tuning_name + " process finished. Performance improved by") != std::string::npos);
     run.result = SgatOf(out);
@@ -330,7 +331,9 @@ engine::ModelSgatReport SgatWithTiming(const TempDir& dir, const std::string& na
     if (t.ok()) adjust(&t.value());
     return t;
   };
+  setenv("TILEBANK_DEFAULT_POLICIES", "template", 1);  // nothing fused before SGAT (see TuneUntilAdded)
   auto report = engine::RunModelSgatJob(o);
+  unsetenv("TILEBANK_DEFAULT_POLICIES");
   REQUIRE_MESSAGE(report.ok(), report.status().message());
   return std::move(report.value());
 }
@@ -449,7 +452,8 @@ TEST_CASE("tune -j 1 on a model the executor cannot run exits 2 and creates no b
 TEST_CASE("run: the second load of a model finds its compiled kernels in the kernel cache") {
   TempDir dir;
   const std::string model = BlocksModel(dir);
-  const std::string env = "TILEBANK_KERNEL_CACHE=" + (dir / "kernels");
+  // The Halide templates' own defaults, so that the model has kernels to compile.
+  const std::string env = "TILEBANK_DEFAULT_POLICIES=template TILEBANK_KERNEL_CACHE=" + (dir / "kernels");
   auto first = RunCli("run -m " + model + " --bank " + (dir / "none") + " --repeat 1 --json", env);
   REQUIRE_MESSAGE(first.exit_code == 0, first.err);
   const auto cold = nlohmann::json::parse(first.out)["kernel_cache"];

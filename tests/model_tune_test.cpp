@@ -37,7 +37,9 @@ TEST_CASE("tune --model: whole-model times, node names, one task per bank key, t
   TempDir dir;
   const std::string model = SmallModel(dir);
   const std::string common = "tune -j 2 -m " + model + " --bank " + (dir / "bank") + " --trials 3";
-  auto first = RunCli(common + " --output " + (dir / "out1"));
+  // The templates' defaults, which run the Relus apart (the built-in choice fuses them into oneDNN).
+  const std::string env = "TILEBANK_DEFAULT_POLICIES=template";
+  auto first = RunCli(common + " --output " + (dir / "out1"), env);
   REQUIRE_MESSAGE(first.exit_code == 0, first.err);
   CHECK(first.out.find("small process finished. Performance improved by") != std::string::npos);
   auto opat = OpatOf(dir / "out1");
@@ -50,7 +52,7 @@ TEST_CASE("tune --model: whole-model times, node names, one task per bank key, t
     const std::string name = op["op_name"];
     CHECK_MESSAGE((name == "MatMul_h1" || name == "Relu_a1"), name);  // the first node of each key
   }
-  auto second = RunCli(common + " --output " + (dir / "out2"));
+  auto second = RunCli(common + " --output " + (dir / "out2"), env);
   REQUIRE(second.exit_code == 0);
   auto again = OpatOf(dir / "out2");
   CHECK(again["repo_summary"]["repo_hit_num"].get<int>() + again["repo_summary"]["repo_unsatisfied_num"].get<int>() == 2);
@@ -84,7 +86,9 @@ TEST_CASE("run --tune online tunes what the bank lacks once and the next run sta
 TEST_CASE("offline: run --dump, tune the list on its own, merge the bank back, and the model runs tuned") {
   TempDir dir;
   const std::string model = SmallModel(dir);
-  auto dumped = RunCli("run -m " + model + " --repeat 1 --dump " + (dir / "dump") + " --bank " + (dir / "none"));
+  // The templates' defaults as the baseline: each op of the list is run alone and beaten by tuning.
+  const std::string env = "TILEBANK_DEFAULT_POLICIES=template";
+  auto dumped = RunCli("run -m " + model + " --repeat 1 --dump " + (dir / "dump") + " --bank " + (dir / "none"), env);
   REQUIRE_MESSAGE(dumped.exit_code == 0, dumped.err);
   CHECK(dumped.out.find("0 from the bank") != std::string::npos);
   const std::string list = dir / "dump/aoe_dump/small_ops.json";
@@ -92,9 +96,9 @@ TEST_CASE("offline: run --dump, tune the list on its own, merge the bank back, a
   REQUIRE(ops.size() == 2);
   CHECK(ops[0]["name"] == "MatMul_h1");
   // "Another machine of the same soc_version": a bank of its own, merged back.
-  REQUIRE(RunCli("tune -j 2 --singleop " + list + " --bank " + (dir / "remote") + " --trials 6 --output " + dir.path()).exit_code <= 1);
+  REQUIRE(RunCli("tune -j 2 --singleop " + list + " --bank " + (dir / "remote") + " --trials 6 --output " + dir.path(), env).exit_code <= 1);
   REQUIRE(RunCli("bank merge " + (dir / "remote") + " --into " + (dir / "local")).exit_code == 0);
-  auto tuned = RunCli("run -m " + model + " --repeat 1 --bank " + (dir / "local"));
+  auto tuned = RunCli("run -m " + model + " --repeat 1 --bank " + (dir / "local"), env);
   REQUIRE(tuned.exit_code == 0);
   CHECK_MESSAGE(tuned.out.find("0 from the bank") == std::string::npos, tuned.out);
 }

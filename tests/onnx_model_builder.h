@@ -32,7 +32,9 @@ struct ModelBuilder {
     auto* tt = v->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(type);
     auto* s = tt->mutable_shape();
-    for (int64_t d : shape) s->add_dim()->set_dim_value(d);
+    for (int64_t d : shape)  // a negative size is a dynamic dimension, named "dim<-d>"
+      if (d < 0) s->add_dim()->set_dim_param("dim" + std::to_string(-d));
+      else s->add_dim()->set_dim_value(d);
   }
   void Input(const std::string& name, const std::vector<int64_t>& shape) { SetShape(g->add_input(), name, shape); }
   void Output(const std::string& name, const std::vector<int64_t>& shape) { SetShape(g->add_output(), name, shape); }
@@ -68,6 +70,14 @@ struct ModelBuilder {
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(value);
+    return node;
+  }
+  // Sets an integer-list attribute of `node`; returns the node.
+  static onnx::NodeProto* IntsAttr(onnx::NodeProto* node, const std::string& name, const std::vector<int64_t>& values) {
+    auto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values) a->add_ints(v);
     return node;
   }
   // Writes the model to `path`; with TILEBANK_FUZZ_SEED_DIR set, a copy goes there too, named by

@@ -134,11 +134,12 @@ int RunModel(const RunFlags& f) {
   }
   auto timing = engine::model::TimeModel(ex, inputs, f.warmup, f.repeat);
   if (!timing.ok()) return Fail(timing.status());
-  size_t from_bank = 0, tuned_kind = 0;
+  size_t from_bank = 0, nearest = 0, builtin = 0;
   double flops = 0;
   for (const auto& b : ex.bindings()) {
     from_bank += b.policy_source == "bank";
-    tuned_kind += b.policy_source == "bank" || b.policy_source == "default";
+    nearest += b.policy_source == "nearest";
+    builtin += b.policy_source == "builtin";
     if (b.op) flops += engine::OpFlops(b.op->op);
   }
   const double total_us = timing->median_ms * 1000;
@@ -147,7 +148,7 @@ int RunModel(const RunFlags& f) {
                           {"kernel_cache", {{"dir", kernel_cache}, {"loaded", kernels.loaded}, {"compiled", kernels.compiled}}},
                           {"latency_ms", {{"median", timing->median_ms}, {"spread", timing->spread_ms}, {"runs", timing->runs}, {"warmup", f.warmup}}},
                           {"memory", {{"activations_bytes", ex.arena_bytes()}, {"weights_bytes", ex.constant_bytes()}, {"peak_rss_mib", PeakRssMiB()}}},
-                          {"policies", {{"bank", from_bank}, {"default", tuned_kind - from_bank}}}};
+                          {"policies", {{"bank", from_bank}, {"nearest", nearest}, {"builtin", builtin}}}};
     if (comparison)
       out["check"] = {{"ok", comparison->ok}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
                       {"worst", comparison->worst}};
@@ -170,7 +171,7 @@ int RunModel(const RunFlags& f) {
                 timing->runs, f.warmup, timing->median_ms > 0 ? flops / 1e6 / timing->median_ms : 0.0);
     std::printf("memory     activations %s (buffers reused), weights %s, peak RSS %.0f MiB\n", HumanBytes(ex.arena_bytes()).c_str(),
                 HumanBytes(ex.constant_bytes()).c_str(), PeakRssMiB());
-    std::printf("policies   %zu from the bank, %zu default\n", from_bank, tuned_kind - from_bank);
+    std::printf("policies   %zu from the bank, %zu from the nearest shape in it, %zu built-in\n", from_bank, nearest, builtin);
     if (comparison)
       std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
                   comparison->max_abs_error, comparison->max_rel_error, comparison->worst.c_str());

@@ -36,8 +36,9 @@ bool SameValue(const KnobValue& a, const KnobValue& b) {
   return x && y && *x == *y;
 }
 
-// What is wrong with `policy` for template `t` on `op` ("" when nothing).
-std::string TemplatePolicyProblem(const OpTemplate& t, const OpSpec& op, const Policy& policy) {
+}  // namespace
+
+std::string PolicyProblemAt(const OpTemplate& t, const OpSpec& op, const Policy& policy) {
   const std::string id = t.id();
   if (Status s = t.Supports(op); !s.ok()) return "template " + id + " cannot run this operator: " + s.message();
   const SearchSpace space = t.Space(op);
@@ -59,6 +60,8 @@ std::string TemplatePolicyProblem(const OpTemplate& t, const OpSpec& op, const P
   return {};
 }
 
+namespace {
+
 // An sgat.fused policy: its fuse and impl knobs, and with impl halide the anchor's GEMM knobs.
 std::string FusedEntryProblem(const Entry& entry) {
   if (std::string problem = FusedPolicyProblem(entry.descriptor, entry.policy); !problem.empty()) return problem;
@@ -71,7 +74,7 @@ std::string FusedEntryProblem(const Entry& entry) {
   if (!anchor.ok()) return "descriptor: the anchor: " + anchor.status().message();
   const OpTemplate* t = HalideGemmTemplateFor(*anchor);
   if (!t) return "impl 'halide': no Halide GEMM template runs the anchor";
-  if (std::string problem = TemplatePolicyProblem(*t, *anchor, policy->anchor); !problem.empty()) return "the anchor's knobs: " + problem;
+  if (std::string problem = PolicyProblemAt(*t, *anchor, policy->anchor); !problem.empty()) return "the anchor's knobs: " + problem;
   return {};
 }
 
@@ -90,7 +93,7 @@ std::string PolicyProblem(const Entry& entry) {
   if (!description.ok()) return "descriptor: " + description.status().message();
   auto op = ParseOpSpec(*description, 0);
   if (!op.ok()) return "descriptor: " + op.status().message();
-  return TemplatePolicyProblem(*t, *op, entry.policy);
+  return PolicyProblemAt(*t, *op, entry.policy);
 }
 
 PolicyCheck EnginePolicyCheck() { return [](const Entry& entry) { return PolicyProblem(entry); }; }

@@ -3,12 +3,19 @@
 #pragma once
 #include <string>
 
+#include "engine/ops/op_spec.h"
+#include "engine/space/search_space.h"
 #include "repo/policy_check.h"
 
 namespace tilebank::engine {
 
 // Empty when valid or when the template is unknown to this build; else the problem, naming the knob.
 std::string PolicyProblem(const Entry& entry);
+
+class OpTemplate;
+// What is wrong with running `op` under template `t` with `policy` ("" when nothing): a policy
+// stored for another shape (the nearest entry) must fit this shape's space.
+std::string PolicyProblemAt(const OpTemplate& t, const OpSpec& op, const Policy& policy);
 
 // PolicyProblem as the bank library's PolicyCheck.
 PolicyCheck EnginePolicyCheck();

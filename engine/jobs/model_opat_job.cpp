@@ -100,7 +100,8 @@ nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<do
   std::map<std::string, Task> by_key;
   const auto& bindings = executor.bindings();
   for (size_t i = 0; i < bindings.size(); ++i) {
-    if (!bindings[i].op || bindings[i].template_id == kFusedTemplateId) continue;  // fused subgraphs are SGAT's
+    // Subgraphs the bank fuses are SGAT's; the anchor of a built-in fusion is tuned as an operator.
+    if (!bindings[i].op || (bindings[i].template_id == kFusedTemplateId && bindings[i].policy_source != "builtin")) continue;
     const std::string key = FormatKey(EntryKind::kOp, bindings[i].op->op.canonical.key);
     auto [it, added] = by_key.try_emplace(key);
     if (added) {
@@ -139,6 +140,10 @@ namespace {
 constexpr const char* kTriedPrefix = "online-tried/";
 
 // "<template id> <version>" of the template an untuned op runs with: a tried marker holds it.
+// An operator the bank holds no entry for at its own shape: it runs the built-in choice or the
+// nearest shape's policy, and online tuning tunes it.
+bool NotFromBank(const model::NodeBinding& b) { return b.policy_source == "builtin" || b.policy_source == "nearest"; }
+
 std::string TriedStamp(const model::NodeBinding& b) {
   const OpTemplate* t = TemplateById(b.template_id);
   return b.template_id + " " + std::to_string(t ? t->version() : 0);
@@ -161,7 +166,7 @@ Result<OnlineTuning> TuneOnline(const ModelOpatOptions& o) {
     online.executor = std::move(executor.value());
     std::set<std::string> seen;
     for (const auto& b : online.executor->bindings()) {
-      if (!b.op || b.policy_source != "default") continue;
+      if (!b.op || !NotFromBank(b)) continue;
       const std::string key = FormatKey(EntryKind::kOp, b.op->op.canonical.key);
       if (!seen.insert(key).second) continue;
       std::optional<std::string> tried;
@@ -189,7 +194,7 @@ Result<OnlineTuning> TuneOnline(const ModelOpatOptions& o) {
   if (!bank.ok()) return bank.status();
   TB_RETURN_IF_ERROR((*bank)->Write([&](WriteTxn& txn) -> Status {
     for (const auto& b : online.executor->bindings())
-      if (b.op && b.policy_source == "default")
+      if (b.op && NotFromBank(b))
         TB_RETURN_IF_ERROR(txn.PutJob(kTriedPrefix + FormatKey(EntryKind::kOp, b.op->op.canonical.key), TriedStamp(b)));
     return Status::Ok();
   }));

@@ -15,10 +15,12 @@
 
 #include "engine/catalog/op_list_check.h"
 #include "engine/templates/op_template.h"
+#include "engine/templates/template_catalog.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/stored_job.h"
 #include "repo/bank.h"
 #include "repo/key.h"
+#include "repo/lookup.h"
 #include "repo/op_defaults.h"
 #include "repo/provenance.h"
 #include "repo/json_text.h"
@@ -281,6 +283,11 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
       rec.before_us = rec.after_us = entry->after.median_us;
     } else {
       TuneOptions tune = options.tune;
+      // At a shape never tuned, the entry of the nearest shape of the same operator is where the
+      // search starts (a batch or sequence length the bank has not seen).
+      if (auto near = LookupPolicy(*bank, op.canonical, EngineTemplateVersions(), /*nearest=*/true);
+          near.ok() && near->state == LookupState::kNearest && near->entry)
+        tune.starting_points.push_back({near->entry->template_id, near->entry->policy});
       if (options.time_budget_s > 0) {
         // What is left of the budget, shared among the operators left by their weights (equal
         // shares without weights).

@@ -16,6 +16,9 @@ Executor::~Executor() = default;
 
 Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion) {
   std::unique_ptr<Executor> e(new Executor());
+  auto defaults = DefaultPoliciesFromEnvironment();
+  if (!defaults.ok()) return defaults.status();
+  e->default_policies_ = *defaults;
   e->graph_ = std::move(graph);
   // Constants nothing reads any more (weights replaced by folding) are dropped.
   std::vector<bool> read(e->graph_.values.size(), false);

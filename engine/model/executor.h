@@ -1,5 +1,6 @@
 // The model executor: every node bound at load to a kernel (a template kernel with the bank's
-// policy for its operator, else the template's default policy; a basic kernel for ops outside the
+// policy for its operator, else the nearest entry's when it fits this shape, else the op class's
+// built-in choice (engine/catalog/builtin_choice.h); a basic kernel for ops outside the
 // tuned set; no kernel at all for reshapes, which reuse their input's memory), constant operands
 // put once into the layout each kernel wants, and the run-time tensors placed in one arena by
 // liveness so that buffers are reused. Run() is then a walk over the nodes.
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/catalog/builtin_choice.h"
 #include "engine/kernel/kernel.h"
 #include "engine/model/basic_kernels.h"
 #include "engine/model/graph.h"
@@ -32,8 +34,13 @@ class OpTemplate;
 
 namespace tilebank::engine::model {
 
-// The bank's current entry for an operator (nullopt: none, or stale).
-using PolicyLookup = std::function<std::optional<Entry>(const OpSpec& op)>;
+// The bank's current entry for an operator, or (nearest) the entry of the closest shape of the same
+// operator; nullopt: none, or stale.
+struct FoundPolicy {
+  Entry entry;
+  bool nearest = false;
+};
+using PolicyLookup = std::function<std::optional<FoundPolicy>(const OpSpec& op)>;
 
 // SGAT's choice for a subgraph (engine/model/partition.h): how many of its chain's steps run fused
 // into the anchor (0: none; a GELU is one step of five nodes), where that choice came from
@@ -44,6 +51,8 @@ struct FusionChoice {
   std::string impl = "onednn";  // or "halide", with the anchor's GEMM knobs
   Policy anchor = {};
 };
+// nullopt: the built-in choice (the anchor's oneDNN kernel with the chain's steps as post-ops, when
+// the anchor runs in oneDNN anyway); no lookup at all: nothing is fused.
 using FusionLookup = std::function<std::optional<FusionChoice>(const Subgraph& subgraph)>;
 
 // One step of the run: a node, or a fused subgraph (named after its anchor, op_type "Conv+Relu").
@@ -51,7 +60,7 @@ struct NodeBinding {
   int node = -1;                     // index in graph().nodes (fused: the anchor's)
   std::string name, op_type, shape;  // shape: the output's, "1x64x56x56"
   std::string template_id;           // "" for basic kernels and aliases; kFusedTemplateId when fused
-  std::string policy_source;         // "bank", "default", "basic", "alias"; "converts": the bank's policy
+  std::string policy_source;         // "bank", "nearest", "builtin", "basic", "alias"; "converts": the bank's policy
                                      // converted layouts on every run and impl.onednn was faster at load;
                                      // fused: the FusionChoice's
   std::string policy;                // "a=1,b=x" for template kernels
@@ -67,7 +76,8 @@ bool HandOverNativeLayouts();
 class Executor {
  public:
   // kInvalidInput listing every op type without a kernel with its node names, or naming the node
-  // whose kernel failed to build; also when the arena and weights would not fit in memory.
+  // whose kernel failed to build; also when the arena and weights would not fit in memory, or when
+  // TILEBANK_DEFAULT_POLICIES has a value it does not know.
   // `fusion`, when given, is asked about each subgraph of the graph; a fused choice oneDNN cannot
   // run falls back to the unfused nodes.
   static Result<std::unique_ptr<Executor>> Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion = nullptr);
@@ -95,6 +105,12 @@ class Executor {
   // Binds node `index` alone (a missing kernel is recorded in `missing`, op type -> node names).
   Status BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
                   std::map<std::string, std::vector<std::string>>* missing);
+  // The template and policy node `n` runs with (the bank's, the nearest entry's, or the built-in
+  // choice), and where they came from.
+  void ChoosePolicy(const OpSpec& op, const PolicyLookup& lookup, const OpTemplate** t, Policy* policy, std::string* source) const;
+  // The built-in fusion of `s` (nullopt: none): every leading step oneDNN runs as a post-op, when
+  // the anchor runs in oneDNN anyway.
+  std::optional<FusionChoice> BuiltinFusion(const Subgraph& s, const PolicyLookup& lookup) const;
   // Binds subgraph `s` with its first `choice.fused` chain steps inside the anchor; false when the
   // implementation cannot run them.
   Result<bool> BindFused(const Subgraph& s, const FusionChoice& choice);
@@ -104,6 +120,7 @@ class Executor {
   float* Address(int value);
 
   Graph graph_;
+  DefaultPolicies default_policies_ = DefaultPolicies::kBuiltin;
   std::vector<NodeBinding> bindings_;
   std::vector<std::unique_ptr<Step>> steps_;
   std::vector<bool> pointwise_;           // per step: may write over an input it reads

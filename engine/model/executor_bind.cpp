@@ -10,6 +10,7 @@
 #include "engine/builder/builder.h"
 #include "engine/model/executor_step.h"
 #include "engine/catalog/op_list_check.h"
+#include "engine/catalog/policy_check.h"
 #include "engine/templates/halide_fused_gemm.h"
 #include "engine/templates/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
@@ -80,6 +81,36 @@ Status Executor::BindTemplate(Step* step, const NodeOp& node_op, const OpTemplat
   return BindKernel(step, std::move(kernel.value()));
 }
 
+void Executor::ChoosePolicy(const OpSpec& op, const PolicyLookup& lookup, const OpTemplate** t, Policy* policy, std::string* source) const {
+  if (auto found = lookup ? lookup(op) : std::nullopt; found)
+    if (const OpTemplate* stored = TemplateById(found->entry.template_id); stored && stored->Supports(op).ok() &&
+                                                                          (!found->nearest || PolicyProblemAt(*stored, op, found->entry.policy).empty())) {
+      *t = stored;
+      *policy = found->entry.policy;
+      *source = found->nearest ? "nearest" : "bank";
+      return;
+    }
+  const BuiltinChoice builtin = BuiltinChoiceFor(op, default_policies_);
+  *t = builtin.tmpl;
+  *policy = builtin.policy;
+  *source = "builtin";
+}
+
+std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const PolicyLookup& lookup) const {
+  if (default_policies_ == DefaultPolicies::kTemplate) return std::nullopt;
+  auto node_op = NodeOpSpec(graph_, graph_.nodes[s.anchor]);
+  if (!node_op.ok() || !TemplatesFor(node_op->op).ok()) return std::nullopt;
+  const OpTemplate* t = nullptr;
+  Policy policy;
+  std::string source;
+  ChoosePolicy(node_op->op, lookup, &t, &policy, &source);
+  if (t != &OneDnnImpl()) return std::nullopt;
+  int fused = 0;
+  while (fused < static_cast<int>(s.steps.size()) && IsOneDnnPostOp(s.steps[fused].op_type)) ++fused;
+  if (fused == 0) return std::nullopt;
+  return FusionChoice{fused, "builtin"};
+}
+
 Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
                           std::map<std::string, std::vector<std::string>>* missing) {
   const Node& n = graph_.nodes[index];
@@ -106,23 +137,19 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
     return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message());
   } else if (node_op.ok() && Implements(node_op->op.op_type) && TemplatesFor(node_op->op).ok()) {
     const OpSpec& op = node_op->op;
-    auto templates = TemplatesFor(op);
-    const OpTemplate* t = templates->primary;
-    Policy policy = t->DefaultPolicy(op);
-    b.policy_source = "default";
-    if (lookup) {
-      if (auto entry = lookup(op); entry)
-        if (const OpTemplate* stored = TemplateById(entry->template_id); stored && stored->Supports(op).ok()) {
-          t = stored;
-          policy = entry->policy;
-          b.policy_source = "bank";
-        }
+    const OpTemplate* t = nullptr;
+    Policy policy;
+    ChoosePolicy(op, lookup, &t, &policy, &b.policy_source);
+    Status bound = BindTemplate(step.get(), *node_op, *t, policy);
+    if (!bound.ok() && b.policy_source == "nearest") {  // another shape's policy that does not build here
+      ChoosePolicy(op, nullptr, &t, &policy, &b.policy_source);
+      bound = BindTemplate(step.get(), *node_op, *t, policy);
     }
-    TB_RETURN_IF_ERROR(BindTemplate(step.get(), *node_op, *t, policy).WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")"));
+    TB_RETURN_IF_ERROR(bound.WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")"));
     // A Format policy whose layout this executor converts to and from on every run (its
     // neighbours keep row-major) may lose here what it won alone: against oneDNN, timed now.
-    // Only the bank's: a default policy stays the template's default.
-    if (b.policy_source == "bank" && step->kernel->ConvertsActivations() && t != &OneDnnImpl() && OneDnnImpl().Supports(op).ok()) {
+    // Only the bank's (or the nearest entry's): a built-in choice stays as chosen.
+    if ((b.policy_source == "bank" || b.policy_source == "nearest") && step->kernel->ConvertsActivations() && t != &OneDnnImpl() && OneDnnImpl().Supports(op).ok()) {
       auto alternative = std::make_unique<Step>();
       alternative->output = step->output;
       const Policy library = OneDnnImpl().DefaultPolicy(op);
@@ -168,13 +195,16 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
   std::vector<Subgraph> subgraphs = fusion ? PartitionSubgraphs(graph_) : std::vector<Subgraph>{};
   std::map<int, std::pair<const Subgraph*, FusionChoice>> fused_at;  // last fused chain node -> choice
   std::set<int> deferred;
-  for (const Subgraph& s : subgraphs)
-    if (auto choice = fusion(s); choice && choice->fused > 0 && choice->fused <= static_cast<int>(s.steps.size())) {
+  for (const Subgraph& s : subgraphs) {
+    std::optional<FusionChoice> choice = fusion(s);
+    if (!choice) choice = BuiltinFusion(s, lookup);
+    if (choice && choice->fused > 0 && choice->fused <= static_cast<int>(s.steps.size())) {
       const int nodes = s.NodesOf(choice->fused);
       fused_at[s.chain[nodes - 1]] = {&s, *choice};
       deferred.insert(s.anchor);
       deferred.insert(s.chain.begin(), s.chain.begin() + nodes - 1);
     }
+  }
   for (size_t index = 0; index < graph_.nodes.size(); ++index) {
     if (deferred.count(static_cast<int>(index))) continue;
     auto it = fused_at.find(static_cast<int>(index));

@@ -12,23 +12,22 @@
 #include "engine/run/sample_stats.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/template_catalog.h"
+#include "repo/lookup.h"
 
 namespace tilebank::engine::model {
 
 PolicyLookup BankLookup(const Bank* bank) {
   if (!bank) return nullptr;
-  return [bank](const OpSpec& op) -> std::optional<Entry> {
-    auto found = bank->Find(EntryKind::kOp, op.canonical.text);
-    if (!found.ok() || !*found) return std::nullopt;
-    const OpTemplate* t = TemplateById((*found)->template_id);
-    if (!t || t->version() != (*found)->template_version) return std::nullopt;  // stale: the default policy
-    return *found;
+  return [bank](const OpSpec& op) -> std::optional<FoundPolicy> {
+    auto found = LookupPolicy(*bank, op.canonical, EngineTemplateVersions(), /*nearest=*/true);
+    if (!found.ok() || !found->entry || (found->state != LookupState::kHit && found->state != LookupState::kNearest)) return std::nullopt;
+    return FoundPolicy{std::move(*found->entry), found->state == LookupState::kNearest};
   };
 }
 
 FusionLookup BankFusionLookup(const Bank* bank) {
-  if (!bank) return nullptr;
   return [bank](const Subgraph& s) -> std::optional<FusionChoice> {
+    if (!bank) return std::nullopt;
     auto found = bank->Find(EntryKind::kGraph, s.canonical.text);
     if (!found.ok() || !*found) return std::nullopt;
     const std::optional<FusedPolicy> policy = CurrentFusedPolicy(**found);  // nullopt when stale

@@ -15,15 +15,17 @@ namespace tilebank::engine::model {
 // Import (engine/model/onnx_import.h) and fold constants: the graph a model's executors bind.
 Result<Graph> ImportModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes);
 // Binds the graph to the bank's operator and graph entries; `bank` may be null (every node gets
-// its default policy). Pass a copy to bind one graph more than once.
+// its op class's built-in choice). Pass a copy to bind one graph more than once.
 Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank);
 // ImportModel then BindToBank; failures name the model.
 Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                                             const Bank* bank);
 
-// The bank's current (not stale) entry for an op, as the executor asks for it.
+// The bank's current (not stale) entry for an op, else the current entry of the nearest shape of
+// the same operator (repo/lookup.h), as the executor asks for it; null without a bank.
 PolicyLookup BankLookup(const Bank* bank);
-// The bank's current (not stale) graph entry for a subgraph: its "fuse" knob, source "bank".
+// The bank's current (not stale) graph entry for a subgraph: its "fuse" knob, source "bank";
+// nullopt (the built-in fusion) otherwise, also without a bank.
 FusionLookup BankFusionLookup(const Bank* bank);
 
 // Seeded uniform values in [-1, 1] for every input.

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
+#include "engine/catalog/builtin_choice.h"
+#include "engine/catalog/policy_check.h"
 #include "engine/templates/op_template.h"
 
 namespace tilebank::engine {
@@ -96,9 +99,9 @@ class Session {
   // one with the lowest best-of-rounds median the winner. Interference on a shared machine only
   // ever slows a run down, so the best round is the one nearest the kernel's own speed; round
   // robin puts the rivals side by side in every round, and a candidate that won on one lucky
-  // measurement during the search is checked next to them. The default policy's time is updated
-  // when it is among them.
-  void Confirm(size_t top, int rounds, const OpTemplate& primary, const Policy& defaults) {
+  // measurement during the search is checked next to them. The baseline's time is updated when it
+  // is among them.
+  void Confirm(size_t top, int rounds, const OpTemplate& baseline, const Policy& baseline_policy) {
     std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
     std::vector<Candidate> finalists;
     for (const auto& c : candidates_) {
@@ -123,7 +126,7 @@ class Session {
       if (runs[i].size() != static_cast<size_t>(rounds)) continue;
       confirmed[i] = *std::min_element(runs[i].begin(), runs[i].end(), [](const Measurement& a, const Measurement& b) { return a.median_us < b.median_us; });
       if (best == finalists.size() || confirmed[i].median_us < confirmed[best].median_us) best = i;
-      if (finalists[i].t == &primary && finalists[i].policy == defaults) out_->default_time = confirmed[i];
+      if (finalists[i].t == &baseline && finalists[i].policy == baseline_policy) out_->default_time = confirmed[i];
     }
     if (best == finalists.size()) return;
     out_->template_id = finalists[best].t->id();
@@ -174,16 +177,39 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   const OpTemplate& primary = *templates->primary;
   const SearchSpace space = primary.Space(op);
   const Policy defaults = primary.DefaultPolicy(op);
+  auto defaults_mode = DefaultPoliciesFromEnvironment();
+  const BuiltinChoice builtin = BuiltinChoiceFor(op, defaults_mode.ok() ? *defaults_mode : DefaultPolicies::kBuiltin);
 
-  // The default policy first: it is the baseline every mode is measured against.
-  double default_cost = session.Try(primary, defaults, TuneMode::kSchedule);
-  session.measured_[PolicyText(defaults)] = default_cost;
-  out.default_ok = std::isfinite(default_cost);
+  // The built-in choice first: it is the baseline every mode is measured against.
+  const bool builtin_is_primary = builtin.tmpl == &primary;
+  double baseline_cost = session.Try(*builtin.tmpl, builtin.policy, builtin_is_primary ? TuneMode::kSchedule : TuneMode::kImpl);
+  if (builtin_is_primary) session.measured_[PolicyText(builtin.policy)] = baseline_cost;
+  out.default_ok = std::isfinite(baseline_cost);
   if (out.default_ok) out.default_time = out.best_time;
   else out.default_failure = out.failure_samples.empty() ? "failed" : out.failure_samples.back();
+  std::set<const OpTemplate*> libraries_tried;  // templates with one policy only, measured already
+  if (!builtin_is_primary && builtin.tmpl->Space(op).size() == 0) libraries_tried.insert(builtin.tmpl);
+
+  // The starting points next; those of the primary template also seed its searches.
+  std::vector<Policy> primary_seeds = {defaults};
+  std::map<const OpTemplate*, std::vector<Policy>> alternative_seeds;
+  for (const auto& start : options.starting_points) {
+    const OpTemplate* t = TemplateById(start.template_id);
+    if (!t || !t->Supports(op).ok() || !PolicyProblemAt(*t, op, start.policy).empty()) continue;
+    if (t == builtin.tmpl && start.policy == builtin.policy) continue;
+    const bool library = t->Space(op).size() == 0;
+    if (library && !libraries_tried.insert(t).second) continue;
+    const double cost = session.Try(*t, start.policy, t == &primary ? TuneMode::kSchedule : TuneMode::kImpl);
+    if (t == &primary) {
+      session.measured_[PolicyText(start.policy)] = cost;
+      primary_seeds.insert(primary_seeds.begin(), start.policy);
+    } else if (!library) {
+      alternative_seeds[t].push_back(start.policy);
+    }
+  }
 
   auto wants = [&](TuneMode m) { return std::find(options.modes.begin(), options.modes.end(), m) != options.modes.end(); };
-  const int total = options.trials;
+  const int total = std::max(1, options.trials - session.used() + 1);
   const size_t n_alternatives = wants(TuneMode::kImpl) ? templates->alternatives.size() : 0;
   const bool format = wants(TuneMode::kFormat) && HasKnobsOf(space, TuneMode::kFormat);
   // Impl mode: one trial for each library (its space is empty), a share of the budget for each
@@ -192,17 +218,19 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   int n_libraries = 0;
   for (size_t i = 0; i < n_alternatives; ++i) {
     alt_spaces.push_back(templates->alternatives[i]->Space(op));
-    n_libraries += alt_spaces.back().size() == 0;
+    n_libraries += alt_spaces.back().size() == 0 && !libraries_tried.count(templates->alternatives[i]);
   }
-  const int n_searched = static_cast<int>(n_alternatives) - n_libraries;
+  int n_searched = 0;
+  for (const auto& alt_space : alt_spaces) n_searched += alt_space.size() != 0;
   int impl_budget = n_libraries + std::min(total / 3, n_searched * std::max(1, total / 6));
   int format_budget = format ? total / 4 : 0;
   int schedule_budget = wants(TuneMode::kSchedule) ? total - 1 - impl_budget - format_budget : 0;
   if (!wants(TuneMode::kSchedule)) format_budget = format ? total - 1 - impl_budget : 0;
 
-  if (wants(TuneMode::kSchedule)) session.Search(primary, space.PinnedExcept(TuneMode::kSchedule, defaults), TuneMode::kSchedule, schedule_budget, {defaults});
+  if (wants(TuneMode::kSchedule))
+    session.Search(primary, space.PinnedExcept(TuneMode::kSchedule, defaults), TuneMode::kSchedule, schedule_budget, primary_seeds);
   if (format) {
-    std::vector<Policy> format_seeds = {defaults};
+    std::vector<Policy> format_seeds = primary_seeds;
     if (out.found && out.template_id == primary.id()) format_seeds.insert(format_seeds.begin(), out.policy);
     session.Search(primary, space, TuneMode::kFormat, format_budget, format_seeds);
   }
@@ -215,16 +243,18 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
       const SearchSpace& alt_space = alt_spaces[i];
       Policy alt_default = alt.DefaultPolicy(op);
       if (alt_space.size() == 0) {
-        session.Try(alt, alt_default, TuneMode::kImpl);
+        if (!libraries_tried.count(&alt)) session.Try(alt, alt_default, TuneMode::kImpl);
         continue;
       }
       int share = left / searched_left--;
       left -= share;
-      if (share <= 1) session.Try(alt, alt_default, TuneMode::kImpl);
-      else session.Search(alt, alt_space, TuneMode::kImpl, share, {alt_default});
+      std::vector<Policy> seeds = alternative_seeds[&alt];
+      seeds.push_back(alt_default);
+      if (share <= 1) session.Try(alt, seeds.front(), TuneMode::kImpl);
+      else session.Search(alt, alt_space, TuneMode::kImpl, share, seeds);
     }
   }
-  if (options.confirm_top > 1) session.Confirm(options.confirm_top, options.confirm_rounds, primary, defaults);
+  if (options.confirm_top > 1) session.Confirm(options.confirm_top, options.confirm_rounds, *builtin.tmpl, builtin.policy);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Tunes one operator instance: the closed loop of DESIGN.md (search space -> strategy ->
-// builder -> runner) over the requested modes. Schedule searches the primary template's loop
+// builder -> runner) over the requested modes. The baseline is the op class's built-in choice
+// (engine/catalog/builtin_choice.h: what runs when the bank holds nothing), measured first. Schedule searches the primary template's loop
 // knobs with its layout knobs at their defaults; Format searches layouts and loops together,
 // seeded with the Schedule winner; Impl measures the alternatives (other templates, oneDNN,
 // OpenBLAS), searching the Halide ones briefly. The fastest few are then measured again side by
@@ -30,6 +31,14 @@ struct TuneOptions {
   // round robin, and the winner is the one with the best round (1 turns confirmation off).
   size_t confirm_top = 4;
   int confirm_rounds = 3;
+  // Known good choices measured right after the baseline and seeding their template's search: the
+  // bank's entry of the nearest shape, say. One whose template cannot run this op, or whose policy
+  // does not fit this op's space, is skipped.
+  struct StartingPoint {
+    std::string template_id;
+    Policy policy;
+  };
+  std::vector<StartingPoint> starting_points;
 };
 
 struct TrialEvent {
@@ -43,7 +52,7 @@ struct TrialEvent {
 struct TuneOutcome {
   bool default_ok = false;
   std::string default_failure;
-  Measurement default_time;        // the primary template's default policy
+  Measurement default_time;        // the baseline: the built-in choice
   bool found = false;              // some candidate ran correctly
   std::string template_id;
   uint32_t template_version = 0;
