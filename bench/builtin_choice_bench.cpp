@@ -14,6 +14,8 @@
 #include <map>
 
 #include "engine/catalog/builtin_choice.h"
+#include "engine/catalog/template_registry.h"
+#include "engine/impl/library_impls.h"
 #include "engine/run/runner.h"
 #include "engine/target/soc_version.h"
 #include "engine/templates/op_template.h"

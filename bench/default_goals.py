@@ -73,7 +73,7 @@ def defaults_section(args, torch, export_models, names):
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(f"\ndefaults: {args.threads} threads, batch 1, empty bank, median of {args.repeat} runs after {args.warmup} warm-up")
     head = ("model", "GFLOP", "TS ms", "built-in ms", "templates ms", "built-in/TS", "goal <=1.0x", "templates/built-in", "check")
-    fmt = "{:<20}" + "{:>13}" * (len(head) - 1)
+    fmt = "{:<20}" + "{:>14}" * (len(head) - 3) + "{:>20}{:>8}"
     print(fmt.format(*head))
     for r in rows:
         print(fmt.format(r["model"], f"{r['gflop']:.2f}", f"{r['torchscript_ms']:.1f}", f"{r['builtin_ms']:.1f}", f"{r['template_ms']:.1f}",

@@ -15,6 +15,7 @@
 
 #include "bench/adams2019_matmul.h"
 #include "bench/machine_peaks.h"
+#include "engine/catalog/template_registry.h"
 #include "engine/ops/conv_problem.h"
 #include "engine/ops/gemm_problem.h"
 #include "engine/target/host_facts.h"

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "bench/space_table_format.h"
+#include "engine/catalog/template_registry.h"
 #include "engine/templates/op_template.h"
 #include "engine/run/runner.h"
 

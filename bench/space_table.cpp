@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "bench/space_table_format.h"
+#include "engine/catalog/template_registry.h"
 #include "engine/templates/op_template.h"
 #include "engine/run/runner.h"
 #include "engine/target/soc_version.h"

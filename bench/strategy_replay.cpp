@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include "bench/space_table_format.h"
+#include "engine/catalog/template_registry.h"
 #include "engine/strategy/search_strategy.h"
 
 namespace tilebank::bench {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "engine/impl/library_impls.h"
 #include "engine/model/model_session.h"
 #include "engine/target/soc_version.h"
 #include "engine/templates/template_catalog.h"

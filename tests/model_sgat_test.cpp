@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "engine/impl/library_impls.h"
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/model/constant_fold.h"
 #include "engine/model/model_session.h"
@@ -15,8 +16,8 @@
 #include "engine/target/soc_version.h"
 #include "engine/model/node_op_spec.h"
 #include "engine/catalog/policy_check.h"
-#include "engine/templates/halide_fused_gemm.h"
-#include "engine/templates/onednn_post_ops.h"
+#include "engine/fusion/halide_fused_gemm.h"
+#include "engine/impl/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/template_catalog.h"
 #include "engine/templates/templates.h"

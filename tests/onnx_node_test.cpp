@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "engine/catalog/template_registry.h"
 #include "engine/ops/op_spec.h"
 #include "engine/templates/op_template.h"
 #include "engine/tune/tuner.h"

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <map>
 
+#include "engine/catalog/template_registry.h"
+#include "engine/impl/library_impls.h"
 #include "engine/ops/conv_problem.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/templates.h"

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/catalog/template_registry.h"
 #include "engine/ops/conv_problem.h"
 #include "engine/templates/op_template.h"
 

@@ -2,8 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/templates/halide_fused_gemm.h"
-#include "engine/templates/onednn_post_ops.h"
+#include "engine/catalog/template_registry.h"
+#include "engine/fusion/halide_fused_gemm.h"
+#include "engine/impl/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
 #include "repo/canonical.h"
 #include "repo/json_text.h"

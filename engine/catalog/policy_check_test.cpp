@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/catalog/template_registry.h"
 #include "engine/templates/op_template.h"
 #include "repo/canonical.h"
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "engine/catalog/template_registry.h"
 #include "engine/jobs/result_file.h"
 #include "engine/templates/op_template.h"
 #include "repo/bank.h"

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "engine/impl/library_impls.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/result_file.h"
@@ -19,8 +20,8 @@
 #include "engine/model/node_op_spec.h"
 #include "engine/model/subgraph_file.h"
 #include "engine/strategy/search_strategy.h"
-#include "engine/templates/halide_fused_gemm.h"
-#include "engine/templates/onednn_post_ops.h"
+#include "engine/fusion/halide_fused_gemm.h"
+#include "engine/impl/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/templates.h"
 #include "engine/templates/template_catalog.h"

@@ -6,7 +6,7 @@
 // and Gemm anchors with the whole chain in a Halide GEMM's epilogue, the anchor's knobs searched by
 // GA within the same --trials; every candidate's output is checked against the unfused one before
 // it is timed. A winner that beats the baseline by the job's margin becomes a graph entry
-// (template sgat.fused, engine/templates/fused_policy.h). At the end the whole model runs with
+// (template sgat.fused, engine/fusion/fused_policy.h). At the end the whole model runs with
 // this run's entries and without them, interleaved in one process: when its output changes, or
 // it is slower with them by more than the runs' spread, the entries are taken back.
 // The result file is aoe_result_sgat_{timestamp}_{pid}.json as seeds/004 describes, rewritten after

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "engine/catalog/op_list_check.h"
+#include "engine/catalog/template_registry.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/template_catalog.h"
 #include "engine/jobs/result_file.h"

@@ -25,7 +25,7 @@
 #include "engine/model/node_op_spec.h"
 #include "engine/model/partition.h"
 #include "engine/space/search_space.h"
-#include "engine/templates/onednn_post_ops.h"
+#include "engine/impl/onednn_post_ops.h"
 #include "repo/entry.h"
 
 namespace tilebank::engine {
@@ -44,7 +44,7 @@ using PolicyLookup = std::function<std::optional<FoundPolicy>(const OpSpec& op)>
 
 // SGAT's choice for a subgraph (engine/model/partition.h): how many of its chain's steps run fused
 // into the anchor (0: none; a GELU is one step of five nodes), where that choice came from
-// ("bank", "candidate", ...), and how the fused part runs (engine/templates/fused_policy.h).
+// ("bank", "candidate", ...), and how the fused part runs (engine/fusion/fused_policy.h).
 struct FusionChoice {
   int fused = 0;
   std::string source;

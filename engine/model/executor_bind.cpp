@@ -1,3 +1,5 @@
+#include "engine/catalog/template_registry.h"
+#include "engine/impl/library_impls.h"
 #include "engine/model/executor.h"
 
 #include <algorithm>
@@ -11,8 +13,8 @@
 #include "engine/model/executor_step.h"
 #include "engine/catalog/op_list_check.h"
 #include "engine/catalog/policy_check.h"
-#include "engine/templates/halide_fused_gemm.h"
-#include "engine/templates/onednn_post_ops.h"
+#include "engine/fusion/halide_fused_gemm.h"
+#include "engine/impl/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/templates.h"
 

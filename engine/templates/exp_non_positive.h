@@ -1,7 +1,7 @@
 // exp(x) for x <= 0 (Softmax's exp(x - max)) in fewer vector operations than a general exp: no
 // overflow handling, a degree-6 polynomial on [-ln2/2, ln2/2]. Contract: for -87.3 <= x <= 0 the
 // relative error is below 1e-6; below -87.3 (and for -inf) the result is 0. The Halide
-// expression and the hand-written SIMD kernels (engine/templates/softmax_rows_simd.cpp) use the same
+// expression and the hand-written SIMD kernels (engine/impl/softmax_rows_simd.cpp) use the same
 // constants, below.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The pipeline of the GEMM templates (matmul.tiled, batch_matmul.tiled, gemm.tiled), shared with
-// SGAT's fused Halide subgraphs (engine/templates/halide_fused_gemm.h).
+// SGAT's fused Halide subgraphs (engine/fusion/halide_fused_gemm.h).
 #pragma once
 #include <Halide.h>
 

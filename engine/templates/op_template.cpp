@@ -1,13 +1,11 @@
 #include "engine/templates/op_template.h"
 
 #include <algorithm>
-#include <set>
 
 #include "engine/builder/builder.h"
 #include "engine/builder/halide_program.h"
 #include "engine/target/host_facts.h"
 #include "engine/templates/template_catalog.h"
-#include "engine/templates/templates.h"
 
 namespace tilebank::engine {
 
@@ -28,56 +26,6 @@ Result<std::unique_ptr<Kernel>> HalideTemplate::Build(const OpSpec& op, const Po
   auto program = SharedBuilder().Compile(key, [&] { return Define(op, policy); });
   if (!program.ok()) return program.status();
   return std::unique_ptr<Kernel>(new HalideKernel(program.value()));
-}
-
-namespace {
-
-std::vector<const OpTemplate*> AllTemplates() {
-  return {&MatMulTemplate(), &BatchMatMulTemplate(), &GemmOpTemplate(), &ConvDirectTemplate(), &ConvIm2colTemplate(),
-          &SoftmaxTemplate(), &SoftmaxSimdTemplate(), &LayerNormTemplate(),
-          &ReduceTemplate(), &ElementwiseTemplate(), &PoolTemplate(), &OneDnnImpl(), &OpenBlasImpl()};
-}
-
-}  // namespace
-
-Result<OpTemplates> TemplatesFor(const OpSpec& op) {
-  for (const auto& in : op.inputs)
-    if (in.dtype != "float32") return Status::InvalidInput(op.name + " (" + op.op_type + "): dtype " + in.dtype + " is not supported yet (float32 only)");
-  OpTemplates found;
-  Status first_refusal;
-  for (const OpTemplate* t : AllTemplates()) {
-    if (!t->Implements(op.op_type)) continue;
-    Status s = t->Supports(op);
-    if (!s.ok()) {
-      if (first_refusal.ok()) first_refusal = s;
-      continue;
-    }
-    if (!found.primary && std::string(t->id()).rfind("impl.", 0) != 0) found.primary = t;
-    else found.alternatives.push_back(t);
-  }
-  if (!found.primary) {
-    if (!first_refusal.ok()) return first_refusal;
-    return Status::InvalidInput(op.name + ": operator type " + op.op_type + " is not supported");
-  }
-  return found;
-}
-
-const OpTemplate* TemplateById(const std::string& id) {
-  for (const OpTemplate* t : AllTemplates())
-    if (id == t->id()) return t;
-  return nullptr;
-}
-
-std::vector<std::string> SupportedOpTypes() {
-  std::set<std::string> types;
-  for (const OpTemplate* t : AllTemplates())
-    for (auto& type : t->OpTypes()) types.insert(std::move(type));
-  return {types.begin(), types.end()};
-}
-
-bool Implements(const std::string& op_type) {
-  const auto types = SupportedOpTypes();
-  return std::binary_search(types.begin(), types.end(), op_type);
 }
 
 }  // namespace tilebank::engine

@@ -1,7 +1,8 @@
 // A schedule template (or a library implementation) for a family of operators: which op
 // instances it can run, the knobs that form its search space, an analytical default policy, and
 // how a policy becomes a runnable kernel. Templates are stateless; ids and versions live in
-// engine/templates/template_catalog.cpp.
+// engine/templates/template_catalog.cpp, and which templates run an op in
+// engine/catalog/template_registry.h.
 #pragma once
 #include <memory>
 #include <string>
@@ -46,18 +47,5 @@ class HalideTemplate : public OpTemplate {
   // The pipeline for this op and policy (may throw Halide::Error: reported as a compile error).
   virtual HalideProgram Define(const OpSpec& op, const Policy& policy) const = 0;
 };
-
-// The templates that can run an op: the Halide template tuned in Schedule and Format modes, and
-// the alternatives Impl mode chooses among (other templates, oneDNN, OpenBLAS).
-struct OpTemplates {
-  const OpTemplate* primary = nullptr;
-  std::vector<const OpTemplate*> alternatives;
-};
-// kInvalidInput naming the op when no template supports it.
-Result<OpTemplates> TemplatesFor(const OpSpec& op);
-const OpTemplate* TemplateById(const std::string& id);
-// Whether some template implements `op_type`, and every such type, sorted.
-bool Implements(const std::string& op_type);
-std::vector<std::string> SupportedOpTypes();
 
 }  // namespace tilebank::engine

@@ -1,4 +1,5 @@
-// The template instances, one function per template (defined in engine/templates/*.cpp).
+// The Halide template instances, one function per template (defined in engine/templates/*.cpp);
+// the library implementations are in engine/impl/library_impls.h.
 #pragma once
 #include "engine/templates/op_template.h"
 
@@ -10,12 +11,9 @@ const OpTemplate& GemmOpTemplate();        // gemm.tiled
 const OpTemplate& ConvDirectTemplate();    // conv2d.direct
 const OpTemplate& ConvIm2colTemplate();    // conv2d.im2col
 const OpTemplate& SoftmaxTemplate();       // softmax.rowwise
-const OpTemplate& SoftmaxSimdTemplate();   // softmax.simd
 const OpTemplate& LayerNormTemplate();     // layernorm.rowwise
 const OpTemplate& ReduceTemplate();        // reduce.generic
 const OpTemplate& ElementwiseTemplate();   // elementwise.generic
 const OpTemplate& PoolTemplate();          // pool2d.generic
-const OpTemplate& OneDnnImpl();            // impl.onednn
-const OpTemplate& OpenBlasImpl();          // impl.openblas
 
 }  // namespace tilebank::engine

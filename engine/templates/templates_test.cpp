@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "engine/catalog/template_registry.h"
 #include "engine/templates/op_template.h"
 #include "engine/run/runner.h"
 #include "engine/strategy/search_strategy.h"

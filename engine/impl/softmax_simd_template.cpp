@@ -1,14 +1,15 @@
 // softmax.simd: Softmax over the last axis by a hand-written Highway kernel
-// (engine/templates/softmax_rows_simd.h), an Impl alternative to the Halide template softmax.rowwise. The
+// (engine/impl/softmax_rows_simd.h), an Impl alternative to the Halide template softmax.rowwise. The
 // pipeline is one Halide extern stage split into blocks of rows, so the blocks run on Halide's
 // thread pool like every other kernel's tasks and the program goes through the compile cache.
 // Knobs: rows_per_task, parallel, store (in_place or streaming), prefetch (the next row).
 #include <algorithm>
 
 #include "engine/builder/halide_program.h"
+#include "engine/impl/library_impls.h"
 #include "engine/target/host_facts.h"
 #include "engine/kernel/layout.h"
-#include "engine/templates/softmax_rows_simd.h"
+#include "engine/impl/softmax_rows_simd.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/impl/library_impls.h"
 #include "engine/ops/gemm_problem.h"
 #include "engine/templates/templates.h"
 

@@ -13,8 +13,8 @@ namespace tilebank::engine {
 inline constexpr const char* kFusedTemplateId = "sgat.fused";
 
 // An sgat.fused policy. impl "onednn": the anchor in oneDNN with the steps as post-ops
-// (engine/templates/onednn_post_ops.h); impl "halide": the anchor's GEMM template under the
-// `anchor` knobs, the steps in its epilogue (engine/templates/halide_fused_gemm.h).
+// (engine/impl/onednn_post_ops.h); impl "halide": the anchor's GEMM template under the
+// `anchor` knobs, the steps in its epilogue (engine/fusion/halide_fused_gemm.h).
 struct FusedPolicy {
   int fuse = 0;
   std::string impl = "onednn";

@@ -10,7 +10,7 @@
 
 #include "engine/kernel/kernel.h"
 #include "engine/ops/op_spec.h"
-#include "engine/templates/fused_policy.h"
+#include "engine/fusion/fused_policy.h"
 #include "repo/entry.h"
 
 namespace tilebank::engine {

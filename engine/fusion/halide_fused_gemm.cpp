@@ -1,4 +1,4 @@
-#include "engine/templates/halide_fused_gemm.h"
+#include "engine/fusion/halide_fused_gemm.h"
 
 #include <map>
 #include <memory>

@@ -1,7 +1,7 @@
 // Compiled once per instruction set Highway targets (hwy/foreach_target.h re-includes this file);
 // HWY_DYNAMIC_DISPATCH picks the best the CPU supports on the first call.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "engine/templates/softmax_rows_simd.cpp"
+#define HWY_TARGET_INCLUDE "engine/impl/softmax_rows_simd.cpp"
 #include <hwy/foreach_target.h>  // must come before highway.h
 
 #include <hwy/aligned_allocator.h>
@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "engine/templates/exp_non_positive.h"
-#include "engine/templates/softmax_rows_simd.h"
+#include "engine/impl/softmax_rows_simd.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tilebank::engine::HWY_NAMESPACE {

@@ -1,9 +1,9 @@
-#include "engine/templates/fused_policy.h"
+#include "engine/fusion/fused_policy.h"
 
 #include <nlohmann/json.hpp>
 
 #include "engine/space/search_space.h"
-#include "engine/templates/onednn_post_ops.h"
+#include "engine/impl/onednn_post_ops.h"
 #include "engine/templates/template_catalog.h"
 
 namespace tilebank::engine {

@@ -1,7 +1,7 @@
 // impl.onednn: MatMul, BatchMatMul, Gemm (oneDNN matmul) and Conv (oneDNN convolution with the
 // layouts it prefers: format_tag::any, source and weights reordered before timing, as a
-// deployed oneDNN graph keeps them); vector operators in engine/templates/onednn_vector_ops.h.
-// The cube kernels also run SGAT's fused subgraphs: post-ops (engine/templates/onednn_post_ops.h).
+// deployed oneDNN graph keeps them); vector operators in engine/impl/onednn_vector_ops.h.
+// The cube kernels also run SGAT's fused subgraphs: post-ops (engine/impl/onednn_post_ops.h).
 #include <dnnl.hpp>
 
 #include <algorithm>
@@ -12,11 +12,12 @@
 #include <set>
 
 
+#include "engine/impl/library_impls.h"
 #include "engine/ops/conv_problem.h"
 #include "engine/ops/gemm_problem.h"
-#include "engine/templates/onednn_common.h"
-#include "engine/templates/onednn_post_op_chain.h"
-#include "engine/templates/onednn_vector_ops.h"
+#include "engine/impl/onednn_common.h"
+#include "engine/impl/onednn_post_op_chain.h"
+#include "engine/impl/onednn_vector_ops.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {

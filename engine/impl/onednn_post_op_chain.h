@@ -1,4 +1,4 @@
-// The post-ops of one impl.onednn cube kernel (engine/templates/onednn_post_ops.h) as oneDNN runs
+// The post-ops of one impl.onednn cube kernel (engine/impl/onednn_post_ops.h) as oneDNN runs
 // them, and their operands' memory. The first Add of an operand with the output's own shape (a
 // residual) becomes oneDNN's sum post-op: the destination holds the residual when the primitive
 // starts, and the executor may place the output over the residual so that nothing is copied.
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "engine/ops/tensor.h"
-#include "engine/templates/onednn_post_ops.h"
+#include "engine/impl/onednn_post_ops.h"
 
 namespace tilebank::engine {
 

@@ -9,7 +9,7 @@
 #include "engine/kernel/kernel.h"
 #include "engine/ops/op_spec.h"
 #include "engine/space/search_space.h"
-#include "engine/templates/onednn_post_ops.h"
+#include "engine/impl/onednn_post_ops.h"
 
 namespace tilebank::engine {
 

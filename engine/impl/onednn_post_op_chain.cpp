@@ -1,4 +1,4 @@
-#include "engine/templates/onednn_post_op_chain.h"
+#include "engine/impl/onednn_post_op_chain.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/space/search_space.h"
-#include "engine/templates/onednn_common.h"
+#include "engine/impl/onednn_common.h"
 #include "engine/templates/template_catalog.h"
 
 namespace tilebank::engine {

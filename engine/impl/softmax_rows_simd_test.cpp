@@ -1,4 +1,4 @@
-#include "engine/templates/softmax_rows_simd.h"
+#include "engine/impl/softmax_rows_simd.h"
 
 #include <doctest/doctest.h>
 

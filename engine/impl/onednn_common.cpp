@@ -1,4 +1,4 @@
-#include "engine/templates/onednn_common.h"
+#include "engine/impl/onednn_common.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,8 +1,8 @@
-#include "engine/templates/onednn_vector_ops.h"
+#include "engine/impl/onednn_vector_ops.h"
 
 #include <algorithm>
 
-#include "engine/templates/onednn_common.h"
+#include "engine/impl/onednn_common.h"
 
 namespace tilebank::engine {
 
