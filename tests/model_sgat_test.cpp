@@ -96,11 +96,11 @@ TEST_CASE("sgat: the partition finds anchors with their chains, one repo_key per
   REQUIRE(subgraphs.size() == 4);
   CHECK(g.nodes[subgraphs[0].anchor].name == "Conv_a1");
   CHECK(subgraphs[0].chain.size() == 2);  // Add, Relu
-  CHECK(subgraphs[0].steps[0].op_type == "Add");
+  CHECK(subgraphs[0].steps[0].step.op_type == "Add");
   CHECK(g.values[subgraphs[0].steps[0].operand].name == "r1");
   CHECK(subgraphs[0].key() == subgraphs[1].key());  // the two blocks
-  CHECK(subgraphs[2].steps[0].op_type == "Clip");
-  CHECK(subgraphs[2].steps[0].beta == 6.f);
+  CHECK(subgraphs[2].steps[0].step.op_type == "Clip");
+  CHECK(subgraphs[2].steps[0].step.beta == 6.f);
   CHECK(subgraphs[2].key() != subgraphs[3].key());  // Clip(0, 6) is not Clip(0, 5)
   CHECK(subgraphs[0].canonical.op_type == "Add+Conv+Relu");
 }
@@ -112,7 +112,7 @@ TEST_CASE("sgat: fused subgraphs compute what the unfused nodes do, a residual c
   for (int fuse : {1, 2}) {
     CAPTURE(fuse);
     std::vector<NodeBinding> bindings;
-    const auto fused = Run(g, [fuse](const Subgraph& s) { return FusionChoice{std::min<int>(fuse, static_cast<int>(s.steps.size())), "test"}; },
+    const auto fused = Run(g, [fuse](const Subgraph& s) { return FusionChoice{engine::OneDnnFusion(std::min<int>(fuse, static_cast<int>(s.steps.size()))), "test"}; },
                            &bindings);
     const Comparison c = CompareTensors(fused, unfused);
     CHECK_MESSAGE(c.ok, c.worst);
@@ -137,7 +137,7 @@ TEST_CASE("sgat: tensors pass between oneDNN convolutions in their native layout
   const Graph g = Load(BlocksModel(dir));
   for (int fuse : {0, 1, 2}) {
     CAPTURE(fuse);
-    const FusionLookup fusion = [fuse](const Subgraph& s) { return FusionChoice{std::min<int>(fuse, static_cast<int>(s.steps.size())), "test"}; };
+    const FusionLookup fusion = [fuse](const Subgraph& s) { return FusionChoice{engine::OneDnnFusion(std::min<int>(fuse, static_cast<int>(s.steps.size()))), "test"}; };
     std::vector<NodeBinding> row_major_bindings, native_bindings;
     setenv("TILEBANK_MODEL_LAYOUTS", "row-major", 1);
     const auto row_major = Run(g, fusion, &row_major_bindings, OneDnnConvs);
@@ -187,14 +187,14 @@ TEST_CASE("sgat: the erf form of GELU is one step of a MatMul's chain, and runs 
   const auto subgraphs = PartitionSubgraphs(g);
   REQUIRE(subgraphs.size() == 1);
   REQUIRE(subgraphs[0].steps.size() == 2);
-  CHECK(subgraphs[0].steps[0].op_type == "Add");
-  CHECK(subgraphs[0].steps[1].op_type == "Gelu");
+  CHECK(subgraphs[0].steps[0].step.op_type == "Add");
+  CHECK(subgraphs[0].steps[1].step.op_type == "Gelu");
   CHECK(subgraphs[0].chain.size() == 6);
   CHECK(engine::FusedPolicyProblem(subgraphs[0].canonical.text, {{"fuse", int64_t{2}}}).empty());
   CHECK(!engine::FusedPolicyProblem(subgraphs[0].canonical.text, {{"fuse", int64_t{3}}}).empty());
   const auto unfused = Run(g, nullptr);
   std::vector<NodeBinding> bindings;
-  const auto fused = Run(g, [](const Subgraph&) { return FusionChoice{2, "test"}; }, &bindings);
+  const auto fused = Run(g, [](const Subgraph&) { return FusionChoice{engine::OneDnnFusion(2), "test"}; }, &bindings);
   REQUIRE(bindings.size() == 1);
   CHECK(bindings[0].op_type == "MatMul+Add+Gelu");
   const Comparison c = CompareTensors(fused, unfused);
@@ -220,7 +220,7 @@ TEST_CASE("sgat: impl halide runs a MatMul's whole chain in the GEMM's epilogue 
   for (const auto& schedule : schedules) {
     CAPTURE(engine::PolicyText(schedule));
     std::vector<NodeBinding> bindings;
-    const auto fused = Run(g, [&](const Subgraph&) { return FusionChoice{2, "test", "halide", schedule}; }, &bindings);
+    const auto fused = Run(g, [&](const Subgraph&) { return FusionChoice{engine::FusedPolicy{2, "halide", schedule}, "test"}; }, &bindings);
     REQUIRE(bindings.size() == 1);
     CHECK(bindings[0].op_type == "MatMul+Add+Gelu");
     CHECK(bindings[0].policy.find("impl=halide") != std::string::npos);

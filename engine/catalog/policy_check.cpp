@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/catalog/template_registry.h"
+#include "engine/fusion/fused_policy.h"
 #include "engine/fusion/halide_fused_gemm.h"
-#include "engine/impl/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
 #include "repo/canonical.h"
 #include "repo/json_text.h"

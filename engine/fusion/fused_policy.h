@@ -23,6 +23,9 @@ struct FusedPolicy {
   Policy Knobs() const;
 };
 
+// The first `fuse` steps in oneDNN as post-ops (0: nothing fused).
+inline FusedPolicy OneDnnFusion(int fuse) { return FusedPolicy{fuse, "onednn", {}}; }
+
 // Stored knobs as a FusedPolicy; nullopt without an integer `fuse` or with an unknown `impl`.
 std::optional<FusedPolicy> ParseFusedPolicy(const Policy& policy);
 // The policy of an sgat.fused entry of this build's template version; nullopt for another

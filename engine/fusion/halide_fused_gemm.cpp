@@ -5,6 +5,8 @@
 
 #include "engine/builder/builder.h"
 #include "engine/builder/halide_program.h"
+#include "engine/fusion/fused_policy.h"
+#include "engine/impl/onednn_post_ops.h"
 #include "engine/ops/gemm_problem.h"
 #include "engine/target/host_facts.h"
 #include "engine/templates/gemm_program.h"
@@ -34,9 +36,9 @@ Result<std::vector<int>> OperandExtents(const std::vector<int64_t>& operand, con
   return std::vector<int>{static_cast<int>(d.back()), static_cast<int>(d[d.size() - 2]), static_cast<int>(batch)};
 }
 
-std::string PostOpsText(const std::vector<PostOp>& ops) {
+std::string StepsText(const std::vector<ChainStep>& ops) {
   std::string text;
-  for (const PostOp& op : ops) {
+  for (const ChainStep& op : ops) {
     text += op.op_type + "(" + std::to_string(op.alpha) + "," + std::to_string(op.beta);
     for (int64_t d : op.operand_shape) text += "," + std::to_string(d);
     text += ")";
@@ -52,7 +54,7 @@ const OpTemplate* HalideGemmTemplateFor(const OpSpec& anchor) {
   return nullptr;
 }
 
-Result<std::unique_ptr<Kernel>> HalideFusedGemmKernel(const OpSpec& anchor, const Policy& anchor_policy, const std::vector<PostOp>& post_ops) {
+Result<std::unique_ptr<Kernel>> HalideFusedGemmKernel(const OpSpec& anchor, const Policy& anchor_policy, const std::vector<ChainStep>& post_ops) {
   const OpTemplate* t = HalideGemmTemplateFor(anchor);
   if (!t) return Status::InvalidInput("no Halide GEMM template runs " + anchor.name + " (" + anchor.op_type + ")");
   const std::vector<int64_t>& out = anchor.outputs[0].shape;
@@ -64,7 +66,7 @@ Result<std::unique_ptr<Kernel>> HalideFusedGemmKernel(const OpSpec& anchor, cons
     if (!e.ok()) return e.status();
     extents[i] = *e;
   }
-  const uint64_t key = CompileKey(std::string(kFusedTemplateId) + ".halide", t->version(), anchor.canonical.text + PostOpsText(post_ops),
+  const uint64_t key = CompileKey(std::string(kFusedTemplateId) + ".halide", t->version(), anchor.canonical.text + StepsText(post_ops),
                                   PolicyText(anchor_policy), Host().target.to_string());
   auto program = SharedBuilder().Compile(key, [&] {
     // The operands' params, added the first time the epilogue is defined.
@@ -72,7 +74,7 @@ Result<std::unique_ptr<Kernel>> HalideFusedGemmKernel(const OpSpec& anchor, cons
     const GemmThen then = [&, params](HalideProgram& prog, Expr value, Var n, Var m, Var b) {
       int input = static_cast<int>(anchor.inputs.size());
       for (size_t i = 0; i < post_ops.size(); ++i) {
-        const PostOp& op = post_ops[i];
+        const ChainStep& op = post_ops[i];
         if (!op.has_operand) {
           value = Activation(op.op_type, value, op.alpha, op.beta);
           continue;

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "engine/kernel/kernel.h"
+#include "engine/ops/chain_step.h"
 #include "engine/ops/op_spec.h"
 #include "engine/space/search_space.h"
-#include "engine/impl/onednn_post_ops.h"
 
 namespace tilebank::engine {
 
@@ -22,6 +22,6 @@ const OpTemplate* HalideGemmTemplateFor(const OpSpec& anchor);
 // Inputs as OneDnnFusedKernel's: the anchor's, then one per post-op with an operand, in order; the
 // output is the last post-op's. kInvalidInput when an operand broadcasts over part of the batch
 // only, or the policy does not compile.
-Result<std::unique_ptr<Kernel>> HalideFusedGemmKernel(const OpSpec& anchor, const Policy& anchor_policy, const std::vector<PostOp>& post_ops);
+Result<std::unique_ptr<Kernel>> HalideFusedGemmKernel(const OpSpec& anchor, const Policy& anchor_policy, const std::vector<ChainStep>& post_ops);
 
 }  // namespace tilebank::engine

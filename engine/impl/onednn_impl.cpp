@@ -39,7 +39,7 @@ void Execute(const dnnl::primitive& prim, dnnl::stream& stream, const memory& sr
 
 class MatMulKernel : public Kernel {
  public:
-  MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape, size_t anchor_inputs, std::vector<PostOp> post_ops = {})
+  MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape, size_t anchor_inputs, std::vector<ChainStep> post_ops = {})
       : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), anchor_inputs, shape_) {}
   int InPlaceInput() const override { return post_.sum_input(); }
   Status Prepare(const std::vector<const Tensor*>& in) override {
@@ -143,7 +143,7 @@ class MatMulKernel : public Kernel {
 
 class ConvKernel : public Kernel {
  public:
-  ConvKernel(ConvProblem p, std::vector<int64_t> out_shape, std::vector<PostOp> post_ops = {})
+  ConvKernel(ConvProblem p, std::vector<int64_t> out_shape, std::vector<ChainStep> post_ops = {})
       : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), p_.bias ? 3 : 2, shape_) {}
   int InPlaceInput() const override { return post_.sum_input(); }
   Status Prepare(const std::vector<const Tensor*>& in) override {
@@ -190,7 +190,7 @@ class ConvKernel : public Kernel {
     std::vector<std::vector<float>> operands;
     std::vector<const float*> inputs = {src.data()};
     inputs.resize(post_.first_operand_input(), nullptr);
-    for (const PostOp& op : post_.ops())
+    for (const ChainStep& op : post_.ops())
       if (op.has_operand) {
         operands.emplace_back(Tensor::NumElements(op.operand_shape), 0.f);
         inputs.push_back(operands.back().data());
@@ -382,8 +382,8 @@ class OneDnnImpl : public OpTemplate {
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<PostOp>& post_ops) {
-  for (const PostOp& op : post_ops)
+Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<ChainStep>& post_ops) {
+  for (const ChainStep& op : post_ops)
     if (!IsOneDnnPostOp(op.op_type)) return Status::InvalidInput("oneDNN has no post-op for " + op.op_type);
   if (Status s = tilebank::engine::OneDnnImpl().Supports(anchor); !s.ok()) return s;
   return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {

@@ -21,10 +21,10 @@ bool IsOneDnnPostOp(const std::string& op_type) {
   return types.count(op_type) > 0;
 }
 
-PostOpChain::PostOpChain(std::vector<PostOp> ops, size_t first_operand_input, const std::vector<int64_t>& output_shape)
+PostOpChain::PostOpChain(std::vector<ChainStep> ops, size_t first_operand_input, const std::vector<int64_t>& output_shape)
     : ops_(std::move(ops)), first_operand_input_(first_operand_input) {
   int slots = 0;
-  for (const PostOp& op : ops_) {
+  for (const ChainStep& op : ops_) {
     slot_of_op_.push_back(op.has_operand ? slots++ : -1);
     if (sum_slot_ < 0 && op.has_operand && op.op_type == "Add" && op.operand_shape == output_shape) sum_slot_ = slot_of_op_.back();
   }
@@ -41,7 +41,7 @@ void PostOpChain::Attach(dnnl::primitive_attr& attr, const std::function<memory:
   dnnl::post_ops chain;
   mds_.assign(static_cast<size_t>(std::count_if(slot_of_op_.begin(), slot_of_op_.end(), [](int s) { return s >= 0; })), memory::desc());
   for (size_t i = 0; i < ops_.size(); ++i) {
-    const PostOp& op = ops_[i];
+    const ChainStep& op = ops_[i];
     const int slot = slot_of_op_[i];
     if (slot >= 0 && slot == sum_slot_) {
       chain.append_sum(1.f);

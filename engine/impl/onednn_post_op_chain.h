@@ -20,11 +20,11 @@ namespace tilebank::engine {
 class PostOpChain {
  public:
   // `first_operand_input`: the kernel input of the first operand (after the anchor's inputs).
-  PostOpChain(std::vector<PostOp> ops, size_t first_operand_input, const std::vector<int64_t>& output_shape);
+  PostOpChain(std::vector<ChainStep> ops, size_t first_operand_input, const std::vector<int64_t>& output_shape);
 
   bool empty() const { return ops_.empty(); }
   size_t first_operand_input() const { return first_operand_input_; }
-  const std::vector<PostOp>& ops() const { return ops_; }
+  const std::vector<ChainStep>& ops() const { return ops_; }
   // The kernel input of the residual run as a sum post-op; -1 when there is none.
   int sum_input() const { return sum_slot_ < 0 ? -1 : static_cast<int>(first_operand_input_) + sum_slot_; }
 
@@ -45,7 +45,7 @@ class PostOpChain {
   void RefuseReference(const std::string& impl) const;
 
  private:
-  std::vector<PostOp> ops_;
+  std::vector<ChainStep> ops_;
   size_t first_operand_input_ = 0;
   int sum_slot_ = -1;                  // operand slot of the sum post-op
   std::vector<int> slot_of_op_;        // per op: its operand slot, -1 for activations

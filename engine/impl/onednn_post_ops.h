@@ -9,18 +9,10 @@
 #include <vector>
 
 #include "engine/kernel/kernel.h"
+#include "engine/ops/chain_step.h"
 #include "engine/ops/op_spec.h"
-#include "engine/fusion/fused_policy.h"
-#include "repo/entry.h"
 
 namespace tilebank::engine {
-
-struct PostOp {
-  std::string op_type;
-  float alpha = 0, beta = 0;          // LeakyRelu's slope; Clip's bounds
-  bool has_operand = false;           // binary ops
-  std::vector<int64_t> operand_shape; // binary ops: the operand's shape
-};
 
 // Whether oneDNN runs `op_type` as a post-op.
 bool IsOneDnnPostOp(const std::string& op_type);
@@ -28,6 +20,6 @@ bool IsOneDnnPostOp(const std::string& op_type);
 // The kernel's inputs are the anchor's, then one per post-op with an operand, in order; its output
 // is the last post-op's. kInvalidInput when oneDNN cannot fuse them (a broadcast it lacks, or only a
 // reference implementation would run them).
-Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<PostOp>& post_ops);
+Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<ChainStep>& post_ops);
 
 }  // namespace tilebank::engine

@@ -183,7 +183,7 @@ SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, c
     return r;
   }
   const std::vector<Tensor> inputs = model::RandomInputs(task.graph, 7);
-  auto base = MeasureSubgraph(task.graph, ops, model::FusionChoice{0, "candidate"}, inputs, o.subgraph_warmup, o.subgraph_repeats);
+  auto base = MeasureSubgraph(task.graph, ops, model::FusionChoice{OneDnnFusion(0), "candidate"}, inputs, o.subgraph_warmup, o.subgraph_repeats);
   if (!base.ok()) {
     r.status = "failed";
     r.failure = base.status().message();
@@ -200,7 +200,7 @@ SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, c
     found.entry.policy = OneDnnImpl().DefaultPolicy(op);
     return found;
   };
-  if (auto library = MeasureSubgraph(task.graph, library_anchor, model::FusionChoice{0, "candidate"}, inputs, o.subgraph_warmup, o.subgraph_repeats);
+  if (auto library = MeasureSubgraph(task.graph, library_anchor, model::FusionChoice{OneDnnFusion(0), "candidate"}, inputs, o.subgraph_warmup, o.subgraph_repeats);
       library.ok() && library->time.median_us < base->time.median_us)
     base = std::move(library);
   // And it must beat what runs without an entry: the built-in fusion (oneDNN's post-ops).
@@ -213,7 +213,7 @@ SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, c
   // A candidate counts when it runs fused and computes what the unfused subgraph does.
   auto consider = [&](const FusedPolicy& policy) {
     const std::string name = PolicyText(policy.Knobs());
-    auto candidate = MeasureSubgraph(task.graph, ops, model::FusionChoice{policy.fuse, "candidate", policy.impl, policy.anchor}, inputs, o.subgraph_warmup,
+    auto candidate = MeasureSubgraph(task.graph, ops, model::FusionChoice{policy, "candidate"}, inputs, o.subgraph_warmup,
                                      o.subgraph_repeats);
     ++tried;
     if (!candidate.ok()) {
@@ -308,7 +308,7 @@ model::FusionLookup WithoutThisRun(const Bank* bank, const std::map<std::string,
     if (it == replaced.end()) return now(s);
     const std::optional<FusedPolicy> previous = it->second ? CurrentFusedPolicy(*it->second) : std::nullopt;
     if (!previous) return std::nullopt;
-    return model::FusionChoice{previous->fuse, "bank", previous->impl, previous->anchor};
+    return model::FusionChoice{*previous, "bank"};
   };
 }
 

@@ -25,7 +25,7 @@
 #include "engine/model/node_op_spec.h"
 #include "engine/model/partition.h"
 #include "engine/space/search_space.h"
-#include "engine/impl/onednn_post_ops.h"
+#include "engine/fusion/fused_policy.h"
 #include "repo/entry.h"
 
 namespace tilebank::engine {
@@ -42,14 +42,12 @@ struct FoundPolicy {
 };
 using PolicyLookup = std::function<std::optional<FoundPolicy>(const OpSpec& op)>;
 
-// SGAT's choice for a subgraph (engine/model/partition.h): how many of its chain's steps run fused
-// into the anchor (0: none; a GELU is one step of five nodes), where that choice came from
-// ("bank", "candidate", ...), and how the fused part runs (engine/fusion/fused_policy.h).
+// SGAT's choice for a subgraph (engine/model/partition.h): how its chain runs inside the anchor
+// (engine/fusion/fused_policy.h: fuse 0 runs nothing fused) and where that choice came from
+// ("bank", "builtin", "candidate", ...).
 struct FusionChoice {
-  int fused = 0;
+  FusedPolicy policy;
   std::string source;
-  std::string impl = "onednn";  // or "halide", with the anchor's GEMM knobs
-  Policy anchor = {};
 };
 // nullopt: the built-in choice (the anchor's oneDNN kernel with the chain's steps as post-ops, when
 // the anchor runs in oneDNN anyway); no lookup at all: nothing is fused.
@@ -111,7 +109,7 @@ class Executor {
   // The built-in fusion of `s` (nullopt: none): every leading step oneDNN runs as a post-op, when
   // the anchor runs in oneDNN anyway.
   std::optional<FusionChoice> BuiltinFusion(const Subgraph& s, const PolicyLookup& lookup) const;
-  // Binds subgraph `s` with its first `choice.fused` chain steps inside the anchor; false when the
+  // Binds subgraph `s` with its first `choice.policy.fuse` chain steps inside the anchor; false when the
   // implementation cannot run them.
   Result<bool> BindFused(const Subgraph& s, const FusionChoice& choice);
   // Decides each run-time value's layout (layout_of_) and tells the kernels.

@@ -21,11 +21,11 @@
 namespace tilebank::engine::model {
 
 Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice) {
-  const int fused = choice.fused;
+  const int fused = choice.policy.fuse;
   const Node& anchor = graph_.nodes[s.anchor];
   auto node_op = NodeOpSpec(graph_, anchor);
   if (!node_op.ok()) return false;
-  std::vector<PostOp> post_ops;
+  std::vector<ChainStep> steps;
   auto step = std::make_unique<Step>();
   step->inputs = node_op->input_values;
   NodeBinding b;
@@ -34,14 +34,13 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice) 
   b.op_type = anchor.op_type;
   for (int k = 0; k < fused; ++k) {
     const EpilogueStep& e = s.steps[k];
-    PostOp op{e.op_type, e.alpha, e.beta, e.operand >= 0, e.operand >= 0 ? graph_.values[e.operand].shape : std::vector<int64_t>{}};
-    post_ops.push_back(op);
+    steps.push_back(e.step);
     if (e.operand >= 0) step->inputs.push_back(e.operand);
-    b.op_type += "+" + e.op_type;
+    b.op_type += "+" + e.step.op_type;
   }
   for (int k = 0; k < s.NodesOf(fused); ++k) b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
-  const bool halide = choice.impl == "halide";
-  auto kernel = halide ? HalideFusedGemmKernel(node_op->op, choice.anchor, post_ops) : OneDnnFusedKernel(node_op->op, post_ops);
+  const bool halide = choice.policy.impl == "halide";
+  auto kernel = halide ? HalideFusedGemmKernel(node_op->op, choice.policy.anchor, steps) : OneDnnFusedKernel(node_op->op, steps);
   if (!kernel.ok()) return false;
   // Only on the direct path (weights constant): oneDNN lacking this fusion shows at bind time.
   if (!BindKernel(step.get(), std::move(kernel.value())).ok() || step->kind != Step::Kind::kDirect) return false;
@@ -49,7 +48,7 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice) 
   step->output = s.OutputAfter(graph_, fused);
   b.shape = ShapeText(graph_.values[step->output].shape);
   b.template_id = kFusedTemplateId;
-  b.policy = PolicyText(FusedPolicy{fused, choice.impl, choice.anchor}.Knobs());
+  b.policy = PolicyText(choice.policy.Knobs());
   b.policy_source = choice.source;
   b.op = std::move(node_op.value());
   steps_.push_back(std::move(step));
@@ -108,9 +107,9 @@ std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const Pol
   ChoosePolicy(node_op->op, lookup, &t, &policy, &source);
   if (t != &OneDnnImpl()) return std::nullopt;
   int fused = 0;
-  while (fused < static_cast<int>(s.steps.size()) && IsOneDnnPostOp(s.steps[fused].op_type)) ++fused;
+  while (fused < static_cast<int>(s.steps.size()) && IsOneDnnPostOp(s.steps[fused].step.op_type)) ++fused;
   if (fused == 0) return std::nullopt;
-  return FusionChoice{fused, "builtin"};
+  return FusionChoice{OneDnnFusion(fused), "builtin"};
 }
 
 Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
@@ -200,8 +199,8 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
   for (const Subgraph& s : subgraphs) {
     std::optional<FusionChoice> choice = fusion(s);
     if (!choice) choice = BuiltinFusion(s, lookup);
-    if (choice && choice->fused > 0 && choice->fused <= static_cast<int>(s.steps.size())) {
-      const int nodes = s.NodesOf(choice->fused);
+    if (choice && choice->policy.fuse > 0 && choice->policy.fuse <= static_cast<int>(s.steps.size())) {
+      const int nodes = s.NodesOf(choice->policy.fuse);
       fused_at[s.chain[nodes - 1]] = {&s, *choice};
       deferred.insert(s.anchor);
       deferred.insert(s.chain.begin(), s.chain.begin() + nodes - 1);
@@ -220,7 +219,7 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
     if (*bound) continue;
     // oneDNN cannot run it fused: the nodes one by one, here (still in dependency order).
     TB_RETURN_IF_ERROR(BindNode(s->anchor, lookup, read_values, &missing));
-    for (int k = 0; k < s->NodesOf(choice.fused); ++k) TB_RETURN_IF_ERROR(BindNode(s->chain[k], lookup, read_values, &missing));
+    for (int k = 0; k < s->NodesOf(choice.policy.fuse); ++k) TB_RETURN_IF_ERROR(BindNode(s->chain[k], lookup, read_values, &missing));
   }
   if (!missing.empty()) {
     std::string list;

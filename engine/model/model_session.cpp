@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <random>
 
 #include "engine/model/constant_fold.h"
@@ -18,10 +20,15 @@ namespace tilebank::engine::model {
 
 PolicyLookup BankLookup(const Bank* bank) {
   if (!bank) return nullptr;
-  return [bank](const OpSpec& op) -> std::optional<FoundPolicy> {
+  // One answer per key: a miss scans the operator's shape class, and a model repeats its keys.
+  auto answers = std::make_shared<std::map<std::string, std::optional<FoundPolicy>>>();
+  return [bank, answers](const OpSpec& op) -> std::optional<FoundPolicy> {
+    auto [it, fresh] = answers->try_emplace(op.canonical.text);
+    if (!fresh) return it->second;
     auto found = LookupPolicy(*bank, op.canonical, EngineTemplateVersions(), /*nearest=*/true);
-    if (!found.ok() || !found->entry || (found->state != LookupState::kHit && found->state != LookupState::kNearest)) return std::nullopt;
-    return FoundPolicy{std::move(*found->entry), found->state == LookupState::kNearest};
+    if (found.ok() && found->entry && (found->state == LookupState::kHit || found->state == LookupState::kNearest))
+      it->second = FoundPolicy{std::move(*found->entry), found->state == LookupState::kNearest};
+    return it->second;
   };
 }
 
@@ -32,7 +39,7 @@ FusionLookup BankFusionLookup(const Bank* bank) {
     if (!found.ok() || !*found) return std::nullopt;
     const std::optional<FusedPolicy> policy = CurrentFusedPolicy(**found);  // nullopt when stale
     if (!policy) return std::nullopt;
-    return FusionChoice{policy->fuse, "bank", policy->impl, policy->anchor};
+    return FusionChoice{*policy, "bank"};
   };
 }
 

@@ -50,7 +50,8 @@ std::optional<EpilogueStep> AsEpilogue(const Graph& g, const Node& node, int val
   if (g.values[node.outputs[0]].dtype != "float32") return std::nullopt;
   for (size_t k = 1; k < node.outputs.size(); ++k)
     if (node.outputs[k] >= 0) return std::nullopt;
-  EpilogueStep step;
+  EpilogueStep epilogue;
+  ChainStep& step = epilogue.step;
   step.op_type = node.op_type;
   if (IsUnaryEpilogue(node.op_type)) {
     if (node.inputs.empty() || node.inputs[0] != value) return std::nullopt;
@@ -66,15 +67,17 @@ std::optional<EpilogueStep> AsEpilogue(const Graph& g, const Node& node, int val
     } else if (node.inputs.size() != 1) {
       return std::nullopt;
     }
-    return step;
+    return epilogue;
   }
   if (!IsBinaryEpilogue(node.op_type) || node.inputs.size() != 2) return std::nullopt;
   // Sub and Div only with the chain on the left; Add and Mul either way round. Not x op x.
   int other = OtherInput(node, value);
   if (other >= 0 && node.inputs[0] != value && node.op_type != "Add" && node.op_type != "Mul") other = -1;
   if (other < 0 || g.values[other].dtype != "float32" || !BroadcastsTo(g.values[other].shape, g.values[value].shape)) return std::nullopt;
-  step.operand = other;
-  return step;
+  epilogue.operand = other;
+  step.has_operand = true;
+  step.operand_shape = g.values[other].shape;
+  return epilogue;
 }
 
 // The erf form of GELU on `value` as PyTorch exports it: Div(x, sqrt 2) (or Mul(x, 1/sqrt 2)),
@@ -192,7 +195,7 @@ std::vector<Subgraph> PartitionSubgraphs(const Graph& g) {
       if (const auto gelu = MatchGelu(g, value, readers, is_output); !gelu.empty()) {
         if (std::any_of(gelu.begin(), gelu.end(), [&](int n) { return taken[n]; })) break;
         EpilogueStep step;
-        step.op_type = "Gelu";
+        step.step.op_type = "Gelu";
         step.nodes = static_cast<int>(gelu.size());
         s.chain.insert(s.chain.end(), gelu.begin(), gelu.end());
         s.steps.push_back(step);

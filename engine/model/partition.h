@@ -10,17 +10,17 @@
 #include <vector>
 
 #include "engine/model/graph.h"
+#include "engine/ops/chain_step.h"
 #include "repo/canonical.h"
 #include "repo/key.h"
 
 namespace tilebank::engine::model {
 
-// One chain node as the anchor's epilogue sees it.
+// One step of the chain as the anchor's epilogue runs it (a Gelu step stands for its five nodes).
 struct EpilogueStep {
-  std::string op_type;     // Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish, Gelu, Add, Mul, Sub, Div
-  int nodes = 1;           // chain nodes it stands for (Gelu: 5)
-  float alpha = 0, beta = 0;  // LeakyRelu's alpha; Clip's bounds
-  int operand = -1;        // binary ops: the other operand's value (its shape broadcasts to the chain's)
+  ChainStep step;    // binary ops: operand_shape is the operand value's shape
+  int nodes = 1;     // chain nodes it stands for
+  int operand = -1;  // binary ops: the other operand's value
 };
 
 struct Subgraph {
