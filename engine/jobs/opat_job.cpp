@@ -123,17 +123,19 @@ class Progress {
 };
 
 // The bank entry of a tuning winner.
-Entry WinnerEntry(const OpSpec& op, const TuneOutcome& o, const Measurement& baseline, const std::string& bank_id) {
+// The entry of the tuning's winner; with `keep_baseline`, of the built-in choice itself (measured as
+// the baseline, before and after alike).
+Entry WinnerEntry(const OpSpec& op, const TuneOutcome& o, const Measurement& baseline, const std::string& bank_id, bool keep_baseline = false) {
   Entry e;
   e.kind = EntryKind::kOp;
   e.op_type = op.op_type;
   e.descriptor = op.canonical.text;
-  e.template_id = o.template_id;
-  e.template_version = o.template_version;
-  e.tune_mode = o.mode;
-  e.policy = o.policy;
+  e.template_id = keep_baseline ? o.baseline_template_id : o.template_id;
+  e.template_version = keep_baseline ? o.baseline_template_version : o.template_version;
+  e.tune_mode = keep_baseline ? o.baseline_mode : o.mode;
+  e.policy = keep_baseline ? o.baseline_policy : o.policy;
   e.before = baseline;
-  e.after = o.best_time;
+  e.after = keep_baseline ? baseline : o.best_time;
   e.trials = static_cast<uint32_t>(o.trials);
   e.strategy = o.strategy;
   e.created_unix_ms = NowUnixMs();
@@ -255,6 +257,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   std::map<std::string, size_t> first_of_key;  // a key tuned earlier in this list is not tuned twice
   for (const auto& [i, r] : done) first_of_key.emplace(r.key, i);
 
+  std::vector<Entry> builtin_won;  // keys whose built-in choice no candidate beat (no entry stored)
   for (size_t n = 0; n < todo.size(); ++n) {
     const size_t i = todo[n];
     const OpSpec& op = (*ops)[i];
@@ -316,6 +319,8 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
         bool better = o.best_time.median_us < baseline.median_us * (1.0 - options.min_gain) || (!o.default_ok && !have_entry);
         rec.status = better ? (entry ? "update" : "add") : (have_entry ? "reserved" : "unsatisfied");
         if (better) winner = WinnerEntry(op, o, baseline, bank->meta_at_open().bank_id);
+        else if (!have_entry && o.default_ok)
+          builtin_won.push_back(WinnerEntry(op, o, baseline, bank->meta_at_open().bank_id, /*keep_baseline=*/true));
       }
     }
     // The winner (if any) and the checkpoint commit together: a kill never separates them.
@@ -335,8 +340,20 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     progress.Done(done.size() - 1, selected_total, rec);
   }
 
+  // A key whose built-in choice won has no entry, so a run would give it the entry of its nearest
+  // shape, which lost here: where the bank now has such a neighbour, the built-in choice becomes
+  // the key's entry (its status stays "unsatisfied": nothing beat it).
+  std::vector<const Entry*> neighboured;
+  for (const Entry& e : builtin_won) {
+    auto near = LookupPolicy(*bank, CanonicalDescriptor{EntryKind::kOp, e.op_type, e.descriptor, e.key()}, EngineTemplateVersions(), true);
+    if (near.ok() && near->state == LookupState::kNearest) neighboured.push_back(&e);
+  }
   cp.finished = true;
-  TB_RETURN_IF_ERROR(bank->Write(checkpoint));
+  TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
+    for (const Entry* e : neighboured)
+      if (auto put = txn.Put(*e, PutPolicy::kKeepFaster); !put.ok()) return put.status();
+    return checkpoint(txn);
+  }));
   OpatJobReport report;
   report.job_name = cp.job_name;
   report.tuning_name = cp.tuning_name;

@@ -185,6 +185,10 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   const bool builtin_is_primary = builtin.tmpl == &primary;
   double baseline_cost = session.Try(*builtin.tmpl, builtin.policy, builtin_is_primary ? TuneMode::kSchedule : TuneMode::kImpl);
   if (builtin_is_primary) session.measured_[PolicyText(builtin.policy)] = baseline_cost;
+  out.baseline_template_id = builtin.tmpl->id();
+  out.baseline_template_version = builtin.tmpl->version();
+  out.baseline_mode = builtin_is_primary ? TuneMode::kSchedule : TuneMode::kImpl;
+  out.baseline_policy = builtin.policy;
   out.default_ok = std::isfinite(baseline_cost);
   if (out.default_ok) out.default_time = out.best_time;
   else out.default_failure = out.failure_samples.empty() ? "failed" : out.failure_samples.back();

@@ -53,6 +53,10 @@ struct TuneOutcome {
   bool default_ok = false;
   std::string default_failure;
   Measurement default_time;        // the baseline: the built-in choice
+  std::string baseline_template_id;  // the built-in choice itself
+  uint32_t baseline_template_version = 0;
+  TuneMode baseline_mode = TuneMode::kSchedule;
+  Policy baseline_policy;
   bool found = false;              // some candidate ran correctly
   std::string template_id;
   uint32_t template_version = 0;
