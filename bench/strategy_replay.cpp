@@ -15,6 +15,7 @@
 
 #include "bench/space_table_format.h"
 #include "engine/catalog/template_registry.h"
+#include "engine/ops/op_semantics.h"
 #include "engine/strategy/search_strategy.h"
 
 namespace tilebank::bench {

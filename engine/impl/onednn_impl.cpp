@@ -18,6 +18,7 @@
 #include "engine/impl/onednn_common.h"
 #include "engine/impl/onednn_post_op_chain.h"
 #include "engine/impl/onednn_vector_ops.h"
+#include "engine/ops/op_semantics.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {
@@ -354,7 +355,7 @@ class OneDnnImpl : public OpTemplate {
  public:
   const char* id() const override { return "impl.onednn"; }
   std::vector<std::string> OpTypes() const override {
-    std::vector<std::string> types = CubeOps(), vector = OneDnnVectorOps();
+    std::vector<std::string> types = OpTypesOf(OpRole::kCube), vector = OneDnnVectorOps();
     types.insert(types.end(), vector.begin(), vector.end());
     return types;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/impl/onednn_common.h"
+#include "engine/ops/op_semantics.h"
 
 namespace tilebank::engine {
 
@@ -148,7 +149,8 @@ class VectorKernel : public Kernel {
 
 std::vector<std::string> OneDnnVectorOps() {
   std::vector<std::string> types = {"Softmax", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "Gelu"};  // oneDNN has no plain erf
-  types.insert(types.end(), BinaryElementwiseOps().begin(), BinaryElementwiseOps().end());
+  const std::vector<std::string> binary = OpTypesOf(OpRole::kBinaryElementwise);
+  types.insert(types.end(), binary.begin(), binary.end());
   return types;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/ops/op_semantics.h"
 #include "engine/ops/reference.h"
 
 namespace tilebank::engine::model {
@@ -368,8 +369,6 @@ Result<ChannelAffine> BatchNormAffine(const Graph& g, const Node& n, int64_t cha
   }
   return a;
 }
-
-bool IsAliasOp(const std::string& t) { return t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze"; }
 
 const std::vector<std::string>& BasicOpTypes() {
   static const std::vector<std::string> types = {"Transpose", "Slice", "Concat", "Gather", "Pad", "Clip", "Pow", "Sqrt", "Neg", "Exp",

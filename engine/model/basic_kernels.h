@@ -16,8 +16,6 @@ namespace tilebank::engine::model {
 
 using BasicKernel = std::function<void(const std::vector<const float*>& inputs, float* output)>;
 
-// Whether the output of `op_type` is its first input's memory reinterpreted.
-bool IsAliasOp(const std::string& op_type);
 
 // kInvalidInput when the node is not one of these ops, or uses them in a way not supported
 // (naming the node and what).

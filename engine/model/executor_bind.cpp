@@ -15,6 +15,7 @@
 #include "engine/catalog/policy_check.h"
 #include "engine/fusion/halide_fused_gemm.h"
 #include "engine/impl/onednn_post_ops.h"
+#include "engine/ops/op_semantics.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/templates.h"
 
@@ -177,11 +178,8 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
     for (int v : n.inputs) step->inputs.push_back(v);
     b.policy_source = "basic";
   }
-  // Each output element depends only on the same element of its inputs (broadcast ones aside).
-  const bool pointwise = IsUnaryElementwiseOp(n.op_type) || IsBinaryElementwiseOp(n.op_type) ||
-                         (step->kind == Step::Kind::kBasic && (n.op_type == "Clip" || n.op_type == "Sqrt" || n.op_type == "Neg" ||
-                                                                n.op_type == "Exp" || n.op_type == "Pow"));
-  pointwise_.push_back(pointwise && (step->kind == Step::Kind::kDirect || step->kind == Step::Kind::kBasic));
+  // A pointwise kernel may write over an input it reads.
+  pointwise_.push_back(IsPointwiseOp(n.op_type) && (step->kind == Step::Kind::kDirect || step->kind == Step::Kind::kBasic));
   steps_.push_back(std::move(step));
   bindings_.push_back(std::move(b));
   return Status::Ok();

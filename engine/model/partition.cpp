@@ -7,19 +7,26 @@
 #include <set>
 
 #include "engine/model/node_op_spec.h"
+#include "engine/ops/op_semantics.h"
 
 namespace tilebank::engine::model {
 
 namespace {
 
-bool IsAnchor(const std::string& op_type) { return op_type == "Conv" || op_type == "MatMul" || op_type == "Gemm"; }
-
-bool IsUnaryEpilogue(const std::string& op_type) {
-  static const std::set<std::string> types = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSwish"};
-  return types.count(op_type) > 0;
+bool IsAnchor(const std::string& op_type) {
+  const OpSemantics* s = SemanticsOf(op_type);
+  return s && s->anchor;
 }
 
-bool IsBinaryEpilogue(const std::string& op_type) { return op_type == "Add" || op_type == "Mul" || op_type == "Sub" || op_type == "Div"; }
+bool IsUnaryEpilogue(const std::string& op_type) {
+  const OpSemantics* s = SemanticsOf(op_type);
+  return s && s->epilogue && s->role != OpRole::kBinaryElementwise;
+}
+
+bool IsBinaryEpilogue(const std::string& op_type) {
+  const OpSemantics* s = SemanticsOf(op_type);
+  return s && s->epilogue && s->role == OpRole::kBinaryElementwise;
+}
 
 // Whether `operand` broadcasts to `shape` without growing it (ONNX's multidirectional rule).
 bool BroadcastsTo(const std::vector<int64_t>& operand, const std::vector<int64_t>& shape) {
@@ -70,9 +77,9 @@ std::optional<EpilogueStep> AsEpilogue(const Graph& g, const Node& node, int val
     return epilogue;
   }
   if (!IsBinaryEpilogue(node.op_type) || node.inputs.size() != 2) return std::nullopt;
-  // Sub and Div only with the chain on the left; Add and Mul either way round. Not x op x.
+  // Sub and Div only with the chain on the left; Add and Mul (commutative) either way round. Not x op x.
   int other = OtherInput(node, value);
-  if (other >= 0 && node.inputs[0] != value && node.op_type != "Add" && node.op_type != "Mul") other = -1;
+  if (other >= 0 && node.inputs[0] != value && !SemanticsOf(node.op_type)->commutative) other = -1;
   if (other < 0 || g.values[other].dtype != "float32" || !BroadcastsTo(g.values[other].shape, g.values[value].shape)) return std::nullopt;
   epilogue.operand = other;
   step.has_operand = true;

@@ -2,6 +2,7 @@
 
 #include "engine/ops/conv_problem.h"
 #include "engine/ops/gemm_problem.h"
+#include "engine/ops/op_semantics.h"
 
 namespace tilebank::engine {
 

@@ -134,25 +134,4 @@ Result<std::vector<OpSpec>> ReadOpList(const std::string& path) {
   return ops;
 }
 
-const std::vector<std::string>& CubeOps() {
-  static const std::vector<std::string> types = {"MatMul", "Gemm", "BatchMatMul", "Conv"};
-  return types;
-}
-const std::vector<std::string>& BinaryElementwiseOps() {
-  static const std::vector<std::string> types = {"Add", "Sub", "Mul", "Div"};
-  return types;
-}
-const std::vector<std::string>& UnaryElementwiseOps() {
-  static const std::vector<std::string> types = {"Relu", "Sigmoid", "Tanh", "Gelu", "Erf", "Clip", "HardSigmoid", "HardSwish"};
-  return types;
-}
-
-namespace {
-bool In(const std::vector<std::string>& types, const std::string& t) { return std::find(types.begin(), types.end(), t) != types.end(); }
-}  // namespace
-
-bool IsCubeOp(const std::string& op_type) { return In(CubeOps(), op_type); }
-bool IsBinaryElementwiseOp(const std::string& t) { return In(BinaryElementwiseOps(), t); }
-bool IsUnaryElementwiseOp(const std::string& t) { return In(UnaryElementwiseOps(), t); }
-
 }  // namespace tilebank::engine

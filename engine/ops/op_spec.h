@@ -39,14 +39,4 @@ Result<OpSpec> ParseOpSpec(const nlohmann::json& description, size_t index);
 // Reads a JSON file holding a list of descriptions (or one description).
 Result<std::vector<OpSpec>> ReadOpList(const std::string& path);
 
-// The cube ops (MatMul, Gemm, BatchMatMul, Conv) get GA; the rest are vector ops and get RL.
-bool IsCubeOp(const std::string& op_type);
-// Elementwise ops: Add, Sub, Mul, Div (numpy broadcasting) and Relu, Sigmoid, Tanh, Gelu, Erf,
-// Clip (bounds as the float attributes min and max), HardSigmoid, HardSwish.
-bool IsBinaryElementwiseOp(const std::string& op_type);
-bool IsUnaryElementwiseOp(const std::string& op_type);
-const std::vector<std::string>& CubeOps();
-const std::vector<std::string>& BinaryElementwiseOps();
-const std::vector<std::string>& UnaryElementwiseOps();
-
 }  // namespace tilebank::engine

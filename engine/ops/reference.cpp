@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "engine/ops/gemm_problem.h"
+#include "engine/ops/op_semantics.h"
 
 namespace tilebank::engine {
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "engine/builder/halide_program.h"
+#include "engine/ops/op_semantics.h"
 #include "engine/templates/halide_math.h"
 #include "engine/ops/reference.h"
 #include "engine/templates/rowwise_schedule.h"
@@ -27,7 +28,7 @@ class ElementwiseTemplate : public HalideTemplate {
  public:
   const char* id() const override { return "elementwise.generic"; }
   std::vector<std::string> OpTypes() const override {
-    std::vector<std::string> types = BinaryElementwiseOps(), unary = UnaryElementwiseOps();
+    std::vector<std::string> types = OpTypesOf(OpRole::kBinaryElementwise), unary = OpTypesOf(OpRole::kUnaryElementwise);
     types.insert(types.end(), unary.begin(), unary.end());
     return types;
   }

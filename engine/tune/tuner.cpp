@@ -8,6 +8,7 @@
 #include "engine/catalog/builtin_choice.h"
 #include "engine/catalog/policy_check.h"
 #include "engine/catalog/template_registry.h"
+#include "engine/ops/op_semantics.h"
 #include "engine/templates/op_template.h"
 
 namespace tilebank::engine {
