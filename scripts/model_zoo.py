@@ -2,7 +2,7 @@
 """Runs the model zoo through tilebank and writes docs/MODELS.md: every classifier of torchvision 0.14
 (80), its 6 segmentation models, and transformers built from torch.nn (an encoder with a key padding
 mask, a decoder with a causal mask), each exported by scripts/export_models.py, run with
-`tilebank run --data` on an empty bank (default policies) and compared with PyTorch's output.
+`tilebank run --data` on an empty bank (the built-in choices) and compared with PyTorch's output.
 
   usage: /usr/bin/python3 scripts/model_zoo.py [--build DIR] [--threads N] [--repeat N] [--results FILE]
                                                [--markdown FILE] [--no-torchscript] [NAME ...]
@@ -138,8 +138,9 @@ def markdown(results, args, soc, everything):
     lines = [
         "# The model zoo",
         "",
-        "Every model a user is likely to bring first, run by `tilebank run --data` with an empty bank (the",
-        "default policies), its output compared with PyTorch's for the same seeded input. Written by",
+        "Every model a user is likely to bring first, run by `tilebank run --data` with an empty bank (each",
+        "op class's built-in choice, engine/catalog/builtin_choice.h), its output compared with PyTorch's for",
+        "the same seeded input. Written by",
         "`scripts/model_zoo.py`; reproduce with",
         "",
         "```",

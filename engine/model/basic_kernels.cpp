@@ -267,6 +267,34 @@ Result<BasicKernel> Resize(const Graph& g, const Node& n) {
   const auto in_strides = RowMajorStrides(in_shape);
   const auto out_strides = RowMajorStrides(out_shape);
   const int64_t count = Tensor::NumElements(out_shape);
+  // Planes (the usual NCHW upsampling): only the last two axes change, so each output row mixes
+  // two input rows, with no index arithmetic per element.
+  bool planar = rank >= 2;
+  for (size_t d = 0; planar && d + 2 < rank; ++d)
+    for (int64_t o = 0; planar && o < out_shape[d]; ++o) planar = taps[d][o].lo == o && (taps[d][o].hi == o || taps[d][o].w == 0.f);
+  if (planar) {
+    const int64_t out_h = out_shape[rank - 2], out_w = out_shape[rank - 1], in_h = in_shape[rank - 2], in_w = in_shape[rank - 1];
+    const int64_t planes = count / std::max<int64_t>(out_h * out_w, 1);
+    return BasicKernel([taps, rank, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
+      const std::vector<Tap>& ys = taps[rank - 2];
+      const std::vector<Tap>& xs = taps[rank - 1];
+      for (int64_t p = 0; p < planes; ++p) {
+        const float* src = in[0] + p * in_h * in_w;
+        float* dst = out + p * out_h * out_w;
+        for (int64_t oy = 0; oy < out_h; ++oy) {
+          const Tap& ty = ys[oy];
+          const float* r0 = src + ty.lo * in_w;
+          const float* r1 = src + ty.hi * in_w;
+          for (int64_t ox = 0; ox < out_w; ++ox) {
+            const Tap& tx = xs[ox];
+            const float top = (1.f - tx.w) * r0[tx.lo] + tx.w * r0[tx.hi];
+            const float bottom = (1.f - tx.w) * r1[tx.lo] + tx.w * r1[tx.hi];
+            dst[oy * out_w + ox] = (1.f - ty.w) * top + ty.w * bottom;
+          }
+        }
+      }
+    });
+  }
   return BasicKernel([taps, resized, in_strides, out_strides, out_shape, count, rank](const std::vector<const float*>& in, float* out) {
     std::vector<const Tap*> at(rank);
     for (int64_t i = 0; i < count; ++i) {
