@@ -20,11 +20,12 @@ policy there (all hits).
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from default_goals import median_ms, torchscript_ms  # bench/default_goals.py: the timing both use
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
@@ -42,25 +43,12 @@ GOALS = {  # model: (reference, at most this many times its time after OPAT, aft
 SGAT_OVER_OPAT = 1.15  # issue 14: SGAT then OPAT at least this much faster than OPAT alone
 
 
-def median_ms(fn, warmup, repeat):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
-
-
 def pytorch_times(name, threads, warmup, repeat):
     torch.set_num_threads(threads)
     model, inputs, _, _ = export_models.build(name)
     with torch.no_grad():
         eager = median_ms(lambda: model(*inputs), warmup, repeat)
-        scripted = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, inputs).eval()))
-        ts = median_ms(lambda: scripted(*inputs), warmup, repeat)
-    return eager, ts
+    return eager, torchscript_ms(torch, model, inputs, threads, warmup, repeat)
 
 
 def tilebank(build, args, threads, kernel_cache=None, layouts=None):
@@ -144,7 +132,7 @@ def main():
     import export_models  # scripts/export_models.py
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     if args.defaults or args.off_shape:
-        import default_goals  # bench/default_goals.py
+        import default_goals
         if args.defaults:
             default_goals.defaults_section(args, torch, export_models, args.models if args.models != list(GOALS) else default_goals.DEFAULT_MODELS)
         if args.off_shape:

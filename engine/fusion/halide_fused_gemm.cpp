@@ -20,22 +20,6 @@ using namespace Halide;
 
 namespace {
 
-// An operand's extents (n, m, batch) over the output's (N, M, batch): each is the output's or 1.
-Result<std::vector<int>> OperandExtents(const std::vector<int64_t>& operand, const std::vector<int64_t>& out) {
-  if (operand.size() > out.size() || out.size() < 2) return Status::InvalidInput("a post-op operand has more axes than the output");
-  std::vector<int64_t> d(out.size() - operand.size(), 1);
-  d.insert(d.end(), operand.begin(), operand.end());
-  int64_t batch = 1;
-  bool all_one = true, all_match = true;
-  for (size_t i = 0; i + 2 < d.size(); ++i) {
-    batch *= d[i];
-    all_one &= d[i] == 1;
-    all_match &= d[i] == out[i];
-  }
-  if (!all_one && !all_match) return Status::InvalidInput("a post-op operand broadcast over part of the batch");
-  return std::vector<int>{static_cast<int>(d.back()), static_cast<int>(d[d.size() - 2]), static_cast<int>(batch)};
-}
-
 std::string StepsText(const std::vector<ChainStep>& ops) {
   std::string text;
   for (const ChainStep& op : ops) {
@@ -62,9 +46,10 @@ Result<std::unique_ptr<Kernel>> HalideFusedGemmKernel(const OpSpec& anchor, cons
   for (size_t i = 0; i < post_ops.size(); ++i) {
     if (!IsOneDnnPostOp(post_ops[i].op_type)) return Status::InvalidInput("no fused epilogue step for " + post_ops[i].op_type);
     if (!post_ops[i].has_operand) continue;
-    auto e = OperandExtents(post_ops[i].operand_shape, out);
-    if (!e.ok()) return e.status();
-    extents[i] = *e;
+    // Extents (n, m, batch) over the output's (N, M, batch): each is the output's or 1.
+    const auto dims = OperandMatrixDims(post_ops[i].operand_shape, out);
+    if (!dims) return Status::InvalidInput("a post-op operand has more axes than the output, or is broadcast over part of the batch");
+    extents[i] = {static_cast<int>((*dims)[2]), static_cast<int>((*dims)[1]), static_cast<int>((*dims)[0])};
   }
   const uint64_t key = CompileKey(std::string(kFusedTemplateId) + ".halide", t->version(), anchor.canonical.text + StepsText(post_ops),
                                   PolicyText(anchor_policy), Host().target.to_string());

@@ -13,6 +13,7 @@
 
 
 #include "engine/impl/library_impls.h"
+#include "engine/ops/chain_step.h"
 #include "engine/ops/conv_problem.h"
 #include "engine/ops/gemm_problem.h"
 #include "engine/impl/onednn_common.h"
@@ -89,21 +90,13 @@ class MatMulKernel : public Kernel {
  private:
   size_t bias_input() const { return p_.bias != BiasShape::kNone ? 2 : SIZE_MAX; }
 
-  // An operand of the op's output rank as oneDNN's (batch, M, N): its leading dimensions either all
-  // match the output's (collapsed into the batch) or are all 1.
+  // An operand as oneDNN's (batch, M, N) (engine/ops/chain_step.h); a vector output is one row.
   memory::dims OperandDims(const std::vector<int64_t>& operand) const {
-    std::vector<int64_t> d(shape_.size() - std::min(shape_.size(), operand.size()), 1);
-    d.insert(d.end(), operand.begin(), operand.end());
-    if (d.size() < 2) d.insert(d.begin(), 2 - d.size(), 1);
-    int64_t batch = 1;
-    bool all_one = true, all_match = true;
-    for (size_t i = 0; i + 2 < d.size(); ++i) {
-      batch *= d[i];
-      all_one &= d[i] == 1;
-      all_match &= d[i] == shape_[i];
-    }
-    if (!all_one && !all_match) throw dnnl::error(dnnl_unimplemented, "a post-op operand broadcast over part of the batch");
-    return {batch, d[d.size() - 2], d.back()};
+    std::vector<int64_t> out = shape_;
+    if (out.size() < 2) out.insert(out.begin(), 2 - out.size(), 1);
+    const auto dims = OperandMatrixDims(operand, out);
+    if (!dims) throw dnnl::error(dnnl_unimplemented, "a post-op operand broadcast over part of the batch");
+    return {(*dims)[0], (*dims)[1], (*dims)[2]};
   }
 
   void CreatePrimitive(const Tensor* bias) {

@@ -4,7 +4,9 @@
 // anchor's output. oneDNN's post-ops (engine/impl/onednn_post_ops.h) and the Halide GEMM's epilogue
 // (engine/fusion/halide_fused_gemm.h) both take it as it is.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,5 +18,11 @@ struct ChainStep {
   bool has_operand = false;           // binary ops
   std::vector<int64_t> operand_shape; // binary ops: the operand's shape
 };
+
+// A binary step's operand over a matrix product's output `out` (rank >= 2) as {batch, rows, cols}:
+// its missing leading axes count as 1, and the axes before the last two must all be 1 (broadcast
+// over the batch) or all match `out`'s (collapsed into the batch). nullopt otherwise: an operand of
+// higher rank than `out`, or one broadcast over part of the batch.
+std::optional<std::array<int64_t, 3>> OperandMatrixDims(const std::vector<int64_t>& operand, const std::vector<int64_t>& out);
 
 }  // namespace tilebank::engine
