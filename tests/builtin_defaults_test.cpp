@@ -70,6 +70,12 @@ TEST_CASE("run with an empty bank: the op classes' built-in choices, a convoluti
   auto bad = RunCli(run, "TILEBANK_DEFAULT_POLICIES=fastest");
   CHECK(bad.exit_code == 2);
   CHECK_MESSAGE(bad.err.find("TILEBANK_DEFAULT_POLICIES is 'fastest'") != std::string::npos, bad.err);
+  for (const std::string job : {"1", "2"}) {  // tuning refuses it too, before it writes anything
+    auto tune = RunCli("tune -j " + job + " -m " + model + " --bank " + (dir / "bank") + " --output " + (dir / "out"), "TILEBANK_DEFAULT_POLICIES=fastest");
+    CheckRefusedWritingNothing(tune, "TILEBANK_DEFAULT_POLICIES is 'fastest'", {dir / "bank", dir / "out"});
+  }
+  auto online = RunCli(run + " --tune online --output " + (dir / "out"), "TILEBANK_DEFAULT_POLICIES=fastest");
+  CheckRefusedWritingNothing(online, "TILEBANK_DEFAULT_POLICIES is 'fastest'", {dir / "none", dir / "out"});
 }
 
 TEST_CASE("run at a batch the bank never saw takes the nearest batch's entry, computes the right result, and tuning there starts from it") {

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "engine/builder/kernel_disk_cache.h"
+#include "engine/catalog/builtin_choice.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/result_file.h"
 #include "engine/model/model_session.h"
@@ -50,6 +51,7 @@ int RunModel(const RunFlags& f) {
   engine::SetLibraryThreads(f.threads);
   if (!f.tune.empty() && f.tune != "online") return Fail(Status::InvalidInput("--tune " + f.tune + ": the one tuning a run does is 'online'"));
   if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
+  if (auto defaults = engine::DefaultPoliciesFromEnvironment(); !defaults.ok()) return Fail(defaults.status());  // before a bank is made
   auto shapes = engine::model::ParseInputShapes(f.input_shape);
   if (!shapes.ok()) return Fail(shapes.status());
   std::unique_ptr<engine::model::Executor> executor;

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "engine/catalog/builtin_choice.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/opat_job.h"
@@ -49,7 +50,7 @@ Status CheckSharedFlags(const TuneFlags& f) {
   if (f.framework != 5) return Status::InvalidInput("--framework " + std::to_string(f.framework) + ": only ONNX models (--framework 5) are read");
   if (f.trials < 1) return Status::InvalidInput("--trials must be at least 1");
   if (f.time_budget < 0) return Status::InvalidInput("--time-budget must not be negative");
-  return Status::Ok();
+  return engine::DefaultPoliciesFromEnvironment().status();  // the tuner's baseline
 }
 
 // Where every job type tunes: the bank, this machine's soc_version (another is refused), the
