@@ -469,7 +469,7 @@ TEST_CASE("run: the second load of a model finds its compiled kernels in the ker
   CHECK(off.out.find("kernel cache") == std::string::npos);
 }
 
-TEST_CASE("bank validate: an sgat.fused policy must fuse between 1 and the chain's length") {
+TEST_CASE("bank validate: an sgat.fused policy must fuse between 0 and the chain's length") {
   TempDir dir;
   const Graph g = Load(BlocksModel(dir));
   const auto subgraphs = PartitionSubgraphs(g);
@@ -492,7 +492,57 @@ TEST_CASE("bank validate: an sgat.fused policy must fuse between 1 and the chain
   }
   auto validate = RunCli("bank validate --bank " + (dir / "bank"));
   CHECK(validate.exit_code != 0);
-  CHECK_MESSAGE(validate.out.find("'fuse' = 3 is outside its domain for this subgraph (1 to 2)") != std::string::npos, validate.out);
+  CHECK_MESSAGE(validate.out.find("'fuse' = 3 is outside its domain for this subgraph (0 to 2)") != std::string::npos, validate.out);
+}
+
+// A graph entry of `fuse` steps in `impl` for the blocks' first subgraph, in a new bank under `root`.
+void PutFusedEntry(const std::string& root, const Subgraph& s, int64_t fuse, const std::string& impl) {
+  auto bank = Bank::Open(root + "/" + HostSocVersion(), {OpenMode::kCreateIfMissing, HostSocVersion(), ""});
+  REQUIRE(bank.ok());
+  Entry e;
+  e.kind = EntryKind::kGraph;
+  e.op_type = s.canonical.op_type;
+  e.descriptor = s.canonical.text;
+  e.template_id = engine::kFusedTemplateId;
+  e.template_version = EngineTemplateVersions()(engine::kFusedTemplateId).value_or(0);
+  e.tune_mode = TuneMode::kImpl;
+  e.policy = {{"fuse", fuse}, {"impl", impl}};
+  e.before = {100, 1, 20};
+  e.after = {90, 1, 20};
+  REQUIRE((*bank)->Write([&](WriteTxn& txn) { return txn.Put(e, PutPolicy::kOverwrite).status(); }).ok());
+}
+
+TEST_CASE("sgat: a graph entry with fuse 0 runs its subgraph unfused where the built-in fusion would fuse it; validate takes it in oneDNN only") {
+  TempDir dir;
+  const Graph g = Load(BlocksModel(dir));
+  const auto subgraphs = PartitionSubgraphs(g);
+  REQUIRE(subgraphs.size() == 4);
+  auto fused_anchors = [](const std::vector<NodeBinding>& bindings) {
+    int n = 0;
+    for (const auto& b : bindings) n += b.template_id == engine::kFusedTemplateId;
+    return n;
+  };
+  // Without an entry the oneDNN convolutions take their chains as post-ops (the built-in fusion).
+  std::vector<NodeBinding> builtin, with_fuse0;
+  const auto reference = Run(g, nullptr, nullptr, OneDnnConvs);
+  Run(g, BankFusionLookup(nullptr), &builtin, OneDnnConvs);
+  CHECK(fused_anchors(builtin) == 4);
+  const std::string root = dir / "bank";
+  PutFusedEntry(root, subgraphs[0], 0, "onednn");
+  {
+    auto bank = Bank::Open(root + "/" + HostSocVersion(), {OpenMode::kReadOnly, HostSocVersion(), ""});
+    REQUIRE(bank.ok());
+    const auto out = Run(g, BankFusionLookup(bank->get()), &with_fuse0, OneDnnConvs);
+    const Comparison c = CompareTensors(out, reference);
+    CHECK_MESSAGE(c.ok, c.worst);
+  }
+  CHECK(fused_anchors(with_fuse0) == 2);  // the two blocks share the entry's repo_key; the Clip subgraphs still fuse
+  auto validate = RunCli("bank validate --bank " + root);
+  CHECK_MESSAGE(validate.exit_code == 0, validate.out);
+  PutFusedEntry(root, subgraphs[0], 0, "halide");
+  validate = RunCli("bank validate --bank " + root);
+  CHECK(validate.exit_code != 0);
+  CHECK_MESSAGE(validate.out.find("fuse 0 is impl 'onednn'") != std::string::npos, validate.out);
 }
 
 }  // namespace

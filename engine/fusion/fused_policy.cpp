@@ -65,12 +65,13 @@ std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<
   }
   if (!fuse) return std::string("the policy of ") + kFusedTemplateId + " has no knob 'fuse'";
   const auto* fused = std::get_if<int64_t>(&fuse->value);
-  if (!fused || *fused < 1 || *fused > chain)
-    return "knob 'fuse' = " + KnobValueText(fuse->value) + " is outside its domain for this subgraph (1 to " + std::to_string(chain) + ")";
+  if (!fused || *fused < 0 || *fused > chain)
+    return "knob 'fuse' = " + KnobValueText(fuse->value) + " is outside its domain for this subgraph (0 to " + std::to_string(chain) + ")";
   const auto* impl_text = impl ? std::get_if<std::string>(&impl->value) : nullptr;
   if (impl && (!impl_text || (*impl_text != "onednn" && *impl_text != "halide")))
     return "knob 'impl' = " + KnobValueText(impl->value) + " is outside its domain (onednn, halide)";
   const bool halide = impl_text && *impl_text == "halide";
+  if (halide && *fused == 0) return "impl 'halide' fuses at least one step (fuse 0 is impl 'onednn': nothing fused)";
   if (halide && type(0) == "Conv") return "impl 'halide' fuses MatMul and Gemm anchors, not Conv";
   if (!halide && policy.size() > (impl ? 2u : 1u))
     return std::string("the oneDNN policy of ") + kFusedTemplateId + " is 'fuse' and 'impl' only";

@@ -1,5 +1,6 @@
 // SGAT's graph entries: template sgat.fused, a subgraph (engine/model/partition.h) whose anchor runs
-// with the first `fuse` steps of its chain inside it (a GELU's five nodes are one step).
+// with the first `fuse` steps of its chain inside it (a GELU's five nodes are one step). fuse 0
+// runs the subgraph unfused, in place of the executor's built-in fusion.
 #pragma once
 #include <optional>
 #include <string>

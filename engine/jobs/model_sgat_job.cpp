@@ -9,7 +9,6 @@
 #include <map>
 #include <set>
 
-#include "engine/impl/library_impls.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/result_file.h"
@@ -17,12 +16,8 @@
 #include "engine/jobs/stored_job.h"
 #include "engine/model/model_session.h"
 #include "engine/model/partition.h"
-#include "engine/model/node_op_spec.h"
 #include "engine/model/subgraph_file.h"
-#include "engine/strategy/search_strategy.h"
-#include "engine/fusion/halide_fused_gemm.h"
-#include "engine/impl/onednn_post_ops.h"
-#include "engine/templates/op_template.h"
+#include "engine/tune/subgraph_tuner.h"
 #include "engine/templates/templates.h"
 #include "engine/templates/template_catalog.h"
 #include "repo/bank.h"
@@ -39,13 +34,6 @@ using model::Executor;
 using model::Graph;
 using model::Subgraph;
 
-// The subgraph (or model) measured once under one fusion choice.
-struct Measured {
-  bool fused = false;  // the anchor runs with post-ops (false: oneDNN could not, or fuse 0)
-  Measurement time;    // the sum of the steps' medians: input copies are not the subgraph's
-  std::vector<Tensor> outputs;
-};
-
 // The graph loaded with `ops` and `fusion` and run once on `inputs` (its outputs in `outputs`).
 Result<std::unique_ptr<Executor>> LoadAndRun(const Graph& graph, const model::PolicyLookup& ops, const model::FusionLookup& fusion,
                                              const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
@@ -55,21 +43,6 @@ Result<std::unique_ptr<Executor>> LoadAndRun(const Graph& graph, const model::Po
   for (const auto& t : inputs) in.push_back(&t);
   TB_RETURN_IF_ERROR((*executor)->Run(in, outputs));
   return executor;
-}
-
-// `choice` nullopt: what runs without a graph entry (the built-in fusion, or none).
-Result<Measured> MeasureSubgraph(const Graph& sub, const model::PolicyLookup& ops, const std::optional<model::FusionChoice>& choice,
-                                 const std::vector<Tensor>& inputs, int warmup, int repeats) {
-  Measured m;
-  auto executor = LoadAndRun(sub, ops, [&choice](const Subgraph&) { return choice; }, inputs, &m.outputs);
-  if (!executor.ok()) return executor.status();
-  for (const auto& b : (*executor)->bindings()) m.fused |= b.template_id == kFusedTemplateId;
-  auto timing = model::TimeModel(**executor, inputs, warmup, repeats);
-  if (!timing.ok()) return timing.status();
-  for (double us : timing->node_median_us) m.time.median_us += us;
-  m.time.spread_us = timing->spread_ms * 1000;
-  m.time.runs = static_cast<uint32_t>(timing->runs);
-  return m;
 }
 
 std::string OpTypeOf(const model::SubgraphTask& t) {
@@ -99,18 +72,17 @@ Entry WinnerEntry(const Subgraph& s, const FusedPolicy& policy, const Measuremen
   return e;
 }
 
-// The whole model with the bank as it is now: its time, and its outputs on `inputs`.
-Result<Measured> MeasureModel(const Graph& graph, const Bank* bank, const std::vector<Tensor>& inputs, int warmup, int repeats,
-                              std::vector<double>* node_us, std::unique_ptr<Executor>* keep = nullptr) {
-  Measured m;
-  auto executor = LoadAndRun(graph, model::BankLookup(bank), model::BankFusionLookup(bank), inputs, &m.outputs);
+// The whole model's time with the bank as it is now.
+Result<Measurement> MeasureModel(const Graph& graph, const Bank* bank, const std::vector<Tensor>& inputs, int warmup, int repeats,
+                                 std::vector<double>* node_us, std::unique_ptr<Executor>* keep = nullptr) {
+  std::vector<Tensor> outputs;
+  auto executor = LoadAndRun(graph, model::BankLookup(bank), model::BankFusionLookup(bank), inputs, &outputs);
   if (!executor.ok()) return executor.status();
   auto timing = model::TimeModel(**executor, inputs, warmup, repeats);
   if (!timing.ok()) return timing.status();
-  m.time = {timing->median_ms * 1000, timing->spread_ms * 1000, static_cast<uint32_t>(timing->runs)};
   if (node_us) *node_us = timing->node_median_us;
   if (keep) *keep = std::move(executor.value());
-  return m;
+  return Measurement{timing->median_ms * 1000, timing->spread_ms * 1000, static_cast<uint32_t>(timing->runs)};
 }
 
 nlohmann::json SubgraphJson(const SubgraphRecord& r) {
@@ -150,9 +122,10 @@ nlohmann::json SgatResultJson(const std::string& tuning_name, double tuning_seco
 
 namespace {
 
-// One subgraph tuned (or found in the bank): its record, and the entry to store when it won.
-SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, const model::PolicyLookup& ops, const ModelSgatOptions& o,
-                            bool out_of_time, std::optional<Entry>* winner, std::optional<Entry>* existing_out, bool* stale_out) {
+// One subgraph tuned (engine/tune/subgraph_tuner.h) or found in the bank: its record, and the entry
+// to store when it won.
+SubgraphRecord TuneTask(const model::SubgraphTask& task, const Bank& bank, const model::PolicyLookup& ops, const ModelSgatOptions& o,
+                        bool out_of_time, std::optional<Entry>* winner, std::optional<Entry>* existing_out, bool* stale_out) {
   const Subgraph& s = task.subgraph;
   SubgraphRecord r;
   r.repo_key = std::to_string(s.key());
@@ -182,93 +155,26 @@ SubgraphRecord TuneSubgraph(const model::SubgraphTask& task, const Bank& bank, c
     r.status = "skipped";
     return r;
   }
-  const std::vector<Tensor> inputs = model::RandomInputs(task.graph, 7);
-  auto base = MeasureSubgraph(task.graph, ops, model::FusionChoice{OneDnnFusion(0), "candidate"}, inputs, o.subgraph_warmup, o.subgraph_repeats);
-  if (!base.ok()) {
+  SubgraphTuneOptions options;
+  options.trials = o.trials;
+  options.warmup = o.subgraph_warmup;
+  options.repeats = o.subgraph_repeats;
+  auto tuned = TuneSubgraph(task.graph, s, ops, options);
+  if (!tuned.ok()) {
     r.status = "failed";
-    r.failure = base.status().message();
+    r.failure = tuned.status().message();
     return r;
   }
-  // Fusion must also beat the anchor run unfused in oneDNN (the library the fused kernel is), or
-  // SGAT before OPAT would fuse what OPAT then runs faster apart.
-  const std::string anchor_type = task.graph.nodes[s.anchor].op_type;
-  const model::PolicyLookup library_anchor = [&](const OpSpec& op) -> std::optional<model::FoundPolicy> {
-    if (op.op_type != anchor_type || !OneDnnImpl().Supports(op).ok()) return ops ? ops(op) : std::nullopt;
-    model::FoundPolicy found;
-    found.entry.template_id = OneDnnImpl().id();
-    found.entry.template_version = OneDnnImpl().version();
-    found.entry.policy = OneDnnImpl().DefaultPolicy(op);
-    return found;
-  };
-  if (auto library = MeasureSubgraph(task.graph, library_anchor, model::FusionChoice{OneDnnFusion(0), "candidate"}, inputs, o.subgraph_warmup, o.subgraph_repeats);
-      library.ok() && library->time.median_us < base->time.median_us)
-    base = std::move(library);
-  // And it must beat what runs without an entry: the built-in fusion (oneDNN's post-ops).
-  if (auto builtin = MeasureSubgraph(task.graph, ops, std::nullopt, inputs, o.subgraph_warmup, o.subgraph_repeats);
-      builtin.ok() && builtin->time.median_us < base->time.median_us)
-    base->time = builtin->time;  // the unfused outputs stay the reference candidates are checked against
-  std::optional<Measured> best;
-  FusedPolicy best_policy;
-  int tried = 0;
-  // A candidate counts when it runs fused and computes what the unfused subgraph does.
-  auto consider = [&](const FusedPolicy& policy) {
-    const std::string name = PolicyText(policy.Knobs());
-    auto candidate = MeasureSubgraph(task.graph, ops, model::FusionChoice{policy, "candidate"}, inputs, o.subgraph_warmup,
-                                     o.subgraph_repeats);
-    ++tried;
-    if (!candidate.ok()) {
-      r.failure = name + ": " + candidate.status().message();
-      return 1e30;
-    }
-    if (!candidate->fused) {  // the implementation cannot fuse this far
-      if (r.failure.empty()) r.failure = name + ": " + policy.impl + " has no fused kernel for it";
-      return 1e30;
-    }
-    // Checked against the unfused subgraph before its time counts.
-    const model::Comparison check = model::CompareTensors(candidate->outputs, base->outputs);
-    if (!check.ok) {
-      r.failure = name + " differs from the unfused subgraph: " + check.worst;
-      return 1e30;
-    }
-    const double us = candidate->time.median_us;
-    if (!best || us < best->time.median_us) {
-      best = std::move(candidate.value());
-      best_policy = policy;
-    }
-    return us;
-  };
-  // oneDNN: each fuse count, its post-ops.
-  for (int k = 1; k <= static_cast<int>(s.steps.size()) && tried < o.trials; ++k) consider({k, "onednn", {}});
-  // Halide (MatMul and Gemm anchors): the whole chain in the GEMM's epilogue, the anchor's knobs
-  // searched (GA), starting from its bank policy when it has one and the template's default.
-  auto anchor = model::NodeOpSpec(task.graph, task.graph.nodes[s.anchor]);
-  const OpTemplate* gemm = anchor.ok() ? HalideGemmTemplateFor(anchor->op) : nullptr;
-  std::string strategy = "exhaustive";
-  if (gemm && tried < o.trials) {
-    strategy = "exhaustive+GA";
-    const SearchSpace space = gemm->Space(anchor->op);
-    std::vector<Config> seeds;
-    Config seed;
-    if (auto found = ops ? ops(anchor->op) : std::nullopt; found && found->entry.template_id == gemm->id() && space.ConfigOf(found->entry.policy, &seed))
-      seeds.push_back(seed);
-    if (space.ConfigOf(gemm->DefaultPolicy(anchor->op), &seed)) seeds.push_back(seed);
-    auto search = MakeStrategy(StrategyKind::kGenetic, space, 14, seeds);
-    const int steps = static_cast<int>(s.steps.size());
-    while (tried < o.trials) {
-      const auto batch = search->Propose(std::min<size_t>(search->PreferredBatch(), static_cast<size_t>(o.trials - tried)));
-      if (batch.empty()) break;
-      for (const Config& c : batch) search->Observe(c, consider({steps, "halide", space.PolicyOf(c)}));
-    }
-  }
-  r.before_ms = base->time.median_us / 1000;
-  r.after_ms = best ? best->time.median_us / 1000 : r.before_ms;
-  const bool better = best && best->time.median_us < base->time.median_us * (1.0 - o.min_gain);
+  r.failure = tuned->failure;
+  r.before_ms = tuned->baseline.median_us / 1000;
+  r.after_ms = tuned->found ? tuned->best.median_us / 1000 : r.before_ms;
+  const bool better = tuned->found && tuned->best.median_us < tuned->baseline.median_us * (1.0 - o.min_gain);
   const bool have_entry = existing && !stale;
   r.status = better ? (existing ? "update" : "add") : have_entry ? "reserved" : "unsatisfied";
   if (better) {
-    r.fuse = best_policy.fuse;
-    r.impl = best_policy.impl;
-    *winner = WinnerEntry(s, best_policy, base->time, best->time, tried, strategy, bank.meta_at_open().bank_id);
+    r.fuse = tuned->policy.fuse;
+    r.impl = tuned->policy.impl;
+    *winner = WinnerEntry(s, tuned->policy, tuned->baseline, tuned->best, tuned->tried, tuned->strategy, bank.meta_at_open().bank_id);
   }
   return r;
 }
@@ -427,7 +333,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
       std::unique_ptr<Executor> executor;
       auto before = MeasureModel(graph, existing.get(), inputs, o.warmup, o.repeats, &step_us, &executor);
       if (!before.ok()) return before.status();
-      cp.baseline_ms = before->time.median_us / 1000;
+      cp.baseline_ms = before->median_us / 1000;
       for (size_t i = 0; i < executor->bindings().size() && i < step_us.size(); ++i) node_us[executor->bindings()[i].node] += step_us[i];
     }
     // The output directory next: a run refused for it leaves no bank behind.
@@ -476,7 +382,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   for (size_t t = cp.records.size(); t < tasks.size(); ++t) {
     std::optional<Entry> winner, existing;
     bool stale = false;
-    SubgraphRecord r = TuneSubgraph(tasks[t], *bank, ops, o, o.time_budget_s > 0 && elapsed() > o.time_budget_s, &winner, &existing, &stale);
+    SubgraphRecord r = TuneTask(tasks[t], *bank, ops, o, o.time_budget_s > 0 && elapsed() > o.time_budget_s, &winner, &existing, &stale);
     // The winner (if any) and the checkpoint commit together.
     const auto records_before = cp.records.size();
     TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
@@ -496,7 +402,9 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     if (o.progress)
       std::fprintf(stderr, "[%zu/%zu] %s (%s, x%d): %s  %.3f ms -> %.3f ms%s\n", t + 1, tasks.size(), rec.name.c_str(), rec.op_type.c_str(),
                    rec.occurrences, rec.status.c_str(), rec.before_ms, rec.Stored() || rec.status == "hit" ? rec.after_ms : rec.before_ms,
-                   rec.fuse > 0 ? (", fuse " + std::to_string(rec.fuse) + " " + rec.impl).c_str() : rec.failure.empty() ? "" : ("  (" + rec.failure + ")").c_str());
+                   rec.Stored() || rec.status == "hit" ? (", fuse " + std::to_string(rec.fuse) + " " + rec.impl).c_str()
+                   : rec.failure.empty()                 ? ""
+                                                         : ("  (" + rec.failure + ")").c_str());
     TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, SgatResultJson(cp.tuning_name, elapsed(), cp.records, cp.baseline_ms, std::nullopt)));
     // Tests stop the job here, as a kill after a subgraph would.
     if (const char* stop = std::getenv("TILEBANK_TEST_EXIT_AFTER_SUBGRAPHS"); stop && std::atoi(stop) == static_cast<int>(cp.records.size()))

@@ -1,14 +1,11 @@
 // SGAT on a model (`tune -j 1 --model`, job type 1): the model's subgraphs (engine/model/
 // partition.h), one task per repo_key, most expensive first (their time in the model x
-// occurrences). Each task runs the subgraph alone unfused, with the policies the bank gives its
-// operators (the default) and with the anchor in oneDNN, and keeps the faster as the baseline;
-// then with 1, 2, ... steps of its chain fused into the anchor as oneDNN post-ops, and for MatMul
-// and Gemm anchors with the whole chain in a Halide GEMM's epilogue, the anchor's knobs searched by
-// GA within the same --trials; every candidate's output is checked against the unfused one before
-// it is timed. A winner that beats the baseline by the job's margin becomes a graph entry
-// (template sgat.fused, engine/fusion/fused_policy.h). At the end the whole model runs with
-// this run's entries and without them, interleaved in one process: when its output changes, or
-// it is slower with them by more than the runs' spread, the entries are taken back.
+// occurrences). Each task is tuned by engine/tune/subgraph_tuner.h within --trials; a winner that
+// beats its baseline by the job's margin becomes a graph entry (template sgat.fused,
+// engine/fusion/fused_policy.h; fuse 0 when running it unfused beats the built-in fusion). At the
+// end the whole model runs with this run's entries and without them, interleaved in one process:
+// when its output changes, or it is slower with them by more than the runs' spread, the entries
+// are taken back.
 // The result file is aoe_result_sgat_{timestamp}_{pid}.json as seeds/004 describes, rewritten after
 // every subgraph; the job is checkpointed in the bank with each subgraph (engine/jobs/sgat_checkpoint.h).
 #pragma once

@@ -10,6 +10,7 @@
 #include "engine/catalog/template_registry.h"
 #include "engine/ops/op_semantics.h"
 #include "engine/templates/op_template.h"
+#include "engine/tune/search_loop.h"
 
 namespace tilebank::engine {
 
@@ -79,20 +80,15 @@ class Session {
       if (Config c; space.ConfigOf(p, &c)) seeds.push_back(std::move(c));
     auto kind = StrategyFor(op_, options_.tune_mode).value();
     auto strategy = MakeStrategy(kind, space, options_.seed + out_->trials, std::move(seeds));
-    int spent = 0;
-    while (spent < budget && !OutOfTime()) {
-      size_t batch = std::min<size_t>(strategy->PreferredBatch(), budget - spent);
-      auto configs = strategy->Propose(batch);
-      if (configs.empty()) break;
-      for (const auto& c : configs) {
-        Policy policy = space.PolicyOf(c);
-        auto [known, fresh] = measured_.try_emplace(PolicyText(policy), 0.0);
-        if (fresh) known->second = Try(t, policy, mode);
-        double cost = known->second;
-        strategy->Observe(c, cost);
-        ++spent;
-      }
-    }
+    RunSearch(
+        *strategy, budget,
+        [&](const Config& c) {
+          Policy policy = space.PolicyOf(c);
+          auto [known, fresh] = measured_.try_emplace(PolicyText(policy), 0.0);
+          if (fresh) known->second = Try(t, policy, mode);
+          return known->second;
+        },
+        [this] { return OutOfTime(); });
   }
 
   std::map<std::string, double> measured_;  // policy text of the current template -> cost

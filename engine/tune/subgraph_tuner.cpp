@@ -1,0 +1,132 @@
+#include "engine/tune/subgraph_tuner.h"
+
+#include <cmath>
+#include <optional>
+
+#include "engine/fusion/halide_fused_gemm.h"
+#include "engine/impl/library_impls.h"
+#include "engine/model/model_session.h"
+#include "engine/model/node_op_spec.h"
+#include "engine/strategy/search_strategy.h"
+#include "engine/templates/op_template.h"
+#include "engine/tune/search_loop.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+using model::Executor;
+using model::Graph;
+using model::Subgraph;
+
+// The subgraph measured once under one fusion choice.
+struct Measured {
+  bool fused = false;  // the anchor runs with steps inside it (false: the implementation could not, or fuse 0)
+  Measurement time;    // the sum of the steps' medians: input copies are not the subgraph's
+  std::vector<Tensor> outputs;
+};
+
+// `choice` nullopt: what runs without a graph entry (the built-in fusion, or none).
+Result<Measured> MeasureSubgraph(const Graph& graph, const model::PolicyLookup& ops, const std::optional<model::FusionChoice>& choice,
+                                 const std::vector<Tensor>& inputs, const SubgraphTuneOptions& o) {
+  auto executor = Executor::Load(graph, ops, [&choice](const Subgraph&) { return choice; });
+  if (!executor.ok()) return executor.status();
+  Measured m;
+  std::vector<const Tensor*> in;
+  for (const auto& t : inputs) in.push_back(&t);
+  TB_RETURN_IF_ERROR((*executor)->Run(in, &m.outputs));
+  for (const auto& b : (*executor)->bindings()) m.fused |= b.template_id == kFusedTemplateId;
+  auto timing = model::TimeModel(**executor, inputs, o.warmup, o.repeats);
+  if (!timing.ok()) return timing.status();
+  for (double us : timing->node_median_us) m.time.median_us += us;
+  m.time.spread_us = timing->spread_ms * 1000;
+  m.time.runs = static_cast<uint32_t>(timing->runs);
+  return m;
+}
+
+model::FusionChoice Candidate(const FusedPolicy& policy) { return {policy, "candidate"}; }
+
+// `ops`, except that the anchor's op type runs in oneDNN wherever oneDNN supports it.
+model::PolicyLookup WithAnchorInOneDnn(const model::PolicyLookup& ops, const std::string& anchor_type) {
+  return [ops, anchor_type](const OpSpec& op) -> std::optional<model::FoundPolicy> {
+    if (op.op_type != anchor_type || !OneDnnImpl().Supports(op).ok()) return ops ? ops(op) : std::nullopt;
+    model::FoundPolicy found;
+    found.entry.template_id = OneDnnImpl().id();
+    found.entry.template_version = OneDnnImpl().version();
+    found.entry.policy = OneDnnImpl().DefaultPolicy(op);
+    return found;
+  };
+}
+
+}  // namespace
+
+Result<SubgraphOutcome> TuneSubgraph(const Graph& graph, const Subgraph& s, const model::PolicyLookup& ops, const SubgraphTuneOptions& o) {
+  const std::vector<Tensor> inputs = model::RandomInputs(graph, 7);
+  auto unfused = MeasureSubgraph(graph, ops, Candidate(OneDnnFusion(0)), inputs, o);
+  if (!unfused.ok()) return unfused.status();
+  SubgraphOutcome out;
+  out.strategy = "exhaustive";
+  auto lower_baseline = [&](const Measurement& t) {
+    if (out.baseline.runs == 0 || t.median_us < out.baseline.median_us) out.baseline = t;
+  };
+  const std::string anchor_type = graph.nodes[s.anchor].op_type;
+  if (auto library = MeasureSubgraph(graph, WithAnchorInOneDnn(ops, anchor_type), Candidate(OneDnnFusion(0)), inputs, o); library.ok())
+    lower_baseline(library->time);
+  auto builtin = MeasureSubgraph(graph, ops, std::nullopt, inputs, o);
+  if (builtin.ok()) lower_baseline(builtin->time);
+  // Not fusing is a choice worth storing only when what runs without an entry fuses, and loses.
+  const bool fuse0_candidate = builtin.ok() && builtin->fused && unfused->time.median_us < builtin->time.median_us;
+  if (fuse0_candidate) {
+    out.found = true;
+    out.policy = OneDnnFusion(0);
+    out.best = unfused->time;
+  } else {
+    lower_baseline(unfused->time);
+  }
+
+  // A candidate counts when it runs fused and computes what the unfused subgraph does.
+  auto consider = [&](const FusedPolicy& policy) -> double {
+    const std::string name = PolicyText(policy.Knobs());
+    auto candidate = MeasureSubgraph(graph, ops, Candidate(policy), inputs, o);
+    ++out.tried;
+    if (!candidate.ok()) {
+      out.failure = name + ": " + candidate.status().message();
+      return INFINITY;
+    }
+    if (!candidate->fused) {
+      out.failure = name + ": " + policy.impl + " has no fused kernel for it";
+      return INFINITY;
+    }
+    const model::Comparison check = model::CompareTensors(candidate->outputs, unfused->outputs);
+    if (!check.ok) {
+      out.failure = name + " differs from the unfused subgraph: " + check.worst;
+      return INFINITY;
+    }
+    const double us = candidate->time.median_us;
+    if (!out.found || us < out.best.median_us) {
+      out.found = true;
+      out.policy = policy;
+      out.best = candidate->time;
+    }
+    return us;
+  };
+  const int steps = static_cast<int>(s.steps.size());
+  for (int k = 1; k <= steps && out.tried < o.trials; ++k) consider(OneDnnFusion(k));
+  auto anchor = model::NodeOpSpec(graph, graph.nodes[s.anchor]);
+  const OpTemplate* gemm = anchor.ok() ? HalideGemmTemplateFor(anchor->op) : nullptr;
+  if (gemm && out.tried < o.trials) {
+    out.strategy = "exhaustive+GA";
+    const SearchSpace space = gemm->Space(anchor->op);
+    std::vector<Config> seeds;
+    Config seed;
+    if (auto found = ops ? ops(anchor->op) : std::nullopt;
+        found && found->entry.template_id == gemm->id() && space.ConfigOf(found->entry.policy, &seed))
+      seeds.push_back(seed);
+    if (space.ConfigOf(gemm->DefaultPolicy(anchor->op), &seed)) seeds.push_back(seed);
+    auto search = MakeStrategy(StrategyKind::kGenetic, space, o.seed, seeds);
+    RunSearch(*search, o.trials - out.tried, [&](const Config& c) { return consider({steps, "halide", space.PolicyOf(c)}); });
+  }
+  return out;
+}
+
+}  // namespace tilebank::engine

@@ -1,0 +1,48 @@
+// Tunes one subgraph (SGAT's task; engine/model/partition.h): how much of its epilogue chain runs
+// inside the anchor, and in which kernel. The subgraph runs alone as a graph with the policies
+// `ops` gives its operators.
+//
+// Measured first: the subgraph unfused (its outputs are the reference every candidate is checked
+// against before it is timed), unfused with the anchor in oneDNN (so that fusion must also beat
+// the library OPAT could pick for the anchor alone), and with the built-in fusion (what runs
+// without a graph entry: engine/model/executor.h). The fastest of them is the baseline. Then,
+// within `trials` candidates: 1, 2, ... steps of the chain as oneDNN post-ops, and for MatMul and
+// Gemm anchors the whole chain in a Halide GEMM's epilogue with the anchor's knobs searched by GA
+// (engine/tune/search_loop.h), seeded with the anchor's bank policy and the template's default.
+// When the built-in fusion fuses and is slower than the subgraph unfused, fuse 0 (nothing fused)
+// is a candidate too, and the unfused time is not part of the baseline: a graph entry with fuse 0
+// is how the bank says "do not fuse this".
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "engine/fusion/fused_policy.h"
+#include "engine/model/executor.h"
+#include "engine/model/graph.h"
+#include "engine/model/partition.h"
+#include "engine/run/runner.h"
+
+namespace tilebank::engine {
+
+struct SubgraphTuneOptions {
+  int trials = 48;  // candidates measured at most
+  int warmup = 3, repeats = 20;
+  uint64_t seed = 14;
+};
+
+struct SubgraphOutcome {
+  Measurement baseline;  // the fastest of the baselines above
+  bool found = false;    // some candidate ran as asked and computed what the unfused subgraph does
+  FusedPolicy policy;    // the fastest such candidate
+  Measurement best;
+  int tried = 0;
+  std::string strategy;  // "exhaustive" (oneDNN post-ops) or "exhaustive+GA" (and the Halide GEMM)
+  std::string failure;   // the last candidate that failed or differed, and why
+};
+
+// `graph` is the subgraph alone (model::ExtractSubgraph), `subgraph` its partition in it. Fails
+// when the subgraph does not run unfused.
+Result<SubgraphOutcome> TuneSubgraph(const model::Graph& graph, const model::Subgraph& subgraph, const model::PolicyLookup& ops,
+                                     const SubgraphTuneOptions& options);
+
+}  // namespace tilebank::engine
