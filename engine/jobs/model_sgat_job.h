@@ -2,7 +2,7 @@
 // partition.h), one task per repo_key, most expensive first (their time in the model x
 // occurrences). Each task is tuned by engine/tune/subgraph_tuner.h within --trials; a winner that
 // beats its baseline by the job's margin becomes a graph entry (template sgat.fused,
-// engine/fusion/fused_policy.h; fuse 0 when running it unfused beats the built-in fusion). At the
+// engine/fusion/fused_policy.h). At the
 // end the whole model runs with this run's entries and without them, interleaved in one process:
 // when its output changes, or it is slower with them by more than the runs' spread, the entries
 // are taken back.

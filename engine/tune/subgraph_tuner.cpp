@@ -23,6 +23,7 @@ using model::Subgraph;
 // The subgraph measured once under one fusion choice.
 struct Measured {
   bool fused = false;  // the anchor runs with steps inside it (false: the implementation could not, or fuse 0)
+  size_t fused_nodes = 0;  // how many chain nodes run inside it
   Measurement time;    // the sum of the steps' medians: input copies are not the subgraph's
   std::vector<Tensor> outputs;
 };
@@ -36,7 +37,11 @@ Result<Measured> MeasureSubgraph(const Graph& graph, const model::PolicyLookup& 
   std::vector<const Tensor*> in;
   for (const auto& t : inputs) in.push_back(&t);
   TB_RETURN_IF_ERROR((*executor)->Run(in, &m.outputs));
-  for (const auto& b : (*executor)->bindings()) m.fused |= b.template_id == kFusedTemplateId;
+  for (const auto& b : (*executor)->bindings())
+    if (b.template_id == kFusedTemplateId) {
+      m.fused = true;
+      m.fused_nodes += b.fused_nodes.size();
+    }
   auto timing = model::TimeModel(**executor, inputs, o.warmup, o.repeats);
   if (!timing.ok()) return timing.status();
   for (double us : timing->node_median_us) m.time.median_us += us;
@@ -68,23 +73,15 @@ Result<SubgraphOutcome> TuneSubgraph(const Graph& graph, const Subgraph& s, cons
   const bool builtin_fuses = builtin.ok() && builtin->fused;
   auto unfused = builtin_fuses || !builtin.ok() ? MeasureSubgraph(graph, ops, Candidate(OneDnnFusion(0)), inputs, o) : std::move(builtin);
   if (!unfused.ok()) return unfused.status();
-  std::vector<Measurement> baselines;
+  std::vector<Measurement> baselines = {unfused->time};
   const std::string anchor_type = graph.nodes[s.anchor].op_type;
   if (auto library = MeasureSubgraph(graph, WithAnchorInOneDnn(ops, anchor_type), Candidate(OneDnnFusion(0)), inputs, o); library.ok())
     baselines.push_back(library->time);
-  // Not fusing is a choice worth storing only when what runs without an entry fuses, and loses.
-  const bool fuse0_candidate = builtin_fuses && unfused->time.median_us < builtin->time.median_us;
   if (builtin_fuses) baselines.push_back(builtin->time);
-  if (!fuse0_candidate) baselines.push_back(unfused->time);
   SubgraphOutcome out;
   out.strategy = "exhaustive";
   out.baseline = *std::min_element(baselines.begin(), baselines.end(),
                                    [](const Measurement& a, const Measurement& b) { return a.median_us < b.median_us; });
-  if (fuse0_candidate) {
-    out.found = true;
-    out.policy = OneDnnFusion(0);
-    out.best = unfused->time;
-  }
 
   // A candidate counts when it runs fused and computes what the unfused subgraph does.
   auto consider = [&](const FusedPolicy& policy) -> double {
@@ -113,7 +110,8 @@ Result<SubgraphOutcome> TuneSubgraph(const Graph& graph, const Subgraph& s, cons
     return us;
   };
   const int steps = static_cast<int>(s.steps.size());
-  for (int k = 1; k <= steps && out.tried < o.trials; ++k) consider(OneDnnFusion(k));
+  for (int k = 1; k <= steps && out.tried < o.trials; ++k)  // the built-in fusion's own count is measured already
+    if (!builtin_fuses || builtin->fused_nodes != static_cast<size_t>(s.NodesOf(k))) consider(OneDnnFusion(k));
   auto anchor = model::NodeOpSpec(graph, graph.nodes[s.anchor]);
   const OpTemplate* gemm = anchor.ok() ? HalideGemmTemplateFor(anchor->op) : nullptr;
   if (gemm && out.tried < o.trials) {

@@ -6,12 +6,14 @@
 // against before it is timed), unfused with the anchor in oneDNN (so that fusion must also beat
 // the library OPAT could pick for the anchor alone), and with the built-in fusion (what runs
 // without a graph entry: engine/model/executor.h). The fastest of them is the baseline. Then,
-// within `trials` candidates: 1, 2, ... steps of the chain as oneDNN post-ops, and for MatMul and
+// within `trials` candidates: 1, 2, ... steps of the chain as oneDNN post-ops (but the count the
+// built-in fusion runs, which is a baseline already), and for MatMul and
 // Gemm anchors the whole chain in a Halide GEMM's epilogue with the anchor's knobs searched by GA
 // (engine/tune/search_loop.h), seeded with the anchor's bank policy and the template's default.
-// When the built-in fusion fuses and is slower than the subgraph unfused, fuse 0 (nothing fused)
-// is a candidate too, and the unfused time is not part of the baseline: a graph entry with fuse 0
-// is how the bank says "do not fuse this".
+// Never proposed: fuse 0 (nothing fused) against a built-in fusion that is slower alone. Alone,
+// the subgraph's output leaves in row-major order either way; in the model, an unfused step between
+// oneDNN convolutions costs a reorder on each side (MobileNetV2: two such entries, each 4-7% faster
+// alone, made the model 16% slower). A fuse 0 entry imported by hand is honoured.
 #pragma once
 #include <cstdint>
 #include <string>
