@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -66,30 +67,37 @@ double TimeCli(const std::vector<std::string>& args) {
 }
 
 // Whether the stopped process `pid` is inside a write transaction on the bank in `dir`: it holds
-// LMDB's writer lock, so a write transaction begun here waits. Killing it releases the lock (LMDB's
-// robust mutex passes to the waiter), and the waiter gives it up at once.
+// LMDB's writer lock, so a write transaction begun here waits. The probe runs on a thread of its
+// own, opening the bank included: a process stopped while it opens the bank holds the lock file
+// exclusively, and mdb_env_open here waits for it (that is not a write transaction). Killing `pid`
+// releases its locks (LMDB's robust mutex passes to the waiter), and the probe gives them up at once.
 bool HoldsWriterLock(const std::string& dir, int pid) {
   std::error_code ec;
   // Only a data file whose two meta pages are written: opening an empty one here would create a bank.
-  if (fs::file_size(dir + "/data.mdb", ec) < 2 * 4096 || ec) return false;
-  MDB_env* env = nullptr;
-  REQUIRE(mdb_env_create(&env) == 0);
-  mdb_env_set_maxdbs(env, 16);
-  if (mdb_env_open(env, dir.c_str(), MDB_NOTLS, 0664) != 0) {
-    mdb_env_close(env);
+  if (fs::file_size(dir + "/data.mdb", ec) < 2 * 4096 || ec) {
+    kill(pid, SIGKILL);
     return false;
   }
-  auto writer = std::async(std::launch::async, [env] {
-    MDB_txn* txn = nullptr;
-    const int rc = mdb_txn_begin(env, nullptr, 0, &txn);
-    if (rc == 0) mdb_txn_abort(txn);
-    return rc;
+  std::atomic<bool> opened{false};
+  auto probe = std::async(std::launch::async, [&dir, &opened] {
+    MDB_env* env = nullptr;
+    if (mdb_env_create(&env) != 0) return;
+    mdb_env_set_maxdbs(env, 16);
+    if (mdb_env_open(env, dir.c_str(), MDB_NOTLS, 0664) == 0) {
+      opened = true;
+      MDB_txn* txn = nullptr;
+      if (mdb_txn_begin(env, nullptr, 0, &txn) == 0) mdb_txn_abort(txn);
+    }
+    mdb_env_close(env);
   });
-  const bool waited = writer.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout;
+  bool waited = probe.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout;
+  // Still opening: not a write transaction. Opened just now: give the transaction its own wait.
+  if (waited && opened) waited = probe.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout;
+  else waited = false;
+  const bool in_transaction = waited && opened;
   kill(pid, SIGKILL);
-  writer.wait();
-  mdb_env_close(env);
-  return waited;
+  probe.wait();
+  return in_transaction;
 }
 
 // Stops `pid` after `millis`, tells whether it was inside a write transaction on the bank in

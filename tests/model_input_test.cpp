@@ -34,15 +34,7 @@ TEST_CASE("a tensor in external data whose offset or length is not a byte count 
   for (const char* field : {"offset", "length"}) {
     for (const char* value : {"12abc", "", "-4", "99999999999999999999999"}) {
       ModelBuilder b = MatMulRelu("mm", "relu");
-      auto* w = b.g->mutable_initializer(0);
-      w->clear_float_data();
-      w->set_data_location(onnx::TensorProto::EXTERNAL);
-      auto* location = w->add_external_data();
-      location->set_key("location");
-      location->set_value("w.bin");
-      auto* bad = w->add_external_data();
-      bad->set_key(field);
-      bad->set_value(value);
+      b.MakeExternal(0, "w.bin", {{field, value}});
       WriteFile(dir / "w.bin", std::string(8 * 8 * 4, '\0'));
       const std::string model = b.Save(dir / "external.onnx");
       auto r = RunCli("run -m " + model + " --repeat 1 --bank " + (dir / "none"));

@@ -56,6 +56,22 @@ struct ModelBuilder {
     t->add_dims(static_cast<int64_t>(values.size()));
     for (int64_t v : values) t->add_int64_data(v);
   }
+  // Moves initializer `index`'s data out of the model: its bytes are to be found in `location`
+  // (written by the caller, or not), with any further external_data fields given as key, value.
+  onnx::TensorProto* MakeExternal(int index, const std::string& location, const std::vector<std::pair<std::string, std::string>>& fields = {}) {
+    auto* w = g->mutable_initializer(index);
+    w->clear_float_data();
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* entry = w->add_external_data();
+    entry->set_key("location");
+    entry->set_value(location);
+    for (const auto& [key, value] : fields) {
+      entry = w->add_external_data();
+      entry->set_key(key);
+      entry->set_value(value);
+    }
+    return w;
+  }
   onnx::NodeProto* Node(const std::string& type, const std::vector<std::string>& in, const std::vector<std::string>& out) {
     auto* n = g->add_node();
     n->set_op_type(type);

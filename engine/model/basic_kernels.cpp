@@ -175,16 +175,6 @@ Result<BasicKernel> Pad(const Graph& g, const Node& n) {
   });
 }
 
-// Strides that read a tensor of `in_shape` broadcast to `out_shape` (0 along broadcast dimensions).
-std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape) {
-  const auto in_strides = RowMajorStrides(in_shape);
-  std::vector<int64_t> strides(out_shape.size(), 0);
-  const size_t offset = out_shape.size() - in_shape.size();
-  for (size_t d = offset; d < out_shape.size(); ++d)
-    if (in_shape[d - offset] != 1) strides[d] = in_strides[d - offset];
-  return strides;
-}
-
 // Expand: the input broadcast to the output's shape.
 Result<BasicKernel> Expand(const Graph& g, const Node& n) {
   const auto& out_shape = ShapeOf(g, n.outputs[0]);

@@ -62,13 +62,8 @@ Result<ConstTensor> Generate(Type type, std::vector<int64_t> shape, const std::f
 // Maps flat indices of a broadcast result to flat indices of one operand.
 class Broadcast {
  public:
-  Broadcast(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape) : out_(out_shape), in_stride_(out_shape.size(), 0) {
-    const auto in_strides = RowMajorStrides(in_shape);
-    out_strides_ = RowMajorStrides(out_shape);
-    const size_t offset = out_shape.size() - in_shape.size();
-    for (size_t d = offset; d < out_shape.size(); ++d)
-      if (in_shape[d - offset] != 1) in_stride_[d] = in_strides[d - offset];
-  }
+  Broadcast(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape)
+      : out_(out_shape), out_strides_(RowMajorStrides(out_shape)), in_stride_(BroadcastStrides(in_shape, out_shape)) {}
   int64_t operator()(int64_t i) const {
     int64_t index = 0;
     for (size_t d = 0; d < out_.size(); ++d) index += ((i / out_strides_[d]) % out_[d]) * in_stride_[d];

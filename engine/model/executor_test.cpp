@@ -152,12 +152,7 @@ TEST_CASE("run: bad models exit 2 with the problem named and nothing written") {
   ModelBuilder external;
   external.Input("x", {2, 4});
   external.Weight("w", {2, 4});
-  auto* w = external.g->mutable_initializer(0);
-  w->clear_float_data();
-  w->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* loc = w->add_external_data();
-  loc->set_key("location");
-  loc->set_value("weights.bin");
+  external.MakeExternal(0, "weights.bin");
   external.Node("Add", {"x", "w"}, {"y"});
   external.Output("y", {2, 4});
   auto missing = run("-m " + external.Save(dir / "external.onnx"));

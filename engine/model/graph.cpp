@@ -8,6 +8,15 @@ std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape) {
   return s;
 }
 
+std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape) {
+  const auto in_strides = RowMajorStrides(in_shape);
+  std::vector<int64_t> strides(out_shape.size(), 0);
+  const size_t offset = out_shape.size() - in_shape.size();
+  for (size_t d = offset; d < out_shape.size(); ++d)
+    if (in_shape[d - offset] != 1) strides[d] = in_strides[d - offset];
+  return strides;
+}
+
 Tensor ConstTensor::AsTensor() const {
   Tensor t(shape);
   for (int64_t i = 0; i < t.size(); ++i) t.data[i] = static_cast<float>(At(i));
