@@ -427,7 +427,21 @@ Result<CanonicalDescriptor> CanonicalizeGrad(const json& problem) {
     if (numel < 0) return Status::InvalidInput(where + ".numel must be >= 0");
     grads.push_back({{"dtype", *dtype}, {"numel", numel}});
   }
-  return Finish(EntryKind::kGrad, "AllReduce", json{{"grads", grads}, {"world_size", problem["world_size"]}});
+  json canonical = {{"grads", grads}, {"world_size", problem["world_size"]}};
+  // The cluster beyond the world size, when the problem names it (older descriptors do not).
+  if (problem.contains("ranks_per_node")) {
+    const json& r = problem["ranks_per_node"];
+    if (!r.is_number_integer() || r.get<int64_t>() < 1 || r.get<int64_t>() > problem["world_size"].get<int64_t>())
+      return Status::InvalidInput("\"ranks_per_node\" must be an integer from 1 to \"world_size\"");
+    canonical["ranks_per_node"] = r;
+  }
+  if (problem.contains("communicator")) {
+    const json& c = problem["communicator"];
+    if (!c.is_object() || !c.contains("backend") || !c["backend"].is_string() || !c.contains("transport") || !c["transport"].is_string())
+      return Status::InvalidInput("\"communicator\" must be {\"backend\": \"...\", \"transport\": \"...\"}");
+    canonical["communicator"] = {{"backend", c["backend"]}, {"transport", c["transport"]}};
+  }
+  return Finish(EntryKind::kGrad, "AllReduce", canonical);
 }
 
 Result<CanonicalDescriptor> CanonicalizeDescription(const json& description) {
@@ -496,6 +510,8 @@ Result<CanonicalDescriptor> Recanonicalize(EntryKind kind, const std::string& ca
       if (!c.is_object() || !c.contains("grads") || !c["grads"].is_array() || !c.contains("world_size"))
         return Status::InvalidInput("not a canonical gradient descriptor");
       json problem = {{"gradients", json::array()}, {"world_size", c["world_size"]}};
+      for (const char* key : {"ranks_per_node", "communicator"})
+        if (c.contains(key)) problem[key] = c[key];
       for (const json& g : c["grads"]) {
         if (!g.is_object() || !g.contains("dtype") || !g.contains("numel"))
           return Status::InvalidInput("not a canonical gradient");

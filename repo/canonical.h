@@ -11,8 +11,10 @@
 // becomes {"nodes":[{"op":<op descriptor>,"src":["n<i>:<k>" | "g<j>"]}]} in a canonical topological
 // order that depends on neither node names nor the order the nodes are listed in.
 //
-// Gradient fusion problem: {"gradients": [{"shape": [...], "type"} | {"numel": N, "type"}], "world_size": N}
-// becomes {"grads":[{"dtype","numel"}],"world_size":N} (backward order is kept: it matters).
+// Gradient fusion problem: {"gradients": [{"shape": [...], "type"} | {"numel": N, "type"}], "world_size": N,
+// optionally "ranks_per_node": R, "communicator": {"backend", "transport"}}
+// becomes {"communicator":{...},"grads":[{"dtype","numel"}],"ranks_per_node":R,"world_size":N} (ready
+// order is kept: it matters; the optional fields only when given).
 #pragma once
 #include <string>
 

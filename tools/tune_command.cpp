@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engine/catalog/builtin_choice.h"
+#include "engine/jobs/gdat_job.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/opat_job.h"
@@ -20,7 +21,8 @@ namespace {
 
 struct TuneFlags {
   int job_type = 0;
-  std::string model, input_shape, subgraphs;
+  std::string model, input_shape, subgraphs, gradients;
+  size_t max_segments = 8;
   int framework = 5;
   std::string singleop, bank, soc, tune_mode = "GA,RL", modes = "schedule,format,impl", tune_ops_file, output;
   int trials = 48;
@@ -60,11 +62,12 @@ struct JobPlace {
   bool repeat_tune = false;
 };
 
-Result<JobPlace> JobPlaceOf(const TuneFlags& f) {
+// `measures_here`: the job measures this machine, so --soc may only name its soc_version.
+Result<JobPlace> JobPlaceOf(const TuneFlags& f, bool measures_here = true) {
   JobPlace p;
   p.bank_root = ResolveBankRoot(f.bank);
   p.soc_version = f.soc.empty() ? HostSocVersion() : f.soc;
-  if (p.soc_version != HostSocVersion())
+  if (measures_here && p.soc_version != HostSocVersion())
     return Status::Refused("--soc " + p.soc_version + ": tuning measures this machine, whose soc_version is " + HostSocVersion());
   p.fingerprint = HostFingerprint();
   const char* work = std::getenv("ASCEND_WORK_PATH");
@@ -110,9 +113,39 @@ int RunSgat(const TuneFlags& f) {
   return kExitOk;
 }
 
+// Job type 4: gradient fusion planned offline from a recorded profile. Nothing is measured here,
+// so --soc may name the soc_version of the machines the profile was recorded on.
+int RunGdat(const TuneFlags& f) {
+  if (f.gradients.empty())
+    return Fail(Status::InvalidInput("--job-type 4 (GDAT) plans from a gradient profile: give --gradients PROFILE.json "
+                                     "(in a PyTorch job, TILEBANK_GDAT=tune records one and tunes live)"));
+  if (!f.model.empty() || !f.singleop.empty() || !f.subgraphs.empty() || f.reload != "\x01")
+    return Fail(Status::InvalidInput("--job-type 4 takes --gradients only (no --model, --singleop, --subgraphs or --reload)"));
+  auto place = JobPlaceOf(f, /*measures_here=*/false);
+  if (!place.ok()) return Fail(place.status());
+  engine::GdatOptions o;
+  o.profile_path = f.gradients;
+  o.bank_root = place->bank_root;
+  o.soc_version = place->soc_version;
+  o.fingerprint = place->fingerprint;
+  o.output_dir = place->output_dir;
+  o.repeat_tune = place->repeat_tune;
+  o.max_segments = f.max_segments;
+  auto report = engine::RunGdatJob(o);
+  if (!report.ok()) return Fail(report.status());
+  std::cout << "result file: " << report->result_path << "\n";
+  std::printf("gradients %s: %s; backward start to the last AllReduce done, predicted: %.3f ms with DDP's default plan, %.3f ms with the plan kept\n",
+              report->repo_key.c_str(), report->status.c_str(), report->before_ms, report->after_ms);
+  std::printf("%s process finished. Performance improved by %s\n", report->tuning_name.c_str(),
+              ImprovementText(report->before_ms, report->after_ms).c_str());
+  return kExitOk;
+}
+
 int RunTune(const TuneFlags& f) {
   if (f.job_type == 1) return RunSgat(f);
-  if (f.job_type != 2) return Fail(Status::InvalidInput("--job-type must be 1 (SGAT) or 2 (OPAT), not " + std::to_string(f.job_type)));
+  if (f.job_type == 4) return RunGdat(f);
+  if (!f.gradients.empty()) return Fail(Status::InvalidInput("--gradients is a gradient profile, for --job-type 4 (GDAT)"));
+  if (f.job_type != 2) return Fail(Status::InvalidInput("--job-type must be 1 (SGAT), 2 (OPAT) or 4 (GDAT), not " + std::to_string(f.job_type)));
   const bool reload = f.reload != "\x01";
   if (Status s = CheckSharedFlags(f); !s.ok()) return Fail(s);
   if (!f.model.empty() && !f.singleop.empty()) return Fail(Status::InvalidInput("give --model or --singleop, not both"));
@@ -174,8 +207,10 @@ int RunTune(const TuneFlags& f) {
 
 void RegisterTuneCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<TuneFlags>();
-  CLI::App* tune = app->add_subcommand("tune", "tune a model's subgraphs (job type 1, SGAT) or operators (job type 2, OPAT) and store the winners in the bank");
-  tune->add_option("-j,--job-type,--job_type", flags->job_type, "2: operator tuning (OPAT); 1: subgraph tuning (SGAT)")->required();
+  CLI::App* tune = app->add_subcommand("tune", "tune a model's subgraphs (job type 1, SGAT), operators (job type 2, OPAT) or gradient fusion (job type 4, GDAT) and store the winners in the bank");
+  tune->add_option("-j,--job-type,--job_type", flags->job_type, "2: operator tuning (OPAT); 1: subgraph tuning (SGAT); 4: gradient fusion (GDAT)")->required();
+  tune->add_option("--gradients", flags->gradients, "job type 4: a gradient profile (JSON: gradients in ready order, the AllReduce sweep) to plan from");
+  tune->add_option("--max-segments,--max_segments", flags->max_segments, "job type 4: AllReduce segments at most (AOE/HCCL: 8)")->capture_default_str();
   tune->add_option("--singleop", flags->singleop, "ATC-style single-op description list (JSON)");
   tune->add_option("-m,--model", flags->model, "an ONNX model: tune its operators, measuring the whole model before and after");
   tune->add_option("--subgraphs", flags->subgraphs, "job type 1: a subgraph file (run --dump writes DIR/aoe_dump/<model>_subgraphs.json) to tune without the model");

@@ -5,6 +5,7 @@
 #include "engine/catalog/template_registry.h"
 #include "engine/fusion/fused_policy.h"
 #include "engine/fusion/halide_fused_gemm.h"
+#include "engine/gdat/gdat_policy.h"
 #include "engine/templates/op_template.h"
 #include "repo/canonical.h"
 #include "repo/json_text.h"
@@ -85,6 +86,10 @@ std::string PolicyProblem(const Entry& entry) {
   if (entry.template_id == kFusedTemplateId) {
     if (entry.kind != EntryKind::kGraph) return std::string("template ") + kFusedTemplateId + " runs subgraphs, not " + KindName(entry.kind) + " entries";
     return FusedEntryProblem(entry);
+  }
+  if (entry.template_id == kGradTemplateId) {
+    if (entry.kind != EntryKind::kGrad) return std::string("template ") + kGradTemplateId + " splits gradients, not " + KindName(entry.kind) + " entries";
+    return GradPolicyProblem(entry.descriptor, entry.policy);
   }
   const OpTemplate* t = TemplateById(entry.template_id);
   if (!t) return {};

@@ -11,7 +11,8 @@ TemplateVersions EngineTemplateVersions() {
       {"conv2d.im2col", 1},     {"softmax.rowwise", 2},    {"softmax.simd", 1},       {"layernorm.rowwise", 1},  {"reduce.generic", 1},
       {"elementwise.generic", 2}, {"pool2d.generic", 1},   {"impl.onednn", 1},        {"impl.openblas", 1},
       {"sgat.fused", 2},  // a subgraph: its anchor with the first `fuse` chain steps inside it, in oneDNN (post-ops) or Halide (2: impl and the anchor knobs)
-  };  // no gradient-fusion (GDAT) templates yet: such entries read as of an unknown template
+      {"gdat.split", 1},  // gradients in ready order split into AllReduce segments (engine/gdat/gdat_policy.h)
+  };
   return [](std::string_view id) -> std::optional<uint32_t> {
     auto it = versions.find(id);
     if (it == versions.end()) return std::nullopt;

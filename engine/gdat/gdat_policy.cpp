@@ -1,0 +1,103 @@
+#include "engine/gdat/gdat_policy.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/gdat/fusion_plan.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+std::string IntsText(const std::vector<int64_t>& values) {
+  std::string text;
+  for (int64_t v : values) text += (text.empty() ? "" : ",") + std::to_string(v);
+  return text;
+}
+
+const Knob* Find(const Policy& policy, const char* name) {
+  for (const Knob& k : policy)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+// Gradient sizes in bytes, from a canonical grad descriptor.
+std::optional<std::vector<int64_t>> GradientBytes(const std::string& descriptor) {
+  auto j = nlohmann::json::parse(descriptor, nullptr, false);
+  if (j.is_discarded() || !j.contains("grads") || !j["grads"].is_array()) return std::nullopt;
+  std::vector<int64_t> bytes;
+  for (const auto& g : j["grads"]) {
+    const std::string dtype = g.value("dtype", "");
+    const int64_t size = dtype == "float16" || dtype == "bfloat16" ? 2 : dtype == "float64" || dtype == "int64" ? 8 : 4;
+    bytes.push_back(g.value("numel", int64_t{0}) * size);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+Policy GradPolicy::Knobs() const {
+  std::vector<int64_t> ends_as_ints(ends.begin(), ends.end());
+  Policy knobs = {{"baseline_hangover_ms", baseline_hangover_ms},
+                  {"ends", IntsText(ends_as_ints)},
+                  {"hangover_ms", hangover_ms},
+                  {"segment_bytes", IntsText(segment_bytes)},
+                  {"verified", verified}};
+  return knobs;
+}
+
+std::string GradPolicyProblem(const std::string& descriptor, const Policy& policy) {
+  const auto bytes = GradientBytes(descriptor);
+  if (!bytes) return "descriptor: not a canonical gradient descriptor";
+  const Knob* ends = Find(policy, "ends");
+  const Knob* sizes = Find(policy, "segment_bytes");
+  if (!ends || !std::holds_alternative<std::string>(ends->value)) return std::string("the policy of ") + kGradTemplateId + " has no knob 'ends'";
+  auto parsed = ParseEnds(std::get<std::string>(ends->value), bytes->size());
+  if (!parsed.ok()) return "knob 'ends': " + parsed.status().message();
+  if (sizes) {
+    if (!std::holds_alternative<std::string>(sizes->value)) return "knob 'segment_bytes' must be a list";
+    std::vector<int64_t> expected;
+    size_t begin = 0;
+    for (size_t end : *parsed) {
+      int64_t sum = 0;
+      for (size_t i = begin; i < end; ++i) sum += (*bytes)[i];
+      expected.push_back(sum);
+      begin = end;
+    }
+    if (std::get<std::string>(sizes->value) != IntsText(expected))
+      return "knob 'segment_bytes' = " + std::get<std::string>(sizes->value) + " is not the segments' sizes (" + IntsText(expected) + ")";
+  }
+  if (const Knob* v = Find(policy, "verified"); v && (!std::holds_alternative<std::string>(v->value) ||
+                                                     (std::get<std::string>(v->value) != "model" && std::get<std::string>(v->value) != "measured")))
+    return "knob 'verified' must be 'model' or 'measured'";
+  return {};
+}
+
+std::optional<GradPolicy> ParseGradPolicy(const Entry& entry) {
+  if (entry.template_id != kGradTemplateId || !GradPolicyProblem(entry.descriptor, entry.policy).empty()) return std::nullopt;
+  const auto bytes = GradientBytes(entry.descriptor);
+  GradPolicy p;
+  p.ends = *ParseEnds(std::get<std::string>(Find(entry.policy, "ends")->value), bytes->size());
+  size_t begin = 0;
+  for (size_t end : p.ends) {
+    int64_t sum = 0;
+    for (size_t i = begin; i < end; ++i) sum += (*bytes)[i];
+    p.segment_bytes.push_back(sum);
+    begin = end;
+  }
+  auto number = [&](const char* name) {
+    const Knob* k = Find(entry.policy, name);
+    if (!k) return 0.0;
+    if (const double* d = std::get_if<double>(&k->value)) return *d;
+    if (const int64_t* i = std::get_if<int64_t>(&k->value)) return static_cast<double>(*i);
+    return 0.0;
+  };
+  p.hangover_ms = number("hangover_ms");
+  p.baseline_hangover_ms = number("baseline_hangover_ms");
+  if (const Knob* v = Find(entry.policy, "verified")) p.verified = std::get<std::string>(v->value);
+  return p;
+}
+
+}  // namespace tilebank::engine

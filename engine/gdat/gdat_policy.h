@@ -1,0 +1,34 @@
+// GDAT's grad entries: template gdat.split, version 1. Knobs:
+//   ends            "3,10,161": each segment's end (exclusive) in the gradients' ready order
+//   segment_bytes   "1048576,...": each segment's size
+//   hangover_ms     the plan's hangover; baseline_hangover_ms PyTorch DDP's default plan's
+//   verified        "model" (predicted by the fitted cost model) or "measured" (in the running job)
+// The entry's before/after are the backward pass start to the last AllReduce done (DDP's default
+// plan, this plan), in microseconds.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/space/search_space.h"
+#include "repo/entry.h"
+
+namespace tilebank::engine {
+
+inline constexpr const char* kGradTemplateId = "gdat.split";
+
+struct GradPolicy {
+  std::vector<size_t> ends;
+  std::vector<int64_t> segment_bytes;
+  double hangover_ms = 0, baseline_hangover_ms = 0;
+  std::string verified = "model";
+  Policy Knobs() const;  // sorted by name
+};
+
+// What is wrong with a grad entry's gdat.split policy for its descriptor ("" when nothing): ends
+// that do not increase or do not finish at the gradient count, sizes that do not add up.
+std::string GradPolicyProblem(const std::string& descriptor, const Policy& policy);
+// The policy of a gdat.split entry (nullopt when GradPolicyProblem has something to say).
+std::optional<GradPolicy> ParseGradPolicy(const Entry& entry);
+
+}  // namespace tilebank::engine
