@@ -1,0 +1,112 @@
+// `tilebank tune -j 4 --gradients` end to end on a profile recorded on a real machine
+// (data/gradient_profile_resnet18.json, scripts/record_gradient_profile.py): the result file, the
+// grad entry, a hit on the next run, validate and export, and bad profiles refused with nothing written.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/test_support.h"
+
+namespace tilebank::testing {
+namespace {
+
+const std::string kProfile = std::string(TILEBANK_SOURCE_DIR) + "/data/gradient_profile_resnet18.json";
+
+nlohmann::json OnlyResultFile(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind("aoe_result_gdat_", 0) == 0) files.push_back(e.path());
+  REQUIRE(files.size() == 1);
+  return nlohmann::json::parse(ReadFile(files[0]));
+}
+
+TEST_CASE("tune -j 4 --gradients: plans offline, stores a grad entry, writes the result file; the next run hits") {
+  TempDir dir;
+  const std::string common = " --bank " + (dir / "bank") + " --gradients " + kProfile;
+  auto first = RunCli("tune -j 4" + common + " --output " + (dir / "out1"));
+  REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  CHECK(first.out.find("resnet18 process finished. Performance improved by") != std::string::npos);
+  const auto result = OnlyResultFile(dir / "out1");
+  CHECK(result[0]["basic"]["tuning_name"] == "resnet18");
+  const auto& gdat = result[1]["GDAT"];
+  CHECK(gdat["gradient_num"] == 62);
+  CHECK(gdat["world_size"] == 2);
+  CHECK(gdat["communicator"] == "gloo/tcp");
+  // The anchors then one plan per segment count, each with its prediction; the kept plan is the
+  // soonest, and no anchor is sooner.
+  const auto& plans = gdat["plans"];
+  REQUIRE(plans.size() == 5 + 8);
+  CHECK(plans[2]["plan"] == "ddp (1 MB, then 25 MB)");
+  double soonest_anchor = 1e300;
+  for (int i = 0; i < 5; ++i) soonest_anchor = std::min(soonest_anchor, plans[i]["predicted_finish(ms)"].get<double>());
+  CHECK(plans[5]["plan"] == "tuned");
+  CHECK(plans[5]["predicted_finish(ms)"].get<double>() <= soonest_anchor + 1e-9);
+  CHECK(gdat["performance_before_tune(ms)"] == plans[2]["predicted_finish(ms)"]);
+  const std::string status = gdat["status"];
+  CHECK((status == "add" || status == "unsatisfied"));
+  CHECK(gdat["repo_summary"]["total_num"] == 1);
+  auto validate = RunCli("bank validate --bank " + (dir / "bank"));
+  CHECK_MESSAGE(validate.exit_code == 0, validate.out << validate.err);
+  if (status == "add") {
+    auto exported = RunCli("bank export --bank " + (dir / "bank") + " --output " + (dir / "bank.jsonl"));
+    REQUIRE_MESSAGE(exported.exit_code == 0, exported.err);
+    const std::string text = ReadFile(dir / "bank.jsonl");
+    CHECK(text.find("\"gdat.split\"") != std::string::npos);
+    CHECK(text.find(plans[5]["ends"].get<std::string>()) != std::string::npos);
+    auto second = RunCli("tune -j 4" + common + " --output " + (dir / "out2"));
+    REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+    CHECK(OnlyResultFile(dir / "out2")[1]["GDAT"]["status"] == "hit");
+    // Fewer segments allowed: another plan, replacing the entry only with --repeat-tune.
+    auto capped = RunCli("tune -j 4" + common + " --max-segments 2 --repeat-tune --output " + (dir / "out3"));
+    REQUIRE_MESSAGE(capped.exit_code == 0, capped.err);
+    const nlohmann::json capped_gdat = OnlyResultFile(dir / "out3")[1]["GDAT"];
+    CHECK(capped_gdat["plans"].size() == 5 + 2);
+  }
+}
+
+TEST_CASE("tune -j 4: a bad profile or flag is refused with exit 2, naming the field, and nothing is written") {
+  TempDir dir;
+  auto profile = nlohmann::json::parse(ReadFile(kProfile));
+  auto refused = [&](const nlohmann::json& p, const std::string& expected, const std::string& flags = "") {
+    WriteFile(dir / "p.json", p.dump());
+    auto r = RunCli("tune -j 4 --gradients " + (dir / "p.json") + " --bank " + (dir / "bank") + " --output " + (dir / "out") + flags);
+    CHECK_MESSAGE(r.exit_code == 2, expected << ": " << r.err);
+    CHECK_MESSAGE(r.err.find(expected) != std::string::npos, r.err);
+    CHECK(!std::filesystem::exists(dir / "bank"));
+    CHECK(!std::filesystem::exists(dir / "out"));
+  };
+  auto p = profile;
+  p["gradients"][3]["ready_ms"] = -1;
+  refused(p, "gradients[3].ready_ms must be a number >= 0");
+  p = profile;
+  p["gradients"][5]["ready_ms"] = 0.0;
+  refused(p, "gradients[5].ready_ms goes back in time");
+  p = profile;
+  p["gradients"][0]["numel"] = "many";
+  refused(p, "gradients[0].numel must be an integer >= 1");
+  p = profile;
+  p["allreduce"] = nlohmann::json::array({{{"bytes", 4}, {"ms", 0.1}}});
+  refused(p, "\"allreduce\" must list the AllReduce time of at least two message sizes");
+  p = profile;
+  p["ranks_per_node"] = 3;
+  refused(p, "\"ranks_per_node\" is larger than \"world_size\"");
+  p = profile;
+  p.erase("world_size");
+  refused(p, "\"world_size\" is missing");
+  refused(profile, "--max-segments must be at least 1", " --max-segments 0");
+  WriteFile(dir / "p.json", "{not json");
+  auto r = RunCli("tune -j 4 --gradients " + (dir / "p.json") + " --bank " + (dir / "bank"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("is not valid JSON") != std::string::npos);
+  auto none = RunCli("tune -j 4 --bank " + (dir / "bank"));
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("--gradients PROFILE.json") != std::string::npos);
+  auto wrong_job = RunCli("tune -j 2 --gradients " + kProfile + " --bank " + (dir / "bank"));
+  CHECK(wrong_job.exit_code == 2);
+  CHECK(wrong_job.err.find("for --job-type 4") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "bank"));
+}
+
+}  // namespace
+}  // namespace tilebank::testing
