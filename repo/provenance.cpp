@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "repo/entry.h"
+
 namespace tilebank {
 
 std::string HostName() {
@@ -15,6 +17,13 @@ std::string HostName() {
 int64_t NowUnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+void StampProvenance(Entry* entry, const std::string& bank_id) {
+  entry->created_unix_ms = NowUnixMs();
+  entry->tool_version = std::string("tilebank ") + TILEBANK_VERSION;
+  entry->origin_host = HostName();
+  entry->origin_bank = bank_id;
 }
 
 }  // namespace tilebank

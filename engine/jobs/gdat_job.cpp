@@ -43,10 +43,7 @@ Entry GradEntry(const CanonicalDescriptor& d, const GradPolicy& policy, double b
   e.after = {after_ms * 1000, 0, 1};
   e.trials = static_cast<uint32_t>(trials);
   e.strategy = "DP";
-  e.created_unix_ms = NowUnixMs();
-  e.tool_version = std::string("tilebank ") + TILEBANK_VERSION;
-  e.origin_host = HostName();
-  e.origin_bank = bank_id;
+  StampProvenance(&e, bank_id);
   return e;
 }
 

@@ -65,10 +65,7 @@ Entry WinnerEntry(const Subgraph& s, const FusedPolicy& policy, const Measuremen
   e.after = after;
   e.trials = static_cast<uint32_t>(trials);
   e.strategy = strategy;
-  e.created_unix_ms = NowUnixMs();
-  e.tool_version = std::string("tilebank ") + TILEBANK_VERSION;
-  e.origin_host = HostName();
-  e.origin_bank = bank_id;
+  StampProvenance(&e, bank_id);
   return e;
 }
 

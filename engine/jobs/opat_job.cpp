@@ -138,10 +138,7 @@ Entry WinnerEntry(const OpSpec& op, const TuneOutcome& o, const Measurement& bas
   e.after = keep_baseline ? baseline : o.best_time;
   e.trials = static_cast<uint32_t>(o.trials);
   e.strategy = o.strategy;
-  e.created_unix_ms = NowUnixMs();
-  e.tool_version = std::string("tilebank ") + TILEBANK_VERSION;
-  e.origin_host = HostName();
-  e.origin_bank = bank_id;
+  StampProvenance(&e, bank_id);
   return e;
 }
 
