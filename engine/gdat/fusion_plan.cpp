@@ -7,17 +7,27 @@
 
 namespace tilebank::engine {
 
+std::vector<int64_t> SegmentBytes(const std::vector<size_t>& ends, const std::vector<int64_t>& gradient_bytes) {
+  std::vector<int64_t> sums;
+  size_t begin = 0;
+  for (size_t end : ends) {
+    int64_t sum = 0;
+    for (size_t i = begin; i < end; ++i) sum += gradient_bytes[i];
+    sums.push_back(sum);
+    begin = end;
+  }
+  return sums;
+}
+
 PlanTimeline Simulate(const FusionPlan& plan, const GradientProfile& profile, const AllReduceCost& cost) {
   PlanTimeline t;
+  std::vector<int64_t> gradient_bytes;
+  for (const auto& g : profile.gradients) gradient_bytes.push_back(g.bytes);
+  t.segment_bytes = SegmentBytes(plan.ends, gradient_bytes);
   double channel_free = 0;
-  size_t begin = 0;
-  for (size_t end : plan.ends) {
-    int64_t bytes = 0;
-    for (size_t i = begin; i < end; ++i) bytes += profile.gradients[i].bytes;
-    const double start = std::max(profile.gradients[end - 1].ready_ms, channel_free);
-    channel_free = start + cost.Ms(bytes);
-    t.segment_bytes.push_back(bytes);
-    begin = end;
+  for (size_t s = 0; s < plan.ends.size(); ++s) {
+    const double start = std::max(profile.gradients[plan.ends[s] - 1].ready_ms, channel_free);
+    channel_free = start + cost.Ms(t.segment_bytes[s]);
   }
   t.finish_ms = channel_free;
   t.hangover_ms = channel_free - profile.gradients.back().ready_ms;

@@ -31,6 +31,9 @@ struct PlanTimeline {
   std::vector<int64_t> segment_bytes;
 };
 
+// Each segment's bytes: the sums of `gradient_bytes` between consecutive `ends`.
+std::vector<int64_t> SegmentBytes(const std::vector<size_t>& ends, const std::vector<int64_t>& gradient_bytes);
+
 PlanTimeline Simulate(const FusionPlan& plan, const GradientProfile& profile, const AllReduceCost& cost);
 
 // For each segment count from 1 to `max_segments` (and at most one per gradient), the plan that

@@ -101,6 +101,10 @@ TEST_CASE("gdat.split policy: ends must increase and finish at the gradient coun
   short_ends.ends = {2};
   short_ends.segment_bytes = {16};
   CHECK(GradPolicyProblem(descriptor, short_ends.Knobs()).find("must finish at the gradient count 3") != std::string::npos);
+  const std::string bytes_unknown = R"({"grads":[{"dtype":"int8","numel":2}],"world_size":2})";
+  GradPolicy one;
+  one.ends = {1};
+  CHECK(GradPolicyProblem(bytes_unknown, one.Knobs()).find("not a canonical gradient descriptor") != std::string::npos);
   CHECK(!ParseEnds("2,2,3", 3).ok());
   CHECK(!ParseEnds("0,3", 3).ok());
   CHECK(!ParseEnds("1,x", 3).ok());

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/gdat/fusion_plan.h"
+#include "engine/gdat/gradient_profile.h"
 
 namespace tilebank::engine {
 
@@ -23,15 +24,16 @@ const Knob* Find(const Policy& policy, const char* name) {
   return nullptr;
 }
 
-// Gradient sizes in bytes, from a canonical grad descriptor.
+// Gradient sizes in bytes, from a canonical grad descriptor; nullopt when it is not one, or holds
+// a dtype gradients do not have.
 std::optional<std::vector<int64_t>> GradientBytes(const std::string& descriptor) {
   auto j = nlohmann::json::parse(descriptor, nullptr, false);
   if (j.is_discarded() || !j.contains("grads") || !j["grads"].is_array()) return std::nullopt;
   std::vector<int64_t> bytes;
   for (const auto& g : j["grads"]) {
-    const std::string dtype = g.value("dtype", "");
-    const int64_t size = dtype == "float16" || dtype == "bfloat16" ? 2 : dtype == "float64" || dtype == "int64" ? 8 : 4;
-    bytes.push_back(g.value("numel", int64_t{0}) * size);
+    const int64_t size = g.is_object() && g.value("dtype", nlohmann::json()).is_string() ? GradientDtypeBytes(g["dtype"].get<std::string>()) : 0;
+    if (size == 0 || !g.value("numel", nlohmann::json()).is_number_integer()) return std::nullopt;
+    bytes.push_back(g["numel"].get<int64_t>() * size);
   }
   return bytes;
 }
@@ -50,7 +52,7 @@ Policy GradPolicy::Knobs() const {
 
 std::string GradPolicyProblem(const std::string& descriptor, const Policy& policy) {
   const auto bytes = GradientBytes(descriptor);
-  if (!bytes) return "descriptor: not a canonical gradient descriptor";
+  if (!bytes) return "descriptor: not a canonical gradient descriptor of float or integer gradients";
   const Knob* ends = Find(policy, "ends");
   const Knob* sizes = Find(policy, "segment_bytes");
   if (!ends || !std::holds_alternative<std::string>(ends->value)) return std::string("the policy of ") + kGradTemplateId + " has no knob 'ends'";
@@ -58,14 +60,7 @@ std::string GradPolicyProblem(const std::string& descriptor, const Policy& polic
   if (!parsed.ok()) return "knob 'ends': " + parsed.status().message();
   if (sizes) {
     if (!std::holds_alternative<std::string>(sizes->value)) return "knob 'segment_bytes' must be a list";
-    std::vector<int64_t> expected;
-    size_t begin = 0;
-    for (size_t end : *parsed) {
-      int64_t sum = 0;
-      for (size_t i = begin; i < end; ++i) sum += (*bytes)[i];
-      expected.push_back(sum);
-      begin = end;
-    }
+    const std::vector<int64_t> expected = SegmentBytes(*parsed, *bytes);
     if (std::get<std::string>(sizes->value) != IntsText(expected))
       return "knob 'segment_bytes' = " + std::get<std::string>(sizes->value) + " is not the segments' sizes (" + IntsText(expected) + ")";
   }
@@ -80,13 +75,7 @@ std::optional<GradPolicy> ParseGradPolicy(const Entry& entry) {
   const auto bytes = GradientBytes(entry.descriptor);
   GradPolicy p;
   p.ends = *ParseEnds(std::get<std::string>(Find(entry.policy, "ends")->value), bytes->size());
-  size_t begin = 0;
-  for (size_t end : p.ends) {
-    int64_t sum = 0;
-    for (size_t i = begin; i < end; ++i) sum += (*bytes)[i];
-    p.segment_bytes.push_back(sum);
-    begin = end;
-  }
+  p.segment_bytes = SegmentBytes(p.ends, *bytes);
   auto number = [&](const char* name) {
     const Knob* k = Find(entry.policy, name);
     if (!k) return 0.0;

@@ -7,17 +7,16 @@ namespace tilebank::engine {
 
 namespace {
 
-// Bytes per element of the dtypes a gradient has.
-int64_t DtypeBytes(const std::string& dtype) {
+Status Bad(const std::string& where, const std::string& what) { return Status::InvalidInput(where + ": " + what); }
+
+}  // namespace
+
+int64_t GradientDtypeBytes(const std::string& dtype) {
   if (dtype == "float32" || dtype == "int32") return 4;
   if (dtype == "float16" || dtype == "bfloat16") return 2;
   if (dtype == "float64" || dtype == "int64") return 8;
   return 0;
 }
-
-Status Bad(const std::string& where, const std::string& what) { return Status::InvalidInput(where + ": " + what); }
-
-}  // namespace
 
 int64_t GradientProfile::TotalBytes() const {
   int64_t total = 0;
@@ -73,7 +72,7 @@ Result<GradientProfile> GradientProfileFromJson(const nlohmann::json& j, const s
       if (!g["type"].is_string()) return Bad(where, at + ".type must be a string");
       r.dtype = g["type"].get<std::string>();
     }
-    const int64_t size = DtypeBytes(r.dtype);
+    const int64_t size = GradientDtypeBytes(r.dtype);
     if (size == 0) return Bad(where, at + ".type '" + r.dtype + "' is not float32, float16, bfloat16, float64, int32 or int64");
     r.bytes = r.numel * size;
     if (!g.contains("ready_ms") || !g["ready_ms"].is_number() || g["ready_ms"].get<double>() < 0)

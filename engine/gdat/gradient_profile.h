@@ -45,6 +45,10 @@ struct GradientProfile {
   int64_t TotalBytes() const;
 };
 
+// Bytes per element of a gradient's dtype (canonical spelling: float32, float16, bfloat16,
+// float64, int32, int64); 0 for a dtype gradients do not have.
+int64_t GradientDtypeBytes(const std::string& dtype);
+
 // kInvalidInput naming the file and the field for anything missing or wrong: an empty gradient
 // list, a negative size, ready times that go back, an AllReduce sweep with fewer than two sizes.
 Result<GradientProfile> ReadGradientProfile(const std::string& path);
