@@ -77,6 +77,16 @@ Result<JobPlace> JobPlaceOf(const TuneFlags& f, bool measures_here = true) {
   return p;
 }
 
+// Puts a job's options where JobPlaceOf says it tunes (every job type's options have these fields).
+template <class JobOptions>
+void PlaceJob(const JobPlace& place, JobOptions* o) {
+  o->bank_root = place.bank_root;
+  o->soc_version = place.soc_version;
+  o->fingerprint = place.fingerprint;
+  o->output_dir = place.output_dir;
+  o->repeat_tune = place.repeat_tune;
+}
+
 // Job type 1: subgraph tuning of a model.
 int RunSgat(const TuneFlags& f) {
   const bool reload = f.reload != "\x01";
@@ -94,11 +104,7 @@ int RunSgat(const TuneFlags& f) {
   o.model_path = f.model;
   o.subgraphs_path = f.subgraphs;
   o.input_shapes = *shapes;
-  o.bank_root = place->bank_root;
-  o.soc_version = place->soc_version;
-  o.fingerprint = place->fingerprint;
-  o.output_dir = place->output_dir;
-  o.repeat_tune = place->repeat_tune;
+  PlaceJob(*place, &o);
   o.trials = f.trials;
   o.time_budget_s = f.time_budget;
   if (reload) o.reload = f.reload;
@@ -125,11 +131,7 @@ int RunGdat(const TuneFlags& f) {
   if (!place.ok()) return Fail(place.status());
   engine::GdatOptions o;
   o.profile_path = f.gradients;
-  o.bank_root = place->bank_root;
-  o.soc_version = place->soc_version;
-  o.fingerprint = place->fingerprint;
-  o.output_dir = place->output_dir;
-  o.repeat_tune = place->repeat_tune;
+  PlaceJob(*place, &o);
   o.max_segments = f.max_segments;
   auto report = engine::RunGdatJob(o);
   if (!report.ok()) return Fail(report.status());
@@ -156,11 +158,7 @@ int RunTune(const TuneFlags& f) {
   if (!place.ok()) return Fail(place.status());
   engine::OpatJobOptions o;
   o.ops_path = f.singleop;
-  o.bank_root = place->bank_root;
-  o.soc_version = place->soc_version;
-  o.fingerprint = place->fingerprint;
-  o.output_dir = place->output_dir;
-  o.repeat_tune = place->repeat_tune;
+  PlaceJob(*place, &o);
   if (!f.tune_ops_file.empty()) {
     Status s = engine::ReadTuneOpsFile(f.tune_ops_file, &o.tune_op_names, &o.tune_op_types);
     if (!s.ok()) return Fail(s);
