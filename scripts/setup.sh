@@ -7,6 +7,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git python3
+  iproute2   # GDAT: scripts/netns_cluster.sh (network namespaces, veth, tc tbf)
   liblmdb-dev lmdb-utils libflatbuffers-dev flatbuffers-compiler libcli11-dev libxxhash-dev
   nlohmann-json3-dev doctest-dev libsqlite3-dev
   libhalide14-0-dev libdnnl-dev libopenblas-dev libhwy-dev   # the engine: Halide JIT, Impl-mode libraries, SIMD kernels

@@ -21,7 +21,8 @@ namespace {
 
 struct TuneFlags {
   int job_type = 0;
-  std::string model, input_shape, subgraphs, gradients;
+  std::string model, input_shape, subgraphs, gradients, measured;
+  bool print_plans = false;
   size_t max_segments = 8;
   int framework = 5;
   std::string singleop, bank, soc, tune_mode = "GA,RL", modes = "schedule,format,impl", tune_ops_file, output;
@@ -133,11 +134,21 @@ int RunGdat(const TuneFlags& f) {
   o.profile_path = f.gradients;
   PlaceJob(*place, &o);
   o.max_segments = f.max_segments;
+  o.measured_path = f.measured;
+  o.print_plans = f.print_plans;
   auto report = engine::RunGdatJob(o);
   if (!report.ok()) return Fail(report.status());
+  if (f.print_plans) {
+    std::cout << report->result.dump(1) << "\n";
+    return kExitOk;
+  }
   std::cout << "result file: " << report->result_path << "\n";
-  std::printf("gradients %s: %s; backward start to the last AllReduce done, predicted: %.3f ms with DDP's default plan, %.3f ms with the plan kept\n",
-              report->repo_key.c_str(), report->status.c_str(), report->before_ms, report->after_ms);
+  if (report->measured)
+    std::printf("gradients %s: %s; median training iteration, measured: %.3f ms with DDP's default plan, %.3f ms with the plan kept\n",
+                report->repo_key.c_str(), report->status.c_str(), report->before_ms, report->after_ms);
+  else
+    std::printf("gradients %s: %s; backward start to the last AllReduce done, predicted: %.3f ms with DDP's default plan, %.3f ms with the plan kept\n",
+                report->repo_key.c_str(), report->status.c_str(), report->before_ms, report->after_ms);
   std::printf("%s process finished. Performance improved by %s\n", report->tuning_name.c_str(),
               ImprovementText(report->before_ms, report->after_ms).c_str());
   return kExitOk;
@@ -147,6 +158,7 @@ int RunTune(const TuneFlags& f) {
   if (f.job_type == 1) return RunSgat(f);
   if (f.job_type == 4) return RunGdat(f);
   if (!f.gradients.empty()) return Fail(Status::InvalidInput("--gradients is a gradient profile, for --job-type 4 (GDAT)"));
+  if (!f.measured.empty() || f.print_plans) return Fail(Status::InvalidInput("--measured and --print-plans are for --job-type 4 (GDAT)"));
   if (f.job_type != 2) return Fail(Status::InvalidInput("--job-type must be 1 (SGAT), 2 (OPAT) or 4 (GDAT), not " + std::to_string(f.job_type)));
   const bool reload = f.reload != "\x01";
   if (Status s = CheckSharedFlags(f); !s.ok()) return Fail(s);
@@ -208,6 +220,8 @@ void RegisterTuneCommand(CLI::App* app, int* exit_code) {
   CLI::App* tune = app->add_subcommand("tune", "tune a model's subgraphs (job type 1, SGAT), operators (job type 2, OPAT) or gradient fusion (job type 4, GDAT) and store the winners in the bank");
   tune->add_option("-j,--job-type,--job_type", flags->job_type, "2: operator tuning (OPAT); 1: subgraph tuning (SGAT); 4: gradient fusion (GDAT)")->required();
   tune->add_option("--gradients", flags->gradients, "job type 4: a gradient profile (JSON: gradients in ready order, the AllReduce sweep) to plan from");
+  tune->add_option("--measured", flags->measured, "job type 4: plans measured in the running job (JSON); the measured fastest is kept");
+  tune->add_flag("--print-plans", flags->print_plans, "job type 4: print every plan with its prediction as JSON; write nothing");
   tune->add_option("--max-segments,--max_segments", flags->max_segments, "job type 4: AllReduce segments at most (AOE/HCCL: 8)")->capture_default_str();
   tune->add_option("--singleop", flags->singleop, "ATC-style single-op description list (JSON)");
   tune->add_option("-m,--model", flags->model, "an ONNX model: tune its operators, measuring the whole model before and after");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -38,15 +39,41 @@ std::optional<std::vector<int64_t>> GradientBytes(const std::string& descriptor)
   return bytes;
 }
 
+std::string RealsText(const std::vector<double>& values) {
+  std::string text;
+  char buffer[32];
+  for (double v : values) {
+    std::snprintf(buffer, sizeof buffer, "%.6g", v);
+    text += (text.empty() ? "" : ",") + std::string(buffer);
+  }
+  return text;
+}
+
+// "0.8,1.25" as numbers; nullopt for anything else.
+std::optional<std::vector<double>> ParseReals(const std::string& text) {
+  std::vector<double> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    double v = 0;
+    const auto [end, error] = std::from_chars(text.data() + at, text.data() + comma, v);
+    if (error != std::errc() || end != text.data() + comma || v < 0) return std::nullopt;
+    out.push_back(v);
+    at = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 Policy GradPolicy::Knobs() const {
   std::vector<int64_t> ends_as_ints(ends.begin(), ends.end());
   Policy knobs = {{"baseline_hangover_ms", baseline_hangover_ms},
                   {"ends", IntsText(ends_as_ints)},
-                  {"hangover_ms", hangover_ms},
-                  {"segment_bytes", IntsText(segment_bytes)},
-                  {"verified", verified}};
+                  {"hangover_ms", hangover_ms}};
+  if (!ready_ms.empty()) knobs.push_back({"ready_ms", RealsText(ready_ms)});
+  knobs.push_back({"segment_bytes", IntsText(segment_bytes)});
+  knobs.push_back({"verified", verified});
   return knobs;
 }
 
@@ -63,6 +90,10 @@ std::string GradPolicyProblem(const std::string& descriptor, const Policy& polic
     const std::vector<int64_t> expected = SegmentBytes(*parsed, *bytes);
     if (std::get<std::string>(sizes->value) != IntsText(expected))
       return "knob 'segment_bytes' = " + std::get<std::string>(sizes->value) + " is not the segments' sizes (" + IntsText(expected) + ")";
+  }
+  if (const Knob* r = Find(policy, "ready_ms")) {
+    const auto times = std::holds_alternative<std::string>(r->value) ? ParseReals(std::get<std::string>(r->value)) : std::nullopt;
+    if (!times || times->size() != bytes->size()) return "knob 'ready_ms' must list one ready time >= 0 per gradient";
   }
   if (const Knob* v = Find(policy, "verified"); v && (!std::holds_alternative<std::string>(v->value) ||
                                                      (std::get<std::string>(v->value) != "model" && std::get<std::string>(v->value) != "measured")))
@@ -85,6 +116,7 @@ std::optional<GradPolicy> ParseGradPolicy(const Entry& entry) {
   };
   p.hangover_ms = number("hangover_ms");
   p.baseline_hangover_ms = number("baseline_hangover_ms");
+  if (const Knob* r = Find(entry.policy, "ready_ms")) p.ready_ms = *ParseReals(std::get<std::string>(r->value));
   if (const Knob* v = Find(entry.policy, "verified")) p.verified = std::get<std::string>(v->value);
   return p;
 }

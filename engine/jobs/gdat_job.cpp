@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
 #include "engine/gdat/allreduce_cost.h"
 #include "engine/gdat/gdat_policy.h"
 #include "engine/gdat/gradient_profile.h"
+#include "engine/gdat/plan_measurements.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/result_file.h"
 #include "engine/templates/template_catalog.h"
@@ -21,16 +23,33 @@ namespace tilebank::engine {
 
 namespace {
 
-nlohmann::json PlanJson(const FusionPlan& plan, const PlanTimeline& t) {
-  return {{"plan", plan.name},
-          {"segments", plan.segments()},
-          {"ends", EndsText(plan.ends)},
-          {"segment_bytes", t.segment_bytes},
-          {"predicted_finish(ms)", t.finish_ms},
-          {"predicted_hangover(ms)", t.hangover_ms}};
+nlohmann::json PlanJson(const FusionPlan& plan, const PlanTimeline& t, const MeasuredPlan* measured) {
+  nlohmann::json j = {{"plan", plan.name},
+                      {"segments", plan.segments()},
+                      {"ends", EndsText(plan.ends)},
+                      {"segment_bytes", t.segment_bytes},
+                      {"predicted_finish(ms)", t.finish_ms},
+                      {"predicted_hangover(ms)", t.hangover_ms}};
+  if (measured) {
+    const SampleSummary iteration = measured->iteration(), finish = measured->finish();
+    j["measured_iterations"] = measured->iteration_ms.size();
+    j["measured_iteration(ms)"] = iteration.median;
+    j["measured_iteration_spread(ms)"] = iteration.spread;
+    j["measured_finish(ms)"] = finish.median;
+    j["measured_hangover(ms)"] = measured->hangover().median;
+    // The cost model's error on this plan: predicted finish over measured finish, minus one.
+    if (finish.median > 0) j["model_error"] = t.finish_ms / finish.median - 1.0;
+  }
+  return j;
 }
 
-Entry GradEntry(const CanonicalDescriptor& d, const GradPolicy& policy, double before_ms, double after_ms, int trials, const std::string& bank_id) {
+Measurement MeasurementOf(const MeasuredPlan& plan) {
+  const SampleSummary s = plan.iteration();
+  return {s.median * 1000, s.spread * 1000, static_cast<uint32_t>(plan.iteration_ms.size())};
+}
+
+Entry GradEntry(const CanonicalDescriptor& d, const GradPolicy& policy, Measurement before, Measurement after, int trials,
+                const std::string& bank_id) {
   Entry e;
   e.kind = EntryKind::kGrad;
   e.op_type = d.op_type;
@@ -39,12 +58,31 @@ Entry GradEntry(const CanonicalDescriptor& d, const GradPolicy& policy, double b
   e.template_version = EngineTemplateVersions()(kGradTemplateId).value_or(0);
   e.tune_mode = TuneMode::kImpl;
   e.policy = policy.Knobs();
-  e.before = {before_ms * 1000, 0, 1};
-  e.after = {after_ms * 1000, 0, 1};
+  e.before = before;
+  e.after = after;
   e.trials = static_cast<uint32_t>(trials);
   e.strategy = "DP";
   StampProvenance(&e, bank_id);
   return e;
+}
+
+// The plans the result file lists: the anchors, the planner's, and any measured plan that is
+// neither; each with its prediction and, when it was measured, its measurement.
+nlohmann::json PlansJson(std::vector<FusionPlan> plans, const GradientProfile& profile, const AllReduceCost& cost,
+                         const std::vector<MeasuredPlan>& measured) {
+  auto measurement_of = [&](const FusionPlan& p) -> const MeasuredPlan* {
+    for (const auto& m : measured)
+      if (m.ends == p.ends) return &m;
+    return nullptr;
+  };
+  for (const auto& m : measured) {
+    bool listed = false;
+    for (const auto& p : plans) listed = listed || p.ends == m.ends;
+    if (!listed) plans.push_back({m.name, m.ends});
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : plans) out.push_back(PlanJson(p, Simulate(p, profile, cost), measurement_of(p)));
+  return out;
 }
 
 }  // namespace
@@ -57,10 +95,17 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
   if (!profile.ok()) return profile.status();
   auto canonical = CanonicalizeGrad(GradProblemDescription(*profile));
   if (!canonical.ok()) return canonical.status().WithContext(o.profile_path);
+  std::vector<MeasuredPlan> measured;
+  if (!o.measured_path.empty()) {
+    auto read = ReadPlanMeasurements(o.measured_path, profile->gradients.size());
+    if (!read.ok()) return read.status();
+    measured = std::move(*read);
+  }
   const AllReduceCost cost(profile->allreduce);
-  const std::vector<FusionPlan> anchors = AnchorPlans(*profile);
+  std::vector<FusionPlan> plans = AnchorPlans(*profile);
+  const FusionPlan ddp = plans[2];
   const std::vector<FusionPlan> tuned = BestPlans(*profile, cost, o.max_segments);
-  const FusionPlan& ddp = anchors[2];
+  plans.insert(plans.end(), tuned.begin(), tuned.end());
   const PlanTimeline ddp_time = Simulate(ddp, *profile, cost);
   const PlanTimeline best_time = Simulate(tuned.front(), *profile, cost);
 
@@ -69,6 +114,10 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
                        : !profile->model.empty() ? profile->model
                                                  : std::filesystem::path(o.profile_path).stem().string();
   report.repo_key = FormatKey(EntryKind::kGrad, canonical->key);
+  if (o.print_plans) {
+    report.result = {{"repo_key", report.repo_key}, {"plans", PlansJson(plans, *profile, cost, {})}};
+    return report;
+  }
   const std::string output_dir = o.output_dir.empty() ? std::string(".") : o.output_dir;
   std::error_code ec;
   std::filesystem::create_directories(output_dir, ec);
@@ -79,33 +128,60 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
   if (!found.ok()) return found.status();
   const std::optional<GradPolicy> current = *found ? ParseGradPolicy(**found) : std::nullopt;
 
-  report.before_ms = ddp_time.finish_ms;
-  report.after_ms = ddp_time.finish_ms;
+  std::vector<int64_t> gradient_bytes;
+  std::vector<double> ready_ms;
+  for (const auto& g : profile->gradients) {
+    gradient_bytes.push_back(g.bytes);
+    ready_ms.push_back(g.ready_ms);
+  }
   GradPolicy winner;
-  winner.ends = tuned.front().ends;
-  winner.segment_bytes = best_time.segment_bytes;
-  winner.hangover_ms = best_time.hangover_ms;
-  winner.baseline_hangover_ms = ddp_time.hangover_ms;
-  if (current && !o.repeat_tune) {
+  winner.ready_ms = ready_ms;
+  Measurement before, after;
+  bool beats = false;
+  double hangover_before = ddp_time.hangover_ms;
+  report.measured = !measured.empty();
+  if (report.measured) {
+    const MeasuredPlan& base = DdpBaseline(measured);
+    const MeasuredPlan* best = &base;
+    for (const auto& m : measured)
+      if (m.iteration().median < best->iteration().median) best = &m;
+    winner.ends = best->ends;
+    winner.hangover_ms = best->hangover().median;
+    winner.baseline_hangover_ms = hangover_before = base.hangover().median;
+    winner.verified = "measured";
+    before = MeasurementOf(base);
+    after = MeasurementOf(*best);
+    beats = best->iteration().median < base.iteration().median * (1.0 - o.min_gain);
+  } else {
+    winner.ends = tuned.front().ends;
+    winner.hangover_ms = best_time.hangover_ms;
+    winner.baseline_hangover_ms = ddp_time.hangover_ms;
+    before = {ddp_time.finish_ms * 1000, 0, 1};
+    after = {best_time.finish_ms * 1000, 0, 1};
+    beats = best_time.finish_ms < ddp_time.finish_ms * (1.0 - o.min_gain);
+  }
+  winner.segment_bytes = SegmentBytes(winner.ends, gradient_bytes);
+  report.before_ms = before.median_us / 1000;
+  report.after_ms = before.median_us / 1000;
+  double hangover_after = hangover_before;
+  if (current && !o.repeat_tune && !report.measured) {
     report.status = "hit";
     report.before_ms = (*found)->before.median_us / 1000;
     report.after_ms = (*found)->after.median_us / 1000;
-  } else if (current && current->verified == "measured") {
+  } else if (current && current->verified == "measured" && !report.measured) {
     report.status = "reserved";  // a plan measured in a running job outranks a prediction
     report.after_ms = (*found)->after.median_us / 1000;
-  } else if (best_time.finish_ms < ddp_time.finish_ms * (1.0 - o.min_gain)) {
-    const Entry entry = GradEntry(*canonical, winner, ddp_time.finish_ms, best_time.finish_ms, static_cast<int>(tuned.size()),
+  } else if (beats) {
+    const Entry entry = GradEntry(*canonical, winner, before, after, static_cast<int>(std::max(tuned.size(), measured.size())),
                                   (*bank)->meta_at_open().bank_id);
     TB_RETURN_IF_ERROR((*bank)->Write([&](WriteTxn& txn) { return txn.Put(entry, PutPolicy::kOverwrite).status(); }));
     report.status = *found ? "update" : "add";
-    report.after_ms = best_time.finish_ms;
+    report.after_ms = after.median_us / 1000;
+    hangover_after = winner.hangover_ms;
   } else {
     report.status = current ? "reserved" : "unsatisfied";
   }
 
-  nlohmann::json plans = nlohmann::json::array();
-  for (const auto& a : anchors) plans.push_back(PlanJson(a, Simulate(a, *profile, cost)));
-  for (const auto& t : tuned) plans.push_back(PlanJson(t, Simulate(t, *profile, cost)));
   nlohmann::json pieces = nlohmann::json::array();
   for (const auto& p : cost.pieces()) pieces.push_back({{"from_bytes", p.from_bytes}, {"alpha(ms)", p.alpha_ms}, {"beta(ms/MB)", p.beta_ms_per_byte * (1 << 20)}});
   auto count = [&](const char* s) { return report.status == s ? 1 : 0; };
@@ -117,13 +193,14 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
       {"world_size", profile->world_size},
       {"ranks_per_node", profile->ranks_per_node},
       {"communicator", profile->backend + "/" + profile->transport},
-      {"verified", "model"},
+      {"verified", report.measured ? "measured" : "model"},
+      {"performance", report.measured ? "median training iteration" : "backward start to the last AllReduce done, predicted"},
       {"performance_before_tune(ms)", report.before_ms},
       {"performance_after_tune(ms)", report.after_ms},
       {"performance_improvement", ImprovementText(report.before_ms, report.after_ms)},
-      {"hangover_before_tune(ms)", ddp_time.hangover_ms},
-      {"hangover_after_tune(ms)", report.status == "add" || report.status == "update" ? best_time.hangover_ms : ddp_time.hangover_ms},
-      {"plans", plans},
+      {"hangover_before_tune(ms)", hangover_before},
+      {"hangover_after_tune(ms)", hangover_after},
+      {"plans", PlansJson(plans, *profile, cost, measured)},
       {"allreduce_cost_model", pieces},
       {"repo_summary",
        {{"repo_add_num", count("add")}, {"repo_hit_num", count("hit")}, {"repo_reserved_num", count("reserved")},

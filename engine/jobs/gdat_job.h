@@ -6,6 +6,12 @@
 // gdat.split, verified "model"). The anchors' predictions are in the result file,
 // aoe_result_gdat_{timestamp}_{pid}.json. A bank entry verified "measured" (in a running job) is
 // not replaced by a prediction.
+//
+// With `measured_path` (plans measured in the running job, engine/gdat/plan_measurements.h) the
+// winner is the plan measured fastest per iteration, kept (verified "measured") when it beats the
+// measured DDP default by the margin; the result file gives each plan's prediction beside its
+// measurement and the model's error. With `print_plans` nothing is written: the report's `result`
+// holds the repo_key and every plan with its prediction, for the running job to measure.
 #pragma once
 #include <string>
 #include <vector>
@@ -24,11 +30,16 @@ struct GdatOptions {
   size_t max_segments = 8;  // AOE/HCCL allow 8
   double min_gain = 0.02;
   bool repeat_tune = false;
+  std::string measured_path;  // plans measured live: keep the measured winner
+  bool print_plans = false;   // plan only: no bank entry, no result file
 };
 
 struct GdatReport {
   std::string tuning_name, result_path, repo_key, status;  // add | update | hit | unsatisfied | reserved
-  double before_ms = 0, after_ms = 0;  // backward start to the last AllReduce done: DDP's default, the plan kept
+  // DDP's default plan and the plan kept: the median iteration when measured, else the predicted
+  // backward start to the last AllReduce done
+  double before_ms = 0, after_ms = 0;
+  bool measured = false;
   nlohmann::json result;
 };
 

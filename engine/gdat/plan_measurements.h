@@ -1,0 +1,37 @@
+// Plans measured in a running training job (python/tilebank/gdat_tune.py writes them; `tune -j 4
+// --gradients P --measured M.json` keeps the winner). File (JSON):
+//   {"plans": [{"plan": "ddp", "ends": "3,10,61",
+//               "iteration_ms": [...],   // forward start to the next forward start, one per iteration
+//               "finish_ms":    [...],   // backward start to the last AllReduce done
+//               "hangover_ms":  [...]},  // the last gradient ready to the last AllReduce done
+//              ...]}
+// One plan must be named "ddp" (PyTorch DDP's default plan, the baseline); every list holds the
+// same number of samples, at least one, none negative.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/run/sample_stats.h"
+#include "repo/status.h"
+
+namespace tilebank::engine {
+
+struct MeasuredPlan {
+  std::string name;
+  std::vector<size_t> ends;
+  std::vector<double> iteration_ms, finish_ms, hangover_ms;
+  SampleSummary iteration() const { return Summarize(iteration_ms); }
+  SampleSummary finish() const { return Summarize(finish_ms); }
+  SampleSummary hangover() const { return Summarize(hangover_ms); }
+};
+
+// kInvalidInput naming the file and the field for anything missing or wrong, ends that do not fit
+// `gradient_count` gradients included, and for a file without a "ddp" plan.
+Result<std::vector<MeasuredPlan>> ReadPlanMeasurements(const std::string& path, size_t gradient_count);
+
+// The plan named "ddp" in `plans` (ReadPlanMeasurements makes sure there is one).
+const MeasuredPlan& DdpBaseline(const std::vector<MeasuredPlan>& plans);
+
+}  // namespace tilebank::engine
