@@ -36,12 +36,12 @@ TEST_CASE("tune -j 4 --gradients: plans offline, stores a grad entry, writes the
   // The anchors then one plan per segment count, each with its prediction; the kept plan is the
   // soonest, and no anchor is sooner.
   const auto& plans = gdat["plans"];
-  REQUIRE(plans.size() == 5 + 8);
+  REQUIRE(plans.size() == 6 + 8);
   CHECK(plans[2]["plan"] == "ddp (1 MB, then 25 MB)");
   double soonest_anchor = 1e300;
-  for (int i = 0; i < 5; ++i) soonest_anchor = std::min(soonest_anchor, plans[i]["predicted_finish(ms)"].get<double>());
-  CHECK(plans[5]["plan"] == "tuned");
-  CHECK(plans[5]["predicted_finish(ms)"].get<double>() <= soonest_anchor + 1e-9);
+  for (int i = 0; i < 6; ++i) soonest_anchor = std::min(soonest_anchor, plans[i]["predicted_finish(ms)"].get<double>());
+  CHECK(plans[6]["plan"] == "tuned");
+  CHECK(plans[6]["predicted_finish(ms)"].get<double>() <= soonest_anchor + 1e-9);
   CHECK(gdat["performance_before_tune(ms)"] == plans[2]["predicted_finish(ms)"]);
   const std::string status = gdat["status"];
   CHECK((status == "add" || status == "unsatisfied"));
@@ -53,7 +53,7 @@ TEST_CASE("tune -j 4 --gradients: plans offline, stores a grad entry, writes the
     REQUIRE_MESSAGE(exported.exit_code == 0, exported.err);
     const std::string text = ReadFile(dir / "bank.jsonl");
     CHECK(text.find("\"gdat.split\"") != std::string::npos);
-    CHECK(text.find(plans[5]["ends"].get<std::string>()) != std::string::npos);
+    CHECK(text.find(plans[6]["ends"].get<std::string>()) != std::string::npos);
     auto second = RunCli("tune -j 4" + common + " --output " + (dir / "out2"));
     REQUIRE_MESSAGE(second.exit_code == 0, second.err);
     CHECK(OnlyResultFile(dir / "out2")[1]["GDAT"]["status"] == "hit");

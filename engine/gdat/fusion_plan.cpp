@@ -107,6 +107,7 @@ std::vector<FusionPlan> AnchorPlans(const GradientProfile& profile) {
           FusionPlan{"one bucket", {profile.gradients.size()}},
           ThresholdPlan(profile, "ddp (1 MB, then 25 MB)", 1 * kMiB, 25 * kMiB),
           ThresholdPlan(profile, "horovod (64 MB)", 64 * kMiB, 64 * kMiB),
+          ThresholdPlan(profile, "horovod (128 MB)", 128 * kMiB, 128 * kMiB),
           ShareSplitPlan(profile, "hccl (96.54% / 3.46%)", {0.9654})};
 }
 

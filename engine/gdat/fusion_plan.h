@@ -7,7 +7,7 @@
 // segment count up to the cap, the split that finishes soonest (a later finish of the previous
 // segments never lets the rest finish sooner, so the soonest prefix is the one to extend).
 // Besides the planner, the plans other systems use, for comparison: no fusion, one bucket,
-// PyTorch DDP's (1 MB first bucket, then 25 MB), Horovod's threshold (64 MB), HCCL's default split
+// PyTorch DDP's (1 MB first bucket, then 25 MB), Horovod's threshold (64 MB and 128 MB), HCCL's default split
 // (96.54% / 3.46% of the bytes).
 #pragma once
 #include <cstdint>
@@ -45,7 +45,7 @@ FusionPlan ThresholdPlan(const GradientProfile& profile, const std::string& name
 // Closes a segment where the running share of all bytes first reaches each of `shares` (cumulative,
 // ascending, below 1).
 FusionPlan ShareSplitPlan(const GradientProfile& profile, const std::string& name, const std::vector<double>& cumulative_shares);
-// The anchors, in this order: no fusion, one bucket, ddp, horovod 64 MB, hccl.
+// The anchors, in this order: no fusion, one bucket, ddp, horovod 64 MB, horovod 128 MB, hccl.
 std::vector<FusionPlan> AnchorPlans(const GradientProfile& profile);
 
 // "3,10,161" and back; ParseEnds refuses ends that do not increase or do not finish at `count`.

@@ -76,16 +76,17 @@ TEST_CASE("planner: for every segment count, the DP finds the soonest of all spl
   }
 }
 
-TEST_CASE("anchors: no fusion, one bucket, DDP's 1 MB then 25 MB, Horovod's 64 MB, HCCL's 96.54% split") {
+TEST_CASE("anchors: no fusion, one bucket, DDP's 1 MB then 25 MB, Horovod's 64 and 128 MB, HCCL's 96.54% split") {
   GradientProfile p;
   for (int i = 0; i < 10; ++i) p.gradients.push_back({"g", 1 << 20, "float32", 4 << 20, static_cast<double>(i)});  // 4 MiB each
   const auto anchors = AnchorPlans(p);
-  REQUIRE(anchors.size() == 5);
+  REQUIRE(anchors.size() == 6);
   CHECK(anchors[0].segments() == 10);
   CHECK(anchors[1].ends == std::vector<size_t>{10});
   CHECK(anchors[2].ends == std::vector<size_t>{1, 8, 10});  // 4 MiB >= 1 MiB; then 7 x 4 = 28 MiB >= 25 MiB
   CHECK(anchors[3].ends == std::vector<size_t>{10});        // 40 MiB never reaches 64 MiB
-  CHECK(anchors[4].ends == std::vector<size_t>{10});        // 96.54% of 10 equal gradients is reached at the last
+  CHECK(anchors[4].ends == std::vector<size_t>{10});        // nor 128 MiB
+  CHECK(anchors[5].ends == std::vector<size_t>{10});        // 96.54% of 10 equal gradients is reached at the last
 }
 
 TEST_CASE("gdat.split policy: ends must increase and finish at the gradient count, sizes must add up") {

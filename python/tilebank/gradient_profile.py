@@ -52,35 +52,46 @@ def ready_times(model, step, iterations=4, warmup=1):
     return rows
 
 
+def sweep_sizes(max_bytes):
+    """4 B to the first power of 4 at or above `max_bytes`, by factors of 4."""
+    sizes = [4]
+    while sizes[-1] < max_bytes:
+        sizes.append(sizes[-1] * 4)
+    return sizes
+
+
+def time_allreduce(sizes, repeats, group=None):
+    """[{"bytes", "ms"}]: each size's float32 AllReduce on `group`, the median of `repeats` calls
+    after two untimed ones, each call started together (a barrier before it). Every rank calls it."""
+    out = []
+    for size in sizes:
+        t = torch.ones(max(1, size // 4))
+        for _ in range(2):
+            dist.all_reduce(t, group=group)
+        times = []
+        for _ in range(repeats):
+            dist.barrier(group=group)
+            start = time.perf_counter()
+            dist.all_reduce(t, group=group)
+            times.append((time.perf_counter() - start) * 1000.0)
+        out.append({"bytes": t.numel() * 4, "ms": statistics.median(times)})
+    return out
+
+
 def _sweep_rank(rank, world_size, port, sizes, repeats, queue):
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world_size)
     torch.set_num_threads(1)
-    out = []
-    for size in sizes:
-        t = torch.ones(max(1, size // 4))
-        for _ in range(2):
-            dist.all_reduce(t)
-        times = []
-        for _ in range(repeats):
-            dist.barrier()
-            start = time.perf_counter()
-            dist.all_reduce(t)
-            times.append((time.perf_counter() - start) * 1000.0)
-        out.append({"bytes": t.numel() * 4, "ms": statistics.median(times)})
+    out = time_allreduce(sizes, repeats)
     if rank == 0:
         queue.put(out)
     dist.destroy_process_group()
 
 
 def allreduce_sweep(world_size=2, port=29517, max_bytes=64 << 20, repeats=10):
-    """[{"bytes", "ms"}] for 4 B to `max_bytes` by factors of 4, from `world_size` gloo ranks."""
-    sizes = []
-    n = 4
-    while n <= max_bytes:
-        sizes.append(n)
-        n *= 4
+    """[{"bytes", "ms"}] for 4 B to `max_bytes` by factors of 4, from `world_size` gloo ranks started here."""
+    sizes = sweep_sizes(max_bytes)
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     procs = [ctx.Process(target=_sweep_rank, args=(r, world_size, port, sizes, repeats, queue)) for r in range(world_size)]
