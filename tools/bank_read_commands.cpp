@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 
+#include "engine/gdat/aoe_gdat_export.h"
 #include "engine/templates/template_catalog.h"
 #include "repo/improvement.h"
 #include "repo/canonical.h"
@@ -198,20 +200,17 @@ int RunLog(const BankFlags& flags, const std::string& key_text, const std::strin
   return kExitOk;
 }
 
-int RunExport(const BankFlags& flags, const std::string& output) {
-  auto bank = OpenBank(BankDirOf(flags), OpenMode::kReadOnly, SocOf(flags));
-  if (!bank.ok()) return Fail(bank.status());
-  auto snapshot = (*bank)->Read();
-  if (!snapshot.ok()) return Fail(snapshot.status());
+// Writes through `write` to `output` ("-": standard output), beside the target and renamed into
+// place, so that a failed export leaves no partial file.
+int WriteExport(const std::string& output, const std::function<Status(std::ostream&)>& write) {
   if (output == "-") {
-    Status s = ExportBank(*snapshot, std::cout);
+    Status s = write(std::cout);
     return s.ok() ? kExitOk : Fail(s);
   }
-  // Written beside the target and renamed into place: a failed export leaves no partial file.
   const std::string temp = output + ".tmp-" + std::to_string(::getpid());
   std::ofstream out(temp, std::ios::binary | std::ios::trunc);
   if (!out) return Fail(Status::Refused("cannot write '" + output + "'"));
-  Status s = ExportBank(*snapshot, out);
+  Status s = write(out);
   out.close();
   std::error_code ec;
   if (s.ok() && !out) s = Status::IoError("writing '" + output + "' failed (disk full?)");
@@ -223,12 +222,36 @@ int RunExport(const BankFlags& flags, const std::string& output) {
   return kExitOk;
 }
 
+// --format jsonl: the bank's own text format. --format aoe-gdat: the grad entries as AOE's
+// <soc>_gradient_fusion.json (into that name when `output` is a directory).
+int RunExport(const BankFlags& flags, const std::string& output, const std::string& format) {
+  auto bank = OpenBank(BankDirOf(flags), OpenMode::kReadOnly, SocOf(flags));
+  if (!bank.ok()) return Fail(bank.status());
+  auto snapshot = (*bank)->Read();
+  if (!snapshot.ok()) return Fail(snapshot.status());
+  if (format == "jsonl") return WriteExport(output, [&](std::ostream& out) { return ExportBank(*snapshot, out); });
+  auto fusion = engine::ExportAoeGradientFusion(*snapshot);
+  if (!fusion.ok()) return Fail(fusion.status());
+  std::error_code ec;
+  const std::string path = output != "-" && std::filesystem::is_directory(output, ec)
+                               ? (std::filesystem::path(output) / ((*bank)->meta_at_open().soc_version + "_gradient_fusion.json")).string()
+                               : output;
+  const int code = WriteExport(path, [&](std::ostream& out) {
+    out << fusion->file.dump(1) << "\n";
+    return Status::Ok();
+  });
+  if (code == kExitOk)
+    std::fprintf(stderr, "%s: %zu gradient fusion plans%s\n", path == "-" ? "standard output" : path.c_str(), fusion->file.size(),
+                 fusion->left_out ? (", " + std::to_string(fusion->left_out) + " entries left out: their policy does not check (bank validate)").c_str() : "");
+  return code;
+}
+
 }  // namespace
 
 void RegisterBankReadCommands(CLI::App* bank, int* exit_code) {
   static BankFlags stats_flags, query_flags, log_flags, export_flags;
   static QueryArgs query;
-  static std::string log_key, log_kind, export_output;
+  static std::string log_key, log_kind, export_output, export_format = "jsonl";
 
   CLI::App* stats = bank->add_subcommand("stats", "entries per kind and op type, generation, format, size on disk");
   AddBankFlags(stats, &stats_flags, true);
@@ -250,8 +273,11 @@ void RegisterBankReadCommands(CLI::App* bank, int* exit_code) {
 
   CLI::App* exp = bank->add_subcommand("export", "write the bank as JSON Lines (docs/BANK_FORMAT.md)");
   AddBankFlags(exp, &export_flags, false);
-  exp->add_option("-o,--output", export_output, "output file, or - for standard output")->required();
-  exp->callback([=] { *exit_code = RunExport(export_flags, export_output); });
+  exp->add_option("-o,--output", export_output, "output file (aoe-gdat: or directory), or - for standard output")->required();
+  exp->add_option("--format", export_format, "jsonl (the bank's own) or aoe-gdat (the grad entries as AOE's <soc>_gradient_fusion.json)")
+      ->check(CLI::IsMember({"jsonl", "aoe-gdat"}))
+      ->capture_default_str();
+  exp->callback([=] { *exit_code = RunExport(export_flags, export_output, export_format); });
 }
 
 }  // namespace tilebank::cli

@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""Tests of tilebank.torch (GDAT in a DDP job), 2 gloo ranks on loopback started by tilebank.launch:
+a plan leaves the math as it is (parameters after N steps equal plain DDP's), TILEBANK_GDAT=tune
+tunes in the loop and keeps a measured plan that the next run applies, bad settings are refused.
+
+    /usr/bin/python3 python/tilebank/torch_test.py BUILD_DIR
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON_DIR = os.path.dirname(HERE)
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else os.path.join(PYTHON_DIR, "..", "build")
+
+# A training job: a 7-layer MLP, each rank its own data, SGD. Prints the plan gradient_fusion
+# returned and writes the parameters after the last step (rank 0).
+JOB = r'''
+import json, os, sys
+import torch, torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+import tilebank.torch as tb
+from tilebank import ddp_plan
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+torch.set_num_threads(1)
+layers = []
+for width in (256, 384, 384, 256, 256, 128):
+    layers += [torch.nn.Linear(layers[-2].out_features if layers else 64, width), torch.nn.ReLU()]
+model = torch.nn.Sequential(*layers, torch.nn.Linear(128, 10))
+ddp = DDP(model)
+mode = sys.argv[1]
+plan = None
+if mode == "fusion":
+    plan = tb.gradient_fusion(ddp)
+elif mode == "explicit":
+    n = len(ddp_plan.reducer_parameters(ddp))
+    ddp_plan.install_plan(ddp, list(reversed(range(n))), [1, 5, 9, n])
+opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+g = torch.Generator().manual_seed(100 + dist.get_rank())
+for step in range(int(sys.argv[2])):
+    x = torch.randn(16, 64, generator=g)
+    y = torch.randint(0, 10, (16,), generator=g)
+    opt.zero_grad()
+    torch.nn.functional.cross_entropy(ddp(x), y).backward()
+    opt.step()
+if dist.get_rank() == 0:
+    with open(sys.argv[3], "w") as f:
+        json.dump({"plan": plan, "params": [p.detach().flatten().tolist() for p in model.parameters()]}, f)
+dist.destroy_process_group()
+'''
+
+
+class GradientFusionTest(unittest.TestCase):
+    port = 29720
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="tilebank_torch_test_")
+        self.job = os.path.join(self.dir, "job.py")
+        with open(self.job, "w") as f:
+            f.write(JOB)
+        self.env = dict(os.environ, PYTHONPATH=PYTHON_DIR, TILEBANK_BIN=os.path.join(BUILD, "tilebank"),
+                        TUNE_BANK_PATH=os.path.join(self.dir, "bank"), ASCEND_WORK_PATH=os.path.join(self.dir, "out"),
+                        OMP_NUM_THREADS="1")
+        self.env.pop("TILEBANK_GDAT", None)
+        os.makedirs(self.env["ASCEND_WORK_PATH"])
+
+    def train(self, mode, steps, gdat=None, expect_ok=True):
+        GradientFusionTest.port += 1
+        out = os.path.join(self.dir, f"{mode}_{GradientFusionTest.port}.json")
+        env = dict(self.env)
+        if gdat is not None:
+            env["TILEBANK_GDAT"] = gdat
+        done = subprocess.run([sys.executable, "-m", "tilebank.launch", "--nproc", "2", "--master-port", str(GradientFusionTest.port),
+                               self.job, mode, str(steps), out], env=env, capture_output=True, text=True, timeout=600)
+        if not expect_ok:
+            return done
+        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+        with open(out) as f:
+            return json.load(f), done.stderr
+
+    def assertSameParameters(self, a, b):
+        self.assertEqual(len(a), len(b))
+        for x, y in zip(a, b):
+            self.assertEqual(len(x), len(y))
+            self.assertLessEqual(max(abs(u - v) for u, v in zip(x, y)), 1e-6)
+
+    def test_a_plan_keeps_the_math(self):
+        plain, _ = self.train("plain", 12)
+        planned, _ = self.train("explicit", 12)
+        self.assertSameParameters(plain["params"], planned["params"])
+        # The comparison can fail: a step more moves the parameters beyond its tolerance.
+        longer, _ = self.train("plain", 13)
+        with self.assertRaises(AssertionError):
+            self.assertSameParameters(plain["params"], longer["params"])
+
+    def test_tune_keeps_a_measured_plan_that_the_next_run_applies(self):
+        steps = 48  # 2 warm-up + 5 recorded + at most 4 plans x 2 rounds x 4, and some with the plan kept
+        plain, _ = self.train("plain", steps)
+        tuned, log = self.train("fusion", steps, gdat="tune")
+        self.assertIsNone(tuned["plan"])  # the bank was empty
+        self.assertIn("tilebank GDAT:", log)
+        self.assertIn("process finished. Performance improved by", log)
+        # Every plan switch in the loop left the math as it is.
+        self.assertSameParameters(plain["params"], tuned["params"])
+        results = glob.glob(os.path.join(self.env["ASCEND_WORK_PATH"], "aoe_result_gdat_*.json"))
+        self.assertEqual(len(results), 1)
+        with open(results[0]) as f:
+            gdat = json.load(f)[1]["GDAT"]
+        self.assertEqual(gdat["verified"], "measured")
+        self.assertEqual(gdat["world_size"], 2)
+        self.assertEqual(gdat["gradient_num"], 14)
+        measured = [p for p in gdat["plans"] if "measured_iteration(ms)" in p]
+        self.assertGreaterEqual(len(measured), 2)
+        for p in measured:
+            self.assertEqual(p["measured_iterations"], 6)
+            self.assertIn("model_error", p)
+        self.assertIn(gdat["status"], ("add", "unsatisfied"))
+        applied, _ = self.train("fusion", 4)
+        if gdat["status"] == "add":
+            entry = subprocess.run([self.env["TILEBANK_BIN"], "bank", "export", "-o", "-"],
+                                   env=self.env, capture_output=True, text=True)
+            self.assertIn('"verified":"measured"', entry.stdout.replace(" ", ""))
+            self.assertIsNotNone(applied["plan"])
+            self.assertEqual(applied["plan"][-1], 14)
+        else:
+            self.assertIsNone(applied["plan"])
+
+    def test_bad_mode_is_refused(self):
+        done = self.train("fusion", 1, gdat="sometimes", expect_ok=False)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("TILEBANK_GDAT must be 'tune' or 'off'", done.stderr)
+
+    def test_off_applies_nothing(self):
+        result, _ = self.train("fusion", 2, gdat="off")
+        self.assertIsNone(result["plan"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
