@@ -55,6 +55,8 @@ class GdatTuner:
         self.order = None
         self.work_dir = None
         self.profile_path = None
+        self.profile = None      # rank 0: the profile planned from
+        self.tuning_iterations = 0
         self.kept = None         # (name, ends) or None once done
         self.done = False
         self._hook = ddp.register_forward_pre_hook(self._on_forward_start)
@@ -121,6 +123,7 @@ class GdatTuner:
         self.work_dir = tempfile.mkdtemp(prefix="tilebank_gdat_")
         self.profile_path = os.path.join(self.work_dir, "profile.json")
         profile = self.problem.description_with(grads, sweep, self.record)
+        self.profile = profile
         with open(self.profile_path, "w") as f:
             json.dump(profile, f, indent=1)
         _, out = cli.run(["tune", "-j", "4", "--gradients", self.profile_path, "--print-plans",
@@ -180,4 +183,5 @@ class GdatTuner:
             ddp_plan.install_plan(self.ddp, self.order, self.kept[1])
         self._hook.remove()
         self.clock.remove()
+        self.tuning_iterations = self.iteration - 1  # this forward runs with the plan kept
         self.done = True
