@@ -1,7 +1,9 @@
 """Timestamps of a DDP training job's iterations, on this rank: forward start and end, each
 gradient's ready time (a hook on its gradient accumulator: torch 1.13 has no post-accumulate-grad
-hook) and the backward pass's end, after DDP's last AllReduce (a callback queued when the last
-gradient is ready runs after DDP's own, which waits for every bucket). The backward pass is taken to
+hook) and the backward pass's end, after DDP's last AllReduce: DDP queues the callback that waits
+for every bucket when its hook sees the last gradient, which may run after ours (a reducer made
+later hooks in later), so the callback queued here queues the one that stamps the end, and that
+runs after DDP's (the engine runs callbacks queued while callbacks run). The backward pass is taken to
 start when the forward ends (the loss in between is small beside either).
 """
 import time
@@ -56,11 +58,14 @@ class StepClock:
             self._ready[index] = time.perf_counter()
             self._order.append(index)
             if len(self._order) == self._n:
-                torch.autograd.Variable._execution_engine.queue_callback(self._backward_done)
+                torch.autograd.Variable._execution_engine.queue_callback(self._after_ddp)
         return hook
 
     def _forward_done(self, *_):
         self._forward_end = time.perf_counter()
+
+    def _after_ddp(self):
+        torch.autograd.Variable._execution_engine.queue_callback(self._backward_done)
 
     def _backward_done(self):
         self._backward_end = time.perf_counter()
