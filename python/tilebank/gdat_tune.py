@@ -5,7 +5,8 @@ Driven from DDP's forward pre-hook, on every rank alike (decisions are rank 0's,
      time (the median over them, in the order rank 0 saw them become ready);
   2. the communicator's AllReduce time across sizes, measured on DDP's process group;
   3. rank 0 writes the profile and has `tilebank tune -j 4 --print-plans` plan it; the candidates
-     are DDP's default, the `candidates` best plans the model predicts and the bank's plan, if any;
+     are DDP's default (DDP's own reducer, the baseline, and the same plan through tilebank's), the
+     `candidates` best plans the model predicts and the bank's plan, if any;
   4. each candidate is run in the loop, `rounds` times in turn, one untimed iteration after each
      switch then `per_round` timed ones: iteration time, backward start to the last AllReduce done
      and the hangover, measured;
@@ -13,7 +14,7 @@ Driven from DDP's forward pre-hook, on every rank alike (decisions are rank 0's,
      winner in the bank (verified=measured) and writes aoe_result_gdat_<time>_<pid>.json
      (ASCEND_WORK_PATH or the working directory) and the closing line; training goes on with the
      plan kept, or with DDP's default when none beat it.
-Tuning takes warmup + record + len(candidates) x rounds x (1 + per_round) iterations (39 by default).
+Tuning takes warmup + record + len(candidates) x rounds x (1 + per_round) iterations (at most 47 by default).
 """
 import json
 import os
@@ -78,7 +79,10 @@ class GdatTuner:
         if self.schedule:
             index, timed = self.schedule.pop(0)
             if self.active is None or self.active[0] != index:
-                ddp_plan.install_plan(self.ddp, self.order, self.plans[index][1])
+                if self.plans[index][0] == "ddp":
+                    ddp_plan.install_ddp_default(self.ddp, self.problem.find_unused_parameters)
+                else:
+                    ddp_plan.install_plan(self.ddp, self.order, self.plans[index][1])
             self.active = (index, timed)
             return
         self._decide()
@@ -131,10 +135,12 @@ class GdatTuner:
         predicted = json.loads(out)["plans"]
         ddp = next(p for p in predicted if p["plan"].startswith("ddp"))
         tuned = sorted((p for p in predicted if p["plan"] == "tuned"), key=lambda p: p["predicted_finish(ms)"])
-        plans = [("ddp", ddp["ends"])] + [(f"tuned {p['segments']}", p["ends"]) for p in tuned[: self.candidates]]
+        # "ddp" runs DDP's own reducer (what the job runs untuned); its plan through tilebank's
+        # reducer is a candidate like the planner's.
+        plans = [("ddp (tilebank's reducer)", ddp["ends"])] + [(f"tuned {p['segments']}", p["ends"]) for p in tuned[: self.candidates]]
         if self.bank_ends is not None:
             plans.append(("bank", ",".join(str(e) for e in self.bank_ends)))
-        seen, unique = set(), []
+        seen, unique = set(), [("ddp", [int(e) for e in ddp["ends"].split(",")])]
         for name, ends in plans:
             if ends not in seen:
                 seen.add(ends)

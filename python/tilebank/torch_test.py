@@ -99,7 +99,7 @@ class GradientFusionTest(unittest.TestCase):
             self.assertSameParameters(plain["params"], longer["params"])
 
     def test_tune_keeps_a_measured_plan_that_the_next_run_applies(self):
-        steps = 48  # 2 warm-up + 5 recorded + at most 4 plans x 2 rounds x 4, and some with the plan kept
+        steps = 56  # 2 warm-up + 5 recorded + at most 5 plans x 2 rounds x 4, and some with the plan kept
         plain, _ = self.train("plain", steps)
         tuned, log = self.train("fusion", steps, gdat="tune")
         self.assertIsNone(tuned["plan"])  # the bank was empty
