@@ -104,6 +104,18 @@ TEST_CASE("tune -j 4 --measured keeps the plan measured fastest; a prediction do
   auto predicted = RunCli("tune -j 4" + common + " --repeat-tune --output " + (dir / "out2"));
   REQUIRE_MESSAGE(predicted.exit_code == 0, predicted.err);
   CHECK(OnlyResultFile(dir / "out2")[1]["GDAT"]["status"] == "reserved");
+  // A plan dropped in an early round is reported but not kept, however fast its few samples.
+  auto dropped = measured(100, 99.5);
+  dropped["plans"].push_back({{"plan", "one bucket"}, {"ends", "62"}, {"iteration_ms", {50, 51}}, {"finish_ms", {40, 41}},
+                              {"hangover_ms", {30, 30}}, {"finalist", false}});
+  WriteFile(dir / "m3.json", dropped.dump());
+  auto not_kept = RunCli("tune -j 4" + common + " --measured " + (dir / "m3.json") + " --repeat-tune --output " + (dir / "out4"));
+  REQUIRE_MESSAGE(not_kept.exit_code == 0, not_kept.err);
+  const auto dropped_gdat = OnlyResultFile(dir / "out4")[1]["GDAT"];
+  CHECK(dropped_gdat["status"] == "reserved");
+  bool reported = false;
+  for (const auto& p : dropped_gdat["plans"]) reported = reported || (p["ends"] == "62" && p["finalist"] == false);
+  CHECK(reported);
   // A measurement where nothing beats DDP's default keeps what is there.
   WriteFile(dir / "m2.json", measured(100, 99.5).dump());
   auto no_gain = RunCli("tune -j 4" + common + " --measured " + (dir / "m2.json") + " --output " + (dir / "out3"));
@@ -147,6 +159,8 @@ TEST_CASE("tune -j 4 --measured: a measurement file without DDP's plan, or with 
   refused(R"({"plans":[{"plan":"ddp","ends":"17,52,59,70","iteration_ms":[1],"finish_ms":[1],"hangover_ms":[1]}]})", "plans[0].ends");
   refused(R"({"plans":[{"plan":"ddp","ends":"62","iteration_ms":[1,2],"finish_ms":[1],"hangover_ms":[1]}]})", "one sample per iteration");
   refused(R"({"plans":[{"plan":"ddp","ends":"62","iteration_ms":[],"finish_ms":[],"hangover_ms":[]}]})", "plans[0].iteration_ms must list at least one sample");
+  refused(R"({"plans":[{"plan":"ddp","ends":"62","iteration_ms":[1],"finish_ms":[1],"hangover_ms":[1],"finalist":false}]})", "must be a finalist");
+  refused(R"({"plans":[{"plan":"ddp","ends":"62","iteration_ms":[1],"finish_ms":[1],"hangover_ms":[1],"finalist":1}]})", "finalist must be true or false");
   refused("[1,2", "is not valid JSON");
   auto wrong_job = RunCli("tune -j 2 --measured " + (dir / "m.json") + " --bank " + (dir / "bank"));
   CHECK(wrong_job.exit_code == 2);

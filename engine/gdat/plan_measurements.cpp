@@ -57,6 +57,11 @@ Result<std::vector<MeasuredPlan>> ReadPlanMeasurements(const std::string& path, 
     m.iteration_ms = *iteration;
     m.finish_ms = *finish;
     m.hangover_ms = *hangover;
+    if (p.contains("finalist")) {
+      if (!p["finalist"].is_boolean()) return Bad(path, at + ".finalist must be true or false");
+      m.finalist = p["finalist"].get<bool>();
+    }
+    if (m.name == "ddp" && !m.finalist) return Bad(path, at + ": the \"ddp\" plan is the baseline and must be a finalist");
     has_ddp = has_ddp || m.name == "ddp";
     plans.push_back(std::move(m));
   }
@@ -68,6 +73,13 @@ const MeasuredPlan& DdpBaseline(const std::vector<MeasuredPlan>& plans) {
   for (const auto& p : plans)
     if (p.name == "ddp") return p;
   return plans.front();
+}
+
+const MeasuredPlan& FastestFinalist(const std::vector<MeasuredPlan>& plans) {
+  const MeasuredPlan* best = &DdpBaseline(plans);
+  for (const auto& m : plans)
+    if (m.finalist && m.iteration().median < best->iteration().median) best = &m;
+  return *best;
 }
 
 }  // namespace tilebank::engine

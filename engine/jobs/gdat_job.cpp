@@ -12,6 +12,7 @@
 #include "engine/gdat/plan_measurements.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/result_file.h"
+#include "engine/jobs/winner_entry.h"
 #include "engine/templates/template_catalog.h"
 #include "repo/bank.h"
 #include "repo/canonical.h"
@@ -37,6 +38,7 @@ nlohmann::json PlanJson(const FusionPlan& plan, const PlanTimeline& t, const Mea
     j["measured_iteration_spread(ms)"] = iteration.spread;
     j["measured_finish(ms)"] = finish.median;
     j["measured_hangover(ms)"] = measured->hangover().median;
+    j["finalist"] = measured->finalist;
     // The cost model's error on this plan: predicted finish over measured finish, minus one.
     if (finish.median > 0) j["model_error"] = t.finish_ms / finish.median - 1.0;
   }
@@ -46,24 +48,6 @@ nlohmann::json PlanJson(const FusionPlan& plan, const PlanTimeline& t, const Mea
 Measurement MeasurementOf(const MeasuredPlan& plan) {
   const SampleSummary s = plan.iteration();
   return {s.median * 1000, s.spread * 1000, static_cast<uint32_t>(plan.iteration_ms.size())};
-}
-
-Entry GradEntry(const CanonicalDescriptor& d, const GradPolicy& policy, Measurement before, Measurement after, int trials,
-                const std::string& bank_id) {
-  Entry e;
-  e.kind = EntryKind::kGrad;
-  e.op_type = d.op_type;
-  e.descriptor = d.text;
-  e.template_id = kGradTemplateId;
-  e.template_version = EngineTemplateVersions()(kGradTemplateId).value_or(0);
-  e.tune_mode = TuneMode::kImpl;
-  e.policy = policy.Knobs();
-  e.before = before;
-  e.after = after;
-  e.trials = static_cast<uint32_t>(trials);
-  e.strategy = "DP";
-  StampProvenance(&e, bank_id);
-  return e;
 }
 
 // The plans the result file lists: the anchors, the planner's, and any measured plan that is
@@ -142,9 +126,7 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
   report.measured = !measured.empty();
   if (report.measured) {
     const MeasuredPlan& base = DdpBaseline(measured);
-    const MeasuredPlan* best = &base;
-    for (const auto& m : measured)
-      if (m.iteration().median < best->iteration().median) best = &m;
+    const MeasuredPlan* best = &FastestFinalist(measured);
     winner.ends = best->ends;
     winner.hangover_ms = best->hangover().median;
     winner.baseline_hangover_ms = hangover_before = base.hangover().median;
@@ -172,8 +154,9 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
     report.status = "reserved";  // a plan measured in a running job outranks a prediction
     report.after_ms = (*found)->after.median_us / 1000;
   } else if (beats) {
-    const Entry entry = GradEntry(*canonical, winner, before, after, static_cast<int>(std::max(tuned.size(), measured.size())),
-                                  (*bank)->meta_at_open().bank_id);
+    const Entry entry = WinnerEntry(EntryKind::kGrad, canonical->op_type, canonical->text, EngineTemplate(kGradTemplateId, winner.Knobs()),
+                                    before, after, static_cast<int>(std::max(tuned.size(), measured.size())), "DP",
+                                    (*bank)->meta_at_open().bank_id);
     TB_RETURN_IF_ERROR((*bank)->Write([&](WriteTxn& txn) { return txn.Put(entry, PutPolicy::kOverwrite).status(); }));
     report.status = *found ? "update" : "add";
     report.after_ms = after.median_us / 1000;

@@ -14,6 +14,7 @@
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/sgat_checkpoint.h"
 #include "engine/jobs/stored_job.h"
+#include "engine/jobs/winner_entry.h"
 #include "engine/model/model_session.h"
 #include "engine/model/partition.h"
 #include "engine/model/subgraph_file.h"
@@ -49,24 +50,6 @@ std::string OpTypeOf(const model::SubgraphTask& t) {
   std::string text = t.graph.nodes[t.subgraph.anchor].op_type;
   for (int c : t.subgraph.chain) text += "+" + t.graph.nodes[c].op_type;
   return text;
-}
-
-Entry WinnerEntry(const Subgraph& s, const FusedPolicy& policy, const Measurement& before, const Measurement& after, int trials,
-                  const std::string& strategy, const std::string& bank_id) {
-  Entry e;
-  e.kind = EntryKind::kGraph;
-  e.op_type = s.canonical.op_type;
-  e.descriptor = s.canonical.text;
-  e.template_id = kFusedTemplateId;
-  e.template_version = EngineTemplateVersions()(kFusedTemplateId).value_or(0);
-  e.tune_mode = TuneMode::kImpl;
-  e.policy = policy.Knobs();
-  e.before = before;
-  e.after = after;
-  e.trials = static_cast<uint32_t>(trials);
-  e.strategy = strategy;
-  StampProvenance(&e, bank_id);
-  return e;
 }
 
 // The whole model's time with the bank as it is now.
@@ -171,7 +154,8 @@ SubgraphRecord TuneTask(const model::SubgraphTask& task, const Bank& bank, const
   if (better) {
     r.fuse = tuned->policy.fuse;
     r.impl = tuned->policy.impl;
-    *winner = WinnerEntry(s, tuned->policy, tuned->baseline, tuned->best, tuned->tried, tuned->strategy, bank.meta_at_open().bank_id);
+    *winner = WinnerEntry(EntryKind::kGraph, s.canonical.op_type, s.canonical.text, EngineTemplate(kFusedTemplateId, tuned->policy.Knobs()),
+                          tuned->baseline, tuned->best, tuned->tried, tuned->strategy, bank.meta_at_open().bank_id);
   }
   return r;
 }

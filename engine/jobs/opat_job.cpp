@@ -19,6 +19,7 @@
 #include "engine/templates/template_catalog.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/stored_job.h"
+#include "engine/jobs/winner_entry.h"
 #include "repo/bank.h"
 #include "repo/key.h"
 #include "repo/lookup.h"
@@ -122,24 +123,13 @@ class Progress {
   bool enabled_;
 };
 
-// The bank entry of a tuning winner.
 // The entry of the tuning's winner; with `keep_baseline`, of the built-in choice itself (measured as
 // the baseline, before and after alike).
-Entry WinnerEntry(const OpSpec& op, const TuneOutcome& o, const Measurement& baseline, const std::string& bank_id, bool keep_baseline = false) {
-  Entry e;
-  e.kind = EntryKind::kOp;
-  e.op_type = op.op_type;
-  e.descriptor = op.canonical.text;
-  e.template_id = keep_baseline ? o.baseline_template_id : o.template_id;
-  e.template_version = keep_baseline ? o.baseline_template_version : o.template_version;
-  e.tune_mode = keep_baseline ? o.baseline_mode : o.mode;
-  e.policy = keep_baseline ? o.baseline_policy : o.policy;
-  e.before = baseline;
-  e.after = keep_baseline ? baseline : o.best_time;
-  e.trials = static_cast<uint32_t>(o.trials);
-  e.strategy = o.strategy;
-  StampProvenance(&e, bank_id);
-  return e;
+Entry OpWinnerEntry(const OpSpec& op, const TuneOutcome& o, const Measurement& baseline, const std::string& bank_id, bool keep_baseline = false) {
+  WinnerTemplate how = keep_baseline ? WinnerTemplate{o.baseline_template_id, o.baseline_template_version, o.baseline_mode, o.baseline_policy}
+                                     : WinnerTemplate{o.template_id, o.template_version, o.mode, o.policy};
+  return WinnerEntry(EntryKind::kOp, op.op_type, op.canonical.text, std::move(how), baseline, keep_baseline ? baseline : o.best_time,
+                     o.trials, o.strategy, bank_id);
 }
 
 }  // namespace
@@ -315,9 +305,9 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
         rec.mode = TuneModeName(o.mode);
         bool better = o.best_time.median_us < baseline.median_us * (1.0 - options.min_gain) || (!o.default_ok && !have_entry);
         rec.status = better ? (entry ? "update" : "add") : (have_entry ? "reserved" : "unsatisfied");
-        if (better) winner = WinnerEntry(op, o, baseline, bank->meta_at_open().bank_id);
+        if (better) winner = OpWinnerEntry(op, o, baseline, bank->meta_at_open().bank_id);
         else if (!have_entry && o.default_ok)
-          builtin_won.push_back(WinnerEntry(op, o, baseline, bank->meta_at_open().bank_id, /*keep_baseline=*/true));
+          builtin_won.push_back(OpWinnerEntry(op, o, baseline, bank->meta_at_open().bank_id, /*keep_baseline=*/true));
       }
     }
     // The winner (if any) and the checkpoint commit together: a kill never separates them.

@@ -32,11 +32,29 @@ layers = []
 for width in (256, 384, 384, 256, 256, 128):
     layers += [torch.nn.Linear(layers[-2].out_features if layers else 64, width), torch.nn.ReLU()]
 model = torch.nn.Sequential(*layers, torch.nn.Linear(128, 10))
-ddp = DDP(model)
 mode = sys.argv[1]
+if mode.startswith("reordered"):
+    # The head is registered first and runs last: gradients are not ready in the reverse of DDP's
+    # parameter order, so the bank is looked up by the order the first iteration shows.
+    class Reordered(torch.nn.Module):
+        def __init__(self, body):
+            super().__init__()
+            self.head = body[-1]
+            self.body = body[:-1]
+
+        def forward(self, x):
+            return self.head(self.body(x))
+    model = Reordered(model)
+ddp = DDP(model)
 plan = None
-if mode == "fusion":
+if mode in ("fusion", "reordered-fusion"):
     plan = tb.gradient_fusion(ddp)
+elif mode == "reordered-profile":
+    # A gradient profile in the observed ready order whose AllReduce costs 50 ms a call: fusing
+    # everything into one segment is the plan offline tuning keeps.
+    from tilebank.step_clock import StepClock
+    problem = tb.GradientProblem(ddp)
+    clock = StepClock(ddp, problem.params)
 elif mode == "explicit":
     n = len(ddp_plan.reducer_parameters(ddp))
     ddp_plan.install_plan(ddp, list(reversed(range(n))), [1, 5, 9, n])
@@ -46,8 +64,17 @@ for step in range(int(sys.argv[2])):
     x = torch.randn(16, 64, generator=g)
     y = torch.randint(0, 10, (16,), generator=g)
     opt.zero_grad()
+    if mode == "reordered-profile":
+        sample = clock.next_iteration()
     torch.nn.functional.cross_entropy(ddp(x), y).backward()
     opt.step()
+if mode == "reordered-profile":
+    sample = clock.next_iteration()
+    problem.order = sample.order
+    grads = [{"name": problem.names[i], "numel": problem.params[i].numel(), "type": "float32", "ready_ms": 1.0 + k}
+             for k, i in enumerate(sample.order)]
+    plan = problem.description_with(grads, [{"bytes": 4 << k, "ms": 50.0 + 0.001 * (4 << k) / 1024} for k in range(0, 22, 2)], 1)
+    plan["reverse_parameter_order"] = sample.order == list(reversed(range(len(problem.params))))
 if dist.get_rank() == 0:
     with open(sys.argv[3], "w") as f:
         json.dump({"plan": plan, "params": [p.detach().flatten().tolist() for p in model.parameters()]}, f)
@@ -129,6 +156,26 @@ class GradientFusionTest(unittest.TestCase):
             self.assertEqual(applied["plan"][-1], 14)
         else:
             self.assertIsNone(applied["plan"])
+
+    def test_a_plan_for_another_ready_order_is_found_after_the_first_iteration(self):
+        profiled, _ = self.train("reordered-profile", 2)
+        profile = profiled["plan"]
+        self.assertFalse(profile.pop("reverse_parameter_order"))  # the case this test is about
+        path = os.path.join(self.dir, "profile.json")
+        with open(path, "w") as f:
+            json.dump(profile, f)
+        tuned = subprocess.run([self.env["TILEBANK_BIN"], "tune", "-j", "4", "--gradients", path],
+                               env=self.env, capture_output=True, text=True)
+        self.assertEqual(tuned.returncode, 0, tuned.stderr)
+        plain, _ = self.train("reordered", 12)
+        applied, log = self.train("reordered-fusion", 12)
+        self.assertIsNone(applied["plan"])  # the guessed order missed ...
+        self.assertIn("the bank's plan for the observed ready order applied: 1 segments", log)  # ... the observed one hit
+        self.assertSameParameters(plain["params"], applied["params"])
+        # Without the entry the observed order misses as well, and nothing is applied.
+        subprocess.run(["rm", "-rf", self.env["TUNE_BANK_PATH"]], check=True)
+        _, log = self.train("reordered-fusion", 3)
+        self.assertNotIn("observed ready order applied", log)
 
     def test_bad_mode_is_refused(self):
         done = self.train("fusion", 1, gdat="sometimes", expect_ok=False)
