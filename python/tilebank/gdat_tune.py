@@ -6,15 +6,18 @@ Driven from DDP's forward pre-hook, on every rank alike (decisions are rank 0's,
   2. the communicator's AllReduce time across sizes, measured on DDP's process group;
   3. rank 0 writes the profile and has `tilebank tune -j 4 --print-plans` plan it; the candidates
      are DDP's default (DDP's own reducer, the baseline, and the same plan through tilebank's), the
-     `candidates` best plans the model predicts and the bank's plan, if any;
-  4. each candidate is run in the loop, `rounds` times in turn, one untimed iteration after each
-     switch then `per_round` timed ones: iteration time, backward start to the last AllReduce done
-     and the hangover, measured;
-  5. rank 0 hands the measurements to `tilebank tune -j 4 --measured`, which keeps the measured
-     winner in the bank (verified=measured) and writes aoe_result_gdat_<time>_<pid>.json
-     (ASCEND_WORK_PATH or the working directory) and the closing line; training goes on with the
-     plan kept, or with DDP's default when none beat it.
-Tuning takes warmup + record + len(candidates) x rounds x (1 + per_round) iterations (at most 47 by default).
+     other anchors within the segment cap (one bucket, Horovod's 64 MB and 128 MB, HCCL's split),
+     the `candidates` best plans the model predicts and the bank's plan, if any;
+  4. the candidates run in the loop in rounds (`rounds`: [(how many go on, timed iterations each)]):
+     in each round every candidate left runs in turn, one untimed iteration after each switch then
+     its timed ones (iteration time, backward start to the last AllReduce done, the hangover); after
+     a round only the fastest go on (median iteration so far), DDP's default always among them;
+  5. rank 0 hands the measurements to `tilebank tune -j 4 --measured` (the last round's plans are
+     the finalists), which keeps the measured winner in the bank (verified=measured) and writes
+     aoe_result_gdat_<time>_<pid>.json (ASCEND_WORK_PATH or the working directory) and the closing
+     line; training goes on with the plan kept, or with DDP's default when none beat it.
+By default: all candidates x 2 timed, the best 4 and DDP's x 3, the best 2 and DDP's x 4; with the
+usual 9-11 candidates 7 + 63..75 iterations.
 """
 import json
 import os
@@ -36,13 +39,17 @@ def _broadcast(value, group):
 
 
 class GdatTuner:
-    def __init__(self, ddp, problem, bank_ends=None, warmup=2, record=5, candidates=3, rounds=2, per_round=3,
-                 max_segments=8, log=None):
+    ANCHORS = ("one bucket", "horovod (64 MB)", "horovod (128 MB)", "hccl (96.54% / 3.46%)")
+
+    def __init__(self, ddp, problem, bank_ends=None, warmup=2, record=5, candidates=3,
+                 rounds=((None, 2), (4, 3), (2, 4)), max_segments=8, log=None):
         self.ddp = ddp
         self.problem = problem  # torch.GradientProblem: parameters, world, communicator
         self.bank_ends = bank_ends
         self.warmup, self.record, self.candidates = warmup, record, candidates
-        self.rounds, self.per_round, self.max_segments = rounds, per_round, max_segments
+        self.rounds, self.max_segments = list(rounds), max_segments
+        self.round = 0
+        self.left = []           # candidate indices still in the running
         self.group = ddp.process_group
         self.rank = dist.get_rank(self.group)
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True) if self.rank == 0 else None)
@@ -76,6 +83,10 @@ class GdatTuner:
             if len(self.recorded) < self.record:
                 return
             self._plan()
+            if self.done:
+                return  # planning failed: DDP's default plan goes on
+        if not self.schedule and self.round < len(self.rounds):
+            self._next_round()
         if self.schedule:
             index, timed = self.schedule.pop(0)
             if self.active is None or self.active[0] != index:
@@ -115,12 +126,26 @@ class GdatTuner:
         if not self.plans:
             self._finish(None)
             return
-        for r in range(self.rounds):
-            turn = list(range(len(self.plans)))
-            turn = turn[r % len(turn):] + turn[: r % len(turn)]
-            for index in turn:
-                self.schedule.append((index, False))
-                self.schedule += [(index, True)] * self.per_round
+        self.left = list(range(len(self.plans)))
+
+    def _median_iteration(self, index):
+        samples = self.measured.get(index)
+        return statistics.median(s.iteration for s in samples) if samples else float("inf")
+
+    def _next_round(self):
+        """Schedules the next round: the fastest so far go on (rank 0's choice), DDP's default too."""
+        go_on, timed = self.rounds[self.round]
+        if self.round > 0 and go_on is not None:
+            left = None
+            if self.rank == 0:
+                others = sorted((i for i in self.left if i != 0), key=self._median_iteration)
+                left = [0] + sorted(others[:go_on])
+            self.left = _broadcast(left, self.group)
+        turn = self.left[self.round % len(self.left):] + self.left[: self.round % len(self.left)]
+        for index in turn:
+            self.schedule.append((index, False))
+            self.schedule += [(index, True)] * timed
+        self.round += 1
 
     def _candidates(self, grads, sweep, total):
         """Rank 0: writes the profile, has the command line plan it; [(name, ends)] to measure."""
@@ -137,7 +162,8 @@ class GdatTuner:
         tuned = sorted((p for p in predicted if p["plan"] == "tuned"), key=lambda p: p["predicted_finish(ms)"])
         # "ddp" runs DDP's own reducer (what the job runs untuned); its plan through tilebank's
         # reducer is a candidate like the planner's.
-        plans = [("ddp (tilebank's reducer)", ddp["ends"])] + [(f"tuned {p['segments']}", p["ends"]) for p in tuned[: self.candidates]]
+        anchors = [(p["plan"], p["ends"]) for p in predicted if p["plan"] in self.ANCHORS and p["segments"] <= self.max_segments]
+        plans = [("ddp (tilebank's reducer)", ddp["ends"])] + anchors + [(f"tuned {p['segments']}", p["ends"]) for p in tuned[: self.candidates]]
         if self.bank_ends is not None:
             plans.append(("bank", ",".join(str(e) for e in self.bank_ends)))
         seen, unique = set(), [("ddp", [int(e) for e in ddp["ends"].split(",")])]
@@ -169,7 +195,7 @@ class GdatTuner:
             plans.append({"plan": name, "ends": ",".join(map(str, ends)),
                           "iteration_ms": [round(s.iteration, 4) for s in samples],
                           "finish_ms": [round(s.finish, 4) for s in samples],
-                          "hangover_ms": [round(s.hangover, 4) for s in samples]})
+                          "hangover_ms": [round(s.hangover, 4) for s in samples], "finalist": index in self.left})
         measured_path = os.path.join(self.work_dir, "measured.json")
         with open(measured_path, "w") as f:
             json.dump({"plans": plans}, f, indent=1)
