@@ -82,4 +82,9 @@ const MeasuredPlan& FastestFinalist(const std::vector<MeasuredPlan>& plans) {
   return *best;
 }
 
+bool ClearlyFaster(const MeasuredPlan& plan, const MeasuredPlan& base, double min_gain) {
+  const SampleSummary a = plan.iteration(), b = base.iteration();
+  return a.median < b.median * (1.0 - min_gain) && a.upper_quartile < b.lower_quartile;
+}
+
 }  // namespace tilebank::engine

@@ -39,4 +39,8 @@ const MeasuredPlan& DdpBaseline(const std::vector<MeasuredPlan>& plans);
 // The finalist with the lowest median iteration time (DDP's plan when none is lower).
 const MeasuredPlan& FastestFinalist(const std::vector<MeasuredPlan>& plans);
 
+// Whether `plan` iterates faster than `base` beyond the noise: its median at least `min_gain`
+// (a fraction) below base's, and its 75th percentile below base's 25th.
+bool ClearlyFaster(const MeasuredPlan& plan, const MeasuredPlan& base, double min_gain);
+
 }  // namespace tilebank::engine

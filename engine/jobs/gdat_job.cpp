@@ -133,7 +133,7 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
     winner.verified = "measured";
     before = MeasurementOf(base);
     after = MeasurementOf(*best);
-    beats = best->iteration().median < base.iteration().median * (1.0 - o.min_gain);
+    beats = ClearlyFaster(*best, base, o.min_gain);
   } else {
     winner.ends = tuned.front().ends;
     winner.hangover_ms = best_time.hangover_ms;

@@ -20,7 +20,8 @@ double Quantile(const std::vector<double>& x, double q) {
 SampleSummary Summarize(std::vector<double> samples) {
   if (samples.empty()) return {};
   std::sort(samples.begin(), samples.end());
-  return {Quantile(samples, 0.5), Quantile(samples, 0.75) - Quantile(samples, 0.25)};
+  const double lower = Quantile(samples, 0.25), upper = Quantile(samples, 0.75);
+  return {Quantile(samples, 0.5), upper - lower, lower, upper};
 }
 
 }  // namespace tilebank::engine

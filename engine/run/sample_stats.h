@@ -9,6 +9,7 @@ namespace tilebank::engine {
 
 struct SampleSummary {
   double median = 0, spread = 0;  // spread: the 75th minus the 25th percentile; 0 for no samples
+  double lower_quartile = 0, upper_quartile = 0;  // the 25th and 75th percentiles
 };
 
 SampleSummary Summarize(std::vector<double> samples);

@@ -13,7 +13,8 @@ Driven from DDP's forward pre-hook, on every rank alike (decisions are rank 0's,
      its timed ones (iteration time, backward start to the last AllReduce done, the hangover); after
      a round only the fastest go on (median iteration so far), DDP's default always among them;
   5. rank 0 hands the measurements to `tilebank tune -j 4 --measured` (the last round's plans are
-     the finalists), which keeps the measured winner in the bank (verified=measured) and writes
+     the finalists), which keeps the fastest finalist in the bank (verified=measured) when it is
+     clearly faster than DDP's default (engine/gdat/plan_measurements.h: ClearlyFaster) and writes
      aoe_result_gdat_<time>_<pid>.json (ASCEND_WORK_PATH or the working directory) and the closing
      line; training goes on with the plan kept, or with DDP's default when none beat it.
 By default: all candidates x 2 timed, the best 4 and DDP's x 3, the best 2 and DDP's x 4; with the
