@@ -15,7 +15,7 @@ Then a simulation beyond this machine: the recorded backward timeline and the Al
 to the measured sweep, scaled to N ranks as a ring AllReduce scales (latency x (N-1), bandwidth term
 x 2(N-1)/N over the 2-rank one), planned by `tilebank tune -j 4 --print-plans` for 8 to 1024 ranks.
 
-    sudo /usr/bin/python3 bench/gdat_bench.py --build build     # about 15 minutes on 2 cores
+    /usr/bin/python3 bench/gdat_bench.py --build build     # as root; about 45 minutes on 2 cores
     ... --models fc --rates 10gbit --rounds 2                     # a quick look
 Needs root (network namespaces). Writes nothing outside a temporary directory.
 """

@@ -6,6 +6,8 @@ opset 17 (Debian's python3-torch, python3-torchvision, python3-onnx; run with /u
   its segmentation models            the "out" head only; input [1,3,224,224]
   bert_base                          a 12-layer BERT-base encoder written with torch.nn (hidden 768,
                                      12 heads, FFN 3072, erf GELU, post-LayerNorm), input [1,128,768]
+  gpt_decoder                        GPT-2 small's 12 decoder blocks written with torch.nn (hidden 768,
+                                     12 heads, pre-LayerNorm, causal mask, tanh GELU), input [1,128,768]
   transformer_encoder                torch.nn.TransformerEncoder (4 layers, d_model 256, 4 heads) with a
                                      key padding mask: inputs x [1,32,256], an additive float mask
                                      [1,32] (-inf on the last 8 positions); batch and sequence dynamic
@@ -72,6 +74,45 @@ class BertEncoder(torch.nn.Module):
         for layer in self.layers:
             x = layer(x)
         return x
+
+
+class GptBlock(torch.nn.Module):
+    """One GPT-2 block: pre-LayerNorm causal self-attention and MLP (tanh GELU), each with its residual."""
+
+    def __init__(self, hidden=768, heads=12):
+        super().__init__()
+        self.heads, self.head_dim = heads, hidden // heads
+        self.attention_norm = torch.nn.LayerNorm(hidden)
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        self.projection = torch.nn.Linear(hidden, hidden)
+        self.mlp_norm = torch.nn.LayerNorm(hidden)
+        self.up = torch.nn.Linear(hidden, 4 * hidden)
+        self.down = torch.nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x, causal):
+        batch, seq, hidden = x.shape
+        q, k, v = (t.view(batch, seq, self.heads, self.head_dim).transpose(1, 2) for t in self.qkv(self.attention_norm(x)).split(hidden, dim=-1))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim) + causal
+        context = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(batch, seq, hidden)
+        x = x + self.projection(context)
+        return x + self.down(torch.nn.functional.gelu(self.up(self.mlp_norm(x)), approximate="tanh"))
+
+
+class GptDecoder(torch.nn.Module):
+    """GPT-2 small's 12 blocks and final LayerNorm on hidden states; the causal mask is made from the
+    sequence length inside the model."""
+
+    def __init__(self, layers=12):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(GptBlock() for _ in range(layers))
+        self.norm = torch.nn.LayerNorm(768)
+
+    def forward(self, x):
+        length = x.shape[1]
+        causal = torch.triu(torch.full((length, length), float("-inf")), diagonal=1)
+        for block in self.blocks:
+            x = block(x, causal)
+        return self.norm(x)
 
 
 class TransformerEncoder(torch.nn.Module):
@@ -163,14 +204,14 @@ def classifiers():
 
 
 def known(name):
-    return name == "bert_base" or name in TRANSFORMERS or name in SEGMENTATION or name in classifiers() or name in small_models()
+    return name in ("bert_base", "gpt_decoder") or name in TRANSFORMERS or name in SEGMENTATION or name in classifiers() or name in small_models()
 
 
 def family(name):
     """The zoo's family of a model: the torchvision module it comes from, or transformer."""
     if name in SEGMENTATION or name in ("small_lraspp", "small_deeplabv3", "small_fcn"):
         return "segmentation"
-    if name == "bert_base" or name in TRANSFORMERS or name.startswith("small_transformer"):
+    if name in ("bert_base", "gpt_decoder") or name in TRANSFORMERS or name.startswith("small_transformer"):
         return "transformer"
     if name in small_models():
         return type(small_models()[name][0]()).__module__.split(".")[-1]
@@ -183,6 +224,8 @@ def build(name):
     generator = torch.Generator().manual_seed(1)
     if name == "bert_base":
         return BertEncoder().eval(), (torch.randn(1, 128, 768, generator=generator),), ["input"], None
+    if name == "gpt_decoder":
+        return GptDecoder().eval(), (torch.randn(1, 128, 768, generator=generator),), ["input"], None
     small = small_models().get(name)
     if name.endswith("transformer_encoder"):
         model = small[0]() if small else TransformerEncoder()
@@ -270,7 +313,7 @@ def main():
     args = parser.parse_args()
     for name in args.names:
         if not known(name):
-            print(f"export_models.py: unknown model '{name}' (bert_base, {', '.join(TRANSFORMERS)}, a torchvision classifier "
+            print(f"export_models.py: unknown model '{name}' (bert_base, gpt_decoder, {', '.join(TRANSFORMERS)}, a torchvision classifier "
                   f"or one of {', '.join(SEGMENTATION)})", file=sys.stderr)
             return 2
     torch.set_num_threads(max(1, os.cpu_count() or 1))
