@@ -148,7 +148,8 @@ class GradientFusionTest(unittest.TestCase):
             self.assertIn(p["measured_iterations"], (2, 5, 9))
             self.assertEqual(p["finalist"], p["measured_iterations"] == 9)
             self.assertIn("model_error", p)
-        self.assertLessEqual(sum(p["finalist"] for p in measured), 3)
+        # DDP's default and the 2 fastest (the result file lists each plan by name; anchors may share ends)
+        self.assertLessEqual(len({p["ends"] for p in measured if p["finalist"]}), 3)
         self.assertIn(gdat["status"], ("add", "unsatisfied"))
         applied, _ = self.train("fusion", 4)
         if gdat["status"] == "add":
