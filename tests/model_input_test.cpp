@@ -44,6 +44,17 @@ TEST_CASE("a tensor in external data whose offset or length is not a byte count 
   }
 }
 
+TEST_CASE("a tensor whose external data names a directory is refused by name, not read as a huge file") {
+  TempDir dir;
+  ModelBuilder b = MatMulRelu("mm", "relu");
+  b.MakeExternal(0, "weights");
+  std::filesystem::create_directories(dir / "weights");  // found by fuzz/onnx_import_fuzz: a bad_alloc
+  const std::string model = b.Save(dir / "external.onnx");
+  auto r = RunCli("run -m " + model + " --repeat 1 --bank " + (dir / "none"));
+  CHECK_MESSAGE(r.exit_code == 2, r.err);
+  CHECK_MESSAGE(r.err.find("external file 'weights': it is not a regular file") != std::string::npos, r.err);
+}
+
 TEST_CASE("node names that are not UTF-8: run --dump and tune -j 2 -m write valid JSON") {
   TempDir dir;
   const std::string model = MatMulRelu("mm\xff\xfe", "relu\xc3").Save(dir / "names.onnx");

@@ -76,11 +76,15 @@ Status LoadExternalData(onnx::TensorProto* t, const fs::path& model_dir, const s
   if (location.empty() || fs::path(location).is_absolute() || location.find("..") != std::string::npos)
     return Status::InvalidInput(what + ": the location must be a file name relative to the model");
   const fs::path file = model_dir / location;
+  std::error_code error;
+  const fs::file_status status = fs::status(file, error);
+  if (!fs::exists(status)) return Status::NotFound(what + ", which does not exist");
+  // A directory or a device has no byte count to trust (a directory reads as "huge").
+  if (!fs::is_regular_file(status)) return Status::InvalidInput(what + ": it is not a regular file");
+  const auto file_size = fs::file_size(file, error);
   std::ifstream in(file, std::ios::binary);
-  if (!in) return Status::NotFound(what + ", which does not exist");
-  in.seekg(0, std::ios::end);
-  const int64_t size = in.tellg();
-  if (size < 0) return Status::InvalidInput(what + ": it cannot be read");
+  if (error || !in) return Status::InvalidInput(what + ": it cannot be read");
+  const int64_t size = static_cast<int64_t>(file_size);
   if (length < 0) length = offset <= size ? size - offset : 0;
   if (offset > size || length > size - offset)
     return Status::InvalidInput(what + ": the file is shorter than the tensor (" + std::to_string(size) + " bytes)");
