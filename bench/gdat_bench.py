@@ -149,7 +149,7 @@ def rank_job(args):
                        "bytes": sum(p.numel() * p.element_size() for p in params),
                        "tuning_iterations": tuner.tuning_iterations, "kept": tuner.kept,
                        "tuning": [{"plan": name, "samples": len(tuner.measured.get(i, [])), "finalist": i in tuner.left,
-                                   "median": tuner._median_iteration(i) if tuner.measured.get(i) else None}
+                                   "median": tuner.median_iteration(i) if tuner.measured.get(i) else None}
                                   for i, (name, _) in enumerate(tuner.plans or [])],
                        "order": [n for n, _ in plans], "samples": samples, "profile": tuner.profile}, f)
     dist.destroy_process_group()

@@ -50,22 +50,24 @@ Measurement MeasurementOf(const MeasuredPlan& plan) {
   return {s.median * 1000, s.spread * 1000, static_cast<uint32_t>(plan.iteration_ms.size())};
 }
 
-// The plans the result file lists: the anchors, the planner's, and any measured plan that is
-// neither; each with its prediction and, when it was measured, its measurement.
-nlohmann::json PlansJson(std::vector<FusionPlan> plans, const GradientProfile& profile, const AllReduceCost& cost,
+// The plans the result file lists: the anchors and the planner's, each with its prediction and the
+// first measurement of the same ends; then every measurement no listed plan took (another plan with
+// the same ends, such as DDP's plan through DDP's own reducer and through tilebank's), by its name.
+nlohmann::json PlansJson(const std::vector<FusionPlan>& plans, const GradientProfile& profile, const AllReduceCost& cost,
                          const std::vector<MeasuredPlan>& measured) {
-  auto measurement_of = [&](const FusionPlan& p) -> const MeasuredPlan* {
-    for (const auto& m : measured)
-      if (m.ends == p.ends) return &m;
-    return nullptr;
-  };
-  for (const auto& m : measured) {
-    bool listed = false;
-    for (const auto& p : plans) listed = listed || p.ends == m.ends;
-    if (!listed) plans.push_back({m.name, m.ends});
-  }
+  std::vector<bool> shown(measured.size(), false);
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& p : plans) out.push_back(PlanJson(p, Simulate(p, profile, cost), measurement_of(p)));
+  for (const auto& p : plans) {
+    const MeasuredPlan* measurement = nullptr;
+    for (size_t i = 0; i < measured.size() && !measurement; ++i)
+      if (measured[i].ends == p.ends) measurement = &measured[i], shown[i] = true;
+    out.push_back(PlanJson(p, Simulate(p, profile, cost), measurement));
+  }
+  for (size_t i = 0; i < measured.size(); ++i) {
+    if (shown[i]) continue;
+    const FusionPlan plan{measured[i].name, measured[i].ends};
+    out.push_back(PlanJson(plan, Simulate(plan, profile, cost), &measured[i]));
+  }
   return out;
 }
 

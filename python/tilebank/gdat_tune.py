@@ -129,7 +129,8 @@ class GdatTuner:
             return
         self.left = list(range(len(self.plans)))
 
-    def _median_iteration(self, index):
+    def median_iteration(self, index):
+        """This rank's median iteration ms of candidate `index` so far (inf before any); rank 0's decide."""
         samples = self.measured.get(index)
         return statistics.median(s.iteration for s in samples) if samples else float("inf")
 
@@ -139,7 +140,7 @@ class GdatTuner:
         if self.round > 0 and go_on is not None:
             left = None
             if self.rank == 0:
-                others = sorted((i for i in self.left if i != 0), key=self._median_iteration)
+                others = sorted((i for i in self.left if i != 0), key=self.median_iteration)
                 left = [0] + sorted(others[:go_on])
             self.left = _broadcast(left, self.group)
         turn = self.left[self.round % len(self.left):] + self.left[: self.round % len(self.left)]

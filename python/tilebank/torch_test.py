@@ -143,6 +143,8 @@ class GradientFusionTest(unittest.TestCase):
         self.assertEqual(gdat["gradient_num"], 14)
         measured = [p for p in gdat["plans"] if "measured_iteration(ms)" in p]
         self.assertGreaterEqual(len(measured), 2)
+        # DDP's plan through tilebank's reducer has DDP's ends, and its own row beside DDP's.
+        self.assertIn("ddp (tilebank's reducer)", [p["plan"] for p in measured])
         for p in measured:
             # 2 timed iterations in the first round, 3 in the second, 4 in the third for the finalists
             self.assertIn(p["measured_iterations"], (2, 5, 9))
