@@ -8,6 +8,7 @@
 
 #include "engine/model/basic_kernels.h"
 #include "engine/model/constant_eval.h"
+#include "engine/model/split_lowering.h"
 #include "engine/ops/reference.h"
 
 namespace tilebank::engine::model {
@@ -71,6 +72,7 @@ Status FoldConstants(Graph* g) {
   std::vector<bool> shape_known(g->values.size(), true);  // every shape is known once imported
   auto folded = EvaluateConstantNodes(g, &shape_known);
   if (!folded.ok()) return folded.status();
+  TB_RETURN_IF_ERROR(LowerSplits(g));
   // BatchNormalization into the Conv before it.
   std::map<int, int> consumers;
   for (const Node& n : g->nodes)

@@ -71,6 +71,30 @@ TEST_CASE("executor: MatMul, bias, Relu, Reshape and Transpose against plain loo
   CHECK((*e)->arena_bytes() == (256 + 192) * sizeof(float));
 }
 
+TEST_CASE("executor: a Split's outputs (one unused, one a model output) each computed as a Slice of the input") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {2, 9});
+  b.Ints("sizes", {2, 3, 4});
+  ModelBuilder::IntAttr(b.Node("Split", {"x", "sizes"}, {"a", "unused", "c"}), "axis", 1);
+  b.Node("Relu", {"a"}, {"ra"});
+  b.Output("ra", {2, 2});
+  b.Output("c", {2, 4});
+  auto e = LoadModel(b.Save(dir / "m.onnx"), {}, nullptr);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  int slices = 0;
+  for (const Node& n : (*e)->graph().nodes) slices += n.op_type == "Slice";
+  CHECK(slices == 2);
+  auto inputs = RandomInputs((*e)->graph(), 5);
+  auto out = RunOnce(**e, inputs);
+  REQUIRE(out.size() == 2);
+  const auto& x = inputs[0].data;
+  for (int r = 0; r < 2; ++r) {
+    for (int j = 0; j < 2; ++j) CHECK(out[0].data[r * 2 + j] == std::max(0.f, x[r * 9 + j]));
+    for (int j = 0; j < 4; ++j) CHECK(out[1].data[r * 4 + j] == x[r * 9 + 5 + j]);
+  }
+}
+
 TEST_CASE("executor: shape arithmetic folds to constants, BatchNormalization folds into the Conv before it") {
   TempDir dir;
   ModelBuilder b;
