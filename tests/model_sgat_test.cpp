@@ -201,6 +201,72 @@ TEST_CASE("sgat: the erf form of GELU is one step of a MatMul's chain, and runs 
   CHECK_MESSAGE(c.ok, c.worst);
 }
 
+// x [32,64] -> MatMul -> Add bias -> GELU's tanh approximation: the cube as Pow(h, 3) or h * (h * h),
+// the 0.5 last (GPT-2's torch export) or on h first.
+std::string GeluTanhModel(const TempDir& dir, bool pow, bool half_first) {
+  ModelBuilder b;
+  b.Input("x", {32, 64});
+  b.Weight("w", {64, 48});
+  b.Weight("bias", {48});
+  auto scalar = [&](const char* name, float value) {
+    b.Weight(name, {});
+    b.g->mutable_initializer()->rbegin()->set_float_data(0, value);
+  };
+  scalar("three", 3.f);
+  scalar("k", 0.044715f);
+  scalar("c", 0.7978846f);
+  scalar("one", 1.f);
+  scalar("half", 0.5f);
+  b.Node("MatMul", {"x", "w"}, {"h"});
+  b.Node("Add", {"bias", "h"}, {"hb"});
+  if (pow) {
+    b.Node("Pow", {"hb", "three"}, {"cube"});
+  } else {
+    b.Node("Mul", {"hb", "hb"}, {"sq"});
+    b.Node("Mul", {"hb", "sq"}, {"cube"});
+  }
+  b.Node("Mul", {"k", "cube"}, {"kc"});
+  b.Node("Add", {"hb", "kc"}, {"inner"});
+  b.Node("Mul", {"c", "inner"}, {"arg"});
+  b.Node("Tanh", {"arg"}, {"t"});
+  b.Node("Add", {"one", "t"}, {"t1"});
+  if (half_first) {
+    b.Node("Mul", {"hb", "half"}, {"hh"});
+    b.Node("Mul", {"hh", "t1"}, {"y"});
+  } else {
+    b.Node("Mul", {"hb", "t1"}, {"m"});
+    b.Node("Mul", {"half", "m"}, {"y"});
+  }
+  b.Output("y", {32, 48});
+  return b.Save(dir / "gelu_tanh.onnx");
+}
+
+TEST_CASE("sgat: GELU's tanh approximation in each exported form is one GeluTanh step, fused in oneDNN and in the Halide epilogue") {
+  for (const bool pow : {false, true})
+    for (const bool half_first : {false, true}) {
+      CAPTURE(pow);
+      CAPTURE(half_first);
+      TempDir dir;
+      const Graph g = Load(GeluTanhModel(dir, pow, half_first));
+      const auto subgraphs = PartitionSubgraphs(g);
+      REQUIRE(subgraphs.size() == 1);
+      REQUIRE(subgraphs[0].steps.size() == 2);
+      CHECK(subgraphs[0].steps[1].step.op_type == "GeluTanh");
+      CHECK(subgraphs[0].chain.size() == (pow ? 9u : 10u));
+      CHECK(engine::FusedPolicyProblem(subgraphs[0].canonical.text, {{"fuse", int64_t{2}}}).empty());
+      CHECK_MESSAGE(!engine::FusedPolicyProblem(subgraphs[0].canonical.text, {{"fuse", int64_t{3}}}).empty(), subgraphs[0].canonical.text);
+      const auto unfused = Run(g, nullptr);
+      for (const std::string impl : {"onednn", "halide"}) {
+        std::vector<NodeBinding> bindings;
+        const auto fused = Run(g, [&](const Subgraph&) { return FusionChoice{engine::FusedPolicy{2, impl, {}}, "test"}; }, &bindings);
+        REQUIRE(bindings.size() == 1);
+        CHECK(bindings[0].op_type == "MatMul+Add+GeluTanh");
+        const Comparison c = CompareTensors(fused, unfused);
+        CHECK_MESSAGE(c.ok, c.worst);
+      }
+    }
+}
+
 TEST_CASE("sgat: impl halide runs a MatMul's whole chain in the GEMM's epilogue under the anchor's knobs, and validate checks those knobs") {
   TempDir dir;
   const Graph g = Load(GeluModel(dir));

@@ -1,5 +1,7 @@
 #include "engine/fusion/fused_policy.h"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/space/search_space.h"
@@ -50,10 +52,23 @@ std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<
   };
   if (type(0) != "Conv" && type(0) != "MatMul" && type(0) != "Gemm")
     return "descriptor: the subgraph's first node (" + type(0) + ") is not an anchor (Conv, MatMul, Gemm)";
-  // Chain nodes are post-ops, or the five nodes of a GELU (Div, Erf, Add, Mul, Mul), one step.
+  // A node whose constant operand is 0.044715: the cube's factor in GELU's tanh approximation.
+  auto scales_cube = [&](size_t i) {
+    const auto& n = nodes[i];
+    if (!n.is_object() || !n.contains("op") || !n["op"].is_object() || !n["op"].contains("attr") || !n["op"]["attr"].is_object()) return false;
+    for (const auto& [name, value] : n["op"]["attr"].items())
+      if (name.rfind("const_input", 0) == 0 && value.is_array() && value.size() == 1 && value[0].is_number() &&
+          std::fabs(value[0].get<double>() - 0.044715) < 1e-4)
+        return true;
+    return false;
+  };
+  // Chain nodes are post-ops, or the five nodes of a GELU (Div, Erf, Add, Mul, Mul), one step, or
+  // the nine of its tanh approximation (eight with Pow for the cube), one step.
   int64_t chain = 0;
   for (size_t i = 1; i < nodes.size(); ++i) {
     if (type(i) == "Erf") chain -= 4;
+    else if (scales_cube(i)) chain -= 8;
+    else if (type(i) == "Pow") chain += 1;  // one node fewer in that GELU
     else if (!IsOneDnnPostOp(type(i))) return "descriptor: chain node " + std::to_string(i) + " (" + type(i) + ") cannot run as a post-op";
     ++chain;
   }

@@ -17,7 +17,7 @@ namespace tilebank::engine {
 using dnnl::memory;
 
 bool IsOneDnnPostOp(const std::string& op_type) {
-  static const std::set<std::string> types = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Gelu", "Add", "Mul", "Sub", "Div"};
+  static const std::set<std::string> types = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Gelu", "GeluTanh", "Add", "Mul", "Sub", "Div"};
   return types.count(op_type) > 0;
 }
 
@@ -35,7 +35,7 @@ void PostOpChain::Attach(dnnl::primitive_attr& attr, const std::function<memory:
   static const std::map<std::string, dnnl::algorithm> eltwise = {
       {"Relu", dnnl::algorithm::eltwise_relu},         {"LeakyRelu", dnnl::algorithm::eltwise_relu}, {"Clip", dnnl::algorithm::eltwise_clip_v2},
       {"Sigmoid", dnnl::algorithm::eltwise_logistic}, {"Tanh", dnnl::algorithm::eltwise_tanh},      {"HardSwish", dnnl::algorithm::eltwise_hardswish},
-      {"Gelu", dnnl::algorithm::eltwise_gelu_erf}};
+      {"Gelu", dnnl::algorithm::eltwise_gelu_erf},     {"GeluTanh", dnnl::algorithm::eltwise_gelu_tanh}};
   static const std::map<std::string, dnnl::algorithm> binary = {
       {"Add", dnnl::algorithm::binary_add}, {"Mul", dnnl::algorithm::binary_mul}, {"Sub", dnnl::algorithm::binary_sub}, {"Div", dnnl::algorithm::binary_div}};
   dnnl::post_ops chain;

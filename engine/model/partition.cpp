@@ -117,6 +117,73 @@ std::vector<int> MatchGelu(const Graph& g, int value, const std::vector<std::vec
   return {};
 }
 
+// GELU's tanh approximation on `value`, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as
+// PyTorch (gelu(approximate="tanh")) and GPT-2's code export it: x^3 as Pow(x, 3) or x * (x * x),
+// the 0.5 applied last or to x first; its nodes in graph order, or empty.
+std::vector<int> MatchGeluTanh(const Graph& g, int value, const std::vector<std::vector<int>>& readers, const std::vector<bool>& is_output) {
+  auto out_of = [&](int node) { return g.nodes[node].outputs.empty() ? -1 : g.nodes[node].outputs[0]; };
+  auto single_reader = [&](int node, const char* type) -> int {
+    const int out = out_of(node);
+    if (out < 0 || is_output[out] || readers[out].size() != 1 || g.nodes[readers[out][0]].op_type != type) return -1;
+    return readers[out][0];
+  };
+  auto reads_scalar = [&](int node, int input, double want) { return node >= 0 && IsScalar(g, OtherInput(g.nodes[node], input), want, 1e-4); };
+  for (int first : readers[value]) {
+    std::vector<int> nodes;
+    int cube = -1;
+    const Node& n = g.nodes[first];
+    if (n.op_type == "Pow" && n.inputs.size() == 2 && n.inputs[0] == value && IsScalar(g, n.inputs[1], 3.0)) {
+      cube = first;
+      nodes = {first};
+    } else if (n.op_type == "Mul" && n.inputs.size() == 2 && n.inputs[0] == value && n.inputs[1] == value) {
+      cube = single_reader(first, "Mul");
+      if (cube < 0 || OtherInput(g.nodes[cube], out_of(first)) != value) continue;
+      nodes = {first, cube};
+    } else {
+      continue;
+    }
+    const int scaled = single_reader(cube, "Mul");
+    if (!reads_scalar(scaled, out_of(cube), 0.044715)) continue;
+    const int inner = single_reader(scaled, "Add");
+    if (inner < 0 || OtherInput(g.nodes[inner], out_of(scaled)) != value) continue;
+    const int times_c = single_reader(inner, "Mul");
+    if (!reads_scalar(times_c, out_of(inner), 0.7978845608028654)) continue;
+    const int tanh = single_reader(times_c, "Tanh");
+    const int plus_one = tanh < 0 ? -1 : single_reader(tanh, "Add");
+    if (!reads_scalar(plus_one, out_of(tanh), 1.0)) continue;
+    const int product = single_reader(plus_one, "Mul");
+    if (product < 0) continue;
+    nodes.insert(nodes.end(), {scaled, inner, times_c, tanh, plus_one, product});
+    const int factor = OtherInput(g.nodes[product], out_of(plus_one));
+    int result = product;  // the node writing the GELU's value
+    if (factor == value) {  // x (1 + tanh(...)), then 0.5
+      const int half = single_reader(product, "Mul");
+      if (!reads_scalar(half, out_of(product), 0.5)) continue;
+      nodes.push_back(half);
+      result = half;
+    } else {  // (0.5 x) (1 + tanh(...))
+      int half = -1;
+      for (int r : readers[value])
+        if (g.nodes[r].op_type == "Mul" && out_of(r) == factor && reads_scalar(r, value, 0.5)) half = r;
+      if (half < 0 || is_output[factor] || readers[factor].size() != 1) continue;
+      nodes.push_back(half);
+    }
+    // x is read by these nodes only (the square reads it twice).
+    std::vector<int> x_readers;
+    for (int k : nodes)
+      for (int v : g.nodes[k].inputs)
+        if (v == value) x_readers.push_back(k);
+    std::vector<int> all = readers[value];
+    std::sort(all.begin(), all.end());
+    std::sort(x_readers.begin(), x_readers.end());
+    if (all != x_readers) continue;
+    std::sort(nodes.begin(), nodes.end());
+    if (nodes.back() != result) continue;  // the chain's value is written last
+    return nodes;
+  }
+  return {};
+}
+
 // Where each value is read: node indices (a node reading it twice counts twice).
 std::vector<std::vector<int>> Readers(const Graph& g) {
   std::vector<std::vector<int>> readers(g.values.size());
@@ -199,10 +266,12 @@ std::vector<Subgraph> PartitionSubgraphs(const Graph& g) {
     s.anchor = static_cast<int>(a);
     int value = anchor.outputs[0];
     while (!is_output[value]) {
-      if (const auto gelu = MatchGelu(g, value, readers, is_output); !gelu.empty()) {
+      const auto gelu_erf = MatchGelu(g, value, readers, is_output);
+      const auto gelu = gelu_erf.empty() ? MatchGeluTanh(g, value, readers, is_output) : gelu_erf;
+      if (!gelu.empty()) {
         if (std::any_of(gelu.begin(), gelu.end(), [&](int n) { return taken[n]; })) break;
         EpilogueStep step;
-        step.step.op_type = "Gelu";
+        step.step.op_type = gelu_erf.empty() ? "GeluTanh" : "Gelu";
         step.nodes = static_cast<int>(gelu.size());
         s.chain.insert(s.chain.end(), gelu.begin(), gelu.end());
         s.steps.push_back(step);

@@ -1,7 +1,8 @@
 // SGAT's subgraphs (DESIGN.md "SGAT"): the graph split into anchors (Conv, MatMul, Gemm) each with
 // the chain of elementwise nodes that can run inside its loops: bias and residual Add, Mul or
 // Sub/Div by a tensor, the activations Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish, and the
-// erf form of GELU as PyTorch exports it (x * 0.5 * (1 + Erf(x / sqrt 2)), five nodes, one step).
+// erf form of GELU as PyTorch exports it (x * 0.5 * (1 + Erf(x / sqrt 2)), five nodes, one step)
+// and its tanh approximation (GPT-2's, eight or nine nodes, one GeluTanh step).
 // A chain stops at a value another node (or the model's output) also reads, so fusing never
 // changes what the rest of the graph sees. A subgraph's policy (engine/model/fusion.h) says how much of
 // its chain is fused.
@@ -16,7 +17,8 @@
 
 namespace tilebank::engine::model {
 
-// One step of the chain as the anchor's epilogue runs it (a Gelu step stands for its five nodes).
+// One step of the chain as the anchor's epilogue runs it (a Gelu step stands for its five nodes,
+// a GeluTanh step for its eight or nine).
 struct EpilogueStep {
   ChainStep step;    // binary ops: operand_shape is the operand value's shape
   int nodes = 1;     // chain nodes it stands for

@@ -80,7 +80,7 @@ class ElementwiseTemplate : public HalideTemplate {
       value = Activation(t, a, op.attrs.contains("min") ? static_cast<float>(op.Real("min", 0)) : -inf,
                          op.attrs.contains("max") ? static_cast<float>(op.Real("max", 0)) : inf);
     } else if (t == "Gelu" && op.Text("approximate", "none") == "tanh") {
-      value = 0.5f * a * (1.f + Tanh(0.7978845608f * (a + 0.044715f * a * a * a)));
+      value = Activation("GeluTanh", a);
     } else {
       value = Activation(t, a);
     }
