@@ -16,6 +16,7 @@
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
 #include "engine/model/subgraph_file.h"
+#include "engine/model/node_op_spec.h"
 #include "engine/ops/op_flops.h"
 #include "engine/target/soc_version.h"
 #include "engine/target/threads.h"
@@ -142,8 +143,11 @@ int RunModel(const RunFlags& f) {
     from_bank += b.policy_source == "bank";
     nearest += b.policy_source == "nearest";
     builtin += b.policy_source == "builtin";
-    if (b.op) flops += engine::OpFlops(b.op->op);
   }
+  // Counted over the model's nodes, so that a fused kernel standing for several products (an
+  // attention block) counts them all.
+  for (const auto& n : ex.graph().nodes)
+    if (auto op = engine::model::NodeOpSpec(ex.graph(), n); op.ok()) flops += engine::OpFlops(op->op);
   const double total_us = timing->median_ms * 1000;
   if (f.json) {
     nlohmann::json out = {{"model", f.model}, {"soc_version", HostSocVersion()}, {"nodes", ex.bindings().size()}, {"load_s", load_s}, {"gflop", flops / 1e9},

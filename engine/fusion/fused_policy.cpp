@@ -1,5 +1,6 @@
 #include "engine/fusion/fused_policy.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -31,7 +32,7 @@ std::optional<FusedPolicy> ParseFusedPolicy(const Policy& policy) {
       p.anchor.push_back(k);
     }
   }
-  if (!has_fuse || (p.impl != "onednn" && p.impl != "halide")) return std::nullopt;
+  if (!has_fuse || (p.impl != "onednn" && p.impl != "halide" && p.impl != "attention")) return std::nullopt;
   return p;
 }
 
@@ -39,6 +40,27 @@ std::optional<FusedPolicy> CurrentFusedPolicy(const Entry& entry) {
   if (entry.template_id != kFusedTemplateId || EngineTemplateVersions()(kFusedTemplateId) != entry.template_version) return std::nullopt;
   return ParseFusedPolicy(entry.policy);
 }
+
+namespace {
+
+// An attention block's policy: fuse 0 (unfused, impl onednn) or fuse 1 with impl attention and its
+// tile knobs (their bounds are the block's; engine/fusion/attention_kernel.h checks them at bind).
+std::string AttentionPolicyProblem(const std::vector<Knob>& policy) {
+  auto parsed = ParseFusedPolicy(policy);
+  if (!parsed) return std::string("the policy of ") + kFusedTemplateId + " needs an integer 'fuse' and an 'impl' of onednn, halide or attention";
+  if (parsed->fuse == 0) return parsed->impl == "onednn" && parsed->anchor.empty() ? "" : "an unfused attention block (fuse 0) has impl 'onednn' and no other knob";
+  if (parsed->fuse != 1) return "knob 'fuse' = " + std::to_string(parsed->fuse) + " is outside its domain for an attention block (0 or 1)";
+  if (parsed->impl != "attention") return "an attention block runs fused with impl 'attention', not '" + parsed->impl + "'";
+  for (const char* name : {"head_tile", "query_tile"}) {
+    const auto it = std::find_if(parsed->anchor.begin(), parsed->anchor.end(), [&](const Knob& k) { return k.name == name; });
+    const auto* v = it == parsed->anchor.end() ? nullptr : std::get_if<int64_t>(&it->value);
+    if (!v || *v < 1) return std::string("knob '") + name + "' must be a positive integer";
+  }
+  if (parsed->anchor.size() != 2) return "the attention policy is 'fuse', 'impl', 'head_tile' and 'query_tile' only";
+  return {};
+}
+
+}  // namespace
 
 std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<Knob>& policy) {
   const nlohmann::json d = nlohmann::json::parse(descriptor, nullptr, false);
@@ -50,6 +72,9 @@ std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<
     return n.is_object() && n.contains("op") && n["op"].is_object() && n["op"].contains("op") && n["op"]["op"].is_string()
                ? n["op"]["op"].get<std::string>() : std::string();
   };
+  int softmaxes = 0, matmuls = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) softmaxes += type(i) == "Softmax", matmuls += type(i) == "MatMul";
+  if (softmaxes == 1 && matmuls == 2) return AttentionPolicyProblem(policy);
   if (type(0) != "Conv" && type(0) != "MatMul" && type(0) != "Gemm")
     return "descriptor: the subgraph's first node (" + type(0) + ") is not an anchor (Conv, MatMul, Gemm)";
   // A node whose constant operand is 0.044715: the cube's factor in GELU's tanh approximation.

@@ -15,7 +15,8 @@ inline constexpr const char* kFusedTemplateId = "sgat.fused";
 
 // An sgat.fused policy. impl "onednn": the anchor in oneDNN with the steps as post-ops
 // (engine/impl/onednn_post_ops.h); impl "halide": the anchor's GEMM template under the
-// `anchor` knobs, the steps in its epilogue (engine/fusion/halide_fused_gemm.h).
+// `anchor` knobs, the steps in its epilogue (engine/fusion/halide_fused_gemm.h); impl "attention":
+// an attention block as one kernel, `anchor` its tile knobs (engine/fusion/attention_kernel.h).
 struct FusedPolicy {
   int fuse = 0;
   std::string impl = "onednn";

@@ -13,6 +13,7 @@
 #include "engine/model/executor_step.h"
 #include "engine/catalog/op_list_check.h"
 #include "engine/catalog/policy_check.h"
+#include "engine/fusion/attention_kernel.h"
 #include "engine/fusion/halide_fused_gemm.h"
 #include "engine/impl/onednn_post_ops.h"
 #include "engine/ops/op_semantics.h"
@@ -26,6 +27,29 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice) 
   const Node& anchor = graph_.nodes[s.anchor];
   auto node_op = NodeOpSpec(graph_, anchor);
   if (!node_op.ok()) return false;
+  if (s.attention) {
+    if (choice.policy.impl != "attention") return false;
+    auto kernel = AttentionKernel(s.attention->geometry, choice.policy.anchor);
+    if (!kernel.ok()) return false;
+    auto step = std::make_unique<Step>();
+    step->inputs = s.attention->inputs;
+    if (!BindKernel(step.get(), std::move(kernel.value())).ok() || step->kind != Step::Kind::kDirect) return false;
+    step->output = s.OutputAfter(graph_, 1);
+    NodeBinding b;
+    b.node = s.anchor;
+    b.name = anchor.name;
+    b.op_type = "Attention";
+    for (int n : s.chain) b.fused_nodes.push_back(graph_.nodes[n].name);
+    b.shape = ShapeText(graph_.values[step->output].shape);
+    b.template_id = kFusedTemplateId;
+    b.policy = PolicyText(choice.policy.Knobs());
+    b.policy_source = choice.source;
+    b.op = std::move(node_op.value());
+    steps_.push_back(std::move(step));
+    bindings_.push_back(std::move(b));
+    pointwise_.push_back(false);
+    return true;
+  }
   std::vector<ChainStep> steps;
   auto step = std::make_unique<Step>();
   step->inputs = node_op->input_values;
@@ -100,6 +124,7 @@ void Executor::ChoosePolicy(const OpSpec& op, const PolicyLookup& lookup, const 
 
 std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const PolicyLookup& lookup) const {
   if (default_policies_ == DefaultPolicies::kTemplate) return std::nullopt;
+  if (s.attention) return FusionChoice{FusedPolicy{1, "attention", DefaultAttentionPolicy(s.attention->geometry)}, "builtin"};
   auto node_op = NodeOpSpec(graph_, graph_.nodes[s.anchor]);
   if (!node_op.ok() || !TemplatesFor(node_op->op).ok()) return std::nullopt;
   const OpTemplate* t = nullptr;
@@ -215,9 +240,12 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
     auto bound = BindFused(*s, choice);
     if (!bound.ok()) return bound.status();
     if (*bound) continue;
-    // oneDNN cannot run it fused: the nodes one by one, here (still in dependency order).
-    TB_RETURN_IF_ERROR(BindNode(s->anchor, lookup, read_values, &missing));
-    for (int k = 0; k < s->NodesOf(choice.policy.fuse); ++k) TB_RETURN_IF_ERROR(BindNode(s->chain[k], lookup, read_values, &missing));
+    // It cannot run fused: the nodes one by one, here, in graph order (an attention block's chain
+    // starts before its anchor).
+    std::vector<int> nodes(s->chain.begin(), s->chain.begin() + s->NodesOf(choice.policy.fuse));
+    nodes.push_back(s->anchor);
+    std::sort(nodes.begin(), nodes.end());
+    for (int n : nodes) TB_RETURN_IF_ERROR(BindNode(n, lookup, read_values, &missing));
   }
   if (!missing.empty()) {
     std::string list;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "engine/model/attention_match.h"
 #include "engine/model/node_op_spec.h"
 #include "engine/ops/op_semantics.h"
 
@@ -258,6 +259,23 @@ std::vector<Subgraph> PartitionSubgraphs(const Graph& g) {
   for (int v : g.outputs) is_output[v] = true;
   std::vector<bool> taken(g.nodes.size(), false);
   std::vector<Subgraph> out;
+  for (AttentionMatch& m : FindAttentionBlocks(g)) {
+    Subgraph s;
+    s.anchor = m.scores_matmul;
+    for (int n : m.nodes)
+      if (n != s.anchor) s.chain.push_back(n);
+    EpilogueStep step;
+    step.step.op_type = "Attention";
+    step.nodes = static_cast<int>(s.chain.size());
+    s.steps = {step};
+    s.description = Describe(g, m.nodes);
+    auto canonical = CanonicalizeGraph(s.description);
+    if (!canonical.ok()) continue;
+    s.canonical = std::move(canonical.value());
+    s.attention = AttentionBinding{std::move(m.geometry), std::move(m.inputs)};
+    for (int n : m.nodes) taken[n] = true;
+    out.push_back(std::move(s));
+  }
   for (size_t a = 0; a < g.nodes.size(); ++a) {
     const Node& anchor = g.nodes[a];
     if (!IsAnchor(anchor.op_type) || taken[a] || anchor.outputs.empty() || anchor.outputs[0] < 0) continue;
@@ -316,6 +334,7 @@ Graph ExtractSubgraph(const Graph& g, const Subgraph& s) {
   };
   std::vector<int> nodes = {s.anchor};
   nodes.insert(nodes.end(), s.chain.begin(), s.chain.end());
+  std::sort(nodes.begin(), nodes.end());  // an attention block's chain starts before its anchor
   std::set<int> produced;
   for (int i : nodes) produced.insert(g.nodes[i].outputs[0]);
   for (int i : nodes) {

@@ -7,9 +7,11 @@
 // changes what the rest of the graph sees. A subgraph's policy (engine/model/fusion.h) says how much of
 // its chain is fused.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/fusion/attention_kernel.h"
 #include "engine/model/graph.h"
 #include "engine/ops/chain_step.h"
 #include "repo/canonical.h"
@@ -25,9 +27,18 @@ struct EpilogueStep {
   int operand = -1;  // binary ops: the other operand's value
 };
 
+// An attention block (engine/model/attention_match.h) as a subgraph: its anchor is MatMul(Q, K^T),
+// its chain every other node of the block in graph order (the head splits before the anchor too),
+// and its one step, "Attention", stands for them all.
+struct AttentionBinding {
+  AttentionGeometry geometry;
+  std::vector<int> inputs;  // the values the fused kernel reads: Q's, K's, V's memory, the mask
+};
+
 struct Subgraph {
   int anchor = -1;                 // node index of the anchor
   std::vector<int> chain;          // node indices of the epilogue nodes, in order
+  std::optional<AttentionBinding> attention;  // set for an attention block
   std::vector<EpilogueStep> steps; // the chain as steps (a step may stand for several nodes)
   nlohmann::json description;      // {"nodes": [...]}: ATC single-op form of each node with "inputs"
   CanonicalDescriptor canonical;   // of `description`; its key is the subgraph's repo_key
@@ -38,8 +49,8 @@ struct Subgraph {
   int OutputAfter(const Graph& graph, int fused) const;
 };
 
-// Every anchor of `graph` with a chain of at least one node, in node order. A node belongs to at
-// most one subgraph.
+// The attention blocks of `graph`, then every other anchor with a chain of at least one node, in
+// node order. A node belongs to at most one subgraph.
 std::vector<Subgraph> PartitionSubgraphs(const Graph& graph);
 
 // The subgraph alone as a graph: its nodes, the values they read (constants with their data;
