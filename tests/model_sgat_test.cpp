@@ -4,6 +4,7 @@
 // entries, and `bank validate` on sgat.fused policies.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@
 #include "engine/target/soc_version.h"
 #include "engine/model/node_op_spec.h"
 #include "engine/catalog/policy_check.h"
+#include "engine/fusion/attention_kernel.h"
 #include "engine/fusion/halide_fused_gemm.h"
 #include "engine/impl/onednn_post_ops.h"
 #include "engine/templates/op_template.h"
@@ -265,6 +267,109 @@ TEST_CASE("sgat: GELU's tanh approximation in each exported form is one GeluTanh
         CHECK_MESSAGE(c.ok, c.worst);
       }
     }
+}
+
+// Self-attention over x [1, 12, 16], 2 heads of 8, as PyTorch exports it. Encoder form: Q, K, V by
+// their own MatMuls, heads split by Reshape and Transpose (K straight to K^T), Div by sqrt 8 after
+// the product, a key padding mask input [1, 12] unsqueezed to [1, 1, 1, 12]. Decoder form: one
+// fused QKV MatMul split three ways, Q scaled by Mul before the product, a constant causal mask
+// [12, 12]. Both merge the heads by Transpose and Reshape into [1, 12, 16].
+std::string AttentionModel(const TempDir& dir, bool decoder) {
+  ModelBuilder b;
+  b.Input("x", {1, 12, 16});
+  b.Ints("heads", {1, 12, 2, 8});
+  b.Ints("merged", {1, 12, 16});
+  auto perm = [](onnx::NodeProto* n, std::vector<int64_t> p) { ModelBuilder::IntsAttr(n, "perm", p); };
+  auto scalar = [&](const char* name, float value) {
+    b.Weight(name, {});
+    b.g->mutable_initializer()->rbegin()->set_float_data(0, value);
+  };
+  if (decoder) {
+    b.Weight("wqkv", {16, 48});
+    b.Node("MatMul", {"x", "wqkv"}, {"qkv"});
+    ModelBuilder::IntAttr(b.Node("Split", {"qkv"}, {"q2", "k2", "v2"}), "axis", 2);
+    scalar("inv_sqrt_d", 0.35355339f);
+  } else {
+    b.Input("key_padding", {1, 12});
+    b.Ints("mask_axes", {1, 2});
+    for (const char* w : {"wq", "wk", "wv"}) b.Weight(w, {16, 16});
+    b.Node("MatMul", {"x", "wq"}, {"q2"});
+    b.Node("MatMul", {"x", "wk"}, {"k2"});
+    b.Node("MatMul", {"x", "wv"}, {"v2"});
+    b.Node("Unsqueeze", {"key_padding", "mask_axes"}, {"mask"});
+    scalar("sqrt_d", 2.8284271f);
+  }
+  b.Node("Reshape", {"q2", "heads"}, {"q4"});
+  b.Node("Reshape", {"k2", "heads"}, {"k4"});
+  b.Node("Reshape", {"v2", "heads"}, {"v4"});
+  perm(b.Node("Transpose", {"q4"}, {"q"}), {0, 2, 1, 3});
+  perm(b.Node("Transpose", {"k4"}, {"kt"}), {0, 2, 3, 1});
+  perm(b.Node("Transpose", {"v4"}, {"v"}), {0, 2, 1, 3});
+  if (decoder) {
+    auto* causal = b.g->add_initializer();
+    causal->set_name("mask");
+    causal->set_data_type(onnx::TensorProto::FLOAT);
+    causal->add_dims(12);
+    causal->add_dims(12);
+    for (int i = 0; i < 12; ++i)
+      for (int j = 0; j < 12; ++j) causal->add_float_data(j > i ? -1e9f : 0.f);
+    b.Node("Mul", {"q", "inv_sqrt_d"}, {"qs"});
+    b.Node("MatMul", {"qs", "kt"}, {"scaled"});
+  } else {
+    b.Node("MatMul", {"q", "kt"}, {"scores"});
+    b.Node("Div", {"scores", "sqrt_d"}, {"scaled"});
+  }
+  b.Node("Add", {"scaled", "mask"}, {"masked"});
+  ModelBuilder::IntAttr(b.Node("Softmax", {"masked"}, {"p"}), "axis", -1);
+  b.Node("MatMul", {"p", "v"}, {"context"});
+  perm(b.Node("Transpose", {"context"}, {"ct"}), {0, 2, 1, 3});
+  b.Node("Reshape", {"ct", "merged"}, {"y"});
+  b.Output("y", {1, 12, 16});
+  return b.Save(dir / "attention.onnx");
+}
+
+TEST_CASE("sgat: an attention block (encoder with key padding mask, decoder with causal mask) runs as one kernel, in every tiling, as the unfused nodes compute it") {
+  for (const bool decoder : {false, true}) {
+    CAPTURE(decoder);
+    TempDir dir;
+    const Graph g = Load(AttentionModel(dir, decoder));
+    const auto subgraphs = PartitionSubgraphs(g);
+    const Subgraph* block = nullptr;
+    for (const auto& s : subgraphs)
+      if (s.attention) block = &s;
+    REQUIRE(block != nullptr);
+    CHECK(block->steps.size() == 1);
+    CHECK(block->attention->inputs.size() == 4);  // Q, K, V memory and the mask
+    const auto& geometry = block->attention->geometry;
+    CHECK(geometry.heads() == 2);
+    CHECK(geometry.queries() == 12);
+    CHECK(geometry.keys() == 12);
+    CHECK(std::fabs(geometry.scale - 0.35355339f) < 1e-6f);
+    // Every node but the projections is in the block: the splits, transposes, product, scale, mask, softmax, merge.
+    CHECK(block->chain.size() + 1 == g.nodes.size() - (decoder ? 1u : 4u));
+    const FusionLookup unfused_choice = [](const Subgraph&) { return FusionChoice{engine::OneDnnFusion(0), "test"}; };
+    const auto unfused = Run(g, unfused_choice);
+    std::vector<engine::Policy> policies = engine::AttentionPolicies(geometry);
+    policies.push_back({{"head_tile", int64_t{1}}, {"query_tile", int64_t{5}}});  // a remainder of queries
+    for (const auto& tiles : policies) {
+      CAPTURE(engine::PolicyText(tiles));
+      std::vector<NodeBinding> bindings;
+      const auto fused = Run(g, [&](const Subgraph& s) {
+        return s.attention ? FusionChoice{engine::FusedPolicy{1, "attention", tiles}, "test"} : FusionChoice{engine::OneDnnFusion(0), "test"};
+      }, &bindings);
+      int attention = 0;
+      for (const auto& b : bindings) attention += b.op_type == "Attention";
+      CHECK(attention == 1);
+      const Comparison c = CompareTensors(fused, unfused);
+      CHECK_MESSAGE(c.ok, c.worst);
+    }
+    // validate's view of the block's policies.
+    const std::string& d = block->canonical.text;
+    CHECK(engine::FusedPolicyProblem(d, engine::FusedPolicy{1, "attention", engine::DefaultAttentionPolicy(geometry)}.Knobs()).empty());
+    CHECK(engine::FusedPolicyProblem(d, engine::OneDnnFusion(0).Knobs()).empty());
+    CHECK(!engine::FusedPolicyProblem(d, engine::OneDnnFusion(1).Knobs()).empty());
+    CHECK(!engine::FusedPolicyProblem(d, engine::FusedPolicy{1, "attention", {{"head_tile", int64_t{0}}, {"query_tile", int64_t{4}}}}.Knobs()).empty());
+  }
 }
 
 TEST_CASE("sgat: impl halide runs a MatMul's whole chain in the GEMM's epilogue under the anchor's knobs, and validate checks those knobs") {

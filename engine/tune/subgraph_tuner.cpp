@@ -109,6 +109,13 @@ Result<SubgraphOutcome> TuneSubgraph(const Graph& graph, const Subgraph& s, cons
     }
     return us;
   };
+  if (s.attention) {  // the tiles of the fused block; its default is the built-in fusion, measured already
+    out.strategy = "exhaustive";
+    const Policy builtin_tiles = DefaultAttentionPolicy(s.attention->geometry);
+    for (const Policy& tiles : AttentionPolicies(s.attention->geometry))
+      if (out.tried < o.trials && (tiles != builtin_tiles || !builtin_fuses)) consider({1, "attention", tiles});
+    return out;
+  }
   const int steps = static_cast<int>(s.steps.size());
   for (int k = 1; k <= steps && out.tried < o.trials; ++k)  // the built-in fusion's own count is measured already
     if (!builtin_fuses || builtin->fused_nodes != static_cast<size_t>(s.NodesOf(k))) consider(OneDnnFusion(k));

@@ -10,6 +10,8 @@
 // built-in fusion runs, which is a baseline already), and for MatMul and
 // Gemm anchors the whole chain in a Halide GEMM's epilogue with the anchor's knobs searched by GA
 // (engine/tune/search_loop.h), seeded with the anchor's bank policy and the template's default.
+// An attention block (Subgraph::attention) has one candidate per tiling of its fused kernel
+// (engine/fusion/attention_kernel.h: AttentionPolicies), the default being the built-in fusion.
 // Never proposed: fuse 0 (nothing fused) against a built-in fusion that is slower alone. Alone,
 // the subgraph's output leaves in row-major order either way; in the model, an unfused step between
 // oneDNN convolutions costs a reorder on each side (MobileNetV2: two such entries, each 4-7% faster
