@@ -5,10 +5,11 @@ TorchScript (trace, freeze, optimize_for_inference), tilebank with default polic
 (SGAT then OPAT, in a bank of its own; and again with the layouts decided across the model turned off,
 TILEBANK_MODEL_LAYOUTS=row-major); each model's GFLOP and its share of the fp32 FMA peak
 measured beside it (build/fma_peak). Every time is the median of --repeat runs after warm-up. The
-goals of issues 13 (OPAT) and 14 (SGAT) are printed with each row, met or not.
+goals of issues 13 (OPAT), 14 (SGAT) and 22 (transformers: BERT-base, ViT-B/16, a GPT-2-small
+decoder) are printed with each row, met or not.
 
   usage: bench/model_bench.py [--threads 2] [--repeat 30] [--bank DIR] [--sgat-bank DIR] [--build build] [MODEL ...]
-         (models: resnet50 resnet18 mobilenet_v2 bert_base, or other torchvision classifiers)
+         (models: resnet50 resnet18 mobilenet_v2 bert_base vit_b_16 gpt_decoder, or other torchvision classifiers)
          bench/model_bench.py --defaults [MODEL ...]   before tuning: an empty bank against TorchScript
          bench/model_bench.py --off-shape              ResNet-50 at batch 8 with a bank tuned at batch 1
          (bench/default_goals.py: the goals of issue 20)
@@ -39,7 +40,14 @@ GOALS = {  # model: (reference, at most this many times its time after OPAT, aft
     "resnet18": ("torchscript", 1.0, None),
     "mobilenet_v2": ("torchscript", 1.3, 0.85),
     "bert_base": ("eager", 0.4, 0.25),
+    "vit_b_16": ("torchscript", 1.0, None),
+    "gpt_decoder": ("eager", 1.0, None),
 }
+# Issue 22: each transformer after SGAT then OPAT at least this much faster than the better of
+# PyTorch eager and TorchScript, and at least this share of the measured FMA peak.
+TRANSFORMERS = ("bert_base", "vit_b_16", "gpt_decoder")
+TRANSFORMER_SPEEDUP = 1.5
+TRANSFORMER_PEAK_SHARE = 0.85
 SGAT_OVER_OPAT = 1.15  # issue 14: SGAT then OPAT at least this much faster than OPAT alone
 
 
@@ -200,6 +208,20 @@ def main():
             "met" if r["sgat_over_opat"] >= SGAT_OVER_OPAT else "NOT met", f"{r['sgat_tune_s']:.0f}", r["sgat_hits"]))
     print("SGAT+OPAT: tune -j 1 then tune -j 2 into its own bank; row-major: the same with every tensor handed over row-major "
           "(TILEBANK_MODEL_LAYOUTS=row-major); tune s: both jobs' wall time")
+    transformers = [r for r in rows if r["model"] in TRANSFORMERS]
+    if transformers:
+        head = ("model", "eager ms", "TS ms", "default ms", "SGAT+OPAT", "speedup", f"goal {TRANSFORMER_SPEEDUP}x", "% peak",
+                f"goal {100 * TRANSFORMER_PEAK_SHARE:.0f}%")
+        fmt = "{:<13}" + "{:>11}" * (len(head) - 1)
+        print(f"\nissue 22, transformers: SGAT then OPAT against the better of PyTorch eager and TorchScript; FMA peak "
+              f"{transformers[0]['peak_gflops']:.1f} GFLOP/s")
+        print(fmt.format(*head))
+        for r in transformers:
+            speedup = min(r["eager_ms"], r["torchscript_ms"]) / r["sgat_opat_ms"]
+            print(fmt.format(
+                r["model"], f"{r['eager_ms']:.1f}", f"{r['torchscript_ms']:.1f}", f"{r['default_ms']:.1f}", f"{r['sgat_opat_ms']:.1f}",
+                f"{speedup:.2f}x", "met" if speedup >= TRANSFORMER_SPEEDUP else "NOT met", f"{100 * r['sgat_peak_share']:.1f}%",
+                "met" if r["sgat_peak_share"] >= TRANSFORMER_PEAK_SHARE else "NOT met"))
     return 0
 
 
