@@ -48,12 +48,9 @@ std::string BlocksModel(const TempDir& dir) {
   ModelBuilder b;
   b.Input("x", {1, 8, 10, 10});
   for (const char* w : {"w1", "w2", "w3", "w4", "w5", "w6"}) b.Weight(w, {8, 8, 3, 3});
-  b.Weight("lo", {1});
-  b.g->mutable_initializer()->rbegin()->set_float_data(0, 0.f);
-  b.Weight("six", {1});
-  b.g->mutable_initializer()->rbegin()->set_float_data(0, 6.f);
-  b.Weight("five", {1});
-  b.g->mutable_initializer()->rbegin()->set_float_data(0, 5.f);
+  b.Floats("lo", {1}, {0.f});
+  b.Floats("six", {1}, {6.f});
+  b.Floats("five", {1}, {5.f});
   Conv3x3(b, "x", "w1", "a1");
   Conv3x3(b, "x", "w2", "r1");
   b.Node("Add", {"a1", "r1"}, {"s1"});
@@ -165,13 +162,9 @@ std::string GeluModel(const TempDir& dir) {
   b.Input("x", {32, 64});
   b.Weight("w", {64, 48});
   b.Weight("bias", {48});
-  auto scalar = [&](const char* name, float value) {
-    b.Weight(name, {});
-    b.g->mutable_initializer()->rbegin()->set_float_data(0, value);
-  };
-  scalar("sqrt2", 1.4142135f);
-  scalar("one", 1.f);
-  scalar("half", 0.5f);
+  b.Floats("sqrt2", {}, {1.4142135f});
+  b.Floats("one", {}, {1.f});
+  b.Floats("half", {}, {0.5f});
   b.Node("MatMul", {"x", "w"}, {"h"});
   b.Node("Add", {"bias", "h"}, {"hb"});
   b.Node("Div", {"hb", "sqrt2"}, {"d"});
@@ -210,15 +203,11 @@ std::string GeluTanhModel(const TempDir& dir, bool pow, bool half_first) {
   b.Input("x", {32, 64});
   b.Weight("w", {64, 48});
   b.Weight("bias", {48});
-  auto scalar = [&](const char* name, float value) {
-    b.Weight(name, {});
-    b.g->mutable_initializer()->rbegin()->set_float_data(0, value);
-  };
-  scalar("three", 3.f);
-  scalar("k", 0.044715f);
-  scalar("c", 0.7978846f);
-  scalar("one", 1.f);
-  scalar("half", 0.5f);
+  b.Floats("three", {}, {3.f});
+  b.Floats("k", {}, {0.044715f});
+  b.Floats("c", {}, {0.7978846f});
+  b.Floats("one", {}, {1.f});
+  b.Floats("half", {}, {0.5f});
   b.Node("MatMul", {"x", "w"}, {"h"});
   b.Node("Add", {"bias", "h"}, {"hb"});
   if (pow) {
@@ -280,15 +269,11 @@ std::string AttentionModel(const TempDir& dir, bool decoder) {
   b.Ints("heads", {1, 12, 2, 8});
   b.Ints("merged", {1, 12, 16});
   auto perm = [](onnx::NodeProto* n, std::vector<int64_t> p) { ModelBuilder::IntsAttr(n, "perm", p); };
-  auto scalar = [&](const char* name, float value) {
-    b.Weight(name, {});
-    b.g->mutable_initializer()->rbegin()->set_float_data(0, value);
-  };
   if (decoder) {
     b.Weight("wqkv", {16, 48});
     b.Node("MatMul", {"x", "wqkv"}, {"qkv"});
     ModelBuilder::IntAttr(b.Node("Split", {"qkv"}, {"q2", "k2", "v2"}), "axis", 2);
-    scalar("inv_sqrt_d", 0.35355339f);
+    b.Floats("inv_sqrt_d", {}, {0.35355339f});
   } else {
     b.Input("key_padding", {1, 12});
     b.Ints("mask_axes", {1, 2});
@@ -297,7 +282,7 @@ std::string AttentionModel(const TempDir& dir, bool decoder) {
     b.Node("MatMul", {"x", "wk"}, {"k2"});
     b.Node("MatMul", {"x", "wv"}, {"v2"});
     b.Node("Unsqueeze", {"key_padding", "mask_axes"}, {"mask"});
-    scalar("sqrt_d", 2.8284271f);
+    b.Floats("sqrt_d", {}, {2.8284271f});
   }
   b.Node("Reshape", {"q2", "heads"}, {"q4"});
   b.Node("Reshape", {"k2", "heads"}, {"k4"});
@@ -306,13 +291,10 @@ std::string AttentionModel(const TempDir& dir, bool decoder) {
   perm(b.Node("Transpose", {"k4"}, {"kt"}), {0, 2, 3, 1});
   perm(b.Node("Transpose", {"v4"}, {"v"}), {0, 2, 1, 3});
   if (decoder) {
-    auto* causal = b.g->add_initializer();
-    causal->set_name("mask");
-    causal->set_data_type(onnx::TensorProto::FLOAT);
-    causal->add_dims(12);
-    causal->add_dims(12);
+    std::vector<float> causal;
     for (int i = 0; i < 12; ++i)
-      for (int j = 0; j < 12; ++j) causal->add_float_data(j > i ? -1e9f : 0.f);
+      for (int j = 0; j < 12; ++j) causal.push_back(j > i ? -1e9f : 0.f);
+    b.Floats("mask", {12, 12}, causal);
     b.Node("Mul", {"q", "inv_sqrt_d"}, {"qs"});
     b.Node("MatMul", {"qs", "kt"}, {"scaled"});
   } else {

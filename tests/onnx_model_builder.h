@@ -49,6 +49,14 @@ struct ModelBuilder {
     for (float v : values) t->add_float_data(v);
     return values;
   }
+  // A float initializer of `shape` holding `values` (a scalar: shape {}).
+  void Floats(const std::string& name, const std::vector<int64_t>& shape, const std::vector<float>& values) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : shape) t->add_dims(d);
+    for (float v : values) t->add_float_data(v);
+  }
   void Ints(const std::string& name, const std::vector<int64_t>& values) {
     auto* t = g->add_initializer();
     t->set_name(name);

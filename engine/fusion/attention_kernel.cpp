@@ -59,6 +59,7 @@ class FusedAttention : public Kernel {
     return CatchOneDnnErrors([&]() -> Result<bool> {
       if (shapes.size() != (g_.mask ? 4u : 3u)) return Status::InvalidInput("attention: takes Q, K, V" + std::string(g_.mask ? " and the mask" : ""));
       if (g_.mask && constants.size() > 3 && constants[3]) mask_constant_ = constants[3]->data;
+      stream_ = dnnl::stream(OneDnnCpuEngine());
       for (int64_t h : {head_tile_, g_.heads() % head_tile_})
         for (int64_t q : {query_tile_, g_.queries() % query_tile_})
           if (h > 0 && q > 0 && !passes_.count({h, q})) passes_[{h, q}] = MakePass(h, q);
@@ -118,11 +119,10 @@ class FusedAttention : public Kernel {
     memory values(p.values_md, engine, at(in[2], g_.values, h0, 0));
     memory scores(p.scores_md, engine, p.scratch.data());
     memory out(p.output_md, engine, at(output, g_.output, h0, q0));
-    dnnl::stream stream(engine);
-    ExecuteAndWait(p.scores, stream, {{DNNL_ARG_SRC, query}, {DNNL_ARG_WEIGHTS, keys}, {DNNL_ARG_DST, scores}});
+    ExecuteAndWait(p.scores, stream_, {{DNNL_ARG_SRC, query}, {DNNL_ARG_WEIGHTS, keys}, {DNNL_ARG_DST, scores}});
     if (mask) AddMask(p, mask, h0, q0);
-    ExecuteAndWait(p.softmax, stream, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
-    ExecuteAndWait(p.context, stream, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_WEIGHTS, values}, {DNNL_ARG_DST, out}});
+    ExecuteAndWait(p.softmax, stream_, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
+    ExecuteAndWait(p.context, stream_, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_WEIGHTS, values}, {DNNL_ARG_DST, out}});
   }
 
   // scores[b, h, q, k] += mask at (b, h0 + h, q0 + q, k).
@@ -145,6 +145,7 @@ class FusedAttention : public Kernel {
   int64_t head_tile_, query_tile_;
   std::map<std::pair<int64_t, int64_t>, Pass> passes_;  // (heads, queries) of a pass -> its primitives
   std::vector<float> mask_constant_;
+  dnnl::stream stream_;  // made at bind
   std::vector<const Tensor*> prepared_;
   Tensor result_;
 };
@@ -157,10 +158,7 @@ std::vector<Policy> AttentionPolicies(const AttentionGeometry& g) {
   std::vector<int64_t> head_tiles, query_tiles;
   for (int64_t h = 1; h <= g.heads(); ++h)
     if (g.heads() % h == 0) head_tiles.push_back(h);
-  for (int64_t q = g.queries(); q >= 8; q = (q + 1) / 2) {
-    query_tiles.push_back(q);
-    if (q == 1) break;
-  }
+  for (int64_t q = g.queries(); q >= 8; q = (q + 1) / 2) query_tiles.push_back(q);
   if (query_tiles.empty()) query_tiles.push_back(g.queries());
   std::vector<Policy> out;
   for (int64_t h : head_tiles)

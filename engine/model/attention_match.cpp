@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <set>
+#include <utility>
 
 namespace tilebank::engine::model {
 
@@ -79,6 +80,17 @@ std::optional<StridedView> ForwardView(const Graph& g, const Node& n, const Stri
     view = *sliced;
   }
   return view.shape == out_shape ? std::optional<StridedView>(view) : std::nullopt;
+}
+
+// `n` as a product with a finite, non-zero constant of one element: {the other input, the factor}
+// (a Div by c is a product with 1 / c); nullopt otherwise.
+std::optional<std::pair<int, double>> ConstantScale(const Context& c, const Node& n) {
+  if ((n.op_type != "Mul" && n.op_type != "Div") || n.inputs.size() != 2) return std::nullopt;
+  const int side = c.Scalar(n.inputs[1]) ? 1 : (n.op_type == "Mul" && c.Scalar(n.inputs[0]) ? 0 : -1);
+  if (side < 0) return std::nullopt;
+  const double f = *c.Scalar(n.inputs[side]);
+  if (f == 0 || !std::isfinite(f)) return std::nullopt;
+  return std::make_pair(n.inputs[1 - side], n.op_type == "Mul" ? f : 1 / f);
 }
 
 // An operand of the block as a view into the memory of a value computed outside it.
@@ -164,13 +176,9 @@ std::optional<AttentionMatch> MatchAt(const Context& c, int context_matmul) {
       mask = n.inputs[1 - chain_side];
       if (mask < 0 || g.values[mask].dtype != "float32" || g.values[mask].shape.size() > scores_shape.size()) return std::nullopt;
       at = n.inputs[chain_side];
-    } else if ((n.op_type == "Mul" || n.op_type == "Div") && n.inputs.size() == 2) {
-      const int factor_side = c.Scalar(n.inputs[1]) ? 1 : (n.op_type == "Mul" && c.Scalar(n.inputs[0]) ? 0 : -1);
-      if (factor_side < 0) return std::nullopt;
-      const double f = *c.Scalar(n.inputs[factor_side]);
-      if (f == 0 || !std::isfinite(f)) return std::nullopt;
-      scale *= n.op_type == "Mul" ? f : 1 / f;
-      at = n.inputs[1 - factor_side];
+    } else if (const auto scaled = ConstantScale(c, n)) {
+      at = scaled->first;
+      scale *= scaled->second;
     } else {
       return std::nullopt;
     }
@@ -180,14 +188,11 @@ std::optional<AttentionMatch> MatchAt(const Context& c, int context_matmul) {
   if (m1.inputs.size() != 2) return std::nullopt;
   // Q may be scaled before the product (torch's MultiheadAttention).
   int query = m1.inputs[0];
-  for (int p = c.PrivateProducer(query); p >= 0 && (g.nodes[p].op_type == "Mul" || g.nodes[p].op_type == "Div"); p = c.PrivateProducer(query)) {
-    const Node& n = g.nodes[p];
-    if (n.inputs.size() != 2) break;
-    const int factor_side = c.Scalar(n.inputs[1]) ? 1 : (n.op_type == "Mul" && c.Scalar(n.inputs[0]) ? 0 : -1);
-    if (factor_side < 0 || *c.Scalar(n.inputs[factor_side]) == 0) break;
-    const double f = *c.Scalar(n.inputs[factor_side]);
-    scale *= n.op_type == "Mul" ? f : 1 / f;
-    query = n.inputs[1 - factor_side];
+  for (int p = c.PrivateProducer(query); p >= 0; p = c.PrivateProducer(query)) {
+    const auto scaled = ConstantScale(c, g.nodes[p]);
+    if (!scaled) break;
+    query = scaled->first;
+    scale *= scaled->second;
     block.push_back(p);
   }
   const Source q = ViewOf(c, query), k = ViewOf(c, m1.inputs[1]), v = ViewOf(c, m2.inputs[1]);

@@ -27,46 +27,31 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice) 
   const Node& anchor = graph_.nodes[s.anchor];
   auto node_op = NodeOpSpec(graph_, anchor);
   if (!node_op.ok()) return false;
-  if (s.attention) {
-    if (choice.policy.impl != "attention") return false;
-    auto kernel = AttentionKernel(s.attention->geometry, choice.policy.anchor);
-    if (!kernel.ok()) return false;
-    auto step = std::make_unique<Step>();
-    step->inputs = s.attention->inputs;
-    if (!BindKernel(step.get(), std::move(kernel.value())).ok() || step->kind != Step::Kind::kDirect) return false;
-    step->output = s.OutputAfter(graph_, 1);
-    NodeBinding b;
-    b.node = s.anchor;
-    b.name = anchor.name;
-    b.op_type = "Attention";
-    for (int n : s.chain) b.fused_nodes.push_back(graph_.nodes[n].name);
-    b.shape = ShapeText(graph_.values[step->output].shape);
-    b.template_id = kFusedTemplateId;
-    b.policy = PolicyText(choice.policy.Knobs());
-    b.policy_source = choice.source;
-    b.op = std::move(node_op.value());
-    steps_.push_back(std::move(step));
-    bindings_.push_back(std::move(b));
-    pointwise_.push_back(false);
-    return true;
-  }
-  std::vector<ChainStep> steps;
   auto step = std::make_unique<Step>();
-  step->inputs = node_op->input_values;
   NodeBinding b;
   b.node = s.anchor;
   b.name = anchor.name;
-  b.op_type = anchor.op_type;
-  for (int k = 0; k < fused; ++k) {
-    const EpilogueStep& e = s.steps[k];
-    steps.push_back(e.step);
-    if (e.operand >= 0) step->inputs.push_back(e.operand);
-    b.op_type += "+" + e.step.op_type;
+  Result<std::unique_ptr<Kernel>> kernel = Status::InvalidInput("no fused kernel");
+  if (s.attention) {  // one kernel reading Q, K, V (and the mask) where the nodes before the block wrote them
+    if (choice.policy.impl != "attention") return false;
+    step->inputs = s.attention->inputs;
+    b.op_type = "Attention";
+    kernel = AttentionKernel(s.attention->geometry, choice.policy.anchor);
+  } else {  // the anchor with its first `fused` chain steps, their operands after its inputs
+    std::vector<ChainStep> steps;
+    step->inputs = node_op->input_values;
+    b.op_type = anchor.op_type;
+    for (int k = 0; k < fused; ++k) {
+      const EpilogueStep& e = s.steps[k];
+      steps.push_back(e.step);
+      if (e.operand >= 0) step->inputs.push_back(e.operand);
+      b.op_type += "+" + e.step.op_type;
+    }
+    const bool halide = choice.policy.impl == "halide";
+    kernel = halide ? HalideFusedGemmKernel(node_op->op, choice.policy.anchor, steps) : OneDnnFusedKernel(node_op->op, steps);
   }
-  for (int k = 0; k < s.NodesOf(fused); ++k) b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
-  const bool halide = choice.policy.impl == "halide";
-  auto kernel = halide ? HalideFusedGemmKernel(node_op->op, choice.policy.anchor, steps) : OneDnnFusedKernel(node_op->op, steps);
   if (!kernel.ok()) return false;
+  for (int k = 0; k < s.NodesOf(fused); ++k) b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
   // Only on the direct path (weights constant): oneDNN lacking this fusion shows at bind time.
   if (!BindKernel(step.get(), std::move(kernel.value())).ok() || step->kind != Step::Kind::kDirect) return false;
   step->in_place_input = step->kernel->InPlaceInput();
