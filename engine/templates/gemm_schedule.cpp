@@ -158,7 +158,10 @@ Func ScheduledGemm(Func a, Func bmat, const GemmShape& s, const Policy& p, const
   if (parallel) out.parallel(blk);
   out.vectorize(nv, V).unroll(mr);
 
-  acc.compute_at(out, nt).vectorize(n, V).unroll(n).unroll(m);
+  // The accumulator is one register tile, tn x tm, also where a guarded tail of N leaves fewer
+  // columns to store: left to bounds inference, some tilings of a packed B with such a tail
+  // (16x64x96: 4 vectors x 4 rows, block_m 4) computed wrong results or wrote past the tile.
+  acc.compute_at(out, nt).bound_extent(n, tn).bound_extent(m, tm).vectorize(n, V).unroll(n).unroll(m);
   auto update = acc.update();
   update.reorder(n, m, r).vectorize(n, V).unroll(n).unroll(m);
   if (uk > 1) update.unroll(r, uk);

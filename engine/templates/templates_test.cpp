@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -102,6 +103,30 @@ TEST_CASE("templates: B packed into panels once (pack_b root) with a short last 
       }
       CheckPolicy(t, op, policy);
     }
+  }
+}
+
+TEST_CASE("templates: B packed with a guarded tail of N under M blocks (wrong results and a heap overrun in OPAT: 16x64x96)") {
+  const OpSpec op = Op(R"({"op":"MatMul","input_desc":)" + Desc({"[16,64]", "[64,96]"}) + R"(,"output_desc":)" + Desc({"[16,96]"}) + "}");
+  auto templates = TemplatesFor(op);
+  REQUIRE(templates.ok());
+  const OpTemplate& t = *templates->primary;
+  // {block_m, block_n, tile_m, vec_blocks, pack_b}: each failed before the accumulator's extents were fixed.
+  const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, const char*>> cases = {
+      {4, 2, 4, 4, "block"}, {4, 1, 4, 4, "block"}, {4, 1, 4, 4, "root"}, {8, 1, 2, 4, "block"}, {4, 8, 4, 1, "block"}, {4, 2, 3, 4, "block"}};
+  for (const auto& [block_m, block_n, tile_m, vec_blocks, pack_b] : cases) {
+    Policy policy = t.DefaultPolicy(op);
+    for (auto& knob : policy) {
+      if (knob.name == "block_m") knob.value = block_m;
+      if (knob.name == "block_n") knob.value = block_n;
+      if (knob.name == "tile_m") knob.value = tile_m;
+      if (knob.name == "vec_blocks") knob.value = vec_blocks;
+      if (knob.name == "pack_b") knob.value = std::string(pack_b);
+      if (knob.name == "unroll_k") knob.value = int64_t{1};
+      if (knob.name == "parallel") knob.value = int64_t{0};
+      if (knob.name == "loop_order") knob.value = std::string("mn");
+    }
+    CheckPolicy(t, op, policy);
   }
 }
 
