@@ -72,11 +72,21 @@ def tilebank(build, args, threads, kernel_cache=None, layouts=None):
     return p
 
 
-def run_json(build, model_dir, bank, threads, warmup, repeat, kernel_cache, layouts=None):
+def run_json(build, model_dir, bank, threads, warmup, repeat, kernel_cache, layouts=None, profile=False):
     p = tilebank(build, ["run", "-m", os.path.join(model_dir, "model.onnx"), "--data", os.path.join(model_dir, "test_data_set_0"),
-                         "--bank", bank, "--threads", str(threads), "--warmup", str(warmup), "--repeat", str(repeat), "--json"], threads,
-                 kernel_cache, layouts)
+                         "--bank", bank, "--threads", str(threads), "--warmup", str(warmup), "--repeat", str(repeat), "--json"]
+                 + (["--profile"] if profile else []), threads, kernel_cache, layouts)
     return json.loads(p.stdout)
+
+
+def time_by_op(profile):
+    """A `run --profile --json` profile summed per op type (a fused binding counts as its anchor's
+    type), largest first: [(op_type, nodes, ms)]."""
+    totals = {}
+    for node in profile:
+        count, us = totals.get(node["op_type"], (0, 0.0))
+        totals[node["op_type"]] = (count + 1, us + node["time_us"])
+    return sorted(((op, n, us / 1e3) for op, (n, us) in totals.items()), key=lambda t: -t[2])
 
 
 def tune_job(args, model, job_type, bank, out):
@@ -163,7 +173,7 @@ def main():
             run_json(args.build, model_dir, args.bank, args.threads, 1, 1, kernels)
             tuned = run_json(args.build, model_dir, args.bank, args.threads, args.warmup, args.repeat, kernels)
             run_json(args.build, model_dir, args.sgat_bank, args.threads, 1, 1, kernels)
-            fused = run_json(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat, kernels)
+            fused = run_json(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat, kernels, profile=True)
             row_major = run_json(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat, kernels, "row-major")
             peak = json.loads(subprocess.run([os.path.join(args.build, "fma_peak"), str(args.threads)], capture_output=True, text=True).stdout)
         gflop = tuned["gflop"]
@@ -180,6 +190,7 @@ def main():
             "check": tuned.get("check", {}).get("ok") and fused.get("check", {}).get("ok"), "load_s": tuned["load_s"],
             "default_load_cold_s": default_cold["load_s"], "default_load_warm_s": default["load_s"], "tune_s": tune_s,
             "sgat_tune_s": sgat_s + sgat_opat_s, "hits": summary_text(opat), "sgat_hits": summary_text(sgat),
+            "sgat_opat_by_op": time_by_op(fused["profile"]),
         })
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(f"\nmodel_bench: {args.threads} threads, batch 1, median of {args.repeat} runs after {args.warmup} warm-up; "
@@ -222,6 +233,11 @@ def main():
                 r["model"], f"{r['eager_ms']:.1f}", f"{r['torchscript_ms']:.1f}", f"{r['default_ms']:.1f}", f"{r['sgat_opat_ms']:.1f}",
                 f"{speedup:.2f}x", "met" if speedup >= TRANSFORMER_SPEEDUP else "NOT met", f"{100 * r['sgat_peak_share']:.1f}%",
                 "met" if r["sgat_peak_share"] >= TRANSFORMER_PEAK_SHARE else "NOT met"))
+        print("\nwhere the time goes after SGAT then OPAT (`run --profile`, per op type; a fused kernel counts as its anchor): "
+              "ms, share of the summed node times, nodes")
+        for r in transformers:
+            total = sum(ms for _, _, ms in r["sgat_opat_by_op"]) or 1
+            print(f"{r['model']:<13}" + "  ".join(f"{op} {ms:.1f} ({100 * ms / total:.0f}%, {n})" for op, n, ms in r["sgat_opat_by_op"][:6]))
     return 0
 
 

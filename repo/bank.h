@@ -135,6 +135,8 @@ class Snapshot {
   Status ForEachShapeIndexRow(const std::function<Status(uint64_t, Key)>& visit) const;
   size_t Count(EntryKind kind) const;
   size_t HistoryCount() const;
+  // A job checkpoint (WriteTxn::PutJob) as this view sees it; nullopt when there is none.
+  Result<std::optional<std::string>> GetJob(std::string_view name) const;
   MDB_txn* txn() const { return txn_; }
 
  private:

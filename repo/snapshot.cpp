@@ -112,6 +112,14 @@ size_t Snapshot::Count(EntryKind kind) const {
   return st.ms_entries;
 }
 
+Result<std::optional<std::string>> Snapshot::GetJob(std::string_view name) const {
+  MDB_val k{name.size(), const_cast<char*>(name.data())}, v;
+  int rc = mdb_get(txn_, bank_->jobs_db_, &k, &v);
+  if (rc == MDB_NOTFOUND) return std::optional<std::string>();
+  if (rc != 0) return LmdbStatus(rc, "reading job " + std::string(name));
+  return std::optional<std::string>(std::string(static_cast<const char*>(v.mv_data), v.mv_size));
+}
+
 size_t Snapshot::HistoryCount() const {
   MDB_stat st{};
   mdb_stat(txn_, bank_->history_db_, &st);

@@ -4,6 +4,8 @@
 #   setup.sh --models   and PyTorch, torchvision and ONNX for Python, which scripts/export_models.py
 #                       exports the demo's, the benchmark's, the zoo's and the tests' models with
 #                       (scripts/test.sh installs these)
+#   setup.sh --cluster  and Slurm, munge and Open MPI, which batch tuning runs on and its tests start
+#                       (scripts/cluster/local_slurm.sh; scripts/test.sh installs these too)
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git python3
@@ -17,7 +19,14 @@ packages=(
   libonnx-dev libprotobuf-dev libonnx-testdata   # ONNX backend node tests
 )
 model_packages=(python3-torch python3-torchvision python3-onnx)
-if [ "${1:-}" = "--models" ]; then packages+=("${model_packages[@]}"); fi
+cluster_packages=(slurm-wlm munge openmpi-bin)
+for option in "$@"; do
+  case "$option" in
+    --models) packages+=("${model_packages[@]}") ;;
+    --cluster) packages+=("${cluster_packages[@]}") ;;
+    *) echo "setup.sh: unknown option $option (--models, --cluster)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "engine/target/threads.h"
+#include "tools/batch_command.h"
 #include "tools/cli_common.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
 
   tilebank::cli::RegisterTuneCommand(&app, &exit_code);
   tilebank::cli::RegisterRunCommand(&app, &exit_code);
+  tilebank::cli::RegisterBatchCommands(&app, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -13,6 +13,7 @@
 #include "engine/target/soc_version.h"
 #include "repo/bank_location.h"
 #include "repo/improvement.h"
+#include "tools/batch_command.h"
 #include "tools/cli_common.h"
 
 namespace tilebank::cli {
@@ -31,7 +32,9 @@ struct TuneFlags {
   bool repeat_tune = false;
   std::string reload = "\x01";  // sentinel: not given
   uint64_t seed = 1;
+  std::string model_list, plan, shard;  // a batch (tools/batch_command.h)
 };
+
 
 Result<std::vector<TuneMode>> ParseModes(const std::string& text) {
   std::vector<TuneMode> modes;
@@ -86,6 +89,33 @@ void PlaceJob(const JobPlace& place, JobOptions* o) {
   o->fingerprint = place.fingerprint;
   o->output_dir = place.output_dir;
   o->repeat_tune = place.repeat_tune;
+}
+
+// `tune` with --model-list, --plan or --shard: one worker of a batch, or the whole batch here.
+int RunBatchWorker(const TuneFlags& f) {
+  if (f.job_type != 1 && f.job_type != 2 && !(f.job_type == 0 && !f.plan.empty()))
+    return Fail(Status::InvalidInput("--model-list, --plan and --shard batch operators (-j 2) or subgraphs (-j 1)"));
+  if (!f.subgraphs.empty() || !f.tune_ops_file.empty() || f.reload != "\x01" || f.time_budget > 0 || f.repeat_tune)
+    return Fail(Status::InvalidInput("a batch takes no --subgraphs, --tune-ops-file, --reload, --time-budget or --repeat-tune "
+                                     "(a worker started again goes on where its shard stopped)"));
+  if (Status s = CheckSharedFlags(f); !s.ok()) return Fail(s);
+  BatchInputFlags in;
+  in.job_type = f.job_type;
+  in.model = f.model;
+  in.model_list = f.model_list;
+  in.singleop = f.singleop;
+  in.input_shape = f.input_shape;
+  in.soc = f.soc;
+  in.trials = f.trials;
+  in.seed = f.seed;
+  if (!f.plan.empty()) {
+    auto plan = engine::ReadBatchPlan(f.plan);
+    if (!plan.ok()) return Fail(plan.status());
+    in.job_type = f.job_type ? f.job_type : plan->job_type;
+    if (plan->job_type != in.job_type)
+      return Fail(Status::InvalidInput("-j " + std::to_string(f.job_type) + ": the plan " + f.plan + " is for job type " + std::to_string(plan->job_type)));
+  }
+  return RunBatchTune(in, f.plan, f.shard, f.bank);
 }
 
 // Job type 1: subgraph tuning of a model.
@@ -155,6 +185,8 @@ int RunGdat(const TuneFlags& f) {
 }
 
 int RunTune(const TuneFlags& f) {
+  if (!f.model_list.empty() || !f.plan.empty() || !f.shard.empty()) return RunBatchWorker(f);
+  if (f.job_type == 0) return Fail(Status::InvalidInput("--job-type (-j) is required: 2 (OPAT), 1 (SGAT) or 4 (GDAT)"));
   if (f.job_type == 1) return RunSgat(f);
   if (f.job_type == 4) return RunGdat(f);
   if (!f.gradients.empty()) return Fail(Status::InvalidInput("--gradients is a gradient profile, for --job-type 4 (GDAT)"));
@@ -218,12 +250,16 @@ int RunTune(const TuneFlags& f) {
 void RegisterTuneCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<TuneFlags>();
   CLI::App* tune = app->add_subcommand("tune", "tune a model's subgraphs (job type 1, SGAT), operators (job type 2, OPAT) or gradient fusion (job type 4, GDAT) and store the winners in the bank");
-  tune->add_option("-j,--job-type,--job_type", flags->job_type, "2: operator tuning (OPAT); 1: subgraph tuning (SGAT); 4: gradient fusion (GDAT)")->required();
+  tune->add_option("-j,--job-type,--job_type", flags->job_type, "2: operator tuning (OPAT); 1: subgraph tuning (SGAT); 4: gradient fusion (GDAT); with --plan, the plan's");
   tune->add_option("--gradients", flags->gradients, "job type 4: a gradient profile (JSON: gradients in ready order, the AllReduce sweep) to plan from");
   tune->add_option("--measured", flags->measured, "job type 4: plans measured in the running job (JSON); the measured fastest is kept");
   tune->add_flag("--print-plans", flags->print_plans, "job type 4: print every plan with its prediction as JSON; write nothing");
   tune->add_option("--max-segments,--max_segments", flags->max_segments, "job type 4: AllReduce segments at most (AOE/HCCL: 8)")->capture_default_str();
   tune->add_option("--singleop", flags->singleop, "ATC-style single-op description list (JSON)");
+  tune->add_option("--model-list,--model_list", flags->model_list, "a batch: a file naming one ONNX model a line, `path [input shapes]`");
+  tune->add_option("--plan", flags->plan, "a batch's PLAN.json (tilebank batch plan): its inputs and shards");
+  tune->add_option("--shard", flags->shard, "tune one shard of the batch: I/N, I (with --plan) or mpi (the MPI rank); BANK_ROOT/shards/<I>/")
+      ->type_name("I/N|mpi");
   tune->add_option("-m,--model", flags->model, "an ONNX model: tune its operators, measuring the whole model before and after");
   tune->add_option("--subgraphs", flags->subgraphs, "job type 1: a subgraph file (run --dump writes DIR/aoe_dump/<model>_subgraphs.json) to tune without the model");
   tune->add_option("-f,--framework", flags->framework, "the model's framework: 5 (ONNX), the only one read")->capture_default_str();

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <tuple>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
@@ -46,12 +47,6 @@ Result<std::unique_ptr<Executor>> LoadAndRun(const Graph& graph, const model::Po
   return executor;
 }
 
-std::string OpTypeOf(const model::SubgraphTask& t) {
-  std::string text = t.graph.nodes[t.subgraph.anchor].op_type;
-  for (int c : t.subgraph.chain) text += "+" + t.graph.nodes[c].op_type;
-  return text;
-}
-
 // The whole model's time with the bank as it is now.
 Result<Measurement> MeasureModel(const Graph& graph, const Bank* bank, const std::vector<Tensor>& inputs, int warmup, int repeats,
                                  std::vector<double>* node_us, std::unique_ptr<Executor>* keep = nullptr) {
@@ -73,6 +68,15 @@ nlohmann::json SubgraphJson(const SubgraphRecord& r) {
 }
 
 }  // namespace
+
+std::pair<double, double> SubgraphListTimes(const std::vector<SubgraphRecord>& records) {
+  double before = 0, after = 0;
+  for (const auto& r : records) {
+    before += r.before_ms * r.occurrences;
+    after += (r.Stored() || r.status == "hit" ? r.after_ms : r.before_ms) * r.occurrences;
+  }
+  return {before, after};
+}
 
 nlohmann::json SgatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<SubgraphRecord>& records,
                               double baseline_ms, std::optional<double> result_ms) {
@@ -110,7 +114,7 @@ SubgraphRecord TuneTask(const model::SubgraphTask& task, const Bank& bank, const
   SubgraphRecord r;
   r.repo_key = std::to_string(s.key());
   r.name = task.name;
-  r.op_type = OpTypeOf(task);
+  r.op_type = model::SubgraphOpType(task);
   r.occurrences = task.occurrences;
   auto found = bank.Find(EntryKind::kGraph, s.canonical.text);
   if (!found.ok()) {
@@ -399,11 +403,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   report.whole_model = whole_model;
   if (!whole_model) {
     // A subgraph file: the "model" is its subgraphs, each as often as it occurs (as OPAT sums an op list).
-    report.baseline_ms = 0;
-    for (const auto& r : cp.records) {
-      report.baseline_ms += r.before_ms * r.occurrences;
-      report.result_ms += (r.Stored() || r.status == "hit" ? r.after_ms : r.before_ms) * r.occurrences;
-    }
+    std::tie(report.baseline_ms, report.result_ms) = SubgraphListTimes(cp.records);
   } else {
     TB_RETURN_IF_ERROR(DecideOnEntries(graph, *bank, inputs, o, &cp, &report));
   }

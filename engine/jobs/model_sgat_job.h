@@ -69,6 +69,10 @@ struct ModelSgatReport {
 
 Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& options);
 
+// A subgraph file's "model" time before and after: each subgraph's time (after: the winner's or the
+// bank's on a hit, else before) times its occurrences, summed.
+std::pair<double, double> SubgraphListTimes(const std::vector<SubgraphRecord>& records);
+
 // The SGAT result file's content (seeds/004). finished: false while tuning (no model result yet).
 nlohmann::json SgatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<SubgraphRecord>& records,
                               double baseline_ms, std::optional<double> result_ms);

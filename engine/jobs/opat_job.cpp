@@ -165,6 +165,23 @@ Status ReadTuneOpsFile(const std::string& path, std::vector<std::string>* names,
   return Status::Ok();
 }
 
+Result<std::optional<OpatJobState>> LatestOpatJob(const Bank& bank) {
+  auto stored = PeekLatestJob(bank, kLatestJob);
+  if (!stored.ok()) return stored.status();
+  if (!*stored) return std::optional<OpatJobState>();
+  auto cp = Checkpoint::FromJson((*stored)->second, (*stored)->first);
+  if (!cp.ok()) return cp.status();
+  OpatJobState s;
+  s.job_name = cp->job_name;
+  s.ops_path = cp->ops_path;
+  s.result_path = cp->result_path;
+  s.finished = cp->finished;
+  s.elapsed_s = cp->elapsed_s;
+  s.ops = cp->op_keys.size();
+  s.records = std::move(cp->records);
+  return std::optional<OpatJobState>(std::move(s));
+}
+
 Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   OpenOptions open;
@@ -256,7 +273,8 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     auto found = bank->Find(EntryKind::kOp, op.canonical.text);
     if (!found.ok()) return found.status();
     const std::optional<Entry> entry = found.value();
-    std::optional<Entry> winner;  // to store: it beat the baseline
+    std::optional<Entry> winner;         // to store: it beat the baseline
+    std::optional<Entry> builtin_entry;  // to store (keep_builtin_wins): the built-in choice beat every candidate
     bool stale = false;
     if (entry) {
       const OpTemplate* t = TemplateById(entry->template_id);
@@ -306,6 +324,8 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
         bool better = o.best_time.median_us < baseline.median_us * (1.0 - options.min_gain) || (!o.default_ok && !have_entry);
         rec.status = better ? (entry ? "update" : "add") : (have_entry ? "reserved" : "unsatisfied");
         if (better) winner = OpWinnerEntry(op, o, baseline, bank->meta_at_open().bank_id);
+        else if (!have_entry && o.default_ok && options.keep_builtin_wins)
+          builtin_entry = OpWinnerEntry(op, o, baseline, bank->meta_at_open().bank_id, /*keep_baseline=*/true);
         else if (!have_entry && o.default_ok)
           builtin_won.push_back(OpWinnerEntry(op, o, baseline, bank->meta_at_open().bank_id, /*keep_baseline=*/true));
       }
@@ -319,6 +339,8 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
         // Another process stored a faster entry meanwhile: ours was not kept.
         if (put.value() == PutOutcome::kKept) done[i].status = entry ? "reserved" : "unsatisfied";
       }
+      if (builtin_entry)
+        if (auto put = txn.Put(*builtin_entry, PutPolicy::kKeepFaster); !put.ok()) return put.status();
       return checkpoint(txn);
     }));
     rec = done[i];
@@ -330,14 +352,14 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   // A key whose built-in choice won has no entry, so a run would give it the entry of its nearest
   // shape, which lost here: where the bank now has such a neighbour, the built-in choice becomes
   // the key's entry (its status stays "unsatisfied": nothing beat it).
-  std::vector<const Entry*> neighboured;
+  std::vector<const Entry*> builtin_kept;
   for (const Entry& e : builtin_won) {
     auto near = LookupPolicy(*bank, CanonicalDescriptor{EntryKind::kOp, e.op_type, e.descriptor, e.key()}, EngineTemplateVersions(), true);
-    if (near.ok() && near->state == LookupState::kNearest) neighboured.push_back(&e);
+    if (near.ok() && near->state == LookupState::kNearest) builtin_kept.push_back(&e);
   }
   cp.finished = true;
   TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
-    for (const Entry* e : neighboured)
+    for (const Entry* e : builtin_kept)
       if (auto put = txn.Put(*e, PutPolicy::kKeepFaster); !put.ok()) return put.status();
     return checkpoint(txn);
   }));

@@ -9,8 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/jobs/result_file.h"
 #include "engine/tune/tuner.h"
 #include "repo/status.h"
+
+namespace tilebank {
+class Bank;
+}
 
 namespace tilebank::engine {
 
@@ -28,6 +33,11 @@ struct OpatJobOptions {
   std::vector<double> budget_weights; // per op of the list: its share of the time budget (empty: equal)
   std::optional<double> model_baseline_ms;  // tune --model: the whole model before tuning (kept for --reload)
   double min_gain = 0.02;             // a winner must beat the baseline by this fraction to be stored
+  // Store the built-in choice as the entry of every operator whose built-in choice won (status
+  // "unsatisfied"), with its checkpoint, not only at the end for those with a neighbour in the bank:
+  // a batch shard does, so that the merged bank has every task's entry whatever shard tuned its
+  // neighbours, and a resumed shard keeps those it stored before it was killed.
+  bool keep_builtin_wins = false;
   TuneOptions tune;
   bool progress = false;              // a terminal: show progress on stderr
 };
@@ -45,6 +55,18 @@ struct OpatJobReport {
 Status ReadTuneOpsFile(const std::string& path, std::vector<std::string>* names, std::vector<std::string>* types);
 
 Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options);
+
+// The latest OPAT job checkpointed in a bank, as a reader beside it sees it (engine/batch reads
+// a shard's progress from it).
+struct OpatJobState {
+  std::string job_name, ops_path, result_path;
+  bool finished = false;
+  double elapsed_s = 0;
+  size_t ops = 0;                 // operators in the job's list
+  std::vector<OpRecord> records;  // those done
+};
+// nullopt when no OPAT job has been checkpointed in `bank`.
+Result<std::optional<OpatJobState>> LatestOpatJob(const Bank& bank);
 
 // "20261122_101502123": YYYYMMDD_HHMMSS and milliseconds, as in AOE's result file names.
 std::string ResultTimestamp();

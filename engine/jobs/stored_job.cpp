@@ -24,4 +24,17 @@ Result<std::pair<std::string, std::string>> ReadStoredJob(Bank& bank, const std:
   return std::pair<std::string, std::string>(name, *stored);
 }
 
+Result<std::optional<std::pair<std::string, std::string>>> PeekLatestJob(const Bank& bank, const char* latest_key) {
+  using Found = std::optional<std::pair<std::string, std::string>>;
+  auto view = bank.Read();
+  if (!view.ok()) return view.status();
+  auto latest = view->GetJob(latest_key);
+  if (!latest.ok()) return latest.status();
+  if (!*latest) return Found();
+  auto job = view->GetJob(**latest);
+  if (!job.ok()) return job.status();
+  if (!*job) return Found();
+  return Found(std::make_pair(**latest, **job));
+}
+
 }  // namespace tilebank::engine

@@ -14,4 +14,8 @@ namespace tilebank::engine {
 Result<std::pair<std::string, std::string>> ReadStoredJob(Bank& bank, const std::string& requested, const char* latest_key,
                                                           const std::string& kind, const std::string& bank_dir);
 
+// The job `latest_key` names, read without a write transaction (a reader beside a running job):
+// {job name, stored text}, or nullopt when no such job has been checkpointed.
+Result<std::optional<std::pair<std::string, std::string>>> PeekLatestJob(const Bank& bank, const char* latest_key);
+
 }  // namespace tilebank::engine

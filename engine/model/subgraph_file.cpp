@@ -195,6 +195,12 @@ std::vector<SubgraphTask> DistinctSubgraphs(const Graph& graph, const std::vecto
   return tasks;
 }
 
+std::string SubgraphOpType(const SubgraphTask& t) {
+  std::string text = t.graph.nodes[t.subgraph.anchor].op_type;
+  for (int c : t.subgraph.chain) text += "+" + t.graph.nodes[c].op_type;
+  return text;
+}
+
 nlohmann::json SubgraphFileJson(const std::vector<SubgraphTask>& tasks, const std::string& model_name, const std::string& soc_version) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& t : tasks)

@@ -32,6 +32,9 @@ struct SubgraphTask {
 // `node_us[i]`, when given, is node i's time in the model.
 std::vector<SubgraphTask> DistinctSubgraphs(const Graph& graph, const std::vector<double>& node_us = {});
 
+// "Conv+Relu": the anchor's op type and its chain's.
+std::string SubgraphOpType(const SubgraphTask& task);
+
 nlohmann::json SubgraphFileJson(const std::vector<SubgraphTask>& tasks, const std::string& model_name, const std::string& soc_version);
 
 // kInvalidInput naming the file and the subgraph when a field is missing or wrong, or when the

@@ -1,0 +1,289 @@
+#include "engine/batch/batch_plan.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "engine/jobs/model_opat_job.h"
+#include "engine/model/model_session.h"
+#include "engine/model/node_op_spec.h"
+#include "engine/model/onnx_import.h"
+#include "engine/model/subgraph_file.h"
+#include "engine/ops/op_flops.h"
+#include "engine/ops/op_spec.h"
+#include "repo/json_text.h"
+#include "repo/key.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+// EstimateTaskSeconds' model: a candidate's fixed cost, and its timed runs at this rate.
+constexpr double kCandidateOverheadS = 0.1;
+constexpr double kRunsPerCandidate = 30;
+constexpr double kAssumedFlopsPerS = 50e9;
+
+// Tasks by key, the models that need each in input order.
+using TaskMap = std::map<std::string, BatchTask>;
+
+void AddTask(TaskMap* tasks, BatchTask task, const std::string& model) {
+  auto [it, added] = tasks->try_emplace(task.key, std::move(task));
+  if (!model.empty() && std::find(it->second.models.begin(), it->second.models.end(), model) == it->second.models.end())
+    it->second.models.push_back(model);
+}
+
+Result<BatchTask> OperatorTask(const nlohmann::json& description, size_t index, int trials) {
+  auto op = ParseOpSpec(description, index);
+  if (!op.ok()) return op.status();
+  BatchTask t;
+  t.kind = "operator";
+  t.key = FormatKey(EntryKind::kOp, op->canonical.key);
+  t.name = op->name;
+  t.op_type = op->op_type;
+  t.cost_s = EstimateTaskSeconds(OpFlops(*op), trials);
+  t.payload = description;
+  return t;
+}
+
+Status AddSingleOpTasks(const std::string& path, int trials, TaskMap* tasks) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidInput("cannot read --singleop " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto list = nlohmann::json::parse(text.str(), nullptr, false);
+  if (list.is_discarded()) return Status::InvalidInput(path + ": not valid JSON");
+  if (!list.is_array()) list = nlohmann::json::array({list});
+  for (size_t i = 0; i < list.size(); ++i) {
+    auto t = OperatorTask(list[i], i, trials);
+    if (!t.ok()) return t.status().WithContext(path);
+    AddTask(tasks, std::move(*t), "");
+  }
+  return Status::Ok();
+}
+
+Status AddModelTasks(const BatchModel& m, const BatchInputs& in, TaskMap* tasks) {
+  const std::string name = ModelName(m.path);
+  auto graph = model::ImportModel(m.path, m.input_shapes);
+  if (!graph.ok()) return graph.status().WithContext(m.path);
+  if (in.job_type == 2) {
+    auto executor = model::BindToBank(*graph, nullptr);  // built-in policies: the bank does not change the tasks
+    if (!executor.ok()) return executor.status().WithContext(m.path);
+    const nlohmann::json list = ModelOpList(**executor, {});
+    for (size_t i = 0; i < list.size(); ++i) {
+      auto t = OperatorTask(list[i], i, in.trials);
+      if (!t.ok()) return t.status().WithContext(m.path);
+      AddTask(tasks, std::move(*t), name);
+    }
+    return Status::Ok();
+  }
+  const auto subgraphs = model::DistinctSubgraphs(*graph);
+  const nlohmann::json file = model::SubgraphFileJson(subgraphs, name, in.soc_version);
+  for (size_t i = 0; i < subgraphs.size(); ++i) {
+    double flops = 0;
+    for (const auto& n : subgraphs[i].graph.nodes)
+      if (auto op = model::NodeOpSpec(subgraphs[i].graph, n); op.ok()) flops += OpFlops(op->op);
+    BatchTask t;
+    t.kind = "subgraph";
+    t.payload = file["subgraphs"][i];
+    t.key = t.payload.at("repo_key").get<std::string>();
+    t.name = subgraphs[i].name;
+    t.op_type = model::SubgraphOpType(subgraphs[i]);
+    t.cost_s = EstimateTaskSeconds(flops, in.trials) + EstimateTaskSeconds(flops, 1);  // and the unfused baseline
+    AddTask(tasks, std::move(t), name);
+  }
+  return Status::Ok();
+}
+
+std::string PlanId(const BatchPlan& p) {
+  nlohmann::json id = {{"job_type", p.job_type}, {"soc_version", p.soc_version}, {"trials", p.trials}, {"seed", p.seed},
+                       {"shard_tasks", p.shard_tasks}};
+  for (const auto& t : p.tasks) id["keys"].push_back(t.key);
+  const std::string text = DumpJson(id);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(XXH3_64bits(text.data(), text.size())));
+  return hex;
+}
+
+Status Bad(const std::string& path, const std::string& what) { return Status::InvalidInput(path + ": " + what); }
+
+}  // namespace
+
+double EstimateTaskSeconds(double flops, int trials) {
+  return trials * (kCandidateOverheadS + kRunsPerCandidate * flops / kAssumedFlopsPerS);
+}
+
+std::vector<std::vector<size_t>> CostBalancedShards(const std::vector<double>& costs, size_t shards) {
+  std::vector<size_t> order(costs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return costs[a] > costs[b]; });
+  std::vector<std::vector<size_t>> groups(shards);
+  std::vector<double> load(shards, 0);
+  for (size_t task : order) {
+    const size_t g = std::min_element(load.begin(), load.end()) - load.begin();  // the first least loaded
+    groups[g].push_back(task);
+    load[g] += costs[task];
+  }
+  return groups;
+}
+
+std::vector<std::vector<size_t>> CountBalancedShards(size_t tasks, size_t shards) {
+  std::vector<std::vector<size_t>> groups(shards);
+  for (size_t i = 0; i < tasks; ++i) groups[i * shards / std::max<size_t>(tasks, 1)].push_back(i);
+  return groups;
+}
+
+double BatchPlan::ShardCost(size_t shard) const {
+  double s = 0;
+  for (size_t t : shard_tasks.at(shard)) s += tasks[t].cost_s;
+  return s;
+}
+
+nlohmann::json BatchPlan::ToJson() const {
+  nlohmann::json task_list = nlohmann::json::array(), costs = nlohmann::json::array();
+  for (const auto& t : tasks) {
+    nlohmann::json j = {{"kind", t.kind}, {"key", t.key}, {"name", t.name}, {"op_type", t.op_type}, {"cost_s", t.cost_s}, {"models", t.models}};
+    j[t.kind == "operator" ? "description" : "subgraph"] = t.payload;
+    task_list.push_back(std::move(j));
+  }
+  for (size_t s = 0; s < shards(); ++s) costs.push_back(ShardCost(s));
+  return {{"format", kBatchPlanFormat}, {"version", kBatchPlanVersion}, {"plan_id", plan_id}, {"job_type", job_type},
+          {"soc_version", soc_version}, {"trials", trials}, {"seed", seed}, {"shards", shards()}, {"inputs", inputs},
+          {"tasks", task_list}, {"shard_tasks", shard_tasks}, {"shard_cost_s", costs}};
+}
+
+Result<std::vector<BatchModel>> ReadModelList(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidInput("cannot read --model-list " + path);
+  const std::filesystem::path base = std::filesystem::path(path).parent_path();
+  std::vector<BatchModel> models;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    std::istringstream words(line.substr(first));
+    BatchModel m;
+    std::string shapes, extra;
+    words >> m.path >> shapes >> extra;
+    const std::string where = path + " line " + std::to_string(number);
+    if (!extra.empty()) return Bad(where, "expected `MODEL.onnx [input shapes]`, found more");
+    if (std::filesystem::path(m.path).is_relative()) m.path = (base / m.path).lexically_normal().string();
+    auto parsed = model::ParseInputShapes(shapes);
+    if (!parsed.ok()) return parsed.status().WithContext(where);
+    m.input_shapes = *parsed;
+    models.push_back(std::move(m));
+  }
+  if (models.empty()) return Bad(path, "the model list names no model");
+  return models;
+}
+
+Result<BatchPlan> MakeBatchPlan(const BatchInputs& in) {
+  if (in.job_type != 1 && in.job_type != 2)
+    return Status::InvalidInput("a batch tunes operators (-j 2) or subgraphs (-j 1), not job type " + std::to_string(in.job_type));
+  if (in.shards < 1 || in.shards > 100000) return Status::InvalidInput("--shards must be from 1 to 100000");
+  if (in.models.empty() == in.singleop.empty()) return Status::InvalidInput("a batch needs --model-list, -m or --singleop (one of them)");
+  if (in.job_type == 1 && !in.singleop.empty()) return Status::InvalidInput("--singleop is an operator list, for -j 2");
+  TaskMap by_key;
+  if (!in.singleop.empty()) TB_RETURN_IF_ERROR(AddSingleOpTasks(in.singleop, in.trials, &by_key));
+  for (const auto& m : in.models) TB_RETURN_IF_ERROR(AddModelTasks(m, in, &by_key));
+  BatchPlan p;
+  p.job_type = in.job_type;
+  p.soc_version = in.soc_version;
+  p.trials = in.trials;
+  p.seed = in.seed;
+  if (!in.singleop.empty()) p.inputs.push_back(std::filesystem::absolute(in.singleop).lexically_normal().string());
+  for (const auto& m : in.models) p.inputs.push_back(std::filesystem::absolute(m.path).lexically_normal().string());
+  std::vector<double> costs;
+  for (auto& [key, t] : by_key) {
+    costs.push_back(t.cost_s);
+    p.tasks.push_back(std::move(t));
+  }
+  p.shard_tasks = CostBalancedShards(costs, in.shards);
+  p.plan_id = PlanId(p);
+  return p;
+}
+
+Result<BatchPlan> ReadBatchPlan(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidInput("cannot read the plan " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Bad(path, "not a JSON object (a plan is what `tilebank batch plan` writes)");
+  if (j.value("format", "") != kBatchPlanFormat) return Bad(path, "\"format\" is not \"" + std::string(kBatchPlanFormat) + "\"");
+  if (!j.contains("version") || !j["version"].is_number_integer()) return Bad(path, "\"version\" must be an integer");
+  if (j["version"].get<int>() > kBatchPlanVersion)
+    return Status::Refused(path + ": plan format version " + std::to_string(j["version"].get<int>()) + " is newer than this tilebank reads (" +
+                           std::to_string(kBatchPlanVersion) + ")");
+  try {
+    BatchPlan p;
+    p.job_type = j.at("job_type").get<int>();
+    if (p.job_type != 1 && p.job_type != 2) return Bad(path, "\"job_type\" must be 1 or 2");
+    p.soc_version = j.at("soc_version").get<std::string>();
+    p.trials = j.at("trials").get<int>();
+    if (p.trials < 1) return Bad(path, "\"trials\" must be at least 1");
+    p.seed = j.at("seed").get<uint64_t>();
+    p.inputs = j.at("inputs").get<std::vector<std::string>>();
+    for (const auto& t : j.at("tasks")) {
+      BatchTask task;
+      task.kind = t.at("kind").get<std::string>();
+      if (task.kind != (p.job_type == 2 ? "operator" : "subgraph"))
+        return Bad(path, "task kind \"" + task.kind + "\" does not belong to job type " + std::to_string(p.job_type));
+      task.key = t.at("key").get<std::string>();
+      task.name = t.at("name").get<std::string>();
+      task.op_type = t.at("op_type").get<std::string>();
+      task.cost_s = t.at("cost_s").get<double>();
+      task.models = t.at("models").get<std::vector<std::string>>();
+      task.payload = t.at(task.kind == "operator" ? "description" : "subgraph");
+      p.tasks.push_back(std::move(task));
+    }
+    p.shard_tasks = j.at("shard_tasks").get<std::vector<std::vector<size_t>>>();
+    if (p.shard_tasks.empty()) return Bad(path, "\"shard_tasks\" is empty");
+    std::set<size_t> seen;
+    for (const auto& shard : p.shard_tasks)
+      for (size_t t : shard)
+        if (t >= p.tasks.size() || !seen.insert(t).second) return Bad(path, "\"shard_tasks\" names task " + std::to_string(t) + " twice or out of range");
+    if (seen.size() != p.tasks.size()) return Bad(path, "\"shard_tasks\" leaves tasks out");
+    p.plan_id = j.at("plan_id").get<std::string>();
+    if (PlanId(p) != p.plan_id) return Bad(path, "\"plan_id\" does not match its tasks (the plan was edited)");
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    return Bad(path, std::string("a field is missing or of the wrong type: ") + e.what());
+  }
+}
+
+Result<std::pair<size_t, size_t>> ParseShard(const std::string& text) {
+  const size_t slash = text.find('/');
+  auto number = [](const std::string& s, size_t* out) {
+    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    *out = std::stoul(s);
+    return true;
+  };
+  size_t i = 0, n = 0;
+  if (slash == std::string::npos || !number(text.substr(0, slash), &i) || !number(text.substr(slash + 1), &n) || n < 1 || i >= n)
+    return Status::InvalidInput("--shard " + text + ": expected I/N with 0 <= I < N, or mpi");
+  return std::make_pair(i, n);
+}
+
+Result<std::pair<size_t, size_t>> ShardFromEnvironment() {
+  static const char* const kLaunchers[][2] = {
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMIX_RANK", "PMIX_SIZE"}, {"PMI_RANK", "PMI_SIZE"}, {"SLURM_PROCID", "SLURM_NTASKS"}};
+  for (const auto& names : kLaunchers) {
+    const char* rank = std::getenv(names[0]);
+    const char* size = std::getenv(names[1]);
+    if (rank && size) return ParseShard(std::string(rank) + "/" + size).status().ok()
+                                 ? ParseShard(std::string(rank) + "/" + size)
+                                 : Status::InvalidInput(std::string("--shard mpi: ") + names[0] + "=" + rank + ", " + names[1] + "=" + size +
+                                                        " is not a rank below a size");
+  }
+  return Status::InvalidInput("--shard mpi: no MPI rank in the environment (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID); "
+                              "start it with mpirun or srun");
+}
+
+}  // namespace tilebank::engine

@@ -1,0 +1,95 @@
+// A batch plan (issue 23): the tasks of a tuning batch and how they are split into shards, the
+// same for the same inputs on every machine, so that a worker given `--shard I/N` needs no
+// coordinator. A task is what a job tunes one at a time: an operator (bank key, job type 2) or a
+// subgraph (repo_key, job type 1); tasks are distinct over every model of the batch. Shards are
+// balanced by each task's estimated cost (longest first onto the least loaded shard), not by count.
+//
+// PLAN.json (docs/BATCH.md):
+//   {"format": "tilebank.batch_plan", "version": 1, "job_type": 2, "soc_version": SOC,
+//    "trials": 48, "seed": 1, "shards": N, "inputs": [paths], "plan_id": HEX,
+//    "tasks": [{"kind": "operator"|"subgraph", "key": K, "name": N, "op_type": T, "cost_s": C,
+//               "models": [names], "description": ATC single op | "subgraph": subgraph file entry}],
+//    "shard_tasks": [[task indices of shard 0], ...], "shard_cost_s": [...]}
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "repo/status.h"
+
+namespace tilebank::engine {
+
+inline constexpr const char* kBatchPlanFormat = "tilebank.batch_plan";
+inline constexpr int kBatchPlanVersion = 1;
+
+// One model of a batch: a path and the shapes of its dynamic inputs.
+struct BatchModel {
+  std::string path;
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+// What a plan is made from: `tune`'s inputs.
+struct BatchInputs {
+  int job_type = 2;                 // 1 (SGAT) or 2 (OPAT)
+  std::vector<BatchModel> models;   // -m or --model-list, or
+  std::string singleop;             // --singleop (job type 2 only)
+  std::string soc_version;
+  int trials = 48;
+  uint64_t seed = 1;
+  size_t shards = 1;
+};
+
+struct BatchTask {
+  std::string kind;  // "operator" | "subgraph"
+  std::string key, name, op_type;
+  double cost_s = 0;  // estimated tuning seconds (EstimateTaskSeconds)
+  std::vector<std::string> models;
+  nlohmann::json payload;  // the ATC op description, or the subgraph file's entry
+};
+
+struct BatchPlan {
+  int job_type = 2;
+  std::string soc_version;
+  int trials = 48;
+  uint64_t seed = 1;
+  std::vector<std::string> inputs;
+  std::vector<BatchTask> tasks;                  // sorted by key
+  std::vector<std::vector<size_t>> shard_tasks;  // per shard, costliest first
+  std::string plan_id;                           // a hash of the tasks and the settings
+
+  size_t shards() const { return shard_tasks.size(); }
+  double ShardCost(size_t shard) const;
+  nlohmann::json ToJson() const;
+};
+
+// Reads MODELS.txt: one model per line, `path [input shapes as --input-shape takes them]`;
+// blank lines and lines starting with # are skipped; relative paths are relative to the list.
+Result<std::vector<BatchModel>> ReadModelList(const std::string& path);
+
+// The plan of `inputs` (the models are imported and bound with built-in policies, so the bank
+// does not change the tasks). kInvalidInput naming the input that cannot be read.
+Result<BatchPlan> MakeBatchPlan(const BatchInputs& inputs);
+
+// kInvalidInput naming the file and the field, kRefused for a newer format version.
+Result<BatchPlan> ReadBatchPlan(const std::string& path);
+
+// Seconds tuning one task is expected to take: each of `trials` candidates costs a fixed overhead
+// (build, check) and its timed runs at an assumed sustained rate.
+double EstimateTaskSeconds(double flops, int trials);
+
+// Task indices into `shards` groups: longest processing time first onto the least loaded group
+// (ties: the lower index), costs as given. Deterministic.
+std::vector<std::vector<size_t>> CostBalancedShards(const std::vector<double>& costs, size_t shards);
+// The same number of tasks in each group, in order (what a plan balanced by count would do).
+std::vector<std::vector<size_t>> CountBalancedShards(size_t tasks, size_t shards);
+
+// "I/N" -> {I, N}; kInvalidInput unless 0 <= I < N. "mpi" is read by ShardFromEnvironment.
+Result<std::pair<size_t, size_t>> ParseShard(const std::string& text);
+// The rank and size an MPI launcher (Open MPI, PMIx, MPICH/PMI) or srun gives this process.
+Result<std::pair<size_t, size_t>> ShardFromEnvironment();
+
+}  // namespace tilebank::engine

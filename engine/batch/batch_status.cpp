@@ -1,0 +1,54 @@
+#include "engine/batch/batch_status.h"
+
+#include <map>
+
+#include "engine/batch/shard_dir.h"
+
+namespace tilebank::engine {
+
+Result<std::vector<ShardStatus>> ReadBatchStatus(const BatchPlan& plan, const std::string& bank_root) {
+  std::vector<ShardStatus> rows;
+  for (size_t s = 0; s < plan.shards(); ++s) {
+    ShardStatus row;
+    row.shard = s;
+    row.tasks = plan.shard_tasks[s].size();
+    row.estimated_s = plan.ShardCost(s);
+    auto state = ReadShardState(ShardDir(bank_root, s));
+    if (!state.ok()) return state.status();
+    auto progress = ReadShardProgress(plan, bank_root, s);
+    if (!progress.ok()) return progress.status();
+    row.done = progress->Done();
+    row.failed = progress->Failed();
+    if (!*state) {
+      row.state = progress->finished ? "done" : progress->started ? "stopped" : "waiting";
+    } else {
+      const ShardState& st = **state;
+      if (st.plan_id != plan.plan_id)
+        return Status::Refused(ShardDir(bank_root, s) + " holds shard " + std::to_string(s) + " of plan " + st.plan_id + ", not of plan " +
+                               plan.plan_id);
+      row.worker = st.host + ":" + std::to_string(st.pid);
+      row.message = st.message;
+      row.state = st.state == "running" && WorkerGone(st) ? "stopped" : st.state;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+nlohmann::json BatchStatusJson(const BatchPlan& plan, const std::vector<ShardStatus>& shards) {
+  nlohmann::json list = nlohmann::json::array();
+  std::map<std::string, size_t> states;
+  size_t tasks = 0, done = 0, failed = 0;
+  for (const auto& s : shards) {
+    list.push_back({{"shard", s.shard}, {"state", s.state}, {"tasks", s.tasks}, {"done", s.done}, {"failed", s.failed}, {"left", s.Left()},
+                    {"estimated_s", s.estimated_s}, {"worker", s.worker}, {"message", s.message}});
+    states[s.state]++;
+    tasks += s.tasks;
+    done += s.done;
+    failed += s.failed;
+  }
+  return {{"plan_id", plan.plan_id}, {"soc_version", plan.soc_version}, {"job_type", plan.job_type}, {"shards", list},
+          {"total", {{"shards", shards.size()}, {"states", states}, {"tasks", tasks}, {"done", done}, {"failed", failed}, {"left", tasks - done}}}};
+}
+
+}  // namespace tilebank::engine

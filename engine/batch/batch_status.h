@@ -1,0 +1,30 @@
+// `tilebank batch status PLAN.json BANK_ROOT`: per shard, whether it waits, runs, stopped (its
+// worker is gone without finishing: requeue it), is done or failed, and how many of its tasks are
+// done, failed and left; read from each shard's state file and bank checkpoint, beside running workers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/batch/batch_plan.h"
+#include "repo/status.h"
+
+namespace tilebank::engine {
+
+struct ShardStatus {
+  size_t shard = 0;
+  std::string state;  // waiting | running | stopped | done | failed
+  size_t tasks = 0, done = 0, failed = 0;
+  double estimated_s = 0;
+  std::string worker;   // host:pid of the last worker
+  std::string message;  // a failed worker's error
+  size_t Left() const { return tasks - done; }
+};
+
+Result<std::vector<ShardStatus>> ReadBatchStatus(const BatchPlan& plan, const std::string& bank_root);
+
+nlohmann::json BatchStatusJson(const BatchPlan& plan, const std::vector<ShardStatus>& shards);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,124 @@
+#include "engine/batch/shard_dir.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "engine/jobs/opat_job.h"
+#include "engine/jobs/sgat_checkpoint.h"
+#include "engine/jobs/stored_job.h"
+#include "repo/bank.h"
+#include "repo/bank_location.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+double Now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+std::string HostName() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+}  // namespace
+
+std::string ShardDir(const std::string& bank_root, size_t shard) { return bank_root + "/shards/" + std::to_string(shard); }
+
+std::string ShardInputPath(const BatchPlan& plan, const std::string& bank_root, size_t shard) {
+  return ShardDir(bank_root, shard) + (plan.job_type == 2 ? "/ops.json" : "/subgraphs.json");
+}
+
+nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard) {
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t t : plan.shard_tasks.at(shard)) list.push_back(plan.tasks[t].payload);
+  if (plan.job_type == 2) return list;
+  return {{"format", "tilebank.subgraphs"}, {"version", 1}, {"model", "batch_" + plan.plan_id + "_shard_" + std::to_string(shard)},
+          {"soc_version", plan.soc_version}, {"subgraphs", list}};
+}
+
+Status WriteShardState(const std::string& dir, const ShardState& s) {
+  return WriteJsonAtomically(dir + "/state.json", {{"plan_id", s.plan_id}, {"state", s.state}, {"host", s.host}, {"pid", s.pid},
+                                                   {"started", s.started}, {"updated", Now()}, {"message", s.message}},
+                             1);
+}
+
+Result<std::optional<ShardState>> ReadShardState(const std::string& dir) {
+  const std::string path = dir + "/state.json";
+  std::ifstream in(path);
+  if (!in) return std::optional<ShardState>();
+  std::stringstream text;
+  text << in.rdbuf();
+  auto j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::Corrupt(path + " is not valid JSON");
+  try {
+    ShardState s;
+    s.plan_id = j.at("plan_id").get<std::string>();
+    s.state = j.at("state").get<std::string>();
+    s.host = j.at("host").get<std::string>();
+    s.pid = j.at("pid").get<long>();
+    s.started = j.at("started").get<double>();
+    s.updated = j.at("updated").get<double>();
+    s.message = j.at("message").get<std::string>();
+    return std::optional<ShardState>(std::move(s));
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Corrupt(path + ": " + e.what());
+  }
+}
+
+ShardState RunningState(const std::string& plan_id) {
+  ShardState s;
+  s.plan_id = plan_id;
+  s.state = "running";
+  s.host = HostName();
+  s.pid = getpid();
+  s.started = Now();
+  return s;
+}
+
+bool WorkerGone(const ShardState& s) {
+  return s.host == HostName() && s.pid > 0 && kill(static_cast<pid_t>(s.pid), 0) != 0 && errno == ESRCH;
+}
+
+size_t ShardProgress::Failed() const {
+  size_t n = 0;
+  for (const auto& r : operators) n += r.status == "failed";
+  for (const auto& r : subgraphs) n += r.status == "failed";
+  return n;
+}
+
+Result<ShardProgress> ReadShardProgress(const BatchPlan& plan, const std::string& bank_root, size_t shard) {
+  ShardProgress p;
+  const std::string bank_dir = ShardDir(bank_root, shard) + "/" + plan.soc_version;
+  if (!IsBankDir(bank_dir)) return p;
+  auto bank = Bank::Open(bank_dir, {OpenMode::kReadOnly, plan.soc_version, ""});
+  if (!bank.ok()) return bank.status().WithContext("shard " + std::to_string(shard));
+  if (plan.job_type == 2) {
+    auto job = LatestOpatJob(**bank);
+    if (!job.ok()) return job.status().WithContext("shard " + std::to_string(shard));
+    if (!*job) return p;
+    p.started = true;
+    p.finished = (*job)->finished;
+    p.elapsed_s = (*job)->elapsed_s;
+    p.result_path = (*job)->result_path;
+    p.operators = std::move((*job)->records);
+    return p;
+  }
+  auto stored = PeekLatestJob(**bank, kLatestSgatJob);
+  if (!stored.ok()) return stored.status().WithContext("shard " + std::to_string(shard));
+  if (!*stored) return p;
+  auto cp = SgatCheckpoint::FromJson((*stored)->second, (*stored)->first);
+  if (!cp.ok()) return cp.status().WithContext("shard " + std::to_string(shard));
+  p.started = true;
+  p.finished = cp->finished;
+  p.result_path = cp->result_path;
+  p.subgraphs = std::move(cp->records);
+  return p;
+}
+
+}  // namespace tilebank::engine

@@ -1,0 +1,51 @@
+// A shard's directory, BANK_ROOT/shards/<i>/: the worker's own bank (<soc_version>/), its input
+// (ops.json for operators, subgraphs.json for subgraphs), its result file, and state.json, which
+// says who works on it and how that ended. What a shard has tuned is read from its bank's job
+// checkpoint, committed with each task, so a reader beside a running worker sees every finished task.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/batch/batch_plan.h"
+#include "engine/jobs/model_sgat_job.h"
+#include "engine/jobs/result_file.h"
+#include "repo/status.h"
+
+namespace tilebank::engine {
+
+std::string ShardDir(const std::string& bank_root, size_t shard);
+// The shard's input file: ops.json (job type 2) or subgraphs.json (job type 1).
+std::string ShardInputPath(const BatchPlan& plan, const std::string& bank_root, size_t shard);
+// The input file's content: the shard's tasks in its order (costliest first).
+nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard);
+
+// state.json: {"plan_id", "state": "running"|"done"|"failed", "host", "pid", "started", "updated", "message"}
+struct ShardState {
+  std::string plan_id, state, host, message;
+  long pid = 0;
+  double started = 0, updated = 0;  // seconds since the epoch
+};
+Status WriteShardState(const std::string& dir, const ShardState& state);
+// nullopt when the shard has no state file (no worker has started it).
+Result<std::optional<ShardState>> ReadShardState(const std::string& dir);
+// This process on this host, "running", started now.
+ShardState RunningState(const std::string& plan_id);
+
+// What the shard's latest job has done, from its bank (empty when it has none).
+struct ShardProgress {
+  bool started = false, finished = false;
+  double elapsed_s = 0;
+  std::string result_path;
+  std::vector<OpRecord> operators;         // job type 2
+  std::vector<SubgraphRecord> subgraphs;   // job type 1
+  size_t Done() const { return operators.size() + subgraphs.size(); }
+  size_t Failed() const;
+};
+Result<ShardProgress> ReadShardProgress(const BatchPlan& plan, const std::string& bank_root, size_t shard);
+
+// Whether the worker a state names is gone: it ran on this host and its pid no longer runs.
+bool WorkerGone(const ShardState& state);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,101 @@
+#include "engine/batch/shard_worker.h"
+
+#include <filesystem>
+
+#include "engine/batch/shard_dir.h"
+#include "engine/jobs/model_sgat_job.h"
+#include "engine/jobs/opat_job.h"
+#include "engine/jobs/result_file.h"
+#include "engine/target/soc_version.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+// The job on the shard's input, resumed when `resume`. Returns the result file and whether a task failed.
+Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o, bool resume) {
+  const std::string dir = ShardDir(o.bank_root, shard);
+  const std::string name = "batch_" + plan.plan_id + "_shard_" + std::to_string(shard);
+  if (plan.job_type == 2) {
+    OpatJobOptions job;
+    job.ops_path = ShardInputPath(plan, o.bank_root, shard);
+    job.tuning_name = name;
+    job.bank_root = dir;
+    job.soc_version = plan.soc_version;
+    job.fingerprint = o.fingerprint;
+    job.output_dir = dir;
+    if (resume) job.reload = "";
+    job.keep_builtin_wins = true;
+    job.tune.trials = plan.trials;
+    job.tune.seed = plan.seed;
+    job.progress = o.progress;
+    auto report = RunOpatJob(job);
+    if (!report.ok()) return report.status();
+    return std::make_pair(report->result_path, report->any_failed);
+  }
+  ModelSgatOptions job;
+  if (resume) job.reload = "";
+  else job.subgraphs_path = ShardInputPath(plan, o.bank_root, shard);
+  job.tuning_name = name;
+  job.bank_root = dir;
+  job.soc_version = plan.soc_version;
+  job.fingerprint = o.fingerprint;
+  job.output_dir = dir;
+  job.trials = plan.trials;
+  job.progress = o.progress;
+  auto report = RunModelSgatJob(job);
+  if (!report.ok()) return report.status();
+  bool failed = false;
+  for (const auto& r : report->records) failed |= r.status == "failed";
+  return std::make_pair(report->result_path, failed);
+}
+
+}  // namespace
+
+Result<ShardWorkReport> RunShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o) {
+  if (shard >= plan.shards())
+    return Status::InvalidInput("shard " + std::to_string(shard) + ": the plan has shards 0 to " + std::to_string(plan.shards() - 1));
+  if (plan.soc_version != HostSocVersion())
+    return Status::Refused("the plan tunes soc_version " + plan.soc_version + " but this machine is " + HostSocVersion() +
+                           ": run its shards on nodes of that soc_version (a Slurm constraint or partition per soc_version)");
+  const std::string dir = ShardDir(o.bank_root, shard);
+  auto previous = ReadShardState(dir);
+  if (!previous.ok()) return previous.status();
+  if (*previous && (*previous)->plan_id != plan.plan_id)
+    return Status::Refused(dir + " holds shard " + std::to_string(shard) + " of plan " + (*previous)->plan_id + ", not of this plan (" +
+                           plan.plan_id + "): give this plan a bank root of its own");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::InvalidInput("cannot create " + dir + ": " + ec.message());
+
+  ShardWorkReport report;
+  report.shard = shard;
+  report.tasks = plan.shard_tasks[shard].size();
+  ShardState state = RunningState(plan.plan_id);
+  auto progress = ReadShardProgress(plan, o.bank_root, shard);
+  if (!progress.ok()) return progress.status();
+  if (progress->finished || report.tasks == 0) {
+    report.already_done = progress->finished;
+    report.result_path = progress->result_path;
+    state.state = "done";
+    TB_RETURN_IF_ERROR(WriteShardState(dir, state));
+    return report;
+  }
+  report.resumed = progress->started;
+  // The input is the plan's, written the same way each time, so a resumed job finds the list it started with.
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(ShardInputPath(plan, o.bank_root, shard), ShardInputJson(plan, shard), 1));
+  TB_RETURN_IF_ERROR(WriteShardState(dir, state));
+  auto tuned = TuneShard(plan, shard, o, report.resumed);
+  if (!tuned.ok()) {
+    state.state = "failed";
+    state.message = tuned.status().message();
+    (void)WriteShardState(dir, state);  // the job's own error is the one to report
+    return tuned.status().WithContext("shard " + std::to_string(shard));
+  }
+  std::tie(report.result_path, report.any_failed) = *tuned;
+  state.state = "done";
+  TB_RETURN_IF_ERROR(WriteShardState(dir, state));
+  return report;
+}
+
+}  // namespace tilebank::engine

@@ -1,0 +1,129 @@
+// Batch tuning from the command line without a cluster: `batch plan`, one `tune --shard` process
+// per shard, `batch status`, `batch merge` (idempotent, the same bank as one process gets), a
+// worker started again on a finished shard, and the refusals (another soc_version's shard, an
+// edited plan, a wrong --shard). Slurm and mpirun run the same commands in tests/batch_cluster_test.py.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "engine/target/soc_version.h"
+#include "tests/test_support.h"
+
+namespace tilebank::testing {
+namespace {
+
+const char* kOps = R"([
+ {"op":"MatMul","name":"mm","input_desc":[{"shape":[32,48],"type":"float32"},{"shape":[48,64],"type":"float32"}],"output_desc":[{"shape":[32,64],"type":"float32"}]},
+ {"op":"MatMul","name":"mm2","input_desc":[{"shape":[16,32],"type":"float32"},{"shape":[32,16],"type":"float32"}],"output_desc":[{"shape":[16,16],"type":"float32"}]},
+ {"op":"Relu","name":"relu","input_desc":[{"shape":[64,256],"type":"float32"}],"output_desc":[{"shape":[64,256],"type":"float32"}]},
+ {"op":"Softmax","name":"sm","input_desc":[{"shape":[16,128],"type":"float32"}],"output_desc":[{"shape":[16,128],"type":"float32"}]},
+ {"op":"Relu","name":"relu_again","input_desc":[{"shape":[64,256],"type":"float32"}],"output_desc":[{"shape":[64,256],"type":"float32"}]}
+])";
+
+// The op keys of a bank, from its export.
+std::set<std::string> ExportedKeys(const std::string& export_path) {
+  std::set<std::string> keys;
+  std::istringstream lines(ReadFile(export_path));
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line))
+    if (!line.empty()) keys.insert(nlohmann::json::parse(line).at("key").get<std::string>());
+  return keys;
+}
+
+nlohmann::json StatusJson(const std::string& plan, const std::string& root) {
+  auto r = RunCli("batch status " + plan + " " + root + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return nlohmann::json::parse(r.out);
+}
+
+TEST_CASE("batch: shards tuned by separate workers merge into the bank one process gets; status, result file, idempotent merge") {
+  TempDir dir;
+  WriteFile(dir / "ops.json", kOps);
+  const std::string soc = HostSocVersion(), plan = dir / "plan.json", root = dir / "root";
+  auto planned = RunCli("batch plan -j 2 --singleop " + (dir / "ops.json") + " --shards 3 --trials 3 -o " + plan);
+  REQUIRE_MESSAGE(planned.exit_code == 0, planned.err);
+  CHECK(planned.out.find("4 tasks (operators), 3 shards") != std::string::npos);  // the two identical Relus are one task
+
+  auto before = StatusJson(plan, root);
+  CHECK(before["total"]["left"] == 4);
+  CHECK(before["total"]["states"]["waiting"] == 3);
+
+  for (int s = 0; s < 3; ++s) {
+    auto worker = RunCli("tune --plan " + plan + " --shard " + std::to_string(s) + " --bank " + root);
+    REQUIRE_MESSAGE(worker.exit_code == 0, worker.err);
+    CHECK(std::filesystem::exists(root + "/shards/" + std::to_string(s) + "/" + soc));
+  }
+  // A worker started again on a finished shard (a requeue after the end) tunes nothing.
+  auto again = RunCli("tune -j 2 --plan " + plan + " --shard 1/3 --bank " + root);
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out.find("finished earlier: nothing tuned") != std::string::npos);
+
+  auto after = StatusJson(plan, root);
+  CHECK(after["total"]["done"] == 4);
+  CHECK(after["total"]["left"] == 0);
+  CHECK(after["total"]["states"]["done"] == 3);
+
+  auto merged = RunCli("batch merge " + plan + " " + root);
+  REQUIRE_MESSAGE(merged.exit_code == 0, merged.err);
+  const auto plan_id = nlohmann::json::parse(ReadFile(plan)).at("plan_id").get<std::string>();
+  const auto result = nlohmann::json::parse(ReadFile(root + "/aoe_result_opat_batch_" + plan_id + ".json"));
+  CHECK(result.at(1).at("OPAT").at("repo_summary").at("total_num") == 4);
+  CHECK(result.at(1).at("OPAT").at("opat_tuning_result") == "tuning successful");
+  REQUIRE(RunCli("bank export --bank " + root + " --soc " + soc + " -o " + (dir / "a.jsonl")).exit_code == 0);
+  // Every task has an entry (its winner or its built-in choice), whichever shard tuned it.
+  CHECK(ExportedKeys(dir / "a.jsonl").size() == 4);
+  CHECK(RunCli("bank validate --bank " + root + " --soc " + soc).exit_code == 0);
+
+  // Merging again changes nothing, byte for byte.
+  REQUIRE(RunCli("batch merge " + plan + " " + root).exit_code == 0);
+  REQUIRE(RunCli("bank export --bank " + root + " --soc " + soc + " -o " + (dir / "b.jsonl")).exit_code == 0);
+  CHECK(ReadFile(dir / "a.jsonl") == ReadFile(dir / "b.jsonl"));
+  // The shards merged in the other order give the same entries.
+  std::string reversed;
+  for (int s = 2; s >= 0; --s) reversed += root + "/shards/" + std::to_string(s) + "/" + soc + " ";
+  REQUIRE(RunCli("bank merge " + reversed + "--into " + (dir / "reversed") + " --soc " + soc).exit_code == 0);
+  REQUIRE(RunCli("bank export --bank " + (dir / "reversed") + " --soc " + soc + " -o " + (dir / "c.jsonl")).exit_code == 0);
+  CHECK(ExportedKeys(dir / "c.jsonl") == ExportedKeys(dir / "a.jsonl"));
+
+  // One process from the same inputs (the whole batch, then its merge) gets the same keys.
+  auto single = RunCli("tune -j 2 --singleop " + (dir / "ops.json") + " --shard 0/1 --trials 3 --bank " + (dir / "single"));
+  REQUIRE_MESSAGE(single.exit_code == 0, single.err);
+  auto single_merge = RunCli("tune -j 2 --singleop " + (dir / "ops.json") + " --trials 3 --bank " + (dir / "single") + " --plan " + plan);
+  CHECK(single_merge.exit_code == 2);  // --plan holds the inputs: both refused
+  REQUIRE(RunCli("batch plan -j 2 --singleop " + (dir / "ops.json") + " --shards 1 --trials 3 -o " + (dir / "plan1.json")).exit_code == 0);
+  REQUIRE(RunCli("batch merge " + (dir / "plan1.json") + " " + (dir / "single")).exit_code == 0);
+  REQUIRE(RunCli("bank export --bank " + (dir / "single") + " --soc " + soc + " -o " + (dir / "d.jsonl")).exit_code == 0);
+  CHECK(ExportedKeys(dir / "d.jsonl") == ExportedKeys(dir / "a.jsonl"));
+}
+
+TEST_CASE("batch: bad plans, shards and shard banks are refused by name, nothing merged") {
+  TempDir dir;
+  WriteFile(dir / "ops.json", kOps);
+  const std::string soc = HostSocVersion(), plan = dir / "plan.json", root = dir / "root";
+  REQUIRE(RunCli("batch plan -j 2 --singleop " + (dir / "ops.json") + " --shards 2 --trials 2 -o " + plan).exit_code == 0);
+
+  CheckRefusedWritingNothing(RunCli("tune --plan " + plan + " --shard 2/2 --bank " + root), "0 <= I < N", {root});
+  CheckRefusedWritingNothing(RunCli("tune --plan " + plan + " --shard 5 --bank " + root), "the plan has shards 0 to 1", {root});
+  CheckRefusedWritingNothing(RunCli("tune --plan " + plan + " --shard 0/3 --bank " + root), "the plan has 2 shards", {root});
+  CheckRefusedWritingNothing(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + " --shard 1 --bank " + root), "expected I/N", {root});
+  CheckRefusedWritingNothing(RunCli("tune -j 1 --plan " + plan + " --shard 0 --bank " + root), "is for job type 2", {root});
+  CheckRefusedWritingNothing(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + " --shard mpi --bank " + root), "no MPI rank", {root});
+
+  auto text = nlohmann::json::parse(ReadFile(plan));
+  text["trials"] = 50;  // edited by hand: its plan_id no longer matches
+  WriteFile(dir / "edited.json", text.dump());
+  CheckRefusedWritingNothing(RunCli("batch merge " + (dir / "edited.json") + " " + root), "plan_id", {root});
+
+  // A shard holding a bank of another soc_version refuses the whole merge, naming it.
+  REQUIRE(RunCli("tune --plan " + plan + " --shard 0 --bank " + root).exit_code == 0);
+  CreateBank(root + "/shards/1/" + kTestSoc);
+  auto refused = RunCli("batch merge " + plan + " " + root);
+  CheckRefusedWritingNothing(refused, kTestSoc, {root + "/" + soc});
+  CHECK(refused.err.find("shard 1") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilebank::testing

@@ -1,0 +1,262 @@
+// Batch tuning on a cluster (docs/BATCH.md): `tilebank batch plan | status | merge`, and what
+// `tilebank tune` does with --model-list, --plan or --shard (one worker of a batch).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "engine/batch/batch_merge.h"
+#include "engine/batch/batch_plan.h"
+#include "engine/batch/batch_status.h"
+#include "engine/batch/shard_dir.h"
+#include "engine/batch/shard_worker.h"
+#include "engine/jobs/result_file.h"
+#include "engine/model/onnx_import.h"
+#include "engine/target/soc_version.h"
+#include "repo/bank_location.h"
+#include "repo/json_text.h"
+#include "tools/batch_command.h"
+#include "tools/cli_common.h"
+
+namespace tilebank::cli {
+
+namespace {
+
+std::string Duration(double s) {
+  char text[32];
+  if (s < 120) std::snprintf(text, sizeof text, "%.0f s", s);
+  else if (s < 7200) std::snprintf(text, sizeof text, "%.1f min", s / 60);
+  else std::snprintf(text, sizeof text, "%.1f h", s / 3600);
+  return text;
+}
+
+void PrintMerge(const engine::BatchMergeReport& m) {
+  size_t added = 0, updated = 0, kept = 0;
+  for (int k = 0; k < 3; ++k) {
+    added += m.counts.added[k];
+    updated += m.counts.updated[k];
+    kept += m.counts.kept[k];
+  }
+  std::printf("merged %zu shard banks into %s: %zu added, %zu updated, %zu kept\n", m.shards_merged, m.bank_dir.c_str(), added, updated, kept);
+  std::printf("tasks: %zu of %zu done, %zu failed\n", m.tasks_done, m.tasks, m.tasks_failed);
+  if (!m.shards_unfinished.empty()) {
+    std::string list;
+    for (size_t s : m.shards_unfinished) list += (list.empty() ? "" : ", ") + std::to_string(s);
+    std::printf("unfinished shards: %s (run them again: they go on where they stopped, then merge again)\n", list.c_str());
+  }
+  std::printf("result file: %s\n", m.result_path.c_str());
+}
+
+// Rank 0 under MPI: waits until no shard waits or runs, then merges.
+int WaitAndMerge(const engine::BatchPlan& plan, const std::string& bank_root) {
+  for (;;) {
+    auto status = engine::ReadBatchStatus(plan, bank_root);
+    if (!status.ok()) return Fail(status.status());
+    bool busy = false;
+    for (const auto& s : *status) busy |= s.state == "waiting" || s.state == "running";
+    if (!busy) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  auto merged = engine::MergeBatch(plan, bank_root, HostFingerprint(), "");
+  if (!merged.ok()) return Fail(merged.status());
+  PrintMerge(*merged);
+  return merged->shards_unfinished.empty() && merged->tasks_failed == 0 ? kExitOk : kExitFound;
+}
+
+int TuneShards(const engine::BatchPlan& plan, const std::vector<size_t>& shards, const std::string& bank_root) {
+  engine::ShardWorkOptions o;
+  o.bank_root = bank_root;
+  o.fingerprint = HostFingerprint();
+  o.progress = StderrIsTerminal();
+  bool any_failed = false;
+  for (size_t s : shards) {
+    auto report = engine::RunShard(plan, s, o);
+    if (!report.ok()) return Fail(report.status());
+    any_failed |= report->any_failed;
+    std::printf("shard %zu/%zu: %zu tasks%s; result file: %s\n", s, plan.shards(), report->tasks,
+                report->already_done ? ", finished earlier: nothing tuned" : report->resumed ? ", resumed from its checkpoint" : "",
+                report->result_path.empty() ? "(none: no tasks)" : report->result_path.c_str());
+  }
+  return any_failed ? kExitFound : kExitOk;
+}
+
+}  // namespace
+
+Result<engine::BatchPlan> PlanFromInputs(const BatchInputFlags& f, size_t shards) {
+  engine::BatchInputs in;
+  in.job_type = f.job_type;
+  in.singleop = f.singleop;
+  in.soc_version = f.soc.empty() ? HostSocVersion() : f.soc;
+  in.trials = f.trials;
+  in.seed = f.seed;
+  in.shards = shards;
+  if (f.trials < 1) return Status::InvalidInput("--trials must be at least 1");
+  if (!f.model.empty() && !f.model_list.empty()) return Status::InvalidInput("give -m or --model-list, not both");
+  if (!f.model_list.empty()) {
+    if (!f.input_shape.empty()) return Status::InvalidInput("--input-shape: with --model-list, give each model's shapes on its line");
+    auto models = engine::ReadModelList(f.model_list);
+    if (!models.ok()) return models.status();
+    in.models = *models;
+  } else if (!f.model.empty()) {
+    auto shapes = engine::model::ParseInputShapes(f.input_shape);
+    if (!shapes.ok()) return shapes.status();
+    in.models.push_back({f.model, *shapes});
+  }
+  return engine::MakeBatchPlan(in);
+}
+
+int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, const std::string& shard, const std::string& bank) {
+  const std::string bank_root = ResolveBankRoot(bank);
+  const bool has_inputs = !inputs.model.empty() || !inputs.model_list.empty() || !inputs.singleop.empty();
+  if (!plan_path.empty() && has_inputs) return Fail(Status::InvalidInput("--plan holds the batch's inputs: give no -m, --model-list or --singleop"));
+  if (plan_path.empty() && !has_inputs) return Fail(Status::InvalidInput("a batch worker needs --plan PLAN.json, or the inputs (-m, --model-list or --singleop)"));
+  // Which shard (or shards) this process works on: "I/N", "I" with --plan (N is the plan's), or
+  // "mpi" (the launcher's rank and size); none: every shard, then the merge, in this process.
+  const bool mpi = shard == "mpi";
+  std::optional<std::pair<size_t, size_t>> place;
+  if (mpi) {
+    auto rank = engine::ShardFromEnvironment();
+    if (!rank.ok()) return Fail(rank.status());
+    place = *rank;
+  } else if (!shard.empty()) {
+    if (shard.find('/') == std::string::npos && plan_path.empty())
+      return Fail(Status::InvalidInput("--shard " + shard + ": expected I/N (or I with --plan, or mpi)"));
+    auto parsed = engine::ParseShard(shard.find('/') == std::string::npos ? shard + "/100000" : shard);
+    if (!parsed.ok()) return Fail(parsed.status());
+    place = *parsed;
+  }
+  engine::BatchPlan plan;
+  if (!plan_path.empty()) {
+    auto read = engine::ReadBatchPlan(plan_path);
+    if (!read.ok()) return Fail(read.status());
+    plan = std::move(read.value());
+  } else {
+    auto made = PlanFromInputs(inputs, place ? place->second : 1);
+    if (!made.ok()) return Fail(made.status());
+    plan = std::move(made.value());
+  }
+  std::vector<size_t> shards;
+  if (!place) {
+    for (size_t s = 0; s < plan.shards(); ++s) shards.push_back(s);
+  } else if (mpi) {
+    for (size_t s = place->first; s < plan.shards(); s += place->second) shards.push_back(s);  // rank r: shards r, r+size, ...
+  } else {
+    if (shard.find('/') != std::string::npos && place->second != plan.shards())
+      return Fail(Status::InvalidInput("--shard " + shard + ": the plan has " + std::to_string(plan.shards()) + " shards"));
+    if (place->first >= plan.shards())
+      return Fail(Status::InvalidInput("--shard " + shard + ": the plan has shards 0 to " + std::to_string(plan.shards() - 1)));
+    shards.push_back(place->first);
+  }
+  const int tuned = TuneShards(plan, shards, bank_root);
+  if (tuned == kExitError) return tuned;
+  if (!place || (mpi && place->first == 0)) {
+    const int merged = WaitAndMerge(plan, bank_root);
+    return merged == kExitOk ? tuned : merged;
+  }
+  return tuned;
+}
+
+void RegisterBatchCommands(CLI::App* app, int* exit_code) {
+  CLI::App* batch = app->add_subcommand("batch", "batch tuning on a cluster: plan the shards, see their status, merge their banks");
+  batch->require_subcommand(1);
+
+  auto plan_flags = std::make_shared<BatchInputFlags>();
+  auto plan_out = std::make_shared<std::string>();
+  auto plan_shards = std::make_shared<size_t>(1);
+  CLI::App* plan = batch->add_subcommand("plan", "the batch's tasks, their estimated cost and the shards, as PLAN.json");
+  plan->add_option("-j,--job-type,--job_type", plan_flags->job_type, "2: operators (OPAT); 1: subgraphs (SGAT)")->required();
+  AddBatchInputFlags(plan, plan_flags.get());
+  plan->add_option("--shards", *plan_shards, "shards (a Slurm array's size; several per node, so a slow node does not hold the batch)")
+      ->capture_default_str();
+  plan->add_option("-o,--output", *plan_out, "PLAN.json")->required();
+  plan->callback([=] {
+    auto made = PlanFromInputs(*plan_flags, *plan_shards);
+    if (!made.ok()) {
+      *exit_code = Fail(made.status());
+      return;
+    }
+    if (Status s = engine::WriteJsonAtomically(*plan_out, made->ToJson(), 1); !s.ok()) {
+      *exit_code = Fail(s);
+      return;
+    }
+    double total = 0, longest = 0;
+    for (size_t s = 0; s < made->shards(); ++s) {
+      total += made->ShardCost(s);
+      longest = std::max(longest, made->ShardCost(s));
+    }
+    std::printf("plan %s: %zu tasks (%s), %zu shards, soc_version %s\n", made->plan_id.c_str(), made->tasks.size(),
+                made->job_type == 2 ? "operators" : "subgraphs", made->shards(), made->soc_version.c_str());
+    std::printf("estimated tuning time: %s in all, the longest shard %s (ideal per shard %s)\n", Duration(total).c_str(),
+                Duration(longest).c_str(), Duration(total / made->shards()).c_str());
+    std::printf("written to %s\n", plan_out->c_str());
+    *exit_code = kExitOk;
+  });
+
+  auto status_plan = std::make_shared<std::string>(), status_root = std::make_shared<std::string>();
+  auto status_json = std::make_shared<bool>(false);
+  CLI::App* status = batch->add_subcommand("status", "per shard and in all: done, running, stopped, failed, tasks left");
+  status->add_option("plan", *status_plan, "PLAN.json")->required();
+  status->add_option("bank_root", *status_root, "the batch's bank root")->required();
+  status->add_flag("--json", *status_json, "JSON output");
+  status->callback([=] {
+    auto plan = engine::ReadBatchPlan(*status_plan);
+    if (!plan.ok()) {
+      *exit_code = Fail(plan.status());
+      return;
+    }
+    auto rows = engine::ReadBatchStatus(*plan, *status_root);
+    if (!rows.ok()) {
+      *exit_code = Fail(rows.status());
+      return;
+    }
+    const nlohmann::json j = engine::BatchStatusJson(*plan, *rows);
+    if (*status_json) {
+      std::cout << DumpJson(j, 2) << "\n";
+    } else {
+      std::printf("%-6s %-8s %6s %6s %6s %6s %10s  %s\n", "shard", "state", "tasks", "done", "failed", "left", "estimate", "worker");
+      for (const auto& r : *rows)
+        std::printf("%-6zu %-8s %6zu %6zu %6zu %6zu %10s  %s%s%s\n", r.shard, r.state.c_str(), r.tasks, r.done, r.failed, r.Left(),
+                    Duration(r.estimated_s).c_str(), r.worker.c_str(), r.message.empty() ? "" : ": ", r.message.c_str());
+      const auto& t = j["total"];
+      std::string states;
+      for (const auto& [state, n] : t["states"].items()) states += (states.empty() ? "" : ", ") + std::to_string(n.get<size_t>()) + " " + state;
+      std::printf("all    %zu shards (%s); tasks %zu, done %zu, failed %zu, left %zu\n", t["shards"].get<size_t>(), states.c_str(),
+                  t["tasks"].get<size_t>(), t["done"].get<size_t>(), t["failed"].get<size_t>(), t["left"].get<size_t>());
+    }
+    *exit_code = kExitOk;
+  });
+
+  auto merge_plan = std::make_shared<std::string>(), merge_root = std::make_shared<std::string>(), merge_out = std::make_shared<std::string>();
+  CLI::App* merge = batch->add_subcommand("merge", "merge every shard's bank into BANK_ROOT/<soc_version> and write the batch's result file");
+  merge->add_option("plan", *merge_plan, "PLAN.json")->required();
+  merge->add_option("bank_root", *merge_root, "the batch's bank root")->required();
+  merge->add_option("--output", *merge_out, "directory of the batch's result file (default: the bank root)");
+  merge->callback([=] {
+    auto plan = engine::ReadBatchPlan(*merge_plan);
+    if (!plan.ok()) {
+      *exit_code = Fail(plan.status());
+      return;
+    }
+    auto merged = engine::MergeBatch(*plan, *merge_root, HostFingerprint(), *merge_out);
+    if (!merged.ok()) {
+      *exit_code = Fail(merged.status());
+      return;
+    }
+    PrintMerge(*merged);
+    *exit_code = merged->shards_unfinished.empty() ? kExitOk : kExitFound;
+  });
+}
+
+void AddBatchInputFlags(CLI::App* command, BatchInputFlags* f) {
+  command->add_option("-m,--model", f->model, "an ONNX model");
+  command->add_option("--model-list,--model_list", f->model_list, "a file naming one model a line: `path [input shapes]`");
+  command->add_option("--singleop", f->singleop, "an ATC-style single-op list (job type 2)");
+  command->add_option("--input-shape,--input_shape", f->input_shape, "shapes of -m's dynamic inputs: \"name:d0,d1,...;name2:...\"");
+  command->add_option("--soc,--soc-version", f->soc, "soc_version of the nodes that tune it (default: this host's)");
+  command->add_option("--trials", f->trials, "candidates measured per task")->capture_default_str();
+  command->add_option("--seed", f->seed, "random seed of the strategies")->capture_default_str();
+}
+
+}  // namespace tilebank::cli
