@@ -99,6 +99,25 @@ TEST_CASE("batch: shards tuned by separate workers merge into the bank one proce
   CHECK(ExportedKeys(dir / "d.jsonl") == ExportedKeys(dir / "a.jsonl"));
 }
 
+TEST_CASE("batch: a shard whose bank creation was interrupted reads as not started, and its next worker tunes it") {
+  TempDir dir;
+  WriteFile(dir / "ops.json", kOps);
+  const std::string soc = HostSocVersion(), plan = dir / "plan.json", root = dir / "root";
+  REQUIRE(RunCli("batch plan -j 2 --singleop " + (dir / "ops.json") + " --shards 2 --trials 2 -o " + plan).exit_code == 0);
+  std::filesystem::create_directories(root + "/shards/0/" + soc);
+  WriteFile(root + "/shards/0/" + soc + "/data.mdb", "");  // killed before LMDB wrote anything
+  auto status = StatusJson(plan, root);
+  CHECK(status["shards"][0]["state"] == "waiting");
+  auto worker = RunCli("tune --plan " + plan + " --shard 0 --bank " + root);
+  REQUIRE_MESSAGE(worker.exit_code == 0, worker.err);
+  CHECK(StatusJson(plan, root)["shards"][0]["state"] == "done");
+  // A bank root that does not exist: status says so beside the waiting shards; merge refuses it.
+  auto typo = RunCli("batch status " + plan + " " + (dir / "typo"));
+  CHECK(typo.exit_code == 0);
+  CHECK(typo.err.find("does not exist yet") != std::string::npos);
+  CheckRefusedWritingNothing(RunCli("batch merge " + plan + " " + (dir / "typo")), "no batch under", {dir / "typo"});
+}
+
 TEST_CASE("batch: bad plans, shards and shard banks are refused by name, nothing merged") {
   TempDir dir;
   WriteFile(dir / "ops.json", kOps);

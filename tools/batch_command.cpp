@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -70,16 +71,21 @@ int TuneShards(const engine::BatchPlan& plan, const std::vector<size_t>& shards,
   o.bank_root = bank_root;
   o.fingerprint = HostFingerprint();
   o.progress = StderrIsTerminal();
-  bool any_failed = false;
+  bool any_failed = false, any_error = false;
   for (size_t s : shards) {
+    // A shard that cannot be tuned is reported and marked failed; the next ones still run.
     auto report = engine::RunShard(plan, s, o);
-    if (!report.ok()) return Fail(report.status());
+    if (!report.ok()) {
+      Fail(report.status());
+      any_error = true;
+      continue;
+    }
     any_failed |= report->any_failed;
     std::printf("shard %zu/%zu: %zu tasks%s; result file: %s\n", s, plan.shards(), report->tasks,
                 report->already_done ? ", finished earlier: nothing tuned" : report->resumed ? ", resumed from its checkpoint" : "",
                 report->result_path.empty() ? "(none: no tasks)" : report->result_path.c_str());
   }
-  return any_failed ? kExitFound : kExitOk;
+  return any_error ? kExitError : any_failed ? kExitFound : kExitOk;
 }
 
 }  // namespace
@@ -124,7 +130,7 @@ int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, co
     if (shard.find('/') == std::string::npos && plan_path.empty())
       return Fail(Status::InvalidInput("--shard " + shard + ": expected I/N (or I with --plan, or mpi)"));
     auto parsed = engine::ParseShard(shard.find('/') == std::string::npos ? shard + "/100000" : shard);
-    if (!parsed.ok()) return Fail(parsed.status());
+    if (!parsed.ok()) return Fail(Status::InvalidInput("--shard " + shard + ": expected I/N with 0 <= I < N, I with --plan, or mpi"));
     place = *parsed;
   }
   engine::BatchPlan plan;
@@ -211,6 +217,9 @@ void RegisterBatchCommands(CLI::App* app, int* exit_code) {
       *exit_code = Fail(rows.status());
       return;
     }
+    if (std::error_code ec; !std::filesystem::exists(*status_root, ec))
+      std::fprintf(stderr, "tilebank: note: %s does not exist yet: no worker has started (or it is not the bank root they were given)\n",
+                   status_root->c_str());
     const nlohmann::json j = engine::BatchStatusJson(*plan, *rows);
     if (*status_json) {
       std::cout << DumpJson(j, 2) << "\n";
@@ -245,7 +254,7 @@ void RegisterBatchCommands(CLI::App* app, int* exit_code) {
       return;
     }
     PrintMerge(*merged);
-    *exit_code = merged->shards_unfinished.empty() ? kExitOk : kExitFound;
+    *exit_code = merged->shards_unfinished.empty() && merged->tasks_failed == 0 ? kExitOk : kExitFound;
   });
 }
 

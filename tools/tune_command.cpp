@@ -95,9 +95,11 @@ void PlaceJob(const JobPlace& place, JobOptions* o) {
 int RunBatchWorker(const TuneFlags& f) {
   if (f.job_type != 1 && f.job_type != 2 && !(f.job_type == 0 && !f.plan.empty()))
     return Fail(Status::InvalidInput("--model-list, --plan and --shard batch operators (-j 2) or subgraphs (-j 1)"));
-  if (!f.subgraphs.empty() || !f.tune_ops_file.empty() || f.reload != "\x01" || f.time_budget > 0 || f.repeat_tune)
-    return Fail(Status::InvalidInput("a batch takes no --subgraphs, --tune-ops-file, --reload, --time-budget or --repeat-tune "
-                                     "(a worker started again goes on where its shard stopped)"));
+  if (!f.subgraphs.empty() || !f.tune_ops_file.empty() || f.reload != "\x01" || f.time_budget > 0 || f.repeat_tune || !f.output.empty() ||
+      f.tune_mode != "GA,RL" || f.modes != "schedule,format,impl")
+    return Fail(Status::InvalidInput("a batch takes no --subgraphs, --tune-ops-file, --reload, --time-budget, --repeat-tune, --output, "
+                                     "--tune-mode or --modes (a worker started again goes on where its shard stopped; results go "
+                                     "under the bank root)"));
   if (Status s = CheckSharedFlags(f); !s.ok()) return Fail(s);
   BatchInputFlags in;
   in.job_type = f.job_type;

@@ -24,17 +24,17 @@ Result<std::unique_ptr<Bank>> OpenShardBank(const BatchPlan& plan, const std::st
       return Status::Refused("shard " + std::to_string(shard) + " holds a bank of soc_version " + sub.path().filename().string() + " (" +
                              sub.path().string() + "); the plan is for " + plan.soc_version + ": nothing was merged");
   }
-  const std::string bank_dir = dir + "/" + plan.soc_version;
-  if (!IsBankDir(bank_dir)) return std::unique_ptr<Bank>();
-  auto bank = Bank::Open(bank_dir, {OpenMode::kReadOnly, plan.soc_version, ""});
-  if (!bank.ok()) return bank.status().WithContext("shard " + std::to_string(shard) + " (" + bank_dir + "; nothing was merged)");
-  return std::move(bank.value());
+  auto bank = OpenShardBankReadOnly(plan, bank_root, shard);
+  if (!bank.ok()) return bank.status().WithContext("nothing was merged");
+  return bank;
 }
 
 }  // namespace
 
 Result<BatchMergeReport> MergeBatch(const BatchPlan& plan, const std::string& bank_root, const std::string& fingerprint,
                                     const std::string& output_dir) {
+  if (!std::filesystem::is_directory(bank_root + "/shards"))
+    return Status::InvalidInput("no batch under " + bank_root + " (no shards/ directory): is it the bank root the workers were given?");
   BatchMergeReport report;
   std::vector<std::unique_ptr<Bank>> shard_banks;
   std::vector<OpRecord> operators;
@@ -45,8 +45,8 @@ Result<BatchMergeReport> MergeBatch(const BatchPlan& plan, const std::string& ba
     report.tasks += plan.shard_tasks[s].size();
     auto bank = OpenShardBank(plan, bank_root, s);
     if (!bank.ok()) return bank.status();
-    auto progress = ReadShardProgress(plan, bank_root, s);
-    if (!progress.ok()) return progress.status();
+    auto progress = ReadShardProgress(plan, bank->get());
+    if (!progress.ok()) return progress.status().WithContext("shard " + std::to_string(s));
     if (!progress->finished && !plan.shard_tasks[s].empty()) report.shards_unfinished.push_back(s);
     report.tasks_done += progress->Done();
     report.tasks_failed += progress->Failed();

@@ -104,7 +104,7 @@ Status AddModelTasks(const BatchModel& m, const BatchInputs& in, TaskMap* tasks)
 std::string PlanId(const BatchPlan& p) {
   nlohmann::json id = {{"job_type", p.job_type}, {"soc_version", p.soc_version}, {"trials", p.trials}, {"seed", p.seed},
                        {"shard_tasks", p.shard_tasks}};
-  for (const auto& t : p.tasks) id["keys"].push_back(t.key);
+  for (const auto& t : p.tasks) id["tasks"].push_back({t.key, t.payload});
   const std::string text = DumpJson(id);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(XXH3_64bits(text.data(), text.size())));
@@ -216,7 +216,8 @@ Result<BatchPlan> ReadBatchPlan(const std::string& path) {
   text << in.rdbuf();
   auto j = nlohmann::json::parse(text.str(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Bad(path, "not a JSON object (a plan is what `tilebank batch plan` writes)");
-  if (j.value("format", "") != kBatchPlanFormat) return Bad(path, "\"format\" is not \"" + std::string(kBatchPlanFormat) + "\"");
+  if (!j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != kBatchPlanFormat)
+    return Bad(path, "\"format\" is not \"" + std::string(kBatchPlanFormat) + "\"");
   if (!j.contains("version") || !j["version"].is_number_integer()) return Bad(path, "\"version\" must be an integer");
   if (j["version"].get<int>() > kBatchPlanVersion)
     return Status::Refused(path + ": plan format version " + std::to_string(j["version"].get<int>()) + " is newer than this tilebank reads (" +

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "repo/bank.h"
+
 #include "engine/batch/shard_dir.h"
 
 namespace tilebank::engine {
@@ -15,8 +17,10 @@ Result<std::vector<ShardStatus>> ReadBatchStatus(const BatchPlan& plan, const st
     row.estimated_s = plan.ShardCost(s);
     auto state = ReadShardState(ShardDir(bank_root, s));
     if (!state.ok()) return state.status();
-    auto progress = ReadShardProgress(plan, bank_root, s);
-    if (!progress.ok()) return progress.status();
+    auto bank = OpenShardBankReadOnly(plan, bank_root, s);
+    if (!bank.ok()) return bank.status();
+    auto progress = ReadShardProgress(plan, bank->get());
+    if (!progress.ok()) return progress.status().WithContext("shard " + std::to_string(s));
     row.done = progress->Done();
     row.failed = progress->Failed();
     if (!*state) {

@@ -23,6 +23,7 @@ struct ShardStatus {
   size_t Left() const { return tasks - done; }
 };
 
+// A bank root that does not exist yet is a batch no worker has started: every shard waits.
 Result<std::vector<ShardStatus>> ReadBatchStatus(const BatchPlan& plan, const std::string& bank_root);
 
 nlohmann::json BatchStatusJson(const BatchPlan& plan, const std::vector<ShardStatus>& shards);

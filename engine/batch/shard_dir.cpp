@@ -92,15 +92,21 @@ size_t ShardProgress::Failed() const {
   return n;
 }
 
-Result<ShardProgress> ReadShardProgress(const BatchPlan& plan, const std::string& bank_root, size_t shard) {
-  ShardProgress p;
+Result<std::unique_ptr<Bank>> OpenShardBankReadOnly(const BatchPlan& plan, const std::string& bank_root, size_t shard) {
   const std::string bank_dir = ShardDir(bank_root, shard) + "/" + plan.soc_version;
-  if (!IsBankDir(bank_dir)) return p;
+  if (!IsBankDir(bank_dir)) return std::unique_ptr<Bank>();
   auto bank = Bank::Open(bank_dir, {OpenMode::kReadOnly, plan.soc_version, ""});
-  if (!bank.ok()) return bank.status().WithContext("shard " + std::to_string(shard));
+  if (!bank.ok() && bank.status().code() == StatusCode::kNotFound) return std::unique_ptr<Bank>();
+  if (!bank.ok()) return bank.status().WithContext("shard " + std::to_string(shard) + " (" + bank_dir + ")");
+  return std::move(bank.value());
+}
+
+Result<ShardProgress> ReadShardProgress(const BatchPlan& plan, const Bank* bank) {
+  ShardProgress p;
+  if (!bank) return p;
   if (plan.job_type == 2) {
-    auto job = LatestOpatJob(**bank);
-    if (!job.ok()) return job.status().WithContext("shard " + std::to_string(shard));
+    auto job = LatestOpatJob(*bank);
+    if (!job.ok()) return job.status();
     if (!*job) return p;
     p.started = true;
     p.finished = (*job)->finished;
@@ -109,11 +115,11 @@ Result<ShardProgress> ReadShardProgress(const BatchPlan& plan, const std::string
     p.operators = std::move((*job)->records);
     return p;
   }
-  auto stored = PeekLatestJob(**bank, kLatestSgatJob);
-  if (!stored.ok()) return stored.status().WithContext("shard " + std::to_string(shard));
+  auto stored = PeekLatestJob(*bank, kLatestSgatJob);
+  if (!stored.ok()) return stored.status();
   if (!*stored) return p;
   auto cp = SgatCheckpoint::FromJson((*stored)->second, (*stored)->first);
-  if (!cp.ok()) return cp.status().WithContext("shard " + std::to_string(shard));
+  if (!cp.ok()) return cp.status();
   p.started = true;
   p.finished = cp->finished;
   p.result_path = cp->result_path;

@@ -4,6 +4,7 @@
 // checkpoint, committed with each task, so a reader beside a running worker sees every finished task.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,10 @@
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/result_file.h"
 #include "repo/status.h"
+
+namespace tilebank {
+class Bank;
+}
 
 namespace tilebank::engine {
 
@@ -43,7 +48,12 @@ struct ShardProgress {
   size_t Done() const { return operators.size() + subgraphs.size(); }
   size_t Failed() const;
 };
-Result<ShardProgress> ReadShardProgress(const BatchPlan& plan, const std::string& bank_root, size_t shard);
+// `bank` is the shard's bank opened read-only (null: the shard has none). A process opens a bank
+// once: LMDB forbids two environments of one bank in a process.
+Result<ShardProgress> ReadShardProgress(const BatchPlan& plan, const Bank* bank);
+// The shard's bank opened read-only; null when it has none, or when its creation was interrupted
+// (a worker killed while creating it: the next worker creates it again).
+Result<std::unique_ptr<Bank>> OpenShardBankReadOnly(const BatchPlan& plan, const std::string& bank_root, size_t shard);
 
 // Whether the worker a state names is gone: it ran on this host and its pid no longer runs.
 bool WorkerGone(const ShardState& state);

@@ -1,5 +1,11 @@
 #include "engine/batch/shard_worker.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "engine/batch/shard_dir.h"
@@ -50,6 +56,8 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
   return std::make_pair(report->result_path, failed);
 }
 
+Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o);
+
 }  // namespace
 
 Result<ShardWorkReport> RunShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o) {
@@ -67,13 +75,41 @@ Result<ShardWorkReport> RunShard(const BatchPlan& plan, size_t shard, const Shar
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::InvalidInput("cannot create " + dir + ": " + ec.message());
+  // One worker a shard: a second one (a requeue while the first still runs) is refused.
+  const int lock = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) return Status::IoError("cannot open " + dir + "/lock: " + std::strerror(errno));
+  if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    close(lock);
+    return Status::Refused("shard " + std::to_string(shard) + " is being tuned by another worker" +
+                           (*previous ? " (" + (*previous)->host + ":" + std::to_string((*previous)->pid) + ")" : std::string()));
+  }
+  auto result = TuneLockedShard(plan, shard, o);  // the lock goes with this process, or here
+  close(lock);
+  return result;
+}
 
+namespace {
+
+// RunShard's work once it holds the shard's lock.
+Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o) {
+  const std::string dir = ShardDir(o.bank_root, shard);
   ShardWorkReport report;
   report.shard = shard;
   report.tasks = plan.shard_tasks[shard].size();
   ShardState state = RunningState(plan.plan_id);
-  auto progress = ReadShardProgress(plan, o.bank_root, shard);
-  if (!progress.ok()) return progress.status();
+  auto fail = [&](const Status& s) {
+    state.state = "failed";
+    state.message = s.message();
+    (void)WriteShardState(dir, state);  // the error itself is the one to report
+    return s.WithContext("shard " + std::to_string(shard));
+  };
+  Result<ShardProgress> progress = ShardProgress();
+  {
+    auto bank = OpenShardBankReadOnly(plan, o.bank_root, shard);  // closed before the job opens it
+    if (!bank.ok()) return fail(bank.status());
+    progress = ReadShardProgress(plan, bank->get());
+  }
+  if (!progress.ok()) return fail(progress.status());
   if (progress->finished || report.tasks == 0) {
     report.already_done = progress->finished;
     report.result_path = progress->result_path;
@@ -83,19 +119,16 @@ Result<ShardWorkReport> RunShard(const BatchPlan& plan, size_t shard, const Shar
   }
   report.resumed = progress->started;
   // The input is the plan's, written the same way each time, so a resumed job finds the list it started with.
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(ShardInputPath(plan, o.bank_root, shard), ShardInputJson(plan, shard), 1));
+  if (Status s = WriteJsonAtomically(ShardInputPath(plan, o.bank_root, shard), ShardInputJson(plan, shard), 1); !s.ok()) return fail(s);
   TB_RETURN_IF_ERROR(WriteShardState(dir, state));
   auto tuned = TuneShard(plan, shard, o, report.resumed);
-  if (!tuned.ok()) {
-    state.state = "failed";
-    state.message = tuned.status().message();
-    (void)WriteShardState(dir, state);  // the job's own error is the one to report
-    return tuned.status().WithContext("shard " + std::to_string(shard));
-  }
+  if (!tuned.ok()) return fail(tuned.status());
   std::tie(report.result_path, report.any_failed) = *tuned;
   state.state = "done";
   TB_RETURN_IF_ERROR(WriteShardState(dir, state));
   return report;
 }
+
+}  // namespace
 
 }  // namespace tilebank::engine

@@ -70,7 +70,7 @@ EOF
   done
   local states=""
   for _ in $(seq 1 60); do
-    states=$(sinfo -h -N -o '%t' 2>/dev/null | sort -u | tr '\n' ' ')
+    states=$(sinfo -h -N -o '%t' 2>/dev/null | sort -u | tr '\n' ' ' || true)  # sinfo fails until slurmctld listens
     [ "$states" = "idle " ] && break
     sleep 1
   done
@@ -93,7 +93,10 @@ stop() {
     for pidfile in "$base"/run/slurmd-*.pid "$base/run/slurmctld.pid" "$base/munge/munged.pid"; do
       [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null && alive=1
     done
-    [ $alive = 0 ] && return 0
+    if [ $alive = 0 ]; then
+      rm -f "$base"/run/*.pid "$base/munge/munged.pid"  # a stale pid file must not name a later process
+      return 0
+    fi
     sleep 1
   done
   die "daemons of $base still run after 30 s"
