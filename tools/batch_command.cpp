@@ -50,13 +50,16 @@ void PrintMerge(const engine::BatchMergeReport& m) {
   std::printf("result file: %s\n", m.result_path.c_str());
 }
 
-// Rank 0 under MPI: waits until no shard waits or runs, then merges.
+// Rank 0 under MPI (or the one process of a whole batch): waits until no shard waits or runs, a
+// state left by an earlier run counting as waiting, then merges.
 int WaitAndMerge(const engine::BatchPlan& plan, const std::string& bank_root) {
+  const std::string run = engine::CurrentRunId();
   for (;;) {
     auto status = engine::ReadBatchStatus(plan, bank_root);
     if (!status.ok()) return Fail(status.status());
     bool busy = false;
-    for (const auto& s : *status) busy |= s.state == "waiting" || s.state == "running";
+    for (const auto& s : *status)
+      busy |= s.state == "waiting" || s.state == "running" || (!run.empty() && s.tasks > 0 && s.run_id != run);
     if (!busy) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }

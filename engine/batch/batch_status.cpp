@@ -31,6 +31,7 @@ Result<std::vector<ShardStatus>> ReadBatchStatus(const BatchPlan& plan, const st
         return Status::Refused(ShardDir(bank_root, s) + " holds shard " + std::to_string(s) + " of plan " + st.plan_id + ", not of plan " +
                                plan.plan_id);
       row.worker = st.host + ":" + std::to_string(st.pid);
+      row.run_id = st.run_id;
       row.message = st.message;
       row.state = st.state == "running" && WorkerGone(st) ? "stopped" : st.state;
     }

@@ -19,6 +19,7 @@ struct ShardStatus {
   size_t tasks = 0, done = 0, failed = 0;
   double estimated_s = 0;
   std::string worker;   // host:pid of the last worker
+  std::string run_id;   // the launcher's job it ran in (ShardState::run_id)
   std::string message;  // a failed worker's error
   size_t Left() const { return tasks - done; }
 };

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -43,7 +44,7 @@ nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard) {
 }
 
 Status WriteShardState(const std::string& dir, const ShardState& s) {
-  return WriteJsonAtomically(dir + "/state.json", {{"plan_id", s.plan_id}, {"state", s.state}, {"host", s.host}, {"pid", s.pid},
+  return WriteJsonAtomically(dir + "/state.json", {{"plan_id", s.plan_id}, {"state", s.state}, {"host", s.host}, {"pid", s.pid}, {"run_id", s.run_id},
                                                    {"started", s.started}, {"updated", Now()}, {"message", s.message}},
                              1);
 }
@@ -65,14 +66,22 @@ Result<std::optional<ShardState>> ReadShardState(const std::string& dir) {
     s.started = j.at("started").get<double>();
     s.updated = j.at("updated").get<double>();
     s.message = j.at("message").get<std::string>();
+    s.run_id = j.value("run_id", std::string());
     return std::optional<ShardState>(std::move(s));
   } catch (const nlohmann::json::exception& e) {
     return Status::Corrupt(path + ": " + e.what());
   }
 }
 
+std::string CurrentRunId() {
+  for (const char* name : {"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "SLURM_JOB_ID"})
+    if (const char* v = std::getenv(name); v && *v) return std::string(name) + "=" + v;
+  return "";
+}
+
 ShardState RunningState(const std::string& plan_id) {
   ShardState s;
+  s.run_id = CurrentRunId();
   s.plan_id = plan_id;
   s.state = "running";
   s.host = HostName();

@@ -26,15 +26,19 @@ std::string ShardInputPath(const BatchPlan& plan, const std::string& bank_root, 
 // The input file's content: the shard's tasks in its order (costliest first).
 nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard);
 
-// state.json: {"plan_id", "state": "running"|"done"|"failed", "host", "pid", "started", "updated", "message"}
+// state.json: {"plan_id", "state": "running"|"done"|"failed", "host", "pid", "run_id", "started", "updated", "message"}
 struct ShardState {
   std::string plan_id, state, host, message;
+  std::string run_id;  // the launcher's job (CurrentRunId) the worker ran in; "" outside one
   long pid = 0;
   double started = 0, updated = 0;  // seconds since the epoch
 };
 Status WriteShardState(const std::string& dir, const ShardState& state);
 // nullopt when the shard has no state file (no worker has started it).
 Result<std::optional<ShardState>> ReadShardState(const std::string& dir);
+// The Slurm job or MPI job this process runs in (SLURM_JOB_ID, Open MPI's or PMIx's job id); ""
+// when there is none. Rank 0 under MPI waits for the shards' states of its own run, not of an earlier one.
+std::string CurrentRunId();
 // This process on this host, "running", started now.
 ShardState RunningState(const std::string& plan_id);
 
