@@ -1,7 +1,5 @@
 // Batch tuning on a cluster (docs/BATCH.md): `tilebank batch plan | status | merge`, and what
 // `tilebank tune` does with --model-list, --plan or --shard (one worker of a batch).
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <cstdio>
@@ -33,7 +31,8 @@ std::string Duration(double s) {
   return text;
 }
 
-void PrintMerge(const engine::BatchMergeReport& m) {
+// Prints what a merge did; the exit code: 0 when every shard finished and no task failed, else 1.
+int ReportMerge(const engine::BatchMergeReport& m) {
   size_t added = 0, updated = 0, kept = 0;
   for (int k = 0; k < 3; ++k) {
     added += m.counts.added[k];
@@ -48,6 +47,7 @@ void PrintMerge(const engine::BatchMergeReport& m) {
     std::printf("unfinished shards: %s (run them again: they go on where they stopped, then merge again)\n", list.c_str());
   }
   std::printf("result file: %s\n", m.result_path.c_str());
+  return m.shards_unfinished.empty() && m.tasks_failed == 0 ? kExitOk : kExitFound;
 }
 
 // Rank 0 under MPI (or the one process of a whole batch): waits until no shard waits or runs, a
@@ -65,8 +65,7 @@ int WaitAndMerge(const engine::BatchPlan& plan, const std::string& bank_root) {
   }
   auto merged = engine::MergeBatch(plan, bank_root, HostFingerprint(), "");
   if (!merged.ok()) return Fail(merged.status());
-  PrintMerge(*merged);
-  return merged->shards_unfinished.empty() && merged->tasks_failed == 0 ? kExitOk : kExitFound;
+  return ReportMerge(*merged);
 }
 
 int TuneShards(const engine::BatchPlan& plan, const std::vector<size_t>& shards, const std::string& bank_root) {
@@ -154,9 +153,7 @@ int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, co
   } else {
     if (shard.find('/') != std::string::npos && place->second != plan.shards())
       return Fail(Status::InvalidInput("--shard " + shard + ": the plan has " + std::to_string(plan.shards()) + " shards"));
-    if (place->first >= plan.shards())
-      return Fail(Status::InvalidInput("--shard " + shard + ": the plan has shards 0 to " + std::to_string(plan.shards() - 1)));
-    shards.push_back(place->first);
+    shards.push_back(place->first);  // RunShard refuses an index the plan lacks
   }
   const int tuned = TuneShards(plan, shards, bank_root);
   if (tuned == kExitError) return tuned;
@@ -166,6 +163,60 @@ int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, co
   }
   return tuned;
 }
+
+namespace {
+
+int RunPlan(const BatchInputFlags& flags, size_t shards, const std::string& output) {
+  auto made = PlanFromInputs(flags, shards);
+  if (!made.ok()) return Fail(made.status());
+  if (Status s = engine::WriteJsonAtomically(output, made->ToJson(), 1); !s.ok()) return Fail(s);
+  double total = 0, longest = 0;
+  for (size_t s = 0; s < made->shards(); ++s) {
+    total += made->ShardCost(s);
+    longest = std::max(longest, made->ShardCost(s));
+  }
+  std::printf("plan %s: %zu tasks (%s), %zu shards, soc_version %s\n", made->plan_id.c_str(), made->tasks.size(),
+              made->job_type == 2 ? "operators" : "subgraphs", made->shards(), made->soc_version.c_str());
+  std::printf("estimated tuning time: %s in all, the longest shard %s (ideal per shard %s)\n", Duration(total).c_str(),
+              Duration(longest).c_str(), Duration(total / made->shards()).c_str());
+  std::printf("written to %s\n", output.c_str());
+  return kExitOk;
+}
+
+int RunStatus(const std::string& plan_path, const std::string& bank_root, bool json) {
+  auto plan = engine::ReadBatchPlan(plan_path);
+  if (!plan.ok()) return Fail(plan.status());
+  auto rows = engine::ReadBatchStatus(*plan, bank_root);
+  if (!rows.ok()) return Fail(rows.status());
+  if (std::error_code ec; !std::filesystem::exists(bank_root, ec))
+    std::fprintf(stderr, "tilebank: note: %s does not exist yet: no worker has started (or it is not the bank root they were given)\n",
+                 bank_root.c_str());
+  const nlohmann::json j = engine::BatchStatusJson(*plan, *rows);
+  if (json) {
+    std::cout << DumpJson(j, 2) << "\n";
+    return kExitOk;
+  }
+  std::printf("%-6s %-8s %6s %6s %6s %6s %10s  %s\n", "shard", "state", "tasks", "done", "failed", "left", "estimate", "worker");
+  for (const auto& r : *rows)
+    std::printf("%-6zu %-8s %6zu %6zu %6zu %6zu %10s  %s%s%s\n", r.shard, r.state.c_str(), r.tasks, r.done, r.failed, r.Left(),
+                Duration(r.estimated_s).c_str(), r.worker.c_str(), r.message.empty() ? "" : ": ", r.message.c_str());
+  const auto& t = j["total"];
+  std::string states;
+  for (const auto& [state, n] : t["states"].items()) states += (states.empty() ? "" : ", ") + std::to_string(n.get<size_t>()) + " " + state;
+  std::printf("all    %zu shards (%s); tasks %zu, done %zu, failed %zu, left %zu\n", t["shards"].get<size_t>(), states.c_str(),
+              t["tasks"].get<size_t>(), t["done"].get<size_t>(), t["failed"].get<size_t>(), t["left"].get<size_t>());
+  return kExitOk;
+}
+
+int RunMerge(const std::string& plan_path, const std::string& bank_root, const std::string& output) {
+  auto plan = engine::ReadBatchPlan(plan_path);
+  if (!plan.ok()) return Fail(plan.status());
+  auto merged = engine::MergeBatch(*plan, bank_root, HostFingerprint(), output);
+  if (!merged.ok()) return Fail(merged.status());
+  return ReportMerge(*merged);
+}
+
+}  // namespace
 
 void RegisterBatchCommands(CLI::App* app, int* exit_code) {
   CLI::App* batch = app->add_subcommand("batch", "batch tuning on a cluster: plan the shards, see their status, merge their banks");
@@ -180,28 +231,7 @@ void RegisterBatchCommands(CLI::App* app, int* exit_code) {
   plan->add_option("--shards", *plan_shards, "shards (a Slurm array's size; several per node, so a slow node does not hold the batch)")
       ->capture_default_str();
   plan->add_option("-o,--output", *plan_out, "PLAN.json")->required();
-  plan->callback([=] {
-    auto made = PlanFromInputs(*plan_flags, *plan_shards);
-    if (!made.ok()) {
-      *exit_code = Fail(made.status());
-      return;
-    }
-    if (Status s = engine::WriteJsonAtomically(*plan_out, made->ToJson(), 1); !s.ok()) {
-      *exit_code = Fail(s);
-      return;
-    }
-    double total = 0, longest = 0;
-    for (size_t s = 0; s < made->shards(); ++s) {
-      total += made->ShardCost(s);
-      longest = std::max(longest, made->ShardCost(s));
-    }
-    std::printf("plan %s: %zu tasks (%s), %zu shards, soc_version %s\n", made->plan_id.c_str(), made->tasks.size(),
-                made->job_type == 2 ? "operators" : "subgraphs", made->shards(), made->soc_version.c_str());
-    std::printf("estimated tuning time: %s in all, the longest shard %s (ideal per shard %s)\n", Duration(total).c_str(),
-                Duration(longest).c_str(), Duration(total / made->shards()).c_str());
-    std::printf("written to %s\n", plan_out->c_str());
-    *exit_code = kExitOk;
-  });
+  plan->callback([=] { *exit_code = RunPlan(*plan_flags, *plan_shards, *plan_out); });
 
   auto status_plan = std::make_shared<std::string>(), status_root = std::make_shared<std::string>();
   auto status_json = std::make_shared<bool>(false);
@@ -209,56 +239,14 @@ void RegisterBatchCommands(CLI::App* app, int* exit_code) {
   status->add_option("plan", *status_plan, "PLAN.json")->required();
   status->add_option("bank_root", *status_root, "the batch's bank root")->required();
   status->add_flag("--json", *status_json, "JSON output");
-  status->callback([=] {
-    auto plan = engine::ReadBatchPlan(*status_plan);
-    if (!plan.ok()) {
-      *exit_code = Fail(plan.status());
-      return;
-    }
-    auto rows = engine::ReadBatchStatus(*plan, *status_root);
-    if (!rows.ok()) {
-      *exit_code = Fail(rows.status());
-      return;
-    }
-    if (std::error_code ec; !std::filesystem::exists(*status_root, ec))
-      std::fprintf(stderr, "tilebank: note: %s does not exist yet: no worker has started (or it is not the bank root they were given)\n",
-                   status_root->c_str());
-    const nlohmann::json j = engine::BatchStatusJson(*plan, *rows);
-    if (*status_json) {
-      std::cout << DumpJson(j, 2) << "\n";
-    } else {
-      std::printf("%-6s %-8s %6s %6s %6s %6s %10s  %s\n", "shard", "state", "tasks", "done", "failed", "left", "estimate", "worker");
-      for (const auto& r : *rows)
-        std::printf("%-6zu %-8s %6zu %6zu %6zu %6zu %10s  %s%s%s\n", r.shard, r.state.c_str(), r.tasks, r.done, r.failed, r.Left(),
-                    Duration(r.estimated_s).c_str(), r.worker.c_str(), r.message.empty() ? "" : ": ", r.message.c_str());
-      const auto& t = j["total"];
-      std::string states;
-      for (const auto& [state, n] : t["states"].items()) states += (states.empty() ? "" : ", ") + std::to_string(n.get<size_t>()) + " " + state;
-      std::printf("all    %zu shards (%s); tasks %zu, done %zu, failed %zu, left %zu\n", t["shards"].get<size_t>(), states.c_str(),
-                  t["tasks"].get<size_t>(), t["done"].get<size_t>(), t["failed"].get<size_t>(), t["left"].get<size_t>());
-    }
-    *exit_code = kExitOk;
-  });
+  status->callback([=] { *exit_code = RunStatus(*status_plan, *status_root, *status_json); });
 
   auto merge_plan = std::make_shared<std::string>(), merge_root = std::make_shared<std::string>(), merge_out = std::make_shared<std::string>();
   CLI::App* merge = batch->add_subcommand("merge", "merge every shard's bank into BANK_ROOT/<soc_version> and write the batch's result file");
   merge->add_option("plan", *merge_plan, "PLAN.json")->required();
   merge->add_option("bank_root", *merge_root, "the batch's bank root")->required();
   merge->add_option("--output", *merge_out, "directory of the batch's result file (default: the bank root)");
-  merge->callback([=] {
-    auto plan = engine::ReadBatchPlan(*merge_plan);
-    if (!plan.ok()) {
-      *exit_code = Fail(plan.status());
-      return;
-    }
-    auto merged = engine::MergeBatch(*plan, *merge_root, HostFingerprint(), *merge_out);
-    if (!merged.ok()) {
-      *exit_code = Fail(merged.status());
-      return;
-    }
-    PrintMerge(*merged);
-    *exit_code = merged->shards_unfinished.empty() && merged->tasks_failed == 0 ? kExitOk : kExitFound;
-  });
+  merge->callback([=] { *exit_code = RunMerge(*merge_plan, *merge_root, *merge_out); });
 }
 
 void AddBatchInputFlags(CLI::App* command, BatchInputFlags* f) {

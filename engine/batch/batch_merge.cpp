@@ -18,12 +18,10 @@ namespace {
 // The shard's bank, or null when it has none; refused when the shard holds a bank of another soc_version.
 Result<std::unique_ptr<Bank>> OpenShardBank(const BatchPlan& plan, const std::string& bank_root, size_t shard) {
   const std::string dir = ShardDir(bank_root, shard);
-  std::error_code ec;
-  for (const auto& sub : std::filesystem::directory_iterator(dir, ec)) {
-    if (sub.is_directory() && IsBankDir(sub.path().string()) && sub.path().filename() != plan.soc_version)
-      return Status::Refused("shard " + std::to_string(shard) + " holds a bank of soc_version " + sub.path().filename().string() + " (" +
-                             sub.path().string() + "); the plan is for " + plan.soc_version + ": nothing was merged");
-  }
+  for (const std::string& soc : SocVersionsUnder(dir))
+    if (soc != plan.soc_version)
+      return Status::Refused("shard " + std::to_string(shard) + " holds a bank of soc_version " + soc + " (" + dir + "/" + soc +
+                             "); the plan is for " + plan.soc_version + ": nothing was merged");
   auto bank = OpenShardBankReadOnly(plan, bank_root, shard);
   if (!bank.ok()) return bank.status().WithContext("nothing was merged");
   return bank;

@@ -278,10 +278,11 @@ Result<std::pair<size_t, size_t>> ShardFromEnvironment() {
   for (const auto& names : kLaunchers) {
     const char* rank = std::getenv(names[0]);
     const char* size = std::getenv(names[1]);
-    if (rank && size) return ParseShard(std::string(rank) + "/" + size).status().ok()
-                                 ? ParseShard(std::string(rank) + "/" + size)
-                                 : Status::InvalidInput(std::string("--shard mpi: ") + names[0] + "=" + rank + ", " + names[1] + "=" + size +
-                                                        " is not a rank below a size");
+    if (!rank || !size) continue;
+    auto parsed = ParseShard(std::string(rank) + "/" + size);
+    if (!parsed.ok())
+      return Status::InvalidInput(std::string("--shard mpi: ") + names[0] + "=" + rank + ", " + names[1] + "=" + size + " is not a rank below a size");
+    return parsed;
   }
   return Status::InvalidInput("--shard mpi: no MPI rank in the environment (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID); "
                               "start it with mpirun or srun");

@@ -56,40 +56,6 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
   return std::make_pair(report->result_path, failed);
 }
 
-Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o);
-
-}  // namespace
-
-Result<ShardWorkReport> RunShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o) {
-  if (shard >= plan.shards())
-    return Status::InvalidInput("shard " + std::to_string(shard) + ": the plan has shards 0 to " + std::to_string(plan.shards() - 1));
-  if (plan.soc_version != HostSocVersion())
-    return Status::Refused("the plan tunes soc_version " + plan.soc_version + " but this machine is " + HostSocVersion() +
-                           ": run its shards on nodes of that soc_version (a Slurm constraint or partition per soc_version)");
-  const std::string dir = ShardDir(o.bank_root, shard);
-  auto previous = ReadShardState(dir);
-  if (!previous.ok()) return previous.status();
-  if (*previous && (*previous)->plan_id != plan.plan_id)
-    return Status::Refused(dir + " holds shard " + std::to_string(shard) + " of plan " + (*previous)->plan_id + ", not of this plan (" +
-                           plan.plan_id + "): give this plan a bank root of its own");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status::InvalidInput("cannot create " + dir + ": " + ec.message());
-  // One worker a shard: a second one (a requeue while the first still runs) is refused.
-  const int lock = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0) return Status::IoError("cannot open " + dir + "/lock: " + std::strerror(errno));
-  if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
-    close(lock);
-    return Status::Refused("shard " + std::to_string(shard) + " is being tuned by another worker" +
-                           (*previous ? " (" + (*previous)->host + ":" + std::to_string((*previous)->pid) + ")" : std::string()));
-  }
-  auto result = TuneLockedShard(plan, shard, o);  // the lock goes with this process, or here
-  close(lock);
-  return result;
-}
-
-namespace {
-
 // RunShard's work once it holds the shard's lock.
 Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o) {
   const std::string dir = ShardDir(o.bank_root, shard);
@@ -130,5 +96,33 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
 }
 
 }  // namespace
+
+Result<ShardWorkReport> RunShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o) {
+  if (shard >= plan.shards())
+    return Status::InvalidInput("shard " + std::to_string(shard) + ": the plan has shards 0 to " + std::to_string(plan.shards() - 1));
+  if (plan.soc_version != HostSocVersion())
+    return Status::Refused("the plan tunes soc_version " + plan.soc_version + " but this machine is " + HostSocVersion() +
+                           ": run its shards on nodes of that soc_version (a Slurm constraint or partition per soc_version)");
+  const std::string dir = ShardDir(o.bank_root, shard);
+  auto previous = ReadShardState(dir);
+  if (!previous.ok()) return previous.status();
+  if (*previous && (*previous)->plan_id != plan.plan_id)
+    return Status::Refused(dir + " holds shard " + std::to_string(shard) + " of plan " + (*previous)->plan_id + ", not of this plan (" +
+                           plan.plan_id + "): give this plan a bank root of its own");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::InvalidInput("cannot create " + dir + ": " + ec.message());
+  // One worker a shard: a second one (a requeue while the first still runs) is refused.
+  const int lock = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) return Status::IoError("cannot open " + dir + "/lock: " + std::strerror(errno));
+  if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    close(lock);
+    return Status::Refused("shard " + std::to_string(shard) + " is being tuned by another worker" +
+                           (*previous ? " (" + (*previous)->host + ":" + std::to_string((*previous)->pid) + ")" : std::string()));
+  }
+  auto result = TuneLockedShard(plan, shard, o);  // the lock goes with this process, or here
+  close(lock);
+  return result;
+}
 
 }  // namespace tilebank::engine
