@@ -53,6 +53,28 @@ struct OpenOptions {
 class Snapshot;
 class WriteTxn;
 
+// A kind's records in ascending key order, read one at a time; lives within its Snapshot.
+class RecordCursor {
+ public:
+  RecordCursor(RecordCursor&& other) noexcept;
+  ~RecordCursor();
+  bool valid() const { return valid_; }
+  Key key() const { return key_; }
+  std::string_view record() const { return record_; }
+  // Moves to the next record; after the last one valid() is false.
+  Status Next();
+
+ private:
+  friend class Snapshot;
+  RecordCursor(MDB_cursor* cursor, EntryKind kind) : cursor_(cursor), kind_(kind) {}
+  Status Load(int rc, const MDB_val& k, const MDB_val& v);
+  MDB_cursor* cursor_;
+  EntryKind kind_;
+  bool valid_ = false;
+  Key key_ = 0;
+  std::string_view record_;
+};
+
 class Bank {
  public:
   // Refuses (kRefused) a bank of a newer format, of another soc_version than asked for, or a
@@ -80,6 +102,11 @@ class Bank {
   // scratch each time. Nothing is written when it returns an error.
   // With `commit` false the transaction is always aborted (a dry run).
   Status Write(const std::function<Status(WriteTxn&)>& body, bool commit = true);
+
+  // Drops this process's mappings of the data file's pages; they stay in the page cache and map
+  // back in on the next read. A long scan (a merge) calls it now and then so that its resident
+  // set stays near the memory it allocates. Records read before stay valid.
+  void ReleaseMappedPages() const;
 
   // LMDB's copy (consistent while writers run); `compact` omits free pages.
   Status CopyTo(const std::string& new_dir, bool compact) const;
@@ -135,6 +162,8 @@ class Snapshot {
   Status ForEachShapeIndexRow(const std::function<Status(uint64_t, Key)>& visit) const;
   size_t Count(EntryKind kind) const;
   size_t HistoryCount() const;
+  // A cursor on the kind's first record.
+  Result<RecordCursor> Records(EntryKind kind) const;
   // A job checkpoint (WriteTxn::PutJob) as this view sees it; nullopt when there is none.
   Result<std::optional<std::string>> GetJob(std::string_view name) const;
   MDB_txn* txn() const { return txn_; }
@@ -171,10 +200,22 @@ class WriteTxn {
   bool changed() const { return changed_; }
 
   Result<std::optional<Entry>> Get(EntryKind kind, Key key);
+  // The number of entries of a kind, as this transaction sees them.
+  size_t Count(EntryKind kind) const;
   // Stores `incoming` under its descriptor's key, deciding against any existing entry by
   // `policy` (keep-faster: strictly faster median wins, ties keep the existing one). A replaced
   // entry moves to history. An identical entry counts as kept and writes nothing.
   Result<PutOutcome> Put(Entry incoming, PutPolicy policy);
+  // Put's decision against `current` (the record the caller holds for the key, nullopt when
+  // none), with Put's side writes (a replaced record to history, an added op to the shape
+  // index) but not the record itself: on added or updated, `record` receives the bytes to store.
+  Result<PutOutcome> Resolve(Entry incoming, PutPolicy policy, std::optional<std::string_view> current,
+                             std::string* record);
+  // Rewriting a kind's table in key order (the merge of large banks): ClearForRewrite empties
+  // the table, whose records stay readable in a Snapshot begun before it; AppendRecord then puts
+  // records back in strictly ascending key order, filling pages with no search and no split.
+  Status ClearForRewrite(EntryKind kind);
+  Status AppendRecord(EntryKind kind, Key key, std::string_view record);
   // Moves an entry to history and removes it; false when absent.
   Result<bool> Remove(EntryKind kind, Key key);
   // Job checkpoints (opaque bytes under a job name).
@@ -191,8 +232,11 @@ class WriteTxn {
     history_was_empty_ = mdb_stat(txn, bank->history_db_, &history) == 0 && history.ms_entries == 0;
   }
   Status Check(int rc, const std::string& what);
+  // Check, naming "WHAT <kind key>" on an error.
+  Status CheckAt(int rc, const char* what, EntryKind kind, Key key);
   Result<std::optional<std::string_view>> GetStored(EntryKind kind, Key key);
-  Status PutEntryRecord(const Entry& entry);
+  Status PutRecord(EntryKind kind, Key key, std::string_view record, unsigned flags);
+  Result<uint32_t> LastRevisionInHistory(EntryKind kind, Key key);
   Status MoveToHistory(Entry old);
 
   Bank* bank_;

@@ -1,10 +1,100 @@
 #include "repo/merge.h"
 
+#include <queue>
+
 #include "repo/entry_codec.h"
 
 namespace tilebank {
+namespace {
 
-Result<WriteCounts> MergeInto(Bank& destination, const std::vector<const Bank*>& sources, bool dry_run) {
+// A source's record, checked and decoded; errors name the source and the entry.
+Result<Entry> SourceEntry(const Bank& source, EntryKind kind, Key key, std::string_view stored) {
+  auto entry = DecodeEntry(stored);
+  if (!entry.ok())
+    return entry.status().WithContext("source '" + source.dir() + "', " + KindName(kind) + " entry " +
+                                      FormatKey(kind, key) + " (nothing was written)");
+  if (entry->key() != key || entry->kind != kind)
+    return Status::Corrupt("source '" + source.dir() + "', " + KindName(kind) + " entry " + FormatKey(kind, key) +
+                           " is stored under the wrong key (nothing was written)");
+  return entry;
+}
+
+// One Put per source entry: for a few entries into a large table.
+Status PutEach(WriteTxn& txn, EntryKind kind, const std::vector<Snapshot>& snapshots,
+               const std::vector<const Bank*>& sources, WriteCounts& counts) {
+  for (size_t i = 0; i < snapshots.size(); ++i) {
+    TB_RETURN_IF_ERROR(snapshots[i].ForEach(kind, [&](Key key, std::string_view stored) -> Status {
+      auto entry = SourceEntry(*sources[i], kind, key, stored);
+      if (!entry.ok()) return entry.status();
+      auto outcome = txn.Put(std::move(*entry), PutPolicy::kKeepFaster);
+      if (!outcome.ok()) return outcome.status();
+      counts.Count(kind, *outcome);
+      return Status::Ok();
+    }));
+  }
+  return Status::Ok();
+}
+
+// How many records a rewrite reads between handing its mapped pages back (Bank::ReleaseMappedPages):
+// about 40 MiB of pages per bank.
+constexpr size_t kRecordsPerRelease = 1 << 16;
+
+// The table rewritten in key order: the destination's records as the transaction found them and
+// every source's, read together in key order; for each key, the sources are decided in their
+// order against the record held so far, exactly as successive Puts would, and the result is
+// appended. Every page of the new table is written once and full, instead of each page being
+// searched, split and copied per Put.
+Status RewriteInKeyOrder(WriteTxn& txn, const Bank& destination, EntryKind kind, const std::vector<Snapshot>& snapshots,
+                         const std::vector<const Bank*>& sources, WriteCounts& counts) {
+  auto before = destination.Read();  // begun inside the write transaction: the same records it sees
+  if (!before.ok()) return before.status();
+  auto stored = before->Records(kind);
+  if (!stored.ok()) return stored.status();
+  std::vector<RecordCursor> cursors;
+  using Head = std::pair<Key, size_t>;  // (key, source index): equal keys pop in source order
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+  for (size_t i = 0; i < snapshots.size(); ++i) {
+    auto cursor = snapshots[i].Records(kind);
+    if (!cursor.ok()) return cursor.status();
+    if (cursor->valid()) heads.push({cursor->key(), i});
+    cursors.push_back(std::move(*cursor));
+  }
+  TB_RETURN_IF_ERROR(txn.ClearForRewrite(kind));
+  std::string held, record;
+  for (size_t written = 1; stored->valid() || !heads.empty(); ++written) {
+    if (written % kRecordsPerRelease == 0) {  // the read pages back to the page cache
+      destination.ReleaseMappedPages();
+      for (const Bank* source : sources) source->ReleaseMappedPages();
+    }
+    const bool from_destination = stored->valid() && (heads.empty() || stored->key() <= heads.top().first);
+    const Key key = from_destination ? stored->key() : heads.top().first;
+    std::optional<std::string_view> current;
+    if (from_destination) current = stored->record();
+    while (!heads.empty() && heads.top().first == key) {
+      const size_t i = heads.top().second;
+      heads.pop();
+      auto entry = SourceEntry(*sources[i], kind, key, cursors[i].record());
+      if (!entry.ok()) return entry.status();
+      auto outcome = txn.Resolve(std::move(*entry), PutPolicy::kKeepFaster, current, &record);
+      if (!outcome.ok()) return outcome.status();
+      counts.Count(kind, *outcome);
+      if (*outcome != PutOutcome::kKept) {
+        held.swap(record);
+        current = held;
+      }
+      TB_RETURN_IF_ERROR(cursors[i].Next());
+      if (cursors[i].valid()) heads.push({cursors[i].key(), i});
+    }
+    TB_RETURN_IF_ERROR(txn.AppendRecord(kind, key, *current));
+    if (from_destination) TB_RETURN_IF_ERROR(stored->Next());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<WriteCounts> MergeInto(Bank& destination, const std::vector<const Bank*>& sources, bool dry_run,
+                              MergeMethod method) {
   const std::string& soc = destination.meta_at_open().soc_version;
   std::vector<Snapshot> snapshots;
   for (const Bank* source : sources) {
@@ -20,22 +110,15 @@ Result<WriteCounts> MergeInto(Bank& destination, const std::vector<const Bank*>&
   Status s = destination.Write(
       [&](WriteTxn& txn) -> Status {
         counts = WriteCounts();
-        for (size_t i = 0; i < snapshots.size(); ++i) {
-          for (EntryKind kind : kAllKinds) {
-            TB_RETURN_IF_ERROR(snapshots[i].ForEach(kind, [&](Key key, std::string_view stored) -> Status {
-              auto entry = DecodeEntry(stored);
-              if (!entry.ok())
-                return entry.status().WithContext("source '" + sources[i]->dir() + "', " + KindName(kind) + " entry " +
-                                                  FormatKey(kind, key) + " (nothing was written)");
-              if (entry->key() != key || entry->kind != kind)
-                return Status::Corrupt("source '" + sources[i]->dir() + "', " + KindName(kind) + " entry " +
-                                       FormatKey(kind, key) + " is stored under the wrong key (nothing was written)");
-              auto outcome = txn.Put(std::move(*entry), PutPolicy::kKeepFaster);
-              if (!outcome.ok()) return outcome.status();
-              counts.Count(kind, *outcome);
-              return Status::Ok();
-            }));
-          }
+        for (EntryKind kind : kAllKinds) {
+          size_t incoming = 0;
+          for (const Snapshot& snapshot : snapshots) incoming += snapshot.Count(kind);
+          if (incoming == 0) continue;
+          // Rewriting costs the whole table; Puts cost a search, a split and a page copy each.
+          const bool rewrite = method == MergeMethod::kRewrite ||
+                               (method == MergeMethod::kAuto && incoming * 4 >= txn.Count(kind));
+          TB_RETURN_IF_ERROR(rewrite ? RewriteInKeyOrder(txn, destination, kind, snapshots, sources, counts)
+                                     : PutEach(txn, kind, snapshots, sources, counts));
         }
         return Status::Ok();
       },

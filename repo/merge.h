@@ -9,6 +9,12 @@
 
 namespace tilebank {
 
-Result<WriteCounts> MergeInto(Bank& destination, const std::vector<const Bank*>& sources, bool dry_run);
+// How the entries go in; every method gives the same bank. kAuto rewrites a kind's table in key
+// order when the sources hold at least a quarter as many entries of that kind as the destination
+// (a batch's merge), and puts them one by one otherwise (a few entries into a large bank).
+enum class MergeMethod { kAuto, kPutEach, kRewrite };
+
+Result<WriteCounts> MergeInto(Bank& destination, const std::vector<const Bank*>& sources, bool dry_run,
+                              MergeMethod method = MergeMethod::kAuto);
 
 }  // namespace tilebank

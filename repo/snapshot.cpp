@@ -58,6 +58,43 @@ Status Snapshot::ForEach(EntryKind kind, const std::function<Status(Key, std::st
   });
 }
 
+RecordCursor::RecordCursor(RecordCursor&& other) noexcept
+    : cursor_(other.cursor_), kind_(other.kind_), valid_(other.valid_), key_(other.key_), record_(other.record_) {
+  other.cursor_ = nullptr;
+}
+
+RecordCursor::~RecordCursor() {
+  if (cursor_) mdb_cursor_close(cursor_);
+}
+
+Status RecordCursor::Load(int rc, const MDB_val& k, const MDB_val& v) {
+  valid_ = false;
+  if (rc == MDB_NOTFOUND) return Status::Ok();
+  if (rc != 0) return LmdbStatus(rc, std::string("reading the ") + KindName(kind_) + " database");
+  if (k.mv_size != 8) return Status::Corrupt(std::string("a key in the ") + KindName(kind_) + " database is not 8 bytes");
+  key_ = DecodeKey(k.mv_data);
+  record_ = {static_cast<const char*>(v.mv_data), v.mv_size};
+  valid_ = true;
+  return Status::Ok();
+}
+
+Status RecordCursor::Next() {
+  MDB_val k{}, v{};
+  int rc = mdb_cursor_get(cursor_, &k, &v, MDB_NEXT);
+  return Load(rc, k, v);
+}
+
+Result<RecordCursor> Snapshot::Records(EntryKind kind) const {
+  MDB_cursor* cursor = nullptr;
+  int rc = mdb_cursor_open(txn_, bank_->EntryDb(kind), &cursor);
+  if (rc != 0) return LmdbStatus(rc, "opening a cursor");
+  RecordCursor records(cursor, kind);
+  MDB_val k{}, v{};
+  rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+  TB_RETURN_IF_ERROR(records.Load(rc, k, v));
+  return records;
+}
+
 Status Snapshot::ForEachHistory(
     const std::function<Status(EntryKind, Key, uint32_t, std::string_view)>& visit,
     std::optional<std::pair<EntryKind, Key>> only_key) const {

@@ -1,4 +1,5 @@
 // WriteTxn: the decisions made inside one write transaction (keep-faster, history, index).
+#include <algorithm>
 #include <cstring>
 
 #include "repo/bank.h"
@@ -33,11 +34,21 @@ Status WriteTxn::Check(int rc, const std::string& what) {
   return LmdbStatus(rc, what + " in bank at '" + bank_->dir_ + "'");
 }
 
+Status WriteTxn::CheckAt(int rc, const char* what, EntryKind kind, Key key) {
+  if (rc == 0) return Status::Ok();  // the message is built only for an error: this runs per record
+  return Check(rc, std::string(what) + " " + FormatKey(kind, key));
+}
+
 Result<std::optional<std::string_view>> WriteTxn::GetStored(EntryKind kind, Key key) {
   std::optional<std::string_view> stored;
   int rc = GetRecord(txn_, bank_->EntryDb(kind), key, &stored);
   if (rc != MDB_NOTFOUND) TB_RETURN_IF_ERROR(Check(rc, "reading"));
   return stored;
+}
+
+size_t WriteTxn::Count(EntryKind kind) const {
+  MDB_stat table{};
+  return mdb_stat(txn_, bank_->EntryDb(kind), &table) == 0 ? table.ms_entries : 0;
 }
 
 Result<std::optional<Entry>> WriteTxn::Get(EntryKind kind, Key key) {
@@ -46,12 +57,10 @@ Result<std::optional<Entry>> WriteTxn::Get(EntryKind kind, Key key) {
   return DecodeRecord(kind, key, *stored);
 }
 
-Status WriteTxn::PutEntryRecord(const Entry& entry) {
-  const std::string stored = EncodeEntry(entry);
-  KeyBytes kb = EncodeKey(entry.key());
-  MDB_val k{kb.size(), kb.data()}, v{stored.size(), const_cast<char*>(stored.data())};
-  changed_ = true;
-  return Check(mdb_put(txn_, bank_->EntryDb(entry.kind), &k, &v, 0), "writing " + FormatKey(entry.kind, entry.key()));
+Status WriteTxn::PutRecord(EntryKind kind, Key key, std::string_view record, unsigned flags) {
+  KeyBytes kb = EncodeKey(key);
+  MDB_val k{kb.size(), kb.data()}, v{record.size(), const_cast<char*>(record.data())};
+  return CheckAt(mdb_put(txn_, bank_->EntryDb(kind), &k, &v, flags), "writing", kind, key);
 }
 
 Status WriteTxn::MoveToHistory(Entry old) {
@@ -60,43 +69,48 @@ Status WriteTxn::MoveToHistory(Entry old) {
   auto hk = HistoryKey(old.kind, old.key(), old.revision);
   MDB_val k{hk.size(), hk.data()}, v{stored.size(), const_cast<char*>(stored.data())};
   changed_ = true;
-  return Check(mdb_put(txn_, bank_->history_db_, &k, &v, 0), "writing history of " + FormatKey(old.kind, old.key()));
+  return CheckAt(mdb_put(txn_, bank_->history_db_, &k, &v, 0), "writing history of", old.kind, old.key());
 }
 
-Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
+Result<uint32_t> WriteTxn::LastRevisionInHistory(EntryKind kind, Key key) {
+  // Only a removed key can be absent with history, so the search is skipped while no key was
+  // ever removed (no history before this transaction, no Remove in it).
+  uint32_t last_revision = 0;
+  if (history_was_empty_ && !removed_in_txn_) return last_revision;
+  auto hk = HistoryKey(kind, key, 0);
+  MDB_cursor* cursor = nullptr;
+  TB_RETURN_IF_ERROR(Check(mdb_cursor_open(txn_, bank_->history_db_, &cursor), "reading history"));
+  MDB_val k{hk.size(), hk.data()}, v;
+  for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE); rc == 0 && std::memcmp(k.mv_data, hk.data(), 9) == 0;
+       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    const auto* p = static_cast<const unsigned char*>(k.mv_data) + 9;
+    last_revision = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+  }
+  mdb_cursor_close(cursor);
+  return last_revision;
+}
+
+Result<PutOutcome> WriteTxn::Resolve(Entry incoming, PutPolicy policy, std::optional<std::string_view> current,
+                                     std::string* record) {
   const Key key = incoming.key();
-  auto stored = GetStored(incoming.kind, key);
-  if (!stored.ok()) return stored.status();
   incoming.generation = generation_;
   incoming.superseded_generation = 0;
-  if (!*stored) {
+  if (!current) {
     // Revisions of a key never repeat, even after a remove and a re-add: continue after the
-    // key's last revision in history. Only a removed key can be absent with history, so the
-    // search is skipped while no key was ever removed (no history before this transaction, no
-    // Remove in it).
-    uint32_t last_revision = 0;
-    if (!history_was_empty_ || removed_in_txn_) {
-      auto hk = HistoryKey(incoming.kind, key, 0);
-      MDB_cursor* cursor = nullptr;
-      TB_RETURN_IF_ERROR(Check(mdb_cursor_open(txn_, bank_->history_db_, &cursor), "reading history"));
-      MDB_val k{hk.size(), hk.data()}, v;
-      for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE); rc == 0 && std::memcmp(k.mv_data, hk.data(), 9) == 0;
-           rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
-        const auto* p = static_cast<const unsigned char*>(k.mv_data) + 9;
-        last_revision = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
-      }
-      mdb_cursor_close(cursor);
-    }
-    incoming.revision = std::max({incoming.revision, last_revision + 1, 1u});
-    TB_RETURN_IF_ERROR(PutEntryRecord(incoming));
+    // key's last revision in history.
+    auto last_revision = LastRevisionInHistory(incoming.kind, key);
+    if (!last_revision.ok()) return last_revision.status();
+    incoming.revision = std::max({incoming.revision, *last_revision + 1, 1u});
     if (incoming.kind == EntryKind::kOp && bank_->has_shape_index_)
-      TB_RETURN_IF_ERROR(Check(PutShapeIndexRow(txn_, bank_->shape_db_, ShapeClassKey(incoming.descriptor), key),
-                               "indexing " + FormatKey(incoming.kind, key)));
+      TB_RETURN_IF_ERROR(CheckAt(PutShapeIndexRow(txn_, bank_->shape_db_, ShapeClassKey(incoming.descriptor), key),
+                                 "indexing", incoming.kind, key));
+    changed_ = true;
+    *record = EncodeEntry(incoming);
     return PutOutcome::kAdded;
   }
   auto where = [&] { return EntryName(incoming.kind, key); };
   // Decide on a peek at the stored value; decode it whole only when it is replaced.
-  auto peek = PeekEntry(**stored, incoming.descriptor);
+  auto peek = PeekEntry(*current, incoming.descriptor);
   if (!peek.ok()) return peek.status().WithContext(where());
   if (!peek->same_descriptor)
     return Status::Refused("key collision: " + FormatKey(incoming.kind, key) +
@@ -104,14 +118,34 @@ Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
   const bool replace = policy == PutPolicy::kOverwrite ||
                        (policy == PutPolicy::kKeepFaster && incoming.after.median_us < peek->after_us);
   if (!replace) return PutOutcome::kKept;
-  auto decoded = DecodeEntry(**stored);
+  auto decoded = DecodeEntry(*current);
   if (!decoded.ok()) return decoded.status().WithContext(where());
   const Entry& old = *decoded;
   if (incoming.SameContent(old)) return PutOutcome::kKept;  // nothing new
   incoming.revision = old.revision + 1;
   TB_RETURN_IF_ERROR(MoveToHistory(old));
-  TB_RETURN_IF_ERROR(PutEntryRecord(incoming));
+  *record = EncodeEntry(incoming);
   return PutOutcome::kUpdated;
+}
+
+Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
+  const EntryKind kind = incoming.kind;
+  const Key key = incoming.key();
+  auto stored = GetStored(kind, key);
+  if (!stored.ok()) return stored.status();
+  std::string record;
+  auto outcome = Resolve(std::move(incoming), policy, *stored, &record);
+  if (!outcome.ok() || *outcome == PutOutcome::kKept) return outcome;
+  TB_RETURN_IF_ERROR(PutRecord(kind, key, record, 0));
+  return outcome;
+}
+
+Status WriteTxn::ClearForRewrite(EntryKind kind) {
+  return Check(mdb_drop(txn_, bank_->EntryDb(kind), 0), std::string("emptying the ") + KindName(kind) + " table");
+}
+
+Status WriteTxn::AppendRecord(EntryKind kind, Key key, std::string_view record) {
+  return PutRecord(kind, key, record, MDB_APPEND);
 }
 
 Result<bool> WriteTxn::Remove(EntryKind kind, Key key) {

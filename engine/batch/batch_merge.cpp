@@ -1,6 +1,7 @@
 #include "engine/batch/batch_merge.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -81,6 +82,11 @@ Result<BatchMergeReport> MergeBatch(const BatchPlan& plan, const std::string& ba
   }
   result[0]["basic"]["batch"] = {{"plan_id", plan.plan_id}, {"shards", plan.shards()}, {"tasks", report.tasks},
                                  {"tasks_done", report.tasks_done}, {"unfinished_shards", report.shards_unfinished}};
+  // Each operator task's measured tuning time, keyed by its key (what calibrates cost estimates).
+  nlohmann::json task_seconds = nlohmann::json::object();
+  for (const OpRecord& r : operators)
+    if (r.tune_s > 0) task_seconds[r.key] = std::round(r.tune_s * 1000) / 1000;
+  if (!task_seconds.empty()) result[0]["basic"]["batch"]["task_seconds"] = task_seconds;
   report.result_path = dir + "/aoe_result_" + (plan.job_type == 2 ? "opat" : "sgat") + "_batch_" + plan.plan_id + ".json";
   TB_RETURN_IF_ERROR(WriteJsonAtomically(report.result_path, result));
   return report;

@@ -265,6 +265,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   for (size_t n = 0; n < todo.size(); ++n) {
     const size_t i = todo[n];
     const OpSpec& op = (*ops)[i];
+    const auto op_start = std::chrono::steady_clock::now();
     OpRecord rec;
     rec.index = i;
     rec.op_name = op.name;
@@ -330,6 +331,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
           builtin_won.push_back(OpWinnerEntry(op, o, baseline, bank->meta_at_open().bank_id, /*keep_baseline=*/true));
       }
     }
+    rec.tune_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - op_start).count();
     // The winner (if any) and the checkpoint commit together: a kill never separates them.
     TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
       done[i] = rec;  // the body may run again when the map grows

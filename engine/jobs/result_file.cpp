@@ -11,7 +11,7 @@ namespace tilebank::engine {
 
 nlohmann::json OpRecord::ToJson() const {
   return {{"index", index}, {"op_name", op_name}, {"op_type", op_type}, {"key", key}, {"status", status},
-          {"mode", mode}, {"before_us", before_us}, {"after_us", after_us}, {"failure", failure}};
+          {"mode", mode}, {"before_us", before_us}, {"after_us", after_us}, {"failure", failure}, {"tune_s", tune_s}};
 }
 
 OpRecord OpRecord::FromJson(const nlohmann::json& j) {
@@ -25,6 +25,7 @@ OpRecord OpRecord::FromJson(const nlohmann::json& j) {
   r.before_us = j.at("before_us").get<double>();
   r.after_us = j.at("after_us").get<double>();
   r.failure = j.at("failure").get<std::string>();
+  r.tune_s = j.value("tune_s", 0.0);  // absent in checkpoints written before it was recorded
   return r;
 }
 

@@ -22,6 +22,7 @@ struct OpRecord {
   std::string mode;    // Schedule | Format | Impl (add/update)
   double before_us = 0, after_us = 0;  // performance before and after tuning
   std::string failure;
+  double tune_s = 0;  // seconds this run spent tuning it (0 for a hit); checkpoints only
   // Whether the bank now holds this run's winner for it.
   bool Stored() const { return status == "add" || status == "update"; }
   // The op's time once the run is over: the winner's when stored, else the time before.
