@@ -84,7 +84,7 @@ long PeakRssMiB() {
 
 class SqliteLookup {
  public:
-  explicit SqliteLookup(sqlite3* db) : db_(db) {
+  explicit SqliteLookup(sqlite3* db) {
     CheckSql(sqlite3_prepare_v2(db, "SELECT descriptor, value FROM op WHERE key = ?1", -1, &stmt_, nullptr), db, "prepare");
   }
   ~SqliteLookup() { sqlite3_finalize(stmt_); }
@@ -101,7 +101,6 @@ class SqliteLookup {
   }
 
  private:
-  sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
 };
 
