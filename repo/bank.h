@@ -211,6 +211,13 @@ class WriteTxn {
   // index) but not the record itself: on added or updated, `record` receives the bytes to store.
   Result<PutOutcome> Resolve(Entry incoming, PutPolicy policy, std::optional<std::string_view> current,
                              std::string* record);
+  // Put and Resolve with keep-faster for a value read from another bank (a merge source):
+  // `incoming` views `incoming_stored`, checked, stored under `key` of `kind`. The same decisions,
+  // but the value is copied with its bookkeeping restamped (RestampStored) instead of being
+  // decoded and encoded again.
+  Result<PutOutcome> PutStored(EntryKind kind, Key key, const EntryView& incoming, std::string_view incoming_stored);
+  Result<PutOutcome> ResolveStored(EntryKind kind, Key key, const EntryView& incoming, std::string_view incoming_stored,
+                                   std::optional<std::string_view> current, std::string* record);
   // Rewriting a kind's table in key order (the merge of large banks): ClearForRewrite empties
   // the table, whose records stay readable in a Snapshot begun before it; AppendRecord then puts
   // records back in strictly ascending key order, filling pages with no search and no split.
@@ -237,6 +244,14 @@ class WriteTxn {
   Result<std::optional<std::string_view>> GetStored(EntryKind kind, Key key);
   Status PutRecord(EntryKind kind, Key key, std::string_view record, unsigned flags);
   Result<uint32_t> LastRevisionInHistory(EntryKind kind, Key key);
+  // A key the table lacks is being added: its revision (after any in history), its shape-index row.
+  Result<uint32_t> AdmitNewKey(EntryKind kind, Key key, uint32_t revision, std::string_view descriptor);
+  // The time of the record held for a key; kRefused when it holds another descriptor.
+  Result<double> CurrentAfterUs(std::string_view current, EntryKind kind, Key key, std::string_view descriptor);
+  // Moves the record held for a key to history; returns it decoded.
+  Result<Entry> ReplaceCurrent(std::string_view current, EntryKind kind, Key key);
+  // The live record of this transaction for a checked value from another bank.
+  std::string LiveRecord(const EntryView& incoming, std::string_view incoming_stored, uint32_t revision) const;
   Status MoveToHistory(Entry old);
 
   Bank* bank_;

@@ -22,6 +22,12 @@ uint64_t RecordedChecksum(std::string_view stored) {
   return recorded;
 }
 
+// Fills the first 8 bytes with the checksum of the rest (little-endian xxh3-64).
+void WriteChecksum(std::string& stored) {
+  const uint64_t checksum = XXH3_64bits(stored.data() + kChecksumBytes, stored.size() - kChecksumBytes);
+  for (size_t i = 0; i < kChecksumBytes; ++i) stored[i] = static_cast<char>((checksum >> (8 * i)) & 0xff);
+}
+
 // Checks the checksum, then runs the Verifier and field checks on the aligned copy of the body.
 Status CheckStored(std::string_view stored) {
   if (stored.size() < kChecksumBytes + 8) return Status::Corrupt("value too short (" + std::to_string(stored.size()) + " bytes)");
@@ -131,11 +137,22 @@ std::string EncodeEntry(const Entry& e) {
   eb.add_superseded_generation(e.superseded_generation);
   fb::FinishEntryBuffer(b, eb.Finish());
 
-  const uint64_t checksum = XXH3_64bits(b.GetBufferPointer(), b.GetSize());
   std::string stored(kChecksumBytes + b.GetSize(), '\0');
-  for (size_t i = 0; i < kChecksumBytes; ++i) stored[i] = static_cast<char>((checksum >> (8 * i)) & 0xff);
   std::memcpy(stored.data() + kChecksumBytes, b.GetBufferPointer(), b.GetSize());
+  WriteChecksum(stored);
   return stored;
+}
+
+std::optional<std::string> RestampStored(std::string_view stored, uint64_t generation, uint32_t revision) {
+  std::string out(stored);
+  // The copy's heap buffer is 16-byte aligned, so the body (after the 8-byte checksum) is 8-byte
+  // aligned, as FlatBuffers' widest scalars want.
+  auto* entry = flatbuffers::GetMutableRoot<fb::Entry>(reinterpret_cast<uint8_t*>(out.data()) + kChecksumBytes);
+  // A mutate_ call writes in place and fails when the field is not in the buffer.
+  if (!entry->mutate_generation(generation) || !entry->mutate_revision(revision) || !entry->mutate_superseded_generation(0))
+    return std::nullopt;
+  WriteChecksum(out);
+  return out;
 }
 
 Status EntryView::Reset(std::string_view stored) {

@@ -2,6 +2,7 @@
 // FlatBuffer that follows it. DecodeEntry checks the checksum, runs the FlatBuffers Verifier and
 // checks required fields, so a flipped byte anywhere in a value is reported, never used.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,11 @@ namespace tilebank {
 
 std::string EncodeEntry(const Entry& entry);
 Result<Entry> DecodeEntry(std::string_view stored);
+
+// `stored`, a value that passed the checks of DecodeEntry, as a live record of another generation
+// and revision (superseded_generation 0), every other byte kept. nullopt when one of these fields
+// is not in the buffer (FlatBuffers leaves out a scalar at its default): then decode and encode.
+std::optional<std::string> RestampStored(std::string_view stored, uint64_t generation, uint32_t revision);
 
 // Just the checks of DecodeEntry, without building an Entry.
 Status VerifyStoredEntry(std::string_view stored);

@@ -50,3 +50,24 @@ TEST_CASE("non-finite numbers are corrupt: they cannot round-trip or be exported
   inf_time.after.median_us = HUGE_VAL;
   CHECK(DecodeEntry(EncodeEntry(inf_time)).status().code() == StatusCode::kCorrupt);
 }
+
+TEST_CASE("RestampStored: new generation and revision, every other field kept") {
+  Entry e = testing::MatMulEntry(32, 64, 16, 7.5);
+  e.generation = 5;
+  e.revision = 2;
+  e.superseded_generation = 4;  // a history record made live again
+  const std::string stored = EncodeEntry(e);
+  auto restamped = RestampStored(stored, 9, 3);
+  REQUIRE(restamped.has_value());
+  CHECK(restamped->size() == stored.size());
+  auto decoded = DecodeEntry(*restamped);  // checksum and structure hold
+  REQUIRE(decoded.ok());
+  CHECK(decoded->SameContent(e));
+  CHECK(decoded->generation == 9);
+  CHECK(decoded->revision == 3);
+  CHECK(decoded->superseded_generation == 0);
+
+  // A field at its default is not in the buffer: there is nothing to restamp in place.
+  e.generation = 0;
+  CHECK_FALSE(RestampStored(EncodeEntry(e), 9, 3).has_value());
+}

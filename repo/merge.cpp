@@ -7,26 +7,24 @@
 namespace tilebank {
 namespace {
 
-// A source's record, checked and decoded; errors name the source and the entry.
-Result<Entry> SourceEntry(const Bank& source, EntryKind kind, Key key, std::string_view stored) {
-  auto entry = DecodeEntry(stored);
-  if (!entry.ok())
-    return entry.status().WithContext("source '" + source.dir() + "', " + KindName(kind) + " entry " +
-                                      FormatKey(kind, key) + " (nothing was written)");
-  if (entry->key() != key || entry->kind != kind)
-    return Status::Corrupt("source '" + source.dir() + "', " + KindName(kind) + " entry " + FormatKey(kind, key) +
-                           " is stored under the wrong key (nothing was written)");
-  return entry;
+// Checks a source's record into `view`; errors name the source and the entry.
+Status CheckSourceRecord(const Bank& source, EntryKind kind, Key key, std::string_view stored, EntryView& view) {
+  auto where = [&] { return "source '" + source.dir() + "', " + KindName(kind) + " entry " + FormatKey(kind, key); };
+  Status checked = view.Reset(stored);
+  if (!checked.ok()) return checked.WithContext(where() + " (nothing was written)");
+  if (static_cast<EntryKind>(view.raw().kind()) != kind || KeyOfDescriptor(view.descriptor()) != key)
+    return Status::Corrupt(where() + " is stored under the wrong key (nothing was written)");
+  return Status::Ok();
 }
 
 // One Put per source entry: for a few entries into a large table.
 Status PutEach(WriteTxn& txn, EntryKind kind, const std::vector<Snapshot>& snapshots,
                const std::vector<const Bank*>& sources, WriteCounts& counts) {
+  EntryView view;
   for (size_t i = 0; i < snapshots.size(); ++i) {
     TB_RETURN_IF_ERROR(snapshots[i].ForEach(kind, [&](Key key, std::string_view stored) -> Status {
-      auto entry = SourceEntry(*sources[i], kind, key, stored);
-      if (!entry.ok()) return entry.status();
-      auto outcome = txn.Put(std::move(*entry), PutPolicy::kKeepFaster);
+      TB_RETURN_IF_ERROR(CheckSourceRecord(*sources[i], kind, key, stored, view));
+      auto outcome = txn.PutStored(kind, key, view, stored);
       if (!outcome.ok()) return outcome.status();
       counts.Count(kind, *outcome);
       return Status::Ok();
@@ -61,6 +59,7 @@ Status RewriteInKeyOrder(WriteTxn& txn, const Bank& destination, EntryKind kind,
   }
   TB_RETURN_IF_ERROR(txn.ClearForRewrite(kind));
   std::string held, record;
+  EntryView view;
   for (size_t written = 1; stored->valid() || !heads.empty(); ++written) {
     if (written % kRecordsPerRelease == 0) {  // the read pages back to the page cache
       destination.ReleaseMappedPages();
@@ -73,9 +72,8 @@ Status RewriteInKeyOrder(WriteTxn& txn, const Bank& destination, EntryKind kind,
     while (!heads.empty() && heads.top().first == key) {
       const size_t i = heads.top().second;
       heads.pop();
-      auto entry = SourceEntry(*sources[i], kind, key, cursors[i].record());
-      if (!entry.ok()) return entry.status();
-      auto outcome = txn.Resolve(std::move(*entry), PutPolicy::kKeepFaster, current, &record);
+      TB_RETURN_IF_ERROR(CheckSourceRecord(*sources[i], kind, key, cursors[i].record(), view));
+      auto outcome = txn.ResolveStored(kind, key, view, cursors[i].record(), current, &record);
       if (!outcome.ok()) return outcome.status();
       counts.Count(kind, *outcome);
       if (*outcome != PutOutcome::kKept) {

@@ -90,42 +90,99 @@ Result<uint32_t> WriteTxn::LastRevisionInHistory(EntryKind kind, Key key) {
   return last_revision;
 }
 
+Result<uint32_t> WriteTxn::AdmitNewKey(EntryKind kind, Key key, uint32_t revision, std::string_view descriptor) {
+  // Revisions of a key never repeat, even after a remove and a re-add: continue after the
+  // key's last revision in history.
+  auto last_revision = LastRevisionInHistory(kind, key);
+  if (!last_revision.ok()) return last_revision.status();
+  if (kind == EntryKind::kOp && bank_->has_shape_index_)
+    TB_RETURN_IF_ERROR(CheckAt(PutShapeIndexRow(txn_, bank_->shape_db_, ShapeClassKey(std::string(descriptor)), key),
+                               "indexing", kind, key));
+  changed_ = true;
+  return std::max({revision, *last_revision + 1, 1u});
+}
+
+Result<double> WriteTxn::CurrentAfterUs(std::string_view current, EntryKind kind, Key key, std::string_view descriptor) {
+  // A peek at the stored value; it is decoded whole only when it is replaced.
+  auto peek = PeekEntry(current, descriptor);
+  if (!peek.ok()) return peek.status().WithContext(EntryName(kind, key));
+  if (!peek->same_descriptor)
+    return Status::Refused("key collision: " + FormatKey(kind, key) +
+                           " already holds another descriptor; the entry was not stored");
+  return peek->after_us;
+}
+
+Result<Entry> WriteTxn::ReplaceCurrent(std::string_view current, EntryKind kind, Key key) {
+  auto old = DecodeEntry(current);
+  if (!old.ok()) return old.status().WithContext(EntryName(kind, key));
+  TB_RETURN_IF_ERROR(MoveToHistory(*old));
+  return old;
+}
+
 Result<PutOutcome> WriteTxn::Resolve(Entry incoming, PutPolicy policy, std::optional<std::string_view> current,
                                      std::string* record) {
   const Key key = incoming.key();
   incoming.generation = generation_;
   incoming.superseded_generation = 0;
   if (!current) {
-    // Revisions of a key never repeat, even after a remove and a re-add: continue after the
-    // key's last revision in history.
-    auto last_revision = LastRevisionInHistory(incoming.kind, key);
-    if (!last_revision.ok()) return last_revision.status();
-    incoming.revision = std::max({incoming.revision, *last_revision + 1, 1u});
-    if (incoming.kind == EntryKind::kOp && bank_->has_shape_index_)
-      TB_RETURN_IF_ERROR(CheckAt(PutShapeIndexRow(txn_, bank_->shape_db_, ShapeClassKey(incoming.descriptor), key),
-                                 "indexing", incoming.kind, key));
-    changed_ = true;
+    auto revision = AdmitNewKey(incoming.kind, key, incoming.revision, incoming.descriptor);
+    if (!revision.ok()) return revision.status();
+    incoming.revision = *revision;
     *record = EncodeEntry(incoming);
     return PutOutcome::kAdded;
   }
-  auto where = [&] { return EntryName(incoming.kind, key); };
-  // Decide on a peek at the stored value; decode it whole only when it is replaced.
-  auto peek = PeekEntry(*current, incoming.descriptor);
-  if (!peek.ok()) return peek.status().WithContext(where());
-  if (!peek->same_descriptor)
-    return Status::Refused("key collision: " + FormatKey(incoming.kind, key) +
-                           " already holds another descriptor; the entry was not stored");
+  auto current_after_us = CurrentAfterUs(*current, incoming.kind, key, incoming.descriptor);
+  if (!current_after_us.ok()) return current_after_us.status();
   const bool replace = policy == PutPolicy::kOverwrite ||
-                       (policy == PutPolicy::kKeepFaster && incoming.after.median_us < peek->after_us);
+                       (policy == PutPolicy::kKeepFaster && incoming.after.median_us < *current_after_us);
   if (!replace) return PutOutcome::kKept;
-  auto decoded = DecodeEntry(*current);
-  if (!decoded.ok()) return decoded.status().WithContext(where());
-  const Entry& old = *decoded;
-  if (incoming.SameContent(old)) return PutOutcome::kKept;  // nothing new
-  incoming.revision = old.revision + 1;
-  TB_RETURN_IF_ERROR(MoveToHistory(old));
+  if (policy == PutPolicy::kOverwrite) {  // keep-faster replaces only a slower entry: never the same
+    auto old = DecodeEntry(*current);
+    if (!old.ok()) return old.status().WithContext(EntryName(incoming.kind, key));
+    if (incoming.SameContent(*old)) return PutOutcome::kKept;  // nothing new
+  }
+  auto old = ReplaceCurrent(*current, incoming.kind, key);
+  if (!old.ok()) return old.status();
+  incoming.revision = old->revision + 1;
   *record = EncodeEntry(incoming);
   return PutOutcome::kUpdated;
+}
+
+std::string WriteTxn::LiveRecord(const EntryView& incoming, std::string_view incoming_stored, uint32_t revision) const {
+  if (auto restamped = RestampStored(incoming_stored, generation_, revision)) return std::move(*restamped);
+  Entry e = incoming.ToEntry();  // a bookkeeping field is not in the buffer: encode anew
+  e.generation = generation_;
+  e.revision = revision;
+  e.superseded_generation = 0;
+  return EncodeEntry(e);
+}
+
+Result<PutOutcome> WriteTxn::ResolveStored(EntryKind kind, Key key, const EntryView& incoming,
+                                           std::string_view incoming_stored, std::optional<std::string_view> current,
+                                           std::string* record) {
+  if (!current) {
+    auto revision = AdmitNewKey(kind, key, incoming.raw().revision(), incoming.descriptor());
+    if (!revision.ok()) return revision.status();
+    *record = LiveRecord(incoming, incoming_stored, *revision);
+    return PutOutcome::kAdded;
+  }
+  auto current_after_us = CurrentAfterUs(*current, kind, key, incoming.descriptor());
+  if (!current_after_us.ok()) return current_after_us.status();
+  if (!(incoming.after_us() < *current_after_us)) return PutOutcome::kKept;
+  auto old = ReplaceCurrent(*current, kind, key);
+  if (!old.ok()) return old.status();
+  *record = LiveRecord(incoming, incoming_stored, old->revision + 1);
+  return PutOutcome::kUpdated;
+}
+
+Result<PutOutcome> WriteTxn::PutStored(EntryKind kind, Key key, const EntryView& incoming, std::string_view incoming_stored) {
+  auto current = GetStored(kind, key);
+  if (!current.ok()) return current.status();
+  std::string record;
+  auto outcome = ResolveStored(kind, key, incoming, incoming_stored, *current, &record);
+  if (!outcome.ok() || *outcome == PutOutcome::kKept) return outcome;
+  TB_RETURN_IF_ERROR(PutRecord(kind, key, record, 0));
+  return outcome;
 }
 
 Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
