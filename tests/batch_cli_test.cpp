@@ -60,6 +60,18 @@ TEST_CASE("batch: shards tuned by separate workers merge into the bank one proce
   auto again = RunCli("tune -j 2 --plan " + plan + " --shard 1/3 --bank " + root);
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);
   CHECK(again.out.find("finished earlier: nothing tuned") != std::string::npos);
+  // One killed after its last checkpoint, before its result file's last rewrite, left the file
+  // "incomplete": the next worker on the shard writes it again from the checkpoint.
+  std::string shard_result;
+  for (const auto& f : std::filesystem::directory_iterator(root + "/shards/1"))
+    if (f.path().filename().string().rfind("aoe_result_opat_", 0) == 0) shard_result = f.path().string();
+  REQUIRE(!shard_result.empty());
+  const std::string finished_text = ReadFile(shard_result);
+  auto stale = nlohmann::json::parse(finished_text);
+  stale[1]["OPAT"]["opat_tuning_result"] = "tune tuning incomplete";
+  WriteFile(shard_result, stale.dump());
+  REQUIRE(RunCli("tune --plan " + plan + " --shard 1 --bank " + root).exit_code == 0);
+  CHECK(nlohmann::json::parse(ReadFile(shard_result))[1]["OPAT"]["opat_tuning_result"] == "tuning successful");
 
   auto after = StatusJson(plan, root);
   CHECK(after["total"]["done"] == 4);

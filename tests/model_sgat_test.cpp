@@ -10,6 +10,8 @@
 
 #include "engine/impl/library_impls.h"
 #include "engine/jobs/model_sgat_job.h"
+#include "engine/jobs/sgat_checkpoint.h"
+#include "engine/jobs/stored_job.h"
 #include "engine/model/constant_fold.h"
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
@@ -575,6 +577,18 @@ TEST_CASE("tune -j 1: a job stopped after its first subgraph goes on with --relo
   const std::string bank = dir / "bank";
   auto stopped = RunCli("tune -j 1 -m " + model + " --bank " + bank + " --output " + (dir / "out"), "TILEBANK_TEST_EXIT_AFTER_SUBGRAPHS=1");
   REQUIRE(stopped.exit_code == 137);
+  // The seconds tuned, as the checkpoint counts them over every run of the job.
+  auto checkpoint_elapsed_s = [&]() -> double {
+    auto opened = Bank::Open(bank + "/" + HostSocVersion(), {OpenMode::kReadOnly, "", ""});
+    REQUIRE(opened.ok());
+    auto stored = engine::PeekLatestJob(**opened, engine::kLatestSgatJob);
+    REQUIRE((stored.ok() && stored->has_value()));
+    auto cp = engine::SgatCheckpoint::FromJson((*stored)->second, (*stored)->first);
+    REQUIRE(cp.ok());
+    return cp->elapsed_s;
+  };
+  const double stopped_s = checkpoint_elapsed_s();
+  CHECK(stopped_s > 0);
   const auto partial = SgatOf(dir / "out");
   REQUIRE(!partial.is_null());
   CHECK(!partial[1]["SGAT"].contains("model_result_performance(ms)"));
@@ -586,6 +600,7 @@ TEST_CASE("tune -j 1: a job stopped after its first subgraph goes on with --relo
   CHECK(done[1]["SGAT"]["repo_summary"]["total_num"] == 3);
   CHECK(done[1]["SGAT"]["repo_summary"]["repo_hit_num"] == 0);  // the first subgraph was not looked at again
   CHECK(done[1]["SGAT"]["model_result_performance(ms)"].get<double>() > 0);
+  CHECK(checkpoint_elapsed_s() > stopped_s);  // the resumed run adds to the first one's time
   auto again = RunCli("tune -j 1 --reload --bank " + bank + " --output " + (dir / "out"));
   CHECK(again.exit_code == 2);
   CHECK(again.err.find("already finished") != std::string::npos);

@@ -120,6 +120,7 @@ Result<ShardProgress> ReadShardProgress(const BatchPlan& plan, const Bank* bank)
     p.started = true;
     p.finished = (*job)->finished;
     p.elapsed_s = (*job)->elapsed_s;
+    p.tuning_name = (*job)->tuning_name;
     p.result_path = (*job)->result_path;
     p.operators = std::move((*job)->records);
     return p;
@@ -131,6 +132,8 @@ Result<ShardProgress> ReadShardProgress(const BatchPlan& plan, const Bank* bank)
   if (!cp.ok()) return cp.status();
   p.started = true;
   p.finished = cp->finished;
+  p.elapsed_s = cp->elapsed_s;
+  p.tuning_name = cp->tuning_name;
   p.result_path = cp->result_path;
   p.subgraphs = std::move(cp->records);
   return p;

@@ -46,7 +46,7 @@ ShardState RunningState(const std::string& plan_id);
 struct ShardProgress {
   bool started = false, finished = false;
   double elapsed_s = 0;
-  std::string result_path;
+  std::string tuning_name, result_path;
   std::vector<OpRecord> operators;         // job type 2
   std::vector<SubgraphRecord> subgraphs;   // job type 1
   size_t Done() const { return operators.size() + subgraphs.size(); }

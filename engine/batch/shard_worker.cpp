@@ -57,6 +57,13 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
 }
 
 // RunShard's work once it holds the shard's lock.
+// The finished shard's result file, from its checkpoint (as its job wrote it at the end).
+Status WriteFinishedResult(const BatchPlan& plan, const ShardProgress& p) {
+  if (plan.job_type == 2) return WriteJsonAtomically(p.result_path, OpatResultJson(p.tuning_name, p.elapsed_s, p.operators, true));
+  const auto [before_ms, after_ms] = SubgraphListTimes(p.subgraphs);
+  return WriteJsonAtomically(p.result_path, SgatResultJson(p.tuning_name, p.elapsed_s, p.subgraphs, before_ms, after_ms));
+}
+
 Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o) {
   const std::string dir = ShardDir(o.bank_root, shard);
   ShardWorkReport report;
@@ -79,6 +86,10 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
   if (progress->finished || report.tasks == 0) {
     report.already_done = progress->finished;
     report.result_path = progress->result_path;
+    // A worker killed after its last checkpoint but before the result file's last rewrite left
+    // it "incomplete": it is written again from the checkpoint.
+    if (progress->finished && !progress->result_path.empty())
+      if (Status s = WriteFinishedResult(plan, *progress); !s.ok()) return fail(s);
     state.state = "done";
     TB_RETURN_IF_ERROR(WriteShardState(dir, state));
     return report;

@@ -268,10 +268,11 @@ Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<Tensor>
 
 Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const std::string bank_dir = o.bank_root + "/" + o.soc_version;
   std::unique_ptr<Bank> bank;
   SgatCheckpoint cp;
+  double elapsed_before = 0;  // in earlier runs of a reloaded job
+  auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (o.reload) {
     auto opened = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.soc_version, o.fingerprint});
     if (!opened.ok()) return opened.status().WithContext("--reload");
@@ -279,6 +280,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     auto read = ReadCheckpoint(*bank, *o.reload, bank_dir);
     if (!read.ok()) return read.status();
     cp = std::move(read.value());
+    elapsed_before = cp.elapsed_s;
   } else {
     if (o.model_path.empty() == o.subgraphs_path.empty()) return Status::InvalidInput("SGAT takes a model or a subgraph file (one of them)");
     cp.model_path = o.model_path;
@@ -357,6 +359,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     tasks = std::move(ordered);
   }
   auto checkpoint = [&](WriteTxn& txn) -> Status {
+    cp.elapsed_s = elapsed();
     TB_RETURN_IF_ERROR(txn.PutJob(cp.job_name, cp.ToJson()));
     return txn.PutJob(kLatestSgatJob, cp.job_name);
   };

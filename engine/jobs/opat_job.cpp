@@ -173,6 +173,7 @@ Result<std::optional<OpatJobState>> LatestOpatJob(const Bank& bank) {
   if (!cp.ok()) return cp.status();
   OpatJobState s;
   s.job_name = cp->job_name;
+  s.tuning_name = cp->tuning_name;
   s.ops_path = cp->ops_path;
   s.result_path = cp->result_path;
   s.finished = cp->finished;

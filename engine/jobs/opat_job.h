@@ -59,7 +59,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options);
 // The latest OPAT job checkpointed in a bank, as a reader beside it sees it (engine/batch reads
 // a shard's progress from it).
 struct OpatJobState {
-  std::string job_name, ops_path, result_path;
+  std::string job_name, tuning_name, ops_path, result_path;
   bool finished = false;
   double elapsed_s = 0;
   size_t ops = 0;                 // operators in the job's list

@@ -44,7 +44,8 @@ std::string SgatCheckpoint::ToJson() const {
                         {"keys", keys},
                         {"records", records_json},
                         {"replaced", replaced_json},
-                        {"finished", finished}}
+                        {"finished", finished},
+                        {"elapsed_s", elapsed_s}}
       );
 }
 
@@ -73,6 +74,7 @@ Result<SgatCheckpoint> SgatCheckpoint::FromJson(const std::string& text, const s
       cp.replaced[key] = e.value();
     }
     cp.finished = j.at("finished");
+    cp.elapsed_s = j.value("elapsed_s", 0.0);  // absent in checkpoints written before it was recorded
     return cp;
   } catch (const nlohmann::json::exception& e) {
     return Status::Corrupt("--reload: job '" + job_name + "' has a damaged checkpoint: " + e.what());

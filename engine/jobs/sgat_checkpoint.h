@@ -24,6 +24,7 @@ struct SgatCheckpoint {
   std::vector<SubgraphRecord> records;   // the first records.size() of them, done
   std::map<std::string, std::optional<Entry>> replaced;  // repo_key -> the entry this job replaced (nullopt: none)
   bool finished = false;
+  double elapsed_s = 0;                  // seconds tuned so far, over every run of the job
 
   std::string ToJson() const;
   static Result<SgatCheckpoint> FromJson(const std::string& text, const std::string& job_name);
