@@ -77,6 +77,17 @@ TEST_CASE("batch: shards tuned by separate workers merge into the bank one proce
   CHECK(after["total"]["done"] == 4);
   CHECK(after["total"]["left"] == 0);
   CHECK(after["total"]["states"]["done"] == 3);
+  // Status reads the counts each worker writes to state.json, not the shard banks (which a worker
+  // on another host may be writing): with the banks moved away, it says the same.
+  std::filesystem::rename(root + "/shards", dir / "shards_away");
+  std::filesystem::create_directories(root + "/shards");
+  for (int s = 0; s < 3; ++s) {
+    std::filesystem::create_directories(root + "/shards/" + std::to_string(s));
+    std::filesystem::copy_file(dir / "shards_away" + "/" + std::to_string(s) + "/state.json", root + "/shards/" + std::to_string(s) + "/state.json");
+  }
+  CHECK(StatusJson(plan, root)["total"] == after["total"]);
+  std::filesystem::remove_all(root + "/shards");
+  std::filesystem::rename(dir / "shards_away", root + "/shards");
 
   auto merged = RunCli("batch merge " + plan + " " + root);
   REQUIRE_MESSAGE(merged.exit_code == 0, merged.err);

@@ -17,15 +17,22 @@ Result<std::vector<ShardStatus>> ReadBatchStatus(const BatchPlan& plan, const st
     row.estimated_s = plan.ShardCost(s);
     auto state = ReadShardState(ShardDir(bank_root, s));
     if (!state.ok()) return state.status();
-    auto bank = OpenShardBankReadOnly(plan, bank_root, s);
-    if (!bank.ok()) return bank.status();
-    auto progress = ReadShardProgress(plan, bank->get());
-    if (!progress.ok()) return progress.status().WithContext("shard " + std::to_string(s));
-    row.done = progress->Done();
-    row.failed = progress->Failed();
-    if (!*state) {
-      row.state = progress->finished ? "done" : progress->started ? "stopped" : "waiting";
+    if (!*state || (*state)->tasks_done < 0) {
+      // No counts from a worker: the shard's bank says what was done (no worker writes it now,
+      // or one of a tilebank that did not record counts).
+      auto bank = OpenShardBankReadOnly(plan, bank_root, s);
+      if (!bank.ok()) return bank.status();
+      auto progress = ReadShardProgress(plan, bank->get());
+      if (!progress.ok()) return progress.status().WithContext("shard " + std::to_string(s));
+      row.done = progress->Done();
+      row.failed = progress->Failed();
+      if (!*state) row.state = progress->finished ? "done" : progress->started ? "stopped" : "waiting";
     } else {
+      // The worker's own counts: a worker on another host may be writing the bank.
+      row.done = static_cast<size_t>((*state)->tasks_done);
+      row.failed = static_cast<size_t>((*state)->tasks_failed);
+    }
+    if (*state) {
       const ShardState& st = **state;
       if (st.plan_id != plan.plan_id)
         return Status::Refused(ShardDir(bank_root, s) + " holds shard " + std::to_string(s) + " of plan " + st.plan_id + ", not of plan " +

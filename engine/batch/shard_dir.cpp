@@ -45,7 +45,8 @@ nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard) {
 
 Status WriteShardState(const std::string& dir, const ShardState& s) {
   return WriteJsonAtomically(dir + "/state.json", {{"plan_id", s.plan_id}, {"state", s.state}, {"host", s.host}, {"pid", s.pid}, {"run_id", s.run_id},
-                                                   {"started", s.started}, {"updated", Now()}, {"message", s.message}},
+                                                   {"started", s.started}, {"updated", Now()}, {"message", s.message},
+                                                   {"tasks_done", s.tasks_done}, {"tasks_failed", s.tasks_failed}},
                              1);
 }
 
@@ -67,6 +68,8 @@ Result<std::optional<ShardState>> ReadShardState(const std::string& dir) {
     s.updated = j.at("updated").get<double>();
     s.message = j.at("message").get<std::string>();
     s.run_id = j.value("run_id", std::string());
+    s.tasks_done = j.value("tasks_done", -1L);
+    s.tasks_failed = j.value("tasks_failed", 0L);
     return std::optional<ShardState>(std::move(s));
   } catch (const nlohmann::json::exception& e) {
     return Status::Corrupt(path + ": " + e.what());

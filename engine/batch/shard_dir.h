@@ -32,6 +32,10 @@ struct ShardState {
   std::string run_id;  // the launcher's job (CurrentRunId) the worker ran in; "" outside one
   long pid = 0;
   double started = 0, updated = 0;  // seconds since the epoch
+  // Tasks done and failed as the worker last wrote them (after each task); -1: not recorded (a
+  // state file written before the counts were). Readers use them instead of opening a bank that
+  // a worker on another host writes (LMDB's locks do not reach across a shared file system).
+  long tasks_done = -1, tasks_failed = 0;
 };
 Status WriteShardState(const std::string& dir, const ShardState& state);
 // nullopt when the shard has no state file (no worker has started it).

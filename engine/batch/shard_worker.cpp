@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include "engine/batch/shard_dir.h"
 #include "engine/jobs/model_sgat_job.h"
@@ -19,7 +20,9 @@ namespace tilebank::engine {
 namespace {
 
 // The job on the shard's input, resumed when `resume`. Returns the result file and whether a task failed.
-Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o, bool resume) {
+// `on_task_done` gets the tasks done and failed after each one.
+Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o, bool resume,
+                                               const std::function<void(size_t, size_t)>& on_task_done) {
   const std::string dir = ShardDir(o.bank_root, shard);
   const std::string name = "batch_" + plan.plan_id + "_shard_" + std::to_string(shard);
   if (plan.job_type == 2) {
@@ -35,6 +38,7 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
     job.tune.trials = plan.trials;
     job.tune.seed = plan.seed;
     job.progress = o.progress;
+    job.on_task_done = on_task_done;
     auto report = RunOpatJob(job);
     if (!report.ok()) return report.status();
     return std::make_pair(report->result_path, report->any_failed);
@@ -49,6 +53,7 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
   job.output_dir = dir;
   job.trials = plan.trials;
   job.progress = o.progress;
+  job.on_task_done = on_task_done;
   auto report = RunModelSgatJob(job);
   if (!report.ok()) return report.status();
   bool failed = false;
@@ -84,6 +89,8 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
   }
   if (!progress.ok()) return fail(progress.status());
   if (progress->finished || report.tasks == 0) {
+    state.tasks_done = static_cast<long>(progress->Done());
+    state.tasks_failed = static_cast<long>(progress->Failed());
     report.already_done = progress->finished;
     report.result_path = progress->result_path;
     // A worker killed after its last checkpoint but before the result file's last rewrite left
@@ -95,10 +102,16 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
     return report;
   }
   report.resumed = progress->started;
+  state.tasks_done = static_cast<long>(progress->Done());
+  state.tasks_failed = static_cast<long>(progress->Failed());
   // The input is the plan's, written the same way each time, so a resumed job finds the list it started with.
   if (Status s = WriteJsonAtomically(ShardInputPath(plan, o.bank_root, shard), ShardInputJson(plan, shard), 1); !s.ok()) return fail(s);
   TB_RETURN_IF_ERROR(WriteShardState(dir, state));
-  auto tuned = TuneShard(plan, shard, o, report.resumed);
+  auto tuned = TuneShard(plan, shard, o, report.resumed, [&](size_t done, size_t failed) {
+    state.tasks_done = static_cast<long>(done);
+    state.tasks_failed = static_cast<long>(failed);
+    (void)WriteShardState(dir, state);  // progress for readers; a failed write only delays it
+  });
   if (!tuned.ok()) return fail(tuned.status());
   std::tie(report.result_path, report.any_failed) = *tuned;
   state.state = "done";

@@ -394,6 +394,11 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
                    : rec.failure.empty()                 ? ""
                                                          : ("  (" + rec.failure + ")").c_str());
     TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, SgatResultJson(cp.tuning_name, elapsed(), cp.records, cp.baseline_ms, std::nullopt)));
+    if (o.on_task_done) {
+      size_t failed = 0;
+      for (const auto& r : cp.records) failed += r.status == "failed";
+      o.on_task_done(cp.records.size(), failed);
+    }
     // Tests stop the job here, as a kill after a subgraph would.
     if (const char* stop = std::getenv("TILEBANK_TEST_EXIT_AFTER_SUBGRAPHS"); stop && std::atoi(stop) == static_cast<int>(cp.records.size()))
       std::_Exit(137);

@@ -350,6 +350,11 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     first_of_key.emplace(rec.key, i);
     TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false, cp.model_baseline_ms)));
     progress.Done(done.size() - 1, selected_total, rec);
+    if (options.on_task_done) {
+      size_t failed = 0;
+      for (const auto& [index, r] : done) failed += r.status == "failed";
+      options.on_task_done(done.size(), failed);
+    }
   }
 
   // A key whose built-in choice won has no entry, so a run would give it the entry of its nearest

@@ -40,6 +40,9 @@ struct OpatJobOptions {
   bool keep_builtin_wins = false;
   TuneOptions tune;
   bool progress = false;              // a terminal: show progress on stderr
+  // Called after each operator's checkpoint commits, with the operators done and failed so far
+  // (over every run of the job).
+  std::function<void(size_t done, size_t failed)> on_task_done;
 };
 
 struct OpatJobReport {
