@@ -137,6 +137,29 @@ TEST_CASE("merge: rewriting the tables in key order gives the bank that one Put 
   }
 }
 
+TEST_CASE("merge: a rewrite that fills the map grows it, runs again and gives what Puts give") {
+  TempDir dir;
+  {
+    auto source = CreateBank(dir / "src");
+    std::vector<Entry> entries;
+    for (int m = 1; m <= 3000; ++m) entries.push_back(MatMulEntry(m, 8, 8, 1.0 + m % 17));
+    REQUIRE(ImportEntries(*source, entries, PutPolicy::kKeepFaster).ok());
+  }
+  auto source = OpenExisting(dir / "src", OpenMode::kReadOnly);
+  // Destinations whose map (1 MiB) is smaller than what the merge writes.
+  auto by_puts = CreateBank(dir / "by_puts", kTestSoc, size_t{1} << 20);
+  auto rewritten = CreateBank(dir / "rewritten", kTestSoc, size_t{1} << 20);
+  REQUIRE(ImportEntries(*by_puts, {MatMulEntry(5, 8, 8, 0.5)}, PutPolicy::kKeepFaster).ok());
+  REQUIRE(ImportEntries(*rewritten, {MatMulEntry(5, 8, 8, 0.5)}, PutPolicy::kKeepFaster).ok());
+  auto put_counts = MergeInto(*by_puts, {source.get()}, false, MergeMethod::kPutEach);
+  auto rewrite_counts = MergeInto(*rewritten, {source.get()}, false, MergeMethod::kRewrite);
+  REQUIRE(put_counts.ok());
+  REQUIRE_MESSAGE(rewrite_counts.ok(), rewrite_counts.status().message());
+  CHECK(rewrite_counts->added[0] == 2999);
+  CHECK(rewrite_counts->kept[0] == 1);
+  CHECK(EveryRecord(*by_puts) == EveryRecord(*rewritten));
+}
+
 TEST_CASE("merge: a key collision in a source is refused by either method, nothing written") {
   TempDir dir;
   auto dst = CreateBank(dir / "dst");

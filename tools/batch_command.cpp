@@ -86,6 +86,7 @@ int TuneShards(const engine::BatchPlan& plan, const std::vector<size_t>& shards,
     std::printf("shard %zu/%zu: %zu tasks%s; result file: %s\n", s, plan.shards(), report->tasks,
                 report->already_done ? ", finished earlier: nothing tuned" : report->resumed ? ", resumed from its checkpoint" : "",
                 report->result_path.empty() ? "(none: no tasks)" : report->result_path.c_str());
+    if (!report->warning.empty()) std::fprintf(stderr, "tilebank: warning: shard %zu: %s\n", s, report->warning.c_str());
   }
   return any_error ? kExitError : any_failed ? kExitFound : kExitOk;
 }

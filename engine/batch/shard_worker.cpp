@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include "engine/batch/shard_dir.h"
@@ -62,6 +63,14 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
 }
 
 // RunShard's work once it holds the shard's lock.
+// Whether `path` holds a finished job's result file: only those carry "tuning_time(s)".
+bool IsFinishedResultFile(const std::string& path) {
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_array() && !j.empty() && j[0].is_object() && j[0].contains("basic") && j[0]["basic"].is_object() &&
+         j[0]["basic"].contains("tuning_time(s)");
+}
+
 // The finished shard's result file, from its checkpoint (as its job wrote it at the end).
 Status WriteFinishedResult(const BatchPlan& plan, const ShardProgress& p) {
   if (plan.job_type == 2) return WriteJsonAtomically(p.result_path, OpatResultJson(p.tuning_name, p.elapsed_s, p.operators, true));
@@ -93,10 +102,17 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
     state.tasks_failed = static_cast<long>(progress->Failed());
     report.already_done = progress->finished;
     report.result_path = progress->result_path;
-    // A worker killed after its last checkpoint but before the result file's last rewrite left
-    // it "incomplete": it is written again from the checkpoint.
-    if (progress->finished && !progress->result_path.empty())
-      if (Status s = WriteFinishedResult(plan, *progress); !s.ok()) return fail(s);
+    if (progress->finished && !progress->result_path.empty()) {
+      // A worker killed after its last checkpoint but before the result file's last rewrite left
+      // it "incomplete": it is written again from the checkpoint, in the shard's directory where
+      // it is now (the bank root may have moved since).
+      ShardProgress finished = *progress;
+      finished.result_path = dir + "/" + std::filesystem::path(progress->result_path).filename().string();
+      report.result_path = finished.result_path;
+      if (!IsFinishedResultFile(finished.result_path))
+        if (Status s = WriteFinishedResult(plan, finished); !s.ok())
+          report.warning = "could not write the shard's result file again: " + s.message();
+    }
     state.state = "done";
     TB_RETURN_IF_ERROR(WriteShardState(dir, state));
     return report;

@@ -23,6 +23,7 @@ struct ShardWorkReport {
   bool already_done = false;  // the shard had finished: nothing was tuned
   bool any_failed = false;    // some task failed to tune (the result file names it)
   std::string result_path;
+  std::string warning;        // something went wrong that did not stop the shard
 };
 
 // kRefused when the plan is for another soc_version than this machine's, or the shard directory

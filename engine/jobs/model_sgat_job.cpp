@@ -271,7 +271,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   const std::string bank_dir = o.bank_root + "/" + o.soc_version;
   std::unique_ptr<Bank> bank;
   SgatCheckpoint cp;
-  double elapsed_before = 0;  // in earlier runs of a reloaded job
+  double elapsed_before = 0;  // in earlier runs of a reloaded job (a time budget is per run, as OPAT's)
   auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (o.reload) {
     auto opened = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.soc_version, o.fingerprint});
@@ -370,7 +370,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   for (size_t t = cp.records.size(); t < tasks.size(); ++t) {
     std::optional<Entry> winner, existing;
     bool stale = false;
-    SubgraphRecord r = TuneTask(tasks[t], *bank, ops, o, o.time_budget_s > 0 && elapsed() > o.time_budget_s, &winner, &existing, &stale);
+    SubgraphRecord r = TuneTask(tasks[t], *bank, ops, o, o.time_budget_s > 0 && elapsed() - elapsed_before > o.time_budget_s, &winner, &existing, &stale);
     // The winner (if any) and the checkpoint commit together.
     const auto records_before = cp.records.size();
     TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {

@@ -332,7 +332,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
           builtin_won.push_back(OpWinnerEntry(op, o, baseline, bank->meta_at_open().bank_id, /*keep_baseline=*/true));
       }
     }
-    rec.tune_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - op_start).count();
+    if (rec.status != "hit") rec.tune_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - op_start).count();
     // The winner (if any) and the checkpoint commit together: a kill never separates them.
     TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
       done[i] = rec;  // the body may run again when the map grows
