@@ -248,8 +248,9 @@ class WriteTxn {
   Result<uint32_t> AdmitNewKey(EntryKind kind, Key key, uint32_t revision, std::string_view descriptor);
   // The time of the record held for a key; kRefused when it holds another descriptor.
   Result<double> CurrentAfterUs(std::string_view current, EntryKind kind, Key key, std::string_view descriptor);
-  // Moves the record held for a key to history; returns it decoded.
-  Result<Entry> ReplaceCurrent(std::string_view current, EntryKind kind, Key key);
+  // Put's steps around a decision: the key's current record in, the decided record stored.
+  using Resolver = std::function<Result<PutOutcome>(std::optional<std::string_view> current, std::string* record)>;
+  Result<PutOutcome> ResolveAndStore(EntryKind kind, Key key, const Resolver& resolve);
   // The live record of this transaction for a checked value from another bank.
   std::string LiveRecord(const EntryView& incoming, std::string_view incoming_stored, uint32_t revision) const;
   Status MoveToHistory(Entry old);

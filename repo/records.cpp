@@ -4,13 +4,17 @@
 
 namespace tilebank {
 
-int GetRecord(MDB_txn* txn, MDB_dbi db, Key key, std::optional<std::string_view>* stored) {
-  KeyBytes kb = EncodeKey(key);
-  MDB_val k{kb.size(), kb.data()}, v;
+int GetRecord(MDB_txn* txn, MDB_dbi db, std::string_view key, std::optional<std::string_view>* stored) {
+  MDB_val k{key.size(), const_cast<char*>(key.data())}, v;
   int rc = mdb_get(txn, db, &k, &v);
   *stored = rc == 0 ? std::optional<std::string_view>(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size))
                     : std::nullopt;
   return rc;
+}
+
+int GetRecord(MDB_txn* txn, MDB_dbi db, Key key, std::optional<std::string_view>* stored) {
+  KeyBytes kb = EncodeKey(key);
+  return GetRecord(txn, db, std::string_view(reinterpret_cast<const char*>(kb.data()), kb.size()), stored);
 }
 
 Result<Entry> DecodeEntryAt(EntryKind kind, Key key, std::string_view stored) {

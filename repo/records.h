@@ -12,6 +12,8 @@ namespace tilebank {
 // The stored bytes under `key` (valid while the transaction lives), nullopt when absent;
 // returns the LMDB code (0 or MDB_NOTFOUND on success).
 int GetRecord(MDB_txn* txn, MDB_dbi db, Key key, std::optional<std::string_view>* stored);
+// The same under a key of any bytes (a job's name in the jobs database).
+int GetRecord(MDB_txn* txn, MDB_dbi db, std::string_view key, std::optional<std::string_view>* stored);
 
 // Decodes one stored value; errors name the kind and key.
 Result<Entry> DecodeEntryAt(EntryKind kind, Key key, std::string_view stored);

@@ -150,11 +150,10 @@ size_t Snapshot::Count(EntryKind kind) const {
 }
 
 Result<std::optional<std::string>> Snapshot::GetJob(std::string_view name) const {
-  MDB_val k{name.size(), const_cast<char*>(name.data())}, v;
-  int rc = mdb_get(txn_, bank_->jobs_db_, &k, &v);
-  if (rc == MDB_NOTFOUND) return std::optional<std::string>();
-  if (rc != 0) return LmdbStatus(rc, "reading job " + std::string(name));
-  return std::optional<std::string>(std::string(static_cast<const char*>(v.mv_data), v.mv_size));
+  std::optional<std::string_view> stored;
+  int rc = GetRecord(txn_, bank_->jobs_db_, name, &stored);
+  if (rc != 0 && rc != MDB_NOTFOUND) return LmdbStatus(rc, "reading job " + std::string(name));
+  return stored ? std::optional<std::string>(*stored) : std::nullopt;
 }
 
 size_t Snapshot::HistoryCount() const {

@@ -112,13 +112,6 @@ Result<double> WriteTxn::CurrentAfterUs(std::string_view current, EntryKind kind
   return peek->after_us;
 }
 
-Result<Entry> WriteTxn::ReplaceCurrent(std::string_view current, EntryKind kind, Key key) {
-  auto old = DecodeEntry(current);
-  if (!old.ok()) return old.status().WithContext(EntryName(kind, key));
-  TB_RETURN_IF_ERROR(MoveToHistory(*old));
-  return old;
-}
-
 Result<PutOutcome> WriteTxn::Resolve(Entry incoming, PutPolicy policy, std::optional<std::string_view> current,
                                      std::string* record) {
   const Key key = incoming.key();
@@ -136,13 +129,10 @@ Result<PutOutcome> WriteTxn::Resolve(Entry incoming, PutPolicy policy, std::opti
   const bool replace = policy == PutPolicy::kOverwrite ||
                        (policy == PutPolicy::kKeepFaster && incoming.after.median_us < *current_after_us);
   if (!replace) return PutOutcome::kKept;
-  if (policy == PutPolicy::kOverwrite) {  // keep-faster replaces only a slower entry: never the same
-    auto old = DecodeEntry(*current);
-    if (!old.ok()) return old.status().WithContext(EntryName(incoming.kind, key));
-    if (incoming.SameContent(*old)) return PutOutcome::kKept;  // nothing new
-  }
-  auto old = ReplaceCurrent(*current, incoming.kind, key);
+  auto old = DecodeEntryAt(incoming.kind, key, *current);
   if (!old.ok()) return old.status();
+  if (incoming.SameContent(*old)) return PutOutcome::kKept;  // nothing new
+  TB_RETURN_IF_ERROR(MoveToHistory(*old));
   incoming.revision = old->revision + 1;
   *record = EncodeEntry(incoming);
   return PutOutcome::kUpdated;
@@ -168,33 +158,36 @@ Result<PutOutcome> WriteTxn::ResolveStored(EntryKind kind, Key key, const EntryV
   }
   auto current_after_us = CurrentAfterUs(*current, kind, key, incoming.descriptor());
   if (!current_after_us.ok()) return current_after_us.status();
-  if (!(incoming.after_us() < *current_after_us)) return PutOutcome::kKept;
-  auto old = ReplaceCurrent(*current, kind, key);
+  if (!(incoming.after_us() < *current_after_us)) return PutOutcome::kKept;  // faster: never the same content
+  auto old = DecodeEntryAt(kind, key, *current);
   if (!old.ok()) return old.status();
+  TB_RETURN_IF_ERROR(MoveToHistory(*old));
   *record = LiveRecord(incoming, incoming_stored, old->revision + 1);
   return PutOutcome::kUpdated;
 }
 
-Result<PutOutcome> WriteTxn::PutStored(EntryKind kind, Key key, const EntryView& incoming, std::string_view incoming_stored) {
+Result<PutOutcome> WriteTxn::ResolveAndStore(EntryKind kind, Key key, const Resolver& resolve) {
   auto current = GetStored(kind, key);
   if (!current.ok()) return current.status();
   std::string record;
-  auto outcome = ResolveStored(kind, key, incoming, incoming_stored, *current, &record);
+  auto outcome = resolve(*current, &record);
   if (!outcome.ok() || *outcome == PutOutcome::kKept) return outcome;
   TB_RETURN_IF_ERROR(PutRecord(kind, key, record, 0));
   return outcome;
+}
+
+Result<PutOutcome> WriteTxn::PutStored(EntryKind kind, Key key, const EntryView& incoming, std::string_view incoming_stored) {
+  return ResolveAndStore(kind, key, [&](std::optional<std::string_view> current, std::string* record) {
+    return ResolveStored(kind, key, incoming, incoming_stored, current, record);
+  });
 }
 
 Result<PutOutcome> WriteTxn::Put(Entry incoming, PutPolicy policy) {
   const EntryKind kind = incoming.kind;
   const Key key = incoming.key();
-  auto stored = GetStored(kind, key);
-  if (!stored.ok()) return stored.status();
-  std::string record;
-  auto outcome = Resolve(std::move(incoming), policy, *stored, &record);
-  if (!outcome.ok() || *outcome == PutOutcome::kKept) return outcome;
-  TB_RETURN_IF_ERROR(PutRecord(kind, key, record, 0));
-  return outcome;
+  return ResolveAndStore(kind, key, [&](std::optional<std::string_view> current, std::string* record) {
+    return Resolve(std::move(incoming), policy, current, record);
+  });
 }
 
 Status WriteTxn::ClearForRewrite(EntryKind kind) {
@@ -230,11 +223,10 @@ Status WriteTxn::PutJob(std::string_view name, std::string_view bytes) {
 }
 
 Result<std::optional<std::string>> WriteTxn::GetJob(std::string_view name) {
-  MDB_val k{name.size(), const_cast<char*>(name.data())}, v;
-  int rc = mdb_get(txn_, bank_->jobs_db_, &k, &v);
-  if (rc == MDB_NOTFOUND) return std::optional<std::string>();
-  TB_RETURN_IF_ERROR(Check(rc, "reading job " + std::string(name)));
-  return std::optional<std::string>(std::string(static_cast<const char*>(v.mv_data), v.mv_size));
+  std::optional<std::string_view> stored;
+  int rc = GetRecord(txn_, bank_->jobs_db_, name, &stored);
+  if (rc != MDB_NOTFOUND) TB_RETURN_IF_ERROR(Check(rc, "reading job " + std::string(name)));
+  return stored ? std::optional<std::string>(*stored) : std::nullopt;
 }
 
 Status WriteTxn::SetMeta(std::string_view name, std::string_view value) {

@@ -62,7 +62,6 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
   return std::make_pair(report->result_path, failed);
 }
 
-// RunShard's work once it holds the shard's lock.
 // Whether `path` holds a finished job's result file: only those carry "tuning_time(s)".
 bool IsFinishedResultFile(const std::string& path) {
   std::ifstream in(path);
@@ -78,6 +77,7 @@ Status WriteFinishedResult(const BatchPlan& plan, const ShardProgress& p) {
   return WriteJsonAtomically(p.result_path, SgatResultJson(p.tuning_name, p.elapsed_s, p.subgraphs, before_ms, after_ms));
 }
 
+// RunShard's work once it holds the shard's lock.
 Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o) {
   const std::string dir = ShardDir(o.bank_root, shard);
   ShardWorkReport report;
@@ -97,9 +97,9 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
     progress = ReadShardProgress(plan, bank->get());
   }
   if (!progress.ok()) return fail(progress.status());
+  state.tasks_done = static_cast<long>(progress->Done());
+  state.tasks_failed = static_cast<long>(progress->Failed());
   if (progress->finished || report.tasks == 0) {
-    state.tasks_done = static_cast<long>(progress->Done());
-    state.tasks_failed = static_cast<long>(progress->Failed());
     report.already_done = progress->finished;
     report.result_path = progress->result_path;
     if (progress->finished && !progress->result_path.empty()) {
@@ -118,8 +118,6 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
     return report;
   }
   report.resumed = progress->started;
-  state.tasks_done = static_cast<long>(progress->Done());
-  state.tasks_failed = static_cast<long>(progress->Failed());
   // The input is the plan's, written the same way each time, so a resumed job finds the list it started with.
   if (Status s = WriteJsonAtomically(ShardInputPath(plan, o.bank_root, shard), ShardInputJson(plan, shard), 1); !s.ok()) return fail(s);
   TB_RETURN_IF_ERROR(WriteShardState(dir, state));
