@@ -143,6 +143,60 @@ TEST_CASE("batch: a shard whose bank creation was interrupted reads as not start
   CheckRefusedWritingNothing(RunCli("batch merge " + plan + " " + (dir / "typo")), "no batch under", {dir / "typo"});
 }
 
+TEST_CASE("batch: a plan for two soc_versions tunes each group on its own nodes, and merges each into its own bank") {
+  TempDir dir;
+  WriteFile(dir / "ops.json", kOps);
+  const std::string soc = HostSocVersion(), other = kTestSoc, plan = dir / "plan.json", root = dir / "root";
+  REQUIRE(soc != other);
+  auto planned = RunCli("batch plan -j 2 --singleop " + (dir / "ops.json") + " --shards 2 --trials 2 --soc " + soc + "," + other + " -o " + plan);
+  REQUIRE_MESSAGE(planned.exit_code == 0, planned.err);
+  CHECK(planned.out.find("soc_version " + other + ": shards 2-3") != std::string::npos);
+  auto groups = RunCli("batch groups " + plan);
+  REQUIRE(groups.exit_code == 0);
+  CHECK(groups.out == soc + " 0-1\n" + other + " 2-3\n");
+
+  // The other soc_version's shard, started on this machine, is refused and says so in its state.
+  auto wrong = RunCli("tune --plan " + plan + " --shard 2 --bank " + root);
+  CHECK(wrong.exit_code == 2);
+  CHECK_MESSAGE(wrong.err.find("tunes soc_version " + other + " but this machine is " + soc) != std::string::npos, wrong.err);
+  CHECK(!std::filesystem::exists(root + "/shards/2/" + other));
+  // Under MPI (one rank here) a worker takes its own soc_version's group, then rank 0 merges that group.
+  auto rank = RunCli("tune --plan " + plan + " --shard mpi --bank " + root, "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1");
+  REQUIRE_MESSAGE(rank.exit_code == 0, std::string(rank.err + rank.out));
+  CHECK(rank.out.find("merged 2 shard banks into " + root + "/" + soc) != std::string::npos);
+  CHECK(!std::filesystem::exists(root + "/" + other));
+
+  auto st = StatusJson(plan, root);
+  CHECK(st["by_soc_version"][soc]["states"]["done"] == 2);
+  CHECK(st["by_soc_version"][soc]["left"] == 0);
+  CHECK(st["by_soc_version"][other]["states"]["failed"] == 1);
+  CHECK(st["by_soc_version"][other]["states"]["waiting"] == 1);
+  CHECK(st["shards"][2]["soc_version"] == other);
+  CHECK(st["shards"][2]["message"].get<std::string>().find("this machine is " + soc) != std::string::npos);
+  CHECK(st["total"]["tasks"] == 8);  // every task once per soc_version
+
+  // Merging every group: this soc_version's is complete, the other's is named unfinished (exit 1);
+  // each has its own bank and result file.
+  auto all = RunCli("batch merge " + plan + " " + root);
+  CHECK(all.exit_code == 1);
+  CHECK_MESSAGE(all.out.find("unfinished shards: 2, 3") != std::string::npos, all.out);
+  const auto plan_id = nlohmann::json::parse(ReadFile(plan)).at("plan_id").get<std::string>();
+  const auto done = nlohmann::json::parse(ReadFile(root + "/aoe_result_opat_batch_" + plan_id + "_" + soc + ".json"));
+  CHECK(done.at(1).at("OPAT").at("opat_tuning_result") == "tuning successful");
+  CHECK(done.at(0).at("basic").at("batch").at("soc_version") == soc);
+  const auto left = nlohmann::json::parse(ReadFile(root + "/aoe_result_opat_batch_" + plan_id + "_" + other + ".json"));
+  CHECK(!left.at(0).at("basic").contains("tuning_time(s)"));  // unfinished, and no task done: no OPAT section yet
+  CHECK(left.at(0).at("basic").at("batch").at("tasks_done") == 0);
+  REQUIRE(RunCli("bank export --bank " + root + " --soc " + soc + " -o " + (dir / "a.jsonl")).exit_code == 0);
+  CHECK(ExportedKeys(dir / "a.jsonl").size() == 4);
+  // One group merged alone, or a soc_version the plan lacks.
+  CHECK(RunCli("batch merge " + plan + " " + root + " --soc " + soc).exit_code == 0);
+  CheckRefusedWritingNothing(RunCli("batch merge " + plan + " " + root + " --soc nosuch_soc"), "does not tune soc_version nosuch_soc",
+                             {root + "/nosuch_soc"});
+  CheckRefusedWritingNothing(RunCli("tune --plan " + plan + " --bank " + root + " --soc " + soc + "," + other), "a worker tunes one soc_version",
+                             {});
+}
+
 TEST_CASE("batch: bad plans, shards and shard banks are refused by name, nothing merged") {
   TempDir dir;
   WriteFile(dir / "ops.json", kOps);

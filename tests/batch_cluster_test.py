@@ -3,7 +3,9 @@
 
     batch_cluster_test.py slurm BUILD_DIR   a local Slurm (scripts/cluster/local_slurm.sh): plan, an
                                             array of 4 shards, one shard requeued mid-task, merge,
-                                            status; the merged bank against one process's
+                                            status; the merged bank against one process's. Then a
+                                            plan for two soc_versions (node0 has this host's as its
+                                            feature, node1 another's) through submit_batch.sh
     batch_cluster_test.py mpi BUILD_DIR     mpirun -n 2 ... --shard mpi: rank 0 merges
 
 Each builds a small model list (ONNX, written with onnx.helper), and checks that the merged bank
@@ -24,6 +26,7 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TRIALS = "6"
+OTHER_SOC = "x86_64-test-cpu-avx2-2c"  # a soc_version that is not this host's (node1's feature)
 
 
 def mlp(path, batch, widths, seed):
@@ -108,12 +111,13 @@ def check_batch(tilebank, plan_path, root, soc, work, label):
 def slurm_test(tilebank, work):
     cluster = os.path.join(work, "slurm")
     script = os.path.join(ROOT, "scripts", "cluster", "local_slurm.sh")
-    started = run(["bash", script, "start", cluster], check=False, timeout=120)
+    soc = soc_version(tilebank, work)
+    features = dict(os.environ, FEATURES=f"tilebank,{soc}", NODE1_FEATURES=f"tilebank,{OTHER_SOC}")
+    started = run(["bash", script, "start", cluster], env=features, check=False, timeout=120)
     try:
         if started.returncode != 0:
             sys.exit(f"FAIL: the local Slurm did not start:\n{started.stdout}\n{started.stderr}")
         env = dict(os.environ, SLURM_CONF=os.path.join(cluster, "etc", "slurm.conf"), TILEBANK=tilebank)
-        soc = soc_version(tilebank, work)
         models = model_list(work)
         plan, root = os.path.join(work, "plan.json"), os.path.join(work, "bank_root")
         run([tilebank, "batch", "plan", "-j", "2", "--model-list", models, "--shards", "4", "--trials", TRIALS, "-o", plan])
@@ -157,8 +161,49 @@ def slurm_test(tilebank, work):
         if single_keys != keys:
             sys.exit(f"FAIL: one process's bank differs from the merged one: {sorted(single_keys ^ keys)}")
         print(f"slurm: {len(keys)} tasks in 4 shards, shard {target} requeued mid-batch and resumed; merged bank = one process's keys")
+        two_soc_versions(tilebank, work, env, soc)
     finally:
         run(["bash", script, "stop", cluster], check=False, timeout=120)
+
+
+def two_soc_versions(tilebank, work, env, soc):
+    """A plan for this host's soc_version and another, submitted with submit_batch.sh: each group's
+    array runs on the node with its soc_version as feature (node0 this host's, node1 the other's,
+    where the worker refuses it, as on a misconfigured node), then one merge of every group."""
+    with open(os.path.join(work, "two.txt"), "w") as f:
+        f.write("models/c/model.onnx\n")
+    plan, root, logs = os.path.join(work, "two_plan.json"), os.path.join(work, "two_root"), os.path.join(work, "two_logs")
+    os.makedirs(logs)
+    run([tilebank, "batch", "plan", "-j", "2", "--model-list", os.path.join(work, "two.txt"), "--shards", "2", "--soc", f"{soc},{OTHER_SOC}",
+         "--trials", TRIALS, "-o", plan])
+    out = run(["bash", os.path.join(ROOT, "scripts", "cluster", "submit_batch.sh"), plan, root, "--", "--chdir", logs], env=env).stdout
+    jobs = [line.split(" job ")[1].split()[0] for line in out.splitlines() if " job " in line]
+    if len(jobs) != 3 or f"soc_version {soc}: shards 0-1" not in out or f"soc_version {OTHER_SOC}: shards 2-3" not in out:
+        sys.exit(f"FAIL: submit_batch.sh did not submit an array per soc_version and the merge:\n{out}")
+    deadline = time.time() + 300
+    while run(["squeue", "-h", "-j", ",".join(jobs)], env=env, check=False).stdout.strip():
+        if time.time() > deadline:
+            sys.exit("FAIL: the two-soc_version batch did not end within 5 minutes:\n" + run(["squeue"], env=env).stdout)
+        time.sleep(1)
+    for array, node, shards in ((jobs[0], "node0", (0, 1)), (jobs[1], "node1", (2, 3))):
+        for i in shards:
+            log = open(os.path.join(logs, f"slurm-{array}_{i}.out")).read()
+            if f"(node {node})" not in log:
+                sys.exit(f"FAIL: shard {i} did not run on {node}, the node of its soc_version:\n{log}")
+    st = status(tilebank, plan, root)
+    mine, other = st["by_soc_version"][soc], st["by_soc_version"][OTHER_SOC]
+    if mine["states"] != {"done": 2} or mine["left"] != 0 or other["states"] != {"failed": 2}:
+        sys.exit(f"FAIL: status of the two groups: {json.dumps(st['by_soc_version'])}")
+    if "this machine is " + soc not in st["shards"][2]["message"]:
+        sys.exit(f"FAIL: the other soc_version's shard does not say why it failed: {st['shards'][2]}")
+    merge_log = open(os.path.join(logs, f"slurm-{jobs[2]}.out")).read()
+    if f"merged 2 shard banks into {root}/{soc}" not in merge_log or "unfinished shards: 2, 3" not in merge_log:
+        sys.exit(f"FAIL: the merge job of the two groups:\n{merge_log}")
+    keys = {t["key"] for t in json.load(open(plan))["tasks"]}
+    got = exported_keys(tilebank, root, soc, os.path.join(work, "two.jsonl"))
+    if got != keys:
+        sys.exit(f"FAIL: the merged bank of {soc} differs from the plan's tasks: {sorted(got ^ keys)}")
+    print(f"slurm, two soc_versions: each group's array ran on its own node; {soc}'s {len(keys)} tasks merged, {OTHER_SOC}'s refused by its node")
 
 
 def mpi_test(tilebank, work):

@@ -31,39 +31,45 @@ std::string Duration(double s) {
   return text;
 }
 
-// Prints what a merge did; the exit code: 0 when every shard finished and no task failed, else 1.
-int ReportMerge(const engine::BatchMergeReport& m) {
-  size_t added = 0, updated = 0, kept = 0;
-  for (int k = 0; k < 3; ++k) {
-    added += m.counts.added[k];
-    updated += m.counts.updated[k];
-    kept += m.counts.kept[k];
+// Prints what a merge did, group by group; the exit code: 0 when every shard finished and no task
+// failed, else 1.
+int ReportMerge(const std::vector<engine::BatchMergeReport>& reports) {
+  bool complete = true;
+  for (const auto& m : reports) {
+    size_t added = 0, updated = 0, kept = 0;
+    for (int k = 0; k < 3; ++k) {
+      added += m.counts.added[k];
+      updated += m.counts.updated[k];
+      kept += m.counts.kept[k];
+    }
+    std::printf("merged %zu shard banks into %s: %zu added, %zu updated, %zu kept\n", m.shards_merged, m.bank_dir.c_str(), added, updated, kept);
+    std::printf("tasks (%s): %zu of %zu done, %zu failed\n", m.soc_version.c_str(), m.tasks_done, m.tasks, m.tasks_failed);
+    if (!m.shards_unfinished.empty()) {
+      std::string list;
+      for (size_t s : m.shards_unfinished) list += (list.empty() ? "" : ", ") + std::to_string(s);
+      std::printf("unfinished shards: %s (run them again: they go on where they stopped, then merge again)\n", list.c_str());
+    }
+    std::printf("result file: %s\n", m.result_path.c_str());
+    complete &= m.shards_unfinished.empty() && m.tasks_failed == 0;
   }
-  std::printf("merged %zu shard banks into %s: %zu added, %zu updated, %zu kept\n", m.shards_merged, m.bank_dir.c_str(), added, updated, kept);
-  std::printf("tasks: %zu of %zu done, %zu failed\n", m.tasks_done, m.tasks, m.tasks_failed);
-  if (!m.shards_unfinished.empty()) {
-    std::string list;
-    for (size_t s : m.shards_unfinished) list += (list.empty() ? "" : ", ") + std::to_string(s);
-    std::printf("unfinished shards: %s (run them again: they go on where they stopped, then merge again)\n", list.c_str());
-  }
-  std::printf("result file: %s\n", m.result_path.c_str());
-  return m.shards_unfinished.empty() && m.tasks_failed == 0 ? kExitOk : kExitFound;
+  return complete ? kExitOk : kExitFound;
 }
 
-// Rank 0 under MPI (or the one process of a whole batch): waits until no shard waits or runs, a
-// state left by an earlier run counting as waiting, then merges.
-int WaitAndMerge(const engine::BatchPlan& plan, const std::string& bank_root) {
+// Rank 0 under MPI (or the one process of a whole batch): waits until no shard of soc_version
+// `soc` waits or runs, a state left by an earlier run counting as waiting, then merges that group.
+int WaitAndMerge(const engine::BatchPlan& plan, const std::string& bank_root, const std::string& soc) {
   const std::string run = engine::CurrentRunId();
   for (;;) {
     auto status = engine::ReadBatchStatus(plan, bank_root);
     if (!status.ok()) return Fail(status.status());
     bool busy = false;
     for (const auto& s : *status)
-      busy |= s.state == "waiting" || s.state == "running" || (!run.empty() && s.tasks > 0 && s.run_id != run);
+      busy |= s.soc_version == soc &&
+              (s.state == "waiting" || s.state == "running" || (!run.empty() && s.tasks > 0 && s.run_id != run));
     if (!busy) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
-  auto merged = engine::MergeBatch(plan, bank_root, HostFingerprint(), "");
+  auto merged = engine::MergeBatch(plan, bank_root, HostFingerprint(), "", {soc});
   if (!merged.ok()) return Fail(merged.status());
   return ReportMerge(*merged);
 }
@@ -93,11 +99,22 @@ int TuneShards(const engine::BatchPlan& plan, const std::vector<size_t>& shards,
 
 }  // namespace
 
+std::vector<std::string> SplitSocList(const std::string& text) {
+  if (text.empty()) return {HostSocVersion()};
+  std::vector<std::string> list;
+  for (size_t start = 0;;) {
+    const size_t comma = text.find(',', start);
+    list.push_back(text.substr(start, comma - start));
+    if (comma == std::string::npos) return list;
+    start = comma + 1;
+  }
+}
+
 Result<engine::BatchPlan> PlanFromInputs(const BatchInputFlags& f, size_t shards) {
   engine::BatchInputs in;
   in.job_type = f.job_type;
   in.singleop = f.singleop;
-  in.soc_version = f.soc.empty() ? HostSocVersion() : f.soc;
+  in.soc_versions = SplitSocList(f.soc);
   in.trials = f.trials;
   in.seed = f.seed;
   in.shards = shards;
@@ -121,6 +138,9 @@ int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, co
   const bool has_inputs = !inputs.model.empty() || !inputs.model_list.empty() || !inputs.singleop.empty();
   if (!plan_path.empty() && has_inputs) return Fail(Status::InvalidInput("--plan holds the batch's inputs: give no -m, --model-list or --singleop"));
   if (plan_path.empty() && !has_inputs) return Fail(Status::InvalidInput("a batch worker needs --plan PLAN.json, or the inputs (-m, --model-list or --singleop)"));
+  if (inputs.soc.find(',') != std::string::npos)
+    return Fail(Status::InvalidInput("--soc " + inputs.soc + ": a worker tunes one soc_version; a plan for several is made with "
+                                     "`tilebank batch plan --soc A,B`, and each group's workers are given --plan"));
   // Which shard (or shards) this process works on: "I/N", "I" with --plan (N is the plan's), or
   // "mpi" (the launcher's rank and size); none: every shard, then the merge, in this process.
   const bool mpi = shard == "mpi";
@@ -146,11 +166,22 @@ int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, co
     if (!made.ok()) return Fail(made.status());
     plan = std::move(made.value());
   }
+  // The soc_version group this process works on: --soc, this host's, or the plan's only one (its
+  // worker refuses a node of another soc_version).
+  std::string soc = inputs.soc;
+  if (soc.empty()) soc = plan.soc_versions.size() == 1 ? plan.soc_versions[0] : HostSocVersion();
+  const std::vector<size_t> group = plan.ShardsOf(soc);
+  if (group.empty() && (!place || mpi)) {
+    std::string list;
+    for (const auto& s : plan.soc_versions) list += (list.empty() ? "" : ", ") + s;
+    return Fail(Status::InvalidInput("the plan tunes soc_versions " + list + ", not " + soc +
+                                     (inputs.soc.empty() ? " (this host's): run its groups on their own nodes, or name one with --soc" : "")));
+  }
   std::vector<size_t> shards;
   if (!place) {
-    for (size_t s = 0; s < plan.shards(); ++s) shards.push_back(s);
+    shards = group;
   } else if (mpi) {
-    for (size_t s = place->first; s < plan.shards(); s += place->second) shards.push_back(s);  // rank r: shards r, r+size, ...
+    for (size_t i = place->first; i < group.size(); i += place->second) shards.push_back(group[i]);  // rank r: r, r+size, ... of the group
   } else {
     if (shard.find('/') != std::string::npos && place->second != plan.shards())
       return Fail(Status::InvalidInput("--shard " + shard + ": the plan has " + std::to_string(plan.shards()) + " shards"));
@@ -159,7 +190,7 @@ int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, co
   const int tuned = TuneShards(plan, shards, bank_root);
   if (tuned == kExitError) return tuned;
   if (!place || (mpi && place->first == 0)) {
-    const int merged = WaitAndMerge(plan, bank_root);
+    const int merged = WaitAndMerge(plan, bank_root, soc);
     return merged == kExitOk ? tuned : merged;
   }
   return tuned;
@@ -176,10 +207,14 @@ int RunPlan(const BatchInputFlags& flags, size_t shards, const std::string& outp
     total += made->ShardCost(s);
     longest = std::max(longest, made->ShardCost(s));
   }
-  std::printf("plan %s: %zu tasks (%s), %zu shards, soc_version %s\n", made->plan_id.c_str(), made->tasks.size(),
-              made->job_type == 2 ? "operators" : "subgraphs", made->shards(), made->soc_version.c_str());
-  std::printf("estimated tuning time: %s in all, the longest shard %s (ideal per shard %s)\n", Duration(total).c_str(),
-              Duration(longest).c_str(), Duration(total / made->shards()).c_str());
+  const size_t per_group = made->GroupShards();
+  std::printf("plan %s: %zu tasks (%s), %zu shards for each soc_version\n", made->plan_id.c_str(), made->tasks.size(),
+              made->job_type == 2 ? "operators" : "subgraphs", per_group);
+  for (size_t g = 0; g < made->soc_versions.size(); ++g)
+    std::printf("  soc_version %s: shards %zu-%zu (sbatch --array=%zu-%zu on its nodes)\n", made->soc_versions[g].c_str(), g * per_group,
+                (g + 1) * per_group - 1, g * per_group, (g + 1) * per_group - 1);
+  std::printf("estimated tuning time per soc_version: %s in all, the longest shard %s (ideal per shard %s)\n",
+              Duration(total / made->soc_versions.size()).c_str(), Duration(longest).c_str(), Duration(total / made->shards()).c_str());
   std::printf("written to %s\n", output.c_str());
   return kExitOk;
 }
@@ -197,24 +232,40 @@ int RunStatus(const std::string& plan_path, const std::string& bank_root, bool j
     std::cout << DumpJson(j, 2) << "\n";
     return kExitOk;
   }
-  std::printf("%-6s %-8s %6s %6s %6s %6s %10s  %s\n", "shard", "state", "tasks", "done", "failed", "left", "estimate", "worker");
+  const bool mixed = plan->soc_versions.size() > 1;
+  std::printf("%-6s %-8s %6s %6s %6s %6s %10s  %s\n", "shard", "state", "tasks", "done", "failed", "left", "estimate", mixed ? "soc_version  worker" : "worker");
   for (const auto& r : *rows)
-    std::printf("%-6zu %-8s %6zu %6zu %6zu %6zu %10s  %s%s%s\n", r.shard, r.state.c_str(), r.tasks, r.done, r.failed, r.Left(),
-                Duration(r.estimated_s).c_str(), r.worker.c_str(), r.message.empty() ? "" : ": ", r.message.c_str());
-  const auto& t = j["total"];
-  std::string states;
-  for (const auto& [state, n] : t["states"].items()) states += (states.empty() ? "" : ", ") + std::to_string(n.get<size_t>()) + " " + state;
-  std::printf("all    %zu shards (%s); tasks %zu, done %zu, failed %zu, left %zu\n", t["shards"].get<size_t>(), states.c_str(),
-              t["tasks"].get<size_t>(), t["done"].get<size_t>(), t["failed"].get<size_t>(), t["left"].get<size_t>());
+    std::printf("%-6zu %-8s %6zu %6zu %6zu %6zu %10s  %s%s%s%s%s\n", r.shard, r.state.c_str(), r.tasks, r.done, r.failed, r.Left(),
+                Duration(r.estimated_s).c_str(), mixed ? r.soc_version.c_str() : "", mixed ? "  " : "", r.worker.c_str(),
+                r.message.empty() ? "" : ": ", r.message.c_str());
+  auto print_totals = [](const std::string& label, const nlohmann::json& t) {
+    std::string states;
+    for (const auto& [state, n] : t["states"].items()) states += (states.empty() ? "" : ", ") + std::to_string(n.get<size_t>()) + " " + state;
+    std::printf("%s %zu shards (%s); tasks %zu, done %zu, failed %zu, left %zu\n", label.c_str(), t["shards"].get<size_t>(), states.c_str(),
+                t["tasks"].get<size_t>(), t["done"].get<size_t>(), t["failed"].get<size_t>(), t["left"].get<size_t>());
+  };
+  if (mixed)
+    for (const auto& [soc, t] : j["by_soc_version"].items()) print_totals(soc + ":", t);
+  print_totals("all   ", j["total"]);
   return kExitOk;
 }
 
-int RunMerge(const std::string& plan_path, const std::string& bank_root, const std::string& output) {
+int RunMerge(const std::string& plan_path, const std::string& bank_root, const std::string& output, const std::string& soc) {
   auto plan = engine::ReadBatchPlan(plan_path);
   if (!plan.ok()) return Fail(plan.status());
-  auto merged = engine::MergeBatch(*plan, bank_root, HostFingerprint(), output);
+  auto merged = engine::MergeBatch(*plan, bank_root, HostFingerprint(), output, soc.empty() ? std::vector<std::string>() : SplitSocList(soc));
   if (!merged.ok()) return Fail(merged.status());
   return ReportMerge(*merged);
+}
+
+int RunGroups(const std::string& plan_path) {
+  auto plan = engine::ReadBatchPlan(plan_path);
+  if (!plan.ok()) return Fail(plan.status());
+  for (const auto& soc : plan->soc_versions) {
+    const auto shards = plan->ShardsOf(soc);
+    std::printf("%s %zu-%zu\n", soc.c_str(), shards.front(), shards.back());
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -246,8 +297,15 @@ void RegisterBatchCommands(CLI::App* app, int* exit_code) {
   CLI::App* merge = batch->add_subcommand("merge", "merge every shard's bank into BANK_ROOT/<soc_version> and write the batch's result file");
   merge->add_option("plan", *merge_plan, "PLAN.json")->required();
   merge->add_option("bank_root", *merge_root, "the batch's bank root")->required();
+  auto merge_soc = std::make_shared<std::string>();
   merge->add_option("--output", *merge_out, "directory of the batch's result file (default: the bank root)");
-  merge->callback([=] { *exit_code = RunMerge(*merge_plan, *merge_root, *merge_out); });
+  merge->add_option("--soc,--soc-version", *merge_soc, "merge only these soc_versions' shards (comma-separated; default: every one of the plan)");
+  merge->callback([=] { *exit_code = RunMerge(*merge_plan, *merge_root, *merge_out, *merge_soc); });
+
+  auto groups_plan = std::make_shared<std::string>();
+  CLI::App* groups = batch->add_subcommand("groups", "one line per soc_version of the plan: SOC_VERSION FIRST-LAST, its shards (a Slurm array's range)");
+  groups->add_option("plan", *groups_plan, "PLAN.json")->required();
+  groups->callback([=] { *exit_code = RunGroups(*groups_plan); });
 }
 
 void AddBatchInputFlags(CLI::App* command, BatchInputFlags* f) {
@@ -255,7 +313,8 @@ void AddBatchInputFlags(CLI::App* command, BatchInputFlags* f) {
   command->add_option("--model-list,--model_list", f->model_list, "a file naming one model a line: `path [input shapes]`");
   command->add_option("--singleop", f->singleop, "an ATC-style single-op list (job type 2)");
   command->add_option("--input-shape,--input_shape", f->input_shape, "shapes of -m's dynamic inputs: \"name:d0,d1,...;name2:...\"");
-  command->add_option("--soc,--soc-version", f->soc, "soc_version of the nodes that tune it (default: this host's)");
+  command->add_option("--soc,--soc-version", f->soc,
+                      "soc_version of the nodes that tune it (default: this host's); a plan for several: A,B (a group of shards each)");
   command->add_option("--trials", f->trials, "candidates measured per task")->capture_default_str();
   command->add_option("--seed", f->seed, "random seed of the strategies")->capture_default_str();
 }

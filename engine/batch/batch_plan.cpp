@@ -84,7 +84,7 @@ Status AddModelTasks(const BatchModel& m, const BatchInputs& in, TaskMap* tasks)
     return Status::Ok();
   }
   const auto subgraphs = model::DistinctSubgraphs(*graph);
-  const nlohmann::json file = model::SubgraphFileJson(subgraphs, name, in.soc_version);
+  const nlohmann::json file = model::SubgraphFileJson(subgraphs, name, "");  // each shard's file names its soc_version
   for (size_t i = 0; i < subgraphs.size(); ++i) {
     double flops = 0;
     for (const auto& n : subgraphs[i].graph.nodes)
@@ -102,8 +102,9 @@ Status AddModelTasks(const BatchModel& m, const BatchInputs& in, TaskMap* tasks)
 }
 
 std::string PlanId(const BatchPlan& p) {
-  nlohmann::json id = {{"job_type", p.job_type}, {"soc_version", p.soc_version}, {"trials", p.trials}, {"seed", p.seed},
-                       {"shard_tasks", p.shard_tasks}};
+  nlohmann::json id = {{"job_type", p.job_type}, {"trials", p.trials}, {"seed", p.seed}, {"shard_tasks", p.shard_tasks}};
+  if (p.soc_versions.size() == 1) id["soc_version"] = p.soc_versions[0];  // a one-soc_version plan keeps its version 1 id
+  else id["soc_versions"] = p.soc_versions;
   for (const auto& t : p.tasks) id["tasks"].push_back({t.key, t.payload});
   const std::string text = DumpJson(id);
   char hex[17];
@@ -112,6 +113,17 @@ std::string PlanId(const BatchPlan& p) {
 }
 
 Status Bad(const std::string& path, const std::string& what) { return Status::InvalidInput(path + ": " + what); }
+
+// Each soc_version names a bank directory (BANK_ROOT/<soc_version>/) and is given once.
+Status CheckSocVersions(const std::vector<std::string>& socs, const std::string& where) {
+  std::set<std::string> seen;
+  for (const auto& soc : socs) {
+    if (soc.empty() || soc == "." || soc == ".." || soc == "shards" || soc.find_first_of("/\\ \t\n") != std::string::npos)
+      return Status::InvalidInput(where + ": \"" + soc + "\" is not a soc_version (it names a directory of the bank root)");
+    if (!seen.insert(soc).second) return Status::InvalidInput(where + ": soc_version " + soc + " is given twice");
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -139,9 +151,17 @@ std::vector<std::vector<size_t>> CountBalancedShards(size_t tasks, size_t shards
   return groups;
 }
 
+std::vector<size_t> BatchPlan::ShardsOf(const std::string& soc) const {
+  std::vector<size_t> list;
+  const auto group = std::find(soc_versions.begin(), soc_versions.end(), soc);
+  if (group == soc_versions.end()) return list;
+  for (size_t i = 0; i < GroupShards(); ++i) list.push_back((group - soc_versions.begin()) * GroupShards() + i);
+  return list;
+}
+
 double BatchPlan::ShardCost(size_t shard) const {
   double s = 0;
-  for (size_t t : shard_tasks.at(shard)) s += tasks[t].cost_s;
+  for (size_t t : TasksOf(shard)) s += tasks[t].cost_s;
   return s;
 }
 
@@ -152,10 +172,11 @@ nlohmann::json BatchPlan::ToJson() const {
     j[t.kind == "operator" ? "description" : "subgraph"] = t.payload;
     task_list.push_back(std::move(j));
   }
-  for (size_t s = 0; s < shards(); ++s) costs.push_back(ShardCost(s));
+  for (size_t s = 0; s < GroupShards(); ++s) costs.push_back(ShardCost(s));
   return {{"format", kBatchPlanFormat}, {"version", kBatchPlanVersion}, {"plan_id", plan_id}, {"job_type", job_type},
-          {"soc_version", soc_version}, {"trials", trials}, {"seed", seed}, {"shards", shards()}, {"inputs", inputs},
-          {"tasks", task_list}, {"shard_tasks", shard_tasks}, {"shard_cost_s", costs}};
+          {"soc_versions", soc_versions}, {"trials", trials}, {"seed", seed}, {"shards", shards()},
+          {"shards_per_soc_version", GroupShards()}, {"inputs", inputs}, {"tasks", task_list}, {"shard_tasks", shard_tasks},
+          {"shard_cost_s", costs}};
 }
 
 Result<std::vector<BatchModel>> ReadModelList(const std::string& path) {
@@ -189,12 +210,14 @@ Result<BatchPlan> MakeBatchPlan(const BatchInputs& in) {
   if (in.shards < 1 || in.shards > 100000) return Status::InvalidInput("--shards must be from 1 to 100000");
   if (in.models.empty() == in.singleop.empty()) return Status::InvalidInput("a batch needs --model-list, -m or --singleop (one of them)");
   if (in.job_type == 1 && !in.singleop.empty()) return Status::InvalidInput("--singleop is an operator list, for -j 2");
+  if (in.soc_versions.empty()) return Status::InvalidInput("a batch needs a soc_version to tune for");
+  if (Status s = CheckSocVersions(in.soc_versions, "--soc"); !s.ok()) return s;
   TaskMap by_key;
   if (!in.singleop.empty()) TB_RETURN_IF_ERROR(AddSingleOpTasks(in.singleop, in.trials, &by_key));
   for (const auto& m : in.models) TB_RETURN_IF_ERROR(AddModelTasks(m, in, &by_key));
   BatchPlan p;
   p.job_type = in.job_type;
-  p.soc_version = in.soc_version;
+  p.soc_versions = in.soc_versions;
   p.trials = in.trials;
   p.seed = in.seed;
   if (!in.singleop.empty()) p.inputs.push_back(std::filesystem::absolute(in.singleop).lexically_normal().string());
@@ -226,7 +249,10 @@ Result<BatchPlan> ReadBatchPlan(const std::string& path) {
     BatchPlan p;
     p.job_type = j.at("job_type").get<int>();
     if (p.job_type != 1 && p.job_type != 2) return Bad(path, "\"job_type\" must be 1 or 2");
-    p.soc_version = j.at("soc_version").get<std::string>();
+    p.soc_versions = j.contains("soc_versions") ? j["soc_versions"].get<std::vector<std::string>>()
+                                                : std::vector<std::string>{j.at("soc_version").get<std::string>()};  // version 1
+    if (p.soc_versions.empty()) return Bad(path, "\"soc_versions\" is empty");
+    if (Status s = CheckSocVersions(p.soc_versions, "\"soc_versions\""); !s.ok()) return s.WithContext(path);
     p.trials = j.at("trials").get<int>();
     if (p.trials < 1) return Bad(path, "\"trials\" must be at least 1");
     p.seed = j.at("seed").get<uint64_t>();

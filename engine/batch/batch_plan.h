@@ -3,13 +3,16 @@
 // coordinator. A task is what a job tunes one at a time: an operator (bank key, job type 2) or a
 // subgraph (repo_key, job type 1); tasks are distinct over every model of the batch. Shards are
 // balanced by each task's estimated cost (longest first onto the least loaded shard), not by count.
+// A plan for several soc_versions has one group of shards per soc_version, each tuning every task
+// on nodes of its soc_version: shards 0 to N-1 are the first soc_version's, N to 2N-1 the next's.
 //
 // PLAN.json (docs/BATCH.md):
-//   {"format": "tilebank.batch_plan", "version": 1, "job_type": 2, "soc_version": SOC,
-//    "trials": 48, "seed": 1, "shards": N, "inputs": [paths], "plan_id": HEX,
+//   {"format": "tilebank.batch_plan", "version": 2, "job_type": 2, "soc_versions": [SOC, ...],
+//    "trials": 48, "seed": 1, "shards": N x soc_versions, "shards_per_soc_version": N, "inputs": [paths], "plan_id": HEX,
 //    "tasks": [{"kind": "operator"|"subgraph", "key": K, "name": N, "op_type": T, "cost_s": C,
 //               "models": [names], "description": ATC single op | "subgraph": subgraph file entry}],
-//    "shard_tasks": [[task indices of shard 0], ...], "shard_cost_s": [...]}
+//    "shard_tasks": [[task indices of a group's shard 0], ...], "shard_cost_s": [...]}
+// Version 1 (one "soc_version") is still read.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +27,7 @@
 namespace tilebank::engine {
 
 inline constexpr const char* kBatchPlanFormat = "tilebank.batch_plan";
-inline constexpr int kBatchPlanVersion = 1;
+inline constexpr int kBatchPlanVersion = 2;
 
 // One model of a batch: a path and the shapes of its dynamic inputs.
 struct BatchModel {
@@ -37,10 +40,11 @@ struct BatchInputs {
   int job_type = 2;                 // 1 (SGAT) or 2 (OPAT)
   std::vector<BatchModel> models;   // -m or --model-list, or
   std::string singleop;             // --singleop (job type 2 only)
-  std::string soc_version;
+  std::vector<std::string> soc_versions;  // one group of shards each, in this order
+
   int trials = 48;
   uint64_t seed = 1;
-  size_t shards = 1;
+  size_t shards = 1;  // per soc_version
 };
 
 struct BatchTask {
@@ -53,15 +57,21 @@ struct BatchTask {
 
 struct BatchPlan {
   int job_type = 2;
-  std::string soc_version;
+  std::vector<std::string> soc_versions;  // one group of shards each, in this order (distinct)
   int trials = 48;
   uint64_t seed = 1;
   std::vector<std::string> inputs;
   std::vector<BatchTask> tasks;                  // sorted by key
-  std::vector<std::vector<size_t>> shard_tasks;  // per shard, costliest first
+  std::vector<std::vector<size_t>> shard_tasks;  // a group's shards, costliest task first (every group splits alike)
   std::string plan_id;                           // a hash of the tasks and the settings
 
-  size_t shards() const { return shard_tasks.size(); }
+  size_t GroupShards() const { return shard_tasks.size(); }
+  size_t shards() const { return soc_versions.size() * shard_tasks.size(); }
+  // Shard `shard` of the whole plan (0 <= shard < shards()): its tasks and its soc_version.
+  const std::vector<size_t>& TasksOf(size_t shard) const { return shard_tasks.at(shard % shard_tasks.size()); }
+  const std::string& SocOf(size_t shard) const { return soc_versions.at(shard / shard_tasks.size()); }
+  // The shards of `soc` in order; empty when the plan does not tune it.
+  std::vector<size_t> ShardsOf(const std::string& soc) const;
   double ShardCost(size_t shard) const;
   nlohmann::json ToJson() const;
 };

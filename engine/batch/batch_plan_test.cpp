@@ -72,7 +72,7 @@ TEST_CASE("batch plan: the same inputs give the same plan; tasks are distinct; t
   BatchInputs in;
   in.job_type = 2;
   in.singleop = dir / "ops.json";
-  in.soc_version = HostSocVersion();
+  in.soc_versions = {HostSocVersion()};
   in.trials = 8;
   in.shards = 2;
   auto a = MakeBatchPlan(in);
@@ -112,6 +112,63 @@ TEST_CASE("batch plan: the same inputs give the same plan; tasks are distinct; t
   CHECK(!ReadBatchPlan(dir / "lost.json").ok());
   WriteFile(dir / "truncated.json", DumpJson(a->ToJson()).substr(0, 100));
   CHECK(!ReadBatchPlan(dir / "truncated.json").ok());
+}
+
+TEST_CASE("batch plan: several soc_versions get a group of shards each, alike; a version 1 plan is still read") {
+  TempDir dir;
+  WriteFile(dir / "ops.json", kOps);
+  BatchInputs in;
+  in.job_type = 2;
+  in.singleop = dir / "ops.json";
+  in.soc_versions = {"soc_a", "soc_b"};
+  in.trials = 8;
+  in.shards = 2;
+  auto mixed = MakeBatchPlan(in);
+  REQUIRE_MESSAGE(mixed.ok(), mixed.status().message());
+  CHECK(mixed->shards() == 4);
+  CHECK(mixed->GroupShards() == 2);
+  CHECK(mixed->ShardsOf("soc_a") == std::vector<size_t>{0, 1});
+  CHECK(mixed->ShardsOf("soc_b") == std::vector<size_t>{2, 3});
+  CHECK(mixed->ShardsOf("soc_c").empty());
+  CHECK(mixed->SocOf(1) == "soc_a");
+  CHECK(mixed->SocOf(2) == "soc_b");
+  CHECK(mixed->TasksOf(2) == mixed->TasksOf(0));  // each group tunes every task, split alike
+  CHECK(mixed->TasksOf(3) == mixed->TasksOf(1));
+  WriteFile(dir / "mixed.json", DumpJson(mixed->ToJson(), 1));
+  auto read = ReadBatchPlan(dir / "mixed.json");
+  REQUIRE_MESSAGE(read.ok(), read.status().message());
+  CHECK(read->soc_versions == mixed->soc_versions);
+  CHECK(read->plan_id == mixed->plan_id);
+
+  // Another order of soc_versions, or one of them alone, is another plan.
+  in.soc_versions = {"soc_b", "soc_a"};
+  CHECK(MakeBatchPlan(in)->plan_id != mixed->plan_id);
+  in.soc_versions = {"soc_a"};
+  auto single = MakeBatchPlan(in);
+  REQUIRE(single.ok());
+  CHECK(single->plan_id != mixed->plan_id);
+
+  // A plan written by a tilebank of plan format version 1 (one "soc_version") keeps its id.
+  nlohmann::json v1 = single->ToJson();
+  v1["version"] = 1;
+  v1["soc_version"] = "soc_a";
+  v1.erase("soc_versions");
+  v1.erase("shards_per_soc_version");
+  WriteFile(dir / "v1.json", DumpJson(v1, 1));
+  auto old = ReadBatchPlan(dir / "v1.json");
+  REQUIRE_MESSAGE(old.ok(), old.status().message());
+  CHECK(old->soc_versions == std::vector<std::string>{"soc_a"});
+  CHECK(old->plan_id == single->plan_id);
+
+  for (const auto& bad : std::vector<std::vector<std::string>>{{"soc_a", "soc_a"}, {"a/b"}, {""}, {"shards"}, {}}) {
+    in.soc_versions = bad;
+    const std::string named = bad.empty() ? "none" : bad[0];
+    CHECK_MESSAGE(!MakeBatchPlan(in).ok(), named);
+  }
+  nlohmann::json twice = mixed->ToJson();
+  twice["soc_versions"] = {"soc_a", "soc_a"};
+  WriteFile(dir / "twice.json", DumpJson(twice));
+  CHECK(!ReadBatchPlan(dir / "twice.json").ok());
 }
 
 TEST_CASE("batch plan: a model list names its models, relative to the list; bad lines are refused by line") {

@@ -13,7 +13,8 @@ Result<std::vector<ShardStatus>> ReadBatchStatus(const BatchPlan& plan, const st
   for (size_t s = 0; s < plan.shards(); ++s) {
     ShardStatus row;
     row.shard = s;
-    row.tasks = plan.shard_tasks[s].size();
+    row.soc_version = plan.SocOf(s);
+    row.tasks = plan.TasksOf(s).size();
     row.estimated_s = plan.ShardCost(s);
     auto state = ReadShardState(ShardDir(bank_root, s));
     if (!state.ok()) return state.status();
@@ -47,20 +48,36 @@ Result<std::vector<ShardStatus>> ReadBatchStatus(const BatchPlan& plan, const st
   return rows;
 }
 
-nlohmann::json BatchStatusJson(const BatchPlan& plan, const std::vector<ShardStatus>& shards) {
-  nlohmann::json list = nlohmann::json::array();
+namespace {
+
+nlohmann::json Totals(const std::vector<const ShardStatus*>& shards) {
   std::map<std::string, size_t> states;
   size_t tasks = 0, done = 0, failed = 0;
-  for (const auto& s : shards) {
-    list.push_back({{"shard", s.shard}, {"state", s.state}, {"tasks", s.tasks}, {"done", s.done}, {"failed", s.failed}, {"left", s.Left()},
-                    {"estimated_s", s.estimated_s}, {"worker", s.worker}, {"message", s.message}});
-    states[s.state]++;
-    tasks += s.tasks;
-    done += s.done;
-    failed += s.failed;
+  for (const ShardStatus* s : shards) {
+    states[s->state]++;
+    tasks += s->tasks;
+    done += s->done;
+    failed += s->failed;
   }
-  return {{"plan_id", plan.plan_id}, {"soc_version", plan.soc_version}, {"job_type", plan.job_type}, {"shards", list},
-          {"total", {{"shards", shards.size()}, {"states", states}, {"tasks", tasks}, {"done", done}, {"failed", failed}, {"left", tasks - done}}}};
+  return {{"shards", shards.size()}, {"states", states}, {"tasks", tasks}, {"done", done}, {"failed", failed}, {"left", tasks - done}};
+}
+
+}  // namespace
+
+nlohmann::json BatchStatusJson(const BatchPlan& plan, const std::vector<ShardStatus>& shards) {
+  nlohmann::json list = nlohmann::json::array();
+  std::vector<const ShardStatus*> all;
+  std::map<std::string, std::vector<const ShardStatus*>> by_soc;
+  for (const auto& s : shards) {
+    list.push_back({{"shard", s.shard}, {"soc_version", s.soc_version}, {"state", s.state}, {"tasks", s.tasks}, {"done", s.done},
+                    {"failed", s.failed}, {"left", s.Left()}, {"estimated_s", s.estimated_s}, {"worker", s.worker}, {"message", s.message}});
+    all.push_back(&s);
+    by_soc[s.soc_version].push_back(&s);
+  }
+  nlohmann::json socs = nlohmann::json::object();
+  for (const auto& [soc, rows] : by_soc) socs[soc] = Totals(rows);
+  return {{"plan_id", plan.plan_id}, {"soc_versions", plan.soc_versions}, {"job_type", plan.job_type}, {"shards", list},
+          {"total", Totals(all)}, {"by_soc_version", socs}};
 }
 
 }  // namespace tilebank::engine

@@ -15,6 +15,7 @@ namespace tilebank::engine {
 
 struct ShardStatus {
   size_t shard = 0;
+  std::string soc_version;  // of the shard's group
   std::string state;  // waiting | running | stopped | done | failed
   size_t tasks = 0, done = 0, failed = 0;
   double estimated_s = 0;
@@ -27,6 +28,8 @@ struct ShardStatus {
 // A bank root that does not exist yet is a batch no worker has started: every shard waits.
 Result<std::vector<ShardStatus>> ReadBatchStatus(const BatchPlan& plan, const std::string& bank_root);
 
+// {"plan_id", "soc_versions", "job_type", "shards": [...], "total": {...}, "by_soc_version": {SOC: {...}}}:
+// the totals over every shard given, and over each soc_version's.
 nlohmann::json BatchStatusJson(const BatchPlan& plan, const std::vector<ShardStatus>& shards);
 
 }  // namespace tilebank::engine

@@ -37,10 +37,10 @@ std::string ShardInputPath(const BatchPlan& plan, const std::string& bank_root, 
 
 nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard) {
   nlohmann::json list = nlohmann::json::array();
-  for (size_t t : plan.shard_tasks.at(shard)) list.push_back(plan.tasks[t].payload);
+  for (size_t t : plan.TasksOf(shard)) list.push_back(plan.tasks[t].payload);
   if (plan.job_type == 2) return list;
   return {{"format", "tilebank.subgraphs"}, {"version", 1}, {"model", "batch_" + plan.plan_id + "_shard_" + std::to_string(shard)},
-          {"soc_version", plan.soc_version}, {"subgraphs", list}};
+          {"soc_version", plan.SocOf(shard)}, {"subgraphs", list}};
 }
 
 Status WriteShardState(const std::string& dir, const ShardState& s) {
@@ -105,9 +105,9 @@ size_t ShardProgress::Failed() const {
 }
 
 Result<std::unique_ptr<Bank>> OpenShardBankReadOnly(const BatchPlan& plan, const std::string& bank_root, size_t shard) {
-  const std::string bank_dir = ShardDir(bank_root, shard) + "/" + plan.soc_version;
+  const std::string bank_dir = ShardDir(bank_root, shard) + "/" + plan.SocOf(shard);
   if (!IsBankDir(bank_dir)) return std::unique_ptr<Bank>();
-  auto bank = Bank::Open(bank_dir, {OpenMode::kReadOnly, plan.soc_version, ""});
+  auto bank = Bank::Open(bank_dir, {OpenMode::kReadOnly, plan.SocOf(shard), ""});
   if (!bank.ok() && bank.status().code() == StatusCode::kNotFound) return std::unique_ptr<Bank>();
   if (!bank.ok()) return bank.status().WithContext("shard " + std::to_string(shard) + " (" + bank_dir + ")");
   return std::move(bank.value());

@@ -31,7 +31,7 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
     job.ops_path = ShardInputPath(plan, o.bank_root, shard);
     job.tuning_name = name;
     job.bank_root = dir;
-    job.soc_version = plan.soc_version;
+    job.soc_version = plan.SocOf(shard);
     job.fingerprint = o.fingerprint;
     job.output_dir = dir;
     if (resume) job.reload = "";
@@ -49,7 +49,7 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
   else job.subgraphs_path = ShardInputPath(plan, o.bank_root, shard);
   job.tuning_name = name;
   job.bank_root = dir;
-  job.soc_version = plan.soc_version;
+  job.soc_version = plan.SocOf(shard);
   job.fingerprint = o.fingerprint;
   job.output_dir = dir;
   job.trials = plan.trials;
@@ -82,7 +82,7 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
   const std::string dir = ShardDir(o.bank_root, shard);
   ShardWorkReport report;
   report.shard = shard;
-  report.tasks = plan.shard_tasks[shard].size();
+  report.tasks = plan.TasksOf(shard).size();
   ShardState state = RunningState(plan.plan_id);
   auto fail = [&](const Status& s) {
     state.state = "failed";
@@ -117,6 +117,10 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
     TB_RETURN_IF_ERROR(WriteShardState(dir, state));
     return report;
   }
+  // A shard started on a node of another soc_version says so in its state, for `batch status`.
+  if (plan.SocOf(shard) != HostSocVersion())
+    return fail(Status::Refused("the shard tunes soc_version " + plan.SocOf(shard) + " but this machine is " + HostSocVersion() +
+                                ": run it on nodes of that soc_version (a Slurm constraint or partition per soc_version)"));
   report.resumed = progress->started;
   // The input is the plan's, written the same way each time, so a resumed job finds the list it started with.
   if (Status s = WriteJsonAtomically(ShardInputPath(plan, o.bank_root, shard), ShardInputJson(plan, shard), 1); !s.ok()) return fail(s);
@@ -138,9 +142,6 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
 Result<ShardWorkReport> RunShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o) {
   if (shard >= plan.shards())
     return Status::InvalidInput("shard " + std::to_string(shard) + ": the plan has shards 0 to " + std::to_string(plan.shards() - 1));
-  if (plan.soc_version != HostSocVersion())
-    return Status::Refused("the plan tunes soc_version " + plan.soc_version + " but this machine is " + HostSocVersion() +
-                           ": run its shards on nodes of that soc_version (a Slurm constraint or partition per soc_version)");
   const std::string dir = ShardDir(o.bank_root, shard);
   auto previous = ReadShardState(dir);
   if (!previous.ok()) return previous.status();

@@ -4,8 +4,9 @@
 # CPU each), everything under one directory. Tests and docs/BATCH.md use it.
 #   local_slurm.sh start DIR     starts it (DIR is created); prints `export SLURM_CONF=DIR/etc/slurm.conf`
 #   local_slurm.sh stop DIR      cancels its jobs and stops every daemon it started
-# FEATURES (default "tilebank") is each node's feature list, for --constraint; PORT_BASE (default
-# 16817) the controller's port, the nodes' are the next two.
+# FEATURES (default "tilebank") is each node's feature list, for --constraint, and NODE1_FEATURES
+# node1's when it differs (two "soc_versions" on one machine); PORT_BASE (default 16817) the
+# controller's port, the nodes' are the next two.
 set -euo pipefail
 
 die() { echo "local_slurm.sh: $*" >&2; exit 1; }
@@ -60,7 +61,7 @@ ReturnToService=2
 JobRequeue=1
 MinJobAge=300
 NodeName=node0 NodeAddr=127.0.0.1 Port=$((port + 1)) CPUs=1 RealMemory=1000 Features=${FEATURES:-tilebank} State=UNKNOWN
-NodeName=node1 NodeAddr=127.0.0.1 Port=$((port + 2)) CPUs=1 RealMemory=1000 Features=${FEATURES:-tilebank} State=UNKNOWN
+NodeName=node1 NodeAddr=127.0.0.1 Port=$((port + 2)) CPUs=1 RealMemory=1000 Features=${NODE1_FEATURES:-${FEATURES:-tilebank}} State=UNKNOWN
 PartitionName=local Nodes=node0,node1 Default=YES MaxTime=INFINITE State=UP
 EOF
   export SLURM_CONF=$base/etc/slurm.conf
