@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <set>
 
 #include "engine/target/soc_version.h"
@@ -160,8 +161,10 @@ TEST_CASE("batch: a plan for two soc_versions tunes each group on its own nodes,
   CHECK(wrong.exit_code == 2);
   CHECK_MESSAGE(wrong.err.find("tunes soc_version " + other + " but this machine is " + soc) != std::string::npos, wrong.err);
   CHECK(!std::filesystem::exists(root + "/shards/2/" + other));
-  // Under MPI (one rank here) a worker takes its own soc_version's group, then rank 0 merges that group.
-  auto rank = RunCli("tune --plan " + plan + " --shard mpi --bank " + root, "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1");
+  // Under MPI (one rank here) a launch tunes the group --soc names, then rank 0 merges that group.
+  CheckRefusedWritingNothing(RunCli("tune --plan " + plan + " --shard mpi --bank " + root, "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1"),
+                             "give --soc with the one this launch tunes", {root + "/" + soc, root + "/shards/0"});
+  auto rank = RunCli("tune --plan " + plan + " --shard mpi --soc " + soc + " --bank " + root, "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1");
   REQUIRE_MESSAGE(rank.exit_code == 0, std::string(rank.err + rank.out));
   CHECK(rank.out.find("merged 2 shard banks into " + root + "/" + soc) != std::string::npos);
   CHECK(!std::filesystem::exists(root + "/" + other));
@@ -195,6 +198,73 @@ TEST_CASE("batch: a plan for two soc_versions tunes each group on its own nodes,
                              {root + "/nosuch_soc"});
   CheckRefusedWritingNothing(RunCli("tune --plan " + plan + " --bank " + root + " --soc " + soc + "," + other), "a worker tunes one soc_version",
                              {});
+}
+
+// Writes data/gradient_profile_resnet18.json changed by `edit` to dir/name.
+void WriteProfile(const TempDir& dir, const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+  auto profile = nlohmann::json::parse(ReadFile(SourcePath("data/gradient_profile_resnet18.json")));
+  edit(profile);
+  WriteFile(dir / name, profile.dump());
+}
+
+TEST_CASE("batch: gradient fusion problems (-j 4) as batch tasks: planned by shards, resumed, merged, on any machine") {
+  TempDir dir;
+  WriteProfile(dir, "a.json", [](nlohmann::json&) {});
+  WriteProfile(dir, "same.json", [](nlohmann::json& p) { p["model"] = "resnet18_again"; });  // the same problem: one task
+  WriteProfile(dir, "w4.json", [](nlohmann::json& p) { p["world_size"] = 4; p["model"] = "resnet18_w4"; });
+  WriteProfile(dir, "head.json", [](nlohmann::json& p) {
+    p["gradients"] = nlohmann::json(std::vector<nlohmann::json>(p["gradients"].begin(), p["gradients"].begin() + 20));
+    p["model"] = "head";
+  });
+  WriteFile(dir / "list.txt", "a.json\nsame.json\nw4.json\nhead.json\n");
+  // The profiles were recorded on machines of another soc_version: planning measures nothing here.
+  const std::string soc = kTestSoc, plan = dir / "plan.json", root = dir / "root";
+  auto planned = RunCli("batch plan -j 4 --gradients-list " + (dir / "list.txt") + " --shards 2 --soc " + soc + " -o " + plan);
+  REQUIRE_MESSAGE(planned.exit_code == 0, planned.err);
+  CHECK(planned.out.find("3 tasks (gradient problems), 2 shards") != std::string::npos);
+  const auto plan_json = nlohmann::json::parse(ReadFile(plan));
+  CHECK(plan_json["version"] == 2);  // job type 4 is not in plan format 1
+  CHECK(plan_json["tasks"][0].contains("profile"));  // the plan carries the profiles
+
+  // Shard 0 stopped after its first task (as a kill would), then run again: it goes on.
+  const size_t shard0 = plan_json["shard_tasks"][0].size();
+  REQUIRE(shard0 == 2);
+  auto killed = RunCli("tune --plan " + plan + " --shard 0 --bank " + root, "TILEBANK_TEST_EXIT_AFTER_GRADIENTS=1");
+  CHECK(killed.exit_code == 137);
+  auto stopped = StatusJson(plan, root);
+  CHECK(stopped["shards"][0]["state"] == "stopped");
+  CHECK(stopped["shards"][0]["done"] == 1);
+  auto resumed = RunCli("tune --plan " + plan + " --shard 0 --bank " + root);
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  CHECK(resumed.out.find("resumed from its checkpoint") != std::string::npos);
+  REQUIRE(RunCli("tune --plan " + plan + " --shard 1 --bank " + root).exit_code == 0);
+
+  auto merged = RunCli("batch merge " + plan + " " + root);
+  REQUIRE_MESSAGE(merged.exit_code == 0, std::string(merged.err + merged.out));
+  const auto result = nlohmann::json::parse(ReadFile(root + "/aoe_result_gdat_batch_" + plan_json["plan_id"].get<std::string>() + ".json"));
+  const auto& gdat = result.at(1).at("GDAT");
+  CHECK(gdat.at("gdat_tuning_result") == "tuning successful");
+  CHECK(gdat.at("repo_summary").at("total_num") == 3);
+  CHECK(gdat.at("repo_summary").at("repo_add_num") == 3);  // the task resumed after the kill was not planned twice
+  CHECK(result.at(0).at("basic").at("batch").at("task_seconds").size() == 3);
+  REQUIRE(RunCli("bank export --bank " + root + " --soc " + soc + " -o " + (dir / "batch.jsonl")).exit_code == 0);
+  CHECK(ExportedKeys(dir / "batch.jsonl").size() == 3);
+
+  // The same entries as planning each profile with `tune -j 4 --gradients`.
+  for (const char* name : {"a.json", "w4.json", "head.json"})
+    REQUIRE(RunCli("tune -j 4 --gradients " + (dir / name) + " --soc " + soc + " --bank " + (dir / "one") + " --output " + (dir / "out")).exit_code == 0);
+  REQUIRE(RunCli("bank export --bank " + (dir / "one") + " --soc " + soc + " -o " + (dir / "one.jsonl")).exit_code == 0);
+  CHECK(ExportedKeys(dir / "one.jsonl") == ExportedKeys(dir / "batch.jsonl"));
+  auto diff = RunCli("bank diff " + root + " " + (dir / "one") + " --soc " + soc);
+  CHECK_MESSAGE(diff.exit_code == 0, diff.out);  // the same plans, the same predictions
+
+  CheckRefusedWritingNothing(RunCli("batch plan -j 4 --model-list " + (dir / "list.txt") + " -o " + (dir / "p2.json")),
+                             "gradient profiles", {dir / "p2.json"});
+  CheckRefusedWritingNothing(RunCli("batch plan -j 2 --gradients " + (dir / "a.json") + " -o " + (dir / "p3.json")), "for -j 4",
+                             {dir / "p3.json"});
+  WriteFile(dir / "bad.txt", "a.json\nmissing.json\n");
+  CheckRefusedWritingNothing(RunCli("batch plan -j 4 --gradients-list " + (dir / "bad.txt") + " -o " + (dir / "p4.json")), "missing.json",
+                             {dir / "p4.json"});
 }
 
 TEST_CASE("batch: bad plans, shards and shard banks are refused by name, nothing merged") {

@@ -186,10 +186,10 @@ def two_soc_versions(tilebank, work, env, soc):
             sys.exit("FAIL: the two-soc_version batch did not end within 5 minutes:\n" + run(["squeue"], env=env).stdout)
         time.sleep(1)
     for array, node, shards in ((jobs[0], "node0", (0, 1)), (jobs[1], "node1", (2, 3))):
-        for i in shards:
-            log = open(os.path.join(logs, f"slurm-{array}_{i}.out")).read()
-            if f"(node {node})" not in log:
-                sys.exit(f"FAIL: shard {i} did not run on {node}, the node of its soc_version:\n{log}")
+        for index, shard in enumerate(shards):  # each array counts from 0; its shards from the group's first
+            log = open(os.path.join(logs, f"slurm-{array}_{index}.out")).read()
+            if f"tilebank shard {shard} on" not in log or f"(node {node})" not in log:
+                sys.exit(f"FAIL: shard {shard} did not run on {node}, the node of its soc_version:\n{log}")
     st = status(tilebank, plan, root)
     mine, other = st["by_soc_version"][soc], st["by_soc_version"][OTHER_SOC]
     if mine["states"] != {"done": 2} or mine["left"] != 0 or other["states"] != {"failed": 2}:
@@ -220,6 +220,20 @@ def mpi_test(tilebank, work):
     run([tilebank, "batch", "plan", "-j", "2", "--model-list", models, "--shards", "2", "--trials", TRIALS, "-o", plan])
     keys = check_batch(tilebank, plan, root, soc, work, "mpi")
     print(f"mpi: {len(keys)} tasks in 2 ranks, merged by rank 0")
+    # Gradient fusion problems (job type 4) the same way: two profiles, one a rank.
+    profile = json.load(open(os.path.join(ROOT, "data", "gradient_profile_resnet18.json")))
+    for name, world in (("r18_w2.json", 2), ("r18_w8.json", 8)):
+        json.dump(dict(profile, world_size=world, model=name[:-5]), open(os.path.join(work, name), "w"))
+    with open(os.path.join(work, "gradients.txt"), "w") as f:
+        f.write("r18_w2.json\nr18_w8.json\n")
+    groot = os.path.join(work, "gdat_root")
+    p = run(["mpirun", "-n", "2", tilebank, "tune", "-j", "4", "--gradients-list", os.path.join(work, "gradients.txt"), "--shard", "mpi",
+             "--bank", groot], env=env)
+    if "merged 2 shard banks" not in p.stdout or "2 of 2 done, 0 failed" not in p.stdout:
+        sys.exit(f"FAIL: rank 0 did not merge the gradient problems:\n{p.stdout}\n{p.stderr}")
+    if len(exported_keys(tilebank, groot, soc, os.path.join(work, "gdat.jsonl"))) != 2:
+        sys.exit("FAIL: the merged bank lacks a gradient problem's entry")
+    print("mpi: 2 gradient fusion problems in 2 ranks, merged by rank 0")
 
 
 def main():

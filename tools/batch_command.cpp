@@ -25,7 +25,8 @@ namespace {
 
 std::string Duration(double s) {
   char text[32];
-  if (s < 120) std::snprintf(text, sizeof text, "%.0f s", s);
+  if (s < 1) std::snprintf(text, sizeof text, "%.0f ms", s * 1000);
+  else if (s < 120) std::snprintf(text, sizeof text, "%.0f s", s);
   else if (s < 7200) std::snprintf(text, sizeof text, "%.1f min", s / 60);
   else std::snprintf(text, sizeof text, "%.1f h", s / 3600);
   return text;
@@ -120,6 +121,13 @@ Result<engine::BatchPlan> PlanFromInputs(const BatchInputFlags& f, size_t shards
   in.shards = shards;
   if (f.trials < 1) return Status::InvalidInput("--trials must be at least 1");
   if (!f.model.empty() && !f.model_list.empty()) return Status::InvalidInput("give -m or --model-list, not both");
+  if (!f.gradients.empty() && !f.gradients_list.empty()) return Status::InvalidInput("give --gradients or --gradients-list, not both");
+  if (!f.gradients.empty()) in.gradient_profiles.push_back(f.gradients);
+  if (!f.gradients_list.empty()) {
+    auto profiles = engine::ReadGradientList(f.gradients_list);
+    if (!profiles.ok()) return profiles.status();
+    in.gradient_profiles = *profiles;
+  }
   if (!f.model_list.empty()) {
     if (!f.input_shape.empty()) return Status::InvalidInput("--input-shape: with --model-list, give each model's shapes on its line");
     auto models = engine::ReadModelList(f.model_list);
@@ -135,9 +143,12 @@ Result<engine::BatchPlan> PlanFromInputs(const BatchInputFlags& f, size_t shards
 
 int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, const std::string& shard, const std::string& bank) {
   const std::string bank_root = ResolveBankRoot(bank);
-  const bool has_inputs = !inputs.model.empty() || !inputs.model_list.empty() || !inputs.singleop.empty();
-  if (!plan_path.empty() && has_inputs) return Fail(Status::InvalidInput("--plan holds the batch's inputs: give no -m, --model-list or --singleop"));
-  if (plan_path.empty() && !has_inputs) return Fail(Status::InvalidInput("a batch worker needs --plan PLAN.json, or the inputs (-m, --model-list or --singleop)"));
+  const bool has_inputs = !inputs.model.empty() || !inputs.model_list.empty() || !inputs.singleop.empty() || !inputs.gradients.empty() ||
+                          !inputs.gradients_list.empty();
+  if (!plan_path.empty() && has_inputs)
+    return Fail(Status::InvalidInput("--plan holds the batch's inputs: give no -m, --model-list, --singleop, --gradients or --gradients-list"));
+  if (plan_path.empty() && !has_inputs)
+    return Fail(Status::InvalidInput("a batch worker needs --plan PLAN.json, or the inputs (-m, --model-list, --singleop, --gradients or --gradients-list)"));
   if (inputs.soc.find(',') != std::string::npos)
     return Fail(Status::InvalidInput("--soc " + inputs.soc + ": a worker tunes one soc_version; a plan for several is made with "
                                      "`tilebank batch plan --soc A,B`, and each group's workers are given --plan"));
@@ -166,16 +177,17 @@ int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, co
     if (!made.ok()) return Fail(made.status());
     plan = std::move(made.value());
   }
-  // The soc_version group this process works on: --soc, this host's, or the plan's only one (its
-  // worker refuses a node of another soc_version).
+  // The soc_version group this process works on: the plan's only one, or the one --soc names. A
+  // launch (one mpirun, or one process for the whole group) tunes one group: its ranks stride
+  // through that group's shards, and rank 0 merges that group alone.
   std::string soc = inputs.soc;
-  if (soc.empty()) soc = plan.soc_versions.size() == 1 ? plan.soc_versions[0] : HostSocVersion();
+  if (soc.empty() && plan.soc_versions.size() == 1) soc = plan.soc_versions[0];
   const std::vector<size_t> group = plan.ShardsOf(soc);
   if (group.empty() && (!place || mpi)) {
     std::string list;
     for (const auto& s : plan.soc_versions) list += (list.empty() ? "" : ", ") + s;
-    return Fail(Status::InvalidInput("the plan tunes soc_versions " + list + ", not " + soc +
-                                     (inputs.soc.empty() ? " (this host's): run its groups on their own nodes, or name one with --soc" : "")));
+    return Fail(Status::InvalidInput("the plan tunes soc_versions " + list + (soc.empty() ? "" : ", not " + soc) +
+                                     ": give --soc with the one this launch tunes (one mpirun per soc_version, on its nodes)"));
   }
   std::vector<size_t> shards;
   if (!place) {
@@ -209,13 +221,12 @@ int RunPlan(const BatchInputFlags& flags, size_t shards, const std::string& outp
   }
   const size_t per_group = made->GroupShards();
   std::printf("plan %s: %zu tasks (%s), %zu shards for each soc_version\n", made->plan_id.c_str(), made->tasks.size(),
-              made->job_type == 2 ? "operators" : "subgraphs", per_group);
+              made->job_type == 2 ? "operators" : made->job_type == 1 ? "subgraphs" : "gradient problems", per_group);
   for (size_t g = 0; g < made->soc_versions.size(); ++g)
-    std::printf("  soc_version %s: shards %zu-%zu (sbatch --array=%zu-%zu on its nodes)\n", made->soc_versions[g].c_str(), g * per_group,
-                (g + 1) * per_group - 1, g * per_group, (g + 1) * per_group - 1);
+    std::printf("  soc_version %s: shards %zu-%zu\n", made->soc_versions[g].c_str(), g * per_group, (g + 1) * per_group - 1);
   std::printf("estimated tuning time per soc_version: %s in all, the longest shard %s (ideal per shard %s)\n",
               Duration(total / made->soc_versions.size()).c_str(), Duration(longest).c_str(), Duration(total / made->shards()).c_str());
-  std::printf("written to %s\n", output.c_str());
+  std::printf("written to %s (on Slurm: scripts/cluster/submit_batch.sh %s BANK_ROOT)\n", output.c_str(), output.c_str());
   return kExitOk;
 }
 
@@ -278,7 +289,7 @@ void RegisterBatchCommands(CLI::App* app, int* exit_code) {
   auto plan_out = std::make_shared<std::string>();
   auto plan_shards = std::make_shared<size_t>(1);
   CLI::App* plan = batch->add_subcommand("plan", "the batch's tasks, their estimated cost and the shards, as PLAN.json");
-  plan->add_option("-j,--job-type,--job_type", plan_flags->job_type, "2: operators (OPAT); 1: subgraphs (SGAT)")->required();
+  plan->add_option("-j,--job-type,--job_type", plan_flags->job_type, "2: operators (OPAT); 1: subgraphs (SGAT); 4: gradient fusion (GDAT)")->required();
   AddBatchInputFlags(plan, plan_flags.get());
   plan->add_option("--shards", *plan_shards, "shards (a Slurm array's size; several per node, so a slow node does not hold the batch)")
       ->capture_default_str();
@@ -312,6 +323,8 @@ void AddBatchInputFlags(CLI::App* command, BatchInputFlags* f) {
   command->add_option("-m,--model", f->model, "an ONNX model");
   command->add_option("--model-list,--model_list", f->model_list, "a file naming one model a line: `path [input shapes]`");
   command->add_option("--singleop", f->singleop, "an ATC-style single-op list (job type 2)");
+  command->add_option("--gradients", f->gradients, "a gradient profile (job type 4)");
+  command->add_option("--gradients-list,--gradients_list", f->gradients_list, "a file naming one gradient profile a line (job type 4)");
   command->add_option("--input-shape,--input_shape", f->input_shape, "shapes of -m's dynamic inputs: \"name:d0,d1,...;name2:...\"");
   command->add_option("--soc,--soc-version", f->soc,
                       "soc_version of the nodes that tune it (default: this host's); a plan for several: A,B (a group of shards each)");

@@ -12,12 +12,13 @@ namespace tilebank::cli {
 
 struct BatchInputFlags {
   int job_type = 0;
-  std::string model, model_list, singleop, input_shape, soc;
+  std::string model, model_list, singleop, gradients, gradients_list, input_shape, soc;
   int trials = 48;
   uint64_t seed = 1;
 };
 
-// Adds -m, --model-list, --singleop, --input-shape, --soc, --trials and --seed (not -j).
+// Adds -m, --model-list, --singleop, --gradients, --gradients-list, --input-shape, --soc, --trials
+// and --seed (not -j).
 void AddBatchInputFlags(CLI::App* command, BatchInputFlags* flags);
 // The plan the inputs give with `shards` shards (the same on every machine).
 Result<engine::BatchPlan> PlanFromInputs(const BatchInputFlags& flags, size_t shards);

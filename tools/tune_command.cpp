@@ -32,7 +32,7 @@ struct TuneFlags {
   bool repeat_tune = false;
   std::string reload = "\x01";  // sentinel: not given
   uint64_t seed = 1;
-  std::string model_list, plan, shard;  // a batch (tools/batch_command.h)
+  std::string model_list, gradients_list, plan, shard;  // a batch (tools/batch_command.h)
 };
 
 
@@ -93,8 +93,12 @@ void PlaceJob(const JobPlace& place, JobOptions* o) {
 
 // `tune` with --model-list, --plan or --shard: one worker of a batch, or the whole batch here.
 int RunBatchWorker(const TuneFlags& f) {
-  if (f.job_type != 1 && f.job_type != 2 && !(f.job_type == 0 && !f.plan.empty()))
-    return Fail(Status::InvalidInput("--model-list, --plan and --shard batch operators (-j 2) or subgraphs (-j 1)"));
+  if (f.job_type != 1 && f.job_type != 2 && f.job_type != 4 && !(f.job_type == 0 && !f.plan.empty()))
+    return Fail(Status::InvalidInput("--model-list, --gradients-list, --plan and --shard batch operators (-j 2), subgraphs (-j 1) "
+                                     "or gradient fusion problems (-j 4)"));
+  if (!f.measured.empty() || f.print_plans || f.max_segments != 8)
+    return Fail(Status::InvalidInput("a batch takes no --measured, --print-plans or --max-segments (its gradient problems are planned "
+                                     "offline with at most 8 segments)"));
   if (!f.subgraphs.empty() || !f.tune_ops_file.empty() || f.reload != "\x01" || f.time_budget > 0 || f.repeat_tune || !f.output.empty() ||
       f.tune_mode != "GA,RL" || f.modes != "schedule,format,impl")
     return Fail(Status::InvalidInput("a batch takes no --subgraphs, --tune-ops-file, --reload, --time-budget, --repeat-tune, --output, "
@@ -106,6 +110,8 @@ int RunBatchWorker(const TuneFlags& f) {
   in.model = f.model;
   in.model_list = f.model_list;
   in.singleop = f.singleop;
+  in.gradients = f.gradients;
+  in.gradients_list = f.gradients_list;
   in.input_shape = f.input_shape;
   in.soc = f.soc;
   in.trials = f.trials;
@@ -187,7 +193,7 @@ int RunGdat(const TuneFlags& f) {
 }
 
 int RunTune(const TuneFlags& f) {
-  if (!f.model_list.empty() || !f.plan.empty() || !f.shard.empty()) return RunBatchWorker(f);
+  if (!f.model_list.empty() || !f.gradients_list.empty() || !f.plan.empty() || !f.shard.empty()) return RunBatchWorker(f);
   if (f.job_type == 0) return Fail(Status::InvalidInput("--job-type (-j) is required: 2 (OPAT), 1 (SGAT) or 4 (GDAT)"));
   if (f.job_type == 1) return RunSgat(f);
   if (f.job_type == 4) return RunGdat(f);
@@ -259,6 +265,8 @@ void RegisterTuneCommand(CLI::App* app, int* exit_code) {
   tune->add_option("--max-segments,--max_segments", flags->max_segments, "job type 4: AllReduce segments at most (AOE/HCCL: 8)")->capture_default_str();
   tune->add_option("--singleop", flags->singleop, "ATC-style single-op description list (JSON)");
   tune->add_option("--model-list,--model_list", flags->model_list, "a batch: a file naming one ONNX model a line, `path [input shapes]`");
+  tune->add_option("--gradients-list,--gradients_list", flags->gradients_list,
+                   "a batch of job type 4: a file naming one gradient profile a line");
   tune->add_option("--plan", flags->plan, "a batch's PLAN.json (tilebank batch plan): its inputs and shards");
   tune->add_option("--shard", flags->shard, "tune one shard of the batch: I/N, I (with --plan) or mpi (the MPI rank); BANK_ROOT/shards/<I>/")
       ->type_name("I/N|mpi");

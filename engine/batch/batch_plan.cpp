@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <set>
 #include <sstream>
 
+#include "engine/gdat/gradient_profile.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/model/model_session.h"
 #include "engine/model/node_op_spec.h"
@@ -18,6 +20,7 @@
 #include "engine/model/subgraph_file.h"
 #include "engine/ops/op_flops.h"
 #include "engine/ops/op_spec.h"
+#include "repo/canonical.h"
 #include "repo/json_text.h"
 #include "repo/key.h"
 
@@ -29,6 +32,8 @@ namespace {
 constexpr double kCandidateOverheadS = 0.1;
 constexpr double kRunsPerCandidate = 30;
 constexpr double kAssumedFlopsPerS = 50e9;
+// EstimateGradientTaskSeconds' fixed cost of one gradient problem (its checkpoint and result file).
+constexpr double kGradientTaskOverheadS = 4e-4;
 
 // Tasks by key, the models that need each in input order.
 using TaskMap = std::map<std::string, BatchTask>;
@@ -52,13 +57,21 @@ Result<BatchTask> OperatorTask(const nlohmann::json& description, size_t index, 
   return t;
 }
 
-Status AddSingleOpTasks(const std::string& path, int trials, TaskMap* tasks) {
+// The JSON in `path` (`what` names the file in messages); kInvalidInput when it cannot be read or parsed.
+Result<nlohmann::json> ReadJsonFile(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) return Status::InvalidInput("cannot read --singleop " + path);
+  if (!in) return Status::InvalidInput("cannot read " + what + " " + path);
   std::stringstream text;
   text << in.rdbuf();
-  auto list = nlohmann::json::parse(text.str(), nullptr, false);
-  if (list.is_discarded()) return Status::InvalidInput(path + ": not valid JSON");
+  auto j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (j.is_discarded()) return Status::InvalidInput(path + ": not valid JSON");
+  return j;
+}
+
+Status AddSingleOpTasks(const std::string& path, int trials, TaskMap* tasks) {
+  auto read = ReadJsonFile(path, "--singleop");
+  if (!read.ok()) return read.status();
+  nlohmann::json list = std::move(read.value());
   if (!list.is_array()) list = nlohmann::json::array({list});
   for (size_t i = 0; i < list.size(); ++i) {
     auto t = OperatorTask(list[i], i, trials);
@@ -101,6 +114,24 @@ Status AddModelTasks(const BatchModel& m, const BatchInputs& in, TaskMap* tasks)
   return Status::Ok();
 }
 
+Status AddGradientTasks(const std::string& path, TaskMap* tasks) {
+  auto j = ReadJsonFile(path, "the gradient profile");
+  if (!j.ok()) return j.status();
+  auto profile = GradientProfileFromJson(*j, path);
+  if (!profile.ok()) return profile.status();
+  auto canonical = CanonicalizeGrad(GradProblemDescription(*profile));
+  if (!canonical.ok()) return canonical.status().WithContext(path);
+  BatchTask t;
+  t.kind = "gradient";
+  t.key = FormatKey(EntryKind::kGrad, canonical->key);
+  t.name = !profile->model.empty() ? profile->model : std::filesystem::path(path).stem().string();
+  t.op_type = canonical->op_type;
+  t.cost_s = EstimateGradientTaskSeconds(profile->gradients.size());
+  t.payload = GradientProfileJson(*profile);  // the plan carries the profile: workers need no access to its file
+  AddTask(tasks, std::move(t), std::filesystem::path(path).filename().string());
+  return Status::Ok();
+}
+
 std::string PlanId(const BatchPlan& p) {
   nlohmann::json id = {{"job_type", p.job_type}, {"trials", p.trials}, {"seed", p.seed}, {"shard_tasks", p.shard_tasks}};
   if (p.soc_versions.size() == 1) id["soc_version"] = p.soc_versions[0];  // a one-soc_version plan keeps its version 1 id
@@ -114,11 +145,16 @@ std::string PlanId(const BatchPlan& p) {
 
 Status Bad(const std::string& path, const std::string& what) { return Status::InvalidInput(path + ": " + what); }
 
-// Each soc_version names a bank directory (BANK_ROOT/<soc_version>/) and is given once.
+// The kind of a job type's tasks, and the field of PLAN.json's task holding a kind's input.
+const char* TaskKindOf(int job_type) { return job_type == 2 ? "operator" : job_type == 1 ? "subgraph" : "gradient"; }
+const char* PayloadFieldOf(const std::string& kind) { return kind == "operator" ? "description" : kind == "subgraph" ? "subgraph" : "profile"; }
+
+// Each soc_version names a bank directory (BANK_ROOT/<soc_version>/) and is given once; `,` `=`
+// and `:` separate soc_versions in --soc and submit_batch.sh's arguments.
 Status CheckSocVersions(const std::vector<std::string>& socs, const std::string& where) {
   std::set<std::string> seen;
   for (const auto& soc : socs) {
-    if (soc.empty() || soc == "." || soc == ".." || soc == "shards" || soc.find_first_of("/\\ \t\n") != std::string::npos)
+    if (soc.empty() || soc == "." || soc == ".." || soc == "shards" || soc.find_first_of("/\\ \t\n,=:") != std::string::npos)
       return Status::InvalidInput(where + ": \"" + soc + "\" is not a soc_version (it names a directory of the bank root)");
     if (!seen.insert(soc).second) return Status::InvalidInput(where + ": soc_version " + soc + " is given twice");
   }
@@ -126,6 +162,13 @@ Status CheckSocVersions(const std::vector<std::string>& socs, const std::string&
 }
 
 }  // namespace
+
+double EstimateGradientTaskSeconds(size_t gradients) {
+  // The planner's dynamic program grows with the square of the gradients: a task took 1.2 ms at
+  // 200 gradients, 11.7 ms at 800 and 42 ms at 1600 on a 2-core AVX-512 VM (task_seconds).
+  const double hundreds = static_cast<double>(gradients) / 100.0;
+  return kGradientTaskOverheadS + hundreds * hundreds * 1.6e-4;
+}
 
 double EstimateTaskSeconds(double flops, int trials) {
   return trials * (kCandidateOverheadS + kRunsPerCandidate * flops / kAssumedFlopsPerS);
@@ -169,52 +212,97 @@ nlohmann::json BatchPlan::ToJson() const {
   nlohmann::json task_list = nlohmann::json::array(), costs = nlohmann::json::array();
   for (const auto& t : tasks) {
     nlohmann::json j = {{"kind", t.kind}, {"key", t.key}, {"name", t.name}, {"op_type", t.op_type}, {"cost_s", t.cost_s}, {"models", t.models}};
-    j[t.kind == "operator" ? "description" : "subgraph"] = t.payload;
+    j[PayloadFieldOf(t.kind)] = t.payload;
     task_list.push_back(std::move(j));
   }
   for (size_t s = 0; s < GroupShards(); ++s) costs.push_back(ShardCost(s));
-  return {{"format", kBatchPlanFormat}, {"version", kBatchPlanVersion}, {"plan_id", plan_id}, {"job_type", job_type},
-          {"soc_versions", soc_versions}, {"trials", trials}, {"seed", seed}, {"shards", shards()},
-          {"shards_per_soc_version", GroupShards()}, {"inputs", inputs}, {"tasks", task_list}, {"shard_tasks", shard_tasks},
-          {"shard_cost_s", costs}};
+  nlohmann::json j = {{"format", kBatchPlanFormat}, {"plan_id", plan_id}, {"job_type", job_type}, {"trials", trials}, {"seed", seed},
+                      {"shards", shards()}, {"inputs", inputs}, {"tasks", task_list}, {"shard_tasks", shard_tasks}, {"shard_cost_s", costs}};
+  // What a tilebank of plan format version 1 reads is written as version 1: it refuses the rest by their version.
+  if (soc_versions.size() == 1 && job_type != 4) {
+    j["version"] = 1;
+    j["soc_version"] = soc_versions[0];
+  } else {
+    j["version"] = kBatchPlanVersion;
+    j["soc_versions"] = soc_versions;
+    j["shards_per_soc_version"] = GroupShards();
+  }
+  return j;
 }
 
-Result<std::vector<BatchModel>> ReadModelList(const std::string& path) {
+namespace {
+
+// The lines of a list file (`flag` names it in messages), each split into words, with the first
+// word (a path) made relative to the list; blank lines and # comments skipped. `on_line` gets the
+// words and where the line is ("LIST line N").
+Status ReadListFile(const std::string& path, const std::string& flag,
+                    const std::function<Status(std::vector<std::string>&, const std::string&)>& on_line) {
   std::ifstream in(path);
-  if (!in) return Status::InvalidInput("cannot read --model-list " + path);
+  if (!in) return Status::InvalidInput("cannot read " + flag + " " + path);
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
-  std::vector<BatchModel> models;
   std::string line;
+  size_t lines = 0;
   for (int number = 1; std::getline(in, line); ++number) {
     const size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
-    std::istringstream words(line.substr(first));
-    BatchModel m;
-    std::string shapes, extra;
-    words >> m.path >> shapes >> extra;
-    const std::string where = path + " line " + std::to_string(number);
-    if (!extra.empty()) return Bad(where, "expected `MODEL.onnx [input shapes]`, found more");
-    if (std::filesystem::path(m.path).is_relative()) m.path = (base / m.path).lexically_normal().string();
-    auto parsed = model::ParseInputShapes(shapes);
-    if (!parsed.ok()) return parsed.status().WithContext(where);
-    m.input_shapes = *parsed;
-    models.push_back(std::move(m));
+    std::istringstream text(line.substr(first));
+    std::vector<std::string> words;
+    for (std::string w; text >> w;) words.push_back(w);
+    if (std::filesystem::path(words[0]).is_relative()) words[0] = (base / words[0]).lexically_normal().string();
+    TB_RETURN_IF_ERROR(on_line(words, path + " line " + std::to_string(number)));
+    ++lines;
   }
-  if (models.empty()) return Bad(path, "the model list names no model");
+  if (lines == 0) return Bad(path, "the list names nothing");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<BatchModel>> ReadModelList(const std::string& path) {
+  std::vector<BatchModel> models;
+  TB_RETURN_IF_ERROR(ReadListFile(path, "--model-list", [&](std::vector<std::string>& words, const std::string& where) -> Status {
+    if (words.size() > 2) return Bad(where, "expected `MODEL.onnx [input shapes]`, found more");
+    auto parsed = model::ParseInputShapes(words.size() > 1 ? words[1] : "");
+    if (!parsed.ok()) return parsed.status().WithContext(where);
+    models.push_back({words[0], *parsed});
+    return Status::Ok();
+  }));
   return models;
 }
 
+Result<std::vector<std::string>> ReadGradientList(const std::string& path) {
+  std::vector<std::string> profiles;
+  TB_RETURN_IF_ERROR(ReadListFile(path, "--gradients-list", [&](std::vector<std::string>& words, const std::string& where) -> Status {
+    if (words.size() > 1) return Bad(where, "expected one gradient profile path, found more");
+    profiles.push_back(words[0]);
+    return Status::Ok();
+  }));
+  return profiles;
+}
+
 Result<BatchPlan> MakeBatchPlan(const BatchInputs& in) {
-  if (in.job_type != 1 && in.job_type != 2)
-    return Status::InvalidInput("a batch tunes operators (-j 2) or subgraphs (-j 1), not job type " + std::to_string(in.job_type));
+  if (in.job_type != 1 && in.job_type != 2 && in.job_type != 4)
+    return Status::InvalidInput("a batch tunes operators (-j 2), subgraphs (-j 1) or gradient fusion (-j 4), not job type " +
+                                std::to_string(in.job_type));
   if (in.shards < 1 || in.shards > 100000) return Status::InvalidInput("--shards must be from 1 to 100000");
-  if (in.models.empty() == in.singleop.empty()) return Status::InvalidInput("a batch needs --model-list, -m or --singleop (one of them)");
+  if (in.shards * in.soc_versions.size() > 100000)
+    return Status::InvalidInput("--shards " + std::to_string(in.shards) + " for each of " + std::to_string(in.soc_versions.size()) +
+                                " soc_versions: a plan has 100000 shards at most");
+  if (in.job_type == 4) {
+    if (in.gradient_profiles.empty() || !in.models.empty() || !in.singleop.empty())
+      return Status::InvalidInput("a gradient fusion batch (-j 4) plans from gradient profiles: give --gradients or --gradients-list (no model)");
+  } else if (!in.gradient_profiles.empty()) {
+    return Status::InvalidInput("--gradients and --gradients-list are gradient profiles, for -j 4");
+  } else if (in.models.empty() == in.singleop.empty()) {
+    return Status::InvalidInput("a batch needs --model-list, -m or --singleop (one of them)");
+  }
   if (in.job_type == 1 && !in.singleop.empty()) return Status::InvalidInput("--singleop is an operator list, for -j 2");
   if (in.soc_versions.empty()) return Status::InvalidInput("a batch needs a soc_version to tune for");
   if (Status s = CheckSocVersions(in.soc_versions, "--soc"); !s.ok()) return s;
   TaskMap by_key;
   if (!in.singleop.empty()) TB_RETURN_IF_ERROR(AddSingleOpTasks(in.singleop, in.trials, &by_key));
   for (const auto& m : in.models) TB_RETURN_IF_ERROR(AddModelTasks(m, in, &by_key));
+  for (const auto& g : in.gradient_profiles) TB_RETURN_IF_ERROR(AddGradientTasks(g, &by_key));
   BatchPlan p;
   p.job_type = in.job_type;
   p.soc_versions = in.soc_versions;
@@ -222,6 +310,7 @@ Result<BatchPlan> MakeBatchPlan(const BatchInputs& in) {
   p.seed = in.seed;
   if (!in.singleop.empty()) p.inputs.push_back(std::filesystem::absolute(in.singleop).lexically_normal().string());
   for (const auto& m : in.models) p.inputs.push_back(std::filesystem::absolute(m.path).lexically_normal().string());
+  for (const auto& g : in.gradient_profiles) p.inputs.push_back(std::filesystem::absolute(g).lexically_normal().string());
   std::vector<double> costs;
   for (auto& [key, t] : by_key) {
     costs.push_back(t.cost_s);
@@ -233,12 +322,10 @@ Result<BatchPlan> MakeBatchPlan(const BatchInputs& in) {
 }
 
 Result<BatchPlan> ReadBatchPlan(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::InvalidInput("cannot read the plan " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto j = nlohmann::json::parse(text.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Bad(path, "not a JSON object (a plan is what `tilebank batch plan` writes)");
+  auto read = ReadJsonFile(path, "the plan");
+  if (!read.ok()) return read.status();
+  const nlohmann::json& j = *read;
+  if (!j.is_object()) return Bad(path, "not a JSON object (a plan is what `tilebank batch plan` writes)");
   if (!j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != kBatchPlanFormat)
     return Bad(path, "\"format\" is not \"" + std::string(kBatchPlanFormat) + "\"");
   if (!j.contains("version") || !j["version"].is_number_integer()) return Bad(path, "\"version\" must be an integer");
@@ -248,7 +335,7 @@ Result<BatchPlan> ReadBatchPlan(const std::string& path) {
   try {
     BatchPlan p;
     p.job_type = j.at("job_type").get<int>();
-    if (p.job_type != 1 && p.job_type != 2) return Bad(path, "\"job_type\" must be 1 or 2");
+    if (p.job_type != 1 && p.job_type != 2 && p.job_type != 4) return Bad(path, "\"job_type\" must be 1, 2 or 4");
     p.soc_versions = j.contains("soc_versions") ? j["soc_versions"].get<std::vector<std::string>>()
                                                 : std::vector<std::string>{j.at("soc_version").get<std::string>()};  // version 1
     if (p.soc_versions.empty()) return Bad(path, "\"soc_versions\" is empty");
@@ -260,18 +347,19 @@ Result<BatchPlan> ReadBatchPlan(const std::string& path) {
     for (const auto& t : j.at("tasks")) {
       BatchTask task;
       task.kind = t.at("kind").get<std::string>();
-      if (task.kind != (p.job_type == 2 ? "operator" : "subgraph"))
+      if (task.kind != TaskKindOf(p.job_type))
         return Bad(path, "task kind \"" + task.kind + "\" does not belong to job type " + std::to_string(p.job_type));
       task.key = t.at("key").get<std::string>();
       task.name = t.at("name").get<std::string>();
       task.op_type = t.at("op_type").get<std::string>();
       task.cost_s = t.at("cost_s").get<double>();
       task.models = t.at("models").get<std::vector<std::string>>();
-      task.payload = t.at(task.kind == "operator" ? "description" : "subgraph");
+      task.payload = t.at(PayloadFieldOf(task.kind));
       p.tasks.push_back(std::move(task));
     }
     p.shard_tasks = j.at("shard_tasks").get<std::vector<std::vector<size_t>>>();
     if (p.shard_tasks.empty()) return Bad(path, "\"shard_tasks\" is empty");
+    if (p.shards() > 100000) return Bad(path, "more than 100000 shards");
     std::set<size_t> seen;
     for (const auto& shard : p.shard_tasks)
       for (size_t t : shard)

@@ -1,18 +1,21 @@
 // A batch plan (issue 23): the tasks of a tuning batch and how they are split into shards, the
 // same for the same inputs on every machine, so that a worker given `--shard I/N` needs no
-// coordinator. A task is what a job tunes one at a time: an operator (bank key, job type 2) or a
-// subgraph (repo_key, job type 1); tasks are distinct over every model of the batch. Shards are
+// coordinator. A task is what a job tunes one at a time: an operator (bank key, job type 2), a
+// subgraph (repo_key, job type 1) or a gradient problem (its grad key, job type 4, planned from a
+// gradient profile); tasks are distinct over every model (or profile) of the batch. Shards are
 // balanced by each task's estimated cost (longest first onto the least loaded shard), not by count.
 // A plan for several soc_versions has one group of shards per soc_version, each tuning every task
 // on nodes of its soc_version: shards 0 to N-1 are the first soc_version's, N to 2N-1 the next's.
 //
 // PLAN.json (docs/BATCH.md):
-//   {"format": "tilebank.batch_plan", "version": 2, "job_type": 2, "soc_versions": [SOC, ...],
+//   {"format": "tilebank.batch_plan", "version": 2, "job_type": 2|1|4, "soc_versions": [SOC, ...],
 //    "trials": 48, "seed": 1, "shards": N x soc_versions, "shards_per_soc_version": N, "inputs": [paths], "plan_id": HEX,
-//    "tasks": [{"kind": "operator"|"subgraph", "key": K, "name": N, "op_type": T, "cost_s": C,
-//               "models": [names], "description": ATC single op | "subgraph": subgraph file entry}],
+//    "tasks": [{"kind": "operator"|"subgraph"|"gradient", "key": K, "name": N, "op_type": T, "cost_s": C,
+//               "models": [names], "description": ATC single op | "subgraph": subgraph file entry
+//               | "profile": the gradient profile}],
 //    "shard_tasks": [[task indices of a group's shard 0], ...], "shard_cost_s": [...]}
-// Version 1 (one "soc_version") is still read.
+// A plan of one soc_version and job type 1 or 2 is written as version 1, as before: "soc_version": SOC
+// instead of the list and N, so a tilebank that reads only version 1 still reads it.
 #pragma once
 
 #include <cstdint>
@@ -37,9 +40,10 @@ struct BatchModel {
 
 // What a plan is made from: `tune`'s inputs.
 struct BatchInputs {
-  int job_type = 2;                 // 1 (SGAT) or 2 (OPAT)
-  std::vector<BatchModel> models;   // -m or --model-list, or
-  std::string singleop;             // --singleop (job type 2 only)
+  int job_type = 2;                 // 1 (SGAT), 2 (OPAT) or 4 (GDAT)
+  std::vector<BatchModel> models;   // -m or --model-list (job types 1 and 2), or
+  std::string singleop;             // --singleop (job type 2 only), or
+  std::vector<std::string> gradient_profiles;  // --gradients or --gradients-list (job type 4 only)
   std::vector<std::string> soc_versions;  // one group of shards each, in this order
 
   int trials = 48;
@@ -48,11 +52,11 @@ struct BatchInputs {
 };
 
 struct BatchTask {
-  std::string kind;  // "operator" | "subgraph"
+  std::string kind;  // "operator" | "subgraph" | "gradient"
   std::string key, name, op_type;
   double cost_s = 0;  // estimated tuning seconds (EstimateTaskSeconds)
   std::vector<std::string> models;
-  nlohmann::json payload;  // the ATC op description, or the subgraph file's entry
+  nlohmann::json payload;  // the ATC op description, the subgraph file's entry, or the gradient profile
 };
 
 struct BatchPlan {
@@ -79,6 +83,8 @@ struct BatchPlan {
 // Reads MODELS.txt: one model per line, `path [input shapes as --input-shape takes them]`;
 // blank lines and lines starting with # are skipped; relative paths are relative to the list.
 Result<std::vector<BatchModel>> ReadModelList(const std::string& path);
+// Reads a gradient profile list: one profile path a line, with the same rules.
+Result<std::vector<std::string>> ReadGradientList(const std::string& path);
 
 // The plan of `inputs` (the models are imported and bound with built-in policies, so the bank
 // does not change the tasks). kInvalidInput naming the input that cannot be read.
@@ -90,6 +96,8 @@ Result<BatchPlan> ReadBatchPlan(const std::string& path);
 // Seconds tuning one task is expected to take: each of `trials` candidates costs a fixed overhead
 // (build, check) and its timed runs at an assumed sustained rate.
 double EstimateTaskSeconds(double flops, int trials);
+// Seconds planning one gradient problem of `gradients` gradients is expected to take (no measuring).
+double EstimateGradientTaskSeconds(size_t gradients);
 
 // Task indices into `shards` groups: longest processing time first onto the least loaded group
 // (ties: the lower index), costs as given. Deterministic.

@@ -148,7 +148,10 @@ TEST_CASE("batch plan: several soc_versions get a group of shards each, alike; a
   REQUIRE(single.ok());
   CHECK(single->plan_id != mixed->plan_id);
 
-  // A plan written by a tilebank of plan format version 1 (one "soc_version") keeps its id.
+  // One soc_version is written as plan format version 1, as a tilebank before several were read
+  // it; a plan it wrote keeps its id.
+  CHECK(single->ToJson()["version"] == 1);
+  CHECK(mixed->ToJson()["version"] == kBatchPlanVersion);
   nlohmann::json v1 = single->ToJson();
   v1["version"] = 1;
   v1["soc_version"] = "soc_a";

@@ -76,8 +76,10 @@ nlohmann::json BatchStatusJson(const BatchPlan& plan, const std::vector<ShardSta
   }
   nlohmann::json socs = nlohmann::json::object();
   for (const auto& [soc, rows] : by_soc) socs[soc] = Totals(rows);
-  return {{"plan_id", plan.plan_id}, {"soc_versions", plan.soc_versions}, {"job_type", plan.job_type}, {"shards", list},
-          {"total", Totals(all)}, {"by_soc_version", socs}};
+  nlohmann::json j = {{"plan_id", plan.plan_id}, {"soc_versions", plan.soc_versions}, {"job_type", plan.job_type}, {"shards", list},
+                      {"total", Totals(all)}, {"by_soc_version", socs}};
+  if (plan.soc_versions.size() == 1) j["soc_version"] = plan.soc_versions[0];  // as before plans had several
+  return j;
 }
 
 }  // namespace tilebank::engine

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/batch/gradient_shard.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/sgat_checkpoint.h"
 #include "engine/jobs/stored_job.h"
@@ -32,13 +33,13 @@ std::string HostName() {
 std::string ShardDir(const std::string& bank_root, size_t shard) { return bank_root + "/shards/" + std::to_string(shard); }
 
 std::string ShardInputPath(const BatchPlan& plan, const std::string& bank_root, size_t shard) {
-  return ShardDir(bank_root, shard) + (plan.job_type == 2 ? "/ops.json" : "/subgraphs.json");
+  return ShardDir(bank_root, shard) + (plan.job_type == 2 ? "/ops.json" : plan.job_type == 1 ? "/subgraphs.json" : "/gradients.json");
 }
 
 nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard) {
   nlohmann::json list = nlohmann::json::array();
   for (size_t t : plan.TasksOf(shard)) list.push_back(plan.tasks[t].payload);
-  if (plan.job_type == 2) return list;
+  if (plan.job_type != 1) return list;
   return {{"format", "tilebank.subgraphs"}, {"version", 1}, {"model", "batch_" + plan.plan_id + "_shard_" + std::to_string(shard)},
           {"soc_version", plan.SocOf(shard)}, {"subgraphs", list}};
 }
@@ -101,6 +102,7 @@ size_t ShardProgress::Failed() const {
   size_t n = 0;
   for (const auto& r : operators) n += r.status == "failed";
   for (const auto& r : subgraphs) n += r.status == "failed";
+  for (const auto& r : gradients) n += r.status == "failed";
   return n;
 }
 
@@ -126,6 +128,18 @@ Result<ShardProgress> ReadShardProgress(const BatchPlan& plan, const Bank* bank)
     p.tuning_name = (*job)->tuning_name;
     p.result_path = (*job)->result_path;
     p.operators = std::move((*job)->records);
+    return p;
+  }
+  if (plan.job_type == 4) {
+    auto cp = LatestGradientShard(*bank);
+    if (!cp.ok()) return cp.status();
+    if (!*cp) return p;
+    p.started = true;
+    p.finished = (*cp)->finished;
+    p.elapsed_s = (*cp)->elapsed_s;
+    p.tuning_name = (*cp)->job_name;
+    p.result_path = (*cp)->result_path;
+    p.gradients = std::move((*cp)->records);
     return p;
   }
   auto stored = PeekLatestJob(*bank, kLatestSgatJob);

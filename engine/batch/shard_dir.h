@@ -1,5 +1,5 @@
 // A shard's directory, BANK_ROOT/shards/<i>/: the worker's own bank (<soc_version>/), its input
-// (ops.json for operators, subgraphs.json for subgraphs), its result file, and state.json, which
+// (ops.json for operators, subgraphs.json for subgraphs, gradients.json for gradient profiles), its result file, and state.json, which
 // says who works on it and how that ended. What a shard has tuned is read from its bank's job
 // checkpoint, committed with each task, so a reader beside a running worker sees every finished task.
 #pragma once
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/batch/batch_plan.h"
+#include "engine/jobs/gdat_list_result.h"
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/result_file.h"
 #include "repo/status.h"
@@ -21,7 +22,7 @@ class Bank;
 namespace tilebank::engine {
 
 std::string ShardDir(const std::string& bank_root, size_t shard);
-// The shard's input file: ops.json (job type 2) or subgraphs.json (job type 1).
+// The shard's input file: ops.json (job type 2), subgraphs.json (job type 1) or gradients.json (job type 4).
 std::string ShardInputPath(const BatchPlan& plan, const std::string& bank_root, size_t shard);
 // The input file's content: the shard's tasks in its order (costliest first).
 nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard);
@@ -53,7 +54,8 @@ struct ShardProgress {
   std::string tuning_name, result_path;
   std::vector<OpRecord> operators;         // job type 2
   std::vector<SubgraphRecord> subgraphs;   // job type 1
-  size_t Done() const { return operators.size() + subgraphs.size(); }
+  std::vector<GradientTaskRecord> gradients;  // job type 4
+  size_t Done() const { return operators.size() + subgraphs.size() + gradients.size(); }
   size_t Failed() const;
 };
 // `bank` is the shard's bank opened read-only (null: the shard has none). A process opens a bank

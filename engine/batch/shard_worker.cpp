@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 
+#include "engine/batch/gradient_shard.h"
 #include "engine/batch/shard_dir.h"
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/opat_job.h"
@@ -26,6 +27,21 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
                                                const std::function<void(size_t, size_t)>& on_task_done) {
   const std::string dir = ShardDir(o.bank_root, shard);
   const std::string name = "batch_" + plan.plan_id + "_shard_" + std::to_string(shard);
+  if (plan.job_type == 4) {
+    GradientShardOptions job;
+    job.job_name = name;
+    job.bank_root = dir;
+    job.soc_version = plan.SocOf(shard);
+    job.fingerprint = o.fingerprint;
+    job.output_dir = dir;
+    job.resume = resume;
+    job.on_task_done = on_task_done;
+    std::vector<const BatchTask*> tasks;
+    for (size_t t : plan.TasksOf(shard)) tasks.push_back(&plan.tasks[t]);
+    auto report = RunGradientShard(tasks, job);
+    if (!report.ok()) return report.status();
+    return std::make_pair(report->result_path, report->any_failed);
+  }
   if (plan.job_type == 2) {
     OpatJobOptions job;
     job.ops_path = ShardInputPath(plan, o.bank_root, shard);
@@ -72,6 +88,7 @@ bool IsFinishedResultFile(const std::string& path) {
 
 // The finished shard's result file, from its checkpoint (as its job wrote it at the end).
 Status WriteFinishedResult(const BatchPlan& plan, const ShardProgress& p) {
+  if (plan.job_type == 4) return WriteJsonAtomically(p.result_path, GdatListResultJson(p.tuning_name, p.elapsed_s, p.gradients, true));
   if (plan.job_type == 2) return WriteJsonAtomically(p.result_path, OpatResultJson(p.tuning_name, p.elapsed_s, p.operators, true));
   const auto [before_ms, after_ms] = SubgraphListTimes(p.subgraphs);
   return WriteJsonAtomically(p.result_path, SgatResultJson(p.tuning_name, p.elapsed_s, p.subgraphs, before_ms, after_ms));
@@ -118,7 +135,8 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
     return report;
   }
   // A shard started on a node of another soc_version says so in its state, for `batch status`.
-  if (plan.SocOf(shard) != HostSocVersion())
+  // Gradient problems are planned, not measured: any machine plans them.
+  if (plan.job_type != 4 && plan.SocOf(shard) != HostSocVersion())
     return fail(Status::Refused("the shard tunes soc_version " + plan.SocOf(shard) + " but this machine is " + HostSocVersion() +
                                 ": run it on nodes of that soc_version (a Slurm constraint or partition per soc_version)"));
   report.resumed = progress->started;

@@ -26,7 +26,8 @@ struct ShardWorkReport {
   std::string warning;        // something went wrong that did not stop the shard
 };
 
-// kRefused when the plan is for another soc_version than this machine's, or the shard directory
+// kRefused when the shard tunes operators or subgraphs of another soc_version than this machine's
+// (gradient problems are planned, not measured: any machine plans them), or the shard directory
 // holds another plan's work. The shard's state.json says "failed" with the message on an error.
 Result<ShardWorkReport> RunShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& options);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 
 #include "engine/gdat/allreduce_cost.h"
 #include "engine/gdat/gdat_policy.h"
@@ -77,7 +78,7 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   if (o.max_segments < 1) return Status::InvalidInput("--max-segments must be at least 1");
   // Everything is read and planned before a bank or a result file exists.
-  auto profile = ReadGradientProfile(o.profile_path);
+  auto profile = o.profile.is_null() ? ReadGradientProfile(o.profile_path) : GradientProfileFromJson(o.profile, o.profile_path);
   if (!profile.ok()) return profile.status();
   auto canonical = CanonicalizeGrad(GradProblemDescription(*profile));
   if (!canonical.ok()) return canonical.status().WithContext(o.profile_path);
@@ -108,9 +109,14 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
   std::error_code ec;
   std::filesystem::create_directories(output_dir, ec);
   if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
-  auto bank = Bank::Open(o.bank_root + "/" + o.soc_version, {OpenMode::kCreateIfMissing, o.soc_version, o.fingerprint});
-  if (!bank.ok()) return bank.status();
-  auto found = (*bank)->Find(EntryKind::kGrad, canonical->text);
+  std::unique_ptr<Bank> opened;
+  if (!o.bank) {
+    auto open = Bank::Open(o.bank_root + "/" + o.soc_version, {OpenMode::kCreateIfMissing, o.soc_version, o.fingerprint});
+    if (!open.ok()) return open.status();
+    opened = std::move(open.value());
+  }
+  Bank* bank = o.bank ? o.bank : opened.get();
+  auto found = bank->Find(EntryKind::kGrad, canonical->text);
   if (!found.ok()) return found.status();
   const std::optional<GradPolicy> current = *found ? ParseGradPolicy(**found) : std::nullopt;
 
@@ -158,10 +164,13 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
   } else if (beats) {
     const Entry entry = WinnerEntry(EntryKind::kGrad, canonical->op_type, canonical->text, EngineTemplate(kGradTemplateId, winner.Knobs()),
                                     before, after, static_cast<int>(std::max(tuned.size(), measured.size())), "DP",
-                                    (*bank)->meta_at_open().bank_id);
-    TB_RETURN_IF_ERROR((*bank)->Write([&](WriteTxn& txn) { return txn.Put(entry, PutPolicy::kOverwrite).status(); }));
+                                    bank->meta_at_open().bank_id);
     report.status = *found ? "update" : "add";
     report.after_ms = after.median_us / 1000;
+    TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
+      TB_RETURN_IF_ERROR(txn.Put(entry, PutPolicy::kOverwrite).status());
+      return o.commit_with_entry ? o.commit_with_entry(txn, report) : Status::Ok();
+    }));
     hangover_after = winner.hangover_ms;
   } else {
     report.status = current ? "reserved" : "unsatisfied";
@@ -193,6 +202,7 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.result = nlohmann::json::array(
       {{{"basic", {{"tuning_name", report.tuning_name}, {"tuning_time(s)", static_cast<int64_t>(seconds + 0.5)}}}}, {{"GDAT", gdat}}});
+  if (!o.write_result_file) return report;
   const std::string stamp = ResultTimestamp();
   report.result_path = output_dir + "/aoe_result_gdat_" + stamp + "_" + std::to_string(getpid()) + ".json";
   TB_RETURN_IF_ERROR(WriteJsonAtomically(report.result_path, report.result));

@@ -13,6 +13,7 @@
 // measurement and the model's error. With `print_plans` nothing is written: the report's `result`
 // holds the repo_key and every plan with its prediction, for the running job to measure.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,17 +22,30 @@
 #include "engine/gdat/fusion_plan.h"
 #include "repo/status.h"
 
+namespace tilebank {
+class Bank;
+class WriteTxn;
+}
+
 namespace tilebank::engine {
+
+struct GdatReport;
 
 struct GdatOptions {
   std::string profile_path;
+  nlohmann::json profile;  // not null: the profile itself (a batch plan's), profile_path only names it
   std::string tuning_name;  // empty: the profile's model, else the file's name
   std::string bank_root, soc_version, fingerprint, output_dir;
+  Bank* bank = nullptr;  // open already (a batch worker's, of soc_version); else opened under bank_root
   size_t max_segments = 8;  // AOE/HCCL allow 8
   double min_gain = 0.02;
   bool repeat_tune = false;
   std::string measured_path;  // plans measured live: keep the measured winner
   bool print_plans = false;   // plan only: no bank entry, no result file
+  bool write_result_file = true;  // false: the report's `result` only (a batch shard writes one file for all)
+  // Called inside the transaction that stores the winner, the report's status and times set: a
+  // batch worker's checkpoint commits with the entry. Not called when no entry is written.
+  std::function<Status(WriteTxn&, const GdatReport&)> commit_with_entry;
 };
 
 struct GdatReport {

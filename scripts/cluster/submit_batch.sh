@@ -4,13 +4,16 @@
 #   submit_batch.sh PLAN.json BANK_ROOT [SOC_VERSION=SBATCH_OPTION ...] [-- OPTIONS FOR EVERY JOB]
 # SBATCH_OPTION picks a soc_version's nodes, e.g. x86_64-amd-zen4-64c=--partition=zen4; without
 # one it is --constraint=<soc_version> (a node feature named after the soc_version). Options after
-# -- go to every sbatch (--account, --chdir, ...). TILEBANK names the binary (default: tilebank on
-# PATH). Prints each job's id; exits 2 on a bad plan or argument, with sbatch's status if it fails.
+# -- go to every sbatch (--account, --chdir, ...). Each array is numbered from 0 (Slurm's
+# MaxArraySize bounds an index, not the shard), and tune_array.sbatch adds the group's first shard.
+# TILEBANK names the binary (default: tilebank on PATH). Prints each job's id; exits 2 on a bad
+# plan or argument; when sbatch fails, cancels the arrays it submitted and exits with its status.
 set -euo pipefail
 usage="usage: submit_batch.sh PLAN.json BANK_ROOT [SOC_VERSION=SBATCH_OPTION ...] [-- SBATCH OPTIONS]"
 [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
 here=$(dirname "$(readlink -f "$0")")
-plan=$1 bank_root=$2
+# Absolute, so that --chdir among the options does not move them.
+plan=$(readlink -m "$1") bank_root=$(readlink -m "$2")
 shift 2
 declare -A select=()
 every=()
@@ -22,17 +25,22 @@ while [ $# -gt 0 ]; do
   esac
 done
 tilebank=${TILEBANK:-tilebank}
-groups=$("$tilebank" batch groups "$plan") || exit 2  # the plan's soc_versions and their shards; a bad plan is named
+groups=$("$tilebank" batch groups "$plan") || exit 2  # "SOC_VERSION FIRST-LAST" a line; a bad plan is named
 for soc in "${!select[@]}"; do
-  grep -q "^$soc " <<<"$groups" || { echo "submit_batch.sh: $soc=${select[$soc]}: the plan does not tune soc_version $soc" >&2; exit 2; }
+  awk -v soc="$soc" '$1 == soc { found = 1 } END { exit !found }' <<<"$groups" ||
+    { echo "submit_batch.sh: $soc=${select[$soc]}: the plan does not tune soc_version $soc" >&2; exit 2; }
 done
 arrays=()
+cancel() { [ ${#arrays[@]} -eq 0 ] || scancel "${arrays[@]}" || true; }
 while read -r soc range; do
+  first=${range%-*} last=${range#*-}
   option=${select[$soc]:---constraint=$soc}
-  id=$(sbatch --parsable --array="$range" "$option" "${every[@]}" "$here/tune_array.sbatch" "$plan" "$bank_root")
+  id=$(sbatch --parsable --array="0-$((last - first))" "$option" ${every[@]+"${every[@]}"} \
+    "$here/tune_array.sbatch" "$plan" "$bank_root" "$first") || { status=$?; cancel; exit $status; }
   echo "soc_version $soc: shards $range, array job ${id%%;*} ($option)"
   arrays+=("${id%%;*}")
 done <<<"$groups"
 after=$(IFS=:; echo "${arrays[*]}")
-id=$(sbatch --parsable --dependency="afterany:$after" "${every[@]}" "$here/merge.sbatch" "$plan" "$bank_root")
+id=$(sbatch --parsable --dependency="afterany:$after" ${every[@]+"${every[@]}"} "$here/merge.sbatch" "$plan" "$bank_root") ||
+  { status=$?; cancel; exit $status; }
 echo "merge job ${id%%;*} (after every array has ended)"
