@@ -52,6 +52,7 @@ struct OpenOptions {
 
 class Snapshot;
 class WriteTxn;
+struct EntryPeek;
 
 // A kind's records in ascending key order, read one at a time; lives within its Snapshot.
 class RecordCursor {
@@ -246,8 +247,8 @@ class WriteTxn {
   Result<uint32_t> LastRevisionInHistory(EntryKind kind, Key key);
   // A key the table lacks is being added: its revision (after any in history), its shape-index row.
   Result<uint32_t> AdmitNewKey(EntryKind kind, Key key, uint32_t revision, std::string_view descriptor);
-  // The time of the record held for a key; kRefused when it holds another descriptor.
-  Result<double> CurrentAfterUs(std::string_view current, EntryKind kind, Key key, std::string_view descriptor);
+  // The time and rank of the record held for a key; kRefused when it holds another descriptor.
+  Result<EntryPeek> PeekCurrent(std::string_view current, EntryKind kind, Key key, std::string_view descriptor);
   // Put's steps around a decision: the key's current record in, the decided record stored.
   using Resolver = std::function<Result<PutOutcome>(std::optional<std::string_view> current, std::string* record)>;
   Result<PutOutcome> ResolveAndStore(EntryKind kind, Key key, const Resolver& resolve);

@@ -49,6 +49,14 @@ struct Entry {
   uint64_t superseded_generation = 0;  // history only: the generation that replaced or removed it
 
   Key key() const { return KeyOfDescriptor(descriptor); }
+  // 1 when the policy says its times were measured where it runs (knob verified = "measured", as
+  // a gradient plan measured in a running job records), else 0 (verified by a model, or no knob).
+  // Keep-faster compares times only between entries of one rank: a higher rank wins outright.
+  int VerificationRank() const {
+    for (const Knob& k : policy)
+      if (k.name == "verified") return std::holds_alternative<std::string>(k.value) && std::get<std::string>(k.value) == "measured";
+    return 0;
+  }
   // Everything but the bank-local bookkeeping (revision, generation, superseded_generation).
   bool SameContent(const Entry& o) const {
     return kind == o.kind && op_type == o.op_type && descriptor == o.descriptor && template_id == o.template_id &&

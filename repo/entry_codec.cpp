@@ -213,7 +213,7 @@ Status VerifyStoredEntry(std::string_view stored) {
 Result<EntryPeek> PeekEntry(std::string_view stored, std::string_view descriptor) {
   thread_local EntryView view;  // reused: no allocation per call
   TB_RETURN_IF_ERROR(view.Reset(stored));
-  return EntryPeek{view.descriptor() == descriptor, view.after_us()};
+  return EntryPeek{view.descriptor() == descriptor, view.after_us(), view.verification_rank()};
 }
 
 Result<Entry> DecodeEntry(std::string_view stored) {

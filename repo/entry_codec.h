@@ -25,6 +25,11 @@ Status VerifyStoredEntry(std::string_view stored);
 struct EntryPeek {
   bool same_descriptor = false;  // the stored descriptor equals `descriptor`
   double after_us = 0;
+  int verification_rank = 0;     // Entry::VerificationRank
+  // Keep-faster's rule: whether an incoming entry of this rank and time replaces the peeked one.
+  bool BeatenBy(int rank, double incoming_after_us) const {
+    return rank != verification_rank ? rank > verification_rank : incoming_after_us < after_us;
+  }
 };
 Result<EntryPeek> PeekEntry(std::string_view stored, std::string_view descriptor);
 

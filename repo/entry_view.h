@@ -24,6 +24,11 @@ class EntryView {
   std::string_view template_id() const { return entry_->template_id()->string_view(); }
   uint32_t template_version() const { return entry_->template_version(); }
   double after_us() const { return entry_->after() ? entry_->after()->median_us() : 0; }
+  // Entry::VerificationRank of the stored value.
+  int verification_rank() const {
+    const auto verified = policy()["verified"];
+    return verified.IsString() && verified.AsString().str() == "measured";
+  }
   // The policy: knob name -> integer, real or text (a FlexBuffers map, checked by Reset).
   flexbuffers::Map policy() const {
     return entry_->policy() ? entry_->policy_flexbuffer_root().AsMap() : flexbuffers::Map::EmptyMap();

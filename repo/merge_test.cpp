@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "repo/jsonl.h"
 #include "repo/maintenance.h"
 #include "tests/test_support.h"
@@ -35,6 +37,45 @@ TEST_CASE("merge: added, updated (faster wins), kept (slower or tie), loser in h
   REQUIRE(log->size() == 2);
   CHECK((*log)[0].after.median_us == 10.0);
   CHECK((*log)[0].superseded_generation == (*log)[1].generation);
+}
+
+namespace {
+
+// GradEntry with its plan's verification knob: "measured" in a running job, or "model" (predicted).
+Entry VerifiedGradEntry(double after_us, const std::string& verified) {
+  Entry e = GradEntry(4, after_us);
+  e.policy.push_back({"verified", verified});
+  std::sort(e.policy.begin(), e.policy.end(), [](const Knob& a, const Knob& b) { return a.name < b.name; });
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("merge: a measured gradient plan outranks a predicted one, whatever their times, by either method") {
+  for (MergeMethod method : {MergeMethod::kPutEach, MergeMethod::kRewrite}) {
+    TempDir dir;
+    auto measured = CreateBank(dir / "measured");
+    auto predicted = CreateBank(dir / "predicted");
+    auto faster_measured = CreateBank(dir / "faster_measured");
+    // A measured iteration is longer than a predicted AllReduce finish: the times are not comparable.
+    REQUIRE(ImportEntries(*measured, {VerifiedGradEntry(90000.0, "measured")}, PutPolicy::kKeepFaster).ok());
+    REQUIRE(ImportEntries(*predicted, {VerifiedGradEntry(40000.0, "model")}, PutPolicy::kKeepFaster).ok());
+    REQUIRE(ImportEntries(*faster_measured, {VerifiedGradEntry(80000.0, "measured")}, PutPolicy::kKeepFaster).ok());
+    const Entry probe = VerifiedGradEntry(1, "model");
+
+    auto kept = MergeInto(*measured, {predicted.get()}, false, method);  // a prediction does not replace a measurement
+    REQUIRE(kept.ok());
+    CHECK(kept->kept[2] == 1);
+    CHECK((*measured->Find(EntryKind::kGrad, probe.descriptor))->after.median_us == 90000.0);
+    auto replaced = MergeInto(*predicted, {measured.get()}, false, method);  // a measurement replaces a prediction
+    REQUIRE(replaced.ok());
+    CHECK(replaced->updated[2] == 1);
+    CHECK((*predicted->Find(EntryKind::kGrad, probe.descriptor))->after.median_us == 90000.0);
+    auto faster = MergeInto(*measured, {faster_measured.get()}, false, method);  // between measurements, the faster
+    REQUIRE(faster.ok());
+    CHECK(faster->updated[2] == 1);
+    CHECK((*measured->Find(EntryKind::kGrad, probe.descriptor))->after.median_us == 80000.0);
+  }
 }
 
 TEST_CASE("merge dry run counts and writes nothing") {

@@ -102,14 +102,14 @@ Result<uint32_t> WriteTxn::AdmitNewKey(EntryKind kind, Key key, uint32_t revisio
   return std::max({revision, *last_revision + 1, 1u});
 }
 
-Result<double> WriteTxn::CurrentAfterUs(std::string_view current, EntryKind kind, Key key, std::string_view descriptor) {
+Result<EntryPeek> WriteTxn::PeekCurrent(std::string_view current, EntryKind kind, Key key, std::string_view descriptor) {
   // A peek at the stored value; it is decoded whole only when it is replaced.
   auto peek = PeekEntry(current, descriptor);
   if (!peek.ok()) return peek.status().WithContext(EntryName(kind, key));
   if (!peek->same_descriptor)
     return Status::Refused("key collision: " + FormatKey(kind, key) +
                            " already holds another descriptor; the entry was not stored");
-  return peek->after_us;
+  return peek;
 }
 
 Result<PutOutcome> WriteTxn::Resolve(Entry incoming, PutPolicy policy, std::optional<std::string_view> current,
@@ -124,10 +124,10 @@ Result<PutOutcome> WriteTxn::Resolve(Entry incoming, PutPolicy policy, std::opti
     *record = EncodeEntry(incoming);
     return PutOutcome::kAdded;
   }
-  auto current_after_us = CurrentAfterUs(*current, incoming.kind, key, incoming.descriptor);
-  if (!current_after_us.ok()) return current_after_us.status();
+  auto held = PeekCurrent(*current, incoming.kind, key, incoming.descriptor);
+  if (!held.ok()) return held.status();
   const bool replace = policy == PutPolicy::kOverwrite ||
-                       (policy == PutPolicy::kKeepFaster && incoming.after.median_us < *current_after_us);
+                       (policy == PutPolicy::kKeepFaster && held->BeatenBy(incoming.VerificationRank(), incoming.after.median_us));
   if (!replace) return PutOutcome::kKept;
   auto old = DecodeEntryAt(incoming.kind, key, *current);
   if (!old.ok()) return old.status();
@@ -156,9 +156,9 @@ Result<PutOutcome> WriteTxn::ResolveStored(EntryKind kind, Key key, const EntryV
     *record = LiveRecord(incoming, incoming_stored, *revision);
     return PutOutcome::kAdded;
   }
-  auto current_after_us = CurrentAfterUs(*current, kind, key, incoming.descriptor());
-  if (!current_after_us.ok()) return current_after_us.status();
-  if (!(incoming.after_us() < *current_after_us)) return PutOutcome::kKept;  // faster: never the same content
+  auto held = PeekCurrent(*current, kind, key, incoming.descriptor());
+  if (!held.ok()) return held.status();
+  if (!held->BeatenBy(incoming.verification_rank(), incoming.after_us())) return PutOutcome::kKept;  // never the same content
   auto old = DecodeEntryAt(kind, key, *current);
   if (!old.ok()) return old.status();
   TB_RETURN_IF_ERROR(MoveToHistory(*old));

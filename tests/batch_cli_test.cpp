@@ -267,6 +267,47 @@ TEST_CASE("batch: gradient fusion problems (-j 4) as batch tasks: planned by sha
                              {dir / "p4.json"});
 }
 
+TEST_CASE("batch: a worker with --local-dir tunes in node-local storage and publishes its shard after each task") {
+  TempDir dir;
+  WriteProfile(dir, "a.json", [](nlohmann::json&) {});
+  WriteProfile(dir, "w4.json", [](nlohmann::json& p) { p["world_size"] = 4; });
+  WriteProfile(dir, "w8.json", [](nlohmann::json& p) { p["world_size"] = 8; });
+  WriteFile(dir / "list.txt", "a.json\nw4.json\nw8.json\n");
+  const std::string soc = kTestSoc, plan = dir / "plan.json", root = dir / "shared", node_a = dir / "node_a", node_b = dir / "node_b";
+  REQUIRE(RunCli("batch plan -j 4 --gradients-list " + (dir / "list.txt") + " --soc " + soc + " -o " + plan).exit_code == 0);
+  const std::string published = root + "/shards/0/" + soc;
+
+  // Killed on node A after its first task: the shared directory holds the bank as it was then,
+  // published as a copy (LMDB never opened it there: no lock file).
+  auto killed = RunCli("tune --plan " + plan + " --shard 0 --bank " + root + " --local-dir " + node_a, "TILEBANK_TEST_EXIT_AFTER_GRADIENTS=1");
+  CHECK(killed.exit_code == 137);
+  CHECK(std::filesystem::exists(published + "/data.mdb"));
+  CHECK(!std::filesystem::exists(published + "/lock.mdb"));
+  CHECK(StatusJson(plan, root)["shards"][0]["done"] == 1);
+  // Resumed on node B, from what node A published: the task done is not planned again.
+  auto resumed = RunCli("tune --plan " + plan + " --shard 0 --bank " + root + " --local-dir " + node_b);
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  CHECK(resumed.out.find("resumed from its checkpoint") != std::string::npos);
+  CHECK(!std::filesystem::exists(published + "/lock.mdb"));
+  CHECK(!std::filesystem::exists(node_b + "/" + nlohmann::json::parse(ReadFile(plan))["plan_id"].get<std::string>() + "/shards/0"));
+  auto merged = RunCli("batch merge " + plan + " " + root);
+  REQUIRE_MESSAGE(merged.exit_code == 0, merged.out);
+  CHECK(merged.out.find("3 of 3 done") != std::string::npos);
+  const auto result = nlohmann::json::parse(ReadFile(root + "/aoe_result_gdat_batch_" + nlohmann::json::parse(ReadFile(plan))["plan_id"].get<std::string>() + ".json"));
+  CHECK(result.at(1).at("GDAT").at("repo_summary").at("repo_add_num") == 3);
+
+  // A publish cut off between its renames (the old copy set aside, the new one not yet in place)
+  // is completed by the next worker: the set-aside copy goes back.
+  std::filesystem::create_directories(root + "/shards/0/.published-old");
+  std::filesystem::rename(published, root + "/shards/0/.published-old/" + soc);
+  auto again = RunCli("tune --plan " + plan + " --shard 0 --bank " + root + " --local-dir " + node_a);
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out.find("finished earlier: nothing tuned") != std::string::npos);
+  CHECK(std::filesystem::exists(published + "/data.mdb"));
+  CheckRefusedWritingNothing(RunCli("tune -j 4 --gradients " + (dir / "a.json") + " --local-dir " + node_a + " --bank " + (dir / "x")),
+                             "--local-dir is for a batch worker", {dir / "x"});
+}
+
 TEST_CASE("batch: bad plans, shards and shard banks are refused by name, nothing merged") {
   TempDir dir;
   WriteFile(dir / "ops.json", kOps);

@@ -2,7 +2,8 @@
 """Batch tuning on a real Slurm and under a real mpirun (issue 23).
 
     batch_cluster_test.py slurm BUILD_DIR   a local Slurm (scripts/cluster/local_slurm.sh): plan, an
-                                            array of 4 shards, one shard requeued mid-task, merge,
+                                            array of 4 shards tuned in node-local storage
+                                            (--local-dir), one shard requeued mid-task, merge,
                                             status; the merged bank against one process's. Then a
                                             plan for two soc_versions (node0 has this host's as its
                                             feature, node1 another's) through submit_batch.sh
@@ -125,8 +126,11 @@ def slurm_test(tilebank, work):
         target = max(range(4), key=lambda s: len(tasks[s]))
         if len(tasks[target]) < 2:
             sys.exit(f"FAIL: no shard has 2 tasks to kill one between ({tasks})")
+        # The workers tune in "node-local" storage and publish each shard to the bank root after each task.
+        local = os.path.join(work, "node_local")
         array = run(["sbatch", "--parsable", "--array=0-3", "--chdir", work, "--output", os.path.join(work, "shard-%a.out"),
-                     os.path.join(ROOT, "scripts", "cluster", "tune_array.sbatch"), plan, root], env=env).stdout.strip().split(";")[0]
+                     os.path.join(ROOT, "scripts", "cluster", "tune_array.sbatch"), plan, root],
+                    env=dict(env, TILEBANK_LOCAL_DIR=local)).stdout.strip().split(";")[0]
         merge = run(["sbatch", "--parsable", f"--dependency=afterany:{array}", "--chdir", work, "--output", os.path.join(work, "merge.out"),
                      os.path.join(ROOT, "scripts", "cluster", "merge.sbatch"), plan, root], env=env).stdout.strip().split(";")[0]
         # Kill the target shard between its tasks: Slurm requeues it, and it goes on where it stopped.
@@ -150,6 +154,11 @@ def slurm_test(tilebank, work):
         log = open(os.path.join(work, f"shard-{target}.out")).read()
         if "restart 1" not in log or "resumed from its checkpoint" not in log:
             sys.exit(f"FAIL: shard {target} was not restarted from its checkpoint:\n{log}")
+        plan_id = json.load(open(plan))["plan_id"]
+        if not os.path.isdir(os.path.join(local, plan_id, "shards")):
+            sys.exit(f"FAIL: the workers did not tune in node-local storage ({local})")
+        if os.listdir(os.path.join(local, plan_id, "shards")):
+            sys.exit(f"FAIL: node-local shard banks were left behind: {os.listdir(os.path.join(local, plan_id, 'shards'))}")
         merge_log = open(os.path.join(work, "merge.out")).read()
         if "merged 4 shard banks" not in merge_log:
             sys.exit(f"FAIL: the merge job:\n{merge_log}")

@@ -75,9 +75,10 @@ int WaitAndMerge(const engine::BatchPlan& plan, const std::string& bank_root, co
   return ReportMerge(*merged);
 }
 
-int TuneShards(const engine::BatchPlan& plan, const std::vector<size_t>& shards, const std::string& bank_root) {
+int TuneShards(const engine::BatchPlan& plan, const std::vector<size_t>& shards, const std::string& bank_root, const std::string& local_dir) {
   engine::ShardWorkOptions o;
   o.bank_root = bank_root;
+  o.local_dir = local_dir;
   o.fingerprint = HostFingerprint();
   o.progress = StderrIsTerminal();
   bool any_failed = false, any_error = false;
@@ -122,6 +123,8 @@ Result<engine::BatchPlan> PlanFromInputs(const BatchInputFlags& f, size_t shards
   if (f.trials < 1) return Status::InvalidInput("--trials must be at least 1");
   if (!f.model.empty() && !f.model_list.empty()) return Status::InvalidInput("give -m or --model-list, not both");
   if (!f.gradients.empty() && !f.gradients_list.empty()) return Status::InvalidInput("give --gradients or --gradients-list, not both");
+  if (f.job_type == 4 && (f.trials != 48 || f.seed != 1))
+    return Status::InvalidInput("--trials and --seed do not apply to gradient fusion problems (-j 4): they are planned, not searched");
   if (!f.gradients.empty()) in.gradient_profiles.push_back(f.gradients);
   if (!f.gradients_list.empty()) {
     auto profiles = engine::ReadGradientList(f.gradients_list);
@@ -141,7 +144,8 @@ Result<engine::BatchPlan> PlanFromInputs(const BatchInputFlags& f, size_t shards
   return engine::MakeBatchPlan(in);
 }
 
-int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, const std::string& shard, const std::string& bank) {
+int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, const std::string& shard, const std::string& bank,
+                 const std::string& local_dir) {
   const std::string bank_root = ResolveBankRoot(bank);
   const bool has_inputs = !inputs.model.empty() || !inputs.model_list.empty() || !inputs.singleop.empty() || !inputs.gradients.empty() ||
                           !inputs.gradients_list.empty();
@@ -199,7 +203,7 @@ int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, co
       return Fail(Status::InvalidInput("--shard " + shard + ": the plan has " + std::to_string(plan.shards()) + " shards"));
     shards.push_back(place->first);  // RunShard refuses an index the plan lacks
   }
-  const int tuned = TuneShards(plan, shards, bank_root);
+  const int tuned = TuneShards(plan, shards, bank_root, local_dir);
   if (tuned == kExitError) return tuned;
   if (!place || (mpi && place->first == 0)) {
     const int merged = WaitAndMerge(plan, bank_root, soc);
@@ -274,7 +278,8 @@ int RunGroups(const std::string& plan_path) {
   if (!plan.ok()) return Fail(plan.status());
   for (const auto& soc : plan->soc_versions) {
     const auto shards = plan->ShardsOf(soc);
-    std::printf("%s %zu-%zu\n", soc.c_str(), shards.front(), shards.back());
+    // Gradient problems are planned, not measured: their shards may run on any node.
+    std::printf("%s %zu-%zu%s\n", soc.c_str(), shards.front(), shards.back(), plan->job_type == 4 ? " anywhere" : "");
   }
   return kExitOk;
 }
@@ -314,7 +319,8 @@ void RegisterBatchCommands(CLI::App* app, int* exit_code) {
   merge->callback([=] { *exit_code = RunMerge(*merge_plan, *merge_root, *merge_out, *merge_soc); });
 
   auto groups_plan = std::make_shared<std::string>();
-  CLI::App* groups = batch->add_subcommand("groups", "one line per soc_version of the plan: SOC_VERSION FIRST-LAST, its shards (a Slurm array's range)");
+  CLI::App* groups = batch->add_subcommand(
+      "groups", "one line per soc_version of the plan: SOC_VERSION FIRST-LAST, its shards, and `anywhere` when any node may run them (-j 4)");
   groups->add_option("plan", *groups_plan, "PLAN.json")->required();
   groups->callback([=] { *exit_code = RunGroups(*groups_plan); });
 }

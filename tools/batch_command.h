@@ -26,7 +26,10 @@ Result<engine::BatchPlan> PlanFromInputs(const BatchInputFlags& flags, size_t sh
 // `tune` as a batch worker: the shards `shard` names ("I/N", "I" with a plan, "mpi"; empty: all
 // of them, then the merge) into BANK_ROOT/shards/<i>/; under MPI rank 0 merges when every shard
 // is done. Returns the exit code.
-int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, const std::string& shard, const std::string& bank);
+// `local_dir` (--local-dir): tune each shard's bank in node-local storage, publishing it to the
+// bank root after each task.
+int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, const std::string& shard, const std::string& bank,
+                 const std::string& local_dir);
 
 // Registers `tilebank batch plan | status | merge`.
 void RegisterBatchCommands(CLI::App* app, int* exit_code);

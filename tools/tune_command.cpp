@@ -32,7 +32,7 @@ struct TuneFlags {
   bool repeat_tune = false;
   std::string reload = "\x01";  // sentinel: not given
   uint64_t seed = 1;
-  std::string model_list, gradients_list, plan, shard;  // a batch (tools/batch_command.h)
+  std::string model_list, gradients_list, plan, shard, local_dir;  // a batch (tools/batch_command.h)
 };
 
 
@@ -123,7 +123,7 @@ int RunBatchWorker(const TuneFlags& f) {
     if (plan->job_type != in.job_type)
       return Fail(Status::InvalidInput("-j " + std::to_string(f.job_type) + ": the plan " + f.plan + " is for job type " + std::to_string(plan->job_type)));
   }
-  return RunBatchTune(in, f.plan, f.shard, f.bank);
+  return RunBatchTune(in, f.plan, f.shard, f.bank, f.local_dir);
 }
 
 // Job type 1: subgraph tuning of a model.
@@ -194,6 +194,7 @@ int RunGdat(const TuneFlags& f) {
 
 int RunTune(const TuneFlags& f) {
   if (!f.model_list.empty() || !f.gradients_list.empty() || !f.plan.empty() || !f.shard.empty()) return RunBatchWorker(f);
+  if (!f.local_dir.empty()) return Fail(Status::InvalidInput("--local-dir is for a batch worker (--plan, --shard, --model-list or --gradients-list)"));
   if (f.job_type == 0) return Fail(Status::InvalidInput("--job-type (-j) is required: 2 (OPAT), 1 (SGAT) or 4 (GDAT)"));
   if (f.job_type == 1) return RunSgat(f);
   if (f.job_type == 4) return RunGdat(f);
@@ -267,6 +268,9 @@ void RegisterTuneCommand(CLI::App* app, int* exit_code) {
   tune->add_option("--model-list,--model_list", flags->model_list, "a batch: a file naming one ONNX model a line, `path [input shapes]`");
   tune->add_option("--gradients-list,--gradients_list", flags->gradients_list,
                    "a batch of job type 4: a file naming one gradient profile a line");
+  tune->add_option("--local-dir,--local_dir", flags->local_dir,
+                   "a batch worker: tune each shard's bank in this node-local directory and publish it to the bank root after each task "
+                   "(for a bank root on NFS or Lustre)");
   tune->add_option("--plan", flags->plan, "a batch's PLAN.json (tilebank batch plan): its inputs and shards");
   tune->add_option("--shard", flags->shard, "tune one shard of the batch: I/N, I (with --plan) or mpi (the MPI rank); BANK_ROOT/shards/<I>/")
       ->type_name("I/N|mpi");

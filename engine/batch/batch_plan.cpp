@@ -124,7 +124,7 @@ Status AddGradientTasks(const std::string& path, TaskMap* tasks) {
   BatchTask t;
   t.kind = "gradient";
   t.key = FormatKey(EntryKind::kGrad, canonical->key);
-  t.name = !profile->model.empty() ? profile->model : std::filesystem::path(path).stem().string();
+  t.name = ProfileName(*profile, path);
   t.op_type = canonical->op_type;
   t.cost_s = EstimateGradientTaskSeconds(profile->gradients.size());
   t.payload = GradientProfileJson(*profile);  // the plan carries the profile: workers need no access to its file
@@ -248,11 +248,12 @@ Status ReadListFile(const std::string& path, const std::string& flag,
     std::istringstream text(line.substr(first));
     std::vector<std::string> words;
     for (std::string w; text >> w;) words.push_back(w);
+    if (words.empty()) continue;  // other white space only
     if (std::filesystem::path(words[0]).is_relative()) words[0] = (base / words[0]).lexically_normal().string();
     TB_RETURN_IF_ERROR(on_line(words, path + " line " + std::to_string(number)));
     ++lines;
   }
-  if (lines == 0) return Bad(path, "the list names nothing");
+  if (lines == 0) return Bad(path, flag + ": the list names nothing");
   return Status::Ok();
 }
 

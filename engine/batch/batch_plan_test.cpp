@@ -188,6 +188,13 @@ TEST_CASE("batch plan: a model list names its models, relative to the list; bad 
   CHECK(bad.status().message().find("line 1") != std::string::npos);
   WriteFile(dir / "empty.txt", "# nothing\n");
   CHECK(!ReadModelList(dir / "empty.txt").ok());
+  // A gradient list: one path a line; CRLF and lines of other white space are read as blank.
+  WriteFile(dir / "profiles.txt", "p/a.json\r\n\f\n \v \n/abs/b.json\n");
+  auto profiles = ReadGradientList(dir / "profiles.txt");
+  REQUIRE_MESSAGE(profiles.ok(), profiles.status().message());
+  CHECK(*profiles == std::vector<std::string>{dir / "p/a.json", "/abs/b.json"});
+  WriteFile(dir / "two.txt", "a.json b.json\n");
+  CHECK(!ReadGradientList(dir / "two.txt").ok());
 }
 
 }  // namespace

@@ -32,6 +32,8 @@ Result<GradientShardCheckpoint> GradientShardCheckpoint::FromJson(const std::str
     cp.finished = j.at("finished").get<bool>();
     cp.elapsed_s = j.at("elapsed_s").get<double>();
     if (cp.records.size() > cp.keys.size()) return Status::Corrupt("job '" + job_name + "' records more tasks than it has");
+    for (size_t i = 0; i < cp.records.size(); ++i)
+      if (cp.records[i].key != cp.keys[i]) return Status::Corrupt("job '" + job_name + "': record " + std::to_string(i) + " is of another task");
     return cp;
   } catch (const nlohmann::json::exception& e) {
     return Status::Corrupt("job '" + job_name + "': a checkpoint field is missing or of the wrong type: " + e.what());
@@ -66,6 +68,7 @@ Result<GradientShardReport> RunGradientShard(const std::vector<const BatchTask*>
       earlier_s = (*latest)->elapsed_s;
     }
   }
+  cp.elapsed_s = earlier_s;  // until this run's first task commits
   auto elapsed = [&] { return earlier_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   auto put_checkpoint = [&](WriteTxn& txn, const GradientShardCheckpoint& c) -> Status {
     TB_RETURN_IF_ERROR(txn.PutJob(c.job_name, c.ToJson()));
@@ -95,7 +98,7 @@ Result<GradientShardReport> RunGradientShard(const std::vector<const BatchTask*>
     g.output_dir = o.output_dir;
     g.bank = bank->get();
     g.write_result_file = false;
-    bool committed = false;
+    bool committed = false;  // the checkpoint went into the entry's transaction (which failing stops the shard)
     g.commit_with_entry = [&](WriteTxn& txn, const GdatReport& report) -> Status {
       GradientTaskRecord r = record;
       r.status = report.status;
@@ -128,7 +131,7 @@ Result<GradientShardReport> RunGradientShard(const std::vector<const BatchTask*>
     if (o.on_task_done) {
       size_t failed = 0;
       for (const auto& r : cp.records) failed += r.status == "failed";
-      o.on_task_done(cp.records.size(), failed);
+      o.on_task_done(**bank, cp.records.size(), failed);
     }
     // Tests stop the shard here, as a kill after a task would.
     if (const char* stop = std::getenv("TILEBANK_TEST_EXIT_AFTER_GRADIENTS"); stop && std::atoi(stop) == static_cast<int>(cp.records.size()))

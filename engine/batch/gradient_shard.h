@@ -12,6 +12,7 @@
 
 #include "engine/batch/batch_plan.h"
 #include "engine/jobs/gdat_list_result.h"
+#include "engine/jobs/task_done.h"
 #include "repo/status.h"
 
 namespace tilebank {
@@ -40,7 +41,7 @@ struct GradientShardOptions {
   std::string job_name;  // also the result file's tuning_name
   std::string bank_root, soc_version, fingerprint, output_dir;
   bool resume = false;   // go on from the bank's checkpoint of job_name
-  std::function<void(size_t done, size_t failed)> on_task_done;
+  TaskDoneHook on_task_done;  // after each problem's checkpoint commits
 };
 
 struct GradientShardReport {

@@ -12,6 +12,7 @@
 
 #include "engine/batch/gradient_shard.h"
 #include "engine/batch/shard_dir.h"
+#include "engine/batch/shard_publish.h"
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/result_file.h"
@@ -21,16 +22,17 @@ namespace tilebank::engine {
 
 namespace {
 
-// The job on the shard's input, resumed when `resume`. Returns the result file and whether a task failed.
-// `on_task_done` gets the tasks done and failed after each one.
-Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o, bool resume,
-                                               const std::function<void(size_t, size_t)>& on_task_done) {
+// The job on the shard's input, resumed when `resume`, its bank under `bank_dir` (the shard's
+// directory, or node-local storage), its result file in the shard's directory. Returns the result
+// file and whether a task failed.
+Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o, const std::string& bank_dir,
+                                               bool resume, const TaskDoneHook& on_task_done) {
   const std::string dir = ShardDir(o.bank_root, shard);
   const std::string name = "batch_" + plan.plan_id + "_shard_" + std::to_string(shard);
   if (plan.job_type == 4) {
     GradientShardOptions job;
     job.job_name = name;
-    job.bank_root = dir;
+    job.bank_root = bank_dir;
     job.soc_version = plan.SocOf(shard);
     job.fingerprint = o.fingerprint;
     job.output_dir = dir;
@@ -46,7 +48,7 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
     OpatJobOptions job;
     job.ops_path = ShardInputPath(plan, o.bank_root, shard);
     job.tuning_name = name;
-    job.bank_root = dir;
+    job.bank_root = bank_dir;
     job.soc_version = plan.SocOf(shard);
     job.fingerprint = o.fingerprint;
     job.output_dir = dir;
@@ -64,7 +66,7 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
   if (resume) job.reload = "";
   else job.subgraphs_path = ShardInputPath(plan, o.bank_root, shard);
   job.tuning_name = name;
-  job.bank_root = dir;
+  job.bank_root = bank_dir;
   job.soc_version = plan.SocOf(shard);
   job.fingerprint = o.fingerprint;
   job.output_dir = dir;
@@ -94,6 +96,12 @@ Status WriteFinishedResult(const BatchPlan& plan, const ShardProgress& p) {
   return WriteJsonAtomically(p.result_path, SgatResultJson(p.tuning_name, p.elapsed_s, p.subgraphs, before_ms, after_ms));
 }
 
+// A shard's node-local copy, once published; a leftover (a failed removal) is replaced next time.
+void RemoveLocalShard(const std::string& work_root, size_t shard) {
+  std::error_code ec;
+  std::filesystem::remove_all(ShardDir(work_root, shard), ec);
+}
+
 // RunShard's work once it holds the shard's lock.
 Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o) {
   const std::string dir = ShardDir(o.bank_root, shard);
@@ -107,9 +115,16 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
     (void)WriteShardState(dir, state);  // the error itself is the one to report
     return s.WithContext("shard " + std::to_string(shard));
   };
+  // Where the shard's bank is tuned: in its directory, or in node-local storage that starts from the
+  // bank published to its directory and publishes to it after each task (engine/batch/shard_publish.h).
+  const bool local = !o.local_dir.empty();
+  const std::string work_root = local ? o.local_dir + "/" + plan.plan_id : o.bank_root;
+  const std::string shared_bank = dir + "/" + plan.SocOf(shard), work_bank = ShardDir(work_root, shard) + "/" + plan.SocOf(shard);
+  if (local)
+    if (Status s = FetchShardBank(shared_bank, work_bank); !s.ok()) return fail(s);
   Result<ShardProgress> progress = ShardProgress();
   {
-    auto bank = OpenShardBankReadOnly(plan, o.bank_root, shard);  // closed before the job opens it
+    auto bank = OpenShardBankReadOnly(plan, work_root, shard);  // closed before the job opens it
     if (!bank.ok()) return fail(bank.status());
     progress = ReadShardProgress(plan, bank->get());
   }
@@ -132,6 +147,7 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
     }
     state.state = "done";
     TB_RETURN_IF_ERROR(WriteShardState(dir, state));
+    if (local) RemoveLocalShard(work_root, shard);
     return report;
   }
   // A shard started on a node of another soc_version says so in its state, for `batch status`.
@@ -143,13 +159,23 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
   // The input is the plan's, written the same way each time, so a resumed job finds the list it started with.
   if (Status s = WriteJsonAtomically(ShardInputPath(plan, o.bank_root, shard), ShardInputJson(plan, shard), 1); !s.ok()) return fail(s);
   TB_RETURN_IF_ERROR(WriteShardState(dir, state));
-  auto tuned = TuneShard(plan, shard, o, report.resumed, [&](size_t done, size_t failed) {
+  Status unpublished;  // a publish that failed; the next one, or the last, carries its task too
+  auto tuned = TuneShard(plan, shard, o, ShardDir(work_root, shard), report.resumed, [&](const Bank& bank, size_t done, size_t failed) {
+    if (local && !(unpublished = PublishShardBank(bank, shared_bank)).ok()) return;  // counts say what is published
     state.tasks_done = static_cast<long>(done);
     state.tasks_failed = static_cast<long>(failed);
     (void)WriteShardState(dir, state);  // progress for readers; a failed write only delays it
   });
   if (!tuned.ok()) return fail(tuned.status());
   std::tie(report.result_path, report.any_failed) = *tuned;
+  if (local) {
+    // The job's last commit (the finished checkpoint) comes after its last task's hook.
+    auto bank = Bank::Open(work_bank, {OpenMode::kReadOnly, plan.SocOf(shard), ""});
+    if (!bank.ok()) return fail(bank.status());
+    if (Status s = PublishShardBank(**bank, shared_bank); !s.ok()) return fail(s.WithContext("publishing the shard's bank"));
+    bank->reset();
+    RemoveLocalShard(work_root, shard);
+  }
   state.state = "done";
   TB_RETURN_IF_ERROR(WriteShardState(dir, state));
   return report;

@@ -13,6 +13,9 @@ namespace tilebank::engine {
 
 struct ShardWorkOptions {
   std::string bank_root;
+  // Not empty: the shard's bank is tuned here, in node-local storage, and published to the shard's
+  // directory under bank_root after each task (engine/batch/shard_publish.h).
+  std::string local_dir;
   std::string fingerprint;
   bool progress = false;  // a terminal: show progress on stderr
 };

@@ -1,5 +1,6 @@
 #include "engine/gdat/gradient_profile.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -129,6 +130,10 @@ nlohmann::json GradProblemDescription(const GradientProfile& p) {
           {"world_size", p.world_size},
           {"ranks_per_node", p.ranks_per_node},
           {"communicator", {{"backend", p.backend}, {"transport", p.transport}}}};
+}
+
+std::string ProfileName(const GradientProfile& profile, const std::string& path) {
+  return !profile.model.empty() ? profile.model : std::filesystem::path(path).stem().string();
 }
 
 }  // namespace tilebank::engine

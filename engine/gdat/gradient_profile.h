@@ -59,4 +59,7 @@ nlohmann::json GradientProfileJson(const GradientProfile& profile);
 // dtypes in ready order, world size, ranks per node and communicator; not the times.
 nlohmann::json GradProblemDescription(const GradientProfile& profile);
 
+// What a profile is called in results: its model, else the name of its file without extension.
+std::string ProfileName(const GradientProfile& profile, const std::string& path);
+
 }  // namespace tilebank::engine

@@ -97,18 +97,18 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
   const PlanTimeline best_time = Simulate(tuned.front(), *profile, cost);
 
   GdatReport report;
-  report.tuning_name = !o.tuning_name.empty() ? o.tuning_name
-                       : !profile->model.empty() ? profile->model
-                                                 : std::filesystem::path(o.profile_path).stem().string();
+  report.tuning_name = !o.tuning_name.empty() ? o.tuning_name : ProfileName(*profile, o.profile_path);
   report.repo_key = FormatKey(EntryKind::kGrad, canonical->key);
   if (o.print_plans) {
     report.result = {{"repo_key", report.repo_key}, {"plans", PlansJson(plans, *profile, cost, {})}};
     return report;
   }
   const std::string output_dir = o.output_dir.empty() ? std::string(".") : o.output_dir;
-  std::error_code ec;
-  std::filesystem::create_directories(output_dir, ec);
-  if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
+  if (o.write_result_file) {
+    std::error_code ec;
+    std::filesystem::create_directories(output_dir, ec);
+    if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
+  }
   std::unique_ptr<Bank> opened;
   if (!o.bank) {
     auto open = Bank::Open(o.bank_root + "/" + o.soc_version, {OpenMode::kCreateIfMissing, o.soc_version, o.fingerprint});

@@ -17,7 +17,6 @@ struct GradientTaskRecord {
   double before_ms = 0, after_ms = 0;  // DDP's default plan, the plan kept
   std::string failure;
   double tune_s = 0;  // seconds planning it took
-  bool Stored() const { return status == "add" || status == "update"; }
   nlohmann::json ToJson() const;
   static GradientTaskRecord FromJson(const nlohmann::json& j);  // throws nlohmann::json::exception on a missing field
 };

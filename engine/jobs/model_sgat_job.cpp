@@ -397,7 +397,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     if (o.on_task_done) {
       size_t failed = 0;
       for (const auto& r : cp.records) failed += r.status == "failed";
-      o.on_task_done(cp.records.size(), failed);
+      o.on_task_done(*bank, cp.records.size(), failed);
     }
     // Tests stop the job here, as a kill after a subgraph would.
     if (const char* stop = std::getenv("TILEBANK_TEST_EXIT_AFTER_SUBGRAPHS"); stop && std::atoi(stop) == static_cast<int>(cp.records.size()))

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/jobs/task_done.h"
 #include "engine/model/model_session.h"
 #include "repo/status.h"
 
@@ -41,9 +42,7 @@ struct ModelSgatOptions {
   std::function<Result<model::InterleavedTiming>(model::Executor& without, model::Executor& with, const std::vector<Tensor>& inputs)> time_models;
   int subgraph_warmup = 3, subgraph_repeats = 20;
   bool progress = false;
-  // Called after each subgraph's checkpoint commits, with the subgraphs done and failed so far
-  // (over every run of the job).
-  std::function<void(size_t done, size_t failed)> on_task_done;
+  TaskDoneHook on_task_done;  // after each subgraph's checkpoint commits
 };
 
 // What became of one subgraph.

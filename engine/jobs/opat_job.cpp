@@ -353,7 +353,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     if (options.on_task_done) {
       size_t failed = 0;
       for (const auto& [index, r] : done) failed += r.status == "failed";
-      options.on_task_done(done.size(), failed);
+      options.on_task_done(*bank, done.size(), failed);
     }
   }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/jobs/result_file.h"
+#include "engine/jobs/task_done.h"
 #include "engine/tune/tuner.h"
 #include "repo/status.h"
 
@@ -40,9 +41,7 @@ struct OpatJobOptions {
   bool keep_builtin_wins = false;
   TuneOptions tune;
   bool progress = false;              // a terminal: show progress on stderr
-  // Called after each operator's checkpoint commits, with the operators done and failed so far
-  // (over every run of the job).
-  std::function<void(size_t done, size_t failed)> on_task_done;
+  TaskDoneHook on_task_done;  // after each operator's checkpoint commits
 };
 
 struct OpatJobReport {
