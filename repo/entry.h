@@ -51,7 +51,8 @@ struct Entry {
   Key key() const { return KeyOfDescriptor(descriptor); }
   // 1 when the policy says its times were measured where it runs (knob verified = "measured", as
   // a gradient plan measured in a running job records), else 0 (verified by a model, or no knob).
-  // Keep-faster compares times only between entries of one rank: a higher rank wins outright.
+  // Keep-faster compares gradient plans' times only between entries of one rank: a higher rank
+  // wins outright. Other kinds carry no such knob and are compared by time alone.
   int VerificationRank() const {
     for (const Knob& k : policy)
       if (k.name == "verified") return std::holds_alternative<std::string>(k.value) && std::get<std::string>(k.value) == "measured";

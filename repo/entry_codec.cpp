@@ -210,10 +210,10 @@ Status VerifyStoredEntry(std::string_view stored) {
   return view.Reset(stored);
 }
 
-Result<EntryPeek> PeekEntry(std::string_view stored, std::string_view descriptor) {
+Result<EntryPeek> PeekEntry(std::string_view stored, std::string_view descriptor, bool with_rank) {
   thread_local EntryView view;  // reused: no allocation per call
   TB_RETURN_IF_ERROR(view.Reset(stored));
-  return EntryPeek{view.descriptor() == descriptor, view.after_us(), view.verification_rank()};
+  return EntryPeek{view.descriptor() == descriptor, view.after_us(), with_rank ? view.verification_rank() : 0};
 }
 
 Result<Entry> DecodeEntry(std::string_view stored) {

@@ -31,6 +31,7 @@ struct EntryPeek {
     return rank != verification_rank ? rank > verification_rank : incoming_after_us < after_us;
   }
 };
-Result<EntryPeek> PeekEntry(std::string_view stored, std::string_view descriptor);
+// `with_rank`: read verification_rank too (only gradient plans record one; 0 otherwise).
+Result<EntryPeek> PeekEntry(std::string_view stored, std::string_view descriptor, bool with_rank = false);
 
 }  // namespace tilebank

@@ -19,6 +19,9 @@ std::array<unsigned char, 13> HistoryKey(EntryKind kind, Key key, uint32_t revis
   return out;
 }
 
+// Only gradient plans record how they were verified (PeekCurrent reads the held entry's rank alike).
+int RankOf(const Entry& e) { return e.kind == EntryKind::kGrad ? e.VerificationRank() : 0; }
+
 }  // namespace
 
 Result<PutPolicy> ParsePutPolicy(std::string_view name) {
@@ -104,7 +107,7 @@ Result<uint32_t> WriteTxn::AdmitNewKey(EntryKind kind, Key key, uint32_t revisio
 
 Result<EntryPeek> WriteTxn::PeekCurrent(std::string_view current, EntryKind kind, Key key, std::string_view descriptor) {
   // A peek at the stored value; it is decoded whole only when it is replaced.
-  auto peek = PeekEntry(current, descriptor);
+  auto peek = PeekEntry(current, descriptor, /*with_rank=*/kind == EntryKind::kGrad);
   if (!peek.ok()) return peek.status().WithContext(EntryName(kind, key));
   if (!peek->same_descriptor)
     return Status::Refused("key collision: " + FormatKey(kind, key) +
@@ -127,7 +130,7 @@ Result<PutOutcome> WriteTxn::Resolve(Entry incoming, PutPolicy policy, std::opti
   auto held = PeekCurrent(*current, incoming.kind, key, incoming.descriptor);
   if (!held.ok()) return held.status();
   const bool replace = policy == PutPolicy::kOverwrite ||
-                       (policy == PutPolicy::kKeepFaster && held->BeatenBy(incoming.VerificationRank(), incoming.after.median_us));
+                       (policy == PutPolicy::kKeepFaster && held->BeatenBy(RankOf(incoming), incoming.after.median_us));
   if (!replace) return PutOutcome::kKept;
   auto old = DecodeEntryAt(incoming.kind, key, *current);
   if (!old.ok()) return old.status();
@@ -158,7 +161,8 @@ Result<PutOutcome> WriteTxn::ResolveStored(EntryKind kind, Key key, const EntryV
   }
   auto held = PeekCurrent(*current, kind, key, incoming.descriptor());
   if (!held.ok()) return held.status();
-  if (!held->BeatenBy(incoming.verification_rank(), incoming.after_us())) return PutOutcome::kKept;  // never the same content
+  const int rank = kind == EntryKind::kGrad ? incoming.verification_rank() : 0;
+  if (!held->BeatenBy(rank, incoming.after_us())) return PutOutcome::kKept;  // never the same content
   auto old = DecodeEntryAt(kind, key, *current);
   if (!old.ok()) return old.status();
   TB_RETURN_IF_ERROR(MoveToHistory(*old));
