@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "engine/jobs/result_file.h"
 #include "repo/improvement.h"
 
 namespace tilebank::engine {
@@ -28,14 +29,10 @@ nlohmann::json GdatListResultJson(const std::string& tuning_name, double tuning_
   if (finished) basic["tuning_time(s)"] = static_cast<int64_t>(std::llround(tuning_seconds));
   nlohmann::json result = nlohmann::json::array({{{"basic", basic}}});
   if (records.empty()) return result;  // no problem planned: no GDAT section
-  size_t add = 0, hit = 0, reserved = 0, unsatisfied = 0, update = 0;
+  RepoSummary summary;
   nlohmann::json rows = nlohmann::json::array(), failed = nlohmann::json::array();
   for (const auto& r : records) {
-    if (r.status == "add") ++add;
-    else if (r.status == "hit") ++hit;
-    else if (r.status == "reserved") ++reserved;
-    else if (r.status == "unsatisfied") ++unsatisfied;
-    else if (r.status == "update") ++update;
+    summary.Count(r.status);
     if (r.status == "failed") {
       failed.push_back({{"tuning_name", r.name}, {"repo_key", r.key}, {"failure", r.failure}});
       continue;
@@ -49,13 +46,7 @@ nlohmann::json GdatListResultJson(const std::string& tuning_name, double tuning_
   }
   nlohmann::json gdat = {{"performance", "backward start to the last AllReduce done, predicted"},
                          {"gradient_problems", rows},
-                         {"repo_summary",
-                          {{"repo_add_num", add},
-                           {"repo_hit_num", hit},
-                           {"repo_reserved_num", reserved},
-                           {"repo_unsatisfied_num", unsatisfied},
-                           {"repo_update_num", update},
-                           {"total_num", records.size()}}}};
+                         {"repo_summary", summary.Json()}};
   if (!finished) gdat["gdat_tuning_result"] = "tune tuning incomplete";
   else gdat["gdat_tuning_result"] = failed.empty() ? "tuning successful" : "tuning failed";
   if (!failed.empty()) gdat["tuning_failed_problems"] = failed;

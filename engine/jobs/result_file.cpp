@@ -42,6 +42,20 @@ namespace {
 double Round(double v, double per_unit) { return std::round(v * per_unit) / per_unit; }
 }  // namespace
 
+void RepoSummary::Count(const std::string& status) {
+  ++total;
+  if (status == "add") ++add;
+  else if (status == "hit") ++hit;
+  else if (status == "reserved") ++reserved;
+  else if (status == "unsatisfied") ++unsatisfied;
+  else if (status == "update") ++update;
+}
+
+nlohmann::json RepoSummary::Json() const {
+  return {{"repo_add_num", add}, {"repo_hit_num", hit}, {"repo_reserved_num", reserved},
+          {"repo_unsatisfied_num", unsatisfied}, {"repo_update_num", update}, {"total_num", total}};
+}
+
 nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<OpRecord>& records,
                               bool finished, std::optional<double> model_baseline_ms) {
   nlohmann::json basic = {{"tuning_name", tuning_name}};
@@ -51,15 +65,11 @@ nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seco
 
   const ListTimes times = SumTimes(records);
   const double baseline_us = model_baseline_ms ? *model_baseline_ms * 1000.0 : times.before_us, result_us = times.after_us;
-  size_t add = 0, hit = 0, reserved = 0, unsatisfied = 0, update = 0;
+  RepoSummary summary;
   nlohmann::json modified = nlohmann::json::array(), failed = nlohmann::json::array();
   for (const auto& r : records) {
-    if (r.status == "add") ++add;
-    else if (r.status == "hit") ++hit;
-    else if (r.status == "reserved") ++reserved;
-    else if (r.status == "unsatisfied") ++unsatisfied;
-    else if (r.status == "update") ++update;
-    else if (r.status == "failed") failed.push_back(r.op_name);
+    summary.Count(r.status);
+    if (r.status == "failed") failed.push_back(r.op_name);
     if (r.Stored()) {
       modified.push_back({{"op_name", r.op_name},
                           {"op_type", r.op_type},
@@ -73,13 +83,7 @@ nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seco
   }
   nlohmann::json opat = {{"model_baseline_performance(ms)", Round(baseline_us / 1000.0, 1e6)},
                          {"repo_modified_operators", modified},
-                         {"repo_summary",
-                          {{"repo_add_num", add},
-                           {"repo_hit_num", hit},
-                           {"repo_reserved_num", reserved},
-                           {"repo_unsatisfied_num", unsatisfied},
-                           {"repo_update_num", update},
-                           {"total_num", records.size()}}}};
+                         {"repo_summary", summary.Json()}};
   if (finished) {
     opat["model_performance_improvement"] = ImprovementText(baseline_us, result_us);
     opat["model_result_performance(ms)"] = Round(result_us / 1000.0, 1e6);

@@ -31,6 +31,13 @@ struct OpRecord {
   static OpRecord FromJson(const nlohmann::json& j);
 };
 
+// AOE's repo_summary: how many records were added, hit, reserved, unsatisfied and updated, of all.
+struct RepoSummary {
+  size_t add = 0, hit = 0, reserved = 0, unsatisfied = 0, update = 0, total = 0;
+  void Count(const std::string& status);
+  nlohmann::json Json() const;
+};
+
 // The op list's time before and after the run: the sums of its operators' times.
 struct ListTimes {
   double before_us = 0, after_us = 0;
