@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "repo/jsonl.h"
 #include "repo/maintenance.h"
@@ -199,6 +200,8 @@ TEST_CASE("merge: a rewrite that fills the map grows it, runs again and gives wh
   CHECK(rewrite_counts->added[0] == 2999);
   CHECK(rewrite_counts->kept[0] == 1);
   CHECK(EveryRecord(*by_puts) == EveryRecord(*rewritten));
+  // The premise: what was written does not fit the first map, so the map grew.
+  CHECK(std::filesystem::file_size(dir / "rewritten" + "/data.mdb") > (size_t{1} << 20));
 }
 
 TEST_CASE("merge: a key collision in a source is refused by either method, nothing written") {
