@@ -8,6 +8,7 @@ tunes in the loop and keeps a measured plan that the next run applies, bad setti
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,6 +96,9 @@ class GradientFusionTest(unittest.TestCase):
                         OMP_NUM_THREADS="1")
         self.env.pop("TILEBANK_GDAT", None)
         os.makedirs(self.env["ASCEND_WORK_PATH"])
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def train(self, mode, steps, gdat=None, expect_ok=True):
         GradientFusionTest.port += 1
