@@ -8,7 +8,9 @@
 // writes it from a plan and the batch's result file). A batch for n nodes has T * n tasks drawn
 // from these pairs with replacement (a bootstrap: larger batches of tasks like the measured ones)
 // and S * n shards. Nodes take the next shard in index order when they are free, as the tasks of a
-// Slurm array start. Ideal is the sum of measured times over n; the table shows makespan / ideal.
+// Slurm array start. Ideal is the sum of measured times over n; the table shows makespan / ideal
+// for shards balanced by the estimates, by the measured times (a plan calibrated by a batch that
+// measured every task: `batch plan --calibrate`), and by count.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -107,20 +109,22 @@ int main(int argc, char** argv) {
 
   std::printf("%zu measured tasks; per node: %zu tasks, %zu shards; nodes pull shards in index order\n", measured.size(),
               tasks_per_node, shards_per_node);
-  std::printf("%8s %8s %10s %14s %16s %16s\n", "nodes", "tasks", "shards", "ideal (s)", "cost-balanced", "count-balanced");
+  std::printf("%8s %8s %10s %14s %16s %16s %16s\n", "nodes", "tasks", "shards", "ideal (s)", "cost-balanced", "calibrated", "count-balanced");
   std::mt19937_64 rng(seed);
   for (size_t nodes : node_counts) {
     std::uniform_int_distribution<size_t> pick(0, measured.size() - 1);
     std::vector<TaskTime> tasks(tasks_per_node * nodes);
     for (TaskTime& t : tasks) t = measured[pick(rng)];
-    std::vector<double> estimates;
+    std::vector<double> estimates, times;
     double total = 0;
-    for (const TaskTime& t : tasks) estimates.push_back(t.estimated_s), total += t.measured_s;
+    for (const TaskTime& t : tasks) estimates.push_back(t.estimated_s), times.push_back(t.measured_s), total += t.measured_s;
     const size_t shards = shards_per_node * nodes;
     const double ideal = total / static_cast<double>(nodes);
     const double by_cost = Makespan(CostBalancedShards(estimates, shards), tasks, nodes);
+    const double calibrated = Makespan(CostBalancedShards(times, shards), tasks, nodes);
     const double by_count = Makespan(CountBalancedShards(tasks.size(), shards), tasks, nodes);
-    std::printf("%8zu %8zu %10zu %14.1f %15.3fx %15.3fx\n", nodes, tasks.size(), shards, ideal, by_cost / ideal, by_count / ideal);
+    std::printf("%8zu %8zu %10zu %14.1f %15.3fx %15.3fx %15.3fx\n", nodes, tasks.size(), shards, ideal, by_cost / ideal, calibrated / ideal,
+                by_count / ideal);
   }
   return 0;
 }

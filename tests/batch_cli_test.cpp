@@ -101,6 +101,17 @@ TEST_CASE("batch: shards tuned by separate workers merge into the bank one proce
   REQUIRE(RunCli("bank export --bank " + root + " --soc " + soc + " -o " + (dir / "a.jsonl")).exit_code == 0);
   // Every task has an entry (its winner or its built-in choice), whichever shard tuned it.
   CHECK(ExportedKeys(dir / "a.jsonl").size() == 4);
+  // The next plan of these tasks is calibrated by what they took: each costs its measured seconds.
+  const std::string result_path = root + "/aoe_result_opat_batch_" + plan_id + ".json";
+  auto calibrated = RunCli("batch plan -j 2 --singleop " + (dir / "ops.json") + " --shards 3 --trials 3 --calibrate " + result_path + " -o " +
+                           (dir / "calibrated.json"));
+  REQUIRE_MESSAGE(calibrated.exit_code == 0, calibrated.err);
+  CHECK(calibrated.out.find("calibrated: 4 tasks") != std::string::npos);
+  const auto measured = result.at(0).at("basic").at("batch").at("task_seconds");
+  for (const auto& task : nlohmann::json::parse(ReadFile(dir / "calibrated.json"))["tasks"])
+    CHECK(task["cost_s"].get<double>() == doctest::Approx(measured.at(task["key"].get<std::string>()).get<double>()));
+  CheckRefusedWritingNothing(RunCli("batch plan -j 2 --singleop " + (dir / "ops.json") + " --calibrate " + plan + " -o " + (dir / "c2.json")),
+                             "not a batch's result file", {dir / "c2.json"});
   CHECK(RunCli("bank validate --bank " + root + " --soc " + soc).exit_code == 0);
 
   // Merging again changes nothing, byte for byte.

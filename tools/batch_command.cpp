@@ -125,6 +125,11 @@ Result<engine::BatchPlan> PlanFromInputs(const BatchInputFlags& f, size_t shards
   if (!f.gradients.empty() && !f.gradients_list.empty()) return Status::InvalidInput("give --gradients or --gradients-list, not both");
   if (f.job_type == 4 && (f.trials != 48 || f.seed != 1))
     return Status::InvalidInput("--trials and --seed do not apply to gradient fusion problems (-j 4): they are planned, not searched");
+  if (!f.calibrate.empty()) {
+    auto measured = engine::ReadTaskSeconds(f.calibrate);
+    if (!measured.ok()) return measured.status();
+    in.measured_seconds = *measured;
+  }
   if (!f.gradients.empty()) in.gradient_profiles.push_back(f.gradients);
   if (!f.gradients_list.empty()) {
     auto profiles = engine::ReadGradientList(f.gradients_list);
@@ -228,6 +233,11 @@ int RunPlan(const BatchInputFlags& flags, size_t shards, const std::string& outp
               made->job_type == 2 ? "operators" : made->job_type == 1 ? "subgraphs" : "gradient problems", per_group);
   for (size_t g = 0; g < made->soc_versions.size(); ++g)
     std::printf("  soc_version %s: shards %zu-%zu\n", made->soc_versions[g].c_str(), g * per_group, (g + 1) * per_group - 1);
+  if (made->calibration.Applied())
+    std::printf("calibrated: %zu tasks cost the seconds they took in earlier batches; the others' estimates are scaled by %.2f\n",
+                made->calibration.measured_tasks, made->calibration.scale);
+  else if (!flags.calibrate.empty())
+    std::printf("not calibrated: the result files time none of this plan's tasks\n");
   std::printf("estimated tuning time per soc_version: %s in all, the longest shard %s (ideal per shard %s)\n",
               Duration(total / made->soc_versions.size()).c_str(), Duration(longest).c_str(), Duration(total / made->shards()).c_str());
   std::printf("written to %s (on Slurm: scripts/cluster/submit_batch.sh %s BANK_ROOT)\n", output.c_str(), output.c_str());
@@ -298,6 +308,8 @@ void RegisterBatchCommands(CLI::App* app, int* exit_code) {
   AddBatchInputFlags(plan, plan_flags.get());
   plan->add_option("--shards", *plan_shards, "shards (a Slurm array's size; several per node, so a slow node does not hold the batch)")
       ->capture_default_str();
+  plan->add_option("--calibrate", plan_flags->calibrate,
+                   "earlier batches' result files (aoe_result_*_batch_*.json): their tasks' measured seconds calibrate the costs");
   plan->add_option("-o,--output", *plan_out, "PLAN.json")->required();
   plan->callback([=] { *exit_code = RunPlan(*plan_flags, *plan_shards, *plan_out); });
 

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/batch/batch_plan.h"
 
@@ -15,6 +16,7 @@ struct BatchInputFlags {
   std::string model, model_list, singleop, gradients, gradients_list, input_shape, soc;
   int trials = 48;
   uint64_t seed = 1;
+  std::vector<std::string> calibrate;  // `batch plan --calibrate`: earlier batches' result files
 };
 
 // Adds -m, --model-list, --singleop, --gradients, --gradients-list, --input-shape, --soc, --trials

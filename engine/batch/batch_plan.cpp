@@ -163,6 +163,48 @@ Status CheckSocVersions(const std::vector<std::string>& socs, const std::string&
 
 }  // namespace
 
+Result<std::map<std::string, double>> ReadTaskSeconds(const std::vector<std::string>& result_files) {
+  std::map<std::string, double> seconds;
+  for (const auto& path : result_files) {
+    auto j = ReadJsonFile(path, "the batch result file");
+    if (!j.ok()) return j.status();
+    const nlohmann::json* batch = nullptr;
+    if (j->is_array() && !j->empty() && (*j)[0].is_object() && (*j)[0].contains("basic") && (*j)[0]["basic"].is_object() &&
+        (*j)[0]["basic"].contains("batch"))
+      batch = &(*j)[0]["basic"]["batch"];
+    if (!batch || !batch->is_object())
+      return Bad(path, "not a batch's result file (no basic.batch: `batch merge` writes aoe_result_*_batch_<plan_id>.json)");
+    if (!batch->contains("task_seconds")) continue;  // a batch whose tasks recorded no time
+    if (!(*batch)["task_seconds"].is_object()) return Bad(path, "basic.batch.task_seconds is not an object");
+    for (const auto& [key, s] : (*batch)["task_seconds"].items()) {
+      if (!s.is_number() || s.get<double>() < 0) return Bad(path, "basic.batch.task_seconds." + key + " is not a number of seconds");
+      seconds[key] = s.get<double>();
+    }
+  }
+  return seconds;
+}
+
+Calibration Calibrate(const std::map<std::string, double>& measured, std::vector<BatchTask>* tasks) {
+  Calibration c;
+  std::vector<double> ratios;
+  for (const auto& t : *tasks)
+    if (auto it = measured.find(t.key); it != measured.end() && t.cost_s > 0 && it->second > 0) ratios.push_back(it->second / t.cost_s);
+  if (!ratios.empty()) {
+    std::sort(ratios.begin(), ratios.end());
+    const size_t n = ratios.size();
+    c.scale = n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  }
+  for (auto& t : *tasks) {
+    if (auto it = measured.find(t.key); it != measured.end()) {
+      t.cost_s = it->second;
+      ++c.measured_tasks;
+    } else {
+      t.cost_s *= c.scale;
+    }
+  }
+  return c;
+}
+
 double EstimateGradientTaskSeconds(size_t gradients) {
   // The planner's dynamic program grows with the square of the gradients: a task took 1.2 ms at
   // 200 gradients, 11.7 ms at 800 and 42 ms at 1600 on a 2-core AVX-512 VM (task_seconds).
@@ -218,6 +260,7 @@ nlohmann::json BatchPlan::ToJson() const {
   for (size_t s = 0; s < GroupShards(); ++s) costs.push_back(ShardCost(s));
   nlohmann::json j = {{"format", kBatchPlanFormat}, {"plan_id", plan_id}, {"job_type", job_type}, {"trials", trials}, {"seed", seed},
                       {"shards", shards()}, {"inputs", inputs}, {"tasks", task_list}, {"shard_tasks", shard_tasks}, {"shard_cost_s", costs}};
+  if (calibration.Applied()) j["calibration"] = {{"measured_tasks", calibration.measured_tasks}, {"scale", calibration.scale}};
   // What a tilebank of plan format version 1 reads is written as version 1: it refuses the rest by their version.
   if (soc_versions.size() == 1 && job_type != 4) {
     j["version"] = 1;
@@ -312,11 +355,10 @@ Result<BatchPlan> MakeBatchPlan(const BatchInputs& in) {
   if (!in.singleop.empty()) p.inputs.push_back(std::filesystem::absolute(in.singleop).lexically_normal().string());
   for (const auto& m : in.models) p.inputs.push_back(std::filesystem::absolute(m.path).lexically_normal().string());
   for (const auto& g : in.gradient_profiles) p.inputs.push_back(std::filesystem::absolute(g).lexically_normal().string());
+  for (auto& [key, t] : by_key) p.tasks.push_back(std::move(t));
+  p.calibration = Calibrate(in.measured_seconds, &p.tasks);
   std::vector<double> costs;
-  for (auto& [key, t] : by_key) {
-    costs.push_back(t.cost_s);
-    p.tasks.push_back(std::move(t));
-  }
+  for (const auto& t : p.tasks) costs.push_back(t.cost_s);
   p.shard_tasks = CostBalancedShards(costs, in.shards);
   p.plan_id = PlanId(p);
   return p;
@@ -366,6 +408,10 @@ Result<BatchPlan> ReadBatchPlan(const std::string& path) {
       for (size_t t : shard)
         if (t >= p.tasks.size() || !seen.insert(t).second) return Bad(path, "\"shard_tasks\" names task " + std::to_string(t) + " twice or out of range");
     if (seen.size() != p.tasks.size()) return Bad(path, "\"shard_tasks\" leaves tasks out");
+    if (j.contains("calibration")) {
+      p.calibration.measured_tasks = j["calibration"].at("measured_tasks").get<size_t>();
+      p.calibration.scale = j["calibration"].at("scale").get<double>();
+    }
     p.plan_id = j.at("plan_id").get<std::string>();
     if (PlanId(p) != p.plan_id) return Bad(path, "\"plan_id\" does not match its tasks (the plan was edited)");
     return p;

@@ -49,6 +49,16 @@ struct BatchInputs {
   int trials = 48;
   uint64_t seed = 1;
   size_t shards = 1;  // per soc_version
+  // Tuning seconds measured in earlier batches, by task key (ReadTaskSeconds): those tasks cost
+  // what they took, the others their estimate scaled as the measured ones were off (Calibrate).
+  std::map<std::string, double> measured_seconds;
+};
+
+// How a plan's costs were calibrated from measured tasks.
+struct Calibration {
+  size_t measured_tasks = 0;  // tasks of the plan with a measured time: that time is their cost
+  double scale = 1;           // the other tasks' estimates times this: the median of measured / estimated
+  bool Applied() const { return measured_tasks > 0; }
 };
 
 struct BatchTask {
@@ -68,6 +78,7 @@ struct BatchPlan {
   std::vector<BatchTask> tasks;                  // sorted by key
   std::vector<std::vector<size_t>> shard_tasks;  // a group's shards, costliest task first (every group splits alike)
   std::string plan_id;                           // a hash of the tasks and the settings
+  Calibration calibration;                       // PLAN.json "calibration" when applied
 
   size_t GroupShards() const { return shard_tasks.size(); }
   size_t shards() const { return soc_versions.size() * shard_tasks.size(); }
@@ -92,6 +103,14 @@ Result<BatchPlan> MakeBatchPlan(const BatchInputs& inputs);
 
 // kInvalidInput naming the file and the field, kRefused for a newer format version.
 Result<BatchPlan> ReadBatchPlan(const std::string& path);
+
+// `basic.batch.task_seconds` of batch result files (what `batch merge` writes), by key; a key in
+// several files takes the last one's time. kInvalidInput naming a file that is not such a result.
+Result<std::map<std::string, double>> ReadTaskSeconds(const std::vector<std::string>& result_files);
+
+// Sets each task's cost to its measured seconds where `measured` has them, and scales the other
+// tasks' estimates by the median ratio of measured to estimated seconds over the measured ones.
+Calibration Calibrate(const std::map<std::string, double>& measured, std::vector<BatchTask>* tasks);
 
 // Seconds tuning one task is expected to take: each of `trials` candidates costs a fixed overhead
 // (build, check) and its timed runs at an assumed sustained rate.

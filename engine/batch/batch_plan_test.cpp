@@ -47,6 +47,28 @@ TEST_CASE("batch plan: cost-balanced shards beat count-balanced ones when costs 
   CHECK(CostBalancedShards({3, 2}, 4)[2].empty());
 }
 
+TEST_CASE("batch plan: measured seconds calibrate the costs: measured tasks cost their time, the rest scale by the median error") {
+  std::vector<BatchTask> tasks(4);
+  const double estimates[] = {1.0, 2.0, 4.0, 10.0};
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    tasks[i].key = "k" + std::to_string(i);
+    tasks[i].cost_s = estimates[i];
+  }
+  // k0 took 2x its estimate, k1 3x, k2 4x: the median error is 3x; k3 was never measured.
+  const Calibration c = Calibrate({{"k0", 2.0}, {"k1", 6.0}, {"k2", 16.0}, {"other", 1.0}}, &tasks);
+  CHECK(c.measured_tasks == 3);
+  CHECK(c.scale == doctest::Approx(3.0));
+  CHECK(tasks[0].cost_s == 2.0);
+  CHECK(tasks[2].cost_s == 16.0);
+  CHECK(tasks[3].cost_s == doctest::Approx(30.0));
+  // Nothing measured: the estimates stay.
+  std::vector<BatchTask> fresh(1);
+  fresh[0].key = "x";
+  fresh[0].cost_s = 5;
+  CHECK(!Calibrate({{"k0", 2.0}}, &fresh).Applied());
+  CHECK(fresh[0].cost_s == 5);
+}
+
 TEST_CASE("batch plan: --shard I/N and the MPI rank are read, bad ones refused") {
   CHECK(ParseShard("1/4").value() == std::make_pair<size_t, size_t>(1, 4));
   for (const char* bad : {"4/4", "a/b", "-1/2", "1/0", "1", "/", "1/2/3", ""}) CHECK_MESSAGE(!ParseShard(bad).ok(), bad);
