@@ -123,7 +123,7 @@ Result<engine::BatchPlan> PlanFromInputs(const BatchInputFlags& f, size_t shards
   if (f.trials < 1) return Status::InvalidInput("--trials must be at least 1");
   if (!f.model.empty() && !f.model_list.empty()) return Status::InvalidInput("give -m or --model-list, not both");
   if (!f.gradients.empty() && !f.gradients_list.empty()) return Status::InvalidInput("give --gradients or --gradients-list, not both");
-  if (f.job_type == 4 && (f.trials != 48 || f.seed != 1))
+  if (const BatchInputFlags defaults; f.job_type == 4 && (f.trials != defaults.trials || f.seed != defaults.seed))
     return Status::InvalidInput("--trials and --seed do not apply to gradient fusion problems (-j 4): they are planned, not searched");
   if (!f.calibrate.empty()) {
     auto measured = engine::ReadTaskSeconds(f.calibrate);
@@ -230,7 +230,7 @@ int RunPlan(const BatchInputFlags& flags, size_t shards, const std::string& outp
   }
   const size_t per_group = made->GroupShards();
   std::printf("plan %s: %zu tasks (%s), %zu shards for each soc_version\n", made->plan_id.c_str(), made->tasks.size(),
-              made->job_type == 2 ? "operators" : made->job_type == 1 ? "subgraphs" : "gradient problems", per_group);
+              engine::NamesOf(made->job_type).tasks_label, per_group);
   for (size_t g = 0; g < made->soc_versions.size(); ++g)
     std::printf("  soc_version %s: shards %zu-%zu\n", made->soc_versions[g].c_str(), g * per_group, (g + 1) * per_group - 1);
   if (made->calibration.Applied())

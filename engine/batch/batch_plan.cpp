@@ -48,7 +48,7 @@ Result<BatchTask> OperatorTask(const nlohmann::json& description, size_t index, 
   auto op = ParseOpSpec(description, index);
   if (!op.ok()) return op.status();
   BatchTask t;
-  t.kind = "operator";
+  t.kind = NamesOf(2).task_kind;
   t.key = FormatKey(EntryKind::kOp, op->canonical.key);
   t.name = op->name;
   t.op_type = op->op_type;
@@ -103,7 +103,7 @@ Status AddModelTasks(const BatchModel& m, const BatchInputs& in, TaskMap* tasks)
     for (const auto& n : subgraphs[i].graph.nodes)
       if (auto op = model::NodeOpSpec(subgraphs[i].graph, n); op.ok()) flops += OpFlops(op->op);
     BatchTask t;
-    t.kind = "subgraph";
+    t.kind = NamesOf(1).task_kind;
     t.payload = file["subgraphs"][i];
     t.key = t.payload.at("repo_key").get<std::string>();
     t.name = subgraphs[i].name;
@@ -122,7 +122,7 @@ Status AddGradientTasks(const std::string& path, TaskMap* tasks) {
   auto canonical = CanonicalizeGrad(GradProblemDescription(*profile));
   if (!canonical.ok()) return canonical.status().WithContext(path);
   BatchTask t;
-  t.kind = "gradient";
+  t.kind = NamesOf(4).task_kind;
   t.key = FormatKey(EntryKind::kGrad, canonical->key);
   t.name = ProfileName(*profile, path);
   t.op_type = canonical->op_type;
@@ -145,9 +145,6 @@ std::string PlanId(const BatchPlan& p) {
 
 Status Bad(const std::string& path, const std::string& what) { return Status::InvalidInput(path + ": " + what); }
 
-// The kind of a job type's tasks, and the field of PLAN.json's task holding a kind's input.
-const char* TaskKindOf(int job_type) { return job_type == 2 ? "operator" : job_type == 1 ? "subgraph" : "gradient"; }
-const char* PayloadFieldOf(const std::string& kind) { return kind == "operator" ? "description" : kind == "subgraph" ? "subgraph" : "profile"; }
 
 // Each soc_version names a bank directory (BANK_ROOT/<soc_version>/) and is given once; `,` `=`
 // and `:` separate soc_versions in --soc and submit_batch.sh's arguments.
@@ -205,6 +202,13 @@ Calibration Calibrate(const std::map<std::string, double>& measured, std::vector
   return c;
 }
 
+const BatchJobNames& NamesOf(int job_type) {
+  static const BatchJobNames kOperators{"operator", "description", "ops.json", "opat", "operators"};
+  static const BatchJobNames kSubgraphs{"subgraph", "subgraph", "subgraphs.json", "sgat", "subgraphs"};
+  static const BatchJobNames kGradients{"gradient", "profile", "gradients.json", "gdat", "gradient problems"};
+  return job_type == 2 ? kOperators : job_type == 1 ? kSubgraphs : kGradients;
+}
+
 double EstimateGradientTaskSeconds(size_t gradients) {
   // The planner's dynamic program grows with the square of the gradients: a task took 1.2 ms at
   // 200 gradients, 11.7 ms at 800 and 42 ms at 1600 on a 2-core AVX-512 VM (task_seconds).
@@ -254,7 +258,7 @@ nlohmann::json BatchPlan::ToJson() const {
   nlohmann::json task_list = nlohmann::json::array(), costs = nlohmann::json::array();
   for (const auto& t : tasks) {
     nlohmann::json j = {{"kind", t.kind}, {"key", t.key}, {"name", t.name}, {"op_type", t.op_type}, {"cost_s", t.cost_s}, {"models", t.models}};
-    j[PayloadFieldOf(t.kind)] = t.payload;
+    j[NamesOf(job_type).payload_field] = t.payload;
     task_list.push_back(std::move(j));
   }
   for (size_t s = 0; s < GroupShards(); ++s) costs.push_back(ShardCost(s));
@@ -390,14 +394,14 @@ Result<BatchPlan> ReadBatchPlan(const std::string& path) {
     for (const auto& t : j.at("tasks")) {
       BatchTask task;
       task.kind = t.at("kind").get<std::string>();
-      if (task.kind != TaskKindOf(p.job_type))
+      if (task.kind != NamesOf(p.job_type).task_kind)
         return Bad(path, "task kind \"" + task.kind + "\" does not belong to job type " + std::to_string(p.job_type));
       task.key = t.at("key").get<std::string>();
       task.name = t.at("name").get<std::string>();
       task.op_type = t.at("op_type").get<std::string>();
       task.cost_s = t.at("cost_s").get<double>();
       task.models = t.at("models").get<std::vector<std::string>>();
-      task.payload = t.at(PayloadFieldOf(task.kind));
+      task.payload = t.at(NamesOf(p.job_type).payload_field);
       p.tasks.push_back(std::move(task));
     }
     p.shard_tasks = j.at("shard_tasks").get<std::vector<std::vector<size_t>>>();

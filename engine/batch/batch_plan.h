@@ -61,6 +61,17 @@ struct Calibration {
   bool Applied() const { return measured_tasks > 0; }
 };
 
+// What a batch's job type calls its tasks and files (job type 1, 2 or 4; others are refused
+// before a plan exists).
+struct BatchJobNames {
+  const char* task_kind;      // PLAN.json's task "kind": operator | subgraph | gradient
+  const char* payload_field;  // the PLAN.json task field holding the task's input
+  const char* input_file;     // a shard's input file in its directory
+  const char* result_kind;    // result files: aoe_result_<result_kind>_*.json
+  const char* tasks_label;    // how `batch plan` counts the tasks
+};
+const BatchJobNames& NamesOf(int job_type);
+
 struct BatchTask {
   std::string kind;  // "operator" | "subgraph" | "gradient"
   std::string key, name, op_type;

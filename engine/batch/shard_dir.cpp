@@ -33,7 +33,7 @@ std::string HostName() {
 std::string ShardDir(const std::string& bank_root, size_t shard) { return bank_root + "/shards/" + std::to_string(shard); }
 
 std::string ShardInputPath(const BatchPlan& plan, const std::string& bank_root, size_t shard) {
-  return ShardDir(bank_root, shard) + (plan.job_type == 2 ? "/ops.json" : plan.job_type == 1 ? "/subgraphs.json" : "/gradients.json");
+  return ShardDir(bank_root, shard) + "/" + NamesOf(plan.job_type).input_file;
 }
 
 nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard) {
