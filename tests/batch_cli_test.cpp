@@ -108,7 +108,9 @@ TEST_CASE("batch: shards tuned by separate workers merge into the bank one proce
   REQUIRE_MESSAGE(calibrated.exit_code == 0, calibrated.err);
   CHECK(calibrated.out.find("calibrated: 4 tasks") != std::string::npos);
   const auto measured = result.at(0).at("basic").at("batch").at("task_seconds");
-  for (const auto& task : nlohmann::json::parse(ReadFile(dir / "calibrated.json"))["tasks"])
+  const auto calibrated_tasks = nlohmann::json::parse(ReadFile(dir / "calibrated.json"))["tasks"];
+  REQUIRE(calibrated_tasks.size() == 4);
+  for (const auto& task : calibrated_tasks)
     CHECK(task["cost_s"].get<double>() == doctest::Approx(measured.at(task["key"].get<std::string>()).get<double>()));
   CheckRefusedWritingNothing(RunCli("batch plan -j 2 --singleop " + (dir / "ops.json") + " --calibrate " + plan + " -o " + (dir / "c2.json")),
                              "not a batch's result file", {dir / "c2.json"});
