@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --models
-bash scripts/build.sh -DTILEBANK_BENCH=OFF
+BUILD_TARGETS=tilebank bash scripts/build.sh -DTILEBANK_BENCH=OFF   # only the command line: the demo runs nothing else
 model=$(/usr/bin/python3 scripts/export_models.py mobilenet_v2 2>/dev/null)
 tb=build/tilebank
 work=$(mktemp -d)

@@ -43,6 +43,27 @@ def shape_flag(names, inputs):
     return ";".join(f"{n}:{','.join(str(d) for d in x.shape)}" for n, x in zip(names, inputs))
 
 
+def onednn_entries(probe, ops, soc):
+    """Bank entries (export lines) running oneDNN for the listed operators that `probe` (a `run
+    --profile --json` under TILEBANK_DEFAULT_POLICIES=onednn) ran in oneDNN: the test's own entries,
+    whatever tuning stored on this machine."""
+    by_node = {n["name"]: n for n in probe.get("profile", [])}
+    lines = [json.dumps({"soc_version": soc, "tilebank_export": 1})]
+    for op in ops:
+        node = by_node.get(op.get("name"))
+        if not node or node.get("template") != "impl.onednn":
+            continue
+        description = {k: op[k] for k in ("op", "input_desc", "output_desc", "attr") if k in op}
+        us = max(node["time_us"], 1.0)
+        measured = {"median_us": us, "spread_us": 0.0, "runs": 1}
+        lines.append(json.dumps({"kind": "op", "description": description, "op_type": node["op_type"],
+                                 "template": {"id": "impl.onednn", "version": node["template_version"]}, "tune_mode": "Impl",
+                                 "policy": {"library": "onednn"}, "before": measured, "after": measured, "trials": 0,
+                                 "strategy": "test", "created": "2026-11-25T00:00:00.000Z", "tool_version": "test",
+                                 "revision": 1, "origin": {"host": "test", "bank_id": "test"}}))
+    return lines
+
+
 def main():
     build = sys.argv[1]
     tilebank = os.path.join(build, "tilebank")
@@ -56,9 +77,9 @@ def main():
             print(p.stdout + p.stderr)
         return p
 
-    def run(model, data, names, inputs, bank, defaults="template"):
+    def run(model, data, names, inputs, bank, defaults="template", extra=()):
         p = cli("run", "-m", model, "--data", data, "--input-shape", shape_flag(names, inputs), "--bank", bank, "--repeat", "1", "--json",
-                defaults=defaults)
+                *extra, defaults=defaults)
         return json.loads(p.stdout) if p.returncode == 0 else {"error": p.stderr}
 
     generator = torch.Generator().manual_seed(3)
@@ -92,6 +113,19 @@ def main():
                 p = cli("tune", "-j", job, "-m", model_path, "--input-shape", shape, "--bank", bank, "--trials", "4",
                         "--output", os.path.join(work, f"{name}_out{job}"))
                 check(p.returncode == 0, f"{name}: tune -j {job} --input-shape {shape} ({p.stderr.strip()[-300:]})")
+            # What follows (a key's own entry at its shape, the nearest shape's entry elsewhere) must not
+            # rest on what tuning found on this machine: the test stores oneDNN entries of its own for the
+            # model's operators at this shape (tuning's faster entries are kept over them).
+            dump = os.path.join(work, name + "_dump")
+            probe = run(model_path, exported_data, names, exported, empty, defaults="onednn", extra=("--profile", "--dump", dump))
+            ops = json.load(open(os.path.join(dump, "aoe_dump", name + "_ops.json"))) if "error" not in probe else []
+            lines = onednn_entries(probe, ops, probe.get("soc_version", ""))
+            check(len(lines) > 1, f"{name}: the model has operators oneDNN runs, to store entries for ({probe.get('error', '')})")
+            entries_file = os.path.join(work, name + "_entries.jsonl")
+            with open(entries_file, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            p = cli("bank", "import", entries_file, "--bank", bank)
+            check(p.returncode == 0, f"{name}: the test's entries import ({p.stderr.strip()[-300:]})")
             tuned = run(model_path, exported_data, names, exported, bank)
             check(tuned.get("check", {}).get("ok") is True, f"{name}: runs tuned at {shape} and matches PyTorch")
             policies = tuned.get("policies", {})

@@ -93,7 +93,7 @@ int RunValidate(const BankFlags& flags, const std::string& path) {
   // The soc_version must match the directory a root keeps it in, or --soc when given.
   std::string expected = flags.soc;
   if (expected.empty() && path.empty()) expected = SocOf(flags);
-  auto problems = ValidateBank(**bank, expected, EngineTemplateVersions(), engine::EnginePolicyCheck());
+  auto problems = ValidateBank(**bank, expected, EngineTemplateVersions(), engine::EnginePolicyCheck((*bank)->meta_at_open().soc_version));
   if (!problems.ok()) return Fail(problems.status());
   if (flags.json) {
     json out = json::array();

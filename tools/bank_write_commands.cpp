@@ -55,8 +55,6 @@ int RunImport(const BankFlags& flags, const ImportArgs& args) {
   if (StderrIsTerminal()) std::cerr << "reading " << args.file << " ...\n";
   auto parsed = ParseJsonl(in, args.file);
   if (!parsed.ok()) return Fail(parsed.status().WithContext("nothing was imported"));
-  // A bank holds only policies a kernel can run: one invalid policy refuses the whole file.
-  if (Status s = RefuseInvalidPolicies(parsed->entries, engine::EnginePolicyCheck(), args.file); !s.ok()) return Fail(s);
   std::string soc = SocOf(flags);
   if (parsed->soc_version) {
     if (!flags.soc.empty() && flags.soc != *parsed->soc_version)
@@ -64,6 +62,9 @@ int RunImport(const BankFlags& flags, const ImportArgs& args) {
                                   ", not " + flags.soc + "; nothing was imported"));
     soc = *parsed->soc_version;
   }
+  // A bank holds only policies a kernel of its soc_version can run: one invalid policy refuses the
+  // whole file.
+  if (Status s = RefuseInvalidPolicies(parsed->entries, engine::EnginePolicyCheck(soc), args.file); !s.ok()) return Fail(s);
   const std::string dir = ResolveBankRoot(flags.bank) + "/" + soc;
   if (args.dry_run && !IsBankDir(dir)) {
     WriteCounts counts;  // the bank does not exist yet: everything would be added
@@ -150,7 +151,7 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
     for (const Source& source : sources) {
       auto snapshot = source.bank->Read();
       if (!snapshot.ok()) return Fail(snapshot.status());
-      if (Status s = RefuseInvalidPolicies(*snapshot, engine::EnginePolicyCheck(), "source '" + source.dir + "'"); !s.ok())
+      if (Status s = RefuseInvalidPolicies(*snapshot, engine::EnginePolicyCheck(soc), "source '" + source.dir + "'"); !s.ok())
         return Fail(s);
     }
   json report = json::object();

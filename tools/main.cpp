@@ -1,16 +1,44 @@
 // tilebank: the command line. Subcommand groups live one per file in tools/.
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
+#include <string>
 
+#include "engine/target/isa_level.h"
 #include "engine/target/threads.h"
 #include "tools/batch_command.h"
 #include "tools/cli_common.h"
 
+namespace {
+
+// --isa LEVEL (anywhere on the line) is TILEBANK_ISA=LEVEL: it must be in force before anything
+// reads the host's soc_version or runs a kernel, so it is read before the line is parsed.
+void IsaOptionToEnvironment(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--isa" && i + 1 < argc) setenv("TILEBANK_ISA", argv[i + 1], 1);
+    else if (arg.rfind("--isa=", 0) == 0) setenv("TILEBANK_ISA", arg.c_str() + 6, 1);
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   tilebank::engine::ShortenOpenMpSpinning(argv);
+  IsaOptionToEnvironment(argc, argv);
+  if (tilebank::Status s = tilebank::ApplyIsaRestriction(); !s.ok()) {
+    std::cerr << "tilebank: error: " << s.message() << "\n";
+    return tilebank::cli::kExitError;
+  }
   CLI::App app{"tilebank: a tuning engine and knowledge bank of tiling policies"};
   app.set_version_flag("--version", std::string("tilebank ") + TILEBANK_VERSION);
   app.require_subcommand(1);
+  std::string isa;
+  app.add_option("--isa", isa,
+                 "generate code for this ISA level, one the host has (" + tilebank::IsaNames() +
+                     "); the soc_version names it; TILEBANK_ISA does the same")
+      ->envname("TILEBANK_ISA");
+  app.fallthrough();  // --isa may follow the subcommand
   int exit_code = tilebank::cli::kExitOk;
 
   CLI::App* bank = app.add_subcommand("bank", "manage knowledge banks: stats, query, import/export, merge, diff, validate");

@@ -11,6 +11,7 @@
 
 #include "engine/builder/kernel_disk_cache.h"
 #include "engine/catalog/builtin_choice.h"
+#include "engine/catalog/template_registry.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/result_file.h"
 #include "engine/model/model_session.h"
@@ -18,6 +19,7 @@
 #include "engine/model/subgraph_file.h"
 #include "engine/model/node_op_spec.h"
 #include "engine/ops/op_flops.h"
+#include "engine/templates/op_template.h"
 #include "engine/target/soc_version.h"
 #include "engine/target/threads.h"
 #include "repo/bank_location.h"
@@ -73,8 +75,7 @@ int RunModel(const RunFlags& f) {
     auto tuned = engine::TuneOnline(online);
     if (!tuned.ok()) return Fail(tuned.status());
     if (tuned->report)
-      std::fprintf(stderr, "online tuning: %s; model %.3f -> %.3f ms\n", tuned->report->job.result_path.c_str(), tuned->report->baseline_ms,
-                   tuned->report->result_ms);
+      std::fprintf(stderr, "online tuning: %s; %s\n", tuned->report->job.result_path.c_str(), tuned->report->note.c_str());
     else
       std::fprintf(stderr, "online tuning: every operator's policy is in the bank\n");
     executor = std::move(tuned->executor);  // bound to the bank as it now is
@@ -137,12 +138,14 @@ int RunModel(const RunFlags& f) {
   }
   auto timing = engine::model::TimeModel(ex, inputs, f.warmup, f.repeat);
   if (!timing.ok()) return Fail(timing.status());
-  size_t from_bank = 0, nearest = 0, builtin = 0;
+  size_t from_bank = 0, nearest = 0, builtin = 0, converts = 0, unusable = 0;
   double flops = 0;
   for (const auto& b : ex.bindings()) {
     from_bank += b.policy_source == "bank";
     nearest += b.policy_source == "nearest";
     builtin += b.policy_source == "builtin";
+    converts += b.policy_source == "converts";
+    unusable += !b.policy_note.empty();
   }
   // Counted over the model's nodes, so that a fused kernel standing for several products (an
   // attention block) counts them all.
@@ -154,7 +157,7 @@ int RunModel(const RunFlags& f) {
                           {"kernel_cache", {{"dir", kernel_cache}, {"loaded", kernels.loaded}, {"compiled", kernels.compiled}}},
                           {"latency_ms", {{"median", timing->median_ms}, {"spread", timing->spread_ms}, {"runs", timing->runs}, {"warmup", f.warmup}}},
                           {"memory", {{"activations_bytes", ex.arena_bytes()}, {"weights_bytes", ex.constant_bytes()}, {"peak_rss_mib", PeakRssMiB()}}},
-                          {"policies", {{"bank", from_bank}, {"nearest", nearest}, {"builtin", builtin}}}};
+                          {"policies", {{"bank", from_bank}, {"nearest", nearest}, {"builtin", builtin}, {"converts", converts}, {"bank_unusable_here", unusable}}}};
     if (comparison)
       out["check"] = {{"ok", comparison->ok}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
                       {"worst", comparison->worst}};
@@ -165,6 +168,8 @@ int RunModel(const RunFlags& f) {
         nodes.push_back({{"name", b.name}, {"op_type", b.op_type}, {"shape", b.shape}, {"time_us", timing->node_median_us[i]},
                          {"share", total_us > 0 ? timing->node_median_us[i] / total_us : 0}, {"template", b.template_id},
                          {"policy", b.policy}, {"source", b.policy_source}, {"layout", LayoutName(b)}});
+        if (!b.policy_note.empty()) nodes.back()["note"] = b.policy_note;
+        if (const engine::OpTemplate* t = engine::TemplateById(b.template_id)) nodes.back()["template_version"] = t->version();
       }
       out["profile"] = nodes;
     }
@@ -178,6 +183,8 @@ int RunModel(const RunFlags& f) {
     std::printf("memory     activations %s (buffers reused), weights %s, peak RSS %.0f MiB\n", HumanBytes(ex.arena_bytes()).c_str(),
                 HumanBytes(ex.constant_bytes()).c_str(), PeakRssMiB());
     std::printf("policies   %zu from the bank, %zu from the nearest shape in it, %zu built-in\n", from_bank, nearest, builtin);
+    if (unusable)
+      std::printf("           %zu built-in in place of a bank policy this host's target cannot run (--profile says why)\n", unusable);
     if (comparison)
       std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
                   comparison->max_abs_error, comparison->max_rel_error, comparison->worst.c_str());
@@ -189,6 +196,7 @@ int RunModel(const RunFlags& f) {
                     timing->node_median_us[i], total_us > 0 ? 100 * timing->node_median_us[i] / total_us : 0,
                     LayoutName(b).c_str(), b.template_id.c_str(),
                     b.policy_source.c_str(), b.policy.empty() ? "" : ": ", b.policy.c_str());
+        if (!b.policy_note.empty()) std::printf("%40s why builtin: %s\n", "", b.policy_note.c_str());
       }
     }
   }

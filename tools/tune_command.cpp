@@ -154,7 +154,7 @@ int RunSgat(const TuneFlags& f) {
   if (report->whole_model) std::cout << report->note << "\n";
   else std::printf("subgraphs: %.3f ms before, %.3f ms after (each subgraph's time x its occurrences)\n", report->baseline_ms, report->result_ms);
   std::printf("%s process finished. Performance improved by %s\n", report->tuning_name.c_str(),
-              ImprovementText(report->baseline_ms, report->result_ms).c_str());
+              report->whole_model ? report->improvement.c_str() : ImprovementText(report->baseline_ms, report->result_ms).c_str());
   return kExitOk;
 }
 
@@ -239,7 +239,7 @@ int RunTune(const TuneFlags& f) {
     if (!model_report.ok()) return Fail(model_report.status());
     const auto& r = model_report->job;
     std::cout << "result file: " << r.result_path << "\n";
-    std::printf("model: %.3f ms before, %.3f ms after (whole-model runs, median)\n", model_report->baseline_ms, model_report->result_ms);
+    std::cout << model_report->note << "\n";
     if (r.any_failed) std::cout << "some operators failed to tune: see tuning_failed_operators in the result file\n";
     std::printf("%s process finished. Performance improved by %.2f%%\n", r.tuning_name.c_str(), r.improvement_percent);
     return r.any_failed ? kExitFound : kExitOk;

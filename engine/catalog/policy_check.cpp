@@ -6,6 +6,7 @@
 #include "engine/fusion/fused_policy.h"
 #include "engine/fusion/halide_fused_gemm.h"
 #include "engine/gdat/gdat_policy.h"
+#include "engine/target/host_facts.h"
 #include "engine/templates/op_template.h"
 #include "repo/canonical.h"
 #include "repo/json_text.h"
@@ -102,6 +103,11 @@ std::string PolicyProblem(const Entry& entry) {
   return PolicyProblemAt(*t, *op, entry.policy);
 }
 
-PolicyCheck EnginePolicyCheck() { return [](const Entry& entry) { return PolicyProblem(entry); }; }
+PolicyCheck EnginePolicyCheck(const std::string& soc_version) {
+  return [soc_version](const Entry& entry) {
+    JudgedTarget target(soc_version);
+    return PolicyProblem(entry);
+  };
+}
 
 }  // namespace tilebank::engine

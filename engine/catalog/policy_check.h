@@ -10,6 +10,7 @@
 namespace tilebank::engine {
 
 // Empty when valid or when the template is unknown to this build; else the problem, naming the knob.
+// Judged against Host(): the code-generation target, or a JudgedTarget's.
 std::string PolicyProblem(const Entry& entry);
 
 class OpTemplate;
@@ -17,7 +18,8 @@ class OpTemplate;
 // stored for another shape (the nearest entry) must fit this shape's space.
 std::string PolicyProblemAt(const OpTemplate& t, const OpSpec& op, const Policy& policy);
 
-// PolicyProblem as the bank library's PolicyCheck.
-PolicyCheck EnginePolicyCheck();
+// PolicyProblem as the bank library's PolicyCheck for entries of a bank of `soc_version`: each is
+// judged against the target that soc_version names (JudgedTarget), whatever this host is.
+PolicyCheck EnginePolicyCheck(const std::string& soc_version);
 
 }  // namespace tilebank::engine

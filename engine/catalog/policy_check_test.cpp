@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/catalog/template_registry.h"
+#include "engine/target/host_facts.h"
 #include "engine/templates/op_template.h"
 #include "repo/canonical.h"
 
@@ -63,6 +64,28 @@ TEST_CASE("policy check: the default policy of each template is valid, other kno
 TEST_CASE("policy check: a template this build does not know is left to StaleReason, a wrong op type is a problem") {
   CHECK(PolicyProblem(EntryFor("no.such.template", {{"x", int64_t{1}}})) == "");
   CHECK(PolicyProblem(EntryFor("softmax.rowwise", DefaultOf("matmul.tiled"))).find("cannot run this operator") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilebank::engine
+
+namespace tilebank::engine {
+namespace {
+
+TEST_CASE("policy check: a bank's policies are judged by its soc_version's target, not by the host") {
+  // 8 rows of 3 sixteen-float vectors: 28 of AVX-512's 32 registers, more than AVX2's 16.
+  const Policy wide = MakePolicy({{"vec_blocks", int64_t{3}}, {"tile_m", int64_t{8}}, {"block_n", int64_t{1}}, {"block_m", int64_t{1}},
+                                  {"unroll_k", int64_t{1}}, {"loop_order", std::string("mn")}, {"parallel", int64_t{0}},
+                                  {"pack_b", std::string("block")}});
+  const Entry entry = EntryFor("matmul.tiled", wide);
+  CHECK(EnginePolicyCheck("x86_64-intel-model167-avx512-2c")(entry) == "");
+  CHECK(EnginePolicyCheck("x86_64-amd-zen3-avx2-2c")(entry).find("breaks matmul.tiled's constraints") != std::string::npos);
+  // Whatever the host is, the default policy of an AVX2 target is valid for an AVX2 bank.
+  {
+    JudgedTarget avx2("x86_64-amd-zen3-avx2-2c");
+    const Entry avx2_default = EntryFor("matmul.tiled", DefaultOf("matmul.tiled"));
+    CHECK(EnginePolicyCheck("x86_64-amd-zen3-avx2-2c")(avx2_default) == "");
+  }
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 #include "engine/jobs/model_opat_job.h"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 
 #include "engine/catalog/template_registry.h"
+#include "engine/jobs/model_verdict.h"
 #include "engine/jobs/result_file.h"
 #include "engine/templates/op_template.h"
 #include "repo/bank.h"
@@ -45,6 +47,75 @@ Result<model::ModelTiming> TimeWhole(const ModelOpatOptions& o, model::Executor&
   return model::TimeModel(executor, model::RandomInputs(executor.graph(), 1), o.warmup, o.repeats);
 }
 
+// The bank's operator entries as they were before the job: those it added are absent (the model
+// runs the built-in choice there), those it replaced are the earlier ones.
+model::PolicyLookup WithoutThisRun(const Bank* bank, const ReplacedEntries& replaced) {
+  const model::PolicyLookup now = model::BankLookup(bank);
+  return [now, &replaced](const OpSpec& op) -> std::optional<model::FoundPolicy> {
+    auto it = replaced.find(FormatKey(EntryKind::kOp, op.canonical.key));
+    if (it == replaced.end()) return now ? now(op) : std::nullopt;
+    if (!it->second) return std::nullopt;
+    return model::FoundPolicy{*it->second, false};
+  };
+}
+
+// The job's end: the model with this run's entries against the model without them (`before`, bound
+// before the job, or bound now from the job's record of what it replaced), timed interleaved. The
+// entries go back when the model is slower with them by more than the spread of the runs.
+Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, const std::string& bank_dir, model::Executor* before,
+                       std::unique_ptr<model::Executor> tuned, ModelOpatReport* report, std::unique_ptr<model::Executor>* after) {
+  const ReplacedEntries replaced = report->job.replaced;
+  std::unique_ptr<model::Executor> rebound;
+  if (!before) {
+    auto bank = OpenIfPresent(bank_dir);
+    if (!bank.ok()) return bank.status();
+    auto without = model::Executor::Load(graph, WithoutThisRun(bank->get(), replaced), model::BankFusionLookup(bank->get()));
+    if (!without.ok()) return without.status().WithContext(o.model_path);
+    rebound = std::move(without.value());
+    before = rebound.get();
+  }
+  auto timing = model::TimeInterleaved(*before, *tuned, model::RandomInputs(graph, 1), o.warmup, o.repeats);
+  if (!timing.ok()) return timing.status();
+  const ModelVerdict verdict = ModelVerdict::Of(*timing);
+  report->baseline_ms = verdict.without_ms;
+  report->result_ms = verdict.with_ms;
+  report->note = "model: " + verdict.Measured(replaced.size());
+  if (replaced.empty()) {
+    report->note += "; this run stored nothing";
+  } else if (!verdict.Slower()) {
+    report->note += "; kept";
+  } else {
+    auto bank = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.job.soc_version, o.job.fingerprint});
+    if (!bank.ok()) return bank.status();
+    auto result = TakeBackOpatJob(**bank, report->job.job_name);
+    if (!result.ok()) return result.status();
+    report->job.result = std::move(result.value());
+    report->job.replaced.clear();
+    report->reverted = true;
+    report->result_ms = verdict.without_ms;
+    report->note += "; slower with them by more than the spread: they were taken back, and the model runs as it did before this run";
+  }
+  if (std::abs(verdict.with_ms - verdict.without_ms) <= verdict.spread_ms && !report->reverted && !replaced.empty())
+    report->note += " (no change beyond the spread)";
+  auto& opat = report->job.result.at(1).at("OPAT");
+  opat["model_baseline_performance(ms)"] = report->baseline_ms;
+  opat["model_result_performance(ms)"] = report->result_ms;
+  opat["model_performance_improvement"] = verdict.ReportedText(report->reverted);
+  report->job.improvement_percent = verdict.ReportedPercent(report->reverted);
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(report->job.result_path, report->job.result));
+  if (after) {
+    if (report->reverted) {  // the model as it now runs: bound without the entries taken back
+      auto bank = OpenIfPresent(bank_dir);
+      if (!bank.ok()) return bank.status();
+      auto now = model::BindToBank(graph, bank->get());
+      if (!now.ok()) return now.status().WithContext(o.model_path);
+      tuned = std::move(now.value());
+    }
+    *after = std::move(tuned);
+  }
+  return Status::Ok();
+}
+
 // The model job around RunOpatJob. `before` (the model bound to the bank as it was; null when the
 // job goes on with --reload) gives the baseline and the operator list; the model is bound again
 // to the tuned bank for the result, and that executor is handed to `after` when given.
@@ -54,39 +125,26 @@ Result<ModelOpatReport> RunModelJob(const ModelOpatOptions& o, const model::Grap
   const std::string bank_dir = o.job.bank_root + "/" + o.job.soc_version;
   OpatJobOptions job = o.job;
   if (!job.reload) {
+    // The operators' times in the model weight the time budget and order the list.
     auto baseline = TimeWhole(o, *before);
     if (!baseline.ok()) return baseline.status();
-    report.baseline_ms = baseline->median_ms;
     const std::string name = ModelName(o.model_path);
     std::error_code ec;
     std::filesystem::create_directories(job.output_dir, ec);
     if (ec) return Status::InvalidInput("cannot create the output directory " + job.output_dir + ": " + ec.message());
     job.ops_path = job.output_dir + "/" + name + "_opat_ops.json";
     job.tuning_name = name;
-    job.model_baseline_ms = report.baseline_ms;
+    job.model_baseline_ms = baseline->median_ms;
     TB_RETURN_IF_ERROR(WriteJsonAtomically(job.ops_path, ModelOpList(*before, baseline->node_median_us, &job.budget_weights), 1));
   }
   auto result = RunOpatJob(job);
   if (!result.ok()) return result.status();
   report.job = std::move(result.value());
-  if (job.reload) {
-    const auto& opat = report.job.result.at(1).at("OPAT");
-    report.baseline_ms = opat.value("model_baseline_performance(ms)", 0.0);
-  }
   const auto bind_start = std::chrono::steady_clock::now();
   auto tuned = BindWithBank(graph, bank_dir, o.model_path);
   if (!tuned.ok()) return tuned.status();
   if (after_bind_s) *after_bind_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - bind_start).count();
-  auto timing = TimeWhole(o, **tuned);
-  if (!timing.ok()) return timing.status();
-  report.result_ms = timing->median_ms;
-  auto& opat = report.job.result.at(1).at("OPAT");
-  opat["model_baseline_performance(ms)"] = report.baseline_ms;
-  opat["model_result_performance(ms)"] = report.result_ms;
-  opat["model_performance_improvement"] = ImprovementText(report.baseline_ms, report.result_ms);
-  report.job.improvement_percent = ImprovementPercent(report.baseline_ms, report.result_ms);
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(report.job.result_path, report.job.result));
-  if (after) *after = std::move(tuned.value());
+  TB_RETURN_IF_ERROR(DecideOnEntries(o, graph, bank_dir, before, std::move(tuned.value()), &report, after));
   return report;
 }
 

@@ -1,7 +1,9 @@
 // OPAT on a model (`tune -j 2 --model`): the model's distinct tunable operator instances (one per
 // bank key, named after their first node) are tuned as an OPAT job, most expensive first (default
-// time x occurrences, measured in the model), and the whole model is run before and after: the
-// result file's model_baseline_performance(ms) and model_result_performance(ms) are those two runs.
+// time x occurrences, measured in the model). At the end the whole model runs without and with
+// the job's entries, interleaved in one process (engine/jobs/model_verdict.h): the result file's
+// model_baseline_performance(ms) and model_result_performance(ms) are those runs' medians, and when
+// the model is slower with the entries by more than the runs' spread they are taken back.
 // The model is imported once and bound to the bank before and after.
 #pragma once
 #include <map>
@@ -25,7 +27,10 @@ struct ModelOpatOptions {
 
 struct ModelOpatReport {
   OpatJobReport job;
-  double baseline_ms = 0, result_ms = 0;
+  double baseline_ms = 0, result_ms = 0;  // the interleaved runs' medians without and with the job's entries
+                                          // (result: without, when they were taken back)
+  bool reverted = false;  // the model was slower with this run's entries: they were taken back
+  std::string note;       // what the final comparison measured and what it decided
 };
 
 // "resnet50" for .../resnet50/model.onnx (exported models are <name>/model.onnx), else the file's stem.

@@ -13,6 +13,7 @@
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/result_file.h"
+#include "engine/jobs/model_verdict.h"
 #include "engine/jobs/sgat_checkpoint.h"
 #include "engine/jobs/stored_job.h"
 #include "engine/jobs/winner_entry.h"
@@ -79,11 +80,11 @@ std::pair<double, double> SubgraphListTimes(const std::vector<SubgraphRecord>& r
 }
 
 nlohmann::json SgatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<SubgraphRecord>& records,
-                              double baseline_ms, std::optional<double> result_ms) {
+                              double baseline_ms, std::optional<double> result_ms, const std::string& improvement) {
   nlohmann::json sgat = nlohmann::json::object();
   sgat["model_baseline_performance(ms)"] = baseline_ms;
   if (result_ms) {
-    sgat["model_performance_improvement"] = ImprovementText(baseline_ms, *result_ms);
+    sgat["model_performance_improvement"] = improvement.empty() ? ImprovementText(baseline_ms, *result_ms) : improvement;
     sgat["model_result_performance(ms)"] = *result_ms;
   }
   nlohmann::json added = nlohmann::json::array(), updated = nlohmann::json::array(), failed = nlohmann::json::array();
@@ -174,25 +175,9 @@ Result<SgatCheckpoint> ReadCheckpoint(Bank& bank, const std::string& requested, 
   return cp;
 }
 
-// Puts back the entries a job replaced (removing those it added), in `txn`.
-Status TakeBack(WriteTxn& txn, const std::map<std::string, std::optional<Entry>>& replaced) {
-  for (const auto& [key, previous] : replaced) {
-    if (previous) {
-      auto put = txn.Put(*previous, PutPolicy::kOverwrite);
-      if (!put.ok()) return put.status();
-      continue;
-    }
-    auto k = ParseKey(key);
-    if (!k.ok()) return k.status();
-    auto removed = txn.Remove(EntryKind::kGraph, *k);
-    if (!removed.ok()) return removed.status();
-  }
-  return Status::Ok();
-}
-
 // The bank's graph entries as they were before this job: those it added are absent, those it
 // replaced are the previous ones.
-model::FusionLookup WithoutThisRun(const Bank* bank, const std::map<std::string, std::optional<Entry>>& replaced) {
+model::FusionLookup WithoutThisRun(const Bank* bank, const ReplacedEntries& replaced) {
   const model::FusionLookup now = model::BankFusionLookup(bank);
   return [now, &replaced](const Subgraph& s) -> std::optional<model::FusionChoice> {
     auto it = replaced.find(std::to_string(s.key()));
@@ -201,12 +186,6 @@ model::FusionLookup WithoutThisRun(const Bank* bank, const std::map<std::string,
     if (!previous) return std::nullopt;
     return model::FusionChoice{*previous, "bank"};
   };
-}
-
-std::string Millis(double ms) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f ms", ms);
-  return text;
 }
 
 // The job's end on a whole model: the model with this run's entries against the model without
@@ -226,22 +205,18 @@ Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<Tensor>
   if (!without.ok()) return without.status();
   auto timing = o.time_models ? o.time_models(**without, **with, inputs) : model::TimeInterleaved(**without, **with, inputs, o.warmup, o.repeats);
   if (!timing.ok()) return timing.status();
-  const model::ModelTiming& before = timing->a;
-  const model::ModelTiming& after = timing->b;
-  const double spread = std::max(before.spread_ms, after.spread_ms);
+  const ModelVerdict verdict = ModelVerdict::Of(*timing);
   const model::Comparison check = model::CompareTensors(with_outputs, reference);
-  const std::string measured = Millis(before.median_ms) + " without this run's " + std::to_string(cp->replaced.size()) + " entries, " +
-                               Millis(after.median_ms) + " with them (interleaved whole-model runs, median of " + std::to_string(after.runs) +
-                               " each, spread " + Millis(spread) + ")";
-  report->baseline_ms = before.median_ms;
-  report->result_ms = after.median_ms;
+  const std::string measured = verdict.Measured(cp->replaced.size());
+  report->baseline_ms = verdict.without_ms;
+  report->result_ms = verdict.with_ms;
+  report->improvement = verdict.ReportedText(false);
   if (cp->replaced.empty()) {
     report->note = "model: " + measured + "; this run stored nothing";
     return Status::Ok();
   }
-  const bool slower = after.median_ms > before.median_ms + spread;
-  if (check.ok && !slower) {
-    report->note = "model: " + measured + "; kept";
+  if (check.ok && !verdict.Slower()) {
+    report->note = "model: " + measured + "; kept" + (verdict.ReportedPercent(false) == 0 ? " (no change beyond the spread)" : "");
     return Status::Ok();
   }
   // The entries go back and the checkpoint says so in one transaction.
@@ -250,13 +225,14 @@ Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<Tensor>
     if (r.Stored()) r.status = "unsatisfied";
   taken.replaced.clear();
   TB_RETURN_IF_ERROR(bank.Write([&](WriteTxn& txn) -> Status {
-    TB_RETURN_IF_ERROR(TakeBack(txn, cp->replaced));
+    TB_RETURN_IF_ERROR(TakeBack(txn, EntryKind::kGraph, cp->replaced));
     TB_RETURN_IF_ERROR(txn.PutJob(taken.job_name, taken.ToJson()));
     return txn.PutJob(kLatestSgatJob, taken.job_name);
   }));
   *cp = std::move(taken);
   report->reverted = true;
-  report->result_ms = before.median_ms;
+  report->result_ms = verdict.without_ms;
+  report->improvement = verdict.ReportedText(true);
   report->note = "model: " + measured + "; " +
                  (!check.ok ? "the model's output changed with the fused subgraphs (" + check.worst + ")"
                             : "slower with them by more than the spread") +
@@ -418,7 +394,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   cp.finished = true;
   TB_RETURN_IF_ERROR(bank->Write(checkpoint));
   report.records = cp.records;
-  report.result = SgatResultJson(cp.tuning_name, elapsed(), cp.records, report.baseline_ms, report.result_ms);
+  report.result = SgatResultJson(cp.tuning_name, elapsed(), cp.records, report.baseline_ms, report.result_ms, report.improvement);
   TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, report.result));
   return report;
 }

@@ -67,6 +67,7 @@ struct ModelSgatReport {
   double baseline_ms = 0, result_ms = 0;
   bool reverted = false;  // the model was slower (or computed otherwise) with this run's entries: they were taken back
   std::string note;       // whole model: what the final comparison measured and what it decided
+  std::string improvement;  // whole model: the improvement reported (engine/jobs/model_verdict.h), "3.10%"
 };
 
 Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& options);
@@ -76,7 +77,8 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& options);
 std::pair<double, double> SubgraphListTimes(const std::vector<SubgraphRecord>& records);
 
 // The SGAT result file's content (seeds/004). finished: false while tuning (no model result yet).
+// `improvement`: the model_performance_improvement reported; empty: computed from the two times.
 nlohmann::json SgatResultJson(const std::string& tuning_name, double tuning_seconds, const std::vector<SubgraphRecord>& records,
-                              double baseline_ms, std::optional<double> result_ms);
+                              double baseline_ms, std::optional<double> result_ms, const std::string& improvement = "");
 
 }  // namespace tilebank::engine

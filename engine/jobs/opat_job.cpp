@@ -18,6 +18,7 @@
 #include "engine/templates/op_template.h"
 #include "engine/templates/template_catalog.h"
 #include "engine/jobs/result_file.h"
+#include "engine/jobs/replaced_entries.h"
 #include "engine/jobs/stored_job.h"
 #include "engine/jobs/winner_entry.h"
 #include "repo/bank.h"
@@ -49,13 +50,15 @@ struct Checkpoint {
   double elapsed_s = 0;
   bool finished = false;
   std::vector<OpRecord> records;
+  ReplacedEntries replaced;  // op key -> the entry before this job stored one (nullopt: none)
 
   nlohmann::json ToJson() const {
     nlohmann::json recs = nlohmann::json::array();
     for (const auto& r : records) recs.push_back(r.ToJson());
     return {{"version", kCheckpointVersion}, {"job_name", job_name}, {"tuning_name", tuning_name}, {"ops_path", ops_path},
             {"result_path", result_path}, {"op_keys", op_keys}, {"elapsed_s", elapsed_s}, {"finished", finished},
-            {"records", recs}, {"model_baseline_ms", model_baseline_ms ? nlohmann::json(*model_baseline_ms) : nlohmann::json()}};
+            {"records", recs}, {"model_baseline_ms", model_baseline_ms ? nlohmann::json(*model_baseline_ms) : nlohmann::json()},
+            {"replaced", ReplacedToJson(replaced)}};
   }
   static Result<Checkpoint> FromJson(const std::string& text, const std::string& name) {
     auto j = nlohmann::json::parse(text, nullptr, false);
@@ -73,6 +76,11 @@ struct Checkpoint {
       c.finished = j.at("finished").get<bool>();
       if (j.contains("model_baseline_ms") && j["model_baseline_ms"].is_number()) c.model_baseline_ms = j["model_baseline_ms"].get<double>();
       for (const auto& r : j.at("records")) c.records.push_back(OpRecord::FromJson(r));
+      if (j.contains("replaced")) {  // absent in checkpoints written before jobs could take entries back
+        auto replaced = ReplacedFromJson(j["replaced"], "job checkpoint " + name);
+        if (!replaced.ok()) return replaced.status();
+        c.replaced = std::move(replaced.value());
+      }
       return c;
     } catch (const nlohmann::json::exception& e) {
       return Status::Corrupt("job checkpoint " + name + " is malformed: " + e.what());
@@ -262,7 +270,8 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   std::map<std::string, size_t> first_of_key;  // a key tuned earlier in this list is not tuned twice
   for (const auto& [i, r] : done) first_of_key.emplace(r.key, i);
 
-  std::vector<Entry> builtin_won;  // keys whose built-in choice no candidate beat (no entry stored)
+  std::vector<std::pair<Entry, std::optional<Entry>>> builtin_won;  // keys whose built-in choice no candidate beat (no entry
+                                                                   // stored), with the stale entry they had
   for (size_t n = 0; n < todo.size(); ++n) {
     const size_t i = todo[n];
     const OpSpec& op = (*ops)[i];
@@ -329,7 +338,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
         else if (!have_entry && o.default_ok && options.keep_builtin_wins)
           builtin_entry = OpWinnerEntry(op, o, baseline, bank->meta_at_open().bank_id, /*keep_baseline=*/true);
         else if (!have_entry && o.default_ok)
-          builtin_won.push_back(OpWinnerEntry(op, o, baseline, bank->meta_at_open().bank_id, /*keep_baseline=*/true));
+          builtin_won.push_back({OpWinnerEntry(op, o, baseline, bank->meta_at_open().bank_id, /*keep_baseline=*/true), entry});
       }
     }
     if (rec.status != "hit") rec.tune_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - op_start).count();
@@ -341,9 +350,13 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
         if (!put.ok()) return put.status();
         // Another process stored a faster entry meanwhile: ours was not kept.
         if (put.value() == PutOutcome::kKept) done[i].status = entry ? "reserved" : "unsatisfied";
+        else cp.replaced.try_emplace(rec.key, entry);
       }
-      if (builtin_entry)
-        if (auto put = txn.Put(*builtin_entry, PutPolicy::kKeepFaster); !put.ok()) return put.status();
+      if (builtin_entry) {
+        auto put = txn.Put(*builtin_entry, PutPolicy::kKeepFaster);
+        if (!put.ok()) return put.status();
+        if (put.value() != PutOutcome::kKept) cp.replaced.try_emplace(rec.key, entry);
+      }
       return checkpoint(txn);
     }));
     rec = done[i];
@@ -360,15 +373,21 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   // A key whose built-in choice won has no entry, so a run would give it the entry of its nearest
   // shape, which lost here: where the bank now has such a neighbour, the built-in choice becomes
   // the key's entry (its status stays "unsatisfied": nothing beat it).
-  std::vector<const Entry*> builtin_kept;
-  for (const Entry& e : builtin_won) {
+  std::vector<const std::pair<Entry, std::optional<Entry>>*> builtin_kept;
+  for (const auto& won : builtin_won) {
+    const Entry& e = won.first;
     auto near = LookupPolicy(*bank, CanonicalDescriptor{EntryKind::kOp, e.op_type, e.descriptor, e.key()}, EngineTemplateVersions(), true);
-    if (near.ok() && near->state == LookupState::kNearest) builtin_kept.push_back(&e);
+    if (near.ok() && near->state == LookupState::kNearest) builtin_kept.push_back(&won);
   }
   cp.finished = true;
+  const ReplacedEntries replaced_before_end = cp.replaced;
   TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
-    for (const Entry* e : builtin_kept)
-      if (auto put = txn.Put(*e, PutPolicy::kKeepFaster); !put.ok()) return put.status();
+    cp.replaced = replaced_before_end;  // the body may run again when the map grows
+    for (const auto* kept : builtin_kept) {
+      auto put = txn.Put(kept->first, PutPolicy::kKeepFaster);
+      if (!put.ok()) return put.status();
+      if (put.value() != PutOutcome::kKept) cp.replaced.try_emplace(FormatKey(EntryKind::kOp, kept->first.key()), kept->second);
+    }
     return checkpoint(txn);
   }));
   OpatJobReport report;
@@ -377,11 +396,32 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   report.result_path = cp.result_path;
   auto records = records_in_order();
   report.result = OpatResultJson(cp.tuning_name, elapsed(), records, true, cp.model_baseline_ms);
+  report.replaced = cp.replaced;
   TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, report.result));
   for (const auto& r : records) report.any_failed |= r.status == "failed";
   const ListTimes times = SumTimes(records);
   report.improvement_percent = ImprovementPercent(times.before_us, times.after_us);
   return report;
+}
+
+Result<nlohmann::json> TakeBackOpatJob(Bank& bank, const std::string& job_name) {
+  auto stored = ReadStoredJob(bank, job_name, kLatestJob, "tuning job", bank.dir());
+  if (!stored.ok()) return stored.status();
+  auto cp = Checkpoint::FromJson(stored->second, stored->first);
+  if (!cp.ok()) return cp.status();
+  Checkpoint taken = *cp;
+  for (OpRecord& r : taken.records)
+    if (taken.replaced.count(r.key) && (r.status == "add" || r.status == "update")) {
+      r.status = r.status == "add" ? "unsatisfied" : "reserved";
+    }
+  taken.replaced.clear();
+  TB_RETURN_IF_ERROR(bank.Write([&](WriteTxn& txn) -> Status {
+    TB_RETURN_IF_ERROR(TakeBack(txn, EntryKind::kOp, cp->replaced));
+    return txn.PutJob(taken.job_name, DumpJson(taken.ToJson()));
+  }));
+  nlohmann::json result = OpatResultJson(taken.tuning_name, taken.elapsed_s, taken.records, taken.finished, taken.model_baseline_ms);
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(taken.result_path, result));
+  return result;
 }
 
 }  // namespace tilebank::engine

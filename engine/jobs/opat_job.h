@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/jobs/replaced_entries.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/task_done.h"
 #include "engine/tune/tuner.h"
@@ -51,12 +52,19 @@ struct OpatJobReport {
   nlohmann::json result;  // the result file's content
   double improvement_percent = 0;
   bool any_failed = false;
+  ReplacedEntries replaced;  // the entries the job stored: op key -> the entry before it (nullopt: none)
 };
 
 // Reads the --tune-ops-file filter: {"tune_ops_name": [...], "tune_ops_type": [...]}.
 Status ReadTuneOpsFile(const std::string& path, std::vector<std::string>* names, std::vector<std::string>* types);
 
 Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options);
+
+// Takes back the entries job `job_name` stored in `bank` (the earlier ones put back, added ones
+// removed) and records that in its checkpoint, in one transaction: its stored records become
+// what they would have been had nothing beaten the bank (add -> unsatisfied, update -> reserved).
+// Rewrites the job's result file and returns its content.
+Result<nlohmann::json> TakeBackOpatJob(Bank& bank, const std::string& job_name);
 
 // The latest OPAT job checkpointed in a bank, as a reader beside it sees it (engine/batch reads
 // a shard's progress from it).

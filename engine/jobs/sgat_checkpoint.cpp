@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "repo/entry_json.h"
+#include "repo/json_text.h"
 
 namespace tilebank::engine {
 
@@ -31,9 +31,8 @@ SubgraphRecord RecordOf(const nlohmann::json& j) {
 }  // namespace
 
 std::string SgatCheckpoint::ToJson() const {
-  nlohmann::json records_json = nlohmann::json::array(), replaced_json = nlohmann::json::object();
+  nlohmann::json records_json = nlohmann::json::array();
   for (const auto& r : records) records_json.push_back(RecordJson(r));
-  for (const auto& [key, entry] : replaced) replaced_json[key] = entry ? EntryToJson(*entry) : nlohmann::json();
   return DumpJson(nlohmann::json{{"job", "sgat"},
                         {"tuning_name", tuning_name},
                         {"model_path", model_path},
@@ -43,7 +42,7 @@ std::string SgatCheckpoint::ToJson() const {
                         {"baseline_ms", baseline_ms},
                         {"keys", keys},
                         {"records", records_json},
-                        {"replaced", replaced_json},
+                        {"replaced", ReplacedToJson(replaced)},
                         {"finished", finished},
                         {"elapsed_s", elapsed_s}}
       );
@@ -64,15 +63,9 @@ Result<SgatCheckpoint> SgatCheckpoint::FromJson(const std::string& text, const s
     cp.baseline_ms = j.at("baseline_ms");
     cp.keys = j.at("keys").get<std::vector<std::string>>();
     for (const auto& r : j.at("records")) cp.records.push_back(RecordOf(r));
-    for (const auto& [key, entry] : j.at("replaced").items()) {
-      if (entry.is_null()) {
-        cp.replaced[key] = std::nullopt;
-        continue;
-      }
-      auto e = EntryFromJson(entry);
-      if (!e.ok()) return e.status().WithContext("--reload: job '" + job_name + "'");
-      cp.replaced[key] = e.value();
-    }
+    auto replaced = ReplacedFromJson(j.at("replaced"), "--reload: job '" + job_name + "'");
+    if (!replaced.ok()) return replaced.status();
+    cp.replaced = std::move(replaced.value());
     cp.finished = j.at("finished");
     cp.elapsed_s = j.value("elapsed_s", 0.0);  // absent in checkpoints written before it was recorded
     return cp;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/jobs/model_sgat_job.h"
+#include "engine/jobs/replaced_entries.h"
 #include "repo/entry.h"
 
 namespace tilebank::engine {
@@ -22,7 +23,7 @@ struct SgatCheckpoint {
   double baseline_ms = 0;                // a model: the whole model before the job
   std::vector<std::string> keys;         // the subgraphs' repo_keys in the order they are tuned
   std::vector<SubgraphRecord> records;   // the first records.size() of them, done
-  std::map<std::string, std::optional<Entry>> replaced;  // repo_key -> the entry this job replaced (nullopt: none)
+  ReplacedEntries replaced;              // repo_key -> the entry this job replaced (nullopt: none)
   bool finished = false;
   double elapsed_s = 0;                  // seconds tuned so far, over every run of the job
 

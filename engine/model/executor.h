@@ -48,6 +48,9 @@ using PolicyLookup = std::function<std::optional<FoundPolicy>(const OpSpec& op)>
 struct FusionChoice {
   FusedPolicy policy;
   std::string source;
+  // Non-empty: the bank's choice, which this host's target cannot run (why); the executor runs the
+  // built-in choice instead and its profile says so.
+  std::string unusable;
 };
 // nullopt: the built-in choice (the anchor's oneDNN kernel with the chain's steps as post-ops, when
 // the anchor runs in oneDNN anyway); no lookup at all: nothing is fused.
@@ -62,6 +65,7 @@ struct NodeBinding {
                                      // converted layouts on every run and impl.onednn was faster at load;
                                      // fused: the FusionChoice's
   std::string policy;                // "a=1,b=x" for template kernels
+  std::string policy_note;           // "builtin": why the bank's policy was not used (this host's target cannot run it)
   std::optional<NodeOp> op;          // template-bound nodes: the operator (its bank key, its shapes); fused: the anchor's
   std::vector<std::string> fused_nodes;  // fused: the chain's node names
   std::string layout;                // the output's layout when handed over to the next kernels ("nChw16c"); "" row-major
@@ -103,9 +107,15 @@ class Executor {
   // Binds node `index` alone (a missing kernel is recorded in `missing`, op type -> node names).
   Status BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
                   std::map<std::string, std::vector<std::string>>* missing);
-  // The template and policy node `n` runs with (the bank's, the nearest entry's, or the built-in
-  // choice), and where they came from.
-  void ChoosePolicy(const OpSpec& op, const PolicyLookup& lookup, const OpTemplate** t, Policy* policy, std::string* source) const;
+  // The template and policy an operator runs with (the bank's, the nearest entry's, or the built-in
+  // choice), and where they came from. A stored policy this host's target cannot run is passed
+  // over for the built-in choice, `note` saying why.
+  struct PolicyChoice {
+    const OpTemplate* tmpl = nullptr;
+    Policy policy;
+    std::string source, note;
+  };
+  PolicyChoice ChoosePolicy(const OpSpec& op, const PolicyLookup& lookup) const;
   // The built-in fusion of `s` (nullopt: none): every leading step oneDNN runs as a post-op, when
   // the anchor runs in oneDNN anyway.
   std::optional<FusionChoice> BuiltinFusion(const Subgraph& s, const PolicyLookup& lookup) const;

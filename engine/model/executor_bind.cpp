@@ -17,6 +17,7 @@
 #include "engine/fusion/halide_fused_gemm.h"
 #include "engine/impl/onednn_post_ops.h"
 #include "engine/ops/op_semantics.h"
+#include "engine/target/host_facts.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/templates.h"
 
@@ -92,19 +93,27 @@ Status Executor::BindTemplate(Step* step, const NodeOp& node_op, const OpTemplat
   return BindKernel(step, std::move(kernel.value()));
 }
 
-void Executor::ChoosePolicy(const OpSpec& op, const PolicyLookup& lookup, const OpTemplate** t, Policy* policy, std::string* source) const {
-  if (auto found = lookup ? lookup(op) : std::nullopt; found)
-    if (const OpTemplate* stored = TemplateById(found->entry.template_id); stored && stored->Supports(op).ok() &&
-                                                                          (!found->nearest || PolicyProblemAt(*stored, op, found->entry.policy).empty())) {
-      *t = stored;
-      *policy = found->entry.policy;
-      *source = found->nearest ? "nearest" : "bank";
-      return;
+Executor::PolicyChoice Executor::ChoosePolicy(const OpSpec& op, const PolicyLookup& lookup) const {
+  PolicyChoice choice;
+  if (auto found = lookup ? lookup(op) : std::nullopt; found) {
+    const std::string from = found->nearest ? "the nearest entry's policy" : "the bank's policy";
+    const OpTemplate* stored = TemplateById(found->entry.template_id);
+    // Judged against this host's target: a bank's policies were judged against its soc_version's.
+    std::string problem = !stored ? "template " + found->entry.template_id + " is unknown to this build" : PolicyProblemAt(*stored, op, found->entry.policy);
+    if (problem.empty()) {
+      choice.tmpl = stored;
+      choice.policy = found->entry.policy;
+      choice.source = found->nearest ? "nearest" : "bank";
+      return choice;
     }
+    // Another shape's policy that does not fit this one is no news; the bank's own entry is.
+    if (!found->nearest) choice.note = from + " cannot run on this host's target (" + Host().target.to_string() + "): " + problem;
+  }
   const BuiltinChoice builtin = BuiltinChoiceFor(op, default_policies_);
-  *t = builtin.tmpl;
-  *policy = builtin.policy;
-  *source = "builtin";
+  choice.tmpl = builtin.tmpl;
+  choice.policy = builtin.policy;
+  choice.source = "builtin";
+  return choice;
 }
 
 std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const PolicyLookup& lookup) const {
@@ -112,11 +121,7 @@ std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const Pol
   if (s.attention) return FusionChoice{FusedPolicy{1, "attention", DefaultAttentionPolicy(s.attention->geometry)}, "builtin"};
   auto node_op = NodeOpSpec(graph_, graph_.nodes[s.anchor]);
   if (!node_op.ok() || !TemplatesFor(node_op->op).ok()) return std::nullopt;
-  const OpTemplate* t = nullptr;
-  Policy policy;
-  std::string source;
-  ChoosePolicy(node_op->op, lookup, &t, &policy, &source);
-  if (t != &OneDnnImpl()) return std::nullopt;
+  if (ChoosePolicy(node_op->op, lookup).tmpl != &OneDnnImpl()) return std::nullopt;
   int fused = 0;
   while (fused < static_cast<int>(s.steps.size()) && IsOneDnnPostOp(s.steps[fused].step.op_type)) ++fused;
   if (fused == 0) return std::nullopt;
@@ -149,14 +154,18 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
     return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message());
   } else if (node_op.ok() && Implements(node_op->op.op_type) && TemplatesFor(node_op->op).ok()) {
     const OpSpec& op = node_op->op;
-    const OpTemplate* t = nullptr;
-    Policy policy;
-    ChoosePolicy(op, lookup, &t, &policy, &b.policy_source);
-    Status bound = BindTemplate(step.get(), *node_op, *t, policy);
-    if (!bound.ok() && b.policy_source == "nearest") {  // another shape's policy that does not build here
-      ChoosePolicy(op, nullptr, &t, &policy, &b.policy_source);
-      bound = BindTemplate(step.get(), *node_op, *t, policy);
+    PolicyChoice choice = ChoosePolicy(op, lookup);
+    Status bound = BindTemplate(step.get(), *node_op, *choice.tmpl, choice.policy);
+    if (!bound.ok() && choice.source != "builtin") {  // a stored policy that does not build here
+      const std::string note = choice.source == "bank" ? "the bank's policy does not build here: " + bound.message() : "";
+      choice = ChoosePolicy(op, nullptr);
+      choice.note = note;
+      bound = BindTemplate(step.get(), *node_op, *choice.tmpl, choice.policy);
     }
+    const OpTemplate* t = choice.tmpl;
+    Policy policy = choice.policy;
+    b.policy_source = choice.source;
+    b.policy_note = choice.note;
     TB_RETURN_IF_ERROR(bound.WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")"));
     // A Format policy whose layout this executor converts to and from on every run (its
     // neighbours keep row-major) may lose here what it won alone: against oneDNN, timed now.
@@ -204,8 +213,13 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
   std::vector<Subgraph> subgraphs = fusion ? PartitionSubgraphs(graph_) : std::vector<Subgraph>{};
   std::map<int, std::pair<const Subgraph*, FusionChoice>> fused_at;  // last fused chain node -> choice
   std::set<int> deferred;
+  std::map<int, std::string> fusion_notes;  // anchor -> why the bank's fused policy was not used
   for (const Subgraph& s : subgraphs) {
     std::optional<FusionChoice> choice = fusion(s);
+    if (choice && !choice->unusable.empty()) {
+      fusion_notes[s.anchor] = "the bank's fused policy cannot run on this host's target (" + Host().target.to_string() + "): " + choice->unusable;
+      choice.reset();
+    }
     if (!choice) choice = BuiltinFusion(s, lookup);
     if (choice && choice->policy.fuse > 0 && choice->policy.fuse <= static_cast<int>(s.steps.size())) {
       const int nodes = s.NodesOf(choice->policy.fuse);
@@ -232,6 +246,8 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
     std::sort(nodes.begin(), nodes.end());
     for (int n : nodes) TB_RETURN_IF_ERROR(BindNode(n, lookup, read_values, &missing));
   }
+  for (NodeBinding& b : bindings_)
+    if (auto note = fusion_notes.find(b.node); note != fusion_notes.end() && b.policy_note.empty() && b.policy_source != "bank") b.policy_note = note->second;
   if (!missing.empty()) {
     std::string list;
     for (const auto& [type, names] : missing) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 
+#include "engine/catalog/policy_check.h"
 #include "engine/model/constant_fold.h"
 #include "engine/model/onnx_import.h"
 #include "engine/model/tensor_proto.h"
@@ -39,7 +40,7 @@ FusionLookup BankFusionLookup(const Bank* bank) {
     if (!found.ok() || !*found) return std::nullopt;
     const std::optional<FusedPolicy> policy = CurrentFusedPolicy(**found);  // nullopt when stale
     if (!policy) return std::nullopt;
-    return FusionChoice{*policy, "bank"};
+    return FusionChoice{*policy, "bank", PolicyProblem(**found)};  // judged against this host's target
   };
 }
 

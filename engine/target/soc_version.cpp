@@ -7,15 +7,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/target/isa_level.h"
+
 namespace tilebank {
 namespace {
-
-bool HasFlag(const std::string& flags, const std::string& flag) {
-  std::istringstream in(flags);
-  for (std::string f; in >> f;)
-    if (f == flag) return true;
-  return false;
-}
 
 std::string AmdMicroarch(int family, int model) {
   if (family == 0x17) return model >= 0x30 ? "zen2" : "zen";
@@ -64,8 +59,8 @@ CpuFacts ReadHostCpu() {
   return cpu;
 }
 
-std::string SocVersionOf(const CpuFacts& cpu) {
-  std::string vendor = "unknown", microarch = "generic", isa = "base";
+std::string SocVersionOf(const CpuFacts& cpu, std::optional<IsaLevel> level) {
+  std::string vendor = "unknown", microarch = "generic";
   if (cpu.vendor_id == "AuthenticAMD") {
     vendor = "amd";
     microarch = AmdMicroarch(cpu.family, cpu.model);
@@ -77,28 +72,29 @@ std::string SocVersionOf(const CpuFacts& cpu) {
   } else if (!cpu.vendor_id.empty()) {
     vendor = "impl" + cpu.vendor_id;
   }
-  if (cpu.arch == "x86_64") {
-    isa = HasFlag(cpu.flags, "avx512f") ? "avx512" : HasFlag(cpu.flags, "avx2") ? "avx2" : HasFlag(cpu.flags, "avx") ? "avx" : "sse";
-  } else if (cpu.arch == "aarch64") {
-    isa = HasFlag(cpu.flags, "sve2") ? "sve2" : HasFlag(cpu.flags, "sve") ? "sve" : "neon";
-  }
+  if (!level) level = IsaOfFlags(cpu.arch, cpu.flags);
+  const std::string isa = level ? std::string(IsaName(*level)) : "base";
   return cpu.arch + "-" + vendor + "-" + microarch + "-" + isa + "-" + std::to_string(cpu.cores) + "c";
 }
 
-std::string FingerprintOf(const CpuFacts& cpu) {
+std::string FingerprintOf(const CpuFacts& cpu, std::optional<IsaLevel> level) {
   char digest[24];
   std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(XXH3_64bits(cpu.flags.data(), cpu.flags.size())));
   return cpu.model_name + "; family " + std::to_string(cpu.family) + " model " + std::to_string(cpu.model) +
-         "; flags " + digest;
+         "; flags " + digest +
+         (level ? "; code restricted to " + std::string(IsaName(*level)) : "");
 }
 
 const std::string& HostSocVersion() {
-  static const std::string soc = SocVersionOf(ReadHostCpu());
+  static const std::string soc = SocVersionOf(ReadHostCpu(), CodegenIsa());
   return soc;
 }
 
 const std::string& HostFingerprint() {
-  static const std::string fingerprint = FingerprintOf(ReadHostCpu());
+  static const std::string fingerprint = [] {
+    auto requested = RequestedIsa();
+    return FingerprintOf(ReadHostCpu(), requested.ok() ? *requested : std::nullopt);
+  }();
   return fingerprint;
 }
 

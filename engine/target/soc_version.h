@@ -2,9 +2,12 @@
 //   <arch>-<vendor>-<microarch>-<isa>-<N>c, e.g. x86_64-amd-zen4-avx512-2c
 // and a fingerprint (model name, family/model, ISA flags) recorded in a bank at creation.
 #pragma once
+#include <optional>
 #include <string>
 
 namespace tilebank {
+
+enum class IsaLevel;
 
 struct CpuFacts {
   std::string arch;        // x86_64, aarch64
@@ -17,10 +20,13 @@ struct CpuFacts {
 };
 
 CpuFacts ReadHostCpu();
-std::string SocVersionOf(const CpuFacts& cpu);
-std::string FingerprintOf(const CpuFacts& cpu);
+// `level`: the ISA level code is generated for (engine/target/isa_level.h); nullopt: the widest
+// the CPU's flags allow. The fingerprint names a level only when code is restricted to it.
+std::string SocVersionOf(const CpuFacts& cpu, std::optional<IsaLevel> level = std::nullopt);
+std::string FingerprintOf(const CpuFacts& cpu, std::optional<IsaLevel> level = std::nullopt);
 
-// Cached for the process.
+// Cached for the process; the soc_version names the level code is generated for (TILEBANK_ISA's
+// when it restricts this process, engine/target/isa_level.h).
 const std::string& HostSocVersion();
 const std::string& HostFingerprint();
 
