@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "engine/jobs/model_opat_job.h"
+#include "engine/target/soc_version.h"
 #include "tests/onnx_model_builder.h"
 #include "tests/test_support.h"
 
@@ -61,6 +63,74 @@ TEST_CASE("tune --model: whole-model times, node names, one task per bank key, t
   CheckRefusedWritingNothing(other, "only ONNX", {dir / "bank3", dir / "out3"});
 }
 
+// OPAT on SmallModel with the final comparison's times adjusted; every operator's entry is stored
+// (the built-in choice where nothing beat it), so there is always something to keep or take back.
+engine::ModelOpatReport OpatWithTiming(const TempDir& dir, const std::string& name, const std::function<void(engine::model::InterleavedTiming*)>& adjust) {
+  engine::ModelOpatOptions o;
+  o.model_path = SmallModel(dir);
+  o.job.bank_root = dir / (name + "_bank");
+  o.job.soc_version = HostSocVersion();
+  o.job.fingerprint = HostFingerprint();
+  o.job.output_dir = dir / (name + "_out");
+  o.job.tune.trials = 2;
+  o.job.keep_builtin_wins = true;
+  o.time_models = [&](engine::model::Executor& without, engine::model::Executor& with, const std::vector<engine::Tensor>& inputs) -> Result<engine::model::InterleavedTiming> {
+    auto t = engine::model::TimeInterleaved(without, with, inputs, 1, 5);
+    if (t.ok()) adjust(&t.value());
+    return t;
+  };
+  setenv("TILEBANK_DEFAULT_POLICIES", "template", 1);  // the Relus run apart: two tasks
+  auto report = engine::RunModelOpatJob(o);
+  unsetenv("TILEBANK_DEFAULT_POLICIES");
+  REQUIRE_MESSAGE(report.ok(), report.status().message());
+  return std::move(report.value());
+}
+
+size_t OpEntries(const std::string& bank_root) {
+  auto bank = OpenExisting(bank_root + "/" + HostSocVersion(), OpenMode::kReadOnly);
+  size_t n = 0;
+  REQUIRE(bank->Read()->ForEach(EntryKind::kOp, [&](Key, std::string_view) { ++n; return Status::Ok(); }).ok());
+  return n;
+}
+
+TEST_CASE("tune --model: entries that make the model slower beyond the spread are taken back, within it kept, and 0% reported") {
+  TempDir dir;
+  // Slower by half the spread: noise, kept, and neither a gain nor a loss reported.
+  const engine::ModelOpatReport kept = OpatWithTiming(dir, "kept", [](engine::model::InterleavedTiming* t) {
+    t->a.spread_ms = t->b.spread_ms = 1.0;
+    t->b.median_ms = t->a.median_ms + 0.5;
+  });
+  CHECK(!kept.reverted);
+  CHECK_MESSAGE(kept.note.find("; kept (no change beyond the spread)") != std::string::npos, kept.note);
+  CHECK(OpEntries(dir / "kept_bank") == 2);
+  CHECK(kept.result_ms == doctest::Approx(kept.baseline_ms + 0.5));
+  CHECK(kept.job.improvement_percent == 0);
+  CHECK(OpatOf(dir / "kept_out")["model_performance_improvement"] == "0.00%");
+
+  // Slower by a second: the entries go, and the report and the result file say how it now runs.
+  const engine::ModelOpatReport taken = OpatWithTiming(dir, "taken", [](engine::model::InterleavedTiming* t) { t->b.median_ms += 1000; });
+  CHECK(taken.reverted);
+  CHECK_MESSAGE(taken.note.find("slower with them by more than the spread: they were taken back") != std::string::npos, taken.note);
+  CHECK_MESSAGE(taken.note.find("interleaved whole-model runs, median of 5 each") != std::string::npos, taken.note);
+  CHECK(OpEntries(dir / "taken_bank") == 0);
+  CHECK(taken.result_ms == taken.baseline_ms);
+  const auto opat = OpatOf(dir / "taken_out");
+  CHECK(opat["repo_summary"]["repo_add_num"] == 0);
+  CHECK(opat["repo_modified_operators"].empty());
+  CHECK(opat["model_result_performance(ms)"].get<double>() == opat["model_baseline_performance(ms)"].get<double>());
+  CHECK(opat["model_performance_improvement"] == "0.00%");
+
+  // Faster by more than the spread: kept, and the gain measured is the gain reported.
+  const engine::ModelOpatReport faster = OpatWithTiming(dir, "faster", [](engine::model::InterleavedTiming* t) {
+    t->a.spread_ms = t->b.spread_ms = 0.01;
+    t->a.median_ms = 2.0;
+    t->b.median_ms = 1.0;
+  });
+  CHECK(!faster.reverted);
+  CHECK(faster.job.improvement_percent == doctest::Approx(100.0));
+  CHECK(OpatOf(dir / "faster_out")["model_performance_improvement"] == "100.00%");
+}
+
 TEST_CASE("run --tune online tunes what the bank lacks once and the next run starts at once") {
   TempDir dir;
   const std::string model = SmallModel(dir);
@@ -69,18 +139,18 @@ TEST_CASE("run --tune online tunes what the bank lacks once and the next run sta
   REQUIRE_MESSAGE(first.exit_code == 0, first.err);
   CHECK(first.err.find("online tuning: " + dir.path()) != std::string::npos);
   auto second = RunCli(common + " --json");
-  REQUIRE(second.exit_code == 0);
-  CHECK_MESSAGE(second.err.find("every operator's policy is in the bank") != std::string::npos, second.err);
+  REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+  CHECK_MESSAGE(second.err.find("every operator's policy is in the bank") != std::string::npos, std::string(first.err + "\n---\n" + second.err));
   // With nothing to tune the model is imported and bound once, as a plain run binds it: the same
   // number of kernels comes from the kernel cache (before, the check and the run each bound it).
   auto plain = RunCli("run -m " + model + " --repeat 2 --json --bank " + (dir / "bank"));
-  REQUIRE(plain.exit_code == 0);
+  REQUIRE_MESSAGE(plain.exit_code == 0, plain.err);
   auto kernels = [](const std::string& out) {
     const auto cache = nlohmann::json::parse(out)["kernel_cache"];
     return cache["loaded"].get<int>() + cache["compiled"].get<int>();
   };
   CHECK(kernels(plain.out) > 0);
-  CHECK(kernels(second.out) == kernels(plain.out));
+  CHECK_MESSAGE(kernels(second.out) == kernels(plain.out), std::string(second.out + "\n---\n" + plain.out));
 }
 
 TEST_CASE("offline: run --dump, tune the list on its own, merge the bank back, and the model runs tuned") {

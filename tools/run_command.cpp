@@ -20,6 +20,7 @@
 #include "engine/model/node_op_spec.h"
 #include "engine/ops/op_flops.h"
 #include "engine/templates/op_template.h"
+#include "engine/target/host_facts.h"
 #include "engine/target/soc_version.h"
 #include "engine/target/threads.h"
 #include "repo/bank_location.h"
@@ -153,7 +154,7 @@ int RunModel(const RunFlags& f) {
     if (auto op = engine::model::NodeOpSpec(ex.graph(), n); op.ok()) flops += engine::OpFlops(op->op);
   const double total_us = timing->median_ms * 1000;
   if (f.json) {
-    nlohmann::json out = {{"model", f.model}, {"soc_version", HostSocVersion()}, {"nodes", ex.bindings().size()}, {"load_s", load_s}, {"gflop", flops / 1e9},
+    nlohmann::json out = {{"model", f.model}, {"soc_version", HostSocVersion()}, {"halide_target", engine::Host().target.to_string()}, {"nodes", ex.bindings().size()}, {"load_s", load_s}, {"gflop", flops / 1e9},
                           {"kernel_cache", {{"dir", kernel_cache}, {"loaded", kernels.loaded}, {"compiled", kernels.compiled}}},
                           {"latency_ms", {{"median", timing->median_ms}, {"spread", timing->spread_ms}, {"runs", timing->runs}, {"warmup", f.warmup}}},
                           {"memory", {{"activations_bytes", ex.arena_bytes()}, {"weights_bytes", ex.constant_bytes()}, {"peak_rss_mib", PeakRssMiB()}}},

@@ -31,6 +31,24 @@ HWY_INLINE hn::Vec<D> Exp(D d, hn::Vec<D> x) {
   return hn::IfThenZeroElse(x < lowest, hn::Mul(p, two_to_k));
 }
 
+// A row's last, partial vector goes through a buffer, so that nothing past the row is read or
+// written: Highway's MaskedLoad and BlendedStore touch a whole vector on targets without masked
+// memory operations (HWY_MEM_OPS_MIGHT_FAULT: SSE4, SSSE3), which faults at the end of a mapping.
+template <class D>
+HWY_INLINE hn::Vec<D> LoadTail(D d, const float* HWY_RESTRICT p, size_t count, float fill) {
+  HWY_ALIGN float buffer[HWY_MAX_BYTES / sizeof(float)];
+  hn::Store(hn::Set(d, fill), d, buffer);
+  for (size_t k = 0; k < count; ++k) buffer[k] = p[k];
+  return hn::Load(d, buffer);
+}
+
+template <class D>
+HWY_INLINE void StoreTail(D d, hn::Vec<D> v, float* HWY_RESTRICT p, size_t count) {
+  HWY_ALIGN float buffer[HWY_MAX_BYTES / sizeof(float)];
+  hn::Store(v, d, buffer);
+  for (size_t k = 0; k < count; ++k) p[k] = buffer[k];
+}
+
 // One row. `scratch` holds `len` floats (used by kStreaming).
 template <class D>
 HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, size_t len, const float* next_x, float* scratch,
@@ -41,10 +59,8 @@ HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, siz
   auto m0 = minus_inf, m1 = minus_inf;
   size_t i = 0;
   for (; i + 2 * N <= len; i += 2 * N) m0 = hn::Max(m0, hn::LoadU(d, x + i)), m1 = hn::Max(m1, hn::LoadU(d, x + i + N));
-  for (; i < len; i += N) {
-    const auto in = hn::FirstN(d, len - i);
-    m0 = hn::Max(m0, hn::IfThenElse(in, hn::MaskedLoad(in, d, x + i), minus_inf));
-  }
+  for (; i + N <= len; i += N) m0 = hn::Max(m0, hn::LoadU(d, x + i));
+  if (i < len) m0 = hn::Max(m0, LoadTail(d, x + i, len - i, -std::numeric_limits<float>::infinity()));
   const auto max = hn::MaxOfLanes(d, hn::Max(m0, m1));
   // Pass 2: exp(x - max) to the destination, summed.
   float* e = options.store == SoftmaxStore::kStreaming ? scratch : y;
@@ -57,10 +73,14 @@ HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, siz
     hn::StoreU(e0, d, e + i), hn::StoreU(e1, d, e + i + N);
     s0 = hn::Add(s0, e0), s1 = hn::Add(s1, e1);
   }
-  for (; i < len; i += N) {
-    const auto in = hn::FirstN(d, len - i);
-    const auto e0 = hn::IfThenElseZero(in, Exp(d, hn::Sub(hn::MaskedLoad(in, d, x + i), max)));
-    hn::BlendedStore(e0, in, d, e + i);
+  for (; i + N <= len; i += N) {
+    const auto e0 = Exp(d, hn::Sub(hn::LoadU(d, x + i), max));
+    hn::StoreU(e0, d, e + i);
+    s0 = hn::Add(s0, e0);
+  }
+  if (i < len) {  // the lanes past the row count nothing
+    const auto e0 = hn::IfThenElseZero(hn::FirstN(d, len - i), Exp(d, hn::Sub(LoadTail(d, x + i, len - i, 0.f), max)));
+    StoreTail(d, e0, e + i, len - i);
     s0 = hn::Add(s0, e0);
   }
   const auto scale = hn::Div(hn::Set(d, 1.f), hn::SumOfLanes(d, hn::Add(s0, s1)));
@@ -71,10 +91,7 @@ HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, siz
     const auto v = hn::Mul(hn::LoadU(d, e + i), scale);
     stream ? hn::Stream(v, d, y + i) : hn::StoreU(v, d, y + i);
   }
-  if (i < len) {
-    const auto in = hn::FirstN(d, len - i);
-    hn::BlendedStore(hn::Mul(hn::MaskedLoad(in, d, e + i), scale), in, d, y + i);
-  }
+  if (i < len) StoreTail(d, hn::Mul(LoadTail(d, e + i, len - i, 0.f), scale), y + i, len - i);
 }
 
 void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t len, int64_t x_stride, int64_t y_stride,

@@ -74,7 +74,8 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
     rebound = std::move(without.value());
     before = rebound.get();
   }
-  auto timing = model::TimeInterleaved(*before, *tuned, model::RandomInputs(graph, 1), o.warmup, o.repeats);
+  const std::vector<Tensor> inputs = model::RandomInputs(graph, 1);
+  auto timing = o.time_models ? o.time_models(*before, *tuned, inputs) : model::TimeInterleaved(*before, *tuned, inputs, o.warmup, o.repeats);
   if (!timing.ok()) return timing.status();
   const ModelVerdict verdict = ModelVerdict::Of(*timing);
   report->baseline_ms = verdict.without_ms;

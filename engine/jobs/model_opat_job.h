@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/jobs/model_verdict.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/model/executor.h"
 #include "engine/model/model_session.h"
@@ -23,6 +24,7 @@ struct ModelOpatOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   OpatJobOptions job;  // ops_path is set here: the model's operator list, written to the output directory
   int warmup = 2, repeats = 10;  // whole-model timing
+  TimeModels time_models;        // the final comparison (engine/jobs/model_verdict.h)
 };
 
 struct ModelOpatReport {

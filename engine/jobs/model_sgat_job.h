@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/jobs/model_verdict.h"
 #include "engine/jobs/task_done.h"
 #include "engine/model/model_session.h"
 #include "repo/status.h"
@@ -39,7 +40,7 @@ struct ModelSgatOptions {
   int warmup = 3, repeats = 20;               // whole-model timing (its noise decides whether entries are taken back)
   // How the model is timed without (a) and with (b) this run's entries at the end; empty:
   // model::TimeInterleaved with warmup and repeats. Tests replace it to see the take-back happen.
-  std::function<Result<model::InterleavedTiming>(model::Executor& without, model::Executor& with, const std::vector<Tensor>& inputs)> time_models;
+  TimeModels time_models;
   int subgraph_warmup = 3, subgraph_repeats = 20;
   bool progress = false;
   TaskDoneHook on_task_done;  // after each subgraph's checkpoint commits

@@ -2,11 +2,18 @@
 // timed without and with the job's entries in interleaved runs (model::TimeInterleaved), so that
 // the machine's drift falls on both alike.
 #pragma once
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "engine/model/model_session.h"
 
 namespace tilebank::engine {
+
+// How a job times the model without (a) and with (b) its entries; empty: model::TimeInterleaved
+// with the job's warm-up and repeats. Tests replace it to see a take-back happen.
+using TimeModels = std::function<Result<model::InterleavedTiming>(model::Executor& without, model::Executor& with,
+                                                                   const std::vector<Tensor>& inputs)>;
 
 struct ModelVerdict {
   double without_ms = 0, with_ms = 0;  // medians

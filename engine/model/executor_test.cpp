@@ -71,6 +71,38 @@ TEST_CASE("executor: MatMul, bias, Relu, Reshape and Transpose against plain loo
   CHECK((*e)->arena_bytes() == (256 + 192) * sizeof(float));
 }
 
+TEST_CASE("executor: a stored policy this host's target cannot run gives way to the built-in choice, the reason kept") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {8, 32});
+  b.Weight("w", {32, 24});
+  b.Node("MatMul", {"x", "w"}, {"y"});
+  b.Output("y", {8, 24});
+  auto graph = ImportModel(b.Save(dir / "m.onnx"), {});
+  REQUIRE(graph.ok());
+  // 4 vectors x 12 rows need 53 vector registers: more than any x86 or Arm target has.
+  const Policy too_wide = MakePolicy({{"vec_blocks", int64_t{4}}, {"tile_m", int64_t{12}}, {"block_n", int64_t{1}}, {"block_m", int64_t{1}},
+                                      {"unroll_k", int64_t{1}}, {"loop_order", std::string("mn")}, {"parallel", int64_t{0}},
+                                      {"pack_b", std::string("block")}});
+  PolicyLookup lookup = [&](const OpSpec& op) -> std::optional<FoundPolicy> {
+    Entry e;
+    e.kind = EntryKind::kOp;
+    e.op_type = op.op_type;
+    e.descriptor = op.canonical.text;
+    e.template_id = "matmul.tiled";
+    e.policy = too_wide;
+    return FoundPolicy{e, false};
+  };
+  auto e = Executor::Load(*graph, lookup);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  const NodeBinding& mm = (*e)->bindings().front();
+  CHECK(mm.policy_source == "builtin");
+  CHECK_MESSAGE(mm.policy_note.find("cannot run on this host's target") != std::string::npos, mm.policy_note);
+  CHECK_MESSAGE(mm.policy_note.find("breaks matmul.tiled's constraints") != std::string::npos, mm.policy_note);
+  auto inputs = RandomInputs((*e)->graph(), 1);
+  CHECK(RunOnce(**e, inputs).front().shape == std::vector<int64_t>{8, 24});
+}
+
 TEST_CASE("executor: a Split's outputs (one unused, one a model output) each computed as a Slice of the input") {
   TempDir dir;
   ModelBuilder b;
