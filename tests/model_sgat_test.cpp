@@ -494,12 +494,7 @@ engine::ModelSgatReport SgatWithTiming(const TempDir& dir, const std::string& na
   return std::move(report.value());
 }
 
-size_t GraphEntries(const std::string& bank_root) {
-  auto bank = OpenExisting(bank_root + "/" + HostSocVersion(), OpenMode::kReadOnly);
-  size_t n = 0;
-  REQUIRE(bank->Read()->ForEach(EntryKind::kGraph, [&](Key, std::string_view) { ++n; return Status::Ok(); }).ok());
-  return n;
-}
+size_t GraphEntries(const std::string& bank_root) { return EntryCount(bank_root + "/" + HostSocVersion(), EntryKind::kGraph); }
 
 TEST_CASE("SGAT: entries that make the model slower beyond the spread are taken back, within it kept" * doctest::test_suite("measured")) {
   TempDir dir;

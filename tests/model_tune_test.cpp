@@ -86,12 +86,7 @@ engine::ModelOpatReport OpatWithTiming(const TempDir& dir, const std::string& na
   return std::move(report.value());
 }
 
-size_t OpEntries(const std::string& bank_root) {
-  auto bank = OpenExisting(bank_root + "/" + HostSocVersion(), OpenMode::kReadOnly);
-  size_t n = 0;
-  REQUIRE(bank->Read()->ForEach(EntryKind::kOp, [&](Key, std::string_view) { ++n; return Status::Ok(); }).ok());
-  return n;
-}
+size_t OpEntries(const std::string& bank_root) { return EntryCount(bank_root + "/" + HostSocVersion(), EntryKind::kOp); }
 
 TEST_CASE("tune --model: entries that make the model slower beyond the spread are taken back, within it kept, and 0% reported") {
   TempDir dir;

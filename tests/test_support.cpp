@@ -93,6 +93,15 @@ std::unique_ptr<Bank> CreateBank(const std::string& dir, const std::string& soc,
   return std::move(*bank);
 }
 
+size_t EntryCount(const std::string& dir, EntryKind kind) {
+  auto snapshot = OpenExisting(dir, OpenMode::kReadOnly)->Read();
+  if (!snapshot.ok()) throw std::runtime_error(snapshot.status().message());
+  size_t n = 0;
+  Status s = snapshot->ForEach(kind, [&](Key, std::string_view) { ++n; return Status::Ok(); });
+  if (!s.ok()) throw std::runtime_error(s.message());
+  return n;
+}
+
 std::unique_ptr<Bank> OpenExisting(const std::string& dir, OpenMode mode) {
   OpenOptions options;
   options.mode = mode;

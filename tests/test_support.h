@@ -32,6 +32,8 @@ Entry GradEntry(int world_size, double after_us);
 std::unique_ptr<Bank> CreateBank(const std::string& dir, const std::string& soc = kTestSoc,
                                  size_t initial_map_bytes = size_t{1} << 26);
 std::unique_ptr<Bank> OpenExisting(const std::string& dir, OpenMode mode = OpenMode::kReadWrite);
+// How many entries of `kind` the bank in `dir` holds.
+size_t EntryCount(const std::string& dir, EntryKind kind);
 
 // Writes raw bytes into a named database, bypassing every check.
 void RawPut(const std::string& dir, const std::string& db, const std::string& key, const std::string& value);

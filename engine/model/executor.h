@@ -50,7 +50,7 @@ struct FusionChoice {
   std::string source;
   // Non-empty: the bank's choice, which this host's target cannot run (why); the executor runs the
   // built-in choice instead and its profile says so.
-  std::string unusable;
+  std::string unusable = {};
 };
 // nullopt: the built-in choice (the anchor's oneDNN kernel with the chain's steps as post-ops, when
 // the anchor runs in oneDNN anyway); no lookup at all: nothing is fused.
