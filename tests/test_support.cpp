@@ -94,7 +94,8 @@ std::unique_ptr<Bank> CreateBank(const std::string& dir, const std::string& soc,
 }
 
 size_t EntryCount(const std::string& dir, EntryKind kind) {
-  auto snapshot = OpenExisting(dir, OpenMode::kReadOnly)->Read();
+  const auto bank = OpenExisting(dir, OpenMode::kReadOnly);  // outlives its snapshot
+  auto snapshot = bank->Read();
   if (!snapshot.ok()) throw std::runtime_error(snapshot.status().message());
   size_t n = 0;
   Status s = snapshot->ForEach(kind, [&](Key, std::string_view) { ++n; return Status::Ok(); });

@@ -8,6 +8,7 @@
 
 #include "engine/model/basic_kernels.h"
 #include "engine/model/executor.h"
+#include "engine/ops/typed_tensor.h"
 
 namespace tilebank::engine::model {
 
@@ -22,11 +23,5 @@ struct Executor::Step {
   int in_place_input = -1;        // kDirect: the input the output may be placed over (Kernel::InPlaceInput)
 };
 
-// "1x64x56x56", or "scalar".
-inline std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string t;
-  for (size_t i = 0; i < shape.size(); ++i) t += (i ? "x" : "") + std::to_string(shape[i]);
-  return t.empty() ? "scalar" : t;
-}
 
 }  // namespace tilebank::engine::model

@@ -189,18 +189,6 @@ Status FixInputShapes(onnx::ModelProto* model, const std::map<std::string, std::
   return Status::Ok();
 }
 
-nlohmann::json AttributeValue(const onnx::AttributeProto& a) {
-  switch (a.type()) {
-    case onnx::AttributeProto::INT: return a.i();
-    case onnx::AttributeProto::FLOAT: return a.f();
-    case onnx::AttributeProto::STRING: return a.s();
-    case onnx::AttributeProto::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
-    case onnx::AttributeProto::FLOATS: return std::vector<float>(a.floats().begin(), a.floats().end());
-    case onnx::AttributeProto::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
-    default: return nullptr;  // tensors and graphs: read where an op needs them
-  }
-}
-
 // A Constant node's value.
 Result<ConstTensor> ConstantValue(const onnx::NodeProto& node) {
   for (const auto& a : node.attribute()) {
@@ -401,7 +389,7 @@ Result<ImportedGraph> BuildGraph(const onnx::ModelProto& model, const std::strin
         first_unknown = path + ": the shape of '" + name + "' (output of node '" + node.name + "', " + n.op_type() + ") is unknown after shape inference";
     }
     for (const auto& a : n.attribute()) {
-      node.attrs[a.name()] = AttributeValue(a);
+      node.attrs[a.name()] = AttributeJson(a);
       if (a.type() == onnx::AttributeProto::TENSOR && n.op_type() == "ConstantOfShape" && a.name() == "value") {
         auto c = ConstFromProto(a.t());
         if (!c.ok() || c->size() != 1) return Status::InvalidInput(path + ": node '" + node.name + "': ConstantOfShape's value must be one number");

@@ -1,8 +1,10 @@
 #include "engine/model/tensor_proto.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <type_traits>
 
 namespace tilebank::engine::model {
 
@@ -45,7 +47,7 @@ std::string DtypeName(int t) {
     case onnx::TensorProto::UINT8: return "uint8";
     case onnx::TensorProto::BOOL: return "bool";
     case onnx::TensorProto::STRING: return "string";
-    default: return "type " + std::to_string(t);
+    default: return DTypeName(static_cast<DType>(t));
   }
 }
 
@@ -152,6 +154,98 @@ Result<Tensor> ReadFloatTensorFile(const std::string& path) {
   t.shape = c->shape;
   t.data = std::move(c->floats);
   return t;
+}
+
+namespace {
+
+// Copies `field` (a repeated proto field of another width) into t's elements of type T.
+template <class T, class Field>
+bool CopyField(const Field& field, TypedTensor* t) {
+  if (field.size() != t->size()) return false;
+  T* out = t->data<T>();
+  for (int64_t i = 0; i < t->size(); ++i) {
+    if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) out[i].bits = static_cast<uint16_t>(field.Get(i));
+    else out[i] = static_cast<T>(field.Get(i));
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<TypedTensor> TensorFromProto(const onnx::TensorProto& p) {
+  std::vector<int64_t> shape(p.dims().begin(), p.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) return Status::InvalidInput("tensor '" + p.name() + "' has a negative dimension");
+  const DType dtype = DTypeOfOnnx(p.data_type());
+  if (dtype == DType::kUndefined || dtype == DType::kComplex64 || dtype == DType::kComplex128)
+    return Status::InvalidInput("tensor '" + p.name() + "' is " + DtypeName(p.data_type()) + ", which the executor does not read");
+  // The data present bounds the element count before anything is allocated.
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && count > (int64_t{1} << 62) / d) return Status::InvalidInput("tensor '" + p.name() + "': its data does not match its dims");
+    count *= d;
+  }
+  const int64_t present = dtype == DType::kString ? p.string_data_size()
+                          : p.has_raw_data()      ? static_cast<int64_t>(p.raw_data().size() / std::max<size_t>(1, ElementBytes(dtype)))
+                                                  : std::max({p.float_data_size(), p.double_data_size(), p.int32_data_size(), p.int64_data_size(),
+                                                              p.uint64_data_size()});
+  if (count != present) return Status::InvalidInput("tensor '" + p.name() + "': its data does not match its dims");
+  TypedTensor t(dtype, shape);
+  bool ok = true;
+  if (dtype == DType::kString) {
+    ok = p.string_data_size() == t.size();
+    if (ok) t.strings.assign(p.string_data().begin(), p.string_data().end());
+  } else if (p.has_raw_data()) {
+    ok = p.raw_data().size() == t.bytes.size();
+    if (ok && !t.bytes.empty()) std::memcpy(t.bytes.data(), p.raw_data().data(), t.bytes.size());
+  } else {
+    switch (dtype) {
+      case DType::kFloat32: ok = CopyField<float>(p.float_data(), &t); break;
+      case DType::kFloat64: ok = CopyField<double>(p.double_data(), &t); break;
+      case DType::kInt64: ok = CopyField<int64_t>(p.int64_data(), &t); break;
+      case DType::kUInt32: ok = CopyField<uint32_t>(p.uint64_data(), &t); break;
+      case DType::kUInt64: ok = CopyField<uint64_t>(p.uint64_data(), &t); break;
+      default:  // the 8-, 16- and 32-bit integer types, bool, float16 and bfloat16: int32_data
+        ok = VisitNumeric(dtype, [&](auto tag) { return CopyField<decltype(tag)>(p.int32_data(), &t); }, [] { return false; });
+    }
+  }
+  if (!ok) return Status::InvalidInput("tensor '" + p.name() + "': its data does not match its dims");
+  return t;
+}
+
+onnx::TensorProto ProtoFromTensor(const std::string& name, const TypedTensor& t) {
+  onnx::TensorProto p;
+  p.set_name(name);
+  p.set_data_type(static_cast<int>(t.dtype));
+  for (int64_t d : t.shape) p.add_dims(d);
+  if (t.dtype == DType::kString) {
+    for (const std::string& s : t.strings) p.add_string_data(s);
+  } else {
+    p.set_raw_data(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+  }
+  return p;
+}
+
+Result<TypedTensor> ReadTensorFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path);
+  onnx::TensorProto proto;
+  if (!proto.ParseFromIstream(&in)) return Status::InvalidInput(path + " is not an ONNX TensorProto file");
+  auto t = TensorFromProto(proto);
+  if (!t.ok()) return t.status().WithContext(path);
+  return t;
+}
+
+nlohmann::json AttributeJson(const onnx::AttributeProto& a) {
+  switch (a.type()) {
+    case onnx::AttributeProto::INT: return a.i();
+    case onnx::AttributeProto::FLOAT: return a.f();
+    case onnx::AttributeProto::STRING: return a.s();
+    case onnx::AttributeProto::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    case onnx::AttributeProto::FLOATS: return std::vector<float>(a.floats().begin(), a.floats().end());
+    case onnx::AttributeProto::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
+    default: return nullptr;  // tensors and graphs: read where an op needs them
+  }
 }
 
 }  // namespace tilebank::engine::model

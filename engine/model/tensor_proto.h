@@ -6,9 +6,14 @@
 #include <string>
 
 #include "engine/model/graph.h"
+#include "engine/ops/typed_tensor.h"
 #include "repo/status.h"
 
 namespace tilebank::engine::model {
+
+// A node attribute as Node::attrs keeps it: int, float, string or a list of them; null for tensors
+// and graphs (read where an op needs them).
+nlohmann::json AttributeJson(const onnx::AttributeProto& a);
 
 // "float32", "int64", ... for an ONNX element type.
 std::string DtypeName(int onnx_elem_type);
@@ -25,5 +30,16 @@ Result<onnx::TensorProto> ProtoFromConst(const std::string& name, const ConstTen
 // A TensorProto file (ONNX test data) as a float32 tensor: kInvalidInput naming the file when it
 // does not parse or is not float32.
 Result<Tensor> ReadFloatTensorFile(const std::string& path);
+
+// Any tensor of a DType (every ONNX element type but the complex ones), from raw_data or the typed
+// field ONNX stores it in (int32_data for the 8- and 16-bit types and float16/bfloat16 bits,
+// uint64_data for uint32/uint64, string_data). kInvalidInput naming the tensor for a complex or
+// unknown type, a negative dimension, or data that does not match the dims.
+Result<TypedTensor> TensorFromProto(const onnx::TensorProto& proto);
+// `t` as a TensorProto named `name` (raw_data for numbers, string_data for strings).
+onnx::TensorProto ProtoFromTensor(const std::string& name, const TypedTensor& t);
+// A TensorProto file (ONNX test data: input_0.pb, output_0.pb) of any type; kNotFound when it cannot
+// be read, kInvalidInput naming the file when it does not parse or TensorFromProto refuses it.
+Result<TypedTensor> ReadTensorFile(const std::string& path);
 
 }  // namespace tilebank::engine::model

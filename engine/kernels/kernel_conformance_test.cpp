@@ -1,0 +1,135 @@
+// The registry's kernels on ONNX's own node tests (libonnx-testdata): every single-node test whose
+// op the registry has runs through the kernel the registry makes for it, in this process, and its
+// outputs are matched against ONNX's expected ones (engine/ops/tensor_compare.h). It prints each
+// op's count of matches, mismatches and refusals; none may mismatch, and matches may only rise.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "engine/kernels/kernel_registry.h"
+#include "engine/model/tensor_proto.h"
+#include "engine/ops/tensor_compare.h"
+
+namespace tilebank::engine::kernels {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kNodeTests = "/usr/share/libonnx-testdata/data/node";
+
+enum class Outcome { kMatch, kMismatch, kRefused, kNotATest };
+
+// ONNX 1.12's test data holds bfloat16 tensors as uint16 (numpy has no bfloat16): the bits are the
+// value the model declares.
+void AsDeclared(const onnx::ValueInfoProto& declared, TypedTensor* t) {
+  if (declared.type().tensor_type().elem_type() == onnx::TensorProto::BFLOAT16 && t->dtype == DType::kUInt16) t->dtype = DType::kBFloat16;
+}
+
+struct CaseResult {
+  Outcome outcome = Outcome::kNotATest;
+  std::string op_type, why;
+};
+
+CaseResult RunCase(const fs::path& dir) {
+  CaseResult r;
+  onnx::ModelProto model;
+  std::ifstream in(dir / "model.onnx", std::ios::binary);
+  if (!model.ParseFromIstream(&in) || model.graph().node_size() != 1) return r;
+  const onnx::NodeProto& node = model.graph().node(0);
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return r;
+  r.op_type = node.op_type();
+  if (!KernelRegistry::Default().Has(node.op_type())) return r;
+  int opset = 0;
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = static_cast<int>(o.version());
+  // The graph's inputs by name: initializers, then the test data's input_<i>.pb in order.
+  std::map<std::string, TypedTensor> values;
+  for (const auto& init : model.graph().initializer()) {
+    auto t = model::TensorFromProto(init);
+    if (!t.ok()) return r;
+    values[init.name()] = std::move(t.value());
+  }
+  const fs::path data = dir / "test_data_set_0";
+  int next = 0;
+  for (const auto& input : model.graph().input()) {
+    if (values.count(input.name())) continue;
+    auto t = model::ReadTensorFile((data / ("input_" + std::to_string(next++) + ".pb")).string());
+    if (!t.ok()) return r;  // sequences, maps, optionals: not tensors
+    AsDeclared(input, &t.value());
+    values[input.name()] = std::move(t.value());
+  }
+  KernelInfo info;
+  info.op_type = node.op_type();
+  info.node_name = dir.filename().string();
+  nlohmann::json attrs = nlohmann::json::object();
+  for (const auto& a : node.attribute()) {
+    attrs[a.name()] = model::AttributeJson(a);
+    if (a.type() == onnx::AttributeProto::TENSOR) {
+      auto t = model::TensorFromProto(a.t());
+      if (!t.ok()) return r;
+      info.tensor_attrs[a.name()] = std::move(t.value());
+    }
+  }
+  info.attrs = Attrs(attrs);
+  info.opset = opset;
+  info.num_outputs = node.output_size();
+  KernelInputs inputs;
+  for (const std::string& name : node.input()) {
+    const auto it = name.empty() ? values.end() : values.find(name);
+    inputs.push_back(it == values.end() ? nullptr : &it->second);
+    info.input_types.push_back(it == values.end() ? DType::kUndefined : it->second.dtype);
+  }
+  auto kernel = KernelRegistry::Default().Create(info);
+  std::vector<TypedTensor> outputs(static_cast<size_t>(node.output_size()));
+  Status computed = kernel.ok() ? (*kernel)->Compute(inputs, &outputs) : kernel.status();
+  if (!computed.ok()) {
+    r.outcome = Outcome::kRefused;
+    r.why = computed.message();
+    return r;
+  }
+  r.outcome = Outcome::kMatch;
+  for (int k = 0; k < model.graph().output_size(); ++k) {
+    auto want = model::ReadTensorFile((data / ("output_" + std::to_string(k) + ".pb")).string());
+    if (!want.ok()) return CaseResult{};
+    AsDeclared(model.graph().output(k), &want.value());
+    int index = 0;
+    while (index < node.output_size() && node.output(index) != model.graph().output(k).name()) ++index;
+    if (index == node.output_size()) return CaseResult{};
+    const TensorMatch m = MatchTensor(outputs[index], *want);
+    if (!m.ok) {
+      r.outcome = Outcome::kMismatch;
+      r.why = "output " + std::to_string(k) + ": " + m.worst;
+      return r;
+    }
+  }
+  return r;
+}
+
+TEST_CASE("kernel registry: ONNX's node tests of the registry's ops match, none mismatch") {
+  REQUIRE_MESSAGE(fs::is_directory(kNodeTests), "install libonnx-testdata (scripts/setup.sh does)");
+  std::map<std::string, std::array<int, 3>> by_op;  // match, mismatch, refused
+  std::vector<std::string> mismatches, refusals;
+  int matched = 0;
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(kNodeTests)) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  for (const fs::path& dir : dirs) {
+    const CaseResult r = RunCase(dir);
+    if (r.outcome == Outcome::kNotATest) continue;
+    auto& counts = by_op[r.op_type];
+    if (r.outcome == Outcome::kMatch) ++counts[0], ++matched;
+    if (r.outcome == Outcome::kMismatch) ++counts[1], mismatches.push_back(dir.filename().string() + ": " + r.why);
+    if (r.outcome == Outcome::kRefused) ++counts[2], refusals.push_back(dir.filename().string() + ": " + r.why);
+  }
+  for (const auto& [op, c] : by_op) MESSAGE(op << ": " << c[0] << " match, " << c[1] << " mismatch, " << c[2] << " refused");
+  for (const auto& m : mismatches) MESSAGE("mismatch " << m);
+  for (const auto& m : refusals) MESSAGE("refused " << m);
+  MESSAGE(matched << " node tests match through the registry's kernels");
+  CHECK(mismatches.empty());
+  CHECK(matched >= 381);  // the floor: raise it as the registry grows (the last line printed)
+}
+
+}  // namespace
+}  // namespace tilebank::engine::kernels

@@ -1,0 +1,86 @@
+#include "engine/kernels/kernel_registry.h"
+
+#include <algorithm>
+
+namespace tilebank::engine::kernels {
+namespace {
+
+std::string TypeList(const std::vector<DType>& types) {
+  std::string text;
+  for (DType d : types) text += (text.empty() ? "" : ", ") + DTypeName(d);
+  return text;
+}
+
+}  // namespace
+
+const std::vector<DType>& FloatTypes() {
+  static const std::vector<DType> types = {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64};
+  return types;
+}
+
+const std::vector<DType>& IntegerTypes() {
+  static const std::vector<DType> types = {DType::kInt8,  DType::kInt16,  DType::kInt32,  DType::kInt64,
+                                           DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64};
+  return types;
+}
+
+const std::vector<DType>& NumericTypes() {
+  static const std::vector<DType> types = [] {
+    std::vector<DType> t = FloatTypes();
+    t.insert(t.end(), IntegerTypes().begin(), IntegerTypes().end());
+    return t;
+  }();
+  return types;
+}
+
+const std::vector<DType>& AllTypes() {
+  static const std::vector<DType> types = [] {
+    std::vector<DType> t = NumericTypes();
+    t.push_back(DType::kBool);
+    t.push_back(DType::kString);
+    return t;
+  }();
+  return types;
+}
+
+const KernelRegistry& KernelRegistry::Default() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    using Family = void (*)(KernelRegistry*);
+    for (Family family : {RegisterElementwiseKernels, RegisterUnaryKernels, RegisterCastKernels, RegisterShapeKernels, RegisterMovementKernels,
+                          RegisterIndexKernels}) family(&r);
+    return r;
+  }();
+  return registry;
+}
+
+void KernelRegistry::Add(KernelDef def) {
+  const std::string op = def.op_type;
+  defs_.emplace(op, std::move(def));
+}
+
+Result<std::unique_ptr<OpKernel>> KernelRegistry::Create(const KernelInfo& info) const {
+  auto [first, last] = defs_.equal_range(info.op_type);
+  if (first == last) return info.Bad("the executor has no kernel for " + info.op_type);
+  std::vector<DType> offered;
+  bool opset_matched = false;
+  for (auto it = first; it != last; ++it) {
+    const KernelDef& def = it->second;
+    if (info.opset < def.since_opset || info.opset > def.until_opset) continue;
+    opset_matched = true;
+    const DType given = info.InputType(def.type_input);
+    if (def.types.empty() || std::find(def.types.begin(), def.types.end(), given) != def.types.end()) return def.make(info);
+    offered.insert(offered.end(), def.types.begin(), def.types.end());
+  }
+  if (!opset_matched) return info.Bad("no kernel of " + info.op_type + " for opset " + std::to_string(info.opset));
+  return info.Bad("no kernel of " + info.op_type + " for " + DTypeName(info.InputType(first->second.type_input)) + " (it has " +
+                  TypeList(offered) + ")");
+}
+
+std::vector<std::string> KernelRegistry::OpTypes() const {
+  std::vector<std::string> ops;
+  for (auto it = defs_.begin(); it != defs_.end(); it = defs_.upper_bound(it->first)) ops.push_back(it->first);
+  return ops;
+}
+
+}  // namespace tilebank::engine::kernels

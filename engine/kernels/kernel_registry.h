@@ -1,0 +1,57 @@
+// One registry of the executor's kernels, as ONNX Runtime's KernelRegistry: op type + opset range
+// + the dtypes of one constrained input -> a factory. Each family of ops registers its kernels in a
+// file of its own (engine/kernels/*_kernels.cpp), one line per kernel; KernelRegistry::Default()
+// names every family.
+#pragma once
+#include <climits>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/kernels/op_kernel.h"
+
+namespace tilebank::engine::kernels {
+
+using KernelFactory = std::function<Result<std::unique_ptr<OpKernel>>(const KernelInfo& info)>;
+
+struct KernelDef {
+  std::string op_type;
+  int since_opset = 1, until_opset = INT_MAX;  // inclusive
+  std::vector<DType> types;  // the dtypes input `type_input` may have; empty: any
+  int type_input = 0;
+  KernelFactory make;
+};
+
+// The dtype lists kernels are registered for.
+const std::vector<DType>& FloatTypes();    // float16, bfloat16, float32, float64
+const std::vector<DType>& IntegerTypes();  // int8..int64, uint8..uint64
+const std::vector<DType>& NumericTypes();  // both
+const std::vector<DType>& AllTypes();      // both, bool and string
+
+class KernelRegistry {
+ public:
+  // Every family's kernels, registered once.
+  static const KernelRegistry& Default();
+
+  void Add(KernelDef def);
+  // The kernel for the node `info` describes; kInvalidInput naming the node when the registry has no
+  // kernel of its op type, none for its opset, or none for its dtypes (naming those it has).
+  Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) const;
+  bool Has(const std::string& op_type) const { return defs_.count(op_type) > 0; }
+  std::vector<std::string> OpTypes() const;
+
+ private:
+  std::multimap<std::string, KernelDef> defs_;
+};
+
+// The families (one file each); Default() calls them all.
+void RegisterElementwiseKernels(KernelRegistry* registry);
+void RegisterUnaryKernels(KernelRegistry* registry);
+void RegisterCastKernels(KernelRegistry* registry);
+void RegisterShapeKernels(KernelRegistry* registry);
+void RegisterMovementKernels(KernelRegistry* registry);
+void RegisterIndexKernels(KernelRegistry* registry);
+
+}  // namespace tilebank::engine::kernels

@@ -1,0 +1,51 @@
+// Index arithmetic the data-movement kernels share: axes, strides, integer operands, and copying
+// one element of any dtype.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "engine/kernels/op_kernel.h"
+
+namespace tilebank::engine::kernels {
+
+// `axis` counted from the end when negative, as an index below `rank`; nullopt when outside.
+inline std::optional<int64_t> Axis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+// Row-major strides, in elements.
+inline std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t k = shape.size(); k-- > 1;) s[k - 1] = s[k] * shape[k];
+  return s;
+}
+
+// The elements of an integer (or bool) tensor as int64.
+inline std::vector<int64_t> IntValues(const TypedTensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.size()));
+  for (int64_t i = 0; i < t.size(); ++i) v[i] = t.IntAt(i);
+  return v;
+}
+
+// to[j] = from[i], for tensors of one dtype.
+inline void CopyElement(const TypedTensor& from, int64_t i, TypedTensor* to, int64_t j) {
+  if (from.dtype == DType::kString) {
+    to->strings[j] = from.strings[i];
+    return;
+  }
+  const size_t b = ElementBytes(from.dtype);
+  std::memcpy(to->bytes.data() + j * b, from.bytes.data() + i * b, b);
+}
+
+// A tensor of `dtype` and `shape` whose elements are from[index(j)].
+template <class F>
+TypedTensor Gathered(const TypedTensor& from, std::vector<int64_t> shape, F index) {
+  TypedTensor out(from.dtype, std::move(shape));
+  for (int64_t j = 0; j < out.size(); ++j) CopyElement(from, index(j), &out, j);
+  return out;
+}
+
+}  // namespace tilebank::engine::kernels

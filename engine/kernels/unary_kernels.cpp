@@ -1,0 +1,176 @@
+// Elementwise ops of one input: math functions, activations, IsNaN/IsInf, Not, and Clip (whose
+// bounds are optional inputs).
+#include <cmath>
+#include <limits>
+
+#include "engine/kernels/elementwise.h"
+#include "engine/kernels/kernel_registry.h"
+
+namespace tilebank::engine::kernels {
+namespace {
+
+// y = f(x, attrs) in x's computing type, stored as x's type.
+template <class F>
+KernelFactory Unary(F f) {
+  return [f](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+    return FunctionKernel([f, info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+      if (in.empty() || !in[0]) return info.Bad("takes one input");
+      Status status = Status::Ok();
+      VisitNumeric(
+          in[0]->dtype,
+          [&](auto tag) {
+            using T = decltype(tag);
+            TypedTensor& y = (*out)[0];
+            y = TypedTensor(in[0]->dtype, in[0]->shape);
+            const T* x = in[0]->data<T>();
+            T* z = y.data<T>();
+            for (int64_t i = 0; i < y.size(); ++i) z[i] = Store<T>(f(Calc<T>(x[i]), info.attrs));
+          },
+          [&] { status = info.Bad(DTypeName(in[0]->dtype) + " is not a numeric type"); });
+      return status;
+    });
+  };
+}
+
+// y = f(x) as bool.
+template <class F>
+KernelFactory Predicate(F f) {
+  return [f](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+    return FunctionKernel([f, info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+      if (in.empty() || !in[0]) return info.Bad("takes one input");
+      Status status = Status::Ok();
+      VisitNumeric(
+          in[0]->dtype,
+          [&](auto tag) {
+            using T = decltype(tag);
+            TypedTensor& y = (*out)[0];
+            y = TypedTensor(DType::kBool, in[0]->shape);
+            for (int64_t i = 0; i < y.size(); ++i) y.data<bool>()[i] = f(static_cast<double>(Calc<T>(in[0]->data<T>()[i])), info.attrs);
+          },
+          [&] { status = info.Bad(DTypeName(in[0]->dtype) + " is not a numeric type"); });
+      return status;
+    });
+  };
+}
+
+// Clip: min and max from inputs 1 and 2 (opset 11+, either may be left out) or attributes (before).
+Result<std::unique_ptr<OpKernel>> MakeClip(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.empty() || !in[0]) return info.Bad("takes an input");
+    Status status = Status::Ok();
+    VisitNumeric(
+        in[0]->dtype,
+        [&](auto tag) {
+          using T = decltype(tag);
+          using C = Calc<T>;
+          C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
+          if (info.opset < 11) {
+            lo = static_cast<C>(info.attrs.Float("min", -std::numeric_limits<float>::max()));
+            hi = static_cast<C>(info.attrs.Float("max", std::numeric_limits<float>::max()));
+          }
+          for (size_t k : {size_t{1}, size_t{2}}) {
+            if (k >= in.size() || !in[k]) continue;
+            if (in[k]->dtype != in[0]->dtype || in[k]->size() != 1) {
+              status = info.Bad("min and max must be scalars of the input's type");
+              return;
+            }
+            (k == 1 ? lo : hi) = static_cast<C>(in[k]->data<T>()[0]);
+          }
+          TypedTensor& y = (*out)[0];
+          y = TypedTensor(in[0]->dtype, in[0]->shape);
+          for (int64_t i = 0; i < y.size(); ++i) {
+            const C x = static_cast<C>(in[0]->data<T>()[i]);
+            y.data<T>()[i] = Store<T>(std::isnan(static_cast<double>(x)) ? x : std::min(std::max(x, lo), hi));
+          }
+        },
+        [&] { status = info.Bad(DTypeName(in[0]->dtype) + " is not a numeric type"); });
+    return status;
+  });
+}
+
+template <class V>
+V Sign(V x) {
+  if (std::isnan(static_cast<double>(x))) return x;
+  return static_cast<V>(x > V(0) ? 1 : x < V(0) ? -1 : 0);
+}
+
+}  // namespace
+
+void RegisterUnaryKernels(KernelRegistry* r) {
+  const auto& floats = FloatTypes();
+  const auto& numeric = NumericTypes();
+  const std::vector<DType> signed_numeric = {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64,
+                                             DType::kInt8,    DType::kInt16,    DType::kInt32,   DType::kInt64};
+  using A = const Attrs&;
+  // Math.
+  r->Add({"Abs", 6, INT_MAX, numeric, 0, Unary([](auto x, A) { return x < decltype(x)(0) ? -x : x; })});
+  r->Add({"Neg", 6, INT_MAX, signed_numeric, 0, Unary([](auto x, A) { return -x; })});
+  r->Add({"Sign", 9, INT_MAX, numeric, 0, Unary([](auto x, A) { return Sign(x); })});
+  r->Add({"Reciprocal", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return decltype(x)(1) / x; })});
+  r->Add({"Exp", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return std::exp(x); })});
+  r->Add({"Log", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return std::log(x); })});
+  r->Add({"Sqrt", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return std::sqrt(x); })});
+  r->Add({"Floor", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return std::floor(x); })});
+  r->Add({"Ceil", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return std::ceil(x); })});
+  r->Add({"Round", 11, INT_MAX, floats, 0, Unary([](auto x, A) { return std::nearbyint(x); })});  // half to even
+  r->Add({"Sin", 7, INT_MAX, floats, 0, Unary([](auto x, A) { return std::sin(x); })});
+  r->Add({"Cos", 7, INT_MAX, floats, 0, Unary([](auto x, A) { return std::cos(x); })});
+  r->Add({"Tan", 7, INT_MAX, floats, 0, Unary([](auto x, A) { return std::tan(x); })});
+  r->Add({"Asin", 7, INT_MAX, floats, 0, Unary([](auto x, A) { return std::asin(x); })});
+  r->Add({"Acos", 7, INT_MAX, floats, 0, Unary([](auto x, A) { return std::acos(x); })});
+  r->Add({"Atan", 7, INT_MAX, floats, 0, Unary([](auto x, A) { return std::atan(x); })});
+  r->Add({"Sinh", 9, INT_MAX, floats, 0, Unary([](auto x, A) { return std::sinh(x); })});
+  r->Add({"Cosh", 9, INT_MAX, floats, 0, Unary([](auto x, A) { return std::cosh(x); })});
+  r->Add({"Asinh", 9, INT_MAX, floats, 0, Unary([](auto x, A) { return std::asinh(x); })});
+  r->Add({"Acosh", 9, INT_MAX, floats, 0, Unary([](auto x, A) { return std::acosh(x); })});
+  r->Add({"Atanh", 9, INT_MAX, floats, 0, Unary([](auto x, A) { return std::atanh(x); })});
+  r->Add({"Erf", 9, INT_MAX, numeric, 0, Unary([](auto x, A) { return std::erf(static_cast<double>(x)); })});
+  // Activations.
+  r->Add({"Relu", 6, INT_MAX, signed_numeric, 0, Unary([](auto x, A) { return x > decltype(x)(0) ? x : decltype(x)(0); })});
+  r->Add({"Sigmoid", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); })});
+  r->Add({"Tanh", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return std::tanh(x); })});
+  r->Add({"Softplus", 1, INT_MAX, floats, 0, Unary([](auto x, A) { return std::log1p(std::exp(x)); })});
+  r->Add({"Softsign", 1, INT_MAX, floats, 0, Unary([](auto x, A) { return x / (decltype(x)(1) + (x < decltype(x)(0) ? -x : x)); })});
+  r->Add({"HardSigmoid", 6, INT_MAX, floats, 0, Unary([](auto x, A a) {
+            const double v = a.Float("alpha", 0.2f) * static_cast<double>(x) + a.Float("beta", 0.5f);
+            return std::clamp(v, 0.0, 1.0);
+          })});
+  r->Add({"HardSwish", 14, INT_MAX, floats, 0, Unary([](auto x, A) {
+            const double v = static_cast<double>(x);
+            return v * std::clamp(v / 6 + 0.5, 0.0, 1.0);
+          })});
+  r->Add({"Elu", 6, INT_MAX, floats, 0, Unary([](auto x, A a) {
+            const double v = static_cast<double>(x);
+            return v >= 0 ? v : a.Float("alpha", 1.f) * std::expm1(v);
+          })});
+  r->Add({"Celu", 12, INT_MAX, floats, 0, Unary([](auto x, A a) {
+            const double v = static_cast<double>(x), alpha = a.Float("alpha", 1.f);
+            return std::max(0.0, v) + std::min(0.0, alpha * std::expm1(v / alpha));
+          })});
+  r->Add({"Selu", 6, INT_MAX, floats, 0, Unary([](auto x, A a) {
+            const double v = static_cast<double>(x);
+            const double alpha = a.Float("alpha", 1.67326319217681884765625f), gamma = a.Float("gamma", 1.05070102214813232421875f);
+            return gamma * (v > 0 ? v : alpha * std::expm1(v));
+          })});
+  r->Add({"LeakyRelu", 6, INT_MAX, floats, 0, Unary([](auto x, A a) {
+            const double v = static_cast<double>(x);
+            return v >= 0 ? v : a.Float("alpha", 0.01f) * v;
+          })});
+  r->Add({"ThresholdedRelu", 10, INT_MAX, floats, 0, Unary([](auto x, A a) {
+            const double v = static_cast<double>(x);
+            return v > a.Float("alpha", 1.f) ? v : 0.0;
+          })});
+  r->Add({"Shrink", 9, INT_MAX, numeric, 0, Unary([](auto x, A a) {
+            const double v = static_cast<double>(x), lambd = a.Float("lambd", 0.5f), bias = a.Float("bias", 0.f);
+            return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0;
+          })});
+  r->Add({"Clip", 6, INT_MAX, numeric, 0, MakeClip});
+  // Predicates.
+  r->Add({"IsNaN", 9, INT_MAX, floats, 0, Predicate([](double x, A) { return std::isnan(x); })});
+  r->Add({"IsInf", 10, INT_MAX, floats, 0, Predicate([](double x, A a) {
+            return std::isinf(x) && ((x > 0 && a.Int("detect_positive", 1)) || (x < 0 && a.Int("detect_negative", 1)));
+          })});
+  r->Add({"Not", 1, INT_MAX, {DType::kBool}, 0, Unary([](auto x, A) { return !x; })});
+}
+
+}  // namespace tilebank::engine::kernels

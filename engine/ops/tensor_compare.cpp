@@ -1,0 +1,73 @@
+#include "engine/ops/tensor_compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+
+namespace tilebank::engine {
+namespace {
+
+std::string Element(int64_t i, const std::string& got, const std::string& want) {
+  return "element " + std::to_string(i) + ": " + got + " vs " + want;
+}
+
+std::string Number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
+}  // namespace
+
+TensorMatch MatchTensor(const TypedTensor& got, const TypedTensor& want, double rtol, double atol) {
+  TensorMatch m;
+  if (got.dtype != want.dtype) {
+    m.ok = false;
+    m.worst = "dtype " + DTypeName(got.dtype) + " where " + DTypeName(want.dtype) + " was expected";
+    return m;
+  }
+  if (got.shape != want.shape) {
+    m.ok = false;
+    m.worst = "shape " + ShapeText(got.shape) + " where " + ShapeText(want.shape) + " was expected";
+    return m;
+  }
+  const int64_t n = want.size();
+  if (want.dtype == DType::kString) {
+    for (int64_t i = 0; i < n && m.ok; ++i)
+      if (got.strings[i] != want.strings[i]) m.ok = false, m.worst = Element(i, "'" + got.strings[i] + "'", "'" + want.strings[i] + "'");
+    return m;
+  }
+  if (!IsFloating(want.dtype)) {
+    for (int64_t i = 0; i < n && m.ok; ++i)
+      if (got.IntAt(i) != want.IntAt(i)) m.ok = false, m.worst = Element(i, std::to_string(got.IntAt(i)), std::to_string(want.IntAt(i)));
+    return m;
+  }
+  // bfloat16 keeps 8 significant bits: values one unit in the last place apart (rounded, or
+  // truncated as ONNX 1.12's reference casts) match.
+  if (want.dtype == DType::kBFloat16) rtol = std::max(rtol, 1.0 / 128);
+  double worst_excess = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = got.At(i), w = want.At(i);
+    if (std::isnan(g) && std::isnan(w)) continue;
+    if (std::isinf(w) || std::isinf(g)) {
+      if (g != w) m.ok = false, m.worst = Element(i, Number(g), Number(w));
+      if (g != w) return m;
+      continue;
+    }
+    const double abs = std::abs(g - w), rel = w != 0 ? abs / std::abs(w) : (abs > 0 ? INFINITY : 0.0);
+    if (std::isnan(abs)) {
+      m.ok = false;
+      m.worst = Element(i, Number(g), Number(w));
+      return m;
+    }
+    m.max_abs_error = std::max(m.max_abs_error, abs);
+    if (w != 0) m.max_rel_error = std::max(m.max_rel_error, rel);
+    const double excess = abs - (atol + rtol * std::abs(w));
+    if (excess > 0) m.ok = false;
+    if (excess > worst_excess) worst_excess = excess, m.worst = Element(i, Number(g), Number(w));
+  }
+  return m;
+}
+
+}  // namespace tilebank::engine

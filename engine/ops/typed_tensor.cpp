@@ -1,0 +1,103 @@
+#include "engine/ops/typed_tensor.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+namespace tilebank::engine {
+namespace {
+
+template <class T>
+double AsDouble(T v) {
+  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) return static_cast<float>(v);
+  else return static_cast<double>(v);
+}
+
+// `v` converted to T as static_cast would; for integer targets a value outside T's range (or NaN)
+// gives 0 for NaN and the wrapped integer of its truncation otherwise, never undefined behaviour.
+template <class T>
+T FromDouble(double v) {
+  if constexpr (std::is_same_v<T, bool>) return v != 0;
+  else if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) return T(static_cast<float>(v));
+  else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(v);
+  else {
+    if (std::isnan(v)) return T{0};
+    const double t = std::trunc(v);
+    if (t >= -9.2233720368547758e18 && t < 9.2233720368547758e18) return static_cast<T>(static_cast<int64_t>(t));
+    if (t >= 0 && t < 1.8446744073709552e19) return static_cast<T>(static_cast<uint64_t>(t));
+    return T{0};
+  }
+}
+
+template <class T>
+int64_t AsInt(T v) {
+  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) return FromDouble<int64_t>(static_cast<float>(v));
+  else if constexpr (std::is_floating_point_v<T>) return FromDouble<int64_t>(v);
+  else return static_cast<int64_t>(v);
+}
+
+template <class T>
+T FromInt(int64_t v) {
+  if constexpr (std::is_same_v<T, bool>) return v != 0;
+  else if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) return T(static_cast<float>(v));
+  else return static_cast<T>(v);
+}
+
+}  // namespace
+
+TypedTensor::TypedTensor(DType type, std::vector<int64_t> dims) : dtype(type), shape(std::move(dims)) {
+  if (dtype == DType::kString) strings.resize(static_cast<size_t>(size()));
+  else bytes.resize(static_cast<size_t>(size()) * ElementBytes(dtype));
+}
+
+TypedTensor TypedTensor::FromFloat(const Tensor& t) { return Of<float>(t.shape, t.data); }
+
+double TypedTensor::At(int64_t i) const {
+  return VisitNumeric(dtype, [&](auto tag) { return AsDouble(data<decltype(tag)>()[i]); }, [] { return 0.0; });
+}
+
+int64_t TypedTensor::IntAt(int64_t i) const {
+  return VisitNumeric(dtype, [&](auto tag) { return AsInt(data<decltype(tag)>()[i]); }, [] { return int64_t{0}; });
+}
+
+void TypedTensor::SetAt(int64_t i, double v) {
+  VisitNumeric(dtype, [&](auto tag) { data<decltype(tag)>()[i] = FromDouble<decltype(tag)>(v); }, [] {});
+}
+
+void TypedTensor::SetIntAt(int64_t i, int64_t v) {
+  VisitNumeric(dtype, [&](auto tag) { data<decltype(tag)>()[i] = FromInt<decltype(tag)>(v); }, [] {});
+}
+
+Tensor TypedTensor::ToFloat() const {
+  Tensor t(shape);
+  if (dtype == DType::kFloat32) {
+    if (!bytes.empty()) std::memcpy(t.data.data(), bytes.data(), bytes.size());
+    return t;
+  }
+  for (int64_t i = 0; i < t.size() && IsNumeric(dtype); ++i) t.data[i] = static_cast<float>(At(i));
+  return t;
+}
+
+TypedTensor TypedTensor::CastTo(DType to) const {
+  if (to == dtype) return *this;
+  TypedTensor out(to, shape);
+  if (!IsNumeric(dtype) || !IsNumeric(to)) return out;
+  const int64_t n = size();
+  // Integers go through int64 (exact), everything else through double.
+  const bool exact = (IsInteger(dtype) || dtype == DType::kBool) && (IsInteger(to) || to == DType::kBool);
+  for (int64_t i = 0; i < n; ++i) exact ? out.SetIntAt(i, IntAt(i)) : out.SetAt(i, At(i));
+  return out;
+}
+
+bool TypedTensor::operator==(const TypedTensor& other) const {
+  return dtype == other.dtype && shape == other.shape && bytes == other.bytes && strings == other.strings;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  if (shape.empty()) return "scalar";
+  std::string text;
+  for (int64_t d : shape) text += (text.empty() ? "" : "x") + std::to_string(d);
+  return text;
+}
+
+}  // namespace tilebank::engine

@@ -1,0 +1,60 @@
+// A dense row-major tensor of any DType: the executor's values, constants and test data. Numeric
+// elements live in `bytes` (ElementBytes(dtype) each, as their C++ type), strings in `strings`.
+// The tuned kernels compute on float32 `Tensor`s (engine/ops/tensor.h); ToFloat and FromFloat
+// bridge the two.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/ops/dtype.h"
+#include "engine/ops/tensor.h"
+
+namespace tilebank::engine {
+
+struct TypedTensor {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  std::vector<std::byte> bytes;      // numeric types: size() x ElementBytes(dtype)
+  std::vector<std::string> strings;  // kString: size() of them
+
+  TypedTensor() = default;
+  // Zeros (empty strings) of `dtype` and `shape`.
+  TypedTensor(DType dtype, std::vector<int64_t> shape);
+  static TypedTensor FromFloat(const Tensor& t);
+  template <class T>
+  static TypedTensor Of(std::vector<int64_t> shape, const std::vector<T>& values) {
+    TypedTensor t(DTypeOf<T>(), std::move(shape));
+    for (size_t i = 0; i < values.size() && i < static_cast<size_t>(t.size()); ++i) t.data<T>()[i] = values[i];
+    return t;
+  }
+
+  int64_t size() const { return Tensor::NumElements(shape); }
+  int rank() const { return static_cast<int>(shape.size()); }
+
+  // The elements as `T`, which must be the type `dtype` is stored as (DTypeOf<T>() == dtype).
+  template <class T> T* data() { return reinterpret_cast<T*>(bytes.data()); }
+  template <class T> const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
+
+  // Element i of a numeric tensor as a double (bool: 0 or 1). Exact for every integer up to 2^53;
+  // IntAt is exact for all of int64 (unsigned 64-bit values above INT64_MAX wrap).
+  double At(int64_t i) const;
+  int64_t IntAt(int64_t i) const;
+  // Element i of a numeric tensor set from `v`, converted as static_cast to its type would (bool: v != 0).
+  void SetAt(int64_t i, double v);
+  void SetIntAt(int64_t i, int64_t v);
+
+  // A float32 copy (numeric types converted); kString gives zeros.
+  Tensor ToFloat() const;
+  // The same elements converted to `to` (numeric types; strings stay strings only to kString).
+  TypedTensor CastTo(DType to) const;
+
+  // Same dtype, shape and elements (NaNs compare by bits).
+  bool operator==(const TypedTensor& other) const;
+};
+
+// "2x3x4" ("scalar" for rank 0).
+std::string ShapeText(const std::vector<int64_t>& shape);
+
+}  // namespace tilebank::engine
