@@ -117,23 +117,23 @@ int RunModel(const RunFlags& f) {
     std::fprintf(stderr, "dumped %zu operators to %s (soc_version %s)\n", list.size(), file.c_str(), HostSocVersion().c_str());
     std::fprintf(stderr, "dumped %zu subgraphs to %s\n", subgraphs.size(), subgraph_file.c_str());
   }
-  std::vector<engine::Tensor> inputs;
+  std::vector<engine::TypedTensor> inputs;
   if (!f.data.empty()) {
-    auto read = engine::model::ReadInputs(ex.graph(), f.data);
+    auto read = engine::model::ReadTypedInputs(ex.graph(), f.data);
     if (!read.ok()) return Fail(read.status());
     inputs = std::move(read.value());
   } else {
-    inputs = engine::model::RandomInputs(ex.graph(), f.seed);
+    inputs = engine::model::RandomTypedInputs(ex.graph(), f.seed);
   }
   // The outputs first (checked against the test data), then the timed runs.
-  std::vector<const engine::Tensor*> in;
+  std::vector<const engine::TypedTensor*> in;
   for (const auto& t : inputs) in.push_back(&t);
-  std::vector<engine::Tensor> outputs;
+  std::vector<engine::TypedTensor> outputs;
   if (Status s = ex.Run(in, &outputs); !s.ok()) return Fail(s);
   std::optional<engine::model::Comparison> comparison;
   if (!f.data.empty()) {
     // Test data without expected outputs has nothing to check: refused, not passed.
-    auto c = engine::model::CompareOutputs(outputs, f.data);
+    auto c = engine::model::CompareTypedOutputs(outputs, f.data);
     if (!c.ok()) return Fail(c.status().WithContext("--data"));
     comparison = c.value();
   }

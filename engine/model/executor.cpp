@@ -9,6 +9,7 @@
 #include "engine/builder/kernel_disk_cache.h"
 #include "engine/model/executor_step.h"
 #include "engine/catalog/op_list_check.h"
+#include "engine/kernels/kernel_registry.h"
 
 namespace tilebank::engine::model {
 
@@ -41,10 +42,20 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
     if (v < 0 || !e->graph_.IsConstant(v) || !e->constant_data_[v].empty()) return;
     e->constant_data_[v] = e->graph_.values[v].constant->AsTensor().data;
   };
-  for (const auto& s : e->steps_)
-    if (s->kind != Step::Kind::kDirect)
-      for (int v : s->inputs) keep(v);
-  for (int v : e->graph_.outputs) keep(v);
+  // kRegistry steps read their constants as TypedTensors of the constants' own types.
+  e->typed_.resize(e->graph_.values.size());
+  std::vector<bool> typed_kept(e->graph_.values.size(), false);
+  auto keep_typed = [&](int v) {
+    if (v < 0 || !e->graph_.IsConstant(v) || typed_kept[v]) return;
+    typed_kept[v] = true;
+    const Value& value = e->graph_.values[v];
+    e->typed_[v] = value.constant->AsTyped(ParseDType(value.dtype).value_or(DType::kFloat32));
+  };
+  for (const auto& s : e->steps_) {
+    if (s->kind == Step::Kind::kDirect) continue;
+    for (int v : s->inputs) s->kind == Step::Kind::kRegistry ? keep_typed(v) : keep(v);
+  }
+  for (int v : e->graph_.outputs) e->graph_.values[v].dtype == "float32" ? keep(v) : keep_typed(v);
   for (size_t v = 0; v < e->graph_.values.size(); ++v)
     if (e->graph_.values[v].constant) e->constant_bytes_ += e->graph_.values[v].constant->size() * sizeof(float);
   e->PlanMemory();
@@ -109,33 +120,110 @@ double Executor::TimeStepAlone(Step& s) {
   return fastest;
 }
 
-Status Executor::Run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs, std::vector<double>* node_us) {
-  if (inputs.size() != graph_.inputs.size())
-    return Status::InvalidInput("the model takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Value& v = graph_.values[graph_.inputs[i]];
-    if (inputs[i]->shape != v.shape)
-      return Status::InvalidInput("input '" + v.name + "' has shape " + ShapeText(inputs[i]->shape) + "; the model takes " + ShapeText(v.shape));
-    std::copy(inputs[i]->data.begin(), inputs[i]->data.end(), Address(graph_.inputs[i]));
+Status Executor::RunRegistryStep(Step& s) {
+  std::vector<TypedTensor> copies(s.inputs.size());
+  kernels::KernelInputs in;
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    const int v = s.inputs[k];
+    if (v < 0) {
+      in.push_back(nullptr);
+    } else if (InArena(v)) {
+      copies[k] = TypedTensor(DType::kFloat32, graph_.values[v].shape);
+      std::memcpy(copies[k].bytes.data(), Address(v), copies[k].bytes.size());
+      in.push_back(&copies[k]);
+    } else {
+      in.push_back(&typed_[v]);
+    }
   }
+  std::vector<TypedTensor> results(s.outputs.size());
+  TB_RETURN_IF_ERROR(s.op->Compute(in, &results));
+  for (size_t k = 0; k < s.outputs.size(); ++k) {
+    const int v = s.outputs[k];
+    if (v < 0) continue;
+    const Value& value = graph_.values[v];
+    if (results[k].dtype != ParseDType(value.dtype).value_or(DType::kUndefined))
+      return Status::InvalidInput("output '" + value.name + "' came out " + DTypeName(results[k].dtype) + "; the model declares " + value.dtype);
+    if (!InArena(v)) {
+      typed_[v] = std::move(results[k]);
+      continue;
+    }
+    if (results[k].shape != value.shape)
+      return Status::InvalidInput("output '" + value.name + "' came out " + ShapeText(results[k].shape) + "; shape inference said " +
+                                  ShapeText(value.shape));
+    std::memcpy(Address(v), results[k].bytes.data(), results[k].bytes.size());
+  }
+  return Status::Ok();
+}
+
+Status Executor::RunSteps(std::vector<double>* node_us) {
   if (node_us) node_us->assign(steps_.size(), 0.0);
   std::vector<const float*> in;
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& s = *steps_[i];
     const auto start = std::chrono::steady_clock::now();
-    in.clear();
-    for (int v : s.inputs) in.push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : Address(v));
-    float* out = Address(s.output);
-    TB_RETURN_IF_ERROR(RunStep(s, in, out).WithContext("node '" + bindings_[i].name + "'"));
+    if (s.kind == Step::Kind::kRegistry) {
+      TB_RETURN_IF_ERROR(RunRegistryStep(s).WithContext("node '" + bindings_[i].name + "'"));
+    } else {
+      in.clear();
+      for (int v : s.inputs) in.push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : Address(v));
+      float* out = Address(s.output);
+      TB_RETURN_IF_ERROR(RunStep(s, in, out).WithContext("node '" + bindings_[i].name + "'"));
+    }
     if (node_us) (*node_us)[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   }
+  return Status::Ok();
+}
+
+Status Executor::Run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs, std::vector<double>* node_us) {
+  if (inputs.size() != graph_.inputs.size())
+    return Status::InvalidInput("the model takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = graph_.values[graph_.inputs[i]];
+    if (v.dtype != "float32") return Status::InvalidInput("input '" + v.name + "' is " + v.dtype + ": run the model with typed tensors");
+    if (inputs[i]->shape != v.shape)
+      return Status::InvalidInput("input '" + v.name + "' has shape " + ShapeText(inputs[i]->shape) + "; the model takes " + ShapeText(v.shape));
+    std::copy(inputs[i]->data.begin(), inputs[i]->data.end(), Address(graph_.inputs[i]));
+  }
+  TB_RETURN_IF_ERROR(RunSteps(node_us));
   outputs->clear();
   for (int v : graph_.outputs) {
+    if (graph_.values[v].dtype != "float32")
+      return Status::InvalidInput("output '" + graph_.values[v].name + "' is " + graph_.values[v].dtype + ": run the model with typed tensors");
     Tensor t(graph_.values[v].shape);
     const float* data = Address(v);
     if (!data) return Status::InvalidInput("output '" + graph_.values[v].name + "' is not computed");
     std::copy(data, data + t.size(), t.data.begin());
     outputs->push_back(std::move(t));
+  }
+  return Status::Ok();
+}
+
+Status Executor::Run(const std::vector<const TypedTensor*>& inputs, std::vector<TypedTensor>* outputs, std::vector<double>* node_us) {
+  if (inputs.size() != graph_.inputs.size())
+    return Status::InvalidInput("the model takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const int id = graph_.inputs[i];
+    const Value& v = graph_.values[id];
+    if (DTypeName(inputs[i]->dtype) != v.dtype)
+      return Status::InvalidInput("input '" + v.name + "' is " + DTypeName(inputs[i]->dtype) + "; the model takes " + v.dtype);
+    if (inputs[i]->shape != v.shape)
+      return Status::InvalidInput("input '" + v.name + "' has shape " + ShapeText(inputs[i]->shape) + "; the model takes " + ShapeText(v.shape));
+    if (InArena(id)) std::memcpy(Address(id), inputs[i]->bytes.data(), inputs[i]->bytes.size());
+    else typed_[id] = *inputs[i];
+  }
+  TB_RETURN_IF_ERROR(RunSteps(node_us));
+  outputs->clear();
+  for (int v : graph_.outputs) {
+    const Value& value = graph_.values[v];
+    if (value.dtype == "float32") {
+      const float* data = Address(v);
+      if (!data) return Status::InvalidInput("output '" + value.name + "' is not computed");
+      TypedTensor t(DType::kFloat32, value.shape);
+      std::memcpy(t.bytes.data(), data, t.bytes.size());
+      outputs->push_back(std::move(t));
+    } else {
+      outputs->push_back(typed_[v]);
+    }
   }
   return Status::Ok();
 }

@@ -24,6 +24,7 @@
 #include "engine/model/graph.h"
 #include "engine/model/node_op_spec.h"
 #include "engine/model/partition.h"
+#include "engine/ops/typed_tensor.h"
 #include "engine/space/search_space.h"
 #include "engine/fusion/fused_policy.h"
 #include "repo/entry.h"
@@ -85,8 +86,10 @@ class Executor {
   static Result<std::unique_ptr<Executor>> Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion = nullptr);
 
   // Inputs in the order of graph().inputs, shapes as the graph says; outputs in graph().outputs
-  // order. `node_us`, when given, receives each node's time in microseconds.
+  // order. `node_us`, when given, receives each node's time in microseconds. This float32 form
+  // refuses a model with inputs or outputs of other types; the typed one takes every dtype.
   Status Run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs, std::vector<double>* node_us = nullptr);
+  Status Run(const std::vector<const TypedTensor*>& inputs, std::vector<TypedTensor>* outputs, std::vector<double>* node_us = nullptr);
 
   const Graph& graph() const { return graph_; }
   const std::vector<NodeBinding>& bindings() const { return bindings_; }
@@ -104,6 +107,15 @@ class Executor {
   // One step on its own, on zeros: the fastest of a few runs, in seconds (1e30 when it fails).
   double TimeStepAlone(Step& step);
   Status RunStep(Step& step, const std::vector<const float*>& in, float* out);
+  // A kRegistry step: its inputs as TypedTensors (arena values copied), its outputs stored.
+  Status RunRegistryStep(Step& step);
+  // The steps, once the inputs are in place.
+  Status RunSteps(std::vector<double>* node_us);
+  // Binds node `n` to the kernel registry's kernel; kInvalidInput when the registry has none.
+  Status BindRegistry(const Node& n, NodeBinding* b, Step* step);
+  // Whether value `v` is computed into the arena (float32, not a constant); other run-time values
+  // are TypedTensors held in typed_.
+  bool InArena(int v) const { return v >= 0 && !graph_.IsConstant(v) && graph_.values[v].dtype == "float32"; }
   // Binds node `index` alone (a missing kernel is recorded in `missing`, op type -> node names).
   Status BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
                   std::map<std::string, std::vector<std::string>>* missing);
@@ -136,6 +148,8 @@ class Executor {
   std::vector<int> storage_of_;           // value -> storage id (-1: constant or unused)
   std::vector<int64_t> storage_offset_;   // storage -> offset in the arena (floats)
   std::vector<std::vector<float>> constant_data_;  // value -> its float data (constants only)
+  std::vector<TypedTensor> typed_;                // value -> its TypedTensor: run-time values not in the arena, and
+                                                  // the constants kRegistry steps read
   struct FreeDeleter {
     void operator()(float* p) const { std::free(p); }
   };

@@ -16,6 +16,7 @@
 #include "engine/fusion/attention_kernel.h"
 #include "engine/fusion/halide_fused_gemm.h"
 #include "engine/impl/onednn_post_ops.h"
+#include "engine/kernels/kernel_registry.h"
 #include "engine/ops/op_semantics.h"
 #include "engine/target/host_facts.h"
 #include "engine/templates/op_template.h"
@@ -128,13 +129,35 @@ std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const Pol
   return FusionChoice{OneDnnFusion(fused), "builtin"};
 }
 
+Status Executor::BindRegistry(const Node& n, NodeBinding* b, Step* step) {
+  kernels::KernelInfo info;
+  info.op_type = n.op_type;
+  info.node_name = n.name;
+  info.attrs = kernels::Attrs(n.attrs);
+  info.opset = graph_.opset;
+  info.num_outputs = static_cast<int>(n.outputs.size());
+  for (int v : n.inputs) info.input_types.push_back(v < 0 ? DType::kUndefined : ParseDType(graph_.values[v].dtype).value_or(DType::kUndefined));
+  info.tensor_attrs = n.tensor_attrs;
+  auto op = kernels::KernelRegistry::Default().Create(info);
+  if (!op.ok()) return op.status();
+  step->kind = Step::Kind::kRegistry;
+  step->op = std::move(op.value());
+  step->inputs = n.inputs;
+  step->outputs = n.outputs;
+  b->policy_source = "reference";
+  return Status::Ok();
+}
+
 Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
                           std::map<std::string, std::vector<std::string>>* missing) {
   const Node& n = graph_.nodes[index];
+  // The float32 kernels compute one float32 output from float32 run-time inputs; anything else
+  // (another dtype, a second output used) runs the registry's kernel.
+  bool typed = false;
   for (size_t k = 1; k < n.outputs.size(); ++k)
-    if (n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k])))
-      return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + "): output " + std::to_string(k) +
-                                  " is used, and the executor computes only the first output of a node");
+    typed |= n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k]));
+  for (int v : n.inputs) typed |= v >= 0 && !graph_.IsConstant(v) && graph_.values[v].dtype != "float32";
+  for (int v : n.outputs) typed |= v >= 0 && graph_.values[v].dtype != "float32";
   auto step = std::make_unique<Step>();
   NodeBinding b;
   b.node = static_cast<int>(index);
@@ -143,7 +166,17 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
   step->output = n.outputs.empty() ? -1 : n.outputs[0];
   b.shape = step->output >= 0 ? ShapeText(graph_.values[step->output].shape) : "";
   const bool runtime_input = !n.inputs.empty() && n.inputs[0] >= 0 && !graph_.IsConstant(n.inputs[0]);
-  if (IsAliasOp(n.op_type) && runtime_input) {
+  auto registry_or = [&](const Status& why) -> Status {
+    if (!kernels::KernelRegistry::Default().Has(n.op_type)) return why;
+    return BindRegistry(n, &b, step.get());
+  };
+  if (typed) {
+    if (!kernels::KernelRegistry::Default().Has(n.op_type)) {
+      (*missing)[n.op_type].push_back(n.name);
+      return Status::Ok();
+    }
+    TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get()));
+  } else if (IsAliasOp(n.op_type) && runtime_input) {
     step->kind = Step::Kind::kAlias;
     step->inputs = {n.inputs[0]};
     b.policy_source = "alias";
@@ -151,7 +184,7 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
                                                    std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) == BasicOpTypes().end()) {
     // A tuned op type in a form its templates do not run (3-D pooling, int64 operands, ...).
     const Status why = node_op.ok() ? TemplatesFor(node_op->op).status() : node_op.status();
-    return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message());
+    TB_RETURN_IF_ERROR(registry_or(Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message())));
   } else if (node_op.ok() && Implements(node_op->op.op_type) && TemplatesFor(node_op->op).ok()) {
     const OpSpec& op = node_op->op;
     PolicyChoice choice = ChoosePolicy(op, lookup);
@@ -186,16 +219,19 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
     b.op = std::move(node_op.value());
   } else {
     auto basic = MakeBasicKernel(graph_, n);
-    if (!basic.ok()) {
+    if (basic.ok()) {
+      step->kind = Step::Kind::kBasic;
+      step->basic = std::move(basic.value());
+      for (int v : n.inputs) step->inputs.push_back(v);
+      b.policy_source = "basic";
+    } else if (kernels::KernelRegistry::Default().Has(n.op_type)) {
+      TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get()));
+    } else {
       if (std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) != BasicOpTypes().end() || Implements(n.op_type))
         return basic.status();  // a known op used in a way no kernel supports
       (*missing)[n.op_type].push_back(n.name);
       return Status::Ok();
     }
-    step->kind = Step::Kind::kBasic;
-    step->basic = std::move(basic.value());
-    for (int v : n.inputs) step->inputs.push_back(v);
-    b.policy_source = "basic";
   }
   // A pointwise kernel may write over an input it reads.
   pointwise_.push_back(IsPointwiseOp(n.op_type) && (step->kind == Step::Kind::kDirect || step->kind == Step::Kind::kBasic));

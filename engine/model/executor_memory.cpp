@@ -37,11 +37,17 @@ void Executor::PlanMemory() {
     for (int v : steps_[i]->inputs)
       if (v >= 0) group_last[group[v]] = std::max<int64_t>(group_last[group[v]], i);
   for (int v : graph_.outputs) group_last[group[v]] = end;
-  for (int v : graph_.inputs) new_storage(v, -1);
+  for (int v : graph_.inputs)
+    if (InArena(v)) new_storage(v, -1);
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = *steps_[i];
     for (int v : s.inputs)
       if (v >= 0 && storage_of_[v] >= 0) last[storage_of_[v]] = std::max<int64_t>(last[storage_of_[v]], i);
+    if (s.kind == Step::Kind::kRegistry) {  // its float32 outputs in the arena; the rest are TypedTensors
+      for (int v : s.outputs)
+        if (InArena(v)) new_storage(v, static_cast<int64_t>(i));
+      continue;
+    }
     if (s.output < 0) continue;
     if (s.kind == Step::Kind::kAlias) {
       storage_of_[s.output] = storage_of_[s.inputs[0]];

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/model/basic_kernels.h"
+#include "engine/kernels/op_kernel.h"
 #include "engine/model/executor.h"
 #include "engine/ops/typed_tensor.h"
 
@@ -14,9 +15,13 @@ namespace tilebank::engine::model {
 
 // One node's work at run time.
 struct Executor::Step {
-  enum class Kind { kAlias, kBasic, kDirect, kCopying } kind = Kind::kBasic;
+  // kRegistry: the kernel registry's kernel (engine/kernels/), on TypedTensors: any dtype, any
+  // number of outputs; float32 values it reads or writes in the arena are copied in and out.
+  enum class Kind { kAlias, kBasic, kDirect, kCopying, kRegistry } kind = Kind::kBasic;
   std::vector<int> inputs;  // value per kernel input
-  int output = -1;
+  int output = -1;          // the first output (kRegistry: every output is in `outputs`)
+  std::vector<int> outputs;                  // kRegistry: value per node output (-1: unused)
+  std::unique_ptr<kernels::OpKernel> op;     // kRegistry
   BasicKernel basic;
   std::unique_ptr<Kernel> kernel;
   std::vector<Tensor> constants;  // kCopying: constant inputs as tensors (by input index; empty if not constant)

@@ -23,6 +23,12 @@ Tensor ConstTensor::AsTensor() const {
   return t;
 }
 
+TypedTensor ConstTensor::AsTyped(DType dtype) const {
+  TypedTensor t(dtype, shape);
+  for (int64_t i = 0; i < t.size() && dtype != DType::kString; ++i) type == Type::kInt ? t.SetIntAt(i, ints[i]) : t.SetAt(i, floats[i]);
+  return t;
+}
+
 ConstTensor ConstTensor::Floats(std::vector<int64_t> shape, std::vector<float> values) {
   ConstTensor c;
   c.shape = std::move(shape);

@@ -4,12 +4,14 @@
 // engine/model/constant_fold.h.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/ops/tensor.h"
+#include "engine/ops/typed_tensor.h"
 
 namespace tilebank::engine::model {
 
@@ -25,6 +27,7 @@ struct ConstTensor {
   int64_t size() const { return Tensor::NumElements(shape); }
   double At(int64_t i) const { return type == Type::kFloat ? floats[i] : static_cast<double>(ints[i]); }
   Tensor AsTensor() const;  // float32 copy
+  TypedTensor AsTyped(DType dtype) const;  // the values as `dtype` (integers exactly)
   static ConstTensor Floats(std::vector<int64_t> shape, std::vector<float> values);
   static ConstTensor Ints(std::vector<int64_t> shape, std::vector<int64_t> values);
 };
@@ -51,6 +54,7 @@ struct Node {
   std::vector<int> inputs;   // value indices; -1 for an optional input left out
   std::vector<int> outputs;  // value indices; -1 for an optional output not used
   nlohmann::json attrs = nlohmann::json::object();  // name -> int, float, string or list of them
+  std::map<std::string, TypedTensor> tensor_attrs;  // TENSOR attributes (ConstantOfShape's value, ...)
 };
 
 struct Graph {

@@ -12,6 +12,7 @@
 #include "engine/model/constant_fold.h"
 #include "engine/model/onnx_import.h"
 #include "engine/model/tensor_proto.h"
+#include "engine/ops/tensor_compare.h"
 #include "engine/run/sample_stats.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/template_catalog.h"
@@ -100,9 +101,10 @@ ModelTiming Summarize(const std::vector<double>& ms, const std::vector<std::vect
 }
 
 // Runs of one executor, recorded one at a time.
+template <class T>  // Tensor (float32) or TypedTensor
 class RunRecorder {
  public:
-  RunRecorder(Executor& executor, const std::vector<Tensor>& inputs) : executor_(executor), per_node_(executor.bindings().size()) {
+  RunRecorder(Executor& executor, const std::vector<T>& inputs) : executor_(executor), per_node_(executor.bindings().size()) {
     for (const auto& t : inputs) in_.push_back(&t);
   }
   Status Untimed() { return executor_.Run(in_, &out_); }
@@ -117,30 +119,39 @@ class RunRecorder {
 
  private:
   Executor& executor_;
-  std::vector<const Tensor*> in_;
-  std::vector<Tensor> out_;
+  std::vector<const T*> in_;
+  std::vector<T> out_;
   std::vector<double> ms_, node_us_;
   std::vector<std::vector<double>> per_node_;
 };
 
-}  // namespace
-
-Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inputs, int warmup, int repeats) {
-  RunRecorder runs(executor, inputs);
+template <class T>
+Result<ModelTiming> TimeRuns(Executor& executor, const std::vector<T>& inputs, int warmup, int repeats) {
+  RunRecorder<T> runs(executor, inputs);
   for (int i = 0; i < warmup; ++i) TB_RETURN_IF_ERROR(runs.Untimed());
   for (int i = 0; i < repeats; ++i) TB_RETURN_IF_ERROR(runs.Timed());
   return runs.Timing();
 }
 
+}  // namespace
+
+Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inputs, int warmup, int repeats) {
+  return TimeRuns(executor, inputs, warmup, repeats);
+}
+
+Result<ModelTiming> TimeModel(Executor& executor, const std::vector<TypedTensor>& inputs, int warmup, int repeats) {
+  return TimeRuns(executor, inputs, warmup, repeats);
+}
+
 Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int warmup, int rounds) {
-  RunRecorder runs_a(a, inputs), runs_b(b, inputs);
+  RunRecorder<Tensor> runs_a(a, inputs), runs_b(b, inputs);
   for (int i = 0; i < warmup; ++i) {
     TB_RETURN_IF_ERROR(runs_a.Untimed());
     TB_RETURN_IF_ERROR(runs_b.Untimed());
   }
   for (int i = 0; i < rounds; ++i) {
-    RunRecorder& first = i % 2 ? runs_b : runs_a;
-    RunRecorder& second = i % 2 ? runs_a : runs_b;
+    RunRecorder<Tensor>& first = i % 2 ? runs_b : runs_a;
+    RunRecorder<Tensor>& second = i % 2 ? runs_a : runs_b;
     TB_RETURN_IF_ERROR(first.Timed());
     TB_RETURN_IF_ERROR(second.Timed());
   }
@@ -183,6 +194,57 @@ Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<
     return c;
   }
   for (size_t i = 0; i < outputs.size(); ++i) CompareOutput(i, outputs[i], expected[i], &c);
+  return c;
+}
+
+std::vector<TypedTensor> RandomTypedInputs(const Graph& graph, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> real(-1.f, 1.f);  // float32 inputs as RandomInputs draws them
+  std::vector<TypedTensor> inputs;
+  for (int v : graph.inputs) {
+    const DType dtype = ParseDType(graph.values[v].dtype).value_or(DType::kFloat32);
+    TypedTensor t(dtype, graph.values[v].shape);
+    for (int64_t i = 0; i < t.size() && dtype != DType::kString; ++i) {
+      if (IsFloating(dtype)) t.SetAt(i, real(rng));
+      else t.SetIntAt(i, static_cast<int64_t>(rng() % 2));  // 0 and 1: an index or a mask any model accepts
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+Result<std::vector<TypedTensor>> ReadTypedInputs(const Graph& graph, const std::string& dir) {
+  std::vector<TypedTensor> inputs;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    auto t = ReadTensorFile(dir + "/input_" + std::to_string(i) + ".pb");
+    if (!t.ok()) return t.status();
+    // ONNX 1.12's test data holds bfloat16 as uint16 bits.
+    if (t->dtype == DType::kUInt16 && graph.values[graph.inputs[i]].dtype == "bfloat16") t->dtype = DType::kBFloat16;
+    inputs.push_back(std::move(t.value()));
+  }
+  return inputs;
+}
+
+Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& dir) {
+  Comparison c;
+  bool any = false;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string file = dir + "/output_" + std::to_string(i) + ".pb";
+    std::error_code ec;  // a file that cannot be looked at is not there
+    if (!std::filesystem::exists(file, ec)) continue;
+    auto want = ReadTensorFile(file);
+    if (!want.ok()) return want.status();
+    if (want->dtype == DType::kUInt16 && outputs[i].dtype == DType::kBFloat16) want->dtype = DType::kBFloat16;
+    any = true;
+    if (IsFloating(want->dtype) && IsFloating(outputs[i].dtype)) {  // float32's tolerance, relative to the output's magnitude
+      CompareOutput(i, outputs[i].ToFloat(), want->ToFloat(), &c);
+      continue;
+    }
+    const TensorMatch m = MatchTensor(outputs[i], *want);
+    if (!m.ok && c.ok) c.worst = "output " + std::to_string(i) + ": " + m.worst;
+    c.ok &= m.ok;
+  }
+  if (!any) return Status::NotFound("no output_<i>.pb in " + dir);
   return c;
 }
 

@@ -32,6 +32,10 @@ FusionLookup BankFusionLookup(const Bank* bank);
 std::vector<Tensor> RandomInputs(const Graph& graph, uint64_t seed);
 // input_<i>.pb of an ONNX test-data directory, one per model input.
 Result<std::vector<Tensor>> ReadInputs(const Graph& graph, const std::string& data_dir);
+// The same for every dtype: floating inputs uniform in [-1, 1], integer and bool ones 0 or 1 (an
+// index or a mask any model accepts); strings empty.
+std::vector<TypedTensor> RandomTypedInputs(const Graph& graph, uint64_t seed);
+Result<std::vector<TypedTensor>> ReadTypedInputs(const Graph& graph, const std::string& data_dir);
 
 struct ModelTiming {
   double median_ms = 0, spread_ms = 0;  // spread: interquartile range
@@ -40,6 +44,7 @@ struct ModelTiming {
 };
 // `warmup` untimed runs, then `repeats` timed ones.
 Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inputs, int warmup, int repeats);
+Result<ModelTiming> TimeModel(Executor& executor, const std::vector<TypedTensor>& inputs, int warmup, int repeats);
 
 // Two configurations of one model compared in one process: `warmup` untimed runs of each, then
 // `rounds` rounds that run each once, the order alternating (ab, ba, ab, ...), so that a change
@@ -58,6 +63,9 @@ struct Comparison {
   std::string worst;  // "output 0 element 17: 0.5 vs 0.49"
 };
 Result<Comparison> CompareOutputs(const std::vector<Tensor>& outputs, const std::string& data_dir);
+// Every dtype: floating outputs with float32's tolerance, integers, bool and strings exactly (their
+// shapes too).
+Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& data_dir);
 // The same tolerance between two runs' outputs (`expected`: the reference run's).
 Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected);
 

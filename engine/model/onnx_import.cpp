@@ -390,6 +390,8 @@ Result<ImportedGraph> BuildGraph(const onnx::ModelProto& model, const std::strin
     }
     for (const auto& a : n.attribute()) {
       node.attrs[a.name()] = AttributeJson(a);
+      if (a.type() == onnx::AttributeProto::TENSOR)
+        if (auto t = TensorFromProto(a.t()); t.ok()) node.tensor_attrs[a.name()] = std::move(t.value());
       if (a.type() == onnx::AttributeProto::TENSOR && n.op_type() == "ConstantOfShape" && a.name() == "value") {
         auto c = ConstFromProto(a.t());
         if (!c.ok() || c->size() != 1) return Status::InvalidInput(path + ": node '" + node.name + "': ConstantOfShape's value must be one number");
