@@ -48,7 +48,7 @@ const KernelRegistry& KernelRegistry::Default() {
     KernelRegistry r;
     using Family = void (*)(KernelRegistry*);
     for (Family family : {RegisterElementwiseKernels, RegisterUnaryKernels, RegisterCastKernels, RegisterShapeKernels, RegisterMovementKernels,
-                          RegisterIndexKernels}) family(&r);
+                          RegisterIndexKernels, RegisterReduceKernels, RegisterMathKernels}) family(&r);
     return r;
   }();
   return registry;

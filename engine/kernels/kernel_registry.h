@@ -53,5 +53,7 @@ void RegisterCastKernels(KernelRegistry* registry);
 void RegisterShapeKernels(KernelRegistry* registry);
 void RegisterMovementKernels(KernelRegistry* registry);
 void RegisterIndexKernels(KernelRegistry* registry);
+void RegisterReduceKernels(KernelRegistry* registry);
+void RegisterMathKernels(KernelRegistry* registry);
 
 }  // namespace tilebank::engine::kernels

@@ -1,0 +1,155 @@
+// Ops over a dimension or two: Softmax, LogSoftmax and Hardmax (along an axis), LpNormalization,
+// MatMul (every numeric type; float32 MatMuls run the tuned kernels instead) and TopK.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "engine/kernels/elementwise.h"
+#include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/tensor_index.h"
+
+namespace tilebank::engine::kernels {
+namespace {
+
+enum class RowOp { kSoftmax, kLogSoftmax, kHardmax, kLpNorm };
+
+// f over each 1-D line along `axis`: lines of `dim` elements `inner` apart.
+KernelFactory AlongAxis(RowOp op) {
+  return [op](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+    return FunctionKernel([op, info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+      const TypedTensor& x = *in[0];
+      if (!IsFloating(x.dtype)) return info.Bad("takes a floating-point input");
+      auto axis = Axis(info.attrs.Int("axis", -1), std::max(x.rank(), 1));
+      if (!axis) return info.Bad("axis outside the input's rank");
+      int64_t inner = 1;
+      for (int64_t k = *axis + 1; k < x.rank(); ++k) inner *= x.shape[k];
+      const int64_t dim = x.rank() ? x.shape[*axis] : 1, outer = dim && inner ? x.size() / (dim * inner) : 0;
+      const int64_t p = info.attrs.Int("p", 2);
+      TypedTensor y(x.dtype, x.shape);
+      std::vector<double> line(dim);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          for (int64_t a = 0; a < dim; ++a) line[a] = x.At((o * dim + a) * inner + i);
+          const double top = dim ? *std::max_element(line.begin(), line.end()) : 0;
+          double sum = 0;
+          if (op == RowOp::kLpNorm)
+            for (double v : line) sum += p == 1 ? std::abs(v) : v * v;
+          else
+            for (double v : line) sum += std::exp(v - top);
+          const int64_t first_max = dim ? std::max_element(line.begin(), line.end()) - line.begin() : 0;
+          for (int64_t a = 0; a < dim; ++a) {
+            double v = 0;
+            switch (op) {
+              case RowOp::kSoftmax: v = std::exp(line[a] - top) / sum; break;
+              case RowOp::kLogSoftmax: v = line[a] - top - std::log(sum); break;
+              case RowOp::kHardmax: v = a == first_max ? 1 : 0; break;
+              case RowOp::kLpNorm: v = sum > 0 ? line[a] / (p == 1 ? sum : std::sqrt(sum)) : 0; break;
+            }
+            y.SetAt((o * dim + a) * inner + i, v);
+          }
+        }
+      (*out)[0] = std::move(y);
+      return Status::Ok();
+    });
+  };
+}
+
+// numpy matmul: 1-D operands promoted and their dimension removed, batch dimensions broadcast.
+Result<std::unique_ptr<OpKernel>> MakeMatMul(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() != 2 || !in[0] || !in[1] || in[0]->dtype != in[1]->dtype) return info.Bad("takes two inputs of one type");
+    std::vector<int64_t> a = in[0]->shape, b = in[1]->shape;
+    if (a.empty() || b.empty()) return info.Bad("takes inputs of rank 1 or more");
+    const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
+    if (a_vector) a.insert(a.begin(), 1);
+    if (b_vector) b.push_back(1);
+    const int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
+    if (b[b.size() - 2] != K) return info.Bad("inner dimensions " + std::to_string(K) + " and " + std::to_string(b[b.size() - 2]) + " differ");
+    std::vector<int64_t> batch;
+    if (!BroadcastShapes({std::vector<int64_t>(a.begin(), a.end() - 2), std::vector<int64_t>(b.begin(), b.end() - 2)}, &batch))
+      return info.Bad("batch dimensions do not broadcast");
+    std::vector<int64_t> shape = batch;
+    if (!a_vector) shape.push_back(M);
+    if (!b_vector) shape.push_back(N);
+    TypedTensor y(in[0]->dtype, shape);
+    BroadcastWalk walk({std::vector<int64_t>(a.begin(), a.end() - 2), std::vector<int64_t>(b.begin(), b.end() - 2)}, batch);
+    const int64_t batches = Tensor::NumElements(batch);
+    Status status = Status::Ok();
+    VisitNumeric(
+        in[0]->dtype,
+        [&](auto tag) {
+          using T = decltype(tag);
+          using Acc = std::conditional_t<kIsFloat<T>, double, int64_t>;
+          const T *A = in[0]->data<T>(), *B = in[1]->data<T>();
+          T* C = y.data<T>();
+          for (int64_t bt = 0; bt < batches; ++bt, walk.Next()) {
+            const T* a_mat = A + walk.offset(0) * M * K;
+            const T* b_mat = B + walk.offset(1) * K * N;
+            T* c_mat = C + bt * M * N;
+            for (int64_t m = 0; m < M; ++m)
+              for (int64_t n = 0; n < N; ++n) {
+                Acc acc = 0;
+                for (int64_t k = 0; k < K; ++k) acc += static_cast<Acc>(static_cast<Calc<T>>(a_mat[m * K + k])) * static_cast<Acc>(static_cast<Calc<T>>(b_mat[k * N + n]));
+                c_mat[m * N + n] = Store<T>(acc);
+              }
+          }
+        },
+        [&] { status = info.Bad(DTypeName(in[0]->dtype) + " is not a numeric type"); });
+    if (!status.ok()) return status;
+    (*out)[0] = std::move(y);
+    return Status::Ok();
+  });
+}
+
+// TopK: values and int64 indices of the k largest (or smallest) along an axis; ties keep the lower index.
+Result<std::unique_ptr<OpKernel>> MakeTopK(const KernelInfo& info) {
+  const bool largest = info.attrs.Int("largest", 1) != 0, sorted = info.attrs.Int("sorted", 1) != 0;
+  return FunctionKernel([info, largest, sorted](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    const TypedTensor& x = *in[0];
+    if (in.size() < 2 || !in[1] || in[1]->size() != 1) return info.Bad("takes k as a one-element tensor");
+    auto axis = Axis(info.attrs.Int("axis", -1), x.rank());
+    if (!axis) return info.Bad("axis outside the input's rank");
+    const int64_t k = in[1]->IntAt(0), dim = x.shape[*axis];
+    if (k < 0 || k > dim) return info.Bad("k = " + std::to_string(k) + " is outside 0.." + std::to_string(dim));
+    int64_t inner = 1;
+    for (int64_t d = *axis + 1; d < x.rank(); ++d) inner *= x.shape[d];
+    const int64_t outer = dim && inner ? x.size() / (dim * inner) : 0;
+    std::vector<int64_t> shape = x.shape;
+    shape[*axis] = k;
+    TypedTensor values(x.dtype, shape), indices(DType::kInt64, shape);
+    std::vector<int64_t> order(dim);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        auto at = [&](int64_t a) { return (o * dim + a) * inner + i; };
+        std::iota(order.begin(), order.end(), 0);
+        auto before = [&](int64_t p, int64_t q) {
+          const double vp = x.At(at(p)), vq = x.At(at(q));
+          if (vp != vq) return largest ? vp > vq : vp < vq;
+          return p < q;
+        };
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+        if (!sorted) std::sort(order.begin(), order.begin() + k);
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t to = (o * k + j) * inner + i;
+          CopyElement(x, at(order[j]), &values, to);
+          indices.data<int64_t>()[to] = order[j];
+        }
+      }
+    (*out)[0] = std::move(values);
+    if (out->size() > 1) (*out)[1] = std::move(indices);
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+void RegisterMathKernels(KernelRegistry* r) {
+  r->Add({"Softmax", 13, INT_MAX, FloatTypes(), 0, AlongAxis(RowOp::kSoftmax)});
+  r->Add({"LogSoftmax", 13, INT_MAX, FloatTypes(), 0, AlongAxis(RowOp::kLogSoftmax)});
+  r->Add({"Hardmax", 13, INT_MAX, FloatTypes(), 0, AlongAxis(RowOp::kHardmax)});
+  r->Add({"LpNormalization", 1, INT_MAX, FloatTypes(), 0, AlongAxis(RowOp::kLpNorm)});
+  r->Add({"MatMul", 1, INT_MAX, NumericTypes(), 0, MakeMatMul});
+  r->Add({"TopK", 10, INT_MAX, NumericTypes(), 0, MakeTopK});
+}
+
+}  // namespace tilebank::engine::kernels
