@@ -28,7 +28,7 @@ struct Context {
   // The node writing `v` when the block may take it in: `v` is read by one node only and is not a
   // model output, and it is a float32 value.
   int PrivateProducer(int v) const {
-    if (v < 0 || is_output[v] || readers[v].size() != 1 || g.values[v].dtype != "float32") return -1;
+    if (v < 0 || is_output[v] || readers[v].size() != 1 || g.values[v].dtype != "float32" || !g.values[v].shape_known) return -1;
     return producer[v];
   }
   // The one reader of `v` when the block may take it in.
@@ -108,7 +108,7 @@ Source ViewOf(const Context& c, int v) {
     const int p = c.PrivateProducer(at);
     if (p < 0 || !IsViewOp(c.g.nodes[p].op_type)) break;
     const int data = c.g.nodes[p].inputs[0];
-    if (data < 0 || c.g.IsConstant(data) || c.g.values[data].dtype != "float32") break;
+    if (data < 0 || c.g.IsConstant(data) || c.g.values[data].dtype != "float32" || !c.g.values[data].shape_known) break;
     chain.push_back(p);
     at = data;
   }
@@ -174,7 +174,7 @@ std::optional<AttentionMatch> MatchAt(const Context& c, int context_matmul) {
       }();
       if (chain_side < 0) return std::nullopt;
       mask = n.inputs[1 - chain_side];
-      if (mask < 0 || g.values[mask].dtype != "float32" || g.values[mask].shape.size() > scores_shape.size()) return std::nullopt;
+      if (mask < 0 || g.values[mask].dtype != "float32" || !g.values[mask].shape_known || g.values[mask].shape.size() > scores_shape.size()) return std::nullopt;
       at = n.inputs[chain_side];
     } else if (const auto scaled = ConstantScale(c, n)) {
       at = scaled->first;
@@ -201,7 +201,7 @@ std::optional<AttentionMatch> MatchAt(const Context& c, int context_matmul) {
   std::vector<int> after;
   int output = m2.outputs[0];
   for (int r = c.PrivateReader(output); r >= 0 && IsViewOp(g.nodes[r].op_type) && g.nodes[r].op_type != "Slice" && !g.nodes[r].outputs.empty() &&
-                                        g.values[g.nodes[r].outputs[0]].dtype == "float32";
+                                        g.values[g.nodes[r].outputs[0]].dtype == "float32" && g.values[g.nodes[r].outputs[0]].shape_known;
        r = c.PrivateReader(output)) {
     after.push_back(r);
     output = g.nodes[r].outputs[0];

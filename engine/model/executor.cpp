@@ -215,12 +215,12 @@ Status Executor::Run(const std::vector<const TypedTensor*>& inputs, std::vector<
   outputs->clear();
   for (int v : graph_.outputs) {
     const Value& value = graph_.values[v];
-    if (value.dtype == "float32") {
-      const float* data = Address(v);
-      if (!data) return Status::InvalidInput("output '" + value.name + "' is not computed");
+    if (InArena(v)) {
       TypedTensor t(DType::kFloat32, value.shape);
-      std::memcpy(t.bytes.data(), data, t.bytes.size());
+      std::memcpy(t.bytes.data(), Address(v), t.bytes.size());
       outputs->push_back(std::move(t));
+    } else if (graph_.IsConstant(v)) {
+      outputs->push_back(value.constant->AsTyped(ParseDType(value.dtype).value_or(DType::kFloat32)));
     } else {
       outputs->push_back(typed_[v]);
     }

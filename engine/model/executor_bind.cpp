@@ -156,15 +156,15 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
   bool typed = false;
   for (size_t k = 1; k < n.outputs.size(); ++k)
     typed |= n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k]));
-  for (int v : n.inputs) typed |= v >= 0 && !graph_.IsConstant(v) && graph_.values[v].dtype != "float32";
-  for (int v : n.outputs) typed |= v >= 0 && graph_.values[v].dtype != "float32";
+  for (int v : n.inputs) typed |= v >= 0 && !graph_.IsConstant(v) && (graph_.values[v].dtype != "float32" || !graph_.values[v].shape_known);
+  for (int v : n.outputs) typed |= v >= 0 && (graph_.values[v].dtype != "float32" || !graph_.values[v].shape_known);
   auto step = std::make_unique<Step>();
   NodeBinding b;
   b.node = static_cast<int>(index);
   b.name = n.name;
   b.op_type = n.op_type;
   step->output = n.outputs.empty() ? -1 : n.outputs[0];
-  b.shape = step->output >= 0 ? ShapeText(graph_.values[step->output].shape) : "";
+  b.shape = step->output < 0 ? "" : graph_.values[step->output].shape_known ? ShapeText(graph_.values[step->output].shape) : "?";
   const bool runtime_input = !n.inputs.empty() && n.inputs[0] >= 0 && !graph_.IsConstant(n.inputs[0]);
   auto registry_or = [&](const Status& why) -> Status {
     if (!kernels::KernelRegistry::Default().Has(n.op_type)) return why;
@@ -247,6 +247,22 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
   // SGAT: a fused subgraph runs where its last fused chain node is, when every operand it reads
   // has been computed; its anchor and the chain nodes before that one wait for it.
   std::vector<Subgraph> subgraphs = fusion ? PartitionSubgraphs(graph_) : std::vector<Subgraph>{};
+  // A subgraph touching a value whose shape is known only at run time is not fused (its nodes run
+  // the registry's kernels).
+  auto static_shapes = [&](int node) {
+    for (int v : graph_.nodes[node].inputs)
+      if (v >= 0 && !graph_.values[v].shape_known) return false;
+    for (int v : graph_.nodes[node].outputs)
+      if (v >= 0 && !graph_.values[v].shape_known) return false;
+    return true;
+  };
+  subgraphs.erase(std::remove_if(subgraphs.begin(), subgraphs.end(), [&](const Subgraph& s) {
+                    if (!static_shapes(s.anchor)) return true;
+                    for (int n : s.chain)
+                      if (!static_shapes(n)) return true;
+                    return false;
+                  }),
+                  subgraphs.end());
   std::map<int, std::pair<const Subgraph*, FusionChoice>> fused_at;  // last fused chain node -> choice
   std::set<int> deferred;
   std::map<int, std::string> fusion_notes;  // anchor -> why the bank's fused policy was not used

@@ -43,9 +43,10 @@ inline int64_t PositiveAxis(int64_t axis, size_t rank) { return axis < 0 ? axis 
 
 struct Value {
   std::string name;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;   // meaningful only when shape_known
   std::string dtype = "float32";  // ONNX element type, lower case: float32, int64, bool, ...
   std::optional<ConstTensor> constant;
+  bool shape_known = true;  // false: it depends on input values, known per run (the registry's kernels size it)
 };
 
 struct Node {

@@ -51,12 +51,15 @@ Result<NodeOp> NodeOpSpec(const Graph& g, const Node& n) {
       continue;
     }
     if (g.values[v].dtype != "float32") return Status::InvalidInput("node '" + n.name + "': input '" + g.values[v].name + "' is " + g.values[v].dtype);
+    if (!g.values[v].shape_known) return Status::InvalidInput("node '" + n.name + "': the shape of '" + g.values[v].name + "' is known only at run time");
     out.input_values.push_back(v);
   }
   if (n.op_type == "ReduceSum" && n.inputs.size() > 1 && n.inputs[1] >= 0 && !g.IsConstant(n.inputs[1]))
     return Status::InvalidInput("node '" + n.name + "': ReduceSum's axes must be constant");
-  for (int v : n.outputs)
+  for (int v : n.outputs) {
     if (v >= 0 && g.values[v].dtype != "float32") return Status::InvalidInput("node '" + n.name + "': output is " + g.values[v].dtype);
+    if (v >= 0 && !g.values[v].shape_known) return Status::InvalidInput("node '" + n.name + "': its output's shape is known only at run time");
+  }
   auto op = ParseOpSpec(NodeDescription(g, n, out.input_values), 0);
   if (!op.ok()) return op.status();
   out.op = std::move(op.value());

@@ -375,6 +375,8 @@ Result<ImportedGraph> BuildGraph(const onnx::ModelProto& model, const std::strin
       auto& v = graph.values[b.Value(n.output(0))];
       v.shape = c->shape;
       v.dtype = c->type == ConstTensor::Type::kFloat ? "float32" : "int64";
+      for (const auto& a : n.attribute())
+        if (a.name() == "value") v.dtype = DtypeName(a.t().data_type());  // the tensor's own type (int32, bool, float64, ...)
       v.constant = std::move(c.value());
       b.MarkKnown(n.output(0));
       continue;
@@ -475,9 +477,15 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
     if (built->first_unknown.empty()) return std::move(built->graph);
     auto folded = EvaluateConstantNodes(&built->graph, &built->shape_known);
     if (!folded.ok()) return folded.status().WithContext(path);
-    if (ReplaceFoldedNodes(&model, built->graph) == 0 || round + 1 == kMaxRounds)
-      return Status::InvalidInput(built->first_unknown +
-                                  " and constant folding: it depends on the values of a runtime input, not only on the input shapes");
+    if (ReplaceFoldedNodes(&model, built->graph) == 0 || round + 1 == kMaxRounds) {
+      // Shapes that depend on input values: known per run, when the registry's kernels compute them.
+      for (size_t v = 0; v < built->graph.values.size(); ++v)
+        if (v < built->shape_known.size() && !built->shape_known[v] && !built->graph.values[v].constant) {
+          built->graph.values[v].shape_known = false;
+          built->graph.values[v].shape.clear();
+        }
+      return std::move(built->graph);
+    }
   }
 }
 

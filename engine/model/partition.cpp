@@ -55,7 +55,7 @@ int OtherInput(const Node& n, int value) {
 // `node` as the next epilogue step after `value`, or nothing when it cannot run inside the anchor.
 std::optional<EpilogueStep> AsEpilogue(const Graph& g, const Node& node, int value) {
   if (node.outputs.empty() || node.outputs[0] < 0 || g.values[node.outputs[0]].shape != g.values[value].shape) return std::nullopt;
-  if (g.values[node.outputs[0]].dtype != "float32") return std::nullopt;
+  if (g.values[node.outputs[0]].dtype != "float32" || !g.values[node.outputs[0]].shape_known) return std::nullopt;
   for (size_t k = 1; k < node.outputs.size(); ++k)
     if (node.outputs[k] >= 0) return std::nullopt;
   EpilogueStep epilogue;
@@ -81,7 +81,7 @@ std::optional<EpilogueStep> AsEpilogue(const Graph& g, const Node& node, int val
   // Sub and Div only with the chain on the left; Add and Mul (commutative) either way round. Not x op x.
   int other = OtherInput(node, value);
   if (other >= 0 && node.inputs[0] != value && !SemanticsOf(node.op_type)->commutative) other = -1;
-  if (other < 0 || g.values[other].dtype != "float32" || !BroadcastsTo(g.values[other].shape, g.values[value].shape)) return std::nullopt;
+  if (other < 0 || g.values[other].dtype != "float32" || !g.values[other].shape_known || !BroadcastsTo(g.values[other].shape, g.values[value].shape)) return std::nullopt;
   epilogue.operand = other;
   step.has_operand = true;
   step.operand_shape = g.values[other].shape;
@@ -279,7 +279,7 @@ std::vector<Subgraph> PartitionSubgraphs(const Graph& g) {
   for (size_t a = 0; a < g.nodes.size(); ++a) {
     const Node& anchor = g.nodes[a];
     if (!IsAnchor(anchor.op_type) || taken[a] || anchor.outputs.empty() || anchor.outputs[0] < 0) continue;
-    if (g.values[anchor.outputs[0]].dtype != "float32" || !NodeOpSpec(g, anchor).ok()) continue;
+    if (g.values[anchor.outputs[0]].dtype != "float32" || !g.values[anchor.outputs[0]].shape_known || !NodeOpSpec(g, anchor).ok()) continue;
     Subgraph s;
     s.anchor = static_cast<int>(a);
     int value = anchor.outputs[0];

@@ -23,7 +23,10 @@ Status LowerSplits(Graph* g) {
   for (const Node& n : g->nodes) read.insert(n.inputs.begin(), n.inputs.end());
   std::vector<Node> nodes;
   for (Node& n : g->nodes) {
-    if (n.op_type != "Split" || n.inputs.empty() || n.inputs[0] < 0 || g->IsConstant(n.inputs[0])) {
+    bool static_shapes = !n.inputs.empty() && n.inputs[0] >= 0 && g->values[n.inputs[0]].shape_known;
+    for (int out : n.outputs) static_shapes &= out < 0 || g->values[out].shape_known;
+    // A Split of shapes known only at run time stays one node (the registry's kernel, several outputs).
+    if (n.op_type != "Split" || !static_shapes || g->IsConstant(n.inputs[0])) {
       nodes.push_back(std::move(n));
       continue;
     }
