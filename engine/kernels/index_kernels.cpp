@@ -16,6 +16,23 @@ bool Wrap(int64_t* i, int64_t dim) {
   return true;
 }
 
+// GatherElements' and ScatterElements' element of `x` for element j of `idx`: j's coordinates,
+// with idx[j] along `axis`; nullopt when idx[j] is outside that dimension.
+std::optional<int64_t> ElementAt(const TypedTensor& x, const TypedTensor& idx, int64_t j, int64_t axis, const std::vector<int64_t>& x_strides,
+                                 const std::vector<int64_t>& i_strides) {
+  int64_t at = 0, rest = j;
+  for (int64_t k = 0; k < x.rank(); ++k) {
+    int64_t coordinate = rest / i_strides[k];
+    rest %= i_strides[k];
+    if (k == axis) {
+      coordinate = idx.IntAt(j);
+      if (!Wrap(&coordinate, x.shape[k])) return std::nullopt;
+    }
+    at += coordinate * x_strides[k];
+  }
+  return at;
+}
+
 Result<std::unique_ptr<OpKernel>> MakeGather(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     const TypedTensor& x = *in[0];
@@ -47,17 +64,9 @@ Result<std::unique_ptr<OpKernel>> MakeGatherElements(const KernelInfo& info) {
     const std::vector<int64_t> x_strides = Strides(x.shape), i_strides = Strides(idx.shape);
     TypedTensor y(x.dtype, idx.shape);
     for (int64_t j = 0; j < idx.size(); ++j) {
-      int64_t from = 0, rest = j;
-      for (int64_t k = 0; k < x.rank(); ++k) {
-        int64_t coordinate = rest / i_strides[k];
-        rest %= i_strides[k];
-        if (k == *axis) {
-          coordinate = idx.IntAt(j);
-          if (!Wrap(&coordinate, x.shape[k])) return info.Bad("index " + std::to_string(idx.IntAt(j)) + " is outside its dimension");
-        }
-        from += coordinate * x_strides[k];
-      }
-      CopyElement(x, from, &y, j);
+      const std::optional<int64_t> from = ElementAt(x, idx, j, *axis, x_strides, i_strides);
+      if (!from) return info.Bad("index " + std::to_string(idx.IntAt(j)) + " is outside its dimension");
+      CopyElement(x, *from, &y, j);
     }
     (*out)[0] = std::move(y);
     return Status::Ok();
@@ -127,17 +136,9 @@ Result<std::unique_ptr<OpKernel>> MakeScatterElements(const KernelInfo& info) {
     const std::vector<int64_t> x_strides = Strides(x.shape), i_strides = Strides(idx.shape);
     TypedTensor y = x;
     for (int64_t j = 0; j < idx.size(); ++j) {
-      int64_t to = 0, rest = j;
-      for (int64_t k = 0; k < x.rank(); ++k) {
-        int64_t coordinate = rest / i_strides[k];
-        rest %= i_strides[k];
-        if (k == *axis) {
-          coordinate = idx.IntAt(j);
-          if (!Wrap(&coordinate, x.shape[k])) return info.Bad("index " + std::to_string(idx.IntAt(j)) + " is outside its dimension");
-        }
-        to += coordinate * x_strides[k];
-      }
-      if (Status s = Reduce(reduction, updates, j, &y, to); !s.ok()) return info.Bad(s.message());
+      const std::optional<int64_t> to = ElementAt(x, idx, j, *axis, x_strides, i_strides);
+      if (!to) return info.Bad("index " + std::to_string(idx.IntAt(j)) + " is outside its dimension");
+      if (Status s = Reduce(reduction, updates, j, &y, *to); !s.ok()) return info.Bad(s.message());
     }
     (*out)[0] = std::move(y);
     return Status::Ok();

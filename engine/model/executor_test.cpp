@@ -220,14 +220,14 @@ TEST_CASE("run: bad models exit 2 with the problem named and nothing written") {
 
   ModelBuilder unknown;
   unknown.Input("x", {2, 4});
-  unknown.Node("Hardmax", {"x"}, {"a"});
-  unknown.Node("LpNormalization", {"a"}, {"b"});
-  unknown.Node("Hardmax", {"b"}, {"y"});
+  unknown.Node("MeanVarianceNormalization", {"x"}, {"a"});
+  unknown.Node("Bernoulli", {"a"}, {"b"});
+  unknown.Node("MeanVarianceNormalization", {"b"}, {"y"});
   unknown.Output("y", {2, 4});
   auto ops = run("-m " + unknown.Save(dir / "unknown.onnx"));
   CHECK(ops.exit_code == 2);
-  CHECK_MESSAGE(ops.err.find("Hardmax (Hardmax_a, Hardmax_y)") != std::string::npos, ops.err);
-  CHECK(ops.err.find("LpNormalization (LpNormalization_b)") != std::string::npos);
+  CHECK_MESSAGE(ops.err.find("MeanVarianceNormalization (MeanVarianceNormalization_a, MeanVarianceNormalization_y)") != std::string::npos, ops.err);
+  CHECK(ops.err.find("Bernoulli (Bernoulli_b)") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "bank"));
 }
 

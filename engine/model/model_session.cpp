@@ -249,19 +249,9 @@ Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, 
 }
 
 Result<Comparison> CompareOutputs(const std::vector<Tensor>& outputs, const std::string& dir) {
-  Comparison c;
-  bool any = false;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string file = dir + "/output_" + std::to_string(i) + ".pb";
-    std::error_code ec;  // a file that cannot be looked at is not there
-    if (!std::filesystem::exists(file, ec)) continue;
-    auto want = ReadFloatTensorFile(file);
-    if (!want.ok()) return want.status();
-    any = true;
-    CompareOutput(i, outputs[i], *want, &c);
-  }
-  if (!any) return Status::NotFound("no output_<i>.pb in " + dir);
-  return c;
+  std::vector<TypedTensor> typed;
+  for (const Tensor& t : outputs) typed.push_back(TypedTensor::FromFloat(t));
+  return CompareTypedOutputs(typed, dir);
 }
 
 }  // namespace tilebank::engine::model

@@ -142,18 +142,10 @@ Result<onnx::TensorProto> ProtoFromConst(const std::string& name, const ConstTen
 }
 
 Result<Tensor> ReadFloatTensorFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read " + path);
-  onnx::TensorProto proto;
-  if (!proto.ParseFromIstream(&in)) return Status::InvalidInput(path + " is not an ONNX TensorProto file");
-  if (proto.data_type() != onnx::TensorProto::FLOAT)
-    return Status::InvalidInput(path + " holds " + DtypeName(proto.data_type()) + " data; the executor reads float32");
-  auto c = ConstFromProto(proto);
-  if (!c.ok()) return c.status().WithContext(path);
-  Tensor t;
-  t.shape = c->shape;
-  t.data = std::move(c->floats);
-  return t;
+  auto t = ReadTensorFile(path);
+  if (!t.ok()) return t.status();
+  if (t->dtype != DType::kFloat32) return Status::InvalidInput(path + " holds " + DTypeName(t->dtype) + " data; the executor reads float32");
+  return t->ToFloat();
 }
 
 namespace {
