@@ -1,7 +1,6 @@
 #include "engine/jobs/model_opat_job.h"
 
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -96,7 +95,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
     report->result_ms = verdict.without_ms;
     report->note += "; slower with them by more than the spread: they were taken back, and the model runs as it did before this run";
   }
-  if (std::abs(verdict.with_ms - verdict.without_ms) <= verdict.spread_ms && !report->reverted && !replaced.empty())
+  if (verdict.WithinSpread() && !report->reverted && !replaced.empty())
     report->note += " (no change beyond the spread)";
   auto& opat = report->job.result.at(1).at("OPAT");
   opat["model_baseline_performance(ms)"] = report->baseline_ms;

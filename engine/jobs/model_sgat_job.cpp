@@ -216,7 +216,7 @@ Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<Tensor>
     return Status::Ok();
   }
   if (check.ok && !verdict.Slower()) {
-    report->note = "model: " + measured + "; kept" + (verdict.ReportedPercent(false) == 0 ? " (no change beyond the spread)" : "");
+    report->note = "model: " + measured + "; kept" + (verdict.WithinSpread() ? " (no change beyond the spread)" : "");
     return Status::Ok();
   }
   // The entries go back and the checkpoint says so in one transaction.

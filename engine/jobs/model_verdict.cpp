@@ -25,13 +25,15 @@ ModelVerdict ModelVerdict::Of(const model::InterleavedTiming& timing) {
   return v;
 }
 
+bool ModelVerdict::WithinSpread() const { return std::abs(with_ms - without_ms) <= spread_ms; }
+
 double ModelVerdict::ReportedPercent(bool taken_back) const {
-  if (taken_back || std::abs(with_ms - without_ms) <= spread_ms) return 0;
+  if (taken_back || WithinSpread()) return 0;
   return ImprovementPercent(without_ms, with_ms);
 }
 
 std::string ModelVerdict::ReportedText(bool taken_back) const {
-  if (taken_back || std::abs(with_ms - without_ms) <= spread_ms) return ImprovementText(1, 1);
+  if (taken_back || WithinSpread()) return ImprovementText(1, 1);
   return ImprovementText(without_ms, with_ms);
 }
 

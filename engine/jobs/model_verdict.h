@@ -23,6 +23,8 @@ struct ModelVerdict {
   static ModelVerdict Of(const model::InterleavedTiming& timing);  // a: without, b: with
   // Slower with the entries by more than the spread: the job takes them back.
   bool Slower() const { return with_ms > without_ms + spread_ms; }
+  // The medians differ by no more than the spread: neither a gain nor a loss was measured.
+  bool WithinSpread() const;
   // The improvement reported ("Performance improved by"), AOE's before/after - 1: 0 when the
   // medians differ by no more than the spread (neither a gain nor a loss was measured), and when
   // the entries were taken back (the model runs as before).

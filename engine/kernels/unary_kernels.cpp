@@ -9,11 +9,11 @@
 namespace tilebank::engine::kernels {
 namespace {
 
-// y = f(x, attrs) in x's computing type, stored as x's type.
+// y = f(x, attrs), x in its computing type; y of x's type, or bool when `predicate`.
 template <class F>
-KernelFactory Unary(F f) {
-  return [f](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-    return FunctionKernel([f, info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+KernelFactory MapOne(F f, bool predicate) {
+  return [f, predicate](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+    return FunctionKernel([f, predicate, info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
       if (in.empty() || !in[0]) return info.Bad("takes one input");
       Status status = Status::Ok();
       VisitNumeric(
@@ -21,10 +21,13 @@ KernelFactory Unary(F f) {
           [&](auto tag) {
             using T = decltype(tag);
             TypedTensor& y = (*out)[0];
-            y = TypedTensor(in[0]->dtype, in[0]->shape);
+            y = TypedTensor(predicate ? DType::kBool : in[0]->dtype, in[0]->shape);
             const T* x = in[0]->data<T>();
-            T* z = y.data<T>();
-            for (int64_t i = 0; i < y.size(); ++i) z[i] = Store<T>(f(Calc<T>(x[i]), info.attrs));
+            for (int64_t i = 0; i < y.size(); ++i) {
+              const auto v = f(Calc<T>(x[i]), info.attrs);
+              if (predicate) y.data<bool>()[i] = static_cast<bool>(v);
+              else y.data<T>()[i] = Store<T>(v);
+            }
           },
           [&] { status = info.Bad(DTypeName(in[0]->dtype) + " is not a numeric type"); });
       return status;
@@ -32,25 +35,12 @@ KernelFactory Unary(F f) {
   };
 }
 
-// y = f(x) as bool.
+template <class F>
+KernelFactory Unary(F f) { return MapOne(f, false); }
+// f(x as a double, attrs) as bool.
 template <class F>
 KernelFactory Predicate(F f) {
-  return [f](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-    return FunctionKernel([f, info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
-      if (in.empty() || !in[0]) return info.Bad("takes one input");
-      Status status = Status::Ok();
-      VisitNumeric(
-          in[0]->dtype,
-          [&](auto tag) {
-            using T = decltype(tag);
-            TypedTensor& y = (*out)[0];
-            y = TypedTensor(DType::kBool, in[0]->shape);
-            for (int64_t i = 0; i < y.size(); ++i) y.data<bool>()[i] = f(static_cast<double>(Calc<T>(in[0]->data<T>()[i])), info.attrs);
-          },
-          [&] { status = info.Bad(DTypeName(in[0]->dtype) + " is not a numeric type"); });
-      return status;
-    });
-  };
+  return MapOne([f](auto x, const Attrs& a) { return f(static_cast<double>(x), a); }, true);
 }
 
 // Clip: min and max from inputs 1 and 2 (opset 11+, either may be left out) or attributes (before).
