@@ -12,11 +12,13 @@
 #include "engine/builder/kernel_disk_cache.h"
 #include "engine/catalog/builtin_choice.h"
 #include "engine/catalog/template_registry.h"
+#include "engine/kernels/kernel_registry.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/result_file.h"
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
 #include "engine/model/subgraph_file.h"
+#include "engine/model/tensor_proto.h"
 #include "engine/model/node_op_spec.h"
 #include "engine/ops/op_flops.h"
 #include "engine/templates/op_template.h"
@@ -58,6 +60,17 @@ int RunModel(const RunFlags& f) {
   if (auto defaults = engine::DefaultPoliciesFromEnvironment(); !defaults.ok()) return Fail(defaults.status());  // before a bank is made
   auto shapes = engine::model::ParseInputShapes(f.input_shape);
   if (!shapes.ok()) return Fail(shapes.status());
+  if (!f.data.empty()) {
+    // Dynamic dims not fixed by --input-shape take the test data's shapes.
+    auto declared = engine::model::DeclaredInputs(f.model);
+    if (!declared.ok()) return Fail(declared.status());
+    for (size_t i = 0; i < declared->size(); ++i) {
+      const auto& input = (*declared)[i];
+      if (!input.dynamic || shapes->count(input.name)) continue;
+      auto t = engine::model::ReadTensorFile(f.data + "/input_" + std::to_string(i) + ".pb");
+      if (t.ok()) (*shapes)[input.name] = t->shape;
+    }
+  }
   std::unique_ptr<engine::model::Executor> executor;
   double load_s = 0;
   if (f.tune == "online") {
@@ -129,6 +142,7 @@ int RunModel(const RunFlags& f) {
   std::vector<const engine::TypedTensor*> in;
   for (const auto& t : inputs) in.push_back(&t);
   std::vector<engine::TypedTensor> outputs;
+  const int64_t draws_before = engine::kernels::RandomDraws();
   if (Status s = ex.Run(in, &outputs); !s.ok()) return Fail(s);
   std::optional<engine::model::Comparison> comparison;
   if (!f.data.empty()) {
@@ -136,6 +150,8 @@ int RunModel(const RunFlags& f) {
     auto c = engine::model::CompareTypedOutputs(outputs, f.data);
     if (!c.ok()) return Fail(c.status().WithContext("--data"));
     comparison = c.value();
+    if (!comparison->ok && engine::kernels::RandomDraws() > draws_before)
+      return Fail(Status::InvalidInput("--data: the outputs depend on random draws (Bernoulli, RandomUniform/Normal, Dropout in training mode), which cannot reproduce the stream the expected outputs were drawn from (" + comparison->worst + ")"));
   }
   auto timing = engine::model::TimeModel(ex, inputs, f.warmup, f.repeat);
   if (!timing.ok()) return Fail(timing.status());

@@ -32,6 +32,22 @@ KernelFactory SameType(F f) {
   };
 }
 
+// PRelu: numpy broadcasting, and (as PRelu-6 and earlier defined it, kept by the version
+// converter) a 1-D slope of one value per channel applies along axis 1.
+Result<std::unique_ptr<OpKernel>> MakePRelu(const KernelInfo& info) {
+  auto elementwise = SameType([](auto x, auto slope, Status*) { return x < 0 ? x * slope : x; })(info);
+  if (!elementwise.ok()) return elementwise.status();
+  std::shared_ptr<OpKernel> kernel = std::move(elementwise.value());
+  return FunctionKernel([kernel](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() == 2 && in[0] && in[1] && in[1]->rank() == 1 && in[0]->rank() > 2 && in[1]->size() == in[0]->shape[1] && in[1]->size() != in[0]->shape.back()) {
+      TypedTensor slope = *in[1];
+      slope.shape.resize(in[0]->rank() - 1, 1);
+      return kernel->Compute({in[0], &slope}, out);
+    }
+    return kernel->Compute(in, out);
+  });
+}
+
 // Integer division: by zero is an error, INT_MIN / -1 wraps.
 template <class V>
 V Divide(V a, V b, Status* status) {
@@ -229,7 +245,7 @@ void RegisterElementwiseKernels(KernelRegistry* r) {
             return SameType([fmod](auto a, auto b, Status* s) { return Modulo(a, b, fmod, s); })(info);
           }});
   r->Add({"Pow", 7, INT_MAX, numeric, 0, MakePow});
-  r->Add({"PRelu", 7, INT_MAX, numeric, 0, SameType([](auto x, auto slope, Status*) { return x < 0 ? x * slope : x; })});
+  r->Add({"PRelu", 7, INT_MAX, numeric, 0, MakePRelu});
   r->Add({"Min", 8, INT_MAX, numeric, 0, Variadic([](auto a, auto b) { return std::isnan(static_cast<double>(a)) || a < b ? a : b; })});
   r->Add({"Max", 8, INT_MAX, numeric, 0, Variadic([](auto a, auto b) { return std::isnan(static_cast<double>(a)) || a > b ? a : b; })});
   r->Add({"Sum", 8, INT_MAX, FloatTypes(), 0, Variadic([](auto a, auto b) { return a + b; })});

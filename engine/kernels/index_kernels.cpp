@@ -1,6 +1,8 @@
 // Ops driven by index tensors: Gather, GatherElements, GatherND, ScatterElements, ScatterND,
-// OneHot, NonZero and Compress. An index outside its dimension is kInvalidInput naming the node.
+// OneHot, NonZero, Compress and Unique. An index outside its dimension is kInvalidInput naming the node.
 #include <algorithm>
+#include <numeric>
+#include <optional>
 
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
@@ -248,6 +250,66 @@ Result<std::unique_ptr<OpKernel>> MakeCompress(const KernelInfo& info) {
   });
 }
 
+// Unique: the distinct elements (or slices along `axis`), sorted or in order of first occurrence,
+// with each one's first index, every input's index into them, and their counts.
+Result<std::unique_ptr<OpKernel>> MakeUnique(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    const TypedTensor& x = *in[0];
+    const bool sorted = info.attrs.Int("sorted", 1) != 0, by_axis = info.attrs.Has("axis");
+    std::optional<int64_t> axis = by_axis ? Axis(info.attrs.Int("axis", 0), x.rank()) : std::optional<int64_t>(0);
+    if (!axis) return info.Bad("axis outside the input's rank");
+    // The input as `count` slices of `width` elements, `inner` apart (a flat input: width 1).
+    const int64_t count = by_axis ? x.shape[*axis] : x.size();
+    int64_t inner = 1;
+    for (int64_t d = *axis + 1; by_axis && d < x.rank(); ++d) inner *= x.shape[d];
+    const int64_t width = count ? x.size() / count : 0;
+    auto element = [&](int64_t slice, int64_t k) { return by_axis ? ((k / inner) * count + slice) * inner + k % inner : slice; };
+    auto less = [&](int64_t p, int64_t q) {
+      for (int64_t k = 0; k < width; ++k) {
+        const int64_t i = element(p, k), j = element(q, k);
+        if (x.dtype == DType::kString) {
+          if (x.strings[i] != x.strings[j]) return x.strings[i] < x.strings[j];
+        } else if (x.At(i) != x.At(j)) {
+          return x.At(i) < x.At(j);
+        }
+      }
+      return false;
+    };
+    std::vector<int64_t> order(count);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), less);
+    // Groups of equal slices, each named by its first occurrence.
+    std::vector<int64_t> group_of(count), firsts;
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (i == 0 || less(order[i - 1], order[i])) firsts.push_back(order[i]);
+      group_of[order[i]] = static_cast<int64_t>(firsts.size()) - 1;
+    }
+    std::vector<int64_t> rank_of(firsts.size());
+    std::iota(rank_of.begin(), rank_of.end(), 0);
+    if (!sorted) {  // renumber groups by first occurrence
+      std::vector<int64_t> by_first(firsts.size());
+      std::iota(by_first.begin(), by_first.end(), 0);
+      std::sort(by_first.begin(), by_first.end(), [&](int64_t a, int64_t b) { return firsts[a] < firsts[b]; });
+      for (size_t r = 0; r < by_first.size(); ++r) rank_of[by_first[r]] = static_cast<int64_t>(r);
+    }
+    const int64_t n = static_cast<int64_t>(firsts.size());
+    std::vector<int64_t> first_index(n), inverse(count), counts(n, 0);
+    for (int64_t g = 0; g < n; ++g) first_index[rank_of[g]] = firsts[g];
+    for (int64_t i = 0; i < count; ++i) inverse[i] = rank_of[group_of[i]], counts[inverse[i]]++;
+    std::vector<int64_t> shape = by_axis ? x.shape : std::vector<int64_t>{n};
+    if (by_axis) shape[*axis] = n;
+    (*out)[0] = Gathered(x, shape, [&](int64_t j) {
+      if (!by_axis) return first_index[j];
+      const int64_t slice = (j / inner) % n, k = (j / inner / n) * inner + j % inner;
+      return element(first_index[slice], k);
+    });
+    if (out->size() > 1) (*out)[1] = TypedTensor::Of<int64_t>({n}, first_index);
+    if (out->size() > 2) (*out)[2] = TypedTensor::Of<int64_t>({count}, inverse);
+    if (out->size() > 3) (*out)[3] = TypedTensor::Of<int64_t>({n}, counts);
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 
 void RegisterIndexKernels(KernelRegistry* r) {
@@ -260,6 +322,8 @@ void RegisterIndexKernels(KernelRegistry* r) {
   r->Add({"OneHot", 9, INT_MAX, NumericTypes(), 1, MakeOneHot});
   r->Add({"NonZero", 9, INT_MAX, all, 0, MakeNonZero});
   r->Add({"Compress", 9, INT_MAX, all, 0, MakeCompress});
+  r->Add({"Unique", 11, INT_MAX, all, 0, MakeUnique});
+  r->Add({"Scatter", 9, 10, all, 0, MakeScatterElements});
 }
 
 }  // namespace tilebank::engine::kernels

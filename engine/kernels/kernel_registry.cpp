@@ -48,7 +48,8 @@ const KernelRegistry& KernelRegistry::Default() {
     KernelRegistry r;
     using Family = void (*)(KernelRegistry*);
     for (Family family : {RegisterElementwiseKernels, RegisterUnaryKernels, RegisterCastKernels, RegisterShapeKernels, RegisterMovementKernels,
-                          RegisterIndexKernels, RegisterReduceKernels, RegisterMathKernels}) family(&r);
+                          RegisterIndexKernels, RegisterReduceKernels, RegisterMathKernels, RegisterConvKernels, RegisterPoolKernels, RegisterNormKernels,
+                          RegisterLossKernels, RegisterRandomKernels, RegisterResizeKernels, RegisterVisionKernels, RegisterLinalgKernels, RegisterQuantizeKernels, RegisterRnnKernels}) family(&r);
     return r;
   }();
   return registry;

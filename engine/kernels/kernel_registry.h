@@ -46,6 +46,10 @@ class KernelRegistry {
   std::multimap<std::string, KernelDef> defs_;
 };
 
+// How many values the random kernels (Bernoulli, Dropout in training mode, Random*) have drawn in
+// this process: outputs that depend on draws cannot be checked against another runtime's.
+int64_t RandomDraws();
+
 // The families (one file each); Default() calls them all.
 void RegisterElementwiseKernels(KernelRegistry* registry);
 void RegisterUnaryKernels(KernelRegistry* registry);
@@ -55,5 +59,15 @@ void RegisterMovementKernels(KernelRegistry* registry);
 void RegisterIndexKernels(KernelRegistry* registry);
 void RegisterReduceKernels(KernelRegistry* registry);
 void RegisterMathKernels(KernelRegistry* registry);
+void RegisterConvKernels(KernelRegistry* registry);
+void RegisterPoolKernels(KernelRegistry* registry);
+void RegisterNormKernels(KernelRegistry* registry);
+void RegisterLossKernels(KernelRegistry* registry);
+void RegisterRandomKernels(KernelRegistry* registry);
+void RegisterResizeKernels(KernelRegistry* registry);
+void RegisterVisionKernels(KernelRegistry* registry);
+void RegisterLinalgKernels(KernelRegistry* registry);
+void RegisterQuantizeKernels(KernelRegistry* registry);
+void RegisterRnnKernels(KernelRegistry* registry);
 
 }  // namespace tilebank::engine::kernels

@@ -1,11 +1,12 @@
 // Ops over a dimension or two: Softmax, LogSoftmax and Hardmax (along an axis), LpNormalization,
-// MatMul (every numeric type; float32 MatMuls run the tuned kernels instead) and TopK.
+// MatMul and Gemm (every numeric type; float32 ones run the tuned kernels instead) and TopK.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/spatial_window.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
@@ -101,6 +102,35 @@ Result<std::unique_ptr<OpKernel>> MakeMatMul(const KernelInfo& info) {
   });
 }
 
+// Gemm: alpha * A' * B' + beta * C, A' and B' transposed by transA / transB, C broadcast to [M, N].
+Result<std::unique_ptr<OpKernel>> MakeGemm(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() != 2 || in[1]->rank() != 2) return info.Bad("takes 2-D A and B");
+    const bool ta = info.attrs.Int("transA", 0) != 0, tb = info.attrs.Int("transB", 0) != 0;
+    const double alpha = info.attrs.Float("alpha", 1.0f), beta = info.attrs.Float("beta", 1.0f);
+    const TypedTensor &a = *in[0], &b = *in[1];
+    const int64_t M = ta ? a.shape[1] : a.shape[0], K = ta ? a.shape[0] : a.shape[1], N = tb ? b.shape[0] : b.shape[1];
+    if ((tb ? b.shape[1] : b.shape[0]) != K) return info.Bad("A " + ShapeText(a.shape) + " and B " + ShapeText(b.shape) + " do not multiply");
+    const std::vector<double> av = AsDoubles(a), bv = AsDoubles(b);
+    std::vector<double> y(static_cast<size_t>(M * N), 0.0);
+    if (in.size() > 2 && in[2] && beta != 0) {
+      std::vector<int64_t> shape;
+      if (!BroadcastShapes({in[2]->shape, {M, N}}, &shape) || shape != std::vector<int64_t>{M, N})
+        return info.Bad("C " + ShapeText(in[2]->shape) + " does not broadcast to " + ShapeText({M, N}));
+      BroadcastWalk walk({in[2]->shape}, {M, N});
+      for (int64_t i = 0; i < M * N; ++i, walk.Next()) y[i] = beta * in[2]->At(walk.offset(0));
+    }
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += av[ta ? k * M + m : m * K + k] * bv[tb ? n * K + k : k * N + n];
+        y[m * N + n] += alpha * acc;
+      }
+    (*out)[0] = FromDoubles(a.dtype, {M, N}, y);
+    return Status::Ok();
+  });
+}
+
 // TopK: values and int64 indices of the k largest (or smallest) along an axis; ties keep the lower index.
 Result<std::unique_ptr<OpKernel>> MakeTopK(const KernelInfo& info) {
   const bool largest = info.attrs.Int("largest", 1) != 0, sorted = info.attrs.Int("sorted", 1) != 0;
@@ -149,6 +179,7 @@ void RegisterMathKernels(KernelRegistry* r) {
   r->Add({"Hardmax", 13, INT_MAX, FloatTypes(), 0, AlongAxis(RowOp::kHardmax)});
   r->Add({"LpNormalization", 1, INT_MAX, FloatTypes(), 0, AlongAxis(RowOp::kLpNorm)});
   r->Add({"MatMul", 1, INT_MAX, NumericTypes(), 0, MakeMatMul});
+  r->Add({"Gemm", 1, INT_MAX, NumericTypes(), 0, MakeGemm});
   r->Add({"TopK", 10, INT_MAX, NumericTypes(), 0, MakeTopK});
 }
 

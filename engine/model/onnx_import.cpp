@@ -278,8 +278,17 @@ Result<std::string> InferShapes(onnx::ModelProto& model, bool send_whole, const 
   try {
     std::unordered_map<std::string, onnx::TensorShapeProto> propagated;
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions{true, 1, true}, &propagated);
-  } catch (const std::exception& e) {
-    return Status::InvalidInput(path + ": shape inference failed: " + e.what());
+  } catch (const std::exception& strict_error) {
+    // libonnx's inference fails on some shape arithmetic it cannot follow (a Concat of shapes it
+    // has not propagated); without its strict mode those values stay unknown and the kernels
+    // size them per run. A model that still fails is refused with the strict message.
+    g->clear_value_info();
+    try {
+      std::unordered_map<std::string, onnx::TensorShapeProto> propagated;
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions{true, 0, true}, &propagated);
+    } catch (const std::exception&) {
+      return Status::InvalidInput(path + ": shape inference failed: " + strict_error.what());
+    }
   }
   if (send_whole) return "C" + model.SerializeAsString();
   onnx::GraphProto typed;
@@ -455,6 +464,25 @@ int ReplaceFoldedNodes(onnx::ModelProto* model, const Graph& graph) {
 }
 
 }  // namespace
+
+Result<std::vector<DeclaredInput>> DeclaredInputs(const std::string& path) {
+  onnx::ModelProto model;
+  TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+  std::vector<DeclaredInput> inputs;
+  for (const auto& input : model.graph().input()) {
+    if (initializers.count(input.name())) continue;
+    DeclaredInput d{input.name(), {}, !input.type().has_tensor_type() || !input.type().tensor_type().has_shape()};
+    if (input.type().has_tensor_type())
+      for (const auto& dim : input.type().tensor_type().shape().dim()) {
+        d.dims.push_back(dim.has_dim_value() && dim.dim_value() > 0 ? dim.dim_value() : -1);
+        d.dynamic = d.dynamic || d.dims.back() < 0;
+      }
+    inputs.push_back(std::move(d));
+  }
+  return inputs;
+}
 
 Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
   onnx::ModelProto model;

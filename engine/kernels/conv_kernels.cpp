@@ -1,0 +1,168 @@
+// Conv, ConvInteger and ConvTranspose in 1, 2, 3 or more spatial dimensions: the reference
+// kernels every dtype runs (2-D float32 convolutions run oneDNN and the tuned templates instead).
+#include "engine/kernels/conv_kernels.h"
+
+#include "engine/kernels/kernel_registry.h"
+
+namespace tilebank::engine::kernels {
+
+Result<std::vector<double>> Convolve(const KernelInfo& info, const ConvOperands& operands, std::vector<int64_t>* shape) {
+  const TypedTensor& x = *operands.x;
+  const TypedTensor& w = *operands.w;
+  if (x.rank() < 3 || w.rank() != x.rank()) return info.Bad("takes X [N, C, D...] and W of the same rank, not " + ShapeText(x.shape) + " and " + ShapeText(w.shape));
+  const int64_t N = x.shape[0], C = x.shape[1], M = w.shape[0], group = info.attrs.Int("group", 1);
+  if (group < 1 || C % group || M % group || w.shape[1] != C / group)
+    return info.Bad("X has " + std::to_string(C) + " channels, W " + ShapeText(w.shape) + " and group " + std::to_string(group) + " do not agree");
+  if (!operands.bias.empty() && static_cast<int64_t>(operands.bias.size()) != M) return info.Bad("B must have " + std::to_string(M) + " elements");
+  auto window = SpatialWindow::Resolve(info, {x.shape.begin() + 2, x.shape.end()}, {w.shape.begin() + 2, w.shape.end()});
+  if (!window.ok()) return window.status();
+  const SpatialWindow& sw = *window;
+  const std::vector<int64_t> taps = sw.Taps();
+  const int64_t Cg = C / group, Mg = M / group, K = sw.kernel_size, in_size = sw.spatial_size_in, out_size = sw.spatial_size_out;
+  *shape = {N, M};
+  shape->insert(shape->end(), sw.out.begin(), sw.out.end());
+  std::vector<double> y(static_cast<size_t>(N * M * out_size));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t g = m / Mg;
+      double* y_row = y.data() + (n * M + m) * out_size;
+      for (int64_t o = 0; o < out_size; ++o) y_row[o] = operands.bias.empty() ? 0.0 : operands.bias[m];
+      for (int64_t c = 0; c < Cg; ++c) {
+        const double* x_plane = operands.x_values.data() + (n * C + g * Cg + c) * in_size;
+        const double* w_taps = operands.w_values.data() + (m * Cg + c) * K;
+        for (int64_t o = 0; o < out_size; ++o) {
+          const int64_t* tap = taps.data() + o * K;
+          double acc = 0;
+          for (int64_t k = 0; k < K; ++k)
+            if (tap[k] >= 0) acc += x_plane[tap[k]] * w_taps[k];
+          y_row[o] += acc;
+        }
+      }
+    }
+  return y;
+}
+
+namespace {
+
+Result<std::unique_ptr<OpKernel>> MakeConv(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes X and W");
+    ConvOperands operands{in[0], in[1], AsDoubles(*in[0]), AsDoubles(*in[1]), {}};
+    if (in.size() > 2 && in[2]) operands.bias = AsDoubles(*in[2]);
+    std::vector<int64_t> shape;
+    auto y = Convolve(info, operands, &shape);
+    if (!y.ok()) return y.status();
+    (*out)[0] = FromDoubles(in[0]->dtype, shape, *y);
+    return Status::Ok();
+  });
+}
+
+// ConvInteger: (x - x_zero_point) * (w - w_zero_point) summed in int32; w's zero point is a scalar
+// or one per output channel.
+Result<std::unique_ptr<OpKernel>> MakeConvInteger(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes x and w");
+    ConvOperands operands{in[0], in[1], AsDoubles(*in[0]), AsDoubles(*in[1]), {}};
+    if (in.size() > 2 && in[2] && in[2]->size()) {
+      const double zero = in[2]->At(0);
+      for (double& v : operands.x_values) v -= zero;
+    }
+    if (in.size() > 3 && in[3] && in[3]->size()) {
+      const int64_t M = in[1]->shape[0], per_m = M ? in[1]->size() / M : 0;
+      for (int64_t i = 0; i < in[1]->size(); ++i) operands.w_values[i] -= in[3]->At(in[3]->size() == 1 ? 0 : i / per_m);
+    }
+    std::vector<int64_t> shape;
+    auto y = Convolve(info, operands, &shape);
+    if (!y.ok()) return y.status();
+    (*out)[0] = FromDoubles(DType::kInt32, shape, *y);
+    return Status::Ok();
+  });
+}
+
+// ConvTranspose: each input element scatters W's kernel into the output, o = i * stride +
+// k * dilation - pad_begin; output size from output_shape, or stride * (in - 1) + output_padding +
+// extent - pads.
+Result<std::unique_ptr<OpKernel>> MakeConvTranspose(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes X and W");
+    const TypedTensor &x = *in[0], &w = *in[1];
+    if (x.rank() < 3 || w.rank() != x.rank()) return info.Bad("takes X [N, C, D...] and W of the same rank");
+    const size_t n = x.rank() - 2;
+    const int64_t N = x.shape[0], C = x.shape[1], group = info.attrs.Int("group", 1);
+    if (group < 1 || C % group || w.shape[0] != C) return info.Bad("W's first dim must be X's channels (" + std::to_string(C) + ")");
+    const int64_t Mg = w.shape[1], M = Mg * group, Cg = C / group;
+    const std::vector<int64_t> kernel = info.attrs.Ints("kernel_shape", {w.shape.begin() + 2, w.shape.end()});
+    std::vector<int64_t> strides = info.attrs.Ints("strides", std::vector<int64_t>(n, 1)), dilations = info.attrs.Ints("dilations", std::vector<int64_t>(n, 1)),
+                         output_padding = info.attrs.Ints("output_padding", std::vector<int64_t>(n, 0)), pads = info.attrs.Ints("pads", std::vector<int64_t>(2 * n, 0)),
+                         output_shape = info.attrs.Ints("output_shape");
+    if (kernel.size() != n || strides.size() != n || dilations.size() != n || output_padding.size() != n || pads.size() != 2 * n)
+      return info.Bad("kernel_shape, strides, dilations, output_padding or pads do not match the spatial rank");
+    if (output_shape.size() == n + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+    const std::string auto_pad = info.attrs.String("auto_pad", "NOTSET");
+    std::vector<int64_t> in_dims(x.shape.begin() + 2, x.shape.end()), out_dims(n);
+    for (size_t d = 0; d < n; ++d) {
+      const int64_t extent = dilations[d] * (kernel[d] - 1) + 1, full = strides[d] * (in_dims[d] - 1) + output_padding[d] + extent;
+      if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        out_dims[d] = output_shape.size() == n ? output_shape[d] : in_dims[d] * strides[d];
+        const int64_t total = std::max<int64_t>(0, full - out_dims[d]);
+        pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      } else {
+        if (auto_pad == "VALID") pads[d] = pads[d + n] = 0;
+        out_dims[d] = full - pads[d] - pads[d + n];
+      }
+      if (out_dims[d] < 1) return info.Bad("the output would be empty along spatial dim " + std::to_string(d));
+    }
+    const std::vector<double> xv = AsDoubles(x), wv = AsDoubles(w);
+    const int64_t in_size = Tensor::NumElements(in_dims), out_size = Tensor::NumElements(out_dims), K = Tensor::NumElements(kernel);
+    // targets[i * K + k]: the output position input position i and kernel position k write, or -1.
+    std::vector<int64_t> targets(static_cast<size_t>(in_size * K), -1);
+    int64_t i = 0;
+    ForEachIndex(in_dims, [&](const std::vector<int64_t>& at) {
+      int64_t k = 0;
+      ForEachIndex(kernel, [&](const std::vector<int64_t>& tap) {
+        int64_t offset = 0;
+        bool inside = true;
+        for (size_t d = 0; d < n; ++d) {
+          const int64_t o = at[d] * strides[d] + tap[d] * dilations[d] - pads[d];
+          inside = inside && o >= 0 && o < out_dims[d];
+          offset = offset * out_dims[d] + o;
+        }
+        targets[i * K + k++] = inside ? offset : -1;
+      });
+      ++i;
+    });
+    std::vector<int64_t> shape = {N, M};
+    shape.insert(shape.end(), out_dims.begin(), out_dims.end());
+    std::vector<double> y(static_cast<size_t>(N * M * out_size), 0.0);
+    const bool has_bias = in.size() > 2 && in[2];
+    const std::vector<double> bias = has_bias ? AsDoubles(*in[2]) : std::vector<double>();
+    for (int64_t b = 0; b < N; ++b)
+      for (int64_t m = 0; m < M; ++m) {
+        const int64_t g = m / Mg, mg = m % Mg;
+        double* y_plane = y.data() + (b * M + m) * out_size;
+        if (has_bias)
+          for (int64_t o = 0; o < out_size; ++o) y_plane[o] = bias[m];
+        for (int64_t c = 0; c < Cg; ++c) {
+          const double* x_plane = xv.data() + (b * C + g * Cg + c) * in_size;
+          const double* w_taps = wv.data() + ((g * Cg + c) * Mg + mg) * K;
+          for (int64_t p = 0; p < in_size; ++p)
+            for (int64_t k = 0; k < K; ++k) {
+              const int64_t o = targets[p * K + k];
+              if (o >= 0) y_plane[o] += x_plane[p] * w_taps[k];
+            }
+        }
+      }
+    (*out)[0] = FromDoubles(x.dtype, shape, y);
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+void RegisterConvKernels(KernelRegistry* r) {
+  r->Add({"Conv", 1, INT_MAX, FloatTypes(), 0, MakeConv});
+  r->Add({"ConvTranspose", 1, INT_MAX, FloatTypes(), 0, MakeConvTranspose});
+  r->Add({"ConvInteger", 10, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeConvInteger});
+}
+
+}  // namespace tilebank::engine::kernels

@@ -1,0 +1,194 @@
+// Linear quantization: QuantizeLinear, DequantizeLinear (per tensor or per axis),
+// DynamicQuantizeLinear, MatMulInteger, QLinearMatMul and QLinearConv. Reference kernels: values
+// are dequantized to double, computed there and requantized (round half to even, saturated), so
+// they are exact for every product an int32 accumulator holds.
+#include <cmath>
+
+#include "engine/kernels/conv_kernels.h"
+#include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/tensor_index.h"
+
+namespace tilebank::engine::kernels {
+namespace {
+
+// v rounded half to even and saturated to `dtype`'s range.
+double Saturate(double v, DType dtype) {
+  v = std::nearbyint(v);
+  switch (dtype) {
+    case DType::kUInt8: return std::clamp(v, 0.0, 255.0);
+    case DType::kInt8: return std::clamp(v, -128.0, 127.0);
+    case DType::kUInt16: return std::clamp(v, 0.0, 65535.0);
+    case DType::kInt16: return std::clamp(v, -32768.0, 32767.0);
+    case DType::kInt32: return std::clamp(v, -2147483648.0, 2147483647.0);
+    default: return v;
+  }
+}
+
+// For each element of `x`, the index into a per-axis parameter `p` (0 when p has one element).
+Result<std::vector<int64_t>> ParamIndex(const KernelInfo& info, const TypedTensor& x, const TypedTensor& p) {
+  std::vector<int64_t> index(static_cast<size_t>(x.size()), 0);
+  if (p.size() <= 1) return index;
+  auto axis = Axis(info.attrs.Int("axis", 1), x.rank());
+  if (!axis || x.shape[*axis] != p.size()) return info.Bad("a per-axis scale or zero point must have one element per slice of axis " + std::to_string(info.attrs.Int("axis", 1)));
+  int64_t inner = 1;
+  for (int64_t d = *axis + 1; d < x.rank(); ++d) inner *= x.shape[d];
+  for (int64_t i = 0; i < x.size(); ++i) index[i] = i / inner % p.size();
+  return index;
+}
+
+// The elements of `t` minus its zero point `zero` (absent: 0), per axis where `zero` has several.
+Result<std::vector<double>> Centred(const KernelInfo& info, const TypedTensor& t, const TypedTensor* zero) {
+  std::vector<double> v = AsDoubles(t);
+  if (!zero || !zero->size()) return v;
+  auto index = ParamIndex(info, t, *zero);
+  if (!index.ok()) return index.status();
+  for (int64_t i = 0; i < t.size(); ++i) v[i] -= zero->At((*index)[i]);
+  return v;
+}
+
+Result<std::unique_ptr<OpKernel>> MakeQuantize(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes x and y_scale");
+    const TypedTensor& x = *in[0];
+    const TypedTensor* zero = in.size() > 2 ? in[2] : nullptr;
+    const DType dtype = zero ? zero->dtype : DType::kUInt8;
+    auto scale_index = ParamIndex(info, x, *in[1]);
+    if (!scale_index.ok()) return scale_index.status();
+    std::vector<int64_t> zero_index(static_cast<size_t>(x.size()), 0);
+    if (zero) {
+      auto z = ParamIndex(info, x, *zero);
+      if (!z.ok()) return z.status();
+      zero_index = *z;
+    }
+    TypedTensor y(dtype, x.shape);
+    for (int64_t i = 0; i < x.size(); ++i) {
+      const double zp = zero && zero->size() ? zero->At(zero_index[i]) : 0.0;
+      // The quotient in the scale's precision (float32 in every QDQ model), as ONNX's definition computes it.
+      const double scale = in[1]->At((*scale_index)[i]);
+      const double q = in[1]->dtype == DType::kFloat64 ? x.At(i) / scale : static_cast<float>(x.At(i)) / static_cast<float>(scale);
+      y.SetAt(i, Saturate(std::nearbyint(q) + zp, dtype));
+    }
+    (*out)[0] = std::move(y);
+    return Status::Ok();
+  });
+}
+
+Result<std::unique_ptr<OpKernel>> MakeDequantize(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes x and x_scale");
+    auto v = Centred(info, *in[0], in.size() > 2 ? in[2] : nullptr);
+    if (!v.ok()) return v.status();
+    auto scale_index = ParamIndex(info, *in[0], *in[1]);
+    if (!scale_index.ok()) return scale_index.status();
+    for (int64_t i = 0; i < in[0]->size(); ++i) (*v)[i] *= in[1]->At((*scale_index)[i]);
+    (*out)[0] = FromDoubles(in[1]->dtype, in[0]->shape, *v);
+    return Status::Ok();
+  });
+}
+
+// DynamicQuantizeLinear: uint8 over [min(0, min x), max(0, max x)].
+Result<std::unique_ptr<OpKernel>> MakeDynamicQuantize(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    const TypedTensor& x = *in[0];
+    double low = 0, high = 0;
+    for (int64_t i = 0; i < x.size(); ++i) low = std::min(low, x.At(i)), high = std::max(high, x.At(i));
+    const float scale = static_cast<float>((high - low) / 255.0);
+    // In float32, as the definition's arithmetic is (a double quotient rounds differently at .5).
+    const float zero = scale ? static_cast<float>(Saturate(0.0f - static_cast<float>(low) / scale, DType::kUInt8)) : 0.0f;
+    TypedTensor y(DType::kUInt8, x.shape);
+    for (int64_t i = 0; i < x.size(); ++i) y.SetAt(i, scale ? Saturate(std::nearbyint(static_cast<float>(x.At(i)) / scale) + zero, DType::kUInt8) : zero);
+    (*out)[0] = std::move(y);
+    if (out->size() > 1) (*out)[1] = TypedTensor::Of<float>({}, {scale});
+    if (out->size() > 2) (*out)[2] = TypedTensor::Of<uint8_t>({}, {static_cast<uint8_t>(zero)});
+    return Status::Ok();
+  });
+}
+
+// A MatMul of two float64 operands through the registry's MatMul kernel.
+Result<TypedTensor> MatMulDoubles(const KernelInfo& info, const TypedTensor& a, std::vector<double> av, const TypedTensor& b, std::vector<double> bv) {
+  KernelInfo matmul = info;
+  matmul.op_type = "MatMul";
+  matmul.input_types = {DType::kFloat64, DType::kFloat64};
+  auto kernel = KernelRegistry::Default().Create(matmul);
+  if (!kernel.ok()) return kernel.status();
+  const TypedTensor A = FromDoubles(DType::kFloat64, a.shape, av), B = FromDoubles(DType::kFloat64, b.shape, bv);
+  std::vector<TypedTensor> y(1);
+  if (Status s = (*kernel)->Compute({&A, &B}, &y); !s.ok()) return s;
+  return y[0];
+}
+
+// A's zero point per row (its second-last dim) or scalar; B's per column (its last dim) or scalar.
+std::vector<double> CentredRows(const TypedTensor& t, const TypedTensor* zero, bool per_column) {
+  std::vector<double> v = AsDoubles(t);
+  if (!zero || !zero->size()) return v;
+  const int64_t cols = t.shape.back(), rows = t.rank() > 1 ? t.shape[t.rank() - 2] : 1;
+  for (int64_t i = 0; i < t.size(); ++i) v[i] -= zero->At(zero->size() == 1 ? 0 : per_column ? i % cols : (i / cols) % rows);
+  return v;
+}
+
+Result<std::unique_ptr<OpKernel>> MakeMatMulInteger(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes A and B");
+    auto y = MatMulDoubles(info, *in[0], CentredRows(*in[0], in.size() > 2 ? in[2] : nullptr, false), *in[1], CentredRows(*in[1], in.size() > 3 ? in[3] : nullptr, true));
+    if (!y.ok()) return y.status();
+    (*out)[0] = y->CastTo(DType::kInt32);
+    return Status::Ok();
+  });
+}
+
+// QLinearMatMul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero).
+Result<std::unique_ptr<OpKernel>> MakeQLinearMatMul(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 8 || !in[0] || !in[1] || !in[3] || !in[4] || !in[6] || !in[7]) return info.Bad("takes a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point");
+    auto y = MatMulDoubles(info, *in[0], CentredRows(*in[0], in[2], false), *in[3], CentredRows(*in[3], in[5], true));
+    if (!y.ok()) return y.status();
+    const int64_t cols = y->shape.back(), rows = y->rank() > 1 ? y->shape[y->rank() - 2] : 1;
+    TypedTensor q(in[7]->dtype, y->shape);
+    for (int64_t i = 0; i < q.size(); ++i) {
+      const double a_scale = in[1]->At(in[1]->size() == 1 ? 0 : (i / cols) % rows), b_scale = in[4]->At(in[4]->size() == 1 ? 0 : i % cols);
+      q.SetAt(i, Saturate(std::nearbyint(y->At(i) * a_scale * b_scale / in[6]->At(0)) + in[7]->At(0), q.dtype));
+    }
+    (*out)[0] = std::move(q);
+    return Status::Ok();
+  });
+}
+
+// QLinearConv(x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, B int32).
+Result<std::unique_ptr<OpKernel>> MakeQLinearConv(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 8 || !in[0] || !in[1] || !in[3] || !in[4] || !in[6] || !in[7]) return info.Bad("takes x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point");
+    KernelInfo per_channel = info;
+    per_channel.attrs = Attrs(nlohmann::json{{"axis", 0}});
+    auto x = Centred(per_channel, *in[0], in[2]);
+    auto w = Centred(per_channel, *in[3], in[5]);
+    if (!x.ok()) return x.status();
+    if (!w.ok()) return w.status();
+    ConvOperands operands{in[0], in[3], *x, *w, {}};
+    if (in.size() > 8 && in[8]) operands.bias = AsDoubles(*in[8]);
+    std::vector<int64_t> shape;
+    auto y = Convolve(info, operands, &shape);
+    if (!y.ok()) return y.status();
+    const int64_t M = shape[1], plane = M ? static_cast<int64_t>(y->size()) / (shape[0] * M) : 0;
+    TypedTensor q(in[7]->dtype, shape);
+    for (int64_t i = 0; i < q.size(); ++i) {
+      const int64_t m = i / plane % M;
+      // The bias is in units of x_scale * w_scale, as the accumulator is.
+      q.SetAt(i, Saturate(std::nearbyint((*y)[i] * in[1]->At(0) * in[4]->At(in[4]->size() == 1 ? 0 : m) / in[6]->At(0)) + in[7]->At(0), q.dtype));
+    }
+    (*out)[0] = std::move(q);
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+void RegisterQuantizeKernels(KernelRegistry* r) {
+  r->Add({"QuantizeLinear", 10, INT_MAX, {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32}, 0, MakeQuantize});
+  r->Add({"DequantizeLinear", 10, INT_MAX, {DType::kInt8, DType::kUInt8, DType::kInt32}, 0, MakeDequantize});
+  r->Add({"DynamicQuantizeLinear", 11, INT_MAX, {DType::kFloat32}, 0, MakeDynamicQuantize});
+  r->Add({"MatMulInteger", 10, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeMatMulInteger});
+  r->Add({"QLinearMatMul", 10, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeQLinearMatMul});
+  r->Add({"QLinearConv", 10, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeQLinearConv});
+}
+
+}  // namespace tilebank::engine::kernels

@@ -1,0 +1,205 @@
+// Detection and sampling ops: NonMaxSuppression (data-dependent output size), RoiAlign and
+// GridSample (bilinear, nearest, bicubic; zeros, border, reflection padding).
+#include <algorithm>
+#include <cmath>
+#include <array>
+#include <numeric>
+
+#include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/spatial_window.h"
+
+namespace tilebank::engine::kernels {
+namespace {
+
+// NonMaxSuppression: per batch and class, boxes scoring above score_threshold in falling score
+// order, each kept unless its IoU with a kept one exceeds iou_threshold, at most
+// max_output_boxes_per_class; output [selected, 3] int64 (batch, class, box).
+Result<std::unique_ptr<OpKernel>> MakeNonMaxSuppression(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() != 3 || in[1]->rank() != 3 || in[0]->shape[2] != 4)
+      return info.Bad("takes boxes [B, N, 4] and scores [B, C, N]");
+    const TypedTensor &boxes = *in[0], &scores = *in[1];
+    const int64_t B = boxes.shape[0], N = boxes.shape[1], C = scores.shape[1];
+    if (scores.shape[0] != B || scores.shape[2] != N) return info.Bad("scores " + ShapeText(scores.shape) + " do not match boxes " + ShapeText(boxes.shape));
+    const int64_t max_boxes = in.size() > 2 && in[2] && in[2]->size() ? in[2]->IntAt(0) : 0;
+    const double iou_threshold = in.size() > 3 && in[3] && in[3]->size() ? in[3]->At(0) : 0.0;
+    const bool has_score_threshold = in.size() > 4 && in[4] && in[4]->size();
+    const double score_threshold = has_score_threshold ? in[4]->At(0) : 0.0;
+    const bool center = info.attrs.Int("center_point_box", 0) != 0;
+    const std::vector<double> bv = AsDoubles(boxes), sv = AsDoubles(scores);
+    // Each box as y1 <= y2, x1 <= x2.
+    auto corners = [&](int64_t b, int64_t i) {
+      const double* p = bv.data() + (b * N + i) * 4;
+      std::array<double, 4> c;
+      if (center) c = {p[1] - p[3] / 2, p[0] - p[2] / 2, p[1] + p[3] / 2, p[0] + p[2] / 2};
+      else c = {std::min(p[0], p[2]), std::min(p[1], p[3]), std::max(p[0], p[2]), std::max(p[1], p[3])};
+      return c;
+    };
+    auto iou = [](const std::array<double, 4>& a, const std::array<double, 4>& b) {
+      const double h = std::min(a[2], b[2]) - std::max(a[0], b[0]), w = std::min(a[3], b[3]) - std::max(a[1], b[1]);
+      if (h <= 0 || w <= 0) return 0.0;
+      const double inter = h * w, uni = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+      return uni > 0 ? inter / uni : 0.0;
+    };
+    std::vector<int64_t> selected;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t c = 0; c < C; ++c) {
+        const double* s = sv.data() + (b * C + c) * N;
+        std::vector<int64_t> order;
+        for (int64_t i = 0; i < N; ++i)
+          if (!has_score_threshold || s[i] > score_threshold) order.push_back(i);
+        std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return s[p] > s[q]; });
+        std::vector<std::array<double, 4>> kept;
+        for (int64_t i : order) {
+          if (static_cast<int64_t>(kept.size()) >= max_boxes) break;
+          const auto box = corners(b, i);
+          bool suppressed = false;
+          for (const auto& k : kept) suppressed = suppressed || iou(box, k) > iou_threshold;
+          if (suppressed) continue;
+          kept.push_back(box);
+          selected.insert(selected.end(), {b, c, i});
+        }
+      }
+    (*out)[0] = TypedTensor::Of<int64_t>({static_cast<int64_t>(selected.size() / 3), 3}, selected);
+    return Status::Ok();
+  });
+}
+
+// RoiAlign: each roi [x1, y1, x2, y2] (scaled by spatial_scale) split into output_height x
+// output_width bins, each the average (or max) of sampling_ratio^2 bilinear samples.
+Result<std::unique_ptr<OpKernel>> MakeRoiAlign(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 3 || !in[0] || !in[1] || !in[2] || in[0]->rank() != 4 || in[1]->rank() != 2 || in[1]->shape[1] != 4)
+      return info.Bad("takes X [N, C, H, W], rois [R, 4] and batch_indices [R]");
+    const TypedTensor& x = *in[0];
+    const int64_t C = x.shape[1], H = x.shape[2], W = x.shape[3], R = in[1]->shape[0];
+    const int64_t ph_n = info.attrs.Int("output_height", 1), pw_n = info.attrs.Int("output_width", 1), sampling = info.attrs.Int("sampling_ratio", 0);
+    const double scale = info.attrs.Float("spatial_scale", 1.0f);
+    const bool half_pixel = info.attrs.String("coordinate_transformation_mode", info.opset >= 16 ? "half_pixel" : "output_half_pixel") == "half_pixel";
+    const bool use_max = info.attrs.String("mode", "avg") == "max";
+    const std::vector<double> xv = AsDoubles(x), rois = AsDoubles(*in[1]);
+    std::vector<double> y(static_cast<size_t>(R * C * ph_n * pw_n), 0.0);
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t batch = in[2]->IntAt(r);
+      if (batch < 0 || batch >= x.shape[0]) return info.Bad("batch index " + std::to_string(batch) + " is outside X's batch");
+      const double offset = half_pixel ? 0.5 : 0.0;
+      const double x1 = rois[r * 4] * scale - offset, y1 = rois[r * 4 + 1] * scale - offset;
+      double roi_w = rois[r * 4 + 2] * scale - offset - x1, roi_h = rois[r * 4 + 3] * scale - offset - y1;
+      if (!half_pixel) roi_w = std::max(roi_w, 1.0), roi_h = std::max(roi_h, 1.0);
+      const double bin_h = roi_h / ph_n, bin_w = roi_w / pw_n;
+      const int64_t grid_h = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(roi_h / ph_n)),
+                    grid_w = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(roi_w / pw_n));
+      const double count = std::max<int64_t>(grid_h * grid_w, 1);
+      for (int64_t c = 0; c < C; ++c) {
+        const double* plane = xv.data() + (batch * C + c) * H * W;
+        for (int64_t ph = 0; ph < ph_n; ++ph)
+          for (int64_t pw = 0; pw < pw_n; ++pw) {
+            double acc = 0;
+            bool first = true;
+            for (int64_t iy = 0; iy < grid_h; ++iy)
+              for (int64_t ix = 0; ix < grid_w; ++ix) {
+                double sy = y1 + ph * bin_h + (iy + 0.5) * bin_h / grid_h, sx = x1 + pw * bin_w + (ix + 0.5) * bin_w / grid_w;
+                double v[4] = {0, 0, 0, 0};
+                if (!(sy < -1.0 || sy > H || sx < -1.0 || sx > W)) {
+                  sy = std::max(sy, 0.0), sx = std::max(sx, 0.0);
+                  int64_t y_lo = static_cast<int64_t>(sy), x_lo = static_cast<int64_t>(sx), y_hi = y_lo + 1, x_hi = x_lo + 1;
+                  if (y_lo >= H - 1) y_hi = y_lo = H - 1, sy = static_cast<double>(y_lo);
+                  if (x_lo >= W - 1) x_hi = x_lo = W - 1, sx = static_cast<double>(x_lo);
+                  const double ly = sy - y_lo, lx = sx - x_lo, hy = 1 - ly, hx = 1 - lx;
+                  v[0] = hy * hx * plane[y_lo * W + x_lo], v[1] = hy * lx * plane[y_lo * W + x_hi];
+                  v[2] = ly * hx * plane[y_hi * W + x_lo], v[3] = ly * lx * plane[y_hi * W + x_hi];
+                }
+                if (use_max) {
+                  const double m = std::max({v[0], v[1], v[2], v[3]});
+                  acc = first ? m : std::max(acc, m);
+                } else {
+                  acc += v[0] + v[1] + v[2] + v[3];
+                }
+                first = false;
+              }
+            y[((r * C + c) * ph_n + ph) * pw_n + pw] = use_max ? acc : acc / count;
+          }
+      }
+    }
+    (*out)[0] = FromDoubles(x.dtype, {R, C, ph_n, pw_n}, y);
+    return Status::Ok();
+  });
+}
+
+// A coordinate folded back into [low, high] / 2 by reflection (twice_low, twice_high doubled bounds).
+double Reflect(double v, double twice_low, double twice_high) {
+  if (twice_low == twice_high) return 0;
+  const double low = twice_low / 2, span = (twice_high - twice_low) / 2;
+  v = std::abs(v - low);
+  const double extra = std::fmod(v, span);
+  return static_cast<int64_t>(std::floor(v / span)) % 2 == 0 ? extra + low : span - extra + low;
+}
+
+// GridSample (opset 16, 2-D): Y[n, c, h, w] samples X[n, c] at grid[n, h, w] = (x, y) in [-1, 1].
+Result<std::unique_ptr<OpKernel>> MakeGridSample(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() != 4 || in[1]->rank() != 4 || in[1]->shape[3] != 2 || in[1]->shape[0] != in[0]->shape[0])
+      return info.Bad("takes X [N, C, H, W] and grid [N, Hout, Wout, 2]");
+    const TypedTensor &x = *in[0], &grid = *in[1];
+    const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3], Ho = grid.shape[1], Wo = grid.shape[2];
+    const std::string mode = info.attrs.String("mode", "bilinear"), padding = info.attrs.String("padding_mode", "zeros");
+    const bool align = info.attrs.Int("align_corners", 0) != 0;
+    const std::vector<double> xv = AsDoubles(x), gv = AsDoubles(grid);
+    auto unnormalize = [&](double v, int64_t size) { return align ? (v + 1) / 2 * (size - 1) : ((v + 1) * size - 1) / 2; };
+    auto pad = [&](double v, int64_t size) {
+      if (padding == "border") return std::clamp(v, 0.0, static_cast<double>(size - 1));
+      if (padding == "reflection") {
+        v = align ? Reflect(v, 0, 2.0 * (size - 1)) : Reflect(v, -1, 2.0 * size - 1);
+        return std::clamp(v, 0.0, static_cast<double>(size - 1));
+      }
+      return v;
+    };
+    std::vector<double> y(static_cast<size_t>(N * C * Ho * Wo));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) {
+        const double* plane = xv.data() + (n * C + c) * H * W;
+        auto at = [&](int64_t iy, int64_t ix) { return iy >= 0 && iy < H && ix >= 0 && ix < W ? plane[iy * W + ix] : 0.0; };
+        for (int64_t h = 0; h < Ho; ++h)
+          for (int64_t w = 0; w < Wo; ++w) {
+            const double* g = gv.data() + ((n * Ho + h) * Wo + w) * 2;
+            double sx = unnormalize(g[0], W), sy = unnormalize(g[1], H), v = 0;
+            if (mode == "nearest") {
+              v = at(static_cast<int64_t>(std::nearbyint(pad(sy, H))), static_cast<int64_t>(std::nearbyint(pad(sx, W))));
+            } else if (mode == "bicubic") {
+              const double fx = std::floor(sx), fy = std::floor(sy), A = -0.75;
+              auto coeffs = [A](double t, double* c) {
+                auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };
+                auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };
+                c[0] = far(t + 1), c[1] = near(t), c[2] = near(1 - t), c[3] = far(2 - t);
+              };
+              double cx[4], cy[4];
+              coeffs(sx - fx, cx);
+              coeffs(sy - fy, cy);
+              for (int i = 0; i < 4; ++i)
+                for (int j = 0; j < 4; ++j) {
+                  const double ty = pad(fy - 1 + i, H), tx = pad(fx - 1 + j, W);
+                  v += cy[i] * cx[j] * at(static_cast<int64_t>(ty), static_cast<int64_t>(tx));
+                }
+            } else {
+              sx = pad(sx, W), sy = pad(sy, H);
+              const int64_t x0 = static_cast<int64_t>(std::floor(sx)), y0 = static_cast<int64_t>(std::floor(sy));
+              const double lx = sx - x0, ly = sy - y0;
+              v = at(y0, x0) * (1 - ly) * (1 - lx) + at(y0, x0 + 1) * (1 - ly) * lx + at(y0 + 1, x0) * ly * (1 - lx) + at(y0 + 1, x0 + 1) * ly * lx;
+            }
+            y[((n * C + c) * Ho + h) * Wo + w] = v;
+          }
+      }
+    (*out)[0] = FromDoubles(x.dtype, {N, C, Ho, Wo}, y);
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+void RegisterVisionKernels(KernelRegistry* r) {
+  r->Add({"NonMaxSuppression", 10, INT_MAX, {DType::kFloat32}, 0, MakeNonMaxSuppression});
+  r->Add({"RoiAlign", 10, INT_MAX, FloatTypes(), 0, MakeRoiAlign});
+  r->Add({"GridSample", 16, INT_MAX, FloatTypes(), 0, MakeGridSample});
+}
+
+}  // namespace tilebank::engine::kernels
