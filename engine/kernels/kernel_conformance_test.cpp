@@ -83,6 +83,7 @@ CaseResult RunCase(const fs::path& dir) {
   }
   auto kernel = KernelRegistry::Default().Create(info);
   std::vector<TypedTensor> outputs(static_cast<size_t>(node.output_size()));
+  const int64_t draws_before = RandomDraws();
   Status computed = kernel.ok() ? (*kernel)->Compute(inputs, &outputs) : kernel.status();
   if (!computed.ok()) {
     r.outcome = Outcome::kRefused;
@@ -99,8 +100,9 @@ CaseResult RunCase(const fs::path& dir) {
     if (index == node.output_size()) return CaseResult{};
     const TensorMatch m = MatchTensor(outputs[index], *want);
     if (!m.ok) {
-      r.outcome = Outcome::kMismatch;
-      r.why = "output " + std::to_string(k) + ": " + m.worst;
+      // As run --data: outputs drawn at random cannot reproduce another runtime's stream.
+      r.outcome = RandomDraws() > draws_before ? Outcome::kRefused : Outcome::kMismatch;
+      r.why = "output " + std::to_string(k) + (r.outcome == Outcome::kRefused ? " depends on random draws: " : ": ") + m.worst;
       return r;
     }
   }
@@ -128,7 +130,7 @@ TEST_CASE("kernel registry: ONNX's node tests of the registry's ops match, none 
   for (const auto& m : refusals) MESSAGE("refused " << m);
   MESSAGE(matched << " node tests match through the registry's kernels");
   CHECK(mismatches.empty());
-  CHECK(matched >= 526);  // the floor: raise it as the registry grows (the last line printed)
+  CHECK(matched >= 782);  // the floor: raise it as the registry grows (the last line printed)
 }
 
 }  // namespace

@@ -49,7 +49,8 @@ const KernelRegistry& KernelRegistry::Default() {
     using Family = void (*)(KernelRegistry*);
     for (Family family : {RegisterElementwiseKernels, RegisterUnaryKernels, RegisterCastKernels, RegisterShapeKernels, RegisterMovementKernels,
                           RegisterIndexKernels, RegisterReduceKernels, RegisterMathKernels, RegisterConvKernels, RegisterPoolKernels, RegisterNormKernels,
-                          RegisterLossKernels, RegisterRandomKernels, RegisterResizeKernels, RegisterVisionKernels, RegisterLinalgKernels, RegisterQuantizeKernels, RegisterRnnKernels}) family(&r);
+                          RegisterLossKernels, RegisterRandomKernels, RegisterResizeKernels, RegisterVisionKernels, RegisterLinalgKernels, RegisterQuantizeKernels, RegisterRnnKernels,
+                          RegisterSignalKernels, RegisterStringKernels}) family(&r);
     return r;
   }();
   return registry;

@@ -69,5 +69,7 @@ void RegisterVisionKernels(KernelRegistry* registry);
 void RegisterLinalgKernels(KernelRegistry* registry);
 void RegisterQuantizeKernels(KernelRegistry* registry);
 void RegisterRnnKernels(KernelRegistry* registry);
+void RegisterSignalKernels(KernelRegistry* registry);
+void RegisterStringKernels(KernelRegistry* registry);
 
 }  // namespace tilebank::engine::kernels
