@@ -14,6 +14,8 @@ opset 17 (Debian's python3-torch, python3-torchvision, python3-onnx; run with /u
   transformer_decoder                torch.nn.TransformerDecoder (4 layers, d_model 256, 4 heads) with a
                                      causal mask made inside the model: inputs tgt [1,24,256],
                                      memory [1,32,256]; batch and both sequences dynamic
+  text, recurrent, audio, video,     the families of scripts/user_models.py: token-id encoders and
+  generative and detection models    decoders, LSTM, GRU, Conv1d audio, r3d_18, a UNet, SSDlite
 
 Each goes to DIR/<name>/model.onnx with DIR/<name>/test_data_set_0/{input_<i>.pb,output_0.pb} (ONNX's
 test-data layout): seeded random inputs and PyTorch's output for them. Models already there are kept.
@@ -33,6 +35,8 @@ import onnx
 import torch
 import torchvision
 from onnx import numpy_helper
+
+import user_models
 
 OPSET = 17
 
@@ -204,11 +208,13 @@ def classifiers():
 
 
 def known(name):
-    return name in ("bert_base", "gpt_decoder") or name in TRANSFORMERS or name in SEGMENTATION or name in classifiers() or name in small_models()
+    return name in user_models.names() or name in ("bert_base", "gpt_decoder") or name in TRANSFORMERS or name in SEGMENTATION or name in classifiers() or name in small_models()
 
 
 def family(name):
-    """The zoo's family of a model: the torchvision module it comes from, or transformer."""
+    """The zoo's family of a model: the torchvision module it comes from, transformer, or a user-model family."""
+    if name in user_models.names():
+        return user_models.family(name)
     if name in SEGMENTATION or name in ("small_lraspp", "small_deeplabv3", "small_fcn"):
         return "segmentation"
     if name in ("bert_base", "gpt_decoder") or name in TRANSFORMERS or name.startswith("small_transformer"):
@@ -220,6 +226,8 @@ def family(name):
 
 def build(name):
     """(model in eval mode, tuple of seeded inputs, input names, dynamic axes or None)."""
+    if name in user_models.names():
+        return user_models.build(name)
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(1)
     if name == "bert_base":

@@ -29,7 +29,8 @@ sys.path.insert(0, HERE)
 
 def zoo():
     import export_models
-    return export_models.TRANSFORMERS + export_models.classifiers() + export_models.SEGMENTATION
+    import user_models
+    return export_models.TRANSFORMERS + export_models.classifiers() + export_models.SEGMENTATION + list(user_models.BUILDERS)
 
 
 def input_shapes(data_dir):

@@ -1,0 +1,206 @@
+"""The model families users bring beyond classifiers and float-input transformers, built from torch.nn
+and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py runs them):
+
+  text_encoder        BERT-style encoder over token ids: embeddings (word, position), 4 layers of
+                      torch.nn.TransformerEncoder (d_model 256, 4 heads), an attention mask of 0/1 ints
+                      turned into a key padding mask; inputs input_ids, attention_mask [1,64] int64
+  text_decoder        GPT-2-style decoder over token ids: token and position embeddings, 4 pre-LayerNorm
+                      blocks with a causal mask made inside the model, a tied LM head; input_ids [1,64]
+  lstm_classifier     embedding, a 2-layer bidirectional LSTM, a linear head on the last step; [1,50] ids
+  gru_forecaster      a 2-layer GRU over [1,96,8] float features, a linear head on every step
+  audio_encoder       Conv1d front-end (two stride-2 convolutions, GELU) over [1,80,400] log-mel frames,
+                      then 2 TransformerEncoder layers (d_model 192)
+  video_r3d           torchvision's r3d_18 (3-D convolutions), clip [1,3,8,56,56]
+  unet                a 3-level UNet with GroupNorm, SiLU and ConvTranspose upsampling, [1,3,64,64]
+  detector            torchvision's ssdlite320_mobilenet_v3_large in eval mode (boxes from the image's
+                      values, TopK, NonMaxSuppression), [1,3,320,320], its first output (boxes)
+
+Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
+are the test suite's.
+"""
+import torch
+import torchvision
+
+VOCAB = 1000
+
+
+class TextEncoder(torch.nn.Module):
+    def __init__(self, layers=4, d_model=256, heads=4, ffn=1024, vocab=VOCAB, positions=512):
+        super().__init__()
+        self.words = torch.nn.Embedding(vocab, d_model)
+        self.positions = torch.nn.Embedding(positions, d_model)
+        self.norm = torch.nn.LayerNorm(d_model)
+        layer = torch.nn.TransformerEncoderLayer(d_model, heads, ffn, dropout=0.0, batch_first=True, activation="gelu")
+        self.encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+
+    def forward(self, input_ids, attention_mask):
+        steps = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
+        x = self.norm(self.words(input_ids) + self.positions(steps))
+        return self.encoder(x, src_key_padding_mask=attention_mask == 0)
+
+
+class TextDecoder(torch.nn.Module):
+    def __init__(self, layers=4, d_model=256, heads=4, vocab=VOCAB, positions=512):
+        super().__init__()
+        self.words = torch.nn.Embedding(vocab, d_model)
+        self.positions = torch.nn.Embedding(positions, d_model)
+        layer = torch.nn.TransformerEncoderLayer(d_model, heads, 4 * d_model, dropout=0.0, batch_first=True, activation="gelu", norm_first=True)
+        self.blocks = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = torch.nn.LayerNorm(d_model)
+
+    def forward(self, input_ids):
+        n = input_ids.shape[1]
+        steps = torch.arange(n, device=input_ids.device).unsqueeze(0)
+        causal = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+        x = self.blocks(self.words(input_ids) + self.positions(steps), mask=causal)
+        return self.norm(x) @ self.words.weight.t()
+
+
+class LstmClassifier(torch.nn.Module):
+    def __init__(self, vocab=VOCAB, embed=64, hidden=128, classes=5):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, embed)
+        self.lstm = torch.nn.LSTM(embed, hidden, num_layers=2, batch_first=True, bidirectional=True)
+        self.head = torch.nn.Linear(2 * hidden, classes)
+
+    def forward(self, input_ids):
+        y, _ = self.lstm(self.embed(input_ids))
+        return self.head(y[:, -1])
+
+
+class GruForecaster(torch.nn.Module):
+    def __init__(self, features=8, hidden=64):
+        super().__init__()
+        self.gru = torch.nn.GRU(features, hidden, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(hidden, 1)
+
+    def forward(self, x):
+        y, _ = self.gru(x)
+        return self.head(y)
+
+
+class AudioEncoder(torch.nn.Module):
+    def __init__(self, mels=80, d_model=192, heads=4, layers=2):
+        super().__init__()
+        self.conv1 = torch.nn.Conv1d(mels, d_model, 3, stride=2, padding=1)
+        self.conv2 = torch.nn.Conv1d(d_model, d_model, 3, stride=2, padding=1)
+        layer = torch.nn.TransformerEncoderLayer(d_model, heads, 4 * d_model, dropout=0.0, batch_first=True, activation="gelu", norm_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+
+    def forward(self, mel):
+        x = torch.nn.functional.gelu(self.conv2(torch.nn.functional.gelu(self.conv1(mel))))
+        return self.encoder(x.transpose(1, 2))
+
+
+class UNet(torch.nn.Module):
+    def __init__(self, channels=(32, 64, 128), groups=8):
+        super().__init__()
+
+        def block(cin, cout):
+            return torch.nn.Sequential(torch.nn.Conv2d(cin, cout, 3, padding=1), torch.nn.GroupNorm(groups, cout), torch.nn.SiLU(),
+                                       torch.nn.Conv2d(cout, cout, 3, padding=1), torch.nn.GroupNorm(groups, cout), torch.nn.SiLU())
+
+        c1, c2, c3 = channels
+        self.down1, self.down2, self.middle = block(3, c1), block(c1, c2), block(c2, c3)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.up2, self.dec2 = torch.nn.ConvTranspose2d(c3, c2, 2, stride=2), block(2 * c2, c2)
+        self.up1, self.dec1 = torch.nn.ConvTranspose2d(c2, c1, 2, stride=2), block(2 * c1, c1)
+        self.out = torch.nn.Conv2d(c1, 3, 1)
+
+    def forward(self, x):
+        d1 = self.down1(x)
+        d2 = self.down2(self.pool(d1))
+        m = self.middle(self.pool(d2))
+        u2 = self.dec2(torch.cat([self.up2(m), d2], 1))
+        u1 = self.dec1(torch.cat([self.up1(u2), d1], 1))
+        return self.out(u1)
+
+
+class DetectorBoxes(torch.nn.Module):
+    """A torchvision detector's boxes for one image (its list-of-dicts output is not an ONNX output)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)[0]["boxes"]
+
+
+def token_ids(generator, length, vocab=VOCAB):
+    return torch.randint(0, vocab, (1, length), generator=generator, dtype=torch.int64)
+
+
+def _text_encoder(small):
+    model = TextEncoder(layers=1, d_model=32, heads=2, ffn=64) if small else TextEncoder()
+    generator = torch.Generator().manual_seed(1)
+    length = 16 if small else 64
+    mask = torch.ones(1, length, dtype=torch.int64)
+    mask[:, length * 3 // 4:] = 0
+    return model.eval(), (token_ids(generator, length), mask), ["input_ids", "attention_mask"], None
+
+
+def _text_decoder(small):
+    model = TextDecoder(layers=1, d_model=32, heads=2) if small else TextDecoder()
+    return model.eval(), (token_ids(torch.Generator().manual_seed(1), 16 if small else 64),), ["input_ids"], None
+
+
+def _lstm(small):
+    model = LstmClassifier(embed=16, hidden=16) if small else LstmClassifier()
+    return model.eval(), (token_ids(torch.Generator().manual_seed(1), 12 if small else 50),), ["input_ids"], None
+
+
+def _gru(small):
+    model = GruForecaster(hidden=16) if small else GruForecaster()
+    return model.eval(), (torch.randn(1, 12 if small else 96, 8, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _audio(small):
+    model = AudioEncoder(mels=16, d_model=32, heads=2, layers=1) if small else AudioEncoder()
+    shape = (1, 16, 40) if small else (1, 80, 400)
+    return model.eval(), (torch.randn(*shape, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _video(small):
+    from torchvision.models.video.resnet import VideoResNet, BasicBlock, Conv3DSimple, BasicStem
+    model = VideoResNet(BasicBlock, [Conv3DSimple] * 4, [1, 1, 1, 1], BasicStem, num_classes=10) if small else torchvision.models.video.r3d_18(weights=None)
+    shape = (1, 3, 4, 32, 32) if small else (1, 3, 8, 56, 56)
+    return model.eval(), (torch.randn(*shape, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _unet(small):
+    model = UNet(channels=(8, 16, 32), groups=4) if small else UNet()
+    side = 32 if small else 64
+    return model.eval(), (torch.randn(1, 3, side, side, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _detector(small):
+    model = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)
+    return DetectorBoxes(model).eval(), (torch.rand(1, 3, 320, 320, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+BUILDERS = {
+    "text_encoder": ("text", _text_encoder),
+    "text_decoder": ("text", _text_decoder),
+    "lstm_classifier": ("recurrent", _lstm),
+    "gru_forecaster": ("recurrent", _gru),
+    "audio_encoder": ("audio", _audio),
+    "video_r3d": ("video", _video),
+    "unet": ("generative", _unet),
+    "detector": ("detection", _detector),
+}
+SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet"]
+
+
+def names():
+    return list(BUILDERS) + ["small_" + n for n in SMALL]
+
+
+def family(name):
+    return BUILDERS[name.removeprefix("small_")][0]
+
+
+def build(name):
+    torch.manual_seed(0)
+    small = name.startswith("small_")
+    return BUILDERS[name.removeprefix("small_")][1](small)
