@@ -1,5 +1,6 @@
 // Conv, ConvInteger and ConvTranspose in 1, 2, 3 or more spatial dimensions: the reference
-// kernels every dtype runs (2-D float32 convolutions run oneDNN and the tuned templates instead).
+// kernels every dtype runs. float32 Convs the tuned templates do not take (1-D, 3-D, run-time
+// shapes) run oneDNN (onednn_conv_kernel.cpp).
 #include "engine/kernels/conv_kernels.h"
 
 #include "engine/kernels/kernel_registry.h"
@@ -44,7 +45,7 @@ Result<std::vector<double>> Convolve(const KernelInfo& info, const ConvOperands&
 
 namespace {
 
-Result<std::unique_ptr<OpKernel>> MakeConv(const KernelInfo& info) {
+Result<std::unique_ptr<OpKernel>> MakeReferenceConv(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes X and W");
     ConvOperands operands{in[0], in[1], AsDoubles(*in[0]), AsDoubles(*in[1]), {}};
@@ -55,6 +56,13 @@ Result<std::unique_ptr<OpKernel>> MakeConv(const KernelInfo& info) {
     (*out)[0] = FromDoubles(in[0]->dtype, shape, *y);
     return Status::Ok();
   });
+}
+
+// float32 on oneDNN, the other types (and what oneDNN cannot take) on the reference kernel.
+Result<std::unique_ptr<OpKernel>> MakeConv(const KernelInfo& info) {
+  auto reference = MakeReferenceConv(info);
+  if (!reference.ok() || info.InputType(0) != DType::kFloat32) return reference;
+  return MakeOneDnnConv(info, std::move(reference.value()));
 }
 
 // ConvInteger: (x - x_zero_point) * (w - w_zero_point) summed in int32; w's zero point is a scalar
