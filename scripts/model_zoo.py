@@ -192,7 +192,8 @@ def markdown(results, args, soc, everything):
 
 def check_small(args):
     import export_models
-    names = args.names or list(export_models.small_models())
+    import user_models
+    names = args.names or list(export_models.small_models()) + ["small_" + n for n in user_models.SMALL]
     failed = []
     with tempfile.TemporaryDirectory() as models_dir:
         dirs, error = export(names, models_dir)
