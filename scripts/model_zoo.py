@@ -33,20 +33,6 @@ def zoo():
     return export_models.TRANSFORMERS + export_models.classifiers() + export_models.SEGMENTATION + list(user_models.BUILDERS)
 
 
-def input_shapes(data_dir):
-    """--input-shape text from the test data's input files (their names and dims)."""
-    from onnx import TensorProto
-    shapes = []
-    i = 0
-    while os.path.exists(os.path.join(data_dir, f"input_{i}.pb")):
-        t = TensorProto()
-        with open(os.path.join(data_dir, f"input_{i}.pb"), "rb") as f:
-            t.ParseFromString(f.read())
-        shapes.append(t.name + ":" + ",".join(str(d) for d in t.dims))
-        i += 1
-    return ";".join(shapes)
-
-
 def node_count(model_path):
     import onnx
     model = onnx.load(model_path, load_external_data=False)
@@ -104,7 +90,7 @@ def run_one(name, args, models_dir, model_dir=None):
     data = os.path.join(model_dir, "test_data_set_0")
     row["nodes"] = node_count(model_path)
     with tempfile.TemporaryDirectory() as empty_bank:
-        cmd = [os.path.join(args.build, "tilebank"), "run", "-m", model_path, "--data", data, "--input-shape", input_shapes(data),
+        cmd = [os.path.join(args.build, "tilebank"), "run", "-m", model_path, "--data", data,
                "--bank", empty_bank, "--threads", str(args.threads), "--warmup", "1", "--repeat", str(args.repeat), "--json"]
         start = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True)

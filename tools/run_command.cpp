@@ -18,7 +18,6 @@
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
 #include "engine/model/subgraph_file.h"
-#include "engine/model/tensor_proto.h"
 #include "engine/model/node_op_spec.h"
 #include "engine/ops/op_flops.h"
 #include "engine/templates/op_template.h"
@@ -60,16 +59,12 @@ int RunModel(const RunFlags& f) {
   if (auto defaults = engine::DefaultPoliciesFromEnvironment(); !defaults.ok()) return Fail(defaults.status());  // before a bank is made
   auto shapes = engine::model::ParseInputShapes(f.input_shape);
   if (!shapes.ok()) return Fail(shapes.status());
+  // Dynamic dims that --input-shape does not fix take the test data's shapes.
+  std::vector<std::vector<int64_t>> data_shapes;
   if (!f.data.empty()) {
-    // Dynamic dims not fixed by --input-shape take the test data's shapes.
-    auto declared = engine::model::DeclaredInputs(f.model);
-    if (!declared.ok()) return Fail(declared.status());
-    for (size_t i = 0; i < declared->size(); ++i) {
-      const auto& input = (*declared)[i];
-      if (!input.dynamic || shapes->count(input.name)) continue;
-      auto t = engine::model::ReadTensorFile(f.data + "/input_" + std::to_string(i) + ".pb");
-      if (t.ok()) (*shapes)[input.name] = t->shape;
-    }
+    auto read = engine::model::InputFileShapes(f.data);
+    if (!read.ok()) return Fail(read.status().WithContext("--data"));
+    data_shapes = std::move(read.value());
   }
   std::unique_ptr<engine::model::Executor> executor;
   double load_s = 0;
@@ -78,6 +73,7 @@ int RunModel(const RunFlags& f) {
     engine::ModelOpatOptions online;
     online.model_path = f.model;
     online.input_shapes = *shapes;
+    online.shapes_by_position = data_shapes;
     online.job.bank_root = ResolveBankRoot(f.bank);
     online.job.soc_version = HostSocVersion();
     online.job.fingerprint = HostFingerprint();
@@ -104,7 +100,7 @@ int RunModel(const RunFlags& f) {
       bank = std::move(opened.value());
     }
     const auto load_start = std::chrono::steady_clock::now();
-    auto loaded = engine::model::LoadModel(f.model, *shapes, bank.get());
+    auto loaded = engine::model::LoadModel(f.model, *shapes, bank.get(), data_shapes);
     if (!loaded.ok()) return Fail(loaded.status());
     executor = std::move(loaded.value());
     load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();

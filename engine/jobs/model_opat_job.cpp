@@ -183,7 +183,7 @@ nlohmann::json ModelOpList(const model::Executor& executor, const std::vector<do
 }
 
 Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& o) {
-  auto graph = model::ImportModel(o.model_path, o.input_shapes);  // once; each executor binds a copy
+  auto graph = model::ImportModel(o.model_path, o.input_shapes, o.shapes_by_position);  // once; each executor binds a copy
   if (!graph.ok()) return graph.status();
   std::unique_ptr<model::Executor> before;
   if (!o.job.reload) {
@@ -213,7 +213,7 @@ std::string TriedStamp(const model::NodeBinding& b) {
 Result<OnlineTuning> TuneOnline(const ModelOpatOptions& o) {
   const std::string bank_dir = o.job.bank_root + "/" + o.job.soc_version;
   const auto start = std::chrono::steady_clock::now();
-  auto graph = model::ImportModel(o.model_path, o.input_shapes);  // once; each executor binds a copy
+  auto graph = model::ImportModel(o.model_path, o.input_shapes, o.shapes_by_position);  // once; each executor binds a copy
   if (!graph.ok()) return graph.status();
   OnlineTuning online;
   std::vector<std::string> lacking;  // node names of the ops to tune (the first node of each key)

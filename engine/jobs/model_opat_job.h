@@ -22,6 +22,7 @@ namespace tilebank::engine {
 struct ModelOpatOptions {
   std::string model_path;
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  std::vector<std::vector<int64_t>> shapes_by_position;  // dims input_shapes leaves dynamic (model::ImportModel)
   OpatJobOptions job;  // ops_path is set here: the model's operator list, written to the output directory
   int warmup = 2, repeats = 10;  // whole-model timing
   TimeModels time_models;        // the final comparison (engine/jobs/model_verdict.h)

@@ -122,23 +122,10 @@ Result<std::unique_ptr<OpKernel>> MakeConvTranspose(const KernelInfo& info) {
     }
     const std::vector<double> xv = AsDoubles(x), wv = AsDoubles(w);
     const int64_t in_size = Tensor::NumElements(in_dims), out_size = Tensor::NumElements(out_dims), K = Tensor::NumElements(kernel);
-    // targets[i * K + k]: the output position input position i and kernel position k write, or -1.
-    std::vector<int64_t> targets(static_cast<size_t>(in_size * K), -1);
-    int64_t i = 0;
-    ForEachIndex(in_dims, [&](const std::vector<int64_t>& at) {
-      int64_t k = 0;
-      ForEachIndex(kernel, [&](const std::vector<int64_t>& tap) {
-        int64_t offset = 0;
-        bool inside = true;
-        for (size_t d = 0; d < n; ++d) {
-          const int64_t o = at[d] * strides[d] + tap[d] * dilations[d] - pads[d];
-          inside = inside && o >= 0 && o < out_dims[d];
-          offset = offset * out_dims[d] + o;
-        }
-        targets[i * K + k++] = inside ? offset : -1;
-      });
-      ++i;
-    });
+    // The scatter is Conv's gather read backwards: a window over the output whose positions are
+    // X's, so targets[i * K + k] is where input position i and kernel position k write, or -1.
+    const std::vector<int64_t> targets =
+        SpatialWindow::Of(out_dims, kernel, strides, dilations, {pads.begin(), pads.begin() + n}, {pads.begin() + n, pads.end()}, in_dims).Taps();
     std::vector<int64_t> shape = {N, M};
     shape.insert(shape.end(), out_dims.begin(), out_dims.end());
     std::vector<double> y(static_cast<size_t>(N * M * out_size), 0.0);

@@ -6,7 +6,7 @@
 
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
-#include "engine/kernels/spatial_window.h"
+#include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
 namespace {
@@ -96,15 +96,14 @@ Result<std::unique_ptr<OpKernel>> MakeEinsum(const KernelInfo& info) {
     for (const auto* t : in) values.push_back(AsDoubles(*t));
     std::vector<double> y(static_cast<size_t>(Tensor::NumElements(out_shape)), 0.0);
     const int64_t inner = Tensor::NumElements(std::vector<int64_t>(all_dims.begin() + output.size(), all_dims.end()));
-    int64_t flat = 0;
-    ForEachIndex(all_dims, [&](const std::vector<int64_t>& at) {
+    ForEachIndex(all_dims, [&](int64_t flat, const std::vector<int64_t>& at) {
       double product = 1;
       for (size_t t = 0; t < in.size(); ++t) {
         int64_t offset = 0;
         for (size_t k = 0; k < at.size(); ++k) offset += at[k] * strides[t][k];
         product *= values[t][offset];
       }
-      y[flat++ / std::max<int64_t>(inner, 1)] += product;
+      y[flat / std::max<int64_t>(inner, 1)] += product;
     });
     (*out)[0] = FromDoubles(in[0]->dtype, out_shape, y);
     return Status::Ok();

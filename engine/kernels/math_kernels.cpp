@@ -6,7 +6,6 @@
 
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
-#include "engine/kernels/spatial_window.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {

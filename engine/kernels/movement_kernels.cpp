@@ -8,27 +8,6 @@
 namespace tilebank::engine::kernels {
 namespace {
 
-// The flat index of `index` (a multi-index) under `strides`.
-int64_t Flat(const std::vector<int64_t>& index, const std::vector<int64_t>& strides) {
-  int64_t f = 0;
-  for (size_t k = 0; k < index.size(); ++k) f += index[k] * strides[k];
-  return f;
-}
-
-// Calls f(j, index) for every element of `shape` in row-major order, index its multi-index.
-template <class F>
-void ForEachIndex(const std::vector<int64_t>& shape, F f) {
-  const int64_t n = Tensor::NumElements(shape);
-  std::vector<int64_t> index(shape.size(), 0);
-  for (int64_t j = 0; j < n; ++j) {
-    f(j, index);
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++index[d] < shape[d]) break;
-      index[d] = 0;
-    }
-  }
-}
-
 // A permutation of 0..rank-1 from a transposed tensor's perm: reversed when empty.
 Result<std::unique_ptr<OpKernel>> MakeTranspose(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {

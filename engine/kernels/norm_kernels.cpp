@@ -5,7 +5,6 @@
 
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
-#include "engine/kernels/spatial_window.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
@@ -110,7 +109,6 @@ Result<std::unique_ptr<OpKernel>> MakeLayerNorm(const KernelInfo& info) {
     if (!axis) return info.Bad("axis outside X's rank");
     const std::vector<int64_t> normalized(x.shape.begin() + *axis, x.shape.end());
     int64_t cols = Tensor::NumElements(normalized), rows = cols ? x.size() / cols : 0;
-    std::vector<int64_t> scale_shape;
     auto spread = [&](const TypedTensor& t, std::vector<double>* v) -> Status {
       std::vector<int64_t> shape;
       if (!BroadcastShapes({t.shape, normalized}, &shape) || shape != normalized)

@@ -37,13 +37,8 @@ KernelFactory Pooling(Pool kind, bool global) {
       const std::vector<int64_t> spatial(x.shape.begin() + 2, x.shape.end());
       Result<SpatialWindow> window = Status::Ok();
       if (global) {
-        SpatialWindow w;
-        w.in = w.kernel = spatial;
-        w.strides = w.dilations = std::vector<int64_t>(spatial.size(), 1);
-        w.pad_begin = w.pad_end = std::vector<int64_t>(spatial.size(), 0);
-        w.out = std::vector<int64_t>(spatial.size(), 1);
-        for (int64_t d : spatial) w.spatial_size_in *= d, w.kernel_size *= d;
-        window = w;
+        const std::vector<int64_t> ones(spatial.size(), 1), zeros(spatial.size(), 0);
+        window = SpatialWindow::Of(spatial, spatial, ones, ones, zeros, zeros, ones);  // one window over everything
       } else {
         if (!info.attrs.Has("kernel_shape")) return info.Bad("needs kernel_shape");
         window = SpatialWindow::Resolve(info, spatial, {}, info.attrs.Int("ceil_mode", 0) != 0);

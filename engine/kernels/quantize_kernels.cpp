@@ -24,23 +24,24 @@ double Saturate(double v, DType dtype) {
   }
 }
 
-// For each element of `x`, the index into a per-axis parameter `p` (0 when p has one element).
-Result<std::vector<int64_t>> ParamIndex(const KernelInfo& info, const TypedTensor& x, const TypedTensor& p) {
+// For each element of `x`, the index into a parameter `p` given per slice of `axis_attr` (0 when
+// p has one element).
+Result<std::vector<int64_t>> ParamIndex(const KernelInfo& info, const TypedTensor& x, const TypedTensor& p, int64_t axis_attr) {
   std::vector<int64_t> index(static_cast<size_t>(x.size()), 0);
   if (p.size() <= 1) return index;
-  auto axis = Axis(info.attrs.Int("axis", 1), x.rank());
-  if (!axis || x.shape[*axis] != p.size()) return info.Bad("a per-axis scale or zero point must have one element per slice of axis " + std::to_string(info.attrs.Int("axis", 1)));
+  auto axis = Axis(axis_attr, x.rank());
+  if (!axis || x.shape[*axis] != p.size()) return info.Bad("a per-axis scale or zero point must have one element per slice of axis " + std::to_string(axis_attr));
   int64_t inner = 1;
   for (int64_t d = *axis + 1; d < x.rank(); ++d) inner *= x.shape[d];
   for (int64_t i = 0; i < x.size(); ++i) index[i] = i / inner % p.size();
   return index;
 }
 
-// The elements of `t` minus its zero point `zero` (absent: 0), per axis where `zero` has several.
-Result<std::vector<double>> Centred(const KernelInfo& info, const TypedTensor& t, const TypedTensor* zero) {
+// The elements of `t` minus its zero point `zero` (absent: 0), per slice of `axis` where `zero` has several.
+Result<std::vector<double>> Centred(const KernelInfo& info, const TypedTensor& t, const TypedTensor* zero, int64_t axis) {
   std::vector<double> v = AsDoubles(t);
   if (!zero || !zero->size()) return v;
-  auto index = ParamIndex(info, t, *zero);
+  auto index = ParamIndex(info, t, *zero, axis);
   if (!index.ok()) return index.status();
   for (int64_t i = 0; i < t.size(); ++i) v[i] -= zero->At((*index)[i]);
   return v;
@@ -52,11 +53,12 @@ Result<std::unique_ptr<OpKernel>> MakeQuantize(const KernelInfo& info) {
     const TypedTensor& x = *in[0];
     const TypedTensor* zero = in.size() > 2 ? in[2] : nullptr;
     const DType dtype = zero ? zero->dtype : DType::kUInt8;
-    auto scale_index = ParamIndex(info, x, *in[1]);
+    const int64_t axis = info.attrs.Int("axis", 1);
+    auto scale_index = ParamIndex(info, x, *in[1], axis);
     if (!scale_index.ok()) return scale_index.status();
     std::vector<int64_t> zero_index(static_cast<size_t>(x.size()), 0);
     if (zero) {
-      auto z = ParamIndex(info, x, *zero);
+      auto z = ParamIndex(info, x, *zero, axis);
       if (!z.ok()) return z.status();
       zero_index = *z;
     }
@@ -76,9 +78,10 @@ Result<std::unique_ptr<OpKernel>> MakeQuantize(const KernelInfo& info) {
 Result<std::unique_ptr<OpKernel>> MakeDequantize(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes x and x_scale");
-    auto v = Centred(info, *in[0], in.size() > 2 ? in[2] : nullptr);
+    const int64_t axis = info.attrs.Int("axis", 1);
+    auto v = Centred(info, *in[0], in.size() > 2 ? in[2] : nullptr, axis);
     if (!v.ok()) return v.status();
-    auto scale_index = ParamIndex(info, *in[0], *in[1]);
+    auto scale_index = ParamIndex(info, *in[0], *in[1], axis);
     if (!scale_index.ok()) return scale_index.status();
     for (int64_t i = 0; i < in[0]->size(); ++i) (*v)[i] *= in[1]->At((*scale_index)[i]);
     (*out)[0] = FromDoubles(in[1]->dtype, in[0]->shape, *v);
@@ -157,10 +160,9 @@ Result<std::unique_ptr<OpKernel>> MakeQLinearMatMul(const KernelInfo& info) {
 Result<std::unique_ptr<OpKernel>> MakeQLinearConv(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 8 || !in[0] || !in[1] || !in[3] || !in[4] || !in[6] || !in[7]) return info.Bad("takes x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point");
-    KernelInfo per_channel = info;
-    per_channel.attrs = Attrs(nlohmann::json{{"axis", 0}});
-    auto x = Centred(per_channel, *in[0], in[2]);
-    auto w = Centred(per_channel, *in[3], in[5]);
+    // x's zero point is one value; w's may be one per output channel (W's axis 0).
+    auto x = Centred(info, *in[0], in[2], 0);
+    auto w = Centred(info, *in[3], in[5], 0);
     if (!x.ok()) return x.status();
     if (!w.ok()) return w.status();
     ConvOperands operands{in[0], in[3], *x, *w, {}};

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "engine/kernels/kernel_registry.h"
-#include "engine/kernels/spatial_window.h"
+#include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
 namespace {
@@ -126,18 +126,18 @@ KernelFactory MakeResize(bool upsample) {
       }
       const std::vector<double> xv = AsDoubles(x);
       std::vector<double> y(static_cast<size_t>(Tensor::NumElements(shape)));
-      int64_t o = 0;
-      ForEachIndex(shape, [&](const std::vector<int64_t>& at) {
+      std::vector<int64_t> tap_counts;
+      for (const Taps1D& t : taps) tap_counts.push_back(t.n);
+      ForEachIndex(shape, [&](int64_t o, const std::vector<int64_t>& at) {
         bool outside = false;
         for (int d = 0; d < r; ++d) outside = outside || taps[d].outside[at[d]];
         if (outside) {
-          y[o++] = extrapolation;
+          y[o] = extrapolation;
           return;
         }
-        // Sum over the product of each dim's taps: an odometer over tap numbers.
-        std::vector<int64_t> j(r, 0);
+        // The sum over the product of each dim's taps.
         double sum = 0;
-        while (true) {
+        ForEachIndex(tap_counts, [&](int64_t, const std::vector<int64_t>& j) {
           double w = 1;
           int64_t offset = 0;
           for (int d = 0; d < r; ++d) {
@@ -146,11 +146,8 @@ KernelFactory MakeResize(bool upsample) {
             offset = offset * x.shape[d] + taps[d].index[t];
           }
           if (w != 0) sum += w * xv[offset];
-          int d = r;
-          while (d > 0 && ++j[d - 1] == taps[d - 1].n) j[--d] = 0;
-          if (d == 0) break;
-        }
-        y[o++] = sum;
+        });
+        y[o] = sum;
       });
       (*out)[0] = FromDoubles(x.dtype, shape, y);
       return Status::Ok();

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "engine/kernels/kernel_registry.h"
-#include "engine/kernels/spatial_window.h"
+#include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
 namespace {

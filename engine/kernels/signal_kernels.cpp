@@ -5,7 +5,6 @@
 #include <complex>
 
 #include "engine/kernels/kernel_registry.h"
-#include "engine/kernels/spatial_window.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {

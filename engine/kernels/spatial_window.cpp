@@ -1,6 +1,19 @@
 #include "engine/kernels/spatial_window.h"
 
+#include <algorithm>
+
 namespace tilebank::engine::kernels {
+
+SpatialWindow SpatialWindow::Of(std::vector<int64_t> in, std::vector<int64_t> kernel, std::vector<int64_t> strides, std::vector<int64_t> dilations,
+                                std::vector<int64_t> pad_begin, std::vector<int64_t> pad_end, std::vector<int64_t> out) {
+  SpatialWindow w;
+  w.in = std::move(in), w.kernel = std::move(kernel), w.strides = std::move(strides), w.dilations = std::move(dilations);
+  w.pad_begin = std::move(pad_begin), w.pad_end = std::move(pad_end), w.out = std::move(out);
+  for (int64_t d : w.in) w.spatial_size_in *= d;
+  for (int64_t d : w.out) w.spatial_size_out *= d;
+  for (int64_t d : w.kernel) w.kernel_size *= d;
+  return w;
+}
 
 Result<SpatialWindow> SpatialWindow::Resolve(const KernelInfo& info, const std::vector<int64_t>& in, const std::vector<int64_t>& weight_kernel,
                                              bool ceil_mode) {
@@ -34,20 +47,15 @@ Result<SpatialWindow> SpatialWindow::Resolve(const KernelInfo& info, const std::
       // A ceil-mode window must start inside the input or its leading pad.
       if (ceil_mode && (w.out[k] - 1) * w.strides[k] >= in[k] + w.pad_begin[k]) --w.out[k];
     }
-    w.spatial_size_in *= in[k];
-    w.spatial_size_out *= w.out[k];
-    w.kernel_size *= w.kernel[k];
   }
-  return w;
+  return Of(std::move(w.in), std::move(w.kernel), std::move(w.strides), std::move(w.dilations), std::move(w.pad_begin), std::move(w.pad_end), std::move(w.out));
 }
 
 std::vector<int64_t> SpatialWindow::Taps(std::vector<uint8_t>* in_padded) const {
   std::vector<int64_t> taps(static_cast<size_t>(spatial_size_out * kernel_size), -1);
   if (in_padded) in_padded->assign(taps.size(), 0);
-  int64_t o = 0;
-  ForEachIndex(out, [&](const std::vector<int64_t>& at) {
-    int64_t k = 0;
-    ForEachIndex(kernel, [&](const std::vector<int64_t>& tap) {
+  ForEachIndex(out, [&](int64_t o, const std::vector<int64_t>& at) {
+    ForEachIndex(kernel, [&](int64_t k, const std::vector<int64_t>& tap) {
       int64_t offset = 0;
       bool inside = true, padded = true;
       for (size_t d = 0; d < rank(); ++d) {
@@ -58,9 +66,7 @@ std::vector<int64_t> SpatialWindow::Taps(std::vector<uint8_t>* in_padded) const 
       }
       taps[o * kernel_size + k] = inside ? offset : -1;
       if (in_padded) (*in_padded)[o * kernel_size + k] = padded;
-      ++k;
     });
-    ++o;
   });
   return taps;
 }

@@ -1,5 +1,5 @@
-// Index arithmetic the data-movement kernels share: axes, strides, integer operands, and copying
-// one element of any dtype.
+// Index arithmetic the kernels share: axes, strides, a walk over N-D indices, operands as int64
+// or double (and back), and copying one element of any dtype.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -28,6 +28,32 @@ inline std::vector<int64_t> IntValues(const TypedTensor& t) {
   std::vector<int64_t> v(static_cast<size_t>(t.size()));
   for (int64_t i = 0; i < t.size(); ++i) v[i] = t.IntAt(i);
   return v;
+}
+
+// Calls f(j, index) for every element of `shape` in row-major order, index its multi-index.
+template <class F>
+void ForEachIndex(const std::vector<int64_t>& shape, F f) {
+  const int64_t n = Tensor::NumElements(shape);
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t j = 0; j < n; ++j) {
+    f(j, index);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// The elements of a numeric tensor as doubles, and back (converted as SetAt converts).
+inline std::vector<double> AsDoubles(const TypedTensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.size()));
+  for (int64_t i = 0; i < t.size(); ++i) v[i] = t.At(i);
+  return v;
+}
+inline TypedTensor FromDoubles(DType dtype, std::vector<int64_t> shape, const std::vector<double>& v) {
+  TypedTensor t(dtype, std::move(shape));
+  for (int64_t i = 0; i < t.size(); ++i) t.SetAt(i, v[i]);
+  return t;
 }
 
 // to[j] = from[i], for tensors of one dtype.

@@ -45,8 +45,9 @@ FusionLookup BankFusionLookup(const Bank* bank) {
   };
 }
 
-Result<Graph> ImportModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
-  auto graph = ImportOnnx(path, input_shapes);
+Result<Graph> ImportModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                          const std::vector<std::vector<int64_t>>& shapes_by_position) {
+  auto graph = ImportOnnx(path, input_shapes, shapes_by_position);
   if (!graph.ok()) return graph.status();
   TB_RETURN_IF_ERROR(FoldConstants(&graph.value()).WithContext(path));
   return graph;
@@ -57,8 +58,8 @@ Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank) {
 }
 
 Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                                            const Bank* bank) {
-  auto graph = ImportModel(path, input_shapes);
+                                            const Bank* bank, const std::vector<std::vector<int64_t>>& shapes_by_position) {
+  auto graph = ImportModel(path, input_shapes, shapes_by_position);
   if (!graph.ok()) return graph.status();
   auto executor = BindToBank(std::move(graph.value()), bank);
   if (!executor.ok()) return executor.status().WithContext(path);
@@ -223,6 +224,18 @@ Result<std::vector<TypedTensor>> ReadTypedInputs(const Graph& graph, const std::
     inputs.push_back(std::move(t.value()));
   }
   return inputs;
+}
+
+Result<std::vector<std::vector<int64_t>>> InputFileShapes(const std::string& dir) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0;; ++i) {
+    const std::string file = dir + "/input_" + std::to_string(i) + ".pb";
+    std::error_code ec;  // a file that cannot be looked at is not there
+    if (!std::filesystem::exists(file, ec)) return shapes;
+    auto t = ReadTensorFile(file);
+    if (!t.ok()) return t.status();
+    shapes.push_back(t->shape);
+  }
 }
 
 Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& dir) {

@@ -13,13 +13,14 @@
 namespace tilebank::engine::model {
 
 // Import (engine/model/onnx_import.h) and fold constants: the graph a model's executors bind.
-Result<Graph> ImportModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes);
+Result<Graph> ImportModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                          const std::vector<std::vector<int64_t>>& shapes_by_position = {});
 // Binds the graph to the bank's operator and graph entries; `bank` may be null (every node gets
 // its op class's built-in choice). Pass a copy to bind one graph more than once.
 Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank);
 // ImportModel then BindToBank; failures name the model.
 Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                                            const Bank* bank);
+                                            const Bank* bank, const std::vector<std::vector<int64_t>>& shapes_by_position = {});
 
 // The bank's current (not stale) entry for an op, else the current entry of the nearest shape of
 // the same operator (repo/lookup.h), as the executor asks for it; null without a bank.
@@ -36,6 +37,9 @@ Result<std::vector<Tensor>> ReadInputs(const Graph& graph, const std::string& da
 // index or a mask any model accepts); strings empty.
 std::vector<TypedTensor> RandomTypedInputs(const Graph& graph, uint64_t seed);
 Result<std::vector<TypedTensor>> ReadTypedInputs(const Graph& graph, const std::string& data_dir);
+// The shapes of a test-data directory's input_0.pb, input_1.pb, ... (up to the first missing one),
+// for ImportModel's shapes_by_position.
+Result<std::vector<std::vector<int64_t>>> InputFileShapes(const std::string& data_dir);
 
 struct ModelTiming {
   double median_ms = 0, spread_ms = 0;  // spread: interquartile range

@@ -156,16 +156,28 @@ int DefaultDomainOpset(const onnx::ModelProto& model) {
   return 0;
 }
 
-// Fixes the dynamic dimensions of the graph's runtime inputs.
-Status FixInputShapes(onnx::ModelProto* model, const std::map<std::string, std::vector<int64_t>>& given, const std::string& path) {
+// Fixes the dynamic dimensions of the graph's runtime inputs: from `given` by name, else (for an
+// input with a dynamic dim) from `by_position`, the shapes of the runtime inputs in order.
+Status FixInputShapes(onnx::ModelProto* model, const std::map<std::string, std::vector<int64_t>>& given,
+                      const std::vector<std::vector<int64_t>>& by_position, const std::string& path) {
   auto* graph = model->mutable_graph();
   std::set<std::string> initializers;
   for (const auto& t : graph->initializer()) initializers.insert(t.name());
   std::set<std::string> used;
+  size_t position = 0;
   for (auto& input : *graph->mutable_input()) {
     if (initializers.count(input.name())) continue;
+    const size_t index = position++;
     if (!input.type().has_tensor_type()) return Status::InvalidInput(path + ": input '" + input.name() + "' is not a tensor");
     auto* shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    bool dynamic = !input.type().tensor_type().has_shape();
+    for (const auto& dim : shape->dim()) dynamic = dynamic || !dim.has_dim_value() || dim.dim_value() <= 0;
+    if (dynamic && !given.count(input.name()) && index < by_position.size() &&
+        (shape->dim_size() == 0 || shape->dim_size() == static_cast<int>(by_position[index].size()))) {
+      shape->clear_dim();
+      for (int64_t d : by_position[index]) shape->add_dim()->set_dim_value(d);
+      continue;
+    }
     auto it = given.find(input.name());
     if (it != given.end()) {
       used.insert(input.name());
@@ -303,7 +315,8 @@ Result<std::string> InferShapes(onnx::ModelProto& model, bool send_whole, const 
 // as bytes: the whole model when it was converted (kept: 'C'), else only the graph's inputs,
 // outputs and inferred value_info ('S'), so the weights are not copied.
 // Runs in the child process: `model` is the child's own copy of the parent's, changed in place.
-Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes, const std::string& path) {
+Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                               const std::vector<std::vector<int64_t>>& shapes_by_position, const std::string& path) {
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
@@ -321,7 +334,7 @@ Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::map<std::stri
       return Status::InvalidInput(path + ": converting opset " + std::to_string(opset) + " to " + std::to_string(kExecutorOpset) + " failed: " + e.what());
     }
   }
-  TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, path));
+  TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, shapes_by_position, path));
   return InferShapes(model, convert, path);
 }
 
@@ -465,26 +478,8 @@ int ReplaceFoldedNodes(onnx::ModelProto* model, const Graph& graph) {
 
 }  // namespace
 
-Result<std::vector<DeclaredInput>> DeclaredInputs(const std::string& path) {
-  onnx::ModelProto model;
-  TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
-  std::set<std::string> initializers;
-  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
-  std::vector<DeclaredInput> inputs;
-  for (const auto& input : model.graph().input()) {
-    if (initializers.count(input.name())) continue;
-    DeclaredInput d{input.name(), {}, !input.type().has_tensor_type() || !input.type().tensor_type().has_shape()};
-    if (input.type().has_tensor_type())
-      for (const auto& dim : input.type().tensor_type().shape().dim()) {
-        d.dims.push_back(dim.has_dim_value() && dim.dim_value() > 0 ? dim.dim_value() : -1);
-        d.dynamic = d.dynamic || d.dims.back() < 0;
-      }
-    inputs.push_back(std::move(d));
-  }
-  return inputs;
-}
-
-Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                         const std::vector<std::vector<int64_t>>& shapes_by_position) {
   onnx::ModelProto model;
   TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
   TB_RETURN_IF_ERROR(LoadAllExternalData(&model, path));
@@ -496,7 +491,7 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   for (int round = 0;; ++round) {
     // libonnx 1.12 crashes on some malformed models inside these passes: they run in a child process.
     auto passed = RunInChildProcess(
-        [&]() { return round == 0 ? OnnxPasses(model, input_shapes, path) : InferShapes(model, false, path); },
+        [&]() { return round == 0 ? OnnxPasses(model, input_shapes, shapes_by_position, path) : InferShapes(model, false, path); },
         path + ": libonnx's checker, opset conversion or shape inference");
     if (!passed.ok()) return passed.status();
     TB_RETURN_IF_ERROR(ApplyAnswer(passed.value(), &model, path));

@@ -16,18 +16,13 @@ inline constexpr int kExecutorOpset = 17;
 // ATC's spelling "name:d0,d1,...;name2:..."; kInvalidInput naming the bad part.
 Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::string& text);
 
-// A runtime input (not an initializer) as the model declares it.
-struct DeclaredInput {
-  std::string name;
-  std::vector<int64_t> dims;  // -1 where dynamic
-  bool dynamic = false;       // some dim is dynamic, or the rank is not given
-};
-Result<std::vector<DeclaredInput>> DeclaredInputs(const std::string& path);
-
 // Every failure is kInvalidInput or kNotFound naming the file and what is wrong: not an ONNX
 // model (or truncated), a missing or short external data file, a failed check, an opset that
 // cannot be converted, a dynamic dimension that --input-shape does not fix (naming the input and
 // the flag), a value whose shape inference left unknown.
-Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes);
+// `shapes_by_position` (the shapes of the runtime inputs in order, such as test data's) fixes the
+// dims of an input that has dynamic ones and is not named in `input_shapes`.
+Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                         const std::vector<std::vector<int64_t>>& shapes_by_position = {});
 
 }  // namespace tilebank::engine::model
