@@ -2,16 +2,22 @@
 """Runs the model zoo through tilebank and writes docs/MODELS.md: every classifier of torchvision 0.14
 (80), its 6 segmentation models, and transformers built from torch.nn (an encoder with a key padding
 mask, a decoder with a causal mask), each exported by scripts/export_models.py, run with
-`tilebank run --data` on an empty bank (the built-in choices) and compared with PyTorch's output.
+`tilebank run --data` on an empty bank (the built-in choices) and compared with PyTorch's output,
+with ONNX Runtime 1.30 (bench/ort_anchor.py, `scripts/setup.sh --ort`) beside it when installed.
 
   usage: /usr/bin/python3 scripts/model_zoo.py [--build DIR] [--threads N] [--repeat N] [--results FILE]
                                                [--markdown FILE] [--no-torchscript] [NAME ...]
 
 Names default to the whole zoo. Each model's outcome is stored in --results (JSON, default
-<models dir>/zoo_results.json) as soon as it is known, so a run that stops goes on where it stopped
+docs/zoo_results.json, kept in the repository beside the table it writes) as soon as it is known, so a run that stops goes on where it stopped
 when given the same file; names given again are run again. docs/MODELS.md is written from every
 stored result. With TorchScript (the default) each model's TorchScript time (traced, frozen,
-optimize_for_inference) is measured beside tilebank's, same threads, median of --repeat runs.
+optimize_for_inference) is measured beside tilebank's, same threads, median of --repeat runs; so
+is ONNX Runtime's (graph optimizations "all", the same threads and inputs), the two alternated for
+--rounds rounds (each side's best median). Where PyTorch's output differs from both runtimes' (ties in
+a detector's TopK and NonMaxSuppression order differently), a model whose output matches ONNX
+Runtime's exactly is counted as matching, and the outcome says so. docs/MODELS.md keeps the text
+between its `<!-- notes -->` markers when it is rewritten.
 Exit status: 0 when every model run matched, 1 otherwise.
 """
 import argparse
@@ -25,6 +31,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+NOTES_BEGIN, NOTES_END = "<!-- notes -->", "<!-- /notes -->"
 
 
 def zoo():
@@ -75,10 +83,49 @@ def export(names, models_dir):
     return p.stdout.strip().splitlines()[-len(names):], ""
 
 
+def ort_anchor_available():
+    import ort_anchor
+    return ort_anchor.available()
+
+
+def tilebank_run(args, model_path, data, repeat):
+    """`tilebank run --data --json` on an empty bank: (the finished process, its wall seconds)."""
+    with tempfile.TemporaryDirectory() as empty_bank:
+        cmd = [os.path.join(args.build, "tilebank"), "run", "-m", model_path, "--data", data,
+               "--bank", empty_bank, "--threads", str(args.threads), "--warmup", "1", "--repeat", str(repeat), "--json"]
+        start = time.monotonic()
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        return p, time.monotonic() - start
+
+
+def matches_ort(args, model_path, data, ort_outputs):
+    """When tilebank differs from PyTorch: whether it matches ONNX Runtime's outputs instead (checked
+    by `run --data` against them), as a suffix for the outcome."""
+    import shutil
+    from onnx import numpy_helper
+    with tempfile.TemporaryDirectory() as ort_data:
+        for f in os.listdir(data):
+            if f.startswith("input_"):
+                shutil.copy(os.path.join(data, f), ort_data)
+        for k, array in enumerate(ort_outputs):
+            with open(os.path.join(ort_data, f"output_{k}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(array).SerializeToString())
+        p, _ = tilebank_run(args, model_path, ort_data, 1)
+    if p.returncode == 0 and json.loads(p.stdout).get("check", {}).get("ok"):
+        return "; matches ONNX Runtime's output exactly (PyTorch's differs from both)"
+    return "; ONNX Runtime's differs too"
+
+
+def matched(row):
+    return row["outcome"] == "matches" or row["outcome"].endswith("matches ONNX Runtime's output exactly (PyTorch's differs from both)")
+
+
 def run_one(name, args, models_dir, model_dir=None):
-    """The zoo's row for one model: export (unless `model_dir` holds it), tilebank run --data, TorchScript."""
+    """The zoo's row for one model: export (unless `model_dir` holds it), tilebank run --data, ONNX
+    Runtime, TorchScript."""
     row = {"model": name}
     import export_models
+    import ort_anchor
     row["family"] = export_models.family(name)
     if model_dir is None:
         dirs, error = export([name], models_dir)
@@ -89,18 +136,30 @@ def run_one(name, args, models_dir, model_dir=None):
     model_path = os.path.join(model_dir, "model.onnx")
     data = os.path.join(model_dir, "test_data_set_0")
     row["nodes"] = node_count(model_path)
-    with tempfile.TemporaryDirectory() as empty_bank:
-        cmd = [os.path.join(args.build, "tilebank"), "run", "-m", model_path, "--data", data,
-               "--bank", empty_bank, "--threads", str(args.threads), "--warmup", "1", "--repeat", str(args.repeat), "--json"]
-        start = time.monotonic()
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        row["wall_s"] = time.monotonic() - start
+    result, p = None, None
+    use_ort = args.ort and ort_anchor_available()
+    for _ in range(args.rounds):  # tilebank and ONNX Runtime alternated; each side's best median
+        p, wall_s = tilebank_run(args, model_path, data, args.repeat)
+        row["wall_s"] = wall_s
+        if p.returncode == 2 or not p.stdout.strip():
+            break
+        run = json.loads(p.stdout)
+        if result is None or run["latency_ms"]["median"] < result["latency_ms"]["median"]:
+            result = run
+        if use_ort:
+            try:
+                ort = ort_anchor.run(model_path, data, threads=args.threads, warmup=1, repeat=args.repeat)
+                row["ort_ms"] = min(row.get("ort_ms", float("inf")), ort.median_ms)
+                row["ort_version"] = ort.version
+                ort_outputs = ort.outputs
+            except RuntimeError as e:
+                row["ort_outcome"] = str(e)
+                use_ort = False
     row["exit"] = p.returncode
-    if p.returncode == 2 or not p.stdout.strip():
+    if result is None:
         message = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
         row["outcome"] = "refused: " + message.removeprefix("tilebank: error: ").replace(model_path + ": ", "").replace(model_path, "the model")
         return row
-    result = json.loads(p.stdout)
     row["gflop"] = result["gflop"]
     row["soc_version"] = result["soc_version"]
     row["ms"] = result["latency_ms"]["median"]
@@ -108,6 +167,8 @@ def run_one(name, args, models_dir, model_dir=None):
     check = result.get("check", {})
     row["max_abs_error"] = check.get("max_abs_error")
     row["outcome"] = "matches" if check.get("ok") else "differs: " + check.get("worst", "?")
+    if not check.get("ok") and "ort_ms" in row:
+        row["outcome"] += matches_ort(args, model_path, data, ort_outputs)
     if args.torchscript:
         try:
             row["torchscript_ms"] = torchscript_ms(name, args.threads, args.repeat)
@@ -137,42 +198,61 @@ runs the 782 single-node tests of the registry's ops in process). The 69 refused
 """
 
 
-def markdown(results, args, soc, everything):
+def kept_notes(path):
+    """The hand-written notes between the markers of the table file being replaced."""
+    if not os.path.exists(path):
+        return ""
+    text = open(path).read()
+    if NOTES_BEGIN not in text or NOTES_END not in text:
+        return ""
+    return text[text.index(NOTES_BEGIN) + len(NOTES_BEGIN):text.index(NOTES_END)].strip("\n")
+
+
+def markdown(results, args, soc, everything, notes):
     import export_models
     missing = [{"model": n, "family": export_models.family(n), "outcome": "not run yet"} for n in everything if n not in results]
     rows = sorted(list(results.values()) + missing, key=lambda r: (r.get("family", ""), r["model"]))
-    matched = sum(1 for r in rows if r["outcome"] == "matches")
+    matches = sum(1 for r in rows if matched(r))
     refused = sum(1 for r in rows if r["outcome"].startswith("refused"))
+    with_ort = [r for r in rows if r.get("ms") and r.get("ort_ms")]
     lines = [
         "# The model zoo",
         "",
         "Every model a user is likely to bring first, run by `tilebank run --data` with an empty bank (each",
         "op class's built-in choice, engine/catalog/builtin_choice.h), its output compared with PyTorch's for",
-        "the same seeded input. Written by",
-        "`scripts/model_zoo.py`; reproduce with",
+        "the same seeded input, beside ONNX Runtime 1.30's CPU provider and TorchScript. Written by",
+        "`scripts/model_zoo.py` from docs/zoo_results.json; reproduce with",
         "",
         "```",
-        "bash scripts/setup.sh --models && BUILD_DIR=build bash scripts/build.sh",
+        "bash scripts/setup.sh --models --ort && BUILD_DIR=build bash scripts/build.sh",
         f"/usr/bin/python3 scripts/model_zoo.py --threads {args.threads} --repeat {args.repeat}",
         "```",
         "",
-        f"Measured on {soc}, {args.threads} threads, batch 1; latency is the median of {args.repeat} runs after one warm-up"
-        + (", TorchScript's (traced, frozen, optimize_for_inference) likewise, beside it in the same run." if args.torchscript else
-           " (TorchScript was not measured in this run)."),
+        f"Last written on {soc}, {args.threads} threads, batch 1; latency is the median of {args.repeat} runs after one warm-up;",
+        "ONNX Runtime's (graph optimizations \"all\", same threads and inputs) and TorchScript's (traced, frozen,",
+        "optimize_for_inference) likewise, beside it in the same run. Rows were measured in different runs",
+        "(see the notes); compare within a row.",
         "Inputs are [1,3,224,224] (inception_v3: 299); the transformers' are listed in scripts/export_models.py.",
         "",
-        f"**{matched} of {len(rows)} run and match; {refused} are refused; {len(missing)} were not run in this table's run.**",
+        f"**{matches} of {len(rows)} run and match; {refused} are refused; {len(missing)} were not run yet.**"
+        + (f" ONNX Runtime was measured beside {len(with_ort)} of them; tilebank is at most as fast as it on "
+           f"{sum(1 for r in with_ort if r['ms'] <= r['ort_ms'])}." if with_ort else ""),
         "",
-        "| model | family | nodes | GFLOP | default ms | TorchScript ms | ratio | outcome |",
-        "|---|---|---|---|---|---|---|---|",
+        NOTES_BEGIN,
+        notes,
+        NOTES_END,
+        "",
+        "| model | family | nodes | GFLOP | default ms | ONNX Runtime ms | vs ORT | TorchScript ms | vs TorchScript | outcome |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    number = lambda v, fmt: format(v, fmt) if v else "-"
     for r in rows:
-        ms, ts = r.get("ms"), r.get("torchscript_ms")
-        ratio = f"{ms / ts:.2f}x" if ms and ts else "-"
-        lines.append(f"| {r['model']} | {r.get('family', '-')} | {r.get('nodes', '-')} | "
-                     f"{r['gflop']:.2f} | " if "gflop" in r else f"| {r['model']} | {r.get('family', '-')} | {r.get('nodes', '-')} | - | ")
-        lines[-1] += (f"{ms:.1f} | " if ms else "- | ") + (f"{ts:.1f} | " if ts else "- | ") + f"{ratio} | {r['outcome'].replace('|', '/')} |"
-    lines += ["", "ratio: tilebank's default latency over TorchScript's (below 1: tilebank is faster).", "", ONNX_TEST_MODELS]
+        ms, ort, ts = r.get("ms"), r.get("ort_ms"), r.get("torchscript_ms")
+        cells = [r["model"], r.get("family", "-"), str(r.get("nodes", "-")), number(r.get("gflop"), ".2f"), number(ms, ".1f"),
+                 number(ort, ".1f"), f"{ms / ort:.2f}x" if ms and ort else "-", number(ts, ".1f"),
+                 f"{ms / ts:.2f}x" if ms and ts else "-", r["outcome"].replace("|", "/")]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "vs ORT, vs TorchScript: tilebank's default latency over theirs (below 1: tilebank is faster).", "", ONNX_TEST_MODELS]
     return "\n".join(lines)
 
 
@@ -187,10 +267,10 @@ def check_small(args):
             print(f"model_zoo: export failed: {error}", file=sys.stderr)
             return 1
         for name, model_dir in zip(names, dirs):
-            args.torchscript = False
+            args.torchscript = args.ort = False
             row = run_one(name, args, models_dir, model_dir)
             print(f"{name:28} {row['family']:20} {row.get('nodes', '-'):>5} nodes  {row['outcome']}", flush=True)
-            if row["outcome"] != "matches":
+            if not matched(row):
                 failed.append(name)
     print(f"model_zoo --small: {len(names) - len(failed)} of {len(names)} match" + (f"; not: {' '.join(failed)}" if failed else ""))
     return 1 if failed else 0
@@ -207,6 +287,8 @@ def main():
     parser.add_argument("--results")
     parser.add_argument("--markdown", default=os.path.join(HERE, "..", "docs", "MODELS.md"))
     parser.add_argument("--no-torchscript", dest="torchscript", action="store_false")
+    parser.add_argument("--no-ort", dest="ort", action="store_false", help="leave ONNX Runtime out (it is measured when installed)")
+    parser.add_argument("--rounds", type=int, default=1, help="tilebank and ONNX Runtime alternated this many times; each side's best median")
     parser.add_argument("--markdown-only", action="store_true", help="write --markdown from the stored results, run nothing")
     parser.add_argument("--torchscript-only", metavar="NAME", help=argparse.SUPPRESS)  # torchscript_ms's child
     parser.add_argument("--small", action="store_true",
@@ -227,7 +309,7 @@ def main():
         print(f"model_zoo.py: no tilebank in {args.build}; build it with: BUILD_DIR={args.build} bash scripts/build.sh", file=sys.stderr)
         return 2
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
-    results_path = args.results or os.path.join(args.models_dir, "zoo_results.json")
+    results_path = args.results or os.path.join(HERE, "..", "docs", "zoo_results.json")
     results = {}
     if os.path.exists(results_path):
         with open(results_path) as f:
@@ -242,9 +324,10 @@ def main():
             json.dump(results, f, indent=1)
         os.replace(tmp, results_path)
     soc = next((r["soc_version"] for r in results.values() if r.get("soc_version")), "this machine")
+    notes = kept_notes(args.markdown)
     with open(args.markdown, "w") as f:
-        f.write(markdown({k: v for k, v in results.items() if k in everything}, args, soc, everything))
-    failed = [n for n in everything if n in results and results[n]["outcome"] != "matches"]
+        f.write(markdown({k: v for k, v in results.items() if k in everything}, args, soc, everything, notes))
+    failed = [n for n in everything if n in results and not matched(results[n])]
     print(f"model_zoo: {len(results)} models, {len(failed)} not matching: {' '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
 

@@ -6,6 +6,8 @@
 #                       (scripts/test.sh installs these)
 #   setup.sh --cluster  and Slurm, munge and Open MPI, which batch tuning runs on and its tests start
 #                       (scripts/cluster/local_slurm.sh; scripts/test.sh installs these too)
+#   setup.sh --ort      and Node.js with npm's onnxruntime-node 1.30.0 in bench/ort/node_modules: ONNX
+#                       Runtime's CPU provider, the anchor of the benches and the zoo (never linked)
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git python3
@@ -20,11 +22,16 @@ packages=(
 )
 model_packages=(python3-torch python3-torchvision python3-onnx)
 cluster_packages=(slurm-wlm munge openmpi-bin)
+ort_packages=(nodejs npm)
+ort=0
 for option in "$@"; do
   case "$option" in
     --models) packages+=("${model_packages[@]}") ;;
     --cluster) packages+=("${cluster_packages[@]}") ;;
-    *) echo "setup.sh: unknown option $option (--models, --cluster)" >&2; exit 2 ;;
+    --ort)  # Debian's nodejs and npm, unless a Node.js with npm is there already (another source's conflicts with them)
+      command -v node >/dev/null && command -v npm >/dev/null || packages+=("${ort_packages[@]}")
+      ort=1 ;;
+    *) echo "setup.sh: unknown option $option (--models, --cluster, --ort)" >&2; exit 2 ;;
   esac
 done
 missing=()
@@ -36,4 +43,9 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if ((ort)) && [ ! -d "$(dirname "$0")/../bench/ort/node_modules/onnxruntime-node" ]; then
+  # --ignore-scripts: the package's install script fetches GPU binaries from a host these machines
+  # cannot reach; the CPU library ships inside the package.
+  (cd "$(dirname "$0")/../bench/ort" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi

@@ -12,6 +12,8 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       then 2 TransformerEncoder layers (d_model 192)
   video_r3d           torchvision's r3d_18 (3-D convolutions), clip [1,3,8,56,56]
   unet                a 3-level UNet with GroupNorm, SiLU and ConvTranspose upsampling, [1,3,64,64]
+  optical_flow        torchvision's raft_small (correlation pyramid, GridSample lookups, a ConvGRU
+                      update unrolled 4 times) on two [1,3,128,128] frames, the last flow field
   detector            torchvision's ssdlite320_mobilenet_v3_large in eval mode (boxes from the image's
                       values, TopK, NonMaxSuppression), [1,3,320,320], its first output (boxes)
 
@@ -174,6 +176,26 @@ def _unet(small):
     return model.eval(), (torch.randn(1, 3, side, side, generator=torch.Generator().manual_seed(1)),), ["input"], None
 
 
+class LastFlow(torch.nn.Module):
+    """RAFT's final flow estimate (it returns one per update)."""
+
+    def __init__(self, model, updates):
+        super().__init__()
+        self.model = model
+        self.updates = updates
+
+    def forward(self, first, second):
+        return self.model(first, second, num_flow_updates=self.updates)[-1]
+
+
+def _optical_flow(small):
+    model = LastFlow(torchvision.models.optical_flow.raft_small(weights=None), 2 if small else 4)
+    side = 64 if small else 128
+    generator = torch.Generator().manual_seed(1)
+    frames = tuple(torch.rand(1, 3, side, side, generator=generator) for _ in range(2))
+    return model.eval(), frames, ["first", "second"], None
+
+
 def _detector(small):
     model = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)
     return DetectorBoxes(model).eval(), (torch.rand(1, 3, 320, 320, generator=torch.Generator().manual_seed(1)),), ["input"], None
@@ -187,9 +209,10 @@ BUILDERS = {
     "audio_encoder": ("audio", _audio),
     "video_r3d": ("video", _video),
     "unet": ("generative", _unet),
+    "optical_flow": ("optical flow", _optical_flow),
     "detector": ("detection", _detector),
 }
-SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet"]
+SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow"]
 
 
 def names():

@@ -59,13 +59,13 @@ TEST_CASE("onnx test data: node tests a-l run through tilebank run --data") {
   REQUIRE_MESSAGE(std::filesystem::is_directory(kTestData), "install libonnx-testdata (scripts/setup.sh does)");
   Counts c = RunGroup("node", 'a', 'l');
   CHECK(c.differ == 0);
-  CHECK(c.pass >= 370);  // floors that only rise: the counts printed above
+  CHECK(c.pass >= 372);  // floors that only rise: the counts printed above
 }
 
 TEST_CASE("onnx test data: node tests m-z run through tilebank run --data") {
   Counts c = RunGroup("node", 'm', 'z');
   CHECK(c.differ == 0);
-  CHECK(c.pass >= 508);
+  CHECK(c.pass >= 511);
 }
 
 TEST_CASE("onnx test data: pytorch-converted, pytorch-operator and simple models run through tilebank run --data") {

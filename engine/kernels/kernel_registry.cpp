@@ -50,7 +50,7 @@ const KernelRegistry& KernelRegistry::Default() {
     for (Family family : {RegisterElementwiseKernels, RegisterUnaryKernels, RegisterCastKernels, RegisterShapeKernels, RegisterMovementKernels,
                           RegisterIndexKernels, RegisterReduceKernels, RegisterMathKernels, RegisterConvKernels, RegisterPoolKernels, RegisterNormKernels,
                           RegisterLossKernels, RegisterRandomKernels, RegisterResizeKernels, RegisterVisionKernels, RegisterLinalgKernels, RegisterQuantizeKernels, RegisterRnnKernels,
-                          RegisterSignalKernels, RegisterStringKernels}) family(&r);
+                          RegisterSignalKernels, RegisterStringKernels, RegisterControlFlowKernels}) family(&r);
     return r;
   }();
   return registry;

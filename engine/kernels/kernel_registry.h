@@ -71,5 +71,6 @@ void RegisterQuantizeKernels(KernelRegistry* registry);
 void RegisterRnnKernels(KernelRegistry* registry);
 void RegisterSignalKernels(KernelRegistry* registry);
 void RegisterStringKernels(KernelRegistry* registry);
+void RegisterControlFlowKernels(KernelRegistry* registry);
 
 }  // namespace tilebank::engine::kernels

@@ -33,6 +33,8 @@ class Attrs {
   nlohmann::json attrs_;
 };
 
+struct Subgraph;  // engine/kernels/subgraph.h
+
 // What a kernel is made for: the node (for messages and attributes), the opset the model is at, and
 // its inputs' dtypes (kUndefined: an optional input left out).
 struct KernelInfo {
@@ -43,7 +45,11 @@ struct KernelInfo {
   std::vector<DType> input_types;
   int num_outputs = 1;  // the outputs the node declares (optional ones may go unused)
   std::map<std::string, TypedTensor> tensor_attrs;  // TENSOR attributes (ConstantOfShape's value, ...)
+  std::map<std::string, std::shared_ptr<const Subgraph>> graphs;  // GRAPH attributes (If's branches, Loop's body)
+  // The enclosing scopes' values its subgraphs read, by name: the node's inputs after the declared ones.
+  std::vector<std::string> implicit_inputs;
 
+  size_t DeclaredInputs() const { return input_types.size() - implicit_inputs.size(); }
   DType InputType(size_t i) const { return i < input_types.size() ? input_types[i] : DType::kUndefined; }
   bool HasInput(size_t i) const { return InputType(i) != DType::kUndefined; }
   // kInvalidInput naming the node and op: "node 'n' (Op): <what>".

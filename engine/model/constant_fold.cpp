@@ -69,7 +69,8 @@ Status FoldConstants(Graph* g) {
     kept.push_back(std::move(n));
   }
   g->nodes = std::move(kept);
-  std::vector<bool> shape_known(g->values.size(), true);  // every shape is known once imported
+  std::vector<bool> shape_known;  // as the importer left them: some are known only per run
+  for (const Value& v : g->values) shape_known.push_back(v.shape_known);
   auto folded = EvaluateConstantNodes(g, &shape_known);
   if (!folded.ok()) return folded.status();
   TB_RETURN_IF_ERROR(LowerSplits(g));

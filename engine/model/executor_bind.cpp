@@ -138,6 +138,8 @@ Status Executor::BindRegistry(const Node& n, NodeBinding* b, Step* step) {
   info.num_outputs = static_cast<int>(n.outputs.size());
   for (int v : n.inputs) info.input_types.push_back(v < 0 ? DType::kUndefined : ParseDType(graph_.values[v].dtype).value_or(DType::kUndefined));
   info.tensor_attrs = n.tensor_attrs;
+  info.graphs = n.graphs;
+  info.implicit_inputs = n.implicit_inputs;
   auto op = kernels::KernelRegistry::Default().Create(info);
   if (!op.ok()) return op.status();
   step->kind = Step::Kind::kRegistry;
@@ -158,6 +160,11 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
     typed |= n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k]));
   for (int v : n.inputs) typed |= v >= 0 && !graph_.IsConstant(v) && (graph_.values[v].dtype != "float32" || !graph_.values[v].shape_known);
   for (int v : n.outputs) typed |= v >= 0 && (graph_.values[v].dtype != "float32" || !graph_.values[v].shape_known);
+  // Every input constant (a Conv of a folded value, which constant folding does not evaluate): the
+  // tuned kernels read constants as prepacked weights only, so the registry's kernel computes it.
+  bool all_constant = !n.inputs.empty();
+  for (int v : n.inputs) all_constant &= v < 0 || graph_.IsConstant(v);
+  typed |= all_constant && kernels::KernelRegistry::Default().Has(n.op_type);
   auto step = std::make_unique<Step>();
   NodeBinding b;
   b.node = static_cast<int>(index);
@@ -248,7 +255,7 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
   // has been computed; its anchor and the chain nodes before that one wait for it.
   std::vector<Subgraph> subgraphs = fusion ? PartitionSubgraphs(graph_) : std::vector<Subgraph>{};
   // A subgraph touching a value whose shape is known only at run time is not fused (its nodes run
-  // the registry's kernels).
+  // the registry's kernels), nor one whose anchor computes on a constant (see BindNode).
   auto static_shapes = [&](int node) {
     for (int v : graph_.nodes[node].inputs)
       if (v >= 0 && !graph_.values[v].shape_known) return false;
@@ -257,7 +264,7 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
     return true;
   };
   subgraphs.erase(std::remove_if(subgraphs.begin(), subgraphs.end(), [&](const Subgraph& s) {
-                    if (!static_shapes(s.anchor)) return true;
+                    if (!static_shapes(s.anchor) || graph_.IsConstant(graph_.nodes[s.anchor].inputs[0])) return true;
                     for (int n : s.chain)
                       if (!static_shapes(n)) return true;
                     return false;

@@ -5,11 +5,13 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/kernels/subgraph.h"
 #include "engine/ops/tensor.h"
 #include "engine/ops/typed_tensor.h"
 
@@ -56,6 +58,9 @@ struct Node {
   std::vector<int> outputs;  // value indices; -1 for an optional output not used
   nlohmann::json attrs = nlohmann::json::object();  // name -> int, float, string or list of them
   std::map<std::string, TypedTensor> tensor_attrs;  // TENSOR attributes (ConstantOfShape's value, ...)
+  std::map<std::string, std::shared_ptr<const kernels::Subgraph>> graphs;  // GRAPH attributes (If, Loop, Scan)
+  // The names its subgraphs read from this graph; `inputs` ends with their values, in this order.
+  std::vector<std::string> implicit_inputs;
 };
 
 struct Graph {

@@ -18,6 +18,7 @@
 
 #include "engine/model/constant_eval.h"
 #include "engine/model/einsum_lowering.h"
+#include "engine/model/node_attributes.h"
 #include "engine/model/tensor_proto.h"
 #include "engine/run/child_process.h"
 
@@ -412,10 +413,14 @@ Result<ImportedGraph> BuildGraph(const onnx::ModelProto& model, const std::strin
       if (!name.empty() && !b.Known(name) && first_unknown.empty())
         first_unknown = path + ": the shape of '" + name + "' (output of node '" + node.name + "', " + n.op_type() + ") is unknown after shape inference";
     }
+    auto attributes = ReadNodeAttributes(n);
+    if (!attributes.ok()) return attributes.status().WithContext(path);
+    node.attrs = std::move(attributes->attrs);
+    node.tensor_attrs = std::move(attributes->tensors);
+    node.graphs = std::move(attributes->graphs);
+    node.implicit_inputs = std::move(attributes->implicit_inputs);
+    for (const std::string& name : node.implicit_inputs) node.inputs.push_back(b.Value(name));
     for (const auto& a : n.attribute()) {
-      node.attrs[a.name()] = AttributeJson(a);
-      if (a.type() == onnx::AttributeProto::TENSOR)
-        if (auto t = TensorFromProto(a.t()); t.ok()) node.tensor_attrs[a.name()] = std::move(t.value());
       if (a.type() == onnx::AttributeProto::TENSOR && n.op_type() == "ConstantOfShape" && a.name() == "value") {
         auto c = ConstFromProto(a.t());
         if (!c.ok() || c->size() != 1) return Status::InvalidInput(path + ": node '" + node.name + "': ConstantOfShape's value must be one number");

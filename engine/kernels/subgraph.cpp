@@ -1,0 +1,71 @@
+#include "engine/kernels/subgraph.h"
+
+#include "engine/kernels/kernel_registry.h"
+
+namespace tilebank::engine::kernels {
+
+Scope ImplicitScope(const KernelInfo& info, const KernelInputs& inputs) {
+  Scope scope;
+  const size_t first = inputs.size() - std::min(inputs.size(), info.implicit_inputs.size());
+  for (size_t k = 0; k < info.implicit_inputs.size() && first + k < inputs.size(); ++k)
+    if (inputs[first + k]) scope[info.implicit_inputs[k]] = inputs[first + k];
+  return scope;
+}
+
+Status SubgraphRunner::Run(const std::vector<const TypedTensor*>& inputs, const Scope& outer, std::vector<TypedTensor>* outputs) {
+  const std::string where = "subgraph '" + graph_.name + "'";
+  if (inputs.size() != graph_.inputs.size())
+    return Status::InvalidInput(where + " takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
+  std::map<std::string, TypedTensor> local;
+  Scope scope = outer;
+  for (const auto& [name, t] : graph_.constants) scope[name] = &t;
+  for (size_t i = 0; i < inputs.size(); ++i) scope[graph_.inputs[i]] = inputs[i];
+  kernels_.resize(graph_.nodes.size());
+  kernel_types_.resize(graph_.nodes.size());
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const SubgraphNode& node = graph_.nodes[i];
+    KernelInputs in;
+    std::vector<DType> types;
+    auto read = [&](const std::string& name) -> Status {
+      if (name.empty()) {
+        in.push_back(nullptr);
+        types.push_back(DType::kUndefined);
+        return Status::Ok();
+      }
+      auto it = scope.find(name);
+      if (it == scope.end() || !it->second) return node.info.Bad("its input '" + name + "' is in no enclosing scope");
+      in.push_back(it->second);
+      types.push_back(it->second->dtype);
+      return Status::Ok();
+    };
+    for (const std::string& name : node.inputs) TB_RETURN_IF_ERROR(read(name));
+    for (const std::string& name : node.info.implicit_inputs) TB_RETURN_IF_ERROR(read(name));
+    if (!kernels_[i] || kernel_types_[i] != types) {
+      KernelInfo info = node.info;
+      info.opset = opset_;
+      info.input_types = types;
+      info.num_outputs = static_cast<int>(node.outputs.size());
+      auto made = KernelRegistry::Default().Create(info);
+      if (!made.ok()) return made.status().WithContext(where);
+      kernels_[i] = std::move(made.value());
+      kernel_types_[i] = types;
+    }
+    std::vector<TypedTensor> results(node.outputs.size());
+    TB_RETURN_IF_ERROR(kernels_[i]->Compute(in, &results).WithContext(where));
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (node.outputs[k].empty()) continue;
+      TypedTensor& slot = local[node.outputs[k]];
+      slot = std::move(results[k]);
+      scope[node.outputs[k]] = &slot;
+    }
+  }
+  outputs->clear();
+  for (const std::string& name : graph_.outputs) {
+    auto it = scope.find(name);
+    if (it == scope.end() || !it->second) return Status::InvalidInput(where + ": its output '" + name + "' is computed nowhere");
+    outputs->push_back(*it->second);
+  }
+  return Status::Ok();
+}
+
+}  // namespace tilebank::engine::kernels
