@@ -12,6 +12,9 @@ decoder) are printed with each row, met or not.
          (models: resnet50 resnet18 mobilenet_v2 bert_base vit_b_16 gpt_decoder, or other torchvision classifiers)
          bench/model_bench.py --defaults [MODEL ...]   before tuning: an empty bank against TorchScript
          bench/model_bench.py --off-shape              ResNet-50 at batch 8 with a bank tuned at batch 1
+         bench/model_bench.py --ort [--tuned] [--rounds 3] [MODEL ...]
+                                                       against ONNX Runtime 1.30 (bench/ort_goals.py: issue 37's
+                                                       goals, time per op type side by side)
          (bench/default_goals.py: the goals of issue 20)
 
 The banks default to $XDG_CACHE_HOME/tilebank/bench_bank (OPAT) and bench_bank_sgat (SGAT then
@@ -49,6 +52,7 @@ TRANSFORMERS = ("bert_base", "vit_b_16", "gpt_decoder")
 TRANSFORMER_SPEEDUP = 1.5
 TRANSFORMER_PEAK_SHARE = 0.85
 SGAT_OVER_OPAT = 1.15  # issue 14: SGAT then OPAT at least this much faster than OPAT alone
+ORT_MODELS = ("resnet50", "mobilenet_v2", "bert_base", "vit_b_16", "gpt_decoder")  # --ort's default models (issue 37)
 
 
 def pytorch_times(name, threads, warmup, repeat):
@@ -143,12 +147,19 @@ def main():
     parser.add_argument("--trials", type=int, default=48, help="tuning: candidates per operator (the default budget)")
     parser.add_argument("--defaults", action="store_true", help="only the models with an empty bank against TorchScript")
     parser.add_argument("--off-shape", action="store_true", help="only ResNet-50 at batch 8 with a bank tuned at batch 1")
+    parser.add_argument("--ort", action="store_true", help="only the models against ONNX Runtime (scripts/setup.sh --ort installs it)")
+    parser.add_argument("--tuned", action="store_true", help="with --ort: also after SGAT then OPAT in --sgat-bank")
+    parser.add_argument("--rounds", type=int, default=3, help="with --ort: rounds alternating the systems")
     args = parser.parse_args()
     ensure_binaries(args.build)
     global torch, export_models
     import torch
     import export_models  # scripts/export_models.py
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    if args.ort:
+        import ort_goals
+        ort_goals.ort_section(args, export_models, args.models if args.models != list(GOALS) else ORT_MODELS, run_json, tune_job)
+        return 0
     if args.defaults or args.off_shape:
         import default_goals
         if args.defaults:

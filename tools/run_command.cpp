@@ -43,7 +43,14 @@ struct RunFlags {
 // A step's output layout as both profiles print it: row-major unless a kernel hands its native one on.
 std::string LayoutName(const engine::model::NodeBinding& b) { return b.layout.empty() ? "row-major" : b.layout; }
 
+// This process's peak resident memory: VmHWM, which starts afresh at exec (getrusage's ru_maxrss
+// carries the high-water mark of the process that forked it: a tilebank started by a large Python
+// reported the parent's size).
 double PeakRssMiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;  // kB
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss / 1024.0;

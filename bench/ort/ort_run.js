@@ -7,7 +7,8 @@
 //           "inputs": [{"name", "type", "dims", "file"}], "outputs_dir": dir or null,
 //           "outputs": [names] or null (null: the model's outputs)}
 // type is a numpy dtype name (float32, int64, bool, ...); a file holds the elements row-major,
-// little-endian. Prints {"version", "load_ms", "times_ms": [...], "outputs": [{"name", "type",
+// little-endian. Prints {"version", "load_ms", "times_ms": [...], "peak_rss_mib" (the Node.js
+// process's, ONNX Runtime included), "outputs": [{"name", "type",
 // "dims", "file"}] (written under outputs_dir), "op_ms": {op type: ms per run} (with profile)}.
 // Exit status 2 with {"error": message} when the model does not load or run.
 'use strict';
@@ -37,6 +38,13 @@ function writeOutput(dir, index, name, tensor) {
   const data = tensor.data;
   fs.writeFileSync(file, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
   return {name, type: tensor.type, dims: tensor.dims.map(Number), file};
+}
+
+// This process's peak resident memory: VmHWM, which starts afresh at exec (maxRSS carries the
+// high-water mark of the process that started it).
+function peakRssMiB() {
+  const line = fs.readFileSync('/proc/self/status', 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
+  return line ? parseInt(line.slice(6), 10) / 1024 : process.resourceUsage().maxRSS / 1024;
 }
 
 // Milliseconds per run by op type, from ONNX Runtime's profile (Node events of the timed runs).
@@ -78,7 +86,8 @@ async function main() {
     results = await session.run(feeds, names);
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
-  const out = {version: require('onnxruntime-node/package.json').version, load_ms: loadMs, times_ms: times};
+  const out = {version: require('onnxruntime-node/package.json').version, load_ms: loadMs, times_ms: times,
+    peak_rss_mib: peakRssMiB()};
   if (request.outputs_dir) out.outputs = names.map((name, i) => writeOutput(request.outputs_dir, i, name, results[name]));
   if (profiled) {
     profiled.endProfiling();

@@ -86,13 +86,34 @@ KernelFactory GroupedNorm(bool instance) {
       if ((scale.size() != static_cast<size_t>(C) && scale.size() != static_cast<size_t>(groups)) || bias.size() != scale.size())
         return info.Bad("scale and B must have one element per channel or per group");
       const double epsilon = info.attrs.Float("epsilon", 1e-5f);
-      std::vector<double> xv = AsDoubles(x), mean, var;
-      const int64_t per_group = C / groups * inner;
-      RowMoments(xv, N * groups, per_group, &mean, &var);
-      for (int64_t i = 0; i < x.size(); ++i) {
-        const int64_t c = i / inner % C, row = i / per_group, p = scale.size() == static_cast<size_t>(C) ? c : c / (C / groups);
-        xv[i] = (xv[i] - mean[row]) / std::sqrt(var[row] + epsilon) * scale[p] + bias[p];
+      const int64_t per_group = C / groups * inner, channels_per_group = C / groups;
+      // y = x * a + b per channel, a = scale / sqrt(var + epsilon), b = B - mean * a: one pass over
+      // each channel's contiguous spatial values (float32 read and written as it is, in place of a
+      // round trip through doubles; the moments are summed in double either way).
+      auto normalize = [&](auto* data) {
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t g = 0; g < groups; ++g) {
+            auto* group = data + (n * C + g * channels_per_group) * inner;
+            double sum = 0, sq = 0;
+            for (int64_t k = 0; k < per_group; ++k) sum += group[k];
+            const double mean = per_group ? sum / per_group : 0.0;
+            for (int64_t k = 0; k < per_group; ++k) sq += (group[k] - mean) * (group[k] - mean);
+            const double inv = 1.0 / std::sqrt((per_group ? sq / per_group : 0.0) + epsilon);
+            for (int64_t cc = 0; cc < channels_per_group; ++cc) {
+              const int64_t p = scale.size() == static_cast<size_t>(C) ? g * channels_per_group + cc : g;
+              const double a = scale[p] * inv, b = bias[p] - mean * a;
+              auto* channel = group + cc * inner;
+              for (int64_t k = 0; k < inner; ++k) channel[k] = static_cast<std::remove_reference_t<decltype(channel[k])>>(channel[k] * a + b);
+            }
+          }
+      };
+      if (x.dtype == DType::kFloat32) {
+        (*out)[0] = x;
+        normalize((*out)[0].data<float>());
+        return Status::Ok();
       }
+      std::vector<double> xv = AsDoubles(x);
+      normalize(xv.data());
       (*out)[0] = FromDoubles(x.dtype, x.shape, xv);
       return Status::Ok();
     });

@@ -1,0 +1,108 @@
+"""model_bench.py --ort: tilebank against ONNX Runtime 1.30 (issue 37), side by side in one run.
+
+For each model, tilebank with an empty bank (and, with --tuned, after SGAT then OPAT in the
+--sgat-bank) and ONNX Runtime (graph optimizations "all", the same threads and inputs, through
+bench/ort_anchor.py) are run in turn for --rounds rounds, each a process of its own with its
+warm-up and --repeat timed runs; each side's time is the median of its round medians. Then one
+profiled run of each gives the time per op type side by side, so every gap has a name. Printed
+with the goals of issue 37, met or not: empty bank at most 1.0x ONNX Runtime; after SGAT then OPAT
+at least 1.2x faster; load time (warm kernel cache) and peak resident memory at most ONNX
+Runtime's (its figures include Node.js itself).
+"""
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+import ort_anchor
+
+EMPTY_BANK_GOAL = 1.0   # tilebank / ONNX Runtime, empty bank: at most
+TUNED_SPEEDUP_GOAL = 1.2  # ONNX Runtime / tilebank after SGAT then OPAT: at least
+
+
+def by_op(profile):
+    totals = {}
+    for node in profile:
+        totals[node["op_type"]] = totals.get(node["op_type"], 0.0) + node["time_us"] / 1e3
+    return totals
+
+
+def op_table(tb_ops, ort_ops, top=10):
+    """Lines of the per-op-type comparison, the largest of either side first. Fused tilebank
+    bindings count as their anchor's op type (Conv+Relu under "Conv+Relu"), ONNX Runtime's fused
+    kernels under their own names (FusedConv, Attention, ...): the rows name both sides' kernels."""
+    names = sorted(set(tb_ops) | set(ort_ops), key=lambda op: -max(tb_ops.get(op, 0.0), ort_ops.get(op, 0.0)))
+    lines = [f"    {'op type':<28}{'tilebank ms':>12}{'ORT ms':>10}"]
+    for op in names[:top]:
+        tb, ort = tb_ops.get(op), ort_ops.get(op)
+        lines.append(f"    {op:<28}" + (f"{tb:>12.2f}" if tb is not None else f"{'-':>12}") + (f"{ort:>10.2f}" if ort is not None else f"{'-':>10}"))
+    lines.append(f"    {'(sum of nodes)':<28}{sum(tb_ops.values()):>12.2f}{sum(ort_ops.values()):>10.2f}")
+    return lines
+
+
+def ort_section(args, export_models, names, run_json, tune_job):
+    if not ort_anchor.available():
+        raise SystemExit("model_bench --ort: " + str(ort_anchor.Unavailable("ONNX Runtime is not installed: run scripts/setup.sh --ort")))
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    rows = []
+    for name in names:
+        model_dir = export_models.export(name, os.path.join(cache, "tilebank", "models"))
+        model, data = os.path.join(model_dir, "model.onnx"), os.path.join(model_dir, "test_data_set_0")
+        print(f"== {name} (against ONNX Runtime)", file=sys.stderr, flush=True)
+        with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory() as kernels:
+            if args.tuned:
+                tune_job(args, model, "1", args.sgat_bank, os.path.join(out, "sgat"))
+                tune_job(args, model, "2", args.sgat_bank, os.path.join(out, "sgat_opat"))
+            run_json(args.build, model_dir, empty, args.threads, 1, 1, kernels)  # fills the kernel cache: loads below are warm
+            if args.tuned:
+                run_json(args.build, model_dir, args.sgat_bank, args.threads, 1, 1, kernels)
+            tb, tuned, ort = [], [], []
+            for _ in range(args.rounds):  # alternated: tilebank, ONNX Runtime, tilebank tuned
+                tb.append(run_json(args.build, model_dir, empty, args.threads, args.warmup, args.repeat, kernels))
+                ort.append(ort_anchor.run(model, data, threads=args.threads, warmup=args.warmup, repeat=args.repeat))
+                if args.tuned:
+                    tuned.append(run_json(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat, kernels))
+            tb_profile = run_json(args.build, model_dir, args.sgat_bank if args.tuned else empty, args.threads, args.warmup, args.repeat,
+                                  kernels, profile=True)
+            ort_profile = ort_anchor.run(model, data, threads=args.threads, warmup=args.warmup, repeat=args.repeat, profile=True,
+                                         keep_outputs=False)
+        expected = ort_anchor.read_outputs(data)
+        ort_error = max(float(abs(a.astype("float64") - b.astype("float64")).max()) for a, b in zip(ort[0].outputs, expected)) if expected else None
+        row = {
+            "model": name, "gflop": tb[0]["gflop"],
+            "ort_ms": statistics.median(r.median_ms for r in ort),
+            "default_ms": statistics.median(r["latency_ms"]["median"] for r in tb),
+            "tuned_ms": statistics.median(r["latency_ms"]["median"] for r in tuned) if tuned else None,
+            "ort_load_s": statistics.median(r.load_ms for r in ort) / 1e3, "load_s": statistics.median(r["load_s"] for r in tb),
+            "ort_rss_mib": max(r.peak_rss_mib for r in ort), "rss_mib": max(r["memory"]["peak_rss_mib"] for r in tb),
+            "check": all(r.get("check", {}).get("ok") for r in tb + tuned), "ort_max_abs_error": ort_error,
+            "round_ms": {"ort": [r.median_ms for r in ort], "default": [r["latency_ms"]["median"] for r in tb],
+                         "tuned": [r["latency_ms"]["median"] for r in tuned]},
+            "by_op": {"tilebank": by_op(tb_profile["profile"]), "ort": ort_profile.op_ms},
+        }
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+    print(f"\nagainst ONNX Runtime {ort_profile.version}: {args.threads} threads, batch 1; each side the median over {args.rounds} "
+          f"alternated rounds of its median of {args.repeat} runs after {args.warmup} warm-up")
+    head = ("model", "GFLOP", "ORT ms", "default ms", "vs ORT", f"goal <={EMPTY_BANK_GOAL}x", "tuned ms", "ORT/tuned",
+            f"goal >={TUNED_SPEEDUP_GOAL}x", "load s", "ORT load", "RSS MiB", "ORT RSS", "check")
+    fmt = "{:<14}" + "{:>11}" * (len(head) - 1)
+    print(fmt.format(*head))
+    for r in rows:
+        vs = r["default_ms"] / r["ort_ms"]
+        speedup = r["ort_ms"] / r["tuned_ms"] if r["tuned_ms"] else None
+        print(fmt.format(
+            r["model"], f"{r['gflop']:.2f}", f"{r['ort_ms']:.1f}", f"{r['default_ms']:.1f}", f"{vs:.2f}x",
+            "met" if vs <= EMPTY_BANK_GOAL else "NOT met", f"{r['tuned_ms']:.1f}" if speedup else "-", f"{speedup:.2f}x" if speedup else "-",
+            ("met" if speedup >= TUNED_SPEEDUP_GOAL else "NOT met") if speedup else "-",
+            f"{r['load_s']:.2f}" + ("" if r["load_s"] <= r["ort_load_s"] else "!"), f"{r['ort_load_s']:.2f}",
+            f"{r['rss_mib']:.0f}" + ("" if r["rss_mib"] <= r["ort_rss_mib"] else "!"), f"{r['ort_rss_mib']:.0f}", "ok" if r["check"] else "DIFFERS"))
+    print("load s: tilebank's load with a warm kernel cache against InferenceSession.create; RSS: peak resident memory of each "
+          "process (ONNX Runtime's includes Node.js); '!' marks a load or memory goal not met")
+    print("\nwhere the time goes (one profiled run each, ms per run by op type; tilebank's fused bindings under their anchor's type)")
+    for r in rows:
+        print(f"  {r['model']}")
+        for line in op_table(r["by_op"]["tilebank"], r["by_op"]["ort"]):
+            print(line)
+    return rows
