@@ -43,7 +43,7 @@ def op_table(tb_ops, ort_ops, top=10):
 
 def ort_section(args, export_models, names, run_json, tune_job):
     if not ort_anchor.available():
-        raise SystemExit("model_bench --ort: " + str(ort_anchor.Unavailable("ONNX Runtime is not installed: run scripts/setup.sh --ort")))
+        raise SystemExit("model_bench --ort: ONNX Runtime is not installed: run scripts/setup.sh --ort")
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     rows = []
     for name in names:

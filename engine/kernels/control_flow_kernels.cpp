@@ -56,6 +56,25 @@ Result<TypedTensor> Stack(const KernelInfo& info, const std::vector<TypedTensor>
 
 bool Truth(const TypedTensor& t) { return t.size() > 0 && t.At(0) != 0; }
 
+// Loop's and Scan's outputs: the final loop-carried (state) values, then each scan output's
+// per-iteration values stacked along axes[k] (directions[k] != 0: the last iteration first). A scan
+// output no iteration produced is an empty float32 stack (the body's dtype is unknown).
+Status PutOutputs(const KernelInfo& info, std::vector<TypedTensor> state, const std::vector<std::vector<TypedTensor>>& scans,
+                  const std::vector<int64_t>& axes, const std::vector<int64_t>& directions, std::vector<TypedTensor>* out) {
+  for (size_t k = 0; k < state.size(); ++k) (*out)[k] = std::move(state[k]);
+  for (size_t k = 0; k < scans.size(); ++k) {
+    TypedTensor& slot = (*out)[state.size() + k];
+    if (scans[k].empty()) {
+      slot = TypedTensor(DType::kFloat32, {0});
+      continue;
+    }
+    auto stacked = Stack(info, scans[k], axes[k], directions[k] != 0);
+    if (!stacked.ok()) return stacked.status();
+    slot = std::move(stacked.value());
+  }
+  return Status::Ok();
+}
+
 // The runners keep their kernels across runs; the executor runs one step at a time, so `mutable`
 // state in a const Compute is not shared between threads.
 class IfKernel : public OpKernel {
@@ -107,17 +126,7 @@ class LoopKernel : public OpKernel {
       for (size_t k = 0; k < carried; ++k) state[k] = std::move(results[1 + k]);
       for (size_t k = 0; k < scanned; ++k) scans[k].push_back(std::move(results[1 + carried + k]));
     }
-    for (size_t k = 0; k < carried; ++k) (*out)[k] = std::move(state[k]);
-    for (size_t k = 0; k < scanned; ++k) {
-      if (scans[k].empty()) {  // no iteration ran: an empty stack of float32 (the body's dtype is unknown)
-        (*out)[carried + k] = TypedTensor(DType::kFloat32, {0});
-        continue;
-      }
-      auto stacked = Stack(info_, scans[k], 0, false);
-      if (!stacked.ok()) return stacked.status();
-      (*out)[carried + k] = std::move(stacked.value());
-    }
-    return Status::Ok();
+    return PutOutputs(info_, std::move(state), scans, std::vector<int64_t>(scanned, 0), std::vector<int64_t>(scanned, 0), out);
   }
 
  private:
@@ -158,6 +167,7 @@ class ScanKernel : public OpKernel {
       length = x->shape[axis];
       axes.push_back(axis);
     }
+    if (length == 0 && scanned > 0) return info_.Bad("its scan inputs are empty, so its scan outputs' shapes are unknown");
     const Scope outer = ImplicitScope(info_, in);
     std::vector<std::vector<TypedTensor>> scans(scanned);
     std::vector<TypedTensor> results;
@@ -173,14 +183,7 @@ class ScanKernel : public OpKernel {
       for (size_t k = 0; k < states; ++k) state[k] = std::move(results[k]);
       for (size_t k = 0; k < scanned; ++k) scans[k].push_back(std::move(results[states + k]));
     }
-    for (size_t k = 0; k < states; ++k) (*out)[k] = std::move(state[k]);
-    for (size_t k = 0; k < scanned; ++k) {
-      if (scans[k].empty()) return info_.Bad("its scan inputs are empty, so its scan outputs' shapes are unknown");
-      auto stacked = Stack(info_, scans[k], out_axes[k], out_dirs[k] != 0);
-      if (!stacked.ok()) return stacked.status();
-      (*out)[states + k] = std::move(stacked.value());
-    }
-    return Status::Ok();
+    return PutOutputs(info_, std::move(state), scans, out_axes, out_dirs, out);
   }
 
  private:

@@ -91,6 +91,7 @@ KernelFactory GroupedNorm(bool instance) {
       // each channel's contiguous spatial values (float32 read and written as it is, in place of a
       // round trip through doubles; the moments are summed in double either way).
       auto normalize = [&](auto* data) {
+        using T = std::remove_pointer_t<decltype(data)>;
         for (int64_t n = 0; n < N; ++n)
           for (int64_t g = 0; g < groups; ++g) {
             auto* group = data + (n * C + g * channels_per_group) * inner;
@@ -103,7 +104,7 @@ KernelFactory GroupedNorm(bool instance) {
               const int64_t p = scale.size() == static_cast<size_t>(C) ? g * channels_per_group + cc : g;
               const double a = scale[p] * inv, b = bias[p] - mean * a;
               auto* channel = group + cc * inner;
-              for (int64_t k = 0; k < inner; ++k) channel[k] = static_cast<std::remove_reference_t<decltype(channel[k])>>(channel[k] * a + b);
+              for (int64_t k = 0; k < inner; ++k) channel[k] = static_cast<T>(channel[k] * a + b);
             }
           }
       };

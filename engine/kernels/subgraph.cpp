@@ -16,10 +16,17 @@ Status SubgraphRunner::Run(const std::vector<const TypedTensor*>& inputs, const 
   const std::string where = "subgraph '" + graph_.name + "'";
   if (inputs.size() != graph_.inputs.size())
     return Status::InvalidInput(where + " takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
+  // A name is looked up in this run's values, the formal inputs, the constants, then the enclosing
+  // scopes, nearest first (nothing is copied per run: a Loop runs its body once per iteration).
   std::map<std::string, TypedTensor> local;
-  Scope scope = outer;
-  for (const auto& [name, t] : graph_.constants) scope[name] = &t;
-  for (size_t i = 0; i < inputs.size(); ++i) scope[graph_.inputs[i]] = inputs[i];
+  auto find = [&](const std::string& name) -> const TypedTensor* {
+    if (auto it = local.find(name); it != local.end()) return &it->second;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (graph_.inputs[i] == name) return inputs[i];
+    if (auto it = graph_.constants.find(name); it != graph_.constants.end()) return &it->second;
+    if (auto it = outer.find(name); it != outer.end()) return it->second;
+    return nullptr;
+  };
   kernels_.resize(graph_.nodes.size());
   kernel_types_.resize(graph_.nodes.size());
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
@@ -32,10 +39,10 @@ Status SubgraphRunner::Run(const std::vector<const TypedTensor*>& inputs, const 
         types.push_back(DType::kUndefined);
         return Status::Ok();
       }
-      auto it = scope.find(name);
-      if (it == scope.end() || !it->second) return node.info.Bad("its input '" + name + "' is in no enclosing scope");
-      in.push_back(it->second);
-      types.push_back(it->second->dtype);
+      const TypedTensor* value = find(name);
+      if (!value) return node.info.Bad("its input '" + name + "' is in no enclosing scope");
+      in.push_back(value);
+      types.push_back(value->dtype);
       return Status::Ok();
     };
     for (const std::string& name : node.inputs) TB_RETURN_IF_ERROR(read(name));
@@ -52,18 +59,14 @@ Status SubgraphRunner::Run(const std::vector<const TypedTensor*>& inputs, const 
     }
     std::vector<TypedTensor> results(node.outputs.size());
     TB_RETURN_IF_ERROR(kernels_[i]->Compute(in, &results).WithContext(where));
-    for (size_t k = 0; k < node.outputs.size(); ++k) {
-      if (node.outputs[k].empty()) continue;
-      TypedTensor& slot = local[node.outputs[k]];
-      slot = std::move(results[k]);
-      scope[node.outputs[k]] = &slot;
-    }
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      if (!node.outputs[k].empty()) local[node.outputs[k]] = std::move(results[k]);
   }
   outputs->clear();
   for (const std::string& name : graph_.outputs) {
-    auto it = scope.find(name);
-    if (it == scope.end() || !it->second) return Status::InvalidInput(where + ": its output '" + name + "' is computed nowhere");
-    outputs->push_back(*it->second);
+    const TypedTensor* value = find(name);
+    if (!value) return Status::InvalidInput(where + ": its output '" + name + "' is computed nowhere");
+    outputs->push_back(*value);
   }
   return Status::Ok();
 }
