@@ -14,6 +14,9 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   unet                a 3-level UNet with GroupNorm, SiLU and ConvTranspose upsampling, [1,3,64,64]
   optical_flow        torchvision's raft_small (correlation pyramid, GridSample lookups, a ConvGRU
                       update unrolled 4 times) on two [1,3,128,128] frames, the last flow field
+  refiner             a torch.jit.script module with control flow kept in the graph: a Loop whose trip
+                      count is an input, an If on the values inside it (ONNX Loop and If with
+                      subgraphs reading the outer weights); inputs [1,256] features and steps ()
   detector            torchvision's ssdlite320_mobilenet_v3_large in eval mode (boxes from the image's
                       values, TopK, NonMaxSuppression), [1,3,320,320], its first output (boxes)
 
@@ -198,6 +201,32 @@ def _optical_flow(small):
     return model.eval(), frames, ["first", "second"], None
 
 
+class Refiner(torch.nn.Module):
+    """Refines features for `steps` iterations, damping the update when it grows: scripted, so the
+    loop and the branch stay control flow in the exported graph."""
+
+    def __init__(self, width=256):
+        super().__init__()
+        self.update = torch.nn.Linear(width, width)
+        self.gate = torch.nn.Linear(width, width)
+
+    def forward(self, x, steps):
+        h = x
+        for _ in range(int(steps)):
+            delta = torch.tanh(self.update(h)) * torch.sigmoid(self.gate(h))
+            if delta.abs().mean() > 0.25:
+                delta = delta * 0.5
+            h = h + delta
+        return h
+
+
+def _refiner(small):
+    width = 16 if small else 256
+    model = torch.jit.script(Refiner(width).eval())
+    x = torch.randn(1, width, generator=torch.Generator().manual_seed(1))
+    return model, (x, torch.tensor(3 if small else 8)), ["input", "steps"], None
+
+
 def _detector(small):
     model = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)
     return DetectorBoxes(model).eval(), (torch.rand(1, 3, 320, 320, generator=torch.Generator().manual_seed(1)),), ["input"], None
@@ -212,9 +241,10 @@ BUILDERS = {
     "video_r3d": ("video", _video),
     "unet": ("generative", _unet),
     "optical_flow": ("optical flow", _optical_flow),
+    "refiner": ("control flow", _refiner),
     "detector": ("detection", _detector),
 }
-SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow"]
+SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner"]
 
 
 def names():
