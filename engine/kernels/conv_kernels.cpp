@@ -43,6 +43,36 @@ Result<std::vector<double>> Convolve(const KernelInfo& info, const ConvOperands&
   return y;
 }
 
+// Output size from output_shape, or stride * (in - 1) + output_padding + extent - pads.
+Result<TransposedWindow> ResolveTransposed(const KernelInfo& info, const std::vector<int64_t>& in, const std::vector<int64_t>& weight_kernel) {
+  const size_t n = in.size();
+  TransposedWindow w;
+  w.kernel = info.attrs.Ints("kernel_shape", weight_kernel);
+  w.strides = info.attrs.Ints("strides", std::vector<int64_t>(n, 1));
+  w.dilations = info.attrs.Ints("dilations", std::vector<int64_t>(n, 1));
+  w.pads = info.attrs.Ints("pads", std::vector<int64_t>(2 * n, 0));
+  const std::vector<int64_t> output_padding = info.attrs.Ints("output_padding", std::vector<int64_t>(n, 0));
+  std::vector<int64_t> output_shape = info.attrs.Ints("output_shape");
+  if (w.kernel.size() != n || w.strides.size() != n || w.dilations.size() != n || output_padding.size() != n || w.pads.size() != 2 * n)
+    return info.Bad("kernel_shape, strides, dilations, output_padding or pads do not match the spatial rank");
+  if (output_shape.size() == n + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  const std::string auto_pad = info.attrs.String("auto_pad", "NOTSET");
+  w.out.resize(n);
+  for (size_t d = 0; d < n; ++d) {
+    const int64_t extent = w.dilations[d] * (w.kernel[d] - 1) + 1, full = w.strides[d] * (in[d] - 1) + output_padding[d] + extent;
+    if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      w.out[d] = output_shape.size() == n ? output_shape[d] : in[d] * w.strides[d];
+      const int64_t total = std::max<int64_t>(0, full - w.out[d]);
+      w.pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else {
+      if (auto_pad == "VALID") w.pads[d] = w.pads[d + n] = 0;
+      w.out[d] = full - w.pads[d] - w.pads[d + n];
+    }
+    if (w.out[d] < 1) return info.Bad("the output would be empty along spatial dim " + std::to_string(d));
+  }
+  return w;
+}
+
 namespace {
 
 Result<std::unique_ptr<OpKernel>> MakeReferenceConv(const KernelInfo& info) {
@@ -88,9 +118,8 @@ Result<std::unique_ptr<OpKernel>> MakeConvInteger(const KernelInfo& info) {
 }
 
 // ConvTranspose: each input element scatters W's kernel into the output, o = i * stride +
-// k * dilation - pad_begin; output size from output_shape, or stride * (in - 1) + output_padding +
-// extent - pads.
-Result<std::unique_ptr<OpKernel>> MakeConvTranspose(const KernelInfo& info) {
+// k * dilation - pad_begin (the geometry: ResolveTransposed).
+Result<std::unique_ptr<OpKernel>> MakeReferenceConvTranspose(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes X and W");
     const TypedTensor &x = *in[0], &w = *in[1];
@@ -99,35 +128,19 @@ Result<std::unique_ptr<OpKernel>> MakeConvTranspose(const KernelInfo& info) {
     const int64_t N = x.shape[0], C = x.shape[1], group = info.attrs.Int("group", 1);
     if (group < 1 || C % group || w.shape[0] != C) return info.Bad("W's first dim must be X's channels (" + std::to_string(C) + ")");
     const int64_t Mg = w.shape[1], M = Mg * group, Cg = C / group;
-    const std::vector<int64_t> kernel = info.attrs.Ints("kernel_shape", {w.shape.begin() + 2, w.shape.end()});
-    std::vector<int64_t> strides = info.attrs.Ints("strides", std::vector<int64_t>(n, 1)), dilations = info.attrs.Ints("dilations", std::vector<int64_t>(n, 1)),
-                         output_padding = info.attrs.Ints("output_padding", std::vector<int64_t>(n, 0)), pads = info.attrs.Ints("pads", std::vector<int64_t>(2 * n, 0)),
-                         output_shape = info.attrs.Ints("output_shape");
-    if (kernel.size() != n || strides.size() != n || dilations.size() != n || output_padding.size() != n || pads.size() != 2 * n)
-      return info.Bad("kernel_shape, strides, dilations, output_padding or pads do not match the spatial rank");
-    if (output_shape.size() == n + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
-    const std::string auto_pad = info.attrs.String("auto_pad", "NOTSET");
-    std::vector<int64_t> in_dims(x.shape.begin() + 2, x.shape.end()), out_dims(n);
-    for (size_t d = 0; d < n; ++d) {
-      const int64_t extent = dilations[d] * (kernel[d] - 1) + 1, full = strides[d] * (in_dims[d] - 1) + output_padding[d] + extent;
-      if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-        out_dims[d] = output_shape.size() == n ? output_shape[d] : in_dims[d] * strides[d];
-        const int64_t total = std::max<int64_t>(0, full - out_dims[d]);
-        pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      } else {
-        if (auto_pad == "VALID") pads[d] = pads[d + n] = 0;
-        out_dims[d] = full - pads[d] - pads[d + n];
-      }
-      if (out_dims[d] < 1) return info.Bad("the output would be empty along spatial dim " + std::to_string(d));
-    }
+    const std::vector<int64_t> in_dims(x.shape.begin() + 2, x.shape.end());
+    auto window = ResolveTransposed(info, in_dims, {w.shape.begin() + 2, w.shape.end()});
+    if (!window.ok()) return window.status();
+    const TransposedWindow& tw = *window;
     const std::vector<double> xv = AsDoubles(x), wv = AsDoubles(w);
-    const int64_t in_size = Tensor::NumElements(in_dims), out_size = Tensor::NumElements(out_dims), K = Tensor::NumElements(kernel);
+    const int64_t in_size = Tensor::NumElements(in_dims), out_size = Tensor::NumElements(tw.out), K = Tensor::NumElements(tw.kernel);
     // The scatter is Conv's gather read backwards: a window over the output whose positions are
     // X's, so targets[i * K + k] is where input position i and kernel position k write, or -1.
-    const std::vector<int64_t> targets =
-        SpatialWindow::Of(out_dims, kernel, strides, dilations, {pads.begin(), pads.begin() + n}, {pads.begin() + n, pads.end()}, in_dims).Taps();
+    const std::vector<int64_t> targets = SpatialWindow::Of(tw.out, tw.kernel, tw.strides, tw.dilations, {tw.pads.begin(), tw.pads.begin() + n},
+                                                           {tw.pads.begin() + n, tw.pads.end()}, in_dims)
+                                             .Taps();
     std::vector<int64_t> shape = {N, M};
-    shape.insert(shape.end(), out_dims.begin(), out_dims.end());
+    shape.insert(shape.end(), tw.out.begin(), tw.out.end());
     std::vector<double> y(static_cast<size_t>(N * M * out_size), 0.0);
     const bool has_bias = in.size() > 2 && in[2];
     const std::vector<double> bias = has_bias ? AsDoubles(*in[2]) : std::vector<double>();
@@ -150,6 +163,13 @@ Result<std::unique_ptr<OpKernel>> MakeConvTranspose(const KernelInfo& info) {
     (*out)[0] = FromDoubles(x.dtype, shape, y);
     return Status::Ok();
   });
+}
+
+// float32 on oneDNN's deconvolution, the other types (and what oneDNN cannot take) on the reference kernel.
+Result<std::unique_ptr<OpKernel>> MakeConvTranspose(const KernelInfo& info) {
+  auto reference = MakeReferenceConvTranspose(info);
+  if (!reference.ok() || info.InputType(0) != DType::kFloat32) return reference;
+  return MakeOneDnnConvTranspose(info, std::move(reference.value()));
 }
 
 }  // namespace

@@ -14,9 +14,19 @@ struct ConvOperands {
   std::vector<double> x_values, w_values, bias;  // x and w as doubles (zero points taken off); bias per M or empty
 };
 
-// The float32 Conv on oneDNN (engine/kernels/onednn_conv_kernel.cpp); `reference` computes what it
-// cannot take.
+// ConvTranspose's geometry over input spatial dims `in` (W's kernel where kernel_shape is absent):
+// pads (begin then end) with auto_pad and output_shape resolved into the begin pads, and the
+// output's spatial dims. An error names the node when attributes and shapes disagree or an output
+// dim is below 1.
+struct TransposedWindow {
+  std::vector<int64_t> kernel, strides, dilations, pads, out;
+};
+Result<TransposedWindow> ResolveTransposed(const KernelInfo& info, const std::vector<int64_t>& in, const std::vector<int64_t>& weight_kernel);
+
+// The float32 Conv and ConvTranspose on oneDNN (engine/kernels/onednn_conv_kernel.cpp): its
+// convolution and deconvolution; `reference` computes what they cannot take.
 Result<std::unique_ptr<OpKernel>> MakeOneDnnConv(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
+Result<std::unique_ptr<OpKernel>> MakeOneDnnConvTranspose(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
 
 // y[N, M, out...] as doubles with the output's shape in *shape; errors name the node.
 Result<std::vector<double>> Convolve(const KernelInfo& info, const ConvOperands& operands, std::vector<int64_t>* shape);

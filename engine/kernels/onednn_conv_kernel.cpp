@@ -1,7 +1,8 @@
-// The fast path of the registry's float32 Conv: oneDNN's convolution in 1, 2 or 3 spatial dims
-// (grouped, dilated, padded), in the layouts oneDNN prefers for this host, the weights reordered
-// once per input shape. Anything it cannot take (another rank, a oneDNN error) runs the reference
-// kernel of conv_kernels.cpp, which computes the same.
+// The fast path of the registry's float32 Conv and ConvTranspose: oneDNN's convolution and
+// deconvolution in 1, 2 or 3 spatial dims (grouped, dilated, padded), in the layouts oneDNN prefers
+// for this host, the weights reordered once per input shape. Anything it cannot take (another rank,
+// a oneDNN error such as ConvTranspose's output_padding beyond its pads) runs the reference kernel
+// of conv_kernels.cpp, which computes the same.
 #include <mutex>
 
 #include "engine/impl/onednn_common.h"
@@ -15,7 +16,8 @@ using dnnl::memory;
 
 class OneDnnConv : public OpKernel {
  public:
-  OneDnnConv(KernelInfo info, std::unique_ptr<OpKernel> reference) : info_(std::move(info)), reference_(std::move(reference)) {}
+  OneDnnConv(KernelInfo info, std::unique_ptr<OpKernel> reference, bool transposed)
+      : info_(std::move(info)), reference_(std::move(reference)), transposed_(transposed) {}
 
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
     if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() < 3 || in[0]->rank() > 5 || in[1]->rank() != in[0]->rank() ||
@@ -31,51 +33,116 @@ class OneDnnConv : public OpKernel {
   struct Plan {
     std::vector<int64_t> x_shape, w_shape, y_shape;
     const void* w_data = nullptr;  // the weights the reordered copy was made from
-    dnnl::convolution_forward::primitive_desc pd;
-    dnnl::convolution_forward conv;
+    dnnl::primitive conv;
     memory weights, bias, src, dst;  // src and dst: oneDNN's layouts, when they are not row-major
     bool src_plain = true, dst_plain = true;
   };
 
-  Status Prepare(const KernelInputs& in) const {
-    const TypedTensor &x = *in[0], &w = *in[1];
+  // What the two primitives take: the output's shape, the window and W as oneDNN's weights (grouped:
+  // [G, out/G, in/G, k...]) with the strides ONNX's layout has in those dims.
+  struct Geometry {
+    std::vector<int64_t> y_shape, w_dims, w_strides;
+    memory::dims strides, dilates, pad_l, pad_r;
+  };
+
+  // Conv: W is [M, C/G, k...], already oneDNN's order.
+  Result<Geometry> ConvGeometry(const TypedTensor& x, const TypedTensor& w) const {
     auto window = SpatialWindow::Resolve(info_, {x.shape.begin() + 2, x.shape.end()}, {w.shape.begin() + 2, w.shape.end()});
     if (!window.ok()) return window.status();
     const int64_t N = x.shape[0], C = x.shape[1], M = w.shape[0], group = info_.attrs.Int("group", 1);
     if (group < 1 || C % group || M % group || w.shape[1] != C / group) return info_.Bad("X, W and group do not agree");
-    Plan p;
-    p.x_shape = x.shape, p.w_shape = w.shape, p.w_data = w.bytes.data();
-    p.y_shape = {N, M};
-    p.y_shape.insert(p.y_shape.end(), window->out.begin(), window->out.end());
-    std::vector<int64_t> w_dims = w.shape;
+    Geometry g;
+    g.y_shape = {N, M};
+    g.y_shape.insert(g.y_shape.end(), window->out.begin(), window->out.end());
+    g.w_dims = w.shape;
     if (group > 1) {
-      w_dims[0] = M / group;
-      w_dims.insert(w_dims.begin(), group);
+      g.w_dims[0] = M / group;
+      g.w_dims.insert(g.w_dims.begin(), group);
     }
-    memory::dims strides(window->strides.begin(), window->strides.end()), dilates, pad_l(window->pad_begin.begin(), window->pad_begin.end()),
-        pad_r(window->pad_end.begin(), window->pad_end.end());
-    for (int64_t d : window->dilations) dilates.push_back(d - 1);  // oneDNN counts the gaps
+    g.w_strides = Strides(g.w_dims);
+    g.strides.assign(window->strides.begin(), window->strides.end());
+    for (int64_t d : window->dilations) g.dilates.push_back(d - 1);  // oneDNN counts the gaps
+    g.pad_l.assign(window->pad_begin.begin(), window->pad_begin.end());
+    g.pad_r.assign(window->pad_end.begin(), window->pad_end.end());
+    return g;
+  }
+
+  // ConvTranspose: W is [C, M/G, k...], so oneDNN's [G, M/G, C/G, k...] reads it with the in and
+  // out strides swapped. oneDNN's right pads are what makes its output ONNX's size (output_padding
+  // and output_shape folded in).
+  Result<Geometry> DeconvGeometry(const TypedTensor& x, const TypedTensor& w) const {
+    const std::vector<int64_t> in(x.shape.begin() + 2, x.shape.end());
+    auto window = ResolveTransposed(info_, in, {w.shape.begin() + 2, w.shape.end()});
+    if (!window.ok()) return window.status();
+    const int64_t N = x.shape[0], C = x.shape[1], group = info_.attrs.Int("group", 1);
+    if (group < 1 || C % group || w.shape[0] != C) return info_.Bad("X, W and group do not agree");
+    const int64_t Mg = w.shape[1], Cg = C / group;
+    const size_t n = in.size();
+    const std::vector<int64_t> kernel(w.shape.begin() + 2, w.shape.end());
+    const int64_t K = Tensor::NumElements(kernel);
+    Geometry g;
+    g.y_shape = {N, Mg * group};
+    g.y_shape.insert(g.y_shape.end(), window->out.begin(), window->out.end());
+    g.w_dims = {group, Mg, Cg};
+    g.w_strides = {Cg * Mg * K, K, Mg * K};
+    g.w_dims.insert(g.w_dims.end(), kernel.begin(), kernel.end());
+    const std::vector<int64_t> spatial = Strides(kernel);
+    g.w_strides.insert(g.w_strides.end(), spatial.begin(), spatial.end());
+    if (group == 1) {
+      g.w_dims.erase(g.w_dims.begin());
+      g.w_strides.erase(g.w_strides.begin());
+    }
+    for (size_t d = 0; d < n; ++d) {
+      const int64_t extent = window->dilations[d] * (kernel[d] - 1) + 1;
+      g.strides.push_back(window->strides[d]);
+      g.dilates.push_back(window->dilations[d] - 1);
+      g.pad_l.push_back(window->pads[d]);
+      g.pad_r.push_back(window->strides[d] * (in[d] - 1) + extent - window->pads[d] - window->out[d]);
+    }
+    return g;
+  }
+
+  Status Prepare(const KernelInputs& in) const {
+    const TypedTensor &x = *in[0], &w = *in[1];
+    auto geometry = transposed_ ? DeconvGeometry(x, w) : ConvGeometry(x, w);
+    if (!geometry.ok()) return geometry.status();
+    const Geometry& g = *geometry;
+    Plan p;
+    p.x_shape = x.shape, p.w_shape = w.shape, p.w_data = w.bytes.data(), p.y_shape = g.y_shape;
+    const int64_t M = g.y_shape[1];
     auto any = [](const std::vector<int64_t>& dims) { return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, memory::format_tag::any); };
     const bool has_bias = in.size() > 2 && in[2];
     const memory::desc bias_md = has_bias ? RowMajorDesc({M}) : memory::desc();
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(x.shape), any(w_dims), bias_md,
-                                         any(p.y_shape), strides, dilates, pad_l, pad_r);
     dnnl::engine& engine = OneDnnCpuEngine();
-    p.pd = dnnl::convolution_forward::primitive_desc(desc, engine);
-    p.conv = dnnl::convolution_forward(p.pd);
+    memory::desc src_md, weights_md, dst_md;
+    if (transposed_) {
+      dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, any(x.shape), any(g.w_dims),
+                                             bias_md, any(g.y_shape), g.strides, g.dilates, g.pad_l, g.pad_r);
+      dnnl::deconvolution_forward::primitive_desc pd(desc, engine);
+      p.conv = dnnl::deconvolution_forward(pd);
+      src_md = pd.src_desc(), weights_md = pd.weights_desc(), dst_md = pd.dst_desc();
+    } else {
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(x.shape), any(g.w_dims),
+                                           bias_md, any(g.y_shape), g.strides, g.dilates, g.pad_l, g.pad_r);
+      dnnl::convolution_forward::primitive_desc pd(desc, engine);
+      p.conv = dnnl::convolution_forward(pd);
+      src_md = pd.src_desc(), weights_md = pd.weights_desc(), dst_md = pd.dst_desc();
+    }
     dnnl::stream stream(engine);
-    memory user_w(RowMajorDesc(w_dims), engine, const_cast<std::byte*>(w.bytes.data()));
-    p.weights = memory(p.pd.weights_desc(), engine);
+    const memory::desc user_w_md(memory::dims(g.w_dims.begin(), g.w_dims.end()), memory::data_type::f32,
+                                 memory::dims(g.w_strides.begin(), g.w_strides.end()));
+    memory user_w(user_w_md, engine, const_cast<std::byte*>(w.bytes.data()));
+    p.weights = memory(weights_md, engine);
     dnnl::reorder(user_w, p.weights).execute(stream, user_w, p.weights);
     if (has_bias) {
       p.bias = memory(bias_md, engine);
       std::memcpy(p.bias.get_data_handle(), in[2]->bytes.data(), static_cast<size_t>(M) * sizeof(float));
     }
     stream.wait();
-    p.src_plain = p.pd.src_desc() == RowMajorDesc(x.shape);
-    p.dst_plain = p.pd.dst_desc() == RowMajorDesc(p.y_shape);
-    if (!p.src_plain) p.src = memory(p.pd.src_desc(), engine);
-    if (!p.dst_plain) p.dst = memory(p.pd.dst_desc(), engine);
+    p.src_plain = src_md == RowMajorDesc(x.shape);
+    p.dst_plain = dst_md == RowMajorDesc(p.y_shape);
+    if (!p.src_plain) p.src = memory(src_md, engine);
+    if (!p.dst_plain) p.dst = memory(dst_md, engine);
     plan_ = std::move(p);
     return Status::Ok();
   }
@@ -103,6 +170,7 @@ class OneDnnConv : public OpKernel {
 
   KernelInfo info_;
   std::unique_ptr<OpKernel> reference_;
+  bool transposed_;
   mutable std::mutex mutex_;
   mutable std::optional<Plan> plan_;
 };
@@ -110,7 +178,11 @@ class OneDnnConv : public OpKernel {
 }  // namespace
 
 Result<std::unique_ptr<OpKernel>> MakeOneDnnConv(const KernelInfo& info, std::unique_ptr<OpKernel> reference) {
-  return std::unique_ptr<OpKernel>(new OneDnnConv(info, std::move(reference)));
+  return std::unique_ptr<OpKernel>(new OneDnnConv(info, std::move(reference), false));
+}
+
+Result<std::unique_ptr<OpKernel>> MakeOneDnnConvTranspose(const KernelInfo& info, std::unique_ptr<OpKernel> reference) {
+  return std::unique_ptr<OpKernel>(new OneDnnConv(info, std::move(reference), true));
 }
 
 }  // namespace tilebank::engine::kernels
