@@ -1,0 +1,97 @@
+// The registry's float32 fast paths against the float64 reference kernels (which they do not take)
+// on the same values: Conv and ConvTranspose on oneDNN's convolution and deconvolution (grouped,
+// dilated, strided, padded, output_padding and output_shape, 1-3 spatial dims); LSTM, GRU and RNN
+// in float on oneDNN's sgemm (both directions, sequence_lens, initial states, peepholes, clip,
+// linear_before_reset, batch-first layout).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <optional>
+
+#include "engine/kernels/kernel_registry.h"
+
+namespace tilebank::engine::kernels {
+namespace {
+
+struct Case {
+  std::string op_type;
+  std::vector<std::optional<std::vector<int64_t>>> inputs;  // shapes; nullopt: an optional input left out
+  nlohmann::json attrs;
+  std::vector<int64_t> sequence_lens = {};  // the recurrent ops' input 4 (int32), when not empty
+  int outputs = 1;
+};
+
+TypedTensor Filled(std::vector<int64_t> shape, int seed) {
+  TypedTensor t(DType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = static_cast<float>(std::sin(0.37 * i + seed) * 0.5);
+  return t;
+}
+
+// The node's outputs computed with its floating inputs in `dtype`.
+std::vector<TypedTensor> Run(const Case& c, DType dtype) {
+  std::vector<std::optional<TypedTensor>> operands;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (i == 4 && !c.sequence_lens.empty()) {
+      operands.push_back(TypedTensor::Of<int32_t>({static_cast<int64_t>(c.sequence_lens.size())}, {c.sequence_lens.begin(), c.sequence_lens.end()}));
+      continue;
+    }
+    operands.push_back(c.inputs[i] ? std::optional<TypedTensor>(Filled(*c.inputs[i], static_cast<int>(i)).CastTo(dtype)) : std::nullopt);
+  }
+  KernelInfo info;
+  info.op_type = c.op_type;
+  info.node_name = c.op_type;
+  info.attrs = Attrs(c.attrs);
+  info.num_outputs = c.outputs;
+  KernelInputs in;
+  for (const auto& t : operands) {
+    info.input_types.push_back(t ? t->dtype : DType::kUndefined);
+    in.push_back(t ? &*t : nullptr);
+  }
+  auto kernel = KernelRegistry::Default().Create(info);
+  REQUIRE(kernel.ok());
+  std::vector<TypedTensor> out(static_cast<size_t>(c.outputs));
+  const Status s = (*kernel)->Compute(in, &out);
+  REQUIRE_MESSAGE(s.ok(), s.message());
+  return out;
+}
+
+TEST_CASE("the float32 fast paths compute what the float64 reference kernels do") {
+  using Shape = std::optional<std::vector<int64_t>>;
+  const Shape none = std::nullopt;
+  const std::vector<Case> cases = {
+      {"ConvTranspose", {Shape({1, 8, 7, 9}), Shape({8, 3, 3, 3}), Shape({6})}, {{"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}, {"output_padding", {1, 1}}, {"group", 2}}},
+      {"ConvTranspose", {Shape({2, 8, 5, 6}), Shape({8, 3, 3, 3})}, {{"strides", {2, 2}}, {"pads", {2, 2, 2, 2}}, {"dilations", {2, 2}}, {"group", 4}}},
+      {"ConvTranspose", {Shape({1, 4, 11}), Shape({4, 6, 5}), Shape({6})}, {{"strides", {3}}, {"pads", {1, 1}}, {"output_padding", {2}}}},
+      {"ConvTranspose", {Shape({1, 4, 3, 4, 5}), Shape({4, 2, 3, 3, 3}), Shape({4})}, {{"strides", {2, 2, 2}}, {"pads", {1, 1, 1, 1, 1, 1}}, {"group", 2}}},
+      {"ConvTranspose", {Shape({1, 3, 4, 4}), Shape({3, 5, 3, 3}), Shape({5})}, {{"strides", {3, 3}}, {"output_shape", {13, 14}}}},
+      {"ConvTranspose", {Shape({1, 3, 4, 4}), Shape({3, 2, 2, 2}), Shape({2})}, {{"strides", {2, 2}}, {"auto_pad", "SAME_UPPER"}}},
+      {"Conv", {Shape({1, 6, 9, 8}), Shape({9, 2, 3, 3}), Shape({9})}, {{"strides", {2, 1}}, {"pads", {1, 0, 1, 2}}, {"dilations", {1, 2}}, {"group", 3}}},
+      {"Conv", {Shape({1, 4, 5, 6, 7}), Shape({6, 4, 3, 3, 3}), Shape({6})}, {{"pads", {1, 1, 1, 1, 1, 1}}}},
+      // X [seq 6, batch 3, input 5], hidden 4; B, sequence_lens, initial_h, initial_c, P.
+      {"LSTM", {Shape({6, 3, 5}), Shape({2, 16, 5}), Shape({2, 16, 4}), Shape({2, 32}), Shape({3}), Shape({2, 3, 4}), Shape({2, 3, 4}), Shape({2, 12})},
+       {{"hidden_size", 4}, {"direction", "bidirectional"}}, {6, 2, 4}, 3},
+      {"LSTM", {Shape({3, 6, 5}), Shape({1, 16, 5}), Shape({1, 16, 4}), Shape({1, 32})}, {{"hidden_size", 4}, {"layout", 1}, {"clip", 0.3}}, {}, 3},
+      {"GRU", {Shape({6, 2, 5}), Shape({2, 12, 5}), Shape({2, 12, 4}), Shape({2, 24}), none, Shape({2, 2, 4})},
+       {{"hidden_size", 4}, {"direction", "bidirectional"}}, {}, 2},
+      {"GRU", {Shape({6, 2, 5}), Shape({1, 12, 5}), Shape({1, 12, 4}), Shape({1, 24}), Shape({2})},
+       {{"hidden_size", 4}, {"direction", "reverse"}, {"linear_before_reset", 1}}, {3, 6}, 2},
+      {"RNN", {Shape({6, 2, 5}), Shape({1, 4, 5}), Shape({1, 4, 4}), Shape({1, 8})}, {{"hidden_size", 4}, {"activations", {"Relu"}}}, {}, 2},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.op_type);
+    CAPTURE(c.attrs.dump());
+    const std::vector<TypedTensor> fast = Run(c, DType::kFloat32), reference = Run(c, DType::kFloat64);
+    for (size_t k = 0; k < fast.size(); ++k) {
+      CAPTURE(k);
+      REQUIRE(fast[k].dtype == DType::kFloat32);
+      REQUIRE(fast[k].shape == reference[k].shape);
+      REQUIRE(fast[k].size() > 0);
+      double worst = 0;
+      for (int64_t i = 0; i < fast[k].size(); ++i) worst = std::max(worst, std::abs(fast[k].At(i) - reference[k].At(i)));
+      CHECK(worst < 1e-4);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tilebank::engine::kernels
