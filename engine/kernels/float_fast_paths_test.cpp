@@ -2,7 +2,8 @@
 // on the same values: Conv and ConvTranspose on oneDNN's convolution and deconvolution (grouped,
 // dilated, strided, padded, output_padding and output_shape, 1-3 spatial dims); LSTM, GRU and RNN
 // in float on oneDNN's sgemm (both directions, sequence_lens, initial states, peepholes, clip,
-// linear_before_reset, batch-first layout).
+// linear_before_reset, batch-first layout); MatMul (broadcast batches, vectors) and Gemm (transposes,
+// alpha, beta, C broadcast) on oneDNN's sgemm.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -76,6 +77,11 @@ TEST_CASE("the float32 fast paths compute what the float64 reference kernels do"
       {"GRU", {Shape({6, 2, 5}), Shape({1, 12, 5}), Shape({1, 12, 4}), Shape({1, 24}), Shape({2})},
        {{"hidden_size", 4}, {"direction", "reverse"}, {"linear_before_reset", 1}}, {3, 6}, 2},
       {"RNN", {Shape({6, 2, 5}), Shape({1, 4, 5}), Shape({1, 4, 4}), Shape({1, 8})}, {{"hidden_size", 4}, {"activations", {"Relu"}}}, {}, 2},
+      {"MatMul", {Shape({2, 1, 3, 4}), Shape({3, 4, 5})}, nlohmann::json::object()},
+      {"MatMul", {Shape({4}), Shape({2, 4, 3})}, nlohmann::json::object()},
+      {"MatMul", {Shape({3, 7}), Shape({7})}, nlohmann::json::object()},
+      {"Gemm", {Shape({4, 3}), Shape({5, 4}), Shape({5})}, {{"transA", 1}, {"transB", 1}, {"alpha", 0.5}, {"beta", 2.0}}},
+      {"Gemm", {Shape({3, 4}), Shape({4, 5}), Shape({3, 1})}, {{"beta", 0.0}}},
   };
   for (const Case& c : cases) {
     CAPTURE(c.op_type);

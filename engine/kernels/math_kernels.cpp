@@ -1,5 +1,8 @@
 // Ops over a dimension or two: Softmax, LogSoftmax and Hardmax (along an axis), LpNormalization,
-// MatMul and Gemm (every numeric type; float32 ones run the tuned kernels instead) and TopK.
+// MatMul and Gemm (every numeric type; float32 on oneDNN's sgemm where the tuned kernels do not
+// run them: shapes known at run time, subgraphs) and TopK.
+#include <oneapi/dnnl/dnnl.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -86,6 +89,12 @@ Result<std::unique_ptr<OpKernel>> MakeMatMul(const KernelInfo& info) {
             const T* a_mat = A + walk.offset(0) * M * K;
             const T* b_mat = B + walk.offset(1) * K * N;
             T* c_mat = C + bt * M * N;
+            if constexpr (std::is_same_v<T, float>) {
+              if (M > 0 && N > 0 && K > 0) {  // float32: oneDNN's sgemm
+                dnnl_sgemm('N', 'N', M, N, K, 1.0f, a_mat, K, b_mat, N, 0.0f, c_mat, N);
+                continue;
+              }
+            }
             for (int64_t m = 0; m < M; ++m)
               for (int64_t n = 0; n < N; ++n) {
                 Acc acc = 0;
@@ -110,7 +119,6 @@ Result<std::unique_ptr<OpKernel>> MakeGemm(const KernelInfo& info) {
     const TypedTensor &a = *in[0], &b = *in[1];
     const int64_t M = ta ? a.shape[1] : a.shape[0], K = ta ? a.shape[0] : a.shape[1], N = tb ? b.shape[0] : b.shape[1];
     if ((tb ? b.shape[1] : b.shape[0]) != K) return info.Bad("A " + ShapeText(a.shape) + " and B " + ShapeText(b.shape) + " do not multiply");
-    const std::vector<double> av = AsDoubles(a), bv = AsDoubles(b);
     std::vector<double> y(static_cast<size_t>(M * N), 0.0);
     if (in.size() > 2 && in[2] && beta != 0) {
       std::vector<int64_t> shape;
@@ -119,6 +127,14 @@ Result<std::unique_ptr<OpKernel>> MakeGemm(const KernelInfo& info) {
       BroadcastWalk walk({in[2]->shape}, {M, N});
       for (int64_t i = 0; i < M * N; ++i, walk.Next()) y[i] = beta * in[2]->At(walk.offset(0));
     }
+    if (a.dtype == DType::kFloat32 && b.dtype == DType::kFloat32 && M > 0 && N > 0 && K > 0) {  // float32: oneDNN's sgemm onto beta * C
+      TypedTensor c = FromDoubles(DType::kFloat32, {M, N}, y);
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, static_cast<float>(alpha), a.data<float>(), ta ? M : K, b.data<float>(), tb ? K : N, 1.0f,
+                 c.data<float>(), N);
+      (*out)[0] = std::move(c);
+      return Status::Ok();
+    }
+    const std::vector<double> av = AsDoubles(a), bv = AsDoubles(b);
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n) {
         double acc = 0;
