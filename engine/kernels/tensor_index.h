@@ -45,14 +45,10 @@ void ForEachIndex(const std::vector<int64_t>& shape, F f) {
 }
 
 // The elements of a numeric tensor as doubles, and back (converted as SetAt converts).
-inline std::vector<double> AsDoubles(const TypedTensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.size()));
-  for (int64_t i = 0; i < t.size(); ++i) v[i] = t.At(i);
-  return v;
-}
+inline std::vector<double> AsDoubles(const TypedTensor& t) { return t.ToDoubles(); }
 inline TypedTensor FromDoubles(DType dtype, std::vector<int64_t> shape, const std::vector<double>& v) {
   TypedTensor t(dtype, std::move(shape));
-  for (int64_t i = 0; i < t.size(); ++i) t.SetAt(i, v[i]);
+  t.SetFromDoubles(v);
   return t;
 }
 

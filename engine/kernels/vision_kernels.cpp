@@ -146,49 +146,67 @@ Result<std::unique_ptr<OpKernel>> MakeGridSample(const KernelInfo& info) {
     const bool align = info.attrs.Int("align_corners", 0) != 0;
     const std::vector<double> xv = AsDoubles(x), gv = AsDoubles(grid);
     auto unnormalize = [&](double v, int64_t size) { return align ? (v + 1) / 2 * (size - 1) : ((v + 1) * size - 1) / 2; };
+    const bool border = padding == "border", reflection = padding == "reflection";
     auto pad = [&](double v, int64_t size) {
-      if (padding == "border") return std::clamp(v, 0.0, static_cast<double>(size - 1));
-      if (padding == "reflection") {
+      if (border) return std::clamp(v, 0.0, static_cast<double>(size - 1));
+      if (reflection) {
         v = align ? Reflect(v, 0, 2.0 * (size - 1)) : Reflect(v, -1, 2.0 * size - 1);
         return std::clamp(v, 0.0, static_cast<double>(size - 1));
       }
       return v;
     };
+    // Each output position's taps (a plane offset and a weight; taps outside the plane read 0 and
+    // are left out) are the same for every channel: found once per position, then summed per channel.
+    const bool nearest = mode == "nearest", bicubic = mode == "bicubic";
+    std::vector<int64_t> first(static_cast<size_t>(Ho * Wo) + 1), offsets;
+    std::vector<double> weights;
+    auto tap = [&](int64_t iy, int64_t ix, double weight) {
+      if (iy < 0 || iy >= H || ix < 0 || ix >= W) return;
+      offsets.push_back(iy * W + ix);
+      weights.push_back(weight);
+    };
     std::vector<double> y(static_cast<size_t>(N * C * Ho * Wo));
-    for (int64_t n = 0; n < N; ++n)
+    for (int64_t n = 0; n < N; ++n) {
+      offsets.clear(), weights.clear();
+      for (int64_t p = 0; p < Ho * Wo; ++p) {
+        first[p] = static_cast<int64_t>(offsets.size());
+        const double* g = gv.data() + (n * Ho * Wo + p) * 2;
+        double sx = unnormalize(g[0], W), sy = unnormalize(g[1], H);
+        if (nearest) {
+          tap(static_cast<int64_t>(std::nearbyint(pad(sy, H))), static_cast<int64_t>(std::nearbyint(pad(sx, W))), 1.0);
+        } else if (bicubic) {
+          const double fx = std::floor(sx), fy = std::floor(sy), A = -0.75;
+          auto coeffs = [A](double t, double* c) {
+            auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };
+            auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };
+            c[0] = far(t + 1), c[1] = near(t), c[2] = near(1 - t), c[3] = far(2 - t);
+          };
+          double cx[4], cy[4];
+          coeffs(sx - fx, cx);
+          coeffs(sy - fy, cy);
+          for (int i = 0; i < 4; ++i)
+            for (int j = 0; j < 4; ++j) tap(static_cast<int64_t>(pad(fy - 1 + i, H)), static_cast<int64_t>(pad(fx - 1 + j, W)), cy[i] * cx[j]);
+        } else {
+          sx = pad(sx, W), sy = pad(sy, H);
+          const int64_t x0 = static_cast<int64_t>(std::floor(sx)), y0 = static_cast<int64_t>(std::floor(sy));
+          const double lx = sx - x0, ly = sy - y0;
+          tap(y0, x0, (1 - ly) * (1 - lx));
+          tap(y0, x0 + 1, (1 - ly) * lx);
+          tap(y0 + 1, x0, ly * (1 - lx));
+          tap(y0 + 1, x0 + 1, ly * lx);
+        }
+      }
+      first[Ho * Wo] = static_cast<int64_t>(offsets.size());
       for (int64_t c = 0; c < C; ++c) {
         const double* plane = xv.data() + (n * C + c) * H * W;
-        auto at = [&](int64_t iy, int64_t ix) { return iy >= 0 && iy < H && ix >= 0 && ix < W ? plane[iy * W + ix] : 0.0; };
-        for (int64_t h = 0; h < Ho; ++h)
-          for (int64_t w = 0; w < Wo; ++w) {
-            const double* g = gv.data() + ((n * Ho + h) * Wo + w) * 2;
-            double sx = unnormalize(g[0], W), sy = unnormalize(g[1], H), v = 0;
-            if (mode == "nearest") {
-              v = at(static_cast<int64_t>(std::nearbyint(pad(sy, H))), static_cast<int64_t>(std::nearbyint(pad(sx, W))));
-            } else if (mode == "bicubic") {
-              const double fx = std::floor(sx), fy = std::floor(sy), A = -0.75;
-              auto coeffs = [A](double t, double* c) {
-                auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };
-                auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };
-                c[0] = far(t + 1), c[1] = near(t), c[2] = near(1 - t), c[3] = far(2 - t);
-              };
-              double cx[4], cy[4];
-              coeffs(sx - fx, cx);
-              coeffs(sy - fy, cy);
-              for (int i = 0; i < 4; ++i)
-                for (int j = 0; j < 4; ++j) {
-                  const double ty = pad(fy - 1 + i, H), tx = pad(fx - 1 + j, W);
-                  v += cy[i] * cx[j] * at(static_cast<int64_t>(ty), static_cast<int64_t>(tx));
-                }
-            } else {
-              sx = pad(sx, W), sy = pad(sy, H);
-              const int64_t x0 = static_cast<int64_t>(std::floor(sx)), y0 = static_cast<int64_t>(std::floor(sy));
-              const double lx = sx - x0, ly = sy - y0;
-              v = at(y0, x0) * (1 - ly) * (1 - lx) + at(y0, x0 + 1) * (1 - ly) * lx + at(y0 + 1, x0) * ly * (1 - lx) + at(y0 + 1, x0 + 1) * ly * lx;
-            }
-            y[((n * C + c) * Ho + h) * Wo + w] = v;
-          }
+        double* y_plane = y.data() + (n * C + c) * Ho * Wo;
+        for (int64_t p = 0; p < Ho * Wo; ++p) {
+          double v = 0;
+          for (int64_t t = first[p]; t < first[p + 1]; ++t) v += plane[offsets[t]] * weights[t];
+          y_plane[p] = v;
+        }
       }
+    }
     (*out)[0] = FromDoubles(x.dtype, {N, C, Ho, Wo}, y);
     return Status::Ok();
   });

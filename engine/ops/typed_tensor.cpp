@@ -1,5 +1,6 @@
 #include "engine/ops/typed_tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -66,6 +67,23 @@ void TypedTensor::SetAt(int64_t i, double v) {
 
 void TypedTensor::SetIntAt(int64_t i, int64_t v) {
   VisitNumeric(dtype, [&](auto tag) { data<decltype(tag)>()[i] = FromInt<decltype(tag)>(v); }, [] {});
+}
+
+std::vector<double> TypedTensor::ToDoubles() const {
+  std::vector<double> v(static_cast<size_t>(size()), 0.0);
+  VisitNumeric(dtype, [&](auto tag) {
+    const auto* d = data<decltype(tag)>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = AsDouble(d[i]);
+  }, [] {});
+  return v;
+}
+
+void TypedTensor::SetFromDoubles(const std::vector<double>& values) {
+  VisitNumeric(dtype, [&](auto tag) {
+    auto* d = data<decltype(tag)>();
+    const size_t n = std::min(values.size(), static_cast<size_t>(size()));
+    for (size_t i = 0; i < n; ++i) d[i] = FromDouble<decltype(tag)>(values[i]);
+  }, [] {});
 }
 
 Tensor TypedTensor::ToFloat() const {

@@ -45,6 +45,11 @@ struct TypedTensor {
   void SetAt(int64_t i, double v);
   void SetIntAt(int64_t i, int64_t v);
 
+  // Every element as At and SetAt convert them, the dtype dispatched once per tensor (kString: zeros,
+  // and nothing set).
+  std::vector<double> ToDoubles() const;
+  void SetFromDoubles(const std::vector<double>& values);
+
   // A float32 copy (numeric types converted); kString gives zeros.
   Tensor ToFloat() const;
   // The same elements converted to `to` (numeric types; strings stay strings only to kString).
