@@ -25,6 +25,27 @@ std::vector<int64_t> PaddedTo(std::vector<int64_t> shape, size_t rank) {
   return shape;
 }
 
+// The dims oneDNN's binary primitive runs `out` (src0) and `other` (src1, padded to out's rank) in.
+// Its JIT kernels broadcast src1 over the trailing dims from dim 1 on ("per channel"), but a
+// broadcast whose full dims lead (a [3,1,1] mean over a [3,H,W] image: dim 0 is the batch to
+// oneDNN) fell to its reference kernel, 15 ms for 3x320x320. Such a pattern, full dims then
+// broadcast dims, runs as [1, full, rest] against [1, full, 1], the same elements in the same
+// order; other patterns keep their shapes.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> BinaryDims(const std::vector<int64_t>& out, const std::vector<int64_t>& other) {
+  int64_t full = 1, rest = 1;
+  bool in_rest = false, per_channel = true, any_broadcast = false;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    const bool broadcast = other[d] == 1;
+    any_broadcast |= broadcast;
+    if (broadcast) in_rest = true;
+    else if (in_rest) per_channel = false;  // a full dim after a broadcast one
+    (in_rest ? rest : full) *= out[d];
+  }
+  if (!per_channel || !any_broadcast || full == 1) return {out, other};
+  return {{1, full, rest}, {1, full, 1}};
+}
+
 // The input that oneDNN takes as src0 (it must have the output's shape), or -1.
 int BinaryFirst(const OpSpec& op) {
   const auto& out = op.outputs[0].shape;
@@ -130,7 +151,8 @@ class VectorKernel : public Kernel {
     } else {
       const auto& out = op_.outputs[0].shape;
       const int first = BinaryFirst(op_);
-      memory::desc a = RowMajorDesc(out), b = RowMajorDesc(PaddedTo(op_.inputs[1 - first].shape, out.size()));
+      const auto [a_dims, b_dims] = BinaryDims(out, PaddedTo(op_.inputs[1 - first].shape, out.size()));
+      memory::desc a = RowMajorDesc(a_dims), b = RowMajorDesc(b_dims);
       algorithm alg = t == "Add" ? algorithm::binary_add : t == "Sub" ? algorithm::binary_sub : t == "Mul" ? algorithm::binary_mul : algorithm::binary_div;
       prim_ = dnnl::binary(dnnl::binary::primitive_desc({alg, a, b, a}, engine));
       args_[DNNL_ARG_SRC_0] = MemoryFromTensor(*in[first], a);

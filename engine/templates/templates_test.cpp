@@ -234,6 +234,10 @@ TEST_CASE("templates: oneDNN is an Impl alternative for vector ops, broadcasting
   };
   std::vector<OpSpec> ops = {SameShapeOp("Softmax", "[3,7,40]", "axis", 1), binary("Add", "[7,3,40]", "[3,1]", "[7,3,40]"),
                              binary("Mul", "[3,1]", "[7,3,40]", "[7,3,40]"), binary("Div", "[4,33]", "[33]", "[4,33]"),
+                             // Full dims then broadcast ones (a per-channel mean over an image), which
+                             // impl.onednn runs as [1, full, rest]; and a broadcast between full dims.
+                             binary("Sub", "[3,20,40]", "[3,1,1]", "[3,20,40]"), binary("Div", "[2,3,5,6]", "[2,3,1,1]", "[2,3,5,6]"),
+                             binary("Mul", "[4,6,10]", "[4,1,10]", "[4,6,10]"),
                              Op(R"({"op":"LayerNormalization","input_desc":)" + Desc({"[2,5,24]", "[5,24]"}) + R"(,"output_desc":)" +
                                 Desc({"[2,5,24]"}) + R"(,"attr":[{"name":"axis","type":"int","value":1}]})"),
                              Op(R"({"op":"Gelu","input_desc":)" + Desc({"[9,70]"}) + R"(,"output_desc":)" + Desc({"[9,70]"}) +
