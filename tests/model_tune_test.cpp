@@ -56,7 +56,9 @@ TEST_CASE("tune --model: whole-model times, node names, one task per bank key, t
     CHECK(opat["model_result_performance(ms)"].get<double>() > 0);
     CHECK(opat["repo_summary"]["total_num"] == 2);  // the two MatMuls are one task, the Relus another
     if (!opat["repo_modified_operators"].empty()) break;
-    CHECK(first.out.find("this run stored nothing") != std::string::npos);  // nothing stored is said so
+    // Nothing stored is said so: none beat its default, or the model was slower with the entries
+    // and they were taken back.
+    CHECK((first.out.find("this run stored nothing") != std::string::npos || first.out.find("they were taken back") != std::string::npos));
   }
   if (opat["repo_modified_operators"].empty()) MESSAGE("tuning beat no default in three tries on this machine: the entries' names went unchecked");
   for (const auto& op : opat["repo_modified_operators"]) {
@@ -66,7 +68,11 @@ TEST_CASE("tune --model: whole-model times, node names, one task per bank key, t
   auto second = RunCli(common + " --output " + (dir / "again"), env);
   REQUIRE(second.exit_code == 0);
   auto again = OpatOf(dir / "again");
-  CHECK(again["repo_summary"]["repo_hit_num"].get<int>() + again["repo_summary"]["repo_unsatisfied_num"].get<int>() == 2);
+  // Every key the first run stored is a hit now. A key it stored nothing for is tuned again, and
+  // whether a 7 us operator beats its default this time is the machine's noise (CI saw one win on
+  // the second try, so counting such a key as a hit or a loss failed there).
+  CHECK(again["repo_summary"]["total_num"] == 2);
+  CHECK(again["repo_summary"]["repo_hit_num"].get<int>() == static_cast<int>(opat["repo_modified_operators"].size()));
 
   auto other = RunCli("tune -j 2 -m " + model + " --framework 3 --bank " + (dir / "bank3") + " --output " + (dir / "out3"));
   CheckRefusedWritingNothing(other, "only ONNX", {dir / "bank3", dir / "out3"});
