@@ -177,8 +177,16 @@ TEST_CASE("offline: run --dump, tune the list on its own, merge the bank back, a
   auto ops = nlohmann::json::parse(ReadFile(list));
   REQUIRE(ops.size() == 2);
   CHECK(ops[0]["name"] == "MatMul_h1");
-  // "Another machine of the same soc_version": a bank of its own, merged back.
-  REQUIRE(RunCli("tune -j 2 --singleop " + list + " --bank " + (dir / "remote") + " --trials 6 --output " + dir.path(), env).exit_code <= 1);
+  // "Another machine of the same soc_version": a bank of its own, merged back. Whether tuning
+  // beats the defaults of a 7 us operator depends on the machine's noise (a loaded CI machine once
+  // stored nothing): up to three tries for a run that stores an entry.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const std::string out = dir / ("tuned" + std::to_string(attempt));
+    REQUIRE(RunCli("tune -j 2 --singleop " + list + " --bank " + (dir / "remote") + " --trials 6 --output " + out, env).exit_code <= 1);
+    const nlohmann::json opat = OpatOf(out);
+    REQUIRE(!opat.is_null());
+    if (!opat["repo_modified_operators"].empty()) break;
+  }
   REQUIRE(RunCli("bank merge " + (dir / "remote") + " --into " + (dir / "local")).exit_code == 0);
   auto tuned = RunCli("run -m " + model + " --repeat 1 --bank " + (dir / "local"), env);
   REQUIRE(tuned.exit_code == 0);
