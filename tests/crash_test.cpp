@@ -147,7 +147,7 @@ TEST_CASE("SIGKILL during import: the bank is either untouched or fully imported
   const std::string complete = ExportOf(bank);
   KillTimes times(full, 20261122);
   int untouched = 0, finished = 0, in_transaction = 0;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 20 || (in_transaction == 0 && i < 60); ++i) {  // more kills while none landed inside (a loaded machine)
     fs::remove_all(dir / "bank");
     const bool inside = KillAfter(SpawnCli(args), times.Next(), bank);
     in_transaction += inside;
@@ -185,7 +185,7 @@ TEST_CASE("SIGKILL during merge: the destination is either as before or fully me
   REQUIRE(before != after);
   KillTimes times(full, 7);
   int as_before = 0, merged = 0, in_transaction = 0;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 20 || (in_transaction == 0 && i < 60); ++i) {  // more kills while none landed inside (a loaded machine)
     reset();
     const bool inside = KillAfter(SpawnCli(args), times.Next(), target);
     in_transaction += inside;
@@ -205,7 +205,7 @@ TEST_CASE("SIGKILL during a loop of single-entry writes: every committed entry s
   { CreateBank(bank_dir); }
   std::mt19937 rng(99);
   int next = 1, in_transaction = 0;
-  for (int i = 0; i < 15; ++i) {
+  for (int i = 0; i < 15 || (in_transaction == 0 && i < 45); ++i) {  // more kills while none landed inside (a loaded machine)
     const std::string log = dir / ("committed-" + std::to_string(i));
     const int first = next;
     pid_t pid = fork();
