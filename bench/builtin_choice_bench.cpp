@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
   using namespace tilebank::bench;
   CLI::App app{"the built-in choices per op class: template default against oneDNN, side by side"};
   std::vector<std::string> files = {TILEBANK_SOURCE_DIR "/data/ops_resnet50.json", TILEBANK_SOURCE_DIR "/data/ops_mobilenet_v2_dw.json",
-                                    TILEBANK_SOURCE_DIR "/data/ops_grouped_conv.json", TILEBANK_SOURCE_DIR "/data/ops_bert_base.json"};
+                                    TILEBANK_SOURCE_DIR "/data/ops_grouped_conv.json", TILEBANK_SOURCE_DIR "/data/ops_bert_base.json",
+                                    TILEBANK_SOURCE_DIR "/data/ops_pooling.json"};
   int rounds = 3;
   app.add_option("--ops", files, "ATC-style operator lists");
   app.add_option("--rounds", rounds, "round-robin rounds (the best round counts)")->check(CLI::Range(1, 100));

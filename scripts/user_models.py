@@ -19,10 +19,19 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       subgraphs reading the outer weights); inputs [1,256] features and steps ()
   detector            torchvision's ssdlite320_mobilenet_v3_large in eval mode (boxes from the image's
                       values, TopK, NonMaxSuppression), [1,3,320,320], its first output (boxes)
+  yolo_detector       a YOLOv8n-style detector: Conv+BatchNorm+SiLU blocks, C2f bottlenecks (Split,
+                      Concat, residual Adds), SPPF max pooling, nearest upsampling, a feature pyramid
+                      and decoupled box/class heads (class scores through Sigmoid), [1,3,320,320] ->
+                      [1,144,2100] (64 box-distribution and 80 class channels per anchor)
+  llama_decoder       a LLaMA-style decoder over token ids: RMSNorm, rotary position embeddings,
+                      causal attention without biases, SwiGLU feed-forward (6 layers, hidden 512,
+                      8 heads, FFN 1376), an untied LM head; input_ids [1,128]
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
 """
+import math
+
 import torch
 import torchvision
 
@@ -132,6 +141,143 @@ class DetectorBoxes(torch.nn.Module):
         return self.model(x)[0]["boxes"]
 
 
+class ConvBnSilu(torch.nn.Sequential):
+    def __init__(self, cin, cout, kernel=1, stride=1):
+        super().__init__(torch.nn.Conv2d(cin, cout, kernel, stride, kernel // 2, bias=False), torch.nn.BatchNorm2d(cout), torch.nn.SiLU())
+
+
+class YoloBottleneck(torch.nn.Module):
+    def __init__(self, channels, shortcut):
+        super().__init__()
+        self.cv1, self.cv2, self.shortcut = ConvBnSilu(channels, channels, 3), ConvBnSilu(channels, channels, 3), shortcut
+
+    def forward(self, x):
+        y = self.cv2(self.cv1(x))
+        return x + y if self.shortcut else y
+
+
+class C2f(torch.nn.Module):
+    """YOLOv8's CSP block: split the 1x1 projection in two, run bottlenecks on the second half, concatenate every stage."""
+
+    def __init__(self, cin, cout, blocks, shortcut):
+        super().__init__()
+        self.hidden = cout // 2
+        self.cv1 = ConvBnSilu(cin, 2 * self.hidden)
+        self.cv2 = ConvBnSilu((2 + blocks) * self.hidden, cout)
+        self.blocks = torch.nn.ModuleList(YoloBottleneck(self.hidden, shortcut) for _ in range(blocks))
+
+    def forward(self, x):
+        ys = list(self.cv1(x).split((self.hidden, self.hidden), 1))
+        for block in self.blocks:
+            ys.append(block(ys[-1]))
+        return self.cv2(torch.cat(ys, 1))
+
+
+class Sppf(torch.nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.cv1, self.cv2 = ConvBnSilu(cin, cin // 2), ConvBnSilu(2 * cin, cout)
+        self.pool = torch.nn.MaxPool2d(5, 1, 2)
+
+    def forward(self, x):
+        y1 = self.cv1(x)
+        y2 = self.pool(y1)
+        y3 = self.pool(y2)
+        return self.cv2(torch.cat([y1, y2, y3, self.pool(y3)], 1))
+
+
+class YoloDetector(torch.nn.Module):
+    def __init__(self, width=(16, 32, 64, 128, 256), depth=(1, 2, 2, 1), classes=80, box_bins=16):
+        super().__init__()
+        w0, w1, w2, w3, w4 = width
+        self.stem = torch.nn.Sequential(ConvBnSilu(3, w0, 3, 2), ConvBnSilu(w0, w1, 3, 2), C2f(w1, w1, depth[0], True))
+        self.p3 = torch.nn.Sequential(ConvBnSilu(w1, w2, 3, 2), C2f(w2, w2, depth[1], True))
+        self.p4 = torch.nn.Sequential(ConvBnSilu(w2, w3, 3, 2), C2f(w3, w3, depth[2], True))
+        self.p5 = torch.nn.Sequential(ConvBnSilu(w3, w4, 3, 2), C2f(w4, w4, depth[3], True), Sppf(w4, w4))
+        self.up = torch.nn.Upsample(scale_factor=2, mode="nearest")
+        self.top4, self.top3 = C2f(w4 + w3, w3, 1, False), C2f(w3 + w2, w2, 1, False)
+        self.down3, self.bottom4 = ConvBnSilu(w2, w2, 3, 2), C2f(w2 + w3, w3, 1, False)
+        self.down4, self.bottom5 = ConvBnSilu(w3, w3, 3, 2), C2f(w3 + w4, w4, 1, False)
+        box, cls = max(16, w2 // 4, 4 * box_bins), max(w2, classes)
+        self.box = torch.nn.ModuleList(torch.nn.Sequential(ConvBnSilu(c, box, 3), ConvBnSilu(box, box, 3), torch.nn.Conv2d(box, 4 * box_bins, 1))
+                                       for c in (w2, w3, w4))
+        self.cls = torch.nn.ModuleList(torch.nn.Sequential(ConvBnSilu(c, cls, 3), ConvBnSilu(cls, cls, 3), torch.nn.Conv2d(cls, classes, 1))
+                                       for c in (w2, w3, w4))
+
+    def forward(self, x):
+        p3 = self.p3(self.stem(x))
+        p4 = self.p4(p3)
+        p5 = self.p5(p4)
+        t4 = self.top4(torch.cat([self.up(p5), p4], 1))
+        n3 = self.top3(torch.cat([self.up(t4), p3], 1))
+        n4 = self.bottom4(torch.cat([self.down3(n3), t4], 1))
+        n5 = self.bottom5(torch.cat([self.down4(n4), p5], 1))
+        levels = []
+        for feature, box, cls in zip((n3, n4, n5), self.box, self.cls):
+            y = torch.cat([box(feature), torch.sigmoid(cls(feature))], 1)
+            levels.append(y.flatten(2))
+        return torch.cat(levels, 2)
+
+
+class RmsNorm(torch.nn.Module):
+    def __init__(self, width, eps=1e-6):
+        super().__init__()
+        self.weight, self.eps = torch.nn.Parameter(1 + 0.1 * torch.randn(width)), eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat([-x[..., half:], x[..., :half]], -1)
+
+
+class LlamaBlock(torch.nn.Module):
+    def __init__(self, d_model, heads, ffn):
+        super().__init__()
+        self.heads, self.head_dim = heads, d_model // heads
+        self.attn_norm, self.ffn_norm = RmsNorm(d_model), RmsNorm(d_model)
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(d_model, d_model, bias=False) for _ in range(4))
+        self.gate, self.up = torch.nn.Linear(d_model, ffn, bias=False), torch.nn.Linear(d_model, ffn, bias=False)
+        self.down = torch.nn.Linear(ffn, d_model, bias=False)
+
+    def forward(self, x, cos, sin, causal):
+        n = x.shape[1]
+        h = self.attn_norm(x)
+        q, k, v = (p(h).view(1, n, self.heads, self.head_dim).transpose(1, 2) for p in (self.q, self.k, self.v))
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim) + causal
+        attended = (torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(1, n, -1)
+        x = x + self.o(attended)
+        h = self.ffn_norm(x)
+        return x + self.down(torch.nn.functional.silu(self.gate(h)) * self.up(h))
+
+
+class LlamaDecoder(torch.nn.Module):
+    def __init__(self, layers=6, d_model=512, heads=8, ffn=1376, vocab=2000, positions=512):
+        super().__init__()
+        self.words = torch.nn.Embedding(vocab, d_model)
+        self.blocks = torch.nn.ModuleList(LlamaBlock(d_model, heads, ffn) for _ in range(layers))
+        self.norm = RmsNorm(d_model)
+        self.head = torch.nn.Linear(d_model, vocab, bias=False)
+        head_dim = d_model // heads
+        inverse = 1.0 / (10000 ** (torch.arange(0, head_dim, 2).float() / head_dim))
+        angles = torch.outer(torch.arange(positions).float(), inverse)
+        angles = torch.cat([angles, angles], -1)
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("sin", angles.sin(), persistent=False)
+
+    def forward(self, input_ids):
+        n = input_ids.shape[1]
+        cos, sin = self.cos[:n], self.sin[:n]
+        causal = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+        x = self.words(input_ids)
+        for block in self.blocks:
+            x = block(x, cos, sin, causal)
+        return self.head(self.norm(x))
+
+
 def token_ids(generator, length, vocab=VOCAB):
     return torch.randint(0, vocab, (1, length), generator=generator, dtype=torch.int64)
 
@@ -232,6 +378,17 @@ def _detector(small):
     return DetectorBoxes(model).eval(), (torch.rand(1, 3, 320, 320, generator=torch.Generator().manual_seed(1)),), ["input"], None
 
 
+def _yolo(small):
+    model = YoloDetector(width=(4, 8, 16, 32, 64), depth=(1, 1, 1, 1), classes=8, box_bins=4) if small else YoloDetector()
+    side = 64 if small else 320
+    return model.eval(), (torch.rand(1, 3, side, side, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _llama(small):
+    model = LlamaDecoder(layers=1, d_model=32, heads=2, ffn=64, vocab=100) if small else LlamaDecoder()
+    return model.eval(), (token_ids(torch.Generator().manual_seed(1), 16 if small else 128, 100 if small else 2000),), ["input_ids"], None
+
+
 BUILDERS = {
     "text_encoder": ("text", _text_encoder),
     "text_decoder": ("text", _text_decoder),
@@ -243,8 +400,10 @@ BUILDERS = {
     "optical_flow": ("optical flow", _optical_flow),
     "refiner": ("control flow", _refiner),
     "detector": ("detection", _detector),
+    "yolo_detector": ("detection", _yolo),
+    "llama_decoder": ("text", _llama),
 }
-SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner"]
+SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder"]
 
 
 def names():

@@ -260,6 +260,59 @@ TEST_CASE("sgat: GELU's tanh approximation in each exported form is one GeluTanh
     }
 }
 
+// SiLU as exported (Sigmoid, then Mul of x and the gate in either order) after a Conv and after
+// MatMul + Add, each the model's output.
+std::string SwishModel(const TempDir& dir, bool gate_first) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 10, 10});
+  b.Input("t", {16, 32});
+  b.Weight("w", {8, 8, 3, 3});
+  b.Weight("wm", {32, 24});
+  b.Weight("bias", {24});
+  Conv3x3(b, "x", "w", "c");
+  b.Node("Sigmoid", {"c"}, {"cg"});
+  b.Node("Mul", gate_first ? std::vector<std::string>{"cg", "c"} : std::vector<std::string>{"c", "cg"}, {"y"});
+  b.Node("MatMul", {"t", "wm"}, {"h"});
+  b.Node("Add", {"h", "bias"}, {"hb"});
+  b.Node("Sigmoid", {"hb"}, {"hg"});
+  b.Node("Mul", {"hb", "hg"}, {"z"});
+  b.Output("y", {1, 8, 10, 10});
+  b.Output("z", {16, 24});
+  return b.Save(dir / "swish.onnx");
+}
+
+TEST_CASE("sgat: SiLU (x * Sigmoid(x)) is one Swish step, fused after a Conv in oneDNN and after a MatMul in both epilogues") {
+  for (const bool gate_first : {false, true}) {
+    CAPTURE(gate_first);
+    TempDir dir;
+    const Graph g = Load(SwishModel(dir, gate_first));
+    const auto subgraphs = PartitionSubgraphs(g);
+    REQUIRE(subgraphs.size() == 2);
+    REQUIRE(subgraphs[0].steps.size() == 1);
+    CHECK(subgraphs[0].steps[0].step.op_type == "Swish");
+    CHECK(subgraphs[0].chain.size() == 2);
+    REQUIRE(subgraphs[1].steps.size() == 2);
+    CHECK(subgraphs[1].steps[1].step.op_type == "Swish");
+    CHECK(engine::FusedPolicyProblem(subgraphs[0].canonical.text, {{"fuse", int64_t{1}}}).empty());
+    CHECK(!engine::FusedPolicyProblem(subgraphs[0].canonical.text, {{"fuse", int64_t{2}}}).empty());
+    CHECK(engine::FusedPolicyProblem(subgraphs[1].canonical.text, {{"fuse", int64_t{2}}}).empty());
+    CHECK(!engine::FusedPolicyProblem(subgraphs[1].canonical.text, {{"fuse", int64_t{3}}}).empty());
+    const auto unfused = Run(g, nullptr);
+    for (const std::string impl : {"onednn", "halide"}) {
+      std::vector<NodeBinding> bindings;
+      const auto fused = Run(g, [&](const Subgraph& s) {
+        const bool conv = g.nodes[s.anchor].op_type == "Conv";
+        return FusionChoice{engine::FusedPolicy{conv ? 1 : 2, conv ? "onednn" : impl, {}}, "test"};
+      }, &bindings);
+      REQUIRE(bindings.size() == 2);
+      CHECK(bindings[0].op_type == "Conv+Swish");
+      CHECK(bindings[1].op_type == "MatMul+Add+Swish");
+      const Comparison c = CompareTensors(fused, unfused);
+      CHECK_MESSAGE(c.ok, c.worst);
+    }
+  }
+}
+
 // Self-attention over x [1, 12, 16], 2 heads of 8, as PyTorch exports it. Encoder form: Q, K, V by
 // their own MatMuls, heads split by Reshape and Transpose (K straight to K^T), Div by sqrt 8 after
 // the product, a key padding mask input [1, 12] unsqueezed to [1, 1, 1, 12]. Decoder form: one

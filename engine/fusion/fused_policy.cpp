@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -87,11 +88,26 @@ std::string FusedPolicyProblem(const std::string& descriptor, const std::vector<
         return true;
     return false;
   };
+  // The Mul of x * Sigmoid(x) (SiLU): it reads a Sigmoid node and that Sigmoid's own input.
+  auto completes_swish = [&](size_t i) {
+    const auto& src = nodes[i].value("src", nlohmann::json::array());
+    if (type(i) != "Mul" || !src.is_array() || src.size() != 2) return false;
+    for (int side = 0; side < 2; ++side) {
+      const std::string gate = src[side].is_string() ? src[side].get<std::string>() : "";
+      if (gate.size() < 4 || gate[0] != 'n' || gate.substr(gate.size() - 2) != ":0") continue;
+      const size_t j = std::strtoul(gate.c_str() + 1, nullptr, 10);
+      if (j >= nodes.size() || type(j) != "Sigmoid" || !nodes[j].contains("src") || nodes[j]["src"].size() != 1) continue;
+      if (nodes[j]["src"][0] == src[1 - side]) return true;
+    }
+    return false;
+  };
   // Chain nodes are post-ops, or the five nodes of a GELU (Div, Erf, Add, Mul, Mul), one step, or
-  // the nine of its tanh approximation (eight with Pow for the cube), one step.
+  // the nine of its tanh approximation (eight with Pow for the cube), one step, or SiLU's two
+  // (Sigmoid, Mul), one step.
   int64_t chain = 0;
   for (size_t i = 1; i < nodes.size(); ++i) {
     if (type(i) == "Erf") chain -= 4;
+    else if (completes_swish(i)) chain -= 1;
     else if (scales_cube(i)) chain -= 8;
     else if (type(i) == "Pow") chain += 1;  // one node fewer in that GELU
     else if (!IsOneDnnPostOp(type(i))) return "descriptor: chain node " + std::to_string(i) + " (" + type(i) + ") cannot run as a post-op";

@@ -17,7 +17,7 @@ namespace tilebank::engine {
 using dnnl::memory;
 
 bool IsOneDnnPostOp(const std::string& op_type) {
-  static const std::set<std::string> types = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Gelu", "GeluTanh", "Add", "Mul", "Sub", "Div"};
+  static const std::set<std::string> types = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Swish", "Gelu", "GeluTanh", "Add", "Mul", "Sub", "Div"};
   return types.count(op_type) > 0;
 }
 
@@ -35,6 +35,7 @@ void PostOpChain::Attach(dnnl::primitive_attr& attr, const std::function<memory:
   static const std::map<std::string, dnnl::algorithm> eltwise = {
       {"Relu", dnnl::algorithm::eltwise_relu},         {"LeakyRelu", dnnl::algorithm::eltwise_relu}, {"Clip", dnnl::algorithm::eltwise_clip_v2},
       {"Sigmoid", dnnl::algorithm::eltwise_logistic}, {"Tanh", dnnl::algorithm::eltwise_tanh},      {"HardSwish", dnnl::algorithm::eltwise_hardswish},
+      {"Swish", dnnl::algorithm::eltwise_swish},
       {"Gelu", dnnl::algorithm::eltwise_gelu_erf},     {"GeluTanh", dnnl::algorithm::eltwise_gelu_tanh}};
   static const std::map<std::string, dnnl::algorithm> binary = {
       {"Add", dnnl::algorithm::binary_add}, {"Mul", dnnl::algorithm::binary_mul}, {"Sub", dnnl::algorithm::binary_sub}, {"Div", dnnl::algorithm::binary_div}};
@@ -53,7 +54,7 @@ void PostOpChain::Attach(dnnl::primitive_attr& attr, const std::function<memory:
       chain.append_binary(binary.at(op.op_type), mds_[slot]);
     } else {
       const bool clip = op.op_type == "Clip";
-      chain.append_eltwise(1.f, eltwise.at(op.op_type), clip ? std::max(op.alpha, -FLT_MAX) : op.alpha, clip ? std::min(op.beta, FLT_MAX) : op.beta);
+      chain.append_eltwise(1.f, eltwise.at(op.op_type), clip ? std::max(op.alpha, -FLT_MAX) : op.op_type == "Swish" ? 1.f : op.alpha, clip ? std::min(op.beta, FLT_MAX) : op.beta);
     }
   }
   attr.set_post_ops(chain);

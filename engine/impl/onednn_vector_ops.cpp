@@ -46,6 +46,33 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> BinaryDims(const std::vect
   return {{1, full, rest}, {1, full, 1}};
 }
 
+bool IsPooling(const std::string& t) { return t == "MaxPool" || t == "AveragePool"; }
+
+// An ONNX pooling node's window over its spatial axes in oneDNN's terms: dilation counts the gaps
+// (ONNX's minus one), and the right padding is what the output length needs, so ceil_mode's
+// partial windows are right padding too.
+struct PoolWindow {
+  memory::dims kernel, strides, dilation, pad_l, pad_r;
+  bool padded_past_pads = false;  // ceil_mode: windows reach beyond the explicit pads
+};
+
+PoolWindow WindowOf(const OpSpec& op) {
+  const auto& in = op.inputs[0].shape;
+  const auto& out = op.outputs[0].shape;
+  const size_t spatial = in.size() - 2;
+  PoolWindow w;
+  const auto k = op.Ints("kernel_shape", {}), s = op.Ints("strides", {}), d = op.Ints("dilations", {}), p = op.Ints("pads", {});
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t ki = i < k.size() ? k[i] : 1, si = i < s.size() ? s[i] : 1, di = i < d.size() ? d[i] : 1;
+    const int64_t pl = i < p.size() / 2 ? p[i] : 0, pr = i < p.size() / 2 ? p[i + spatial] : 0;
+    const int64_t need_r = (out[i + 2] - 1) * si + (ki - 1) * di + 1 - in[i + 2] - pl;
+    w.kernel.push_back(ki), w.strides.push_back(si), w.dilation.push_back(di - 1), w.pad_l.push_back(pl);
+    w.pad_r.push_back(std::max<int64_t>(need_r, 0));
+    w.padded_past_pads |= need_r > pr;
+  }
+  return w;
+}
+
 // The input that oneDNN takes as src0 (it must have the output's shape), or -1.
 int BinaryFirst(const OpSpec& op) {
   const auto& out = op.outputs[0].shape;
@@ -106,7 +133,7 @@ class VectorKernel : public Kernel {
   int ArgOfInput(size_t i) const {
     const std::string& t = op_.op_type;
     if (t == "LayerNormalization") return i == 0 ? DNNL_ARG_SRC : i == 1 ? DNNL_ARG_SCALE : DNNL_ARG_SHIFT;
-    if (t == "Softmax" || IsUnaryElementwiseOp(t)) return DNNL_ARG_SRC;
+    if (t == "Softmax" || IsPooling(t) || IsUnaryElementwiseOp(t)) return DNNL_ARG_SRC;
     return static_cast<int>(i) == BinaryFirst(op_) ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1;
   }
 
@@ -116,7 +143,18 @@ class VectorKernel : public Kernel {
     const std::string& t = op_.op_type;
     const auto& shape = op_.inputs[0].shape;
     args_.clear();
-    if (t == "Softmax") {
+    if (IsPooling(t)) {
+      const PoolWindow w = WindowOf(op_);
+      memory::desc src = RowMajorDesc(shape), dst = RowMajorDesc(op_.outputs[0].shape);
+      const algorithm a = t == "MaxPool" ? algorithm::pooling_max
+                          : op_.Int("count_include_pad", 0) ? algorithm::pooling_avg_include_padding : algorithm::pooling_avg_exclude_padding;
+      auto pd = dnnl::pooling_v2_forward::primitive_desc(
+          {prop_kind::forward_inference, a, src, dst, w.strides, w.kernel, w.dilation, w.pad_l, w.pad_r}, engine);
+      prim_ = dnnl::pooling_v2_forward(pd);
+      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], src);
+      if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
+      args_[DNNL_ARG_DST] = memory(dst, engine);
+    } else if (t == "Softmax") {
       memory::desc md = RowMajorDesc(shape);
       auto pd = dnnl::softmax_v2_forward::primitive_desc(
           {prop_kind::forward_inference, algorithm::softmax_accurate, md, md, static_cast<int>(NormalizedAxis(op_, -1))}, engine);
@@ -170,7 +208,8 @@ class VectorKernel : public Kernel {
 }  // namespace
 
 std::vector<std::string> OneDnnVectorOps() {
-  std::vector<std::string> types = {"Softmax", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "Gelu"};  // oneDNN has no plain erf
+  std::vector<std::string> types = {"Softmax", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "Gelu",  // oneDNN has no plain erf
+                                    "MaxPool", "AveragePool"};
   const std::vector<std::string> binary = OpTypesOf(OpRole::kBinaryElementwise);
   types.insert(types.end(), binary.begin(), binary.end());
   return types;
@@ -191,6 +230,18 @@ Status OneDnnSupportsVectorOp(const OpSpec& op) {
     if (axis < 0 || axis >= static_cast<int64_t>(rank)) return Status::InvalidInput("impl.onednn: " + op.name + ": axis out of range");
     if (t == "LayerNormalization" && op.inputs.size() < 2) return Status::InvalidInput("impl.onednn: " + op.name + " needs a scale input");
     if (t == "LayerNormalization" && op.outputs.size() > 1) return Status::InvalidInput("impl.onednn: " + op.name + ": mean and inverse deviation outputs are not supported");
+    return Status::Ok();
+  }
+  if (IsPooling(t)) {
+    if (rank < 3 || rank > 5 || op.outputs[0].shape.size() != rank) return Status::InvalidInput("impl.onednn: " + op.name + ": 1-D to 3-D pooling over [N, C, ...]");
+    if (op.outputs.size() > 1) return Status::InvalidInput("impl.onednn: " + op.name + ": MaxPool's indices output is not supported");
+    if (op.Text("auto_pad", "NOTSET") != "NOTSET") return Status::InvalidInput("impl.onednn: " + op.name + ": auto_pad " + op.Text("auto_pad", ""));
+    if (op.Ints("kernel_shape", {}).size() != rank - 2) return Status::InvalidInput("impl.onednn: " + op.name + ": kernel_shape must name every spatial axis");
+    // ONNX counts ceil_mode's extra positions out of the average even with count_include_pad.
+    if (t == "AveragePool" && op.Int("count_include_pad", 0) && WindowOf(op).padded_past_pads)
+      return Status::InvalidInput("impl.onednn: " + op.name + ": count_include_pad with ceil_mode windows past the pads");
+    for (int64_t v : WindowOf(op).pad_l)
+      if (v < 0) return Status::InvalidInput("impl.onednn: " + op.name + ": negative pads");
     return Status::Ok();
   }
   if (IsBinaryElementwiseOp(t)) {

@@ -265,6 +265,28 @@ Result<BasicKernel> Resize(const Graph& g, const Node& n) {
   if (planar) {
     const int64_t out_h = out_shape[rank - 2], out_w = out_shape[rank - 1], in_h = in_shape[rank - 2], in_w = in_shape[rank - 1];
     const int64_t planes = count / std::max<int64_t>(out_h * out_w, 1);
+    const bool nearest = std::all_of(taps[rank - 2].begin(), taps[rank - 2].end(), [](const Tap& t) { return t.hi == t.lo; }) &&
+                         std::all_of(taps[rank - 1].begin(), taps[rank - 1].end(), [](const Tap& t) { return t.hi == t.lo; });
+    if (nearest) {  // each output row gathers one input row, or repeats the row above when both read the same one
+      std::vector<int64_t> xs, ys;
+      for (const Tap& t : taps[rank - 1]) xs.push_back(t.lo);
+      for (const Tap& t : taps[rank - 2]) ys.push_back(t.lo);
+      return BasicKernel([xs, ys, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
+        for (int64_t p = 0; p < planes; ++p) {
+          const float* src = in[0] + p * in_h * in_w;
+          float* dst = out + p * out_h * out_w;
+          for (int64_t oy = 0; oy < out_h; ++oy) {
+            float* row = dst + oy * out_w;
+            if (oy > 0 && ys[oy] == ys[oy - 1]) {
+              std::copy(row - out_w, row, row);
+              continue;
+            }
+            const float* from = src + ys[oy] * in_w;
+            for (int64_t ox = 0; ox < out_w; ++ox) row[ox] = from[xs[ox]];
+          }
+        }
+      });
+    }
     return BasicKernel([taps, rank, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
       const std::vector<Tap>& ys = taps[rank - 2];
       const std::vector<Tap>& xs = taps[rank - 1];

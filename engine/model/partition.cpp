@@ -185,6 +185,23 @@ std::vector<int> MatchGeluTanh(const Graph& g, int value, const std::vector<std:
   return {};
 }
 
+// SiLU on `value` as exported: Sigmoid(x) and Mul(x, Sigmoid(x)) (either operand order), x read by
+// those two only; the two nodes in graph order, or empty.
+std::vector<int> MatchSwish(const Graph& g, int value, const std::vector<std::vector<int>>& readers, const std::vector<bool>& is_output) {
+  if (readers[value].size() != 2) return {};
+  for (int sigmoid : readers[value]) {
+    const Node& s = g.nodes[sigmoid];
+    if (s.op_type != "Sigmoid" || s.inputs.size() != 1 || s.outputs.size() != 1 || s.outputs[0] < 0) continue;
+    const int gate = s.outputs[0];
+    if (is_output[gate] || readers[gate].size() != 1) continue;
+    const int mul = readers[gate][0];
+    const int other_reader = readers[value][0] == sigmoid ? readers[value][1] : readers[value][0];
+    if (mul != other_reader || g.nodes[mul].op_type != "Mul" || OtherInput(g.nodes[mul], gate) != value || mul < sigmoid) continue;
+    return {sigmoid, mul};
+  }
+  return {};
+}
+
 // Where each value is read: node indices (a node reading it twice counts twice).
 std::vector<std::vector<int>> Readers(const Graph& g) {
   std::vector<std::vector<int>> readers(g.values.size());
@@ -284,16 +301,19 @@ std::vector<Subgraph> PartitionSubgraphs(const Graph& g) {
     s.anchor = static_cast<int>(a);
     int value = anchor.outputs[0];
     while (!is_output[value]) {
-      const auto gelu_erf = MatchGelu(g, value, readers, is_output);
-      const auto gelu = gelu_erf.empty() ? MatchGeluTanh(g, value, readers, is_output) : gelu_erf;
-      if (!gelu.empty()) {
-        if (std::any_of(gelu.begin(), gelu.end(), [&](int n) { return taken[n]; })) break;
+      // Multi-node activations: each one step standing for its nodes.
+      std::string activation = "Gelu";
+      auto nodes = MatchGelu(g, value, readers, is_output);
+      if (nodes.empty()) activation = "GeluTanh", nodes = MatchGeluTanh(g, value, readers, is_output);
+      if (nodes.empty()) activation = "Swish", nodes = MatchSwish(g, value, readers, is_output);
+      if (!nodes.empty()) {
+        if (std::any_of(nodes.begin(), nodes.end(), [&](int n) { return taken[n]; })) break;
         EpilogueStep step;
-        step.step.op_type = gelu_erf.empty() ? "GeluTanh" : "Gelu";
-        step.nodes = static_cast<int>(gelu.size());
-        s.chain.insert(s.chain.end(), gelu.begin(), gelu.end());
+        step.step.op_type = activation;
+        step.nodes = static_cast<int>(nodes.size());
+        s.chain.insert(s.chain.end(), nodes.begin(), nodes.end());
         s.steps.push_back(step);
-        value = g.nodes[gelu.back()].outputs[0];
+        value = g.nodes[nodes.back()].outputs[0];
         continue;
       }
       if (readers[value].size() != 1) break;

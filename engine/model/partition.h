@@ -2,7 +2,8 @@
 // the chain of elementwise nodes that can run inside its loops: bias and residual Add, Mul or
 // Sub/Div by a tensor, the activations Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish, and the
 // erf form of GELU as PyTorch exports it (x * 0.5 * (1 + Erf(x / sqrt 2)), five nodes, one step)
-// and its tanh approximation (GPT-2's, eight or nine nodes, one GeluTanh step).
+// and its tanh approximation (GPT-2's, eight or nine nodes, one GeluTanh step), and SiLU as
+// exported (x * Sigmoid(x), two nodes, one Swish step).
 // A chain stops at a value another node (or the model's output) also reads, so fusing never
 // changes what the rest of the graph sees. A subgraph's policy (engine/model/fusion.h) says how much of
 // its chain is fused.
@@ -20,7 +21,7 @@
 namespace tilebank::engine::model {
 
 // One step of the chain as the anchor's epilogue runs it (a Gelu step stands for its five nodes,
-// a GeluTanh step for its eight or nine).
+// a GeluTanh step for its eight or nine, a Swish step for its two).
 struct EpilogueStep {
   ChainStep step;    // binary ops: operand_shape is the operand value's shape
   int nodes = 1;     // chain nodes it stands for

@@ -1,6 +1,6 @@
 // One step of an elementwise chain computed inside its anchor's kernel (a fused subgraph's
 // epilogue, engine/model/partition.h): an activation (Relu, LeakyRelu, Clip, Sigmoid, Tanh,
-// HardSwish, Gelu, GeluTanh: GELU's tanh approximation) or a binary op (Add, Mul, Sub, Div) whose other operand broadcasts to the
+// HardSwish, Swish: x Sigmoid(x), Gelu, GeluTanh: GELU's tanh approximation) or a binary op (Add, Mul, Sub, Div) whose other operand broadcasts to the
 // anchor's output. oneDNN's post-ops (engine/impl/onednn_post_ops.h) and the Halide GEMM's epilogue
 // (engine/fusion/halide_fused_gemm.h) both take it as it is.
 #pragma once

@@ -48,6 +48,7 @@ Expr Activation(const std::string& t, Expr x, float alpha, float beta) {
   if (t == "Erf") return Erf(x);
   if (t == "HardSigmoid") return clamp(alpha * x + beta, 0.f, 1.f);
   if (t == "HardSwish") return x * clamp(x / 6.f + 0.5f, 0.f, 1.f);
+  if (t == "Swish") return x / (1.f + exp(-x));
   if (t == "Gelu") return 0.5f * x * (1.f + Erf(x * 0.70710678f));
   if (t == "GeluTanh") return 0.5f * x * (1.f + Tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
   throw std::invalid_argument("no Halide activation for " + t);
