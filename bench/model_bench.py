@@ -52,7 +52,7 @@ TRANSFORMERS = ("bert_base", "vit_b_16", "gpt_decoder")
 TRANSFORMER_SPEEDUP = 1.5
 TRANSFORMER_PEAK_SHARE = 0.85
 SGAT_OVER_OPAT = 1.15  # issue 14: SGAT then OPAT at least this much faster than OPAT alone
-ORT_MODELS = ("resnet50", "mobilenet_v2", "bert_base", "vit_b_16", "gpt_decoder")  # --ort's default models (issue 37)
+ORT_MODELS = ("resnet50", "mobilenet_v2", "bert_base", "vit_b_16", "gpt_decoder", "llama_decoder", "yolo_detector")  # --ort's default models (issue 37)
 
 
 def pytorch_times(name, threads, warmup, repeat):

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "engine/impl/library_impls.h"
@@ -133,20 +134,27 @@ std::optional<FoundPolicy> OneDnnConvs(const engine::OpSpec& op) {
   return found;
 }
 
+// Runs `g` with every value row-major (TILEBANK_MODEL_LAYOUTS=row-major), then with the layout
+// plan, every Conv in oneDNN; checks both compute the same and returns the plan's bindings.
+std::vector<NodeBinding> RunBothLayouts(const Graph& g, const FusionLookup& fusion) {
+  std::vector<NodeBinding> row_major_bindings, native_bindings;
+  setenv("TILEBANK_MODEL_LAYOUTS", "row-major", 1);
+  const auto row_major = Run(g, fusion, &row_major_bindings, OneDnnConvs);
+  unsetenv("TILEBANK_MODEL_LAYOUTS");
+  const auto native = Run(g, fusion, &native_bindings, OneDnnConvs);
+  const Comparison c = CompareTensors(native, row_major);
+  CHECK_MESSAGE(c.ok, c.worst);
+  for (const auto& b : row_major_bindings) CHECK(b.layout.empty());
+  return native_bindings;
+}
+
 TEST_CASE("sgat: tensors pass between oneDNN convolutions in their native layout, through elementwise steps, and compute the row-major result") {
   TempDir dir;
   const Graph g = Load(BlocksModel(dir));
   for (int fuse : {0, 1, 2}) {
     CAPTURE(fuse);
     const FusionLookup fusion = [fuse](const Subgraph& s) { return FusionChoice{engine::OneDnnFusion(std::min<int>(fuse, static_cast<int>(s.steps.size()))), "test"}; };
-    std::vector<NodeBinding> row_major_bindings, native_bindings;
-    setenv("TILEBANK_MODEL_LAYOUTS", "row-major", 1);
-    const auto row_major = Run(g, fusion, &row_major_bindings, OneDnnConvs);
-    unsetenv("TILEBANK_MODEL_LAYOUTS");
-    const auto native = Run(g, fusion, &native_bindings, OneDnnConvs);
-    const Comparison c = CompareTensors(native, row_major);
-    CHECK_MESSAGE(c.ok, c.worst);
-    for (const auto& b : row_major_bindings) CHECK(b.layout.empty());
+    const std::vector<NodeBinding> native_bindings = RunBothLayouts(g, fusion);
     // oneDNN prefers a blocked or channels-last layout on x86 with AVX2 or later: it is kept
     // between the convolutions; the model's output stays row-major.
     std::string layouts;
@@ -156,6 +164,51 @@ TEST_CASE("sgat: tensors pass between oneDNN convolutions in their native layout
     CHECK_MESSAGE(handed >= 3, layouts);
     CHECK(native_bindings.back().layout.empty());
   }
+}
+
+// A YOLO-style neck: Conv -> Split in two -> Conv on the second half -> Concat with the first ->
+// MaxPool 3x3 (stride 1) -> nearest Resize x2 (asymmetric, floor: PyTorch's Upsample) -> Conv.
+std::string NeckModel(const TempDir& dir) {
+  ModelBuilder b;
+  b.Input("x", {1, 16, 12, 12});
+  b.Weight("w1", {32, 16, 3, 3});
+  b.Weight("w2", {16, 16, 3, 3});
+  b.Weight("w3", {16, 32, 3, 3});
+  b.Ints("halves", {16, 16});
+  b.Floats("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  Conv3x3(b, "x", "w1", "c1");
+  ModelBuilder::IntAttr(b.Node("Split", {"c1", "halves"}, {"a", "h"}), "axis", 1);
+  Conv3x3(b, "h", "w2", "c2");
+  ModelBuilder::IntAttr(b.Node("Concat", {"a", "c2"}, {"cat"}), "axis", 1);
+  auto* pool = b.Node("MaxPool", {"cat"}, {"pooled"});
+  ModelBuilder::IntsAttr(pool, "kernel_shape", {3, 3});
+  ModelBuilder::IntsAttr(pool, "pads", {1, 1, 1, 1});
+  auto* resize = b.Node("Resize", {"pooled", "", "scales"}, {"up"});
+  for (auto [name, value] : {std::pair{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}}) {
+    auto* a = resize->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(value);
+  }
+  Conv3x3(b, "up", "w3", "y");
+  b.Output("y", {1, 16, 24, 24});
+  return b.Save(dir / "neck.onnx");
+}
+
+TEST_CASE("sgat: Split, Concat, MaxPool and nearest Resize between oneDNN convolutions run in the convolutions' layout family") {
+  TempDir dir;
+  const Graph g = Load(NeckModel(dir));
+  const std::vector<NodeBinding> native_bindings = RunBothLayouts(g, nullptr);
+  // The convolutions' blocked or channels-last layout (oneDNN's choice on x86 with AVX2 or
+  // later) flows through every data-movement node; the model's input and output stay row-major.
+  std::string layouts;
+  for (const auto& b : native_bindings) layouts += b.name + ":" + b.op_type + ":" + b.layout + ":" + b.template_id + " ";
+  std::set<std::string> moved;
+  for (const auto& b : native_bindings)
+    if (b.op_type != "Conv" && !b.layout.empty() && b.template_id == "impl.onednn") moved.insert(b.op_type);
+  const std::set<std::string> expected = {"Slice", "Concat", "MaxPool", "Resize"};
+  CHECK_MESSAGE(moved == expected, layouts);
+  CHECK(native_bindings.back().layout.empty());
 }
 
 // x [32,64] -> MatMul -> Add bias -> GELU as PyTorch exports it (Div sqrt 2, Erf, Add 1, Mul x, Mul 0.5).

@@ -144,12 +144,8 @@ class VectorKernel : public Kernel {
     const auto& shape = op_.inputs[0].shape;
     args_.clear();
     if (IsPooling(t)) {
-      const PoolWindow w = WindowOf(op_);
       memory::desc src = RowMajorDesc(shape), dst = RowMajorDesc(op_.outputs[0].shape);
-      const algorithm a = t == "MaxPool" ? algorithm::pooling_max
-                          : op_.Int("count_include_pad", 0) ? algorithm::pooling_avg_include_padding : algorithm::pooling_avg_exclude_padding;
-      auto pd = dnnl::pooling_v2_forward::primitive_desc(
-          {prop_kind::forward_inference, a, src, dst, w.strides, w.kernel, w.dilation, w.pad_l, w.pad_r}, engine);
+      auto pd = OneDnnPoolingPrimitive(op_, src, dst);
       prim_ = dnnl::pooling_v2_forward(pd);
       args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], src);
       if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
@@ -206,6 +202,14 @@ class VectorKernel : public Kernel {
 };
 
 }  // namespace
+
+dnnl::pooling_v2_forward::primitive_desc OneDnnPoolingPrimitive(const OpSpec& op, const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+  const PoolWindow w = WindowOf(op);
+  const algorithm a = op.op_type == "MaxPool" ? algorithm::pooling_max
+                      : op.Int("count_include_pad", 0) ? algorithm::pooling_avg_include_padding : algorithm::pooling_avg_exclude_padding;
+  return dnnl::pooling_v2_forward::primitive_desc({prop_kind::forward_inference, a, src, dst, w.strides, w.kernel, w.dilation, w.pad_l, w.pad_r},
+                                                  OneDnnCpuEngine());
+}
 
 std::vector<std::string> OneDnnVectorOps() {
   std::vector<std::string> types = {"Softmax", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "Gelu",  // oneDNN has no plain erf
