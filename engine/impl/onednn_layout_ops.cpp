@@ -18,14 +18,25 @@ std::vector<tag> FamilyTags(size_t rank) {
   return {};
 }
 
-// The descriptor of `shape` in `family`; a zero descriptor when there is none.
+// The descriptor of `shape` in `family`; a zero descriptor when there is none. A layout-free shape
+// gets the family's descriptor where it lays the floats out as row-major does (oneDNN's JIT
+// kernels want one format on both sides), else row-major's.
 memory::desc FamilyDesc(const std::string& family, const std::vector<int64_t>& shape) {
+  const bool free = LayoutFree(shape);
+  const memory::desc row_major = RowMajorDesc(shape);
   for (tag t : FamilyTags(shape.size())) {
     memory::desc md(memory::dims(shape.begin(), shape.end()), memory::data_type::f32, t);
+    if (free) {
+      memory::dims spread(shape.begin(), shape.end());  // the same tag over spatial axes of 2 names the family
+      for (size_t d = 2; d < spread.size(); ++d) spread[d] = 2;
+      const std::string name = HandoverLayoutOf(memory::desc(spread, memory::data_type::f32, t)).name;
+      if (name == family) return md.get_size() == row_major.get_size() ? md : row_major;
+      continue;
+    }
     const HandoverLayout layout = HandoverLayoutOf(md);
     if (!layout.row_major() && layout.name == family) return md;
   }
-  return memory::desc();
+  return free ? row_major : memory::desc();
 }
 
 class FamilyKernel : public Kernel {
@@ -45,7 +56,8 @@ class FamilyKernel : public Kernel {
   void Create(const LayoutFamilyOp& op, const std::string& family) {
     auto& engine = OneDnnCpuEngine();
     std::vector<memory::desc> srcs;
-    for (const auto& shape : op.inputs) srcs.push_back(FamilyDesc(family, shape));
+    for (size_t i = 0; i < op.inputs.size(); ++i)
+      srcs.push_back(op.kind == LayoutFamilyOp::Kind::kBinary && i == 1 ? RowMajorDesc(op.inputs[i]) : FamilyDesc(family, op.inputs[i]));
     const memory::desc dst = FamilyDesc(family, op.output);
     for (const auto& md : srcs)
       if (md.is_zero()) throw dnnl::error(dnnl_invalid_arguments, "no such layout family for an input");
@@ -74,6 +86,27 @@ class FamilyKernel : public Kernel {
         if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
         break;
       }
+      case LayoutFamilyOp::Kind::kGlobalPool: {
+        memory::dims window(op.inputs[0].begin() + 2, op.inputs[0].end()), ones(window.size(), 1), zeros(window.size(), 0);
+        const auto a = op.op_type == "GlobalMaxPool" ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+        auto pd = dnnl::pooling_v2_forward::primitive_desc(
+            {dnnl::prop_kind::forward_inference, a, srcs[0], dst, ones, window, zeros, zeros, zeros}, engine);
+        prim_ = dnnl::pooling_v2_forward(pd);
+        Bind(DNNL_ARG_SRC, srcs[0]);
+        if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
+        break;
+      }
+      case LayoutFamilyOp::Kind::kBinary: {  // the per-channel operand at the output's rank, in the family's format
+        std::vector<int64_t> operand = op.inputs[1];
+        operand.insert(operand.begin(), op.output.size() - operand.size(), 1);
+        const memory::desc other = FamilyDesc(family, operand);
+        const auto a = op.op_type == "Add" ? dnnl::algorithm::binary_add : op.op_type == "Sub" ? dnnl::algorithm::binary_sub
+                       : op.op_type == "Mul" ? dnnl::algorithm::binary_mul : dnnl::algorithm::binary_div;
+        prim_ = dnnl::binary(dnnl::binary::primitive_desc({a, srcs[0], other, dst}, engine));
+        Bind(DNNL_ARG_SRC_0, srcs[0]);
+        Bind(DNNL_ARG_SRC_1, other);
+        break;
+      }
       case LayoutFamilyOp::Kind::kResize: {
         auto pd = dnnl::resampling_forward::primitive_desc(
             {dnnl::prop_kind::forward_inference, dnnl::algorithm::resampling_nearest, srcs[0], dst}, engine);
@@ -83,6 +116,11 @@ class FamilyKernel : public Kernel {
       }
     }
     args_[output_arg_] = memory(dst, engine, DNNL_MEMORY_NONE);
+    // oneDNN's reference kernels (what it falls back to for a format its JIT kernels lack) lose
+    // more than the layout saves: such a family is refused and the group stays row-major.
+    const char* impl = nullptr;
+    dnnl_primitive_desc_query(prim_.get_primitive_desc(), dnnl_query_impl_info_str, 0, &impl);
+    if (impl && std::string(impl).rfind("ref", 0) == 0) throw dnnl::error(dnnl_unimplemented, "only a reference kernel in this layout family");
   }
 
  private:
@@ -100,6 +138,13 @@ class FamilyKernel : public Kernel {
 };
 
 }  // namespace
+
+bool LayoutFree(const std::vector<int64_t>& shape) {
+  if (shape.size() < 3 || shape[0] != 1) return false;
+  for (size_t d = 2; d < shape.size(); ++d)
+    if (shape[d] != 1) return false;
+  return true;
+}
 
 HandoverLayout LayoutInFamily(const std::string& family, const std::vector<int64_t>& shape) {
   try {

@@ -53,6 +53,22 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
     }
     return op.axis == 1 && op.inputs.size() >= 2 ? std::optional(op) : std::nullopt;
   }
+  if (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div") {
+    // The full-shape operand first (Sub and Div only as written), the other per channel.
+    if (n.inputs.size() != 2 || !runtime(n.inputs[0]) || !runtime(n.inputs[1])) return std::nullopt;
+    int full = g.values[n.inputs[0]].shape == out.shape ? 0 : 1;
+    if (full == 1 && (n.op_type == "Sub" || n.op_type == "Div")) return std::nullopt;
+    const auto& x = g.values[n.inputs[full]].shape;
+    std::vector<int64_t> other = g.values[n.inputs[1 - full]].shape;
+    if (x != out.shape || other.size() > out.shape.size()) return std::nullopt;
+    other.insert(other.begin(), out.shape.size() - other.size(), 1);
+    if (!LayoutFree(other) || other[1] != out.shape[1]) return std::nullopt;  // a scalar operand is elementwise already
+    op.kind = LayoutFamilyOp::Kind::kBinary;
+    op.op_type = n.op_type;
+    op.inputs = {x, g.values[n.inputs[1 - full]].shape};
+    *runtime_inputs = {n.inputs[full], n.inputs[1 - full]};
+    return op;
+  }
   if (n.inputs.empty() || !runtime(n.inputs[0]) || g.values[n.inputs[0]].shape.size() != out.shape.size()) return std::nullopt;
   const auto& in = g.values[n.inputs[0]].shape;
   runtime_inputs->push_back(n.inputs[0]);
@@ -76,6 +92,12 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
     }
     for (int d = 0; d < rank; ++d)
       if (op.offsets[d] + out.shape[d] > in[d]) return std::nullopt;
+    return op;
+  }
+  if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
+    if (!LayoutFree(out.shape) || out.shape[1] != in[1]) return std::nullopt;
+    op.kind = LayoutFamilyOp::Kind::kGlobalPool;
+    op.op_type = n.op_type;
     return op;
   }
   if (n.op_type == "MaxPool" || n.op_type == "AveragePool") {
@@ -125,6 +147,7 @@ Status Executor::HandOverLayouts() {
   // that family over its own shape.
   std::vector<std::optional<LayoutFamilyOp>> family_op(steps_.size());
   std::vector<std::vector<int>> family_inputs(steps_.size());
+  std::vector<int> family_anchor(steps_.size(), -1);  // a value of the step's group (layout-free values join none)
   std::vector<int> group(values);
   for (size_t v = 0; v < values; ++v) group[v] = static_cast<int>(v);
   std::function<int(int)> find = [&](int v) { return group[v] == v ? v : group[v] = find(group[v]); };
@@ -139,8 +162,15 @@ Status Executor::HandOverLayouts() {
     }
     if ((s.kind == Step::Kind::kBasic || s.kind == Step::Kind::kDirect) && s.output >= 0)
       family_op[i] = FamilyOpOf(graph_, graph_.nodes[bindings_[i].node], &family_inputs[i]);
-    if (family_op[i])
-      for (int v : family_inputs[i]) group[find(v)] = find(s.output);
+    if (!family_op[i]) continue;
+    std::vector<int> tied = {s.output};
+    tied.insert(tied.end(), family_inputs[i].begin(), family_inputs[i].end());
+    for (int v : tied) {
+      if (LayoutFree(graph_.values[v].shape)) continue;
+      if (family_anchor[i] < 0) family_anchor[i] = v;
+      group[find(v)] = find(family_anchor[i]);
+    }
+    if (family_anchor[i] < 0) family_op[i].reset();
   }
   // Per group: the layout its producers write natively (one key; with data movement in the group,
   // one family), and whether every reader takes it.
@@ -152,7 +182,7 @@ Status Executor::HandOverLayouts() {
   };
   std::map<int, GroupLayout> groups;
   for (size_t i = 0; i < steps_.size(); ++i)
-    if (family_op[i]) groups[find(steps_[i]->output)].has_family_op = true;
+    if (family_op[i]) groups[find(family_anchor[i])].has_family_op = true;
   auto refuse = [&](int v) { groups[find(v)].possible = false; };
   // A native layout `native` of value `v` that a producer writes or a reader takes.
   auto meet = [&](int v, const HandoverLayout& native) {
@@ -199,6 +229,7 @@ Status Executor::HandOverLayouts() {
   for (size_t v = 0; v < values; ++v) {
     auto it = groups.find(find(static_cast<int>(v)));
     if (it == groups.end() || !it->second.possible || !it->second.has_family_op || graph_.IsConstant(static_cast<int>(v))) continue;
+    if (LayoutFree(graph_.values[v].shape)) continue;  // row-major in every family
     const HandoverLayout layout = layout_in_group(static_cast<int>(v));
     if (layout.row_major() || layout.floats != Tensor::NumElements(graph_.values[v].shape)) it->second.possible = false;
   }
@@ -206,7 +237,7 @@ Status Executor::HandOverLayouts() {
   std::vector<std::unique_ptr<Kernel>> family_kernels(steps_.size());
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (!family_op[i]) continue;
-    GroupLayout& g = groups.at(find(steps_[i]->output));
+    GroupLayout& g = groups.at(find(family_anchor[i]));
     if (!g.possible) continue;
     auto kernel = LayoutFamilyKernel(*family_op[i], g.family);
     if (kernel.ok()) family_kernels[i] = std::move(kernel.value());
@@ -218,13 +249,13 @@ Status Executor::HandOverLayouts() {
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& s = *steps_[i];
     if (s.output >= 0) bindings_[i].layout = layout_of_[s.output].name;
-    if (family_op[i] && !layout_of_[s.output].row_major()) {
+    if (family_op[i] && groups.at(find(family_anchor[i])).possible) {
       s.kind = Step::Kind::kDirect;
       s.kernel = std::move(family_kernels[i]);
       s.inputs = family_inputs[i];
       s.in_place_input = -1;
       bindings_[i].template_id = "impl.onednn";
-      bindings_[i].policy = "layout=" + layout_of_[s.output].name;
+      bindings_[i].policy = "layout=" + groups.at(find(family_anchor[i])).family;
       continue;
     }
     if (is_agnostic[i] || s.kind != Step::Kind::kDirect) continue;
