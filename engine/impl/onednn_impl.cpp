@@ -68,10 +68,21 @@ class MatMulKernel : public Kernel {
   Result<bool> Bind(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) {
     const Tensor* bias = bias_input() < constants.size() ? constants[bias_input()] : nullptr;
     if (p_.bias != BiasShape::kNone && p_.beta != 0.f && !bias) return false;
+    // Constant weights go once into the layout the primitive picks (prepacked): read row-major,
+    // oneDNN's brgemm copies B into its blocks on every call (BERT's 768x3072 product: 5.1 ms
+    // against 3.0 ms prepacked, side by side on AVX-512).
+    prepack_b_ = constants.size() > 1 && constants[1];
     CreatePrimitive(bias);
     post_.Bind(constants);
     a_ = constants[0] ? MemoryFromTensor(*constants[0], a_md_) : memory(a_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-    b_ = constants.size() > 1 && constants[1] ? MemoryFromTensor(*constants[1], b_md_) : memory(b_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    if (prepack_b_) {
+      memory user_b = MemoryFromTensor(*constants[1], user_b_md_);
+      b_ = memory(b_md_, OneDnnCpuEngine());
+      dnnl::reorder(user_b, b_).execute(stream_, user_b, b_);
+      stream_.wait();
+    } else {
+      b_ = memory(b_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    }
     c_ = memory(c_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     direct_a_ = !constants[0];
     direct_b_ = !(constants.size() > 1 && constants[1]);
@@ -96,24 +107,34 @@ class MatMulKernel : public Kernel {
     if (out.size() < 2) out.insert(out.begin(), 2 - out.size(), 1);
     const auto dims = OperandMatrixDims(operand, out);
     if (!dims) throw dnnl::error(dnnl_unimplemented, "a post-op operand broadcast over part of the batch");
-    return {(*dims)[0], (*dims)[1], (*dims)[2]};
+    return Dims((*dims)[0], (*dims)[1], (*dims)[2]);
+  }
+  // {batch, rows, cols}, or {rows, cols} for a product of batch 1: oneDNN picks blocked
+  // (prepacked) weights for 2-D products only.
+  memory::dims Dims(memory::dim batch, memory::dim rows, memory::dim cols) const {
+    return p_.batch == 1 ? memory::dims{rows, cols} : memory::dims{batch, rows, cols};
+  }
+  memory::desc Desc(memory::dim batch, memory::dim rows, memory::dim cols, bool transposed) const {
+    const memory::dims strides = transposed ? memory::dims{rows * cols, 1, rows} : memory::dims{rows * cols, cols, 1};
+    return memory::desc(Dims(batch, rows, cols), dt::f32, p_.batch == 1 ? memory::dims(strides.begin() + 1, strides.end()) : strides);
   }
 
   void CreatePrimitive(const Tensor* bias) {
     const memory::dim B = p_.batch, M = p_.M, N = p_.N, K = p_.K;
     // An operand without the batch dimension has batch 1 there: oneDNN broadcasts it. (A batch
     // stride of 0 instead sends oneDNN to its reference kernel, hundreds of times slower.)
-    a_md_ = memory::desc({p_.a_batched ? B : 1, M, K}, dt::f32, p_.trans_a ? memory::dims{M * K, 1, M} : memory::dims{M * K, K, 1});
-    b_md_ = memory::desc({p_.b_batched ? B : 1, K, N}, dt::f32, p_.trans_b ? memory::dims{K * N, 1, K} : memory::dims{K * N, N, 1});
-    c_md_ = memory::desc({B, M, N}, dt::f32, tag::abc);
+    a_md_ = Desc(p_.a_batched ? B : 1, M, K, p_.trans_a);
+    user_b_md_ = Desc(p_.b_batched ? B : 1, K, N, p_.trans_b);
+    b_md_ = prepack_b_ ? memory::desc(Dims(p_.b_batched ? B : 1, K, N), dt::f32, tag::any) : user_b_md_;
+    c_md_ = Desc(B, M, N, false);
     dnnl::primitive_attr attr;
     if (p_.alpha != 1.f) attr.set_output_scales(0, {p_.alpha});
     post_.Attach(attr, [this](const std::vector<int64_t>& operand) { return OperandDims(operand); });
     memory::desc bias_md;
     if (p_.bias != BiasShape::kNone && p_.beta != 0.f) {
-      memory::dims bd = p_.bias == BiasShape::kScalar ? memory::dims{1, 1, 1} : p_.bias == BiasShape::kRow ? memory::dims{1, 1, N}
-                        : p_.bias == BiasShape::kColumn ? memory::dims{1, M, 1} : memory::dims{1, M, N};
-      bias_md = memory::desc(bd, dt::f32, tag::abc);
+      memory::dims bd = p_.bias == BiasShape::kScalar ? Dims(1, 1, 1) : p_.bias == BiasShape::kRow ? Dims(1, 1, N)
+                        : p_.bias == BiasShape::kColumn ? Dims(1, M, 1) : Dims(1, M, N);
+      bias_md = RowMajorDesc(std::vector<int64_t>(bd.begin(), bd.end()));
       // The library adds bias after scaling by alpha: fold beta (and undo alpha) into the constant.
       Tensor scaled = *bias;
       for (auto& v : scaled.data) v *= p_.beta / p_.alpha;
@@ -123,6 +144,7 @@ class MatMulKernel : public Kernel {
     dnnl::matmul::primitive_desc pd(desc, attr, OneDnnCpuEngine());
     post_.RefuseReference(pd.impl_info_str());
     prim_ = dnnl::matmul(pd);
+    b_md_ = pd.weights_desc();
   }
 
   GemmProblem p_;
@@ -130,8 +152,10 @@ class MatMulKernel : public Kernel {
   dnnl::stream stream_;
   dnnl::matmul prim_;
   memory::desc a_md_, b_md_, c_md_;
+  memory::desc user_b_md_;  // B as the op gives it (b_md_ differs when prepacked)
   memory a_, b_, c_, bias_;
   bool direct_a_ = false, direct_b_ = false;
+  bool prepack_b_ = false;  // B is a constant, in the primitive's own layout
   PostOpChain post_;
 };
 
