@@ -76,7 +76,7 @@ class MatMulKernel : public Kernel {
     post_.Bind(constants);
     a_ = constants[0] ? MemoryFromTensor(*constants[0], a_md_) : memory(a_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     if (prepack_b_) {
-      memory user_b = MemoryFromTensor(*constants[1], user_b_md_);
+      memory user_b(user_b_md_, OneDnnCpuEngine(), const_cast<float*>(constants[1]->data.data()));  // read in place, not copied
       b_ = memory(b_md_, OneDnnCpuEngine());
       dnnl::reorder(user_b, b_).execute(stream_, user_b, b_);
       stream_.wait();
