@@ -596,7 +596,7 @@ engine::ModelSgatReport SgatWithTiming(const TempDir& dir, const std::string& na
   // Any fused candidate that runs correctly is stored, however it measured: the take-back below is
   // the mechanism under test, whatever fusion is worth on this machine.
   o.min_gain = -10.0;
-  o.time_models = [&](Executor& without, Executor& with, const std::vector<Tensor>& inputs) -> Result<InterleavedTiming> {
+  o.time_models = [&](Executor& without, Executor& with, const std::vector<engine::TypedTensor>& inputs) -> Result<InterleavedTiming> {
     auto t = TimeInterleaved(without, with, inputs, 1, 5);
     if (t.ok()) adjust(&t.value());
     return t;

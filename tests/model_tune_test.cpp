@@ -89,7 +89,7 @@ engine::ModelOpatReport OpatWithTiming(const TempDir& dir, const std::string& na
   o.job.output_dir = dir / (name + "_out");
   o.job.tune.trials = 2;
   o.job.keep_builtin_wins = true;
-  o.time_models = [&](engine::model::Executor& without, engine::model::Executor& with, const std::vector<engine::Tensor>& inputs) -> Result<engine::model::InterleavedTiming> {
+  o.time_models = [&](engine::model::Executor& without, engine::model::Executor& with, const std::vector<engine::TypedTensor>& inputs) -> Result<engine::model::InterleavedTiming> {
     auto t = engine::model::TimeInterleaved(without, with, inputs, 1, 5);
     if (t.ok()) adjust(&t.value());
     return t;
@@ -102,6 +102,32 @@ engine::ModelOpatReport OpatWithTiming(const TempDir& dir, const std::string& na
 }
 
 size_t OpEntries(const std::string& bank_root) { return EntryCount(bank_root + "/" + HostSocVersion(), EntryKind::kOp); }
+
+// Token ids [1,16] int64 -> Gather from an embedding [50,64] -> MatMul [64,64] -> Relu: a model
+// whose input is not float32.
+std::string TokenModel(const TempDir& dir) {
+  ModelBuilder b;
+  ModelBuilder::SetShape(b.g->add_input(), "ids", {1, 16}, onnx::TensorProto::INT64);
+  b.Weight("table", {50, 64});
+  b.Weight("w", {64, 64});
+  b.Node("Gather", {"table", "ids"}, {"e"});
+  b.Node("MatMul", {"e", "w"}, {"h"});
+  b.Node("Relu", {"h"}, {"y"});
+  b.Output("y", {1, 16, 64});
+  return b.Save(dir / "tokens.onnx");
+}
+
+TEST_CASE("tune --model: a model over token ids (an int64 input) tunes in both job types") {
+  TempDir dir;
+  const std::string model = TokenModel(dir);
+  const std::string env = "TILEBANK_KERNEL_CACHE=" + (dir / "kernels") + " ";
+  for (const char* job : {"1", "2"}) {
+    CAPTURE(job);
+    auto r = RunCli(std::string("tune -j ") + job + " -m " + model + " --bank " + (dir / "bank") + " --trials 4 --output " + (dir / (std::string("out") + job)), env);
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out.find("model: ") != std::string::npos);
+  }
+}
 
 TEST_CASE("tune --model: entries that make the model slower beyond the spread are taken back, within it kept, and 0% reported") {
   TempDir dir;

@@ -43,7 +43,7 @@ Result<std::unique_ptr<model::Executor>> BindWithBank(const model::Graph& graph,
 }
 
 Result<model::ModelTiming> TimeWhole(const ModelOpatOptions& o, model::Executor& executor) {
-  return model::TimeModel(executor, model::RandomInputs(executor.graph(), 1), o.warmup, o.repeats);
+  return model::TimeModel(executor, model::RandomTypedInputs(executor.graph(), 1), o.warmup, o.repeats);
 }
 
 // The bank's operator entries as they were before the job: those it added are absent (the model
@@ -73,7 +73,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
     rebound = std::move(without.value());
     before = rebound.get();
   }
-  const std::vector<Tensor> inputs = model::RandomInputs(graph, 1);
+  const std::vector<TypedTensor> inputs = model::RandomTypedInputs(graph, 1);
   auto timing = o.time_models ? o.time_models(*before, *tuned, inputs) : model::TimeInterleaved(*before, *tuned, inputs, o.warmup, o.repeats);
   if (!timing.ok()) return timing.status();
   const ModelVerdict verdict = ModelVerdict::Of(*timing);

@@ -39,19 +39,19 @@ using model::Subgraph;
 
 // The graph loaded with `ops` and `fusion` and run once on `inputs` (its outputs in `outputs`).
 Result<std::unique_ptr<Executor>> LoadAndRun(const Graph& graph, const model::PolicyLookup& ops, const model::FusionLookup& fusion,
-                                             const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
+                                             const std::vector<TypedTensor>& inputs, std::vector<TypedTensor>* outputs) {
   auto executor = Executor::Load(graph, ops, fusion);
   if (!executor.ok()) return executor.status();
-  std::vector<const Tensor*> in;
+  std::vector<const TypedTensor*> in;
   for (const auto& t : inputs) in.push_back(&t);
   TB_RETURN_IF_ERROR((*executor)->Run(in, outputs));
   return executor;
 }
 
 // The whole model's time with the bank as it is now.
-Result<Measurement> MeasureModel(const Graph& graph, const Bank* bank, const std::vector<Tensor>& inputs, int warmup, int repeats,
+Result<Measurement> MeasureModel(const Graph& graph, const Bank* bank, const std::vector<TypedTensor>& inputs, int warmup, int repeats,
                                  std::vector<double>* node_us, std::unique_ptr<Executor>* keep = nullptr) {
-  std::vector<Tensor> outputs;
+  std::vector<TypedTensor> outputs;
   auto executor = LoadAndRun(graph, model::BankLookup(bank), model::BankFusionLookup(bank), inputs, &outputs);
   if (!executor.ok()) return executor.status();
   auto timing = model::TimeModel(**executor, inputs, warmup, repeats);
@@ -194,10 +194,10 @@ model::FusionLookup WithoutThisRun(const Bank* bank, const ReplacedEntries& repl
 // differ or the model is slower with them by more than the spread of the runs. The report's
 // baseline and result are that comparison's medians, the result being the model as it now runs;
 // its note says what was measured and what was decided.
-Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<Tensor>& inputs, const ModelSgatOptions& o, SgatCheckpoint* cp,
+Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<TypedTensor>& inputs, const ModelSgatOptions& o, SgatCheckpoint* cp,
                        ModelSgatReport* report) {
   const model::PolicyLookup ops = model::BankLookup(&bank);
-  std::vector<Tensor> reference, with_outputs, without_outputs;
+  std::vector<TypedTensor> reference, with_outputs, without_outputs;
   if (auto unfused = LoadAndRun(graph, ops, nullptr, inputs, &reference); !unfused.ok()) return unfused.status();
   auto with = LoadAndRun(graph, ops, model::BankFusionLookup(&bank), inputs, &with_outputs);
   if (!with.ok()) return with.status();
@@ -206,7 +206,7 @@ Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<Tensor>
   auto timing = o.time_models ? o.time_models(**without, **with, inputs) : model::TimeInterleaved(**without, **with, inputs, o.warmup, o.repeats);
   if (!timing.ok()) return timing.status();
   const ModelVerdict verdict = ModelVerdict::Of(*timing);
-  const model::Comparison check = model::CompareTensors(with_outputs, reference);
+  const model::Comparison check = model::CompareTypedTensors(with_outputs, reference);
   const std::string measured = verdict.Measured(cp->replaced.size());
   report->baseline_ms = verdict.without_ms;
   report->result_ms = verdict.with_ms;
@@ -279,7 +279,7 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     if (!read.ok()) return read.status();
     tasks = std::move(read.value());
   }
-  const std::vector<Tensor> inputs = whole_model ? model::RandomInputs(graph, 1) : std::vector<Tensor>{};
+  const std::vector<TypedTensor> inputs = whole_model ? model::RandomTypedInputs(graph, 1) : std::vector<TypedTensor>{};
 
   if (!o.reload) {
     // The model runs (and is measured) with the bank as it is before anything is created: a model

@@ -13,7 +13,7 @@ namespace tilebank::engine {
 // How a job times the model without (a) and with (b) its entries; empty: model::TimeInterleaved
 // with the job's warm-up and repeats. Tests replace it to see a take-back happen.
 using TimeModels = std::function<Result<model::InterleavedTiming>(model::Executor& without, model::Executor& with,
-                                                                   const std::vector<Tensor>& inputs)>;
+                                                                   const std::vector<TypedTensor>& inputs)>;
 
 struct ModelVerdict {
   double without_ms = 0, with_ms = 0;  // medians

@@ -144,19 +144,32 @@ Result<ModelTiming> TimeModel(Executor& executor, const std::vector<TypedTensor>
   return TimeRuns(executor, inputs, warmup, repeats);
 }
 
-Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int warmup, int rounds) {
-  RunRecorder<Tensor> runs_a(a, inputs), runs_b(b, inputs);
+namespace {
+
+template <class T>
+Result<InterleavedTiming> Interleave(Executor& a, Executor& b, const std::vector<T>& inputs, int warmup, int rounds) {
+  RunRecorder<T> runs_a(a, inputs), runs_b(b, inputs);
   for (int i = 0; i < warmup; ++i) {
     TB_RETURN_IF_ERROR(runs_a.Untimed());
     TB_RETURN_IF_ERROR(runs_b.Untimed());
   }
   for (int i = 0; i < rounds; ++i) {
-    RunRecorder<Tensor>& first = i % 2 ? runs_b : runs_a;
-    RunRecorder<Tensor>& second = i % 2 ? runs_a : runs_b;
+    RunRecorder<T>& first = i % 2 ? runs_b : runs_a;
+    RunRecorder<T>& second = i % 2 ? runs_a : runs_b;
     TB_RETURN_IF_ERROR(first.Timed());
     TB_RETURN_IF_ERROR(second.Timed());
   }
   return InterleavedTiming{runs_a.Timing(), runs_b.Timing()};
+}
+
+}  // namespace
+
+Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int warmup, int rounds) {
+  return Interleave(a, b, inputs, warmup, rounds);
+}
+
+Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<TypedTensor>& inputs, int warmup, int rounds) {
+  return Interleave(a, b, inputs, warmup, rounds);
 }
 
 namespace {
@@ -185,18 +198,38 @@ void CompareOutput(size_t index, const Tensor& got, const Tensor& want, Comparis
   }
 }
 
-}  // namespace
+// Any dtype: floating outputs by CompareOutput's tolerance, the others exactly.
+void CompareTypedOutput(size_t index, const TypedTensor& got, const TypedTensor& want, Comparison* c) {
+  if (IsFloating(want.dtype) && IsFloating(got.dtype)) {
+    CompareOutput(index, got.ToFloat(), want.ToFloat(), c);
+    return;
+  }
+  const TensorMatch m = MatchTensor(got, want);
+  if (!m.ok && c->ok) c->worst = "output " + std::to_string(index) + ": " + m.worst;
+  c->ok &= m.ok;
+}
 
-Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected) {
+void CompareTypedOutput(size_t index, const Tensor& got, const Tensor& want, Comparison* c) { CompareOutput(index, got, want, c); }
+
+template <class T>  // Tensor (float32) or TypedTensor
+Comparison CompareRuns(const std::vector<T>& outputs, const std::vector<T>& expected) {
   Comparison c;
   if (outputs.size() != expected.size()) {
     c.ok = false;
     c.worst = std::to_string(outputs.size()) + " outputs, " + std::to_string(expected.size()) + " expected";
     return c;
   }
-  for (size_t i = 0; i < outputs.size(); ++i) CompareOutput(i, outputs[i], expected[i], &c);
+  for (size_t i = 0; i < outputs.size(); ++i) CompareTypedOutput(i, outputs[i], expected[i], &c);
   return c;
 }
+
+}  // namespace
+
+Comparison CompareTypedTensors(const std::vector<TypedTensor>& outputs, const std::vector<TypedTensor>& expected) {
+  return CompareRuns(outputs, expected);
+}
+
+Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected) { return CompareRuns(outputs, expected); }
 
 std::vector<TypedTensor> RandomTypedInputs(const Graph& graph, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -249,13 +282,7 @@ Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, 
     if (!want.ok()) return want.status();
     if (want->dtype == DType::kUInt16 && outputs[i].dtype == DType::kBFloat16) want->dtype = DType::kBFloat16;
     any = true;
-    if (IsFloating(want->dtype) && IsFloating(outputs[i].dtype)) {  // float32's tolerance, relative to the output's magnitude
-      CompareOutput(i, outputs[i].ToFloat(), want->ToFloat(), &c);
-      continue;
-    }
-    const TensorMatch m = MatchTensor(outputs[i], *want);
-    if (!m.ok && c.ok) c.worst = "output " + std::to_string(i) + ": " + m.worst;
-    c.ok &= m.ok;
+    CompareTypedOutput(i, outputs[i], *want, &c);
   }
   if (!any) return Status::NotFound("no output_<i>.pb in " + dir);
   return c;

@@ -57,6 +57,7 @@ struct InterleavedTiming {
   ModelTiming a, b;
 };
 Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int warmup, int rounds);
+Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<TypedTensor>& inputs, int warmup, int rounds);
 
 // Outputs against output_<i>.pb: |got - want| <= atol + rtol |want| (float32: rtol 1e-3, atol 1e-4
 // times the largest |want|, 1e-6 when every expected value is 0). `worst` says the largest errors; ok is false when some
@@ -72,5 +73,6 @@ Result<Comparison> CompareOutputs(const std::vector<Tensor>& outputs, const std:
 Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& data_dir);
 // The same tolerance between two runs' outputs (`expected`: the reference run's).
 Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected);
+Comparison CompareTypedTensors(const std::vector<TypedTensor>& outputs, const std::vector<TypedTensor>& expected);
 
 }  // namespace tilebank::engine::model
