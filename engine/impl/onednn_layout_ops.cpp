@@ -1,5 +1,7 @@
 #include "engine/impl/onednn_layout_ops.h"
 
+#include <cstring>
+
 #include "engine/impl/onednn_common.h"
 #include "engine/impl/onednn_vector_ops.h"
 
@@ -107,6 +109,20 @@ class FamilyKernel : public Kernel {
         Bind(DNNL_ARG_SRC_1, other);
         break;
       }
+      case LayoutFamilyOp::Kind::kAffine: {  // x * scale, then + shift as a post-op; both constants per channel
+        std::vector<int64_t> per_channel(op.output.size(), 1);
+        per_channel[1] = op.output[1];
+        const memory::desc channel = FamilyDesc(family, per_channel);
+        dnnl::post_ops shift;
+        shift.append_binary(dnnl::algorithm::binary_add, channel);
+        dnnl::primitive_attr attr;
+        attr.set_post_ops(shift);
+        prim_ = dnnl::binary(dnnl::binary::primitive_desc({dnnl::algorithm::binary_mul, srcs[0], channel, dst}, attr, engine));
+        Bind(DNNL_ARG_SRC_0, srcs[0]);
+        args_[DNNL_ARG_SRC_1] = Constant(channel, op.scale);
+        args_[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = Constant(channel, op.shift);
+        break;
+      }
       case LayoutFamilyOp::Kind::kResize: {
         auto pd = dnnl::resampling_forward::primitive_desc(
             {dnnl::prop_kind::forward_inference, dnnl::algorithm::resampling_nearest, srcs[0], dst}, engine);
@@ -125,6 +141,13 @@ class FamilyKernel : public Kernel {
 
  private:
   static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
+  // `values` (one per channel) in `md`, which lays them out as row-major does.
+  static memory Constant(const memory::desc& md, const std::vector<float>& values) {
+    if (md.get_size() != values.size() * sizeof(float)) throw dnnl::error(dnnl_invalid_arguments, "a padded per-channel constant");
+    memory m(md, OneDnnCpuEngine());
+    std::memcpy(m.get_data_handle(), values.data(), md.get_size());
+    return m;
+  }
   void Bind(int arg, const memory::desc& md) {
     input_args_.push_back(arg);
     args_[arg] = memory(md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);

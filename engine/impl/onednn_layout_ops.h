@@ -1,7 +1,8 @@
 // Data-movement operators that run in whatever layout family their neighbours hand over (the
 // model executor's layout plan, engine/model/executor_layouts.cpp): channel Concat, channel Slice
 // (what Split lowers to), MaxPool, AveragePool and the global pools, nearest Resize by integer
-// factors, and Add, Sub, Mul, Div with a per-channel operand (a squeeze-and-excitation
+// factors, inference BatchNormalization (x * scale + shift per channel: DenseNet's norm before each
+// convolution), and Add, Sub, Mul, Div with a per-channel operand (a squeeze-and-excitation
 // scale), each a oneDNN primitive (concat, reorder of a sub-memory, pooling, resampling, binary) over memory descriptors
 // of one family: the name HandoverLayoutOf gives, such as "nhwc" or "nChw16c", applied to each
 // value's own shape. A convolution's blocked output can then flow through a YOLO neck or a DenseNet
@@ -20,7 +21,7 @@ namespace tilebank::engine {
 
 // One such operator: its run-time inputs' shapes and its output's.
 struct LayoutFamilyOp {
-  enum class Kind { kConcat, kSlice, kPool, kGlobalPool, kResize, kBinary } kind = Kind::kConcat;
+  enum class Kind { kConcat, kSlice, kPool, kGlobalPool, kResize, kBinary, kAffine } kind = Kind::kConcat;
   std::vector<std::vector<int64_t>> inputs;
   std::vector<int64_t> output;
   int64_t axis = 1;              // kConcat: the axis joined
@@ -28,6 +29,7 @@ struct LayoutFamilyOp {
   OpSpec pool;                   // kPool: the MaxPool or AveragePool node as an op
   std::string op_type;           // kGlobalPool: GlobalAveragePool or GlobalMaxPool; kBinary: Add, Sub, Mul or Div
                                  // (kBinary: inputs[0] has the output's shape, inputs[1] is [1, C, 1, ...])
+  std::vector<float> scale, shift;  // kAffine: per channel
 };
 
 // Whether every layout family lays `shape` out as row-major: batch 1 and every spatial axis 1 (a

@@ -24,6 +24,23 @@
 
 namespace tilebank::engine::model {
 
+namespace {
+
+// A node whose output is its input: a Pad whose pads are all zero (PyTorch puts one before an
+// AveragePool), a Concat of one input (DenseNet's first layer of each block).
+bool PassesInputThrough(const Graph& g, const Node& n) {
+  if ((n.op_type != "Pad" && n.op_type != "Concat") || n.outputs.empty() || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0) return false;
+  if (g.values[n.outputs[0]].shape != g.values[n.inputs[0]].shape || !g.values[n.outputs[0]].shape_known) return false;
+  if (n.op_type == "Concat") return n.inputs.size() == 1;
+  if (n.inputs.size() < 2 || !g.IsConstant(n.inputs[1])) return g.AttrInts(n, "pads", {1}) == std::vector<int64_t>(g.AttrInts(n, "pads", {1}).size(), 0);
+  const auto& pads = *g.values[n.inputs[1]].constant;
+  for (int64_t i = 0; i < pads.size(); ++i)
+    if (pads.At(i) != 0) return false;
+  return true;
+}
+
+}  // namespace
+
 Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice) {
   const int fused = choice.policy.fuse;
   const Node& anchor = graph_.nodes[s.anchor];
@@ -183,7 +200,7 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
       return Status::Ok();
     }
     TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get()));
-  } else if (IsAliasOp(n.op_type) && runtime_input) {
+  } else if ((IsAliasOp(n.op_type) || PassesInputThrough(graph_, n)) && runtime_input) {
     step->kind = Step::Kind::kAlias;
     step->inputs = {n.inputs[0]};
     b.policy_source = "alias";

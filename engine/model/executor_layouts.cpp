@@ -7,6 +7,7 @@
 
 #include "engine/impl/onednn_layout_ops.h"
 #include "engine/impl/onednn_vector_ops.h"
+#include "engine/model/basic_kernels.h"
 #include "engine/model/executor_step.h"
 #include "engine/model/node_op_spec.h"
 #include "engine/templates/op_template.h"
@@ -94,6 +95,14 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
       if (op.offsets[d] + out.shape[d] > in[d]) return std::nullopt;
     return op;
   }
+  if (n.op_type == "BatchNormalization") {  // inference form: one output
+    auto affine = BatchNormAffine(g, n, in[1]);
+    if (!affine.ok() || out.shape != in) return std::nullopt;
+    op.kind = LayoutFamilyOp::Kind::kAffine;
+    op.scale.assign(affine->scale.begin(), affine->scale.end());
+    op.shift.assign(affine->shift.begin(), affine->shift.end());
+    return op;
+  }
   if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
     if (!LayoutFree(out.shape) || out.shape[1] != in[1]) return std::nullopt;
     op.kind = LayoutFamilyOp::Kind::kGlobalPool;
@@ -132,6 +141,8 @@ Status Executor::HandOverLayouts() {
   // the same in any layout of them: its inputs and output form one group that takes one layout.
   auto agnostic = [&](size_t i) {
     const Step& s = *steps_[i];
+    if (s.kind == Step::Kind::kAlias && s.output >= 0 && !s.inputs.empty() && graph_.values[s.inputs[0]].shape == graph_.values[s.output].shape)
+      return true;  // an alias of the same shape (Identity, a Pad of nothing) shares the buffer as it is
     if (!pointwise_[i] || s.output < 0) return false;
     bool same_shape_input = false;
     for (int v : s.inputs) {
@@ -142,7 +153,8 @@ Status Executor::HandOverLayouts() {
     }
     return same_shape_input;
   };
-  // Data movement (Concat, Slice, pooling, nearest Resize) runs in whichever layout family its
+  // Data movement and per-channel work (Concat, Slice, pooling, nearest Resize, BatchNormalization,
+  // per-channel binary ops: engine/impl/onednn_layout_ops.h) runs in whichever layout family its
   // neighbours write: its inputs and output join one group that takes one family, each value in
   // that family over its own shape.
   std::vector<std::optional<LayoutFamilyOp>> family_op(steps_.size());
