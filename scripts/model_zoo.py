@@ -233,7 +233,7 @@ def markdown(results, args, soc, everything, notes):
         "Inputs are [1,3,224,224] (inception_v3: 299); the transformers' are listed in scripts/export_models.py.",
         "",
         f"**{matches} of {len(rows)} run and match; {refused} are refused; {len(missing)} were not run yet.**"
-        + (f" ONNX Runtime was measured beside {len(with_ort)} of them; tilebank is at most as fast as it on "
+        + (f" ONNX Runtime was measured beside {len(with_ort)} of them; tilebank takes at most its time on "
            f"{sum(1 for r in with_ort if r['ms'] <= r['ort_ms'])}." if with_ort else ""),
         "",
         NOTES_BEGIN,
