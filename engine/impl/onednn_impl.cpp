@@ -44,10 +44,13 @@ class MatMulKernel : public Kernel {
   MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape, size_t anchor_inputs, std::vector<ChainStep> post_ops = {})
       : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), anchor_inputs, shape_) {}
   int InPlaceInput() const override { return post_.sum_input(); }
+  // The measured path (tuning): a B without a batch axis is taken for weights, prepacked as a
+  // model's constant weights are (Bind), so that a tuning job compares oneDNN as models run it.
   Status Prepare(const std::vector<const Tensor*>& in) override {
+    prepack_b_ = !p_.b_batched;
     CreatePrimitive(bias_input() < in.size() ? in[bias_input()] : nullptr);
     a_ = MemoryFromTensor(*in[0], a_md_);
-    b_ = MemoryFromTensor(*in[1], b_md_);
+    b_ = PlacedWeights(*in[1]);
     c_ = memory(c_md_, OneDnnCpuEngine());
     post_.Bind(in);
     return Status::Ok();
@@ -75,14 +78,7 @@ class MatMulKernel : public Kernel {
     CreatePrimitive(bias);
     post_.Bind(constants);
     a_ = constants[0] ? MemoryFromTensor(*constants[0], a_md_) : memory(a_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-    if (prepack_b_) {
-      memory user_b(user_b_md_, OneDnnCpuEngine(), const_cast<float*>(constants[1]->data.data()));  // read in place, not copied
-      b_ = memory(b_md_, OneDnnCpuEngine());
-      dnnl::reorder(user_b, b_).execute(stream_, user_b, b_);
-      stream_.wait();
-    } else {
-      b_ = memory(b_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-    }
+    b_ = prepack_b_ ? PlacedWeights(*constants[1]) : memory(b_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     c_ = memory(c_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     direct_a_ = !constants[0];
     direct_b_ = !(constants.size() > 1 && constants[1]);
@@ -100,6 +96,14 @@ class MatMulKernel : public Kernel {
 
  private:
   size_t bias_input() const { return p_.bias != BiasShape::kNone ? 2 : SIZE_MAX; }
+  // B in the primitive's weights layout (prepacked when it differs from the op's).
+  memory PlacedWeights(const Tensor& b) {
+    memory user_b(user_b_md_, OneDnnCpuEngine(), const_cast<float*>(b.data.data()));  // read in place, not copied
+    memory placed(b_md_, OneDnnCpuEngine());
+    dnnl::reorder(user_b, placed).execute(stream_, user_b, placed);
+    stream_.wait();
+    return placed;
+  }
 
   // An operand as oneDNN's (batch, M, N) (engine/ops/chain_step.h); a vector output is one row.
   memory::dims OperandDims(const std::vector<int64_t>& operand) const {

@@ -163,7 +163,7 @@ class FamilyKernel : public Kernel {
 }  // namespace
 
 bool LayoutFree(const std::vector<int64_t>& shape) {
-  if (shape.size() < 3 || shape[0] != 1) return false;
+  if (shape.size() < 3) return false;
   for (size_t d = 2; d < shape.size(); ++d)
     if (shape[d] != 1) return false;
   return true;

@@ -28,12 +28,12 @@ struct LayoutFamilyOp {
   std::vector<int64_t> offsets;  // kSlice: where the output starts in the input, per axis
   OpSpec pool;                   // kPool: the MaxPool or AveragePool node as an op
   std::string op_type;           // kGlobalPool: GlobalAveragePool or GlobalMaxPool; kBinary: Add, Sub, Mul or Div
-                                 // (kBinary: inputs[0] has the output's shape, inputs[1] is [1, C, 1, ...])
+                                 // (kBinary: inputs[0] has the output's shape, inputs[1] is [N or 1, C, 1, ...])
   std::vector<float> scale, shift;  // kAffine: per channel
 };
 
-// Whether every layout family lays `shape` out as row-major: batch 1 and every spatial axis 1 (a
-// pooled [1, C, 1, 1]). Such values stay row-major and do not tie their neighbours' layouts.
+// Whether every unpadded layout family lays `shape` out as row-major: every spatial axis 1 (a pooled
+// [N, C, 1, 1]). Such values stay row-major and do not tie their neighbours' layouts.
 bool LayoutFree(const std::vector<int64_t>& shape);
 
 // The layout of family `family` over `shape` (row-major, an empty key, when the family is not one
