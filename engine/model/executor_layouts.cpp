@@ -160,6 +160,10 @@ Status Executor::HandOverLayouts() {
   std::vector<std::optional<LayoutFamilyOp>> family_op(steps_.size());
   std::vector<std::vector<int>> family_inputs(steps_.size());
   std::vector<int> family_anchor(steps_.size(), -1);  // a value of the step's group (layout-free values join none)
+  // Layout-free values a data-movement step reads or writes: row-major to it whether or not it is
+  // replaced, so their readers and writers must take them row-major too (a padded nChw8c of
+  // [1, C, 1, 1], a convolution's native layout on AVX2, is not).
+  std::vector<int> row_major_only;
   std::vector<int> group(values);
   for (size_t v = 0; v < values; ++v) group[v] = static_cast<int>(v);
   std::function<int(int)> find = [&](int v) { return group[v] == v ? v : group[v] = find(group[v]); };
@@ -178,7 +182,10 @@ Status Executor::HandOverLayouts() {
     std::vector<int> tied = {s.output};
     tied.insert(tied.end(), family_inputs[i].begin(), family_inputs[i].end());
     for (int v : tied) {
-      if (LayoutFree(graph_.values[v].shape)) continue;
+      if (LayoutFree(graph_.values[v].shape)) {
+        row_major_only.push_back(v);
+        continue;
+      }
       if (family_anchor[i] < 0) family_anchor[i] = v;
       group[find(v)] = find(family_anchor[i]);
     }
@@ -211,6 +218,7 @@ Status Executor::HandOverLayouts() {
   };
   for (int v : graph_.inputs) refuse(v);
   for (int v : graph_.outputs) refuse(v);
+  for (int v : row_major_only) refuse(v);
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = *steps_[i];
     if (s.output < 0 || family_op[i]) continue;
