@@ -131,6 +131,18 @@ TEST_CASE("tune --model: a model over token ids (an int64 input) tunes in both j
   }
 }
 
+TEST_CASE("tune -j 2 --model: a model with no operator to tune is refused with exit 2, nothing written") {
+  TempDir dir;
+  ModelBuilder b;
+  ModelBuilder::SetShape(b.g->add_input(), "ids", {1, 16}, onnx::TensorProto::INT64);
+  b.Weight("table", {50, 64});
+  b.Node("Gather", {"table", "ids"}, {"y"});
+  b.Output("y", {1, 16, 64});
+  const std::string model = b.Save(dir / "gather.onnx");
+  auto r = RunCli("tune -j 2 -m " + model + " --bank " + (dir / "bank") + " --trials 2 --output " + (dir / "out"));
+  CheckRefusedWritingNothing(r, "no operator is left for OPAT to tune", {dir / "bank", dir / "out"});
+}
+
 TEST_CASE("tune --model: entries that make the model slower beyond the spread are taken back, within it kept, and 0% reported") {
   TempDir dir;
   // Slower by half the spread: noise, kept, and neither a gain nor a loss reported.

@@ -129,13 +129,17 @@ Result<ModelOpatReport> RunModelJob(const ModelOpatOptions& o, const model::Grap
     auto baseline = TimeWhole(o, *before);
     if (!baseline.ok()) return baseline.status();
     const std::string name = ModelName(o.model_path);
+    const nlohmann::json ops = ModelOpList(*before, baseline->node_median_us, &job.budget_weights);
+    if (ops.empty())  // before anything is written
+      return Status::InvalidInput(o.model_path + ": no operator is left for OPAT to tune: every tunable one runs inside a subgraph the bank " +
+                                  "already fuses (SGAT's entries), or the model has none");
     std::error_code ec;
     std::filesystem::create_directories(job.output_dir, ec);
     if (ec) return Status::InvalidInput("cannot create the output directory " + job.output_dir + ": " + ec.message());
     job.ops_path = job.output_dir + "/" + name + "_opat_ops.json";
     job.tuning_name = name;
     job.model_baseline_ms = baseline->median_ms;
-    TB_RETURN_IF_ERROR(WriteJsonAtomically(job.ops_path, ModelOpList(*before, baseline->node_median_us, &job.budget_weights), 1));
+    TB_RETURN_IF_ERROR(WriteJsonAtomically(job.ops_path, ops, 1));
   }
   auto result = RunOpatJob(job);
   if (!result.ok()) return result.status();
