@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <numeric>
 
 namespace tilebank::engine {
@@ -62,6 +63,12 @@ Tensor TensorFromMemory(const dnnl::memory& m, const std::vector<int64_t>& shape
   Tensor t(shape);
   std::memcpy(t.data.data(), m.get_data_handle(), t.data.size() * sizeof(float));
   return t;
+}
+
+dnnl::algorithm OneDnnBinaryAlgorithm(const std::string& op_type) {
+  static const std::map<std::string, dnnl::algorithm> algorithms = {
+      {"Add", dnnl::algorithm::binary_add}, {"Sub", dnnl::algorithm::binary_sub}, {"Mul", dnnl::algorithm::binary_mul}, {"Div", dnnl::algorithm::binary_div}};
+  return algorithms.at(op_type);
 }
 
 void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std::unordered_map<int, dnnl::memory>& args) {

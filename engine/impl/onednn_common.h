@@ -4,6 +4,7 @@
 
 #include <dnnl.hpp>
 
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -32,6 +33,8 @@ auto CatchOneDnnErrors(Body&& body) -> decltype(body()) {
     return Status::InvalidInput(std::string("oneDNN: ") + e.what());
   }
 }
+// oneDNN's binary algorithm for Add, Sub, Mul or Div (std::out_of_range for another op type).
+dnnl::algorithm OneDnnBinaryAlgorithm(const std::string& op_type);
 // Runs `prim` on `args` and waits for it.
 void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std::unordered_map<int, dnnl::memory>& args);
 

@@ -102,9 +102,7 @@ class FamilyKernel : public Kernel {
         std::vector<int64_t> operand = op.inputs[1];
         operand.insert(operand.begin(), op.output.size() - operand.size(), 1);
         const memory::desc other = FamilyDesc(family, operand);
-        const auto a = op.op_type == "Add" ? dnnl::algorithm::binary_add : op.op_type == "Sub" ? dnnl::algorithm::binary_sub
-                       : op.op_type == "Mul" ? dnnl::algorithm::binary_mul : dnnl::algorithm::binary_div;
-        prim_ = dnnl::binary(dnnl::binary::primitive_desc({a, srcs[0], other, dst}, engine));
+        prim_ = dnnl::binary(dnnl::binary::primitive_desc({OneDnnBinaryAlgorithm(op.op_type), srcs[0], other, dst}, engine));
         Bind(DNNL_ARG_SRC_0, srcs[0]);
         Bind(DNNL_ARG_SRC_1, other);
         break;

@@ -37,8 +37,6 @@ void PostOpChain::Attach(dnnl::primitive_attr& attr, const std::function<memory:
       {"Sigmoid", dnnl::algorithm::eltwise_logistic}, {"Tanh", dnnl::algorithm::eltwise_tanh},      {"HardSwish", dnnl::algorithm::eltwise_hardswish},
       {"Swish", dnnl::algorithm::eltwise_swish},
       {"Gelu", dnnl::algorithm::eltwise_gelu_erf},     {"GeluTanh", dnnl::algorithm::eltwise_gelu_tanh}};
-  static const std::map<std::string, dnnl::algorithm> binary = {
-      {"Add", dnnl::algorithm::binary_add}, {"Mul", dnnl::algorithm::binary_mul}, {"Sub", dnnl::algorithm::binary_sub}, {"Div", dnnl::algorithm::binary_div}};
   dnnl::post_ops chain;
   mds_.assign(static_cast<size_t>(std::count_if(slot_of_op_.begin(), slot_of_op_.end(), [](int s) { return s >= 0; })), memory::desc());
   for (size_t i = 0; i < ops_.size(); ++i) {
@@ -51,7 +49,7 @@ void PostOpChain::Attach(dnnl::primitive_attr& attr, const std::function<memory:
       memory::dims strides(dims.size(), 1);
       for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * dims[d + 1];
       mds_[slot] = memory::desc(dims, memory::data_type::f32, strides);
-      chain.append_binary(binary.at(op.op_type), mds_[slot]);
+      chain.append_binary(OneDnnBinaryAlgorithm(op.op_type), mds_[slot]);
     } else {
       const bool clip = op.op_type == "Clip";
       chain.append_eltwise(1.f, eltwise.at(op.op_type), clip ? std::max(op.alpha, -FLT_MAX) : op.op_type == "Swish" ? 1.f : op.alpha, clip ? std::min(op.beta, FLT_MAX) : op.beta);

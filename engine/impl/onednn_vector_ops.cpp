@@ -187,8 +187,7 @@ class VectorKernel : public Kernel {
       const int first = BinaryFirst(op_);
       const auto [a_dims, b_dims] = BinaryDims(out, PaddedTo(op_.inputs[1 - first].shape, out.size()));
       memory::desc a = RowMajorDesc(a_dims), b = RowMajorDesc(b_dims);
-      algorithm alg = t == "Add" ? algorithm::binary_add : t == "Sub" ? algorithm::binary_sub : t == "Mul" ? algorithm::binary_mul : algorithm::binary_div;
-      prim_ = dnnl::binary(dnnl::binary::primitive_desc({alg, a, b, a}, engine));
+      prim_ = dnnl::binary(dnnl::binary::primitive_desc({OneDnnBinaryAlgorithm(t), a, b, a}, engine));
       args_[DNNL_ARG_SRC_0] = MemoryFromTensor(*in[first], a);
       args_[DNNL_ARG_SRC_1] = MemoryFromTensor(*in[1 - first], b);
       args_[DNNL_ARG_DST] = memory(a, engine);
@@ -241,10 +240,11 @@ Status OneDnnSupportsVectorOp(const OpSpec& op) {
     if (op.outputs.size() > 1) return Status::InvalidInput("impl.onednn: " + op.name + ": MaxPool's indices output is not supported");
     if (op.Text("auto_pad", "NOTSET") != "NOTSET") return Status::InvalidInput("impl.onednn: " + op.name + ": auto_pad " + op.Text("auto_pad", ""));
     if (op.Ints("kernel_shape", {}).size() != rank - 2) return Status::InvalidInput("impl.onednn: " + op.name + ": kernel_shape must name every spatial axis");
+    const PoolWindow window = WindowOf(op);
     // ONNX counts ceil_mode's extra positions out of the average even with count_include_pad.
-    if (t == "AveragePool" && op.Int("count_include_pad", 0) && WindowOf(op).padded_past_pads)
+    if (t == "AveragePool" && op.Int("count_include_pad", 0) && window.padded_past_pads)
       return Status::InvalidInput("impl.onednn: " + op.name + ": count_include_pad with ceil_mode windows past the pads");
-    for (int64_t v : WindowOf(op).pad_l)
+    for (int64_t v : window.pad_l)
       if (v < 0) return Status::InvalidInput("impl.onednn: " + op.name + ": negative pads");
     return Status::Ok();
   }

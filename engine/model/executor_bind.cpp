@@ -32,7 +32,10 @@ bool PassesInputThrough(const Graph& g, const Node& n) {
   if ((n.op_type != "Pad" && n.op_type != "Concat") || n.outputs.empty() || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0) return false;
   if (g.values[n.outputs[0]].shape != g.values[n.inputs[0]].shape || !g.values[n.outputs[0]].shape_known) return false;
   if (n.op_type == "Concat") return n.inputs.size() == 1;
-  if (n.inputs.size() < 2 || !g.IsConstant(n.inputs[1])) return g.AttrInts(n, "pads", {1}) == std::vector<int64_t>(g.AttrInts(n, "pads", {1}).size(), 0);
+  if (n.inputs.size() < 2 || !g.IsConstant(n.inputs[1])) {  // opset < 11: the pads attribute
+    const auto pads = g.AttrInts(n, "pads", {1});
+    return std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; });
+  }
   const auto& pads = *g.values[n.inputs[1]].constant;
   for (int64_t i = 0; i < pads.size(); ++i)
     if (pads.At(i) != 0) return false;
