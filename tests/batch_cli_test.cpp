@@ -242,7 +242,7 @@ TEST_CASE("batch: gradient fusion problems (-j 4) as batch tasks: planned by sha
   // Shard 0 stopped after its first task (as a kill would), then run again: it goes on.
   const size_t shard0 = plan_json["shard_tasks"][0].size();
   REQUIRE(shard0 == 2);
-  auto killed = RunCli("tune --plan " + plan + " --shard 0 --bank " + root, "TILEBANK_TEST_EXIT_AFTER_GRADIENTS=1");
+  auto killed = RunCli("tune --plan " + plan + " --shard 0 --bank " + root, "TILEBANK_TEST_EXIT_AFTER_TASKS=1");
   CHECK(killed.exit_code == 137);
   auto stopped = StatusJson(plan, root);
   CHECK(stopped["shards"][0]["state"] == "stopped");
@@ -292,7 +292,7 @@ TEST_CASE("batch: a worker with --local-dir tunes in node-local storage and publ
 
   // Killed on node A after its first task: the shared directory holds the bank as it was then,
   // published as a copy (LMDB never opened it there: no lock file).
-  auto killed = RunCli("tune --plan " + plan + " --shard 0 --bank " + root + " --local-dir " + node_a, "TILEBANK_TEST_EXIT_AFTER_GRADIENTS=1");
+  auto killed = RunCli("tune --plan " + plan + " --shard 0 --bank " + root + " --local-dir " + node_a, "TILEBANK_TEST_EXIT_AFTER_TASKS=1");
   CHECK(killed.exit_code == 137);
   CHECK(std::filesystem::exists(published + "/data.mdb"));
   CHECK(!std::filesystem::exists(published + "/lock.mdb"));

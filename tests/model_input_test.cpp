@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/onnx_model_builder.h"
@@ -69,10 +70,15 @@ TEST_CASE("node names that are not UTF-8: run --dump and tune -j 2 -m write vali
   REQUIRE_MESSAGE(tune.exit_code == 0, tune.err);
   int results = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir / "out")) {
-    ParseFile(e.path().string());
+    if (e.path().extension() == ".jsonl") {  // the trials file: a JSON object a line
+      std::istringstream lines(ReadFile(e.path().string()));
+      for (std::string line; std::getline(lines, line);) CHECK_MESSAGE(!nlohmann::json::parse(line, nullptr, false).is_discarded(), line);
+    } else {
+      ParseFile(e.path().string());
+    }
     ++results;
   }
-  CHECK(results == 2);  // the result file and the model's op list
+  CHECK(results == 3);  // the result file, the model's op list and the trials file
   CHECK(RunCli("bank validate --bank " + (dir / "bank")).exit_code == 0);
 }
 

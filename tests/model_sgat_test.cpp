@@ -694,7 +694,7 @@ TEST_CASE("tune -j 1: a job stopped after its first subgraph goes on with --relo
   TempDir dir;
   const std::string model = BlocksModel(dir);
   const std::string bank = dir / "bank";
-  auto stopped = RunCli("tune -j 1 -m " + model + " --bank " + bank + " --output " + (dir / "out"), "TILEBANK_TEST_EXIT_AFTER_SUBGRAPHS=1");
+  auto stopped = RunCli("tune -j 1 -m " + model + " --bank " + bank + " --output " + (dir / "out"), "TILEBANK_TEST_EXIT_AFTER_TASKS=1");
   REQUIRE(stopped.exit_code == 137);
   // The seconds tuned, as the checkpoint counts them over every run of the job.
   auto checkpoint_elapsed_s = [&]() -> double {

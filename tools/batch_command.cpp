@@ -75,12 +75,13 @@ int WaitAndMerge(const engine::BatchPlan& plan, const std::string& bank_root, co
   return ReportMerge(*merged);
 }
 
-int TuneShards(const engine::BatchPlan& plan, const std::vector<size_t>& shards, const std::string& bank_root, const std::string& local_dir) {
+int TuneShards(const engine::BatchPlan& plan, const std::vector<size_t>& shards, const std::string& bank_root, const std::string& local_dir,
+               bool quiet) {
   engine::ShardWorkOptions o;
   o.bank_root = bank_root;
   o.local_dir = local_dir;
   o.fingerprint = HostFingerprint();
-  o.progress = StderrIsTerminal();
+  o.listeners = ProgressListeners(quiet);
   bool any_failed = false, any_error = false;
   for (size_t s : shards) {
     // A shard that cannot be tuned is reported and marked failed; the next ones still run.
@@ -208,7 +209,7 @@ int RunBatchTune(const BatchInputFlags& inputs, const std::string& plan_path, co
       return Fail(Status::InvalidInput("--shard " + shard + ": the plan has " + std::to_string(plan.shards()) + " shards"));
     shards.push_back(place->first);  // RunShard refuses an index the plan lacks
   }
-  const int tuned = TuneShards(plan, shards, bank_root, local_dir);
+  const int tuned = TuneShards(plan, shards, bank_root, local_dir, inputs.quiet);
   if (tuned == kExitError) return tuned;
   if (!place || (mpi && place->first == 0)) {
     const int merged = WaitAndMerge(plan, bank_root, soc);
@@ -230,7 +231,7 @@ int RunPlan(const BatchInputFlags& flags, size_t shards, const std::string& outp
   }
   const size_t per_group = made->GroupShards();
   std::printf("plan %s: %zu tasks (%s), %zu shards for each soc_version\n", made->plan_id.c_str(), made->tasks.size(),
-              engine::NamesOf(made->job_type).tasks_label, per_group);
+              engine::JobTypeOf(made->job_type).tasks_label, per_group);
   for (size_t g = 0; g < made->soc_versions.size(); ++g)
     std::printf("  soc_version %s: shards %zu-%zu\n", made->soc_versions[g].c_str(), g * per_group, (g + 1) * per_group - 1);
   if (made->calibration.Applied())

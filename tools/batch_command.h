@@ -17,6 +17,7 @@ struct BatchInputFlags {
   int trials = 48;
   uint64_t seed = 1;
   std::vector<std::string> calibrate;  // `batch plan --calibrate`: earlier batches' result files
+  bool quiet = false;                  // `tune --quiet`: no progress on stderr
 };
 
 // Adds -m, --model-list, --singleop, --gradients, --gradients-list, --input-shape, --soc, --trials

@@ -1,5 +1,7 @@
 #include "tools/cli_common.h"
 
+#include "engine/jobs/progress_line.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -56,6 +58,12 @@ Result<nlohmann::json> ReadJsonArgument(const std::string& argument) {
 }
 
 bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+engine::JobListeners ProgressListeners(bool quiet) {
+  engine::JobListeners listeners;
+  if (auto progress = engine::ProgressListener(engine::ProgressStyleFor(quiet))) listeners.on_event.push_back(std::move(progress));
+  return listeners;
+}
 
 std::string HumanBytes(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

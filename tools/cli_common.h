@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "engine/jobs/job_events.h"
 #include "repo/bank.h"
 
 namespace tilebank::cli {
@@ -35,6 +36,9 @@ int Fail(const Status& status);
 Result<nlohmann::json> ReadJsonArgument(const std::string& argument);
 
 bool StderrIsTerminal();
+// The progress listener a job run from the CLI gets (engine/jobs/progress_line.h): a live line on a
+// terminal, a plain line per task elsewhere, none when `quiet`.
+engine::JobListeners ProgressListeners(bool quiet);
 std::string HumanBytes(uint64_t bytes);
 std::string FormatMicros(double us);
 

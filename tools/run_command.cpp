@@ -88,7 +88,7 @@ int RunModel(const RunFlags& f) {
     online.job.output_dir = !f.output.empty() ? f.output : work && *work ? work : ".";
     online.job.tune.trials = f.trials;
     online.job.time_budget_s = f.time_budget;
-    online.job.progress = StderrIsTerminal();
+    online.job.listeners = ProgressListeners(/*quiet=*/false);
     auto tuned = engine::TuneOnline(online);
     if (!tuned.ok()) return Fail(tuned.status());
     if (tuned->report)

@@ -2,10 +2,12 @@
 // spellings (--job_type, -j, --tune_ops_file, REPEAT_TUNE=True) are accepted too.
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "engine/catalog/builtin_choice.h"
 #include "engine/jobs/gdat_job.h"
+#include "engine/jobs/job_types.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/opat_job.h"
@@ -30,6 +32,7 @@ struct TuneFlags {
   int trials = 48;
   double time_budget = 0;
   bool repeat_tune = false;
+  bool quiet = false;
   std::string reload = "\x01";  // sentinel: not given
   uint64_t seed = 1;
   std::string model_list, gradients_list, plan, shard, local_dir;  // a batch (tools/batch_command.h)
@@ -93,7 +96,7 @@ void PlaceJob(const JobPlace& place, JobOptions* o) {
 
 // `tune` with --model-list, --plan or --shard: one worker of a batch, or the whole batch here.
 int RunBatchWorker(const TuneFlags& f) {
-  if (f.job_type != 1 && f.job_type != 2 && f.job_type != 4 && !(f.job_type == 0 && !f.plan.empty()))
+  if (!engine::FindJobType(f.job_type) && !(f.job_type == 0 && !f.plan.empty()))
     return Fail(Status::InvalidInput("--model-list, --gradients-list, --plan and --shard batch operators (-j 2), subgraphs (-j 1) "
                                      "or gradient fusion problems (-j 4)"));
   if (!f.measured.empty() || f.print_plans || f.max_segments != 8)
@@ -116,6 +119,7 @@ int RunBatchWorker(const TuneFlags& f) {
   in.soc = f.soc;
   in.trials = f.trials;
   in.seed = f.seed;
+  in.quiet = f.quiet;
   if (!f.plan.empty()) {
     auto plan = engine::ReadBatchPlan(f.plan);
     if (!plan.ok()) return Fail(plan.status());
@@ -147,7 +151,7 @@ int RunSgat(const TuneFlags& f) {
   o.trials = f.trials;
   o.time_budget_s = f.time_budget;
   if (reload) o.reload = f.reload;
-  o.progress = StderrIsTerminal();
+  o.listeners = ProgressListeners(f.quiet);
   auto report = engine::RunModelSgatJob(o);
   if (!report.ok()) return Fail(report.status());
   std::cout << "result file: " << report->result_path << "\n";
@@ -192,15 +196,10 @@ int RunGdat(const TuneFlags& f) {
   return kExitOk;
 }
 
-int RunTune(const TuneFlags& f) {
-  if (!f.model_list.empty() || !f.gradients_list.empty() || !f.plan.empty() || !f.shard.empty()) return RunBatchWorker(f);
-  if (!f.local_dir.empty()) return Fail(Status::InvalidInput("--local-dir is for a batch worker (--plan, --shard, --model-list or --gradients-list)"));
-  if (f.job_type == 0) return Fail(Status::InvalidInput("--job-type (-j) is required: 2 (OPAT), 1 (SGAT) or 4 (GDAT)"));
-  if (f.job_type == 1) return RunSgat(f);
-  if (f.job_type == 4) return RunGdat(f);
+// Job type 2: operator tuning of an op list or of a model's operators.
+int RunOpat(const TuneFlags& f) {
   if (!f.gradients.empty()) return Fail(Status::InvalidInput("--gradients is a gradient profile, for --job-type 4 (GDAT)"));
   if (!f.measured.empty() || f.print_plans) return Fail(Status::InvalidInput("--measured and --print-plans are for --job-type 4 (GDAT)"));
-  if (f.job_type != 2) return Fail(Status::InvalidInput("--job-type must be 1 (SGAT), 2 (OPAT) or 4 (GDAT), not " + std::to_string(f.job_type)));
   const bool reload = f.reload != "\x01";
   if (Status s = CheckSharedFlags(f); !s.ok()) return Fail(s);
   if (!f.model.empty() && !f.singleop.empty()) return Fail(Status::InvalidInput("give --model or --singleop, not both"));
@@ -226,7 +225,7 @@ int RunTune(const TuneFlags& f) {
   o.tune.modes = modes.value();
   o.tune.trials = f.trials;
   o.tune.seed = f.seed;
-  o.progress = StderrIsTerminal();
+  o.listeners = ProgressListeners(f.quiet);
 
   if (!f.model.empty()) {
     auto shapes = engine::model::ParseInputShapes(f.input_shape);
@@ -252,6 +251,18 @@ int RunTune(const TuneFlags& f) {
   if (report->any_failed) std::cout << "some operators failed to tune: see tuning_failed_operators in the result file\n";
   std::cout << report->tuning_name << " process finished. Performance improved by " << pct << "%\n";
   return report->any_failed ? kExitFound : kExitOk;
+}
+
+int RunTune(const TuneFlags& f) {
+  if (!f.model_list.empty() || !f.gradients_list.empty() || !f.plan.empty() || !f.shard.empty()) return RunBatchWorker(f);
+  if (!f.local_dir.empty()) return Fail(Status::InvalidInput("--local-dir is for a batch worker (--plan, --shard, --model-list or --gradients-list)"));
+  if (f.job_type == 0) return Fail(Status::InvalidInput("--job-type (-j) is required: " + engine::JobTypeChoices()));
+  // Each job type of engine/jobs/job_types.h and the command running it.
+  static const std::map<int, int (*)(const TuneFlags&)> kRunners = {{1, RunSgat}, {2, RunOpat}, {4, RunGdat}};
+  const auto runner = kRunners.find(f.job_type);
+  if (!engine::FindJobType(f.job_type) || runner == kRunners.end())
+    return Fail(Status::InvalidInput("--job-type must be " + engine::JobTypeChoices() + ", not " + std::to_string(f.job_type)));
+  return runner->second(f);
 }
 
 }  // namespace
@@ -287,6 +298,7 @@ void RegisterTuneCommand(CLI::App* app, int* exit_code) {
   tune->add_option("--time-budget,--time_budget", flags->time_budget, "seconds for the whole job (0: no limit)");
   tune->add_option("--tune-ops-file,--tune_ops_file", flags->tune_ops_file,
                    "tune only these: {\"tune_ops_name\": [...], \"tune_ops_type\": [...]}");
+  tune->add_flag("-q,--quiet", flags->quiet, "no progress on stderr (a live line on a terminal, a line per task elsewhere)");
   tune->add_flag("--repeat-tune,--repeat_tune", flags->repeat_tune, "re-tune operators already in the bank (or REPEAT_TUNE=True)");
   tune->add_option("--reload", flags->reload, "resume a killed job (default: the latest one in the bank)")->expected(0, 1)->default_str("");
   tune->add_option("--output", flags->output, "directory of the result file (default: ASCEND_WORK_PATH, else the working directory)");

@@ -105,7 +105,7 @@ Status MergeGroup(const BatchPlan& plan, Bank& destination, const std::string& d
   for (const GradientTaskRecord& r : g->gradients)
     if (r.tune_s > 0) task_seconds[r.key] = std::round(r.tune_s * 1e6) / 1e6;
   if (!task_seconds.empty()) result[0]["basic"]["batch"]["task_seconds"] = task_seconds;
-  report.result_path = dir + "/aoe_result_" + NamesOf(plan.job_type).result_kind + "_batch_" + plan.plan_id +
+  report.result_path = dir + "/aoe_result_" + JobTypeOf(plan.job_type).result_kind + "_batch_" + plan.plan_id +
                        (plan.soc_versions.size() > 1 ? "_" + soc : "") + ".json";
   return WriteJsonAtomically(report.result_path, result);
 }

@@ -48,7 +48,7 @@ Result<BatchTask> OperatorTask(const nlohmann::json& description, size_t index, 
   auto op = ParseOpSpec(description, index);
   if (!op.ok()) return op.status();
   BatchTask t;
-  t.kind = NamesOf(2).task_kind;
+  t.kind = JobTypeOf(2).task_kind;
   t.key = FormatKey(EntryKind::kOp, op->canonical.key);
   t.name = op->name;
   t.op_type = op->op_type;
@@ -103,7 +103,7 @@ Status AddModelTasks(const BatchModel& m, const BatchInputs& in, TaskMap* tasks)
     for (const auto& n : subgraphs[i].graph.nodes)
       if (auto op = model::NodeOpSpec(subgraphs[i].graph, n); op.ok()) flops += OpFlops(op->op);
     BatchTask t;
-    t.kind = NamesOf(1).task_kind;
+    t.kind = JobTypeOf(1).task_kind;
     t.payload = file["subgraphs"][i];
     t.key = t.payload.at("repo_key").get<std::string>();
     t.name = subgraphs[i].name;
@@ -122,7 +122,7 @@ Status AddGradientTasks(const std::string& path, TaskMap* tasks) {
   auto canonical = CanonicalizeGrad(GradProblemDescription(*profile));
   if (!canonical.ok()) return canonical.status().WithContext(path);
   BatchTask t;
-  t.kind = NamesOf(4).task_kind;
+  t.kind = JobTypeOf(4).task_kind;
   t.key = FormatKey(EntryKind::kGrad, canonical->key);
   t.name = ProfileName(*profile, path);
   t.op_type = canonical->op_type;
@@ -202,13 +202,6 @@ Calibration Calibrate(const std::map<std::string, double>& measured, std::vector
   return c;
 }
 
-const BatchJobNames& NamesOf(int job_type) {
-  static const BatchJobNames kOperators{"operator", "description", "ops.json", "opat", "operators"};
-  static const BatchJobNames kSubgraphs{"subgraph", "subgraph", "subgraphs.json", "sgat", "subgraphs"};
-  static const BatchJobNames kGradients{"gradient", "profile", "gradients.json", "gdat", "gradient problems"};
-  return job_type == 2 ? kOperators : job_type == 1 ? kSubgraphs : kGradients;
-}
-
 double EstimateGradientTaskSeconds(size_t gradients) {
   // The planner's dynamic program grows with the square of the gradients: a task took 1.2 ms at
   // 200 gradients, 11.7 ms at 800 and 42 ms at 1600 on a 2-core AVX-512 VM (task_seconds).
@@ -258,7 +251,7 @@ nlohmann::json BatchPlan::ToJson() const {
   nlohmann::json task_list = nlohmann::json::array(), costs = nlohmann::json::array();
   for (const auto& t : tasks) {
     nlohmann::json j = {{"kind", t.kind}, {"key", t.key}, {"name", t.name}, {"op_type", t.op_type}, {"cost_s", t.cost_s}, {"models", t.models}};
-    j[NamesOf(job_type).payload_field] = t.payload;
+    j[JobTypeOf(job_type).payload_field] = t.payload;
     task_list.push_back(std::move(j));
   }
   for (size_t s = 0; s < GroupShards(); ++s) costs.push_back(ShardCost(s));
@@ -329,9 +322,8 @@ Result<std::vector<std::string>> ReadGradientList(const std::string& path) {
 }
 
 Result<BatchPlan> MakeBatchPlan(const BatchInputs& in) {
-  if (in.job_type != 1 && in.job_type != 2 && in.job_type != 4)
-    return Status::InvalidInput("a batch tunes operators (-j 2), subgraphs (-j 1) or gradient fusion (-j 4), not job type " +
-                                std::to_string(in.job_type));
+  if (!FindJobType(in.job_type))
+    return Status::InvalidInput("a batch tunes job type " + JobTypeChoices() + ", not job type " + std::to_string(in.job_type));
   if (in.shards < 1 || in.shards > 100000) return Status::InvalidInput("--shards must be from 1 to 100000");
   if (in.shards * in.soc_versions.size() > 100000)
     return Status::InvalidInput("--shards " + std::to_string(in.shards) + " for each of " + std::to_string(in.soc_versions.size()) +
@@ -382,7 +374,7 @@ Result<BatchPlan> ReadBatchPlan(const std::string& path) {
   try {
     BatchPlan p;
     p.job_type = j.at("job_type").get<int>();
-    if (p.job_type != 1 && p.job_type != 2 && p.job_type != 4) return Bad(path, "\"job_type\" must be 1, 2 or 4");
+    if (!FindJobType(p.job_type)) return Bad(path, "\"job_type\" must be " + JobTypeChoices());
     p.soc_versions = j.contains("soc_versions") ? j["soc_versions"].get<std::vector<std::string>>()
                                                 : std::vector<std::string>{j.at("soc_version").get<std::string>()};  // version 1
     if (p.soc_versions.empty()) return Bad(path, "\"soc_versions\" is empty");
@@ -394,14 +386,14 @@ Result<BatchPlan> ReadBatchPlan(const std::string& path) {
     for (const auto& t : j.at("tasks")) {
       BatchTask task;
       task.kind = t.at("kind").get<std::string>();
-      if (task.kind != NamesOf(p.job_type).task_kind)
+      if (task.kind != JobTypeOf(p.job_type).task_kind)
         return Bad(path, "task kind \"" + task.kind + "\" does not belong to job type " + std::to_string(p.job_type));
       task.key = t.at("key").get<std::string>();
       task.name = t.at("name").get<std::string>();
       task.op_type = t.at("op_type").get<std::string>();
       task.cost_s = t.at("cost_s").get<double>();
       task.models = t.at("models").get<std::vector<std::string>>();
-      task.payload = t.at(NamesOf(p.job_type).payload_field);
+      task.payload = t.at(JobTypeOf(p.job_type).payload_field);
       p.tasks.push_back(std::move(task));
     }
     p.shard_tasks = j.at("shard_tasks").get<std::vector<std::vector<size_t>>>();

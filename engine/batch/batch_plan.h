@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/jobs/job_types.h"
 #include "repo/status.h"
 
 namespace tilebank::engine {
@@ -60,17 +61,6 @@ struct Calibration {
   double scale = 1;           // the other tasks' estimates times this: the median of measured / estimated
   bool Applied() const { return measured_tasks > 0; }
 };
-
-// What a batch's job type calls its tasks and files (job type 1, 2 or 4; others are refused
-// before a plan exists).
-struct BatchJobNames {
-  const char* task_kind;      // PLAN.json's task "kind": operator | subgraph | gradient
-  const char* payload_field;  // the PLAN.json task field holding the task's input
-  const char* input_file;     // a shard's input file in its directory
-  const char* result_kind;    // result files: aoe_result_<result_kind>_*.json
-  const char* tasks_label;    // how `batch plan` counts the tasks
-};
-const BatchJobNames& NamesOf(int job_type);
 
 struct BatchTask {
   std::string kind;  // "operator" | "subgraph" | "gradient"

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/batch/gradient_shard.h"
+#include "engine/jobs/gradient_batch_job.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/sgat_checkpoint.h"
 #include "engine/jobs/stored_job.h"
@@ -33,7 +33,7 @@ std::string HostName() {
 std::string ShardDir(const std::string& bank_root, size_t shard) { return bank_root + "/shards/" + std::to_string(shard); }
 
 std::string ShardInputPath(const BatchPlan& plan, const std::string& bank_root, size_t shard) {
-  return ShardDir(bank_root, shard) + "/" + NamesOf(plan.job_type).input_file;
+  return ShardDir(bank_root, shard) + "/" + JobTypeOf(plan.job_type).input_file;
 }
 
 nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard) {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <functional>
 
-#include "engine/batch/gradient_shard.h"
+#include "engine/jobs/gradient_batch_job.h"
 #include "engine/batch/shard_dir.h"
 #include "engine/batch/shard_publish.h"
 #include "engine/jobs/model_sgat_job.h"
@@ -37,6 +37,7 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
     job.fingerprint = o.fingerprint;
     job.output_dir = dir;
     job.resume = resume;
+    job.listeners = o.listeners;
     job.on_task_done = on_task_done;
     std::vector<const BatchTask*> tasks;
     for (size_t t : plan.TasksOf(shard)) tasks.push_back(&plan.tasks[t]);
@@ -56,7 +57,7 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
     job.keep_builtin_wins = true;
     job.tune.trials = plan.trials;
     job.tune.seed = plan.seed;
-    job.progress = o.progress;
+    job.listeners = o.listeners;
     job.on_task_done = on_task_done;
     auto report = RunOpatJob(job);
     if (!report.ok()) return report.status();
@@ -71,7 +72,7 @@ Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t sha
   job.fingerprint = o.fingerprint;
   job.output_dir = dir;
   job.trials = plan.trials;
-  job.progress = o.progress;
+  job.listeners = o.listeners;
   job.on_task_done = on_task_done;
   auto report = RunModelSgatJob(job);
   if (!report.ok()) return report.status();

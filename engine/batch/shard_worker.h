@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/batch/batch_plan.h"
+#include "engine/jobs/job_events.h"
 #include "repo/status.h"
 
 namespace tilebank::engine {
@@ -17,7 +18,7 @@ struct ShardWorkOptions {
   // directory under bank_root after each task (engine/batch/shard_publish.h).
   std::string local_dir;
   std::string fingerprint;
-  bool progress = false;  // a terminal: show progress on stderr
+  JobListeners listeners;  // each shard job's events (engine/jobs/job_events.h)
 };
 
 struct ShardWorkReport {

@@ -12,6 +12,7 @@
 #include "engine/gdat/gradient_profile.h"
 #include "engine/gdat/plan_measurements.h"
 #include "engine/jobs/opat_job.h"
+#include "engine/jobs/task_loop.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/winner_entry.h"
 #include "engine/templates/template_catalog.h"
@@ -203,8 +204,9 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
   report.result = nlohmann::json::array(
       {{{"basic", {{"tuning_name", report.tuning_name}, {"tuning_time(s)", static_cast<int64_t>(seconds + 0.5)}}}}, {{"GDAT", gdat}}});
   if (!o.write_result_file) return report;
-  const std::string stamp = ResultTimestamp();
-  report.result_path = output_dir + "/aoe_result_gdat_" + stamp + "_" + std::to_string(getpid()) + ".json";
+  auto stamp = NewJobStamp(JobTypeOf(4), output_dir);
+  if (!stamp.ok()) return stamp.status();
+  report.result_path = stamp->result_path;
   TB_RETURN_IF_ERROR(WriteJsonAtomically(report.result_path, report.result));
   return report;
 }

@@ -16,6 +16,7 @@
 #include "engine/jobs/model_verdict.h"
 #include "engine/jobs/sgat_checkpoint.h"
 #include "engine/jobs/stored_job.h"
+#include "engine/jobs/task_loop.h"
 #include "engine/jobs/winner_entry.h"
 #include "engine/model/model_session.h"
 #include "engine/model/partition.h"
@@ -110,7 +111,8 @@ namespace {
 // One subgraph tuned (engine/tune/subgraph_tuner.h) or found in the bank: its record, and the entry
 // to store when it won.
 SubgraphRecord TuneTask(const model::SubgraphTask& task, const Bank& bank, const model::PolicyLookup& ops, const ModelSgatOptions& o,
-                        bool out_of_time, std::optional<Entry>* winner, std::optional<Entry>* existing_out, bool* stale_out) {
+                        bool out_of_time, const std::function<void(const SubgraphTrial&)>& on_trial, std::optional<Entry>* winner,
+                        std::optional<Entry>* existing_out, bool* stale_out) {
   const Subgraph& s = task.subgraph;
   SubgraphRecord r;
   r.repo_key = std::to_string(s.key());
@@ -144,6 +146,7 @@ SubgraphRecord TuneTask(const model::SubgraphTask& task, const Bank& bank, const
   options.trials = o.trials;
   options.warmup = o.subgraph_warmup;
   options.repeats = o.subgraph_repeats;
+  options.on_trial = on_trial;
   auto tuned = TuneSubgraph(task.graph, s, ops, options);
   if (!tuned.ok()) {
     r.status = "failed";
@@ -240,15 +243,30 @@ Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<TypedTe
   return Status::Ok();
 }
 
+// What the trials file and the listeners see of a subgraph's candidate.
+TrialRecord TrialRecordOf(const SubgraphTrial& t, int budget) {
+  TrialRecord r;
+  r.trial = t.trial;
+  r.budget = budget;
+  r.template_id = kFusedTemplateId;
+  r.mode = "fusion";
+  r.policy = t.policy;
+  if (t.time) {
+    r.time_us = t.time->median_us;
+    r.spread_us = t.time->spread_us;
+  }
+  r.verdict = t.failure.empty() ? "ok" : t.failure;
+  r.best_us = t.best_us;
+  r.baseline_us = t.baseline_us;
+  return r;
+}
+
 }  // namespace
 
 Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
   const std::string bank_dir = o.bank_root + "/" + o.soc_version;
   std::unique_ptr<Bank> bank;
   SgatCheckpoint cp;
-  double elapsed_before = 0;  // in earlier runs of a reloaded job (a time budget is per run, as OPAT's)
-  auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (o.reload) {
     auto opened = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.soc_version, o.fingerprint});
     if (!opened.ok()) return opened.status().WithContext("--reload");
@@ -256,7 +274,6 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     auto read = ReadCheckpoint(*bank, *o.reload, bank_dir);
     if (!read.ok()) return read.status();
     cp = std::move(read.value());
-    elapsed_before = cp.elapsed_s;
   } else {
     if (o.model_path.empty() == o.subgraphs_path.empty()) return Status::InvalidInput("SGAT takes a model or a subgraph file (one of them)");
     cp.model_path = o.model_path;
@@ -300,10 +317,8 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
       for (size_t i = 0; i < executor->bindings().size() && i < step_us.size(); ++i) node_us[executor->bindings()[i].node] += step_us[i];
     }
     // The output directory next: a run refused for it leaves no bank behind.
-    const std::string output_dir = o.output_dir.empty() ? std::string(".") : o.output_dir;
-    std::error_code ec;
-    std::filesystem::create_directories(output_dir, ec);
-    if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
+    auto stamp = NewJobStamp(JobTypeOf(1), o.output_dir);
+    if (!stamp.ok()) return stamp.status();
     OpenOptions open;
     open.mode = OpenMode::kCreateIfMissing;
     open.soc_version = o.soc_version;
@@ -311,9 +326,8 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     auto opened = Bank::Open(bank_dir, open);
     if (!opened.ok()) return opened.status();
     bank = std::move(opened.value());
-    const std::string stamp = ResultTimestamp();
-    cp.job_name = "sgat_" + stamp + "_" + std::to_string(getpid());
-    cp.result_path = output_dir + "/aoe_result_sgat_" + stamp + "_" + std::to_string(getpid()) + ".json";
+    cp.job_name = stamp->job_name;
+    cp.result_path = stamp->result_path;
     if (whole_model) {
       tasks = model::DistinctSubgraphs(graph, node_us);
       std::stable_sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) { return a.model_us > b.model_us; });
@@ -334,19 +348,28 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
     }
     tasks = std::move(ordered);
   }
+  size_t failed_before = 0;
+  for (const auto& r : cp.records) failed_before += r.status == "failed";
+  nlohmann::json about = {{"soc_version", o.soc_version}, {"model", whole_model ? cp.model_path : cp.subgraphs_path},
+                          {"model_baseline_ms", cp.baseline_ms}};
+  TaskLoop loop({&JobTypeOf(1), cp.job_name, cp.tuning_name, cp.result_path, tasks.size(), cp.elapsed_s, cp.records.size(), failed_before,
+                 o.listeners, o.on_task_done, about});
+  auto elapsed = [&] { return loop.Elapsed(); };
   auto checkpoint = [&](WriteTxn& txn) -> Status {
     cp.elapsed_s = elapsed();
-    TB_RETURN_IF_ERROR(txn.PutJob(cp.job_name, cp.ToJson()));
-    return txn.PutJob(kLatestSgatJob, cp.job_name);
+    return loop.PutCheckpoint(txn, cp.ToJson());
   };
   TB_RETURN_IF_ERROR(bank->Write(checkpoint));
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, SgatResultJson(cp.tuning_name, elapsed(), cp.records, cp.baseline_ms, std::nullopt)));
+  TB_RETURN_IF_ERROR(loop.WriteResult(SgatResultJson(cp.tuning_name, elapsed(), cp.records, cp.baseline_ms, std::nullopt)));
+  loop.JobStarted();
 
   const model::PolicyLookup ops = model::BankLookup(bank.get());
   for (size_t t = cp.records.size(); t < tasks.size(); ++t) {
     std::optional<Entry> winner, existing;
     bool stale = false;
-    SubgraphRecord r = TuneTask(tasks[t], *bank, ops, o, o.time_budget_s > 0 && elapsed() - elapsed_before > o.time_budget_s, &winner, &existing, &stale);
+    loop.TaskStarted(t, tasks[t].name, model::SubgraphOpType(tasks[t]));
+    SubgraphRecord r = TuneTask(tasks[t], *bank, ops, o, o.time_budget_s > 0 && loop.ElapsedThisRun() > o.time_budget_s,
+                                [&](const SubgraphTrial& trial) { loop.Trial(TrialRecordOf(trial, o.trials)); }, &winner, &existing, &stale);
     // The winner (if any) and the checkpoint commit together.
     const auto records_before = cp.records.size();
     TB_RETURN_IF_ERROR(bank->Write([&](WriteTxn& txn) -> Status {
@@ -363,21 +386,23 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
       return checkpoint(txn);
     }));
     const SubgraphRecord& rec = cp.records.back();
-    if (o.progress)
-      std::fprintf(stderr, "[%zu/%zu] %s (%s, x%d): %s  %.3f ms -> %.3f ms%s\n", t + 1, tasks.size(), rec.name.c_str(), rec.op_type.c_str(),
-                   rec.occurrences, rec.status.c_str(), rec.before_ms, rec.Stored() || rec.status == "hit" ? rec.after_ms : rec.before_ms,
-                   rec.Stored() || rec.status == "hit" ? (", fuse " + std::to_string(rec.fuse) + " " + rec.impl).c_str()
-                   : rec.failure.empty()                 ? ""
-                                                         : ("  (" + rec.failure + ")").c_str());
-    TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, SgatResultJson(cp.tuning_name, elapsed(), cp.records, cp.baseline_ms, std::nullopt)));
-    if (o.on_task_done) {
-      size_t failed = 0;
-      for (const auto& r : cp.records) failed += r.status == "failed";
-      o.on_task_done(*bank, cp.records.size(), failed);
+    TB_RETURN_IF_ERROR(loop.WriteResult(SgatResultJson(cp.tuning_name, elapsed(), cp.records, cp.baseline_ms, std::nullopt)));
+    const bool kept = rec.Stored() || rec.status == "hit";
+    const nlohmann::json detail = {{"repo_key", rec.repo_key}, {"occurrences", rec.occurrences}, {"fuse", rec.fuse}, {"impl", rec.impl},
+                                   {"template", kept ? kFusedTemplateId : ""}, {"mode", kept ? "fusion" : ""}};
+    if (loop.TaskDone(*bank, rec.status, rec.failure, rec.before_ms * 1000, (kept ? rec.after_ms : rec.before_ms) * 1000, detail) &&
+        t + 1 < tasks.size()) {
+      loop.JobDone(/*stopped=*/true);
+      ModelSgatReport report;
+      report.tuning_name = cp.tuning_name;
+      report.result_path = cp.result_path;
+      report.baseline_ms = cp.baseline_ms;
+      report.whole_model = whole_model;
+      report.records = cp.records;
+      report.stopped = true;
+      report.result = SgatResultJson(cp.tuning_name, elapsed(), cp.records, cp.baseline_ms, std::nullopt);
+      return report;
     }
-    // Tests stop the job here, as a kill after a subgraph would.
-    if (const char* stop = std::getenv("TILEBANK_TEST_EXIT_AFTER_SUBGRAPHS"); stop && std::atoi(stop) == static_cast<int>(cp.records.size()))
-      std::_Exit(137);
   }
 
   ModelSgatReport report;
@@ -395,7 +420,8 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   TB_RETURN_IF_ERROR(bank->Write(checkpoint));
   report.records = cp.records;
   report.result = SgatResultJson(cp.tuning_name, elapsed(), cp.records, report.baseline_ms, report.result_ms, report.improvement);
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, report.result));
+  TB_RETURN_IF_ERROR(loop.WriteResult(report.result));
+  loop.JobDone(/*stopped=*/false);
   return report;
 }
 

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/jobs/job_events.h"
 #include "engine/jobs/model_verdict.h"
 #include "engine/jobs/task_done.h"
 #include "engine/model/model_session.h"
@@ -42,7 +43,7 @@ struct ModelSgatOptions {
   // model::TimeInterleaved with warmup and repeats. Tests replace it to see the take-back happen.
   TimeModels time_models;
   int subgraph_warmup = 3, subgraph_repeats = 20;
-  bool progress = false;
+  JobListeners listeners;     // the job's events (engine/jobs/job_events.h); `stop` ends it after a subgraph
   TaskDoneHook on_task_done;  // after each subgraph's checkpoint commits
 };
 
@@ -66,6 +67,7 @@ struct ModelSgatReport {
   std::vector<SubgraphRecord> records;
   bool whole_model = true;  // false: a subgraph file, whose times are sums over its subgraphs
   double baseline_ms = 0, result_ms = 0;
+  bool stopped = false;   // a listener stopped it before its last subgraph: --reload goes on
   bool reverted = false;  // the model was slower (or computed otherwise) with this run's entries: they were taken back
   std::string note;       // whole model: what the final comparison measured and what it decided
   std::string improvement;  // whole model: the improvement reported (engine/jobs/model_verdict.h), "3.10%"

@@ -20,6 +20,7 @@
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/replaced_entries.h"
 #include "engine/jobs/stored_job.h"
+#include "engine/jobs/task_loop.h"
 #include "engine/jobs/winner_entry.h"
 #include "repo/bank.h"
 #include "repo/key.h"
@@ -33,7 +34,6 @@ namespace tilebank::engine {
 namespace {
 
 constexpr int kCheckpointVersion = 1;
-constexpr const char* kLatestJob = "latest";
 
 std::string Stem(const std::string& path) {
   size_t slash = path.find_last_of('/');
@@ -109,27 +109,33 @@ bool FailureInjectedFor(const OpSpec& op) {
   return false;
 }
 
-// Progress on a terminal: one line per operator, rewritten as trials come in.
-class Progress {
- public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
-  void Trial(size_t i, size_t n, const OpSpec& op, const TrialEvent& e) {
-    if (!enabled_) return;
-    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s (%s) %s trial %d/%d  best %.2f us  default %.2f us", i + 1, n, op.name.c_str(),
-                 op.op_type.c_str(), TuneModeName(e.mode), e.trial, e.budget, e.best_us, e.default_us);
-    std::fflush(stderr);
+// "1x3x224x224 float32, 64x3x7x7 float32": an operator's input shapes, for the trials file.
+std::string ShapesText(const OpSpec& op) {
+  std::string text;
+  for (const TensorDesc& t : op.inputs) {
+    if (!text.empty()) text += ", ";
+    std::string dims;
+    for (int64_t d : t.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    text += (dims.empty() ? "scalar" : dims) + " " + t.dtype;
   }
-  void Done(size_t i, size_t n, const OpRecord& r) {
-    if (!enabled_) return;
-    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s (%s): %s", i + 1, n, r.op_name.c_str(), r.op_type.c_str(), r.status.c_str());
-    if (r.status == "failed") std::fprintf(stderr, " (%s)", r.failure.c_str());
-    else std::fprintf(stderr, "  %.2f us -> %.2f us", r.before_us, r.ResultUs());
-    std::fprintf(stderr, "\n");
-  }
+  return text;
+}
 
- private:
-  bool enabled_;
-};
+// What the trials file and the listeners see of an operator's trial.
+TrialRecord TrialRecordOf(const TrialEvent& e) {
+  TrialRecord t;
+  t.trial = e.trial;
+  t.budget = e.budget;
+  t.template_id = e.template_id;
+  t.mode = TuneModeName(e.mode);
+  t.policy = e.policy_text;
+  t.time_us = e.result.time.median_us;
+  t.spread_us = e.result.time.spread_us;
+  t.verdict = e.result.ok ? "ok" : e.result.failure.empty() ? "failed" : e.result.failure;
+  t.best_us = e.best_us;
+  t.baseline_us = e.default_us;
+  return t;
+}
 
 // The entry of the tuning's winner; with `keep_baseline`, of the built-in choice itself (measured as
 // the baseline, before and after alike).
@@ -141,17 +147,6 @@ Entry OpWinnerEntry(const OpSpec& op, const TuneOutcome& o, const Measurement& b
 }
 
 }  // namespace
-
-std::string ResultTimestamp() {
-  timeval tv{};
-  gettimeofday(&tv, nullptr);
-  std::tm tm{};
-  localtime_r(&tv.tv_sec, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d%02d%02d_%02d%02d%02d%03d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                tm.tm_min, tm.tm_sec, static_cast<int>(tv.tv_usec / 1000));
-  return buf;
-}
 
 Status ReadTuneOpsFile(const std::string& path, std::vector<std::string>* names, std::vector<std::string>* types) {
   std::ifstream in(path);
@@ -174,7 +169,7 @@ Status ReadTuneOpsFile(const std::string& path, std::vector<std::string>* names,
 }
 
 Result<std::optional<OpatJobState>> LatestOpatJob(const Bank& bank) {
-  auto stored = PeekLatestJob(bank, kLatestJob);
+  auto stored = PeekLatestJob(bank, JobTypeOf(2).latest_key);
   if (!stored.ok()) return stored.status();
   if (!*stored) return std::optional<OpatJobState>();
   auto cp = Checkpoint::FromJson((*stored)->second, (*stored)->first);
@@ -192,7 +187,6 @@ Result<std::optional<OpatJobState>> LatestOpatJob(const Bank& bank) {
 }
 
 Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
   OpenOptions open;
   open.mode = OpenMode::kCreateIfMissing;
   open.soc_version = options.soc_version;
@@ -206,7 +200,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     auto opened = Bank::Open(bank_dir, {OpenMode::kReadWrite, options.soc_version, options.fingerprint});
     if (!opened.ok()) return opened.status().WithContext("--reload");
     bank = std::move(opened.value());
-    auto stored = ReadStoredJob(*bank, *options.reload, kLatestJob, "tuning job", bank_dir);
+    auto stored = ReadStoredJob(*bank, *options.reload, JobTypeOf(2).latest_key, "tuning job", bank_dir);
     if (!stored.ok()) return stored.status();
     auto parsed = Checkpoint::FromJson(stored->second, stored->first);
     if (!parsed.ok()) return parsed.status();
@@ -228,26 +222,34 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     }
   } else {
     // The output directory first: a run refused for it leaves no bank behind.
-    const std::string output_dir = options.output_dir.empty() ? std::string(".") : options.output_dir;
-    std::error_code ec;
-    std::filesystem::create_directories(output_dir, ec);
-    if (ec) return Status::InvalidInput("cannot create the output directory " + output_dir + ": " + ec.message());
+    auto stamp = NewJobStamp(JobTypeOf(2), options.output_dir);
+    if (!stamp.ok()) return stamp.status();
     auto opened = Bank::Open(bank_dir, open);
     if (!opened.ok()) return opened.status();
     bank = std::move(opened.value());
-    const std::string stamp = ResultTimestamp();
-    cp.job_name = "opat_" + stamp + "_" + std::to_string(getpid());
+    cp.job_name = stamp->job_name;
     cp.tuning_name = options.tuning_name.empty() ? Stem(ops_path) : options.tuning_name;
     cp.model_baseline_ms = options.model_baseline_ms;
     cp.ops_path = ops_path;
     cp.op_keys = keys;
-    cp.result_path = output_dir + "/aoe_result_opat_" + stamp + "_" + std::to_string(getpid()) + ".json";
+    cp.result_path = stamp->result_path;
   }
 
   std::map<size_t, OpRecord> done;
-  for (const auto& r : cp.records) done[r.index] = r;
-  const double elapsed_before = cp.elapsed_s;
-  auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  size_t failed_before = 0;
+  for (const auto& r : cp.records) {
+    done[r.index] = r;
+    failed_before += r.status == "failed";
+  }
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < ops->size(); ++i)
+    if (Selected((*ops)[i], options.tune_op_names, options.tune_op_types) && !done.count(i)) todo.push_back(i);
+  const size_t selected_total = todo.size() + done.size();
+  TaskLoop loop({&JobTypeOf(2), cp.job_name, cp.tuning_name, cp.result_path, selected_total, cp.elapsed_s, done.size(), failed_before,
+                 options.listeners, options.on_task_done,
+                 {{"soc_version", options.soc_version}, {"model", ops_path},
+                  {"model_baseline_ms", cp.model_baseline_ms ? nlohmann::json(*cp.model_baseline_ms) : nlohmann::json()}}});
+  auto elapsed = [&] { return loop.Elapsed(); };
   auto records_in_order = [&] {
     std::vector<OpRecord> v;
     for (const auto& [i, r] : done) v.push_back(r);
@@ -256,17 +258,11 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   auto checkpoint = [&](WriteTxn& txn) -> Status {
     cp.records = records_in_order();
     cp.elapsed_s = elapsed();
-    TB_RETURN_IF_ERROR(txn.PutJob(cp.job_name, DumpJson(cp.ToJson())));
-    return txn.PutJob(kLatestJob, cp.job_name);
+    return loop.PutCheckpoint(txn, DumpJson(cp.ToJson()));
   };
   TB_RETURN_IF_ERROR(bank->Write(checkpoint));
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false, cp.model_baseline_ms)));
-
-  std::vector<size_t> todo;
-  for (size_t i = 0; i < ops->size(); ++i)
-    if (Selected((*ops)[i], options.tune_op_names, options.tune_op_types) && !done.count(i)) todo.push_back(i);
-  size_t selected_total = todo.size() + done.size();
-  Progress progress(options.progress);
+  TB_RETURN_IF_ERROR(loop.WriteResult(OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false, cp.model_baseline_ms)));
+  loop.JobStarted();
   std::map<std::string, size_t> first_of_key;  // a key tuned earlier in this list is not tuned twice
   for (const auto& [i, r] : done) first_of_key.emplace(r.key, i);
 
@@ -276,6 +272,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     const size_t i = todo[n];
     const OpSpec& op = (*ops)[i];
     const auto op_start = std::chrono::steady_clock::now();
+    loop.TaskStarted(i, op.name, op.op_type);
     OpRecord rec;
     rec.index = i;
     rec.op_name = op.name;
@@ -286,6 +283,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     const std::optional<Entry> entry = found.value();
     std::optional<Entry> winner;         // to store: it beat the baseline
     std::optional<Entry> builtin_entry;  // to store (keep_builtin_wins): the built-in choice beat every candidate
+    nlohmann::json detail = {{"key", rec.key}, {"shapes", ShapesText(op)}};  // the trials file's
     bool stale = false;
     if (entry) {
       const OpTemplate* t = TemplateById(entry->template_id);
@@ -311,14 +309,14 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
       if (options.time_budget_s > 0) {
         // What is left of the budget, shared among the operators left by their weights (equal
         // shares without weights).
-        double left = options.time_budget_s - (elapsed() - elapsed_before), weight_left = 0;
+        double left = options.time_budget_s - loop.ElapsedThisRun(), weight_left = 0;
         auto weight = [&](size_t op) { return op < options.budget_weights.size() ? std::max(options.budget_weights[op], 1e-9) : 1.0; };
         for (size_t k = n; k < todo.size(); ++k) weight_left += weight(todo[k]);
         tune.deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(std::max(0.0, left) * weight(i) / weight_left * 1000));
       }
       auto outcome = FailureInjectedFor(op) ? Result<TuneOutcome>(Status::IoError("failure injected by TILEBANK_TEST_FAIL_OPS"))
-                                            : TuneOp(op, tune, [&](const TrialEvent& e) { progress.Trial(done.size(), selected_total, op, e); });
+                                            : TuneOp(op, tune, [&](const TrialEvent& e) { loop.Trial(TrialRecordOf(e)); });
       if (!outcome.ok()) {
         rec.status = "failed";
         rec.failure = outcome.status().message();
@@ -327,6 +325,8 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
         rec.failure = outcome->failure_samples.empty() ? "no candidate ran correctly" : outcome->failure_samples.front();
       } else {
         const TuneOutcome& o = *outcome;
+        detail.update({{"template", o.template_id}, {"mode", TuneModeName(o.mode)}, {"trials", o.trials}, {"failures", o.failures},
+                       {"strategy", o.strategy}, {"builtin_template", o.baseline_template_id}, {"policy", PolicyText(o.policy)}});
         const bool have_entry = entry && !stale;
         Measurement baseline = have_entry ? entry->after : o.default_ok ? o.default_time : o.best_time;
         rec.before_us = baseline.median_us;
@@ -361,12 +361,17 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     }));
     rec = done[i];
     first_of_key.emplace(rec.key, i);
-    TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false, cp.model_baseline_ms)));
-    progress.Done(done.size() - 1, selected_total, rec);
-    if (options.on_task_done) {
-      size_t failed = 0;
-      for (const auto& [index, r] : done) failed += r.status == "failed";
-      options.on_task_done(*bank, done.size(), failed);
+    TB_RETURN_IF_ERROR(loop.WriteResult(OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false, cp.model_baseline_ms)));
+    if (loop.TaskDone(*bank, rec.status, rec.failure, rec.before_us, rec.ResultUs(), detail) && n + 1 < todo.size()) {
+      loop.JobDone(/*stopped=*/true);
+      OpatJobReport report;
+      report.job_name = cp.job_name;
+      report.tuning_name = cp.tuning_name;
+      report.result_path = cp.result_path;
+      report.result = OpatResultJson(cp.tuning_name, elapsed(), records_in_order(), false, cp.model_baseline_ms);
+      report.replaced = cp.replaced;
+      report.stopped = true;
+      return report;
     }
   }
 
@@ -397,7 +402,8 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   auto records = records_in_order();
   report.result = OpatResultJson(cp.tuning_name, elapsed(), records, true, cp.model_baseline_ms);
   report.replaced = cp.replaced;
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, report.result));
+  TB_RETURN_IF_ERROR(loop.WriteResult(report.result));
+  loop.JobDone(/*stopped=*/false);
   for (const auto& r : records) report.any_failed |= r.status == "failed";
   const ListTimes times = SumTimes(records);
   report.improvement_percent = ImprovementPercent(times.before_us, times.after_us);
@@ -405,7 +411,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
 }
 
 Result<nlohmann::json> TakeBackOpatJob(Bank& bank, const std::string& job_name) {
-  auto stored = ReadStoredJob(bank, job_name, kLatestJob, "tuning job", bank.dir());
+  auto stored = ReadStoredJob(bank, job_name, JobTypeOf(2).latest_key, "tuning job", bank.dir());
   if (!stored.ok()) return stored.status();
   auto cp = Checkpoint::FromJson(stored->second, stored->first);
   if (!cp.ok()) return cp.status();

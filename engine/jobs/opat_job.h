@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/jobs/job_events.h"
 #include "engine/jobs/replaced_entries.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/task_done.h"
@@ -41,7 +42,7 @@ struct OpatJobOptions {
   // neighbours, and a resumed shard keeps those it stored before it was killed.
   bool keep_builtin_wins = false;
   TuneOptions tune;
-  bool progress = false;              // a terminal: show progress on stderr
+  JobListeners listeners;     // the job's events (engine/jobs/job_events.h); `stop` ends it after a task
   TaskDoneHook on_task_done;  // after each operator's checkpoint commits
 };
 
@@ -52,6 +53,7 @@ struct OpatJobReport {
   nlohmann::json result;  // the result file's content
   double improvement_percent = 0;
   bool any_failed = false;
+  bool stopped = false;      // a listener stopped it before its last operator: --reload goes on
   ReplacedEntries replaced;  // the entries the job stored: op key -> the entry before it (nullopt: none)
 };
 
@@ -77,8 +79,5 @@ struct OpatJobState {
 };
 // nullopt when no OPAT job has been checkpointed in `bank`.
 Result<std::optional<OpatJobState>> LatestOpatJob(const Bank& bank);
-
-// "20261122_101502123": YYYYMMDD_HHMMSS and milliseconds, as in AOE's result file names.
-std::string ResultTimestamp();
 
 }  // namespace tilebank::engine

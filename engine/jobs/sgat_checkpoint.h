@@ -8,14 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "engine/jobs/job_types.h"
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/replaced_entries.h"
 #include "repo/entry.h"
 
 namespace tilebank::engine {
 
-// The jobs database key naming the latest SGAT job (OPAT's is "latest").
-inline constexpr const char* kLatestSgatJob = "latest-sgat";
+// The jobs database key naming the latest SGAT job (engine/jobs/job_types.h).
+inline const char* const kLatestSgatJob = JobTypeOf(1).latest_key;
 
 struct SgatCheckpoint {
   std::string job_name, tuning_name, model_path, subgraphs_path, result_path;

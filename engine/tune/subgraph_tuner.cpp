@@ -88,26 +88,31 @@ Result<SubgraphOutcome> TuneSubgraph(const Graph& graph, const Subgraph& s, cons
     const std::string name = PolicyText(policy.Knobs());
     auto candidate = MeasureSubgraph(graph, ops, Candidate(policy), inputs, o);
     ++out.tried;
+    SubgraphTrial trial{out.tried, name, std::nullopt, "", 0, out.baseline.median_us};
+    auto told = [&](double us) {
+      trial.best_us = out.found ? out.best.median_us : 0;
+      if (o.on_trial) o.on_trial(trial);
+      return us;
+    };
     if (!candidate.ok()) {
-      out.failure = name + ": " + candidate.status().message();
-      return INFINITY;
+      trial.failure = candidate.status().message();
+    } else if (!candidate->fused) {
+      trial.failure = policy.impl + " has no fused kernel for it";
+    } else if (const model::Comparison check = model::CompareTensors(candidate->outputs, unfused->outputs); !check.ok) {
+      trial.failure = "wrong result: differs from the unfused subgraph: " + check.worst;
     }
-    if (!candidate->fused) {
-      out.failure = name + ": " + policy.impl + " has no fused kernel for it";
-      return INFINITY;
+    if (!trial.failure.empty()) {
+      out.failure = name + ": " + trial.failure;
+      return told(INFINITY);
     }
-    const model::Comparison check = model::CompareTensors(candidate->outputs, unfused->outputs);
-    if (!check.ok) {
-      out.failure = name + " differs from the unfused subgraph: " + check.worst;
-      return INFINITY;
-    }
+    trial.time = candidate->time;
     const double us = candidate->time.median_us;
     if (!out.found || us < out.best.median_us) {
       out.found = true;
       out.policy = policy;
       out.best = candidate->time;
     }
-    return us;
+    return told(us);
   };
   if (s.attention) {  // the tiles of the fused block; its default is the built-in fusion, measured already
     out.strategy = "exhaustive";

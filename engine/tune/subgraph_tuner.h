@@ -18,6 +18,8 @@
 // alone, made the model 16% slower). A fuse 0 entry imported by hand is honoured.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "engine/fusion/fused_policy.h"
@@ -28,10 +30,21 @@
 
 namespace tilebank::engine {
 
+// One fused candidate measured: its knobs ("fuse=2,impl=onednn"), its time when it ran fused and
+// matched the unfused subgraph, else why not.
+struct SubgraphTrial {
+  int trial = 0;
+  std::string policy;
+  std::optional<Measurement> time;
+  std::string failure;
+  double best_us = 0, baseline_us = 0;  // the best so far (0: none) and the baseline to beat
+};
+
 struct SubgraphTuneOptions {
   int trials = 48;  // candidates measured at most
   int warmup = 3, repeats = 20;
   uint64_t seed = 14;
+  std::function<void(const SubgraphTrial&)> on_trial;  // after each candidate
 };
 
 struct SubgraphOutcome {

@@ -12,6 +12,7 @@
 
 #include "engine/batch/batch_plan.h"
 #include "engine/jobs/gdat_list_result.h"
+#include "engine/jobs/job_events.h"
 #include "engine/jobs/task_done.h"
 #include "repo/status.h"
 
@@ -20,9 +21,6 @@ class Bank;
 }
 
 namespace tilebank::engine {
-
-// The jobs database key naming the latest gradient shard job.
-inline constexpr const char* kLatestGradientShardJob = "latest-gdat-batch";
 
 struct GradientShardCheckpoint {
   std::string job_name, result_path;
@@ -41,12 +39,14 @@ struct GradientShardOptions {
   std::string job_name;  // also the result file's tuning_name
   std::string bank_root, soc_version, fingerprint, output_dir;
   bool resume = false;   // go on from the bank's checkpoint of job_name
+  JobListeners listeners;     // the shard's events (engine/jobs/job_events.h); `stop` ends it after a problem
   TaskDoneHook on_task_done;  // after each problem's checkpoint commits
 };
 
 struct GradientShardReport {
   std::string result_path;  // output_dir/aoe_result_gdat_<job_name>.json, rewritten after each task
   bool any_failed = false;
+  bool stopped = false;     // a listener stopped it before its last problem
 };
 
 // Plans `tasks` (a shard's gradient tasks, in its order). A task whose profile cannot be planned

@@ -1,4 +1,4 @@
-#include "engine/batch/gradient_shard.h"
+#include "engine/jobs/gradient_batch_job.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -7,6 +7,7 @@
 #include "engine/jobs/gdat_job.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/stored_job.h"
+#include "engine/jobs/task_loop.h"
 #include "repo/bank.h"
 #include "repo/json_text.h"
 
@@ -41,7 +42,7 @@ Result<GradientShardCheckpoint> GradientShardCheckpoint::FromJson(const std::str
 }
 
 Result<std::optional<GradientShardCheckpoint>> LatestGradientShard(const Bank& bank) {
-  auto stored = PeekLatestJob(bank, kLatestGradientShardJob);
+  auto stored = PeekLatestJob(bank, JobTypeOf(4).latest_key);
   if (!stored.ok()) return stored.status();
   if (!*stored) return std::optional<GradientShardCheckpoint>();
   auto cp = GradientShardCheckpoint::FromJson((*stored)->second, (*stored)->first);
@@ -50,7 +51,6 @@ Result<std::optional<GradientShardCheckpoint>> LatestGradientShard(const Bank& b
 }
 
 Result<GradientShardReport> RunGradientShard(const std::vector<const BatchTask*>& tasks, const GradientShardOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
   auto bank = Bank::Open(o.bank_root + "/" + o.soc_version, {OpenMode::kCreateIfMissing, o.soc_version, o.fingerprint});
   if (!bank.ok()) return bank.status();
   GradientShardCheckpoint cp;
@@ -69,16 +69,19 @@ Result<GradientShardReport> RunGradientShard(const std::vector<const BatchTask*>
     }
   }
   cp.elapsed_s = earlier_s;  // until this run's first task commits
-  auto elapsed = [&] { return earlier_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  auto put_checkpoint = [&](WriteTxn& txn, const GradientShardCheckpoint& c) -> Status {
-    TB_RETURN_IF_ERROR(txn.PutJob(c.job_name, c.ToJson()));
-    return txn.PutJob(kLatestGradientShardJob, c.job_name);
-  };
+  size_t failed_before = 0;
+  for (const auto& r : cp.records) failed_before += r.status == "failed";
+  TaskLoop loop({&JobTypeOf(4), cp.job_name, o.job_name, cp.result_path, tasks.size(), earlier_s, cp.records.size(), failed_before,
+                 o.listeners, o.on_task_done, {{"soc_version", o.soc_version}}});
+  auto elapsed = [&] { return loop.Elapsed(); };
+  auto put_checkpoint = [&](WriteTxn& txn, const GradientShardCheckpoint& c) -> Status { return loop.PutCheckpoint(txn, c.ToJson()); };
   TB_RETURN_IF_ERROR((*bank)->Write([&](WriteTxn& txn) { return put_checkpoint(txn, cp); }));
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, GdatListResultJson(o.job_name, elapsed(), cp.records, false)));
+  TB_RETURN_IF_ERROR(loop.WriteResult(GdatListResultJson(o.job_name, elapsed(), cp.records, false)));
+  loop.JobStarted();
 
   for (size_t t = cp.records.size(); t < tasks.size(); ++t) {
     const auto task_start = std::chrono::steady_clock::now();
+    loop.TaskStarted(t, tasks[t]->name, "gradients");
     GradientTaskRecord record;
     record.key = tasks[t]->key;
     record.name = tasks[t]->name;
@@ -127,15 +130,12 @@ Result<GradientShardReport> RunGradientShard(const std::vector<const BatchTask*>
       TB_RETURN_IF_ERROR((*bank)->Write([&](WriteTxn& txn) { return put_checkpoint(txn, next); }));
     }
     cp.records.push_back(record);
-    TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, GdatListResultJson(o.job_name, elapsed(), cp.records, false)));
-    if (o.on_task_done) {
-      size_t failed = 0;
-      for (const auto& r : cp.records) failed += r.status == "failed";
-      o.on_task_done(**bank, cp.records.size(), failed);
+    TB_RETURN_IF_ERROR(loop.WriteResult(GdatListResultJson(o.job_name, elapsed(), cp.records, false)));
+    if (loop.TaskDone(**bank, record.status, record.failure, record.before_ms * 1000, record.after_ms * 1000, {{"key", record.key}}) &&
+        t + 1 < tasks.size()) {
+      loop.JobDone(/*stopped=*/true);
+      return GradientShardReport{cp.result_path, loop.failed() > 0, /*stopped=*/true};
     }
-    // Tests stop the shard here, as a kill after a task would.
-    if (const char* stop = std::getenv("TILEBANK_TEST_EXIT_AFTER_GRADIENTS"); stop && std::atoi(stop) == static_cast<int>(cp.records.size()))
-      std::_Exit(137);
   }
   cp.finished = true;
   cp.elapsed_s = elapsed();
@@ -143,7 +143,8 @@ Result<GradientShardReport> RunGradientShard(const std::vector<const BatchTask*>
   GradientShardReport report;
   report.result_path = cp.result_path;
   for (const auto& r : cp.records) report.any_failed |= r.status == "failed";
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, GdatListResultJson(o.job_name, cp.elapsed_s, cp.records, true)));
+  TB_RETURN_IF_ERROR(loop.WriteResult(GdatListResultJson(o.job_name, cp.elapsed_s, cp.records, true)));
+  loop.JobDone(/*stopped=*/false);
   return report;
 }
 
