@@ -6,6 +6,7 @@
 #                       (scripts/test.sh installs these)
 #   setup.sh --cluster  and Slurm, munge and Open MPI, which batch tuning runs on and its tests start
 #                       (scripts/cluster/local_slurm.sh; scripts/test.sh installs these too)
+#   setup.sh --browser  and Chromium, which the report tests open the HTML reports in (headless)
 #   setup.sh --ort      and Node.js with npm's onnxruntime-node 1.30.0 in bench/ort/node_modules: ONNX
 #                       Runtime's CPU provider, the anchor of the benches and the zoo (never linked)
 set -euo pipefail
@@ -19,6 +20,7 @@ packages=(
   libeigen3-dev   # the search strategies' cost model
   clang libclang-rt-14-dev   # libFuzzer targets
   libonnx-dev libprotobuf-dev libonnx-testdata   # ONNX backend node tests
+  python3-dev pybind11-dev python3-numpy python3-pytest   # the Python extension (python/) and its tests
 )
 model_packages=(python3-torch python3-torchvision python3-onnx)
 cluster_packages=(slurm-wlm munge openmpi-bin)
@@ -28,10 +30,11 @@ for option in "$@"; do
   case "$option" in
     --models) packages+=("${model_packages[@]}") ;;
     --cluster) packages+=("${cluster_packages[@]}") ;;
+    --browser) packages+=(chromium) ;;
     --ort)  # Debian's nodejs and npm, unless a Node.js with npm is there already (another source's conflicts with them)
       command -v node >/dev/null && command -v npm >/dev/null || packages+=("${ort_packages[@]}")
       ort=1 ;;
-    *) echo "setup.sh: unknown option $option (--models, --cluster, --ort)" >&2; exit 2 ;;
+    *) echo "setup.sh: unknown option $option (--models, --cluster, --browser, --ort)" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   tilebank::cli::RegisterTuneCommand(&app, &exit_code);
   tilebank::cli::RegisterRunCommand(&app, &exit_code);
   tilebank::cli::RegisterBatchCommands(&app, &exit_code);
+  tilebank::cli::RegisterReportCommand(&app, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -483,6 +483,40 @@ int ReplaceFoldedNodes(onnx::ModelProto* model, const Graph& graph) {
 
 }  // namespace
 
+namespace {
+
+DeclaredTensor Declared(const onnx::ValueInfoProto& v) {
+  DeclaredTensor t;
+  t.name = v.name();
+  if (!v.type().has_tensor_type()) {
+    t.rank_known = false;
+    return t;
+  }
+  const auto& tensor = v.type().tensor_type();
+  if (tensor.elem_type() != 0) t.dtype = DTypeName(DTypeOfOnnx(tensor.elem_type()));
+  t.rank_known = tensor.has_shape();
+  for (const auto& dim : tensor.shape().dim()) {
+    const bool fixed = dim.has_dim_value() && dim.dim_value() > 0;
+    t.dims.push_back(fixed ? dim.dim_value() : -1);
+    t.params.push_back(dim.has_dim_param() ? dim.dim_param() : "");
+  }
+  return t;
+}
+
+}  // namespace
+
+Result<ModelSignature> ReadModelSignature(const std::string& path) {
+  onnx::ModelProto model;
+  TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+  ModelSignature s;
+  for (const auto& input : model.graph().input())
+    if (!initializers.count(input.name())) s.inputs.push_back(Declared(input));
+  for (const auto& output : model.graph().output()) s.outputs.push_back(Declared(output));
+  return s;
+}
+
 Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                          const std::vector<std::vector<int64_t>>& shapes_by_position) {
   onnx::ModelProto model;

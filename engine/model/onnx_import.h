@@ -25,4 +25,18 @@ Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::
 Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                          const std::vector<std::vector<int64_t>>& shapes_by_position = {});
 
+// A model's runtime inputs and its outputs as the file declares them, before any shape is fixed.
+struct DeclaredTensor {
+  std::string name;
+  std::string dtype;               // "float32", "int64", ... ("" when undeclared)
+  std::vector<int64_t> dims;       // -1 where a dim is dynamic
+  std::vector<std::string> params; // per dim: its symbolic name ("batch"), "" for a fixed or unnamed dim
+  bool rank_known = true;
+};
+struct ModelSignature {
+  std::vector<DeclaredTensor> inputs, outputs;  // inputs: those not initializers, in the graph's order
+};
+// kInvalidInput or kNotFound naming the file, as ImportOnnx's.
+Result<ModelSignature> ReadModelSignature(const std::string& path);
+
 }  // namespace tilebank::engine::model

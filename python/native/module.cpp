@@ -1,0 +1,20 @@
+// tilebank._native: the C++ engine for Python (python/tilebank/__init__.py re-exports it).
+#include <pybind11/pybind11.h>
+
+#include "engine/target/soc_version.h"
+#include "python/native/bank.h"
+#include "python/native/errors.h"
+#include "python/native/report.h"
+#include "python/native/session.h"
+#include "python/native/tune.h"
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "tilebank's engine: InferenceSession, tuning jobs, the bank and reports";
+  tilebank::python::RegisterErrors(m);
+  tilebank::python::RegisterSession(m);
+  tilebank::python::RegisterTune(m);
+  tilebank::python::RegisterBank(m);
+  tilebank::python::RegisterReport(m);
+  m.def("soc_version", [] { return tilebank::HostSocVersion(); }, "this machine's soc_version");
+  m.attr("__version__") = TILEBANK_VERSION;
+}

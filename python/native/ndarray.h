@@ -1,0 +1,19 @@
+// numpy arrays and the executor's TypedTensors. Inputs are copied once into the tensor the
+// executor reads (it owns its inputs' bytes); outputs are handed to numpy without a copy: the
+// array owns the tensor's buffer.
+#pragma once
+#include <pybind11/numpy.h>
+
+#include <string>
+
+#include "engine/ops/typed_tensor.h"
+
+namespace tilebank::python {
+
+// kInvalidInput (raised) when the array's dtype is not `expected` ("float32", "int64", ...), naming `what`.
+engine::TypedTensor TensorFromArray(const pybind11::array& array, engine::DType expected, const std::string& what);
+pybind11::array ArrayFromTensor(engine::TypedTensor&& tensor);
+// The numpy dtype of an executor dtype ("float32" -> numpy.float32; bfloat16 -> float32, converted).
+pybind11::dtype NumpyDType(engine::DType dtype);
+
+}  // namespace tilebank::python

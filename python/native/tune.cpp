@@ -1,0 +1,231 @@
+#include "python/native/tune.h"
+
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+
+#include "engine/catalog/builtin_choice.h"
+#include "engine/jobs/gdat_job.h"
+#include "engine/jobs/job_types.h"
+#include "engine/jobs/model_opat_job.h"
+#include "engine/jobs/model_sgat_job.h"
+#include "engine/jobs/opat_job.h"
+#include "engine/jobs/progress_line.h"
+#include "engine/jobs/task_loop.h"
+#include "engine/model/onnx_import.h"
+#include "engine/target/soc_version.h"
+#include "python/native/bank_open.h"
+#include "python/native/errors.h"
+#include "repo/bank_location.h"
+
+namespace tilebank::python {
+
+namespace py = pybind11;
+using engine::JobEvent;
+
+namespace {
+
+py::dict EventDict(const JobEvent& e) {
+  py::dict d;
+  d["event"] = engine::JobEventKindName(e.kind);
+  d["job_type"] = e.job_type;
+  d["job_name"] = e.job_name;
+  d["tuning_name"] = e.tuning_name;
+  d["tasks"] = e.tasks;
+  d["done"] = e.done;
+  d["failed"] = e.failed;
+  d["elapsed_s"] = e.elapsed_s;
+  d["best_gain_percent"] = e.best_gain_percent;
+  if (e.kind == JobEvent::Kind::kTaskStarted || e.kind == JobEvent::Kind::kTrial || e.kind == JobEvent::Kind::kTaskDone) {
+    d["task"] = e.task;
+    d["name"] = e.task_name;
+    d["op"] = e.task_op;
+  }
+  if (e.kind == JobEvent::Kind::kTrial) {
+    d["trial"] = e.trial.trial;
+    d["budget"] = e.trial.budget;
+    d["template"] = e.trial.template_id;
+    d["mode"] = e.trial.mode;
+    d["policy"] = e.trial.policy;
+    d["time_us"] = e.trial.time_us;
+    d["spread_us"] = e.trial.spread_us;
+    d["verdict"] = e.trial.verdict;
+    d["best_us"] = e.trial.best_us;
+    d["baseline_us"] = e.trial.baseline_us;
+  }
+  if (e.kind == JobEvent::Kind::kTaskDone) {
+    d["status"] = e.status;
+    d["failure"] = e.failure;
+    d["before_us"] = e.before_us;
+    d["after_us"] = e.after_us;
+  }
+  if (e.kind == JobEvent::Kind::kJobDone) {
+    d["result_path"] = e.result_path;
+    d["stopped"] = e.stopped;
+  }
+  return d;
+}
+
+// The callbacks as the job's listeners: each event calls them with the GIL held.
+struct PythonCallbacks {
+  py::list callbacks;
+  std::atomic<bool> stop{false};
+  py::object error;  // the first exception a callback raised
+
+  engine::JobListeners Listeners(bool progress) {
+    engine::JobListeners l;
+    if (progress)
+      if (auto line = engine::ProgressListener(engine::ProgressStyleFor(false))) l.on_event.push_back(std::move(line));
+    if (!callbacks.empty())
+      l.on_event.push_back([this](const JobEvent& e) {
+        py::gil_scoped_acquire gil;
+        if (error) return;  // a callback raised: the job is stopping
+        for (auto cb : callbacks) {
+          try {
+            py::object answer = cb(EventDict(e));
+            if (answer.is(py::bool_(true))) stop = true;
+          } catch (py::error_already_set& err) {
+            error = py::reinterpret_borrow<py::object>(err.value());
+            err.restore();
+            PyErr_Clear();
+            stop = true;
+          }
+        }
+      });
+    l.stop = [this] { return stop.load(); };
+    return l;
+  }
+};
+
+bool IsOnnx(const std::string& path) { return std::filesystem::path(path).extension() == ".onnx"; }
+
+py::dict Tune(const std::optional<std::string>& path, int job_type, const std::optional<std::string>& bank, const std::optional<std::string>& soc,
+              int trials, double time_budget, const py::list& callbacks, bool progress, const std::optional<std::string>& output_dir,
+              const std::optional<std::string>& reload, const std::optional<std::string>& input_shapes, bool repeat_tune, uint64_t seed) {
+  const engine::JobType* type = engine::FindJobType(job_type);
+  if (!type) Raise(Status::InvalidInput("job_type must be " + engine::JobTypeChoices() + ", not " + std::to_string(job_type)));
+  if (trials < 1) Raise(Status::InvalidInput("trials must be at least 1"));
+  if (time_budget < 0) Raise(Status::InvalidInput("time_budget must not be negative"));
+  if (!path && !reload) Raise(Status::InvalidInput("give a model, an operator list, a subgraph file or a gradient profile (or reload=)"));
+  if (path && reload) Raise(Status::InvalidInput("reload goes on with a job's own inputs: give no path"));
+  if (job_type == 4 && reload) Raise(Status::InvalidInput("job type 4 (GDAT) plans in one step: there is no job to reload"));
+  const std::string soc_version = SocFor(soc.value_or(""));
+  if (job_type != 4 && soc_version != HostSocVersion())
+    Raise(Status::Refused("soc " + soc_version + ": tuning measures this machine, whose soc_version is " + HostSocVersion()));
+  ThrowIfError(engine::DefaultPoliciesFromEnvironment().status());
+  const auto shapes = ValueOrRaise(engine::model::ParseInputShapes(input_shapes.value_or("")));
+  const std::string bank_root = ResolveBankRoot(bank.value_or(""));
+  const std::string out_dir = output_dir.value_or(".");
+
+  PythonCallbacks python;
+  python.callbacks = callbacks;
+  py::dict result;
+  result["job_type"] = job_type;
+  Status status;
+  {
+    py::gil_scoped_release release;
+    if (job_type == 4) {
+      engine::GdatOptions o;
+      o.profile_path = *path;
+      o.bank_root = bank_root;
+      o.soc_version = soc_version;
+      o.fingerprint = HostFingerprint();
+      o.output_dir = out_dir;
+      o.repeat_tune = repeat_tune;
+      auto report = engine::RunGdatJob(o);
+      status = report.status();
+      if (report.ok()) {
+        py::gil_scoped_acquire gil;
+        result["result_path"] = report->result_path;
+        result["tuning_name"] = report->tuning_name;
+        result["stopped"] = false;
+      }
+    } else if (job_type == 1) {
+      engine::ModelSgatOptions o;
+      if (path) (IsOnnx(*path) ? o.model_path : o.subgraphs_path) = *path;
+      o.input_shapes = shapes;
+      o.bank_root = bank_root;
+      o.soc_version = soc_version;
+      o.fingerprint = HostFingerprint();
+      o.output_dir = out_dir;
+      o.repeat_tune = repeat_tune;
+      o.trials = trials;
+      o.time_budget_s = time_budget;
+      if (reload) o.reload = *reload;
+      {
+        py::gil_scoped_acquire gil;
+        o.listeners = python.Listeners(progress);
+      }
+      auto report = engine::RunModelSgatJob(o);
+      status = report.status();
+      if (report.ok()) {
+        py::gil_scoped_acquire gil;
+        result["result_path"] = report->result_path;
+        result["tuning_name"] = report->tuning_name;
+        result["stopped"] = report->stopped;
+        result["note"] = report->note;
+      }
+    } else {
+      engine::OpatJobOptions o;
+      o.bank_root = bank_root;
+      o.soc_version = soc_version;
+      o.fingerprint = HostFingerprint();
+      o.output_dir = out_dir;
+      o.repeat_tune = repeat_tune;
+      o.time_budget_s = time_budget;
+      o.tune.trials = trials;
+      o.tune.seed = seed;
+      if (reload) o.reload = *reload;
+      {
+        py::gil_scoped_acquire gil;
+        o.listeners = python.Listeners(progress);
+      }
+      Result<engine::OpatJobReport> report = Status::Ok();
+      std::string note;
+      if (path && IsOnnx(*path)) {
+        engine::ModelOpatOptions m;
+        m.model_path = *path;
+        m.input_shapes = shapes;
+        m.job = o;
+        auto model_report = engine::RunModelOpatJob(m);
+        if (model_report.ok()) {
+          note = model_report->note;
+          report = std::move(model_report->job);
+        } else {
+          report = model_report.status();
+        }
+      } else {
+        if (path) o.ops_path = *path;
+        report = engine::RunOpatJob(o);
+      }
+      status = report.status();
+      if (report.ok()) {
+        py::gil_scoped_acquire gil;
+        result["result_path"] = report->result_path;
+        result["tuning_name"] = report->tuning_name;
+        result["stopped"] = report->stopped;
+        result["note"] = note;
+      }
+    }
+  }
+  if (python.error) {
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(python.error.ptr())), python.error.ptr());
+    throw py::error_already_set();
+  }
+  ThrowIfError(status);
+  const std::string result_path = py::str(result["result_path"]);
+  result["trials_path"] = job_type == 4 ? std::string() : engine::TrialsPathOf(result_path);
+  return result;
+}
+
+}  // namespace
+
+void RegisterTune(py::module_& m) {
+  m.def("_tune", &Tune, py::arg("path"), py::arg("job_type"), py::arg("bank"), py::arg("soc"), py::arg("trials"), py::arg("time_budget"),
+        py::arg("callbacks"), py::arg("progress"), py::arg("output_dir"), py::arg("reload"), py::arg("input_shapes"), py::arg("repeat_tune"),
+        py::arg("seed"), "the job behind tilebank.tune: returns {'job_type', 'result_path', 'trials_path', 'tuning_name', 'stopped', 'note'}");
+}
+
+}  // namespace tilebank::python
