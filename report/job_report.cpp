@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -44,6 +45,7 @@ struct JobTrace {
   json finished;                     // the last job_done line
   std::map<size_t, TaskTrace> tasks;
   std::vector<size_t> order;         // tasks in the order they were done
+  double origin_unix_s = 0;          // the wall clock when the job's elapsed time was 0 (0: unknown)
 };
 
 json SectionOf(const json& result, const std::string& name) {
@@ -75,6 +77,7 @@ Result<JobTrace> ReadJob(const std::string& path) {
     if (!j.is_object()) continue;  // a line cut by a kill
     const std::string event = j.value("event", "");
     if (event == "job_started") {
+      if (job.origin_unix_s == 0 && j.value("unix_s", 0.0) > 0) job.origin_unix_s = j.value("unix_s", 0.0) - j.value("elapsed_s", 0.0);
       job.started = j;
       last_done_s = j.value("elapsed_s", 0.0);
       continue;
@@ -219,7 +222,7 @@ void TaskCharts(HtmlPage& page, const JobTrace& job, size_t max_tasks) {
                    [](const TaskTrace* a, const TaskTrace* b) { return a->done.value("before_us", 0.0) > b->done.value("before_us", 0.0); });
   if (with_trials.size() > max_tasks) with_trials.resize(max_tasks);
   page.Heading("Best so far per task (the " + std::to_string(with_trials.size()) + " slowest before tuning)", 3);
-  page.Paragraph("Dots: each trial's median with its spread; red crosses: trials that failed or computed a wrong result; line: the best so far; dashed: the baseline to beat.");
+  page.Paragraph("Dots: each trial's median with its spread; orange triangles: trials more than 4x slower than the baseline, on the top edge; red crosses: trials that failed or computed a wrong result; line: the best so far; dashed: the baseline to beat.");
   std::string charts = "<div class=\"charts\">";
   for (const TaskTrace* t : with_trials) {
     Series points{"trials"}, best{"best so far"}, points_t{"trials"}, best_t{"best so far"};
@@ -247,6 +250,9 @@ void TaskCharts(HtmlPage& page, const JobTrace& job, size_t max_tasks) {
     ChartOptions by_trial{t->name + " (" + t->op + "): " + t->done.value("status", ""), "trial", "us", 340, 220};
     ChartOptions by_time{t->name + ": against the task's time", "s", "us", 340, 220};
     if (baseline > 0) by_trial.reference = by_time.reference = baseline, by_trial.reference_label = by_time.reference_label = "baseline";
+    // Trials far slower than the baseline would flatten the rest: they sit on the top edge.
+    const double scale = baseline > 0 ? baseline : std::isfinite(running) ? running : 0;
+    if (scale > 0) by_trial.y_cap = by_time.y_cap = 4 * scale;
     charts += PlotChart({points, best}, by_trial) + PlotChart({points_t, best_t}, by_time);
   }
   page.Raw(charts + "</div>");
@@ -325,25 +331,53 @@ void GdatPlans(HtmlPage& page, const JobTrace& job) {
   page.Table({"plan", "segments", "ends", "finish ms", "hangover ms", "measured iteration ms"}, table, {false, true, false, true, true, true});
 }
 
-// Several jobs (a batch's shards): each job's tasks on its own time axis.
+// Several jobs (a batch's shards): each job's tasks on the wall clock, from the first job's start
+// (each on its own axis from 0 when a trials file lacks the clock). A reloaded job's runs are drawn
+// on its tuning time, which leaves out the pauses between them.
 void JobsOverTime(HtmlPage& page, const std::vector<JobTrace>& jobs) {
+  double first = INFINITY;
+  bool clock = true;
+  for (const auto& job : jobs) {
+    clock = clock && job.origin_unix_s > 0;
+    first = std::min(first, job.origin_unix_s);
+  }
   std::vector<IntervalRow> rows;
   for (const auto& job : jobs) {
+    const double offset = clock ? job.origin_unix_s - first : 0;
     IntervalRow row{job.result[0]["basic"].value("tuning_name", job.result_path)};
     for (size_t index : job.order) {
       const TaskTrace& t = job.tasks.at(index);
-      row.intervals.push_back({t.started_s, t.done.value("elapsed_s", t.started_s), PaletteColor(index),
+      row.intervals.push_back({offset + t.started_s, offset + t.done.value("elapsed_s", t.started_s), PaletteColor(index),
                                t.name + " (" + t.op + "): " + t.done.value("status", "")});
     }
     rows.push_back(row);
   }
   page.Heading("Jobs over time");
-  page.Raw(IntervalChart(rows, {"each job's tasks (a batch's shards)", "s of each job", "", 1000}));
+  page.Raw(IntervalChart(rows, {"each job's tasks (a batch's shards)", clock ? "s since the first job started" : "s of each job", "", 1000}));
 }
 
 }  // namespace
 
-Status WriteJobReport(const std::vector<std::string>& result_paths, const std::string& output) {
+Status WriteJobReport(const std::vector<std::string>& given, const std::string& output) {
+  // A directory stands for the result files under it: a batch's bank root or its shards/ holds
+  // each shard's.
+  std::vector<std::string> result_paths;
+  for (const auto& path : given) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      result_paths.push_back(path);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (auto it = std::filesystem::recursive_directory_iterator(path, ec); !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.rfind("aoe_result_", 0) == 0 && it->path().extension() == ".json" && name.find("_batch_") == std::string::npos)
+        found.push_back(it->path().string());
+    }
+    if (found.empty()) return Status::NotFound("no result file (aoe_result_*.json) under " + path);
+    std::sort(found.begin(), found.end());
+    result_paths.insert(result_paths.end(), found.begin(), found.end());
+  }
   if (result_paths.empty()) return Status::InvalidInput("give at least one result file (aoe_result_*.json)");
   std::vector<JobTrace> jobs;
   for (const auto& path : result_paths) {

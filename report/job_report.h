@@ -12,8 +12,9 @@
 
 namespace tilebank::report {
 
-// kNotFound / kInvalidInput naming a result file that is missing or not one of tilebank's; the page
-// is written atomically.
+// A directory given stands for every job result file under it (a batch's shards; not the batch's
+// merged file, which has no trials). kNotFound / kInvalidInput naming a result file that is missing
+// or not one of tilebank's; the page is written atomically.
 Status WriteJobReport(const std::vector<std::string>& result_paths, const std::string& output);
 
 }  // namespace tilebank::report

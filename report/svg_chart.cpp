@@ -102,6 +102,7 @@ std::string PlotChart(const std::vector<Series>& series, const ChartOptions& o) 
       x_lo = std::min(x_lo, s.x[i]);
       x_hi = std::max(x_hi, s.x[i]);
       if (i < s.failed.size() && s.failed[i]) continue;
+      if (o.y_cap && s.y[i] > *o.y_cap) continue;  // drawn on the top edge
       const double half = i < s.spread.size() ? s.spread[i] / 2 : 0;
       y_lo = std::min(y_lo, s.y[i] - half);
       y_hi = std::max(y_hi, s.y[i] + half);
@@ -140,6 +141,12 @@ std::string PlotChart(const std::vector<Series>& series, const ChartOptions& o) 
         const double x = f.X(s.x[i]), y = f.top + 6;
         svg += Fmt("<path class=\"failed\" d=\"M%.1f %.1fL%.1f %.1f", x - 4, y - 4, x + 4, y + 4) +
                Fmt("M%.1f %.1fL%.1f %.1f\"><title>", x - 4, y + 4, x + 4, y - 4) + Escape(title) + "</title></path>";
+        continue;
+      }
+      if (o.y_cap && s.y[i] > *o.y_cap) {
+        const double x = f.X(s.x[i]), y = f.top + 4;
+        svg += Fmt("<path fill=\"#ff7f0e\" d=\"M%.1f %.1fL%.1f %.1f", x, y - 4, x - 4, y + 3) + Fmt("L%.1f %.1fZ\"><title>", x + 4, y + 3) +
+               Escape(title + " (above the plot)") + "</title></path>";
         continue;
       }
       if (i < s.spread.size() && s.spread[i] > 0)

@@ -27,6 +27,7 @@ struct ChartOptions {
   std::vector<std::string> x_categories;  // not empty: x values are indices into these, shown as labels
   std::optional<double> reference;        // a dashed horizontal line (a baseline)
   std::string reference_label;
+  std::optional<double> y_cap;            // points above it are drawn as triangles on the top edge
 };
 
 std::string PlotChart(const std::vector<Series>& series, const ChartOptions& options);

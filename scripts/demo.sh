@@ -18,6 +18,8 @@ $tb run -m "$model/model.onnx" --data "$model/test_data_set_0" --bank "$work/mod
 $tb tune -j 1 -m "$model/model.onnx" --bank "$work/model" --output "$work"                              # SGAT: fused subgraphs
 $tb tune -j 2 -m "$model/model.onnx" --bank "$work/model" --output "$work" --trials 12 --time-budget 240  # OPAT on what SGAT left
 $tb run -m "$model/model.onnx" --data "$model/test_data_set_0" --bank "$work/model" --repeat 20          # tuned, checked against PyTorch
+$tb report "$work"/aoe_result_*.json -o build/demo_tuning_report.html                           # both jobs: trials, knobs, tasks over time
+$tb report --bank "$work/model" --model "$model/model.onnx" -o build/demo_bank_report.html       # the bank and the model's coverage
 $tb tune --job-type 2 --singleop data/ops_sample.json --bank "$work/tuned" --output "$work"
 $tb tune -j 2 --singleop data/ops_sample.json --bank "$work/tuned" --output "$work"   # every winner is now a hit
 $tb bank stats --bank "$work/tuned"
@@ -35,3 +37,4 @@ $tb bank export --bank "$work/lab2" --soc "$soc" -o "$work/lab2.jsonl"
 cmp "$work/lab2.jsonl" data/sample_bank_lab2.jsonl
 set +x
 echo "demo finished: merged bank validates clean and the export round-trips"
+echo "reports: build/demo_tuning_report.html (MobileNetV2's SGAT and OPAT jobs), build/demo_bank_report.html (its bank)"

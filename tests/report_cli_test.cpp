@@ -54,6 +54,11 @@ TEST_CASE("tune prints a line per task when stderr is no terminal, nothing with 
   CHECK(html.find("src=") == std::string::npos);  // nothing fetched: no external script, image or style
   CHECK(html.find("<link") == std::string::npos);
 
+  // Directories stand for the result files under them (a batch's shards): the jobs over time.
+  auto both = RunCli("report " + (dir / "loud") + " " + (dir / "quiet") + " -o " + (dir / "both.html"));
+  REQUIRE_MESSAGE(both.exit_code == 0, both.err);
+  CHECK(ReadFile(dir / "both.html").find("s since the first job started") != std::string::npos);
+
   auto bank = RunCli("report --bank " + (dir / "bank") + " --diff " + (dir / "bank") + " -o " + (dir / "bank.html"));
   REQUIRE_MESSAGE(bank.exit_code == 0, bank.err);
   CHECK(ReadFile(dir / "bank.html").find("Entries per op type and template") != std::string::npos);
@@ -66,6 +71,7 @@ TEST_CASE("report refuses bad input with exit 2 and writes nothing") {
   WriteFile(dir / "other.json", "{\"not\": \"a result\"}");
   CheckRefusedWritingNothing(RunCli("report " + (dir / "other.json") + " -o " + out), "is not a tuning job's result file", {out});
   CheckRefusedWritingNothing(RunCli("report -o " + out), "give result files", {out});
+  CheckRefusedWritingNothing(RunCli("report " + dir.path() + " -o " + out), "no result file (aoe_result_*.json) under", {out});
   CheckRefusedWritingNothing(RunCli("report " + (dir / "other.json") + " --bank " + dir.path() + " -o " + out), "not both", {out});
   CheckRefusedWritingNothing(RunCli("report --bank " + (dir / "nobank") + " -o " + out), "no bank at", {out});
   CheckRefusedWritingNothing(RunCli("report " + (dir / "other.json") + " --model m.onnx -o " + out), "are for a bank's report", {out});

@@ -33,7 +33,7 @@ int RunReport(const ReportFlags& f) {
 void RegisterReportCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<ReportFlags>();
   CLI::App* report = app->add_subcommand("report", "an HTML report (inline SVG charts, nothing fetched) of tuning jobs' result files or of a bank");
-  report->add_option("results", flags->results, "result files (aoe_result_*.json); each job's trials file beside it is read too");
+  report->add_option("results", flags->results, "result files (aoe_result_*.json), or directories holding them (a batch's shards); each job's trials file beside it is read too");
   report->add_option("--bank", flags->bank, "a bank root or bank directory: its entries, provenance, --model coverage, --diff")
       ->each([flags](const std::string&) { flags->bank_given = true; });
   report->add_option("--soc", flags->soc, "with --bank: the soc_version (default: this host's)");

@@ -96,8 +96,9 @@ void TaskLoop::Log(nlohmann::json line, double elapsed_s) const {
 void TaskLoop::JobStarted() {
   const JobEvent e = Event(JobEvent::Kind::kJobStarted);
   nlohmann::json line = s_.about;
+  const double unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   line.update({{"event", "job_started"}, {"job_type", s_.type->id}, {"job_name", s_.job_name}, {"tuning_name", s_.tuning_name},
-               {"tasks", s_.tasks}, {"done", done_}});
+               {"tasks", s_.tasks}, {"done", done_}, {"unix_s", unix_s}});
   Log(line, e.elapsed_s);
   Emit(e);
 }

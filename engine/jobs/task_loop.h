@@ -36,7 +36,7 @@ Result<JobStamp> NewJobStamp(const JobType& type, const std::string& output_dir)
 // The trials file of a result file: aoe_result_X.json -> aoe_trials_X.jsonl (beside it, and not
 // matched by aoe_result_* as AOE's result files are), the job's events
 // one JSON object a line, "event" naming each (JobEventKindName), "elapsed_s" on every line:
-//   job_started: "job_type", "job_name", "tuning_name", "tasks", "done", and the job's "about"
+//   job_started: "job_type", "job_name", "tuning_name", "tasks", "done", "unix_s" (the wall clock), and the job's "about"
 //   trial:       "task", "name", "op" and TrialRecord's fields
 //   task_done:   "task", "name", "op", "status", "before_us", "after_us", "failure", "detail" (the job's)
 //   job_done:    "done", "failed", "stopped"
