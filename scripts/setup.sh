@@ -30,7 +30,7 @@ for option in "$@"; do
   case "$option" in
     --models) packages+=("${model_packages[@]}") ;;
     --cluster) packages+=("${cluster_packages[@]}") ;;
-    --browser) packages+=(chromium) ;;
+    --browser) packages+=(chromium fonts-dejavu-core) ;;   # fonts: the screenshots show their text
     --ort)  # Debian's nodejs and npm, unless a Node.js with npm is there already (another source's conflicts with them)
       command -v node >/dev/null && command -v npm >/dev/null || packages+=("${ort_packages[@]}")
       ort=1 ;;

@@ -133,5 +133,36 @@ TEST_CASE("progress: a plain line per task done, the estimate from this run's pa
   CHECK(text.find("stopped: --reload goes on") != std::string::npos);
 }
 
+TEST_CASE("progress: on a terminal one line rewritten in place, closed when the job ends") {
+  std::FILE* out = std::tmpfile();
+  REQUIRE(out != nullptr);
+  auto listener = ProgressListener(ProgressStyle::kLive, out);
+  JobEvent e;
+  e.job_type = 2;
+  e.tuning_name = "ops";
+  e.tasks = 3;
+  listener(e);
+  e.kind = JobEvent::Kind::kTrial;
+  e.task_name = "mm";
+  e.task_op = "MatMul";
+  e.trial.trial = 4;
+  e.trial.budget = 24;
+  listener(e);
+  e.kind = JobEvent::Kind::kTaskDone;
+  e.done = 1;
+  e.elapsed_s = 10;
+  e.best_gain_percent = 12.5;
+  listener(e);
+  e.kind = JobEvent::Kind::kJobDone;
+  listener(e);
+  std::rewind(out);
+  std::string text(4096, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), out));
+  std::fclose(out);
+  CHECK(text.find("\r\033[K[OPAT ops] 0/3 | mm (MatMul) trial 4/24") != std::string::npos);
+  CHECK(text.find("[OPAT ops] 1/3 | mm (MatMul) | best +12.5% | 0:10 elapsed, ~0:20 left") != std::string::npos);
+  CHECK(text.find('\n') == text.size() - 1);  // one line, ended once
+}
+
 }  // namespace
 }  // namespace tilebank::engine
