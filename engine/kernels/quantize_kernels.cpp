@@ -6,6 +6,7 @@
 
 #include "engine/kernels/conv_kernels.h"
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/onednn_qlinear_kernels.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
@@ -47,12 +48,41 @@ Result<std::vector<double>> Centred(const KernelInfo& info, const TypedTensor& t
   return v;
 }
 
+// The common case in float32 loops: float32 x, one float32 scale, an 8-bit zero point (or none).
+template <class Q>
+void QuantizeFloats(const TypedTensor& x, float scale, float zero, float low, float high, TypedTensor* y) {
+  const float* src = x.data<float>();
+  Q* dst = y->data<Q>();
+  for (int64_t i = 0; i < x.size(); ++i) dst[i] = static_cast<Q>(std::clamp(std::nearbyint(src[i] / scale) + zero, low, high));
+}
+
+template <class Q>
+void DequantizeToFloats(const TypedTensor& x, float scale, float zero, TypedTensor* y) {
+  const Q* src = x.data<Q>();
+  float* dst = y->data<float>();
+  for (int64_t i = 0; i < x.size(); ++i) dst[i] = (static_cast<float>(src[i]) - zero) * scale;
+}
+
+bool PerTensor8Bit(const KernelInputs& in, DType float_side, DType int_side) {
+  const TypedTensor* zero = in.size() > 2 ? in[2] : nullptr;
+  return in[1]->dtype == DType::kFloat32 && in[1]->size() == 1 && (!zero || (zero->size() == 1 && zero->dtype == int_side)) &&
+         (int_side == DType::kUInt8 || int_side == DType::kInt8) && float_side == DType::kFloat32;
+}
+
 Result<std::unique_ptr<OpKernel>> MakeQuantize(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes x and y_scale");
     const TypedTensor& x = *in[0];
     const TypedTensor* zero = in.size() > 2 ? in[2] : nullptr;
     const DType dtype = zero ? zero->dtype : DType::kUInt8;
+    if (PerTensor8Bit(in, x.dtype, dtype)) {
+      TypedTensor y(dtype, x.shape);
+      const float scale = in[1]->data<float>()[0], zp = zero ? static_cast<float>(zero->At(0)) : 0.0f;
+      if (dtype == DType::kUInt8) QuantizeFloats<uint8_t>(x, scale, zp, 0, 255, &y);
+      else QuantizeFloats<int8_t>(x, scale, zp, -128, 127, &y);
+      (*out)[0] = std::move(y);
+      return Status::Ok();
+    }
     const int64_t axis = info.attrs.Int("axis", 1);
     auto scale_index = ParamIndex(info, x, *in[1], axis);
     if (!scale_index.ok()) return scale_index.status();
@@ -78,6 +108,15 @@ Result<std::unique_ptr<OpKernel>> MakeQuantize(const KernelInfo& info) {
 Result<std::unique_ptr<OpKernel>> MakeDequantize(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes x and x_scale");
+    if (PerTensor8Bit(in, in[1]->dtype, in[0]->dtype)) {
+      const TypedTensor* zero = in.size() > 2 ? in[2] : nullptr;
+      TypedTensor y(DType::kFloat32, in[0]->shape);
+      const float scale = in[1]->data<float>()[0], zp = zero ? static_cast<float>(zero->At(0)) : 0.0f;
+      if (in[0]->dtype == DType::kUInt8) DequantizeToFloats<uint8_t>(*in[0], scale, zp, &y);
+      else DequantizeToFloats<int8_t>(*in[0], scale, zp, &y);
+      (*out)[0] = std::move(y);
+      return Status::Ok();
+    }
     const int64_t axis = info.attrs.Int("axis", 1);
     auto v = Centred(info, *in[0], in.size() > 2 ? in[2] : nullptr, axis);
     if (!v.ok()) return v.status();
@@ -139,17 +178,25 @@ Result<std::unique_ptr<OpKernel>> MakeMatMulInteger(const KernelInfo& info) {
   });
 }
 
-// QLinearMatMul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero).
-Result<std::unique_ptr<OpKernel>> MakeQLinearMatMul(const KernelInfo& info) {
+// y = max(y, zero point) when the QDQ fusion folded a Relu into the node (its "relu" attribute).
+double Rectified(double q, const KernelInfo& info, const TypedTensor& y_zero) {
+  return info.attrs.Int("relu", 0) ? std::max(q, y_zero.At(0)) : q;
+}
+
+// QLinearMatMul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero), and the QDQ fusion's
+// int32 bias (units of a_scale * b_scale, one per column) as a 9th input.
+Result<std::unique_ptr<OpKernel>> MakeQLinearMatMulReference(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 8 || !in[0] || !in[1] || !in[3] || !in[4] || !in[6] || !in[7]) return info.Bad("takes a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point");
     auto y = MatMulDoubles(info, *in[0], CentredRows(*in[0], in[2], false), *in[3], CentredRows(*in[3], in[5], true));
     if (!y.ok()) return y.status();
     const int64_t cols = y->shape.back(), rows = y->rank() > 1 ? y->shape[y->rank() - 2] : 1;
+    const TypedTensor* bias = in.size() > 8 ? in[8] : nullptr;
     TypedTensor q(in[7]->dtype, y->shape);
     for (int64_t i = 0; i < q.size(); ++i) {
       const double a_scale = in[1]->At(in[1]->size() == 1 ? 0 : (i / cols) % rows), b_scale = in[4]->At(in[4]->size() == 1 ? 0 : i % cols);
-      q.SetAt(i, Saturate(std::nearbyint(y->At(i) * a_scale * b_scale / in[6]->At(0)) + in[7]->At(0), q.dtype));
+      const double acc = y->At(i) + (bias ? bias->At(i % cols) : 0.0);
+      q.SetAt(i, Saturate(Rectified(std::nearbyint(acc * a_scale * b_scale / in[6]->At(0)) + in[7]->At(0), info, *in[7]), q.dtype));
     }
     (*out)[0] = std::move(q);
     return Status::Ok();
@@ -157,7 +204,7 @@ Result<std::unique_ptr<OpKernel>> MakeQLinearMatMul(const KernelInfo& info) {
 }
 
 // QLinearConv(x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, B int32).
-Result<std::unique_ptr<OpKernel>> MakeQLinearConv(const KernelInfo& info) {
+Result<std::unique_ptr<OpKernel>> MakeQLinearConvReference(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 8 || !in[0] || !in[1] || !in[3] || !in[4] || !in[6] || !in[7]) return info.Bad("takes x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point");
     // x's zero point is one value; w's may be one per output channel (W's axis 0).
@@ -175,11 +222,24 @@ Result<std::unique_ptr<OpKernel>> MakeQLinearConv(const KernelInfo& info) {
     for (int64_t i = 0; i < q.size(); ++i) {
       const int64_t m = i / plane % M;
       // The bias is in units of x_scale * w_scale, as the accumulator is.
-      q.SetAt(i, Saturate(std::nearbyint((*y)[i] * in[1]->At(0) * in[4]->At(in[4]->size() == 1 ? 0 : m) / in[6]->At(0)) + in[7]->At(0), q.dtype));
+      q.SetAt(i, Saturate(Rectified(std::nearbyint((*y)[i] * in[1]->At(0) * in[4]->At(in[4]->size() == 1 ? 0 : m) / in[6]->At(0)) + in[7]->At(0), info, *in[7]),
+                          q.dtype));
     }
     (*out)[0] = std::move(q);
     return Status::Ok();
   });
+}
+
+Result<std::unique_ptr<OpKernel>> MakeQLinearMatMul(const KernelInfo& info) {
+  auto reference = MakeQLinearMatMulReference(info);
+  if (!reference.ok()) return reference.status();
+  return WrapOneDnnQLinearMatMul(info, std::move(reference.value()));
+}
+
+Result<std::unique_ptr<OpKernel>> MakeQLinearConv(const KernelInfo& info) {
+  auto reference = MakeQLinearConvReference(info);
+  if (!reference.ok()) return reference.status();
+  return WrapOneDnnQLinearConv(info, std::move(reference.value()));
 }
 
 }  // namespace

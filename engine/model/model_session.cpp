@@ -1,5 +1,7 @@
 #include "engine/model/model_session.h"
 
+#include "engine/model/qdq_fusion.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -49,6 +51,11 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
                           const std::vector<std::vector<int64_t>>& shapes_by_position) {
   auto graph = ImportOnnx(path, input_shapes, shapes_by_position);
   if (!graph.ok()) return graph.status();
+  // Before folding, which would turn the weights' DequantizeLinear into float constants.
+  // TILEBANK_QDQ_FUSION=off keeps them apart (the float path), for comparison.
+  const char* qdq = std::getenv("TILEBANK_QDQ_FUSION");
+  if (!qdq || std::string(qdq) != "off")
+    if (auto fused = FuseQdq(&graph.value()); !fused.ok()) return fused.status().WithContext(path);
   TB_RETURN_IF_ERROR(FoldConstants(&graph.value()).WithContext(path));
   return graph;
 }

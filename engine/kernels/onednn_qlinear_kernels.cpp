@@ -1,0 +1,270 @@
+// The fast paths of the registry's QLinearConv and QLinearMatMul: oneDNN's int8 convolution and
+// matmul (u8 or s8 activations, s8 weights, s32 accumulation), the scales x_scale * w_scale /
+// y_scale per output channel as output scales, the zero points of x and y as oneDNN's, the int32
+// bias added to the accumulator, and the "relu" the QDQ fusion (engine/model/qdq_fusion.h) folds
+// in as a post-op (it clamps y at its zero point). The weights are reordered into oneDNN's layout
+// once per input shape. What oneDNN cannot take (u8 or zero-pointed weights, other ranks, a oneDNN
+// error) runs the reference kernel (quantize_kernels.cpp), which computes the same.
+//
+// On AVX2 without VNNI oneDNN multiplies u8 x s8 with vpmaddubsw, whose int16 sums saturate: it
+// compensates by scaling the weights to 7 bits inside its reorder (its "s8s8 compensation" with
+// the weights' scale adjusted), so results match the reference within one step of y's scale.
+#include <mutex>
+
+#include "engine/impl/onednn_common.h"
+#include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/onednn_qlinear_kernels.h"
+#include "engine/kernels/spatial_window.h"
+#include "engine/kernels/tensor_index.h"
+
+namespace tilebank::engine::kernels {
+namespace {
+
+using dnnl::memory;
+
+memory::data_type OneDnnType(DType t) {
+  switch (t) {
+    case DType::kUInt8: return memory::data_type::u8;
+    case DType::kInt8: return memory::data_type::s8;
+    case DType::kInt32: return memory::data_type::s32;
+    default: return memory::data_type::f32;
+  }
+}
+
+memory::desc Plain(const std::vector<int64_t>& shape, DType t) {
+  const std::vector<int64_t> strides = Strides(shape);
+  return memory::desc(memory::dims(shape.begin(), shape.end()), OneDnnType(t), memory::dims(strides.begin(), strides.end()));
+}
+
+memory::desc Any(const std::vector<int64_t>& shape, DType t) { return memory::desc(memory::dims(shape.begin(), shape.end()), OneDnnType(t), memory::format_tag::any); }
+
+bool IsInt8(const TypedTensor* t) { return t && (t->dtype == DType::kUInt8 || t->dtype == DType::kInt8); }
+
+// The weights' zero points are all 0 (oneDNN's weights carry none).
+bool ZeroWeightZeroPoint(const TypedTensor* wzp) {
+  if (!wzp) return true;
+  for (int64_t i = 0; i < wzp->size(); ++i)
+    if (wzp->At(i) != 0) return false;
+  return true;
+}
+
+// x_scale * w_scale[m] / y_scale for each of `M` output channels.
+std::vector<float> OutputScales(const TypedTensor& xs, const TypedTensor& ws, const TypedTensor& ys, int64_t M) {
+  std::vector<float> scales(static_cast<size_t>(M));
+  for (int64_t m = 0; m < M; ++m) scales[m] = static_cast<float>(xs.At(0) * ws.At(ws.size() == 1 ? 0 : m) / ys.At(0));
+  return scales;
+}
+
+dnnl::primitive_attr QuantAttr(const std::vector<float>& scales, int32_t x_zero, int32_t y_zero, bool relu, int channel_mask) {
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(scales.size() == 1 ? 0 : channel_mask, scales);
+  if (x_zero) attr.set_zero_points(DNNL_ARG_SRC, 0, {x_zero});
+  if (y_zero) attr.set_zero_points(DNNL_ARG_DST, 0, {y_zero});
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
+// Refuses oneDNN's reference implementations: the registry's own reference is as good.
+Status RefuseReference(const dnnl::primitive_desc_base& pd) {
+  const std::string impl = pd.impl_info_str();
+  if (impl.rfind("ref", 0) == 0) return Status::Refused("oneDNN has only its reference kernel here (" + impl + ")");
+  return Status::Ok();
+}
+
+class OneDnnQLinearConv : public OpKernel {
+ public:
+  OneDnnQLinearConv(KernelInfo info, std::unique_ptr<OpKernel> reference) : info_(std::move(info)), reference_(std::move(reference)) {}
+
+  Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
+    // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
+    const bool takes = in.size() >= 8 && IsInt8(in[0]) && in[3] && in[3]->dtype == DType::kInt8 && in[0]->rank() >= 3 && in[0]->rank() <= 5 &&
+                       in[3]->rank() == in[0]->rank() && in[1] && in[4] && in[6] && in[7] && IsInt8(in[7]) && ZeroWeightZeroPoint(in[5]) &&
+                       (in.size() < 9 || !in[8] || in[8]->dtype == DType::kInt32);
+    if (!takes) return reference_->Compute(in, out);
+    std::lock_guard<std::mutex> lock(mutex_);
+    Status s = CatchOneDnnErrors([&]() -> Status { return Convolve(in, out); });
+    if (!s.ok()) return reference_->Compute(in, out);
+    return s;
+  }
+
+ private:
+  struct Plan {
+    std::vector<int64_t> x_shape, w_shape, y_shape;
+    const void* w_data = nullptr;
+    DType x_type, y_type;
+    dnnl::primitive conv;
+    memory weights, bias, src, dst;
+    bool src_plain = true, dst_plain = true;
+  };
+
+  Status Prepare(const KernelInputs& in) const {
+    const TypedTensor &x = *in[0], &w = *in[3];
+    auto window = SpatialWindow::Resolve(info_, {x.shape.begin() + 2, x.shape.end()}, {w.shape.begin() + 2, w.shape.end()});
+    if (!window.ok()) return window.status();
+    const int64_t N = x.shape[0], C = x.shape[1], M = w.shape[0], group = info_.attrs.Int("group", 1);
+    if (group < 1 || C % group || M % group || w.shape[1] != C / group) return info_.Bad("X, W and group do not agree");
+    Plan p;
+    p.x_shape = x.shape, p.w_shape = w.shape, p.w_data = w.bytes.data(), p.x_type = x.dtype, p.y_type = in[7]->dtype;
+    p.y_shape = {N, M};
+    p.y_shape.insert(p.y_shape.end(), window->out.begin(), window->out.end());
+    std::vector<int64_t> w_dims = w.shape;
+    if (group > 1) {
+      w_dims[0] = M / group;
+      w_dims.insert(w_dims.begin(), group);
+    }
+    memory::dims strides(window->strides.begin(), window->strides.end()), dilates, pad_l(window->pad_begin.begin(), window->pad_begin.end()),
+        pad_r(window->pad_end.begin(), window->pad_end.end());
+    for (int64_t d : window->dilations) dilates.push_back(d - 1);
+    const bool has_bias = in.size() > 8 && in[8];
+    const memory::desc bias_md = has_bias ? Plain({M}, DType::kInt32) : memory::desc();
+    const auto scales = OutputScales(*in[1], *in[4], *in[6], M);
+    const auto attr = QuantAttr(scales, in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0, static_cast<int32_t>(in[7]->At(0)), info_.attrs.Int("relu", 0) != 0,
+                                1 << 1);
+    dnnl::engine& engine = OneDnnCpuEngine();
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, Any(x.shape, x.dtype),
+                                         Any(w_dims, DType::kInt8), bias_md, Any(p.y_shape, p.y_type), strides, dilates, pad_l, pad_r);
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+    TB_RETURN_IF_ERROR(RefuseReference(pd));
+    p.conv = dnnl::convolution_forward(pd);
+    dnnl::stream stream(engine);
+    memory user_w(Plain(w_dims, DType::kInt8), engine, const_cast<std::byte*>(w.bytes.data()));
+    p.weights = memory(pd.weights_desc(), engine);
+    dnnl::reorder(user_w, p.weights).execute(stream, user_w, p.weights);
+    if (has_bias) {
+      p.bias = memory(bias_md, engine);
+      std::memcpy(p.bias.get_data_handle(), in[8]->bytes.data(), static_cast<size_t>(M) * sizeof(int32_t));
+    }
+    stream.wait();
+    p.src_plain = pd.src_desc() == Plain(x.shape, x.dtype);
+    p.dst_plain = pd.dst_desc() == Plain(p.y_shape, p.y_type);
+    if (!p.src_plain) p.src = memory(pd.src_desc(), engine);
+    if (!p.dst_plain) p.dst = memory(pd.dst_desc(), engine);
+    plan_ = std::move(p);
+    return Status::Ok();
+  }
+
+  Status Convolve(const KernelInputs& in, std::vector<TypedTensor>* out) const {
+    if (!plan_ || plan_->x_shape != in[0]->shape || plan_->w_shape != in[3]->shape || plan_->w_data != in[3]->bytes.data() ||
+        plan_->x_type != in[0]->dtype) {
+      plan_.reset();
+      TB_RETURN_IF_ERROR(Prepare(in));
+    }
+    Plan& p = *plan_;
+    dnnl::engine& engine = OneDnnCpuEngine();
+    dnnl::stream stream(engine);
+    TypedTensor y(p.y_type, p.y_shape);
+    memory user_x(Plain(p.x_shape, p.x_type), engine, const_cast<std::byte*>(in[0]->bytes.data()));
+    memory user_y(Plain(p.y_shape, p.y_type), engine, y.bytes.data());
+    if (!p.src_plain) dnnl::reorder(user_x, p.src).execute(stream, user_x, p.src);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, p.src_plain ? user_x : p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst_plain ? user_y : p.dst}};
+    if (p.bias) args[DNNL_ARG_BIAS] = p.bias;
+    p.conv.execute(stream, args);
+    if (!p.dst_plain) dnnl::reorder(p.dst, user_y).execute(stream, p.dst, user_y);
+    stream.wait();
+    (*out)[0] = std::move(y);
+    return Status::Ok();
+  }
+
+  KernelInfo info_;
+  std::unique_ptr<OpKernel> reference_;
+  mutable std::mutex mutex_;
+  mutable std::optional<Plan> plan_;
+};
+
+// QLinearMatMul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero[, bias int32]) with a's rows
+// flattened into one 2-D product and b a [K, N] s8 matrix (the weights of a Linear layer).
+class OneDnnQLinearMatMul : public OpKernel {
+ public:
+  OneDnnQLinearMatMul(KernelInfo info, std::unique_ptr<OpKernel> reference) : info_(std::move(info)), reference_(std::move(reference)) {}
+
+  Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
+    const bool takes = in.size() >= 8 && IsInt8(in[0]) && in[0]->rank() >= 2 && in[3] && in[3]->dtype == DType::kInt8 && in[3]->rank() == 2 &&
+                       in[0]->shape.back() == in[3]->shape[0] && in[1] && in[1]->size() == 1 && in[4] && in[6] && in[7] && IsInt8(in[7]) &&
+                       (!in[2] || in[2]->size() == 1) && ZeroWeightZeroPoint(in[5]) && (in.size() < 9 || !in[8] || in[8]->dtype == DType::kInt32);
+    if (!takes) return reference_->Compute(in, out);
+    std::lock_guard<std::mutex> lock(mutex_);
+    Status s = CatchOneDnnErrors([&]() -> Status { return Multiply(in, out); });
+    if (!s.ok()) return reference_->Compute(in, out);
+    return s;
+  }
+
+ private:
+  struct Plan {
+    std::vector<int64_t> a_shape;
+    const void* b_data = nullptr;
+    DType a_type, y_type;
+    int64_t M = 0, K = 0, N = 0;
+    dnnl::primitive matmul;
+    memory weights, bias;
+  };
+
+  Status Prepare(const KernelInputs& in) const {
+    const TypedTensor &a = *in[0], &b = *in[3];
+    Plan p;
+    p.a_shape = a.shape, p.b_data = b.bytes.data(), p.a_type = a.dtype, p.y_type = in[7]->dtype;
+    p.K = b.shape[0], p.N = b.shape[1], p.M = a.size() / p.K;
+    const bool has_bias = in.size() > 8 && in[8];
+    const auto scales = OutputScales(*in[1], *in[4], *in[6], p.N);
+    const auto attr = QuantAttr(scales, in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0, static_cast<int32_t>(in[7]->At(0)), info_.attrs.Int("relu", 0) != 0,
+                                1 << 1);
+    dnnl::engine& engine = OneDnnCpuEngine();
+    const memory::desc bias_md = has_bias ? Plain({1, p.N}, DType::kInt32) : memory::desc();
+    dnnl::matmul::desc desc(Plain({p.M, p.K}, a.dtype), Any({p.K, p.N}, DType::kInt8), bias_md, Plain({p.M, p.N}, p.y_type));
+    dnnl::matmul::primitive_desc pd(desc, attr, engine);
+    TB_RETURN_IF_ERROR(RefuseReference(pd));
+    p.matmul = dnnl::matmul(pd);
+    dnnl::stream stream(engine);
+    memory user_b(Plain({p.K, p.N}, DType::kInt8), engine, const_cast<std::byte*>(b.bytes.data()));
+    p.weights = memory(pd.weights_desc(), engine);
+    dnnl::reorder(user_b, p.weights).execute(stream, user_b, p.weights);
+    if (has_bias) {
+      p.bias = memory(bias_md, engine);
+      std::memcpy(p.bias.get_data_handle(), in[8]->bytes.data(), static_cast<size_t>(p.N) * sizeof(int32_t));
+    }
+    stream.wait();
+    plan_ = std::move(p);
+    return Status::Ok();
+  }
+
+  Status Multiply(const KernelInputs& in, std::vector<TypedTensor>* out) const {
+    if (!plan_ || plan_->a_shape != in[0]->shape || plan_->b_data != in[3]->bytes.data() || plan_->a_type != in[0]->dtype) {
+      plan_.reset();
+      TB_RETURN_IF_ERROR(Prepare(in));
+    }
+    Plan& p = *plan_;
+    std::vector<int64_t> y_shape = p.a_shape;
+    y_shape.back() = p.N;
+    TypedTensor y(p.y_type, y_shape);
+    dnnl::engine& engine = OneDnnCpuEngine();
+    dnnl::stream stream(engine);
+    memory user_a(Plain({p.M, p.K}, p.a_type), engine, const_cast<std::byte*>(in[0]->bytes.data()));
+    memory user_y(Plain({p.M, p.N}, p.y_type), engine, y.bytes.data());
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, user_y}};
+    if (p.bias) args[DNNL_ARG_BIAS] = p.bias;
+    p.matmul.execute(stream, args);
+    stream.wait();
+    (*out)[0] = std::move(y);
+    return Status::Ok();
+  }
+
+  KernelInfo info_;
+  std::unique_ptr<OpKernel> reference_;
+  mutable std::mutex mutex_;
+  mutable std::optional<Plan> plan_;
+};
+
+}  // namespace
+
+std::unique_ptr<OpKernel> WrapOneDnnQLinearConv(const KernelInfo& info, std::unique_ptr<OpKernel> reference) {
+  return std::unique_ptr<OpKernel>(new OneDnnQLinearConv(info, std::move(reference)));
+}
+
+std::unique_ptr<OpKernel> WrapOneDnnQLinearMatMul(const KernelInfo& info, std::unique_ptr<OpKernel> reference) {
+  return std::unique_ptr<OpKernel>(new OneDnnQLinearMatMul(info, std::move(reference)));
+}
+
+}  // namespace tilebank::engine::kernels

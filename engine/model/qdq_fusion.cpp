@@ -1,0 +1,206 @@
+#include "engine/model/qdq_fusion.h"
+
+#include <cmath>
+#include <set>
+
+namespace tilebank::engine::model {
+
+namespace {
+
+struct Uses {
+  std::vector<int> producer;                 // value -> node (-1: none)
+  std::vector<std::vector<size_t>> readers;  // value -> nodes reading it
+  std::set<int> outputs;                     // the graph's outputs
+};
+
+Uses UsesOf(const Graph& g) {
+  Uses u;
+  u.producer.assign(g.values.size(), -1);
+  u.readers.assign(g.values.size(), {});
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (int v : g.nodes[i].outputs)
+      if (v >= 0) u.producer[v] = static_cast<int>(i);
+    for (int v : g.nodes[i].inputs)
+      if (v >= 0) u.readers[v].push_back(i);
+  }
+  u.outputs.insert(g.outputs.begin(), g.outputs.end());
+  return u;
+}
+
+bool Is8Bit(const std::string& dtype) { return dtype == "uint8" || dtype == "int8"; }
+
+// Read once, by one node, and not a graph output: the fused node may swallow its producer.
+bool Private(const Uses& u, int v) { return v >= 0 && u.readers[v].size() == 1 && !u.outputs.count(v); }
+
+const Node* ProducerOf(const Graph& g, const Uses& u, int v, const char* op_type) {
+  if (v < 0 || u.producer[v] < 0) return nullptr;
+  const Node& n = g.nodes[u.producer[v]];
+  return n.op_type == op_type ? &n : nullptr;
+}
+
+// A DequantizeLinear of a runtime 8-bit tensor with one scale and zero point (both constants).
+struct Activation {
+  int q = -1, scale = -1, zero = -1;
+};
+std::optional<Activation> ActivationOf(const Graph& g, const Uses& u, int v) {
+  const Node* dq = ProducerOf(g, u, v, "DequantizeLinear");
+  if (!dq || dq->inputs.size() < 2) return std::nullopt;
+  Activation a{dq->inputs[0], dq->inputs[1], dq->inputs.size() > 2 ? dq->inputs[2] : -1};
+  if (!Is8Bit(g.values[a.q].dtype) || g.IsConstant(a.q) || !g.IsConstant(a.scale) || g.values[a.scale].constant->size() != 1) return std::nullopt;
+  if (a.zero >= 0 && (!g.IsConstant(a.zero) || g.values[a.zero].constant->size() != 1)) return std::nullopt;
+  return a;
+}
+
+// A DequantizeLinear of int8 constant weights, symmetric, with one scale or one per slice of `axis`
+// (of `channels` slices).
+struct Weights {
+  int q = -1, scale = -1, zero = -1;
+};
+std::optional<Weights> WeightsOf(const Graph& g, const Uses& u, int v, int64_t axis, int64_t channels) {
+  const Node* dq = ProducerOf(g, u, v, "DequantizeLinear");
+  if (!dq || dq->inputs.size() < 2) return std::nullopt;
+  Weights w{dq->inputs[0], dq->inputs[1], dq->inputs.size() > 2 ? dq->inputs[2] : -1};
+  if (!g.IsConstant(w.q) || g.values[w.q].dtype != "int8" || !g.IsConstant(w.scale)) return std::nullopt;
+  const int64_t scales = g.values[w.scale].constant->size();
+  const int64_t rank = static_cast<int64_t>(g.values[w.q].shape.size());
+  if (scales != 1 && (scales != channels || PositiveAxis(g.AttrInt(*dq, "axis", 1), rank) != axis)) return std::nullopt;
+  if (w.zero >= 0) {
+    if (!g.IsConstant(w.zero)) return std::nullopt;
+    const ConstTensor& z = *g.values[w.zero].constant;
+    for (int64_t i = 0; i < z.size(); ++i)
+      if (z.At(i) != 0) return std::nullopt;
+  }
+  return w;
+}
+
+int AddConstant(Graph* g, const std::string& name, const std::string& dtype, ConstTensor value) {
+  Value v;
+  v.name = name;
+  v.shape = value.shape;
+  v.dtype = dtype;
+  v.constant = std::move(value);
+  g->values.push_back(std::move(v));
+  return static_cast<int>(g->values.size()) - 1;
+}
+
+// The float bias `b` (one per output channel, or broadcast) in units of x_scale * w_scale[m].
+std::optional<ConstTensor> Int32Bias(const Graph& g, int b, double x_scale, const ConstTensor& w_scale, int64_t channels) {
+  if (b < 0) return ConstTensor::Ints({channels}, std::vector<int64_t>(static_cast<size_t>(channels), 0));
+  if (!g.IsConstant(b) || g.values[b].dtype != "float32") return std::nullopt;
+  const ConstTensor& bias = *g.values[b].constant;
+  if (bias.size() != channels && bias.size() != 1) return std::nullopt;
+  std::vector<int64_t> q(static_cast<size_t>(channels));
+  for (int64_t m = 0; m < channels; ++m) {
+    const double unit = x_scale * w_scale.At(w_scale.size() == 1 ? 0 : m);
+    const double v = std::nearbyint(bias.At(bias.size() == 1 ? 0 : m) / unit);
+    if (!(std::fabs(v) < 2147483647.0)) return std::nullopt;
+    q[m] = static_cast<int64_t>(v);
+  }
+  return ConstTensor::Ints({channels}, std::move(q));
+}
+
+}  // namespace
+
+Result<size_t> FuseQdq(Graph* g) {
+  size_t fused = 0;
+  std::set<size_t> removed;
+  for (size_t qi = 0; qi < g->nodes.size(); ++qi) {
+    const Uses u = UsesOf(*g);  // the graph changes as nodes fuse
+    const Node q = g->nodes[qi];
+    if (q.op_type != "QuantizeLinear" || q.inputs.size() < 3 || !g->IsConstant(q.inputs[1]) || g->values[q.inputs[1]].constant->size() != 1 ||
+        !g->IsConstant(q.inputs[2]) || g->values[q.inputs[2]].constant->size() != 1 || !Is8Bit(g->values[q.inputs[2]].dtype))
+      continue;
+    std::vector<size_t> swallowed;
+    int v = q.inputs[0];
+    bool relu = false;
+    if (const Node* r = ProducerOf(*g, u, v, "Relu"); r && Private(u, v)) {
+      relu = true;
+      swallowed.push_back(u.producer[v]);
+      v = r->inputs[0];
+    }
+    int bias = -1;
+    if (const Node* add = ProducerOf(*g, u, v, "Add"); add && Private(u, v) && add->inputs.size() == 2) {
+      const int c = g->IsConstant(add->inputs[1]) ? 1 : g->IsConstant(add->inputs[0]) ? 0 : -1;
+      if (c >= 0 && ProducerOf(*g, u, add->inputs[1 - c], "MatMul")) {
+        swallowed.push_back(u.producer[v]);
+        bias = add->inputs[c];
+        v = add->inputs[1 - c];
+      }
+    }
+    if (!Private(u, v) || u.producer[v] < 0) continue;
+    const size_t op_index = static_cast<size_t>(u.producer[v]);
+    const Node& op = g->nodes[op_index];
+    Node fused_node;
+    fused_node.name = op.name;
+    fused_node.outputs = q.outputs;
+    const int y_scale = q.inputs[1], y_zero = q.inputs[2];
+    if (op.op_type == "Conv" && op.inputs.size() >= 2 && bias < 0) {
+      const int64_t M = g->values[op.inputs[1]].shape.empty() ? 0 : g->values[op.inputs[1]].shape[0];
+      auto x = ActivationOf(*g, u, op.inputs[0]);
+      auto w = WeightsOf(*g, u, op.inputs[1], 0, M);
+      if (!x || !w) continue;
+      auto b = Int32Bias(*g, op.inputs.size() > 2 ? op.inputs[2] : -1, g->values[x->scale].constant->At(0), *g->values[w->scale].constant, M);
+      if (!b) continue;
+      fused_node.op_type = "QLinearConv";
+      fused_node.attrs = op.attrs;
+      const int b_value = AddConstant(g, op.name + "/int32_bias", "int32", std::move(*b));
+      fused_node.inputs = {x->q, x->scale, x->zero, w->q, w->scale, w->zero, y_scale, y_zero, b_value};
+    } else if ((op.op_type == "MatMul" || op.op_type == "Gemm") && op.inputs.size() >= 2) {
+      const bool gemm = op.op_type == "Gemm";
+      if (gemm && (g->AttrFloat(op, "alpha", 1) != 1 || g->AttrFloat(op, "beta", 1) != 1 || g->AttrInt(op, "transA", 0) != 0 || bias >= 0)) continue;
+      const bool trans_b = gemm && g->AttrInt(op, "transB", 0) != 0;
+      const std::vector<int64_t>& w_shape = g->values[op.inputs[1]].shape;
+      if (w_shape.size() != 2) continue;
+      const int64_t N = trans_b ? w_shape[0] : w_shape[1], K = trans_b ? w_shape[1] : w_shape[0];
+      auto x = ActivationOf(*g, u, op.inputs[0]);
+      auto w = WeightsOf(*g, u, op.inputs[1], trans_b ? 0 : 1, N);
+      if (!x || !w) continue;
+      if (gemm && op.inputs.size() > 2) bias = op.inputs[2];
+      auto b = Int32Bias(*g, bias, g->values[x->scale].constant->At(0), *g->values[w->scale].constant, N);
+      if (!b) continue;
+      int w_q = w->q;
+      if (trans_b) {  // [N, K] -> [K, N]
+        const ConstTensor& t = *g->values[w->q].constant;
+        std::vector<int64_t> kn(static_cast<size_t>(K * N));
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t k = 0; k < K; ++k) kn[k * N + n] = static_cast<int64_t>(t.At(n * K + k));
+        w_q = AddConstant(g, op.name + "/int8_weights_kn", "int8", ConstTensor::Ints({K, N}, std::move(kn)));
+      }
+      fused_node.op_type = "QLinearMatMul";
+      const int b_value = AddConstant(g, op.name + "/int32_bias", "int32", std::move(*b));
+      fused_node.inputs = {x->q, x->scale, x->zero, w_q, w->scale, w->zero, y_scale, y_zero, b_value};
+    } else {
+      continue;
+    }
+    if (relu) fused_node.attrs["relu"] = 1;
+    g->nodes[qi] = std::move(fused_node);
+    removed.insert(op_index);
+    removed.insert(swallowed.begin(), swallowed.end());
+    ++fused;
+    // The swallowed nodes' outputs are read by nothing now: their readers list drops them below.
+    for (size_t r : removed) g->nodes[r].inputs.clear(), g->nodes[r].outputs.clear();
+  }
+  if (!fused) return fused;
+  // Dequantizations nothing reads any more (the weights', an activation read only by a fused node).
+  for (bool again = true; again;) {
+    again = false;
+    const Uses u = UsesOf(*g);
+    for (size_t i = 0; i < g->nodes.size(); ++i) {
+      if (removed.count(i) || g->nodes[i].op_type != "DequantizeLinear") continue;
+      bool read = false;
+      for (int o : g->nodes[i].outputs) read = read || (o >= 0 && (!u.readers[o].empty() || u.outputs.count(o)));
+      if (!read) {
+        removed.insert(i);
+        g->nodes[i].inputs.clear(), g->nodes[i].outputs.clear();
+        again = true;
+      }
+    }
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g->nodes.size(); ++i)
+    if (!removed.count(i)) kept.push_back(std::move(g->nodes[i]));
+  g->nodes = std::move(kept);
+  return fused;
+}
+
+}  // namespace tilebank::engine::model

@@ -1,0 +1,18 @@
+// QDQ models on int8 kernels: a quantized operator written as DequantizeLinear -> Conv | MatMul |
+// Gemm (its weights a DequantizeLinear of int8 constants, symmetric: zero points 0) -> [+ bias] ->
+// [Relu] -> QuantizeLinear becomes one QLinearConv or QLinearMatMul node on the quantized tensors:
+// the bias as int32 in units of x_scale * w_scale (a 9th input of QLinearMatMul, an extension of
+// tilebank's), a Relu as the node's "relu" attribute (y clamped at its zero point), Gemm's weights
+// transposed to [K, N]. Those nodes run on oneDNN's int8 kernels (engine/kernels/
+// onednn_qlinear_kernels.cpp). Everything else keeps its DequantizeLinear / QuantizeLinear nodes and
+// runs in float32. Runs before constant folding, which would otherwise fold the weights' dequantization.
+#pragma once
+#include "engine/model/graph.h"
+#include "repo/status.h"
+
+namespace tilebank::engine::model {
+
+// Rewrites `graph` in place; returns how many operators it fused.
+Result<size_t> FuseQdq(Graph* graph);
+
+}  // namespace tilebank::engine::model
