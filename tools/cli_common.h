@@ -46,6 +46,8 @@ std::string FormatMicros(double us);
 void RegisterBankReadCommands(CLI::App* bank, int* exit_code);
 void RegisterBankWriteCommands(CLI::App* bank, int* exit_code);
 void RegisterBankCheckCommands(CLI::App* bank, int* exit_code);
+// Registers `tilebank quantize` (tools/quantize_command.cpp).
+void RegisterQuantizeCommand(CLI::App* app, int* exit_code);
 // Registers `tilebank report` (tools/report_command.cpp).
 void RegisterReportCommand(CLI::App* app, int* exit_code);
 // Registers `tilebank tune` and `tilebank run`.

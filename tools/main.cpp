@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   tilebank::cli::RegisterRunCommand(&app, &exit_code);
   tilebank::cli::RegisterBatchCommands(&app, &exit_code);
   tilebank::cli::RegisterReportCommand(&app, &exit_code);
+  tilebank::cli::RegisterQuantizeCommand(&app, &exit_code);
 
   try {
     app.parse(argc, argv);

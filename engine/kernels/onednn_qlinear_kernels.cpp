@@ -1,8 +1,8 @@
 // The fast paths of the registry's QLinearConv and QLinearMatMul: oneDNN's int8 convolution and
 // matmul (u8 or s8 activations, s8 weights, s32 accumulation), the scales x_scale * w_scale /
 // y_scale per output channel as output scales, the zero points of x and y as oneDNN's, the int32
-// bias added to the accumulator, and the "relu" the QDQ fusion (engine/model/qdq_fusion.h) folds
-// in as a post-op (it clamps y at its zero point). The weights are reordered into oneDNN's layout
+// bias added to the accumulator, and the Relu or Clip the QDQ fusion (engine/model/qdq_fusion.h)
+// folds in as a post-op (it clamps y at its zero point, or to the clip's quantized bounds). The weights are reordered into oneDNN's layout
 // once per input shape. What oneDNN cannot take (u8 or zero-pointed weights, other ranks, a oneDNN
 // error) runs the reference kernel (quantize_kernels.cpp), which computes the same.
 //
@@ -55,16 +55,23 @@ std::vector<float> OutputScales(const TypedTensor& xs, const TypedTensor& ws, co
   return scales;
 }
 
-dnnl::primitive_attr QuantAttr(const std::vector<float>& scales, int32_t x_zero, int32_t y_zero, bool relu, int channel_mask) {
+// Output scales, zero points and the folded activation (post-ops act on y / y_scale, before y's zero
+// point is added).
+dnnl::primitive_attr QuantAttr(const KernelInfo& info, const std::vector<float>& scales, int32_t x_zero, const TypedTensor& y_scale,
+                               int32_t y_zero, int channel_mask) {
   dnnl::primitive_attr attr;
   attr.set_output_scales(scales.size() == 1 ? 0 : channel_mask, scales);
   if (x_zero) attr.set_zero_points(DNNL_ARG_SRC, 0, {x_zero});
   if (y_zero) attr.set_zero_points(DNNL_ARG_DST, 0, {y_zero});
-  if (relu) {
-    dnnl::post_ops ops;
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    attr.set_post_ops(ops);
+  dnnl::post_ops ops;
+  if (info.attrs.Int("relu", 0)) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  if (info.attrs.Has("clip_low")) {
+    // The reference clamps to the bounds' rounded quantized values; so does this.
+    const float ys = static_cast<float>(y_scale.At(0));
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, std::nearbyint(info.attrs.Float("clip_low", 0) / ys),
+                       std::nearbyint(info.attrs.Float("clip_high", 0) / ys));
   }
+  if (ops.len() > 0) attr.set_post_ops(ops);
   return attr;
 }
 
@@ -122,8 +129,7 @@ class OneDnnQLinearConv : public OpKernel {
     const bool has_bias = in.size() > 8 && in[8];
     const memory::desc bias_md = has_bias ? Plain({M}, DType::kInt32) : memory::desc();
     const auto scales = OutputScales(*in[1], *in[4], *in[6], M);
-    const auto attr = QuantAttr(scales, in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0, static_cast<int32_t>(in[7]->At(0)), info_.attrs.Int("relu", 0) != 0,
-                                1 << 1);
+    const auto attr = QuantAttr(info_, scales, in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0, *in[6], static_cast<int32_t>(in[7]->At(0)), 1 << 1);
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, Any(x.shape, x.dtype),
                                          Any(w_dims, DType::kInt8), bias_md, Any(p.y_shape, p.y_type), strides, dilates, pad_l, pad_r);
@@ -209,8 +215,7 @@ class OneDnnQLinearMatMul : public OpKernel {
     p.K = b.shape[0], p.N = b.shape[1], p.M = a.size() / p.K;
     const bool has_bias = in.size() > 8 && in[8];
     const auto scales = OutputScales(*in[1], *in[4], *in[6], p.N);
-    const auto attr = QuantAttr(scales, in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0, static_cast<int32_t>(in[7]->At(0)), info_.attrs.Int("relu", 0) != 0,
-                                1 << 1);
+    const auto attr = QuantAttr(info_, scales, in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0, *in[6], static_cast<int32_t>(in[7]->At(0)), 1 << 1);
     dnnl::engine& engine = OneDnnCpuEngine();
     const memory::desc bias_md = has_bias ? Plain({1, p.N}, DType::kInt32) : memory::desc();
     dnnl::matmul::desc desc(Plain({p.M, p.K}, a.dtype), Any({p.K, p.N}, DType::kInt8), bias_md, Plain({p.M, p.N}, p.y_type));

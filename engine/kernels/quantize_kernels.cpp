@@ -178,9 +178,14 @@ Result<std::unique_ptr<OpKernel>> MakeMatMulInteger(const KernelInfo& info) {
   });
 }
 
-// y = max(y, zero point) when the QDQ fusion folded a Relu into the node (its "relu" attribute).
-double Rectified(double q, const KernelInfo& info, const TypedTensor& y_zero) {
-  return info.attrs.Int("relu", 0) ? std::max(q, y_zero.At(0)) : q;
+// y = max(y, zero point) when the QDQ fusion folded a Relu into the node (its "relu" attribute);
+// y clamped to the quantized clip_low and clip_high when it folded a Clip.
+double Rectified(double q, const KernelInfo& info, const TypedTensor& y_scale, const TypedTensor& y_zero) {
+  if (info.attrs.Int("relu", 0)) q = std::max(q, y_zero.At(0));
+  if (info.attrs.Has("clip_low"))
+    q = std::clamp(q, std::nearbyint(info.attrs.Float("clip_low", 0) / y_scale.At(0)) + y_zero.At(0),
+                   std::nearbyint(info.attrs.Float("clip_high", 0) / y_scale.At(0)) + y_zero.At(0));
+  return q;
 }
 
 // QLinearMatMul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero), and the QDQ fusion's
@@ -196,7 +201,7 @@ Result<std::unique_ptr<OpKernel>> MakeQLinearMatMulReference(const KernelInfo& i
     for (int64_t i = 0; i < q.size(); ++i) {
       const double a_scale = in[1]->At(in[1]->size() == 1 ? 0 : (i / cols) % rows), b_scale = in[4]->At(in[4]->size() == 1 ? 0 : i % cols);
       const double acc = y->At(i) + (bias ? bias->At(i % cols) : 0.0);
-      q.SetAt(i, Saturate(Rectified(std::nearbyint(acc * a_scale * b_scale / in[6]->At(0)) + in[7]->At(0), info, *in[7]), q.dtype));
+      q.SetAt(i, Saturate(Rectified(std::nearbyint(acc * a_scale * b_scale / in[6]->At(0)) + in[7]->At(0), info, *in[6], *in[7]), q.dtype));
     }
     (*out)[0] = std::move(q);
     return Status::Ok();
@@ -222,7 +227,7 @@ Result<std::unique_ptr<OpKernel>> MakeQLinearConvReference(const KernelInfo& inf
     for (int64_t i = 0; i < q.size(); ++i) {
       const int64_t m = i / plane % M;
       // The bias is in units of x_scale * w_scale, as the accumulator is.
-      q.SetAt(i, Saturate(Rectified(std::nearbyint((*y)[i] * in[1]->At(0) * in[4]->At(in[4]->size() == 1 ? 0 : m) / in[6]->At(0)) + in[7]->At(0), info, *in[7]),
+      q.SetAt(i, Saturate(Rectified(std::nearbyint((*y)[i] * in[1]->At(0) * in[4]->At(in[4]->size() == 1 ? 0 : m) / in[6]->At(0)) + in[7]->At(0), info, *in[6], *in[7]),
                           q.dtype));
     }
     (*out)[0] = std::move(q);

@@ -505,6 +505,11 @@ DeclaredTensor Declared(const onnx::ValueInfoProto& v) {
 
 }  // namespace
 
+Status ReadOnnxModel(const std::string& path, onnx::ModelProto* model) {
+  TB_RETURN_IF_ERROR(ReadModelProto(path, model));
+  return LoadAllExternalData(model, path);
+}
+
 Result<ModelSignature> ReadModelSignature(const std::string& path) {
   onnx::ModelProto model;
   TB_RETURN_IF_ERROR(ReadModelProto(path, &model));

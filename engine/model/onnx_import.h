@@ -9,6 +9,10 @@
 #include "engine/model/graph.h"
 #include "repo/status.h"
 
+namespace onnx {
+class ModelProto;
+}
+
 namespace tilebank::engine::model {
 
 inline constexpr int kExecutorOpset = 17;
@@ -24,6 +28,10 @@ Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::
 // dims of an input that has dynamic ones and is not named in `input_shapes`.
 Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                          const std::vector<std::vector<int64_t>>& shapes_by_position = {});
+
+// The model's protobuf with its external data read in (every initializer inline), as ImportOnnx
+// reads it; kNotFound / kInvalidInput naming the file.
+Status ReadOnnxModel(const std::string& path, onnx::ModelProto* model);
 
 // A model's runtime inputs and its outputs as the file declares them, before any shape is fixed.
 struct DeclaredTensor {

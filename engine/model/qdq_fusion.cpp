@@ -27,6 +27,14 @@ Uses UsesOf(const Graph& g) {
   return u;
 }
 
+// `v`, or the constant an Identity chain passes on (PyTorch's export shares initializers through
+// Identity nodes, which constant folding removes later).
+int ThroughIdentity(const Graph& g, const Uses& u, int v) {
+  while (v >= 0 && !g.IsConstant(v) && u.producer[v] >= 0 && g.nodes[u.producer[v]].op_type == "Identity" && !g.nodes[u.producer[v]].inputs.empty())
+    v = g.nodes[u.producer[v]].inputs[0];
+  return v;
+}
+
 bool Is8Bit(const std::string& dtype) { return dtype == "uint8" || dtype == "int8"; }
 
 // Read once, by one node, and not a graph output: the fused node may swallow its producer.
@@ -45,7 +53,7 @@ struct Activation {
 std::optional<Activation> ActivationOf(const Graph& g, const Uses& u, int v) {
   const Node* dq = ProducerOf(g, u, v, "DequantizeLinear");
   if (!dq || dq->inputs.size() < 2) return std::nullopt;
-  Activation a{dq->inputs[0], dq->inputs[1], dq->inputs.size() > 2 ? dq->inputs[2] : -1};
+  Activation a{dq->inputs[0], ThroughIdentity(g, u, dq->inputs[1]), dq->inputs.size() > 2 ? ThroughIdentity(g, u, dq->inputs[2]) : -1};
   if (!Is8Bit(g.values[a.q].dtype) || g.IsConstant(a.q) || !g.IsConstant(a.scale) || g.values[a.scale].constant->size() != 1) return std::nullopt;
   if (a.zero >= 0 && (!g.IsConstant(a.zero) || g.values[a.zero].constant->size() != 1)) return std::nullopt;
   return a;
@@ -59,7 +67,7 @@ struct Weights {
 std::optional<Weights> WeightsOf(const Graph& g, const Uses& u, int v, int64_t axis, int64_t channels) {
   const Node* dq = ProducerOf(g, u, v, "DequantizeLinear");
   if (!dq || dq->inputs.size() < 2) return std::nullopt;
-  Weights w{dq->inputs[0], dq->inputs[1], dq->inputs.size() > 2 ? dq->inputs[2] : -1};
+  Weights w{ThroughIdentity(g, u, dq->inputs[0]), ThroughIdentity(g, u, dq->inputs[1]), dq->inputs.size() > 2 ? ThroughIdentity(g, u, dq->inputs[2]) : -1};
   if (!g.IsConstant(w.q) || g.values[w.q].dtype != "int8" || !g.IsConstant(w.scale)) return std::nullopt;
   const int64_t scales = g.values[w.scale].constant->size();
   const int64_t rank = static_cast<int64_t>(g.values[w.q].shape.size());
@@ -71,6 +79,19 @@ std::optional<Weights> WeightsOf(const Graph& g, const Uses& u, int v, int64_t a
       if (z.At(i) != 0) return std::nullopt;
   }
   return w;
+}
+
+// A Clip's bounds: its constant min and max inputs (opset 11+) or attributes (opset 6); nullopt
+// when one is computed at run time.
+std::optional<std::pair<float, float>> ClipBounds(const Graph& g, const Uses& u, const Node& clip) {
+  float low = g.AttrFloat(clip, "min", -3.4028234e38f), high = g.AttrFloat(clip, "max", 3.4028234e38f);
+  for (size_t i = 1; i < clip.inputs.size() && i < 3; ++i) {
+    const int v = ThroughIdentity(g, u, clip.inputs[i]);
+    if (v < 0) continue;
+    if (!g.IsConstant(v) || g.values[v].constant->size() != 1) return std::nullopt;
+    (i == 1 ? low : high) = static_cast<float>(g.values[v].constant->At(0));
+  }
+  return std::make_pair(low, high);
 }
 
 int AddConstant(Graph* g, const std::string& name, const std::string& dtype, ConstTensor value) {
@@ -113,17 +134,24 @@ Result<size_t> FuseQdq(Graph* g) {
     std::vector<size_t> swallowed;
     int v = q.inputs[0];
     bool relu = false;
+    std::optional<std::pair<float, float>> clip;  // a Clip's bounds (ReLU6)
     if (const Node* r = ProducerOf(*g, u, v, "Relu"); r && Private(u, v)) {
       relu = true;
       swallowed.push_back(u.producer[v]);
       v = r->inputs[0];
+    } else if (const Node* c = ProducerOf(*g, u, v, "Clip"); c && Private(u, v) && !c->inputs.empty()) {
+      clip = ClipBounds(*g, u, *c);
+      if (clip) {
+        swallowed.push_back(u.producer[v]);
+        v = c->inputs[0];
+      }
     }
     int bias = -1;
     if (const Node* add = ProducerOf(*g, u, v, "Add"); add && Private(u, v) && add->inputs.size() == 2) {
-      const int c = g->IsConstant(add->inputs[1]) ? 1 : g->IsConstant(add->inputs[0]) ? 0 : -1;
+      const int c = g->IsConstant(ThroughIdentity(*g, u, add->inputs[1])) ? 1 : g->IsConstant(ThroughIdentity(*g, u, add->inputs[0])) ? 0 : -1;
       if (c >= 0 && ProducerOf(*g, u, add->inputs[1 - c], "MatMul")) {
         swallowed.push_back(u.producer[v]);
-        bias = add->inputs[c];
+        bias = ThroughIdentity(*g, u, add->inputs[c]);
         v = add->inputs[1 - c];
       }
     }
@@ -139,7 +167,7 @@ Result<size_t> FuseQdq(Graph* g) {
       auto x = ActivationOf(*g, u, op.inputs[0]);
       auto w = WeightsOf(*g, u, op.inputs[1], 0, M);
       if (!x || !w) continue;
-      auto b = Int32Bias(*g, op.inputs.size() > 2 ? op.inputs[2] : -1, g->values[x->scale].constant->At(0), *g->values[w->scale].constant, M);
+      auto b = Int32Bias(*g, op.inputs.size() > 2 ? ThroughIdentity(*g, u, op.inputs[2]) : -1, g->values[x->scale].constant->At(0), *g->values[w->scale].constant, M);
       if (!b) continue;
       fused_node.op_type = "QLinearConv";
       fused_node.attrs = op.attrs;
@@ -155,7 +183,7 @@ Result<size_t> FuseQdq(Graph* g) {
       auto x = ActivationOf(*g, u, op.inputs[0]);
       auto w = WeightsOf(*g, u, op.inputs[1], trans_b ? 0 : 1, N);
       if (!x || !w) continue;
-      if (gemm && op.inputs.size() > 2) bias = op.inputs[2];
+      if (gemm && op.inputs.size() > 2) bias = ThroughIdentity(*g, u, op.inputs[2]);
       auto b = Int32Bias(*g, bias, g->values[x->scale].constant->At(0), *g->values[w->scale].constant, N);
       if (!b) continue;
       int w_q = w->q;
@@ -173,6 +201,7 @@ Result<size_t> FuseQdq(Graph* g) {
       continue;
     }
     if (relu) fused_node.attrs["relu"] = 1;
+    if (clip) fused_node.attrs["clip_low"] = clip->first, fused_node.attrs["clip_high"] = clip->second;
     g->nodes[qi] = std::move(fused_node);
     removed.insert(op_index);
     removed.insert(swallowed.begin(), swallowed.end());

@@ -1,8 +1,9 @@
 // QDQ models on int8 kernels: a quantized operator written as DequantizeLinear -> Conv | MatMul |
 // Gemm (its weights a DequantizeLinear of int8 constants, symmetric: zero points 0) -> [+ bias] ->
-// [Relu] -> QuantizeLinear becomes one QLinearConv or QLinearMatMul node on the quantized tensors:
+// [Relu | Clip] -> QuantizeLinear becomes one QLinearConv or QLinearMatMul node on the quantized tensors:
 // the bias as int32 in units of x_scale * w_scale (a 9th input of QLinearMatMul, an extension of
-// tilebank's), a Relu as the node's "relu" attribute (y clamped at its zero point), Gemm's weights
+// tilebank's), a Relu as the node's "relu" attribute (y clamped at its zero point), a Clip with
+// constant bounds (ReLU6) as "clip_low" and "clip_high" (y clamped to their quantized values), Gemm's weights
 // transposed to [K, N]. Those nodes run on oneDNN's int8 kernels (engine/kernels/
 // onednn_qlinear_kernels.cpp). Everything else keeps its DequantizeLinear / QuantizeLinear nodes and
 // runs in float32. Runs before constant folding, which would otherwise fold the weights' dequantization.

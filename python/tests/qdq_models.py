@@ -38,12 +38,16 @@ class QdqBuilder:
         self.nodes.append(helper.make_node("DequantizeLinear", [q, s, z], [dq], name=dq, axis=axis))
         return dq
 
-    def conv(self, x, cin, cout, k=3, relu=True, group=1, stride=1):
+    def conv(self, x, cin, cout, k=3, relu=True, group=1, stride=1, clip=False):
         w = self.weights(self.rng.standard_normal((cout, cin // group, k, k)).astype(np.float32) * 0.2, 0)
         b = self.const(self.rng.standard_normal(cout).astype(np.float32) * 0.1, "b")
         y = self.name("conv")
         self.nodes.append(helper.make_node("Conv", [x, w, b], [y], name=y, pads=[k // 2] * 4, group=group, strides=[stride, stride]))
-        if relu:
+        if clip:  # ReLU6, as torchvision's MobileNetV2 exports it
+            r = self.name("clip")
+            self.nodes.append(helper.make_node("Clip", [y, self.const(np.float32(0), "lo"), self.const(np.float32(6), "hi")], [r], name=r))
+            y = r
+        elif relu:
             r = self.name("relu")
             self.nodes.append(helper.make_node("Relu", [y], [r], name=r))
             y = r
@@ -58,11 +62,11 @@ class QdqBuilder:
 
 
 def qdq_cnn(path):
-    """Conv+Relu, a depthwise Conv, a residual Add, GlobalAveragePool and a Gemm, all QDQ."""
+    """Conv+Relu, a depthwise Conv+Clip (ReLU6), a residual Add, GlobalAveragePool and a Gemm, all QDQ."""
     b = QdqBuilder()
     x = b.qdq("x", 0.02)
     c1 = b.qdq(b.conv(x, 3, 16), 0.05, 0)
-    c2 = b.qdq(b.conv(c1, 16, 16, group=16), 0.05, 0)
+    c2 = b.qdq(b.conv(c1, 16, 16, group=16, clip=True), 0.03, 0)
     c3 = b.qdq(b.conv(c2, 16, 16, k=1, relu=False), 0.05, 128)
     s = b.name("add")
     b.nodes.append(helper.make_node("Add", [c1, c3], [s], name=s))

@@ -37,3 +37,41 @@ def test_qdq_cnn_runs_int8_convolutions_and_gemm(tmp_path):
 def test_qdq_mlp_runs_int8_matmuls_with_bias_and_relu(tmp_path):
     x = np.random.default_rng(4).uniform(-3, 3, (1, 8, 64)).astype(np.float32)
     check(qdq_mlp(tmp_path / "mlp.onnx"), x, 0.04, {"QLinearMatMul": 2})
+
+
+def test_quantize_writes_a_qdq_model_that_runs_int8(tmp_path, build_dir):
+    import subprocess
+    import onnx
+    from onnx import numpy_helper
+    from models import conv_relu
+    float_model = conv_relu(tmp_path / "float.onnx")
+    calib = tmp_path / "calib"
+    rng = np.random.default_rng(0)
+    for s in range(4):
+        (calib / ("set_%d" % s)).mkdir(parents=True)
+        x = rng.standard_normal((1, 8, 16, 16)).astype(np.float32)
+        (calib / ("set_%d" % s) / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
+    out = tmp_path / "int8.onnx"
+    cli = os.path.join(build_dir, "tilebank")
+    q = subprocess.run([cli, "quantize", "-m", float_model, "--calibrate", str(calib), "-o", str(out)], capture_output=True, text=True)
+    assert q.returncode == 0, q.stderr
+    assert "quantized 1 operators" in q.stdout and "SQNR" in q.stdout
+    sqnr = float(q.stdout.split("SQNR ")[1].split(" dB")[0])
+    assert sqnr > 25, q.stdout
+    m = onnx.load(str(out))
+    ops = [n.op_type for n in m.graph.node]
+    assert ops.count("QuantizeLinear") == 2 and ops.count("DequantizeLinear") == 3
+    x = rng.standard_normal((1, 8, 16, 16)).astype(np.float32)
+    expected = tilebank.InferenceSession(float_model).run(None, {"x": x})[0]
+    s = tilebank.InferenceSession(str(out))
+    got = s.run(None, {"x": x})[0]
+    assert [r["op_type"] for r in s.profile(repeat=1)].count("QLinearConv") == 1
+    assert np.abs(got - expected).max() < 0.05 * np.abs(expected).max()
+    # Bad input: exit 2, a message naming it, nothing written.
+    bad = subprocess.run([cli, "quantize", "-m", float_model, "--calibrate", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x.onnx")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--calibrate" in bad.stderr and not (tmp_path / "x.onnx").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    bad = subprocess.run([cli, "quantize", "-m", float_model, "--calibrate", str(empty), "-o", str(tmp_path / "x.onnx")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "no input_0.pb" in bad.stderr and not (tmp_path / "x.onnx").exists()
