@@ -75,6 +75,22 @@ dnnl::primitive_attr QuantAttr(const KernelInfo& info, const std::vector<float>&
   return attr;
 }
 
+// A 4-D tensor of 1-byte elements, logically [N, C, H, W], between channels-first and channels-last order.
+TypedTensor Transposed4D(const TypedTensor& t, bool to_channels_last) {
+  TypedTensor r(t.dtype, t.shape);
+  const int64_t N = t.shape[0], C = t.shape[1], HW = t.shape[2] * t.shape[3];
+  const auto* src = reinterpret_cast<const uint8_t*>(t.bytes.data());
+  auto* dst = reinterpret_cast<uint8_t*>(r.bytes.data());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < HW; ++i) {
+        const int64_t first = (n * C + c) * HW + i, last = (n * HW + i) * C + c;
+        if (to_channels_last) dst[last] = src[first];
+        else dst[first] = src[last];
+      }
+  return r;
+}
+
 // Refuses oneDNN's reference implementations: the registry's own reference is as good.
 Status RefuseReference(const dnnl::primitive_desc_base& pd) {
   const std::string impl = pd.impl_info_str();
@@ -84,18 +100,32 @@ Status RefuseReference(const dnnl::primitive_desc_base& pd) {
 
 class OneDnnQLinearConv : public OpKernel {
  public:
-  OneDnnQLinearConv(KernelInfo info, std::unique_ptr<OpKernel> reference) : info_(std::move(info)), reference_(std::move(reference)) {}
+  OneDnnQLinearConv(KernelInfo info, std::unique_ptr<OpKernel> reference)
+      : info_(std::move(info)), reference_(std::move(reference)), x_nhwc_(info_.attrs.Int("x_nhwc", 0) != 0), y_nhwc_(info_.attrs.Int("y_nhwc", 0) != 0) {}
 
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
     // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
     const bool takes = in.size() >= 8 && IsInt8(in[0]) && in[3] && in[3]->dtype == DType::kInt8 && in[0]->rank() >= 3 && in[0]->rank() <= 5 &&
                        in[3]->rank() == in[0]->rank() && in[1] && in[4] && in[6] && in[7] && IsInt8(in[7]) && ZeroWeightZeroPoint(in[5]) &&
                        (in.size() < 9 || !in[8] || in[8]->dtype == DType::kInt32);
-    if (!takes) return reference_->Compute(in, out);
-    std::lock_guard<std::mutex> lock(mutex_);
-    Status s = CatchOneDnnErrors([&]() -> Status { return Convolve(in, out); });
-    if (!s.ok()) return reference_->Compute(in, out);
-    return s;
+    Status s = Status::Refused("not for oneDNN");
+    if (takes) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      s = CatchOneDnnErrors([&]() -> Status { return Convolve(in, out); });
+    }
+    if (s.ok()) return s;
+    if (!x_nhwc_ && !y_nhwc_) return reference_->Compute(in, out);
+    // x or y handed over channels-last (engine/model/qdq_fusion.h): the reference reads and writes
+    // them channels-first, so they are transposed around it.
+    KernelInputs args = in;
+    TypedTensor x_first;
+    if (x_nhwc_) {
+      x_first = Transposed4D(*in[0], /*to_channels_last=*/false);
+      args[0] = &x_first;
+    }
+    TB_RETURN_IF_ERROR(reference_->Compute(args, out));
+    if (y_nhwc_) (*out)[0] = Transposed4D((*out)[0], /*to_channels_last=*/true);
+    return Status::Ok();
   }
 
  private:
@@ -145,8 +175,8 @@ class OneDnnQLinearConv : public OpKernel {
       std::memcpy(p.bias.get_data_handle(), in[8]->bytes.data(), static_cast<size_t>(M) * sizeof(int32_t));
     }
     stream.wait();
-    p.src_plain = pd.src_desc() == Plain(x.shape, x.dtype);
-    p.dst_plain = pd.dst_desc() == Plain(p.y_shape, p.y_type);
+    p.src_plain = pd.src_desc() == UserDesc(x.shape, x.dtype, x_nhwc_);
+    p.dst_plain = pd.dst_desc() == UserDesc(p.y_shape, p.y_type, y_nhwc_);
     if (!p.src_plain) p.src = memory(pd.src_desc(), engine);
     if (!p.dst_plain) p.dst = memory(pd.dst_desc(), engine);
     plan_ = std::move(p);
@@ -163,8 +193,8 @@ class OneDnnQLinearConv : public OpKernel {
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::stream stream(engine);
     TypedTensor y(p.y_type, p.y_shape);
-    memory user_x(Plain(p.x_shape, p.x_type), engine, const_cast<std::byte*>(in[0]->bytes.data()));
-    memory user_y(Plain(p.y_shape, p.y_type), engine, y.bytes.data());
+    memory user_x(UserDesc(p.x_shape, p.x_type, x_nhwc_), engine, const_cast<std::byte*>(in[0]->bytes.data()));
+    memory user_y(UserDesc(p.y_shape, p.y_type, y_nhwc_), engine, y.bytes.data());
     if (!p.src_plain) dnnl::reorder(user_x, p.src).execute(stream, user_x, p.src);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, p.src_plain ? user_x : p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst_plain ? user_y : p.dst}};
     if (p.bias) args[DNNL_ARG_BIAS] = p.bias;
@@ -175,8 +205,15 @@ class OneDnnQLinearConv : public OpKernel {
     return Status::Ok();
   }
 
+  // Row-major, or channels-last for a 4-D tensor handed over so.
+  static memory::desc UserDesc(const std::vector<int64_t>& shape, DType t, bool nhwc) {
+    if (!nhwc || shape.size() != 4) return Plain(shape, t);
+    return memory::desc(memory::dims(shape.begin(), shape.end()), OneDnnType(t), memory::format_tag::nhwc);
+  }
+
   KernelInfo info_;
   std::unique_ptr<OpKernel> reference_;
+  bool x_nhwc_, y_nhwc_;
   mutable std::mutex mutex_;
   mutable std::optional<Plan> plan_;
 };

@@ -49,18 +49,30 @@ Result<std::vector<double>> Centred(const KernelInfo& info, const TypedTensor& t
 }
 
 // The common case in float32 loops: float32 x, one float32 scale, an 8-bit zero point (or none).
+// __restrict: an 8-bit pointer may alias anything, which keeps the compiler from vectorizing. The
+// division stays a division (x * (1 / scale) rounds differently at .5). Rounding half to even is
+// adding and subtracting 1.5 * 2^23 in the default rounding mode, exact for the clamped quotient
+// (std::nearbyint is a libm call on the baseline ISA this file is compiled for).
 template <class Q>
 void QuantizeFloats(const TypedTensor& x, float scale, float zero, float low, float high, TypedTensor* y) {
-  const float* src = x.data<float>();
-  Q* dst = y->data<Q>();
-  for (int64_t i = 0; i < x.size(); ++i) dst[i] = static_cast<Q>(std::clamp(std::nearbyint(src[i] / scale) + zero, low, high));
+  const float* __restrict src = x.data<float>();
+  Q* __restrict dst = y->data<Q>();
+  const int64_t n = x.size();
+  constexpr float kMagic = 12582912.0f;
+  const float lo = low - zero - 1, hi = high - zero + 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = std::min(std::max(src[i] / scale, lo), hi);
+    const float r = (v + kMagic) - kMagic;
+    dst[i] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(r + zero, low), high)));
+  }
 }
 
 template <class Q>
 void DequantizeToFloats(const TypedTensor& x, float scale, float zero, TypedTensor* y) {
-  const Q* src = x.data<Q>();
-  float* dst = y->data<float>();
-  for (int64_t i = 0; i < x.size(); ++i) dst[i] = (static_cast<float>(src[i]) - zero) * scale;
+  const Q* __restrict src = x.data<Q>();
+  float* __restrict dst = y->data<float>();
+  const int64_t n = x.size();
+  for (int64_t i = 0; i < n; ++i) dst[i] = (static_cast<float>(src[i]) - zero) * scale;
 }
 
 bool PerTensor8Bit(const KernelInputs& in, DType float_side, DType int_side) {
@@ -235,6 +247,54 @@ Result<std::unique_ptr<OpKernel>> MakeQLinearConvReference(const KernelInfo& inf
   });
 }
 
+// QLinearAdd(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero) of one shape, with the QDQ
+// fusion's "relu": Q(Relu(DQ(a) + DQ(b))) in the float32 steps those nodes take, so the result is
+// theirs exactly.
+template <bool kRelu, class A, class B, class Y>
+void AddQuantizedLoop(const A* __restrict pa, float as, float az, const B* __restrict pb, float bs, float bz, float ys, float yz, float low,
+                      float high, Y* __restrict py, int64_t n) {
+  constexpr float kMagic = 12582912.0f;
+  const float lo = low - yz - 1, hi = high - yz + 1;
+  for (int64_t i = 0; i < n; ++i) {
+    float s = (static_cast<float>(pa[i]) - az) * as + (static_cast<float>(pb[i]) - bz) * bs;
+    if (kRelu) s = std::max(s, 0.0f);
+    const float v = std::min(std::max(s / ys, lo), hi);
+    const float r = (v + kMagic) - kMagic;
+    py[i] = static_cast<Y>(static_cast<int32_t>(std::min(std::max(r + yz, low), high)));
+  }
+}
+
+template <class A, class B, class Y>
+void AddQuantized(const TypedTensor& a, float as, float az, const TypedTensor& b, float bs, float bz, float ys, float yz, bool relu, float low,
+                  float high, TypedTensor* y) {
+  if (relu) AddQuantizedLoop<true>(a.data<A>(), as, az, b.data<B>(), bs, bz, ys, yz, low, high, y->data<Y>(), a.size());
+  else AddQuantizedLoop<false>(a.data<A>(), as, az, b.data<B>(), bs, bz, ys, yz, low, high, y->data<Y>(), a.size());
+}
+
+Result<std::unique_ptr<OpKernel>> MakeQLinearAdd(const KernelInfo& info) {
+  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.size() < 8 || !in[0] || !in[1] || !in[3] || !in[4] || !in[6] || !in[7]) return info.Bad("takes a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point");
+    const TypedTensor &a = *in[0], &b = *in[3];
+    if (a.shape != b.shape) return info.Bad("a and b must have one shape");
+    auto scalar = [](const TypedTensor* t) { return t ? static_cast<float>(t->At(0)) : 0.0f; };
+    const DType y_type = in[7]->dtype;
+    TypedTensor y(y_type, a.shape);
+    const bool relu = info.attrs.Int("relu", 0) != 0;
+    const float as = scalar(in[1]), az = scalar(in[2]), bs = scalar(in[4]), bz = scalar(in[5]), ys = scalar(in[6]), yz = scalar(in[7]);
+    const bool a8 = a.dtype == DType::kUInt8, b8 = b.dtype == DType::kUInt8, y8 = y_type == DType::kUInt8;
+    const float low = y8 ? 0 : -128, high = y8 ? 255 : 127;
+    // u8 is the common case everywhere; int8 otherwise.
+    if (a8 && b8 && y8) AddQuantized<uint8_t, uint8_t, uint8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
+    else if (!a8 && !b8 && !y8) AddQuantized<int8_t, int8_t, int8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
+    else if (a8 && b8) AddQuantized<uint8_t, uint8_t, int8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
+    else if (a8) AddQuantized<uint8_t, int8_t, uint8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
+    else if (b8) AddQuantized<int8_t, uint8_t, uint8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
+    else AddQuantized<int8_t, int8_t, uint8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
+    (*out)[0] = std::move(y);
+    return Status::Ok();
+  });
+}
+
 Result<std::unique_ptr<OpKernel>> MakeQLinearMatMul(const KernelInfo& info) {
   auto reference = MakeQLinearMatMulReference(info);
   if (!reference.ok()) return reference.status();
@@ -256,6 +316,7 @@ void RegisterQuantizeKernels(KernelRegistry* r) {
   r->Add({"MatMulInteger", 10, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeMatMulInteger});
   r->Add({"QLinearMatMul", 10, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeQLinearMatMul});
   r->Add({"QLinearConv", 10, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeQLinearConv});
+  r->Add({"QLinearAdd", 1, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeQLinearAdd});  // the QDQ fusion's (ONNX Runtime's contrib op)
 }
 
 }  // namespace tilebank::engine::kernels

@@ -120,6 +120,49 @@ std::optional<ConstTensor> Int32Bias(const Graph& g, int b, double x_scale, cons
   return ConstTensor::Ints({channels}, std::move(q));
 }
 
+// int8 activations handed from one QLinearConv to the next in channels-last order (oneDNN's int8
+// convolutions read and write nhwc): a 4-D value written by a QLinearConv or QLinearAdd whose
+// readers are all QLinearConvs (as x) or QLinearAdds, never a graph output, and whose QLinearAdds
+// take both operands in that order. Marked on the nodes as "x_nhwc" / "y_nhwc" (QLinearConv) and
+// "nhwc" (QLinearAdd: its operands and result); the value's shape stays NCHW in the graph.
+void ChannelsLastInt8(Graph* g) {
+  const Uses u = UsesOf(*g);
+  std::set<int> nhwc;
+  for (const Node& n : g->nodes)
+    if ((n.op_type == "QLinearConv" || n.op_type == "QLinearAdd") && !n.outputs.empty() && n.outputs[0] >= 0 &&
+        g->values[n.outputs[0]].shape.size() == 4)
+      nhwc.insert(n.outputs[0]);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = nhwc.begin(); it != nhwc.end();) {
+      const int v = *it;
+      bool keep = !u.outputs.count(v);
+      for (size_t r : u.readers[v]) {
+        const Node& reader = g->nodes[r];
+        if (reader.op_type == "QLinearConv") keep = keep && reader.inputs[0] == v && reader.inputs[3] != v;
+        else if (reader.op_type == "QLinearAdd") keep = keep && nhwc.count(reader.inputs[0]) && nhwc.count(reader.inputs[3]) && nhwc.count(reader.outputs[0]);
+        else keep = false;
+      }
+      const Node& producer = g->nodes[u.producer[v]];
+      if (producer.op_type == "QLinearAdd") keep = keep && nhwc.count(producer.inputs[0]) && nhwc.count(producer.inputs[3]);
+      if (keep) {
+        ++it;
+      } else {
+        it = nhwc.erase(it);
+        changed = true;
+      }
+    }
+  }
+  for (Node& n : g->nodes) {
+    if (n.op_type == "QLinearConv") {
+      if (nhwc.count(n.inputs[0])) n.attrs["x_nhwc"] = 1;
+      if (nhwc.count(n.outputs[0])) n.attrs["y_nhwc"] = 1;
+    } else if (n.op_type == "QLinearAdd" && nhwc.count(n.outputs[0])) {
+      n.attrs["nhwc"] = 1;
+    }
+  }
+}
+
 }  // namespace
 
 Result<size_t> FuseQdq(Graph* g) {
@@ -162,7 +205,14 @@ Result<size_t> FuseQdq(Graph* g) {
     fused_node.name = op.name;
     fused_node.outputs = q.outputs;
     const int y_scale = q.inputs[1], y_zero = q.inputs[2];
-    if (op.op_type == "Conv" && op.inputs.size() >= 2 && bias < 0) {
+    if (op.op_type == "Add" && bias < 0 && !clip && op.inputs.size() == 2) {
+      // A residual sum of two dequantized tensors of one shape, requantized: one pass over 8-bit data.
+      auto a = ActivationOf(*g, u, op.inputs[0]);
+      auto b = ActivationOf(*g, u, op.inputs[1]);
+      if (!a || !b || g->values[a->q].shape != g->values[b->q].shape || g->values[a->q].shape != g->values[v].shape) continue;
+      fused_node.op_type = "QLinearAdd";
+      fused_node.inputs = {a->q, a->scale, a->zero, b->q, b->scale, b->zero, y_scale, y_zero};
+    } else if (op.op_type == "Conv" && op.inputs.size() >= 2 && bias < 0) {
       const int64_t M = g->values[op.inputs[1]].shape.empty() ? 0 : g->values[op.inputs[1]].shape[0];
       auto x = ActivationOf(*g, u, op.inputs[0]);
       auto w = WeightsOf(*g, u, op.inputs[1], 0, M);
@@ -229,6 +279,7 @@ Result<size_t> FuseQdq(Graph* g) {
   for (size_t i = 0; i < g->nodes.size(); ++i)
     if (!removed.count(i)) kept.push_back(std::move(g->nodes[i]));
   g->nodes = std::move(kept);
+  ChannelsLastInt8(g);
   return fused;
 }
 

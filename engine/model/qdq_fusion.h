@@ -6,7 +6,9 @@
 // constant bounds (ReLU6) as "clip_low" and "clip_high" (y clamped to their quantized values), Gemm's weights
 // transposed to [K, N]. Those nodes run on oneDNN's int8 kernels (engine/kernels/
 // onednn_qlinear_kernels.cpp). Everything else keeps its DequantizeLinear / QuantizeLinear nodes and
-// runs in float32. Runs before constant folding, which would otherwise fold the weights' dequantization.
+// runs in float32, but for a residual DequantizeLinear + DequantizeLinear -> Add -> [Relu] ->
+// QuantizeLinear of one shape, which becomes QLinearAdd (ONNX Runtime's contrib op, computed as
+// those nodes compute it, in one pass). Runs before constant folding, which would otherwise fold the weights' dequantization.
 #pragma once
 #include "engine/model/graph.h"
 #include "repo/status.h"

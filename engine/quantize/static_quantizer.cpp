@@ -340,16 +340,17 @@ Result<QuantizeReport> QuantizeModel(const QuantizeOptions& o) {
     op.set_input(t.weight_input, wd);
     ++report.quantized_ops;
   }
-  // Every reader of a quantized output (but its own Q) reads the dequantized value; a graph output
-  // keeps its name by coming out of the DequantizeLinear.
-  for (const Target& t : targets) {
-    const std::string& v = t.output;
+  // Every reader of a quantized tensor but its own QuantizeLinear reads the dequantized value (the
+  // QDQ form: a residual Add reads both its operands dequantized); a graph output keeps its name by
+  // coming out of the DequantizeLinear.
+  for (const auto& [v, dq] : dequantized) {
+    const std::string own_q = Inserted(v, "quantized");
     for (int i = 0; i < g->node_size(); ++i)
       for (int k = 0; k < g->node(i).input_size(); ++k)
-        if (g->node(i).input(k) == v && g->node(i).op_type() != "QuantizeLinear") g->mutable_node(i)->set_input(k, dequantized.at(v));
+        if (g->node(i).input(k) == v) g->mutable_node(i)->set_input(k, dq);
     for (auto& n : added)
       for (int k = 0; k < n.input_size(); ++k)
-        if (n.input(k) == v && n.op_type() != "QuantizeLinear") n.set_input(k, dequantized.at(v));
+        if (n.input(k) == v && n.output(0) != own_q) n.set_input(k, dq);
   }
   for (int i = 0; i < g->output_size(); ++i) {
     auto it = dequantized.find(g->output(i).name());
