@@ -6,9 +6,13 @@
 // once per input shape. What oneDNN cannot take (u8 or zero-pointed weights, other ranks, a oneDNN
 // error) runs the reference kernel (quantize_kernels.cpp), which computes the same.
 //
-// On AVX2 without VNNI oneDNN multiplies u8 x s8 with vpmaddubsw, whose int16 sums saturate: it
-// compensates by scaling the weights to 7 bits inside its reorder (its "s8s8 compensation" with
-// the weights' scale adjusted), so results match the reference within one step of y's scale.
+// Without VNNI (AVX2, AVX-512 before Cascade Lake) oneDNN multiplies u8 x s8 with vpmaddubsw, which
+// adds pairs of products into int16 and saturates: 255 * 127 * 2 overflows it, and a pair of large
+// weights of one sign then loses the difference (an MLP's outputs came out 17 steps off). There the
+// weights are made 7-bit: halved (rounded half to even, within [-64, 64], so a pair sums to at most
+// 255 * 64 * 2 < 32767) with their scales doubled and the bias halved in float32. That costs one bit
+// of the weights' precision, as oneDNN's own scale adjustment for such hosts does; hosts with VNNI
+// (vpdpbusd sums in int32) keep every bit.
 #include <mutex>
 
 #include "engine/impl/onednn_common.h"
@@ -48,11 +52,40 @@ bool ZeroWeightZeroPoint(const TypedTensor* wzp) {
   return true;
 }
 
-// x_scale * w_scale[m] / y_scale for each of `M` output channels.
-std::vector<float> OutputScales(const TypedTensor& xs, const TypedTensor& ws, const TypedTensor& ys, int64_t M) {
+// x_scale * w_scale[m] / y_scale for each of `M` output channels (times 2 for halved weights).
+std::vector<float> OutputScales(const TypedTensor& xs, const TypedTensor& ws, const TypedTensor& ys, int64_t M, bool halved) {
   std::vector<float> scales(static_cast<size_t>(M));
-  for (int64_t m = 0; m < M; ++m) scales[m] = static_cast<float>(xs.At(0) * ws.At(ws.size() == 1 ? 0 : m) / ys.At(0));
+  for (int64_t m = 0; m < M; ++m) scales[m] = static_cast<float>(xs.At(0) * ws.At(ws.size() == 1 ? 0 : m) / ys.At(0) * (halved ? 2 : 1));
   return scales;
+}
+
+// Whether oneDNN's int8 products sum in int32 here (VNNI), as ONEDNN_MAX_CPU_ISA limits it.
+bool HostHasVnni() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx ||
+         isa == dnnl::cpu_isa::avx2_vnni;
+}
+
+// The int8 weights oneDNN is given: as they are, or halved to 7 bits (see the file's comment).
+std::vector<int8_t> KernelWeights(const TypedTensor& w, bool halve) {
+  const auto* src = reinterpret_cast<const int8_t*>(w.bytes.data());
+  std::vector<int8_t> out(src, src + w.size());
+  if (halve)
+    for (auto& v : out) v = static_cast<int8_t>(std::nearbyint(v / 2.0));
+  return out;
+}
+
+// The bias memory: int32 as given, or (halved weights) float32 halves, in the accumulator's units.
+dnnl::memory BiasMemory(const TypedTensor& b, int64_t n, bool halve, const dnnl::memory::desc& md, const dnnl::engine& engine) {
+  dnnl::memory m(md, engine);
+  const auto* src = reinterpret_cast<const int32_t*>(b.bytes.data());
+  if (!halve) {
+    std::memcpy(m.get_data_handle(), src, static_cast<size_t>(n) * sizeof(int32_t));
+  } else {
+    auto* dst = static_cast<float*>(m.get_data_handle());
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]) / 2.0f;
+  }
+  return m;
 }
 
 // Output scales, zero points and the folded activation (post-ops act on y / y_scale, before y's zero
@@ -157,8 +190,9 @@ class OneDnnQLinearConv : public OpKernel {
         pad_r(window->pad_end.begin(), window->pad_end.end());
     for (int64_t d : window->dilations) dilates.push_back(d - 1);
     const bool has_bias = in.size() > 8 && in[8];
-    const memory::desc bias_md = has_bias ? Plain({M}, DType::kInt32) : memory::desc();
-    const auto scales = OutputScales(*in[1], *in[4], *in[6], M);
+    const bool halve = !HostHasVnni();
+    const memory::desc bias_md = has_bias ? Plain({M}, halve ? DType::kFloat32 : DType::kInt32) : memory::desc();
+    const auto scales = OutputScales(*in[1], *in[4], *in[6], M, halve);
     const auto attr = QuantAttr(info_, scales, in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0, *in[6], static_cast<int32_t>(in[7]->At(0)), 1 << 1);
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, Any(x.shape, x.dtype),
@@ -167,13 +201,11 @@ class OneDnnQLinearConv : public OpKernel {
     TB_RETURN_IF_ERROR(RefuseReference(pd));
     p.conv = dnnl::convolution_forward(pd);
     dnnl::stream stream(engine);
-    memory user_w(Plain(w_dims, DType::kInt8), engine, const_cast<std::byte*>(w.bytes.data()));
+    std::vector<int8_t> kernel_w = KernelWeights(w, halve);
+    memory user_w(Plain(w_dims, DType::kInt8), engine, kernel_w.data());
     p.weights = memory(pd.weights_desc(), engine);
     dnnl::reorder(user_w, p.weights).execute(stream, user_w, p.weights);
-    if (has_bias) {
-      p.bias = memory(bias_md, engine);
-      std::memcpy(p.bias.get_data_handle(), in[8]->bytes.data(), static_cast<size_t>(M) * sizeof(int32_t));
-    }
+    if (has_bias) p.bias = BiasMemory(*in[8], M, halve, bias_md, engine);
     stream.wait();
     p.src_plain = pd.src_desc() == UserDesc(x.shape, x.dtype, x_nhwc_);
     p.dst_plain = pd.dst_desc() == UserDesc(p.y_shape, p.y_type, y_nhwc_);
@@ -251,22 +283,21 @@ class OneDnnQLinearMatMul : public OpKernel {
     p.a_shape = a.shape, p.b_data = b.bytes.data(), p.a_type = a.dtype, p.y_type = in[7]->dtype;
     p.K = b.shape[0], p.N = b.shape[1], p.M = a.size() / p.K;
     const bool has_bias = in.size() > 8 && in[8];
-    const auto scales = OutputScales(*in[1], *in[4], *in[6], p.N);
+    const bool halve = !HostHasVnni();
+    const auto scales = OutputScales(*in[1], *in[4], *in[6], p.N, halve);
     const auto attr = QuantAttr(info_, scales, in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0, *in[6], static_cast<int32_t>(in[7]->At(0)), 1 << 1);
     dnnl::engine& engine = OneDnnCpuEngine();
-    const memory::desc bias_md = has_bias ? Plain({1, p.N}, DType::kInt32) : memory::desc();
+    const memory::desc bias_md = has_bias ? Plain({1, p.N}, halve ? DType::kFloat32 : DType::kInt32) : memory::desc();
     dnnl::matmul::desc desc(Plain({p.M, p.K}, a.dtype), Any({p.K, p.N}, DType::kInt8), bias_md, Plain({p.M, p.N}, p.y_type));
     dnnl::matmul::primitive_desc pd(desc, attr, engine);
     TB_RETURN_IF_ERROR(RefuseReference(pd));
     p.matmul = dnnl::matmul(pd);
     dnnl::stream stream(engine);
-    memory user_b(Plain({p.K, p.N}, DType::kInt8), engine, const_cast<std::byte*>(b.bytes.data()));
+    std::vector<int8_t> kernel_b = KernelWeights(b, halve);
+    memory user_b(Plain({p.K, p.N}, DType::kInt8), engine, kernel_b.data());
     p.weights = memory(pd.weights_desc(), engine);
     dnnl::reorder(user_b, p.weights).execute(stream, user_b, p.weights);
-    if (has_bias) {
-      p.bias = memory(bias_md, engine);
-      std::memcpy(p.bias.get_data_handle(), in[8]->bytes.data(), static_cast<size_t>(p.N) * sizeof(int32_t));
-    }
+    if (has_bias) p.bias = BiasMemory(*in[8], p.N, halve, bias_md, engine);
     stream.wait();
     plan_ = std::move(p);
     return Status::Ok();
@@ -300,6 +331,8 @@ class OneDnnQLinearMatMul : public OpKernel {
 };
 
 }  // namespace
+
+int Int8WeightBits() { return HostHasVnni() ? 8 : 7; }
 
 std::unique_ptr<OpKernel> WrapOneDnnQLinearConv(const KernelInfo& info, std::unique_ptr<OpKernel> reference) {
   return std::unique_ptr<OpKernel>(new OneDnnQLinearConv(info, std::move(reference)));

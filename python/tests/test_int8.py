@@ -1,6 +1,6 @@
 """QDQ models on int8 kernels: each Conv, MatMul and Gemm with its Q/DQ pairs runs as one int8 node,
 and the outputs are those of the float path (the Q/DQ nodes computed as ONNX defines them) within
-one step of the output's scale."""
+one step of the output's scale (a few steps without VNNI, where the weights are halved to 7 bits)."""
 import os
 
 import numpy as np
@@ -25,7 +25,10 @@ def check(path, x, out_scale, fused_ops):
     for op, count in fused_ops.items():
         assert fast_ops.count(op) == count, fast_ops
     worst = np.abs(fast - slow).max()
-    assert worst <= out_scale * 1.01, (worst, out_scale)
+    # One step of y's scale with 8-bit weights; without VNNI the kernels halve the weights (7 bits),
+    # which costs a few steps more.
+    steps = 1 if tilebank._native.int8_weight_bits() == 8 else 8
+    assert worst <= steps * out_scale * 1.01, (worst, out_scale, steps)
     return fast
 
 
@@ -57,7 +60,7 @@ def test_quantize_writes_a_qdq_model_that_runs_int8(tmp_path, build_dir):
     assert q.returncode == 0, q.stderr
     assert "quantized 1 operators" in q.stdout and "SQNR" in q.stdout
     sqnr = float(q.stdout.split("SQNR ")[1].split(" dB")[0])
-    assert sqnr > 25, q.stdout
+    assert sqnr > (25 if tilebank._native.int8_weight_bits() == 8 else 18), q.stdout
     m = onnx.load(str(out))
     ops = [n.op_type for n in m.graph.node]
     assert ops.count("QuantizeLinear") == 2 and ops.count("DequantizeLinear") == 3
