@@ -148,9 +148,12 @@ int RunModel(const RunFlags& f) {
   const int64_t draws_before = engine::kernels::RandomDraws();
   if (Status s = ex.Run(in, &outputs); !s.ok()) return Fail(s);
   std::optional<engine::model::Comparison> comparison;
+  bool quantized_outputs = false;  // --data's tolerance widened by the outputs' quantization
   if (!f.data.empty()) {
     // Test data without expected outputs has nothing to check: refused, not passed.
-    auto c = engine::model::CompareTypedOutputs(outputs, f.data);
+    const std::vector<double> quanta = engine::model::OutputQuanta(ex.graph());
+    for (double q : quanta) quantized_outputs = quantized_outputs || q > 0;
+    auto c = engine::model::CompareTypedOutputs(outputs, f.data, quanta);
     if (!c.ok()) return Fail(c.status().WithContext("--data"));
     comparison = c.value();
     if (!comparison->ok && engine::kernels::RandomDraws() > draws_before)
@@ -179,7 +182,7 @@ int RunModel(const RunFlags& f) {
                           {"memory", {{"activations_bytes", ex.arena_bytes()}, {"weights_bytes", ex.constant_bytes()}, {"peak_rss_mib", PeakRssMiB()}}},
                           {"policies", {{"bank", from_bank}, {"nearest", nearest}, {"builtin", builtin}, {"converts", converts}, {"bank_unusable_here", unusable}}}};
     if (comparison)
-      out["check"] = {{"ok", comparison->ok}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
+      out["check"] = {{"ok", comparison->ok}, {"quantized_tolerance", quantized_outputs}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
                       {"worst", comparison->worst}};
     if (f.profile) {
       nlohmann::json nodes = nlohmann::json::array();
@@ -206,8 +209,9 @@ int RunModel(const RunFlags& f) {
     if (unusable)
       std::printf("           %zu built-in in place of a bank policy this host's target cannot run (--profile says why)\n", unusable);
     if (comparison)
-      std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
-                  comparison->max_abs_error, comparison->max_rel_error, comparison->worst.c_str());
+      std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)%s\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
+                  comparison->max_abs_error, comparison->max_rel_error, comparison->worst.c_str(),
+                  quantized_outputs ? "; quantized outputs within two steps of their scale" : "");
     if (f.profile) {
       std::printf("\n%-40s %-20s %-18s %10s %6s  %-9s %-20s %s\n", "node", "op", "shape", "time us", "share", "layout", "template", "policy");
       for (size_t i = 0; i < ex.bindings().size(); ++i) {

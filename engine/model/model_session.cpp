@@ -182,7 +182,7 @@ Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::v
 namespace {
 
 // Output `index` against its expected value, into `c`.
-void CompareOutput(size_t index, const Tensor& got, const Tensor& want, Comparison* c) {
+void CompareOutput(size_t index, const Tensor& got, const Tensor& want, Comparison* c, double quantum = 0) {
   if (want.size() != got.size()) {
     c->ok = false;
     c->worst = "output " + std::to_string(index) + " has " + std::to_string(got.size()) + " elements, the expected one " + std::to_string(want.size());
@@ -195,7 +195,7 @@ void CompareOutput(size_t index, const Tensor& got, const Tensor& want, Comparis
     const double g = got.data[k], w = want.data[k];
     if (std::isnan(g) && std::isnan(w)) continue;  // NaN where NaN is expected (the sqrt of a negative)
     const double err = g == w ? 0.0 : std::fabs(g - w);  // equal infinities match
-    const bool bad = !(err <= atol + rtol * std::fabs(w));
+    const bool bad = !(err <= atol + rtol * std::fabs(w) + quantum);
     if (err > c->max_abs_error || (bad && c->ok)) {
       if (err > c->max_abs_error) c->max_abs_error = err;
       c->worst = "output " + std::to_string(index) + " element " + std::to_string(k) + ": " + std::to_string(g) + " vs " + std::to_string(w);
@@ -206,12 +206,12 @@ void CompareOutput(size_t index, const Tensor& got, const Tensor& want, Comparis
 }
 
 // Any dtype: floating outputs by CompareOutput's tolerance, the others exactly.
-void CompareTypedOutput(size_t index, const TypedTensor& got, const TypedTensor& want, Comparison* c) {
+void CompareTypedOutput(size_t index, const TypedTensor& got, const TypedTensor& want, Comparison* c, double quantum = 0) {
   if (IsFloating(want.dtype) && IsFloating(got.dtype)) {
-    CompareOutput(index, got.ToFloat(), want.ToFloat(), c);
+    CompareOutput(index, got.ToFloat(), want.ToFloat(), c, quantum);
     return;
   }
-  const TensorMatch m = MatchTensor(got, want);
+  const TensorMatch m = MatchTensor(got, want, 0, quantum > 0 ? quantum : 1e-7);
   if (!m.ok && c->ok) c->worst = "output " + std::to_string(index) + ": " + m.worst;
   c->ok &= m.ok;
 }
@@ -278,7 +278,31 @@ Result<std::vector<std::vector<int64_t>>> InputFileShapes(const std::string& dir
   }
 }
 
-Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& dir) {
+std::vector<double> OutputQuanta(const Graph& graph) {
+  std::vector<double> quanta;
+  auto producer = [&](int v) -> const Node* {
+    for (const Node& n : graph.nodes)
+      if (std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end()) return &n;
+    return nullptr;
+  };
+  for (int out : graph.outputs) {
+    double q = 0;
+    int v = out;  // through Identity nodes, which pass the value on
+    for (const Node* p = producer(v); p && p->op_type == "Identity" && !p->inputs.empty(); p = producer(v)) v = p->inputs[0];
+    if (const Node* found = producer(v)) {
+      const Node& n = *found;
+      const std::string& dtype = graph.values[v].dtype;
+      if (n.op_type == "DequantizeLinear" && n.inputs.size() > 1 && graph.IsConstant(n.inputs[1]) && graph.values[n.inputs[1]].constant->size() == 1)
+        q = 2 * std::fabs(graph.values[n.inputs[1]].constant->At(0));
+      else if ((dtype == "uint8" || dtype == "int8") && (n.op_type == "QuantizeLinear" || n.op_type.rfind("QLinear", 0) == 0))
+        q = 2;
+    }
+    quanta.push_back(q);
+  }
+  return quanta;
+}
+
+Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& dir, const std::vector<double>& quanta) {
   Comparison c;
   bool any = false;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -289,7 +313,7 @@ Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, 
     if (!want.ok()) return want.status();
     if (want->dtype == DType::kUInt16 && outputs[i].dtype == DType::kBFloat16) want->dtype = DType::kBFloat16;
     any = true;
-    CompareTypedOutput(i, outputs[i], *want, &c);
+    CompareTypedOutput(i, outputs[i], *want, &c, i < quanta.size() ? quanta[i] : 0);
   }
   if (!any) return Status::NotFound("no output_<i>.pb in " + dir);
   return c;

@@ -70,7 +70,15 @@ struct Comparison {
 Result<Comparison> CompareOutputs(const std::vector<Tensor>& outputs, const std::string& data_dir);
 // Every dtype: floating outputs with float32's tolerance, integers, bool and strings exactly (their
 // shapes too).
-Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& data_dir);
+// `quanta` (one per output, 0: none) widens the tolerance of a quantized model's outputs by that many
+// units: OutputQuanta's.
+Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& data_dir,
+                                       const std::vector<double>& quanta = {});
+// The tolerance a quantized model's outputs are compared with (`run --data`): two steps of the scale
+// an output was last dequantized with (DequantizeLinear of a constant per-tensor scale), or two
+// integer steps for an 8-bit output; 0 for any other output. Two steps: the last requantization may
+// round either way in another runtime, and the value before it may too.
+std::vector<double> OutputQuanta(const Graph& graph);
 // The same tolerance between two runs' outputs (`expected`: the reference run's).
 Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected);
 Comparison CompareTypedTensors(const std::vector<TypedTensor>& outputs, const std::vector<TypedTensor>& expected);

@@ -78,3 +78,25 @@ def test_quantize_writes_a_qdq_model_that_runs_int8(tmp_path, build_dir):
     empty.mkdir()
     bad = subprocess.run([cli, "quantize", "-m", float_model, "--calibrate", str(empty), "-o", str(tmp_path / "x.onnx")], capture_output=True, text=True)
     assert bad.returncode == 2 and "no input_0.pb" in bad.stderr and not (tmp_path / "x.onnx").exists()
+
+
+def test_run_data_compares_a_quantized_model_within_its_output_steps(tmp_path, build_dir):
+    """Test data written by another runtime (here the float path) may differ by a rounding at the
+    last requantization: `run --data` allows two steps of the output's scale and says so."""
+    import subprocess
+    from onnx import numpy_helper
+    path = qdq_cnn(tmp_path / "cnn.onnx")
+    x = np.random.default_rng(5).uniform(-2, 2, (1, 3, 32, 32)).astype(np.float32)
+    expected, _ = outputs(path, x, False)
+    data = tmp_path / "test_data_set_0"
+    data.mkdir()
+    (data / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
+    (data / "output_0.pb").write_bytes(numpy_helper.from_array(expected, "y").SerializeToString())
+    r = subprocess.run([os.path.join(build_dir, "tilebank"), "run", "-m", path, "--data", str(data), "--repeat", "1"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "quantized outputs within two steps of their scale" in r.stdout
+    # Off by three steps somewhere: that is a difference.
+    (data / "output_0.pb").write_bytes(numpy_helper.from_array(expected + np.float32(3 * 0.05) * (np.arange(expected.size) == 0).reshape(expected.shape),
+                                                               "y").SerializeToString())
+    r = subprocess.run([os.path.join(build_dir, "tilebank"), "run", "-m", path, "--data", str(data), "--repeat", "1"], capture_output=True, text=True)
+    assert r.returncode == 1 and "OUTPUTS DIFFER" in r.stdout
