@@ -273,6 +273,17 @@ Result<QuantizeReport> QuantizeModel(const QuantizeOptions& o) {
     ranges[name] = ChooseRange(h, o.method);
     report.ranges_by_method[RangeMethodName(ranges[name].method)]++;
   }
+  // A tensor that a MaxPool, Flatten or Reshape makes of a quantized one keeps that one's range (they
+  // move values without changing them), so the pair of Q/DQ around them cancels and a runtime runs
+  // them on the 8-bit tensor, as ONNX Runtime's quantizer arranges it too.
+  for (auto& [name, range] : ranges) {
+    for (const auto& n : p.model.graph().node()) {
+      if (n.output_size() < 1 || n.output(0) != name || n.input_size() < 1) continue;
+      if (n.op_type() != "MaxPool" && n.op_type() != "Flatten" && n.op_type() != "Reshape") continue;
+      auto in = ranges.find(n.input(0));
+      if (in != ranges.end()) range = in->second;
+    }
+  }
   std::vector<std::vector<TypedTensor>> reference;  // the float model's own outputs, for the SQNR
   const size_t model_outputs = static_cast<size_t>(p.model.graph().output_size());
   for (auto& run : *runs) reference.push_back(std::vector<TypedTensor>(run.begin(), run.begin() + static_cast<long>(model_outputs)));

@@ -62,7 +62,7 @@ class QdqBuilder:
 
 
 def qdq_cnn(path):
-    """Conv+Relu, a depthwise Conv+Clip (ReLU6), a residual Add, GlobalAveragePool and a Gemm, all QDQ."""
+    """Conv+Relu, a depthwise Conv+Clip (ReLU6), a residual Add, MaxPool, GlobalAveragePool and a Gemm, all QDQ."""
     b = QdqBuilder()
     x = b.qdq("x", 0.02)
     c1 = b.qdq(b.conv(x, 3, 16), 0.05, 0)
@@ -70,8 +70,10 @@ def qdq_cnn(path):
     c3 = b.qdq(b.conv(c2, 16, 16, k=1, relu=False), 0.05, 128)
     s = b.name("add")
     b.nodes.append(helper.make_node("Add", [c1, c3], [s], name=s))
+    mp = b.name("maxpool")  # between Q/DQ pairs of one scale: it runs on the 8-bit tensor
+    b.nodes.append(helper.make_node("MaxPool", [b.qdq(s, 0.05, 128)], [mp], name=mp, kernel_shape=[2, 2], strides=[2, 2]))
     pooled = b.name("gap")
-    b.nodes.append(helper.make_node("GlobalAveragePool", [b.qdq(s, 0.05, 128)], [pooled], name=pooled))
+    b.nodes.append(helper.make_node("GlobalAveragePool", [b.qdq(mp, 0.05, 128)], [pooled], name=pooled))
     flat = b.name("flat")
     b.nodes.append(helper.make_node("Flatten", [pooled], [flat], name=flat))
     flat = b.qdq(flat, 0.02, 128)
