@@ -330,7 +330,183 @@ class OneDnnQLinearMatMul : public OpKernel {
   mutable std::optional<Plan> plan_;
 };
 
+// MatMulInteger: A's rows flattened into one product with B [K, N] (int8, zero point 0), int32 out;
+// A's zero point, which DynamicQuantizeLinear picks per run, given to oneDNN at run time. Only
+// where products sum in int32 (VNNI): MatMulInteger's result is exact by definition.
+class OneDnnMatMulInteger : public OpKernel {
+ public:
+  OneDnnMatMulInteger(KernelInfo info, std::unique_ptr<OpKernel> reference) : info_(std::move(info)), reference_(std::move(reference)) {}
+
+  Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
+    const bool takes = HostHasVnni() && in.size() >= 2 && IsInt8(in[0]) && in[0]->rank() >= 2 && in[1] && in[1]->dtype == DType::kInt8 &&
+                       in[1]->rank() == 2 && in[0]->shape.back() == in[1]->shape[0] && (in.size() < 3 || !in[2] || in[2]->size() == 1) &&
+                       ZeroWeightZeroPoint(in.size() > 3 ? in[3] : nullptr);
+    if (!takes) return reference_->Compute(in, out);
+    std::lock_guard<std::mutex> lock(mutex_);
+    Status s = CatchOneDnnErrors([&]() -> Status { return Multiply(in, out); });
+    if (!s.ok()) return reference_->Compute(in, out);
+    return s;
+  }
+
+ private:
+  struct Plan {
+    std::vector<int64_t> a_shape;
+    const void* b_data = nullptr;
+    DType a_type;
+    int64_t M = 0, K = 0, N = 0;
+    dnnl::primitive matmul;
+    memory weights;
+  };
+
+  Status Multiply(const KernelInputs& in, std::vector<TypedTensor>* out) const {
+    const TypedTensor &a = *in[0], &b = *in[1];
+    dnnl::engine& engine = OneDnnCpuEngine();
+    dnnl::stream stream(engine);
+    if (!plan_ || plan_->a_shape != a.shape || plan_->b_data != b.bytes.data() || plan_->a_type != a.dtype) {
+      plan_.reset();
+      Plan p;
+      p.a_shape = a.shape, p.b_data = b.bytes.data(), p.a_type = a.dtype;
+      p.K = b.shape[0], p.N = b.shape[1], p.M = a.size() / p.K;
+      dnnl::primitive_attr attr;
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      dnnl::matmul::desc desc(Plain({p.M, p.K}, a.dtype), Any({p.K, p.N}, DType::kInt8), Plain({p.M, p.N}, DType::kInt32));
+      dnnl::matmul::primitive_desc pd(desc, attr, engine);
+      TB_RETURN_IF_ERROR(RefuseReference(pd));
+      p.matmul = dnnl::matmul(pd);
+      memory user_b(Plain({p.K, p.N}, DType::kInt8), engine, const_cast<std::byte*>(b.bytes.data()));
+      p.weights = memory(pd.weights_desc(), engine);
+      dnnl::reorder(user_b, p.weights).execute(stream, user_b, p.weights);
+      stream.wait();
+      plan_ = std::move(p);
+    }
+    Plan& p = *plan_;
+    std::vector<int64_t> y_shape = a.shape;
+    y_shape.back() = p.N;
+    TypedTensor y(DType::kInt32, y_shape);
+    int32_t zero = in.size() > 2 && in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0;
+    memory user_a(Plain({p.M, p.K}, a.dtype), engine, const_cast<std::byte*>(a.bytes.data()));
+    memory user_y(Plain({p.M, p.N}, DType::kInt32), engine, y.bytes.data());
+    memory zero_point(Plain({1}, DType::kInt32), engine, &zero);
+    p.matmul.execute(stream, {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, user_y},
+                              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point}});
+    stream.wait();
+    (*out)[0] = std::move(y);
+    return Status::Ok();
+  }
+
+  KernelInfo info_;
+  std::unique_ptr<OpKernel> reference_;
+  mutable std::mutex mutex_;
+  mutable std::optional<Plan> plan_;
+};
+
+class DynamicQuantizedMatMul : public OpKernel {
+ public:
+  explicit DynamicQuantizedMatMul(KernelInfo info) : info_(std::move(info)) {}
+
+  Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
+    if (in.size() < 5 || !IsInt8(in[0]) || in[0]->rank() < 1 || !in[1] || in[1]->dtype != DType::kInt8 || in[1]->rank() != 2 ||
+        in[0]->shape.back() != in[1]->shape[0] || !in[3] || !in[4])
+      return info_.Bad("takes x_q, W_q [K, N] int8, x_zero_point, x_scale, w_scale[, bias]");
+    std::lock_guard<std::mutex> lock(mutex_);
+    Status s = CatchOneDnnErrors([&]() -> Status { return Multiply(in, out); });
+    if (s.ok()) return s;
+    return Reference(in, out);
+  }
+
+ private:
+  struct Plan {
+    std::vector<int64_t> a_shape;
+    const void* b_data = nullptr;
+    DType a_type;
+    int64_t M = 0, K = 0, N = 0;
+    bool halve = false;
+    dnnl::primitive matmul;
+    memory weights;
+  };
+
+  float WeightScale(const TypedTensor& ws, int64_t n) const { return static_cast<float>(ws.At(ws.size() == 1 ? 0 : n)); }
+
+  Status Multiply(const KernelInputs& in, std::vector<TypedTensor>* out) const {
+    const TypedTensor &a = *in[0], &b = *in[1];
+    dnnl::engine& engine = OneDnnCpuEngine();
+    dnnl::stream stream(engine);
+    if (!plan_ || plan_->a_shape != a.shape || plan_->b_data != b.bytes.data() || plan_->a_type != a.dtype) {
+      plan_.reset();
+      Plan p;
+      p.a_shape = a.shape, p.b_data = b.bytes.data(), p.a_type = a.dtype, p.halve = !HostHasVnni();
+      p.K = b.shape[0], p.N = b.shape[1], p.M = a.size() / p.K;
+      dnnl::primitive_attr attr;
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});
+      dnnl::matmul::desc desc(Plain({p.M, p.K}, a.dtype), Any({p.K, p.N}, DType::kInt8), Plain({1, p.N}, DType::kFloat32),
+                              Plain({p.M, p.N}, DType::kFloat32));
+      dnnl::matmul::primitive_desc pd(desc, attr, engine);
+      TB_RETURN_IF_ERROR(RefuseReference(pd));
+      p.matmul = dnnl::matmul(pd);
+      std::vector<int8_t> kernel_b = KernelWeights(b, p.halve);
+      memory user_b(Plain({p.K, p.N}, DType::kInt8), engine, kernel_b.data());
+      p.weights = memory(pd.weights_desc(), engine);
+      dnnl::reorder(user_b, p.weights).execute(stream, user_b, p.weights);
+      stream.wait();
+      plan_ = std::move(p);
+    }
+    Plan& p = *plan_;
+    // This run's scales (x's is this run's) and the bias in the accumulator's units.
+    const float xs = static_cast<float>(in[3]->At(0));
+    std::vector<float> scales(static_cast<size_t>(p.N)), bias(static_cast<size_t>(p.N), 0.0f);
+    for (int64_t n = 0; n < p.N; ++n) {
+      scales[n] = xs * WeightScale(*in[4], n) * (p.halve ? 2 : 1);
+      if (in.size() > 5 && in[5] && scales[n] != 0) bias[n] = static_cast<float>(in[5]->At(n)) / scales[n];
+    }
+    int32_t zero = in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0;
+    std::vector<int64_t> y_shape = a.shape;
+    y_shape.back() = p.N;
+    TypedTensor y(DType::kFloat32, y_shape);
+    memory user_a(Plain({p.M, p.K}, a.dtype), engine, const_cast<std::byte*>(a.bytes.data()));
+    memory user_y(Plain({p.M, p.N}, DType::kFloat32), engine, y.bytes.data());
+    memory zero_point(Plain({1}, DType::kInt32), engine, &zero);
+    memory scale_memory(Plain({p.N}, DType::kFloat32), engine, scales.data());
+    memory bias_memory(Plain({1, p.N}, DType::kFloat32), engine, bias.data());
+    p.matmul.execute(stream, {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_BIAS, bias_memory}, {DNNL_ARG_DST, user_y},
+                              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point}, {DNNL_ARG_ATTR_OUTPUT_SCALES, scale_memory}});
+    stream.wait();
+    (*out)[0] = std::move(y);
+    return Status::Ok();
+  }
+
+  // The definition in doubles, for what oneDNN cannot run.
+  Status Reference(const KernelInputs& in, std::vector<TypedTensor>* out) const {
+    const TypedTensor &a = *in[0], &b = *in[1];
+    const int64_t K = b.shape[0], N = b.shape[1], M = a.size() / K;
+    const double zero = in[2] ? in[2]->At(0) : 0, xs = in[3]->At(0);
+    std::vector<int64_t> y_shape = a.shape;
+    y_shape.back() = N;
+    TypedTensor y(DType::kFloat32, y_shape);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += (a.At(m * K + k) - zero) * b.At(k * N + n);
+        y.data<float>()[m * N + n] = static_cast<float>(acc * xs * WeightScale(*in[4], n) + (in.size() > 5 && in[5] ? in[5]->At(n) : 0.0));
+      }
+    (*out)[0] = std::move(y);
+    return Status::Ok();
+  }
+
+  KernelInfo info_;
+  mutable std::mutex mutex_;
+  mutable std::optional<Plan> plan_;
+};
+
 }  // namespace
+
+Result<std::unique_ptr<OpKernel>> MakeDynamicQuantizedMatMul(const KernelInfo& info) {
+  return std::unique_ptr<OpKernel>(new DynamicQuantizedMatMul(info));
+}
+
+std::unique_ptr<OpKernel> WrapOneDnnMatMulInteger(const KernelInfo& info, std::unique_ptr<OpKernel> reference) {
+  return std::unique_ptr<OpKernel>(new OneDnnMatMulInteger(info, std::move(reference)));
+}
 
 int Int8WeightBits() { return HostHasVnni() ? 8 : 7; }
 

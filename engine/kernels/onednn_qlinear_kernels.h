@@ -10,6 +10,15 @@ namespace tilebank::engine::kernels {
 std::unique_ptr<OpKernel> WrapOneDnnQLinearConv(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
 std::unique_ptr<OpKernel> WrapOneDnnQLinearMatMul(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
 
+// MatMulInteger(A u8/s8, B s8 [K, N], a_zero_point, b_zero_point 0) on oneDNN's int8 matmul, where
+// it is exact (VNNI: int32 sums); `reference` elsewhere.
+std::unique_ptr<OpKernel> WrapOneDnnMatMulInteger(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
+
+// DynamicQuantizedMatMul(x_q, W_q [K, N] int8, x_zero, x_scale, w_scale (1 or N)[, bias (N)]) -> float32:
+// ((x_q - x_zero) . W_q) * x_scale * w_scale + bias, the QDQ fusion's node for dynamically quantized
+// MatMuls (engine/model/qdq_fusion.h), on oneDNN's int8 matmul (7-bit weights without VNNI).
+Result<std::unique_ptr<OpKernel>> MakeDynamicQuantizedMatMul(const KernelInfo& info);
+
 // 8 where oneDNN sums int8 products in int32 (VNNI), else 7: the weights are halved there so that
 // vpmaddubsw's int16 pair sums cannot saturate (onednn_qlinear_kernels.cpp).
 int Int8WeightBits();

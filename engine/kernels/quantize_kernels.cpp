@@ -144,6 +144,20 @@ Result<std::unique_ptr<OpKernel>> MakeDequantize(const KernelInfo& info) {
 Result<std::unique_ptr<OpKernel>> MakeDynamicQuantize(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     const TypedTensor& x = *in[0];
+    if (x.dtype == DType::kFloat32) {  // float32 loops, the same arithmetic
+      const float* src = x.data<float>();
+      float low = 0, high = 0;
+      for (int64_t i = 0; i < x.size(); ++i) low = std::min(low, src[i]), high = std::max(high, src[i]);
+      const float scale = static_cast<float>((static_cast<double>(high) - low) / 255.0);
+      const float zero = scale ? static_cast<float>(Saturate(0.0f - low / scale, DType::kUInt8)) : 0.0f;
+      TypedTensor y(DType::kUInt8, x.shape);
+      if (scale) QuantizeFloats<uint8_t>(x, scale, zero, 0, 255, &y);
+      else std::fill(y.data<uint8_t>(), y.data<uint8_t>() + y.size(), static_cast<uint8_t>(zero));
+      (*out)[0] = std::move(y);
+      if (out->size() > 1) (*out)[1] = TypedTensor::Of<float>({}, {scale});
+      if (out->size() > 2) (*out)[2] = TypedTensor::Of<uint8_t>({}, {static_cast<uint8_t>(zero)});
+      return Status::Ok();
+    }
     double low = 0, high = 0;
     for (int64_t i = 0; i < x.size(); ++i) low = std::min(low, x.At(i)), high = std::max(high, x.At(i));
     const float scale = static_cast<float>((high - low) / 255.0);
@@ -180,7 +194,7 @@ std::vector<double> CentredRows(const TypedTensor& t, const TypedTensor* zero, b
   return v;
 }
 
-Result<std::unique_ptr<OpKernel>> MakeMatMulInteger(const KernelInfo& info) {
+Result<std::unique_ptr<OpKernel>> MakeMatMulIntegerReference(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes A and B");
     auto y = MatMulDoubles(info, *in[0], CentredRows(*in[0], in.size() > 2 ? in[2] : nullptr, false), *in[1], CentredRows(*in[1], in.size() > 3 ? in[3] : nullptr, true));
@@ -188,6 +202,12 @@ Result<std::unique_ptr<OpKernel>> MakeMatMulInteger(const KernelInfo& info) {
     (*out)[0] = y->CastTo(DType::kInt32);
     return Status::Ok();
   });
+}
+
+Result<std::unique_ptr<OpKernel>> MakeMatMulInteger(const KernelInfo& info) {
+  auto reference = MakeMatMulIntegerReference(info);
+  if (!reference.ok()) return reference.status();
+  return WrapOneDnnMatMulInteger(info, std::move(reference.value()));
 }
 
 // y = max(y, zero point) when the QDQ fusion folded a Relu into the node (its "relu" attribute);
@@ -317,6 +337,7 @@ void RegisterQuantizeKernels(KernelRegistry* r) {
   r->Add({"QLinearMatMul", 10, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeQLinearMatMul});
   r->Add({"QLinearConv", 10, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeQLinearConv});
   r->Add({"QLinearAdd", 1, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeQLinearAdd});  // the QDQ fusion's (ONNX Runtime's contrib op)
+  r->Add({"DynamicQuantizedMatMul", 1, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeDynamicQuantizedMatMul});  // the QDQ fusion's
 }
 
 }  // namespace tilebank::engine::kernels

@@ -171,9 +171,86 @@ void ChannelsLastInt8(Graph* g) {
   }
 }
 
+// Dynamic quantization as ONNX Runtime writes it: MatMulInteger(x_q, W_q, x_zero) -> Cast(float) ->
+// Mul(x_scale) -> Mul(w_scale) [-> Add(bias)], x_q, x_scale and x_zero from one DynamicQuantizeLinear,
+// W_q int8 [K, N] constant with zero point 0, w_scale constant (one or N), bias constant [N]: one
+// DynamicQuantizedMatMul(x_q, W_q, x_zero, x_scale, w_scale[, bias]) node with a float32 result.
+size_t FuseDynamicMatMuls(Graph* g) {
+  size_t fused = 0;
+  std::set<size_t> removed;
+  for (size_t mi = 0; mi < g->nodes.size(); ++mi) {
+    const Uses u = UsesOf(*g);
+    const Node mm = g->nodes[mi];
+    if (mm.op_type != "MatMulInteger" || mm.inputs.size() < 3 || mm.outputs.empty()) continue;
+    const Node* dq = ProducerOf(*g, u, mm.inputs[0], "DynamicQuantizeLinear");
+    const int w = ThroughIdentity(*g, u, mm.inputs[1]);
+    if (!dq || dq->outputs.size() < 3 || mm.inputs[2] != dq->outputs[2] || !g->IsConstant(w) || g->values[w].dtype != "int8" ||
+        g->values[w].shape.size() != 2)
+      continue;
+    if (mm.inputs.size() > 3 && mm.inputs[3] >= 0) {
+      const int wz = ThroughIdentity(*g, u, mm.inputs[3]);
+      if (!g->IsConstant(wz)) continue;
+      bool zero = true;
+      for (int64_t i = 0; i < g->values[wz].constant->size(); ++i) zero = zero && g->values[wz].constant->At(i) == 0;
+      if (!zero) continue;
+    }
+    const int64_t N = g->values[w].shape[1];
+    std::vector<size_t> chain;
+    int v = mm.outputs[0];
+    auto next = [&](const char* op) -> const Node* {
+      if (!Private(u, v)) return nullptr;
+      const Node& r = g->nodes[u.readers[v][0]];
+      return r.op_type == op ? &r : nullptr;
+    };
+    const Node* cast = next("Cast");
+    if (!cast || g->AttrInt(*cast, "to", 0) != 1) continue;
+    chain.push_back(u.readers[v][0]);
+    v = cast->outputs[0];
+    const Node* mul1 = next("Mul");
+    if (!mul1) continue;
+    const int other1 = mul1->inputs[0] == v ? mul1->inputs[1] : mul1->inputs[0];
+    if (other1 != dq->outputs[1]) continue;
+    chain.push_back(u.readers[v][0]);
+    v = mul1->outputs[0];
+    const Node* mul2 = next("Mul");
+    if (!mul2) continue;
+    const int ws = ThroughIdentity(*g, u, mul2->inputs[0] == v ? mul2->inputs[1] : mul2->inputs[0]);
+    if (!g->IsConstant(ws) || (g->values[ws].constant->size() != 1 && g->values[ws].constant->size() != N)) continue;
+    chain.push_back(u.readers[v][0]);
+    v = mul2->outputs[0];
+    int bias = -1;
+    if (const Node* add = next("Add")) {
+      const int b = ThroughIdentity(*g, u, add->inputs[0] == v ? add->inputs[1] : add->inputs[0]);
+      if (g->IsConstant(b) && g->values[b].dtype == "float32" && g->values[b].constant->size() == N) {
+        bias = b;
+        chain.push_back(u.readers[v][0]);
+        v = add->outputs[0];
+      }
+    }
+    Node f;
+    f.name = mm.name;
+    f.op_type = "DynamicQuantizedMatMul";
+    f.inputs = {mm.inputs[0], w, mm.inputs[2], dq->outputs[1], ws};
+    if (bias >= 0) f.inputs.push_back(bias);
+    f.outputs = {v};
+    const size_t last = chain.back();
+    g->nodes[last] = std::move(f);
+    removed.insert(mi);
+    for (size_t i = 0; i + 1 < chain.size(); ++i) removed.insert(chain[i]);
+    for (size_t r : removed) g->nodes[r].inputs.clear(), g->nodes[r].outputs.clear();
+    ++fused;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g->nodes.size(); ++i)
+    if (!removed.count(i)) kept.push_back(std::move(g->nodes[i]));
+  g->nodes = std::move(kept);
+  return fused;
+}
+
 }  // namespace
 
 Result<size_t> FuseQdq(Graph* g) {
+  const size_t dynamic = FuseDynamicMatMuls(g);
   size_t fused = 0;
   std::set<size_t> removed;
   for (size_t qi = 0; qi < g->nodes.size(); ++qi) {
@@ -275,7 +352,7 @@ Result<size_t> FuseQdq(Graph* g) {
     // The swallowed nodes' outputs are read by nothing now: their readers list drops them below.
     for (size_t r : removed) g->nodes[r].inputs.clear(), g->nodes[r].outputs.clear();
   }
-  if (!fused) return fused;
+  if (!fused) return dynamic;
   // Dequantizations nothing reads any more (the weights', an activation read only by a fused node).
   for (bool again = true; again;) {
     again = false;
@@ -296,7 +373,7 @@ Result<size_t> FuseQdq(Graph* g) {
     if (!removed.count(i)) kept.push_back(std::move(g->nodes[i]));
   g->nodes = std::move(kept);
   ChannelsLastInt8(g);
-  return fused;
+  return fused + dynamic;
 }
 
 }  // namespace tilebank::engine::model

@@ -6,7 +6,9 @@
 // constant bounds (ReLU6) as "clip_low" and "clip_high" (y clamped to their quantized values), Gemm's weights
 // transposed to [K, N]. Those nodes run on oneDNN's int8 kernels (engine/kernels/
 // onednn_qlinear_kernels.cpp). Everything else keeps its DequantizeLinear / QuantizeLinear nodes and
-// runs in float32, but for a residual DequantizeLinear + DequantizeLinear -> Add -> [Relu] ->
+// runs in float32, but for dynamically quantized MatMuls (DynamicQuantizeLinear -> MatMulInteger ->
+// Cast -> Mul -> Mul [-> Add], as ONNX Runtime's dynamic quantizer and `tilebank quantize --dynamic`
+// write them), which become one DynamicQuantizedMatMul on oneDNN's int8 matmul, a residual DequantizeLinear + DequantizeLinear -> Add -> [Relu] ->
 // QuantizeLinear of one shape, which becomes QLinearAdd, and a MaxPool between a DequantizeLinear and a
 // QuantizeLinear of the same scale and zero point, which runs on the 8-bit tensor (ONNX Runtime's contrib op, computed as
 // those nodes compute it, in one pass). Runs before constant folding, which would otherwise fold the weights' dequantization.

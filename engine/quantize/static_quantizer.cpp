@@ -214,10 +214,12 @@ Result<std::unique_ptr<model::Executor>> LoadWithOutputs(const Proto& p, const s
   return loaded;
 }
 
+// The outputs of every input set (`sets` empty: of 4 random input sets, the same for every model).
 Result<std::vector<std::vector<TypedTensor>>> RunAll(model::Executor& ex, const std::vector<std::string>& sets) {
   std::vector<std::vector<TypedTensor>> all;
-  for (const auto& dir : sets) {
-    auto inputs = model::ReadTypedInputs(ex.graph(), dir);
+  const size_t count = sets.empty() ? 4 : sets.size();
+  for (size_t k = 0; k < count; ++k) {
+    auto inputs = sets.empty() ? Result<std::vector<TypedTensor>>(model::RandomTypedInputs(ex.graph(), k + 1)) : model::ReadTypedInputs(ex.graph(), sets[k]);
     if (!inputs.ok()) return inputs.status().WithContext("--calibrate");
     std::vector<const TypedTensor*> in;
     for (const auto& t : *inputs) in.push_back(&t);
@@ -230,27 +232,100 @@ Result<std::vector<std::vector<TypedTensor>>> RunAll(model::Executor& ex, const 
 
 std::string Inserted(const std::string& value, const char* what) { return value + "_" + what; }
 
+bool IsConv(const Proto& p, const Target& t) {
+  for (const auto& n : p.model.graph().node())
+    if (n.name() == t.node_name) return n.op_type() == "Conv";
+  return false;
+}
+
+onnx::NodeProto NewNode(const std::string& op, const std::vector<std::string>& in, const std::vector<std::string>& out) {
+  onnx::NodeProto n;
+  n.set_op_type(op);
+  n.set_name(out.front());
+  for (const auto& i : in) n.add_input(i);
+  for (const auto& o : out) n.add_output(o);
+  return n;
+}
+
+// Dynamic quantization of each MatMul / Gemm in `targets`: y = (MatMulInteger(x_q, W_q, x_zero) as
+// float) * x_scale * w_scale[n] (+ Gemm's C), x_q from DynamicQuantizeLinear, W_q int8 [K, N] per
+// column. The original nodes are removed; their outputs keep their names.
+Status RewriteDynamic(Proto* p, const std::vector<Target>& targets, std::vector<onnx::NodeProto>* added, QuantizeReport* report) {
+  auto* g = p->model.mutable_graph();
+  std::map<std::string, std::string> quantized;  // activation -> its DynamicQuantizeLinear's name prefix
+  std::set<std::string> removed;
+  for (const Target& t : targets) {
+    int ni = 0;
+    while (g->node(ni).name() != t.node_name) ++ni;
+    const onnx::NodeProto n = g->node(ni);
+    const bool gemm = n.op_type() == "Gemm", trans_b = gemm && IntAttr(n, "transB", 0) != 0;
+    auto W = model::ConstFromProto(*p->Init(n.input(1)));
+    if (!W.ok()) return W.status();
+    const int64_t K = trans_b ? W->shape[1] : W->shape[0], N = trans_b ? W->shape[0] : W->shape[1];
+    auto at = [&](int64_t k, int64_t c) { return trans_b ? W->At(c * K + k) : W->At(k * N + c); };
+    std::vector<float> scales(static_cast<size_t>(N), 1.0f);
+    for (int64_t c = 0; c < N; ++c) {
+      double m = 0;
+      for (int64_t k = 0; k < K; ++k) m = std::max(m, std::fabs(at(k, c)));
+      if (m > 0) scales[c] = static_cast<float>(m / 127.0);
+    }
+    std::vector<int64_t> q(static_cast<size_t>(K * N));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t c = 0; c < N; ++c) q[k * N + c] = static_cast<int64_t>(std::clamp(std::nearbyint(at(k, c) / scales[c]), -127.0, 127.0));
+    const std::string base = n.input(1), wq = Inserted(base, "int8_kn"), ws = Inserted(base, "scale");
+    TB_RETURN_IF_ERROR(ReplaceInitializer(p, wq, ConstTensor::Ints({K, N}, std::move(q)), "int8"));
+    TB_RETURN_IF_ERROR(ReplaceInitializer(p, ws, ConstTensor::Floats({N}, scales), "float32"));
+    const std::string x = n.input(0);
+    if (!quantized.count(x)) {
+      quantized[x] = Inserted(x, "dynamic");
+      added->push_back(NewNode("DynamicQuantizeLinear", {x}, {quantized[x] + "_q", quantized[x] + "_scale", quantized[x] + "_zero_point"}));
+    }
+    const std::string xq = quantized[x], y = n.output(0), stem = Inserted(y, "int");
+    added->push_back(NewNode("MatMulInteger", {xq + "_q", wq, xq + "_zero_point"}, {stem + "32"}));
+    onnx::NodeProto cast = NewNode("Cast", {stem + "32"}, {stem + "_float"});
+    auto* to = cast.add_attribute();
+    to->set_name("to");
+    to->set_type(onnx::AttributeProto::INT);
+    to->set_i(onnx::TensorProto::FLOAT);
+    added->push_back(cast);
+    added->push_back(NewNode("Mul", {stem + "_float", xq + "_scale"}, {stem + "_x_scaled"}));
+    const bool bias = gemm && n.input_size() > 2 && !n.input(2).empty();
+    added->push_back(NewNode("Mul", {stem + "_x_scaled", ws}, {bias ? stem + "_no_bias" : y}));
+    if (bias) added->push_back(NewNode("Add", {stem + "_no_bias", n.input(2)}, {y}));
+    removed.insert(t.node_name);
+    ++report->quantized_ops;
+  }
+  for (int i = g->node_size() - 1; i >= 0; --i)
+    if (removed.count(g->node(i).name())) g->mutable_node()->DeleteSubrange(i, 1);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<QuantizeReport> QuantizeModel(const QuantizeOptions& o) {
   Proto p;
   TB_RETURN_IF_ERROR(model::ReadOnnxModel(o.model_path, &p.model));
   p.Index();
-  auto sets = CalibrationSets(o.calibrate_dir, o.max_samples);
+  auto sets = o.dynamic && o.calibrate_dir.empty() ? Result<std::vector<std::string>>(std::vector<std::string>{})
+                                                   : CalibrationSets(o.calibrate_dir, o.max_samples);
   if (!sets.ok()) return sets.status();
   QuantizeReport report;
   report.samples = sets->size();
   auto folded = FoldBatchNorms(&p);
   if (!folded.ok()) return folded.status();
   report.folded_batchnorms = *folded;
-  const std::vector<Target> targets = Targets(&p);
-  if (targets.empty()) return Status::InvalidInput(o.model_path + " has no Conv, MatMul or Gemm with constant float weights to quantize");
+  std::vector<Target> targets = Targets(&p);
+  if (o.dynamic)  // Conv stays float: dynamic quantization is for MatMul-heavy models
+    targets.erase(std::remove_if(targets.begin(), targets.end(), [&](const Target& t) { return t.channel_axis == 0 && t.weight_input == 1 && IsConv(p, t); }),
+                  targets.end());
+  if (targets.empty())
+    return Status::InvalidInput(o.model_path + " has no " + (o.dynamic ? "MatMul or Gemm" : "Conv, MatMul or Gemm") + " with constant float weights to quantize");
 
   // Calibration: the float model's activations over every input set, twice (min/max, then histograms).
   std::vector<std::string> tensors;
   for (const auto& t : targets)
     for (const std::string& v : {t.activation, t.output})
-      if (std::find(tensors.begin(), tensors.end(), v) == tensors.end()) tensors.push_back(v);
+      if (!o.dynamic && std::find(tensors.begin(), tensors.end(), v) == tensors.end()) tensors.push_back(v);
   const std::string temp = fs::temp_directory_path() / ("tilebank_calibrate_" + std::to_string(getpid()) + ".onnx");
   auto ex = LoadWithOutputs(p, tensors, temp);
   if (!ex.ok()) return ex.status().WithContext(o.model_path);
@@ -319,12 +394,15 @@ Result<QuantizeReport> QuantizeModel(const QuantizeOptions& o) {
     dequantized[value] = Inserted(value, "dequantized");
     return Status::Ok();
   };
+  if (o.dynamic) TB_RETURN_IF_ERROR(RewriteDynamic(&p, targets, &added, &report));
   for (const Target& t : targets) {
+    if (o.dynamic) break;
     TB_RETURN_IF_ERROR(quantize_activation(t.activation));
     TB_RETURN_IF_ERROR(quantize_activation(t.output));
   }
   // Weights: int8, symmetric, one scale per output channel.
   for (const Target& t : targets) {
+    if (o.dynamic) break;
     int ni = 0;
     while (g->node(ni).name() != t.node_name) ++ni;
     onnx::NodeProto& n = *g->mutable_node(ni);

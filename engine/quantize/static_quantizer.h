@@ -1,4 +1,4 @@
-// `tilebank quantize`: static post-training quantization of a float ONNX model into a QDQ model any
+// `tilebank quantize`: static (or, with `dynamic`, dynamic) post-training quantization of a float ONNX model into a QDQ model any
 // runtime reads (ONNX Runtime, TensorRT, tilebank's int8 kernels through engine/model/qdq_fusion.h).
 //   - BatchNormalization after a Conv folded into its weights and bias;
 //   - the weights of each Conv, MatMul and Gemm as int8, symmetric, one scale per output channel,
@@ -22,6 +22,11 @@ struct QuantizeOptions {
   std::string calibrate_dir;  // ONNX test data: input_<i>.pb here, or in each subdirectory (test_data_set_*)
   RangeMethod method = RangeMethod::kAuto;
   size_t max_samples = 100;   // calibration input sets read at most
+  // Dynamic quantization instead (MatMul-heavy models): each MatMul and Gemm with constant weights
+  // becomes DynamicQuantizeLinear -> MatMulInteger (int8 weights per column) -> Cast -> Mul by the
+  // scales, as ONNX Runtime's dynamic quantizer writes it; activations need no calibration
+  // (calibrate_dir may be empty: the SQNR is then measured on 4 random input sets).
+  bool dynamic = false;
 };
 
 struct QuantizeReport {

@@ -102,3 +102,35 @@ def test_run_data_compares_a_quantized_model_within_its_output_steps(tmp_path, b
                                                                "y").SerializeToString())
     r = subprocess.run([os.path.join(build_dir, "tilebank"), "run", "-m", path, "--data", str(data), "--repeat", "1"], capture_output=True, text=True)
     assert r.returncode == 1 and "OUTPUTS DIFFER" in r.stdout
+
+
+def test_quantize_dynamic_runs_fused_int8_matmuls(tmp_path, build_dir):
+    import subprocess
+    import onnx
+    from models import conv_relu, matmul_relu
+    float_model, _ = matmul_relu(tmp_path / "mlp.onnx", batch=4, k=64, n=32)
+    out = tmp_path / "dyn.onnx"
+    cli = os.path.join(build_dir, "tilebank")
+    q = subprocess.run([cli, "quantize", "--dynamic", "-m", float_model, "-o", str(out)], capture_output=True, text=True)
+    assert q.returncode == 0, q.stderr
+    assert "quantized 1 operators dynamically" in q.stdout and "4 random input sets" in q.stdout
+    ops = [n.op_type for n in onnx.load(str(out)).graph.node]
+    assert ops.count("DynamicQuantizeLinear") == 1 and ops.count("MatMulInteger") == 1 and "MatMul" not in ops
+    x = np.random.default_rng(6).standard_normal((4, 64)).astype(np.float32)
+    expected = tilebank.InferenceSession(float_model).run(None, {"x": x})[0]
+    s = tilebank.InferenceSession(str(out))
+    got = s.run(None, {"x": x})[0]
+    assert [r["op_type"] for r in s.profile({"x": x}, repeat=1)].count("DynamicQuantizedMatMul") == 1
+    seven_bit = tilebank._native.int8_weight_bits() == 7  # the fused kernel's weights are halved without VNNI
+    assert np.abs(got - expected).max() < (0.06 if seven_bit else 0.03) * np.abs(expected).max()
+    os.environ["TILEBANK_QDQ_FUSION"] = "off"  # the unfused nodes compute the same
+    try:
+        unfused = tilebank.InferenceSession(str(out)).run(None, {"x": x})[0]
+    finally:
+        del os.environ["TILEBANK_QDQ_FUSION"]
+    assert np.abs(got - unfused).max() < (0.04 if seven_bit else 0.01) * np.abs(expected).max()
+    # A model without MatMul or Gemm, and static quantization without calibration, are refused.
+    bad = subprocess.run([cli, "quantize", "--dynamic", "-m", conv_relu(tmp_path / "conv.onnx"), "-o", str(tmp_path / "x.onnx")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "no MatMul or Gemm" in bad.stderr and not (tmp_path / "x.onnx").exists()
+    bad = subprocess.run([cli, "quantize", "-m", float_model, "-o", str(tmp_path / "x.onnx")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--calibrate DIR is required" in bad.stderr
