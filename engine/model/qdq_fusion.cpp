@@ -59,14 +59,6 @@ std::optional<Activation> ActivationOf(const Graph& g, const Uses& u, int v) {
   return a;
 }
 
-// Whether `a` was quantized with the scale `scale` and zero point `zero` (constants, one value each).
-bool SameQuantization(const Graph& g, const Activation& a, int scale, int zero) {
-  const auto value = [&](int v) { return v >= 0 ? g.values[v].constant->At(0) : 0.0; };
-  if (value(a.scale) != value(scale) || value(a.zero) != value(zero)) return false;
-  const std::string a_type = a.zero >= 0 ? g.values[a.zero].dtype : "uint8", y_type = zero >= 0 ? g.values[zero].dtype : "uint8";
-  return a_type == y_type;
-}
-
 // A DequantizeLinear of int8 constant weights, symmetric, with one scale or one per slice of `axis`
 // (of `channels` slices).
 struct Weights {
@@ -290,15 +282,7 @@ Result<size_t> FuseQdq(Graph* g) {
     fused_node.name = op.name;
     fused_node.outputs = q.outputs;
     const int y_scale = q.inputs[1], y_zero = q.inputs[2];
-    if (op.op_type == "MaxPool" && !relu && !clip && bias < 0 && op.outputs.size() == 1 && !op.inputs.empty()) {
-      // Quantization is monotonic: the max of the dequantized values, requantized with the same
-      // scale and zero point, is the max of the quantized ones. The pool runs on the 8-bit tensor.
-      auto x = ActivationOf(*g, u, op.inputs[0]);
-      if (!x || !SameQuantization(*g, *x, y_scale, y_zero)) continue;
-      fused_node.op_type = "MaxPool";
-      fused_node.attrs = op.attrs;
-      fused_node.inputs = {x->q};
-    } else if (op.op_type == "Add" && bias < 0 && !clip && op.inputs.size() == 2) {
+    if (op.op_type == "Add" && bias < 0 && !clip && op.inputs.size() == 2) {
       // A residual sum of two dequantized tensors of one shape, requantized: one pass over 8-bit data.
       auto a = ActivationOf(*g, u, op.inputs[0]);
       auto b = ActivationOf(*g, u, op.inputs[1]);
