@@ -24,12 +24,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Fixed(double v, int digits = 2) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 // A bank root or a bank directory, read-only, as `bank` commands open it.
 Result<std::unique_ptr<Bank>> OpenForReport(const std::string& given, const std::string& soc) {
   const std::string soc_version = soc.empty() ? HostSocVersion() : soc;

@@ -22,12 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Fixed(double v, int digits = 2) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 // One task as the trials file tells it.
 struct TaskTrace {
   size_t index = 0;

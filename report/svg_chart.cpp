@@ -21,6 +21,12 @@ std::string Escape(const std::string& text) {
   return out;
 }
 
+std::string Fixed(double v, int digits) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 const char* PaletteColor(size_t i) {
   static const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
   return kColors[i % (sizeof kColors / sizeof kColors[0])];

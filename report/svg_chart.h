@@ -11,6 +11,9 @@ namespace tilebank::report {
 // Text for HTML and SVG: & < > " escaped.
 std::string Escape(const std::string& text);
 
+// `v` with `digits` decimals, for tables and tooltips.
+std::string Fixed(double v, int digits = 2);
+
 struct Series {
   std::string label;
   std::vector<double> x, y;
