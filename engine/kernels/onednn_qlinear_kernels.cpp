@@ -224,7 +224,8 @@ class OneDnnQLinearConv : public OpKernel {
     Plan& p = *plan_;
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::stream stream(engine);
-    TypedTensor y(p.y_type, p.y_shape);
+    TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
+    ReshapeForOverwrite(&y, p.y_type, p.y_shape);
     memory user_x(UserDesc(p.x_shape, p.x_type, x_nhwc_), engine, const_cast<std::byte*>(in[0]->bytes.data()));
     memory user_y(UserDesc(p.y_shape, p.y_type, y_nhwc_), engine, y.bytes.data());
     if (!p.src_plain) dnnl::reorder(user_x, p.src).execute(stream, user_x, p.src);
@@ -233,7 +234,6 @@ class OneDnnQLinearConv : public OpKernel {
     p.conv.execute(stream, args);
     if (!p.dst_plain) dnnl::reorder(p.dst, user_y).execute(stream, p.dst, user_y);
     stream.wait();
-    (*out)[0] = std::move(y);
     return Status::Ok();
   }
 
@@ -311,7 +311,8 @@ class OneDnnQLinearMatMul : public OpKernel {
     Plan& p = *plan_;
     std::vector<int64_t> y_shape = p.a_shape;
     y_shape.back() = p.N;
-    TypedTensor y(p.y_type, y_shape);
+    TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
+    ReshapeForOverwrite(&y, p.y_type, y_shape);
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::stream stream(engine);
     memory user_a(Plain({p.M, p.K}, p.a_type), engine, const_cast<std::byte*>(in[0]->bytes.data()));
@@ -320,7 +321,6 @@ class OneDnnQLinearMatMul : public OpKernel {
     if (p.bias) args[DNNL_ARG_BIAS] = p.bias;
     p.matmul.execute(stream, args);
     stream.wait();
-    (*out)[0] = std::move(y);
     return Status::Ok();
   }
 
@@ -382,7 +382,8 @@ class OneDnnMatMulInteger : public OpKernel {
     Plan& p = *plan_;
     std::vector<int64_t> y_shape = a.shape;
     y_shape.back() = p.N;
-    TypedTensor y(DType::kInt32, y_shape);
+    TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
+    ReshapeForOverwrite(&y, DType::kInt32, y_shape);
     int32_t zero = in.size() > 2 && in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0;
     memory user_a(Plain({p.M, p.K}, a.dtype), engine, const_cast<std::byte*>(a.bytes.data()));
     memory user_y(Plain({p.M, p.N}, DType::kInt32), engine, y.bytes.data());
@@ -390,7 +391,6 @@ class OneDnnMatMulInteger : public OpKernel {
     p.matmul.execute(stream, {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, user_y},
                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point}});
     stream.wait();
-    (*out)[0] = std::move(y);
     return Status::Ok();
   }
 
@@ -462,7 +462,8 @@ class DynamicQuantizedMatMul : public OpKernel {
     int32_t zero = in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0;
     std::vector<int64_t> y_shape = a.shape;
     y_shape.back() = p.N;
-    TypedTensor y(DType::kFloat32, y_shape);
+    TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
+    ReshapeForOverwrite(&y, DType::kFloat32, y_shape);
     memory user_a(Plain({p.M, p.K}, a.dtype), engine, const_cast<std::byte*>(a.bytes.data()));
     memory user_y(Plain({p.M, p.N}, DType::kFloat32), engine, y.bytes.data());
     memory zero_point(Plain({1}, DType::kInt32), engine, &zero);
@@ -471,7 +472,6 @@ class DynamicQuantizedMatMul : public OpKernel {
     p.matmul.execute(stream, {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_BIAS, bias_memory}, {DNNL_ARG_DST, user_y},
                               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point}, {DNNL_ARG_ATTR_OUTPUT_SCALES, scale_memory}});
     stream.wait();
-    (*out)[0] = std::move(y);
     return Status::Ok();
   }
 
@@ -482,14 +482,14 @@ class DynamicQuantizedMatMul : public OpKernel {
     const double zero = in[2] ? in[2]->At(0) : 0, xs = in[3]->At(0);
     std::vector<int64_t> y_shape = a.shape;
     y_shape.back() = N;
-    TypedTensor y(DType::kFloat32, y_shape);
+    TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
+    ReshapeForOverwrite(&y, DType::kFloat32, y_shape);
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n) {
         double acc = 0;
         for (int64_t k = 0; k < K; ++k) acc += (a.At(m * K + k) - zero) * b.At(k * N + n);
         y.data<float>()[m * N + n] = static_cast<float>(acc * xs * WeightScale(*in[4], n) + (in.size() > 5 && in[5] ? in[5]->At(n) : 0.0));
       }
-    (*out)[0] = std::move(y);
     return Status::Ok();
   }
 

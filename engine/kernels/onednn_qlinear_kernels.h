@@ -19,6 +19,10 @@ std::unique_ptr<OpKernel> WrapOneDnnMatMulInteger(const KernelInfo& info, std::u
 // MatMuls (engine/model/qdq_fusion.h), on oneDNN's int8 matmul (7-bit weights without VNNI).
 Result<std::unique_ptr<OpKernel>> MakeDynamicQuantizedMatMul(const KernelInfo& info);
 
+// MaxPool over u8 or s8 4-D tensors (channels-last with the "nhwc" attribute) on oneDNN's pooling
+// (engine/kernels/onednn_int8_pool_kernel.cpp); `reference` for anything else.
+std::unique_ptr<OpKernel> WrapOneDnnMaxPool8Bit(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
+
 // 8 where oneDNN sums int8 products in int32 (VNNI), else 7: the weights are halved there so that
 // vpmaddubsw's int16 pair sums cannot saturate (onednn_qlinear_kernels.cpp).
 int Int8WeightBits();

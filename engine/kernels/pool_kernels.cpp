@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/onednn_qlinear_kernels.h"
 #include "engine/kernels/spatial_window.h"
 #include "engine/kernels/tensor_index.h"
 
@@ -126,7 +127,11 @@ Result<std::unique_ptr<OpKernel>> MakeMaxUnpool(const KernelInfo& info) {
 void RegisterPoolKernels(KernelRegistry* r) {
   std::vector<DType> max_types = FloatTypes();
   max_types.insert(max_types.end(), {DType::kInt8, DType::kUInt8});
-  r->Add({"MaxPool", 1, INT_MAX, max_types, 0, Pooling(Pool::kMax, false)});
+  r->Add({"MaxPool", 1, INT_MAX, max_types, 0, [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+            auto reference = Pooling(Pool::kMax, false)(info);
+            if (!reference.ok()) return reference.status();
+            return WrapOneDnnMaxPool8Bit(info, std::move(reference.value()));  // 8-bit tensors on oneDNN
+          }});
   r->Add({"AveragePool", 1, INT_MAX, FloatTypes(), 0, Pooling(Pool::kAverage, false)});
   r->Add({"LpPool", 1, INT_MAX, FloatTypes(), 0, Pooling(Pool::kLp, false)});
   r->Add({"GlobalMaxPool", 1, INT_MAX, FloatTypes(), 0, Pooling(Pool::kMax, true)});

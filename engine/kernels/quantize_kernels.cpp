@@ -7,6 +7,7 @@
 #include "engine/kernels/conv_kernels.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_qlinear_kernels.h"
+#include "engine/kernels/quantized_loops_simd.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
@@ -48,31 +49,16 @@ Result<std::vector<double>> Centred(const KernelInfo& info, const TypedTensor& t
   return v;
 }
 
-// The common case in float32 loops: float32 x, one float32 scale, an 8-bit zero point (or none).
-// __restrict: an 8-bit pointer may alias anything, which keeps the compiler from vectorizing. The
-// division stays a division (x * (1 / scale) rounds differently at .5). Rounding half to even is
-// adding and subtracting 1.5 * 2^23 in the default rounding mode, exact for the clamped quotient
-// (std::nearbyint is a libm call on the baseline ISA this file is compiled for).
-template <class Q>
-void QuantizeFloats(const TypedTensor& x, float scale, float zero, float low, float high, TypedTensor* y) {
-  const float* __restrict src = x.data<float>();
-  Q* __restrict dst = y->data<Q>();
-  const int64_t n = x.size();
-  constexpr float kMagic = 12582912.0f;
-  const float lo = low - zero - 1, hi = high - zero + 1;
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = std::min(std::max(src[i] / scale, lo), hi);
-    const float r = (v + kMagic) - kMagic;
-    dst[i] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(r + zero, low), high)));
-  }
+// The common case: float32 x, one float32 scale, an 8-bit zero point (or none), in the SIMD loops
+// of quantized_loops_simd.h, which compute what the reference computes.
+void QuantizeFloats(const TypedTensor& x, float scale, float zero, TypedTensor* y) {
+  if (y->dtype == DType::kUInt8) QuantizeToU8(x.data<float>(), x.size(), scale, zero, y->data<uint8_t>());
+  else QuantizeToS8(x.data<float>(), x.size(), scale, zero, y->data<int8_t>());
 }
 
-template <class Q>
 void DequantizeToFloats(const TypedTensor& x, float scale, float zero, TypedTensor* y) {
-  const Q* __restrict src = x.data<Q>();
-  float* __restrict dst = y->data<float>();
-  const int64_t n = x.size();
-  for (int64_t i = 0; i < n; ++i) dst[i] = (static_cast<float>(src[i]) - zero) * scale;
+  if (x.dtype == DType::kUInt8) DequantizeU8(x.data<uint8_t>(), x.size(), scale, zero, y->data<float>());
+  else DequantizeS8(x.data<int8_t>(), x.size(), scale, zero, y->data<float>());
 }
 
 bool PerTensor8Bit(const KernelInputs& in, DType float_side, DType int_side) {
@@ -88,11 +74,10 @@ Result<std::unique_ptr<OpKernel>> MakeQuantize(const KernelInfo& info) {
     const TypedTensor* zero = in.size() > 2 ? in[2] : nullptr;
     const DType dtype = zero ? zero->dtype : DType::kUInt8;
     if (PerTensor8Bit(in, x.dtype, dtype)) {
-      TypedTensor y(dtype, x.shape);
+      TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
+      ReshapeForOverwrite(&y, dtype, x.shape);
       const float scale = in[1]->data<float>()[0], zp = zero ? static_cast<float>(zero->At(0)) : 0.0f;
-      if (dtype == DType::kUInt8) QuantizeFloats<uint8_t>(x, scale, zp, 0, 255, &y);
-      else QuantizeFloats<int8_t>(x, scale, zp, -128, 127, &y);
-      (*out)[0] = std::move(y);
+      QuantizeFloats(x, scale, zp, &y);
       return Status::Ok();
     }
     const int64_t axis = info.attrs.Int("axis", 1);
@@ -122,11 +107,10 @@ Result<std::unique_ptr<OpKernel>> MakeDequantize(const KernelInfo& info) {
     if (in.size() < 2 || !in[0] || !in[1]) return info.Bad("takes x and x_scale");
     if (PerTensor8Bit(in, in[1]->dtype, in[0]->dtype)) {
       const TypedTensor* zero = in.size() > 2 ? in[2] : nullptr;
-      TypedTensor y(DType::kFloat32, in[0]->shape);
+      TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
+      ReshapeForOverwrite(&y, DType::kFloat32, in[0]->shape);
       const float scale = in[1]->data<float>()[0], zp = zero ? static_cast<float>(zero->At(0)) : 0.0f;
-      if (in[0]->dtype == DType::kUInt8) DequantizeToFloats<uint8_t>(*in[0], scale, zp, &y);
-      else DequantizeToFloats<int8_t>(*in[0], scale, zp, &y);
-      (*out)[0] = std::move(y);
+      DequantizeToFloats(*in[0], scale, zp, &y);
       return Status::Ok();
     }
     const int64_t axis = info.attrs.Int("axis", 1);
@@ -147,13 +131,14 @@ Result<std::unique_ptr<OpKernel>> MakeDynamicQuantize(const KernelInfo& info) {
     if (x.dtype == DType::kFloat32) {  // float32 loops, the same arithmetic
       const float* src = x.data<float>();
       float low = 0, high = 0;
-      for (int64_t i = 0; i < x.size(); ++i) low = std::min(low, src[i]), high = std::max(high, src[i]);
+      if (x.size() > 0) MinMaxFloats(src, x.size(), &low, &high);
+      low = std::min(low, 0.0f), high = std::max(high, 0.0f);
       const float scale = static_cast<float>((static_cast<double>(high) - low) / 255.0);
       const float zero = scale ? static_cast<float>(Saturate(0.0f - low / scale, DType::kUInt8)) : 0.0f;
-      TypedTensor y(DType::kUInt8, x.shape);
-      if (scale) QuantizeFloats<uint8_t>(x, scale, zero, 0, 255, &y);
+      TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
+      ReshapeForOverwrite(&y, DType::kUInt8, x.shape);
+      if (scale) QuantizeFloats(x, scale, zero, &y);
       else std::fill(y.data<uint8_t>(), y.data<uint8_t>() + y.size(), static_cast<uint8_t>(zero));
-      (*out)[0] = std::move(y);
       if (out->size() > 1) (*out)[1] = TypedTensor::Of<float>({}, {scale});
       if (out->size() > 2) (*out)[2] = TypedTensor::Of<uint8_t>({}, {static_cast<uint8_t>(zero)});
       return Status::Ok();
@@ -273,14 +258,10 @@ Result<std::unique_ptr<OpKernel>> MakeQLinearConvReference(const KernelInfo& inf
 template <bool kRelu, class A, class B, class Y>
 void AddQuantizedLoop(const A* __restrict pa, float as, float az, const B* __restrict pb, float bs, float bz, float ys, float yz, float low,
                       float high, Y* __restrict py, int64_t n) {
-  constexpr float kMagic = 12582912.0f;
-  const float lo = low - yz - 1, hi = high - yz + 1;
   for (int64_t i = 0; i < n; ++i) {
     float s = (static_cast<float>(pa[i]) - az) * as + (static_cast<float>(pb[i]) - bz) * bs;
     if (kRelu) s = std::max(s, 0.0f);
-    const float v = std::min(std::max(s / ys, lo), hi);
-    const float r = (v + kMagic) - kMagic;
-    py[i] = static_cast<Y>(static_cast<int32_t>(std::min(std::max(r + yz, low), high)));
+    py[i] = static_cast<Y>(Requantized(s / ys, yz, low, high));
   }
 }
 
@@ -298,19 +279,19 @@ Result<std::unique_ptr<OpKernel>> MakeQLinearAdd(const KernelInfo& info) {
     if (a.shape != b.shape) return info.Bad("a and b must have one shape");
     auto scalar = [](const TypedTensor* t) { return t ? static_cast<float>(t->At(0)) : 0.0f; };
     const DType y_type = in[7]->dtype;
-    TypedTensor y(y_type, a.shape);
+    TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
+    ReshapeForOverwrite(&y, y_type, a.shape);
     const bool relu = info.attrs.Int("relu", 0) != 0;
     const float as = scalar(in[1]), az = scalar(in[2]), bs = scalar(in[4]), bz = scalar(in[5]), ys = scalar(in[6]), yz = scalar(in[7]);
     const bool a8 = a.dtype == DType::kUInt8, b8 = b.dtype == DType::kUInt8, y8 = y_type == DType::kUInt8;
     const float low = y8 ? 0 : -128, high = y8 ? 255 : 127;
     // u8 is the common case everywhere; int8 otherwise.
-    if (a8 && b8 && y8) AddQuantized<uint8_t, uint8_t, uint8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
+    if (a8 && b8 && y8) AddQuantizedU8(a.data<uint8_t>(), b.data<uint8_t>(), a.size(), {as, az, bs, bz, ys, yz, relu}, y.data<uint8_t>());
     else if (!a8 && !b8 && !y8) AddQuantized<int8_t, int8_t, int8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
     else if (a8 && b8) AddQuantized<uint8_t, uint8_t, int8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
     else if (a8) AddQuantized<uint8_t, int8_t, uint8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
     else if (b8) AddQuantized<int8_t, uint8_t, uint8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
     else AddQuantized<int8_t, int8_t, uint8_t>(a, as, az, b, bs, bz, ys, yz, relu, low, high, &y);
-    (*out)[0] = std::move(y);
     return Status::Ok();
   });
 }

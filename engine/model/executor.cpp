@@ -141,21 +141,26 @@ double Executor::TimeStepAlone(Step& s) {
 }
 
 Status Executor::RunRegistryStep(Step& s) {
-  std::vector<TypedTensor> copies(s.inputs.size());
+  s.input_copies.resize(s.inputs.size());
+  s.arena_outputs.resize(s.outputs.size());
   kernels::KernelInputs in;
   for (size_t k = 0; k < s.inputs.size(); ++k) {
     const int v = s.inputs[k];
     if (v < 0) {
       in.push_back(nullptr);
     } else if (InArena(v)) {
-      copies[k] = TypedTensor(DType::kFloat32, graph_.values[v].shape);
-      std::memcpy(copies[k].bytes.data(), Address(v), copies[k].bytes.size());
-      in.push_back(&copies[k]);
+      ReshapeForOverwrite(&s.input_copies[k], DType::kFloat32, graph_.values[v].shape);
+      std::memcpy(s.input_copies[k].bytes.data(), Address(v), s.input_copies[k].bytes.size());
+      in.push_back(&s.input_copies[k]);
     } else {
       in.push_back(&typed_[v]);
     }
   }
+  // Each output starts as last run's tensor: a kernel that writes its output over the memory it is
+  // given (ReshapeForOverwrite) allocates nothing.
   std::vector<TypedTensor> results(s.outputs.size());
+  for (size_t k = 0; k < s.outputs.size(); ++k)
+    if (s.outputs[k] >= 0) results[k] = std::move(InArena(s.outputs[k]) ? s.arena_outputs[k] : typed_[s.outputs[k]]);
   TB_RETURN_IF_ERROR(s.op->Compute(in, &results));
   for (size_t k = 0; k < s.outputs.size(); ++k) {
     const int v = s.outputs[k];
@@ -171,6 +176,7 @@ Status Executor::RunRegistryStep(Step& s) {
       return Status::InvalidInput("output '" + value.name + "' came out " + ShapeText(results[k].shape) + "; shape inference said " +
                                   ShapeText(value.shape));
     std::memcpy(Address(v), results[k].bytes.data(), results[k].bytes.size());
+    s.arena_outputs[k] = std::move(results[k]);
   }
   return Status::Ok();
 }

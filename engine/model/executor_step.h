@@ -22,6 +22,9 @@ struct Executor::Step {
   int output = -1;          // the first output (kRegistry: every output is in `outputs`)
   std::vector<int> outputs;                  // kRegistry: value per node output (-1: unused)
   std::unique_ptr<kernels::OpKernel> op;     // kRegistry
+  // kRegistry: the float32 inputs copied out of the arena and the float32 outputs before they are
+  // copied into it, kept from run to run so that their memory is allocated once.
+  std::vector<TypedTensor> input_copies, arena_outputs;
   BasicKernel basic;
   std::unique_ptr<Kernel> kernel;
   std::vector<Tensor> constants;  // kCopying: constant inputs as tensors (by input index; empty if not constant)

@@ -59,6 +59,14 @@ std::optional<Activation> ActivationOf(const Graph& g, const Uses& u, int v) {
   return a;
 }
 
+// Whether `a` was quantized with the scale `scale` and zero point `zero` (constants, one value each).
+bool SameQuantization(const Graph& g, const Activation& a, int scale, int zero) {
+  const auto value = [&](int v) { return v >= 0 ? g.values[v].constant->At(0) : 0.0; };
+  if (value(a.scale) != value(scale) || value(a.zero) != value(zero)) return false;
+  const std::string a_type = a.zero >= 0 ? g.values[a.zero].dtype : "uint8", y_type = zero >= 0 ? g.values[zero].dtype : "uint8";
+  return a_type == y_type;
+}
+
 // A DequantizeLinear of int8 constant weights, symmetric, with one scale or one per slice of `axis`
 // (of `channels` slices).
 struct Weights {
@@ -121,15 +129,25 @@ std::optional<ConstTensor> Int32Bias(const Graph& g, int b, double x_scale, cons
 }
 
 // int8 activations handed from one QLinearConv to the next in channels-last order (oneDNN's int8
-// convolutions read and write nhwc): a 4-D value written by a QLinearConv or QLinearAdd whose
-// readers are all QLinearConvs (as x) or QLinearAdds, never a graph output, and whose QLinearAdds
-// take both operands in that order. Marked on the nodes as "x_nhwc" / "y_nhwc" (QLinearConv) and
-// "nhwc" (QLinearAdd: its operands and result); the value's shape stays NCHW in the graph.
+// convolutions read and write nhwc): a 4-D value written by a QLinearConv, QLinearAdd or 8-bit
+// MaxPool whose readers are all QLinearConvs (as x), QLinearAdds or 8-bit MaxPools, never a graph
+// output, and whose QLinearAdds and MaxPools take their operands and give their result in that
+// order. Marked on the nodes as "x_nhwc" / "y_nhwc" (QLinearConv) and "nhwc" (QLinearAdd, MaxPool:
+// operands and result); the value's shape stays NCHW in the graph.
 void ChannelsLastInt8(Graph* g) {
   const Uses u = UsesOf(*g);
+  // A MaxPool the fusion moved onto the 8-bit tensor, with one output and a window oneDNN takes.
+  const auto pool8 = [&](const Node& n) {
+    return n.op_type == "MaxPool" && n.outputs.size() == 1 && !n.inputs.empty() && n.inputs[0] >= 0 &&
+           (g->values[n.inputs[0]].dtype == "uint8" || g->values[n.inputs[0]].dtype == "int8") && g->AttrInt(n, "ceil_mode", 0) == 0 &&
+           g->AttrInt(n, "storage_order", 0) == 0 && [&] {
+             const auto d = g->AttrInts(n, "dilations", {});
+             return std::all_of(d.begin(), d.end(), [](int64_t v) { return v == 1; });
+           }();
+  };
   std::set<int> nhwc;
   for (const Node& n : g->nodes)
-    if ((n.op_type == "QLinearConv" || n.op_type == "QLinearAdd") && !n.outputs.empty() && n.outputs[0] >= 0 &&
+    if ((n.op_type == "QLinearConv" || n.op_type == "QLinearAdd" || pool8(n)) && !n.outputs.empty() && n.outputs[0] >= 0 &&
         g->values[n.outputs[0]].shape.size() == 4)
       nhwc.insert(n.outputs[0]);
   for (bool changed = true; changed;) {
@@ -141,10 +159,12 @@ void ChannelsLastInt8(Graph* g) {
         const Node& reader = g->nodes[r];
         if (reader.op_type == "QLinearConv") keep = keep && reader.inputs[0] == v && reader.inputs[3] != v;
         else if (reader.op_type == "QLinearAdd") keep = keep && nhwc.count(reader.inputs[0]) && nhwc.count(reader.inputs[3]) && nhwc.count(reader.outputs[0]);
+        else if (pool8(reader)) keep = keep && nhwc.count(reader.outputs[0]);
         else keep = false;
       }
       const Node& producer = g->nodes[u.producer[v]];
       if (producer.op_type == "QLinearAdd") keep = keep && nhwc.count(producer.inputs[0]) && nhwc.count(producer.inputs[3]);
+      if (pool8(producer)) keep = keep && nhwc.count(producer.inputs[0]);
       if (keep) {
         ++it;
       } else {
@@ -157,7 +177,7 @@ void ChannelsLastInt8(Graph* g) {
     if (n.op_type == "QLinearConv") {
       if (nhwc.count(n.inputs[0])) n.attrs["x_nhwc"] = 1;
       if (nhwc.count(n.outputs[0])) n.attrs["y_nhwc"] = 1;
-    } else if (n.op_type == "QLinearAdd" && nhwc.count(n.outputs[0])) {
+    } else if ((n.op_type == "QLinearAdd" || pool8(n)) && nhwc.count(n.outputs[0])) {
       n.attrs["nhwc"] = 1;
     }
   }
@@ -282,7 +302,15 @@ Result<size_t> FuseQdq(Graph* g) {
     fused_node.name = op.name;
     fused_node.outputs = q.outputs;
     const int y_scale = q.inputs[1], y_zero = q.inputs[2];
-    if (op.op_type == "Add" && bias < 0 && !clip && op.inputs.size() == 2) {
+    if (op.op_type == "MaxPool" && !relu && !clip && bias < 0 && op.outputs.size() == 1 && !op.inputs.empty()) {
+      // Quantization is monotonic: the max of the dequantized values, requantized with the same
+      // scale and zero point, is the max of the quantized ones. The pool runs on the 8-bit tensor.
+      auto x = ActivationOf(*g, u, op.inputs[0]);
+      if (!x || !SameQuantization(*g, *x, y_scale, y_zero)) continue;
+      fused_node.op_type = "MaxPool";
+      fused_node.attrs = op.attrs;
+      fused_node.inputs = {x->q};
+    } else if (op.op_type == "Add" && bias < 0 && !clip && op.inputs.size() == 2) {
       // A residual sum of two dequantized tensors of one shape, requantized: one pass over 8-bit data.
       auto a = ActivationOf(*g, u, op.inputs[0]);
       auto b = ActivationOf(*g, u, op.inputs[1]);

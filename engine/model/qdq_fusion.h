@@ -9,7 +9,8 @@
 // runs in float32, but for dynamically quantized MatMuls (DynamicQuantizeLinear -> MatMulInteger ->
 // Cast -> Mul -> Mul [-> Add], as ONNX Runtime's dynamic quantizer and `tilebank quantize --dynamic`
 // write them), which become one DynamicQuantizedMatMul on oneDNN's int8 matmul, a residual DequantizeLinear + DequantizeLinear -> Add -> [Relu] ->
-// QuantizeLinear of one shape, which becomes QLinearAdd (ONNX Runtime's contrib op, computed as
+// QuantizeLinear of one shape, which becomes QLinearAdd, and a MaxPool between a DequantizeLinear and a
+// QuantizeLinear of the same scale and zero point, which runs on the 8-bit tensor (ONNX Runtime's contrib op, computed as
 // those nodes compute it, in one pass). Runs before constant folding, which would otherwise fold the weights' dequantization.
 #pragma once
 #include "engine/model/graph.h"

@@ -51,6 +51,13 @@ TypedTensor::TypedTensor(DType type, std::vector<int64_t> dims) : dtype(type), s
   else bytes.resize(static_cast<size_t>(size()) * ElementBytes(dtype));
 }
 
+void ReshapeForOverwrite(TypedTensor* t, DType dtype, std::vector<int64_t> shape) {
+  t->dtype = dtype;
+  t->shape = std::move(shape);
+  t->strings.clear();
+  t->bytes.resize(static_cast<size_t>(t->size()) * ElementBytes(dtype));
+}
+
 TypedTensor TypedTensor::FromFloat(const Tensor& t) { return Of<float>(t.shape, t.data); }
 
 double TypedTensor::At(int64_t i) const {

@@ -59,6 +59,11 @@ struct TypedTensor {
   bool operator==(const TypedTensor& other) const;
 };
 
+// Makes `t` a numeric tensor of `dtype` and `shape` whose elements the caller overwrites: memory it
+// already holds is kept (and left as it was) as far as it goes, so a buffer passed back in each run
+// is neither allocated nor cleared again.
+void ReshapeForOverwrite(TypedTensor* t, DType dtype, std::vector<int64_t> shape);
+
 // "2x3x4" ("scalar" for rank 0).
 std::string ShapeText(const std::vector<int64_t>& shape);
 

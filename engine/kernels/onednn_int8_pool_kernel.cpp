@@ -1,0 +1,97 @@
+// The fast path of the registry's MaxPool on 8-bit tensors (the QDQ fusion's pool between a
+// DequantizeLinear and a QuantizeLinear of one scale, engine/model/qdq_fusion.h): oneDNN's max
+// pooling over u8 or s8, read and written channels-first, or channels-last where the fusion hands
+// the tensor over so ("nhwc"). What oneDNN's pooling does not take (a second output, dilations,
+// ceil_mode, other ranks) runs the reference kernel.
+#include <mutex>
+
+#include "engine/impl/onednn_common.h"
+#include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/onednn_qlinear_kernels.h"
+#include "engine/kernels/spatial_window.h"
+
+namespace tilebank::engine::kernels {
+namespace {
+
+using dnnl::memory;
+
+class OneDnnMaxPool8Bit : public OpKernel {
+ public:
+  OneDnnMaxPool8Bit(KernelInfo info, std::unique_ptr<OpKernel> reference)
+      : info_(std::move(info)), reference_(std::move(reference)), nhwc_(info_.attrs.Int("nhwc", 0) != 0) {}
+
+  Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
+    const TypedTensor* x = in.empty() ? nullptr : in[0];
+    const bool takes = x && (x->dtype == DType::kUInt8 || x->dtype == DType::kInt8) && x->rank() == 4 && out->size() == 1 &&
+                       info_.attrs.Int("ceil_mode", 0) == 0 && info_.attrs.Int("storage_order", 0) == 0;
+    if (takes) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (CatchOneDnnErrors([&]() -> Status { return Pool(*x, out); }).ok()) return Status::Ok();
+    }
+    if (nhwc_) return info_.Bad("a channels-last 8-bit tensor that oneDNN's pooling does not take");  // the fusion marks only what it takes
+    return reference_->Compute(in, out);
+  }
+
+ private:
+  struct Plan {
+    std::vector<int64_t> x_shape, y_shape;
+    DType type;
+    dnnl::pooling_forward pool;
+  };
+
+  Status Prepare(const TypedTensor& x) const {
+    auto window = SpatialWindow::Resolve(info_, {x.shape.begin() + 2, x.shape.end()}, {});
+    if (!window.ok()) return window.status();
+    for (int64_t d : window->dilations)
+      if (d != 1) return Status::Refused("dilated pooling");
+    Plan p;
+    p.x_shape = x.shape, p.type = x.dtype;
+    p.y_shape = {x.shape[0], x.shape[1], window->out[0], window->out[1]};
+    const auto dt = x.dtype == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8;
+    const auto tag = nhwc_ ? memory::format_tag::nhwc : memory::format_tag::nchw;
+    dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max,
+                                     memory::desc(memory::dims(p.x_shape.begin(), p.x_shape.end()), dt, tag),
+                                     memory::desc(memory::dims(p.y_shape.begin(), p.y_shape.end()), dt, tag),
+                                     memory::dims(window->strides.begin(), window->strides.end()), memory::dims(window->kernel.begin(), window->kernel.end()),
+                                     memory::dims(window->pad_begin.begin(), window->pad_begin.end()),
+                                     memory::dims(window->pad_end.begin(), window->pad_end.end()));
+    dnnl::pooling_forward::primitive_desc pd(desc, OneDnnCpuEngine());
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return Status::Refused("oneDNN has only its reference pooling here");
+    p.pool = dnnl::pooling_forward(pd);
+    plan_ = std::move(p);
+    return Status::Ok();
+  }
+
+  Status Pool(const TypedTensor& x, std::vector<TypedTensor>* out) const {
+    if (!plan_ || plan_->x_shape != x.shape || plan_->type != x.dtype) {
+      plan_.reset();
+      TB_RETURN_IF_ERROR(Prepare(x));
+    }
+    const Plan& p = *plan_;
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, p.type, p.y_shape);
+    const auto dt = p.type == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8;
+    const auto tag = nhwc_ ? memory::format_tag::nhwc : memory::format_tag::nchw;
+    dnnl::engine& engine = OneDnnCpuEngine();
+    memory src(memory::desc(memory::dims(p.x_shape.begin(), p.x_shape.end()), dt, tag), engine, const_cast<std::byte*>(x.bytes.data()));
+    memory dst(memory::desc(memory::dims(p.y_shape.begin(), p.y_shape.end()), dt, tag), engine, y.bytes.data());
+    dnnl::stream stream(engine);
+    p.pool.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    stream.wait();
+    return Status::Ok();
+  }
+
+  KernelInfo info_;
+  std::unique_ptr<OpKernel> reference_;
+  bool nhwc_;
+  mutable std::mutex mutex_;
+  mutable std::optional<Plan> plan_;
+};
+
+}  // namespace
+
+std::unique_ptr<OpKernel> WrapOneDnnMaxPool8Bit(const KernelInfo& info, std::unique_ptr<OpKernel> reference) {
+  return std::make_unique<OneDnnMaxPool8Bit>(info, std::move(reference));
+}
+
+}  // namespace tilebank::engine::kernels
