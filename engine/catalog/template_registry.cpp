@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/impl/library_impls.h"
+#include "engine/kernels/quantized_op_operands.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {
@@ -13,14 +14,16 @@ namespace {
 std::vector<const OpTemplate*> AllTemplates() {
   return {&MatMulTemplate(), &BatchMatMulTemplate(), &GemmOpTemplate(), &ConvDirectTemplate(), &ConvIm2colTemplate(),
           &SoftmaxTemplate(), &SoftmaxSimdTemplate(), &LayerNormTemplate(),
-          &ReduceTemplate(), &ElementwiseTemplate(), &PoolTemplate(), &OneDnnImpl(), &OpenBlasImpl()};
+          &ReduceTemplate(), &ElementwiseTemplate(), &PoolTemplate(), &OneDnnImpl(), &OpenBlasImpl(), &OneDnnInt8Template()};
 }
 
 }  // namespace
 
 Result<OpTemplates> TemplatesFor(const OpSpec& op) {
-  for (const auto& in : op.inputs)
-    if (in.dtype != "float32") return Status::InvalidInput(op.name + " (" + op.op_type + "): dtype " + in.dtype + " is not supported yet (float32 only)");
+  // The int8 ops' operands are 8-bit, int32 and float32 by definition; every other template runs float32.
+  if (!kernels::IsQuantizedTunedOp(op.op_type))
+    for (const auto& in : op.inputs)
+      if (in.dtype != "float32") return Status::InvalidInput(op.name + " (" + op.op_type + "): dtype " + in.dtype + " is not supported yet (float32 only)");
   OpTemplates found;
   Status first_refusal;
   for (const OpTemplate* t : AllTemplates()) {

@@ -9,5 +9,6 @@ namespace tilebank::engine {
 const OpTemplate& SoftmaxSimdTemplate();   // softmax.simd (impl/softmax_simd_template.cpp)
 const OpTemplate& OneDnnImpl();            // impl.onednn
 const OpTemplate& OpenBlasImpl();          // impl.openblas
+const OpTemplate& OneDnnInt8Template();    // int8.onednn (impl/onednn_int8_template.cpp): QLinearConv, QLinearMatMul
 
 }  // namespace tilebank::engine

@@ -131,18 +131,44 @@ Status RefuseReference(const dnnl::primitive_desc_base& pd) {
   return Status::Ok();
 }
 
+// The implementation a policy names (the "onednn_impl" attribute: oneDNN's impl_info_str, the
+// int8.onednn template's knob), or oneDNN's first choice but its reference when none is named.
+// With `listing`, the names of every implementation but the reference ones go there instead.
+template <class PrimitiveDesc>
+Status ChooseImplementation(PrimitiveDesc& pd, const std::string& wanted, std::vector<std::string>* listing) {
+  if (listing) {
+    do {
+      if (RefuseReference(pd).ok()) listing->push_back(pd.impl_info_str());
+    } while (pd.next_impl());
+    return Status::Ok();
+  }
+  if (wanted.empty()) return RefuseReference(pd);
+  do {
+    if (wanted == pd.impl_info_str()) return Status::Ok();
+  } while (pd.next_impl());
+  return Status::Refused("oneDNN has no implementation " + wanted + " for this op here");
+}
+
+// A kernel's policy: the implementation named, "reference" for the registry's reference kernel.
+std::string WantedImplementation(const KernelInfo& info) { return info.attrs.String("onednn_impl", ""); }
+
 class OneDnnQLinearConv : public OpKernel {
  public:
   OneDnnQLinearConv(KernelInfo info, std::unique_ptr<OpKernel> reference)
-      : info_(std::move(info)), reference_(std::move(reference)), x_nhwc_(info_.attrs.Int("x_nhwc", 0) != 0), y_nhwc_(info_.attrs.Int("y_nhwc", 0) != 0) {}
+      : info_(std::move(info)), reference_(std::move(reference)), x_nhwc_(info_.attrs.Int("x_nhwc", 0) != 0), y_nhwc_(info_.attrs.Int("y_nhwc", 0) != 0),
+        wanted_(WantedImplementation(info_)) {}
+
+  // The oneDNN implementations that take these operands (an error where oneDNN takes none).
+  Result<std::vector<std::string>> Implementations(const KernelInputs& in) const {
+    if (!Takes(in)) return Status::Refused("not for oneDNN");
+    std::vector<std::string> names;
+    TB_RETURN_IF_ERROR(CatchOneDnnErrors([&]() -> Status { return Prepare(in, &names); }));
+    return names;
+  }
 
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
-    // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
-    const bool takes = in.size() >= 8 && IsInt8(in[0]) && in[3] && in[3]->dtype == DType::kInt8 && in[0]->rank() >= 3 && in[0]->rank() <= 5 &&
-                       in[3]->rank() == in[0]->rank() && in[1] && in[4] && in[6] && in[7] && IsInt8(in[7]) && ZeroWeightZeroPoint(in[5]) &&
-                       (in.size() < 9 || !in[8] || in[8]->dtype == DType::kInt32);
     Status s = Status::Refused("not for oneDNN");
-    if (takes) {
+    if (Takes(in) && wanted_ != "reference") {
       std::lock_guard<std::mutex> lock(mutex_);
       s = CatchOneDnnErrors([&]() -> Status { return Convolve(in, out); });
     }
@@ -162,6 +188,13 @@ class OneDnnQLinearConv : public OpKernel {
   }
 
  private:
+  // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
+  static bool Takes(const KernelInputs& in) {
+    return in.size() >= 8 && IsInt8(in[0]) && in[3] && in[3]->dtype == DType::kInt8 && in[0]->rank() >= 3 && in[0]->rank() <= 5 &&
+                       in[3]->rank() == in[0]->rank() && in[1] && in[4] && in[6] && in[7] && IsInt8(in[7]) && ZeroWeightZeroPoint(in[5]) &&
+                       (in.size() < 9 || !in[8] || in[8]->dtype == DType::kInt32);
+  }
+
   struct Plan {
     std::vector<int64_t> x_shape, w_shape, y_shape;
     const void* w_data = nullptr;
@@ -171,7 +204,8 @@ class OneDnnQLinearConv : public OpKernel {
     bool src_plain = true, dst_plain = true;
   };
 
-  Status Prepare(const KernelInputs& in) const {
+  // The plan for these operands; with `listing`, only the names of the implementations that take them.
+  Status Prepare(const KernelInputs& in, std::vector<std::string>* listing = nullptr) const {
     const TypedTensor &x = *in[0], &w = *in[3];
     auto window = SpatialWindow::Resolve(info_, {x.shape.begin() + 2, x.shape.end()}, {w.shape.begin() + 2, w.shape.end()});
     if (!window.ok()) return window.status();
@@ -198,7 +232,8 @@ class OneDnnQLinearConv : public OpKernel {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, Any(x.shape, x.dtype),
                                          Any(w_dims, DType::kInt8), bias_md, Any(p.y_shape, p.y_type), strides, dilates, pad_l, pad_r);
     dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
-    TB_RETURN_IF_ERROR(RefuseReference(pd));
+    TB_RETURN_IF_ERROR(ChooseImplementation(pd, wanted_, listing));
+    if (listing) return Status::Ok();
     p.conv = dnnl::convolution_forward(pd);
     dnnl::stream stream(engine);
     std::vector<int8_t> kernel_w = KernelWeights(w, halve);
@@ -246,6 +281,7 @@ class OneDnnQLinearConv : public OpKernel {
   KernelInfo info_;
   std::unique_ptr<OpKernel> reference_;
   bool x_nhwc_, y_nhwc_;
+  std::string wanted_;
   mutable std::mutex mutex_;
   mutable std::optional<Plan> plan_;
 };
@@ -254,13 +290,19 @@ class OneDnnQLinearConv : public OpKernel {
 // flattened into one 2-D product and b a [K, N] s8 matrix (the weights of a Linear layer).
 class OneDnnQLinearMatMul : public OpKernel {
  public:
-  OneDnnQLinearMatMul(KernelInfo info, std::unique_ptr<OpKernel> reference) : info_(std::move(info)), reference_(std::move(reference)) {}
+  OneDnnQLinearMatMul(KernelInfo info, std::unique_ptr<OpKernel> reference)
+      : info_(std::move(info)), reference_(std::move(reference)), wanted_(WantedImplementation(info_)) {}
+
+  // The oneDNN implementations that take these operands (an error where oneDNN takes none).
+  Result<std::vector<std::string>> Implementations(const KernelInputs& in) const {
+    if (!Takes(in)) return Status::Refused("not for oneDNN");
+    std::vector<std::string> names;
+    TB_RETURN_IF_ERROR(CatchOneDnnErrors([&]() -> Status { return Prepare(in, &names); }));
+    return names;
+  }
 
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
-    const bool takes = in.size() >= 8 && IsInt8(in[0]) && in[0]->rank() >= 2 && in[3] && in[3]->dtype == DType::kInt8 && in[3]->rank() == 2 &&
-                       in[0]->shape.back() == in[3]->shape[0] && in[1] && in[1]->size() == 1 && in[4] && in[6] && in[7] && IsInt8(in[7]) &&
-                       (!in[2] || in[2]->size() == 1) && ZeroWeightZeroPoint(in[5]) && (in.size() < 9 || !in[8] || in[8]->dtype == DType::kInt32);
-    if (!takes) return reference_->Compute(in, out);
+    if (!Takes(in) || wanted_ == "reference") return reference_->Compute(in, out);
     std::lock_guard<std::mutex> lock(mutex_);
     Status s = CatchOneDnnErrors([&]() -> Status { return Multiply(in, out); });
     if (!s.ok()) return reference_->Compute(in, out);
@@ -268,6 +310,12 @@ class OneDnnQLinearMatMul : public OpKernel {
   }
 
  private:
+  static bool Takes(const KernelInputs& in) {
+    return in.size() >= 8 && IsInt8(in[0]) && in[0]->rank() >= 2 && in[3] && in[3]->dtype == DType::kInt8 && in[3]->rank() == 2 &&
+                       in[0]->shape.back() == in[3]->shape[0] && in[1] && in[1]->size() == 1 && in[4] && in[6] && in[7] && IsInt8(in[7]) &&
+                       (!in[2] || in[2]->size() == 1) && ZeroWeightZeroPoint(in[5]) && (in.size() < 9 || !in[8] || in[8]->dtype == DType::kInt32);
+  }
+
   struct Plan {
     std::vector<int64_t> a_shape;
     const void* b_data = nullptr;
@@ -277,7 +325,8 @@ class OneDnnQLinearMatMul : public OpKernel {
     memory weights, bias;
   };
 
-  Status Prepare(const KernelInputs& in) const {
+  // The plan for these operands; with `listing`, only the names of the implementations that take them.
+  Status Prepare(const KernelInputs& in, std::vector<std::string>* listing = nullptr) const {
     const TypedTensor &a = *in[0], &b = *in[3];
     Plan p;
     p.a_shape = a.shape, p.b_data = b.bytes.data(), p.a_type = a.dtype, p.y_type = in[7]->dtype;
@@ -290,7 +339,8 @@ class OneDnnQLinearMatMul : public OpKernel {
     const memory::desc bias_md = has_bias ? Plain({1, p.N}, halve ? DType::kFloat32 : DType::kInt32) : memory::desc();
     dnnl::matmul::desc desc(Plain({p.M, p.K}, a.dtype), Any({p.K, p.N}, DType::kInt8), bias_md, Plain({p.M, p.N}, p.y_type));
     dnnl::matmul::primitive_desc pd(desc, attr, engine);
-    TB_RETURN_IF_ERROR(RefuseReference(pd));
+    TB_RETURN_IF_ERROR(ChooseImplementation(pd, wanted_, listing));
+    if (listing) return Status::Ok();
     p.matmul = dnnl::matmul(pd);
     dnnl::stream stream(engine);
     std::vector<int8_t> kernel_b = KernelWeights(b, halve);
@@ -326,6 +376,7 @@ class OneDnnQLinearMatMul : public OpKernel {
 
   KernelInfo info_;
   std::unique_ptr<OpKernel> reference_;
+  std::string wanted_;
   mutable std::mutex mutex_;
   mutable std::optional<Plan> plan_;
 };
@@ -516,6 +567,12 @@ std::unique_ptr<OpKernel> WrapOneDnnQLinearConv(const KernelInfo& info, std::uni
 
 std::unique_ptr<OpKernel> WrapOneDnnQLinearMatMul(const KernelInfo& info, std::unique_ptr<OpKernel> reference) {
   return std::unique_ptr<OpKernel>(new OneDnnQLinearMatMul(info, std::move(reference)));
+}
+
+Result<std::vector<std::string>> OneDnnInt8Implementations(const KernelInfo& info, const KernelInputs& in) {
+  if (info.op_type == "QLinearConv") return OneDnnQLinearConv(info, nullptr).Implementations(in);
+  if (info.op_type == "QLinearMatMul") return OneDnnQLinearMatMul(info, nullptr).Implementations(in);
+  return Status::InvalidInput(info.op_type + " has no oneDNN int8 implementations");
 }
 
 }  // namespace tilebank::engine::kernels

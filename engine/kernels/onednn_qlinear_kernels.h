@@ -9,6 +9,11 @@ namespace tilebank::engine::kernels {
 
 std::unique_ptr<OpKernel> WrapOneDnnQLinearConv(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
 std::unique_ptr<OpKernel> WrapOneDnnQLinearMatMul(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
+// Both take the attribute "onednn_impl": the oneDNN implementation to run (its impl_info_str, as
+// OneDnnInt8Implementations lists them; the int8.onednn template's knob), or "reference".
+// The names of oneDNN's implementations for this QLinearConv or QLinearMatMul and these operands,
+// oneDNN's first choice first, its reference implementations left out.
+Result<std::vector<std::string>> OneDnnInt8Implementations(const KernelInfo& info, const KernelInputs& in);
 
 // MatMulInteger(A u8/s8, B s8 [K, N], a_zero_point, b_zero_point 0) on oneDNN's int8 matmul, where
 // it is exact (VNNI: int32 sums); `reference` elsewhere.

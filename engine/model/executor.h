@@ -112,7 +112,7 @@ class Executor {
   // The steps, once the inputs are in place.
   Status RunSteps(std::vector<double>* node_us);
   // Binds node `n` to the kernel registry's kernel; kInvalidInput when the registry has none.
-  Status BindRegistry(const Node& n, NodeBinding* b, Step* step);
+  Status BindRegistry(const Node& n, NodeBinding* b, Step* step, const std::string& onednn_impl = "");  // the int8 ops' policy
   // Whether value `v` is computed into the arena (float32, not a constant); other run-time values
   // are TypedTensors held in typed_.
   bool InArena(int v) const {

@@ -17,6 +17,7 @@
 #include "engine/fusion/halide_fused_gemm.h"
 #include "engine/impl/onednn_post_ops.h"
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/quantized_op_operands.h"
 #include "engine/ops/op_semantics.h"
 #include "engine/target/host_facts.h"
 #include "engine/templates/op_template.h"
@@ -149,11 +150,13 @@ std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const Pol
   return FusionChoice{OneDnnFusion(fused), "builtin"};
 }
 
-Status Executor::BindRegistry(const Node& n, NodeBinding* b, Step* step) {
+Status Executor::BindRegistry(const Node& n, NodeBinding* b, Step* step, const std::string& onednn_impl) {
   kernels::KernelInfo info;
   info.op_type = n.op_type;
   info.node_name = n.name;
-  info.attrs = kernels::Attrs(n.attrs);
+  nlohmann::json attrs = n.attrs;
+  if (!onednn_impl.empty()) attrs["onednn_impl"] = onednn_impl;
+  info.attrs = kernels::Attrs(attrs);
   info.opset = graph_.opset;
   info.num_outputs = static_cast<int>(n.outputs.size());
   for (int v : n.inputs) info.input_types.push_back(v < 0 ? DType::kUndefined : ParseDType(graph_.values[v].dtype).value_or(DType::kUndefined));
@@ -202,7 +205,24 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
       (*missing)[n.op_type].push_back(n.name);
       return Status::Ok();
     }
-    TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get()));
+    // The int8 ops run the oneDNN implementation the bank holds for them (the int8.onednn template's
+    // policy), else oneDNN's first choice.
+    std::optional<PolicyChoice> int8_choice;
+    std::optional<NodeOp> int8_op;
+    if (kernels::IsQuantizedTunedOp(n.op_type))
+      if (auto node_op = NodeOpSpec(graph_, n); node_op.ok() && TemplatesFor(node_op->op).ok()) {
+        int8_choice = ChoosePolicy(node_op->op, lookup);
+        if (int8_choice->tmpl == &OneDnnInt8Template()) int8_op = std::move(node_op.value());
+        else int8_choice.reset();
+      }
+    TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get(), int8_choice ? TextKnob(int8_choice->policy, "impl", "") : ""));
+    if (int8_choice) {
+      b.template_id = int8_choice->tmpl->id();
+      b.policy = PolicyText(int8_choice->policy);
+      b.policy_source = int8_choice->source;
+      b.policy_note = int8_choice->note;
+      b.op = std::move(int8_op);
+    }
   } else if ((IsAliasOp(n.op_type) || PassesInputThrough(graph_, n)) && runtime_input) {
     step->kind = Step::Kind::kAlias;
     step->inputs = {n.inputs[0]};

@@ -135,3 +135,36 @@ def test_quantize_dynamic_runs_fused_int8_matmuls(tmp_path, build_dir):
     assert bad.returncode == 2 and "no MatMul or Gemm" in bad.stderr and not (tmp_path / "x.onnx").exists()
     bad = subprocess.run([cli, "quantize", "-m", float_model, "-o", str(tmp_path / "x.onnx")], capture_output=True, text=True)
     assert bad.returncode == 2 and "--calibrate DIR is required" in bad.stderr
+
+
+def test_int8_and_float_models_tune_into_one_bank(tmp_path):
+    """OPAT tunes the int8 nodes' oneDNN implementation (template int8.onednn) into the bank, keyed by
+    their dtypes, beside the float model's entries; the int8 model then runs the stored choices."""
+    from models import conv_relu
+    root = str(tmp_path / "bank")
+    int8_model = qdq_cnn(tmp_path / "cnn_int8.onnx")
+    tuned = tilebank.tune(int8_model, job_type=2, bank=root, trials=4, progress=False, output_dir=str(tmp_path / "out8"))
+    assert tuned.tasks, tuned.result
+    int8_entries = [e for e in tilebank.Bank(root) if e["op_type"] in ("QLinearConv", "QLinearMatMul")]
+    assert int8_entries, list(tilebank.Bank(root))
+    for e in int8_entries:
+        assert e["template"]["id"] == "int8.onednn" and list(e["policy"]) == ["impl"], e
+        assert {t["dtype"] for t in e["descriptor"]["in"]} >= {"uint8", "int8", "float32"}, e["descriptor"]
+    # A float model tuned into the same bank keeps them: its operators are other keys (float32 operands).
+    tilebank.tune(conv_relu(tmp_path / "conv.onnx"), job_type=2, bank=root, trials=3, progress=False, output_dir=str(tmp_path / "out32"))
+    bank = tilebank.Bank(root)
+    assert [e for e in bank if e["op_type"] in ("QLinearConv", "QLinearMatMul")] == int8_entries
+    float_twin = dict(int8_entries[0]["descriptor"])
+    float_twin = {"op": "Conv", "input_desc": [{"shape": t["shape"], "type": "float32", "format": t["format"]} for t in float_twin["in"][:1]],
+                  "output_desc": [{"shape": t["shape"], "type": "float32", "format": t["format"]} for t in float_twin["out"]]}
+    assert bank.query(float_twin)["state"] != "hit" or bank.query(float_twin)["key"] not in {e["key"] for e in int8_entries}
+    assert bank.validate() == []
+    # The int8 model binds the bank's entries: the implementations OPAT chose are the ones that run.
+    rows = tilebank.InferenceSession(int8_model, bank=root).profile(repeat=2)
+    from_bank = [r for r in rows if r["op_type"] in ("QLinearConv", "QLinearMatMul") and r["source"] == "bank"]
+    assert len(from_bank) >= len(int8_entries) and all(r["template"] == "int8.onednn" for r in from_bank), rows
+    # The stored implementations compute what oneDNN's first choice computes.
+    x = np.random.default_rng(5).uniform(-2, 2, (1, 3, 32, 32)).astype(np.float32)
+    with_bank = tilebank.InferenceSession(int8_model, bank=root).run(None, {"x": x})[0]
+    without = tilebank.InferenceSession(int8_model, bank=str(tmp_path / "empty")).run(None, {"x": x})[0]
+    assert np.abs(with_bank - without).max() <= 0.05 * 1.01 * (1 if tilebank._native.int8_weight_bits() == 8 else 8)
