@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/onednn_qlinear_kernels.h"
 
 namespace tilebank::engine::kernels {
 namespace {
@@ -45,6 +46,9 @@ std::vector<TypedTensor> QuantizedOperands(const OpSpec& op, const std::vector<c
   const float x_scale = 0.02f, w_scale = 0.01f;
   // The accumulator's spread is about kSteps^2 * sqrt(K) steps of x_scale * w_scale; y's scale puts that at 40 steps.
   const float y_scale = x_scale * w_scale * kSteps * kSteps * std::sqrt(static_cast<float>(ReductionLength(op))) / 40;
+  // Where the kernels halve the weights to 7 bits (no VNNI), even weights halve exactly, so that the
+  // kernels and the reference compute the same products.
+  const bool even_weights = Int8WeightBits() == 7;
   std::vector<TypedTensor> out;
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     const DType dtype = ParseDType(op.inputs[i].dtype).value_or(DType::kFloat32);
@@ -57,7 +61,7 @@ std::vector<TypedTensor> QuantizedOperands(const OpSpec& op, const std::vector<c
         case kX: t.SetAt(k, static_cast<double>(Rounded(v * kSteps + (unsigned8 ? 128 : 0), unsigned8 ? 0 : -128, unsigned8 ? 255 : 127))); break;
         case kXScale: t.SetAt(k, x_scale); break;
         case kXZero: t.SetAt(k, static_cast<double>(zero_of("x_zero_point_nonzero"))); break;
-        case kW: t.SetAt(k, static_cast<double>(Rounded(v * kSteps, -127, 127))); break;
+        case kW: t.SetAt(k, static_cast<double>(even_weights ? 2 * Rounded(v * kSteps / 2, -63, 63) : Rounded(v * kSteps, -127, 127))); break;
         case kWScale: t.SetAt(k, w_scale * (1.0f + 0.5f * v)); break;
         case kWZero: t.SetAt(k, 0); break;
         case kYScale: t.SetAt(k, y_scale); break;

@@ -1,7 +1,7 @@
 // A QLinearConv or QLinearMatMul (the QDQ fusion's int8 nodes, engine/model/qdq_fusion.h) run from
 // its description alone, as OPAT runs every operator: shapes and dtypes, no values. The runner's
 // random floats in [-1, 1] are made into what such a node reads: 8-bit activations spread over
-// their range, symmetric int8 weights, positive scales that keep the outputs within range, the zero
+// their range, symmetric int8 weights (even ones where the kernels halve them, which is then exact), positive scales that keep the outputs within range, the zero
 // points the description flags as used ("x_zero_point_nonzero", "y_zero_point_nonzero": oneDNN
 // takes another path with them) and an int32 bias. Outputs are compared and fetched as floats
 // holding the quantized integers.

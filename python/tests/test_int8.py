@@ -143,7 +143,13 @@ def test_int8_and_float_models_tune_into_one_bank(tmp_path):
     from models import conv_relu
     root = str(tmp_path / "bank")
     int8_model = qdq_cnn(tmp_path / "cnn_int8.onnx")
-    tuned = tilebank.tune(int8_model, job_type=2, bank=root, trials=4, progress=False, output_dir=str(tmp_path / "out8"))
+    # Against the registry's reference kernel (TILEBANK_DEFAULT_POLICIES=template: no library as the
+    # baseline) each int8 node's best oneDNN implementation wins, whichever it is on this host.
+    os.environ["TILEBANK_DEFAULT_POLICIES"] = "template"
+    try:
+        tuned = tilebank.tune(int8_model, job_type=2, bank=root, trials=4, progress=False, output_dir=str(tmp_path / "out8"))
+    finally:
+        del os.environ["TILEBANK_DEFAULT_POLICIES"]
     assert tuned.tasks, tuned.result
     int8_entries = [e for e in tilebank.Bank(root) if e["op_type"] in ("QLinearConv", "QLinearMatMul")]
     assert int8_entries, list(tilebank.Bank(root))
