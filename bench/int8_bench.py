@@ -7,7 +7,12 @@ provider, which fuses QDQ into its own int8 kernels). Prints the medians, the go
 ONNX Runtime's int8 time; int8 at least 1.7x tilebank's FP32 on ResNet-50 and 1.5x on BERT-base), each
 model's SQNR, and the worst error of both int8 runs against the float model's output.
 
-  /usr/bin/python3 bench/int8_bench.py --build build [--threads 2] [--rounds 3] [--repeat 10] [MODELS...]
+  /usr/bin/python3 bench/int8_bench.py --build build [--threads 2] [--rounds 3] [--repeat 10] [--tune TRIALS] [MODELS...]
+
+With --tune, each int8 model is first tuned by OPAT (`tilebank tune -j 2`, TRIALS candidates per
+operator) into a bank of its own, made afresh, and a fourth column times it bound to that bank
+("int8 tuned": the oneDNN implementation OPAT chose for each int8 node, the float ops' entries);
+the goals are then judged on the tuned time.
 
 A model named NAME:dynamic is quantized with `tilebank quantize --dynamic` (MatMuls only, no calibration).
 """
@@ -26,8 +31,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 GOAL_OVER_FP32 = {"resnet50": 1.7, "bert_base": 1.5}
 
 
-def tilebank_ms(build, model_dir, threads, warmup, repeat):
-    p = subprocess.run([os.path.join(build, "tilebank"), "run", "-m", os.path.join(model_dir, "model.onnx"), "--bank", os.path.join(model_dir, "no_bank"),
+def tilebank_ms(build, model_dir, threads, warmup, repeat, bank=None):
+    p = subprocess.run([os.path.join(build, "tilebank"), "run", "-m", os.path.join(model_dir, "model.onnx"), "--bank", bank or os.path.join(model_dir, "no_bank"),
                         "--threads", str(threads), "--warmup", str(warmup), "--repeat", str(repeat), "--json"], capture_output=True, text=True)
     if p.returncode not in (0, 1):
         raise SystemExit("int8_bench: tilebank run failed on %s: %s" % (model_dir, p.stderr.strip()))
@@ -81,6 +86,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--calibration-sets", type=int, default=8)
+    parser.add_argument("--tune", type=int, default=0, metavar="TRIALS", help="OPAT-tune each int8 model first (TRIALS per operator) and time it tuned too")
     parser.add_argument("--work", default=os.path.join(os.path.expanduser("~"), ".cache", "tilebank", "int8"))
     parser.add_argument("models", nargs="*", default=["resnet50", "mobilenet_v2", "bert_base"])
     args = parser.parse_args()
@@ -109,10 +115,21 @@ def main():
         shutil.copytree(os.path.join(model_dir, "test_data_set_0"), os.path.join(int8_dir, "test_data_set_0"))
         data = os.path.join(model_dir, "test_data_set_0")
         times = {"fp32": [], "int8": [], "ort_int8": []}
+        bank = os.path.join(work, "bank")
+        if args.tune:
+            shutil.rmtree(bank, ignore_errors=True)
+            t = subprocess.run([os.path.join(build, "tilebank"), "tune", "-j", "2", "-m", os.path.join(int8_dir, "model.onnx"), "--bank", bank,
+                                "--trials", str(args.tune), "-q", "--output", os.path.join(work, "tuning")],
+                               capture_output=True, text=True)
+            if t.returncode:
+                raise SystemExit("int8_bench: tilebank tune failed on %s: %s" % (name, t.stderr.strip()))
+            times["int8_tuned"] = []
         ort = None
         for _ in range(args.rounds):
             times["fp32"].append(tilebank_ms(build, model_dir, args.threads, args.warmup, args.repeat))
             times["int8"].append(tilebank_ms(build, int8_dir, args.threads, args.warmup, args.repeat))
+            if args.tune:
+                times["int8_tuned"].append(tilebank_ms(build, int8_dir, args.threads, args.warmup, args.repeat, bank))
             ort = ort_anchor.run(os.path.join(int8_dir, "model.onnx"), data, args.threads, args.warmup, args.repeat)
             times["ort_int8"].append(ort.median_ms)
         reference = ort_anchor.read_outputs(data)[0]
@@ -124,14 +141,18 @@ def main():
         rows.append((name, med, sqnr_line, tb_err, tb_sqnr, ort_err, ort_sqnr))
         print("%s: %s" % (name, json.dumps({k: [round(x, 3) for x in v] for k, v in times.items()})), flush=True)
 
-    print("\n%-14s %10s %10s %12s %12s %14s   %s" % ("model", "fp32 ms", "int8 ms", "ORT int8 ms", "int8/ORT", "fp32/int8", "goals"))
+    tuned = "int8_tuned" in rows[0][1] if rows else False
+    print("\n%-14s %10s %10s %12s %12s %12s %14s   %s" % ("model", "fp32 ms", "int8 ms", "int8 tuned", "ORT int8 ms", "int8/ORT", "fp32/int8",
+                                                      "goals" + (" (int8 tuned)" if tuned else "")))
     for name, med, _, _, _, _, _ in rows:
-        vs_ort, over_fp32 = med["int8"] / med["ort_int8"], med["fp32"] / med["int8"]
+        ours = med["int8_tuned"] if tuned else med["int8"]
+        vs_ort, over_fp32 = ours / med["ort_int8"], med["fp32"] / ours
         goals = ["<= 1.0x ORT int8: %s" % ("met" if vs_ort <= 1.0 else "not met")]
         if name.split(":")[0] in GOAL_OVER_FP32:
             goal = GOAL_OVER_FP32[name.split(":")[0]]
             goals.append(">= %.1fx FP32: %s" % (goal, "met" if over_fp32 >= goal else "not met"))
-        print("%-14s %10.2f %10.2f %12.2f %11.2fx %13.2fx   %s" % (name, med["fp32"], med["int8"], med["ort_int8"], vs_ort, over_fp32, "; ".join(goals)))
+        print("%-14s %10.2f %10.2f %12s %12.2f %11.2fx %13.2fx   %s" % (name, med["fp32"], med["int8"], "%.2f" % med["int8_tuned"] if tuned else "-",
+                                                               med["ort_int8"], vs_ort, over_fp32, "; ".join(goals)))
     print("\naccuracy against the float model's output (PyTorch's, the test data):")
     for name, _, sqnr_line, tb_err, tb_sqnr, ort_err, ort_sqnr in rows:
         within = tb_err <= 2 * ort_err

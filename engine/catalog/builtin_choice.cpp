@@ -5,7 +5,7 @@
 
 #include "engine/catalog/template_registry.h"
 #include "engine/impl/library_impls.h"
-#include "engine/kernels/quantized_op_operands.h"
+#include "engine/ops/op_semantics.h"
 #include "engine/ops/conv_problem.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/templates.h"
@@ -58,7 +58,7 @@ BuiltinChoice BuiltinChoiceFor(const OpSpec& op, DefaultPolicies mode) {
   choice.policy = templates->primary->DefaultPolicy(op);
   // The int8 ops' template picks among oneDNN's implementations; with no library at all it runs
   // the registry's reference kernel.
-  if (kernels::IsQuantizedTunedOp(op.op_type) && mode == DefaultPolicies::kTemplate) choice.policy = MakePolicy({{"impl", std::string("reference")}});
+  if (IsQuantizedTunedOp(op.op_type) && mode == DefaultPolicies::kTemplate) choice.policy = MakePolicy({{"impl", std::string("reference")}});
   if (mode == DefaultPolicies::kTemplate || !OneDnnImpl().Supports(op).ok()) return choice;
   if (mode == DefaultPolicies::kBuiltin) {
     auto it = OneDnnClasses().find(OpClassOf(op));

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "engine/impl/library_impls.h"
-#include "engine/kernels/quantized_op_operands.h"
+#include "engine/ops/op_semantics.h"
 #include "engine/templates/templates.h"
 
 namespace tilebank::engine {
@@ -21,7 +21,7 @@ std::vector<const OpTemplate*> AllTemplates() {
 
 Result<OpTemplates> TemplatesFor(const OpSpec& op) {
   // The int8 ops' operands are 8-bit, int32 and float32 by definition; every other template runs float32.
-  if (!kernels::IsQuantizedTunedOp(op.op_type))
+  if (!IsQuantizedTunedOp(op.op_type))
     for (const auto& in : op.inputs)
       if (in.dtype != "float32") return Status::InvalidInput(op.name + " (" + op.op_type + "): dtype " + in.dtype + " is not supported yet (float32 only)");
   OpTemplates found;

@@ -29,8 +29,6 @@ int64_t Rounded(float v, int64_t low, int64_t high) { return std::clamp<int64_t>
 
 }  // namespace
 
-bool IsQuantizedTunedOp(const std::string& op_type) { return op_type == "QLinearConv" || op_type == "QLinearMatMul"; }
-
 KernelInfo QuantizedKernelInfo(const OpSpec& op, const std::string& implementation) {
   KernelInfo info;
   info.op_type = op.op_type;

@@ -15,7 +15,6 @@
 
 namespace tilebank::engine::kernels {
 
-bool IsQuantizedTunedOp(const std::string& op_type);
 // The registry kernel's making for `op` with oneDNN implementation `implementation` ("" for
 // oneDNN's first choice, "reference" for the registry's reference kernel).
 KernelInfo QuantizedKernelInfo(const OpSpec& op, const std::string& implementation);

@@ -17,7 +17,6 @@
 #include "engine/fusion/halide_fused_gemm.h"
 #include "engine/impl/onednn_post_ops.h"
 #include "engine/kernels/kernel_registry.h"
-#include "engine/kernels/quantized_op_operands.h"
 #include "engine/ops/op_semantics.h"
 #include "engine/target/host_facts.h"
 #include "engine/templates/op_template.h"
@@ -209,7 +208,7 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
     // policy), else oneDNN's first choice.
     std::optional<PolicyChoice> int8_choice;
     std::optional<NodeOp> int8_op;
-    if (kernels::IsQuantizedTunedOp(n.op_type))
+    if (IsQuantizedTunedOp(n.op_type))
       if (auto node_op = NodeOpSpec(graph_, n); node_op.ok() && TemplatesFor(node_op->op).ok()) {
         int8_choice = ChoosePolicy(node_op->op, lookup);
         if (int8_choice->tmpl == &OneDnnInt8Template()) int8_op = std::move(node_op.value());

@@ -1,6 +1,6 @@
 #include "engine/model/node_op_spec.h"
 
-#include "engine/kernels/quantized_op_operands.h"
+#include "engine/ops/op_semantics.h"
 
 namespace tilebank::engine::model {
 
@@ -36,7 +36,7 @@ nlohmann::json AtcAttribute(const std::string& name, const nlohmann::json& value
 
 nlohmann::json NodeDescription(const Graph& g, const Node& n, const std::vector<int>& input_values) {
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array(), attrs = nlohmann::json::array();
-  const bool typed = kernels::IsQuantizedTunedOp(n.op_type);
+  const bool typed = IsQuantizedTunedOp(n.op_type);
   for (int v : input_values) inputs.push_back(Desc(g.values[v], typed));
   for (int v : n.outputs)
     if (v >= 0) outputs.push_back(Desc(g.values[v], typed));
@@ -59,7 +59,7 @@ nlohmann::json NodeDescription(const Graph& g, const Node& n, const std::vector<
 
 Result<NodeOp> NodeOpSpec(const Graph& g, const Node& n) {
   NodeOp out;
-  const bool typed = kernels::IsQuantizedTunedOp(n.op_type);
+  const bool typed = IsQuantizedTunedOp(n.op_type);
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const int v = n.inputs[i];
     if (v < 0) {

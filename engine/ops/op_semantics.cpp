@@ -61,6 +61,8 @@ bool IsPointwiseOp(const std::string& op_type) {
   return s && s->pointwise;
 }
 
+bool IsQuantizedTunedOp(const std::string& op_type) { return op_type == "QLinearConv" || op_type == "QLinearMatMul"; }
+
 std::vector<std::string> OpTypesOf(OpRole role) {
   std::vector<std::string> types;
   for (const OpSemantics& s : Table())

@@ -34,6 +34,9 @@ bool IsBinaryElementwiseOp(const std::string& op_type);
 bool IsUnaryElementwiseOp(const std::string& op_type);
 bool IsAliasOp(const std::string& op_type);
 bool IsPointwiseOp(const std::string& op_type);
+// QLinearConv and QLinearMatMul: the int8 ops OPAT tunes (the int8.onednn template), whose operands
+// keep their own dtypes in their descriptions.
+bool IsQuantizedTunedOp(const std::string& op_type);
 // The op types of one role, in the table's order.
 std::vector<std::string> OpTypesOf(OpRole role);
 

@@ -5,7 +5,6 @@
 #include <limits>
 #include <thread>
 
-#include "engine/kernels/quantized_op_operands.h"
 #include "engine/ops/gemm_problem.h"
 #include "engine/ops/op_semantics.h"
 
@@ -257,7 +256,6 @@ Result<Tensor> ReferenceCompute(const OpSpec& op, const std::vector<const Tensor
   if (t == "ReduceSum" || t == "ReduceMean" || t == "ReduceMax" || t == "ReduceL2") return Reduce(op, *in[0]);
   if (IsBinaryElementwiseOp(t) || IsUnaryElementwiseOp(t)) return Elementwise(op, in);
   if (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool") return Pool(op, *in[0]);
-  if (kernels::IsQuantizedTunedOp(t)) return kernels::QuantizedReference(op, in);
   return Bad(op, "no reference implementation");
 }
 

@@ -6,6 +6,8 @@
 #include <random>
 
 #include "engine/ops/gemm_problem.h"
+#include "engine/kernels/quantized_op_operands.h"
+#include "engine/ops/op_semantics.h"
 #include "engine/ops/reference.h"
 #include "engine/run/sample_stats.h"
 
@@ -47,7 +49,8 @@ Result<Runner> Runner::Create(const OpSpec& op, uint64_t seed) {
       for (auto& v : t.data) v = (v < 0 ? -1.f : 1.f) * (0.5f + std::fabs(v));
     r.inputs_.push_back(std::move(t));
   }
-  auto expected = ReferenceCompute(op, r.InputPointers());
+  // The int8 ops' reference is the registry's reference kernel on operands made from the floats.
+  auto expected = IsQuantizedTunedOp(op.op_type) ? kernels::QuantizedReference(op, r.InputPointers()) : ReferenceCompute(op, r.InputPointers());
   if (!expected.ok()) return expected.status();
   r.expected_ = std::move(expected.value());
   if (r.expected_.shape != op.outputs[0].shape) return Status::InvalidInput(op.name + ": reference output shape differs from output_desc");
