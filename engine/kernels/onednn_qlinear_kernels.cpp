@@ -474,6 +474,8 @@ class DynamicQuantizedMatMul : public OpKernel {
     bool halve = false;
     dnnl::primitive matmul;
     memory weights;
+    std::vector<int32_t> column_sums;   // of the weights oneDNN multiplies: x's zero point times them is subtracted
+    std::vector<int32_t> accumulators;  // M x N
   };
 
   float WeightScale(const TypedTensor& ws, int64_t n) const { return static_cast<float>(ws.At(ws.size() == 1 ? 0 : n)); }
@@ -487,15 +489,18 @@ class DynamicQuantizedMatMul : public OpKernel {
       Plan p;
       p.a_shape = a.shape, p.b_data = b.bytes.data(), p.a_type = a.dtype, p.halve = !HostHasVnni();
       p.K = b.shape[0], p.N = b.shape[1], p.M = a.size() / p.K;
-      dnnl::primitive_attr attr;
-      attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-      attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});
-      dnnl::matmul::desc desc(Plain({p.M, p.K}, a.dtype), Any({p.K, p.N}, DType::kInt8), Plain({1, p.N}, DType::kFloat32),
-                              Plain({p.M, p.N}, DType::kFloat32));
-      dnnl::matmul::primitive_desc pd(desc, attr, engine);
+      // No run-time scales or zero point: with them oneDNN 2.6 leaves its brgemm (AMX, VNNI) kernels
+      // for its generic gemm, several times slower. It sums u8 x s8 into int32; the zero point and
+      // the scales are applied after, in one pass.
+      dnnl::matmul::desc desc(Plain({p.M, p.K}, a.dtype), Any({p.K, p.N}, DType::kInt8), memory::desc(), Plain({p.M, p.N}, DType::kInt32));
+      dnnl::matmul::primitive_desc pd(desc, engine);
       TB_RETURN_IF_ERROR(RefuseReference(pd));
       p.matmul = dnnl::matmul(pd);
       std::vector<int8_t> kernel_b = KernelWeights(b, p.halve);
+      p.column_sums.assign(static_cast<size_t>(p.N), 0);
+      for (int64_t k = 0; k < p.K; ++k)
+        for (int64_t n = 0; n < p.N; ++n) p.column_sums[n] += kernel_b[k * p.N + n];
+      p.accumulators.resize(static_cast<size_t>(p.M * p.N));
       memory user_b(Plain({p.K, p.N}, DType::kInt8), engine, kernel_b.data());
       p.weights = memory(pd.weights_desc(), engine);
       dnnl::reorder(user_b, p.weights).execute(stream, user_b, p.weights);
@@ -503,26 +508,28 @@ class DynamicQuantizedMatMul : public OpKernel {
       plan_ = std::move(p);
     }
     Plan& p = *plan_;
-    // This run's scales (x's is this run's) and the bias in the accumulator's units.
+    memory user_a(Plain({p.M, p.K}, a.dtype), engine, const_cast<std::byte*>(a.bytes.data()));
+    memory accumulators(Plain({p.M, p.N}, DType::kInt32), engine, p.accumulators.data());
+    p.matmul.execute(stream, {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, accumulators}});
+    stream.wait();
+    // y = (acc - x_zero * column_sum) * x_scale * w_scale (doubled for halved weights) + bias.
     const float xs = static_cast<float>(in[3]->At(0));
+    const int32_t zero = in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0;
     std::vector<float> scales(static_cast<size_t>(p.N)), bias(static_cast<size_t>(p.N), 0.0f);
+    std::vector<int32_t> offsets(static_cast<size_t>(p.N));
     for (int64_t n = 0; n < p.N; ++n) {
       scales[n] = xs * WeightScale(*in[4], n) * (p.halve ? 2 : 1);
-      if (in.size() > 5 && in[5] && scales[n] != 0) bias[n] = static_cast<float>(in[5]->At(n)) / scales[n];
+      offsets[n] = zero * p.column_sums[n];
+      if (in.size() > 5 && in[5]) bias[n] = static_cast<float>(in[5]->At(n));
     }
-    int32_t zero = in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0;
     std::vector<int64_t> y_shape = a.shape;
     y_shape.back() = p.N;
     TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
     ReshapeForOverwrite(&y, DType::kFloat32, y_shape);
-    memory user_a(Plain({p.M, p.K}, a.dtype), engine, const_cast<std::byte*>(a.bytes.data()));
-    memory user_y(Plain({p.M, p.N}, DType::kFloat32), engine, y.bytes.data());
-    memory zero_point(Plain({1}, DType::kInt32), engine, &zero);
-    memory scale_memory(Plain({p.N}, DType::kFloat32), engine, scales.data());
-    memory bias_memory(Plain({1, p.N}, DType::kFloat32), engine, bias.data());
-    p.matmul.execute(stream, {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_BIAS, bias_memory}, {DNNL_ARG_DST, user_y},
-                              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point}, {DNNL_ARG_ATTR_OUTPUT_SCALES, scale_memory}});
-    stream.wait();
+    float* __restrict dst = y.data<float>();
+    const int32_t* __restrict acc = p.accumulators.data();
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t n = 0; n < p.N; ++n) dst[m * p.N + n] = static_cast<float>(acc[m * p.N + n] - offsets[n]) * scales[n] + bias[n];
     return Status::Ok();
   }
 
