@@ -1,6 +1,7 @@
 #include "repo/diff.h"
 
 #include "repo/entry_codec.h"
+#include "repo/entry_json.h"
 #include "repo/generation_view.h"
 
 namespace tilebank {
@@ -43,6 +44,22 @@ Result<DiffReport> DiffBanks(const Snapshot& a, std::optional<uint64_t> generati
     }
   }
   return report;
+}
+
+nlohmann::json DiffReportJson(const DiffReport& report, const std::string& a, const std::string& b) {
+  auto rows = [](const std::vector<DiffRow>& list, bool changed) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const DiffRow& r : list) {
+      nlohmann::json row = {{"kind", KindName(r.kind)}, {"key", FormatKey(r.kind, r.key)}};
+      if (r.a) row["a"] = EntryToJson(*r.a);
+      if (r.b) row["b"] = EntryToJson(*r.b);
+      if (changed && r.a->after.median_us > 0) row["time_ratio"] = r.b->after.median_us / r.a->after.median_us;
+      out.push_back(row);
+    }
+    return out;
+  };
+  return {{"a", a}, {"b", b}, {"only_in_a", rows(report.only_a, false)}, {"only_in_b", rows(report.only_b, false)},
+          {"changed", rows(report.changed, true)}};
 }
 
 }  // namespace tilebank

@@ -4,6 +4,8 @@
 #include <optional>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "repo/bank.h"
 
 namespace tilebank {
@@ -21,5 +23,9 @@ struct DiffReport {
 
 Result<DiffReport> DiffBanks(const Snapshot& a, std::optional<uint64_t> generation_a, const Snapshot& b,
                              std::optional<uint64_t> generation_b);
+
+// The report as `tilebank bank diff --json` and Python's Bank.diff give it: {"a", "b", "only_in_a",
+// "only_in_b", "changed"}, each row {"kind", "key", "a"?, "b"?, "time_ratio" (changed rows)}.
+nlohmann::json DiffReportJson(const DiffReport& report, const std::string& a, const std::string& b);
 
 }  // namespace tilebank

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "repo/entry_codec.h"
+#include "repo/entry_json.h"
 #include "repo/records.h"
 #include "repo/validate.h"
 
@@ -33,6 +34,23 @@ Result<BankStats> CollectStats(const Bank& bank, const TemplateVersions& current
   stats.used_bytes = (info.me_last_pgno + 1) * uint64_t(st.ms_psize);
   stats.map_bytes = info.me_mapsize;
   return stats;
+}
+
+nlohmann::json StatsJson(const BankStats& s, const std::string& dir) {
+  return {{"bank", dir},
+          {"soc_version", s.meta.soc_version},
+          {"fingerprint", s.meta.fingerprint},
+          {"bank_id", s.meta.bank_id},
+          {"creator", s.meta.creator},
+          {"created", FormatTimestamp(s.meta.created_unix_ms)},
+          {"format_version", FormatVersionString(s.meta.format_major, s.meta.format_minor)},
+          {"generation", s.meta.generation},
+          {"entries", {{"op", s.entries[0]}, {"graph", s.entries[1]}, {"grad", s.entries[2]}}},
+          {"history", s.history},
+          {"stale", s.stale},
+          {"op_types", s.per_op_type},
+          {"file_bytes", s.file_bytes},
+          {"used_bytes", s.used_bytes}};
 }
 
 }  // namespace tilebank

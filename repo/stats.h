@@ -3,6 +3,8 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "repo/bank.h"
 #include "repo/template_versions.h"
 
@@ -20,5 +22,8 @@ struct BankStats {
 };
 
 Result<BankStats> CollectStats(const Bank& bank, const TemplateVersions& current_versions);
+
+// The stats as `tilebank bank stats --json` and Python's Bank.stats give them (`dir`: the bank's directory).
+nlohmann::json StatsJson(const BankStats& s, const std::string& dir);
 
 }  // namespace tilebank

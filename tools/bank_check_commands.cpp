@@ -49,21 +49,7 @@ int RunDiff(const BankFlags& flags, const std::string& a_arg, const std::string&
   if (!report.ok()) return Fail(report.status());
 
   if (flags.json) {
-    auto rows = [](const std::vector<DiffRow>& list, bool changed) {
-      json out = json::array();
-      for (const DiffRow& r : list) {
-        json row = {{"kind", KindName(r.kind)}, {"key", FormatKey(r.kind, r.key)}};
-        if (r.a) row["a"] = EntryToJson(*r.a);
-        if (r.b) row["b"] = EntryToJson(*r.b);
-        if (changed && r.a->after.median_us > 0) row["time_ratio"] = r.b->after.median_us / r.a->after.median_us;
-        out.push_back(row);
-      }
-      return out;
-    };
-    std::cout << DumpJson(json{{"a", a_arg}, {"b", b_arg}, {"only_in_a", rows(report->only_a, false)},
-                      {"only_in_b", rows(report->only_b, false)}, {"changed", rows(report->changed, true)}},
-                      2)
-              << "\n";
+    std::cout << DumpJson(DiffReportJson(*report, a_arg, b_arg), 2) << "\n";
   } else {
     for (const DiffRow& r : report->only_a) std::cout << "only in A: " << Describe(r) << "\n";
     for (const DiffRow& r : report->only_b) std::cout << "only in B: " << Describe(r) << "\n";

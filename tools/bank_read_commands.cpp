@@ -60,20 +60,7 @@ int RunStats(const BankFlags& flags) {
   if (!stats.ok()) return Fail(stats.status());
   const BankStats& s = *stats;
   if (flags.json) {
-    json out = {{"bank", (*bank)->dir()},
-                {"soc_version", s.meta.soc_version},
-                {"fingerprint", s.meta.fingerprint},
-                {"bank_id", s.meta.bank_id},
-                {"creator", s.meta.creator},
-                {"created", FormatTimestamp(s.meta.created_unix_ms)},
-                {"format_version", FormatVersionString(s.meta.format_major, s.meta.format_minor)},
-                {"generation", s.meta.generation},
-                {"entries", {{"op", s.entries[0]}, {"graph", s.entries[1]}, {"grad", s.entries[2]}}},
-                {"history", s.history},
-                {"stale", s.stale},
-                {"op_types", s.per_op_type},
-                {"file_bytes", s.file_bytes},
-                {"used_bytes", s.used_bytes}};
+    const json out = StatsJson(s, (*bank)->dir());
     std::cout << DumpJson(out, 2) << "\n";
     return kExitOk;
   }

@@ -7,6 +7,7 @@
 
 #include "engine/catalog/builtin_choice.h"
 #include "engine/jobs/gdat_job.h"
+#include "engine/jobs/job_place.h"
 #include "engine/jobs/job_types.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/model_sgat_job.h"
@@ -64,10 +65,8 @@ Status CheckSharedFlags(const TuneFlags& f) {
 
 // Where every job type tunes: the bank, this machine's soc_version (another is refused), the
 // output directory (--output, else ASCEND_WORK_PATH, else here) and --repeat-tune / REPEAT_TUNE.
-struct JobPlace {
-  std::string bank_root, soc_version, fingerprint, output_dir;
-  bool repeat_tune = false;
-};
+using engine::JobPlace;
+using engine::PlaceJob;
 
 // `measures_here`: the job measures this machine, so --soc may only name its soc_version.
 Result<JobPlace> JobPlaceOf(const TuneFlags& f, bool measures_here = true) {
@@ -82,16 +81,6 @@ Result<JobPlace> JobPlaceOf(const TuneFlags& f, bool measures_here = true) {
   const char* repeat = std::getenv("REPEAT_TUNE");
   p.repeat_tune = f.repeat_tune || (repeat && (std::string(repeat) == "True" || std::string(repeat) == "true" || std::string(repeat) == "1"));
   return p;
-}
-
-// Puts a job's options where JobPlaceOf says it tunes (every job type's options have these fields).
-template <class JobOptions>
-void PlaceJob(const JobPlace& place, JobOptions* o) {
-  o->bank_root = place.bank_root;
-  o->soc_version = place.soc_version;
-  o->fingerprint = place.fingerprint;
-  o->output_dir = place.output_dir;
-  o->repeat_tune = place.repeat_tune;
 }
 
 // `tune` with --model-list, --plan or --shard: one worker of a batch, or the whole batch here.

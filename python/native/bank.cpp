@@ -75,18 +75,7 @@ class PyBank {
 
   py::object Stats() const {
     auto s = ValueOrRaise(CollectStats(*bank_, EngineTemplateVersions()));
-    return ToPython({{"bank", dir_},
-                     {"soc_version", s.meta.soc_version},
-                     {"fingerprint", s.meta.fingerprint},
-                     {"bank_id", s.meta.bank_id},
-                     {"creator", s.meta.creator},
-                     {"generation", s.meta.generation},
-                     {"entries", {{"op", s.entries[0]}, {"graph", s.entries[1]}, {"grad", s.entries[2]}}},
-                     {"history", s.history},
-                     {"stale", s.stale},
-                     {"op_types", s.per_op_type},
-                     {"file_bytes", s.file_bytes},
-                     {"used_bytes", s.used_bytes}});
+    return ToPython(StatsJson(s, dir_));
   }
 
   py::list Validate() const {
@@ -103,19 +92,7 @@ class PyBank {
     std::optional<Snapshot> b;
     if (!same) b.emplace(ValueOrRaise(other.bank_->Read()));
     auto report = ValueOrRaise(DiffBanks(a, std::nullopt, same ? a : *b, std::nullopt));
-    auto rows = [](const std::vector<DiffRow>& list, bool changed) {
-      json out = json::array();
-      for (const DiffRow& r : list) {
-        json row = {{"kind", KindName(r.kind)}, {"key", FormatKey(r.kind, r.key)}};
-        if (r.a) row["a"] = EntryToJson(*r.a);
-        if (r.b) row["b"] = EntryToJson(*r.b);
-        if (changed && r.a->after.median_us > 0) row["time_ratio"] = r.b->after.median_us / r.a->after.median_us;
-        out.push_back(row);
-      }
-      return out;
-    };
-    return ToPython({{"a", dir_}, {"b", other.dir_}, {"only_in_a", rows(report.only_a, false)}, {"only_in_b", rows(report.only_b, false)},
-                     {"changed", rows(report.changed, true)}});
+    return ToPython(DiffReportJson(report, dir_, other.dir_));
   }
 
   // Merges `others` (banks of this soc_version) into this one; nothing is written when one is refused.

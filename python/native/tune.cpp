@@ -8,6 +8,7 @@
 
 #include "engine/catalog/builtin_choice.h"
 #include "engine/jobs/gdat_job.h"
+#include "engine/jobs/job_place.h"
 #include "engine/jobs/job_types.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/jobs/model_sgat_job.h"
@@ -116,8 +117,7 @@ py::dict Tune(const std::optional<std::string>& path, int job_type, const std::o
     Raise(Status::Refused("soc " + soc_version + ": tuning measures this machine, whose soc_version is " + HostSocVersion()));
   ThrowIfError(engine::DefaultPoliciesFromEnvironment().status());
   const auto shapes = ValueOrRaise(engine::model::ParseInputShapes(input_shapes.value_or("")));
-  const std::string bank_root = ResolveBankRoot(bank.value_or(""));
-  const std::string out_dir = output_dir.value_or(".");
+  const engine::JobPlace place{ResolveBankRoot(bank.value_or("")), soc_version, HostFingerprint(), output_dir.value_or("."), repeat_tune};
 
   PythonCallbacks python;
   python.callbacks = callbacks;
@@ -129,11 +129,7 @@ py::dict Tune(const std::optional<std::string>& path, int job_type, const std::o
     if (job_type == 4) {
       engine::GdatOptions o;
       o.profile_path = *path;
-      o.bank_root = bank_root;
-      o.soc_version = soc_version;
-      o.fingerprint = HostFingerprint();
-      o.output_dir = out_dir;
-      o.repeat_tune = repeat_tune;
+      engine::PlaceJob(place, &o);
       auto report = engine::RunGdatJob(o);
       status = report.status();
       if (report.ok()) {
@@ -146,11 +142,7 @@ py::dict Tune(const std::optional<std::string>& path, int job_type, const std::o
       engine::ModelSgatOptions o;
       if (path) (IsOnnx(*path) ? o.model_path : o.subgraphs_path) = *path;
       o.input_shapes = shapes;
-      o.bank_root = bank_root;
-      o.soc_version = soc_version;
-      o.fingerprint = HostFingerprint();
-      o.output_dir = out_dir;
-      o.repeat_tune = repeat_tune;
+      engine::PlaceJob(place, &o);
       o.trials = trials;
       o.time_budget_s = time_budget;
       if (reload) o.reload = *reload;
@@ -169,11 +161,7 @@ py::dict Tune(const std::optional<std::string>& path, int job_type, const std::o
       }
     } else {
       engine::OpatJobOptions o;
-      o.bank_root = bank_root;
-      o.soc_version = soc_version;
-      o.fingerprint = HostFingerprint();
-      o.output_dir = out_dir;
-      o.repeat_tune = repeat_tune;
+      engine::PlaceJob(place, &o);
       o.time_budget_s = time_budget;
       o.tune.trials = trials;
       o.tune.seed = seed;
