@@ -75,6 +75,16 @@ std::vector<int8_t> KernelWeights(const TypedTensor& w, bool halve) {
   return out;
 }
 
+// int8 weights, row-major in `dims`, reordered once into the layout the primitive chose (`layout`).
+memory PackedWeights(const int8_t* data, const std::vector<int64_t>& dims, const memory::desc& layout, dnnl::stream& stream) {
+  dnnl::engine& engine = OneDnnCpuEngine();
+  memory user(Plain(dims, DType::kInt8), engine, const_cast<int8_t*>(data));
+  memory packed(layout, engine);
+  dnnl::reorder(user, packed).execute(stream, user, packed);
+  stream.wait();
+  return packed;
+}
+
 // The bias memory: int32 as given, or (halved weights) float32 halves, in the accumulator's units.
 dnnl::memory BiasMemory(const TypedTensor& b, int64_t n, bool halve, const dnnl::memory::desc& md, const dnnl::engine& engine) {
   dnnl::memory m(md, engine);
@@ -236,10 +246,7 @@ class OneDnnQLinearConv : public OpKernel {
     if (listing) return Status::Ok();
     p.conv = dnnl::convolution_forward(pd);
     dnnl::stream stream(engine);
-    std::vector<int8_t> kernel_w = KernelWeights(w, halve);
-    memory user_w(Plain(w_dims, DType::kInt8), engine, kernel_w.data());
-    p.weights = memory(pd.weights_desc(), engine);
-    dnnl::reorder(user_w, p.weights).execute(stream, user_w, p.weights);
+    p.weights = PackedWeights(KernelWeights(w, halve).data(), w_dims, pd.weights_desc(), stream);
     if (has_bias) p.bias = BiasMemory(*in[8], M, halve, bias_md, engine);
     stream.wait();
     p.src_plain = pd.src_desc() == UserDesc(x.shape, x.dtype, x_nhwc_);
@@ -343,10 +350,7 @@ class OneDnnQLinearMatMul : public OpKernel {
     if (listing) return Status::Ok();
     p.matmul = dnnl::matmul(pd);
     dnnl::stream stream(engine);
-    std::vector<int8_t> kernel_b = KernelWeights(b, halve);
-    memory user_b(Plain({p.K, p.N}, DType::kInt8), engine, kernel_b.data());
-    p.weights = memory(pd.weights_desc(), engine);
-    dnnl::reorder(user_b, p.weights).execute(stream, user_b, p.weights);
+    p.weights = PackedWeights(KernelWeights(b, halve).data(), {p.K, p.N}, pd.weights_desc(), stream);
     if (has_bias) p.bias = BiasMemory(*in[8], p.N, halve, bias_md, engine);
     stream.wait();
     plan_ = std::move(p);
@@ -424,9 +428,7 @@ class OneDnnMatMulInteger : public OpKernel {
       dnnl::matmul::primitive_desc pd(desc, attr, engine);
       TB_RETURN_IF_ERROR(RefuseReference(pd));
       p.matmul = dnnl::matmul(pd);
-      memory user_b(Plain({p.K, p.N}, DType::kInt8), engine, const_cast<std::byte*>(b.bytes.data()));
-      p.weights = memory(pd.weights_desc(), engine);
-      dnnl::reorder(user_b, p.weights).execute(stream, user_b, p.weights);
+      p.weights = PackedWeights(b.data<int8_t>(), {p.K, p.N}, pd.weights_desc(), stream);
       stream.wait();
       plan_ = std::move(p);
     }
@@ -501,9 +503,7 @@ class DynamicQuantizedMatMul : public OpKernel {
       for (int64_t k = 0; k < p.K; ++k)
         for (int64_t n = 0; n < p.N; ++n) p.column_sums[n] += kernel_b[k * p.N + n];
       p.accumulators.resize(static_cast<size_t>(p.M * p.N));
-      memory user_b(Plain({p.K, p.N}, DType::kInt8), engine, kernel_b.data());
-      p.weights = memory(pd.weights_desc(), engine);
-      dnnl::reorder(user_b, p.weights).execute(stream, user_b, p.weights);
+      p.weights = PackedWeights(kernel_b.data(), {p.K, p.N}, pd.weights_desc(), stream);
       stream.wait();
       plan_ = std::move(p);
     }
