@@ -385,9 +385,65 @@ class OneDnnQLinearMatMul : public OpKernel {
   mutable std::optional<Plan> plan_;
 };
 
-// MatMulInteger: A's rows flattened into one product with B [K, N] (int8, zero point 0), int32 out;
-// A's zero point, which DynamicQuantizeLinear picks per run, given to oneDNN at run time. Only
-// where products sum in int32 (VNNI): MatMulInteger's result is exact by definition.
+// A's rows (u8 or s8, flattened to [M, K]) times int8 weights B [K, N], summed into int32 on
+// oneDNN's matmul with no run-time attributes: given a run-time zero point (or run-time scales),
+// oneDNN 2.6 leaves its brgemm kernels (AMX, VNNI) for its generic gemm, several times slower. A's
+// zero point is applied after: sum_k (a - z) b = sum_k a b - z * column_sums[n]. Made once per
+// shape and weights; the weights are halved to 7 bits where `halve` (see the file's comment).
+struct Int8MatMulPlan {
+  std::vector<int64_t> a_shape;
+  const void* b_data = nullptr;
+  DType a_type = DType::kUInt8;
+  int64_t M = 0, K = 0, N = 0;
+  bool halve = false;
+  dnnl::primitive matmul;
+  memory weights;
+  std::vector<int32_t> column_sums;  // of the weights oneDNN multiplies
+
+  bool Fits(const TypedTensor& a, const TypedTensor& b) const { return a_shape == a.shape && b_data == b.bytes.data() && a_type == a.dtype; }
+
+  static Result<Int8MatMulPlan> Make(const TypedTensor& a, const TypedTensor& b, bool halve) {
+    Int8MatMulPlan p;
+    p.a_shape = a.shape, p.b_data = b.bytes.data(), p.a_type = a.dtype, p.halve = halve;
+    p.K = b.shape[0], p.N = b.shape[1], p.M = a.size() / p.K;
+    dnnl::engine& engine = OneDnnCpuEngine();
+    dnnl::matmul::desc desc(Plain({p.M, p.K}, a.dtype), Any({p.K, p.N}, DType::kInt8), memory::desc(), Plain({p.M, p.N}, DType::kInt32));
+    dnnl::matmul::primitive_desc pd(desc, engine);
+    TB_RETURN_IF_ERROR(RefuseReference(pd));
+    p.matmul = dnnl::matmul(pd);
+    const std::vector<int8_t> kernel_b = KernelWeights(b, halve);
+    p.column_sums.assign(static_cast<size_t>(p.N), 0);
+    for (int64_t k = 0; k < p.K; ++k)
+      for (int64_t n = 0; n < p.N; ++n) p.column_sums[n] += kernel_b[k * p.N + n];
+    dnnl::stream stream(engine);
+    p.weights = PackedWeights(kernel_b.data(), {p.K, p.N}, pd.weights_desc(), stream);
+    return p;
+  }
+
+  // acc (M x N) = A . B, A's zero point not subtracted.
+  void Multiply(const TypedTensor& a, int32_t* acc) const {
+    dnnl::engine& engine = OneDnnCpuEngine();
+    dnnl::stream stream(engine);
+    memory user_a(Plain({M, K}, a.dtype), engine, const_cast<std::byte*>(a.bytes.data()));
+    memory user_acc(Plain({M, N}, DType::kInt32), engine, acc);
+    matmul.execute(stream, {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, user_acc}});
+    stream.wait();
+  }
+};
+
+// The plan for a and b in `plan`, made again when they changed.
+Status EnsurePlan(std::optional<Int8MatMulPlan>* plan, const TypedTensor& a, const TypedTensor& b, bool halve) {
+  if (*plan && (*plan)->Fits(a, b)) return Status::Ok();
+  plan->reset();
+  auto made = Int8MatMulPlan::Make(a, b, halve);
+  if (!made.ok()) return made.status();
+  *plan = std::move(made.value());
+  return Status::Ok();
+}
+
+// MatMulInteger: A's rows flattened into one product with B [K, N] (int8, zero point 0), int32 out,
+// A's zero point (DynamicQuantizeLinear picks it per run) subtracted after. Only where products
+// sum in int32 (VNNI): MatMulInteger's result is exact by definition.
 class OneDnnMatMulInteger : public OpKernel {
  public:
   OneDnnMatMulInteger(KernelInfo info, std::unique_ptr<OpKernel> reference) : info_(std::move(info)), reference_(std::move(reference)) {}
@@ -404,53 +460,27 @@ class OneDnnMatMulInteger : public OpKernel {
   }
 
  private:
-  struct Plan {
-    std::vector<int64_t> a_shape;
-    const void* b_data = nullptr;
-    DType a_type;
-    int64_t M = 0, K = 0, N = 0;
-    dnnl::primitive matmul;
-    memory weights;
-  };
-
   Status Multiply(const KernelInputs& in, std::vector<TypedTensor>* out) const {
-    const TypedTensor &a = *in[0], &b = *in[1];
-    dnnl::engine& engine = OneDnnCpuEngine();
-    dnnl::stream stream(engine);
-    if (!plan_ || plan_->a_shape != a.shape || plan_->b_data != b.bytes.data() || plan_->a_type != a.dtype) {
-      plan_.reset();
-      Plan p;
-      p.a_shape = a.shape, p.b_data = b.bytes.data(), p.a_type = a.dtype;
-      p.K = b.shape[0], p.N = b.shape[1], p.M = a.size() / p.K;
-      dnnl::primitive_attr attr;
-      attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-      dnnl::matmul::desc desc(Plain({p.M, p.K}, a.dtype), Any({p.K, p.N}, DType::kInt8), Plain({p.M, p.N}, DType::kInt32));
-      dnnl::matmul::primitive_desc pd(desc, attr, engine);
-      TB_RETURN_IF_ERROR(RefuseReference(pd));
-      p.matmul = dnnl::matmul(pd);
-      p.weights = PackedWeights(b.data<int8_t>(), {p.K, p.N}, pd.weights_desc(), stream);
-      stream.wait();
-      plan_ = std::move(p);
-    }
-    Plan& p = *plan_;
+    const TypedTensor& a = *in[0];
+    TB_RETURN_IF_ERROR(EnsurePlan(&plan_, a, *in[1], /*halve=*/false));
+    const Int8MatMulPlan& p = *plan_;
     std::vector<int64_t> y_shape = a.shape;
     y_shape.back() = p.N;
     TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
     ReshapeForOverwrite(&y, DType::kInt32, y_shape);
-    int32_t zero = in.size() > 2 && in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0;
-    memory user_a(Plain({p.M, p.K}, a.dtype), engine, const_cast<std::byte*>(a.bytes.data()));
-    memory user_y(Plain({p.M, p.N}, DType::kInt32), engine, y.bytes.data());
-    memory zero_point(Plain({1}, DType::kInt32), engine, &zero);
-    p.matmul.execute(stream, {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, user_y},
-                              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point}});
-    stream.wait();
+    int32_t* acc = y.data<int32_t>();
+    p.Multiply(a, acc);
+    const int32_t zero = in.size() > 2 && in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0;
+    if (zero)
+      for (int64_t m = 0; m < p.M; ++m)
+        for (int64_t n = 0; n < p.N; ++n) acc[m * p.N + n] -= zero * p.column_sums[n];
     return Status::Ok();
   }
 
   KernelInfo info_;
   std::unique_ptr<OpKernel> reference_;
   mutable std::mutex mutex_;
-  mutable std::optional<Plan> plan_;
+  mutable std::optional<Int8MatMulPlan> plan_;
 };
 
 class DynamicQuantizedMatMul : public OpKernel {
@@ -468,50 +498,14 @@ class DynamicQuantizedMatMul : public OpKernel {
   }
 
  private:
-  struct Plan {
-    std::vector<int64_t> a_shape;
-    const void* b_data = nullptr;
-    DType a_type;
-    int64_t M = 0, K = 0, N = 0;
-    bool halve = false;
-    dnnl::primitive matmul;
-    memory weights;
-    std::vector<int32_t> column_sums;   // of the weights oneDNN multiplies: x's zero point times them is subtracted
-    std::vector<int32_t> accumulators;  // M x N
-  };
-
   float WeightScale(const TypedTensor& ws, int64_t n) const { return static_cast<float>(ws.At(ws.size() == 1 ? 0 : n)); }
 
   Status Multiply(const KernelInputs& in, std::vector<TypedTensor>* out) const {
-    const TypedTensor &a = *in[0], &b = *in[1];
-    dnnl::engine& engine = OneDnnCpuEngine();
-    dnnl::stream stream(engine);
-    if (!plan_ || plan_->a_shape != a.shape || plan_->b_data != b.bytes.data() || plan_->a_type != a.dtype) {
-      plan_.reset();
-      Plan p;
-      p.a_shape = a.shape, p.b_data = b.bytes.data(), p.a_type = a.dtype, p.halve = !HostHasVnni();
-      p.K = b.shape[0], p.N = b.shape[1], p.M = a.size() / p.K;
-      // No run-time scales or zero point: with them oneDNN 2.6 leaves its brgemm (AMX, VNNI) kernels
-      // for its generic gemm, several times slower. It sums u8 x s8 into int32; the zero point and
-      // the scales are applied after, in one pass.
-      dnnl::matmul::desc desc(Plain({p.M, p.K}, a.dtype), Any({p.K, p.N}, DType::kInt8), memory::desc(), Plain({p.M, p.N}, DType::kInt32));
-      dnnl::matmul::primitive_desc pd(desc, engine);
-      TB_RETURN_IF_ERROR(RefuseReference(pd));
-      p.matmul = dnnl::matmul(pd);
-      std::vector<int8_t> kernel_b = KernelWeights(b, p.halve);
-      p.column_sums.assign(static_cast<size_t>(p.N), 0);
-      for (int64_t k = 0; k < p.K; ++k)
-        for (int64_t n = 0; n < p.N; ++n) p.column_sums[n] += kernel_b[k * p.N + n];
-      p.accumulators.resize(static_cast<size_t>(p.M * p.N));
-      p.weights = PackedWeights(kernel_b.data(), {p.K, p.N}, pd.weights_desc(), stream);
-      stream.wait();
-      plan_ = std::move(p);
-    }
-    Plan& p = *plan_;
-    memory user_a(Plain({p.M, p.K}, a.dtype), engine, const_cast<std::byte*>(a.bytes.data()));
-    memory accumulators(Plain({p.M, p.N}, DType::kInt32), engine, p.accumulators.data());
-    p.matmul.execute(stream, {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, accumulators}});
-    stream.wait();
+    const TypedTensor& a = *in[0];
+    TB_RETURN_IF_ERROR(EnsurePlan(&plan_, a, *in[1], !HostHasVnni()));
+    const Int8MatMulPlan& p = *plan_;
+    accumulators_.resize(static_cast<size_t>(p.M * p.N));
+    p.Multiply(a, accumulators_.data());
     // y = (acc - x_zero * column_sum) * x_scale * w_scale (doubled for halved weights) + bias.
     const float xs = static_cast<float>(in[3]->At(0));
     const int32_t zero = in[2] ? static_cast<int32_t>(in[2]->At(0)) : 0;
@@ -527,7 +521,7 @@ class DynamicQuantizedMatMul : public OpKernel {
     TypedTensor& y = (*out)[0];  // last run's memory, when the caller passes it back
     ReshapeForOverwrite(&y, DType::kFloat32, y_shape);
     float* __restrict dst = y.data<float>();
-    const int32_t* __restrict acc = p.accumulators.data();
+    const int32_t* __restrict acc = accumulators_.data();
     for (int64_t m = 0; m < p.M; ++m)
       for (int64_t n = 0; n < p.N; ++n) dst[m * p.N + n] = static_cast<float>(acc[m * p.N + n] - offsets[n]) * scales[n] + bias[n];
     return Status::Ok();
@@ -553,7 +547,8 @@ class DynamicQuantizedMatMul : public OpKernel {
 
   KernelInfo info_;
   mutable std::mutex mutex_;
-  mutable std::optional<Plan> plan_;
+  mutable std::optional<Int8MatMulPlan> plan_;
+  mutable std::vector<int32_t> accumulators_;  // M x N, kept from run to run
 };
 
 }  // namespace
