@@ -71,6 +71,12 @@ dnnl::algorithm OneDnnBinaryAlgorithm(const std::string& op_type) {
   return algorithms.at(op_type);
 }
 
+Status RefuseReference(const dnnl::primitive_desc_base& pd) {
+  const std::string impl = pd.impl_info_str();
+  if (impl.rfind("ref", 0) == 0) return Status::Refused("oneDNN has only its reference kernel here (" + impl + ")");
+  return Status::Ok();
+}
+
 void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std::unordered_map<int, dnnl::memory>& args) {
   prim.execute(stream, args);
   stream.wait();

@@ -36,6 +36,10 @@ auto CatchOneDnnErrors(Body&& body) -> decltype(body()) {
 // oneDNN's binary algorithm for Add, Sub, Mul or Div (std::out_of_range for another op type).
 dnnl::algorithm OneDnnBinaryAlgorithm(const std::string& op_type);
 // Runs `prim` on `args` and waits for it.
+// Refused (a message naming it) where oneDNN offers only one of its reference implementations:
+// the kernels that ask have a reference of their own that is as good.
+Status RefuseReference(const dnnl::primitive_desc_base& pd);
+
 void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std::unordered_map<int, dnnl::memory>& args);
 
 }  // namespace tilebank::engine

@@ -5,6 +5,9 @@
 // own first choice. The policy reaches the registry kernel the model runs as its "onednn_impl"
 // attribute (engine/kernels/onednn_qlinear_kernels.h), so a tuned choice is the one that runs.
 // The kernel is timed on operands made from the description (engine/kernels/quantized_op_operands.h).
+#include <map>
+#include <mutex>
+
 #include "engine/impl/library_impls.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_qlinear_kernels.h"
@@ -13,15 +16,24 @@
 namespace tilebank::engine {
 namespace {
 
-// The names oneDNN offers for this op here (empty when it offers none).
+// The names oneDNN offers for this op here (empty when it offers none). Support, space and default
+// policy all ask, for every int8 node a model binds: the answer is kept per description.
 std::vector<std::string> ImplementationsFor(const OpSpec& op) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<std::string>> known;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = known.find(op.canonical.text); it != known.end()) return it->second;
+  }
   std::vector<Tensor> floats;
   for (const auto& in : op.inputs) floats.emplace_back(in.shape);  // zeros: only the shapes and dtypes matter here
   std::vector<const Tensor*> pointers;
   for (const auto& t : floats) pointers.push_back(&t);
   const auto operands = kernels::QuantizedOperands(op, pointers);
   auto names = kernels::OneDnnInt8Implementations(kernels::QuantizedKernelInfo(op, ""), kernels::PointersTo(operands));
-  return names.ok() ? *names : std::vector<std::string>{};
+  std::vector<std::string> found = names.ok() ? *names : std::vector<std::string>{};
+  std::lock_guard<std::mutex> lock(mutex);
+  return known.emplace(op.canonical.text, std::move(found)).first->second;
 }
 
 // The registry's kernel for the op with one oneDNN implementation, on the runner's floats made into

@@ -36,6 +36,7 @@ class OneDnnMaxPool8Bit : public OpKernel {
   struct Plan {
     std::vector<int64_t> x_shape, y_shape;
     DType type;
+    memory::desc src, dst;  // 8-bit, channels-first or channels-last
     dnnl::pooling_forward pool;
   };
 
@@ -49,14 +50,14 @@ class OneDnnMaxPool8Bit : public OpKernel {
     p.y_shape = {x.shape[0], x.shape[1], window->out[0], window->out[1]};
     const auto dt = x.dtype == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8;
     const auto tag = nhwc_ ? memory::format_tag::nhwc : memory::format_tag::nchw;
-    dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max,
-                                     memory::desc(memory::dims(p.x_shape.begin(), p.x_shape.end()), dt, tag),
-                                     memory::desc(memory::dims(p.y_shape.begin(), p.y_shape.end()), dt, tag),
+    p.src = memory::desc(memory::dims(p.x_shape.begin(), p.x_shape.end()), dt, tag);
+    p.dst = memory::desc(memory::dims(p.y_shape.begin(), p.y_shape.end()), dt, tag);
+    dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, p.src, p.dst,
                                      memory::dims(window->strides.begin(), window->strides.end()), memory::dims(window->kernel.begin(), window->kernel.end()),
                                      memory::dims(window->pad_begin.begin(), window->pad_begin.end()),
                                      memory::dims(window->pad_end.begin(), window->pad_end.end()));
     dnnl::pooling_forward::primitive_desc pd(desc, OneDnnCpuEngine());
-    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return Status::Refused("oneDNN has only its reference pooling here");
+    TB_RETURN_IF_ERROR(RefuseReference(pd));
     p.pool = dnnl::pooling_forward(pd);
     plan_ = std::move(p);
     return Status::Ok();
@@ -70,14 +71,11 @@ class OneDnnMaxPool8Bit : public OpKernel {
     const Plan& p = *plan_;
     TypedTensor& y = (*out)[0];
     ReshapeForOverwrite(&y, p.type, p.y_shape);
-    const auto dt = p.type == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8;
-    const auto tag = nhwc_ ? memory::format_tag::nhwc : memory::format_tag::nchw;
     dnnl::engine& engine = OneDnnCpuEngine();
-    memory src(memory::desc(memory::dims(p.x_shape.begin(), p.x_shape.end()), dt, tag), engine, const_cast<std::byte*>(x.bytes.data()));
-    memory dst(memory::desc(memory::dims(p.y_shape.begin(), p.y_shape.end()), dt, tag), engine, y.bytes.data());
+    memory src(p.src, engine, const_cast<std::byte*>(x.bytes.data()));
+    memory dst(p.dst, engine, y.bytes.data());
     dnnl::stream stream(engine);
-    p.pool.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-    stream.wait();
+    ExecuteAndWait(p.pool, stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
     return Status::Ok();
   }
 

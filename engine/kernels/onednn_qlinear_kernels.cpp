@@ -134,13 +134,6 @@ TypedTensor Transposed4D(const TypedTensor& t, bool to_channels_last) {
   return r;
 }
 
-// Refuses oneDNN's reference implementations: the registry's own reference is as good.
-Status RefuseReference(const dnnl::primitive_desc_base& pd) {
-  const std::string impl = pd.impl_info_str();
-  if (impl.rfind("ref", 0) == 0) return Status::Refused("oneDNN has only its reference kernel here (" + impl + ")");
-  return Status::Ok();
-}
-
 // The implementation a policy names (the "onednn_impl" attribute: oneDNN's impl_info_str, the
 // int8.onednn template's knob), or oneDNN's first choice but its reference when none is named.
 // With `listing`, the names of every implementation but the reference ones go there instead.
@@ -426,8 +419,7 @@ struct Int8MatMulPlan {
     dnnl::stream stream(engine);
     memory user_a(Plain({M, K}, a.dtype), engine, const_cast<std::byte*>(a.bytes.data()));
     memory user_acc(Plain({M, N}, DType::kInt32), engine, acc);
-    matmul.execute(stream, {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, user_acc}});
-    stream.wait();
+    ExecuteAndWait(matmul, stream, {{DNNL_ARG_SRC, user_a}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, user_acc}});
   }
 };
 
