@@ -5,8 +5,8 @@
 
 #include "engine/catalog/template_registry.h"
 #include "engine/impl/library_impls.h"
-#include "engine/ops/op_semantics.h"
 #include "engine/ops/conv_problem.h"
+#include "engine/ops/op_semantics.h"
 #include "engine/templates/op_template.h"
 #include "engine/templates/templates.h"
 

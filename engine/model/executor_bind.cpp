@@ -204,15 +204,14 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
       (*missing)[n.op_type].push_back(n.name);
       return Status::Ok();
     }
-    // The int8 ops run the oneDNN implementation the bank holds for them (the int8.onednn template's
-    // policy), else oneDNN's first choice.
+    // The int8 ops run the oneDNN implementation the bank holds for them (the int8.onednn template,
+    // the only one for their op types), else oneDNN's first choice.
     std::optional<PolicyChoice> int8_choice;
     std::optional<NodeOp> int8_op;
     if (IsQuantizedTunedOp(n.op_type))
       if (auto node_op = NodeOpSpec(graph_, n); node_op.ok() && TemplatesFor(node_op->op).ok()) {
         int8_choice = ChoosePolicy(node_op->op, lookup);
-        if (int8_choice->tmpl == &OneDnnInt8Template()) int8_op = std::move(node_op.value());
-        else int8_choice.reset();
+        int8_op = std::move(node_op.value());
       }
     TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get(), int8_choice ? TextKnob(int8_choice->policy, "impl", "") : ""));
     if (int8_choice) {

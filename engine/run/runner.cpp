@@ -5,8 +5,8 @@
 #include <cmath>
 #include <random>
 
-#include "engine/ops/gemm_problem.h"
 #include "engine/kernels/quantized_op_operands.h"
+#include "engine/ops/gemm_problem.h"
 #include "engine/ops/op_semantics.h"
 #include "engine/ops/reference.h"
 #include "engine/run/sample_stats.h"
