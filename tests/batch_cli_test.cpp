@@ -40,7 +40,7 @@ nlohmann::json StatusJson(const std::string& plan, const std::string& root) {
   return nlohmann::json::parse(r.out);
 }
 
-TEST_CASE("batch: shards tuned by separate workers merge into the bank one process gets; status, result file, idempotent merge") {
+TEST_CASE("batch: shards tuned by separate workers merge into the bank one process gets, status, result file, idempotent merge") {
   TempDir dir;
   WriteFile(dir / "ops.json", kOps);
   const std::string soc = HostSocVersion(), plan = dir / "plan.json", root = dir / "root";

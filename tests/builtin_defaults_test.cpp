@@ -47,7 +47,7 @@ nlohmann::json Profile(const CommandResult& r) {
   return nlohmann::json::parse(r.out);
 }
 
-TEST_CASE("run with an empty bank: the op classes' built-in choices, a convolution's activation fused into oneDNN; the templates' defaults on request") {
+TEST_CASE("run with an empty bank: the op classes' built-in choices, a convolution's activation fused into oneDNN, the templates' defaults on request") {
   TempDir dir;
   const std::string model = ConvReluSoftmax(dir);
   const std::string run = "run -m " + model + " --bank " + (dir / "none") + " --repeat 1 --json --profile";

@@ -21,7 +21,7 @@ nlohmann::json OnlyResultFile(const std::string& dir) {
   return nlohmann::json::parse(ReadFile(files[0]));
 }
 
-TEST_CASE("tune -j 4 --gradients: plans offline, stores a grad entry, writes the result file; the next run hits") {
+TEST_CASE("tune -j 4 --gradients: plans offline, stores a grad entry, writes the result file, the next run hits") {
   TempDir dir;
   const std::string common = " --bank " + (dir / "bank") + " --gradients " + kProfile;
   auto first = RunCli("tune -j 4" + common + " --output " + (dir / "out1"));
@@ -65,7 +65,7 @@ TEST_CASE("tune -j 4 --gradients: plans offline, stores a grad entry, writes the
   }
 }
 
-TEST_CASE("tune -j 4 --measured keeps the plan measured fastest; a prediction does not replace it; export --format aoe-gdat") {
+TEST_CASE("tune -j 4 --measured keeps the plan measured fastest, a prediction does not replace it, export --format aoe-gdat") {
   TempDir dir;
   const std::string common = " --bank " + (dir / "bank") + " --gradients " + kProfile;
   auto printed = RunCli("tune -j 4" + common + " --print-plans");

@@ -800,7 +800,7 @@ void PutFusedEntry(const std::string& root, const Subgraph& s, int64_t fuse, con
   REQUIRE((*bank)->Write([&](WriteTxn& txn) { return txn.Put(e, PutPolicy::kOverwrite).status(); }).ok());
 }
 
-TEST_CASE("sgat: a graph entry with fuse 0 runs its subgraph unfused where the built-in fusion would fuse it; validate takes it in oneDNN only") {
+TEST_CASE("sgat: a graph entry with fuse 0 runs its subgraph unfused where the built-in fusion would fuse it, validate takes it in oneDNN only") {
   TempDir dir;
   const Graph g = Load(BlocksModel(dir));
   const auto subgraphs = PartitionSubgraphs(g);

@@ -26,7 +26,7 @@ std::string OnlyFile(const std::string& dir, const std::string& prefix) {
   return found;
 }
 
-TEST_CASE("tune prints a line per task when stderr is no terminal, nothing with --quiet; report draws the job and the bank") {
+TEST_CASE("tune prints a line per task when stderr is no terminal, nothing with --quiet, report draws the job and the bank") {
   TempDir dir;
   WriteFile(dir / "ops.json", kOps);
   const std::string common = " --singleop " + (dir / "ops.json") + " --trials 3 --bank " + (dir / "bank");

@@ -11,11 +11,14 @@
 
 namespace tilebank::cli {
 
-// Exit codes: 0 ok; 1 differences or problems found (diff, validate) or no policy (query);
-// 2 usage error, bad input or refused operation.
+// Exit codes: 0 ok; 1 differences or problems found (diff, validate, run --data) or no policy
+// (query); 2 usage error, bad input or refused operation, with a message naming the problem;
+// 3 an internal error: a bug in tilebank (an exception no command turned into a Status), never a
+// verdict on the input. Tests count 3 as a failure wherever they accept a refusal.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFound = 1;
 inline constexpr int kExitError = 2;
+inline constexpr int kExitInternal = 3;
 
 struct BankFlags {
   std::string bank;  // root; empty: the environment chain

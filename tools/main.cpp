@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "engine/target/isa_level.h"
@@ -58,11 +59,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);  // prints help, version or the usage error
     return code == 0 ? tilebank::cli::kExitOk : tilebank::cli::kExitError;
-  } catch (const std::exception& e) {
-    // The last line of defence: every known path returns a Status, but an exception that still
-    // escapes a command is bad input or a bug, never an abort (exit 134).
-    std::cerr << "tilebank: error: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    // The machine, not the input's form: a model or bank larger than this machine's memory.
+    std::cerr << "tilebank: error: out of memory (the model, data or bank needs more memory than this machine gives)\n";
     return tilebank::cli::kExitError;
+  } catch (const std::exception& e) {
+    // Every known path returns a Status: an exception that still escapes a command is a bug, told
+    // apart from a refusal by its exit code (never an abort, exit 134).
+    std::cerr << "tilebank: internal error: " << e.what() << " (a bug in tilebank, not a verdict on the input)\n";
+    return tilebank::cli::kExitInternal;
   }
   return exit_code;
 }

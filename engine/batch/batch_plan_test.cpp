@@ -88,7 +88,7 @@ const char* kOps = R"([
  {"op":"Relu","name":"relu","input_desc":[{"shape":[64,256],"type":"float32"}],"output_desc":[{"shape":[64,256],"type":"float32"}]}
 ])";
 
-TEST_CASE("batch plan: the same inputs give the same plan; tasks are distinct; the file round-trips and refuses edits") {
+TEST_CASE("batch plan: the same inputs give the same plan, tasks are distinct, the file round-trips and refuses edits") {
   TempDir dir;
   WriteFile(dir / "ops.json", kOps);
   BatchInputs in;
@@ -136,7 +136,7 @@ TEST_CASE("batch plan: the same inputs give the same plan; tasks are distinct; t
   CHECK(!ReadBatchPlan(dir / "truncated.json").ok());
 }
 
-TEST_CASE("batch plan: several soc_versions get a group of shards each, alike; a version 1 plan is still read") {
+TEST_CASE("batch plan: several soc_versions get a group of shards each, alike, a version 1 plan is still read") {
   TempDir dir;
   WriteFile(dir / "ops.json", kOps);
   BatchInputs in;
@@ -196,7 +196,7 @@ TEST_CASE("batch plan: several soc_versions get a group of shards each, alike; a
   CHECK(!ReadBatchPlan(dir / "twice.json").ok());
 }
 
-TEST_CASE("batch plan: a model list names its models, relative to the list; bad lines are refused by line") {
+TEST_CASE("batch plan: a model list names its models, relative to the list, bad lines are refused by line") {
   TempDir dir;
   WriteFile(dir / "models.txt", "# comment\n\nm/a.onnx\n/abs/b.onnx x:1,3,8,8\n");
   auto models = ReadModelList(dir / "models.txt");

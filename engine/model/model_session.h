@@ -59,19 +59,21 @@ struct InterleavedTiming {
 Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int warmup, int rounds);
 Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<TypedTensor>& inputs, int warmup, int rounds);
 
-// Outputs against output_<i>.pb: |got - want| <= atol + rtol |want| (float32: rtol 1e-3, atol 1e-4
-// times the largest |want|, 1e-6 when every expected value is 0). `worst` says the largest errors; ok is false when some
-// element is outside the tolerance. kNotFound when the directory has no outputs.
+// Two runs' outputs compared (a tuning candidate against its reference run, fused against
+// unfused): |got - want| <= atol + rtol |want| with rtol 1e-3 and atol 1e-4 times the largest
+// |want| (1e-6 when every expected value is 0), since both are this machine's float32 sums in
+// other orders. `worst` says the largest errors; ok is false when some element is outside.
 struct Comparison {
   bool ok = true;
   double max_abs_error = 0, max_rel_error = 0;
   std::string worst;  // "output 0 element 17: 0.5 vs 0.49"
 };
-Result<Comparison> CompareOutputs(const std::vector<Tensor>& outputs, const std::string& data_dir);
-// Every dtype: floating outputs with float32's tolerance, integers, bool and strings exactly (their
-// shapes too).
-// `quanta` (one per output, 0: none) widens the tolerance of a quantized model's outputs by that many
-// units: OutputQuanta's.
+// Outputs against a test-data directory's output_<i>.pb (`run --data`, the conformance tests, the
+// zoo): ONNX's backend judgement, engine/ops/tensor_compare.h's MatchTensor: dtype and shape equal,
+// integers, bool and strings exactly, floats within rtol 1e-3 and atol 1e-7. `quanta` (one per
+// output, 0: none) widens a quantized model's outputs by that much: OutputQuanta's. An output
+// without a file is not checked; a file beyond the model's outputs is a mismatch. kNotFound when
+// the directory has no outputs.
 Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& data_dir,
                                        const std::vector<double>& quanta = {});
 // The tolerance a quantized model's outputs are compared with (`run --data`): two steps of the scale
@@ -79,7 +81,7 @@ Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, 
 // integer steps for an 8-bit output; 0 for any other output. Two steps: the last requantization may
 // round either way in another runtime, and the value before it may too.
 std::vector<double> OutputQuanta(const Graph& graph);
-// The same tolerance between two runs' outputs (`expected`: the reference run's).
+// Two runs' outputs, by Comparison's tolerance (`expected`: the reference run's).
 Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected);
 Comparison CompareTypedTensors(const std::vector<TypedTensor>& outputs, const std::vector<TypedTensor>& expected);
 

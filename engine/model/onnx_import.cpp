@@ -311,19 +311,17 @@ Result<std::string> InferShapes(onnx::ModelProto& model, bool send_whole, const 
   return "S" + typed.SerializeAsString();
 }
 
-// ONNX's own passes over the model: check_model, the wiring check, conversion to the executor's
-// opset, the fixed input shapes, shape inference with data propagation. What changed comes back
-// as bytes: the whole model when it was converted (kept: 'C'), else only the graph's inputs,
-// outputs and inferred value_info ('S'), so the weights are not copied.
-// Runs in the child process: `model` is the child's own copy of the parent's, changed in place.
-Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                               const std::vector<std::vector<int64_t>>& shapes_by_position, const std::string& path) {
+// libonnx's own passes over the model: check_model, conversion to the executor's opset, shape
+// inference with data propagation. What changed comes back as bytes: the whole model when it was
+// converted (kept: 'C'), else only the graph's inputs, outputs and inferred value_info ('S'), so the
+// weights are not copied. Runs in the child process (libonnx only: tilebank's own checks run in the
+// parent, where a sanitizer sees them): `model` is the child's own copy of the parent's.
+Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::string& path) {
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
     return Status::InvalidInput(path + " fails the ONNX checker: " + e.what());
   }
-  if (const std::string problem = WiringProblem(model.graph(), {}, path); !problem.empty()) return Status::InvalidInput(problem);
   const int opset = DefaultDomainOpset(model);
   const bool convert = opset != kExecutorOpset;
   if (convert) {
@@ -335,7 +333,6 @@ Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::map<std::stri
       return Status::InvalidInput(path + ": converting opset " + std::to_string(opset) + " to " + std::to_string(kExecutorOpset) + " failed: " + e.what());
     }
   }
-  TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, shapes_by_position, path));
   return InferShapes(model, convert, path);
 }
 
@@ -532,10 +529,13 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   // ScatterND, ...). Each round folds what became constant into initializers and infers again,
   // until every shape is known or a round changes nothing.
   constexpr int kMaxRounds = 64;
+  // tilebank's own checks of the proto, here rather than in the child: the wiring, the fixed input shapes.
+  if (const std::string problem = WiringProblem(model.graph(), {}, path); !problem.empty()) return Status::InvalidInput(problem);
+  TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, shapes_by_position, path));
   for (int round = 0;; ++round) {
     // libonnx 1.12 crashes on some malformed models inside these passes: they run in a child process.
     auto passed = RunInChildProcess(
-        [&]() { return round == 0 ? OnnxPasses(model, input_shapes, shapes_by_position, path) : InferShapes(model, false, path); },
+        [&]() { return round == 0 ? OnnxPasses(model, path) : InferShapes(model, false, path); },
         path + ": libonnx's checker, opset conversion or shape inference");
     if (!passed.ok()) return passed.status();
     TB_RETURN_IF_ERROR(ApplyAnswer(passed.value(), &model, path));

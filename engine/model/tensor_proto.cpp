@@ -10,12 +10,18 @@ namespace tilebank::engine::model {
 
 namespace {
 
+// Whether `raw` holds exactly `count` elements of `element_bytes` (divided, never multiplied: a
+// count near 2^62 times the element size wraps around).
+bool RawHolds(const std::string& raw, int64_t count, size_t element_bytes) {
+  return raw.size() % element_bytes == 0 && raw.size() / element_bytes == static_cast<uint64_t>(count);
+}
+
 template <typename T, typename Field>
 std::vector<T> FromRawOrField(const onnx::TensorProto& p, const Field& field, size_t raw_element_bytes, int64_t count, bool* ok) {
   std::vector<T> out;
   if (p.has_raw_data()) {
     const std::string& raw = p.raw_data();
-    *ok = raw.size() == static_cast<size_t>(count) * raw_element_bytes;
+    *ok = RawHolds(raw, count, raw_element_bytes);
     if (!*ok) return out;
     out.resize(count);
     for (int64_t i = 0; i < count; ++i) {
@@ -30,6 +36,18 @@ std::vector<T> FromRawOrField(const onnx::TensorProto& p, const Field& field, si
   *ok = field.size() == count;
   out.assign(field.begin(), field.end());
   return out;
+}
+
+// The element count of `p`'s dims, refused when a dim is negative or the product overflows (2^62):
+// every reader checks it before it compares the data present or allocates.
+Result<int64_t> ElementCount(const onnx::TensorProto& p) {
+  int64_t count = 1;
+  for (int64_t d : p.dims()) {
+    if (d < 0) return Status::InvalidInput("tensor '" + p.name() + "' has a negative dimension");
+    if (d != 0 && count > (int64_t{1} << 62) / d) return Status::InvalidInput("tensor '" + p.name() + "': its dims hold more than 2^62 elements");
+    count *= d;
+  }
+  return count;
 }
 
 }  // namespace
@@ -53,18 +71,16 @@ std::string DtypeName(int t) {
 
 Result<ConstTensor> ConstFromProto(const onnx::TensorProto& p) {
   std::vector<int64_t> shape(p.dims().begin(), p.dims().end());
-  int64_t count = 1;
-  for (int64_t d : shape) {
-    if (d < 0) return Status::InvalidInput("tensor '" + p.name() + "' has a negative dimension");
-    count *= d;
-  }
+  auto counted = ElementCount(p);
+  if (!counted.ok()) return counted.status();
+  const int64_t count = counted.value();
   bool ok = true;
   ConstTensor c;
   c.shape = shape;
   switch (p.data_type()) {
     case onnx::TensorProto::FLOAT:
       if (p.has_raw_data()) {
-        ok = p.raw_data().size() == static_cast<size_t>(count) * sizeof(float);
+        ok = RawHolds(p.raw_data(), count, sizeof(float));
         if (ok) {
           c.floats.resize(count);
           std::memcpy(c.floats.data(), p.raw_data().data(), p.raw_data().size());
@@ -76,7 +92,7 @@ Result<ConstTensor> ConstFromProto(const onnx::TensorProto& p) {
       break;
     case onnx::TensorProto::DOUBLE: {
       if (p.has_raw_data()) {
-        ok = p.raw_data().size() == static_cast<size_t>(count) * sizeof(double);
+        ok = RawHolds(p.raw_data(), count, sizeof(double));
         for (int64_t i = 0; ok && i < count; ++i) {
           double v;
           std::memcpy(&v, p.raw_data().data() + i * sizeof(double), sizeof v);
@@ -166,17 +182,13 @@ bool CopyField(const Field& field, TypedTensor* t) {
 
 Result<TypedTensor> TensorFromProto(const onnx::TensorProto& p) {
   std::vector<int64_t> shape(p.dims().begin(), p.dims().end());
-  for (int64_t d : shape)
-    if (d < 0) return Status::InvalidInput("tensor '" + p.name() + "' has a negative dimension");
+  auto counted = ElementCount(p);
+  if (!counted.ok()) return counted.status();
+  const int64_t count = counted.value();
   const DType dtype = DTypeOfOnnx(p.data_type());
   if (dtype == DType::kUndefined || dtype == DType::kComplex64 || dtype == DType::kComplex128)
     return Status::InvalidInput("tensor '" + p.name() + "' is " + DtypeName(p.data_type()) + ", which the executor does not read");
   // The data present bounds the element count before anything is allocated.
-  int64_t count = 1;
-  for (int64_t d : shape) {
-    if (d != 0 && count > (int64_t{1} << 62) / d) return Status::InvalidInput("tensor '" + p.name() + "': its data does not match its dims");
-    count *= d;
-  }
   const int64_t present = dtype == DType::kString ? p.string_data_size()
                           : p.has_raw_data()      ? static_cast<int64_t>(p.raw_data().size() / std::max<size_t>(1, ElementBytes(dtype)))
                                                   : std::max({p.float_data_size(), p.double_data_size(), p.int32_data_size(), p.int64_data_size(),

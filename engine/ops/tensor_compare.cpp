@@ -20,7 +20,7 @@ std::string Number(double v) {
 
 }  // namespace
 
-TensorMatch MatchTensor(const TypedTensor& got, const TypedTensor& want, double rtol, double atol) {
+TensorMatch MatchTensor(const TypedTensor& got, const TypedTensor& want, double rtol, double atol, double allowance) {
   TensorMatch m;
   if (got.dtype != want.dtype) {
     m.ok = false;
@@ -39,8 +39,12 @@ TensorMatch MatchTensor(const TypedTensor& got, const TypedTensor& want, double 
     return m;
   }
   if (!IsFloating(want.dtype)) {
-    for (int64_t i = 0; i < n && m.ok; ++i)
-      if (got.IntAt(i) != want.IntAt(i)) m.ok = false, m.worst = Element(i, std::to_string(got.IntAt(i)), std::to_string(want.IntAt(i)));
+    for (int64_t i = 0; i < n && m.ok; ++i) {
+      const int64_t g = got.IntAt(i), w = want.IntAt(i);
+      const double abs = std::abs(static_cast<double>(g) - static_cast<double>(w));
+      m.max_abs_error = std::max(m.max_abs_error, abs);
+      if (g != w && !(abs <= allowance)) m.ok = false, m.worst = Element(i, std::to_string(g), std::to_string(w));
+    }
     return m;
   }
   // bfloat16 keeps 8 significant bits: values one unit in the last place apart (rounded, or
@@ -63,7 +67,7 @@ TensorMatch MatchTensor(const TypedTensor& got, const TypedTensor& want, double 
     }
     m.max_abs_error = std::max(m.max_abs_error, abs);
     if (w != 0) m.max_rel_error = std::max(m.max_rel_error, rel);
-    const double excess = abs - (atol + rtol * std::abs(w));
+    const double excess = abs - (atol + rtol * std::abs(w) + allowance);
     if (excess > 0) m.ok = false;
     if (excess > worst_excess) worst_excess = excess, m.worst = Element(i, Number(g), Number(w));
   }
