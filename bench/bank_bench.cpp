@@ -337,8 +337,13 @@ int main(int argc, char** argv) {
   goal("p50 lookup < 2 us (uniform)", bank_hit.p50_us < 2 && bank_miss.p50_us < 2, buf);
   std::snprintf(buf, sizeof buf, "%.3f ms", bank_open_ms);
   goal("open to first answer < 10 ms", bank_open_ms < 10, buf);
-  std::snprintf(buf, sizeof buf, "%.2f s for %llu + %llu entries", bank_merge_s, (unsigned long long)n, (unsigned long long)n);
-  goal("merge 1M + 1M < 20 s", bank_merge_s < 20, buf);
+  // The goal is set at 1M + 1M entries: at another --entries the line says what was merged, and
+  // that the goal does not apply.
+  char merge_label[64];
+  std::snprintf(merge_label, sizeof merge_label, "merge %llu + %llu < 20 s", (unsigned long long)n, (unsigned long long)n);
+  std::snprintf(buf, sizeof buf, "%.2f s%s", bank_merge_s, n == 1000000 ? "" : " (the goal is set at 1000000 + 1000000: not judged)");
+  if (n == 1000000) goal(merge_label, bank_merge_s < 20, buf);
+  else std::printf("  %-44s %-6s %s\n", merge_label, "-", buf);
   std::snprintf(buf, sizeof buf, "%.1fx, p50 %.2f us", bank_hot.per_second / sql_hot.per_second, bank_hot.p50_us);
   goal("1,000-op set: >= 5x SQLite, p50 < 2 us", bank_hot.per_second >= 5 * sql_hot.per_second && bank_hot.p50_us < 2, buf);
   if (given_dir.empty()) {

@@ -13,11 +13,14 @@ any tuning, and at a shape nobody tuned.
 """
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from alternate import alternate  # bench/alternate.py
 
 DEFAULT_MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "regnet_x_400mf", "densenet121", "convnext_tiny",
                   "swin_t", "vit_b_16", "bert_base", "transformer_encoder"]
@@ -34,11 +37,16 @@ def median_ms(fn, warmup, repeat):
     return statistics.median(times)
 
 
-def torchscript_ms(torch, model, inputs, threads, warmup, repeat):
+def torchscript_column(torch, model, inputs, threads, warmup, repeat):
+    """TorchScript (traced, frozen, optimize_for_inference) as a column for alternate(): (median ms, None)."""
     torch.set_num_threads(threads)
     with torch.no_grad():
         scripted = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, inputs).eval()))
-        return median_ms(lambda: scripted(*inputs), warmup, repeat)
+
+    def column():
+        with torch.no_grad():
+            return median_ms(lambda: scripted(*inputs), warmup, repeat), None
+    return column
 
 
 def run(build, model, bank, args, extra=(), env_extra=None):
@@ -49,6 +57,14 @@ def run(build, model, bank, args, extra=(), env_extra=None):
     if p.returncode not in (0, 1):
         raise SystemExit(f"model_bench: {' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
     return json.loads(p.stdout)
+
+
+def run_column(build, model, bank, args, extra=(), env_extra=None):
+    """`run` as a column for alternate(): (median ms, its JSON answer)."""
+    def column():
+        answer = run(build, model, bank, args, extra, env_extra)
+        return answer["latency_ms"]["median"], answer
+    return column
 
 
 def defaults_section(args, torch, export_models, names):
@@ -63,15 +79,18 @@ def defaults_section(args, torch, export_models, names):
         shapes = ";".join(f"{n}:{','.join(str(d) for d in x.shape)}" for n, x in zip(input_names, inputs))
         data += ["--input-shape", shapes]
         with tempfile.TemporaryDirectory() as empty:
-            # Side by side: TorchScript, then tilebank's built-in choices, then the templates' defaults.
-            ts = torchscript_ms(torch, model, inputs, args.threads, args.warmup, args.repeat)
-            builtin = run(args.build, model_path, empty, args, data)
-            template = run(args.build, model_path, empty, args, data, {"TILEBANK_DEFAULT_POLICIES": "template"})
-        b_ms, t_ms = builtin["latency_ms"]["median"], template["latency_ms"]["median"]
+            # Side by side, alternated: TorchScript, tilebank's built-in choices, the templates' defaults.
+            ms, _, last = alternate({
+                "torchscript": torchscript_column(torch, model, inputs, args.threads, args.warmup, args.repeat),
+                "builtin": run_column(args.build, model_path, empty, args, data),
+                "template": run_column(args.build, model_path, empty, args, data, {"TILEBANK_DEFAULT_POLICIES": "template"}),
+            }, args.rounds)
+        ts, b_ms, t_ms, builtin = ms["torchscript"], ms["builtin"], ms["template"], last["builtin"]
         rows.append({"model": name, "gflop": builtin["gflop"], "torchscript_ms": ts, "builtin_ms": b_ms, "template_ms": t_ms,
                      "vs_ts": b_ms / ts, "check": builtin.get("check", {}).get("ok")})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    print(f"\ndefaults: {args.threads} threads, batch 1, empty bank, median of {args.repeat} runs after {args.warmup} warm-up")
+    print(f"\ndefaults: {args.threads} threads, batch 1, empty bank; each column the median over {args.rounds} alternated rounds "
+          f"of its median of {args.repeat} runs after {args.warmup} warm-up")
     head = ("model", "GFLOP", "TS ms", "built-in ms", "templates ms", "built-in/TS", "goal <=1.0x", "templates/built-in", "check")
     fmt = "{:<20}" + "{:>14}" * (len(head) - 3) + "{:>20}{:>8}"
     print(fmt.format(*head))
@@ -117,18 +136,26 @@ def off_shape_section(args, torch, export_models, name="resnet50", batch=8):
         bank, empty = os.path.join(work, "bank"), os.path.join(work, "empty")
         print(f"== {name}: tune -j 2 at batch 1", file=sys.stderr, flush=True)
         tune_1_s = tune(args, model_path, one, bank, os.path.join(work, "out1"))
-        # Side by side: TorchScript at batch 8, tilebank with the batch-1 bank and with an empty one.
-        ts = torchscript_ms(torch, model, big, args.threads, args.warmup, args.repeat)
-        nearest = run(args.build, model_path, bank, args, ["--input-shape", eight])
-        builtin = run(args.build, model_path, empty, args, ["--input-shape", eight])
+        # Side by side, alternated: TorchScript at batch 8, tilebank with the batch-1 bank and with an
+        # empty one; then tuned at batch 8 too, a copy of the batch-1 bank kept to time beside it.
+        script = torchscript_column(torch, model, big, args.threads, args.warmup, args.repeat)
+        bank_1 = os.path.join(work, "bank_batch1")
+        shutil.copytree(bank, bank_1)
         print(f"== {name}: tune -j 2 at batch {batch}", file=sys.stderr, flush=True)
         tune_8_s = tune(args, model_path, eight, bank, os.path.join(work, "out8"))
-        tuned = run(args.build, model_path, bank, args, ["--input-shape", eight])
+        ms, _, last = alternate({
+            "torchscript": script,
+            "nearest": run_column(args.build, model_path, bank_1, args, ["--input-shape", eight]),
+            "builtin": run_column(args.build, model_path, empty, args, ["--input-shape", eight]),
+            "tuned": run_column(args.build, model_path, bank, args, ["--input-shape", eight]),
+        }, args.rounds)
+        nearest, builtin, tuned = last["nearest"], last["builtin"], last["tuned"]
         peak = json.loads(subprocess.run([os.path.join(args.build, "fma_peak"), str(args.threads)], capture_output=True, text=True).stdout)
     gflop = tuned["gflop"]
-    n_ms, b_ms, t_ms = nearest["latency_ms"]["median"], builtin["latency_ms"]["median"], tuned["latency_ms"]["median"]
+    ts, n_ms, b_ms, t_ms = ms["torchscript"], ms["nearest"], ms["builtin"], ms["tuned"]
     share = gflop / (t_ms / 1e3) / peak["fma_gflops"]
-    print(f"\noff-shape: {name} at batch {batch}, {args.threads} threads, median of {args.repeat} runs after {args.warmup} warm-up; "
+    print(f"\noff-shape: {name} at batch {batch}, {args.threads} threads; each column the median over {args.rounds} alternated rounds "
+          f"of its median of {args.repeat} runs after {args.warmup} warm-up; "
           f"FMA peak {peak['fma_gflops']:.0f} GFLOP/s")
     head = ("configuration", "ms", "vs TS", "goal", "policies (bank/nearest/built-in)")
     fmt = "{:<34}{:>10}{:>10}{:>18}{:>34}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """int8 against FP32 and ONNX Runtime, side by side in one run: each model exported from PyTorch
 (scripts/export_models.py), quantized by `tilebank quantize` (static, calibrated on its test input and
-random inputs of the same shape), then timed in alternating rounds as tilebank FP32, tilebank int8
+random inputs of the same shape), then timed in alternated rounds (bench/alternate.py), every system on the test data's inputs, as tilebank FP32, tilebank int8
 (the QDQ model on its int8 kernels) and ONNX Runtime 1.30 on the same QDQ model (onnxruntime-node's CPU
 provider, which fuses QDQ into its own int8 kernels). Prints the medians, the goals (int8 at most
 ONNX Runtime's int8 time; int8 at least 1.7x tilebank's FP32 on ResNet-50 and 1.5x on BERT-base), each
@@ -20,23 +20,28 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+from alternate import alternate  # noqa: E402  bench/alternate.py
 
 GOAL_OVER_FP32 = {"resnet50": 1.7, "bert_base": 1.5}
 
 
-def tilebank_ms(build, model_dir, threads, warmup, repeat, bank=None):
-    p = subprocess.run([os.path.join(build, "tilebank"), "run", "-m", os.path.join(model_dir, "model.onnx"), "--bank", bank or os.path.join(model_dir, "no_bank"),
-                        "--threads", str(threads), "--warmup", str(warmup), "--repeat", str(repeat), "--json"], capture_output=True, text=True)
-    if p.returncode not in (0, 1):
-        raise SystemExit("int8_bench: tilebank run failed on %s: %s" % (model_dir, p.stderr.strip()))
-    return json.loads(p.stdout)["latency_ms"]["median"]
+def tilebank_column(build, model_dir, data, threads, warmup, repeat, bank=None):
+    """`tilebank run` on the test data's inputs (those ONNX Runtime gets) as a column for alternate()."""
+    def column():
+        p = subprocess.run([os.path.join(build, "tilebank"), "run", "-m", os.path.join(model_dir, "model.onnx"), "--data", data,
+                            "--bank", bank or os.path.join(model_dir, "no_bank"), "--threads", str(threads), "--warmup", str(warmup),
+                            "--repeat", str(repeat), "--json"], capture_output=True, text=True)
+        if p.returncode not in (0, 1):
+            raise SystemExit("int8_bench: tilebank run failed on %s: %s" % (model_dir, p.stderr.strip()))
+        answer = json.loads(p.stdout)
+        return answer["latency_ms"]["median"], answer
+    return column
 
 
 def calibration(model_dir, work, sets, seed=0):
@@ -114,8 +119,9 @@ def main():
         shutil.rmtree(os.path.join(int8_dir, "test_data_set_0"), ignore_errors=True)
         shutil.copytree(os.path.join(model_dir, "test_data_set_0"), os.path.join(int8_dir, "test_data_set_0"))
         data = os.path.join(model_dir, "test_data_set_0")
-        times = {"fp32": [], "int8": [], "ort_int8": []}
         bank = os.path.join(work, "bank")
+        columns = {"fp32": tilebank_column(build, model_dir, data, args.threads, args.warmup, args.repeat),
+                   "int8": tilebank_column(build, int8_dir, data, args.threads, args.warmup, args.repeat)}
         if args.tune:
             shutil.rmtree(bank, ignore_errors=True)
             t = subprocess.run([os.path.join(build, "tilebank"), "tune", "-j", "2", "-m", os.path.join(int8_dir, "model.onnx"), "--bank", bank,
@@ -123,21 +129,20 @@ def main():
                                capture_output=True, text=True)
             if t.returncode:
                 raise SystemExit("int8_bench: tilebank tune failed on %s: %s" % (name, t.stderr.strip()))
-            times["int8_tuned"] = []
-        ort = None
-        for _ in range(args.rounds):
-            times["fp32"].append(tilebank_ms(build, model_dir, args.threads, args.warmup, args.repeat))
-            times["int8"].append(tilebank_ms(build, int8_dir, args.threads, args.warmup, args.repeat))
-            if args.tune:
-                times["int8_tuned"].append(tilebank_ms(build, int8_dir, args.threads, args.warmup, args.repeat, bank))
-            ort = ort_anchor.run(os.path.join(int8_dir, "model.onnx"), data, args.threads, args.warmup, args.repeat)
-            times["ort_int8"].append(ort.median_ms)
+            columns["int8_tuned"] = tilebank_column(build, int8_dir, data, args.threads, args.warmup, args.repeat, bank)
+
+        def ort_column():
+            result = ort_anchor.run(os.path.join(int8_dir, "model.onnx"), data, args.threads, args.warmup, args.repeat)
+            return result.median_ms, result
+        columns["ort_int8"] = ort_column
+        # Alternated in rounds (bench/alternate.py), every system on the same inputs: the test data's.
+        med, times, last = alternate(columns, args.rounds)
+        ort = last["ort_int8"]
         reference = ort_anchor.read_outputs(data)[0]
         inputs = dict(ort_anchor.read_inputs(os.path.join(model_dir, "model.onnx"), data))
         ours = tilebank.InferenceSession(os.path.join(int8_dir, "model.onnx"), bank=os.path.join(work, "no_bank")).run(None, inputs)[0]
         tb_err, tb_sqnr = errors(ours, reference)
         ort_err, ort_sqnr = errors(ort.outputs[0], reference)
-        med = {k: statistics.median(v) for k, v in times.items()}
         rows.append((name, med, sqnr_line, tb_err, tb_sqnr, ort_err, ort_sqnr))
         print("%s: %s" % (name, json.dumps({k: [round(x, 3) for x in v] for k, v in times.items()})), flush=True)
 

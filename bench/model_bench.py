@@ -4,11 +4,12 @@ TorchScript (trace, freeze, optimize_for_inference), tilebank with default polic
 `tune -j 2 --model` (OPAT alone), and tilebank after `tune -j 1 --model` then `tune -j 2 --model`
 (SGAT then OPAT, in a bank of its own; and again with the layouts decided across the model turned off,
 TILEBANK_MODEL_LAYOUTS=row-major); each model's GFLOP and its share of the fp32 FMA peak
-measured beside it (build/fma_peak). Every time is the median of --repeat runs after warm-up. The
+measured beside it (build/fma_peak). The columns run alternated in --rounds rounds (bench/alternate.py),
+each a median of --repeat runs after warm-up; a column's time is the median of its round medians. The
 goals of issues 13 (OPAT), 14 (SGAT) and 22 (transformers: BERT-base, ViT-B/16, a GPT-2-small
 decoder) are printed with each row, met or not.
 
-  usage: bench/model_bench.py [--threads 2] [--repeat 30] [--bank DIR] [--sgat-bank DIR] [--build build] [MODEL ...]
+  usage: bench/model_bench.py [--threads 2] [--repeat 30] [--rounds 3] [--bank DIR] [--sgat-bank DIR] [--build build] [MODEL ...]
          (models: resnet50 resnet18 mobilenet_v2 bert_base vit_b_16 gpt_decoder, or other torchvision classifiers)
          bench/model_bench.py --defaults [MODEL ...]   before tuning: an empty bank against TorchScript
          bench/model_bench.py --off-shape              ResNet-50 at batch 8 with a bank tuned at batch 1
@@ -29,7 +30,8 @@ import sys
 import tempfile
 import time
 
-from default_goals import median_ms, torchscript_ms  # bench/default_goals.py: the timing both use
+from alternate import alternate  # bench/alternate.py: columns timed in alternated rounds
+from default_goals import median_ms  # bench/default_goals.py: the timing both use
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
@@ -55,12 +57,29 @@ SGAT_OVER_OPAT = 1.15  # issue 14: SGAT then OPAT at least this much faster than
 ORT_MODELS = ("resnet50", "mobilenet_v2", "bert_base", "vit_b_16", "gpt_decoder", "llama_decoder", "yolo_detector")  # --ort's default models (issue 37)
 
 
-def pytorch_times(name, threads, warmup, repeat):
+def pytorch_columns(name, threads, warmup, repeat):
+    """PyTorch eager and TorchScript (traced, frozen, optimize_for_inference) as columns for alternate()."""
     torch.set_num_threads(threads)
     model, inputs, _, _ = export_models.build(name)
     with torch.no_grad():
-        eager = median_ms(lambda: model(*inputs), warmup, repeat)
-    return eager, torchscript_ms(torch, model, inputs, threads, warmup, repeat)
+        scripted = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, inputs).eval()))
+
+    def eager():
+        with torch.no_grad():
+            return median_ms(lambda: model(*inputs), warmup, repeat), None
+
+    def script():
+        with torch.no_grad():
+            return median_ms(lambda: scripted(*inputs), warmup, repeat), None
+    return eager, script
+
+
+def tilebank_column(build, model_dir, bank, threads, warmup, repeat, kernel_cache, layouts=None, profile=False):
+    """`tilebank run --json` on the model's test data as a column for alternate(): (median ms, its answer)."""
+    def column():
+        answer = run_json(build, model_dir, bank, threads, warmup, repeat, kernel_cache, layouts, profile)
+        return answer["latency_ms"]["median"], answer
+    return column
 
 
 def tilebank(build, args, threads, kernel_cache=None, layouts=None):
@@ -149,7 +168,7 @@ def main():
     parser.add_argument("--off-shape", action="store_true", help="only ResNet-50 at batch 8 with a bank tuned at batch 1")
     parser.add_argument("--ort", action="store_true", help="only the models against ONNX Runtime (scripts/setup.sh --ort installs it)")
     parser.add_argument("--tuned", action="store_true", help="with --ort: also after SGAT then OPAT in --sgat-bank")
-    parser.add_argument("--rounds", type=int, default=3, help="with --ort: rounds alternating the systems")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds alternating the systems (each column's time: the median of its round medians)")
     args = parser.parse_args()
     ensure_binaries(args.build)
     global torch, export_models
@@ -176,36 +195,42 @@ def main():
             opat, tune_s = tune_job(args, model, "2", args.bank, os.path.join(out, "opat"))
             sgat, sgat_s = tune_job(args, model, "1", args.sgat_bank, os.path.join(out, "sgat"))
             sgat_opat, sgat_opat_s = tune_job(args, model, "2", args.sgat_bank, os.path.join(out, "sgat_opat"))
-            # Side by side: the anchors, then tilebank default, OPAT, SGAT+OPAT, then the peak.
-            eager, ts = pytorch_times(name, args.threads, args.warmup, args.repeat)
-            # Each configuration runs twice on a kernel cache that starts empty: a cold load, then a warm one.
+            # Side by side, alternated in rounds: the anchors, tilebank default, OPAT, SGAT+OPAT, and
+            # SGAT+OPAT row-major; then the peak. Each configuration first loads once on a kernel
+            # cache that starts empty (the default's is its cold load), so the timed loads are warm.
             default_cold = run_json(args.build, model_dir, empty, args.threads, 1, 1, kernels)
-            default = run_json(args.build, model_dir, empty, args.threads, args.warmup, args.repeat, kernels)
             run_json(args.build, model_dir, args.bank, args.threads, 1, 1, kernels)
-            tuned = run_json(args.build, model_dir, args.bank, args.threads, args.warmup, args.repeat, kernels)
             run_json(args.build, model_dir, args.sgat_bank, args.threads, 1, 1, kernels)
-            fused = run_json(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat, kernels, profile=True)
-            row_major = run_json(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat, kernels, "row-major")
+            eager_column, script_column = pytorch_columns(name, args.threads, args.warmup, args.repeat)
+            ms, rounds_ms, last = alternate({
+                "eager": eager_column, "torchscript": script_column,
+                "default": tilebank_column(args.build, model_dir, empty, args.threads, args.warmup, args.repeat, kernels),
+                "opat": tilebank_column(args.build, model_dir, args.bank, args.threads, args.warmup, args.repeat, kernels),
+                "sgat_opat": tilebank_column(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat, kernels, profile=True),
+                "row_major": tilebank_column(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat, kernels, "row-major"),
+            }, args.rounds)
+            eager, ts = ms["eager"], ms["torchscript"]
+            default, tuned, fused = last["default"], last["opat"], last["sgat_opat"]
             peak = json.loads(subprocess.run([os.path.join(args.build, "fma_peak"), str(args.threads)], capture_output=True, text=True).stdout)
         gflop = tuned["gflop"]
-        t_ms = tuned["latency_ms"]["median"]
-        f_ms = fused["latency_ms"]["median"]
+        t_ms = ms["opat"]
+        f_ms = ms["sgat_opat"]
         ref_kind, bound, sgat_bound = GOALS.get(name, ("torchscript", 1.0, None))
         ref = ts if ref_kind == "torchscript" else eager
         rows.append({
-            "model": name, "gflop": gflop, "eager_ms": eager, "torchscript_ms": ts, "default_ms": default["latency_ms"]["median"],
-            "tuned_ms": t_ms, "sgat_opat_ms": f_ms, "sgat_row_major_ms": row_major["latency_ms"]["median"], "peak_gflops": peak["fma_gflops"],
+            "model": name, "gflop": gflop, "eager_ms": eager, "torchscript_ms": ts, "default_ms": ms["default"],
+            "tuned_ms": t_ms, "sgat_opat_ms": f_ms, "sgat_row_major_ms": ms["row_major"], "peak_gflops": peak["fma_gflops"],
             "tuned_peak_share": gflop / (t_ms / 1e3) / peak["fma_gflops"], "sgat_peak_share": gflop / (f_ms / 1e3) / peak["fma_gflops"],
             "tuned_vs_ref": t_ms / ref, "sgat_vs_ref": f_ms / ref, "ref": ref_kind, "bound": bound, "sgat_bound": sgat_bound,
-            "speedup_vs_default": default["latency_ms"]["median"] / t_ms, "sgat_over_opat": t_ms / f_ms,
+            "speedup_vs_default": ms["default"] / t_ms, "sgat_over_opat": t_ms / f_ms, "round_ms": rounds_ms,
             "check": tuned.get("check", {}).get("ok") and fused.get("check", {}).get("ok"), "load_s": tuned["load_s"],
             "default_load_cold_s": default_cold["load_s"], "default_load_warm_s": default["load_s"], "tune_s": tune_s,
             "sgat_tune_s": sgat_s + sgat_opat_s, "hits": summary_text(opat), "sgat_hits": summary_text(sgat),
             "sgat_opat_by_op": time_by_op(fused["profile"]),
         })
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    print(f"\nmodel_bench: {args.threads} threads, batch 1, median of {args.repeat} runs after {args.warmup} warm-up; "
-          f"bank {args.bank}")
+    print(f"\nmodel_bench: {args.threads} threads, batch 1; each column the median over {args.rounds} alternated rounds of its "
+          f"median of {args.repeat} runs after {args.warmup} warm-up; bank {args.bank}")
     head = ("model", "GFLOP", "eager ms", "TS ms", "default ms", "OPAT ms", "% peak", "OPAT/ref", "goal", "vs default", "check",
             "load s", "def. cold", "def. warm", "tune s", "hits")
     fmt = "{:<13}" + "{:>11}" * (len(head) - 1)

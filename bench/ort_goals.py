@@ -2,7 +2,7 @@
 
 For each model, tilebank with an empty bank (and, with --tuned, after SGAT then OPAT in the
 --sgat-bank) and ONNX Runtime (graph optimizations "all", the same threads and inputs, through
-bench/ort_anchor.py) are run in turn for --rounds rounds, each a process of its own with its
+bench/ort_anchor.py) are run alternated for --rounds rounds (bench/alternate.py), each a process of its own with its
 warm-up and --repeat timed runs; each side's time is the median of its round medians. Then one
 profiled run of each gives the time per op type side by side, so every gap has a name. Printed
 with the goals of issue 37, met or not: empty bank at most 1.0x ONNX Runtime; after SGAT then OPAT
@@ -19,6 +19,7 @@ import sys
 import tempfile
 
 import ort_anchor
+from alternate import alternate  # bench/alternate.py
 
 EMPTY_BANK_GOAL = 1.0   # tilebank / ONNX Runtime, empty bank: at most
 TUNED_SPEEDUP_GOAL = 1.2  # ONNX Runtime / tilebank after SGAT then OPAT: at least
@@ -75,11 +76,22 @@ def ort_section(args, export_models, names, run_json, tune_job):
             if args.tuned:
                 run_json(args.build, model_dir, args.sgat_bank, args.threads, 1, 1, kernels)
             tb, tuned, ort = [], [], []
-            for _ in range(args.rounds):  # alternated: tilebank, ONNX Runtime, tilebank tuned
-                tb.append(run_json(args.build, model_dir, empty, args.threads, args.warmup, args.repeat, kernels))
-                ort.append(ort_anchor.run(model, data, threads=args.threads, warmup=args.warmup, repeat=args.repeat))
-                if args.tuned:
-                    tuned.append(run_json(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat, kernels))
+
+            def column(results, fn, ms):
+                def run():
+                    results.append(fn())
+                    return ms(results[-1]), results[-1]
+                return run
+            columns = {  # alternated in rounds (bench/alternate.py): tilebank, ONNX Runtime, tilebank tuned
+                "default": column(tb, lambda: run_json(args.build, model_dir, empty, args.threads, args.warmup, args.repeat, kernels),
+                                  lambda r: r["latency_ms"]["median"]),
+                "ort": column(ort, lambda: ort_anchor.run(model, data, threads=args.threads, warmup=args.warmup, repeat=args.repeat),
+                              lambda r: r.median_ms),
+            }
+            if args.tuned:
+                columns["tuned"] = column(tuned, lambda: run_json(args.build, model_dir, args.sgat_bank, args.threads, args.warmup, args.repeat,
+                                                                  kernels), lambda r: r["latency_ms"]["median"])
+            alternate(columns, args.rounds)
             tb_profile = run_json(args.build, model_dir, args.sgat_bank if args.tuned else empty, args.threads, args.warmup, args.repeat,
                                   kernels, profile=True)
             ort_profile = ort_anchor.run(model, data, threads=args.threads, warmup=args.warmup, repeat=args.repeat, profile=True,

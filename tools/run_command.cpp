@@ -56,6 +56,28 @@ double PeakRssMiB() {
   return usage.ru_maxrss / 1024.0;
 }
 
+// Offline tuning (seed 001): writes DIR/aoe_dump/ for the model `ex` runs. Called once the model
+// has run, so a model refused at load or at its first run leaves nothing behind.
+// The operators as an ATC single-op list for `tune -j 2 --singleop` on another machine of this
+// soc_version, and the subgraphs for `tune -j 1 --subgraphs` (SGAT without the model). Both are
+// made before anything is written.
+int WriteDump(const RunFlags& f, const engine::model::Executor& ex) {
+  const std::string dir = f.dump + "/aoe_dump";
+  const std::string name = engine::ModelName(f.model);
+  const nlohmann::json list = engine::ModelOpList(ex, {});
+  const auto subgraphs = engine::model::DistinctSubgraphs(ex.graph());
+  const nlohmann::json subgraph_list = engine::model::SubgraphFileJson(subgraphs, name, HostSocVersion());
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Fail(Status::InvalidInput("cannot create " + dir + ": " + ec.message()));
+  const std::string file = dir + "/" + name + "_ops.json", subgraph_file = dir + "/" + name + "_subgraphs.json";
+  if (Status s = engine::WriteJsonAtomically(file, list, 1); !s.ok()) return Fail(s);
+  if (Status s = engine::WriteJsonAtomically(subgraph_file, subgraph_list, 1); !s.ok()) return Fail(s);
+  std::fprintf(stderr, "dumped %zu operators to %s (soc_version %s)\n", list.size(), file.c_str(), HostSocVersion().c_str());
+  std::fprintf(stderr, "dumped %zu subgraphs to %s\n", subgraphs.size(), subgraph_file.c_str());
+  return kExitOk;
+}
+
 int RunModel(const RunFlags& f) {
   if (f.repeat < 1) return Fail(Status::InvalidInput("--repeat must be at least 1"));
   if (f.warmup < 0) return Fail(Status::InvalidInput("--warmup must not be negative"));
@@ -115,24 +137,6 @@ int RunModel(const RunFlags& f) {
   engine::model::Executor& ex = *executor;
   const std::string kernel_cache = engine::DefaultKernelCacheDir();
   const engine::KernelDiskCacheStats kernels = kernel_cache.empty() ? engine::KernelDiskCacheStats{} : engine::KernelDiskCacheAt(kernel_cache).stats();
-  if (!f.dump.empty()) {
-    // Offline tuning (seed 001): the operators as an ATC single-op list for `tune -j 2 --singleop`
-    // on another machine of this soc_version, and the subgraphs for `tune -j 1 --subgraphs` (SGAT
-    // without the model). Both are made before anything is written.
-    const std::string dir = f.dump + "/aoe_dump";
-    const std::string name = engine::ModelName(f.model);
-    const nlohmann::json list = engine::ModelOpList(ex, {});
-    const auto subgraphs = engine::model::DistinctSubgraphs(ex.graph());
-    const nlohmann::json subgraph_list = engine::model::SubgraphFileJson(subgraphs, name, HostSocVersion());
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return Fail(Status::InvalidInput("cannot create " + dir + ": " + ec.message()));
-    const std::string file = dir + "/" + name + "_ops.json", subgraph_file = dir + "/" + name + "_subgraphs.json";
-    if (Status s = engine::WriteJsonAtomically(file, list, 1); !s.ok()) return Fail(s);
-    if (Status s = engine::WriteJsonAtomically(subgraph_file, subgraph_list, 1); !s.ok()) return Fail(s);
-    std::fprintf(stderr, "dumped %zu operators to %s (soc_version %s)\n", list.size(), file.c_str(), HostSocVersion().c_str());
-    std::fprintf(stderr, "dumped %zu subgraphs to %s\n", subgraphs.size(), subgraph_file.c_str());
-  }
   std::vector<engine::TypedTensor> inputs;
   if (!f.data.empty()) {
     auto read = engine::model::ReadTypedInputs(ex.graph(), f.data);
@@ -147,6 +151,8 @@ int RunModel(const RunFlags& f) {
   std::vector<engine::TypedTensor> outputs;
   const int64_t draws_before = engine::kernels::RandomDraws();
   if (Status s = ex.Run(in, &outputs); !s.ok()) return Fail(s);
+  if (!f.dump.empty())
+    if (int rc = WriteDump(f, ex); rc != kExitOk) return rc;
   std::optional<engine::model::Comparison> comparison;
   bool quantized_outputs = false;  // --data's tolerance widened by the outputs' quantization
   if (!f.data.empty()) {
