@@ -58,6 +58,13 @@ struct Entry {
       if (k.name == "verified") return std::holds_alternative<std::string>(k.value) && std::get<std::string>(k.value) == "measured";
     return 0;
   }
+  // Whether the times are a cost model's predictions rather than measurements (knob verified =
+  // "model", as an offline gradient plan records): their runs are then 0.
+  bool IsPrediction() const {
+    for (const Knob& k : policy)
+      if (k.name == "verified") return std::holds_alternative<std::string>(k.value) && std::get<std::string>(k.value) == "model";
+    return false;
+  }
   // Everything but the bank-local bookkeeping (revision, generation, superseded_generation).
   bool SameContent(const Entry& o) const {
     return kind == o.kind && op_type == o.op_type && descriptor == o.descriptor && template_id == o.template_id &&

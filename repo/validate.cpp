@@ -51,7 +51,7 @@ void CheckEntry(const Entry& e, EntryKind kind, Key key, const std::string& wher
     problem("implausible: the stored policy (" + std::to_string(e.after.median_us) + " us) is slower than its baseline (" +
             std::to_string(e.before.median_us) + " us)");
   if (e.after.spread_us < 0 || e.before.spread_us < 0) problem("implausible: negative spread");
-  if (e.after.runs == 0) problem("implausible: no measured runs");
+  if (e.after.runs == 0 && !e.IsPrediction()) problem("implausible: no measured runs (and not a prediction: no knob verified = model)");
   if (e.revision == 0) problem("revision 0 (revisions start at 1)");
   for (const std::string* text : {&e.op_type, &e.template_id, &e.strategy, &e.tool_version, &e.origin_host, &e.origin_bank})
     if (!IsValidUtf8(*text)) problem("a text field is not valid UTF-8");

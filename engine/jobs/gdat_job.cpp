@@ -147,8 +147,9 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
     winner.ends = tuned.front().ends;
     winner.hangover_ms = best_time.hangover_ms;
     winner.baseline_hangover_ms = ddp_time.hangover_ms;
-    before = {ddp_time.finish_ms * 1000, 0, 1};
-    after = {best_time.finish_ms * 1000, 0, 1};
+    // The cost model's predictions, stored as such: no run measured them (runs 0, verified = model).
+    before = {ddp_time.finish_ms * 1000, 0, 0};
+    after = {best_time.finish_ms * 1000, 0, 0};
     beats = best_time.finish_ms < ddp_time.finish_ms * (1.0 - o.min_gain);
   }
   winner.segment_bytes = SegmentBytes(winner.ends, gradient_bytes);

@@ -18,8 +18,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON_DIR = os.path.dirname(HERE)
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else os.path.join(PYTHON_DIR, "..", "build")
 
-# A training job: a 7-layer MLP, each rank its own data, SGD. Prints the plan gradient_fusion
-# returned and writes the parameters after the last step (rank 0).
+# A training job: a 7-layer MLP, each rank its own data, SGD. Writes what gradient_fusion returned
+# (its state when returned and after the last step, its ends) and the parameters after the last
+# step (rank 0).
 JOB = r'''
 import json, os, sys
 import torch, torch.distributed as dist
@@ -48,8 +49,10 @@ if mode.startswith("reordered"):
     model = Reordered(model)
 ddp = DDP(model)
 plan = None
+state_at_start = None
 if mode in ("fusion", "reordered-fusion"):
     plan = tb.gradient_fusion(ddp)
+    state_at_start = plan.state if plan is not None else None
 elif mode == "reordered-profile":
     # A gradient profile in the observed ready order whose AllReduce costs 50 ms a call: fusing
     # everything into one segment is the plan offline tuning keeps.
@@ -78,7 +81,9 @@ if mode == "reordered-profile":
     plan["reverse_parameter_order"] = sample.order == list(reversed(range(len(problem.params))))
 if dist.get_rank() == 0:
     with open(sys.argv[3], "w") as f:
-        json.dump({"plan": plan, "params": [p.detach().flatten().tolist() for p in model.parameters()]}, f)
+        fusion = isinstance(plan, tb.FusionPlan)
+        json.dump({"plan": plan.ends if fusion else plan, "truth": bool(plan) if fusion else None, "state_at_start": state_at_start,
+                   "state": plan.state if fusion else None, "params": [p.detach().flatten().tolist() for p in model.parameters()]}, f)
 dist.destroy_process_group()
 '''
 
@@ -133,7 +138,8 @@ class GradientFusionTest(unittest.TestCase):
         steps = 90  # 2 warm-up + 5 recorded + at most 11 plans x 3 + 5 x 4 + 3 x 5, and some with the plan kept
         plain, _ = self.train("plain", steps)
         tuned, log = self.train("fusion", steps, gdat="tune")
-        self.assertIsNone(tuned["plan"])  # the bank was empty
+        self.assertIsNone(tuned["plan"])  # the bank was empty: tuning starts from DDP's buckets
+        self.assertEqual(tuned["state_at_start"], "tuning")
         self.assertIn("tilebank GDAT:", log)
         self.assertIn("process finished. Performance improved by", log)
         # Every plan switch in the loop left the math as it is.
@@ -164,8 +170,11 @@ class GradientFusionTest(unittest.TestCase):
             self.assertIn('"verified":"measured"', entry.stdout.replace(" ", ""))
             self.assertIsNotNone(applied["plan"])
             self.assertEqual(applied["plan"][-1], 14)
+            self.assertEqual((applied["state_at_start"], applied["state"], applied["truth"]), ("applied", "applied", True))
         else:
             self.assertIsNone(applied["plan"])
+            # Nothing for the guessed order, nor for the observed one (the same): pending, then none.
+            self.assertEqual((applied["state_at_start"], applied["state"], applied["truth"]), ("pending", "none", False))
 
     def test_a_plan_for_another_ready_order_is_found_after_the_first_iteration(self):
         profiled, _ = self.train("reordered-profile", 2)
@@ -179,13 +188,15 @@ class GradientFusionTest(unittest.TestCase):
         self.assertEqual(tuned.returncode, 0, tuned.stderr)
         plain, _ = self.train("reordered", 12)
         applied, log = self.train("reordered-fusion", 12)
-        self.assertIsNone(applied["plan"])  # the guessed order missed ...
+        self.assertEqual(applied["state_at_start"], "pending")  # the guessed order missed ...
         self.assertIn("the bank's plan for the observed ready order applied: 1 segments", log)  # ... the observed one hit
+        self.assertEqual((applied["state"], applied["truth"], applied["plan"]), ("applied", True, [14]))
         self.assertSameParameters(plain["params"], applied["params"])
         # Without the entry the observed order misses as well, and nothing is applied.
         subprocess.run(["rm", "-rf", self.env["TUNE_BANK_PATH"]], check=True)
-        _, log = self.train("reordered-fusion", 3)
+        missed, log = self.train("reordered-fusion", 3)
         self.assertNotIn("observed ready order applied", log)
+        self.assertEqual((missed["state_at_start"], missed["state"], missed["truth"], missed["plan"]), ("pending", "none", False, None))
 
     def test_bad_mode_is_refused(self):
         done = self.train("fusion", 1, gdat="sometimes", expect_ok=False)
