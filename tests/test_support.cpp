@@ -152,10 +152,13 @@ std::string KeyString(Key key) {
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
 }
 
-CommandResult RunCli(const std::string& args, const std::string& env) {
+CommandResult RunCli(const std::string& args, const std::string& env) { return RunCliIn("", args, env); }
+
+CommandResult RunCliIn(const std::string& dir, const std::string& args, const std::string& env) {
   TempDir capture;
   const std::string out = capture / "out", err = capture / "err";
-  std::string command = (env.empty() ? "" : "env " + env + " ") + std::string(TILEBANK_CLI) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+  std::string command = (dir.empty() ? "" : "cd '" + dir + "' && ") + (env.empty() ? "" : "env " + env + " ") + std::string(TILEBANK_CLI) + " " + args +
+                        " >" + out + " 2>" + err + " </dev/null";
   int status = std::system(command.c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -48,6 +48,8 @@ struct CommandResult {
 // Runs `tilebank <args>` through the shell; args are used as written, `env` ("NAME=value ...")
 // is set for the command.
 CommandResult RunCli(const std::string& args, const std::string& env = "");
+// The same, run in the working directory `dir`.
+CommandResult RunCliIn(const std::string& dir, const std::string& args, const std::string& env = "");
 // Bad input as the CLI must refuse it: exit 2, `message` in stderr, and none of `paths` written.
 void CheckRefusedWritingNothing(const CommandResult& r, const std::string& message, const std::vector<std::string>& paths);
 

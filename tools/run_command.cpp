@@ -91,7 +91,11 @@ int RunModel(const RunFlags& f) {
   // Dynamic dims that --input-shape does not fix take the test data's shapes.
   std::vector<std::vector<int64_t>> data_shapes;
   if (!f.data.empty()) {
-    auto read = engine::model::InputFileShapes(f.data);
+    // The model says which input files are sequences or optionals (the files do not).
+    std::vector<engine::ValueKind> kinds;
+    if (auto signature = engine::model::ReadModelSignature(f.model); signature.ok())
+      for (const auto& input : signature->inputs) kinds.push_back(input.kind);
+    auto read = engine::model::InputFileShapes(f.data, kinds);
     if (!read.ok()) return Fail(read.status().WithContext("--data"));
     data_shapes = std::move(read.value());
   }

@@ -1,6 +1,7 @@
-// Control flow: If, Loop and Scan, whose branches and bodies are subgraphs (engine/kernels/
-// subgraph.h) run by the registry's kernels. A subgraph reads the enclosing scopes' values through
-// the node's implicit inputs. Loop's scan outputs and Scan's are stacked along their axis.
+// Control flow: If, Loop, Scan and SequenceMap, whose branches and bodies are subgraphs
+// (engine/kernels/subgraph.h) run by the registry's kernels. A subgraph reads the enclosing scopes'
+// values through the node's implicit inputs. Loop's scan outputs and Scan's are stacked along their
+// axis; loop-carried values, branch results and implicit inputs may be sequences and optionals.
 #include <cstring>
 
 #include "engine/kernels/kernel_registry.h"
@@ -35,6 +36,8 @@ TypedTensor Take(const TypedTensor& t, int64_t axis, int64_t index) {
 // `parts` (one shape, one dtype) stacked along a new dimension `axis`; `reverse` puts the last first.
 Result<TypedTensor> Stack(const KernelInfo& info, const std::vector<TypedTensor>& parts, int64_t axis, bool reverse) {
   const TypedTensor& first = parts.front();
+  for (const TypedTensor& p : parts)
+    if (!p.IsTensor()) return info.Bad(std::string("a scan output is a ") + ValueKindName(p.kind) + "; scan outputs are stacked tensors");
   for (const TypedTensor& p : parts)
     if (p.shape != first.shape || p.dtype != first.dtype)
       return info.Bad("a scan output changes shape or dtype between iterations (" + ShapeText(first.shape) + " then " + ShapeText(p.shape) + ")");
@@ -81,7 +84,7 @@ class IfKernel : public OpKernel {
  public:
   explicit IfKernel(KernelInfo info) : info_(std::move(info)), then_(*info_.graphs.at("then_branch"), info_.opset), else_(*info_.graphs.at("else_branch"), info_.opset) {}
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
-    if (in.empty() || !in[0] || in[0]->size() != 1) return info_.Bad("takes its condition as one value");
+    if (in.empty() || !in[0] || !in[0]->IsTensor() || in[0]->size() != 1) return info_.Bad("takes its condition as one value");
     std::vector<TypedTensor> results;
     TB_RETURN_IF_ERROR((Truth(*in[0]) ? then_ : else_).Run({}, ImplicitScope(info_, in), &results));
     if (results.size() != out->size())
@@ -104,6 +107,8 @@ class LoopKernel : public OpKernel {
     const size_t carried = declared - 2;
     if (out->size() < carried) return info_.Bad("has fewer outputs than loop-carried values");
     const size_t scanned = out->size() - carried;
+    for (size_t k = 0; k < 2; ++k)
+      if (in[k] && (!in[k]->IsTensor() || in[k]->size() != 1)) return info_.Bad(k == 0 ? "takes its trip count as one value" : "takes its condition as one value");
     const int64_t trips = in[0] ? in[0]->IntAt(0) : INT64_MAX;
     bool condition = in[1] ? Truth(*in[1]) : true;
     std::vector<TypedTensor> state;
@@ -161,6 +166,7 @@ class ScanKernel : public OpKernel {
     for (int64_t s = 0; s < num_scan; ++s) {
       const TypedTensor* x = in[states + s];
       if (!x) return info_.Bad("scan input " + std::to_string(s) + " is missing");
+      if (!x->IsTensor()) return info_.Bad("scan input " + std::to_string(s) + " is a " + ValueKindName(x->kind) + "; Scan scans tensors");
       const int64_t axis = in_axes[s] < 0 ? in_axes[s] + x->rank() : in_axes[s];
       if (axis < 0 || axis >= x->rank()) return info_.Bad("scan input axis " + std::to_string(in_axes[s]) + " is out of range");
       if (length >= 0 && x->shape[axis] != length) return info_.Bad("its scan inputs differ in length");
@@ -191,6 +197,45 @@ class ScanKernel : public OpKernel {
   mutable SubgraphRunner body_;
 };
 
+// SequenceMap: the body once per element of the input sequence, each further input given as its
+// element of the same index (a sequence, as long as the first) or whole (a tensor); each body output
+// collected into a sequence.
+class SequenceMapKernel : public OpKernel {
+ public:
+  explicit SequenceMapKernel(KernelInfo info) : info_(std::move(info)), body_(*info_.graphs.at("body"), info_.opset) {}
+  Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
+    const size_t declared = info_.DeclaredInputs();
+    if (declared < 1 || !in[0] || in[0]->kind != ValueKind::kSequence) return info_.Bad("takes a sequence as its first input");
+    const size_t length = in[0]->elements.size();
+    for (size_t k = 1; k < declared; ++k) {
+      if (!in[k]) return info_.Bad("input " + std::to_string(k) + " is missing");
+      if (in[k]->kind == ValueKind::kOptional) return info_.Bad("input " + std::to_string(k) + " is an optional; it takes sequences and tensors");
+      if (in[k]->kind == ValueKind::kSequence && in[k]->elements.size() != length)
+        return info_.Bad("its input sequences differ in length (" + std::to_string(length) + " and " + std::to_string(in[k]->elements.size()) + ")");
+    }
+    const Scope outer = ImplicitScope(info_, in);
+    std::vector<std::vector<TypedTensor>> collected(out->size());
+    std::vector<TypedTensor> results;
+    for (size_t i = 0; i < length; ++i) {
+      std::vector<const TypedTensor*> body_in;
+      for (size_t k = 0; k < declared; ++k) body_in.push_back(in[k]->kind == ValueKind::kSequence ? &in[k]->elements[i] : in[k]);
+      TB_RETURN_IF_ERROR(body_.Run(body_in, outer, &results));
+      if (results.size() != out->size())
+        return info_.Bad("its body gives " + std::to_string(results.size()) + " outputs; the node has " + std::to_string(out->size()));
+      for (size_t k = 0; k < results.size(); ++k) {
+        if (!results[k].IsTensor()) return info_.Bad("its body's output " + std::to_string(k) + " is not a tensor");
+        collected[k].push_back(std::move(results[k]));
+      }
+    }
+    for (size_t k = 0; k < out->size(); ++k) (*out)[k] = TypedTensor::Sequence(DType::kUndefined, std::move(collected[k]));
+    return Status::Ok();
+  }
+
+ private:
+  KernelInfo info_;
+  mutable SubgraphRunner body_;
+};
+
 // A factory for a kernel whose subgraph attributes `names` must all be there.
 template <class Kernel>
 KernelFactory WithGraphs(std::vector<std::string> names) {
@@ -204,9 +249,11 @@ KernelFactory WithGraphs(std::vector<std::string> names) {
 }  // namespace
 
 void RegisterControlFlowKernels(KernelRegistry* r) {
-  r->Add({"If", 1, INT_MAX, {}, 0, WithGraphs<IfKernel>({"then_branch", "else_branch"})});
-  r->Add({"Loop", 1, INT_MAX, {}, 0, WithGraphs<LoopKernel>({"body"})});
-  r->Add({"Scan", 9, INT_MAX, {}, 0, WithGraphs<ScanKernel>({"body"})});
+  // any_kind: loop-carried values, scan states and implicit inputs may be sequences and optionals.
+  r->Add({"If", 1, INT_MAX, {}, 0, WithGraphs<IfKernel>({"then_branch", "else_branch"}), true});
+  r->Add({"Loop", 1, INT_MAX, {}, 0, WithGraphs<LoopKernel>({"body"}), true});
+  r->Add({"Scan", 9, INT_MAX, {}, 0, WithGraphs<ScanKernel>({"body"}), true});
+  r->Add({"SequenceMap", 17, INT_MAX, {}, 0, WithGraphs<SequenceMapKernel>({"body"}), true});
 }
 
 }  // namespace tilebank::engine::kernels

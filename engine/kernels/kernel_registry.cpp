@@ -50,7 +50,7 @@ const KernelRegistry& KernelRegistry::Default() {
     for (Family family : {RegisterElementwiseKernels, RegisterUnaryKernels, RegisterCastKernels, RegisterShapeKernels, RegisterMovementKernels,
                           RegisterIndexKernels, RegisterReduceKernels, RegisterMathKernels, RegisterConvKernels, RegisterPoolKernels, RegisterNormKernels,
                           RegisterLossKernels, RegisterRandomKernels, RegisterResizeKernels, RegisterVisionKernels, RegisterLinalgKernels, RegisterQuantizeKernels, RegisterRnnKernels,
-                          RegisterSignalKernels, RegisterStringKernels, RegisterControlFlowKernels}) family(&r);
+                          RegisterSignalKernels, RegisterStringKernels, RegisterControlFlowKernels, RegisterSequenceKernels}) family(&r);
     return r;
   }();
   return registry;
@@ -66,10 +66,16 @@ Result<std::unique_ptr<OpKernel>> KernelRegistry::Create(const KernelInfo& info)
   if (first == last) return info.Bad("the executor has no kernel for " + info.op_type);
   std::vector<DType> offered;
   bool opset_matched = false;
+  size_t non_tensor = info.input_kinds.size();  // the first input that is a sequence or optional
+  for (size_t i = 0; i < info.input_kinds.size() && non_tensor == info.input_kinds.size(); ++i)
+    if (info.input_kinds[i] != ValueKind::kTensor) non_tensor = i;
   for (auto it = first; it != last; ++it) {
     const KernelDef& def = it->second;
     if (info.opset < def.since_opset || info.opset > def.until_opset) continue;
     opset_matched = true;
+    if (non_tensor < info.input_kinds.size() && !def.any_kind)
+      return info.Bad(info.op_type + " takes tensors; input " + std::to_string(non_tensor) + " is a " + ValueKindName(info.input_kinds[non_tensor]));
+    if (def.any_kind && info.InputKind(def.type_input) != ValueKind::kTensor) return def.make(info);  // its elements' dtype is checked by the kernel
     const DType given = info.InputType(def.type_input);
     if (def.types.empty() || std::find(def.types.begin(), def.types.end(), given) != def.types.end()) return def.make(info);
     offered.insert(offered.end(), def.types.begin(), def.types.end());

@@ -22,6 +22,9 @@ struct KernelDef {
   std::vector<DType> types;  // the dtypes input `type_input` may have; empty: any
   int type_input = 0;
   KernelFactory make;
+  // Whether its inputs may be sequences and optionals (Identity, If, Loop, the Sequence* and
+  // Optional* ops); every other kernel is made for tensors only, and Create refuses it otherwise.
+  bool any_kind = false;
 };
 
 // The dtype lists kernels are registered for.
@@ -72,5 +75,6 @@ void RegisterRnnKernels(KernelRegistry* registry);
 void RegisterSignalKernels(KernelRegistry* registry);
 void RegisterStringKernels(KernelRegistry* registry);
 void RegisterControlFlowKernels(KernelRegistry* registry);
+void RegisterSequenceKernels(KernelRegistry* registry);
 
 }  // namespace tilebank::engine::kernels

@@ -43,6 +43,7 @@ struct KernelInfo {
   Attrs attrs;
   int opset = 17;
   std::vector<DType> input_types;
+  std::vector<ValueKind> input_kinds;  // per input; empty, or shorter: tensors
   int num_outputs = 1;  // the outputs the node declares (optional ones may go unused)
   std::map<std::string, TypedTensor> tensor_attrs;  // TENSOR attributes (ConstantOfShape's value, ...)
   std::map<std::string, std::shared_ptr<const Subgraph>> graphs;  // GRAPH attributes (If's branches, Loop's body)
@@ -51,7 +52,8 @@ struct KernelInfo {
 
   size_t DeclaredInputs() const { return input_types.size() - implicit_inputs.size(); }
   DType InputType(size_t i) const { return i < input_types.size() ? input_types[i] : DType::kUndefined; }
-  bool HasInput(size_t i) const { return InputType(i) != DType::kUndefined; }
+  ValueKind InputKind(size_t i) const { return i < input_kinds.size() ? input_kinds[i] : ValueKind::kTensor; }
+  bool HasInput(size_t i) const { return InputType(i) != DType::kUndefined || InputKind(i) != ValueKind::kTensor; }
   // kInvalidInput naming the node and op: "node 'n' (Op): <what>".
   Status Bad(const std::string& what) const;
 };

@@ -209,7 +209,7 @@ void RegisterShapeKernels(KernelRegistry* r) {
               (*out)[0] = *in[0];
               return Status::Ok();
             });
-          }});
+          }, /*any_kind=*/true});  // a sequence or an optional passes through as it is
   r->Add({"Reshape", 5, INT_MAX, all, 0, MakeReshape});
   r->Add({"Flatten", 1, INT_MAX, all, 0, MakeFlatten});
   r->Add({"Squeeze", 1, INT_MAX, all, 0, MakeSqueeze});

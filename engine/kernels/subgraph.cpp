@@ -29,33 +29,39 @@ Status SubgraphRunner::Run(const std::vector<const TypedTensor*>& inputs, const 
   };
   kernels_.resize(graph_.nodes.size());
   kernel_types_.resize(graph_.nodes.size());
+  kernel_kinds_.resize(graph_.nodes.size());
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const SubgraphNode& node = graph_.nodes[i];
     KernelInputs in;
     std::vector<DType> types;
+    std::vector<ValueKind> kinds;
     auto read = [&](const std::string& name) -> Status {
       if (name.empty()) {
         in.push_back(nullptr);
         types.push_back(DType::kUndefined);
+        kinds.push_back(ValueKind::kTensor);
         return Status::Ok();
       }
       const TypedTensor* value = find(name);
       if (!value) return node.info.Bad("its input '" + name + "' is in no enclosing scope");
       in.push_back(value);
       types.push_back(value->dtype);
+      kinds.push_back(value->kind);
       return Status::Ok();
     };
     for (const std::string& name : node.inputs) TB_RETURN_IF_ERROR(read(name));
     for (const std::string& name : node.info.implicit_inputs) TB_RETURN_IF_ERROR(read(name));
-    if (!kernels_[i] || kernel_types_[i] != types) {
+    if (!kernels_[i] || kernel_types_[i] != types || kernel_kinds_[i] != kinds) {
       KernelInfo info = node.info;
       info.opset = opset_;
       info.input_types = types;
+      info.input_kinds = kinds;
       info.num_outputs = static_cast<int>(node.outputs.size());
       auto made = KernelRegistry::Default().Create(info);
       if (!made.ok()) return made.status().WithContext(where);
       kernels_[i] = std::move(made.value());
       kernel_types_[i] = types;
+      kernel_kinds_[i] = kinds;
     }
     std::vector<TypedTensor> results(node.outputs.size());
     TB_RETURN_IF_ERROR(kernels_[i]->Compute(in, &results).WithContext(where));

@@ -28,7 +28,7 @@ struct Subgraph {
 using Scope = std::map<std::string, const TypedTensor*>;
 
 // Runs one subgraph, again and again (a Loop's iterations): each node's kernel is made from the
-// registry on first use and kept while its inputs' dtypes stay the same.
+// registry on first use and kept while its inputs' dtypes and kinds stay the same.
 class SubgraphRunner {
  public:
   SubgraphRunner(const Subgraph& graph, int opset) : graph_(graph), opset_(opset) {}
@@ -41,6 +41,7 @@ class SubgraphRunner {
   int opset_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;
   std::vector<std::vector<DType>> kernel_types_;
+  std::vector<std::vector<ValueKind>> kernel_kinds_;
 };
 
 // The scope a control-flow node's subgraphs see: its implicit inputs by name (the inputs after the

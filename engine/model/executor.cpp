@@ -166,7 +166,10 @@ Status Executor::RunRegistryStep(Step& s) {
     const int v = s.outputs[k];
     if (v < 0) continue;
     const Value& value = graph_.values[v];
-    if (results[k].dtype != ParseDType(value.dtype).value_or(DType::kUndefined))
+    if (results[k].kind != value.kind)
+      return Status::InvalidInput("output '" + value.name + "' came out a " + ValueKindName(results[k].kind) + "; the model declares a " +
+                                  ValueKindName(value.kind));
+    if (value.kind == ValueKind::kTensor && results[k].dtype != ParseDType(value.dtype).value_or(DType::kUndefined))
       return Status::InvalidInput("output '" + value.name + "' came out " + DTypeName(results[k].dtype) + "; the model declares " + value.dtype);
     if (!InArena(v)) {
       typed_[v] = std::move(results[k]);
@@ -205,7 +208,9 @@ Status Executor::Run(const std::vector<const Tensor*>& inputs, std::vector<Tenso
     return Status::InvalidInput("the model takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = graph_.values[graph_.inputs[i]];
-    if (v.dtype != "float32") return Status::InvalidInput("input '" + v.name + "' is " + v.dtype + ": run the model with typed tensors");
+    if (v.kind != ValueKind::kTensor || v.dtype != "float32")
+      return Status::InvalidInput("input '" + v.name + "' is " + (v.kind != ValueKind::kTensor ? std::string("a ") + ValueKindName(v.kind) : v.dtype) +
+                                  ": run the model with typed values");
     if (inputs[i]->shape != v.shape)
       return Status::InvalidInput("input '" + v.name + "' has shape " + ShapeText(inputs[i]->shape) + "; the model takes " + ShapeText(v.shape));
     std::copy(inputs[i]->data.begin(), inputs[i]->data.end(), Address(graph_.inputs[i]));
@@ -213,8 +218,8 @@ Status Executor::Run(const std::vector<const Tensor*>& inputs, std::vector<Tenso
   TB_RETURN_IF_ERROR(RunSteps(node_us));
   outputs->clear();
   for (int v : graph_.outputs) {
-    if (graph_.values[v].dtype != "float32")
-      return Status::InvalidInput("output '" + graph_.values[v].name + "' is " + graph_.values[v].dtype + ": run the model with typed tensors");
+    if (graph_.values[v].kind != ValueKind::kTensor || graph_.values[v].dtype != "float32")
+      return Status::InvalidInput("output '" + graph_.values[v].name + "' is not a float32 tensor: run the model with typed values");
     Tensor t(graph_.values[v].shape);
     const float* data = Address(v);
     if (!data) return Status::InvalidInput("output '" + graph_.values[v].name + "' is not computed");
@@ -230,6 +235,12 @@ Status Executor::Run(const std::vector<const TypedTensor*>& inputs, std::vector<
   for (size_t i = 0; i < inputs.size(); ++i) {
     const int id = graph_.inputs[i];
     const Value& v = graph_.values[id];
+    if (inputs[i]->kind != v.kind)
+      return Status::InvalidInput("input '" + v.name + "' is a " + ValueKindName(inputs[i]->kind) + "; the model takes a " + ValueKindName(v.kind));
+    if (v.kind != ValueKind::kTensor) {  // a sequence or optional: its kernels check its elements
+      typed_[id] = *inputs[i];
+      continue;
+    }
     if (DTypeName(inputs[i]->dtype) != v.dtype)
       return Status::InvalidInput("input '" + v.name + "' is " + DTypeName(inputs[i]->dtype) + "; the model takes " + v.dtype);
     if (inputs[i]->shape != v.shape)

@@ -116,7 +116,8 @@ class Executor {
   // Whether value `v` is computed into the arena (float32, not a constant); other run-time values
   // are TypedTensors held in typed_.
   bool InArena(int v) const {
-    return v >= 0 && !graph_.IsConstant(v) && graph_.values[v].dtype == "float32" && graph_.values[v].shape_known;
+    return v >= 0 && !graph_.IsConstant(v) && graph_.values[v].kind == ValueKind::kTensor && graph_.values[v].dtype == "float32" &&
+           graph_.values[v].shape_known;
   }
   // Binds node `index` alone (a missing kernel is recorded in `missing`, op type -> node names).
   Status BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,

@@ -158,7 +158,10 @@ Status Executor::BindRegistry(const Node& n, NodeBinding* b, Step* step, const s
   info.attrs = kernels::Attrs(attrs);
   info.opset = graph_.opset;
   info.num_outputs = static_cast<int>(n.outputs.size());
-  for (int v : n.inputs) info.input_types.push_back(v < 0 ? DType::kUndefined : ParseDType(graph_.values[v].dtype).value_or(DType::kUndefined));
+  for (int v : n.inputs) {
+    info.input_types.push_back(v < 0 ? DType::kUndefined : ParseDType(graph_.values[v].dtype).value_or(DType::kUndefined));
+    info.input_kinds.push_back(v < 0 ? ValueKind::kTensor : graph_.values[v].kind);
+  }
   info.tensor_attrs = n.tensor_attrs;
   info.graphs = n.graphs;
   info.implicit_inputs = n.implicit_inputs;

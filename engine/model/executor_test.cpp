@@ -218,17 +218,19 @@ TEST_CASE("run: bad models exit 2 with the problem named and nothing written") {
   std::ofstream(dir / "weights.bin", std::ios::binary).write(reinterpret_cast<const char*>(data.data()), 32);
   CHECK(run("-m " + (dir / "external.onnx")).exit_code == 0);
 
+  // Ops the registry has no kernel for (MaxRoiPool, Multinomial): each named once, with its nodes.
   ModelBuilder unknown;
-  unknown.Input("x", {2, 4});
-  unknown.Node("SplitToSequence", {"x"}, {"a"});
-  ModelBuilder::IntAttr(unknown.Node("ConcatFromSequence", {"a"}, {"b"}), "axis", 0);
-  unknown.Node("SplitToSequence", {"b"}, {"c"});
-  ModelBuilder::IntAttr(unknown.Node("ConcatFromSequence", {"c"}, {"y"}), "axis", 0);
-  unknown.Output("y", {2, 4});
+  unknown.Input("x", {1, 2, 4, 4});
+  unknown.Floats("rois", {1, 5}, {0, 0, 0, 3, 3});
+  ModelBuilder::IntsAttr(unknown.Node("MaxRoiPool", {"x", "rois"}, {"a"}), "pooled_shape", {2, 2});
+  ModelBuilder::IntsAttr(unknown.Node("MaxRoiPool", {"a", "rois"}, {"b"}), "pooled_shape", {1, 1});
+  unknown.Node("Flatten", {"b"}, {"c"});
+  unknown.Node("Multinomial", {"c"}, {"y"});
+  ModelBuilder::SetShape(unknown.g->add_output(), "y", {1, 1}, onnx::TensorProto::INT32);
   auto ops = run("-m " + unknown.Save(dir / "unknown.onnx"));
   CHECK(ops.exit_code == 2);
-  CHECK_MESSAGE(ops.err.find("SplitToSequence (SplitToSequence_a, SplitToSequence_c)") != std::string::npos, ops.err);
-  CHECK(ops.err.find("ConcatFromSequence (ConcatFromSequence_b, ConcatFromSequence_y)") != std::string::npos);
+  CHECK_MESSAGE(ops.err.find("MaxRoiPool (MaxRoiPool_a, MaxRoiPool_b)") != std::string::npos, ops.err);
+  CHECK(ops.err.find("Multinomial (Multinomial_y)") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "bank"));
 }
 

@@ -49,6 +49,9 @@ struct Value {
   std::string dtype = "float32";  // ONNX element type, lower case: float32, int64, bool, ...
   std::optional<ConstTensor> constant;
   bool shape_known = true;  // false: it depends on input values, known per run (the registry's kernels size it)
+  // A sequence or an optional (dtype: its elements'; never shape_known, so it stays out of the arena,
+  // the layouts and the fusions); `contained`: what an optional holds.
+  ValueKind kind = ValueKind::kTensor, contained = ValueKind::kTensor;
 };
 
 struct Node {

@@ -244,6 +244,14 @@ std::vector<TypedTensor> RandomTypedInputs(const Graph& graph, uint64_t seed) {
   std::vector<TypedTensor> inputs;
   for (int v : graph.inputs) {
     const DType dtype = ParseDType(graph.values[v].dtype).value_or(DType::kFloat32);
+    if (graph.values[v].kind == ValueKind::kSequence) {  // no shape to draw from: empty
+      inputs.push_back(TypedTensor::Sequence(dtype, {}));
+      continue;
+    }
+    if (graph.values[v].kind == ValueKind::kOptional) {
+      inputs.push_back(TypedTensor::EmptyOptional(dtype));
+      continue;
+    }
     TypedTensor t(dtype, graph.values[v].shape);
     for (int64_t i = 0; i < t.size() && dtype != DType::kString; ++i) {
       if (IsFloating(dtype)) t.SetAt(i, real(rng));
@@ -257,7 +265,8 @@ std::vector<TypedTensor> RandomTypedInputs(const Graph& graph, uint64_t seed) {
 Result<std::vector<TypedTensor>> ReadTypedInputs(const Graph& graph, const std::string& dir) {
   std::vector<TypedTensor> inputs;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
-    auto t = ReadTensorFile(dir + "/input_" + std::to_string(i) + ".pb");
+    const Value& declared = graph.values[graph.inputs[i]];
+    auto t = ReadValueFile(dir + "/input_" + std::to_string(i) + ".pb", declared.kind, ParseDType(declared.dtype).value_or(DType::kUndefined));
     if (!t.ok()) return t.status();
     // ONNX 1.12's test data holds bfloat16 as uint16 bits.
     if (t->dtype == DType::kUInt16 && graph.values[graph.inputs[i]].dtype == "bfloat16") t->dtype = DType::kBFloat16;
@@ -266,12 +275,16 @@ Result<std::vector<TypedTensor>> ReadTypedInputs(const Graph& graph, const std::
   return inputs;
 }
 
-Result<std::vector<std::vector<int64_t>>> InputFileShapes(const std::string& dir) {
+Result<std::vector<std::vector<int64_t>>> InputFileShapes(const std::string& dir, const std::vector<ValueKind>& kinds) {
   std::vector<std::vector<int64_t>> shapes;
   for (size_t i = 0;; ++i) {
     const std::string file = dir + "/input_" + std::to_string(i) + ".pb";
     std::error_code ec;  // a file that cannot be looked at is not there
     if (!std::filesystem::exists(file, ec)) return shapes;
+    if (i < kinds.size() && kinds[i] != ValueKind::kTensor) {  // a sequence or optional: no shape to fix
+      shapes.push_back({});
+      continue;
+    }
     auto t = ReadTensorFile(file);
     if (!t.ok()) return t.status();
     shapes.push_back(t->shape);
@@ -313,7 +326,7 @@ Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, 
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string file = expected_file(i);
     if (!exists(file)) continue;
-    auto want = ReadTensorFile(file);
+    auto want = ReadValueFile(file, outputs[i].kind, outputs[i].dtype);
     if (!want.ok()) return want.status();
     if (want->dtype == DType::kUInt16 && outputs[i].dtype == DType::kBFloat16) want->dtype = DType::kBFloat16;
     any = true;

@@ -34,12 +34,13 @@ std::vector<Tensor> RandomInputs(const Graph& graph, uint64_t seed);
 // input_<i>.pb of an ONNX test-data directory, one per model input.
 Result<std::vector<Tensor>> ReadInputs(const Graph& graph, const std::string& data_dir);
 // The same for every dtype: floating inputs uniform in [-1, 1], integer and bool ones 0 or 1 (an
-// index or a mask any model accepts); strings empty.
+// index or a mask any model accepts); strings empty; sequences and optionals empty.
 std::vector<TypedTensor> RandomTypedInputs(const Graph& graph, uint64_t seed);
 Result<std::vector<TypedTensor>> ReadTypedInputs(const Graph& graph, const std::string& data_dir);
 // The shapes of a test-data directory's input_0.pb, input_1.pb, ... (up to the first missing one),
-// for ImportModel's shapes_by_position.
-Result<std::vector<std::vector<int64_t>>> InputFileShapes(const std::string& data_dir);
+// for ImportModel's shapes_by_position; `kinds` (the model's inputs' kinds: ReadModelSignature)
+// skips the sequences and optionals, which have none (an empty shape stands in).
+Result<std::vector<std::vector<int64_t>>> InputFileShapes(const std::string& data_dir, const std::vector<ValueKind>& kinds = {});
 
 struct ModelTiming {
   double median_ms = 0, spread_ms = 0;  // spread: interquartile range

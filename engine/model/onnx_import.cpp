@@ -157,6 +157,54 @@ int DefaultDomainOpset(const onnx::ModelProto& model) {
   return 0;
 }
 
+// A sequence's or an optional's type: its kind, what an optional holds, and the innermost element
+// type ("float32", ...; "" when not given). nullopt for a tensor, or a type not given.
+struct NonTensorType {
+  ValueKind kind = ValueKind::kSequence, contained = ValueKind::kTensor;
+  std::string dtype;
+};
+std::optional<NonTensorType> NonTensor(const onnx::TypeProto& type) {
+  NonTensorType t;
+  const onnx::TypeProto* inner = nullptr;
+  if (type.has_sequence_type()) {
+    inner = &type.sequence_type().elem_type();
+  } else if (type.has_optional_type()) {
+    t.kind = ValueKind::kOptional;
+    inner = &type.optional_type().elem_type();
+    if (inner->has_sequence_type()) t.contained = ValueKind::kSequence, inner = &inner->sequence_type().elem_type();
+  } else {
+    return std::nullopt;
+  }
+  if (inner->has_tensor_type() && inner->tensor_type().elem_type() != 0) t.dtype = DtypeName(inner->tensor_type().elem_type());
+  return t;
+}
+
+// Every value's sequence or optional type in `g` and the graphs of its nodes' attributes, by name.
+void CollectNonTensorTypes(const onnx::GraphProto& g, std::map<std::string, onnx::TypeProto>* types) {
+  for (const auto* infos : {&g.input(), &g.output(), &g.value_info()})
+    for (const auto& v : *infos)
+      if (NonTensor(v.type())) (*types)[v.name()] = v.type();
+  for (const auto& n : g.node())
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) CollectNonTensorTypes(a.g(), types);
+      for (const auto& sub : a.graphs()) CollectNonTensorTypes(sub, types);
+    }
+}
+
+// Gives back the sequence and optional types libonnx 1.12's version converter drops from graph and
+// subgraph inputs and outputs (their values are left with no type, which shape inference refuses).
+void RestoreNonTensorTypes(onnx::GraphProto* g, const std::map<std::string, onnx::TypeProto>& types) {
+  for (auto* infos : {g->mutable_input(), g->mutable_output(), g->mutable_value_info()})
+    for (auto& v : *infos)
+      if (v.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
+        if (auto it = types.find(v.name()); it != types.end()) *v.mutable_type() = it->second;
+  for (auto& n : *g->mutable_node())
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) RestoreNonTensorTypes(a.mutable_g(), types);
+      for (auto& sub : *a.mutable_graphs()) RestoreNonTensorTypes(&sub, types);
+    }
+}
+
 // Fixes the dynamic dimensions of the graph's runtime inputs: from `given` by name, else (for an
 // input with a dynamic dim) from `by_position`, the shapes of the runtime inputs in order.
 Status FixInputShapes(onnx::ModelProto* model, const std::map<std::string, std::vector<int64_t>>& given,
@@ -169,7 +217,12 @@ Status FixInputShapes(onnx::ModelProto* model, const std::map<std::string, std::
   for (auto& input : *graph->mutable_input()) {
     if (initializers.count(input.name())) continue;
     const size_t index = position++;
-    if (!input.type().has_tensor_type()) return Status::InvalidInput(path + ": input '" + input.name() + "' is not a tensor");
+    if (NonTensor(input.type())) {  // a sequence or optional: no shape to fix
+      if (given.count(input.name())) return Status::InvalidInput("--input-shape names '" + input.name() + "', which is not a tensor");
+      used.insert(input.name());
+      continue;
+    }
+    if (!input.type().has_tensor_type()) return Status::InvalidInput(path + ": input '" + input.name() + "' is not a tensor, a sequence or an optional");
     auto* shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
     bool dynamic = !input.type().tensor_type().has_shape();
     for (const auto& dim : shape->dim()) dynamic = dynamic || !dim.has_dim_value() || dim.dim_value() <= 0;
@@ -223,6 +276,17 @@ class GraphBuilder {
   }
   bool Has(const std::string& name) const { return index_.count(name) > 0; }
   void SetType(const onnx::ValueInfoProto& info) {
+    if (auto non_tensor = NonTensor(info.type())) {  // never shape-known: the registry's kernels run it
+      auto& v = graph_.values[Value(info.name())];
+      v.kind = non_tensor->kind;
+      v.contained = non_tensor->contained;
+      v.dtype = non_tensor->dtype.empty() ? "undefined" : non_tensor->dtype;
+      v.shape.clear();
+      v.shape_known = false;
+      known_.erase(info.name());
+      non_tensor_.insert(info.name());
+      return;
+    }
     if (!info.type().has_tensor_type()) return;
     auto& v = graph_.values[Value(info.name())];
     const auto& tt = info.type().tensor_type();
@@ -239,6 +303,7 @@ class GraphBuilder {
     }
   }
   bool Known(const std::string& name) const { return known_.count(name) > 0; }
+  bool IsNonTensor(const std::string& name) const { return non_tensor_.count(name) > 0; }
   // Per value index: whether its shape is known.
   std::vector<bool> ShapeKnown() const {
     std::vector<bool> known(graph_.values.size(), false);
@@ -252,6 +317,7 @@ class GraphBuilder {
   Graph graph_;
   std::map<std::string, int> index_;
   std::set<std::string> known_;
+  std::set<std::string> non_tensor_;  // sequences and optionals
 };
 
 }  // namespace
@@ -327,11 +393,14 @@ Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::string& path)
   if (convert) {
     if (opset > kExecutorOpset)
       return Status::InvalidInput(path + " uses opset " + std::to_string(opset) + "; this executor implements opset " + std::to_string(kExecutorOpset));
+    std::map<std::string, onnx::TypeProto> non_tensor_types;
+    CollectNonTensorTypes(model.graph(), &non_tensor_types);
     try {
       model = onnx::version_conversion::ConvertVersion(model, kExecutorOpset);
     } catch (const std::exception& e) {
       return Status::InvalidInput(path + ": converting opset " + std::to_string(opset) + " to " + std::to_string(kExecutorOpset) + " failed: " + e.what());
     }
+    RestoreNonTensorTypes(model.mutable_graph(), non_tensor_types);
   }
   return InferShapes(model, convert, path);
 }
@@ -407,7 +476,7 @@ Result<ImportedGraph> BuildGraph(const onnx::ModelProto& model, const std::strin
     for (const auto& name : n.input()) node.inputs.push_back(name.empty() ? -1 : b.Value(name));
     for (const auto& name : n.output()) {
       node.outputs.push_back(name.empty() ? -1 : b.Value(name));
-      if (!name.empty() && !b.Known(name) && first_unknown.empty())
+      if (!name.empty() && !b.Known(name) && !b.IsNonTensor(name) && first_unknown.empty())
         first_unknown = path + ": the shape of '" + name + "' (output of node '" + node.name + "', " + n.op_type() + ") is unknown after shape inference";
     }
     auto attributes = ReadNodeAttributes(n);
@@ -485,6 +554,11 @@ namespace {
 DeclaredTensor Declared(const onnx::ValueInfoProto& v) {
   DeclaredTensor t;
   t.name = v.name();
+  if (auto non_tensor = NonTensor(v.type())) {
+    t.kind = non_tensor->kind;
+    t.dtype = non_tensor->dtype;
+    return t;
+  }
   if (!v.type().has_tensor_type()) {
     t.rank_known = false;
     return t;

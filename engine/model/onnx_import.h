@@ -40,6 +40,7 @@ struct DeclaredTensor {
   std::vector<int64_t> dims;       // -1 where a dim is dynamic
   std::vector<std::string> params; // per dim: its symbolic name ("batch"), "" for a fixed or unnamed dim
   bool rank_known = true;
+  ValueKind kind = ValueKind::kTensor;  // a sequence or optional: dtype its elements' (dims empty)
 };
 struct ModelSignature {
   std::vector<DeclaredTensor> inputs, outputs;  // inputs: those not initializers, in the graph's order

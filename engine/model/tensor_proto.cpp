@@ -1,5 +1,7 @@
 #include "engine/model/tensor_proto.h"
 
+#include <onnx/onnx-data_pb.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -238,6 +240,56 @@ Result<TypedTensor> ReadTensorFile(const std::string& path) {
   auto t = TensorFromProto(proto);
   if (!t.ok()) return t.status().WithContext(path);
   return t;
+}
+
+namespace {
+
+Result<TypedTensor> SequenceFromProto(const onnx::SequenceProto& p, DType dtype) {
+  if (p.elem_type() != onnx::SequenceProto::TENSOR && !(p.elem_type() == onnx::SequenceProto::UNDEFINED && p.tensor_values_size() == 0))
+    return Status::InvalidInput("sequence '" + p.name() + "' holds " + std::to_string(p.elem_type()) + " elements; the executor reads sequences of tensors");
+  std::vector<TypedTensor> elements;
+  for (const auto& t : p.tensor_values()) {
+    auto e = TensorFromProto(t);
+    if (!e.ok()) return e.status();
+    elements.push_back(std::move(e.value()));
+  }
+  return TypedTensor::Sequence(dtype, std::move(elements));
+}
+
+Result<TypedTensor> OptionalFromProto(const onnx::OptionalProto& p, DType dtype) {
+  if (p.elem_type() == onnx::OptionalProto::TENSOR && p.has_tensor_value()) {
+    auto t = TensorFromProto(p.tensor_value());
+    if (!t.ok()) return t.status();
+    return TypedTensor::OptionalOf(std::move(t.value()));
+  }
+  if (p.elem_type() == onnx::OptionalProto::SEQUENCE && p.has_sequence_value()) {
+    auto s = SequenceFromProto(p.sequence_value(), dtype);
+    if (!s.ok()) return s.status();
+    return TypedTensor::OptionalOf(std::move(s.value()));
+  }
+  if (p.elem_type() == onnx::OptionalProto::UNDEFINED || (!p.has_tensor_value() && !p.has_sequence_value()))
+    return TypedTensor::EmptyOptional(dtype);
+  return Status::InvalidInput("optional '" + p.name() + "' holds a " + std::to_string(p.elem_type()) + " value; the executor reads tensors and sequences");
+}
+
+}  // namespace
+
+Result<TypedTensor> ReadValueFile(const std::string& path, ValueKind kind, DType dtype) {
+  if (kind == ValueKind::kTensor) return ReadTensorFile(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path);
+  Result<TypedTensor> value = Status::InvalidInput("");
+  if (kind == ValueKind::kSequence) {
+    onnx::SequenceProto proto;
+    if (!proto.ParseFromIstream(&in)) return Status::InvalidInput(path + " is not an ONNX SequenceProto file");
+    value = SequenceFromProto(proto, dtype);
+  } else {
+    onnx::OptionalProto proto;
+    if (!proto.ParseFromIstream(&in)) return Status::InvalidInput(path + " is not an ONNX OptionalProto file");
+    value = OptionalFromProto(proto, dtype);
+  }
+  if (!value.ok()) return value.status().WithContext(path);
+  return value;
 }
 
 nlohmann::json AttributeJson(const onnx::AttributeProto& a) {

@@ -41,5 +41,10 @@ onnx::TensorProto ProtoFromTensor(const std::string& name, const TypedTensor& t)
 // A TensorProto file (ONNX test data: input_0.pb, output_0.pb) of any type; kNotFound when it cannot
 // be read, kInvalidInput naming the file when it does not parse or TensorFromProto refuses it.
 Result<TypedTensor> ReadTensorFile(const std::string& path);
+// ONNX test data of any kind, read as the model declares the value (the file does not say: a
+// SequenceProto parses as a TensorProto of nonsense): a TensorProto for a tensor, a SequenceProto of
+// tensors for a sequence, an OptionalProto for an optional; an empty sequence or optional takes
+// `dtype`. kNotFound when it cannot be read, kInvalidInput naming the file otherwise.
+Result<TypedTensor> ReadValueFile(const std::string& path, ValueKind kind, DType dtype);
 
 }  // namespace tilebank::engine::model

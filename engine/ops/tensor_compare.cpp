@@ -22,6 +22,34 @@ std::string Number(double v) {
 
 TensorMatch MatchTensor(const TypedTensor& got, const TypedTensor& want, double rtol, double atol, double allowance) {
   TensorMatch m;
+  if (got.kind != want.kind) {
+    m.ok = false;
+    m.worst = std::string("a ") + ValueKindName(got.kind) + " where a " + ValueKindName(want.kind) + " was expected";
+    return m;
+  }
+  if (!want.IsTensor()) {  // a sequence or optional: the same number of elements, each matching
+    if (got.elements.size() != want.elements.size()) {
+      m.ok = false;
+      m.worst = std::string(want.kind == ValueKind::kOptional ? (want.elements.empty() ? "a value where none" : "none where a value")
+                                                              : (std::to_string(got.elements.size()) + " elements where " +
+                                                                 std::to_string(want.elements.size()))) +
+                " was expected";
+      return m;
+    }
+    if (want.elements.empty() && got.dtype != want.dtype && got.dtype != DType::kUndefined && want.dtype != DType::kUndefined) {
+      m.ok = false;
+      m.worst = "an empty " + std::string(ValueKindName(want.kind)) + " of " + DTypeName(got.dtype) + " where one of " + DTypeName(want.dtype) + " was expected";
+      return m;
+    }
+    for (size_t i = 0; i < want.elements.size(); ++i) {
+      const TensorMatch e = MatchTensor(got.elements[i], want.elements[i], rtol, atol, allowance);
+      m.max_abs_error = std::max(m.max_abs_error, e.max_abs_error);
+      m.max_rel_error = std::max(m.max_rel_error, e.max_rel_error);
+      if (!e.ok && m.ok) m.worst = (want.kind == ValueKind::kSequence ? "sequence element " + std::to_string(i) + ": " : "") + e.worst;
+      m.ok = m.ok && e.ok;
+    }
+    return m;
+  }
   if (got.dtype != want.dtype) {
     m.ok = false;
     m.worst = "dtype " + DTypeName(got.dtype) + " where " + DTypeName(want.dtype) + " was expected";

@@ -1,5 +1,6 @@
-// Whether a computed tensor matches an expected one, as ONNX's backend tests judge it: the same
-// dtype and shape; integers, bool and strings exactly; floating types within
+// Whether a computed value matches an expected one, as ONNX's backend tests judge it: the same kind
+// (a sequence: as many elements, each matching; an optional: both empty, or their values matching);
+// the same dtype and shape; integers, bool and strings exactly; floating types within
 // |got - want| <= atol + rtol * |want| (NaN matches NaN, equal infinities match; bfloat16 with rtol
 // at least one unit in its last place, 2^-7).
 #pragma once

@@ -51,7 +51,44 @@ TypedTensor::TypedTensor(DType type, std::vector<int64_t> dims) : dtype(type), s
   else bytes.resize(static_cast<size_t>(size()) * ElementBytes(dtype));
 }
 
+const char* ValueKindName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kTensor: return "tensor";
+    case ValueKind::kSequence: return "sequence";
+    case ValueKind::kOptional: return "optional";
+  }
+  return "?";
+}
+
+TypedTensor TypedTensor::Sequence(DType element_type, std::vector<TypedTensor> elements) {
+  TypedTensor t;
+  t.kind = ValueKind::kSequence;
+  t.dtype = elements.empty() ? element_type : elements[0].dtype;
+  t.shape = {0};
+  t.elements = std::move(elements);
+  return t;
+}
+
+TypedTensor TypedTensor::OptionalOf(TypedTensor value) {
+  TypedTensor t;
+  t.kind = ValueKind::kOptional;
+  t.dtype = value.dtype;
+  t.shape = {0};
+  t.elements.push_back(std::move(value));
+  return t;
+}
+
+TypedTensor TypedTensor::EmptyOptional(DType element_type) {
+  TypedTensor t;
+  t.kind = ValueKind::kOptional;
+  t.dtype = element_type;
+  t.shape = {0};
+  return t;
+}
+
 void ReshapeForOverwrite(TypedTensor* t, DType dtype, std::vector<int64_t> shape) {
+  t->kind = ValueKind::kTensor;
+  t->elements.clear();
   t->dtype = dtype;
   t->shape = std::move(shape);
   t->strings.clear();
@@ -115,7 +152,8 @@ TypedTensor TypedTensor::CastTo(DType to) const {
 }
 
 bool TypedTensor::operator==(const TypedTensor& other) const {
-  return dtype == other.dtype && shape == other.shape && bytes == other.bytes && strings == other.strings;
+  return kind == other.kind && dtype == other.dtype && shape == other.shape && bytes == other.bytes && strings == other.strings &&
+         elements == other.elements;
 }
 
 std::string ShapeText(const std::vector<int64_t>& shape) {

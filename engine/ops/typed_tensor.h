@@ -13,11 +13,18 @@
 
 namespace tilebank::engine {
 
+// What an ONNX value is: a tensor, a sequence of tensors, or an optional (empty, or holding a tensor
+// or a sequence).
+enum class ValueKind : uint8_t { kTensor, kSequence, kOptional };
+const char* ValueKindName(ValueKind kind);  // "tensor", "sequence", "optional"
+
 struct TypedTensor {
-  DType dtype = DType::kFloat32;
-  std::vector<int64_t> shape;
+  DType dtype = DType::kFloat32;  // a sequence or optional: its elements' (kUndefined when not known)
+  std::vector<int64_t> shape;     // a sequence or optional: {0}, so that size() is 0
   std::vector<std::byte> bytes;      // numeric types: size() x ElementBytes(dtype)
   std::vector<std::string> strings;  // kString: size() of them
+  ValueKind kind = ValueKind::kTensor;
+  std::vector<TypedTensor> elements;  // kSequence: its tensors; kOptional: none (empty) or the one it holds
 
   TypedTensor() = default;
   // Zeros (empty strings) of `dtype` and `shape`.
@@ -29,6 +36,13 @@ struct TypedTensor {
     for (size_t i = 0; i < values.size() && i < static_cast<size_t>(t.size()); ++i) t.data<T>()[i] = values[i];
     return t;
   }
+
+  // A sequence of `elements` of dtype `element_type` (the elements' own when there are any).
+  static TypedTensor Sequence(DType element_type, std::vector<TypedTensor> elements);
+  // An optional holding `value` (a tensor or a sequence), or none (its element type `element_type`).
+  static TypedTensor OptionalOf(TypedTensor value);
+  static TypedTensor EmptyOptional(DType element_type);
+  bool IsTensor() const { return kind == ValueKind::kTensor; }
 
   int64_t size() const { return Tensor::NumElements(shape); }
   int rank() const { return static_cast<int>(shape.size()); }
@@ -55,7 +69,7 @@ struct TypedTensor {
   // The same elements converted to `to` (numeric types; strings stay strings only to kString).
   TypedTensor CastTo(DType to) const;
 
-  // Same dtype, shape and elements (NaNs compare by bits).
+  // Same kind, dtype, shape and elements (NaNs compare by bits).
   bool operator==(const TypedTensor& other) const;
 };
 

@@ -82,4 +82,38 @@ py::array ArrayFromTensor(TypedTensor&& tensor) {
   return py::array(NumpyDType(tensor.dtype), shape, owned->data(), free_when_done);
 }
 
+py::object ObjectFromValue(TypedTensor&& value) {
+  if (value.kind == engine::ValueKind::kOptional) return value.elements.empty() ? py::object(py::none()) : ObjectFromValue(std::move(value.elements[0]));
+  if (value.kind == engine::ValueKind::kSequence) {
+    py::list items;
+    for (TypedTensor& e : value.elements) items.append(ObjectFromValue(std::move(e)));
+    return std::move(items);
+  }
+  return ArrayFromTensor(std::move(value));
+}
+
+TypedTensor ValueFromObject(const py::handle& object, engine::ValueKind kind, DType expected, const std::string& what) {
+  if (kind == engine::ValueKind::kOptional) {
+    if (object.is_none()) return TypedTensor::EmptyOptional(expected);
+    const bool sequence = py::isinstance<py::list>(object) || py::isinstance<py::tuple>(object);
+    return TypedTensor::OptionalOf(ValueFromObject(object, sequence ? engine::ValueKind::kSequence : engine::ValueKind::kTensor, expected, what));
+  }
+  if (kind == engine::ValueKind::kSequence) {
+    if (!py::isinstance<py::list>(object) && !py::isinstance<py::tuple>(object))
+      Raise(Status::InvalidInput(what + " is a sequence: give a list of arrays"));
+    std::vector<TypedTensor> elements;
+    size_t i = 0;
+    for (const py::handle item : object) {
+      py::array array = py::array::ensure(item);
+      if (!array) Raise(Status::InvalidInput(what + " element " + std::to_string(i) + " is not an array"));
+      elements.push_back(TensorFromArray(array, expected, what + " element " + std::to_string(i)));
+      ++i;
+    }
+    return TypedTensor::Sequence(expected, std::move(elements));
+  }
+  py::array array = py::array::ensure(object);
+  if (!array) Raise(Status::InvalidInput(what + " is not an array"));
+  return TensorFromArray(array, expected, what);
+}
+
 }  // namespace tilebank::python

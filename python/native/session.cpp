@@ -94,7 +94,7 @@ class InferenceSession {
     }
     ThrowIfError(status);
     py::list result;
-    for (size_t i : picked) result.append(ArrayFromTensor(std::move(outputs.at(i))));
+    for (size_t i : picked) result.append(ObjectFromValue(std::move(outputs.at(i))));
     return result;
   }
 
@@ -147,10 +147,12 @@ class InferenceSession {
     }
     for (const auto& in : signature_.inputs) {
       if (!feeds.contains(in.name)) Raise(Status::InvalidInput("input '" + in.name + "' of " + path_ + " is missing (" + InputNames() + ")"));
-      py::array array = py::array::ensure(feeds[py::str(in.name)]);
-      if (!array) Raise(Status::InvalidInput("input '" + in.name + "' is not an array"));
       auto dtype = engine::ParseDType(in.dtype.empty() ? "float32" : in.dtype);
-      TypedTensor t = TensorFromArray(array, dtype ? *dtype : engine::DType::kFloat32, "input '" + in.name + "'");
+      TypedTensor t = ValueFromObject(feeds[py::str(in.name)], in.kind, dtype ? *dtype : engine::DType::kFloat32, "input '" + in.name + "'");
+      if (!t.IsTensor()) {  // a sequence or an optional: no declared shape to check
+        inputs.push_back(std::move(t));
+        continue;
+      }
       if (in.rank_known && t.shape.size() != in.dims.size())
         Raise(Status::InvalidInput("input '" + in.name + "' has rank " + std::to_string(t.shape.size()) + "; the model declares " +
                                    DimsText(in.dims)));
@@ -195,7 +197,7 @@ class InferenceSession {
 
   static std::vector<std::vector<int64_t>> ShapesOf(const std::vector<TypedTensor>& inputs) {
     std::vector<std::vector<int64_t>> shapes;
-    for (const auto& t : inputs) shapes.push_back(t.shape);
+    for (const auto& t : inputs) shapes.push_back(t.IsTensor() ? t.shape : std::vector<int64_t>{});  // a sequence or optional has none
     return shapes;
   }
 
@@ -204,7 +206,8 @@ class InferenceSession {
     auto it = executors_.find(shapes);
     if (it != executors_.end()) return *it->second;
     std::map<std::string, std::vector<int64_t>> by_name;
-    for (size_t i = 0; i < shapes.size() && i < signature_.inputs.size(); ++i) by_name[signature_.inputs[i].name] = shapes[i];
+    for (size_t i = 0; i < shapes.size() && i < signature_.inputs.size(); ++i)
+      if (signature_.inputs[i].kind == engine::ValueKind::kTensor) by_name[signature_.inputs[i].name] = shapes[i];
     Result<std::unique_ptr<Executor>> loaded = Status::Ok();
     {
       py::gil_scoped_release release;
