@@ -659,7 +659,7 @@ TEST_CASE("SGAT: entries that make the model slower beyond the spread are taken 
   CHECK(sgat["model_result_performance(ms)"].get<double>() == sgat["model_baseline_performance(ms)"].get<double>());
   CHECK(sgat["model_performance_improvement"] == "0.00%");
   // The job is finished, with its entries taken back: nothing to resume.
-  CHECK(RunCli("tune -j 1 --reload --bank " + (dir / (name + "_bank"))).exit_code == 2);
+  CheckRefused(RunCli("tune -j 1 --reload --bank " + (dir / (name + "_bank"))), "--reload");
 }
 
 TEST_CASE("offline SGAT: run --dump writes the subgraphs, tune -j 1 --subgraphs tunes them without the model, the model runs fused" * doctest::test_suite("measured")) {
@@ -723,7 +723,7 @@ TEST_CASE("tune -j 1: a job stopped after its first subgraph goes on with --relo
   auto again = RunCli("tune -j 1 --reload --bank " + bank + " --output " + (dir / "out"));
   CHECK(again.exit_code == 2);
   CHECK(again.err.find("already finished") != std::string::npos);
-  CHECK(RunCli("tune -j 1 --reload -m " + model + " --bank " + bank).exit_code == 2);
+  CheckRefused(RunCli("tune -j 1 --reload -m " + model + " --bank " + bank), "--reload");
 }
 
 TEST_CASE("tune -j 1 on a model the executor cannot run exits 2 and creates no bank and no output directory") {

@@ -167,9 +167,13 @@ CommandResult RunCliIn(const std::string& dir, const std::string& args, const st
   return result;
 }
 
+void CheckRefused(const CommandResult& r, const std::string& message) {
+  CHECK_MESSAGE(r.exit_code == 2, r.err);
+  CHECK_MESSAGE(r.err.find(message) != std::string::npos, "the message names '" << message << "': " << r.err);
+}
+
 void CheckRefusedWritingNothing(const CommandResult& r, const std::string& message, const std::vector<std::string>& paths) {
-  CHECK(r.exit_code == 2);
-  CHECK_MESSAGE(r.err.find(message) != std::string::npos, r.err);
+  CheckRefused(r, message);
   for (const auto& path : paths) CHECK_MESSAGE(!std::filesystem::exists(path), path);
 }
 

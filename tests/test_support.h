@@ -50,6 +50,8 @@ struct CommandResult {
 CommandResult RunCli(const std::string& args, const std::string& env = "");
 // The same, run in the working directory `dir`.
 CommandResult RunCliIn(const std::string& dir, const std::string& args, const std::string& env = "");
+// A refusal as the CLI must give it: exit 2 and `message` (what names the problem) in stderr.
+void CheckRefused(const CommandResult& r, const std::string& message);
 // Bad input as the CLI must refuse it: exit 2, `message` in stderr, and none of `paths` written.
 void CheckRefusedWritingNothing(const CommandResult& r, const std::string& message, const std::vector<std::string>& paths);
 

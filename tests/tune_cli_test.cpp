@@ -121,15 +121,15 @@ TEST_CASE("tune: bad input is refused with exit 2 and no result file") {
   WriteFile(dir / "ops.json", kOps);
   WriteFile(dir / "bad.json", R"([{"op":"MatMul","input_desc":[{"shape":[2,3],"type":"float32"}],"output_desc":[{"shape":[2,3],"type":"float32"}]}, )");
   std::string out = " --bank " + (dir / "bank") + " --output " + dir.path();
-  CHECK(RunCli("tune -j 3 --singleop " + (dir / "ops.json") + out).exit_code == 2);
-  CHECK(RunCli("tune -j 2" + out).exit_code == 2);
+  CheckRefused(RunCli("tune -j 3 --singleop " + (dir / "ops.json") + out), "--job-type must be 2 (OPAT), 1 (SGAT) or 4 (GDAT), not 3");
+  CheckRefused(RunCli("tune -j 2" + out), "--singleop OPS.json or --model M.onnx is required");
   auto malformed = RunCli("tune -j 2 --singleop " + (dir / "bad.json") + out);
   CHECK(malformed.exit_code == 2);
   CHECK(malformed.err.find("bad.json") != std::string::npos);
-  CHECK(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + out + " --tune-mode XYZ").exit_code == 2);
-  CHECK(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + out + " --modes schedule,speed").exit_code == 2);
-  CHECK(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + out + " --soc other-soc").exit_code == 2);
-  CHECK(RunCli("tune -j 2 --reload nosuchjob" + out).exit_code == 2);
+  CheckRefused(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + out + " --tune-mode XYZ"), "--tune-mode XYZ");
+  CheckRefused(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + out + " --modes schedule,speed"), "unknown mode 'speed'");
+  CheckRefused(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + out + " --soc other-soc"), "--soc other-soc: tuning measures this machine");
+  CheckRefused(RunCli("tune -j 2 --reload nosuchjob" + out), "--reload");
   // An output directory that cannot be made (under a file): refused before the bank is created.
   auto unwritable = RunCli("tune -j 2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + (dir / "ops.json/results"));
   CHECK(unwritable.exit_code == 2);
@@ -234,7 +234,7 @@ TEST_CASE("tune: a run killed midway resumes with --reload without redoing finis
   for (size_t next; (next = before.find('\n', pos + 1)) != std::string::npos; pos = next)
     CHECK(after.find(before.substr(pos + 1, next - pos - 1)) != std::string::npos);
   // A finished job is not resumed again.
-  CHECK(RunCli("tune -j 2 --reload --bank " + (dir / "bank") + " --output " + dir.path()).exit_code == 2);
+  CheckRefused(RunCli("tune -j 2 --reload --bank " + (dir / "bank") + " --output " + dir.path()), "--reload");
 }
 
 }  // namespace

@@ -193,7 +193,7 @@ int RunModel(const RunFlags& f) {
                           {"policies", {{"bank", from_bank}, {"nearest", nearest}, {"builtin", builtin}, {"converts", converts}, {"bank_unusable_here", unusable}}}};
     if (comparison)
       out["check"] = {{"ok", comparison->ok}, {"quantized_tolerance", quantized_outputs}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
-                      {"worst", comparison->worst}};
+                      {"mismatched_elements", comparison->mismatched}, {"compared_elements", comparison->compared}, {"worst", comparison->worst}};
     if (f.profile) {
       nlohmann::json nodes = nlohmann::json::array();
       for (size_t i = 0; i < ex.bindings().size(); ++i) {
@@ -219,8 +219,11 @@ int RunModel(const RunFlags& f) {
     if (unusable)
       std::printf("           %zu built-in in place of a bank policy this host's target cannot run (--profile says why)\n", unusable);
     if (comparison)
-      std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)%s\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
+      std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)%s%s\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
                   comparison->max_abs_error, comparison->max_rel_error, comparison->worst.c_str(),
+                  comparison->mismatched ? ("; " + std::to_string(comparison->mismatched) + " of " + std::to_string(comparison->compared) +
+                                            " elements beyond rtol 1e-3 + atol 1e-7").c_str()
+                                         : "",
                   quantized_outputs ? "; quantized outputs within two steps of their scale" : "");
     if (f.profile) {
       std::printf("\n%-40s %-20s %-18s %10s %6s  %-9s %-20s %s\n", "node", "op", "shape", "time us", "share", "layout", "template", "policy");

@@ -2,23 +2,12 @@
 // (engine/kernels/subgraph.h) run by the registry's kernels. A subgraph reads the enclosing scopes'
 // values through the node's implicit inputs. Loop's scan outputs and Scan's are stacked along their
 // axis; loop-carried values, branch results and implicit inputs may be sequences and optionals.
-#include <cstring>
 
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/subgraph.h"
 
 namespace tilebank::engine::kernels {
 namespace {
-
-// Copies `count` elements of `from` starting at `from_at` into `to` at `to_at` (same dtype).
-void CopyElements(const TypedTensor& from, int64_t from_at, TypedTensor* to, int64_t to_at, int64_t count) {
-  if (from.dtype == DType::kString) {
-    std::copy_n(from.strings.begin() + from_at, count, to->strings.begin() + to_at);
-    return;
-  }
-  const size_t bytes = ElementBytes(from.dtype);
-  std::memcpy(to->bytes.data() + to_at * bytes, from.bytes.data() + from_at * bytes, count * bytes);
-}
 
 // The sub-tensor at `index` along `axis` (that dimension removed).
 TypedTensor Take(const TypedTensor& t, int64_t axis, int64_t index) {

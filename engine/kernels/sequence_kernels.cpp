@@ -3,7 +3,6 @@
 // Optional, OptionalHasElement and OptionalGetElement, as ONNX defines them (SequenceMap, which runs
 // a subgraph, is with the control-flow kernels). A position is a one-element integer tensor,
 // negative counting from the end; out of range is kInvalidInput naming the node.
-#include <cstring>
 
 #include "engine/kernels/kernel_registry.h"
 
@@ -39,17 +38,6 @@ Status SameDtype(const KernelInfo& info, DType dtype, const TypedTensor& t) {
   if (dtype != DType::kUndefined && t.dtype != dtype)
     return info.Bad("a " + DTypeName(t.dtype) + " tensor cannot join a sequence of " + DTypeName(dtype));
   return Status::Ok();
-}
-
-// Copies `count` elements of `from` starting at `from_at` into `to` at `to_at` (same dtype).
-void CopyElements(const TypedTensor& from, int64_t from_at, TypedTensor* to, int64_t to_at, int64_t count) {
-  if (count <= 0) return;
-  if (from.dtype == DType::kString) {
-    std::copy_n(from.strings.begin() + from_at, count, to->strings.begin() + to_at);
-    return;
-  }
-  const size_t bytes = ElementBytes(from.dtype);
-  std::memcpy(to->bytes.data() + to_at * bytes, from.bytes.data() + from_at * bytes, count * bytes);
 }
 
 // The product of shape[from, to).

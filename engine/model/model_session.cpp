@@ -336,6 +336,8 @@ Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, 
     if (c.ok && (!m.ok || m.max_abs_error >= c.max_abs_error) && !m.worst.empty()) c.worst = "output " + std::to_string(i) + " " + m.worst;
     c.max_abs_error = std::max(c.max_abs_error, m.max_abs_error);
     c.max_rel_error = std::max(c.max_rel_error, m.max_rel_error);
+    c.mismatched += m.mismatched;
+    c.compared += m.compared;
     c.ok = c.ok && m.ok;
   }
   if (!any) return Status::NotFound("no output_<i>.pb in " + dir);

@@ -67,6 +67,7 @@ Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::v
 struct Comparison {
   bool ok = true;
   double max_abs_error = 0, max_rel_error = 0;
+  int64_t mismatched = 0, compared = 0;  // against test data: elements outside the tolerance, of those compared
   std::string worst;  // "output 0 element 17: 0.5 vs 0.49"
 };
 // Outputs against a test-data directory's output_<i>.pb (`run --data`, the conformance tests, the

@@ -603,7 +603,12 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   // ScatterND, ...). Each round folds what became constant into initializers and infers again,
   // until every shape is known or a round changes nothing.
   constexpr int kMaxRounds = 64;
-  // tilebank's own checks of the proto, here rather than in the child: the wiring, the fixed input shapes.
+  // tilebank's own checks of the proto, here rather than in the child: the domains, the wiring, the
+  // fixed input shapes.
+  for (const auto& n : model.graph().node())
+    if (!n.domain().empty() && n.domain() != "ai.onnx")
+      return Status::InvalidInput(path + ": node '" + n.name() + "' (" + n.op_type() + ") is of domain " + n.domain() + "; the executor runs the ONNX domain" +
+                                  (n.domain() == "ai.onnx.preview.training" ? " (that one holds training ops, not inference)" : ""));
   if (const std::string problem = WiringProblem(model.graph(), {}, path); !problem.empty()) return Status::InvalidInput(problem);
   TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, shapes_by_position, path));
   for (int round = 0;; ++round) {

@@ -43,6 +43,8 @@ TensorMatch MatchTensor(const TypedTensor& got, const TypedTensor& want, double 
     }
     for (size_t i = 0; i < want.elements.size(); ++i) {
       const TensorMatch e = MatchTensor(got.elements[i], want.elements[i], rtol, atol, allowance);
+      m.mismatched += e.mismatched;
+      m.compared += e.compared;
       m.max_abs_error = std::max(m.max_abs_error, e.max_abs_error);
       m.max_rel_error = std::max(m.max_rel_error, e.max_rel_error);
       if (!e.ok && m.ok) m.worst = (want.kind == ValueKind::kSequence ? "sequence element " + std::to_string(i) + ": " : "") + e.worst;
@@ -61,17 +63,24 @@ TensorMatch MatchTensor(const TypedTensor& got, const TypedTensor& want, double 
     return m;
   }
   const int64_t n = want.size();
+  m.compared = n;
   if (want.dtype == DType::kString) {
-    for (int64_t i = 0; i < n && m.ok; ++i)
-      if (got.strings[i] != want.strings[i]) m.ok = false, m.worst = Element(i, "'" + got.strings[i] + "'", "'" + want.strings[i] + "'");
+    for (int64_t i = 0; i < n; ++i)
+      if (got.strings[i] != want.strings[i]) {
+        if (m.ok) m.worst = Element(i, "'" + got.strings[i] + "'", "'" + want.strings[i] + "'");
+        m.ok = false, ++m.mismatched;
+      }
     return m;
   }
   if (!IsFloating(want.dtype)) {
-    for (int64_t i = 0; i < n && m.ok; ++i) {
+    for (int64_t i = 0; i < n; ++i) {
       const int64_t g = got.IntAt(i), w = want.IntAt(i);
       const double abs = std::abs(static_cast<double>(g) - static_cast<double>(w));
       m.max_abs_error = std::max(m.max_abs_error, abs);
-      if (g != w && !(abs <= allowance)) m.ok = false, m.worst = Element(i, std::to_string(g), std::to_string(w));
+      if (g != w && !(abs <= allowance)) {
+        if (m.ok) m.worst = Element(i, std::to_string(g), std::to_string(w));
+        m.ok = false, ++m.mismatched;
+      }
     }
     return m;
   }
@@ -82,21 +91,20 @@ TensorMatch MatchTensor(const TypedTensor& got, const TypedTensor& want, double 
   for (int64_t i = 0; i < n; ++i) {
     const double g = got.At(i), w = want.At(i);
     if (std::isnan(g) && std::isnan(w)) continue;
-    if (std::isinf(w) || std::isinf(g)) {
-      if (g != w) m.ok = false, m.worst = Element(i, Number(g), Number(w));
-      if (g != w) return m;
+    const double abs = std::abs(g - w), rel = w != 0 ? abs / std::abs(w) : (abs > 0 ? INFINITY : 0.0);
+    // An infinity where another value (or the other infinity) is expected, or a NaN on one side only:
+    // outside any tolerance.
+    const bool unbounded = ((std::isinf(w) || std::isinf(g)) && g != w) || (std::isnan(abs) && !std::isinf(w));
+    if (unbounded) {
+      if (worst_excess < INFINITY) worst_excess = INFINITY, m.worst = Element(i, Number(g), Number(w));
+      m.ok = false, ++m.mismatched;
       continue;
     }
-    const double abs = std::abs(g - w), rel = w != 0 ? abs / std::abs(w) : (abs > 0 ? INFINITY : 0.0);
-    if (std::isnan(abs)) {
-      m.ok = false;
-      m.worst = Element(i, Number(g), Number(w));
-      return m;
-    }
+    if (std::isinf(w)) continue;  // equal infinities
     m.max_abs_error = std::max(m.max_abs_error, abs);
     if (w != 0) m.max_rel_error = std::max(m.max_rel_error, rel);
     const double excess = abs - (atol + rtol * std::abs(w) + allowance);
-    if (excess > 0) m.ok = false;
+    if (excess > 0) m.ok = false, ++m.mismatched;
     if (excess > worst_excess) worst_excess = excess, m.worst = Element(i, Number(g), Number(w));
   }
   return m;

@@ -13,6 +13,7 @@ namespace tilebank::engine {
 struct TensorMatch {
   bool ok = true;
   double max_abs_error = 0, max_rel_error = 0;
+  int64_t mismatched = 0, compared = 0;  // elements outside the tolerance, of those compared (0 of 0: kind, dtype or shape differ)
   std::string worst;  // the first mismatch, or the largest error ("element 3: 0.5 vs 0.25"); a dtype or shape difference
 };
 

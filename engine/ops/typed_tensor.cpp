@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -154,6 +155,16 @@ TypedTensor TypedTensor::CastTo(DType to) const {
 bool TypedTensor::operator==(const TypedTensor& other) const {
   return kind == other.kind && dtype == other.dtype && shape == other.shape && bytes == other.bytes && strings == other.strings &&
          elements == other.elements;
+}
+
+void CopyElements(const TypedTensor& from, int64_t from_at, TypedTensor* to, int64_t to_at, int64_t count) {
+  if (count <= 0) return;
+  if (from.dtype == DType::kString) {
+    std::copy_n(from.strings.begin() + from_at, count, to->strings.begin() + to_at);
+    return;
+  }
+  const size_t bytes = ElementBytes(from.dtype);
+  std::memcpy(to->bytes.data() + to_at * bytes, from.bytes.data() + from_at * bytes, count * bytes);
 }
 
 std::string ShapeText(const std::vector<int64_t>& shape) {

@@ -78,6 +78,10 @@ struct TypedTensor {
 // is neither allocated nor cleared again.
 void ReshapeForOverwrite(TypedTensor* t, DType dtype, std::vector<int64_t> shape);
 
+// Copies `count` elements of `from` starting at element `from_at` into `to` at `to_at` (both of one
+// dtype, numbers or strings; nothing when count <= 0).
+void CopyElements(const TypedTensor& from, int64_t from_at, TypedTensor* to, int64_t to_at, int64_t count);
+
 // "2x3x4" ("scalar" for rank 0).
 std::string ShapeText(const std::vector<int64_t>& shape);
 

@@ -98,6 +98,35 @@ class InferenceSession {
     return result;
   }
 
+  // The model run on a test-data directory's inputs, its outputs judged against the expected ones as
+  // `run --data` judges them (engine/model/model_session.h: ONNX's judgement, a quantized output's
+  // allowance): {'ok', 'worst', 'max_abs_error', 'max_rel_error', 'quantized_tolerance'}.
+  py::dict Check(const std::string& data_dir) {
+    std::vector<engine::ValueKind> kinds;
+    for (const auto& in : signature_.inputs) kinds.push_back(in.kind);
+    auto lock = LockWithoutGil();
+    Executor& ex = Bound(ValueOrRaise(engine::model::InputFileShapes(data_dir, kinds)));
+    std::vector<TypedTensor> inputs = ValueOrRaise(engine::model::ReadTypedInputs(ex.graph(), data_dir));
+    std::vector<TypedTensor> outputs;
+    Status status;
+    {
+      py::gil_scoped_release release;
+      std::vector<const TypedTensor*> in;
+      for (const auto& t : inputs) in.push_back(&t);
+      status = ex.Run(in, &outputs);
+    }
+    ThrowIfError(status);
+    const std::vector<double> quanta = engine::model::OutputQuanta(ex.graph());
+    const auto c = ValueOrRaise(engine::model::CompareTypedOutputs(outputs, data_dir, quanta));
+    py::dict out;
+    out["ok"] = c.ok;
+    out["worst"] = c.worst;
+    out["max_abs_error"] = c.max_abs_error;
+    out["max_rel_error"] = c.max_rel_error;
+    out["quantized_tolerance"] = std::any_of(quanta.begin(), quanta.end(), [](double q) { return q > 0; });
+    return out;
+  }
+
   // Each step's median time with its binding, from `repeat` timed runs after `warmup`.
   py::list Profile(const std::optional<py::dict>& feeds, int warmup, int repeat) {
     auto [ex, inputs] = ExecutorAndInputs(feeds);
@@ -261,6 +290,10 @@ void RegisterSession(py::module_& m) {
       .def("get_outputs", &InferenceSession::GetOutputs, "the outputs: [{'name', 'shape', 'dtype'}]")
       .def("run", &InferenceSession::Run, py::arg("output_names"), py::arg("input_feed"),
            "run(output_names or None, {name: ndarray}) -> [ndarray]: a new set of input shapes binds the model again (kept per shape)")
+      .def("check", &InferenceSession::Check, py::arg("data_dir"),
+           "runs the inputs of ONNX test data (input_<i>.pb) and judges the outputs against output_<i>.pb as `tilebank run --data` "
+           "does (dtype and shape equal, integers exact, floats within rtol 1e-3 and atol 1e-7): {'ok', 'worst', 'max_abs_error', "
+           "'max_rel_error', 'quantized_tolerance'}")
       .def("profile", &InferenceSession::Profile, py::arg("input_feed") = py::none(), py::arg("warmup") = 3, py::arg("repeat") = 10,
            "each step's median time, share, template, policy and its source (bank, nearest, builtin)")
       .def("benchmark", &InferenceSession::Benchmark, py::arg("input_feed") = py::none(), py::arg("warmup") = 3, py::arg("repeat") = 30,

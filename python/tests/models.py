@@ -39,3 +39,17 @@ def conv_relu(path):
     graph = helper.make_graph(nodes, "conv_relu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16, 16])], [w])
     return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def sequence_model(path):
+    """A sequence input `s` (float32 tensors [2, 3]) and an optional `o`: n = SequenceLength(s),
+    c = ConcatFromSequence(s, axis 0), has = OptionalHasElement(o), parts = SplitToSequence(c) (a
+    sequence output)."""
+    seq = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2, 3])
+    opt = helper.make_value_info("o", helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [3])))
+    nodes = [helper.make_node("SequenceLength", ["s"], ["n"]), helper.make_node("ConcatFromSequence", ["s"], ["c"], axis=0),
+             helper.make_node("OptionalHasElement", ["o"], ["has"]), helper.make_node("SplitToSequence", ["c"], ["parts"], axis=0)]
+    outputs = [helper.make_tensor_value_info("n", TensorProto.INT64, []), helper.make_tensor_value_info("c", TensorProto.FLOAT, ["rows", 3]),
+               helper.make_tensor_value_info("has", TensorProto.BOOL, []), helper.make_tensor_sequence_value_info("parts", TensorProto.FLOAT, [1, 3])]
+    graph = helper.make_graph(nodes, "sequences", [seq, opt], outputs)
+    return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
