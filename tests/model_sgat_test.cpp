@@ -659,7 +659,7 @@ TEST_CASE("SGAT: entries that make the model slower beyond the spread are taken 
   CHECK(sgat["model_result_performance(ms)"].get<double>() == sgat["model_baseline_performance(ms)"].get<double>());
   CHECK(sgat["model_performance_improvement"] == "0.00%");
   // The job is finished, with its entries taken back: nothing to resume.
-  CheckRefused(RunCli("tune -j 1 --reload --bank " + (dir / (name + "_bank"))), "--reload");
+  CheckRefused(RunCli("tune -j 1 --reload --bank " + (dir / (name + "_bank"))), "already finished");
 }
 
 TEST_CASE("offline SGAT: run --dump writes the subgraphs, tune -j 1 --subgraphs tunes them without the model, the model runs fused" * doctest::test_suite("measured")) {

@@ -234,7 +234,7 @@ TEST_CASE("tune: a run killed midway resumes with --reload without redoing finis
   for (size_t next; (next = before.find('\n', pos + 1)) != std::string::npos; pos = next)
     CHECK(after.find(before.substr(pos + 1, next - pos - 1)) != std::string::npos);
   // A finished job is not resumed again.
-  CheckRefused(RunCli("tune -j 2 --reload --bank " + (dir / "bank") + " --output " + dir.path()), "--reload");
+  CheckRefused(RunCli("tune -j 2 --reload --bank " + (dir / "bank") + " --output " + dir.path()), "already finished");
 }
 
 }  // namespace
