@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "engine/target/host_bank.h"
 #include "repo/entry_codec.h"
 
 namespace fs = std::filesystem;
@@ -68,10 +69,7 @@ void SqliteMerge(sqlite3* db, const std::string& source) {
 }
 
 std::unique_ptr<Bank> OpenBankAt(const std::string& dir, OpenMode mode, const std::string& soc) {
-  OpenOptions options;
-  options.mode = mode;
-  options.soc_version = soc;
-  auto bank = Bank::Open(dir, options);
+  auto bank = OpenBankOnHost(dir, mode, soc);
   if (!bank.ok()) Die(bank.status().message());
   return std::move(*bank);
 }

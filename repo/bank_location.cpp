@@ -21,6 +21,8 @@ std::string ResolveBankRoot(const std::string& bank_flag) {
   return env("HOME") + "/.local/share/tilebank";
 }
 
+std::string BankDirUnder(const std::string& root, const std::string& soc_version) { return root + "/" + soc_version; }
+
 bool IsBankDir(const std::string& dir) {
   std::error_code ec;
   return fs::is_regular_file(fs::path(dir) / "data.mdb", ec);

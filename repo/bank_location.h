@@ -12,6 +12,10 @@ namespace tilebank {
 // --bank flag > TUNE_BANK_PATH > ASCEND_CACHE_PATH/aoe_data > ${XDG_DATA_HOME:-$HOME/.local/share}/tilebank
 std::string ResolveBankRoot(const std::string& bank_flag);
 
+// The bank directory of `soc_version` under `root`: <root>/<soc_version>. Every place that names a
+// bank's directory from its root goes through this.
+std::string BankDirUnder(const std::string& root, const std::string& soc_version);
+
 // True when `dir` holds an LMDB environment (data.mdb).
 bool IsBankDir(const std::string& dir);
 

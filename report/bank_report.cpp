@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/model/model_session.h"
+#include "engine/target/host_bank.h"
 #include "engine/target/soc_version.h"
 #include "engine/templates/template_catalog.h"
 #include "report/html_page.h"
@@ -27,13 +28,9 @@ using nlohmann::json;
 // A bank root or a bank directory, read-only, as `bank` commands open it.
 Result<std::unique_ptr<Bank>> OpenForReport(const std::string& given, const std::string& soc) {
   const std::string soc_version = soc.empty() ? HostSocVersion() : soc;
-  const std::string dir = IsBankDir(given) ? given : ResolveBankRoot(given) + "/" + soc_version;
+  const std::string dir = IsBankDir(given) ? given : BankDirUnder(ResolveBankRoot(given), soc_version);
   if (!IsBankDir(dir)) return Status::NotFound("no bank at '" + dir + "'");
-  OpenOptions options;
-  options.mode = OpenMode::kReadOnly;
-  options.soc_version = IsBankDir(given) && soc.empty() ? "" : soc_version;
-  if (options.soc_version == HostSocVersion()) options.fingerprint = HostFingerprint();
-  return Bank::Open(dir, options);
+  return OpenBankOnHost(dir, OpenMode::kReadOnly, IsBankDir(given) && soc.empty() ? "" : soc_version);
 }
 
 Result<std::vector<json>> EntriesOf(const Bank& bank) {

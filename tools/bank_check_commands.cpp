@@ -26,14 +26,14 @@ int RunDiff(const BankFlags& flags, const std::string& a_arg, const std::string&
   if (!a_ref.ok()) return Fail(a_ref.status());
   auto b_ref = ParseBankRef(b_arg, SocOf(flags));
   if (!b_ref.ok()) return Fail(b_ref.status());
-  auto a_bank = OpenBank(a_ref->dir, OpenMode::kReadOnly, "");
+  auto a_bank = OpenBankOnHost(a_ref->dir, OpenMode::kReadOnly, "");
   if (!a_bank.ok()) return Fail(a_bank.status());
   std::error_code ec;
   const bool same = std::filesystem::equivalent(a_ref->dir, b_ref->dir, ec);
   // One bank at two generations reads through one snapshot (LMDB allows one read per thread).
   std::unique_ptr<Bank> b_owned;
   if (!same) {
-    auto b_bank = OpenBank(b_ref->dir, OpenMode::kReadOnly, "");
+    auto b_bank = OpenBankOnHost(b_ref->dir, OpenMode::kReadOnly, "");
     if (!b_bank.ok()) return Fail(b_bank.status());
     b_owned = std::move(*b_bank);
   }
@@ -74,7 +74,7 @@ int RunValidate(const BankFlags& flags, const std::string& path) {
     if (!ref.ok()) return Fail(ref.status());
     dir = ref->dir;
   }
-  auto bank = OpenBank(dir, OpenMode::kReadOnly, "");
+  auto bank = OpenBankOnHost(dir, OpenMode::kReadOnly, "");
   if (!bank.ok()) return Fail(bank.status());
   // The soc_version must match the directory a root keeps it in, or --soc when given.
   std::string expected = flags.soc;

@@ -54,7 +54,7 @@ void PrintEntry(const Entry& e, const std::string& indent) {
 }
 
 int RunStats(const BankFlags& flags) {
-  auto bank = OpenBank(BankDirOf(flags), OpenMode::kReadOnly, SocOf(flags));
+  auto bank = OpenBankOnHost(BankDirOf(flags), OpenMode::kReadOnly, SocOf(flags));
   if (!bank.ok()) return Fail(bank.status());
   auto stats = CollectStats(**bank, EngineTemplateVersions());
   if (!stats.ok()) return Fail(stats.status());
@@ -90,7 +90,7 @@ int RunQuery(const BankFlags& flags, const QueryArgs& args) {
     return Fail(Status::InvalidInput("give an operator description (inline JSON or a file) or --key, not both"));
   if (args.fallback != "none" && args.fallback != "nearest")
     return Fail(Status::InvalidInput("--fallback must be 'none' or 'nearest'"));
-  auto bank = OpenBank(BankDirOf(flags), OpenMode::kReadOnly, SocOf(flags));
+  auto bank = OpenBankOnHost(BankDirOf(flags), OpenMode::kReadOnly, SocOf(flags));
   if (!bank.ok()) return Fail(bank.status());
   const TemplateVersions versions = EngineTemplateVersions();
 
@@ -156,7 +156,7 @@ int RunQuery(const BankFlags& flags, const QueryArgs& args) {
 int RunLog(const BankFlags& flags, const std::string& key_text, const std::string& kind_name) {
   auto key = ParseKey(key_text);
   if (!key.ok()) return Fail(key.status());
-  auto bank = OpenBank(BankDirOf(flags), OpenMode::kReadOnly, SocOf(flags));
+  auto bank = OpenBankOnHost(BankDirOf(flags), OpenMode::kReadOnly, SocOf(flags));
   if (!bank.ok()) return Fail(bank.status());
   json out = json::array();
   size_t shown = 0;
@@ -212,7 +212,7 @@ int WriteExport(const std::string& output, const std::function<Status(std::ostre
 // --format jsonl: the bank's own text format. --format aoe-gdat: the grad entries as AOE's
 // <soc>_gradient_fusion.json (into that name when `output` is a directory).
 int RunExport(const BankFlags& flags, const std::string& output, const std::string& format) {
-  auto bank = OpenBank(BankDirOf(flags), OpenMode::kReadOnly, SocOf(flags));
+  auto bank = OpenBankOnHost(BankDirOf(flags), OpenMode::kReadOnly, SocOf(flags));
   if (!bank.ok()) return Fail(bank.status());
   auto snapshot = (*bank)->Read();
   if (!snapshot.ok()) return Fail(snapshot.status());

@@ -65,7 +65,7 @@ int RunImport(const BankFlags& flags, const ImportArgs& args) {
   // A bank holds only policies a kernel of its soc_version can run: one invalid policy refuses the
   // whole file.
   if (Status s = RefuseInvalidPolicies(parsed->entries, engine::EnginePolicyCheck(soc), args.file); !s.ok()) return Fail(s);
-  const std::string dir = ResolveBankRoot(flags.bank) + "/" + soc;
+  const std::string dir = BankDirUnder(ResolveBankRoot(flags.bank), soc);
   if (args.dry_run && !IsBankDir(dir)) {
     WriteCounts counts;  // the bank does not exist yet: everything would be added
     for (const Entry& e : parsed->entries) counts.Count(e.kind, PutOutcome::kAdded);
@@ -73,7 +73,7 @@ int RunImport(const BankFlags& flags, const ImportArgs& args) {
     return kExitOk;
   }
   // A dry run runs the same transaction and aborts it.
-  auto bank = OpenBank(dir, args.dry_run ? OpenMode::kReadWrite : OpenMode::kCreateIfMissing, soc);
+  auto bank = OpenBankOnHost(dir, args.dry_run ? OpenMode::kReadWrite : OpenMode::kCreateIfMissing, soc);
   if (!bank.ok()) return Fail(bank.status());
   if (StderrIsTerminal()) std::cerr << "importing " << parsed->entries.size() << " entries into " << dir << " ...\n";
   auto counts = ImportEntries(**bank, parsed->entries, *policy, !args.dry_run);
@@ -101,7 +101,7 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
   };
   std::map<std::string, std::vector<Source>> by_soc;  // each source opened once, read-only
   auto add_source = [&](const std::string& dir) -> Status {
-    auto bank = OpenBank(dir, OpenMode::kReadOnly, "");
+    auto bank = OpenBankOnHost(dir, OpenMode::kReadOnly, "");
     if (!bank.ok()) return bank.status();
     by_soc[(*bank)->meta_at_open().soc_version].push_back({dir, std::move(*bank)});
     return Status::Ok();
@@ -114,19 +114,19 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
     const std::vector<std::string> present = SocVersionsUnder(source);
     if (present.empty()) return Fail(Status::NotFound("no bank at '" + source + "' (neither a bank directory nor a root holding one)"));
     std::vector<std::string> socs = flags.soc.empty() ? present : std::vector<std::string>{flags.soc};
-    if (!IsBankDir(source + "/" + socs[0])) {
+    if (!IsBankDir(BankDirUnder(source, socs[0]))) {
       std::string list;
       for (const std::string& soc : present) list += (list.empty() ? "" : ", ") + soc;
       return Fail(Status::Refused("cannot merge '" + source + "' (soc_version " + list + ") into a bank of soc_version " +
                                   flags.soc + ": only banks of the same soc_version merge; nothing was written"));
     }
     for (const std::string& soc : socs)
-      if (Status s = add_source(source + "/" + soc); !s.ok()) return Fail(s);
+      if (Status s = add_source(BankDirUnder(source, soc)); !s.ok()) return Fail(s);
   }
   const bool into_bank_dir = IsBankDir(args.into);
   std::string into_soc;
   if (into_bank_dir) {
-    auto dst = OpenBank(args.into, OpenMode::kReadOnly, "");
+    auto dst = OpenBankOnHost(args.into, OpenMode::kReadOnly, "");
     if (!dst.ok()) return Fail(dst.status());
     into_soc = (*dst)->meta_at_open().soc_version;
   }
@@ -139,7 +139,7 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
     if (!flags.soc.empty() && soc != flags.soc)
       return Fail(Status::Refused("cannot merge '" + first + "' (soc_version " + soc + ") into a bank of soc_version " +
                                   flags.soc + "; nothing was written"));
-    std::string dst_dir = into_bank_dir ? args.into : args.into + "/" + soc;
+    std::string dst_dir = into_bank_dir ? args.into : BankDirUnder(args.into, soc);
     for (const Source& source : sources) {
       std::error_code ec;
       if (IsBankDir(dst_dir) && fs::equivalent(source.dir, dst_dir, ec))
@@ -156,7 +156,7 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
     }
   json report = json::object();
   for (const auto& [soc, sources] : by_soc) {
-    const std::string dst_dir = into_bank_dir ? args.into : args.into + "/" + soc;
+    const std::string dst_dir = into_bank_dir ? args.into : BankDirUnder(args.into, soc);
     std::vector<const Bank*> source_ptrs;
     std::vector<std::string> dirs;
     for (const Source& source : sources) {
@@ -168,7 +168,7 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
       std::cout << "merge into " << dst_dir << " (dry run): the destination does not exist yet; every entry would be added\n";
       continue;
     }
-    auto dst = OpenBank(dst_dir, mode, soc);
+    auto dst = OpenBankOnHost(dst_dir, mode, soc);
     if (!dst.ok()) return Fail(dst.status());
     if (StderrIsTerminal()) std::cerr << "merging " << dirs.size() << " bank(s) into " << dst_dir << " ...\n";
     auto counts = MergeInto(**dst, source_ptrs, args.dry_run);
@@ -185,7 +185,7 @@ int RunMerge(const BankFlags& flags, MergeArgs args) {
 
 int RunPrune(const BankFlags& flags, bool stale, bool dry_run) {
   if (!stale) return Fail(Status::InvalidInput("say what to prune: --stale"));
-  auto bank = OpenBank(BankDirOf(flags), OpenMode::kReadWrite, SocOf(flags));
+  auto bank = OpenBankOnHost(BankDirOf(flags), OpenMode::kReadWrite, SocOf(flags));
   if (!bank.ok()) return Fail(bank.status());
   auto removed = PruneStale(**bank, EngineTemplateVersions(), dry_run);
   if (!removed.ok()) return Fail(removed.status());
@@ -198,10 +198,10 @@ int RunCopy(const BankFlags& flags, const std::string& source, const std::string
   auto ref = ParseBankRef(source, SocOf(flags));
   if (!ref.ok()) return Fail(ref.status());
   if (ref->generation) return Fail(Status::InvalidInput("copy takes a bank, not a generation ('" + source + "')"));
-  auto bank = OpenBank(ref->dir, OpenMode::kReadOnly, "");
+  auto bank = OpenBankOnHost(ref->dir, OpenMode::kReadOnly, "");
   if (!bank.ok()) return Fail(bank.status());
   const std::string soc = (*bank)->meta_at_open().soc_version;
-  const std::string dst = destination_root + "/" + soc;
+  const std::string dst = BankDirUnder(destination_root, soc);
   Status s = (*bank)->CopyTo(dst, compact);
   if (!s.ok()) return Fail(s);
   std::cout << "copied " << ref->dir << " to " << dst << (compact ? " (compacted)" : "") << "\n";

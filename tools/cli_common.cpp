@@ -23,15 +23,7 @@ void AddBankFlags(CLI::App* command, BankFlags* flags, bool with_json) {
 
 std::string SocOf(const BankFlags& flags) { return flags.soc.empty() ? HostSocVersion() : flags.soc; }
 
-std::string BankDirOf(const BankFlags& flags) { return ResolveBankRoot(flags.bank) + "/" + SocOf(flags); }
-
-Result<std::unique_ptr<Bank>> OpenBank(const std::string& dir, OpenMode mode, const std::string& soc) {
-  OpenOptions options;
-  options.mode = mode;
-  options.soc_version = soc;
-  if (soc == HostSocVersion()) options.fingerprint = HostFingerprint();
-  return Bank::Open(dir, options);
-}
+std::string BankDirOf(const BankFlags& flags) { return BankDirUnder(ResolveBankRoot(flags.bank), SocOf(flags)); }
 
 int Fail(const Status& status) {
   std::cerr << "tilebank: error: " << status.message() << "\n";

@@ -1,5 +1,6 @@
-// What every `tilebank bank` command shares: the --bank/--soc/--json flags, opening a bank,
-// reading a JSON argument, and turning a Status into a message and an exit code.
+// What every `tilebank bank` command shares: the --bank/--soc/--json flags, opening a bank
+// (engine/target/host_bank.h), reading a JSON argument, and turning a Status into a message and an
+// exit code.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "engine/jobs/job_events.h"
+#include "engine/target/host_bank.h"
 #include "repo/bank.h"
 
 namespace tilebank::cli {
@@ -30,7 +32,6 @@ void AddBankFlags(CLI::App* command, BankFlags* flags, bool with_json);
 std::string SocOf(const BankFlags& flags);
 std::string BankDirOf(const BankFlags& flags);
 
-Result<std::unique_ptr<Bank>> OpenBank(const std::string& dir, OpenMode mode, const std::string& soc);
 
 // Prints "tilebank: error: <message>" to stderr and returns kExitError.
 int Fail(const Status& status);

@@ -125,13 +125,9 @@ int RunModel(const RunFlags& f) {
     load_s = tuned->load_s;
   } else {
     // The bank is only read, and only when it exists: a run never creates one.
-    std::unique_ptr<Bank> bank;
-    const std::string bank_dir = ResolveBankRoot(f.bank) + "/" + HostSocVersion();
-    if (IsBankDir(bank_dir)) {
-      auto opened = OpenBank(bank_dir, OpenMode::kReadOnly, HostSocVersion());
-      if (!opened.ok()) return Fail(opened.status());
-      bank = std::move(opened.value());
-    }
+    auto opened = OpenBankToRun(f.bank);
+    if (!opened.ok()) return Fail(opened.status());
+    std::unique_ptr<Bank> bank = std::move(opened.value());
     const auto load_start = std::chrono::steady_clock::now();
     auto loaded = engine::model::LoadModel(f.model, *shapes, bank.get(), data_shapes);
     if (!loaded.ok()) return Fail(loaded.status());

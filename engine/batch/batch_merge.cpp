@@ -71,7 +71,7 @@ Result<std::unique_ptr<Bank>> OpenDestination(const std::string& bank_root, cons
   const std::string& soc = g.report.soc_version;
   const std::string fingerprint =
       soc != HostSocVersion() && !g.banks.empty() ? g.banks.front()->meta_at_open().fingerprint : host_fingerprint;
-  return Bank::Open(bank_root + "/" + soc, {OpenMode::kCreateIfMissing, soc, fingerprint});
+  return Bank::Open(BankDirUnder(bank_root, soc), {OpenMode::kCreateIfMissing, soc, fingerprint});
 }
 
 // The group's shards merged into `destination`, and its result file written in `dir`.

@@ -107,7 +107,7 @@ size_t ShardProgress::Failed() const {
 }
 
 Result<std::unique_ptr<Bank>> OpenShardBankReadOnly(const BatchPlan& plan, const std::string& bank_root, size_t shard) {
-  const std::string bank_dir = ShardDir(bank_root, shard) + "/" + plan.SocOf(shard);
+  const std::string bank_dir = BankDirUnder(ShardDir(bank_root, shard), plan.SocOf(shard));
   if (!IsBankDir(bank_dir)) return std::unique_ptr<Bank>();
   auto bank = Bank::Open(bank_dir, {OpenMode::kReadOnly, plan.SocOf(shard), ""});
   if (!bank.ok() && bank.status().code() == StatusCode::kNotFound) return std::unique_ptr<Bank>();

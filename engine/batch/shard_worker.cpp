@@ -17,6 +17,7 @@
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/result_file.h"
 #include "engine/target/soc_version.h"
+#include "repo/bank_location.h"
 
 namespace tilebank::engine {
 
@@ -120,7 +121,7 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
   // bank published to its directory and publishes to it after each task (engine/batch/shard_publish.h).
   const bool local = !o.local_dir.empty();
   const std::string work_root = local ? o.local_dir + "/" + plan.plan_id : o.bank_root;
-  const std::string shared_bank = dir + "/" + plan.SocOf(shard), work_bank = ShardDir(work_root, shard) + "/" + plan.SocOf(shard);
+  const std::string shared_bank = BankDirUnder(dir, plan.SocOf(shard)), work_bank = BankDirUnder(ShardDir(work_root, shard), plan.SocOf(shard));
   if (local)
     if (Status s = FetchShardBank(shared_bank, work_bank); !s.ok()) return fail(s);
   Result<ShardProgress> progress = ShardProgress();

@@ -17,6 +17,7 @@
 #include "engine/jobs/winner_entry.h"
 #include "engine/templates/template_catalog.h"
 #include "repo/bank.h"
+#include "repo/bank_location.h"
 #include "repo/canonical.h"
 #include "repo/improvement.h"
 #include "repo/key.h"
@@ -112,7 +113,7 @@ Result<GdatReport> RunGdatJob(const GdatOptions& o) {
   }
   std::unique_ptr<Bank> opened;
   if (!o.bank) {
-    auto open = Bank::Open(o.bank_root + "/" + o.soc_version, {OpenMode::kCreateIfMissing, o.soc_version, o.fingerprint});
+    auto open = Bank::Open(BankDirUnder(o.bank_root, o.soc_version), {OpenMode::kCreateIfMissing, o.soc_version, o.fingerprint});
     if (!open.ok()) return open.status();
     opened = std::move(open.value());
   }

@@ -9,6 +9,7 @@
 #include "engine/jobs/stored_job.h"
 #include "engine/jobs/task_loop.h"
 #include "repo/bank.h"
+#include "repo/bank_location.h"
 #include "repo/json_text.h"
 
 namespace tilebank::engine {
@@ -51,7 +52,7 @@ Result<std::optional<GradientShardCheckpoint>> LatestGradientShard(const Bank& b
 }
 
 Result<GradientShardReport> RunGradientShard(const std::vector<const BatchTask*>& tasks, const GradientShardOptions& o) {
-  auto bank = Bank::Open(o.bank_root + "/" + o.soc_version, {OpenMode::kCreateIfMissing, o.soc_version, o.fingerprint});
+  auto bank = Bank::Open(BankDirUnder(o.bank_root, o.soc_version), {OpenMode::kCreateIfMissing, o.soc_version, o.fingerprint});
   if (!bank.ok()) return bank.status();
   GradientShardCheckpoint cp;
   cp.job_name = o.job_name;

@@ -122,7 +122,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
 Result<ModelOpatReport> RunModelJob(const ModelOpatOptions& o, const model::Graph& graph, model::Executor* before,
                                     std::unique_ptr<model::Executor>* after, double* after_bind_s = nullptr) {
   ModelOpatReport report;
-  const std::string bank_dir = o.job.bank_root + "/" + o.job.soc_version;
+  const std::string bank_dir = BankDirUnder(o.job.bank_root, o.job.soc_version);
   OpatJobOptions job = o.job;
   if (!job.reload) {
     // The operators' times in the model weight the time budget and order the list.
@@ -191,7 +191,7 @@ Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& o) {
   if (!graph.ok()) return graph.status();
   std::unique_ptr<model::Executor> before;
   if (!o.job.reload) {
-    auto bound = BindWithBank(*graph, o.job.bank_root + "/" + o.job.soc_version, o.model_path);
+    auto bound = BindWithBank(*graph, BankDirUnder(o.job.bank_root, o.job.soc_version), o.model_path);
     if (!bound.ok()) return bound.status();
     before = std::move(bound.value());
   }
@@ -215,7 +215,7 @@ std::string TriedStamp(const model::NodeBinding& b) {
 }  // namespace
 
 Result<OnlineTuning> TuneOnline(const ModelOpatOptions& o) {
-  const std::string bank_dir = o.job.bank_root + "/" + o.job.soc_version;
+  const std::string bank_dir = BankDirUnder(o.job.bank_root, o.job.soc_version);
   const auto start = std::chrono::steady_clock::now();
   auto graph = model::ImportModel(o.model_path, o.input_shapes, o.shapes_by_position);  // once; each executor binds a copy
   if (!graph.ok()) return graph.status();

@@ -264,7 +264,7 @@ TrialRecord TrialRecordOf(const SubgraphTrial& t, int budget) {
 }  // namespace
 
 Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
-  const std::string bank_dir = o.bank_root + "/" + o.soc_version;
+  const std::string bank_dir = BankDirUnder(o.bank_root, o.soc_version);
   std::unique_ptr<Bank> bank;
   SgatCheckpoint cp;
   if (o.reload) {

@@ -23,6 +23,7 @@
 #include "engine/jobs/task_loop.h"
 #include "engine/jobs/winner_entry.h"
 #include "repo/bank.h"
+#include "repo/bank_location.h"
 #include "repo/key.h"
 #include "repo/lookup.h"
 #include "repo/op_defaults.h"
@@ -191,7 +192,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   open.mode = OpenMode::kCreateIfMissing;
   open.soc_version = options.soc_version;
   open.fingerprint = options.fingerprint;
-  const std::string bank_dir = options.bank_root + "/" + options.soc_version;
+  const std::string bank_dir = BankDirUnder(options.bank_root, options.soc_version);
 
   // Resume or start the checkpoint before anything is tuned.
   Checkpoint cp;

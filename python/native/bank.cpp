@@ -8,6 +8,7 @@
 
 #include "engine/catalog/policy_check.h"
 #include "engine/templates/template_catalog.h"
+#include "engine/target/host_bank.h"
 #include "python/native/bank_open.h"
 #include "python/native/errors.h"
 #include "python/native/json_bridge.h"
@@ -38,7 +39,7 @@ class PyBank {
     dir_ = !given.empty() && IsBankDir(given) ? given : BankDirFor(given, soc.value_or(""));
     soc_ = soc.value_or(IsBankDir(dir_) && !given.empty() && IsBankDir(given) ? "" : SocFor(""));
     if (readonly && !IsBankDir(dir_)) Raise(Status::NotFound("no bank at '" + dir_ + "' (readonly=False creates one)"));
-    bank_ = ValueOrRaise(OpenBankAt(dir_, readonly ? OpenMode::kReadOnly : OpenMode::kCreateIfMissing, soc_));
+    bank_ = ValueOrRaise(OpenBankOnHost(dir_, readonly ? OpenMode::kReadOnly : OpenMode::kCreateIfMissing, soc_));
   }
 
   const std::string& dir() const { return dir_; }

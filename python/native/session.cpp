@@ -10,11 +10,11 @@
 
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
+#include "engine/target/host_bank.h"
 #include "engine/target/soc_version.h"
 #include "engine/target/threads.h"
 #include "python/native/errors.h"
 #include "python/native/ndarray.h"
-#include "python/native/bank_open.h"
 #include "repo/bank.h"
 
 namespace tilebank::python {
