@@ -183,13 +183,13 @@ def run_one(name, args, models_dir, model_dir=None):
 ONNX_TEST_MODELS = """## ONNX's own test models
 
 Of libonnx-testdata's 1072 models with test data (node, pytorch-converted, pytorch-operator,
-simple), **1040 run and match** through `tilebank run -m model.onnx --data test_data_set_0`, judged
+simple), **1043 run and match** through `tilebank run -m model.onnx --data test_data_set_0`, judged
 as ONNX's backend runner judges them: dtype and shape equal, integers, bool and strings exact,
 floats within rtol 1e-3 and atol 1e-7 (ONNX declares no other tolerance for any of these cases: its
 loader reads per-case ones only from the data.json of its downloaded real models). **None differ,
 none crash**; sequences and optionals (SequenceProto and OptionalProto test data, the Sequence*,
 SplitToSequence, ConcatFromSequence, SequenceMap and Optional* ops, Loop and If over them) run.
-tests/onnx_model_test.cpp holds the list of the 32 refused, each with why
+tests/onnx_model_test.cpp holds the list of the 29 refused, each with why
 (tests/onnx_backend_refusals.tsv): a refusal not listed, or a listed case that matches, fails it.
 engine/kernels/kernel_conformance_test.cpp runs the single-node tests of the registry's ops in process.
 
@@ -199,7 +199,6 @@ engine/kernels/kernel_conformance_test.cpp runs the single-node tests of the reg
 | test_bernoulli, test_bernoulli_double, test_bernoulli_seed (and their _expanded), test_training_dropout, test_training_dropout_default, test_training_dropout_mask, test_training_dropout_default_mask | the outputs are random draws: the kernels run, but no runtime reproduces numpy's stream, so `--data` refuses to compare (exit 2) instead of reporting a mismatch |
 | test_adagrad, test_adagrad_multiple, test_adam, test_adam_multiple, test_momentum, test_momentum_multiple, test_nesterov_momentum, simple/test_gradient_of_add, simple/test_gradient_of_add_and_mul | ops of the ai.onnx.preview.training domain (training, not inference); the executor runs the default ONNX domain |
 | test_castlike_BFLOAT16_to_FLOAT, test_castlike_FLOAT_to_BFLOAT16 (and _expanded) | the test data's `like` input has shape [1], the model declares [3,4]: refused as a wrong input shape |
-| test_layer_normalization_2d_axis0_expanded, test_layer_normalization_3d_axis0_epsilon_expanded, test_layer_normalization_4d_axis0_expanded | libonnx 1.12's shape inference fails on the expanded function's Concat of an empty shape, strict and not |
 | pytorch-converted/test_Softmin, test_Softsign, pytorch-operator/test_operator_addconstant, test_operator_addmm, test_operator_mm | opset 6 models that libonnx 1.12's version converter cannot bring to opset 17 (an assertion inside the converter) |
 """
 

@@ -116,7 +116,7 @@ TEST_CASE("folding a Gather of constants checks its indices") {
     b.g->mutable_output(1)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
     auto r = RunCli("run -m " + b.Save(dir / "gather.onnx") + " --repeat 1 --bank " + (dir / "none"));
     CHECK_MESSAGE(r.exit_code == 2, r.err);
-    CHECK_MESSAGE(r.err.find("index " + std::to_string(index) + " is outside [-3, 3)") != std::string::npos, r.err);
+    CHECK_MESSAGE(r.err.find("index " + std::to_string(index) + " is outside a dimension of 3") != std::string::npos, r.err);
   }
 }
 

@@ -56,8 +56,9 @@ CaseResult RunCase(const fs::path& dir) {
   int next = 0;
   for (const auto& input : model.graph().input()) {
     if (values.count(input.name())) continue;
-    auto t = model::ReadTensorFile((data / ("input_" + std::to_string(next++) + ".pb")).string());
-    if (!t.ok()) return r;  // sequences, maps, optionals: not tensors
+    auto t = model::ReadValueFile((data / ("input_" + std::to_string(next++) + ".pb")).string(), model::KindOfType(input.type()),
+                                  model::ElementTypeOf(input.type()));
+    if (!t.ok()) return r;  // maps and the like: not values the executor has
     AsDeclared(input, &t.value());
     values[input.name()] = std::move(t.value());
   }
@@ -76,6 +77,7 @@ CaseResult RunCase(const fs::path& dir) {
     const auto it = name.empty() ? values.end() : values.find(name);
     inputs.push_back(it == values.end() ? nullptr : &it->second);
     info.input_types.push_back(it == values.end() ? DType::kUndefined : it->second.dtype);
+    info.input_kinds.push_back(it == values.end() ? ValueKind::kTensor : it->second.kind);
   }
   auto kernel = KernelRegistry::Default().Create(info);
   std::vector<TypedTensor> outputs(static_cast<size_t>(node.output_size()));
@@ -88,7 +90,8 @@ CaseResult RunCase(const fs::path& dir) {
   }
   r.outcome = Outcome::kMatch;
   for (int k = 0; k < model.graph().output_size(); ++k) {
-    auto want = model::ReadTensorFile((data / ("output_" + std::to_string(k) + ".pb")).string());
+    const auto& declared = model.graph().output(k).type();
+    auto want = model::ReadValueFile((data / ("output_" + std::to_string(k) + ".pb")).string(), model::KindOfType(declared), model::ElementTypeOf(declared));
     if (!want.ok()) return CaseResult{};
     AsDeclared(model.graph().output(k), &want.value());
     int index = 0;

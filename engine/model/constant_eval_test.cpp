@@ -1,17 +1,18 @@
-// Constant evaluation checked against ONNX's backend node tests: each single-node test whose op
-// EvaluateConstantNodes knows gets its inputs as initializers, is imported (ONNX infers the output
-// shape) and folded; the folded value must have ONNX's shape and the test's expected values.
+// Constant folding checked against ONNX's backend node tests: each single-node test whose op the
+// registry has gets its inputs as initializers, is imported (ONNX infers the output shape) and
+// folded by the registry's kernel; the folded value must have ONNX's shape and the test's expected values.
 #include "engine/model/constant_eval.h"
 
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
+#include "engine/kernels/kernel_registry.h"
 #include "engine/model/onnx_import.h"
 #include "engine/model/tensor_proto.h"
+#include "engine/ops/tensor_compare.h"
 #include "tests/test_support.h"
 
 namespace tilebank::engine::model {
@@ -26,15 +27,17 @@ bool ReadProto(const fs::path& path, google::protobuf::Message* message) {
   return in && message->ParseFromIstream(&in);
 }
 
-enum class Outcome { kSkipped, kMatched, kDiffered };
+enum class Outcome { kSkipped, kMatched, kDiffered, kRefused };
 
-// Runs one node test with its inputs made constants; kSkipped when it is not a single node this
-// evaluator knows, or its tensors are of a type the importer does not read.
+// Runs one node test with its inputs made constants; kSkipped when it is not a single node of an op
+// the registry has, or its tensors are of a type the importer does not read; kRefused when folding
+// refuses the model (its kernel's result contradicts ONNX's inferred shape). The folded value is
+// judged against the expected output as `run --data` judges outputs (engine/ops/tensor_compare.h).
 Outcome CheckNodeTest(const fs::path& dir, const std::string& scratch, std::string* why) {
   onnx::ModelProto model;
   if (!ReadProto(dir / "model.onnx", &model) || model.graph().node_size() != 1) return Outcome::kSkipped;
   const onnx::NodeProto node = model.graph().node(0);
-  if (!CanEvaluate(node.op_type()) || node.op_type() == "Shape" || node.output_size() != 1) return Outcome::kSkipped;
+  if (!kernels::KernelRegistry::Default().Has(node.op_type()) || node.op_type() == "Shape" || node.output_size() != 1) return Outcome::kSkipped;
   auto* g = model.mutable_graph();
   for (int i = 0; i < g->input_size(); ++i) {
     onnx::TensorProto t;
@@ -44,9 +47,7 @@ Outcome CheckNodeTest(const fs::path& dir, const std::string& scratch, std::stri
     *g->add_initializer() = t;
   }
   // The inputs stay listed: an initializer listed as an input is a constant (IR 3 needs them listed).
-  onnx::TensorProto expected_proto;
-  if (!ReadProto(dir / "test_data_set_0" / "output_0.pb", &expected_proto)) return Outcome::kSkipped;
-  auto expected = ConstFromProto(expected_proto);
+  auto expected = ReadTensorFile((dir / "test_data_set_0" / "output_0.pb").string());
   if (!expected.ok()) return Outcome::kSkipped;
   const fs::path path = fs::path(scratch) / (dir.filename().string() + ".onnx");
   std::ofstream(path, std::ios::binary) << model.SerializeAsString();
@@ -56,21 +57,17 @@ Outcome CheckNodeTest(const fs::path& dir, const std::string& scratch, std::stri
   auto folded = EvaluateConstantNodes(&graph.value(), &known);
   if (!folded.ok()) {
     *why = folded.status().message();
-    return Outcome::kDiffered;
+    return Outcome::kRefused;
   }
   const Value& out = graph->values[graph->outputs[0]];
-  if (!out.constant) return Outcome::kSkipped;  // left to run time (a reduction ScatterND, ...)
-  if (out.constant->shape != expected->shape) {
-    *why = "shape differs from the expected output's";
+  if (!out.constant) return Outcome::kSkipped;  // left to run time (a string, a random draw, ...)
+  if (expected->dtype == DType::kUInt16 && out.dtype == "bfloat16") expected->dtype = DType::kBFloat16;  // ONNX 1.12's bfloat16 test data
+  // A constant keeps floats as float32 and integers as int64 (ConstTensor): the value is judged in
+  // its declared dtype.
+  const TensorMatch m = MatchTensor(out.constant->AsTyped(ParseDType(out.dtype).value_or(DType::kFloat32)), *expected);
+  if (!m.ok) {
+    *why = m.worst;
     return Outcome::kDiffered;
-  }
-  for (int64_t i = 0; i < expected->size(); ++i) {
-    const double a = out.constant->At(i), b = expected->At(i);
-    if (std::isnan(a) && std::isnan(b)) continue;
-    if (std::fabs(a - b) > 1e-5 * std::max(1.0, std::fabs(b))) {
-      *why = "element " + std::to_string(i) + ": " + std::to_string(a) + " vs " + std::to_string(b);
-      return Outcome::kDiffered;
-    }
   }
   return Outcome::kMatched;
 }
@@ -83,7 +80,11 @@ TEST_CASE("constant evaluation matches ONNX's backend node tests of every op it 
   for (const auto& e : fs::directory_iterator(kNodeTests)) {
     std::string why;
     const Outcome outcome = CheckNodeTest(e.path(), scratch.path(), &why);
-    CHECK_MESSAGE(outcome != Outcome::kDiffered, e.path().filename().string() << ": " << why);
+    const std::string name = e.path().filename().string();
+    CHECK_MESSAGE(outcome != Outcome::kDiffered, name << ": " << why);
+    // libonnx 1.12 infers STFT's onesided output as n_fft bins where the kernel (and ONNX's expected
+    // output) has n_fft / 2 + 1: folding refuses the contradiction. No other case may be refused.
+    if (outcome == Outcome::kRefused) CHECK_MESSAGE((name == "test_stft" || name == "test_stft_with_window"), name << ": " << why);
     if (outcome == Outcome::kMatched) {
       ++matched;
       onnx::ModelProto model;
@@ -94,7 +95,7 @@ TEST_CASE("constant evaluation matches ONNX's backend node tests of every op it 
   std::string names;
   for (const auto& op : ops) names += " " + op;
   MESSAGE(matched << " node tests folded and matched, ops:" << names);
-  CHECK(matched >= 150);
+  CHECK(matched >= 600);  // the registry's ops: a floor that only rises (the count printed above)
   for (const char* op : {"Gather", "Slice", "Concat", "Range", "Mod", "Where", "Equal", "ScatterND", "Expand", "Cast", "Div", "Reshape",
                          "Unsqueeze", "Squeeze", "Transpose", "Tile", "Trilu", "Not"})
     CHECK_MESSAGE(ops.count(op) == 1, std::string(op) << " was not checked by any node test");
@@ -103,6 +104,7 @@ TEST_CASE("constant evaluation matches ONNX's backend node tests of every op it 
 // A graph of one node `op_type` reading constant `input` into a value of `shape`.
 Graph OneNode(const std::string& op_type, ConstTensor input, std::vector<int64_t> shape) {
   Graph g;
+  g.opset = 17;
   g.values.push_back({"in", input.shape, "int64", std::move(input)});
   g.values.push_back({"out", std::move(shape), "int64", std::nullopt});
   Node n;

@@ -150,21 +150,12 @@ std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const Pol
 }
 
 Status Executor::BindRegistry(const Node& n, NodeBinding* b, Step* step, const std::string& onednn_impl) {
-  kernels::KernelInfo info;
-  info.op_type = n.op_type;
-  info.node_name = n.name;
-  nlohmann::json attrs = n.attrs;
-  if (!onednn_impl.empty()) attrs["onednn_impl"] = onednn_impl;
-  info.attrs = kernels::Attrs(attrs);
-  info.opset = graph_.opset;
-  info.num_outputs = static_cast<int>(n.outputs.size());
-  for (int v : n.inputs) {
-    info.input_types.push_back(v < 0 ? DType::kUndefined : ParseDType(graph_.values[v].dtype).value_or(DType::kUndefined));
-    info.input_kinds.push_back(v < 0 ? ValueKind::kTensor : graph_.values[v].kind);
+  kernels::KernelInfo info = KernelInfoOf(graph_, n);
+  if (!onednn_impl.empty()) {
+    nlohmann::json attrs = n.attrs;
+    attrs["onednn_impl"] = onednn_impl;
+    info.attrs = kernels::Attrs(attrs);
   }
-  info.tensor_attrs = n.tensor_attrs;
-  info.graphs = n.graphs;
-  info.implicit_inputs = n.implicit_inputs;
   auto op = kernels::KernelRegistry::Default().Create(info);
   if (!op.ok()) return op.status();
   step->kind = Step::Kind::kRegistry;

@@ -23,6 +23,23 @@ Tensor ConstTensor::AsTensor() const {
   return t;
 }
 
+kernels::KernelInfo KernelInfoOf(const Graph& graph, const Node& n) {
+  kernels::KernelInfo info;
+  info.op_type = n.op_type;
+  info.node_name = n.name;
+  info.attrs = kernels::Attrs(n.attrs);
+  info.opset = graph.opset;
+  info.num_outputs = static_cast<int>(n.outputs.size());
+  for (int v : n.inputs) {
+    info.input_types.push_back(v < 0 ? DType::kUndefined : ParseDType(graph.values[v].dtype).value_or(DType::kUndefined));
+    info.input_kinds.push_back(v < 0 ? ValueKind::kTensor : graph.values[v].kind);
+  }
+  info.tensor_attrs = n.tensor_attrs;
+  info.graphs = n.graphs;
+  info.implicit_inputs = n.implicit_inputs;
+  return info;
+}
+
 TypedTensor ConstTensor::AsTyped(DType dtype) const {
   TypedTensor t(dtype, shape);
   for (int64_t i = 0; i < t.size() && dtype != DType::kString; ++i) type == Type::kInt ? t.SetIntAt(i, ints[i]) : t.SetAt(i, floats[i]);

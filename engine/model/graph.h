@@ -80,4 +80,9 @@ struct Graph {
   bool IsConstant(int value) const { return value >= 0 && values[value].constant.has_value(); }
 };
 
+// What the kernel registry makes node `n`'s kernel from: its attributes, the graph's opset, its
+// inputs' dtypes and kinds, its TENSOR and GRAPH attributes and implicit inputs (the executor's
+// binding and constant folding both ask the registry with it).
+kernels::KernelInfo KernelInfoOf(const Graph& graph, const Node& n);
+
 }  // namespace tilebank::engine::model

@@ -274,6 +274,18 @@ Result<TypedTensor> OptionalFromProto(const onnx::OptionalProto& p, DType dtype)
 
 }  // namespace
 
+ValueKind KindOfType(const onnx::TypeProto& type) {
+  if (type.has_sequence_type()) return ValueKind::kSequence;
+  if (type.has_optional_type()) return ValueKind::kOptional;
+  return ValueKind::kTensor;
+}
+
+DType ElementTypeOf(const onnx::TypeProto& type) {
+  if (type.has_sequence_type()) return ElementTypeOf(type.sequence_type().elem_type());
+  if (type.has_optional_type()) return ElementTypeOf(type.optional_type().elem_type());
+  return type.has_tensor_type() ? DTypeOfOnnx(type.tensor_type().elem_type()) : DType::kUndefined;
+}
+
 Result<TypedTensor> ReadValueFile(const std::string& path, ValueKind kind, DType dtype) {
   if (kind == ValueKind::kTensor) return ReadTensorFile(path);
   std::ifstream in(path, std::ios::binary);

@@ -41,6 +41,10 @@ onnx::TensorProto ProtoFromTensor(const std::string& name, const TypedTensor& t)
 // A TensorProto file (ONNX test data: input_0.pb, output_0.pb) of any type; kNotFound when it cannot
 // be read, kInvalidInput naming the file when it does not parse or TensorFromProto refuses it.
 Result<TypedTensor> ReadTensorFile(const std::string& path);
+// The kind of value an ONNX type declares (a sequence, an optional, else a tensor), and its element
+// type (a sequence's or an optional's innermost tensor's; kUndefined when it names none).
+ValueKind KindOfType(const onnx::TypeProto& type);
+DType ElementTypeOf(const onnx::TypeProto& type);
 // ONNX test data of any kind, read as the model declares the value (the file does not say: a
 // SequenceProto parses as a TensorProto of nonsense): a TensorProto for a tensor, a SequenceProto of
 // tensors for a sequence, an OptionalProto for an optional; an empty sequence or optional takes

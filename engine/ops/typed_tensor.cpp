@@ -47,7 +47,28 @@ T FromInt(int64_t v) {
 
 }  // namespace
 
+namespace {
+
+thread_local int64_t size_limit = 0;  // 0: none (TensorSizeLimit)
+
+// Throws TensorTooLarge when a limit is in force and `shape` holds more elements than it allows.
+void CheckSizeLimit(const std::vector<int64_t>& shape) {
+  if (size_limit <= 0) return;
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d != 0 && n > size_limit / d)) throw TensorTooLarge("a tensor of " + ShapeText(shape) + " is over the size limit");
+    n *= d;
+  }
+  if (n > size_limit) throw TensorTooLarge("a tensor of " + ShapeText(shape) + " is over the size limit");
+}
+
+}  // namespace
+
+TensorSizeLimit::TensorSizeLimit(int64_t max_elements) : previous_(size_limit) { size_limit = max_elements; }
+TensorSizeLimit::~TensorSizeLimit() { size_limit = previous_; }
+
 TypedTensor::TypedTensor(DType type, std::vector<int64_t> dims) : dtype(type), shape(std::move(dims)) {
+  CheckSizeLimit(shape);
   if (dtype == DType::kString) strings.resize(static_cast<size_t>(size()));
   else bytes.resize(static_cast<size_t>(size()) * ElementBytes(dtype));
 }
@@ -88,6 +109,7 @@ TypedTensor TypedTensor::EmptyOptional(DType element_type) {
 }
 
 void ReshapeForOverwrite(TypedTensor* t, DType dtype, std::vector<int64_t> shape) {
+  CheckSizeLimit(shape);
   t->kind = ValueKind::kTensor;
   t->elements.clear();
   t->dtype = dtype;

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,24 @@ void ReshapeForOverwrite(TypedTensor* t, DType dtype, std::vector<int64_t> shape
 // Copies `count` elements of `from` starting at element `from_at` into `to` at `to_at` (both of one
 // dtype, numbers or strings; nothing when count <= 0).
 void CopyElements(const TypedTensor& from, int64_t from_at, TypedTensor* to, int64_t to_at, int64_t count);
+
+// While one lives on a thread, a TypedTensor made or reshaped there with more than `max_elements`
+// elements (or dims whose product overflows) throws TensorTooLarge instead of allocating: constant
+// folding runs the registry's kernels under one, so a malformed model cannot make the importer
+// allocate without bound. Scopes nest; the innermost limit holds.
+class TensorSizeLimit {
+ public:
+  explicit TensorSizeLimit(int64_t max_elements);
+  ~TensorSizeLimit();
+  TensorSizeLimit(const TensorSizeLimit&) = delete;
+  TensorSizeLimit& operator=(const TensorSizeLimit&) = delete;
+
+ private:
+  int64_t previous_;
+};
+struct TensorTooLarge : std::length_error {
+  using std::length_error::length_error;
+};
 
 // "2x3x4" ("scalar" for rank 0).
 std::string ShapeText(const std::vector<int64_t>& shape);
