@@ -152,7 +152,7 @@ def test_int8_and_float_models_tune_into_one_bank(tmp_path):
         del os.environ["TILEBANK_DEFAULT_POLICIES"]
     assert tuned.tasks, tuned.result
     int8_entries = [e for e in tilebank.Bank(root) if e["op_type"] in ("QLinearConv", "QLinearMatMul")]
-    assert int8_entries, (tuned.result, tuned.tasks)
+    assert int8_entries, ([(t.get("name"), t.get("status"), t.get("before_us"), t.get("after_us")) for t in tuned.tasks], tuned.result[1]["OPAT"].get("repo_summary"), tuned.result[1]["OPAT"].get("model_result_performance(ms)"))
     for e in int8_entries:
         assert e["template"]["id"] == "int8.onednn" and list(e["policy"]) == ["impl"], e
         assert {t["dtype"] for t in e["descriptor"]["in"]} >= {"uint8", "int8", "float32"}, e["descriptor"]
