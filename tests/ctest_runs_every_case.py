@@ -5,6 +5,7 @@ command selects exactly that one case; a filter that selects none fails the run.
 usage: ctest_runs_every_case.py TILEBANK_TESTS BUILD_DIR
 Reads `ctest --show-only=json-v1` (the entries and their commands) in BUILD_DIR."""
 import json
+import os
 import subprocess
 import sys
 
@@ -24,10 +25,10 @@ def selected(binary, args):
 
 
 def main():
-    binary, build = sys.argv[1], sys.argv[2]
+    binary, build = os.path.realpath(sys.argv[1]), sys.argv[2]
     cases = listed_cases(binary)
     shown = json.loads(subprocess.run(["ctest", "--show-only=json-v1"], cwd=build, capture_output=True, text=True, check=True).stdout)
-    entries = {t["name"]: t["command"] for t in shown["tests"] if t.get("command") and t["command"][0] == binary}
+    entries = {t["name"]: t["command"] for t in shown["tests"] if t.get("command") and os.path.realpath(t["command"][0]) == binary}
     problems = []
     duplicates = sorted({c for c in cases if cases.count(c) > 1})
     problems += [f"two test cases are named '{c}'" for c in duplicates]
