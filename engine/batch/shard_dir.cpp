@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/jobs/gradient_batch_job.h"
+#include "engine/batch/gradient_batch_job.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/sgat_checkpoint.h"
 #include "engine/jobs/stored_job.h"

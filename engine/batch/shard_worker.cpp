@@ -10,7 +10,7 @@
 #include <fstream>
 #include <functional>
 
-#include "engine/jobs/gradient_batch_job.h"
+#include "engine/batch/gradient_batch_job.h"
 #include "engine/batch/shard_dir.h"
 #include "engine/batch/shard_publish.h"
 #include "engine/jobs/model_sgat_job.h"

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <map>
 
-#include "engine/impl/onednn_common.h"
+#include "engine/onednn/onednn_common.h"
 
 namespace tilebank::engine {
 

@@ -16,7 +16,7 @@
 #include "engine/ops/chain_step.h"
 #include "engine/ops/conv_problem.h"
 #include "engine/ops/gemm_problem.h"
-#include "engine/impl/onednn_common.h"
+#include "engine/onednn/onednn_common.h"
 #include "engine/impl/onednn_post_op_chain.h"
 #include "engine/impl/onednn_vector_ops.h"
 #include "engine/ops/op_semantics.h"

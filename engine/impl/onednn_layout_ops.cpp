@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "engine/impl/onednn_common.h"
+#include "engine/onednn/onednn_common.h"
 #include "engine/impl/onednn_vector_ops.h"
 
 namespace tilebank::engine {

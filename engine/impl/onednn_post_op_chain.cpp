@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/space/search_space.h"
-#include "engine/impl/onednn_common.h"
+#include "engine/onednn/onednn_common.h"
 #include "engine/templates/template_catalog.h"
 
 namespace tilebank::engine {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/impl/onednn_common.h"
+#include "engine/onednn/onednn_common.h"
 #include "engine/ops/op_semantics.h"
 
 namespace tilebank::engine {

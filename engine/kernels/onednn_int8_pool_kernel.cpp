@@ -5,7 +5,7 @@
 // ceil_mode, other ranks) runs the reference kernel.
 #include <mutex>
 
-#include "engine/impl/onednn_common.h"
+#include "engine/onednn/onednn_common.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_qlinear_kernels.h"
 #include "engine/kernels/spatial_window.h"

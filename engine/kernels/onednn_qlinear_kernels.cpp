@@ -15,7 +15,7 @@
 // (vpdpbusd sums in int32) keep every bit.
 #include <mutex>
 
-#include "engine/impl/onednn_common.h"
+#include "engine/onednn/onednn_common.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_qlinear_kernels.h"
 #include "engine/kernels/spatial_window.h"

@@ -1,4 +1,4 @@
-#include "engine/impl/onednn_common.h"
+#include "engine/onednn/onednn_common.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "engine/jobs/gradient_batch_job.h"
+#include "engine/batch/gradient_batch_job.h"
 
 #include <chrono>
 #include <cstdlib>
