@@ -84,15 +84,7 @@ class InferenceSession {
     std::vector<size_t> picked = OutputIndices(output_names);
     auto lock = LockWithoutGil();
     Executor& ex = Bound(ShapesOf(inputs));
-    std::vector<TypedTensor> outputs;
-    Status status;
-    {
-      py::gil_scoped_release release;
-      std::vector<const TypedTensor*> in;
-      for (const auto& t : inputs) in.push_back(&t);
-      status = ex.Run(in, &outputs);
-    }
-    ThrowIfError(status);
+    std::vector<TypedTensor> outputs = RunWithoutGil(ex, inputs);
     py::list result;
     for (size_t i : picked) result.append(ObjectFromValue(std::move(outputs.at(i))));
     return result;
@@ -107,15 +99,7 @@ class InferenceSession {
     auto lock = LockWithoutGil();
     Executor& ex = Bound(ValueOrRaise(engine::model::InputFileShapes(data_dir, kinds)));
     std::vector<TypedTensor> inputs = ValueOrRaise(engine::model::ReadTypedInputs(ex.graph(), data_dir));
-    std::vector<TypedTensor> outputs;
-    Status status;
-    {
-      py::gil_scoped_release release;
-      std::vector<const TypedTensor*> in;
-      for (const auto& t : inputs) in.push_back(&t);
-      status = ex.Run(in, &outputs);
-    }
-    ThrowIfError(status);
+    std::vector<TypedTensor> outputs = RunWithoutGil(ex, inputs);
     const std::vector<double> quanta = engine::model::OutputQuanta(ex.graph());
     const auto c = ValueOrRaise(engine::model::CompareTypedOutputs(outputs, data_dir, quanta));
     py::dict out;
@@ -222,6 +206,20 @@ class InferenceSession {
     py::gil_scoped_release release;
     lock.lock();
     return lock;
+  }
+
+  // The executor's outputs for `inputs`, run with the GIL released; raises the run's error.
+  static std::vector<TypedTensor> RunWithoutGil(Executor& ex, const std::vector<TypedTensor>& inputs) {
+    std::vector<TypedTensor> outputs;
+    Status status;
+    {
+      py::gil_scoped_release release;
+      std::vector<const TypedTensor*> in;
+      for (const auto& t : inputs) in.push_back(&t);
+      status = ex.Run(in, &outputs);
+    }
+    ThrowIfError(status);
+    return outputs;
   }
 
   static std::vector<std::vector<int64_t>> ShapesOf(const std::vector<TypedTensor>& inputs) {
