@@ -91,11 +91,16 @@ int RunModel(const RunFlags& f) {
   // Dynamic dims that --input-shape does not fix take the test data's shapes.
   std::vector<std::vector<int64_t>> data_shapes;
   if (!f.data.empty()) {
-    // The model says which input files are sequences or optionals (the files do not).
-    std::vector<engine::ValueKind> kinds;
-    if (auto signature = engine::model::ReadModelSignature(f.model); signature.ok())
-      for (const auto& input : signature->inputs) kinds.push_back(input.kind);
-    auto read = engine::model::InputFileShapes(f.data, kinds);
+    auto read = engine::model::InputFileShapes(f.data);
+    if (!read.ok()) {
+      // A sequence's or an optional's file reads as no tensor: the model says which inputs are ones
+      // (the files do not), read only then, since it parses the whole model once more. (Where such a
+      // file happens to read as a tensor, its shape is not used: FixInputShapes skips those inputs.)
+      std::vector<engine::ValueKind> kinds;
+      if (auto signature = engine::model::ReadModelSignature(f.model); signature.ok())
+        for (const auto& input : signature->inputs) kinds.push_back(input.kind);
+      read = engine::model::InputFileShapes(f.data, kinds);
+    }
     if (!read.ok()) return Fail(read.status().WithContext("--data"));
     data_shapes = std::move(read.value());
   }
