@@ -109,9 +109,9 @@ Status ConcatFromSequence(const KernelInfo& info, const KernelInputs& in, std::v
   if (new_axis) shape.insert(shape.begin() + axis, 1);
   int64_t total = 0;
   for (const TypedTensor& p : parts) {
+    if (p.dtype != first.dtype || p.rank() != first.rank()) return info.Bad("its sequence's tensors differ in dtype or rank");
     std::vector<int64_t> s = p.shape;
     if (new_axis) s.insert(s.begin() + axis, 1);
-    if (p.dtype != first.dtype || s.size() != shape.size()) return info.Bad("its sequence's tensors differ in dtype or rank");
     for (size_t d = 0; d < s.size(); ++d)
       if (static_cast<int64_t>(d) != axis && s[d] != shape[d]) return info.Bad("its sequence's tensors differ in shape off the axis");
     total += s[axis];

@@ -138,6 +138,9 @@ Result<onnx::TensorProto> ProtoFromConst(const std::string& name, const ConstTen
   p.set_name(name);
   for (int64_t d : c.shape) p.add_dims(d);
   const int64_t n = c.size();
+  // An integer constant's values as they are (through a double, INT64_MAX, Slice's "to the end",
+  // would round to 2^63, which no int64 holds).
+  auto integer = [&](int64_t i) { return c.type == ConstTensor::Type::kInt ? c.ints[i] : static_cast<int64_t>(c.At(i)); };
   if (dtype == "float32") {
     p.set_data_type(onnx::TensorProto::FLOAT);
     for (int64_t i = 0; i < n; ++i) p.add_float_data(static_cast<float>(c.At(i)));
@@ -146,7 +149,7 @@ Result<onnx::TensorProto> ProtoFromConst(const std::string& name, const ConstTen
     for (int64_t i = 0; i < n; ++i) p.add_double_data(c.At(i));
   } else if (dtype == "int64") {
     p.set_data_type(onnx::TensorProto::INT64);
-    for (int64_t i = 0; i < n; ++i) p.add_int64_data(static_cast<int64_t>(c.At(i)));
+    for (int64_t i = 0; i < n; ++i) p.add_int64_data(integer(i));
   } else {
     static const std::map<std::string, int> int32_fields = {{"int32", onnx::TensorProto::INT32}, {"int16", onnx::TensorProto::INT16},
                                                             {"int8", onnx::TensorProto::INT8},   {"uint8", onnx::TensorProto::UINT8},
@@ -154,7 +157,7 @@ Result<onnx::TensorProto> ProtoFromConst(const std::string& name, const ConstTen
     auto it = int32_fields.find(dtype);
     if (it == int32_fields.end()) return Status::InvalidInput("tensor '" + name + "': " + dtype + " constants are not written");
     p.set_data_type(it->second);
-    for (int64_t i = 0; i < n; ++i) p.add_int32_data(dtype == "bool" ? c.At(i) != 0 : static_cast<int32_t>(c.At(i)));
+    for (int64_t i = 0; i < n; ++i) p.add_int32_data(dtype == "bool" ? c.At(i) != 0 : static_cast<int32_t>(integer(i)));
   }
   return p;
 }
@@ -251,18 +254,20 @@ Result<TypedTensor> SequenceFromProto(const onnx::SequenceProto& p, DType dtype)
   for (const auto& t : p.tensor_values()) {
     auto e = TensorFromProto(t);
     if (!e.ok()) return e.status();
+    if (!elements.empty() && e->dtype != elements[0].dtype)
+      return Status::InvalidInput("sequence '" + p.name() + "' mixes " + DTypeName(elements[0].dtype) + " and " + DTypeName(e->dtype) + " tensors");
     elements.push_back(std::move(e.value()));
   }
   return TypedTensor::Sequence(dtype, std::move(elements));
 }
 
 Result<TypedTensor> OptionalFromProto(const onnx::OptionalProto& p, DType dtype) {
-  if (p.elem_type() == onnx::OptionalProto::TENSOR && p.has_tensor_value()) {
+  if (p.has_tensor_value()) {
     auto t = TensorFromProto(p.tensor_value());
     if (!t.ok()) return t.status();
     return TypedTensor::OptionalOf(std::move(t.value()));
   }
-  if (p.elem_type() == onnx::OptionalProto::SEQUENCE && p.has_sequence_value()) {
+  if (p.has_sequence_value()) {
     auto s = SequenceFromProto(p.sequence_value(), dtype);
     if (!s.ok()) return s.status();
     return TypedTensor::OptionalOf(std::move(s.value()));
