@@ -124,8 +124,9 @@ Result<engine::BatchPlan> PlanFromInputs(const BatchInputFlags& f, size_t shards
   if (f.trials < 1) return Status::InvalidInput("--trials must be at least 1");
   if (!f.model.empty() && !f.model_list.empty()) return Status::InvalidInput("give -m or --model-list, not both");
   if (!f.gradients.empty() && !f.gradients_list.empty()) return Status::InvalidInput("give --gradients or --gradients-list, not both");
-  if (const BatchInputFlags defaults; f.job_type == 4 && (f.trials != defaults.trials || f.seed != defaults.seed))
-    return Status::InvalidInput("--trials and --seed do not apply to gradient fusion problems (-j 4): they are planned, not searched");
+  if (const BatchInputFlags defaults; !engine::JobTypeOf(f.job_type).measures_here && (f.trials != defaults.trials || f.seed != defaults.seed))
+    return Status::InvalidInput(std::string("--trials and --seed do not apply to ") + engine::JobTypeOf(f.job_type).what + " (-j " +
+                                std::to_string(f.job_type) + "): its problems are planned, not searched");
   if (!f.calibrate.empty()) {
     auto measured = engine::ReadTaskSeconds(f.calibrate);
     if (!measured.ok()) return measured.status();
@@ -290,7 +291,7 @@ int RunGroups(const std::string& plan_path) {
   for (const auto& soc : plan->soc_versions) {
     const auto shards = plan->ShardsOf(soc);
     // Gradient problems are planned, not measured: their shards may run on any node.
-    std::printf("%s %zu-%zu%s\n", soc.c_str(), shards.front(), shards.back(), plan->job_type == 4 ? " anywhere" : "");
+    std::printf("%s %zu-%zu%s\n", soc.c_str(), shards.front(), shards.back(), engine::JobTypeOf(plan->job_type).measures_here ? "" : " anywhere");
   }
   return kExitOk;
 }

@@ -259,7 +259,7 @@ nlohmann::json BatchPlan::ToJson() const {
                       {"shards", shards()}, {"inputs", inputs}, {"tasks", task_list}, {"shard_tasks", shard_tasks}, {"shard_cost_s", costs}};
   if (calibration.Applied()) j["calibration"] = {{"measured_tasks", calibration.measured_tasks}, {"scale", calibration.scale}};
   // What a tilebank of plan format version 1 reads is written as version 1: it refuses the rest by their version.
-  if (soc_versions.size() == 1 && job_type != 4) {
+  if (soc_versions.size() == 1 && JobTypeOf(job_type).measures_here) {
     j["version"] = 1;
     j["soc_version"] = soc_versions[0];
   } else {

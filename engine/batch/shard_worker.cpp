@@ -154,7 +154,7 @@ Result<ShardWorkReport> TuneLockedShard(const BatchPlan& plan, size_t shard, con
   }
   // A shard started on a node of another soc_version says so in its state, for `batch status`.
   // Gradient problems are planned, not measured: any machine plans them.
-  if (plan.job_type != 4 && plan.SocOf(shard) != HostSocVersion())
+  if (JobTypeOf(plan.job_type).measures_here && plan.SocOf(shard) != HostSocVersion())
     return fail(Status::Refused("the shard tunes soc_version " + plan.SocOf(shard) + " but this machine is " + HostSocVersion() +
                                 ": run it on nodes of that soc_version (a Slurm constraint or partition per soc_version)"));
   report.resumed = progress->started;

@@ -4,9 +4,9 @@ namespace tilebank::engine {
 
 const std::vector<JobType>& JobTypes() {
   static const std::vector<JobType> kTypes = {
-      {2, "OPAT", "operator tuning", "opat", "latest", "operator", "description", "ops.json", "operators"},
-      {1, "SGAT", "subgraph tuning", "sgat", "latest-sgat", "subgraph", "subgraph", "subgraphs.json", "subgraphs"},
-      {4, "GDAT", "gradient fusion", "gdat", "latest-gdat-batch", "gradient", "profile", "gradients.json", "gradient problems"},
+      {2, "OPAT", "operator tuning", "opat", "latest", "operator", "description", "ops.json", "operators", true, true},
+      {1, "SGAT", "subgraph tuning", "sgat", "latest-sgat", "subgraph", "subgraph", "subgraphs.json", "subgraphs", true, true},
+      {4, "GDAT", "gradient fusion", "gdat", "latest-gdat-batch", "gradient", "profile", "gradients.json", "gradient problems", false, false},
   };
   return kTypes;
 }

@@ -18,6 +18,12 @@ struct JobType {
   const char* payload_field;  // the PLAN.json task field holding the task's input
   const char* input_file;     // a shard's input file in its directory
   const char* tasks_label;    // how `batch plan` counts the tasks
+  // Whether its tasks are measured on the machine that runs them (then only a machine of the
+  // job's soc_version may), or planned from recorded measurements (any machine may); planned jobs
+  // take no trials or seed.
+  bool measures_here;
+  // Whether a stopped job goes on (--reload, reload=); a planned job runs in one step.
+  bool resumable;
 };
 
 // The job types in the order the CLI lists them (2, 1, 4).

@@ -111,9 +111,10 @@ py::dict Tune(const std::optional<std::string>& path, int job_type, const std::o
   if (time_budget < 0) Raise(Status::InvalidInput("time_budget must not be negative"));
   if (!path && !reload) Raise(Status::InvalidInput("give a model, an operator list, a subgraph file or a gradient profile (or reload=)"));
   if (path && reload) Raise(Status::InvalidInput("reload goes on with a job's own inputs: give no path"));
-  if (job_type == 4 && reload) Raise(Status::InvalidInput("job type 4 (GDAT) plans in one step: there is no job to reload"));
+  if (!type->resumable && reload)
+    Raise(Status::InvalidInput("job type " + std::to_string(job_type) + " (" + type->name + ") plans in one step: there is no job to reload"));
   const std::string soc_version = SocFor(soc.value_or(""));
-  if (job_type != 4 && soc_version != HostSocVersion())
+  if (type->measures_here && soc_version != HostSocVersion())
     Raise(Status::Refused("soc " + soc_version + ": tuning measures this machine, whose soc_version is " + HostSocVersion()));
   ThrowIfError(engine::DefaultPoliciesFromEnvironment().status());
   const auto shapes = ValueOrRaise(engine::model::ParseInputShapes(input_shapes.value_or("")));
@@ -204,7 +205,7 @@ py::dict Tune(const std::optional<std::string>& path, int job_type, const std::o
   }
   ThrowIfError(status);
   const std::string result_path = py::str(result["result_path"]);
-  result["trials_path"] = job_type == 4 ? std::string() : engine::TrialsPathOf(result_path);
+  result["trials_path"] = type->measures_here ? engine::TrialsPathOf(result_path) : std::string();  // its trials, measured here
   return result;
 }
 
