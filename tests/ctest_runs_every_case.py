@@ -29,7 +29,7 @@ def main():
     cases = listed_cases(binary)
     shown = json.loads(subprocess.run(["ctest", "--show-only=json-v1"], cwd=build, capture_output=True, text=True, check=True).stdout)
     entries = {t["name"]: t["command"] for t in shown["tests"] if t.get("command") and os.path.realpath(t["command"][0]) == binary}
-    problems = []
+    problems = [] if cases else ["tilebank_tests lists no test case"]
     duplicates = sorted({c for c in cases if cases.count(c) > 1})
     problems += [f"two test cases are named '{c}'" for c in duplicates]
     problems += [f"the case '{c}' has no CTest entry of its own" for c in cases if c not in entries]

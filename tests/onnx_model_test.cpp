@@ -66,6 +66,7 @@ Counts RunGroup(const std::string& group, char first, char last) {
     }
   }
   MESSAGE(group << " [" << std::string(1, first) << "-" << std::string(1, last) << "]: " << c.match << " match, " << c.refused << " refused");
+  CHECK_MESSAGE(c.match > 0, group << " [" << first << "-" << last << "]: no case ran");
   return c;
 }
 

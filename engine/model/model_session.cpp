@@ -269,7 +269,7 @@ Result<std::vector<TypedTensor>> ReadTypedInputs(const Graph& graph, const std::
     auto t = ReadValueFile(dir + "/input_" + std::to_string(i) + ".pb", declared.kind, ParseDType(declared.dtype).value_or(DType::kUndefined));
     if (!t.ok()) return t.status();
     // ONNX 1.12's test data holds bfloat16 as uint16 bits.
-    if (t->dtype == DType::kUInt16 && graph.values[graph.inputs[i]].dtype == "bfloat16") t->dtype = DType::kBFloat16;
+    if (t->dtype == DType::kUInt16 && declared.dtype == "bfloat16") t->dtype = DType::kBFloat16;
     inputs.push_back(std::move(t.value()));
   }
   return inputs;
@@ -345,6 +345,17 @@ Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, 
     c.ok = false;
     c.worst = "the model has " + std::to_string(outputs.size()) + " outputs; " + dir + " expects more (" + expected_file(outputs.size()) + ")";
   }
+  return c;
+}
+
+Result<Comparison> JudgeTestData(const Graph& graph, const std::vector<TypedTensor>& outputs, const std::string& dir, bool drew_random) {
+  const std::vector<double> quanta = OutputQuanta(graph);
+  auto c = CompareTypedOutputs(outputs, dir, quanta);
+  if (!c.ok()) return c.status();
+  c->quantized_tolerance = std::any_of(quanta.begin(), quanta.end(), [](double q) { return q > 0; });
+  if (!c->ok && drew_random)
+    return Status::InvalidInput("the outputs depend on random draws (Bernoulli, RandomUniform/Normal, Dropout in training mode), which cannot "
+                                "reproduce the stream the expected outputs were drawn from (" + c->worst + ")");
   return c;
 }
 

@@ -68,6 +68,7 @@ struct Comparison {
   bool ok = true;
   double max_abs_error = 0, max_rel_error = 0;
   int64_t mismatched = 0, compared = 0;  // against test data: elements outside the tolerance, of those compared
+  bool quantized_tolerance = false;      // against test data: a quantized output's allowance applied (JudgeTestData)
   std::string worst;  // "output 0 element 17: 0.5 vs 0.49"
 };
 // Outputs against a test-data directory's output_<i>.pb (`run --data`, the conformance tests, the
@@ -78,6 +79,11 @@ struct Comparison {
 // the directory has no outputs.
 Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& data_dir,
                                        const std::vector<double>& quanta = {});
+// `outputs` of a run of `graph` on a test-data directory's inputs, judged against its expected ones as
+// `run --data` and Python's InferenceSession.check judge them: CompareTypedOutputs with the graph's
+// OutputQuanta. `drew_random`: the run drew random values (kernels::RandomDraws moved); a difference
+// is then kInvalidInput, since no runtime reproduces the stream the expected outputs were drawn from.
+Result<Comparison> JudgeTestData(const Graph& graph, const std::vector<TypedTensor>& outputs, const std::string& data_dir, bool drew_random);
 // The tolerance a quantized model's outputs are compared with (`run --data`): two steps of the scale
 // an output was last dequantized with (DequantizeLinear of a constant per-tensor scale), or two
 // integer steps for an 8-bit output; 0 for any other output. Two steps: the last requantization may

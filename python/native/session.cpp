@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "engine/kernels/kernel_registry.h"
 #include "engine/model/model_session.h"
 #include "engine/model/onnx_import.h"
 #include "engine/target/host_bank.h"
@@ -91,23 +92,23 @@ class InferenceSession {
   }
 
   // The model run on a test-data directory's inputs, its outputs judged against the expected ones as
-  // `run --data` judges them (engine/model/model_session.h: ONNX's judgement, a quantized output's
-  // allowance): {'ok', 'worst', 'max_abs_error', 'max_rel_error', 'quantized_tolerance'}.
+  // `run --data` judges them (engine/model/model_session.h, JudgeTestData): {'ok', 'worst',
+  // 'max_abs_error', 'max_rel_error', 'quantized_tolerance'}.
   py::dict Check(const std::string& data_dir) {
     std::vector<engine::ValueKind> kinds;
     for (const auto& in : signature_.inputs) kinds.push_back(in.kind);
     auto lock = LockWithoutGil();
     Executor& ex = Bound(ValueOrRaise(engine::model::InputFileShapes(data_dir, kinds)));
     std::vector<TypedTensor> inputs = ValueOrRaise(engine::model::ReadTypedInputs(ex.graph(), data_dir));
+    const int64_t draws_before = engine::kernels::RandomDraws();
     std::vector<TypedTensor> outputs = RunWithoutGil(ex, inputs);
-    const std::vector<double> quanta = engine::model::OutputQuanta(ex.graph());
-    const auto c = ValueOrRaise(engine::model::CompareTypedOutputs(outputs, data_dir, quanta));
+    const auto c = ValueOrRaise(engine::model::JudgeTestData(ex.graph(), outputs, data_dir, engine::kernels::RandomDraws() > draws_before));
     py::dict out;
     out["ok"] = c.ok;
     out["worst"] = c.worst;
     out["max_abs_error"] = c.max_abs_error;
     out["max_rel_error"] = c.max_rel_error;
-    out["quantized_tolerance"] = std::any_of(quanta.begin(), quanta.end(), [](double q) { return q > 0; });
+    out["quantized_tolerance"] = c.quantized_tolerance;
     return out;
   }
 
