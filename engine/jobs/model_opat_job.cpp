@@ -48,7 +48,7 @@ Result<model::ModelTiming> TimeWhole(const ModelOpatOptions& o, model::Executor&
 
 // The bank's operator entries as they were before the job: those it added are absent (the model
 // runs the built-in choice there), those it replaced are the earlier ones.
-model::PolicyLookup WithoutThisRun(const Bank* bank, const ReplacedEntries& replaced) {
+model::PolicyLookup PoliciesWithoutThisRun(const Bank* bank, const ReplacedEntries& replaced) {
   const model::PolicyLookup now = model::BankLookup(bank);
   return [now, &replaced](const OpSpec& op) -> std::optional<model::FoundPolicy> {
     auto it = replaced.find(FormatKey(EntryKind::kOp, op.canonical.key));
@@ -68,7 +68,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   if (!before) {
     auto bank = OpenIfPresent(bank_dir);
     if (!bank.ok()) return bank.status();
-    auto without = model::Executor::Load(graph, WithoutThisRun(bank->get(), replaced), model::BankFusionLookup(bank->get()));
+    auto without = model::Executor::Load(graph, PoliciesWithoutThisRun(bank->get(), replaced), model::BankFusionLookup(bank->get()));
     if (!without.ok()) return without.status().WithContext(o.model_path);
     rebound = std::move(without.value());
     before = rebound.get();

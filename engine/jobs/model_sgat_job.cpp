@@ -180,7 +180,7 @@ Result<SgatCheckpoint> ReadCheckpoint(Bank& bank, const std::string& requested, 
 
 // The bank's graph entries as they were before this job: those it added are absent, those it
 // replaced are the previous ones.
-model::FusionLookup WithoutThisRun(const Bank* bank, const ReplacedEntries& replaced) {
+model::FusionLookup FusionsWithoutThisRun(const Bank* bank, const ReplacedEntries& replaced) {
   const model::FusionLookup now = model::BankFusionLookup(bank);
   return [now, &replaced](const Subgraph& s) -> std::optional<model::FusionChoice> {
     auto it = replaced.find(std::to_string(s.key()));
@@ -204,7 +204,7 @@ Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<TypedTe
   if (auto unfused = LoadAndRun(graph, ops, nullptr, inputs, &reference); !unfused.ok()) return unfused.status();
   auto with = LoadAndRun(graph, ops, model::BankFusionLookup(&bank), inputs, &with_outputs);
   if (!with.ok()) return with.status();
-  auto without = LoadAndRun(graph, ops, WithoutThisRun(&bank, cp->replaced), inputs, &without_outputs);
+  auto without = LoadAndRun(graph, ops, FusionsWithoutThisRun(&bank, cp->replaced), inputs, &without_outputs);
   if (!without.ok()) return without.status();
   auto timing = o.time_models ? o.time_models(**without, **with, inputs) : model::TimeInterleaved(**without, **with, inputs, o.warmup, o.repeats);
   if (!timing.ok()) return timing.status();

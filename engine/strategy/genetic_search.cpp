@@ -3,7 +3,7 @@
 // tournament, children take each knob from either parent and mutate (a step to a neighbouring value
 // of an ordered knob, or any value), and a child that is invalid or already measured is repaired by
 // further mutation before falling back to a fresh random config. Once the cost model (cost_model.h)
-// has enough measurements, each generation is screened: kScreen times as many children are bred,
+// has enough measurements, each generation is screened: kGeneticScreen times as many children are bred,
 // the model's best predicted are measured, plus kExplorers children drawn at random from the rest
 // (replayed over data/spaces, screening took GA's score at 50 trials from 0.38 to about 0.6, and
 // dropping the explorer cost a third of that). Generations of 6, the model fitted from the first
@@ -24,7 +24,7 @@ constexpr size_t kPopulation = 6;
 constexpr size_t kElites = 3;
 constexpr size_t kTournament = 3;
 constexpr int kRepairTries = 30;
-constexpr size_t kScreen = 16;
+constexpr size_t kGeneticScreen = 16;
 constexpr size_t kExplorers = 1;
 
 class GeneticSearch : public SearchStrategy {
@@ -65,7 +65,7 @@ class GeneticSearch : public SearchStrategy {
     model_.Fit(std::vector<std::pair<Config, double>>(measured_.begin(), measured_.end()));
     const bool screen = can_breed && model_.Ready();
     std::vector<Config> brood;
-    for (size_t i = 0; i < (screen ? children * kScreen : children); ++i) {
+    for (size_t i = 0; i < (screen ? children * kGeneticScreen : children); ++i) {
       Config child = can_breed ? Child(parents) : Config{};
       if (child.empty() || Unfit(child) || std::find(brood.begin(), brood.end(), child) != brood.end()) child = ledger_.RandomFresh();
       if (child.empty()) break;

@@ -20,11 +20,11 @@ namespace {
 constexpr double kExploration = 0.25;
 constexpr double kRolloutTemperature = 0.1;
 constexpr int kAttemptsPerProposal = 64;
-// Once the cost model (cost_model.h) is ready, each proposal is the best predicted of kScreen
+// Once the cost model (cost_model.h) is ready, each proposal is the best predicted of kMctsScreen
 // candidates, a kRandomCandidates share of them fresh random configs and the rest tree descents.
 // Replayed over data/spaces this took RL's score at 50 trials from 0.40 / 0.61 (LayerNorm /
 // Softmax) to 0.75 / 0.73; descents alone as candidates reached 0.65 / 0.68.
-constexpr size_t kScreen = 32;
+constexpr size_t kMctsScreen = 32;
 constexpr double kRandomCandidates = 0.5;
 
 struct Stat {
@@ -41,7 +41,7 @@ class MctsSearch : public SearchStrategy {
     std::vector<Config> out;
     RefreshRolloutStats();
     model_.Fit(history_);
-    const size_t wanted = model_.Ready() ? kScreen : 1;
+    const size_t wanted = model_.Ready() ? kMctsScreen : 1;
     while (out.size() < count) {
       Config c;
       while (c.empty() && !seeds_.empty()) {

@@ -24,7 +24,7 @@ PoolParams ParamsOf(const OpSpec& op) {
   return {k[0], k[1], st[0], st[1], d[0], d[1], p[0], p[1], p[2], p[3]};
 }
 
-RowShape ShapeOf(const OpSpec& op) {
+RowShape PoolRowShape(const OpSpec& op) {
   const auto& o = op.outputs[0].shape;
   RowShape s;
   s.inner = o[3];
@@ -54,7 +54,7 @@ class PoolTemplate : public HalideTemplate {
     return Status::Ok();
   }
   SearchSpace Space(const OpSpec& op) const override {
-    SearchSpace space = RowwiseSpace(ShapeOf(op));
+    SearchSpace space = RowwiseSpace(PoolRowShape(op));
     space.knobs.push_back({"unroll_window", {int64_t{0}, int64_t{1}}, TuneMode::kSchedule});
     auto base = space.valid;
     PoolParams p = ParamsOf(op);
@@ -62,7 +62,7 @@ class PoolTemplate : public HalideTemplate {
     return space;
   }
   Policy DefaultPolicy(const OpSpec& op) const override {
-    Policy p = RowwiseDefault(ShapeOf(op));
+    Policy p = RowwiseDefault(PoolRowShape(op));
     p.push_back({"unroll_window", int64_t{0}});
     return MakePolicy(p);
   }
@@ -107,7 +107,7 @@ class PoolTemplate : public HalideTemplate {
     out.bound(x, 0, static_cast<int>(o[3])).bound(y, 0, static_cast<int>(o[2])).bound(c, 0, static_cast<int>(o[1])).bound(n, 0, static_cast<int>(o[0]));
     Var yc("yc"), row("row");
     out.fuse(y, c, yc).fuse(yc, n, row);
-    RowShape shape = ShapeOf(op);
+    RowShape shape = PoolRowShape(op);
     ScheduleRows(out, x, row, shape, policy);
     if (IntKnob(policy, "unroll_window", 0)) acc.update().unroll(win.x);
     prog.pipeline = Pipeline(out);

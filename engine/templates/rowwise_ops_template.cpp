@@ -51,7 +51,7 @@ Result<RowView> ViewOf(const OpSpec& op) {
   return v;
 }
 
-RowShape ShapeOf(const OpSpec& op) {
+RowShape RowwiseShape(const OpSpec& op) {
   RowView v = ViewOf(op).value();
   RowShape s;
   if (op.op_type.rfind("Reduce", 0) == 0 || v.inner > 1) {  // a reduction across rows of `inner`
@@ -87,14 +87,14 @@ class RowwiseTemplate : public HalideTemplate {
   }
 
   SearchSpace Space(const OpSpec& op) const override {
-    SearchSpace space = RowwiseSpace(ShapeOf(op));
+    SearchSpace space = RowwiseSpace(RowwiseShape(op));
     if (op.op_type == "Softmax") space.knobs.push_back({"exp_store", {std::string("row"), std::string("inline")}, TuneMode::kSchedule});
     if (op.op_type == "LayerNormalization")
       space.knobs.push_back({"variance", {std::string("two_pass"), std::string("one_pass")}, TuneMode::kSchedule});
     return space;
   }
   Policy DefaultPolicy(const OpSpec& op) const override {
-    Policy p = RowwiseDefault(ShapeOf(op));
+    Policy p = RowwiseDefault(RowwiseShape(op));
     if (op.op_type == "Softmax") p.push_back({"exp_store", std::string("row")});
     if (op.op_type == "LayerNormalization") p.push_back({"variance", std::string("two_pass")});
     return MakePolicy(p);
@@ -103,7 +103,7 @@ class RowwiseTemplate : public HalideTemplate {
  protected:
   HalideProgram Define(const OpSpec& op, const Policy& policy) const override {
     RowView v = ViewOf(op).value();
-    RowShape shape = ShapeOf(op);
+    RowShape shape = RowwiseShape(op);
     HalideProgram prog;
     prog.output_shape = op.outputs[0].shape;
     if (op.op_type.rfind("Reduce", 0) == 0) return DefineReduce(op, policy, v, shape, prog);
