@@ -3,9 +3,9 @@
 #include <chrono>
 #include <mutex>
 
-#include "engine/ops/gemm_problem.h"
-#include "engine/builder/halide_program.h"
-#include "engine/target/host_facts.h"
+#include "engine/core/gemm_problem.h"
+#include "engine/backends/halide/halide_program.h"
+#include "engine/core/host_facts.h"
 
 namespace tilebank::bench {
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "engine/kernel/kernel.h"
-#include "engine/ops/op_spec.h"
+#include "engine/core/kernel.h"
+#include "engine/core/op_spec.h"
 
 namespace tilebank::bench {
 

@@ -28,7 +28,7 @@
 
 #include "bench/bench_data.h"
 #include "bench/bench_stores.h"
-#include "engine/target/soc_version.h"
+#include "engine/core/soc_version.h"
 #include "repo/entry_codec.h"
 #include "repo/entry_json.h"
 #include "repo/jsonl.h"

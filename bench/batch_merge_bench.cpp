@@ -27,7 +27,7 @@
 
 #include "bench/bench_data.h"
 #include "bench/bench_stores.h"
-#include "engine/target/soc_version.h"
+#include "engine/core/soc_version.h"
 #include "repo/jsonl.h"
 #include "repo/merge.h"
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "engine/target/host_bank.h"
+#include "engine/core/host_bank.h"
 #include "repo/entry_codec.h"
 
 namespace fs = std::filesystem;

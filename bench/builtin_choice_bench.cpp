@@ -15,11 +15,11 @@
 
 #include "engine/catalog/builtin_choice.h"
 #include "engine/catalog/template_registry.h"
-#include "engine/impl/library_impls.h"
-#include "engine/run/runner.h"
-#include "engine/target/soc_version.h"
-#include "engine/templates/op_template.h"
-#include "engine/templates/templates.h"
+#include "engine/backends/library_impls.h"
+#include "engine/tuning/runner.h"
+#include "engine/core/soc_version.h"
+#include "engine/backends/op_template.h"
+#include "engine/backends/halide/templates.h"
 
 namespace tilebank::bench {
 namespace {

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/kernel/huge_pages.h"
+#include "engine/backends/halide/huge_pages.h"
 
 namespace tilebank::bench {
 namespace {
@@ -77,7 +77,7 @@ double FmaGflopsBest(int threads) {
 // moved: the median of 7 passes, the statistic the runner times kernels with (a best-of would
 // rate every kernel's median against the probe's luckiest pass on this VM's swinging memory).
 double StreamGbs(int threads, size_t elements, double bytes_per_element, const std::function<void(float*, float*, size_t)>& op) {
-  // Allocated as the kernels' buffers are (engine/kernel/huge_pages.h), so both see the same TLB.
+  // Allocated as the kernels' buffers are (engine/backends/halide/huge_pages.h), so both see the same TLB.
   using Block = std::unique_ptr<float[], void (*)(void*)>;
   Block a(static_cast<float*>(engine::AllocateLarge(elements * sizeof(float))), engine::FreeLarge);
   Block b(static_cast<float*>(engine::AllocateLarge(elements * sizeof(float))), engine::FreeLarge);

@@ -16,13 +16,13 @@
 #include "bench/adams2019_matmul.h"
 #include "bench/machine_peaks.h"
 #include "engine/catalog/template_registry.h"
-#include "engine/ops/conv_problem.h"
-#include "engine/ops/gemm_problem.h"
-#include "engine/target/host_facts.h"
-#include "engine/templates/op_template.h"
-#include "engine/run/runner.h"
-#include "engine/target/soc_version.h"
-#include "engine/tune/tuner.h"
+#include "engine/core/conv_problem.h"
+#include "engine/core/gemm_problem.h"
+#include "engine/core/host_facts.h"
+#include "engine/backends/op_template.h"
+#include "engine/tuning/runner.h"
+#include "engine/core/soc_version.h"
+#include "engine/tuning/tuner.h"
 
 namespace tilebank::bench {
 namespace {

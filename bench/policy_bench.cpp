@@ -15,8 +15,8 @@
 
 #include "bench/space_table_format.h"
 #include "engine/catalog/template_registry.h"
-#include "engine/templates/op_template.h"
-#include "engine/run/runner.h"
+#include "engine/backends/op_template.h"
+#include "engine/tuning/runner.h"
 
 namespace {
 

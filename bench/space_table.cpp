@@ -14,10 +14,10 @@
 
 #include "bench/space_table_format.h"
 #include "engine/catalog/template_registry.h"
-#include "engine/templates/op_template.h"
-#include "engine/run/runner.h"
-#include "engine/target/soc_version.h"
-#include "repo/json_text.h"
+#include "engine/backends/op_template.h"
+#include "engine/tuning/runner.h"
+#include "engine/core/soc_version.h"
+#include "base/json_text.h"
 
 int main(int argc, char** argv) {
   using namespace tilebank;

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/ops/op_spec.h"
-#include "engine/templates/op_template.h"
-#include "engine/space/search_space.h"
+#include "engine/core/op_spec.h"
+#include "engine/backends/op_template.h"
+#include "engine/core/search_space.h"
 
 namespace tilebank::bench {
 

@@ -15,8 +15,8 @@
 
 #include "bench/space_table_format.h"
 #include "engine/catalog/template_registry.h"
-#include "engine/ops/op_semantics.h"
-#include "engine/strategy/search_strategy.h"
+#include "engine/core/op_semantics.h"
+#include "engine/tuning/search_strategy.h"
 
 namespace tilebank::bench {
 namespace {

@@ -11,11 +11,11 @@
 #include <fstream>
 #include <string>
 
-#include "engine/model/constant_fold.h"
-#include "engine/model/node_op_spec.h"
-#include "engine/model/onnx_import.h"
-#include "engine/model/subgraph_file.h"
-#include "repo/json_text.h"
+#include "engine/passes/constant_fold.h"
+#include "engine/ir/node_op_spec.h"
+#include "engine/ir/onnx_import.h"
+#include "engine/passes/subgraph_file.h"
+#include "base/json_text.h"
 
 namespace {
 

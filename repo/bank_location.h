@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank {
 

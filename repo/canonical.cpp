@@ -10,7 +10,7 @@
 #include <set>
 
 #include "repo/op_defaults.h"
-#include "repo/json_text.h"
+#include "base/json_text.h"
 
 namespace tilebank {
 namespace {

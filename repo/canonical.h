@@ -21,7 +21,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "repo/key.h"
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank {
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "repo/entry.h"
-#include "repo/json_text.h"
+#include "base/json_text.h"
 
 namespace tilebank {
 

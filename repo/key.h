@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank {
 

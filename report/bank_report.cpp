@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/model/model_session.h"
-#include "engine/target/host_bank.h"
-#include "engine/target/soc_version.h"
-#include "engine/templates/template_catalog.h"
+#include "engine/runtime/model_session.h"
+#include "engine/core/host_bank.h"
+#include "engine/core/soc_version.h"
+#include "engine/core/template_catalog.h"
 #include "report/html_page.h"
 #include "report/svg_chart.h"
 #include "repo/bank.h"

@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank::report {
 

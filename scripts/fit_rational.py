@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the odd rational functions of engine/templates/elementwise_template.cpp (erf for Gelu,
+"""Fits the odd rational functions of engine/backends/halide/elementwise_template.cpp (erf for Gelu,
 tanh for Tanh and Gelu's tanh form):
 
     f(z) ~ z * P(z^2) / Q(z^2),  0 <= z <= LIMIT,  Q(0) = 1,  P of degree 6, Q of degree 4

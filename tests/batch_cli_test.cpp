@@ -9,7 +9,7 @@
 #include <functional>
 #include <set>
 
-#include "engine/target/soc_version.h"
+#include "engine/core/soc_version.h"
 #include "tests/test_support.h"
 
 namespace tilebank::testing {

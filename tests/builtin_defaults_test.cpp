@@ -1,18 +1,18 @@
 // What a model runs with before any tuning: each op class's built-in choice (oneDNN for
 // convolutions and matrix products, their activations fused as post-ops), the entry of the nearest
 // shape when the bank has one for the same operator at another batch, and tuning at a new shape
-// starting from that entry (engine/catalog/builtin_choice.h, repo/lookup.h, engine/tune/tuner.h).
+// starting from that entry (engine/catalog/builtin_choice.h, repo/lookup.h, engine/tuning/tuner.h).
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "engine/impl/library_impls.h"
-#include "engine/model/model_session.h"
-#include "engine/target/soc_version.h"
-#include "engine/templates/template_catalog.h"
-#include "engine/templates/templates.h"
-#include "engine/tune/tuner.h"
+#include "engine/backends/library_impls.h"
+#include "engine/runtime/model_session.h"
+#include "engine/core/soc_version.h"
+#include "engine/core/template_catalog.h"
+#include "engine/backends/halide/templates.h"
+#include "engine/tuning/tuner.h"
 #include "repo/bank.h"
 #include "tests/onnx_model_builder.h"
 #include "tests/test_support.h"

@@ -19,7 +19,7 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/templates/template_catalog.h"
+#include "engine/core/template_catalog.h"
 #include "repo/jsonl.h"
 #include "repo/validate.h"
 #include "tests/test_support.h"

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "engine/target/isa_level.h"
-#include "engine/target/soc_version.h"
+#include "engine/core/isa_level.h"
+#include "engine/core/soc_version.h"
 #include "tests/onnx_model_builder.h"
 #include "tests/test_support.h"
 

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "engine/jobs/model_opat_job.h"
-#include "engine/target/soc_version.h"
+#include "engine/core/soc_version.h"
 #include "tests/onnx_model_builder.h"
 #include "tests/test_support.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ops/tensor.h"
+#include "engine/core/tensor.h"
 
 namespace tilebank::testing {
 

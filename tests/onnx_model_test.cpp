@@ -1,6 +1,6 @@
 // Every model of ONNX's own test data (libonnx-testdata: node, pytorch-converted, pytorch-operator,
 // simple) runs through `tilebank run --data`, judged as ONNX's backend runner judges it (dtype and
-// shape equal, integers exact, floats within rtol 1e-3 and atol 1e-7: engine/ops/tensor_compare.h).
+// shape equal, integers exact, floats within rtol 1e-3 and atol 1e-7: engine/core/tensor_compare.h).
 // Every case must match, except those tests/onnx_backend_refusals.tsv lists, each with why: those
 // must be refused (exit 2 with a message). A case that differs, crashes, fails with an internal
 // error (exit 3) or is refused without being listed fails the test, and so does a listed case that

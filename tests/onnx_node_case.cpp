@@ -4,18 +4,18 @@
 
 #include <fstream>
 
-#include "engine/model/tensor_proto.h"
+#include "engine/ir/tensor_proto.h"
 
 namespace tilebank::testing {
-namespace {
 
-template <typename Proto>
-bool ReadProto(const std::filesystem::path& file, Proto* proto) {
-  std::ifstream in(file, std::ios::binary);
-  return in && proto->ParseFromIstream(&in);
+bool ReadProtoFile(const std::filesystem::path& path, google::protobuf::Message* message) {
+  std::ifstream in(path, std::ios::binary);
+  return in && message->ParseFromIstream(&in);
 }
 
-bool ReadModel(const std::filesystem::path& dir, onnx::ModelProto* model) { return ReadProto(dir / "model.onnx", model); }
+namespace {
+
+bool ReadModel(const std::filesystem::path& dir, onnx::ModelProto* model) { return ReadProtoFile(dir / "model.onnx", model); }
 
 Result<engine::Tensor> FloatTensor(const onnx::TensorProto& t) {
   if (t.data_type() != onnx::TensorProto::FLOAT) return Status::InvalidInput("tensor " + t.name() + " is not float32");
@@ -73,7 +73,7 @@ Result<OnnxNodeCase> LoadOnnxNodeCase(const std::filesystem::path& dir) {
   for (int i = 0; i < node.input_size(); ++i) {
     if (node.input(i).empty()) continue;  // an optional input left out
     onnx::TensorProto t;
-    if (!ReadProto(data / ("input_" + std::to_string(i) + ".pb"), &t)) return Status::InvalidInput("input_" + std::to_string(i) + ".pb is missing");
+    if (!ReadProtoFile(data / ("input_" + std::to_string(i) + ".pb"), &t)) return Status::InvalidInput("input_" + std::to_string(i) + ".pb is missing");
     // ReduceSum (opset 13) takes its axes as an int64 input; the engine takes them as the attribute.
     if (c.op_type == "ReduceSum" && i == 1) {
       auto axes = IntValues(t);
@@ -87,7 +87,7 @@ Result<OnnxNodeCase> LoadOnnxNodeCase(const std::filesystem::path& dir) {
     c.inputs.push_back(std::move(tensor.value()));
   }
   onnx::TensorProto out;
-  if (!ReadProto(data / "output_0.pb", &out)) return Status::InvalidInput("output_0.pb is missing");
+  if (!ReadProtoFile(data / "output_0.pb", &out)) return Status::InvalidInput("output_0.pb is missing");
   auto expected = FloatTensor(out);
   if (!expected.ok()) return expected.status();
   c.expected = std::move(expected.value());

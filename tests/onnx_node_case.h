@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/ops/tensor.h"
-#include "repo/status.h"
+#include "engine/core/tensor.h"
+#include "base/status.h"
+
+namespace google::protobuf { class Message; }
 
 namespace tilebank::testing {
 
@@ -19,6 +21,9 @@ struct OnnxNodeCase {
   std::vector<engine::Tensor> inputs;
   engine::Tensor expected;
 };
+
+// Parses the protobuf file `path` (a model, a tensor) into `message`; false when it cannot be read.
+bool ReadProtoFile(const std::filesystem::path& path, google::protobuf::Message* message);
 
 // The op_type of the single node of a test's model; empty for a multi-node (expanded) model.
 std::string OnnxNodeOpType(const std::filesystem::path& test_dir);

@@ -13,9 +13,9 @@
 #include <set>
 
 #include "engine/catalog/template_registry.h"
-#include "engine/ops/op_spec.h"
-#include "engine/templates/op_template.h"
-#include "engine/tune/tuner.h"
+#include "engine/core/op_spec.h"
+#include "engine/backends/op_template.h"
+#include "engine/tuning/tuner.h"
 #include "tests/onnx_node_case.h"
 
 namespace tilebank::testing {

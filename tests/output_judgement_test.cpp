@@ -1,4 +1,4 @@
-// `run --data` judges outputs as ONNX's backend runner does (engine/ops/tensor_compare.h): an output
+// `run --data` judges outputs as ONNX's backend runner does (engine/core/tensor_compare.h): an output
 // of the right element count but the wrong shape, the wrong dtype, a value off by more than rtol
 // 1e-3 + atol 1e-7, or an expected output the model does not have, is a difference (exit 1); within
 // the tolerances it matches (exit 0).
@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "engine/model/tensor_proto.h"
+#include "engine/ir/tensor_proto.h"
 #include "tests/onnx_model_builder.h"
 #include "tests/test_support.h"
 

@@ -8,7 +8,7 @@
 #include <functional>
 #include <map>
 
-#include "engine/target/soc_version.h"
+#include "engine/core/soc_version.h"
 #include "tests/onnx_model_builder.h"
 #include "tests/test_support.h"
 

@@ -11,7 +11,7 @@
 namespace tilebank::testing {
 namespace {
 
-const char* kOps = R"([
+const char* kReportOps = R"([
  {"op":"Relu","name":"relu","input_desc":[{"shape":[64,256],"type":"float32"}],"output_desc":[{"shape":[64,256],"type":"float32"}]},
  {"op":"Softmax","name":"sm","input_desc":[{"shape":[16,128],"type":"float32"}],"output_desc":[{"shape":[16,128],"type":"float32"}]}
 ])";
@@ -28,7 +28,7 @@ std::string OnlyFile(const std::string& dir, const std::string& prefix) {
 
 TEST_CASE("tune prints a line per task when stderr is no terminal, nothing with --quiet, report draws the job and the bank") {
   TempDir dir;
-  WriteFile(dir / "ops.json", kOps);
+  WriteFile(dir / "ops.json", kReportOps);
   const std::string common = " --singleop " + (dir / "ops.json") + " --trials 3 --bank " + (dir / "bank");
   auto loud = RunCli("tune -j 2" + common + " --output " + (dir / "loud"));
   REQUIRE_MESSAGE(loud.exit_code == 0, loud.err);

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/model/tensor_proto.h"
+#include "engine/ir/tensor_proto.h"
 #include "tests/onnx_model_builder.h"
 #include "tests/test_support.h"
 

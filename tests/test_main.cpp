@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "engine/target/isa_level.h"
+#include "engine/core/isa_level.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 namespace tilebank::testing {
 namespace {
 
-const char* kOps = R"([
+const char* kTuneOps = R"([
  {"op":"MatMul","name":"mm","input_desc":[{"shape":[32,48],"type":"float32"},{"shape":[48,64],"type":"float32"}],"output_desc":[{"shape":[32,64],"type":"float32"}]},
  {"op":"Relu","name":"relu","input_desc":[{"shape":[64,256],"type":"float32"}],"output_desc":[{"shape":[64,256],"type":"float32"}]},
  {"op":"Softmax","name":"sm","input_desc":[{"shape":[16,128],"type":"float32"}],"output_desc":[{"shape":[16,128],"type":"float32"}]}
@@ -43,7 +43,7 @@ TEST_CASE("tune: result file, bank entries, then hits, and --repeat-tune tunes a
   for (int attempt = 1; attempt <= 3; ++attempt) {
     out = root / ("attempt" + std::to_string(attempt));
     std::filesystem::create_directories(out);
-    WriteFile(out + "/ops.json", kOps);
+    WriteFile(out + "/ops.json", kTuneOps);
     common = "tune -j 2 --singleop " + out + "/ops.json --bank " + out + "/bank --output " + out + " --trials 6";
     auto first = RunCli(common, env);
     REQUIRE_MESSAGE(first.exit_code == 0, first.err);
@@ -105,7 +105,7 @@ TEST_CASE("tune: result file, bank entries, then hits, and --repeat-tune tunes a
 
 TEST_CASE("tune: --tune-ops-file picks operators by name and type") {
   TempDir dir;
-  WriteFile(dir / "ops.json", kOps);
+  WriteFile(dir / "ops.json", kTuneOps);
   WriteFile(dir / "filter.json", R"({"tune_ops_name": ["mm"], "tune_ops_type": ["SoftmaxV2"]})");
   // The --output directory need not exist yet.
   auto r = RunCli("tune --job_type=2 --singleop " + (dir / "ops.json") + " --bank " + (dir / "bank") + " --output " + (dir / "new/results") +
@@ -118,7 +118,7 @@ TEST_CASE("tune: --tune-ops-file picks operators by name and type") {
 
 TEST_CASE("tune: bad input is refused with exit 2 and no result file") {
   TempDir dir;
-  WriteFile(dir / "ops.json", kOps);
+  WriteFile(dir / "ops.json", kTuneOps);
   WriteFile(dir / "bad.json", R"([{"op":"MatMul","input_desc":[{"shape":[2,3],"type":"float32"}],"output_desc":[{"shape":[2,3],"type":"float32"}]}, )");
   std::string out = " --bank " + (dir / "bank") + " --output " + dir.path();
   CheckRefused(RunCli("tune -j 3 --singleop " + (dir / "ops.json") + out), "--job-type must be 2 (OPAT), 1 (SGAT) or 4 (GDAT), not 3");
@@ -194,7 +194,7 @@ TEST_CASE("tune: an operator that fails is listed and the others are still tuned
 
 TEST_CASE("tune: a run killed midway resumes with --reload without redoing finished operators") {
   TempDir dir;
-  WriteFile(dir / "ops.json", kOps);
+  WriteFile(dir / "ops.json", kTuneOps);
   int pid = SpawnCli({"tune", "-j", "2", "--singleop", dir / "ops.json", "--bank", dir / "bank", "--output", dir.path(), "--trials", "10"});
   // Wait until the first operator is checkpointed, then kill the run.
   bool checkpointed = false;

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "engine/catalog/policy_check.h"
-#include "engine/templates/template_catalog.h"
+#include "engine/core/template_catalog.h"
 #include "repo/bank_location.h"
 #include "repo/diff.h"
 #include "repo/entry_json.h"

@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "engine/gdat/aoe_gdat_export.h"
-#include "engine/templates/template_catalog.h"
+#include "engine/core/template_catalog.h"
 #include "repo/improvement.h"
 #include "repo/canonical.h"
 #include "repo/entry_json.h"

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "engine/catalog/policy_check.h"
-#include "engine/templates/template_catalog.h"
+#include "engine/core/template_catalog.h"
 #include "repo/bank_location.h"
 #include "repo/entry_json.h"
 #include "repo/jsonl.h"

@@ -12,10 +12,10 @@
 #include "engine/batch/shard_dir.h"
 #include "engine/batch/shard_worker.h"
 #include "engine/jobs/result_file.h"
-#include "engine/model/onnx_import.h"
-#include "engine/target/soc_version.h"
+#include "engine/ir/onnx_import.h"
+#include "engine/core/soc_version.h"
 #include "repo/bank_location.h"
-#include "repo/json_text.h"
+#include "base/json_text.h"
 #include "tools/batch_command.h"
 #include "tools/cli_common.h"
 

@@ -9,7 +9,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "engine/target/soc_version.h"
+#include "engine/core/soc_version.h"
 #include "repo/bank_location.h"
 
 namespace tilebank::cli {

@@ -1,5 +1,5 @@
 // What every `tilebank bank` command shares: the --bank/--soc/--json flags, opening a bank
-// (engine/target/host_bank.h), reading a JSON argument, and turning a Status into a message and an
+// (engine/core/host_bank.h), reading a JSON argument, and turning a Status into a message and an
 // exit code.
 #pragma once
 #include <CLI/CLI.hpp>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/jobs/job_events.h"
-#include "engine/target/host_bank.h"
+#include "engine/core/host_bank.h"
 #include "repo/bank.h"
 
 namespace tilebank::cli {

@@ -5,8 +5,8 @@
 #include <new>
 #include <string>
 
-#include "engine/target/isa_level.h"
-#include "engine/target/threads.h"
+#include "engine/core/isa_level.h"
+#include "engine/core/threads.h"
 #include "tools/batch_command.h"
 #include "tools/cli_common.h"
 

@@ -9,7 +9,7 @@
 #include "engine/batch/shard_dir.h"
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/result_file.h"
-#include "engine/target/soc_version.h"
+#include "engine/core/soc_version.h"
 #include "repo/bank_location.h"
 #include "repo/merge.h"
 

@@ -10,7 +10,7 @@
 
 #include "engine/batch/batch_plan.h"
 #include "repo/bank.h"
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank::engine {
 

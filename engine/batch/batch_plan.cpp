@@ -14,14 +14,14 @@
 
 #include "engine/gdat/gradient_profile.h"
 #include "engine/jobs/model_opat_job.h"
-#include "engine/model/model_session.h"
-#include "engine/model/node_op_spec.h"
-#include "engine/model/onnx_import.h"
-#include "engine/model/subgraph_file.h"
-#include "engine/ops/op_flops.h"
-#include "engine/ops/op_spec.h"
+#include "engine/runtime/model_session.h"
+#include "engine/ir/node_op_spec.h"
+#include "engine/ir/onnx_import.h"
+#include "engine/passes/subgraph_file.h"
+#include "engine/core/op_flops.h"
+#include "engine/core/op_spec.h"
 #include "repo/canonical.h"
-#include "repo/json_text.h"
+#include "base/json_text.h"
 #include "repo/key.h"
 
 namespace tilebank::engine {

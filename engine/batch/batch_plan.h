@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/jobs/job_types.h"
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank::engine {
 

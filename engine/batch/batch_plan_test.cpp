@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "engine/target/soc_version.h"
-#include "repo/json_text.h"
+#include "engine/core/soc_version.h"
+#include "base/json_text.h"
 #include "tests/test_support.h"
 
 namespace tilebank::engine {

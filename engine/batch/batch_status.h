@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/batch/batch_plan.h"
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank::engine {
 

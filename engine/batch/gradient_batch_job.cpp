@@ -10,7 +10,7 @@
 #include "engine/jobs/task_loop.h"
 #include "repo/bank.h"
 #include "repo/bank_location.h"
-#include "repo/json_text.h"
+#include "base/json_text.h"
 
 namespace tilebank::engine {
 

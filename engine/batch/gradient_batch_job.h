@@ -14,7 +14,7 @@
 #include "engine/jobs/gdat_list_result.h"
 #include "engine/jobs/job_events.h"
 #include "engine/jobs/task_done.h"
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank {
 class Bank;

@@ -13,7 +13,7 @@
 #include "engine/jobs/gdat_list_result.h"
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/result_file.h"
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank {
 class Bank;

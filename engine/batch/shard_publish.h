@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank {
 class Bank;

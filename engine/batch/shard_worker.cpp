@@ -16,7 +16,7 @@
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/jobs/result_file.h"
-#include "engine/target/soc_version.h"
+#include "engine/core/soc_version.h"
 #include "repo/bank_location.h"
 
 namespace tilebank::engine {

@@ -8,7 +8,7 @@
 
 #include "engine/batch/batch_plan.h"
 #include "engine/jobs/job_events.h"
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank::engine {
 

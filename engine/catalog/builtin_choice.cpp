@@ -4,11 +4,11 @@
 #include <map>
 
 #include "engine/catalog/template_registry.h"
-#include "engine/impl/library_impls.h"
-#include "engine/ops/conv_problem.h"
-#include "engine/ops/op_semantics.h"
-#include "engine/templates/op_template.h"
-#include "engine/templates/templates.h"
+#include "engine/backends/library_impls.h"
+#include "engine/core/conv_problem.h"
+#include "engine/core/op_semantics.h"
+#include "engine/backends/op_template.h"
+#include "engine/backends/halide/templates.h"
 
 namespace tilebank::engine {
 

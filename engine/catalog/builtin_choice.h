@@ -6,8 +6,8 @@
 #pragma once
 #include <string>
 
-#include "engine/ops/op_spec.h"
-#include "engine/space/search_space.h"
+#include "engine/core/op_spec.h"
+#include "engine/core/search_space.h"
 
 namespace tilebank::engine {
 

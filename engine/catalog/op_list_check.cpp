@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "engine/catalog/template_registry.h"
-#include "engine/ops/conv_problem.h"
-#include "engine/templates/op_template.h"
+#include "engine/core/conv_problem.h"
+#include "engine/backends/op_template.h"
 
 namespace tilebank::engine {
 

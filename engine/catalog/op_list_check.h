@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ops/op_spec.h"
+#include "engine/core/op_spec.h"
 
 namespace tilebank::engine {
 

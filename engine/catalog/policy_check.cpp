@@ -3,13 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/catalog/template_registry.h"
-#include "engine/fusion/fused_policy.h"
-#include "engine/fusion/halide_fused_gemm.h"
+#include "engine/backends/fused_policy.h"
+#include "engine/backends/halide/halide_fused_gemm.h"
 #include "engine/gdat/gdat_policy.h"
-#include "engine/target/host_facts.h"
-#include "engine/templates/op_template.h"
+#include "engine/core/host_facts.h"
+#include "engine/backends/op_template.h"
 #include "repo/canonical.h"
-#include "repo/json_text.h"
+#include "base/json_text.h"
 
 namespace tilebank::engine {
 

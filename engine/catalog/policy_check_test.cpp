@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/catalog/template_registry.h"
-#include "engine/target/host_facts.h"
-#include "engine/templates/op_template.h"
+#include "engine/core/host_facts.h"
+#include "engine/backends/op_template.h"
 #include "repo/canonical.h"
 
 namespace tilebank::engine {

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/impl/library_impls.h"
-#include "engine/ops/op_semantics.h"
-#include "engine/templates/templates.h"
+#include "engine/backends/library_impls.h"
+#include "engine/catalog/onednn_int8_template.h"
+#include "engine/core/op_semantics.h"
+#include "engine/backends/halide/templates.h"
 
 namespace tilebank::engine {
 

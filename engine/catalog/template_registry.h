@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/templates/op_template.h"
+#include "engine/backends/op_template.h"
 
 namespace tilebank::engine {
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "repo/bank.h"
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank::engine {
 

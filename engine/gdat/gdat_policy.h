@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/space/search_space.h"
+#include "engine/core/search_space.h"
 #include "repo/entry.h"
 
 namespace tilebank::engine {

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank::engine {
 

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/run/sample_stats.h"
-#include "repo/status.h"
+#include "engine/core/sample_stats.h"
+#include "base/status.h"
 
 namespace tilebank::engine {
 

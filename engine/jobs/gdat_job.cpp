@@ -15,7 +15,7 @@
 #include "engine/jobs/task_loop.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/winner_entry.h"
-#include "engine/templates/template_catalog.h"
+#include "engine/core/template_catalog.h"
 #include "repo/bank.h"
 #include "repo/bank_location.h"
 #include "repo/canonical.h"

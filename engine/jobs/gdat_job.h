@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/gdat/fusion_plan.h"
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank {
 class Bank;

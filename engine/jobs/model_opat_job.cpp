@@ -9,11 +9,11 @@
 #include "engine/catalog/template_registry.h"
 #include "engine/jobs/model_verdict.h"
 #include "engine/jobs/result_file.h"
-#include "engine/templates/op_template.h"
+#include "engine/backends/op_template.h"
 #include "repo/bank.h"
 #include "repo/bank_location.h"
 #include "repo/key.h"
-#include "repo/json_text.h"
+#include "base/json_text.h"
 
 namespace tilebank::engine {
 

@@ -14,8 +14,8 @@
 
 #include "engine/jobs/model_verdict.h"
 #include "engine/jobs/opat_job.h"
-#include "engine/model/executor.h"
-#include "engine/model/model_session.h"
+#include "engine/runtime/executor.h"
+#include "engine/runtime/model_session.h"
 
 namespace tilebank::engine {
 

@@ -18,12 +18,12 @@
 #include "engine/jobs/stored_job.h"
 #include "engine/jobs/task_loop.h"
 #include "engine/jobs/winner_entry.h"
-#include "engine/model/model_session.h"
-#include "engine/model/partition.h"
-#include "engine/model/subgraph_file.h"
-#include "engine/tune/subgraph_tuner.h"
-#include "engine/templates/templates.h"
-#include "engine/templates/template_catalog.h"
+#include "engine/runtime/model_session.h"
+#include "engine/passes/partition.h"
+#include "engine/passes/subgraph_file.h"
+#include "engine/tuning/subgraph_tuner.h"
+#include "engine/backends/halide/templates.h"
+#include "engine/core/template_catalog.h"
 #include "repo/bank.h"
 #include "repo/bank_location.h"
 #include "repo/improvement.h"
@@ -108,7 +108,7 @@ nlohmann::json SgatResultJson(const std::string& tuning_name, double tuning_seco
 
 namespace {
 
-// One subgraph tuned (engine/tune/subgraph_tuner.h) or found in the bank: its record, and the entry
+// One subgraph tuned (engine/tuning/subgraph_tuner.h) or found in the bank: its record, and the entry
 // to store when it won.
 SubgraphRecord TuneTask(const model::SubgraphTask& task, const Bank& bank, const model::PolicyLookup& ops, const ModelSgatOptions& o,
                         bool out_of_time, const std::function<void(const SubgraphTrial&)>& on_trial, std::optional<Entry>* winner,

@@ -1,8 +1,8 @@
-// SGAT on a model (`tune -j 1 --model`, job type 1): the model's subgraphs (engine/model/
-// partition.h), one task per repo_key, most expensive first (their time in the model x
-// occurrences). Each task is tuned by engine/tune/subgraph_tuner.h within --trials; a winner that
+// SGAT on a model (`tune -j 1 --model`, job type 1): the model's subgraphs (engine/passes/partition.h)
+// one task per repo_key, most expensive first (their time in the model x
+// occurrences). Each task is tuned by engine/tuning/subgraph_tuner.h within --trials; a winner that
 // beats its baseline by the job's margin becomes a graph entry (template sgat.fused,
-// engine/fusion/fused_policy.h). At the
+// engine/backends/fused_policy.h). At the
 // end the whole model runs with this run's entries and without them, interleaved in one process:
 // when its output changes, or it is slower with them by more than the runs' spread, the entries
 // are taken back.
@@ -20,14 +20,14 @@
 #include "engine/jobs/job_events.h"
 #include "engine/jobs/model_verdict.h"
 #include "engine/jobs/task_done.h"
-#include "engine/model/model_session.h"
-#include "repo/status.h"
+#include "engine/runtime/model_session.h"
+#include "base/status.h"
 
 namespace tilebank::engine {
 
 struct ModelSgatOptions {
   std::string model_path;      // a model, or
-  std::string subgraphs_path;  // a subgraph file (engine/model/subgraph_file.h): its subgraphs' times
+  std::string subgraphs_path;  // a subgraph file (engine/passes/subgraph_file.h): its subgraphs' times
                                // x occurrences stand for the model's, as OPAT sums an op list
   std::map<std::string, std::vector<int64_t>> input_shapes;
   std::string tuning_name;   // empty: the model's name

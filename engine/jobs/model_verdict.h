@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/model/model_session.h"
+#include "engine/runtime/model_session.h"
 
 namespace tilebank::engine {
 

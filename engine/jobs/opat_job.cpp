@@ -15,8 +15,8 @@
 
 #include "engine/catalog/op_list_check.h"
 #include "engine/catalog/template_registry.h"
-#include "engine/templates/op_template.h"
-#include "engine/templates/template_catalog.h"
+#include "engine/backends/op_template.h"
+#include "engine/core/template_catalog.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/replaced_entries.h"
 #include "engine/jobs/stored_job.h"
@@ -28,7 +28,7 @@
 #include "repo/lookup.h"
 #include "repo/op_defaults.h"
 #include "repo/provenance.h"
-#include "repo/json_text.h"
+#include "base/json_text.h"
 
 namespace tilebank::engine {
 

@@ -13,8 +13,8 @@
 #include "engine/jobs/replaced_entries.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/task_done.h"
-#include "engine/tune/tuner.h"
-#include "repo/status.h"
+#include "engine/tuning/tuner.h"
+#include "base/status.h"
 
 namespace tilebank {
 class Bank;

@@ -1,5 +1,5 @@
 #include "engine/jobs/result_file.h"
-#include "repo/json_text.h"
+#include "base/json_text.h"
 
 #include <unistd.h>
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "repo/improvement.h"
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank::engine {
 

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "repo/json_text.h"
+#include "base/json_text.h"
 
 namespace tilebank::engine {
 

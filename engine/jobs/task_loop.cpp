@@ -9,7 +9,7 @@
 
 #include "engine/jobs/result_file.h"
 #include "repo/bank.h"
-#include "repo/json_text.h"
+#include "base/json_text.h"
 
 namespace tilebank::engine {
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "engine/templates/template_catalog.h"
+#include "engine/core/template_catalog.h"
 #include "repo/provenance.h"
 
 namespace tilebank::engine {

@@ -1,6 +1,6 @@
 // The registry's kernels on ONNX's own node tests (libonnx-testdata): every single-node test whose
 // op the registry has runs through the kernel the registry makes for it, in this process, and its
-// outputs are matched against ONNX's expected ones (engine/ops/tensor_compare.h). It prints each
+// outputs are matched against ONNX's expected ones (engine/core/tensor_compare.h). It prints each
 // op's count of matches, mismatches and refusals; none may mismatch, and matches may only rise.
 #include <doctest/doctest.h>
 
@@ -9,9 +9,9 @@
 #include <map>
 
 #include "engine/kernels/kernel_registry.h"
-#include "engine/model/node_attributes.h"
-#include "engine/model/tensor_proto.h"
-#include "engine/ops/tensor_compare.h"
+#include "engine/ir/node_attributes.h"
+#include "engine/ir/tensor_proto.h"
+#include "engine/core/tensor_compare.h"
 
 namespace tilebank::engine::kernels {
 namespace {

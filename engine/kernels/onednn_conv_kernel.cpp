@@ -5,7 +5,7 @@
 // of conv_kernels.cpp, which computes the same.
 #include <mutex>
 
-#include "engine/onednn/onednn_common.h"
+#include "engine/backends/onednn/onednn_common.h"
 #include "engine/kernels/conv_kernels.h"
 #include "engine/kernels/kernel_registry.h"
 

@@ -1,11 +1,11 @@
 // The fast path of the registry's MaxPool on 8-bit tensors (the QDQ fusion's pool between a
-// DequantizeLinear and a QuantizeLinear of one scale, engine/model/qdq_fusion.h): oneDNN's max
+// DequantizeLinear and a QuantizeLinear of one scale, engine/passes/qdq_fusion.h): oneDNN's max
 // pooling over u8 or s8, read and written channels-first, or channels-last where the fusion hands
 // the tensor over so ("nhwc"). What oneDNN's pooling does not take (a second output, dilations,
 // ceil_mode, other ranks) runs the reference kernel.
 #include <mutex>
 
-#include "engine/onednn/onednn_common.h"
+#include "engine/backends/onednn/onednn_common.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_qlinear_kernels.h"
 #include "engine/kernels/spatial_window.h"

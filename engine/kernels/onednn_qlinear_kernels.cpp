@@ -1,7 +1,7 @@
 // The fast paths of the registry's QLinearConv and QLinearMatMul: oneDNN's int8 convolution and
 // matmul (u8 or s8 activations, s8 weights, s32 accumulation), the scales x_scale * w_scale /
 // y_scale per output channel as output scales, the zero points of x and y as oneDNN's, the int32
-// bias added to the accumulator, and the Relu or Clip the QDQ fusion (engine/model/qdq_fusion.h)
+// bias added to the accumulator, and the Relu or Clip the QDQ fusion (engine/passes/qdq_fusion.h)
 // folds in as a post-op (it clamps y at its zero point, or to the clip's quantized bounds). The weights are reordered into oneDNN's layout
 // once per input shape. What oneDNN cannot take (u8 or zero-pointed weights, other ranks, a oneDNN
 // error) runs the reference kernel (quantize_kernels.cpp), which computes the same.
@@ -15,7 +15,7 @@
 // (vpdpbusd sums in int32) keep every bit.
 #include <mutex>
 
-#include "engine/onednn/onednn_common.h"
+#include "engine/backends/onednn/onednn_common.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_qlinear_kernels.h"
 #include "engine/kernels/spatial_window.h"
@@ -177,7 +177,7 @@ class OneDnnQLinearConv : public OpKernel {
     }
     if (s.ok()) return s;
     if (!x_nhwc_ && !y_nhwc_) return reference_->Compute(in, out);
-    // x or y handed over channels-last (engine/model/qdq_fusion.h): the reference reads and writes
+    // x or y handed over channels-last (engine/passes/qdq_fusion.h): the reference reads and writes
     // them channels-first, so they are transposed around it.
     KernelInputs args = in;
     TypedTensor x_first;

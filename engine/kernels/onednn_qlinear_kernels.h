@@ -21,7 +21,7 @@ std::unique_ptr<OpKernel> WrapOneDnnMatMulInteger(const KernelInfo& info, std::u
 
 // DynamicQuantizedMatMul(x_q, W_q [K, N] int8, x_zero, x_scale, w_scale (1 or N)[, bias (N)]) -> float32:
 // ((x_q - x_zero) . W_q) * x_scale * w_scale + bias, the QDQ fusion's node for dynamically quantized
-// MatMuls (engine/model/qdq_fusion.h), on oneDNN's int8 matmul (7-bit weights without VNNI).
+// MatMuls (engine/passes/qdq_fusion.h), on oneDNN's int8 matmul (7-bit weights without VNNI).
 Result<std::unique_ptr<OpKernel>> MakeDynamicQuantizedMatMul(const KernelInfo& info);
 
 // MaxPool over u8 or s8 4-D tensors (channels-last with the "nhwc" attribute) on oneDNN's pooling

@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/ops/typed_tensor.h"
-#include "repo/status.h"
+#include "engine/core/typed_tensor.h"
+#include "base/status.h"
 
 namespace tilebank::engine::kernels {
 
-// A node's attributes as the importer keeps them (engine/model/graph.h: name -> int, float, string
+// A node's attributes as the importer keeps them (engine/ir/graph.h: name -> int, float, string
 // or a list of them).
 class Attrs {
  public:

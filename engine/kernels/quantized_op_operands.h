@@ -1,4 +1,4 @@
-// A QLinearConv or QLinearMatMul (the QDQ fusion's int8 nodes, engine/model/qdq_fusion.h) run from
+// A QLinearConv or QLinearMatMul (the QDQ fusion's int8 nodes, engine/passes/qdq_fusion.h) run from
 // its description alone, as OPAT runs every operator: shapes and dtypes, no values. The runner's
 // random floats in [-1, 1] are made into what such a node reads: 8-bit activations spread over
 // their range, symmetric int8 weights (even ones where the kernels halve them, which is then exact), positive scales that keep the outputs within range, the zero
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "engine/kernels/op_kernel.h"
-#include "engine/ops/op_spec.h"
-#include "engine/ops/tensor.h"
+#include "engine/core/op_spec.h"
+#include "engine/core/tensor.h"
 
 namespace tilebank::engine::kernels {
 

@@ -1,4 +1,4 @@
-// Sequences and optionals (engine/ops/typed_tensor.h's ValueKind): SequenceEmpty, SequenceConstruct,
+// Sequences and optionals (engine/core/typed_tensor.h's ValueKind): SequenceEmpty, SequenceConstruct,
 // SequenceInsert, SequenceAt, SequenceErase, SequenceLength, SplitToSequence, ConcatFromSequence,
 // Optional, OptionalHasElement and OptionalGetElement, as ONNX defines them (SequenceMap, which runs
 // a subgraph, is with the control-flow kernels). A position is a one-element integer tensor,

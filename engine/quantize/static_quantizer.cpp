@@ -10,9 +10,9 @@
 #include <map>
 #include <set>
 
-#include "engine/model/model_session.h"
-#include "engine/model/onnx_import.h"
-#include "engine/model/tensor_proto.h"
+#include "engine/runtime/model_session.h"
+#include "engine/ir/onnx_import.h"
+#include "engine/ir/tensor_proto.h"
 
 namespace tilebank::engine::quantize {
 

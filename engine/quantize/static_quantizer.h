@@ -1,5 +1,5 @@
 // `tilebank quantize`: static (or, with `dynamic`, dynamic) post-training quantization of a float ONNX model into a QDQ model any
-// runtime reads (ONNX Runtime, TensorRT, tilebank's int8 kernels through engine/model/qdq_fusion.h).
+// runtime reads (ONNX Runtime, TensorRT, tilebank's int8 kernels through engine/passes/qdq_fusion.h).
 //   - BatchNormalization after a Conv folded into its weights and bias;
 //   - the weights of each Conv, MatMul and Gemm as int8, symmetric, one scale per output channel,
 //     behind a DequantizeLinear;
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "engine/quantize/calibration.h"
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank::engine::quantize {
 

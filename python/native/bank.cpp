@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "engine/catalog/policy_check.h"
-#include "engine/templates/template_catalog.h"
-#include "engine/target/host_bank.h"
+#include "engine/core/template_catalog.h"
+#include "engine/core/host_bank.h"
 #include "python/native/bank_open.h"
 #include "python/native/errors.h"
 #include "python/native/json_bridge.h"

@@ -1,6 +1,6 @@
 #include "python/native/bank_open.h"
 
-#include "engine/target/soc_version.h"
+#include "engine/core/soc_version.h"
 #include "repo/bank_location.h"
 
 namespace tilebank::python {

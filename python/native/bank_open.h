@@ -1,6 +1,6 @@
 // Where the Python API finds a bank, by the command line's rules: the root from `bank` (else
 // TUNE_BANK_PATH, ASCEND_CACHE_PATH/aoe_data, ~/.local/share/tilebank), the soc_version from `soc`
-// (else this machine's). Banks are opened through engine/target/host_bank.h, as everywhere.
+// (else this machine's). Banks are opened through engine/core/host_bank.h, as everywhere.
 #pragma once
 #include <memory>
 #include <string>

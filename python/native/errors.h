@@ -6,7 +6,7 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
-#include "repo/status.h"
+#include "base/status.h"
 
 namespace tilebank::python {
 

@@ -2,7 +2,7 @@
 #include <pybind11/pybind11.h>
 
 #include "engine/kernels/onednn_qlinear_kernels.h"
-#include "engine/target/soc_version.h"
+#include "engine/core/soc_version.h"
 #include "python/native/bank.h"
 #include "python/native/errors.h"
 #include "python/native/report.h"

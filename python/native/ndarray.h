@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "engine/ops/typed_tensor.h"
+#include "engine/core/typed_tensor.h"
 
 namespace tilebank::python {
 

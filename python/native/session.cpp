@@ -9,11 +9,11 @@
 #include <mutex>
 
 #include "engine/kernels/kernel_registry.h"
-#include "engine/model/model_session.h"
-#include "engine/model/onnx_import.h"
-#include "engine/target/host_bank.h"
-#include "engine/target/soc_version.h"
-#include "engine/target/threads.h"
+#include "engine/runtime/model_session.h"
+#include "engine/ir/onnx_import.h"
+#include "engine/core/host_bank.h"
+#include "engine/core/soc_version.h"
+#include "engine/core/threads.h"
 #include "python/native/errors.h"
 #include "python/native/ndarray.h"
 #include "repo/bank.h"
@@ -92,7 +92,7 @@ class InferenceSession {
   }
 
   // The model run on a test-data directory's inputs, its outputs judged against the expected ones as
-  // `run --data` judges them (engine/model/model_session.h, JudgeTestData): {'ok', 'worst',
+  // `run --data` judges them (engine/runtime/model_session.h, JudgeTestData): {'ok', 'worst',
   // 'max_abs_error', 'max_rel_error', 'quantized_tolerance'}.
   py::dict Check(const std::string& data_dir) {
     std::vector<engine::ValueKind> kinds;

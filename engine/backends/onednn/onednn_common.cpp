@@ -1,0 +1,85 @@
+#include "engine/backends/onednn/onednn_common.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <numeric>
+
+namespace tilebank::engine {
+
+dnnl::engine& OneDnnCpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::memory::desc RowMajorDesc(const std::vector<int64_t>& shape) {
+  dnnl::memory::dims dims(shape.begin(), shape.end()), strides(shape.size());
+  if (dims.empty()) dims = {1}, strides = {1};
+  dnnl::memory::dim stride = 1;
+  for (size_t i = dims.size(); i-- > 0;) strides[i] = stride, stride *= dims[i];
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+HandoverLayout HandoverLayoutOf(const dnnl::memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked) return {"onednn:format_kind=" + std::to_string(d.format_kind), "opaque", static_cast<int64_t>(md.get_size() / 4)};
+  const auto& b = d.format_desc.blocking;
+  const int n = d.ndims;
+  bool row_major = b.inner_nblks == 0 && d.offset0 == 0;
+  int64_t stride = 1;
+  for (int i = n; i-- > 0 && row_major;) {
+    row_major = d.padded_dims[i] == d.dims[i] && (d.dims[i] == 1 || b.strides[i] == stride);
+    stride *= d.dims[i];
+  }
+  if (row_major) return {};
+  std::string key = "onednn:";
+  for (int i = 0; i < n; ++i)
+    key += std::to_string(d.dims[i]) + "/" + std::to_string(d.padded_dims[i]) + "/" + std::to_string(d.padded_offsets[i]) + "/" +
+           std::to_string(b.strides[i]) + ",";
+  key += "o" + std::to_string(d.offset0) + ";";
+  for (int k = 0; k < b.inner_nblks; ++k) key += std::to_string(b.inner_blks[k]) + "@" + std::to_string(b.inner_idxs[k]) + ",";
+  // The name: dimensions outermost first, upper case where blocked, then the blocks (nChw16c).
+  const std::string letters = n == 4 ? "nchw" : n == 5 ? "ncdhw" : std::string("abcdefghijkl").substr(0, n);
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return b.strides[x] > b.strides[y]; });
+  std::string name;
+  for (int i : order) {
+    bool blocked = false;
+    for (int k = 0; k < b.inner_nblks; ++k) blocked |= b.inner_idxs[k] == i;
+    name += blocked ? static_cast<char>(letters[i] - 'a' + 'A') : letters[i];
+  }
+  for (int k = 0; k < b.inner_nblks; ++k) name += std::to_string(b.inner_blks[k]) + letters[b.inner_idxs[k]];
+  return {key, name, static_cast<int64_t>(md.get_size() / sizeof(float))};
+}
+
+dnnl::memory MemoryFromTensor(const Tensor& t, const dnnl::memory::desc& md) {
+  dnnl::memory m(md, OneDnnCpuEngine());
+  std::memcpy(m.get_data_handle(), t.data.data(), t.data.size() * sizeof(float));
+  return m;
+}
+
+Tensor TensorFromMemory(const dnnl::memory& m, const std::vector<int64_t>& shape) {
+  Tensor t(shape);
+  std::memcpy(t.data.data(), m.get_data_handle(), t.data.size() * sizeof(float));
+  return t;
+}
+
+dnnl::algorithm OneDnnBinaryAlgorithm(const std::string& op_type) {
+  static const std::map<std::string, dnnl::algorithm> algorithms = {
+      {"Add", dnnl::algorithm::binary_add}, {"Sub", dnnl::algorithm::binary_sub}, {"Mul", dnnl::algorithm::binary_mul}, {"Div", dnnl::algorithm::binary_div}};
+  return algorithms.at(op_type);
+}
+
+Status RefuseReference(const dnnl::primitive_desc_base& pd) {
+  const std::string impl = pd.impl_info_str();
+  if (impl.rfind("ref", 0) == 0) return Status::Refused("oneDNN has only its reference kernel here (" + impl + ")");
+  return Status::Ok();
+}
+
+void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std::unordered_map<int, dnnl::memory>& args) {
+  prim.execute(stream, args);
+  stream.wait();
+}
+
+}  // namespace tilebank::engine

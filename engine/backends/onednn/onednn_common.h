@@ -1,0 +1,45 @@
+// What the oneDNN kernels share: one CPU engine for the process, copies between our row-major
+// tensors and oneDNN memory, and one synchronous primitive call.
+#pragma once
+
+#include <dnnl.hpp>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/core/kernel.h"
+#include "engine/core/tensor.h"
+#include "base/status.h"
+
+namespace tilebank::engine {
+
+dnnl::engine& OneDnnCpuEngine();
+// A dense row-major f32 descriptor of `shape` (a scalar is one element).
+dnnl::memory::desc RowMajorDesc(const std::vector<int64_t>& shape);
+// New memory of `md` holding a copy of `t` (same element count and order).
+dnnl::memory MemoryFromTensor(const Tensor& t, const dnnl::memory::desc& md);
+// A row-major tensor of `shape` copied from memory in a plain layout.
+Tensor TensorFromMemory(const dnnl::memory& m, const std::vector<int64_t>& shape);
+// `md` as a layout the model executor hands over (key: its dims, padding, strides and blocks); an
+// empty key when `md` is dense row-major.
+HandoverLayout HandoverLayoutOf(const dnnl::memory::desc& md);
+// Runs `body` (returning a Status or a Result); a oneDNN exception becomes kInvalidInput "oneDNN: ...".
+template <typename Body>
+auto CatchOneDnnErrors(Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const dnnl::error& e) {
+    return Status::InvalidInput(std::string("oneDNN: ") + e.what());
+  }
+}
+// oneDNN's binary algorithm for Add, Sub, Mul or Div (std::out_of_range for another op type).
+dnnl::algorithm OneDnnBinaryAlgorithm(const std::string& op_type);
+// Runs `prim` on `args` and waits for it.
+// Refused (a message naming it) where oneDNN offers only one of its reference implementations:
+// the kernels that ask have a reference of their own that is as good.
+Status RefuseReference(const dnnl::primitive_desc_base& pd);
+
+void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std::unordered_map<int, dnnl::memory>& args);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,424 @@
+// impl.onednn: MatMul, BatchMatMul, Gemm (oneDNN matmul) and Conv (oneDNN convolution with the
+// layouts it prefers: format_tag::any, source and weights reordered before timing, as a
+// deployed oneDNN graph keeps them); vector operators in engine/backends/onednn/onednn_vector_ops.h.
+// The cube kernels also run SGAT's fused subgraphs: post-ops (engine/backends/onednn/onednn_post_ops.h).
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <set>
+
+
+#include "engine/backends/library_impls.h"
+#include "engine/core/chain_step.h"
+#include "engine/core/conv_problem.h"
+#include "engine/core/gemm_problem.h"
+#include "engine/backends/onednn/onednn_common.h"
+#include "engine/backends/onednn/onednn_post_op_chain.h"
+#include "engine/backends/onednn/onednn_vector_ops.h"
+#include "engine/core/op_semantics.h"
+#include "engine/backends/halide/templates.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+// One inference call: source, weights and destination, plus the bias and post-op operands.
+void Execute(const dnnl::primitive& prim, dnnl::stream& stream, const memory& src, const memory& weights, const memory& dst,
+             const memory& bias, const PostOpChain& post) {
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+  if (bias) args[DNNL_ARG_BIAS] = bias;
+  post.AddArgs(args);
+  ExecuteAndWait(prim, stream, args);
+}
+
+class MatMulKernel : public Kernel {
+ public:
+  MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape, size_t anchor_inputs, std::vector<ChainStep> post_ops = {})
+      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), anchor_inputs, shape_) {}
+  int InPlaceInput() const override { return post_.sum_input(); }
+  // The measured path (tuning): a B without a batch axis is taken for weights, prepacked as a
+  // model's constant weights are (Bind), so that a tuning job compares oneDNN as models run it.
+  Status Prepare(const std::vector<const Tensor*>& in) override {
+    prepack_b_ = !p_.b_batched;
+    CreatePrimitive(bias_input() < in.size() ? in[bias_input()] : nullptr);
+    a_ = MemoryFromTensor(*in[0], a_md_);
+    b_ = PlacedWeights(*in[1]);
+    c_ = memory(c_md_, OneDnnCpuEngine());
+    post_.Bind(in);
+    return Status::Ok();
+  }
+  Status Run() override {
+    post_.LoadResidual(c_.get_data_handle(), c_md_.get_size());
+    Execute(prim_, stream_, a_, b_, c_, bias_, post_);
+    return Status::Ok();
+  }
+  Status Fetch(Tensor* out) override {
+    *out = TensorFromMemory(c_, shape_);
+    return Status::Ok();
+  }
+  // A bias that is not constant (a Gemm's C computed by the model) takes the copying path.
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
+    return CatchOneDnnErrors([&] { return Bind(shapes, constants); });
+  }
+  Result<bool> Bind(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) {
+    const Tensor* bias = bias_input() < constants.size() ? constants[bias_input()] : nullptr;
+    if (p_.bias != BiasShape::kNone && p_.beta != 0.f && !bias) return false;
+    // Constant weights go once into the layout the primitive picks (prepacked): read row-major,
+    // oneDNN's brgemm copies B into its blocks on every call (BERT's 768x3072 product: 5.1 ms
+    // against 3.0 ms prepacked, side by side on AVX-512).
+    prepack_b_ = constants.size() > 1 && constants[1];
+    CreatePrimitive(bias);
+    post_.Bind(constants);
+    a_ = constants[0] ? MemoryFromTensor(*constants[0], a_md_) : memory(a_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    b_ = prepack_b_ ? PlacedWeights(*constants[1]) : memory(b_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    c_ = memory(c_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    direct_a_ = !constants[0];
+    direct_b_ = !(constants.size() > 1 && constants[1]);
+    return true;
+  }
+  Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    if (direct_a_) a_.set_data_handle(const_cast<float*>(in[0]));
+    if (direct_b_) b_.set_data_handle(const_cast<float*>(in[1]));
+    c_.set_data_handle(out);
+    post_.SetRuntime(in);
+    post_.LoadResidual(out, c_md_.get_size());
+    Execute(prim_, stream_, a_, b_, c_, bias_, post_);
+    return Status::Ok();
+  }
+
+ private:
+  size_t bias_input() const { return p_.bias != BiasShape::kNone ? 2 : SIZE_MAX; }
+  // B in the primitive's weights layout (prepacked when it differs from the op's).
+  memory PlacedWeights(const Tensor& b) {
+    memory user_b(user_b_md_, OneDnnCpuEngine(), const_cast<float*>(b.data.data()));  // read in place, not copied
+    memory placed(b_md_, OneDnnCpuEngine());
+    dnnl::reorder(user_b, placed).execute(stream_, user_b, placed);
+    stream_.wait();
+    return placed;
+  }
+
+  // An operand as oneDNN's (batch, M, N) (engine/core/chain_step.h); a vector output is one row.
+  memory::dims OperandDims(const std::vector<int64_t>& operand) const {
+    std::vector<int64_t> out = shape_;
+    if (out.size() < 2) out.insert(out.begin(), 2 - out.size(), 1);
+    const auto dims = OperandMatrixDims(operand, out);
+    if (!dims) throw dnnl::error(dnnl_unimplemented, "a post-op operand broadcast over part of the batch");
+    return Dims((*dims)[0], (*dims)[1], (*dims)[2]);
+  }
+  // {batch, rows, cols}, or {rows, cols} for a product of batch 1: oneDNN picks blocked
+  // (prepacked) weights for 2-D products only.
+  memory::dims Dims(memory::dim batch, memory::dim rows, memory::dim cols) const {
+    return p_.batch == 1 ? memory::dims{rows, cols} : memory::dims{batch, rows, cols};
+  }
+  memory::desc Desc(memory::dim batch, memory::dim rows, memory::dim cols, bool transposed) const {
+    const memory::dims strides = transposed ? memory::dims{rows * cols, 1, rows} : memory::dims{rows * cols, cols, 1};
+    return memory::desc(Dims(batch, rows, cols), dt::f32, p_.batch == 1 ? memory::dims(strides.begin() + 1, strides.end()) : strides);
+  }
+
+  void CreatePrimitive(const Tensor* bias) {
+    const memory::dim B = p_.batch, M = p_.M, N = p_.N, K = p_.K;
+    // An operand without the batch dimension has batch 1 there: oneDNN broadcasts it. (A batch
+    // stride of 0 instead sends oneDNN to its reference kernel, hundreds of times slower.)
+    a_md_ = Desc(p_.a_batched ? B : 1, M, K, p_.trans_a);
+    user_b_md_ = Desc(p_.b_batched ? B : 1, K, N, p_.trans_b);
+    b_md_ = prepack_b_ ? memory::desc(Dims(p_.b_batched ? B : 1, K, N), dt::f32, tag::any) : user_b_md_;
+    c_md_ = Desc(B, M, N, false);
+    dnnl::primitive_attr attr;
+    if (p_.alpha != 1.f) attr.set_output_scales(0, {p_.alpha});
+    post_.Attach(attr, [this](const std::vector<int64_t>& operand) { return OperandDims(operand); });
+    memory::desc bias_md;
+    if (p_.bias != BiasShape::kNone && p_.beta != 0.f) {
+      memory::dims bd = p_.bias == BiasShape::kScalar ? Dims(1, 1, 1) : p_.bias == BiasShape::kRow ? Dims(1, 1, N)
+                        : p_.bias == BiasShape::kColumn ? Dims(1, M, 1) : Dims(1, M, N);
+      bias_md = RowMajorDesc(std::vector<int64_t>(bd.begin(), bd.end()));
+      // The library adds bias after scaling by alpha: fold beta (and undo alpha) into the constant.
+      Tensor scaled = *bias;
+      for (auto& v : scaled.data) v *= p_.beta / p_.alpha;
+      bias_ = MemoryFromTensor(scaled, bias_md);
+    }
+    dnnl::matmul::desc desc = bias_md ? dnnl::matmul::desc(a_md_, b_md_, bias_md, c_md_) : dnnl::matmul::desc(a_md_, b_md_, c_md_);
+    dnnl::matmul::primitive_desc pd(desc, attr, OneDnnCpuEngine());
+    post_.RefuseReference(pd.impl_info_str());
+    prim_ = dnnl::matmul(pd);
+    b_md_ = pd.weights_desc();
+  }
+
+  GemmProblem p_;
+  std::vector<int64_t> shape_;
+  dnnl::stream stream_;
+  dnnl::matmul prim_;
+  memory::desc a_md_, b_md_, c_md_;
+  memory::desc user_b_md_;  // B as the op gives it (b_md_ differs when prepacked)
+  memory a_, b_, c_, bias_;
+  bool direct_a_ = false, direct_b_ = false;
+  bool prepack_b_ = false;  // B is a constant, in the primitive's own layout
+  PostOpChain post_;
+};
+
+class ConvKernel : public Kernel {
+ public:
+  ConvKernel(ConvProblem p, std::vector<int64_t> out_shape, std::vector<ChainStep> post_ops = {})
+      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), p_.bias ? 3 : 2, shape_) {}
+  int InPlaceInput() const override { return post_.sum_input(); }
+  Status Prepare(const std::vector<const Tensor*>& in) override {
+    CreatePrimitive(UserWeights(*in[1]), p_.bias ? in[2] : nullptr);
+    post_.Bind(in);
+    memory user_src = MemoryFromTensor(*in[0], user_src_md_);
+    src_ = memory(pd_.src_desc(), OneDnnCpuEngine());
+    dnnl::reorder(user_src, src_).execute(stream_, user_src, src_);
+    dst_ = memory(pd_.dst_desc(), OneDnnCpuEngine());
+    stream_.wait();
+    if (post_.sum_input() >= 0) {
+      residual_ = memory(user_dst_md_, OneDnnCpuEngine(), const_cast<float*>(post_.sum_source()));
+      sum_reorder_ = dnnl::reorder(residual_, dst_);
+    }
+    return Status::Ok();
+  }
+  Status Run() override {
+    if (post_.sum_input() >= 0) sum_reorder_.execute(stream_, residual_, dst_);
+    Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
+    return Status::Ok();
+  }
+  Status Fetch(Tensor* out) override {
+    memory user_dst(user_dst_md_, OneDnnCpuEngine());
+    dnnl::reorder(dst_, user_dst).execute(stream_, dst_, user_dst);
+    stream_.wait();
+    *out = TensorFromMemory(user_dst, shape_);
+    return Status::Ok();
+  }
+  // Weights (and bias) must be constants: they go into oneDNN's layout once. Source and
+  // destination are the caller's NCHW memory. The primitive either works in the layouts it prefers
+  // (blocked), with a reorder on each side, or in NCHW itself; both are timed here, at load, and
+  // the faster is kept: which wins depends on the shape (MobileNetV2's 1x1 convolutions lose more
+  // to the reorders than the blocked kernel gains, ResNet's 3x3 ones do not). The blocked layouts
+  // are the native ones the executor may hand over from and to neighbouring kernels (no reorders).
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
+    return CatchOneDnnErrors([&] { return Bind(shapes, constants); });
+  }
+  Result<bool> Bind(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) {
+    if (constants.size() < 2 || !constants[1] || (p_.bias && (constants.size() < 3 || !constants[2]))) return false;
+    std::vector<float> src(static_cast<size_t>(p_.N) * p_.C * p_.H * p_.W, 0.f), dst(static_cast<size_t>(p_.N) * p_.OC * p_.OH * p_.OW);
+    double best = 0;
+    bool best_plain = false;
+    // Runtime post-op operands read zeros while timing.
+    std::vector<std::vector<float>> operands;
+    std::vector<const float*> inputs = {src.data()};
+    inputs.resize(post_.first_operand_input(), nullptr);
+    for (const ChainStep& op : post_.ops())
+      if (op.has_operand) {
+        operands.emplace_back(Tensor::NumElements(op.operand_shape), 0.f);
+        inputs.push_back(operands.back().data());
+      }
+    bool any = false;
+    std::string why;
+    const memory user_wts = UserWeights(*constants[1]);
+    for (bool plain : {false, true}) {
+      plain_activations_ = plain;
+      try {
+        BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);
+        post_.Bind(constants);
+      } catch (const dnnl::error& e) {  // a fused kernel oneDNN has for one layout only
+        if (post_.empty()) throw;
+        why = e.what();
+        continue;
+      }
+      if (!plain) native_src_ = HandoverLayoutOf(pd_.src_desc()), native_dst_ = HandoverLayoutOf(pd_.dst_desc());
+      double fastest = 1e30;
+      for (int i = 0; i < 7; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        RunDirect(inputs, dst.data());
+        if (i > 1) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+      if (!any || fastest < best) {
+        best = fastest;
+        best_plain = plain;
+      }
+      any = true;
+    }
+    if (!any) return Status::InvalidInput("oneDNN: " + why);
+    if (best_plain != plain_activations_) {
+      plain_activations_ = best_plain;
+      BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);
+      post_.Bind(constants);
+    }
+    return true;
+  }
+  HandoverLayout NativeLayout(int input) const override {
+    if (input == -1 || (input >= 0 && input == post_.sum_input())) return native_dst_;
+    return input == 0 ? native_src_ : HandoverLayout{};
+  }
+  Status UseNativeLayouts(const std::vector<bool>& inputs, bool output) override {
+    return CatchOneDnnErrors([&] {
+      handed_src_ = !inputs.empty() && inputs[0];
+      handed_dst_ = output;
+      handed_residual_ = post_.sum_input() >= 0 && static_cast<size_t>(post_.sum_input()) < inputs.size() && inputs[post_.sum_input()];
+      plain_activations_ = false;
+      const memory current_wts = wts_;  // the weights move from the current primitive's layout
+      BindLayouts(current_wts, nullptr);
+      if ((handed_src_ && HandoverLayoutOf(pd_.src_desc()).key != native_src_.key) ||
+          ((handed_dst_ || handed_residual_) && HandoverLayoutOf(pd_.dst_desc()).key != native_dst_.key))
+        return Status::InvalidInput("oneDNN chose other layouts for this convolution than at load");
+      return Status::Ok();
+    });
+  }
+  Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    caller_src_.set_data_handle(const_cast<float*>(in[0]));
+    caller_dst_.set_data_handle(out);
+    if (reorder_src_) src_reorder_.execute(stream_, {{DNNL_ARG_FROM, caller_src_}, {DNNL_ARG_TO, src_}});
+    post_.SetRuntime(in);
+    if (copy_residual_) {
+      post_.LoadResidual(dst_.get_data_handle(), pd_.dst_desc().get_size());
+    } else if (const float* residual = post_.sum_source()) {  // reordered into dst_'s layout
+      residual_.set_data_handle(const_cast<float*>(residual));
+      sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, residual_}, {DNNL_ARG_TO, dst_}});
+    }
+    Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
+    if (reorder_dst_) {
+      dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, dst_}, {DNNL_ARG_TO, caller_dst_}});
+      stream_.wait();
+    }
+    return Status::Ok();
+  }
+
+ private:
+  memory::dims WeightDims() const {
+    const auto& p = p_;
+    return p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
+  }
+  // The ONNX weights (OIHW, or GOIHW when grouped) as oneDNN memory.
+  memory UserWeights(const Tensor& weights) const {
+    return MemoryFromTensor(weights, memory::desc(WeightDims(), dt::f32, p_.G == 1 ? tag::oihw : tag::goihw));
+  }
+
+  // The direct path's primitive, memories and reorder primitives for the current layout choice: the
+  // caller's source and destination are NCHW unless handed over in the primitive's own layouts.
+  void BindLayouts(const memory& weights_from, const Tensor* bias) {
+    CreatePrimitive(weights_from, bias);
+    const memory::desc caller_src_md = handed_src_ ? pd_.src_desc() : user_src_md_;
+    const memory::desc caller_dst_md = handed_dst_ ? pd_.dst_desc() : user_dst_md_;
+    caller_src_ = memory(caller_src_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    caller_dst_ = memory(caller_dst_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    reorder_src_ = pd_.src_desc() != caller_src_md;
+    reorder_dst_ = pd_.dst_desc() != caller_dst_md;
+    src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine()) : caller_src_;
+    dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine()) : caller_dst_;
+    if (reorder_src_) src_reorder_ = dnnl::reorder(caller_src_, src_);
+    if (reorder_dst_) dst_reorder_ = dnnl::reorder(dst_, caller_dst_);
+    if (post_.sum_input() >= 0) {
+      const memory::desc residual_md = handed_residual_ ? pd_.dst_desc() : user_dst_md_;
+      copy_residual_ = residual_md == pd_.dst_desc();
+      residual_ = memory(residual_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+      if (!copy_residual_) sum_reorder_ = dnnl::reorder(residual_, dst_);
+    }
+  }
+
+  // The primitive for layouts of its choosing (or NCHW activations), with the weights (and bias,
+  // when given; else the bound one stays) in them.
+  void CreatePrimitive(const memory& weights_from, const Tensor* bias) {
+    const auto& p = p_;
+    memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
+    const memory::dims wts = WeightDims();
+    const tag activations = plain_activations_ ? tag::nchw : tag::any;
+    memory::desc src_any(src, dt::f32, activations), wts_any(wts, dt::f32, tag::any), dst_any(dst, dt::f32, activations);
+    memory::desc bias_md({p.OC}, dt::f32, tag::a);
+    auto desc = p.bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, wts_any,
+                                                         bias_md, dst_any, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.ph, p.pw}, {p.ph, p.pw})
+                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, wts_any,
+                                                         dst_any, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.ph, p.pw}, {p.ph, p.pw});
+    dnnl::primitive_attr attr;
+    post_.Attach(attr, [&](const std::vector<int64_t>& operand) {
+      memory::dims d(4 - std::min<size_t>(4, operand.size()), 1);
+      d.insert(d.end(), operand.begin(), operand.end());
+      return d;
+    });
+    pd_ = dnnl::convolution_forward::primitive_desc(desc, attr, OneDnnCpuEngine());
+    post_.RefuseReference(pd_.impl_info_str());
+    prim_ = dnnl::convolution_forward(pd_);
+    // Weights into the primitive's layout (not timed; in a model, once at load).
+    user_src_md_ = memory::desc(src, dt::f32, tag::nchw);
+    user_dst_md_ = memory::desc(dst, dt::f32, tag::nchw);
+    memory from = weights_from, placed(pd_.weights_desc(), OneDnnCpuEngine());
+    dnnl::reorder(from, placed).execute(stream_, from, placed);
+    wts_ = placed;
+    if (bias) bias_ = MemoryFromTensor(*bias, bias_md);
+    stream_.wait();
+  }
+
+  ConvProblem p_;
+  std::vector<int64_t> shape_;
+  dnnl::stream stream_;
+  dnnl::convolution_forward::primitive_desc pd_;
+  dnnl::convolution_forward prim_;
+  memory::desc user_src_md_, user_dst_md_;
+  memory src_, wts_, dst_, bias_, caller_src_, caller_dst_;
+  bool reorder_src_ = false, reorder_dst_ = false;
+  bool plain_activations_ = false;  // direct path: NCHW source and destination
+  dnnl::reorder src_reorder_, dst_reorder_;
+  PostOpChain post_;
+  // Layout handover (NativeLayout): the blocked primitive's source and destination layouts, and
+  // which of source, destination and residual the caller gives in them.
+  HandoverLayout native_src_, native_dst_;
+  bool handed_src_ = false, handed_dst_ = false, handed_residual_ = false;
+  memory residual_;             // the sum post-op's residual, in the caller's layout
+  bool copy_residual_ = false;  // the residual is in dst_'s layout: copied, not reordered
+  dnnl::reorder sum_reorder_;   // residual -> dst_ otherwise
+};
+
+class OneDnnLibraryTemplate : public OpTemplate {
+ public:
+  const char* id() const override { return "impl.onednn"; }
+  std::vector<std::string> OpTypes() const override {
+    std::vector<std::string> types = OpTypesOf(OpRole::kCube), vector = OneDnnVectorOps();
+    types.insert(types.end(), vector.begin(), vector.end());
+    return types;
+  }
+  Status SupportsInstance(const OpSpec& op) const override {
+    if (OneDnnImplementsVectorOp(op.op_type)) return OneDnnSupportsVectorOp(op);
+    if (op.op_type == "Conv") {
+      auto p = AnalyzeConv(op);
+      return p.ok() ? Status::Ok() : p.status();
+    }
+    auto p = AnalyzeGemm(op);
+    if (!p.ok()) return p.status();
+    if (p->alpha == 0.f) return Status::InvalidInput(std::string(id()) + ": alpha 0 is not supported");
+    return Status::Ok();
+  }
+  SearchSpace Space(const OpSpec&) const override { return {}; }
+  Policy DefaultPolicy(const OpSpec&) const override { return MakePolicy({{"library", std::string("onednn")}}); }
+  Result<std::unique_ptr<Kernel>> Build(const OpSpec& op, const Policy&) const override {
+    return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
+      if (OneDnnImplementsVectorOp(op.op_type)) return OneDnnVectorKernel(op);
+      if (op.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(op).value(), op.outputs[0].shape));
+      return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(op).value(), op.outputs[0].shape, op.inputs.size()));
+    });
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<ChainStep>& post_ops) {
+  for (const ChainStep& op : post_ops)
+    if (!IsOneDnnPostOp(op.op_type)) return Status::InvalidInput("oneDNN has no post-op for " + op.op_type);
+  if (Status s = tilebank::engine::OneDnnImpl().Supports(anchor); !s.ok()) return s;
+  return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
+    if (anchor.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(anchor).value(), anchor.outputs[0].shape, post_ops));
+    if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm" || anchor.op_type == "BatchMatMul")
+      return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(anchor).value(), anchor.outputs[0].shape, anchor.inputs.size(), post_ops));
+    return Status::InvalidInput("oneDNN fuses post-ops into Conv, MatMul and Gemm, not " + anchor.op_type);
+  });
+}
+
+const OpTemplate& OneDnnImpl() {
+  static const OneDnnLibraryTemplate t;
+  return t;
+}
+
+}  // namespace tilebank::engine

@@ -1,0 +1,46 @@
+// Data-movement operators that run in whatever layout family their neighbours hand over (the
+// model executor's layout plan, engine/runtime/executor_layouts.cpp): channel Concat, channel Slice
+// (what Split lowers to), MaxPool, AveragePool and the global pools, nearest Resize by integer
+// factors, inference BatchNormalization (x * scale + shift per channel: DenseNet's norm before each
+// convolution), and Add, Sub, Mul, Div with a per-channel operand (a squeeze-and-excitation
+// scale), each a oneDNN primitive (concat, reorder of a sub-memory, pooling, resampling, binary) over memory descriptors
+// of one family: the name HandoverLayoutOf gives, such as "nhwc" or "nChw16c", applied to each
+// value's own shape. A convolution's blocked output can then flow through a YOLO neck or a DenseNet
+// block without a reorder back to NCHW at every Concat, Split, pool and upsampling.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/kernel.h"
+#include "engine/core/op_spec.h"
+#include "base/status.h"
+
+namespace tilebank::engine {
+
+// One such operator: its run-time inputs' shapes and its output's.
+struct LayoutFamilyOp {
+  enum class Kind { kConcat, kSlice, kPool, kGlobalPool, kResize, kBinary, kAffine } kind = Kind::kConcat;
+  std::vector<std::vector<int64_t>> inputs;
+  std::vector<int64_t> output;
+  int64_t axis = 1;              // kConcat: the axis joined
+  std::vector<int64_t> offsets;  // kSlice: where the output starts in the input, per axis
+  OpSpec pool;                   // kPool: the MaxPool or AveragePool node as an op
+  std::string op_type;           // kGlobalPool: GlobalAveragePool or GlobalMaxPool; kBinary: Add, Sub, Mul or Div
+                                 // (kBinary: inputs[0] has the output's shape, inputs[1] is [N or 1, C, 1, ...])
+  std::vector<float> scale, shift;  // kAffine: per channel
+};
+
+// Whether every unpadded layout family lays `shape` out as row-major: every spatial axis 1 (a pooled
+// [N, C, 1, 1]). Such values stay row-major and do not tie their neighbours' layouts.
+bool LayoutFree(const std::vector<int64_t>& shape);
+
+// The layout of family `family` over `shape` (row-major, an empty key, when the family is not one
+// of the channels-last or channel-blocked formats of rank 3 to 5, or names row-major itself).
+HandoverLayout LayoutInFamily(const std::string& family, const std::vector<int64_t>& shape);
+// The kernel of `op` reading and writing every value in `family` (RunDirect only: the executor's
+// direct path). kInvalidInput when oneDNN has no such primitive or the family does not fit.
+Result<std::unique_ptr<Kernel>> LayoutFamilyKernel(const LayoutFamilyOp& op, const std::string& family);
+
+}  // namespace tilebank::engine

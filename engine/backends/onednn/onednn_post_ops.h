@@ -1,0 +1,25 @@
+// SGAT's fused implementation: impl.onednn's Conv, MatMul or Gemm kernel with elementwise
+// operators applied to its output inside the primitive (oneDNN post-ops), so the intermediate
+// tensors are never written. A post-op is an activation (Relu, LeakyRelu, Clip, Sigmoid, Tanh,
+// HardSwish) or a binary op (Add, Mul, Sub, Div) with an operand that broadcasts to the output.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/kernel.h"
+#include "engine/core/chain_step.h"
+#include "engine/core/op_spec.h"
+
+namespace tilebank::engine {
+
+// Whether oneDNN runs `op_type` as a post-op.
+bool IsOneDnnPostOp(const std::string& op_type);
+
+// The kernel's inputs are the anchor's, then one per post-op with an operand, in order; its output
+// is the last post-op's. kInvalidInput when oneDNN cannot fuse them (a broadcast it lacks, or only a
+// reference implementation would run them).
+Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<ChainStep>& post_ops);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,262 @@
+#include "engine/backends/onednn/onednn_vector_ops.h"
+
+#include <algorithm>
+
+#include "engine/backends/onednn/onednn_common.h"
+#include "engine/core/op_semantics.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using dnnl::prop_kind;
+
+int64_t NormalizedAxis(const OpSpec& op, int64_t fallback) {
+  const int64_t rank = static_cast<int64_t>(op.inputs[0].shape.size());
+  int64_t axis = op.Int("axis", fallback);
+  return axis < 0 ? axis + rank : axis;
+}
+
+// `shape` with leading 1s up to `rank` (numpy broadcasting aligns trailing axes).
+std::vector<int64_t> PaddedTo(std::vector<int64_t> shape, size_t rank) {
+  shape.insert(shape.begin(), rank - shape.size(), 1);
+  return shape;
+}
+
+// The dims oneDNN's binary primitive runs `out` (src0) and `other` (src1, padded to out's rank) in.
+// Its JIT kernels broadcast src1 over the trailing dims from dim 1 on ("per channel"), but a
+// broadcast whose full dims lead (a [3,1,1] mean over a [3,H,W] image: dim 0 is the batch to
+// oneDNN) fell to its reference kernel, 15 ms for 3x320x320. Such a pattern, full dims then
+// broadcast dims, runs as [1, full, rest] against [1, full, 1], the same elements in the same
+// order; other patterns keep their shapes.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> BinaryDims(const std::vector<int64_t>& out, const std::vector<int64_t>& other) {
+  int64_t full = 1, rest = 1;
+  bool in_rest = false, per_channel = true, any_broadcast = false;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    const bool broadcast = other[d] == 1;
+    any_broadcast |= broadcast;
+    if (broadcast) in_rest = true;
+    else if (in_rest) per_channel = false;  // a full dim after a broadcast one
+    (in_rest ? rest : full) *= out[d];
+  }
+  if (!per_channel || !any_broadcast || full == 1) return {out, other};
+  return {{1, full, rest}, {1, full, 1}};
+}
+
+bool IsPooling(const std::string& t) { return t == "MaxPool" || t == "AveragePool"; }
+
+// An ONNX pooling node's window over its spatial axes in oneDNN's terms: dilation counts the gaps
+// (ONNX's minus one), and the right padding is what the output length needs, so ceil_mode's
+// partial windows are right padding too.
+struct PoolWindow {
+  memory::dims kernel, strides, dilation, pad_l, pad_r;
+  bool padded_past_pads = false;  // ceil_mode: windows reach beyond the explicit pads
+};
+
+PoolWindow WindowOf(const OpSpec& op) {
+  const auto& in = op.inputs[0].shape;
+  const auto& out = op.outputs[0].shape;
+  const size_t spatial = in.size() - 2;
+  PoolWindow w;
+  const auto k = op.Ints("kernel_shape", {}), s = op.Ints("strides", {}), d = op.Ints("dilations", {}), p = op.Ints("pads", {});
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t ki = i < k.size() ? k[i] : 1, si = i < s.size() ? s[i] : 1, di = i < d.size() ? d[i] : 1;
+    const int64_t pl = i < p.size() / 2 ? p[i] : 0, pr = i < p.size() / 2 ? p[i + spatial] : 0;
+    const int64_t need_r = (out[i + 2] - 1) * si + (ki - 1) * di + 1 - in[i + 2] - pl;
+    w.kernel.push_back(ki), w.strides.push_back(si), w.dilation.push_back(di - 1), w.pad_l.push_back(pl);
+    w.pad_r.push_back(std::max<int64_t>(need_r, 0));
+    w.padded_past_pads |= need_r > pr;
+  }
+  return w;
+}
+
+// The input that oneDNN takes as src0 (it must have the output's shape), or -1.
+int BinaryFirst(const OpSpec& op) {
+  const auto& out = op.outputs[0].shape;
+  if (op.inputs[0].shape == out) return 0;
+  if ((op.op_type == "Add" || op.op_type == "Mul") && op.inputs[1].shape == out) return 1;
+  return -1;
+}
+
+// A primitive with its memories: Prepare creates both (the primitive descriptor needs no data,
+// but creating it there keeps Build cheap and its exceptions in one place).
+class VectorKernel : public Kernel {
+ public:
+  explicit VectorKernel(OpSpec op) : op_(std::move(op)), stream_(OneDnnCpuEngine()) {}
+
+  Status Prepare(const std::vector<const Tensor*>& in) override {
+    return CatchOneDnnErrors([&] {
+      Create(in);
+      return Status::Ok();
+    });
+  }
+  Status Run() override {
+    ExecuteAndWait(prim_, stream_, args_);
+    return Status::Ok();
+  }
+  Status Fetch(Tensor* out) override {
+    *out = TensorFromMemory(args_.at(DNNL_ARG_DST), op_.outputs[0].shape);
+    return Status::Ok();
+  }
+  // Every operand is a plain row-major memory: the primitive reads the caller's inputs and writes
+  // its output in place; constants (LayerNorm's scale and shift, a bias) are copied once here.
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
+    std::vector<Tensor> placeholders(shapes.size());
+    std::vector<const Tensor*> in;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (i < constants.size() && constants[i]) {
+        in.push_back(constants[i]);
+        continue;
+      }
+      placeholders[i] = Tensor(shapes[i]);
+      in.push_back(&placeholders[i]);
+    }
+    Status s = Prepare(in);
+    if (!s.ok()) return s;
+    direct_.assign(shapes.size(), false);
+    for (size_t i = 0; i < shapes.size(); ++i) direct_[i] = !(i < constants.size() && constants[i]);
+    return true;
+  }
+  Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    for (size_t i = 0; i < direct_.size(); ++i)
+      if (direct_[i]) args_.at(ArgOfInput(i)).set_data_handle(const_cast<float*>(in[i]));
+    args_.at(DNNL_ARG_DST).set_data_handle(out);
+    ExecuteAndWait(prim_, stream_, args_);
+    return Status::Ok();
+  }
+
+ private:
+  // The primitive argument op input `i` is bound to.
+  int ArgOfInput(size_t i) const {
+    const std::string& t = op_.op_type;
+    if (t == "LayerNormalization") return i == 0 ? DNNL_ARG_SRC : i == 1 ? DNNL_ARG_SCALE : DNNL_ARG_SHIFT;
+    if (t == "Softmax" || IsPooling(t) || IsUnaryElementwiseOp(t)) return DNNL_ARG_SRC;
+    return static_cast<int>(i) == BinaryFirst(op_) ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1;
+  }
+
+  std::vector<bool> direct_;  // BindDirect: which inputs are read from the caller's memory
+  void Create(const std::vector<const Tensor*>& in) {
+    auto& engine = OneDnnCpuEngine();
+    const std::string& t = op_.op_type;
+    const auto& shape = op_.inputs[0].shape;
+    args_.clear();
+    if (IsPooling(t)) {
+      memory::desc src = RowMajorDesc(shape), dst = RowMajorDesc(op_.outputs[0].shape);
+      auto pd = OneDnnPoolingPrimitive(op_, src, dst);
+      prim_ = dnnl::pooling_v2_forward(pd);
+      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], src);
+      if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
+      args_[DNNL_ARG_DST] = memory(dst, engine);
+    } else if (t == "Softmax") {
+      memory::desc md = RowMajorDesc(shape);
+      auto pd = dnnl::softmax_v2_forward::primitive_desc(
+          {prop_kind::forward_inference, algorithm::softmax_accurate, md, md, static_cast<int>(NormalizedAxis(op_, -1))}, engine);
+      prim_ = dnnl::softmax_v2_forward(pd);
+      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], md);
+      args_[DNNL_ARG_DST] = memory(md, engine);
+    } else if (t == "LayerNormalization") {
+      const int64_t axis = NormalizedAxis(op_, -1);
+      int64_t rows = 1, len = 1;
+      for (size_t i = 0; i < shape.size(); ++i) (static_cast<int64_t>(i) < axis ? rows : len) *= shape[i];
+      memory::desc md = RowMajorDesc({rows, len}), vec = RowMajorDesc({len});
+      const bool bias = in.size() > 2;
+      auto flags = dnnl::normalization_flags::use_scale | (bias ? dnnl::normalization_flags::use_shift : dnnl::normalization_flags::none);
+      auto pd = dnnl::layer_normalization_forward::primitive_desc(
+          {prop_kind::forward_inference, md, static_cast<float>(op_.Real("epsilon", 1e-5)), flags}, engine);
+      prim_ = dnnl::layer_normalization_forward(pd);
+      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], md);
+      args_[DNNL_ARG_SCALE] = MemoryFromTensor(*in[1], vec);
+      if (bias) args_[DNNL_ARG_SHIFT] = MemoryFromTensor(*in[2], vec);
+      if (pd.mean_desc().get_size() > 0) args_[DNNL_ARG_MEAN] = memory(pd.mean_desc(), engine);
+      if (pd.variance_desc().get_size() > 0) args_[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), engine);
+      if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
+      args_[DNNL_ARG_DST] = memory(md, engine);
+    } else if (IsUnaryElementwiseOp(t)) {
+      memory::desc md = RowMajorDesc(shape);
+      algorithm a = t == "Relu" ? algorithm::eltwise_relu : t == "Sigmoid" ? algorithm::eltwise_logistic
+                    : t == "Tanh" ? algorithm::eltwise_tanh
+                    : op_.Text("approximate", "none") == "tanh" ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf;
+      prim_ = dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc({prop_kind::forward_inference, a, md, 0.f, 0.f}, engine));
+      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], md);
+      args_[DNNL_ARG_DST] = memory(md, engine);
+    } else {
+      const auto& out = op_.outputs[0].shape;
+      const int first = BinaryFirst(op_);
+      const auto [a_dims, b_dims] = BinaryDims(out, PaddedTo(op_.inputs[1 - first].shape, out.size()));
+      memory::desc a = RowMajorDesc(a_dims), b = RowMajorDesc(b_dims);
+      prim_ = dnnl::binary(dnnl::binary::primitive_desc({OneDnnBinaryAlgorithm(t), a, b, a}, engine));
+      args_[DNNL_ARG_SRC_0] = MemoryFromTensor(*in[first], a);
+      args_[DNNL_ARG_SRC_1] = MemoryFromTensor(*in[1 - first], b);
+      args_[DNNL_ARG_DST] = memory(a, engine);
+    }
+  }
+
+  OpSpec op_;
+  dnnl::stream stream_;
+  dnnl::primitive prim_;
+  std::unordered_map<int, memory> args_;
+};
+
+}  // namespace
+
+dnnl::pooling_v2_forward::primitive_desc OneDnnPoolingPrimitive(const OpSpec& op, const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+  const PoolWindow w = WindowOf(op);
+  const algorithm a = op.op_type == "MaxPool" ? algorithm::pooling_max
+                      : op.Int("count_include_pad", 0) ? algorithm::pooling_avg_include_padding : algorithm::pooling_avg_exclude_padding;
+  return dnnl::pooling_v2_forward::primitive_desc({prop_kind::forward_inference, a, src, dst, w.strides, w.kernel, w.dilation, w.pad_l, w.pad_r},
+                                                  OneDnnCpuEngine());
+}
+
+std::vector<std::string> OneDnnVectorOps() {
+  std::vector<std::string> types = {"Softmax", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "Gelu",  // oneDNN has no plain erf
+                                    "MaxPool", "AveragePool"};
+  const std::vector<std::string> binary = OpTypesOf(OpRole::kBinaryElementwise);
+  types.insert(types.end(), binary.begin(), binary.end());
+  return types;
+}
+
+bool OneDnnImplementsVectorOp(const std::string& t) {
+  const auto types = OneDnnVectorOps();
+  return std::find(types.begin(), types.end(), t) != types.end();
+}
+
+Status OneDnnSupportsVectorOp(const OpSpec& op) {
+  const std::string& t = op.op_type;
+  if (op.inputs.empty() || op.outputs.empty()) return Status::InvalidInput(op.name + ": needs an input and an output");
+  const size_t rank = op.inputs[0].shape.size();
+  if (rank == 0 || rank > 6) return Status::InvalidInput("impl.onednn: " + op.name + " has rank " + std::to_string(rank) + " (1 to 6 supported)");
+  if (t == "Softmax" || t == "LayerNormalization") {
+    const int64_t axis = NormalizedAxis(op, -1);
+    if (axis < 0 || axis >= static_cast<int64_t>(rank)) return Status::InvalidInput("impl.onednn: " + op.name + ": axis out of range");
+    if (t == "LayerNormalization" && op.inputs.size() < 2) return Status::InvalidInput("impl.onednn: " + op.name + " needs a scale input");
+    if (t == "LayerNormalization" && op.outputs.size() > 1) return Status::InvalidInput("impl.onednn: " + op.name + ": mean and inverse deviation outputs are not supported");
+    return Status::Ok();
+  }
+  if (IsPooling(t)) {
+    if (rank < 3 || rank > 5 || op.outputs[0].shape.size() != rank) return Status::InvalidInput("impl.onednn: " + op.name + ": 1-D to 3-D pooling over [N, C, ...]");
+    if (op.outputs.size() > 1) return Status::InvalidInput("impl.onednn: " + op.name + ": MaxPool's indices output is not supported");
+    if (op.Text("auto_pad", "NOTSET") != "NOTSET") return Status::InvalidInput("impl.onednn: " + op.name + ": auto_pad " + op.Text("auto_pad", ""));
+    if (op.Ints("kernel_shape", {}).size() != rank - 2) return Status::InvalidInput("impl.onednn: " + op.name + ": kernel_shape must name every spatial axis");
+    const PoolWindow window = WindowOf(op);
+    // ONNX counts ceil_mode's extra positions out of the average even with count_include_pad.
+    if (t == "AveragePool" && op.Int("count_include_pad", 0) && window.padded_past_pads)
+      return Status::InvalidInput("impl.onednn: " + op.name + ": count_include_pad with ceil_mode windows past the pads");
+    for (int64_t v : window.pad_l)
+      if (v < 0) return Status::InvalidInput("impl.onednn: " + op.name + ": negative pads");
+    return Status::Ok();
+  }
+  if (IsBinaryElementwiseOp(t)) {
+    if (op.inputs.size() != 2) return Status::InvalidInput("impl.onednn: " + op.name + " takes two inputs");
+    if (op.inputs[1].shape.size() > op.outputs[0].shape.size() || op.inputs[0].shape.size() > op.outputs[0].shape.size())
+      return Status::InvalidInput("impl.onednn: " + op.name + ": an input has more axes than the output");
+    if (BinaryFirst(op) < 0) return Status::InvalidInput("impl.onednn: " + op.name + ": oneDNN broadcasts only the second input of " + t);
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<Kernel> OneDnnVectorKernel(const OpSpec& op) { return std::make_unique<VectorKernel>(op); }
+
+}  // namespace tilebank::engine

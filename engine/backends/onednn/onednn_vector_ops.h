@@ -1,0 +1,28 @@
+// impl.onednn for vector operators: Softmax (one axis), LayerNormalization (the axes from `axis`
+// on, with scale and optional bias), Relu, Sigmoid, Tanh, Gelu (erf or tanh), MaxPool and
+// AveragePool (1-D to 3-D, dilations, ceil_mode; no indices output), and Add, Sub,
+// Mul, Div where the first input has the output's shape (oneDNN broadcasts the second only; Add
+// and Mul swap their inputs when it is the first that broadcasts).
+#pragma once
+
+#include <dnnl.hpp>
+
+#include <memory>
+#include <string>
+
+#include "engine/core/kernel.h"
+#include "engine/core/op_spec.h"
+
+namespace tilebank::engine {
+
+bool OneDnnImplementsVectorOp(const std::string& op_type);
+std::vector<std::string> OneDnnVectorOps();
+// Ok when oneDNN runs this instance; otherwise why not.
+Status OneDnnSupportsVectorOp(const OpSpec& op);
+// The pooling primitive of a supported MaxPool or AveragePool over `src` and `dst` in any layout
+// (throws dnnl::error when oneDNN has none).
+dnnl::pooling_v2_forward::primitive_desc OneDnnPoolingPrimitive(const OpSpec& op, const dnnl::memory::desc& src, const dnnl::memory::desc& dst);
+// The kernel of a supported instance (its primitive is created in Prepare).
+std::unique_ptr<Kernel> OneDnnVectorKernel(const OpSpec& op);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,122 @@
+// Compiled once per instruction set Highway targets (hwy/foreach_target.h re-includes this file);
+// HWY_DYNAMIC_DISPATCH picks the best the CPU supports on the first call.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "engine/backends/simd/softmax_rows_simd.cpp"
+#include <hwy/foreach_target.h>  // must come before highway.h
+
+#include <hwy/aligned_allocator.h>
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+#include <limits>
+
+#include "engine/backends/halide/exp_non_positive.h"
+#include "engine/backends/simd/softmax_rows_simd.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tilebank::engine::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class D>
+HWY_INLINE hn::Vec<D> Exp(D d, hn::Vec<D> x) {
+  namespace c = exp_non_positive;
+  const hn::RebindToSigned<D> di;
+  const auto lowest = hn::Set(d, c::kLowest);
+  const auto clamped = hn::Max(x, lowest);
+  const auto k = hn::Round(hn::Mul(clamped, hn::Set(d, c::kLog2e)));
+  auto r = hn::NegMulAdd(k, hn::Set(d, c::kLn2High), clamped);
+  r = hn::NegMulAdd(k, hn::Set(d, c::kLn2Low), r);
+  auto p = hn::Set(d, c::kTaylor[6]);
+  for (int i = 5; i >= 0; --i) p = hn::MulAdd(p, r, hn::Set(d, c::kTaylor[i]));
+  const auto two_to_k = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, k), hn::Set(di, 127))));
+  return hn::IfThenZeroElse(x < lowest, hn::Mul(p, two_to_k));
+}
+
+// A row's last, partial vector goes through a buffer, so that nothing past the row is read or
+// written: Highway's MaskedLoad and BlendedStore touch a whole vector on targets without masked
+// memory operations (HWY_MEM_OPS_MIGHT_FAULT: SSE4, SSSE3), which faults at the end of a mapping.
+template <class D>
+HWY_INLINE hn::Vec<D> LoadTail(D d, const float* HWY_RESTRICT p, size_t count, float fill) {
+  HWY_ALIGN float buffer[HWY_MAX_BYTES / sizeof(float)];
+  hn::Store(hn::Set(d, fill), d, buffer);
+  for (size_t k = 0; k < count; ++k) buffer[k] = p[k];
+  return hn::Load(d, buffer);
+}
+
+template <class D>
+HWY_INLINE void StoreTail(D d, hn::Vec<D> v, float* HWY_RESTRICT p, size_t count) {
+  HWY_ALIGN float buffer[HWY_MAX_BYTES / sizeof(float)];
+  hn::Store(v, d, buffer);
+  for (size_t k = 0; k < count; ++k) p[k] = buffer[k];
+}
+
+// One row. `scratch` holds `len` floats (used by kStreaming).
+template <class D>
+HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, size_t len, const float* next_x, float* scratch,
+                    const SoftmaxRowsOptions& options) {
+  const size_t N = hn::Lanes(d);
+  const auto minus_inf = hn::Set(d, -std::numeric_limits<float>::infinity());
+  // Pass 1: the maximum.
+  auto m0 = minus_inf, m1 = minus_inf;
+  size_t i = 0;
+  for (; i + 2 * N <= len; i += 2 * N) m0 = hn::Max(m0, hn::LoadU(d, x + i)), m1 = hn::Max(m1, hn::LoadU(d, x + i + N));
+  for (; i + N <= len; i += N) m0 = hn::Max(m0, hn::LoadU(d, x + i));
+  if (i < len) m0 = hn::Max(m0, LoadTail(d, x + i, len - i, -std::numeric_limits<float>::infinity()));
+  const auto max = hn::MaxOfLanes(d, hn::Max(m0, m1));
+  // Pass 2: exp(x - max) to the destination, summed.
+  float* e = options.store == SoftmaxStore::kStreaming ? scratch : y;
+  auto s0 = hn::Zero(d), s1 = hn::Zero(d);
+  i = 0;
+  for (; i + 2 * N <= len; i += 2 * N) {
+    if (next_x) hwy::Prefetch(next_x + i), hwy::Prefetch(next_x + i + N);
+    const auto e0 = Exp(d, hn::Sub(hn::LoadU(d, x + i), max));
+    const auto e1 = Exp(d, hn::Sub(hn::LoadU(d, x + i + N), max));
+    hn::StoreU(e0, d, e + i), hn::StoreU(e1, d, e + i + N);
+    s0 = hn::Add(s0, e0), s1 = hn::Add(s1, e1);
+  }
+  for (; i + N <= len; i += N) {
+    const auto e0 = Exp(d, hn::Sub(hn::LoadU(d, x + i), max));
+    hn::StoreU(e0, d, e + i);
+    s0 = hn::Add(s0, e0);
+  }
+  if (i < len) {  // the lanes past the row count nothing
+    const auto e0 = hn::IfThenElseZero(hn::FirstN(d, len - i), Exp(d, hn::Sub(LoadTail(d, x + i, len - i, 0.f), max)));
+    StoreTail(d, e0, e + i, len - i);
+    s0 = hn::Add(s0, e0);
+  }
+  const auto scale = hn::Div(hn::Set(d, 1.f), hn::SumOfLanes(d, hn::Add(s0, s1)));
+  // Pass 3: scaled, in place or streamed from the scratch row (non-temporal stores need vector
+  // alignment; a misaligned row is stored normally).
+  const bool stream = options.store == SoftmaxStore::kStreaming && reinterpret_cast<uintptr_t>(y) % (N * sizeof(float)) == 0;
+  for (i = 0; i + N <= len; i += N) {
+    const auto v = hn::Mul(hn::LoadU(d, e + i), scale);
+    stream ? hn::Stream(v, d, y + i) : hn::StoreU(v, d, y + i);
+  }
+  if (i < len) StoreTail(d, hn::Mul(LoadTail(d, e + i, len - i, 0.f), scale), y + i, len - i);
+}
+
+void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t len, int64_t x_stride, int64_t y_stride,
+                 const SoftmaxRowsOptions& options) {
+  const hn::ScalableTag<float> d;
+  auto scratch = options.store == SoftmaxStore::kStreaming ? hwy::AllocateAligned<float>(len) : nullptr;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* next = options.prefetch_next_row && r + 1 < rows ? x + (r + 1) * x_stride : nullptr;
+    Row(d, x + r * x_stride, y + r * y_stride, static_cast<size_t>(len), next, scratch.get(), options);
+  }
+  if (options.store == SoftmaxStore::kStreaming) hwy::FlushStream();
+}
+
+}  // namespace tilebank::engine::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tilebank::engine {
+
+HWY_EXPORT(SoftmaxRows);
+
+void SoftmaxRowsSimd(const float* x, float* y, int64_t rows, int64_t len, int64_t x_stride, int64_t y_stride,
+                     const SoftmaxRowsOptions& options) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxRows)(x, y, rows, len, x_stride, y_stride, options);
+}
+
+}  // namespace tilebank::engine
+#endif  // HWY_ONCE

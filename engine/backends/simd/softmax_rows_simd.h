@@ -1,0 +1,28 @@
+// Softmax of contiguous rows, hand-written with Highway (SIMD for the best instruction set of the
+// running CPU, chosen at run time): the Impl alternative softmax.simd runs it per block of rows.
+//
+// Per row: a pass for the maximum, a pass that writes exp(x - max) and sums it, a pass that scales
+// by 1 / sum. Unlike the Halide template, the exponentials go straight to their destination, so
+// the memory traffic of writing the output overlaps the pass that computes (the Halide pipeline
+// reads in one pass, computes in the next and writes in a third).
+#pragma once
+#include <cstdint>
+
+namespace tilebank::engine {
+
+enum class SoftmaxStore {
+  kInPlace,    // exp(x - max) into the output row, scaled there
+  kStreaming,  // exp(x - max) into a scratch row, written scaled with non-temporal stores
+};
+
+struct SoftmaxRowsOptions {
+  SoftmaxStore store = SoftmaxStore::kInPlace;
+  bool prefetch_next_row = false;  // prefetch the next input row while computing exponentials
+};
+
+// Softmax of `rows` rows of `len` floats: row r is x[r * x_stride ...] -> y[r * y_stride ...].
+// The exponential is engine/backends/halide/exp_non_positive.h's; rows may not overlap. Thread-safe.
+void SoftmaxRowsSimd(const float* x, float* y, int64_t rows, int64_t len, int64_t x_stride, int64_t y_stride,
+                     const SoftmaxRowsOptions& options);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,60 @@
+#include "engine/backends/simd/softmax_rows_simd.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace tilebank::engine {
+namespace {
+
+// Softmax of each row in double precision.
+std::vector<double> Expected(const std::vector<float>& x, int64_t rows, int64_t len, int64_t stride) {
+  std::vector<double> y(rows * len);
+  for (int64_t r = 0; r < rows; ++r) {
+    double max = -INFINITY, sum = 0;
+    for (int64_t i = 0; i < len; ++i) max = std::max(max, double(x[r * stride + i]));
+    for (int64_t i = 0; i < len; ++i) sum += y[r * len + i] = std::exp(x[r * stride + i] - max);
+    for (int64_t i = 0; i < len; ++i) y[r * len + i] /= sum;
+  }
+  return y;
+}
+
+TEST_CASE("SIMD softmax rows: every store and prefetch option, row lengths with and without a vector tail, padded strides") {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> value(-30.f, 30.f);
+  for (int64_t len : {1, 3, 16, 17, 33, 64, 100, 2048}) {
+    for (int64_t pad : {0, 5}) {
+      const int64_t rows = 7, stride = len + pad;
+      std::vector<float> x(rows * stride);
+      for (auto& v : x) v = value(rng);
+      x[2] = -std::numeric_limits<float>::infinity();  // exp(-inf) is 0
+      const auto expected = Expected(x, rows, len, stride);
+      for (auto store : {SoftmaxStore::kInPlace, SoftmaxStore::kStreaming}) {
+        for (bool prefetch : {false, true}) {
+          CAPTURE(len);
+          CAPTURE(pad);
+          CAPTURE(prefetch);
+          const bool streaming = store == SoftmaxStore::kStreaming;
+          CAPTURE(streaming);
+          std::vector<float> y(rows * stride + 1, -1.f);
+          // Offset by one float when padded, so some rows are not vector-aligned.
+          float* out = y.data() + (pad ? 1 : 0);
+          SoftmaxRowsSimd(x.data(), out, rows, len, stride, stride, {store, prefetch});
+          double worst = 0;
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t i = 0; i < len; ++i) worst = std::max(worst, std::fabs(out[r * stride + i] - expected[r * len + i]));
+          CHECK(worst < 1e-6);
+          // The padding between rows is not written.
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t i = len; i < stride; ++i) CHECK(out[r * stride + i] == -1.f);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tilebank::engine

@@ -1,0 +1,27 @@
+#include "engine/core/sample_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tilebank::engine {
+
+namespace {
+
+// The q-quantile of sorted, non-empty `x`, interpolated between its neighbours.
+double Quantile(const std::vector<double>& x, double q) {
+  const double h = q * static_cast<double>(x.size() - 1);
+  const size_t below = static_cast<size_t>(std::floor(h));
+  const size_t above = std::min(below + 1, x.size() - 1);
+  return x[below] + (h - static_cast<double>(below)) * (x[above] - x[below]);
+}
+
+}  // namespace
+
+SampleSummary Summarize(std::vector<double> samples) {
+  if (samples.empty()) return {};
+  std::sort(samples.begin(), samples.end());
+  const double lower = Quantile(samples, 0.25), upper = Quantile(samples, 0.75);
+  return {Quantile(samples, 0.5), upper - lower, lower, upper};
+}
+
+}  // namespace tilebank::engine

@@ -1,0 +1,20 @@
+#include "engine/core/sample_stats.h"
+
+#include <doctest/doctest.h>
+
+namespace tilebank::engine {
+
+TEST_CASE("sample stats: one rule for the median and the interquartile spread, whatever the order of the samples") {
+  CHECK(Summarize({}).median == 0);
+  CHECK(Summarize({}).spread == 0);
+  CHECK(Summarize({7}).median == 7);
+  CHECK(Summarize({7}).spread == 0);
+  CHECK(Summarize({4, 1, 3, 2}).median == doctest::Approx(2.5));       // the mean of the middle two
+  CHECK(Summarize({5, 1, 4, 2, 3}).median == doctest::Approx(3));
+  CHECK(Summarize({5, 1, 4, 2, 3}).spread == doctest::Approx(2));      // 4 - 2
+  CHECK(Summarize({1, 2, 3, 4}).spread == doctest::Approx(1.5));       // 3.25 - 1.75, interpolated
+  CHECK(Summarize({10, 10, 10, 1000}).median == doctest::Approx(10));  // one outlier moves neither
+  CHECK(Summarize({10, 10, 10, 1000}).spread == doctest::Approx(247.5));
+}
+
+}  // namespace tilebank::engine

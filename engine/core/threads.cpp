@@ -1,0 +1,26 @@
+#include "engine/core/threads.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace tilebank::engine {
+
+void SetLibraryThreads(int threads) {
+  if (threads <= 0) return;
+  const std::string n = std::to_string(threads);
+  for (const char* var : {"HL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) setenv(var, n.c_str(), 1);
+  // oneDNN's OpenMP runtime is already loaded (a dependency of libdnnl): look it up rather than link it.
+  using SetNumThreads = void (*)(int);
+  if (auto* set = reinterpret_cast<SetNumThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) set(threads);
+}
+
+void ShortenOpenMpSpinning(char** argv) {
+  if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) return;
+  if (setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 1) != 0) return;
+  execv("/proc/self/exe", argv);  // returns only on failure: go on with libgomp's default
+}
+
+}  // namespace tilebank::engine

@@ -1,0 +1,88 @@
+// A model as the executor runs it: values (tensors with static shapes) and nodes in topological
+// order. Constant values (weights, folded shape arithmetic) carry their data; every other value is
+// computed at run time in float32. Built by engine/ir/onnx_import.h and simplified by
+// engine/passes/constant_fold.h.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/kernels/subgraph.h"
+#include "engine/core/tensor.h"
+#include "engine/core/typed_tensor.h"
+
+namespace tilebank::engine::model {
+
+// Constant data: float32 tensors keep their values in `floats`; integer and boolean tensors
+// (shapes, indices, masks) in `ints`.
+struct ConstTensor {
+  enum class Type { kFloat, kInt };
+  Type type = Type::kFloat;
+  std::vector<int64_t> shape;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+
+  int64_t size() const { return Tensor::NumElements(shape); }
+  double At(int64_t i) const { return type == Type::kFloat ? floats[i] : static_cast<double>(ints[i]); }
+  Tensor AsTensor() const;  // float32 copy
+  TypedTensor AsTyped(DType dtype) const;  // the values as `dtype` (integers exactly)
+  static ConstTensor Floats(std::vector<int64_t> shape, std::vector<float> values);
+  static ConstTensor Ints(std::vector<int64_t> shape, std::vector<int64_t> values);
+};
+
+// Row-major strides of `shape`, in elements.
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape);
+// The strides, over the dimensions of `out_shape`, at which a row-major tensor of `in_shape` is read
+// when broadcast to it (numpy rules, `in_shape` aligned to the right: 0 where it has size 1 or no
+// dimension). `in_shape` has at most `out_shape`'s rank.
+std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape);
+// An ONNX axis (negative: counted from the end) as a dimension index of a tensor of `rank`.
+inline int64_t PositiveAxis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+
+struct Value {
+  std::string name;
+  std::vector<int64_t> shape;   // meaningful only when shape_known
+  std::string dtype = "float32";  // ONNX element type, lower case: float32, int64, bool, ...
+  std::optional<ConstTensor> constant;
+  bool shape_known = true;  // false: it depends on input values, known per run (the registry's kernels size it)
+  // A sequence or an optional (dtype: its elements'; never shape_known, so it stays out of the arena,
+  // the layouts and the fusions); `contained`: what an optional holds.
+  ValueKind kind = ValueKind::kTensor, contained = ValueKind::kTensor;
+};
+
+struct Node {
+  std::string name;     // the ONNX node's name, or <op type>_<index> when it has none
+  std::string op_type;
+  std::vector<int> inputs;   // value indices; -1 for an optional input left out
+  std::vector<int> outputs;  // value indices; -1 for an optional output not used
+  nlohmann::json attrs = nlohmann::json::object();  // name -> int, float, string or list of them
+  std::map<std::string, TypedTensor> tensor_attrs;  // TENSOR attributes (ConstantOfShape's value, ...)
+  std::map<std::string, std::shared_ptr<const kernels::Subgraph>> graphs;  // GRAPH attributes (If, Loop, Scan)
+  // The names its subgraphs read from this graph; `inputs` ends with their values, in this order.
+  std::vector<std::string> implicit_inputs;
+};
+
+struct Graph {
+  std::vector<Value> values;
+  std::vector<Node> nodes;  // topological order
+  std::vector<int> inputs;  // runtime inputs (not initializers), in the model's order
+  std::vector<int> outputs;
+  int opset = 0;
+
+  int64_t AttrInt(const Node& n, const std::string& name, int64_t fallback) const;
+  float AttrFloat(const Node& n, const std::string& name, float fallback) const;
+  std::vector<int64_t> AttrInts(const Node& n, const std::string& name, std::vector<int64_t> fallback) const;
+  std::string AttrString(const Node& n, const std::string& name, const std::string& fallback) const;
+  bool IsConstant(int value) const { return value >= 0 && values[value].constant.has_value(); }
+};
+
+// What the kernel registry makes node `n`'s kernel from: its attributes, the graph's opset, its
+// inputs' dtypes and kinds, its TENSOR and GRAPH attributes and implicit inputs (the executor's
+// binding and constant folding both ask the registry with it).
+kernels::KernelInfo KernelInfoOf(const Graph& graph, const Node& n);
+
+}  // namespace tilebank::engine::model

@@ -1,0 +1,280 @@
+#include "engine/passes/attention_match.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <set>
+#include <utility>
+
+namespace tilebank::engine::model {
+
+namespace {
+
+struct Context {
+  const Graph& g;
+  std::vector<std::vector<int>> readers;  // value -> nodes reading it
+  std::vector<int> producer;              // value -> node writing it (-1: input or constant)
+  std::vector<bool> is_output;
+
+  explicit Context(const Graph& graph) : g(graph), readers(graph.values.size()), producer(graph.values.size(), -1), is_output(graph.values.size(), false) {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      for (int v : g.nodes[i].inputs)
+        if (v >= 0) readers[v].push_back(static_cast<int>(i));
+      for (int v : g.nodes[i].outputs)
+        if (v >= 0) producer[v] = static_cast<int>(i);
+    }
+    for (int v : g.outputs) is_output[v] = true;
+  }
+  // The node writing `v` when the block may take it in: `v` is read by one node only and is not a
+  // model output, and it is a float32 value.
+  int PrivateProducer(int v) const {
+    if (v < 0 || is_output[v] || readers[v].size() != 1 || g.values[v].dtype != "float32" || !g.values[v].shape_known) return -1;
+    return producer[v];
+  }
+  // The one reader of `v` when the block may take it in.
+  int PrivateReader(int v) const {
+    if (v < 0 || is_output[v] || readers[v].size() != 1) return -1;
+    return readers[v][0];
+  }
+  std::optional<double> Scalar(int v) const {
+    if (v < 0 || !g.IsConstant(v) || g.values[v].constant->size() != 1) return std::nullopt;
+    return g.values[v].constant->At(0);
+  }
+};
+
+bool IsReshapeLike(const std::string& t) { return t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze"; }
+bool IsViewOp(const std::string& t) { return t == "Transpose" || t == "Slice" || IsReshapeLike(t); }
+
+std::vector<int64_t> TransposePerm(const Graph& g, const Node& n, size_t rank) {
+  std::vector<int64_t> perm(rank);
+  for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  return g.AttrInts(n, "perm", perm);
+}
+
+// The view of node `n`'s output given `in`, the view of its data input; nullopt when it needs a copy.
+std::optional<StridedView> ForwardView(const Graph& g, const Node& n, const StridedView& in) {
+  const std::vector<int64_t>& out_shape = g.values[n.outputs[0]].shape;
+  if (n.op_type == "Transpose") return TransposeView(in, TransposePerm(g, n, in.shape.size()));
+  if (IsReshapeLike(n.op_type)) return ReshapeView(in, out_shape);
+  if (n.op_type != "Slice" || n.inputs.size() < 3) return std::nullopt;
+  auto ints = [&](size_t i) -> std::optional<std::vector<int64_t>> {
+    if (i >= n.inputs.size() || n.inputs[i] < 0) return std::vector<int64_t>{};
+    if (!g.IsConstant(n.inputs[i])) return std::nullopt;
+    const ConstTensor& c = *g.values[n.inputs[i]].constant;
+    std::vector<int64_t> v;
+    for (int64_t k = 0; k < c.size(); ++k) v.push_back(static_cast<int64_t>(std::clamp(c.At(k), -9.0e18, 9.0e18)));
+    return v;
+  };
+  const auto starts = ints(1), axes = ints(3), steps = ints(4);
+  if (!starts || !axes || !steps) return std::nullopt;
+  StridedView view = in;
+  for (size_t i = 0; i < starts->size(); ++i) {
+    const int64_t axis = PositiveAxis(axes->empty() ? static_cast<int64_t>(i) : (*axes)[i], in.shape.size());
+    if (!steps->empty() && (*steps)[i] != 1) return std::nullopt;
+    if (axis < 0 || axis >= static_cast<int64_t>(in.shape.size())) return std::nullopt;
+    int64_t start = (*starts)[i];
+    if (start < 0) start += in.shape[axis];
+    start = std::clamp<int64_t>(start, 0, in.shape[axis]);
+    auto sliced = SliceView(view, axis, start, out_shape[axis]);
+    if (!sliced) return std::nullopt;
+    view = *sliced;
+  }
+  return view.shape == out_shape ? std::optional<StridedView>(view) : std::nullopt;
+}
+
+// `n` as a product with a finite, non-zero constant of one element: {the other input, the factor}
+// (a Div by c is a product with 1 / c); nullopt otherwise.
+std::optional<std::pair<int, double>> ConstantScale(const Context& c, const Node& n) {
+  if ((n.op_type != "Mul" && n.op_type != "Div") || n.inputs.size() != 2) return std::nullopt;
+  const int side = c.Scalar(n.inputs[1]) ? 1 : (n.op_type == "Mul" && c.Scalar(n.inputs[0]) ? 0 : -1);
+  if (side < 0) return std::nullopt;
+  const double f = *c.Scalar(n.inputs[side]);
+  if (f == 0 || !std::isfinite(f)) return std::nullopt;
+  return std::make_pair(n.inputs[1 - side], n.op_type == "Mul" ? f : 1 / f);
+}
+
+// An operand of the block as a view into the memory of a value computed outside it.
+struct Source {
+  int base = -1;
+  StridedView view;
+  std::vector<int> nodes;  // the view nodes folded, from the base outward
+};
+
+// Walks back from `v` through view nodes the block may take in, then builds the view from the base
+// outward; a node that would need a copy ends the walk there (its output becomes the base).
+Source ViewOf(const Context& c, int v) {
+  std::vector<int> chain;  // from `v` back
+  for (int at = v;;) {
+    const int p = c.PrivateProducer(at);
+    if (p < 0 || !IsViewOp(c.g.nodes[p].op_type)) break;
+    const int data = c.g.nodes[p].inputs[0];
+    if (data < 0 || c.g.IsConstant(data) || c.g.values[data].dtype != "float32" || !c.g.values[data].shape_known) break;
+    chain.push_back(p);
+    at = data;
+  }
+  Source s;
+  s.base = chain.empty() ? v : c.g.nodes[chain.back()].inputs[0];
+  s.view = RowMajorView(c.g.values[s.base].shape);
+  for (size_t k = chain.size(); k-- > 0;) {
+    const Node& n = c.g.nodes[chain[k]];
+    auto next = ForwardView(c.g, n, s.view);
+    if (!next) {  // start again past this node
+      s.base = n.outputs[0];
+      s.view = RowMajorView(c.g.values[s.base].shape);
+      s.nodes.clear();
+      continue;
+    }
+    s.view = *next;
+    s.nodes.push_back(chain[k]);
+  }
+  return s;
+}
+
+// `view` of rank 2 to 4 as rank 4 (leading extents of 1).
+std::optional<StridedView> Rank4(StridedView view) {
+  if (view.shape.size() < 2 || view.shape.size() > 4) return std::nullopt;
+  while (view.shape.size() < 4) {
+    view.shape.insert(view.shape.begin(), 1);
+    view.strides.insert(view.strides.begin(), 0);
+  }
+  return view;
+}
+
+std::optional<AttentionMatch> MatchAt(const Context& c, int context_matmul) {
+  const Graph& g = c.g;
+  const Node& m2 = g.nodes[context_matmul];
+  if (m2.op_type != "MatMul" || m2.inputs.size() != 2 || m2.outputs.empty() || m2.outputs[0] < 0) return std::nullopt;
+  AttentionMatch m;
+  std::vector<int> block = {context_matmul};
+  const int softmax = c.PrivateProducer(m2.inputs[0]);
+  if (softmax < 0 || g.nodes[softmax].op_type != "Softmax") return std::nullopt;
+  const std::vector<int64_t>& scores_shape = g.values[m2.inputs[0]].shape;
+  if (scores_shape.size() < 2 || PositiveAxis(g.AttrInt(g.nodes[softmax], "axis", -1), scores_shape.size()) != static_cast<int64_t>(scores_shape.size()) - 1)
+    return std::nullopt;
+  block.push_back(softmax);
+  // Back from the softmax: an optional mask Add, constant scales, the scores' MatMul.
+  int at = g.nodes[softmax].inputs[0];
+  int mask = -1;
+  double scale = 1;
+  int scores_matmul = -1;
+  while (scores_matmul < 0) {
+    const int p = c.PrivateProducer(at);
+    if (p < 0) return std::nullopt;
+    const Node& n = g.nodes[p];
+    if (n.op_type == "MatMul") {
+      scores_matmul = p;
+    } else if (n.op_type == "Add" && mask < 0 && scale == 1 && n.inputs.size() == 2) {
+      // The chain side is the one a Mul, Div or MatMul of the block writes.
+      const int chain_side = [&] {
+        for (int side : {0, 1}) {
+          const int q = c.PrivateProducer(n.inputs[side]);
+          if (q >= 0 && (g.nodes[q].op_type == "MatMul" || g.nodes[q].op_type == "Div" || g.nodes[q].op_type == "Mul")) return side;
+        }
+        return -1;
+      }();
+      if (chain_side < 0) return std::nullopt;
+      mask = n.inputs[1 - chain_side];
+      if (mask < 0 || g.values[mask].dtype != "float32" || !g.values[mask].shape_known || g.values[mask].shape.size() > scores_shape.size()) return std::nullopt;
+      at = n.inputs[chain_side];
+    } else if (const auto scaled = ConstantScale(c, n)) {
+      at = scaled->first;
+      scale *= scaled->second;
+    } else {
+      return std::nullopt;
+    }
+    block.push_back(p);
+  }
+  const Node& m1 = g.nodes[scores_matmul];
+  if (m1.inputs.size() != 2) return std::nullopt;
+  // Q may be scaled before the product (torch's MultiheadAttention).
+  int query = m1.inputs[0];
+  for (int p = c.PrivateProducer(query); p >= 0; p = c.PrivateProducer(query)) {
+    const auto scaled = ConstantScale(c, g.nodes[p]);
+    if (!scaled) break;
+    query = scaled->first;
+    scale *= scaled->second;
+    block.push_back(p);
+  }
+  const Source q = ViewOf(c, query), k = ViewOf(c, m1.inputs[1]), v = ViewOf(c, m2.inputs[1]);
+  for (const Source* s : {&q, &k, &v}) block.insert(block.end(), s->nodes.begin(), s->nodes.end());
+  // Forward from the context: the view nodes that merge the heads again.
+  std::vector<int> after;
+  int output = m2.outputs[0];
+  for (int r = c.PrivateReader(output); r >= 0 && IsViewOp(g.nodes[r].op_type) && g.nodes[r].op_type != "Slice" && !g.nodes[r].outputs.empty() &&
+                                        g.values[g.nodes[r].outputs[0]].dtype == "float32" && g.values[g.nodes[r].outputs[0]].shape_known;
+       r = c.PrivateReader(output)) {
+    after.push_back(r);
+    output = g.nodes[r].outputs[0];
+  }
+  // The context's view in the output's memory, back from the output; a node that would need a copy
+  // ends the fold there.
+  StridedView out = RowMajorView(g.values[output].shape);
+  for (size_t i = after.size(); i-- > 0;) {
+    const Node& n = g.nodes[after[i]];
+    const std::vector<int64_t>& in_shape = g.values[n.inputs[0]].shape;
+    auto prev = n.op_type == "Transpose" ? UntransposeView(out, TransposePerm(g, n, in_shape.size())) : ReshapeView(out, in_shape);
+    if (!prev) {
+      output = n.inputs[0];
+      after.resize(i);
+      out = RowMajorView(g.values[output].shape);
+      i = after.size();
+      continue;
+    }
+    out = *prev;
+  }
+  block.insert(block.end(), after.begin(), after.end());
+  auto q4 = Rank4(q.view), k4 = Rank4(k.view), v4 = Rank4(v.view), o4 = Rank4(out);
+  if (!q4 || !k4 || !v4 || !o4) return std::nullopt;
+  // No broadcasting between the operands' batch and head dimensions.
+  for (int d = 0; d < 2; ++d)
+    if (k4->shape[d] != q4->shape[d] || v4->shape[d] != q4->shape[d] || o4->shape[d] != q4->shape[d]) return std::nullopt;
+  if (k4->shape[2] != q4->shape[3] || v4->shape[2] != k4->shape[3] || o4->shape[2] != q4->shape[2] || o4->shape[3] != v4->shape[3]) return std::nullopt;
+  m.geometry.query = *q4;
+  m.geometry.keys_transposed = *k4;
+  m.geometry.values = *v4;
+  m.geometry.output = *o4;
+  m.geometry.output_shape = g.values[output].shape;
+  m.geometry.scale = static_cast<float>(scale);
+  m.inputs = {q.base, k.base, v.base};
+  if (mask >= 0) {
+    const std::vector<int64_t> scores4 = {q4->shape[0], q4->shape[1], q4->shape[2], k4->shape[3]};
+    std::vector<int64_t> mask_shape = g.values[mask].shape;
+    while (mask_shape.size() < 4) mask_shape.insert(mask_shape.begin(), 1);
+    for (int d = 0; d < 4; ++d)
+      if (mask_shape[d] != 1 && mask_shape[d] != scores4[d]) return std::nullopt;
+    StridedView mv;
+    mv.shape = scores4;
+    mv.strides = BroadcastStrides(mask_shape, scores4);
+    m.geometry.mask = mv;
+    m.inputs.push_back(mask);
+  }
+  // The operands come from outside the block.
+  std::sort(block.begin(), block.end());
+  block.erase(std::unique(block.begin(), block.end()), block.end());
+  std::set<int> written;
+  for (int n : block) written.insert(g.nodes[n].outputs[0]);
+  for (int in : m.inputs)
+    if (written.count(in)) return std::nullopt;
+  if (block.back() != c.producer[output]) return std::nullopt;
+  m.scores_matmul = scores_matmul;
+  m.nodes = std::move(block);
+  m.output = output;
+  return m;
+}
+
+}  // namespace
+
+std::vector<AttentionMatch> FindAttentionBlocks(const Graph& g) {
+  const Context c(g);
+  std::vector<AttentionMatch> out;
+  std::set<int> taken;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    auto m = MatchAt(c, static_cast<int>(i));
+    if (!m || std::any_of(m->nodes.begin(), m->nodes.end(), [&](int n) { return taken.count(n) > 0; })) continue;
+    taken.insert(m->nodes.begin(), m->nodes.end());
+    out.push_back(std::move(*m));
+  }
+  return out;
+}
+
+}  // namespace tilebank::engine::model

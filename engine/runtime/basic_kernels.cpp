@@ -1,0 +1,436 @@
+#include "engine/runtime/basic_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "engine/core/op_semantics.h"
+#include "engine/core/reference.h"
+#include "engine/passes/batch_norm_affine.h"
+
+namespace tilebank::engine::model {
+
+namespace {
+
+const std::vector<int64_t>& ShapeOf(const Graph& g, int v) { return g.values[v].shape; }
+
+Status Bad(const Node& n, const std::string& why) { return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + "): " + why); }
+
+// A constant operand as doubles, or an empty optional when the input is absent.
+Result<std::optional<std::vector<double>>> ConstantInput(const Graph& g, const Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] < 0) return std::optional<std::vector<double>>();
+  if (!g.IsConstant(n.inputs[i])) return Bad(n, "input " + std::to_string(i) + " must be a constant");
+  const ConstTensor& c = *g.values[n.inputs[i]].constant;
+  std::vector<double> v(c.size());
+  for (int64_t k = 0; k < c.size(); ++k) v[k] = c.At(k);
+  return std::optional<std::vector<double>>(std::move(v));
+}
+
+// Copies a strided view: out[i] = in[base + sum(coord_d * in_stride_d)] over `shape`, with the
+// innermost dimension copied as a run when its stride is 1.
+void StridedCopy(const float* in, int64_t base, const std::vector<int64_t>& shape, const std::vector<int64_t>& in_strides, float* out) {
+  const size_t rank = shape.size();
+  if (rank == 0) {
+    *out = in[base];
+    return;
+  }
+  const int64_t inner = shape.back(), inner_stride = in_strides.back();
+  int64_t outer = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) outer *= shape[d];
+  std::vector<int64_t> coord(rank, 0);
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t offset = base;
+    for (size_t d = 0; d + 1 < rank; ++d) offset += coord[d] * in_strides[d];
+    if (inner_stride == 1) std::memcpy(out, in + offset, inner * sizeof(float));
+    else for (int64_t k = 0; k < inner; ++k) out[k] = in[offset + k * inner_stride];
+    out += inner;
+    for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+      if (++coord[d] < shape[d]) break;
+      coord[d] = 0;
+    }
+  }
+}
+
+Result<BasicKernel> Transpose(const Graph& g, const Node& n) {
+  const auto& in_shape = ShapeOf(g, n.inputs[0]);
+  const size_t rank = in_shape.size();
+  std::vector<int64_t> perm(rank);
+  for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  perm = g.AttrInts(n, "perm", perm);
+  const auto in_strides = RowMajorStrides(in_shape);
+  std::vector<int64_t> out_shape(rank), strides(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    out_shape[d] = in_shape[perm[d]];
+    strides[d] = in_strides[perm[d]];
+  }
+  return BasicKernel([out_shape, strides](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, out_shape, strides, out); });
+}
+
+Result<BasicKernel> Slice(const Graph& g, const Node& n) {
+  const auto& shape = ShapeOf(g, n.inputs[0]);
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const size_t rank = shape.size();
+  auto starts = ConstantInput(g, n, 1), ends = ConstantInput(g, n, 2), axes = ConstantInput(g, n, 3), steps = ConstantInput(g, n, 4);
+  for (auto* r : {&starts, &ends, &axes, &steps})
+    if (!r->ok()) return r->status();
+  const auto& st = **starts;
+  std::vector<int64_t> begin(rank, 0), step(rank, 1);
+  for (size_t i = 0; i < st.size(); ++i) {
+    const int64_t a = PositiveAxis(*axes ? static_cast<int64_t>((**axes)[i]) : static_cast<int64_t>(i), rank);
+    const int64_t s = *steps ? static_cast<int64_t>((**steps)[i]) : 1, dim = shape[a];
+    int64_t b = static_cast<int64_t>(std::max(-9.0e18, std::min(9.0e18, st[i])));
+    if (b < 0) b += dim;
+    begin[a] = s > 0 ? std::clamp<int64_t>(b, 0, dim) : std::clamp<int64_t>(b, 0, dim - 1);
+    step[a] = s;
+  }
+  const auto in_strides = RowMajorStrides(shape);
+  int64_t base = 0;
+  std::vector<int64_t> strides(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    base += begin[d] * in_strides[d];
+    strides[d] = step[d] * in_strides[d];
+  }
+  return BasicKernel([out_shape, strides, base](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], base, out_shape, strides, out); });
+}
+
+Result<BasicKernel> Concat(const Graph& g, const Node& n) {
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const int64_t axis = PositiveAxis(g.AttrInt(n, "axis", 0), out_shape.size());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= out_shape[d];
+  for (size_t d = axis + 1; d < out_shape.size(); ++d) inner *= out_shape[d];
+  std::vector<int64_t> chunks;
+  for (int v : n.inputs) chunks.push_back(ShapeOf(g, v)[axis] * inner);
+  return BasicKernel([outer, chunks](const std::vector<const float*>& in, float* out) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (size_t i = 0; i < chunks.size(); ++i) {
+        std::memcpy(out, in[i] + o * chunks[i], chunks[i] * sizeof(float));
+        out += chunks[i];
+      }
+  });
+}
+
+Result<BasicKernel> Gather(const Graph& g, const Node& n) {
+  auto indices = ConstantInput(g, n, 1);
+  if (!indices.ok()) return indices.status();
+  const auto& shape = ShapeOf(g, n.inputs[0]);
+  const int64_t axis = PositiveAxis(g.AttrInt(n, "axis", 0), shape.size());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t extent = shape[axis];
+  std::vector<int64_t> index;
+  for (double v : **indices) {
+    int64_t k = static_cast<int64_t>(v);
+    if (k < 0) k += extent;
+    if (k < 0 || k >= extent) return Bad(n, "index " + std::to_string(static_cast<int64_t>(v)) + " is out of range");
+    index.push_back(k);
+  }
+  return BasicKernel([outer, inner, extent, index](const std::vector<const float*>& in, float* out) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k : index) {
+        std::memcpy(out, in[0] + (o * extent + k) * inner, inner * sizeof(float));
+        out += inner;
+      }
+  });
+}
+
+Result<BasicKernel> Pad(const Graph& g, const Node& n) {
+  if (g.AttrString(n, "mode", "constant") != "constant") return Bad(n, "only constant padding is supported");
+  auto pads = ConstantInput(g, n, 1), value = ConstantInput(g, n, 2);
+  if (!pads.ok()) return pads.status();
+  if (!value.ok()) return value.status();
+  if (n.inputs.size() > 3 && n.inputs[3] >= 0) return Bad(n, "the axes input is not supported");
+  const auto& shape = ShapeOf(g, n.inputs[0]);
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const size_t rank = shape.size();
+  std::vector<int64_t> before(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    before[d] = static_cast<int64_t>((**pads)[d]);
+    if (before[d] < 0 || (**pads)[d + rank] < 0) return Bad(n, "negative pads are not supported");
+  }
+  const float fill = *value ? static_cast<float>((**value)[0]) : 0.f;
+  const auto out_strides = RowMajorStrides(out_shape);
+  int64_t base = 0;
+  for (size_t d = 0; d < rank; ++d) base += before[d] * out_strides[d];
+  const int64_t count = Tensor::NumElements(out_shape);
+  return BasicKernel([shape, out_strides, base, fill, count](const std::vector<const float*>& in, float* out) {
+    std::fill(out, out + count, fill);
+    // Scatter the input into the interior: the transposed form of a strided copy.
+    const size_t rank = shape.size();
+    const int64_t inner = rank ? shape.back() : 1;
+    int64_t outer = 1;
+    for (size_t d = 0; d + 1 < rank; ++d) outer *= shape[d];
+    std::vector<int64_t> coord(rank, 0);
+    const float* src = in[0];
+    for (int64_t o = 0; o < outer; ++o) {
+      int64_t offset = base;
+      for (size_t d = 0; d + 1 < rank; ++d) offset += coord[d] * out_strides[d];
+      std::memcpy(out + offset, src, inner * sizeof(float));
+      src += inner;
+      for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+        if (++coord[d] < shape[d]) break;
+        coord[d] = 0;
+      }
+    }
+  });
+}
+
+// Expand: the input broadcast to the output's shape.
+Result<BasicKernel> Expand(const Graph& g, const Node& n) {
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const auto& in_shape = ShapeOf(g, n.inputs[0]);
+  if (in_shape.size() > out_shape.size()) return Bad(n, "the input has a higher rank than the output");
+  const auto strides = BroadcastStrides(in_shape, out_shape);
+  return BasicKernel([out_shape, strides](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, out_shape, strides, out); });
+}
+
+// Where: out = condition != 0 ? x : y, the three broadcast to the output's shape.
+Result<BasicKernel> Where(const Graph& g, const Node& n) {
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const int64_t count = Tensor::NumElements(out_shape);
+  std::vector<std::vector<int64_t>> strides;
+  for (int i = 0; i < 3; ++i) {
+    if (ShapeOf(g, n.inputs[i]).size() > out_shape.size()) return Bad(n, "an input has a higher rank than the output");
+    strides.push_back(BroadcastStrides(ShapeOf(g, n.inputs[i]), out_shape));
+  }
+  return BasicKernel([out_shape, strides, count](const std::vector<const float*>& in, float* out) {
+    // Each operand is expanded once; the select then runs over contiguous arrays.
+    std::vector<float> c(count), x(count), y(count);
+    StridedCopy(in[0], 0, out_shape, strides[0], c.data());
+    StridedCopy(in[1], 0, out_shape, strides[1], x.data());
+    StridedCopy(in[2], 0, out_shape, strides[2], y.data());
+    for (int64_t i = 0; i < count; ++i) out[i] = c[i] != 0.f ? x[i] : y[i];
+  });
+}
+
+// Resize (opset 11+): nearest or (multi)linear along every axis whose size changes, with ONNX's
+// coordinate transformations half_pixel, pytorch_half_pixel, align_corners and asymmetric.
+Result<BasicKernel> Resize(const Graph& g, const Node& n) {
+  const auto& in_shape = ShapeOf(g, n.inputs[0]);
+  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  const std::string mode = g.AttrString(n, "mode", "nearest");
+  const std::string transform = g.AttrString(n, "coordinate_transformation_mode", "half_pixel");
+  const std::string nearest_mode = g.AttrString(n, "nearest_mode", "round_prefer_floor");
+  if (mode != "nearest" && mode != "linear") return Bad(n, "mode '" + mode + "' is not supported (nearest and linear are)");
+  if (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "align_corners" && transform != "asymmetric")
+    return Bad(n, "coordinate_transformation_mode '" + transform + "' is not supported");
+  if (in_shape.size() != out_shape.size()) return Bad(n, "the output's rank differs from the input's");
+  auto scales = ConstantInput(g, n, 2);
+  if (!scales.ok()) return scales.status();
+  const size_t rank = in_shape.size();
+  // Per output axis and coordinate: the two input indices and the second one's weight.
+  struct Tap {
+    int64_t lo, hi;
+    float w;
+  };
+  std::vector<std::vector<Tap>> taps(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t in = in_shape[d], out = out_shape[d];
+    const bool scaled = *scales && (**scales).size() == rank && (**scales)[d] > 0;
+    const double scale = scaled ? (**scales)[d] : static_cast<double>(out) / in;
+    const double resized_length = scaled ? in * scale : static_cast<double>(out);  // ONNX: not rounded when scales are given
+    for (int64_t o = 0; o < out; ++o) {
+      double x;
+      if (transform == "align_corners") x = resized_length > 1 ? o * double(in - 1) / (resized_length - 1) : 0;
+      else if (transform == "asymmetric") x = o / scale;
+      else if (transform == "pytorch_half_pixel" && out == 1) x = 0;
+      else x = (o + 0.5) / scale - 0.5;
+      if (mode == "nearest") {
+        int64_t k;
+        if (nearest_mode == "floor") k = static_cast<int64_t>(std::floor(x));
+        else if (nearest_mode == "ceil") k = static_cast<int64_t>(std::ceil(x));
+        else if (nearest_mode == "round_prefer_ceil") k = static_cast<int64_t>(std::floor(x + 0.5));
+        else k = static_cast<int64_t>(std::ceil(x - 0.5));  // round_prefer_floor
+        k = std::clamp<int64_t>(k, 0, in - 1);
+        taps[d].push_back({k, k, 0.f});
+      } else {
+        x = std::clamp(x, 0.0, static_cast<double>(in - 1));
+        const int64_t lo = static_cast<int64_t>(std::floor(x));
+        const int64_t hi = std::min(lo + 1, in - 1);
+        taps[d].push_back({lo, hi, static_cast<float>(x - lo)});
+      }
+    }
+  }
+  std::vector<size_t> resized;  // the axes with two distinct taps somewhere
+  for (size_t d = 0; d < rank; ++d)
+    if (std::any_of(taps[d].begin(), taps[d].end(), [](const Tap& t) { return t.hi != t.lo; })) resized.push_back(d);
+  const auto in_strides = RowMajorStrides(in_shape);
+  const auto out_strides = RowMajorStrides(out_shape);
+  const int64_t count = Tensor::NumElements(out_shape);
+  // Planes (the usual NCHW upsampling): only the last two axes change, so each output row mixes
+  // two input rows, with no index arithmetic per element.
+  bool planar = rank >= 2;
+  for (size_t d = 0; planar && d + 2 < rank; ++d)
+    for (int64_t o = 0; planar && o < out_shape[d]; ++o) planar = taps[d][o].lo == o && (taps[d][o].hi == o || taps[d][o].w == 0.f);
+  if (planar) {
+    const int64_t out_h = out_shape[rank - 2], out_w = out_shape[rank - 1], in_h = in_shape[rank - 2], in_w = in_shape[rank - 1];
+    const int64_t planes = count / std::max<int64_t>(out_h * out_w, 1);
+    const bool nearest = std::all_of(taps[rank - 2].begin(), taps[rank - 2].end(), [](const Tap& t) { return t.hi == t.lo; }) &&
+                         std::all_of(taps[rank - 1].begin(), taps[rank - 1].end(), [](const Tap& t) { return t.hi == t.lo; });
+    if (nearest) {  // each output row gathers one input row, or repeats the row above when both read the same one
+      std::vector<int64_t> xs, ys;
+      for (const Tap& t : taps[rank - 1]) xs.push_back(t.lo);
+      for (const Tap& t : taps[rank - 2]) ys.push_back(t.lo);
+      return BasicKernel([xs, ys, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
+        for (int64_t p = 0; p < planes; ++p) {
+          const float* src = in[0] + p * in_h * in_w;
+          float* dst = out + p * out_h * out_w;
+          for (int64_t oy = 0; oy < out_h; ++oy) {
+            float* row = dst + oy * out_w;
+            if (oy > 0 && ys[oy] == ys[oy - 1]) {
+              std::copy(row - out_w, row, row);
+              continue;
+            }
+            const float* from = src + ys[oy] * in_w;
+            for (int64_t ox = 0; ox < out_w; ++ox) row[ox] = from[xs[ox]];
+          }
+        }
+      });
+    }
+    return BasicKernel([taps, rank, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
+      const std::vector<Tap>& ys = taps[rank - 2];
+      const std::vector<Tap>& xs = taps[rank - 1];
+      for (int64_t p = 0; p < planes; ++p) {
+        const float* src = in[0] + p * in_h * in_w;
+        float* dst = out + p * out_h * out_w;
+        for (int64_t oy = 0; oy < out_h; ++oy) {
+          const Tap& ty = ys[oy];
+          const float* r0 = src + ty.lo * in_w;
+          const float* r1 = src + ty.hi * in_w;
+          for (int64_t ox = 0; ox < out_w; ++ox) {
+            const Tap& tx = xs[ox];
+            const float top = (1.f - tx.w) * r0[tx.lo] + tx.w * r0[tx.hi];
+            const float bottom = (1.f - tx.w) * r1[tx.lo] + tx.w * r1[tx.hi];
+            dst[oy * out_w + ox] = (1.f - ty.w) * top + ty.w * bottom;
+          }
+        }
+      }
+    });
+  }
+  return BasicKernel([taps, resized, in_strides, out_strides, out_shape, count, rank](const std::vector<const float*>& in, float* out) {
+    std::vector<const Tap*> at(rank);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t base = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        at[d] = &taps[d][(i / out_strides[d]) % out_shape[d]];
+        base += at[d]->lo * in_strides[d];
+      }
+      // Multilinear: the weighted sum over the corners of the resized axes.
+      float value = 0.f;
+      for (uint32_t corner = 0; corner < (1u << resized.size()); ++corner) {
+        float weight = 1.f;
+        int64_t offset = base;
+        for (size_t k = 0; k < resized.size(); ++k) {
+          const size_t d = resized[k];
+          const Tap& t = *at[d];
+          if ((corner >> k) & 1u) {
+            weight *= t.w;
+            offset += (t.hi - t.lo) * in_strides[d];
+          } else {
+            weight *= 1.f - t.w;
+          }
+        }
+        if (weight != 0.f) value += weight * in[0][offset];
+      }
+      out[i] = value;
+    }
+  });
+}
+
+Result<BasicKernel> Clip(const Graph& g, const Node& n) {
+  auto lo = ConstantInput(g, n, 1), hi = ConstantInput(g, n, 2);
+  if (!lo.ok()) return lo.status();
+  if (!hi.ok()) return hi.status();
+  const float min = *lo ? static_cast<float>((**lo)[0]) : -INFINITY, max = *hi ? static_cast<float>((**hi)[0]) : INFINITY;
+  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
+  return BasicKernel([min, max, count](const std::vector<const float*>& in, float* out) {
+    const float* x = in[0];
+    for (int64_t i = 0; i < count; ++i) out[i] = std::min(std::max(x[i], min), max);
+  });
+}
+
+// out = f(x) elementwise.
+BasicKernel Unary(const Graph& g, const Node& n, float (*f)(float)) {
+  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
+  return [f, count](const std::vector<const float*>& in, float* out) {
+    for (int64_t i = 0; i < count; ++i) out[i] = f(in[0][i]);
+  };
+}
+
+Result<BasicKernel> Pow(const Graph& g, const Node& n) {
+  auto exponent = ConstantInput(g, n, 1);
+  if (!exponent.ok()) return exponent.status();
+  if ((**exponent).size() != 1) return Bad(n, "the exponent must be one constant value");
+  const float e = static_cast<float>((**exponent)[0]);
+  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
+  if (e == 2.f)  // RMSNorm's square: a loop the compiler vectorizes, not a branch per element
+    return BasicKernel([count](const std::vector<const float*>& in, float* out) {
+      const float* x = in[0];
+      for (int64_t i = 0; i < count; ++i) out[i] = x[i] * x[i];
+    });
+  return BasicKernel([e, count](const std::vector<const float*>& in, float* out) {
+    for (int64_t i = 0; i < count; ++i) out[i] = std::pow(in[0][i], e);
+  });
+}
+
+Result<BasicKernel> BatchNorm(const Graph& g, const Node& n) {
+  const auto& shape = ShapeOf(g, n.inputs[0]);
+  if (shape.size() < 2) return Bad(n, "the input needs a channel dimension");
+  const int64_t channels = shape[1], outer = shape[0];
+  const int64_t inner = Tensor::NumElements(shape) / (outer * channels);
+  auto affine = BatchNormAffine(g, n, channels);
+  if (!affine.ok()) return affine.status();
+  const std::vector<float> scale(affine->scale.begin(), affine->scale.end()), shift(affine->shift.begin(), affine->shift.end());
+  return BasicKernel([outer, channels, inner, scale, shift](const std::vector<const float*>& in, float* out) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t c = 0; c < channels; ++c) {
+        const float* x = in[0] + (o * channels + c) * inner;
+        float* y = out + (o * channels + c) * inner;
+        for (int64_t i = 0; i < inner; ++i) y[i] = x[i] * scale[c] + shift[c];
+      }
+  });
+}
+
+Result<BasicKernel> Copy(const Graph& g, const Node& n) {
+  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
+  return BasicKernel([count](const std::vector<const float*>& in, float* out) { std::memcpy(out, in[0], count * sizeof(float)); });
+}
+
+}  // namespace
+
+const std::vector<std::string>& BasicOpTypes() {
+  static const std::vector<std::string> types = {"Transpose", "Slice", "Concat", "Gather", "Pad", "Clip", "Pow", "Sqrt", "Neg", "Exp",
+                                                 "BatchNormalization", "Identity", "Dropout", "Cast", "Reshape", "Flatten", "Squeeze",
+                                                 "Unsqueeze", "Expand", "Where", "Resize"};
+  return types;
+}
+
+Result<BasicKernel> MakeBasicKernel(const Graph& g, const Node& n) {
+  for (int v : n.inputs)
+    if (v >= 0 && g.values[v].dtype != "float32" && !g.IsConstant(v))
+      return Bad(n, "input '" + g.values[v].name + "' is " + g.values[v].dtype + "; the executor computes float32");
+  const std::string& t = n.op_type;
+  if (t == "Transpose") return Transpose(g, n);
+  if (t == "Slice") return Slice(g, n);
+  if (t == "Concat") return Concat(g, n);
+  if (t == "Gather") return Gather(g, n);
+  if (t == "Pad") return Pad(g, n);
+  if (t == "Expand") return Expand(g, n);
+  if (t == "Where") return Where(g, n);
+  if (t == "Resize") return Resize(g, n);
+  if (t == "Clip") return Clip(g, n);
+  if (t == "Pow") return Pow(g, n);
+  if (t == "Sqrt") return Unary(g, n, [](float x) { return std::sqrt(x); });
+  if (t == "Neg") return Unary(g, n, [](float x) { return -x; });
+  if (t == "Exp") return Unary(g, n, [](float x) { return std::exp(x); });
+  if (t == "BatchNormalization") return BatchNorm(g, n);
+  if (t == "Identity" || t == "Dropout" || IsAliasOp(t)) return Copy(g, n);
+  if (t == "Cast") {
+    if (g.AttrInt(n, "to", 1) != 1) return Bad(n, "only a cast to float32 runs (the executor computes float32)");
+    return Copy(g, n);
+  }
+  return Bad(n, "no kernel for this op type");
+}
+
+}  // namespace tilebank::engine::model

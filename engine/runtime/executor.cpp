@@ -1,0 +1,268 @@
+#include "engine/runtime/executor.h"
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/backends/halide/builder.h"
+#include "engine/backends/halide/kernel_disk_cache.h"
+#include "engine/runtime/executor_step.h"
+#include "engine/catalog/op_list_check.h"
+#include "engine/kernels/kernel_registry.h"
+
+namespace tilebank::engine::model {
+
+Executor::~Executor() = default;
+
+namespace {
+
+// The registry's kernels allocate their outputs each run. glibc serves blocks above its mmap
+// threshold with fresh pages from the kernel and returns them on free, so a 3 MB activation paid
+// about 800 page faults every run (a quarter of an int8 ResNet-50's time). Kept in the heap instead:
+// freed blocks are reused by the next run. Set once per process.
+void KeepLargeBlocksInTheHeap() {
+  static const bool set = [] {
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    return true;
+  }();
+  (void)set;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion) {
+  KeepLargeBlocksInTheHeap();
+  std::unique_ptr<Executor> e(new Executor());
+  auto defaults = DefaultPoliciesFromEnvironment();
+  if (!defaults.ok()) return defaults.status();
+  e->default_policies_ = *defaults;
+  e->graph_ = std::move(graph);
+  // Constants nothing reads any more (weights replaced by folding) are dropped.
+  std::vector<bool> read(e->graph_.values.size(), false);
+  for (const Node& n : e->graph_.nodes)
+    for (int v : n.inputs)
+      if (v >= 0) read[v] = true;
+  for (int v : e->graph_.outputs) read[v] = true;
+  for (size_t v = 0; v < read.size(); ++v)
+    if (!read[v]) e->graph_.values[v].constant.reset();
+  {
+    // Compiled kernels persist across processes (engine/backends/halide/kernel_disk_cache.h).
+    const std::string cache_dir = DefaultKernelCacheDir();
+    KernelDiskCacheScope scope(cache_dir.empty() ? nullptr : &KernelDiskCacheAt(cache_dir));
+    TB_RETURN_IF_ERROR(e->Bind(lookup, fusion));
+  }
+  TB_RETURN_IF_ERROR(e->HandOverLayouts());
+  // Float copies of the constants that steps read from memory (direct kernels hold their own).
+  e->constant_data_.resize(e->graph_.values.size());
+  auto keep = [&](int v) {
+    if (v < 0 || !e->graph_.IsConstant(v) || !e->constant_data_[v].empty()) return;
+    e->constant_data_[v] = e->graph_.values[v].constant->AsTensor().data;
+  };
+  // kRegistry steps read their constants as TypedTensors of the constants' own types.
+  e->typed_.resize(e->graph_.values.size());
+  std::vector<bool> typed_kept(e->graph_.values.size(), false);
+  auto keep_typed = [&](int v) {
+    if (v < 0 || !e->graph_.IsConstant(v) || typed_kept[v]) return;
+    typed_kept[v] = true;
+    const Value& value = e->graph_.values[v];
+    e->typed_[v] = value.constant->AsTyped(ParseDType(value.dtype).value_or(DType::kFloat32));
+  };
+  for (const auto& s : e->steps_) {
+    if (s->kind == Step::Kind::kDirect) continue;
+    for (int v : s->inputs) s->kind == Step::Kind::kRegistry ? keep_typed(v) : keep(v);
+  }
+  for (int v : e->graph_.outputs) e->graph_.values[v].dtype == "float32" ? keep(v) : keep_typed(v);
+  for (size_t v = 0; v < e->graph_.values.size(); ++v)
+    if (e->graph_.values[v].constant) e->constant_bytes_ += e->graph_.values[v].constant->size() * sizeof(float);
+  e->PlanMemory();
+  const uint64_t needed = e->arena_bytes() + e->constant_bytes_;
+  if (needed > AvailableMemoryBytes())
+    return Status::InvalidInput("the model needs about " + std::to_string(needed >> 20) + " MiB for its tensors and weights; this machine has " +
+                                std::to_string(AvailableMemoryBytes() >> 20) + " MiB available");
+  // 64-byte aligned, as the plan's offsets assume.
+  const size_t bytes = (static_cast<size_t>(e->arena_floats_) * sizeof(float) + 63) / 64 * 64;
+  e->arena_.reset(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64))));
+  if (!e->arena_) return Status::IoError("cannot allocate " + std::to_string(bytes >> 20) + " MiB for the model's tensors");
+  std::memset(e->arena_.get(), 0, bytes);
+  return e;
+}
+
+Status Executor::RunStep(Step& s, const std::vector<const float*>& in, float* out) {
+  switch (s.kind) {
+    case Step::Kind::kAlias: break;
+    case Step::Kind::kBasic: s.basic(in, out); break;
+    case Step::Kind::kDirect: return s.kernel->RunDirect(in, out);
+    case Step::Kind::kCopying: {
+      std::vector<Tensor> copies(s.inputs.size());
+      std::vector<const Tensor*> args;
+      for (size_t k = 0; k < s.inputs.size(); ++k) {
+        if (!s.constants[k].data.empty()) {
+          args.push_back(&s.constants[k]);
+          continue;
+        }
+        copies[k] = Tensor(graph_.values[s.inputs[k]].shape);
+        std::copy(in[k], in[k] + copies[k].size(), copies[k].data.begin());
+        args.push_back(&copies[k]);
+      }
+      Tensor result;
+      TB_RETURN_IF_ERROR(s.kernel->Prepare(args));
+      TB_RETURN_IF_ERROR(s.kernel->Run());
+      TB_RETURN_IF_ERROR(s.kernel->Fetch(&result));
+      std::copy(result.data.begin(), result.data.end(), out);
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+double Executor::TimeStepAlone(Step& s) {
+  std::vector<std::vector<float>> buffers;
+  std::vector<const float*> in;
+  for (int v : s.inputs) {
+    if (s.kind == Step::Kind::kDirect && graph_.IsConstant(v)) {
+      in.push_back(nullptr);
+      continue;
+    }
+    buffers.emplace_back(static_cast<size_t>(Tensor::NumElements(graph_.values[v].shape)), 0.f);
+    in.push_back(buffers.back().data());
+  }
+  std::vector<float> out(static_cast<size_t>(Tensor::NumElements(graph_.values[s.output].shape)));
+  double fastest = 1e30;
+  for (int i = 0; i < 5; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    if (!RunStep(s, in, out.data()).ok()) return 1e30;
+    if (i > 0) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return fastest;
+}
+
+Status Executor::RunRegistryStep(Step& s) {
+  s.input_copies.resize(s.inputs.size());
+  s.arena_outputs.resize(s.outputs.size());
+  kernels::KernelInputs in;
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    const int v = s.inputs[k];
+    if (v < 0) {
+      in.push_back(nullptr);
+    } else if (InArena(v)) {
+      ReshapeForOverwrite(&s.input_copies[k], DType::kFloat32, graph_.values[v].shape);
+      std::memcpy(s.input_copies[k].bytes.data(), Address(v), s.input_copies[k].bytes.size());
+      in.push_back(&s.input_copies[k]);
+    } else {
+      in.push_back(&typed_[v]);
+    }
+  }
+  // Each output starts as last run's tensor: a kernel that writes its output over the memory it is
+  // given (ReshapeForOverwrite) allocates nothing.
+  std::vector<TypedTensor> results(s.outputs.size());
+  for (size_t k = 0; k < s.outputs.size(); ++k)
+    if (s.outputs[k] >= 0) results[k] = std::move(InArena(s.outputs[k]) ? s.arena_outputs[k] : typed_[s.outputs[k]]);
+  TB_RETURN_IF_ERROR(s.op->Compute(in, &results));
+  for (size_t k = 0; k < s.outputs.size(); ++k) {
+    const int v = s.outputs[k];
+    if (v < 0) continue;
+    const Value& value = graph_.values[v];
+    if (results[k].kind != value.kind)
+      return Status::InvalidInput("output '" + value.name + "' came out a " + ValueKindName(results[k].kind) + "; the model declares a " +
+                                  ValueKindName(value.kind));
+    if (value.kind == ValueKind::kTensor && results[k].dtype != ParseDType(value.dtype).value_or(DType::kUndefined))
+      return Status::InvalidInput("output '" + value.name + "' came out " + DTypeName(results[k].dtype) + "; the model declares " + value.dtype);
+    if (!InArena(v)) {
+      typed_[v] = std::move(results[k]);
+      continue;
+    }
+    if (results[k].shape != value.shape)
+      return Status::InvalidInput("output '" + value.name + "' came out " + ShapeText(results[k].shape) + "; shape inference said " +
+                                  ShapeText(value.shape));
+    std::memcpy(Address(v), results[k].bytes.data(), results[k].bytes.size());
+    s.arena_outputs[k] = std::move(results[k]);
+  }
+  return Status::Ok();
+}
+
+Status Executor::RunSteps(std::vector<double>* node_us) {
+  if (node_us) node_us->assign(steps_.size(), 0.0);
+  std::vector<const float*> in;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& s = *steps_[i];
+    const auto start = std::chrono::steady_clock::now();
+    if (s.kind == Step::Kind::kRegistry) {
+      TB_RETURN_IF_ERROR(RunRegistryStep(s).WithContext("node '" + bindings_[i].name + "'"));
+    } else {
+      in.clear();
+      for (int v : s.inputs) in.push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : Address(v));
+      float* out = Address(s.output);
+      TB_RETURN_IF_ERROR(RunStep(s, in, out).WithContext("node '" + bindings_[i].name + "'"));
+    }
+    if (node_us) (*node_us)[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  }
+  return Status::Ok();
+}
+
+Status Executor::Run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs, std::vector<double>* node_us) {
+  if (inputs.size() != graph_.inputs.size())
+    return Status::InvalidInput("the model takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = graph_.values[graph_.inputs[i]];
+    if (v.kind != ValueKind::kTensor || v.dtype != "float32")
+      return Status::InvalidInput("input '" + v.name + "' is " + (v.kind != ValueKind::kTensor ? std::string("a ") + ValueKindName(v.kind) : v.dtype) +
+                                  ": run the model with typed values");
+    if (inputs[i]->shape != v.shape)
+      return Status::InvalidInput("input '" + v.name + "' has shape " + ShapeText(inputs[i]->shape) + "; the model takes " + ShapeText(v.shape));
+    std::copy(inputs[i]->data.begin(), inputs[i]->data.end(), Address(graph_.inputs[i]));
+  }
+  TB_RETURN_IF_ERROR(RunSteps(node_us));
+  outputs->clear();
+  for (int v : graph_.outputs) {
+    if (graph_.values[v].kind != ValueKind::kTensor || graph_.values[v].dtype != "float32")
+      return Status::InvalidInput("output '" + graph_.values[v].name + "' is not a float32 tensor: run the model with typed values");
+    Tensor t(graph_.values[v].shape);
+    const float* data = Address(v);
+    if (!data) return Status::InvalidInput("output '" + graph_.values[v].name + "' is not computed");
+    std::copy(data, data + t.size(), t.data.begin());
+    outputs->push_back(std::move(t));
+  }
+  return Status::Ok();
+}
+
+Status Executor::Run(const std::vector<const TypedTensor*>& inputs, std::vector<TypedTensor>* outputs, std::vector<double>* node_us) {
+  if (inputs.size() != graph_.inputs.size())
+    return Status::InvalidInput("the model takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const int id = graph_.inputs[i];
+    const Value& v = graph_.values[id];
+    if (inputs[i]->kind != v.kind)
+      return Status::InvalidInput("input '" + v.name + "' is a " + ValueKindName(inputs[i]->kind) + "; the model takes a " + ValueKindName(v.kind));
+    if (v.kind != ValueKind::kTensor) {  // a sequence or optional: its kernels check its elements
+      typed_[id] = *inputs[i];
+      continue;
+    }
+    if (DTypeName(inputs[i]->dtype) != v.dtype)
+      return Status::InvalidInput("input '" + v.name + "' is " + DTypeName(inputs[i]->dtype) + "; the model takes " + v.dtype);
+    if (inputs[i]->shape != v.shape)
+      return Status::InvalidInput("input '" + v.name + "' has shape " + ShapeText(inputs[i]->shape) + "; the model takes " + ShapeText(v.shape));
+    if (InArena(id)) std::memcpy(Address(id), inputs[i]->bytes.data(), inputs[i]->bytes.size());
+    else typed_[id] = *inputs[i];
+  }
+  TB_RETURN_IF_ERROR(RunSteps(node_us));
+  outputs->clear();
+  for (int v : graph_.outputs) {
+    const Value& value = graph_.values[v];
+    if (InArena(v)) {
+      TypedTensor t(DType::kFloat32, value.shape);
+      std::memcpy(t.bytes.data(), Address(v), t.bytes.size());
+      outputs->push_back(std::move(t));
+    } else if (graph_.IsConstant(v)) {
+      outputs->push_back(value.constant->AsTyped(ParseDType(value.dtype).value_or(DType::kFloat32)));
+    } else {
+      outputs->push_back(typed_[v]);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tilebank::engine::model

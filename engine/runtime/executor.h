@@ -1,0 +1,167 @@
+// The model executor: every node bound at load to a kernel (a template kernel with the bank's
+// policy for its operator, else the nearest entry's when it fits this shape, else the op class's
+// built-in choice (engine/catalog/builtin_choice.h); a basic kernel for ops outside the
+// tuned set; no kernel at all for reshapes, which reuse their input's memory), constant operands
+// put once into the layout each kernel wants, and the run-time tensors placed in one arena by
+// liveness so that buffers are reused. Run() is then a walk over the nodes.
+// Layouts are decided across the model, not per node: a tensor stays in the layout its producer
+// writes natively (oneDNN's blocked nChw16c, say) when every kernel that reads it reads that layout
+// natively too, so that a chain of convolutions converts only where the layout changes; model inputs
+// and outputs, and everything else, are row-major.
+#pragma once
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <set>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/catalog/builtin_choice.h"
+#include "engine/core/kernel.h"
+#include "engine/runtime/basic_kernels.h"
+#include "engine/ir/graph.h"
+#include "engine/ir/node_op_spec.h"
+#include "engine/passes/partition.h"
+#include "engine/core/typed_tensor.h"
+#include "engine/core/search_space.h"
+#include "engine/backends/fused_policy.h"
+#include "repo/entry.h"
+
+namespace tilebank::engine {
+class OpTemplate;
+}
+
+namespace tilebank::engine::model {
+
+// The bank's current entry for an operator, or (nearest) the entry of the closest shape of the same
+// operator; nullopt: none, or stale.
+struct FoundPolicy {
+  Entry entry;
+  bool nearest = false;
+};
+using PolicyLookup = std::function<std::optional<FoundPolicy>(const OpSpec& op)>;
+
+// SGAT's choice for a subgraph (engine/passes/partition.h): how its chain runs inside the anchor
+// (engine/backends/fused_policy.h: fuse 0 runs nothing fused) and where that choice came from
+// ("bank", "builtin", "candidate", ...).
+struct FusionChoice {
+  FusedPolicy policy;
+  std::string source;
+  // Non-empty: the bank's choice, which this host's target cannot run (why); the executor runs the
+  // built-in choice instead and its profile says so.
+  std::string unusable = {};
+};
+// nullopt: the built-in choice (the anchor's oneDNN kernel with the chain's steps as post-ops, when
+// the anchor runs in oneDNN anyway); no lookup at all: nothing is fused.
+using FusionLookup = std::function<std::optional<FusionChoice>(const Subgraph& subgraph)>;
+
+// One step of the run: a node, or a fused subgraph (named after its anchor, op_type "Conv+Relu").
+struct NodeBinding {
+  int node = -1;                     // index in graph().nodes (fused: the anchor's)
+  std::string name, op_type, shape;  // shape: the output's, "1x64x56x56"
+  std::string template_id;           // "" for basic kernels and aliases; kFusedTemplateId when fused
+  std::string policy_source;         // "bank", "nearest", "builtin", "basic", "alias"; "converts": the bank's policy
+                                     // converted layouts on every run and impl.onednn was faster at load;
+                                     // fused: the FusionChoice's
+  std::string policy;                // "a=1,b=x" for template kernels
+  std::string policy_note;           // "builtin": why the bank's policy was not used (this host's target cannot run it)
+  std::optional<NodeOp> op;          // template-bound nodes: the operator (its bank key, its shapes); fused: the anchor's
+  std::vector<std::string> fused_nodes;  // fused: the chain's node names
+  std::string layout;                // the output's layout when handed over to the next kernels ("nChw16c"); "" row-major
+};
+
+// Whether the executor hands tensors between kernels in their native layouts (see Executor).
+// TILEBANK_MODEL_LAYOUTS=row-major turns it off, for comparison.
+bool HandOverNativeLayouts();
+
+class Executor {
+ public:
+  // kInvalidInput listing every op type without a kernel with its node names, or naming the node
+  // whose kernel failed to build; also when the arena and weights would not fit in memory, or when
+  // TILEBANK_DEFAULT_POLICIES has a value it does not know.
+  // `fusion`, when given, is asked about each subgraph of the graph; a fused choice oneDNN cannot
+  // run falls back to the unfused nodes.
+  static Result<std::unique_ptr<Executor>> Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion = nullptr);
+
+  // Inputs in the order of graph().inputs, shapes as the graph says; outputs in graph().outputs
+  // order. `node_us`, when given, receives each node's time in microseconds. This float32 form
+  // refuses a model with inputs or outputs of other types; the typed one takes every dtype.
+  Status Run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs, std::vector<double>* node_us = nullptr);
+  Status Run(const std::vector<const TypedTensor*>& inputs, std::vector<TypedTensor>* outputs, std::vector<double>* node_us = nullptr);
+
+  const Graph& graph() const { return graph_; }
+  const std::vector<NodeBinding>& bindings() const { return bindings_; }
+  uint64_t arena_bytes() const { return arena_floats_ * sizeof(float); }
+  uint64_t constant_bytes() const { return constant_bytes_; }
+
+ private:
+  struct Step;
+  Executor() = default;
+  Status Bind(const PolicyLookup& lookup, const FusionLookup& fusion);
+  // Binds `kernel` to `step`'s inputs (already set): weights into its layout, direct or copying.
+  Status BindKernel(Step* step, std::unique_ptr<Kernel> kernel);
+  // Builds `t`'s kernel under `policy` for the node and binds it.
+  Status BindTemplate(Step* step, const NodeOp& node_op, const OpTemplate& t, const Policy& policy);
+  // One step on its own, on zeros: the fastest of a few runs, in seconds (1e30 when it fails).
+  double TimeStepAlone(Step& step);
+  Status RunStep(Step& step, const std::vector<const float*>& in, float* out);
+  // A kRegistry step: its inputs as TypedTensors (arena values copied), its outputs stored.
+  Status RunRegistryStep(Step& step);
+  // The steps, once the inputs are in place.
+  Status RunSteps(std::vector<double>* node_us);
+  // Binds node `n` to the kernel registry's kernel; kInvalidInput when the registry has none.
+  Status BindRegistry(const Node& n, NodeBinding* b, Step* step, const std::string& onednn_impl = "");  // the int8 ops' policy
+  // Whether value `v` is computed into the arena (float32, not a constant); other run-time values
+  // are TypedTensors held in typed_.
+  bool InArena(int v) const {
+    return v >= 0 && !graph_.IsConstant(v) && graph_.values[v].kind == ValueKind::kTensor && graph_.values[v].dtype == "float32" &&
+           graph_.values[v].shape_known;
+  }
+  // Binds node `index` alone (a missing kernel is recorded in `missing`, op type -> node names).
+  Status BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
+                  std::map<std::string, std::vector<std::string>>* missing);
+  // The template and policy an operator runs with (the bank's, the nearest entry's, or the built-in
+  // choice), and where they came from. A stored policy this host's target cannot run is passed
+  // over for the built-in choice, `note` saying why.
+  struct PolicyChoice {
+    const OpTemplate* tmpl = nullptr;
+    Policy policy;
+    std::string source, note;
+  };
+  PolicyChoice ChoosePolicy(const OpSpec& op, const PolicyLookup& lookup) const;
+  // The built-in fusion of `s` (nullopt: none): every leading step oneDNN runs as a post-op, when
+  // the anchor runs in oneDNN anyway.
+  std::optional<FusionChoice> BuiltinFusion(const Subgraph& s, const PolicyLookup& lookup) const;
+  // Binds subgraph `s` with its first `choice.policy.fuse` chain steps inside the anchor; false when the
+  // implementation cannot run them.
+  Result<bool> BindFused(const Subgraph& s, const FusionChoice& choice);
+  // Decides each run-time value's layout (layout_of_) and tells the kernels.
+  Status HandOverLayouts();
+  void PlanMemory();
+  float* Address(int value);
+
+  Graph graph_;
+  DefaultPolicies default_policies_ = DefaultPolicies::kBuiltin;
+  std::vector<NodeBinding> bindings_;
+  std::vector<std::unique_ptr<Step>> steps_;
+  std::vector<bool> pointwise_;           // per step: may write over an input it reads
+  std::vector<HandoverLayout> layout_of_;  // value -> its layout (row-major: empty key)
+  std::vector<int> storage_of_;           // value -> storage id (-1: constant or unused)
+  std::vector<int64_t> storage_offset_;   // storage -> offset in the arena (floats)
+  std::vector<std::vector<float>> constant_data_;  // value -> its float data (constants only)
+  std::vector<TypedTensor> typed_;                // value -> its TypedTensor: run-time values not in the arena, and
+                                                  // the constants kRegistry steps read
+  struct FreeDeleter {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float[], FreeDeleter> arena_;
+  int64_t arena_floats_ = 0;
+  uint64_t constant_bytes_ = 0;
+
+ public:
+  ~Executor();
+};
+
+}  // namespace tilebank::engine::model

@@ -1,0 +1,355 @@
+#include "engine/catalog/template_registry.h"
+#include "engine/backends/library_impls.h"
+#include "engine/runtime/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "engine/backends/halide/builder.h"
+#include "engine/runtime/executor_step.h"
+#include "engine/catalog/op_list_check.h"
+#include "engine/catalog/policy_check.h"
+#include "engine/backends/onednn/attention_kernel.h"
+#include "engine/backends/halide/halide_fused_gemm.h"
+#include "engine/backends/onednn/onednn_post_ops.h"
+#include "engine/kernels/kernel_registry.h"
+#include "engine/core/op_semantics.h"
+#include "engine/core/host_facts.h"
+#include "engine/backends/op_template.h"
+#include "engine/backends/halide/templates.h"
+
+namespace tilebank::engine::model {
+
+namespace {
+
+// A node whose output is its input: a Pad whose pads are all zero (PyTorch puts one before an
+// AveragePool), a Concat of one input (DenseNet's first layer of each block).
+bool PassesInputThrough(const Graph& g, const Node& n) {
+  if ((n.op_type != "Pad" && n.op_type != "Concat") || n.outputs.empty() || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0) return false;
+  if (g.values[n.outputs[0]].shape != g.values[n.inputs[0]].shape || !g.values[n.outputs[0]].shape_known) return false;
+  if (n.op_type == "Concat") return n.inputs.size() == 1;
+  if (n.inputs.size() < 2 || !g.IsConstant(n.inputs[1])) {  // opset < 11: the pads attribute
+    const auto pads = g.AttrInts(n, "pads", {1});
+    return std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; });
+  }
+  const auto& pads = *g.values[n.inputs[1]].constant;
+  for (int64_t i = 0; i < pads.size(); ++i)
+    if (pads.At(i) != 0) return false;
+  return true;
+}
+
+}  // namespace
+
+Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice) {
+  const int fused = choice.policy.fuse;
+  const Node& anchor = graph_.nodes[s.anchor];
+  auto node_op = NodeOpSpec(graph_, anchor);
+  if (!node_op.ok()) return false;
+  auto step = std::make_unique<Step>();
+  NodeBinding b;
+  b.node = s.anchor;
+  b.name = anchor.name;
+  Result<std::unique_ptr<Kernel>> kernel = Status::InvalidInput("no fused kernel");
+  if (s.attention) {  // one kernel reading Q, K, V (and the mask) where the nodes before the block wrote them
+    if (choice.policy.impl != "attention") return false;
+    step->inputs = s.attention->inputs;
+    b.op_type = "Attention";
+    kernel = AttentionKernel(s.attention->geometry, choice.policy.anchor);
+  } else {  // the anchor with its first `fused` chain steps, their operands after its inputs
+    std::vector<ChainStep> steps;
+    step->inputs = node_op->input_values;
+    b.op_type = anchor.op_type;
+    for (int k = 0; k < fused; ++k) {
+      const EpilogueStep& e = s.steps[k];
+      steps.push_back(e.step);
+      if (e.operand >= 0) step->inputs.push_back(e.operand);
+      b.op_type += "+" + e.step.op_type;
+    }
+    const bool halide = choice.policy.impl == "halide";
+    kernel = halide ? HalideFusedGemmKernel(node_op->op, choice.policy.anchor, steps) : OneDnnFusedKernel(node_op->op, steps);
+  }
+  if (!kernel.ok()) return false;
+  for (int k = 0; k < s.NodesOf(fused); ++k) b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
+  // Only on the direct path (weights constant): oneDNN lacking this fusion shows at bind time.
+  if (!BindKernel(step.get(), std::move(kernel.value())).ok() || step->kind != Step::Kind::kDirect) return false;
+  step->in_place_input = step->kernel->InPlaceInput();
+  step->output = s.OutputAfter(graph_, fused);
+  b.shape = ShapeText(graph_.values[step->output].shape);
+  b.template_id = kFusedTemplateId;
+  b.policy = PolicyText(choice.policy.Knobs());
+  b.policy_source = choice.source;
+  b.op = std::move(node_op.value());
+  steps_.push_back(std::move(step));
+  bindings_.push_back(std::move(b));
+  pointwise_.push_back(false);
+  return true;
+}
+
+Status Executor::BindKernel(Step* step, std::unique_ptr<Kernel> kernel) {
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<const Tensor*> constants;
+  step->constants.resize(step->inputs.size());
+  for (size_t i = 0; i < step->inputs.size(); ++i) {
+    const int v = step->inputs[i];
+    shapes.push_back(graph_.values[v].shape);
+    if (graph_.IsConstant(v)) step->constants[i] = graph_.values[v].constant->AsTensor();
+    constants.push_back(graph_.IsConstant(v) ? &step->constants[i] : nullptr);
+  }
+  auto direct = kernel->BindDirect(shapes, constants);
+  if (!direct.ok()) return direct.status();
+  step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
+  if (*direct) step->constants.clear();  // the kernel holds them in its own layout now
+  step->kernel = std::move(kernel);
+  return Status::Ok();
+}
+
+Status Executor::BindTemplate(Step* step, const NodeOp& node_op, const OpTemplate& t, const Policy& policy) {
+  auto kernel = t.Build(node_op.op, policy);
+  if (!kernel.ok()) return kernel.status();
+  step->inputs = node_op.input_values;
+  return BindKernel(step, std::move(kernel.value()));
+}
+
+Executor::PolicyChoice Executor::ChoosePolicy(const OpSpec& op, const PolicyLookup& lookup) const {
+  PolicyChoice choice;
+  if (auto found = lookup ? lookup(op) : std::nullopt; found) {
+    const std::string from = found->nearest ? "the nearest entry's policy" : "the bank's policy";
+    const OpTemplate* stored = TemplateById(found->entry.template_id);
+    // Judged against this host's target: a bank's policies were judged against its soc_version's.
+    std::string problem = !stored ? "template " + found->entry.template_id + " is unknown to this build" : PolicyProblemAt(*stored, op, found->entry.policy);
+    if (problem.empty()) {
+      choice.tmpl = stored;
+      choice.policy = found->entry.policy;
+      choice.source = found->nearest ? "nearest" : "bank";
+      return choice;
+    }
+    // Another shape's policy that does not fit this one is no news; the bank's own entry is.
+    if (!found->nearest) choice.note = from + " cannot run on this host's target (" + Host().target.to_string() + "): " + problem;
+  }
+  const BuiltinChoice builtin = BuiltinChoiceFor(op, default_policies_);
+  choice.tmpl = builtin.tmpl;
+  choice.policy = builtin.policy;
+  choice.source = "builtin";
+  return choice;
+}
+
+std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const PolicyLookup& lookup) const {
+  if (default_policies_ == DefaultPolicies::kTemplate) return std::nullopt;
+  if (s.attention) return FusionChoice{FusedPolicy{1, "attention", DefaultAttentionPolicy(s.attention->geometry)}, "builtin"};
+  auto node_op = NodeOpSpec(graph_, graph_.nodes[s.anchor]);
+  if (!node_op.ok() || !TemplatesFor(node_op->op).ok()) return std::nullopt;
+  if (ChoosePolicy(node_op->op, lookup).tmpl != &OneDnnImpl()) return std::nullopt;
+  int fused = 0;
+  while (fused < static_cast<int>(s.steps.size()) && IsOneDnnPostOp(s.steps[fused].step.op_type)) ++fused;
+  if (fused == 0) return std::nullopt;
+  return FusionChoice{OneDnnFusion(fused), "builtin"};
+}
+
+Status Executor::BindRegistry(const Node& n, NodeBinding* b, Step* step, const std::string& onednn_impl) {
+  kernels::KernelInfo info = KernelInfoOf(graph_, n);
+  if (!onednn_impl.empty()) {
+    nlohmann::json attrs = n.attrs;
+    attrs["onednn_impl"] = onednn_impl;
+    info.attrs = kernels::Attrs(attrs);
+  }
+  auto op = kernels::KernelRegistry::Default().Create(info);
+  if (!op.ok()) return op.status();
+  step->kind = Step::Kind::kRegistry;
+  step->op = std::move(op.value());
+  step->inputs = n.inputs;
+  step->outputs = n.outputs;
+  b->policy_source = "reference";
+  return Status::Ok();
+}
+
+Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
+                          std::map<std::string, std::vector<std::string>>* missing) {
+  const Node& n = graph_.nodes[index];
+  // The float32 kernels compute one float32 output from float32 run-time inputs; anything else
+  // (another dtype, a second output used) runs the registry's kernel.
+  bool typed = false;
+  for (size_t k = 1; k < n.outputs.size(); ++k)
+    typed |= n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k]));
+  for (int v : n.inputs) typed |= v >= 0 && !graph_.IsConstant(v) && (graph_.values[v].dtype != "float32" || !graph_.values[v].shape_known);
+  for (int v : n.outputs) typed |= v >= 0 && (graph_.values[v].dtype != "float32" || !graph_.values[v].shape_known);
+  // Every input constant (a Conv of a folded value, which constant folding does not evaluate): the
+  // tuned kernels read constants as prepacked weights only, so the registry's kernel computes it.
+  bool all_constant = !n.inputs.empty();
+  for (int v : n.inputs) all_constant &= v < 0 || graph_.IsConstant(v);
+  typed |= all_constant && kernels::KernelRegistry::Default().Has(n.op_type);
+  auto step = std::make_unique<Step>();
+  NodeBinding b;
+  b.node = static_cast<int>(index);
+  b.name = n.name;
+  b.op_type = n.op_type;
+  step->output = n.outputs.empty() ? -1 : n.outputs[0];
+  b.shape = step->output < 0 ? "" : graph_.values[step->output].shape_known ? ShapeText(graph_.values[step->output].shape) : "?";
+  const bool runtime_input = !n.inputs.empty() && n.inputs[0] >= 0 && !graph_.IsConstant(n.inputs[0]);
+  auto registry_or = [&](const Status& why) -> Status {
+    if (!kernels::KernelRegistry::Default().Has(n.op_type)) return why;
+    return BindRegistry(n, &b, step.get());
+  };
+  if (typed) {
+    if (!kernels::KernelRegistry::Default().Has(n.op_type)) {
+      (*missing)[n.op_type].push_back(n.name);
+      return Status::Ok();
+    }
+    // The int8 ops run the oneDNN implementation the bank holds for them (the int8.onednn template,
+    // the only one for their op types), else oneDNN's first choice.
+    std::optional<PolicyChoice> int8_choice;
+    std::optional<NodeOp> int8_op;
+    if (IsQuantizedTunedOp(n.op_type))
+      if (auto node_op = NodeOpSpec(graph_, n); node_op.ok() && TemplatesFor(node_op->op).ok()) {
+        int8_choice = ChoosePolicy(node_op->op, lookup);
+        int8_op = std::move(node_op.value());
+      }
+    TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get(), int8_choice ? TextKnob(int8_choice->policy, "impl", "") : ""));
+    if (int8_choice) {
+      b.template_id = int8_choice->tmpl->id();
+      b.policy = PolicyText(int8_choice->policy);
+      b.policy_source = int8_choice->source;
+      b.policy_note = int8_choice->note;
+      b.op = std::move(int8_op);
+    }
+  } else if ((IsAliasOp(n.op_type) || PassesInputThrough(graph_, n)) && runtime_input) {
+    step->kind = Step::Kind::kAlias;
+    step->inputs = {n.inputs[0]};
+    b.policy_source = "alias";
+  } else if (auto node_op = NodeOpSpec(graph_, n); Implements(n.op_type) && (!node_op.ok() || !TemplatesFor(node_op->op).ok()) &&
+                                                   std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) == BasicOpTypes().end()) {
+    // A tuned op type in a form its templates do not run (3-D pooling, int64 operands, ...).
+    const Status why = node_op.ok() ? TemplatesFor(node_op->op).status() : node_op.status();
+    TB_RETURN_IF_ERROR(registry_or(Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message())));
+  } else if (node_op.ok() && Implements(node_op->op.op_type) && TemplatesFor(node_op->op).ok()) {
+    const OpSpec& op = node_op->op;
+    PolicyChoice choice = ChoosePolicy(op, lookup);
+    Status bound = BindTemplate(step.get(), *node_op, *choice.tmpl, choice.policy);
+    if (!bound.ok() && choice.source != "builtin") {  // a stored policy that does not build here
+      const std::string note = choice.source == "bank" ? "the bank's policy does not build here: " + bound.message() : "";
+      choice = ChoosePolicy(op, nullptr);
+      choice.note = note;
+      bound = BindTemplate(step.get(), *node_op, *choice.tmpl, choice.policy);
+    }
+    const OpTemplate* t = choice.tmpl;
+    Policy policy = choice.policy;
+    b.policy_source = choice.source;
+    b.policy_note = choice.note;
+    TB_RETURN_IF_ERROR(bound.WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")"));
+    // A Format policy whose layout this executor converts to and from on every run (its
+    // neighbours keep row-major) may lose here what it won alone: against oneDNN, timed now.
+    // Only the bank's (or the nearest entry's): a built-in choice stays as chosen.
+    if ((b.policy_source == "bank" || b.policy_source == "nearest") && step->kernel->ConvertsActivations() && t != &OneDnnImpl() && OneDnnImpl().Supports(op).ok()) {
+      auto alternative = std::make_unique<Step>();
+      alternative->output = step->output;
+      const Policy library = OneDnnImpl().DefaultPolicy(op);
+      if (BindTemplate(alternative.get(), *node_op, OneDnnImpl(), library).ok() && TimeStepAlone(*alternative) < TimeStepAlone(*step)) {
+        step = std::move(alternative);
+        t = &OneDnnImpl();
+        policy = library;
+        b.policy_source = "converts";  // the bank's policy converted layouts per run and was slower
+      }
+    }
+    b.template_id = t->id();
+    b.policy = PolicyText(policy);
+    b.op = std::move(node_op.value());
+  } else {
+    auto basic = MakeBasicKernel(graph_, n);
+    if (basic.ok()) {
+      step->kind = Step::Kind::kBasic;
+      step->basic = std::move(basic.value());
+      for (int v : n.inputs) step->inputs.push_back(v);
+      b.policy_source = "basic";
+    } else if (kernels::KernelRegistry::Default().Has(n.op_type)) {
+      TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get()));
+    } else {
+      if (std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) != BasicOpTypes().end() || Implements(n.op_type))
+        return basic.status();  // a known op used in a way no kernel supports
+      (*missing)[n.op_type].push_back(n.name);
+      return Status::Ok();
+    }
+  }
+  // A pointwise kernel may write over an input it reads.
+  pointwise_.push_back(IsPointwiseOp(n.op_type) && (step->kind == Step::Kind::kDirect || step->kind == Step::Kind::kBasic));
+  steps_.push_back(std::move(step));
+  bindings_.push_back(std::move(b));
+  return Status::Ok();
+}
+
+Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
+  std::map<std::string, std::vector<std::string>> missing;  // op type -> node names
+  std::set<int> read_values;
+  for (const Node& n : graph_.nodes) read_values.insert(n.inputs.begin(), n.inputs.end());
+  // SGAT: a fused subgraph runs where its last fused chain node is, when every operand it reads
+  // has been computed; its anchor and the chain nodes before that one wait for it.
+  std::vector<Subgraph> subgraphs = fusion ? PartitionSubgraphs(graph_) : std::vector<Subgraph>{};
+  // A subgraph touching a value whose shape is known only at run time is not fused (its nodes run
+  // the registry's kernels), nor one whose anchor computes on a constant (see BindNode).
+  auto static_shapes = [&](int node) {
+    for (int v : graph_.nodes[node].inputs)
+      if (v >= 0 && !graph_.values[v].shape_known) return false;
+    for (int v : graph_.nodes[node].outputs)
+      if (v >= 0 && !graph_.values[v].shape_known) return false;
+    return true;
+  };
+  subgraphs.erase(std::remove_if(subgraphs.begin(), subgraphs.end(), [&](const Subgraph& s) {
+                    if (!static_shapes(s.anchor) || graph_.IsConstant(graph_.nodes[s.anchor].inputs[0])) return true;
+                    for (int n : s.chain)
+                      if (!static_shapes(n)) return true;
+                    return false;
+                  }),
+                  subgraphs.end());
+  std::map<int, std::pair<const Subgraph*, FusionChoice>> fused_at;  // last fused chain node -> choice
+  std::set<int> deferred;
+  std::map<int, std::string> fusion_notes;  // anchor -> why the bank's fused policy was not used
+  for (const Subgraph& s : subgraphs) {
+    std::optional<FusionChoice> choice = fusion(s);
+    if (choice && !choice->unusable.empty()) {
+      fusion_notes[s.anchor] = "the bank's fused policy cannot run on this host's target (" + Host().target.to_string() + "): " + choice->unusable;
+      choice.reset();
+    }
+    if (!choice) choice = BuiltinFusion(s, lookup);
+    if (choice && choice->policy.fuse > 0 && choice->policy.fuse <= static_cast<int>(s.steps.size())) {
+      const int nodes = s.NodesOf(choice->policy.fuse);
+      fused_at[s.chain[nodes - 1]] = {&s, *choice};
+      deferred.insert(s.anchor);
+      deferred.insert(s.chain.begin(), s.chain.begin() + nodes - 1);
+    }
+  }
+  for (size_t index = 0; index < graph_.nodes.size(); ++index) {
+    if (deferred.count(static_cast<int>(index))) continue;
+    auto it = fused_at.find(static_cast<int>(index));
+    if (it == fused_at.end()) {
+      TB_RETURN_IF_ERROR(BindNode(index, lookup, read_values, &missing));
+      continue;
+    }
+    const auto& [s, choice] = it->second;
+    auto bound = BindFused(*s, choice);
+    if (!bound.ok()) return bound.status();
+    if (*bound) continue;
+    // It cannot run fused: the nodes one by one, here, in graph order (an attention block's chain
+    // starts before its anchor).
+    std::vector<int> nodes(s->chain.begin(), s->chain.begin() + s->NodesOf(choice.policy.fuse));
+    nodes.push_back(s->anchor);
+    std::sort(nodes.begin(), nodes.end());
+    for (int n : nodes) TB_RETURN_IF_ERROR(BindNode(n, lookup, read_values, &missing));
+  }
+  for (NodeBinding& b : bindings_)
+    if (auto note = fusion_notes.find(b.node); note != fusion_notes.end() && b.policy_note.empty() && b.policy_source != "bank") b.policy_note = note->second;
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& [type, names] : missing) {
+      list += (list.empty() ? "" : "; ") + type + " (";
+      for (size_t i = 0; i < names.size() && i < 5; ++i) list += (i ? ", " : "") + names[i];
+      if (names.size() > 5) list += ", and " + std::to_string(names.size() - 5) + " more";
+      list += ")";
+    }
+    return Status::InvalidInput("the executor has no kernel for " + std::to_string(missing.size()) + " op type(s) of this model: " + list);
+  }
+  return Status::Ok();
+}
+
+}  // namespace tilebank::engine::model

@@ -1,0 +1,238 @@
+// The executor on small models built here: results against plain loops, buffer reuse, reshapes
+// that copy nothing, folding of shape arithmetic and of BatchNormalization, and every bad input
+// (truncated or non-ONNX files, missing external data, unfixed dynamic dimensions, missing ops).
+#include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "engine/runtime/model_session.h"
+#include "engine/ir/onnx_import.h"
+#include "tests/onnx_model_builder.h"
+#include "tests/test_support.h"
+
+namespace tilebank::engine::model {
+namespace {
+
+using testing::RunCli;
+using testing::TempDir;
+using testing::ModelBuilder;
+
+std::vector<Tensor> RunOnce(Executor& e, const std::vector<Tensor>& inputs) {
+  std::vector<const Tensor*> in;
+  for (const auto& t : inputs) in.push_back(&t);
+  std::vector<Tensor> out;
+  Status s = e.Run(in, &out);
+  REQUIRE_MESSAGE(s.ok(), s.message());
+  return out;
+}
+
+TEST_CASE("executor: MatMul, bias, Relu, Reshape and Transpose against plain loops, reshapes alias, pointwise ops write in place") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {8, 32});
+  auto w = b.Weight("w", {32, 24});
+  auto bias = b.Weight("bias", {24});
+  b.Ints("shape", {8, 4, 6});
+  b.Node("MatMul", {"x", "w"}, {"mm"});
+  b.Node("Add", {"mm", "bias"}, {"biased"});
+  b.Node("Relu", {"biased"}, {"act"});
+  b.Node("Reshape", {"act", "shape"}, {"r"});
+  auto* t = b.Node("Transpose", {"r"}, {"y"});
+  auto* perm = t->add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  for (int p : {1, 0, 2}) perm->add_ints(p);
+  b.Output("y", {4, 8, 6});
+  auto e = LoadModel(b.Save(dir / "m.onnx"), {}, nullptr);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  const Graph& g = (*e)->graph();
+  auto inputs = RandomInputs(g, 3);
+  auto out = RunOnce(**e, inputs);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].shape == std::vector<int64_t>{4, 8, 6});
+  const auto& x = inputs[0].data;
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 24; ++j) {
+      double acc = bias[j];
+      for (int k = 0; k < 32; ++k) acc += x[i * 32 + k] * w[k * 24 + j];
+      const double want = std::max(0.0, acc);
+      const int a = j / 6, c = j % 6;  // r[i][a][c] -> y[a][i][c]
+      CHECK(out[0].data[(a * 8 + i) * 6 + c] == doctest::Approx(want).epsilon(1e-4));
+    }
+  bool aliased = false;
+  for (const auto& binding : (*e)->bindings()) aliased |= binding.op_type == "Reshape" && binding.policy_source == "alias";
+  CHECK(aliased);
+  // x (256 floats) dies at the MatMul; the bias Add and the Relu write over mm in place, the
+  // Reshape aliases it, and y (192) reuses x's memory: 448 floats where 5 tensors were computed.
+  CHECK((*e)->arena_bytes() == (256 + 192) * sizeof(float));
+}
+
+TEST_CASE("executor: a stored policy this host's target cannot run gives way to the built-in choice, the reason kept") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {8, 32});
+  b.Weight("w", {32, 24});
+  b.Node("MatMul", {"x", "w"}, {"y"});
+  b.Output("y", {8, 24});
+  auto graph = ImportModel(b.Save(dir / "m.onnx"), {});
+  REQUIRE(graph.ok());
+  // 4 vectors x 12 rows need 53 vector registers: more than any x86 or Arm target has.
+  const Policy too_wide = MakePolicy({{"vec_blocks", int64_t{4}}, {"tile_m", int64_t{12}}, {"block_n", int64_t{1}}, {"block_m", int64_t{1}},
+                                      {"unroll_k", int64_t{1}}, {"loop_order", std::string("mn")}, {"parallel", int64_t{0}},
+                                      {"pack_b", std::string("block")}});
+  PolicyLookup lookup = [&](const OpSpec& op) -> std::optional<FoundPolicy> {
+    Entry e;
+    e.kind = EntryKind::kOp;
+    e.op_type = op.op_type;
+    e.descriptor = op.canonical.text;
+    e.template_id = "matmul.tiled";
+    e.policy = too_wide;
+    return FoundPolicy{e, false};
+  };
+  auto e = Executor::Load(*graph, lookup);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  const NodeBinding& mm = (*e)->bindings().front();
+  CHECK(mm.policy_source == "builtin");
+  CHECK_MESSAGE(mm.policy_note.find("cannot run on this host's target") != std::string::npos, mm.policy_note);
+  CHECK_MESSAGE(mm.policy_note.find("breaks matmul.tiled's constraints") != std::string::npos, mm.policy_note);
+  auto inputs = RandomInputs((*e)->graph(), 1);
+  CHECK(RunOnce(**e, inputs).front().shape == std::vector<int64_t>{8, 24});
+}
+
+TEST_CASE("executor: a Split's outputs (one unused, one a model output) each computed as a Slice of the input") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {2, 9});
+  b.Ints("sizes", {2, 3, 4});
+  ModelBuilder::IntAttr(b.Node("Split", {"x", "sizes"}, {"a", "unused", "c"}), "axis", 1);
+  b.Node("Relu", {"a"}, {"ra"});
+  b.Output("ra", {2, 2});
+  b.Output("c", {2, 4});
+  auto e = LoadModel(b.Save(dir / "m.onnx"), {}, nullptr);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  int slices = 0;
+  for (const Node& n : (*e)->graph().nodes) slices += n.op_type == "Slice";
+  CHECK(slices == 2);
+  auto inputs = RandomInputs((*e)->graph(), 5);
+  auto out = RunOnce(**e, inputs);
+  REQUIRE(out.size() == 2);
+  const auto& x = inputs[0].data;
+  for (int r = 0; r < 2; ++r) {
+    for (int j = 0; j < 2; ++j) CHECK(out[0].data[r * 2 + j] == std::max(0.f, x[r * 9 + j]));
+    for (int j = 0; j < 4; ++j) CHECK(out[1].data[r * 4 + j] == x[r * 9 + 5 + j]);
+  }
+}
+
+TEST_CASE("executor: shape arithmetic folds to constants, BatchNormalization folds into the Conv before it") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {1, 3, 8, 8});
+  b.Weight("w", {4, 3, 3, 3});
+  for (const char* p : {"scale", "shift", "mean"}) b.Weight(p, {4});
+  auto var = b.Weight("var", {4});
+  for (auto& v : *b.g->mutable_initializer(b.g->initializer_size() - 1)->mutable_float_data()) v = std::fabs(v) + 0.5f;
+  b.Ints("zero", {0});
+  b.Ints("minus_one", {-1});
+  b.Node("Conv", {"x", "w"}, {"c"});
+  b.Node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"bn"});
+  b.Node("Shape", {"bn"}, {"s"});
+  b.Node("Gather", {"s", "zero"}, {"n"});
+  ModelBuilder::IntAttr(b.Node("Concat", {"n", "minus_one"}, {"target"}), "axis", 0);
+  b.Node("Reshape", {"bn", "target"}, {"y"});
+  b.Output("y", {1, 144});
+  const std::string path = b.Save(dir / "m.onnx");
+  auto graph = ImportOnnx(path, {});
+  REQUIRE_MESSAGE(graph.ok(), graph.status().message());
+  auto e = LoadModel(path, {}, nullptr);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  std::vector<std::string> types;
+  for (const auto& n : (*e)->graph().nodes) types.push_back(n.op_type);
+  CHECK(types == std::vector<std::string>{"Conv", "Reshape"});
+  auto inputs = RandomInputs((*e)->graph(), 5);
+  auto out = RunOnce(**e, inputs);
+  CHECK(out[0].shape == std::vector<int64_t>{1, 4 * 6 * 6});
+  // Against the unfolded form: conv, then (c - mean) / sqrt(var + eps) * scale + shift.
+  const auto& in = b.g->initializer();
+  auto values = [&](int i) { return std::vector<float>(in[i].float_data().begin(), in[i].float_data().end()); };
+  auto w = values(0), scale = values(1), shift = values(2), mean = values(3), v = values(4);
+  const auto& x = inputs[0].data;
+  for (int oc = 0; oc < 4; ++oc)
+    for (int oy = 0; oy < 6; ++oy)
+      for (int ox = 0; ox < 6; ++ox) {
+        double acc = 0;
+        for (int c = 0; c < 3; ++c)
+          for (int ky = 0; ky < 3; ++ky)
+            for (int kx = 0; kx < 3; ++kx) acc += x[(c * 8 + oy + ky) * 8 + ox + kx] * w[((oc * 3 + c) * 3 + ky) * 3 + kx];
+        const double want = (acc - mean[oc]) / std::sqrt(v[oc] + 1e-5) * scale[oc] + shift[oc];
+        CHECK(out[0].data[(oc * 6 + oy) * 6 + ox] == doctest::Approx(want).epsilon(1e-4));
+      }
+}
+
+TEST_CASE("run: bad models exit 2 with the problem named and nothing written") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {2, 4});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y", {2, 4});
+  const std::string good = b.Save(dir / "good.onnx");
+  auto run = [&](const std::string& args) { return RunCli("run --repeat 1 --warmup 0 --bank " + (dir / "bank") + " " + args); };
+  CHECK(run("-m " + good).exit_code == 0);
+
+  std::string bytes;
+  b.model.SerializeToString(&bytes);
+  std::ofstream(dir / "truncated.onnx", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  std::ofstream(dir / "text.onnx") << "this is not a model\n";
+  for (const char* name : {"truncated.onnx", "text.onnx", "absent.onnx"}) {
+    auto r = run("-m " + (dir / name));
+    CHECK(r.exit_code == 2);
+    CHECK_MESSAGE(r.err.find(name) != std::string::npos, r.err);
+  }
+
+  ModelBuilder dynamic;
+  auto* in = dynamic.g->add_input();
+  ModelBuilder::SetShape(in, "tokens", {1, 4});
+  in->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+  dynamic.Node("Relu", {"tokens"}, {"y"});
+  dynamic.Output("y", {1, 4});
+  const std::string dyn = dynamic.Save(dir / "dynamic.onnx");
+  auto unfixed = run("-m " + dyn);
+  CHECK(unfixed.exit_code == 2);
+  CHECK(unfixed.err.find("'tokens'") != std::string::npos);
+  CHECK(unfixed.err.find("--input-shape") != std::string::npos);
+  CHECK(run("-m " + dyn + " --input-shape tokens:3,4").exit_code == 0);
+
+  ModelBuilder external;
+  external.Input("x", {2, 4});
+  external.Weight("w", {2, 4});
+  external.MakeExternal(0, "weights.bin");
+  external.Node("Add", {"x", "w"}, {"y"});
+  external.Output("y", {2, 4});
+  auto missing = run("-m " + external.Save(dir / "external.onnx"));
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("weights.bin") != std::string::npos);
+  std::vector<float> data(8, 1.f);
+  std::ofstream(dir / "weights.bin", std::ios::binary).write(reinterpret_cast<const char*>(data.data()), 32);
+  CHECK(run("-m " + (dir / "external.onnx")).exit_code == 0);
+
+  // Ops the registry has no kernel for (MaxRoiPool, Multinomial): each named once, with its nodes.
+  ModelBuilder unknown;
+  unknown.Input("x", {1, 2, 4, 4});
+  unknown.Floats("rois", {1, 5}, {0, 0, 0, 3, 3});
+  ModelBuilder::IntsAttr(unknown.Node("MaxRoiPool", {"x", "rois"}, {"a"}), "pooled_shape", {2, 2});
+  ModelBuilder::IntsAttr(unknown.Node("MaxRoiPool", {"a", "rois"}, {"b"}), "pooled_shape", {1, 1});
+  unknown.Node("Flatten", {"b"}, {"c"});
+  unknown.Node("Multinomial", {"c"}, {"y"});
+  ModelBuilder::SetShape(unknown.g->add_output(), "y", {1, 1}, onnx::TensorProto::INT32);
+  auto ops = run("-m " + unknown.Save(dir / "unknown.onnx"));
+  CHECK(ops.exit_code == 2);
+  CHECK_MESSAGE(ops.err.find("MaxRoiPool (MaxRoiPool_a, MaxRoiPool_b)") != std::string::npos, ops.err);
+  CHECK(ops.err.find("Multinomial (Multinomial_y)") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "bank"));
+}
+
+}  // namespace
+}  // namespace tilebank::engine::model
