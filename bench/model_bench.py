@@ -13,6 +13,9 @@ decoder) are printed with each row, met or not.
          (models: resnet50 resnet18 mobilenet_v2 bert_base vit_b_16 gpt_decoder, or other torchvision classifiers)
          bench/model_bench.py --defaults [MODEL ...]   before tuning: an empty bank against TorchScript
          bench/model_bench.py --off-shape              ResNet-50 at batch 8 with a bank tuned at batch 1
+         bench/model_bench.py --against OLD_BUILD [MODEL ...]   this build's tilebank against another's (an
+                                                       earlier commit's), empty banks, alternated: a change that
+                                                       should not move speed, checked
          bench/model_bench.py --ort [--tuned] [--rounds 3] [MODEL ...]
                                                        against ONNX Runtime 1.30 (bench/ort_goals.py: issue 37's
                                                        goals, time per op type side by side)
@@ -153,6 +156,51 @@ def ensure_binaries(build):
         sys.exit(f"model_bench: {', '.join(missing)} still missing from {build} after building")
 
 
+ALL_BENCH_MODELS = ("resnet50", "resnet18", "mobilenet_v2", "bert_base", "vit_b_16", "gpt_decoder", "llama_decoder", "yolo_detector")
+
+
+def against_section(args, models):
+    """This build's tilebank and OLD_BUILD's on each model, empty banks (default policies), alternated
+    in rounds on one kernel cache each: new/old per model, and whether it lies within the rounds'
+    spread (the larger of the two columns' relative spreads of round medians, at least 3%)."""
+    old_build = os.path.abspath(args.against)
+    if not os.access(os.path.join(old_build, "tilebank"), os.X_OK):
+        sys.exit(f"model_bench: no tilebank in {old_build}")
+    cache = os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache"))
+    rows = []
+    for name in models:
+        model_dir = export_models.export(name, os.path.join(cache, "tilebank", "models"))
+        print(f"== {name}", file=sys.stderr, flush=True)
+        with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as old_kernels, tempfile.TemporaryDirectory() as new_kernels:
+            run_json(old_build, model_dir, empty, args.threads, 1, 1, old_kernels)  # each compiles its kernels once, untimed
+            run_json(args.build, model_dir, empty, args.threads, 1, 1, new_kernels)
+            ms, rounds_ms, last = alternate({
+                "old": tilebank_column(old_build, model_dir, empty, args.threads, args.warmup, args.repeat, old_kernels),
+                "new": tilebank_column(args.build, model_dir, empty, args.threads, args.warmup, args.repeat, new_kernels),
+            }, args.rounds)
+
+        def spread(column):
+            values = rounds_ms[column]
+            return (max(values) - min(values)) / ms[column]
+        noise = max(0.03, spread("old"), spread("new"))
+        ratio = ms["new"] / ms["old"]
+        rows.append({"model": name, "old_ms": ms["old"], "new_ms": ms["new"], "ratio": ratio, "noise": noise,
+                     "within": abs(ratio - 1) <= noise, "check": bool(last["new"].get("check", {}).get("ok")),
+                     "old_load_s": last["old"]["load_s"], "new_load_s": last["new"]["load_s"], "round_ms": rounds_ms})
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    print(f"\nmodel_bench --against {old_build}: {args.threads} threads, batch 1, empty banks; each column the median over "
+          f"{args.rounds} alternated rounds of its median of {args.repeat} runs after {args.warmup} warm-up")
+    head = ("model", "old ms", "new ms", "new/old", "noise", "verdict", "check", "old load s", "new load s")
+    fmt = "{:<13}" + "{:>11}" * (len(head) - 1)
+    print(fmt.format(*head))
+    for r in rows:
+        print(fmt.format(r["model"], f"{r['old_ms']:.2f}", f"{r['new_ms']:.2f}", f"{r['ratio']:.3f}", f"±{100 * r['noise']:.1f}%",
+                         "within" if r["within"] else ("faster" if r["ratio"] < 1 else "SLOWER"), "ok" if r["check"] else "DIFFERS",
+                         f"{r['old_load_s']:.2f}", f"{r['new_load_s']:.2f}"))
+    print("noise: the larger relative spread (max - min) of either column's round medians, at least 3%; within: |new/old - 1| <= noise")
+    return 0 if all(r["within"] or r["ratio"] < 1 for r in rows) and all(r["check"] for r in rows) else 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="*", default=list(GOALS))
@@ -169,6 +217,7 @@ def main():
     parser.add_argument("--ort", action="store_true", help="only the models against ONNX Runtime (scripts/setup.sh --ort installs it)")
     parser.add_argument("--tuned", action="store_true", help="with --ort: also after SGAT then OPAT in --sgat-bank")
     parser.add_argument("--rounds", type=int, default=3, help="rounds alternating the systems (each column's time: the median of its round medians)")
+    parser.add_argument("--against", metavar="OLD_BUILD", help="only this build's tilebank against OLD_BUILD's, default policies, alternated")
     args = parser.parse_args()
     ensure_binaries(args.build)
     global torch, export_models
@@ -179,6 +228,8 @@ def main():
         import ort_goals
         ort_goals.ort_section(args, export_models, args.models if args.models != list(GOALS) else ORT_MODELS, run_json, tune_job)
         return 0
+    if args.against:
+        return against_section(args, args.models if args.models != list(GOALS) else ALL_BENCH_MODELS)
     if args.defaults or args.off_shape:
         import default_goals
         if args.defaults:

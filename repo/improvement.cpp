@@ -6,9 +6,11 @@ namespace tilebank {
 
 double ImprovementPercent(double before, double after) { return after > 0 ? (before / after - 1.0) * 100.0 : 0.0; }
 
-std::string ImprovementText(double before, double after) {
+std::string ImprovementText(double before, double after) { return PercentText(ImprovementPercent(before, after)); }
+
+std::string PercentText(double percent) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.2f%%", ImprovementPercent(before, after));
+  std::snprintf(text, sizeof text, "%.2f%%", percent);
   return text;
 }
 

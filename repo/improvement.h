@@ -9,5 +9,7 @@ namespace tilebank {
 double ImprovementPercent(double before, double after);
 // "35.35%".
 std::string ImprovementText(double before, double after);
+// A percentage as the closing line prints it: "35.35%".
+std::string PercentText(double percent);
 
 }  // namespace tilebank

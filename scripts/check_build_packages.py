@@ -5,8 +5,9 @@ step, and CI on that machine cannot see it (issue 12: oneDNN's CMake config need
 
   usage: check_build_packages.py BUILD_DIR [--setup scripts/setup.sh]
 
-What the build read: the compiler's dependency files (*.d, compiler_depend.make, depend.make),
-the link lines (link.txt) and the library/header paths CMake cached. Each file under /usr is
+What the build read: the compiler's dependency files (*.d, compiler_depend.make, depend.make; for a
+Ninja build, `ninja -t deps`), the link lines (link.txt, build.ninja) and the library/header paths
+CMake cached. Each file under /usr is
 mapped to its Debian package through dpkg's file lists. Allowed: the packages setup.sh's
 `packages=( ... )` array names, their dependencies (recursively, without Recommends, as setup.sh
 installs), and the essential ones (Essential: yes or Priority: required). Anything else is printed
@@ -67,16 +68,20 @@ def file_owners():
 
 def files_read(build_dir):
     """Headers and libraries under /usr named by the build's dependency files, link lines and cache."""
-    texts = [os.path.join(build_dir, "CMakeCache.txt")]
+    texts = [os.path.join(build_dir, "CMakeCache.txt"), os.path.join(build_dir, "build.ninja")]
     for pattern in ("**/*.d", "**/compiler_depend.make", "**/depend.make", "**/link.txt"):
         texts += glob.glob(os.path.join(build_dir, pattern), recursive=True)
-    found = set()
+    blobs = []
     for path in texts:
         try:
             with open(path, errors="replace") as f:
-                text = f.read()
+                blobs.append(f.read())
         except OSError:
             continue
+    if os.path.isfile(os.path.join(build_dir, ".ninja_deps")):  # Ninja keeps the compilers' dependency lists here
+        blobs.append(subprocess.run(["ninja", "-C", build_dir, "-t", "deps"], capture_output=True, text=True, check=False).stdout)
+    found = set()
+    for text in blobs:
         for raw in PATH_IN_TEXT.findall(text):
             p = os.path.normpath(raw)
             if LIBRARY_OR_HEADER.search(p) and os.path.isfile(p):

@@ -11,7 +11,7 @@
 #                       Runtime's CPU provider, the anchor of the benches and the zoo (never linked)
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config git python3
+  build-essential cmake ninja-build pkg-config git python3   # ninja: scripts/build.sh compiles every layer's sources in parallel
   iproute2   # GDAT: scripts/netns_cluster.sh (network namespaces, veth, tc tbf)
   liblmdb-dev lmdb-utils libflatbuffers-dev flatbuffers-compiler libcli11-dev libxxhash-dev
   nlohmann-json3-dev doctest-dev libsqlite3-dev

@@ -6,16 +6,11 @@
 #include <sstream>
 
 #include "engine/catalog/builtin_choice.h"
-#include "engine/jobs/gdat_job.h"
-#include "engine/jobs/job_place.h"
-#include "engine/jobs/job_types.h"
-#include "engine/jobs/model_opat_job.h"
-#include "engine/jobs/model_sgat_job.h"
+#include "engine/jobs/job.h"
 #include "engine/jobs/opat_job.h"
 #include "engine/ir/onnx_import.h"
 #include "engine/core/soc_version.h"
 #include "repo/bank_location.h"
-#include "repo/improvement.h"
 #include "tools/batch_command.h"
 #include "tools/cli_common.h"
 
@@ -66,7 +61,6 @@ Status CheckSharedFlags(const TuneFlags& f) {
 // Where every job type tunes: the bank, this machine's soc_version (another is refused), the
 // output directory (--output, else ASCEND_WORK_PATH, else here) and --repeat-tune / REPEAT_TUNE.
 using engine::JobPlace;
-using engine::PlaceJob;
 
 // `measures_here`: the job measures this machine, so --soc may only name its soc_version.
 Result<JobPlace> JobPlaceOf(const TuneFlags& f, bool measures_here = true) {
@@ -81,6 +75,21 @@ Result<JobPlace> JobPlaceOf(const TuneFlags& f, bool measures_here = true) {
   const char* repeat = std::getenv("REPEAT_TUNE");
   p.repeat_tune = f.repeat_tune || (repeat && (std::string(repeat) == "True" || std::string(repeat) == "true" || std::string(repeat) == "1"));
   return p;
+}
+
+// Runs the request's job and prints what it reports: its result file, its lines and AOE's closing
+// line. Exit 1 when a task failed to tune (the result file lists it).
+int RunAndReport(int job_type, const engine::JobRequest& r) {
+  auto outcome = engine::FindJob(job_type)->Run(r);
+  if (!outcome.ok()) return Fail(outcome.status());
+  if (r.print_plans) {
+    std::cout << outcome->plans.dump(1) << "\n";
+    return kExitOk;
+  }
+  std::cout << "result file: " << outcome->result_path << "\n";
+  for (const std::string& line : outcome->lines) std::cout << line << "\n";
+  std::printf("%s process finished. Performance improved by %s\n", outcome->tuning_name.c_str(), outcome->improvement.c_str());
+  return outcome->any_failed ? kExitFound : kExitOk;
 }
 
 // `tune` with --model-list, --plan or --shard: one worker of a batch, or the whole batch here.
@@ -132,23 +141,15 @@ int RunSgat(const TuneFlags& f) {
   if (!shapes.ok()) return Fail(shapes.status());
   auto place = JobPlaceOf(f);
   if (!place.ok()) return Fail(place.status());
-  engine::ModelSgatOptions o;
-  o.model_path = f.model;
-  o.subgraphs_path = f.subgraphs;
-  o.input_shapes = *shapes;
-  PlaceJob(*place, &o);
-  o.trials = f.trials;
-  o.time_budget_s = f.time_budget;
-  if (reload) o.reload = f.reload;
-  o.listeners = ProgressListeners(f.quiet);
-  auto report = engine::RunModelSgatJob(o);
-  if (!report.ok()) return Fail(report.status());
-  std::cout << "result file: " << report->result_path << "\n";
-  if (report->whole_model) std::cout << report->note << "\n";
-  else std::printf("subgraphs: %.3f ms before, %.3f ms after (each subgraph's time x its occurrences)\n", report->baseline_ms, report->result_ms);
-  std::printf("%s process finished. Performance improved by %s\n", report->tuning_name.c_str(),
-              report->whole_model ? report->improvement.c_str() : ImprovementText(report->baseline_ms, report->result_ms).c_str());
-  return kExitOk;
+  engine::JobRequest r;
+  r.input = f.model.empty() ? f.subgraphs : f.model;
+  r.input_shapes = *shapes;
+  r.place = *place;
+  r.tune.trials = f.trials;
+  r.time_budget_s = f.time_budget;
+  if (reload) r.reload = f.reload;
+  r.listeners = ProgressListeners(f.quiet);
+  return RunAndReport(1, r);
 }
 
 // Job type 4: gradient fusion planned offline from a recorded profile. Nothing is measured here,
@@ -161,28 +162,13 @@ int RunGdat(const TuneFlags& f) {
     return Fail(Status::InvalidInput("--job-type 4 takes --gradients only (no --model, --singleop, --subgraphs or --reload)"));
   auto place = JobPlaceOf(f, /*measures_here=*/false);
   if (!place.ok()) return Fail(place.status());
-  engine::GdatOptions o;
-  o.profile_path = f.gradients;
-  PlaceJob(*place, &o);
-  o.max_segments = f.max_segments;
-  o.measured_path = f.measured;
-  o.print_plans = f.print_plans;
-  auto report = engine::RunGdatJob(o);
-  if (!report.ok()) return Fail(report.status());
-  if (f.print_plans) {
-    std::cout << report->result.dump(1) << "\n";
-    return kExitOk;
-  }
-  std::cout << "result file: " << report->result_path << "\n";
-  if (report->measured)
-    std::printf("gradients %s: %s; median training iteration, measured: %.3f ms with DDP's default plan, %.3f ms with the plan kept\n",
-                report->repo_key.c_str(), report->status.c_str(), report->before_ms, report->after_ms);
-  else
-    std::printf("gradients %s: %s; backward start to the last AllReduce done, predicted: %.3f ms with DDP's default plan, %.3f ms with the plan kept\n",
-                report->repo_key.c_str(), report->status.c_str(), report->before_ms, report->after_ms);
-  std::printf("%s process finished. Performance improved by %s\n", report->tuning_name.c_str(),
-              ImprovementText(report->before_ms, report->after_ms).c_str());
-  return kExitOk;
+  engine::JobRequest r;
+  r.input = f.gradients;
+  r.place = *place;
+  r.max_segments = f.max_segments;
+  r.measured_path = f.measured;
+  r.print_plans = f.print_plans;
+  return RunAndReport(4, r);
 }
 
 // Job type 2: operator tuning of an op list or of a model's operators.
@@ -197,56 +183,37 @@ int RunOpat(const TuneFlags& f) {
 
   auto place = JobPlaceOf(f);
   if (!place.ok()) return Fail(place.status());
-  engine::OpatJobOptions o;
-  o.ops_path = f.singleop;
-  PlaceJob(*place, &o);
+  engine::JobRequest r;
+  r.input = f.model.empty() ? f.singleop : f.model;
+  r.place = *place;
   if (!f.tune_ops_file.empty()) {
-    Status s = engine::ReadTuneOpsFile(f.tune_ops_file, &o.tune_op_names, &o.tune_op_types);
+    Status s = engine::ReadTuneOpsFile(f.tune_ops_file, &r.tune_op_names, &r.tune_op_types);
     if (!s.ok()) return Fail(s);
   }
-  if (reload) o.reload = f.reload;
-  o.time_budget_s = f.time_budget;
-  o.tune.tune_mode = f.tune_mode;
+  if (reload) r.reload = f.reload;
+  r.time_budget_s = f.time_budget;
+  r.tune.tune_mode = f.tune_mode;
   if (f.tune_mode != "GA,RL" && f.tune_mode != "RL,GA" && !engine::ParseStrategyKind(f.tune_mode).ok())
     return Fail(Status::InvalidInput("--tune-mode " + f.tune_mode + ": expected GA, RL, GA,RL, random or exhaustive"));
   auto modes = ParseModes(f.modes);
   if (!modes.ok()) return Fail(modes.status());
-  o.tune.modes = modes.value();
-  o.tune.trials = f.trials;
-  o.tune.seed = f.seed;
-  o.listeners = ProgressListeners(f.quiet);
-
+  r.tune.modes = modes.value();
+  r.tune.trials = f.trials;
+  r.tune.seed = f.seed;
+  r.listeners = ProgressListeners(f.quiet);
   if (!f.model.empty()) {
     auto shapes = engine::model::ParseInputShapes(f.input_shape);
     if (!shapes.ok()) return Fail(shapes.status());
-    engine::ModelOpatOptions m;
-    m.model_path = f.model;
-    m.input_shapes = *shapes;
-    m.job = o;
-    auto model_report = engine::RunModelOpatJob(m);
-    if (!model_report.ok()) return Fail(model_report.status());
-    const auto& r = model_report->job;
-    std::cout << "result file: " << r.result_path << "\n";
-    std::cout << model_report->note << "\n";
-    if (r.any_failed) std::cout << "some operators failed to tune: see tuning_failed_operators in the result file\n";
-    std::printf("%s process finished. Performance improved by %.2f%%\n", r.tuning_name.c_str(), r.improvement_percent);
-    return r.any_failed ? kExitFound : kExitOk;
+    r.input_shapes = *shapes;
   }
-  auto report = engine::RunOpatJob(o);
-  if (!report.ok()) return Fail(report.status());
-  std::cout << "result file: " << report->result_path << "\n";
-  char pct[32];
-  std::snprintf(pct, sizeof pct, "%.2f", report->improvement_percent);
-  if (report->any_failed) std::cout << "some operators failed to tune: see tuning_failed_operators in the result file\n";
-  std::cout << report->tuning_name << " process finished. Performance improved by " << pct << "%\n";
-  return report->any_failed ? kExitFound : kExitOk;
+  return RunAndReport(2, r);
 }
 
 int RunTune(const TuneFlags& f) {
   if (!f.model_list.empty() || !f.gradients_list.empty() || !f.plan.empty() || !f.shard.empty()) return RunBatchWorker(f);
   if (!f.local_dir.empty()) return Fail(Status::InvalidInput("--local-dir is for a batch worker (--plan, --shard, --model-list or --gradients-list)"));
   if (f.job_type == 0) return Fail(Status::InvalidInput("--job-type (-j) is required: " + engine::JobTypeChoices()));
-  // Each job type of engine/jobs/job_types.h and the command running it.
+  // Each job type of engine/jobs/job_types.h and the command checking its flags before it runs it.
   static const std::map<int, int (*)(const TuneFlags&)> kRunners = {{1, RunSgat}, {2, RunOpat}, {4, RunGdat}};
   const auto runner = kRunners.find(f.job_type);
   if (!engine::FindJobType(f.job_type) || runner == kRunners.end())

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "engine/batch/batch_job.h"
 #include "engine/batch/shard_dir.h"
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/result_file.h"
@@ -33,9 +34,7 @@ Result<std::unique_ptr<Bank>> OpenShardBank(const BatchPlan& plan, const std::st
 struct GroupRead {
   BatchMergeReport report;
   std::vector<std::unique_ptr<Bank>> banks;
-  std::vector<OpRecord> operators;
-  std::vector<SubgraphRecord> subgraphs;
-  std::vector<GradientTaskRecord> gradients;
+  ShardProgress records;  // every shard's records, in shard order
   double longest_s = 0;
 };
 
@@ -53,11 +52,11 @@ Result<GroupRead> ReadGroup(const BatchPlan& plan, const std::string& bank_root,
     g.report.tasks_failed += progress->Failed();
     g.longest_s = std::max(g.longest_s, progress->elapsed_s);
     for (auto& r : progress->operators) {
-      r.index = g.operators.size();
-      g.operators.push_back(std::move(r));
+      r.index = g.records.operators.size();
+      g.records.operators.push_back(std::move(r));
     }
-    for (auto& r : progress->subgraphs) g.subgraphs.push_back(std::move(r));
-    for (auto& r : progress->gradients) g.gradients.push_back(std::move(r));
+    for (auto& r : progress->subgraphs) g.records.subgraphs.push_back(std::move(r));
+    for (auto& r : progress->gradients) g.records.gradients.push_back(std::move(r));
     if (*bank) g.banks.push_back(std::move(bank.value()));
   }
   g.report.shards_merged = g.banks.size();
@@ -87,22 +86,14 @@ Status MergeGroup(const BatchPlan& plan, Bank& destination, const std::string& d
 
   const bool finished = report.shards_unfinished.empty();
   const std::string name = "batch_" + plan.plan_id;
-  nlohmann::json result;
-  if (plan.job_type == 4) {
-    result = GdatListResultJson(name, g->longest_s, g->gradients, finished);
-  } else if (plan.job_type == 2) {
-    result = OpatResultJson(name, g->longest_s, g->operators, finished);
-  } else {
-    const auto [before_ms, after_ms] = SubgraphListTimes(g->subgraphs);
-    result = SgatResultJson(name, g->longest_s, g->subgraphs, before_ms, finished ? std::optional<double>(after_ms) : std::nullopt);
-  }
+  nlohmann::json result = BatchJobOf(plan.job_type).ResultJson(name, g->longest_s, g->records, finished);
   result[0]["basic"]["batch"] = {{"plan_id", plan.plan_id}, {"soc_version", soc}, {"shards", plan.GroupShards()},
                                  {"tasks", report.tasks}, {"tasks_done", report.tasks_done}, {"unfinished_shards", report.shards_unfinished}};
   // Each operator's or gradient problem's measured tuning time, keyed by its key (what calibrates cost estimates).
   nlohmann::json task_seconds = nlohmann::json::object();
-  for (const OpRecord& r : g->operators)
+  for (const OpRecord& r : g->records.operators)
     if (r.tune_s > 0) task_seconds[r.key] = std::round(r.tune_s * 1000) / 1000;
-  for (const GradientTaskRecord& r : g->gradients)
+  for (const GradientTaskRecord& r : g->records.gradients)
     if (r.tune_s > 0) task_seconds[r.key] = std::round(r.tune_s * 1e6) / 1e6;
   if (!task_seconds.empty()) result[0]["basic"]["batch"]["task_seconds"] = task_seconds;
   report.result_path = dir + "/aoe_result_" + JobTypeOf(plan.job_type).result_kind + "_batch_" + plan.plan_id +

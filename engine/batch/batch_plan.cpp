@@ -17,7 +17,7 @@
 #include "engine/runtime/model_session.h"
 #include "engine/ir/node_op_spec.h"
 #include "engine/ir/onnx_import.h"
-#include "engine/passes/subgraph_file.h"
+#include "engine/batch/batch_job.h"
 #include "engine/core/op_flops.h"
 #include "engine/core/op_spec.h"
 #include "repo/canonical.h"
@@ -42,19 +42,6 @@ void AddTask(TaskMap* tasks, BatchTask task, const std::string& model) {
   auto [it, added] = tasks->try_emplace(task.key, std::move(task));
   if (!model.empty() && std::find(it->second.models.begin(), it->second.models.end(), model) == it->second.models.end())
     it->second.models.push_back(model);
-}
-
-Result<BatchTask> OperatorTask(const nlohmann::json& description, size_t index, int trials) {
-  auto op = ParseOpSpec(description, index);
-  if (!op.ok()) return op.status();
-  BatchTask t;
-  t.kind = JobTypeOf(2).task_kind;
-  t.key = FormatKey(EntryKind::kOp, op->canonical.key);
-  t.name = op->name;
-  t.op_type = op->op_type;
-  t.cost_s = EstimateTaskSeconds(OpFlops(*op), trials);
-  t.payload = description;
-  return t;
 }
 
 // The JSON in `path` (`what` names the file in messages); kInvalidInput when it cannot be read or parsed.
@@ -85,32 +72,9 @@ Status AddModelTasks(const BatchModel& m, const BatchInputs& in, TaskMap* tasks)
   const std::string name = ModelName(m.path);
   auto graph = model::ImportModel(m.path, m.input_shapes);
   if (!graph.ok()) return graph.status().WithContext(m.path);
-  if (in.job_type == 2) {
-    auto executor = model::BindToBank(*graph, nullptr);  // built-in policies: the bank does not change the tasks
-    if (!executor.ok()) return executor.status().WithContext(m.path);
-    const nlohmann::json list = ModelOpList(**executor, {});
-    for (size_t i = 0; i < list.size(); ++i) {
-      auto t = OperatorTask(list[i], i, in.trials);
-      if (!t.ok()) return t.status().WithContext(m.path);
-      AddTask(tasks, std::move(*t), name);
-    }
-    return Status::Ok();
-  }
-  const auto subgraphs = model::DistinctSubgraphs(*graph);
-  const nlohmann::json file = model::SubgraphFileJson(subgraphs, name, "");  // each shard's file names its soc_version
-  for (size_t i = 0; i < subgraphs.size(); ++i) {
-    double flops = 0;
-    for (const auto& n : subgraphs[i].graph.nodes)
-      if (auto op = model::NodeOpSpec(subgraphs[i].graph, n); op.ok()) flops += OpFlops(op->op);
-    BatchTask t;
-    t.kind = JobTypeOf(1).task_kind;
-    t.payload = file["subgraphs"][i];
-    t.key = t.payload.at("repo_key").get<std::string>();
-    t.name = subgraphs[i].name;
-    t.op_type = model::SubgraphOpType(subgraphs[i]);
-    t.cost_s = EstimateTaskSeconds(flops, in.trials) + EstimateTaskSeconds(flops, 1);  // and the unfused baseline
-    AddTask(tasks, std::move(t), name);
-  }
+  auto model_tasks = BatchJobOf(in.job_type).ModelTasks(*graph, name, in.trials);
+  if (!model_tasks.ok()) return model_tasks.status().WithContext(m.path);
+  for (BatchTask& t : *model_tasks) AddTask(tasks, std::move(t), name);
   return Status::Ok();
 }
 
@@ -159,6 +123,25 @@ Status CheckSocVersions(const std::vector<std::string>& socs, const std::string&
 }
 
 }  // namespace
+
+Result<BatchTask> OperatorTask(const nlohmann::json& description, size_t index, int trials) {
+  auto op = ParseOpSpec(description, index);
+  if (!op.ok()) return op.status();
+  BatchTask t;
+  t.kind = JobTypeOf(2).task_kind;
+  t.key = FormatKey(EntryKind::kOp, op->canonical.key);
+  t.name = op->name;
+  t.op_type = op->op_type;
+  t.cost_s = EstimateTaskSeconds(OpFlops(*op), trials);
+  t.payload = description;
+  return t;
+}
+
+Status CheckTuningInputs(const BatchInputs& in) {
+  if (!in.gradient_profiles.empty()) return Status::InvalidInput("--gradients and --gradients-list are gradient profiles, for -j 4");
+  if (in.models.empty() == in.singleop.empty()) return Status::InvalidInput("a batch needs --model-list, -m or --singleop (one of them)");
+  return Status::Ok();
+}
 
 Result<std::map<std::string, double>> ReadTaskSeconds(const std::vector<std::string>& result_files) {
   std::map<std::string, double> seconds;
@@ -328,15 +311,7 @@ Result<BatchPlan> MakeBatchPlan(const BatchInputs& in) {
   if (in.shards * in.soc_versions.size() > 100000)
     return Status::InvalidInput("--shards " + std::to_string(in.shards) + " for each of " + std::to_string(in.soc_versions.size()) +
                                 " soc_versions: a plan has 100000 shards at most");
-  if (in.job_type == 4) {
-    if (in.gradient_profiles.empty() || !in.models.empty() || !in.singleop.empty())
-      return Status::InvalidInput("a gradient fusion batch (-j 4) plans from gradient profiles: give --gradients or --gradients-list (no model)");
-  } else if (!in.gradient_profiles.empty()) {
-    return Status::InvalidInput("--gradients and --gradients-list are gradient profiles, for -j 4");
-  } else if (in.models.empty() == in.singleop.empty()) {
-    return Status::InvalidInput("a batch needs --model-list, -m or --singleop (one of them)");
-  }
-  if (in.job_type == 1 && !in.singleop.empty()) return Status::InvalidInput("--singleop is an operator list, for -j 2");
+  TB_RETURN_IF_ERROR(BatchJobOf(in.job_type).CheckInputs(in));
   if (in.soc_versions.empty()) return Status::InvalidInput("a batch needs a soc_version to tune for");
   if (Status s = CheckSocVersions(in.soc_versions, "--soc"); !s.ok()) return s;
   TaskMap by_key;

@@ -116,6 +116,12 @@ Calibration Calibrate(const std::map<std::string, double>& measured, std::vector
 // Seconds tuning one task is expected to take: each of `trials` candidates costs a fixed overhead
 // (build, check) and its timed runs at an assumed sustained rate.
 double EstimateTaskSeconds(double flops, int trials);
+
+// An operator task (job type 2) of the ATC-style description `description`, the `index`th of its list.
+Result<BatchTask> OperatorTask(const nlohmann::json& description, size_t index, int trials);
+// The inputs a batch of operators or subgraphs (job types 2 and 1) takes: models or an operator
+// list, one of them, and no gradient profiles.
+Status CheckTuningInputs(const BatchInputs& in);
 // Seconds planning one gradient problem of `gradients` gradients is expected to take (no measuring).
 double EstimateGradientTaskSeconds(size_t gradients);
 

@@ -9,10 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/batch/gradient_batch_job.h"
-#include "engine/jobs/opat_job.h"
-#include "engine/jobs/sgat_checkpoint.h"
-#include "engine/jobs/stored_job.h"
+#include "engine/batch/batch_job.h"
 #include "repo/bank.h"
 #include "repo/bank_location.h"
 
@@ -36,13 +33,7 @@ std::string ShardInputPath(const BatchPlan& plan, const std::string& bank_root, 
   return ShardDir(bank_root, shard) + "/" + JobTypeOf(plan.job_type).input_file;
 }
 
-nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard) {
-  nlohmann::json list = nlohmann::json::array();
-  for (size_t t : plan.TasksOf(shard)) list.push_back(plan.tasks[t].payload);
-  if (plan.job_type != 1) return list;
-  return {{"format", "tilebank.subgraphs"}, {"version", 1}, {"model", "batch_" + plan.plan_id + "_shard_" + std::to_string(shard)},
-          {"soc_version", plan.SocOf(shard)}, {"subgraphs", list}};
-}
+nlohmann::json ShardInputJson(const BatchPlan& plan, size_t shard) { return BatchJobOf(plan.job_type).ShardInput(plan, shard); }
 
 Status WriteShardState(const std::string& dir, const ShardState& s) {
   return WriteJsonAtomically(dir + "/state.json", {{"plan_id", s.plan_id}, {"state", s.state}, {"host", s.host}, {"pid", s.pid}, {"run_id", s.run_id},
@@ -116,44 +107,8 @@ Result<std::unique_ptr<Bank>> OpenShardBankReadOnly(const BatchPlan& plan, const
 }
 
 Result<ShardProgress> ReadShardProgress(const BatchPlan& plan, const Bank* bank) {
-  ShardProgress p;
-  if (!bank) return p;
-  if (plan.job_type == 2) {
-    auto job = LatestOpatJob(*bank);
-    if (!job.ok()) return job.status();
-    if (!*job) return p;
-    p.started = true;
-    p.finished = (*job)->finished;
-    p.elapsed_s = (*job)->elapsed_s;
-    p.tuning_name = (*job)->tuning_name;
-    p.result_path = (*job)->result_path;
-    p.operators = std::move((*job)->records);
-    return p;
-  }
-  if (plan.job_type == 4) {
-    auto cp = LatestGradientShard(*bank);
-    if (!cp.ok()) return cp.status();
-    if (!*cp) return p;
-    p.started = true;
-    p.finished = (*cp)->finished;
-    p.elapsed_s = (*cp)->elapsed_s;
-    p.tuning_name = (*cp)->job_name;
-    p.result_path = (*cp)->result_path;
-    p.gradients = std::move((*cp)->records);
-    return p;
-  }
-  auto stored = PeekLatestJob(*bank, kLatestSgatJob);
-  if (!stored.ok()) return stored.status();
-  if (!*stored) return p;
-  auto cp = SgatCheckpoint::FromJson((*stored)->second, (*stored)->first);
-  if (!cp.ok()) return cp.status();
-  p.started = true;
-  p.finished = cp->finished;
-  p.elapsed_s = cp->elapsed_s;
-  p.tuning_name = cp->tuning_name;
-  p.result_path = cp->result_path;
-  p.subgraphs = std::move(cp->records);
-  return p;
+  if (!bank) return ShardProgress{};
+  return BatchJobOf(plan.job_type).ReadProgress(*bank);
 }
 
 }  // namespace tilebank::engine

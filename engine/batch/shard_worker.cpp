@@ -10,11 +10,9 @@
 #include <fstream>
 #include <functional>
 
-#include "engine/batch/gradient_batch_job.h"
+#include "engine/batch/batch_job.h"
 #include "engine/batch/shard_dir.h"
 #include "engine/batch/shard_publish.h"
-#include "engine/jobs/model_sgat_job.h"
-#include "engine/jobs/opat_job.h"
 #include "engine/jobs/result_file.h"
 #include "engine/core/soc_version.h"
 #include "repo/bank_location.h"
@@ -28,58 +26,21 @@ namespace {
 // file and whether a task failed.
 Result<std::pair<std::string, bool>> TuneShard(const BatchPlan& plan, size_t shard, const ShardWorkOptions& o, const std::string& bank_dir,
                                                bool resume, const TaskDoneHook& on_task_done) {
-  const std::string dir = ShardDir(o.bank_root, shard);
-  const std::string name = "batch_" + plan.plan_id + "_shard_" + std::to_string(shard);
-  if (plan.job_type == 4) {
-    GradientShardOptions job;
-    job.job_name = name;
-    job.bank_root = bank_dir;
-    job.soc_version = plan.SocOf(shard);
-    job.fingerprint = o.fingerprint;
-    job.output_dir = dir;
-    job.resume = resume;
-    job.listeners = o.listeners;
-    job.on_task_done = on_task_done;
-    std::vector<const BatchTask*> tasks;
-    for (size_t t : plan.TasksOf(shard)) tasks.push_back(&plan.tasks[t]);
-    auto report = RunGradientShard(tasks, job);
-    if (!report.ok()) return report.status();
-    return std::make_pair(report->result_path, report->any_failed);
-  }
-  if (plan.job_type == 2) {
-    OpatJobOptions job;
-    job.ops_path = ShardInputPath(plan, o.bank_root, shard);
-    job.tuning_name = name;
-    job.bank_root = bank_dir;
-    job.soc_version = plan.SocOf(shard);
-    job.fingerprint = o.fingerprint;
-    job.output_dir = dir;
-    if (resume) job.reload = "";
-    job.keep_builtin_wins = true;
-    job.tune.trials = plan.trials;
-    job.tune.seed = plan.seed;
-    job.listeners = o.listeners;
-    job.on_task_done = on_task_done;
-    auto report = RunOpatJob(job);
-    if (!report.ok()) return report.status();
-    return std::make_pair(report->result_path, report->any_failed);
-  }
-  ModelSgatOptions job;
-  if (resume) job.reload = "";
-  else job.subgraphs_path = ShardInputPath(plan, o.bank_root, shard);
-  job.tuning_name = name;
-  job.bank_root = bank_dir;
-  job.soc_version = plan.SocOf(shard);
-  job.fingerprint = o.fingerprint;
-  job.output_dir = dir;
-  job.trials = plan.trials;
-  job.listeners = o.listeners;
-  job.on_task_done = on_task_done;
-  auto report = RunModelSgatJob(job);
-  if (!report.ok()) return report.status();
-  bool failed = false;
-  for (const auto& r : report->records) failed |= r.status == "failed";
-  return std::make_pair(report->result_path, failed);
+  ShardJobContext c;
+  c.job_name = "batch_" + plan.plan_id + "_shard_" + std::to_string(shard);
+  c.input_path = ShardInputPath(plan, o.bank_root, shard);
+  c.output_dir = ShardDir(o.bank_root, shard);
+  c.bank_dir = bank_dir;
+  c.soc_version = plan.SocOf(shard);
+  c.fingerprint = o.fingerprint;
+  c.resume = resume;
+  c.trials = plan.trials;
+  c.seed = plan.seed;
+  c.listeners = o.listeners;
+  c.on_task_done = on_task_done;
+  auto result = BatchJobOf(plan.job_type).RunShard(plan, shard, c);
+  if (!result.ok()) return result.status();
+  return std::make_pair(result->result_path, result->any_failed);
 }
 
 // Whether `path` holds a finished job's result file: only those carry "tuning_time(s)".
@@ -92,10 +53,7 @@ bool IsFinishedResultFile(const std::string& path) {
 
 // The finished shard's result file, from its checkpoint (as its job wrote it at the end).
 Status WriteFinishedResult(const BatchPlan& plan, const ShardProgress& p) {
-  if (plan.job_type == 4) return WriteJsonAtomically(p.result_path, GdatListResultJson(p.tuning_name, p.elapsed_s, p.gradients, true));
-  if (plan.job_type == 2) return WriteJsonAtomically(p.result_path, OpatResultJson(p.tuning_name, p.elapsed_s, p.operators, true));
-  const auto [before_ms, after_ms] = SubgraphListTimes(p.subgraphs);
-  return WriteJsonAtomically(p.result_path, SgatResultJson(p.tuning_name, p.elapsed_s, p.subgraphs, before_ms, after_ms));
+  return WriteJsonAtomically(p.result_path, BatchJobOf(plan.job_type).ResultJson(p.tuning_name, p.elapsed_s, p, true));
 }
 
 // A shard's node-local copy, once published; a leftover (a failed removal) is replaced next time.

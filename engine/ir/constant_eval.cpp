@@ -60,7 +60,12 @@ struct FoldedValue {
 };
 Result<std::optional<std::vector<FoldedValue>>> Fold(const Graph& g, const Node& n) {
   using Folded = std::optional<std::vector<FoldedValue>>;
-  auto kernel = kernels::KernelRegistry::Default().Create(KernelInfoOf(g, n));
+  // While folding, the graph's output shapes are not settled (the caller tracks which are known):
+  // the kernel sizes its outputs from the values, so the implementations made for static output
+  // shapes (the arena ones) do not apply and the op's reference computes it.
+  kernels::KernelInfo info = KernelInfoOf(g, n);
+  info.output_shapes.clear();
+  auto kernel = kernels::KernelRegistry::Default().Create(info);
   if (!kernel.ok()) return Folded();  // the binder names what is missing
   std::vector<TypedTensor> inputs;
   inputs.reserve(n.inputs.size());

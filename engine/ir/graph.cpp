@@ -2,21 +2,6 @@
 
 namespace tilebank::engine::model {
 
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
-  return s;
-}
-
-std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape) {
-  const auto in_strides = RowMajorStrides(in_shape);
-  std::vector<int64_t> strides(out_shape.size(), 0);
-  const size_t offset = out_shape.size() - in_shape.size();
-  for (size_t d = offset; d < out_shape.size(); ++d)
-    if (in_shape[d - offset] != 1) strides[d] = in_strides[d - offset];
-  return strides;
-}
-
 Tensor ConstTensor::AsTensor() const {
   Tensor t(shape);
   for (int64_t i = 0; i < t.size(); ++i) t.data[i] = static_cast<float>(At(i));
@@ -33,6 +18,18 @@ kernels::KernelInfo KernelInfoOf(const Graph& graph, const Node& n) {
   for (int v : n.inputs) {
     info.input_types.push_back(v < 0 ? DType::kUndefined : ParseDType(graph.values[v].dtype).value_or(DType::kUndefined));
     info.input_kinds.push_back(v < 0 ? ValueKind::kTensor : graph.values[v].kind);
+  }
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const int v = n.inputs[i];
+    const bool static_shape = v >= 0 && graph.values[v].shape_known && graph.values[v].kind == ValueKind::kTensor;
+    info.input_shapes.push_back(static_shape ? std::optional(graph.values[v].shape) : std::nullopt);
+    const bool small_constant = v >= 0 && graph.IsConstant(v) && info.input_types[i] != DType::kString && info.input_types[i] != DType::kUndefined &&
+                                graph.values[v].constant->size() <= kernels::KernelInfo::kConstantValueLimit;
+    info.constant_inputs.push_back(small_constant ? std::make_shared<const TypedTensor>(graph.values[v].constant->AsTyped(info.input_types[i])) : nullptr);
+  }
+  for (int v : n.outputs) {
+    const bool static_shape = v >= 0 && graph.values[v].shape_known && graph.values[v].kind == ValueKind::kTensor;
+    info.output_shapes.push_back(static_shape ? std::optional(graph.values[v].shape) : std::nullopt);
   }
   info.tensor_attrs = n.tensor_attrs;
   info.graphs = n.graphs;

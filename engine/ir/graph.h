@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/broadcast.h"
 #include "engine/kernels/subgraph.h"
 #include "engine/core/tensor.h"
 #include "engine/core/typed_tensor.h"
@@ -33,15 +34,6 @@ struct ConstTensor {
   static ConstTensor Floats(std::vector<int64_t> shape, std::vector<float> values);
   static ConstTensor Ints(std::vector<int64_t> shape, std::vector<int64_t> values);
 };
-
-// Row-major strides of `shape`, in elements.
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape);
-// The strides, over the dimensions of `out_shape`, at which a row-major tensor of `in_shape` is read
-// when broadcast to it (numpy rules, `in_shape` aligned to the right: 0 where it has size 1 or no
-// dimension). `in_shape` has at most `out_shape`'s rank.
-std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape);
-// An ONNX axis (negative: counted from the end) as a dimension index of a tensor of `rank`.
-inline int64_t PositiveAxis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
 
 struct Value {
   std::string name;

@@ -88,10 +88,10 @@ Result<std::unique_ptr<OpKernel>> MakeReferenceConv(const KernelInfo& info) {
   });
 }
 
-// float32 on oneDNN, the other types (and what oneDNN cannot take) on the reference kernel.
-Result<std::unique_ptr<OpKernel>> MakeConv(const KernelInfo& info) {
+// float32 on oneDNN, with the reference kernel for what oneDNN cannot take.
+Result<std::unique_ptr<OpKernel>> MakeOneDnnConvOverReference(const KernelInfo& info) {
   auto reference = MakeReferenceConv(info);
-  if (!reference.ok() || info.InputType(0) != DType::kFloat32) return reference;
+  if (!reference.ok()) return reference;
   return MakeOneDnnConv(info, std::move(reference.value()));
 }
 
@@ -166,17 +166,19 @@ Result<std::unique_ptr<OpKernel>> MakeReferenceConvTranspose(const KernelInfo& i
 }
 
 // float32 on oneDNN's deconvolution, the other types (and what oneDNN cannot take) on the reference kernel.
-Result<std::unique_ptr<OpKernel>> MakeConvTranspose(const KernelInfo& info) {
+Result<std::unique_ptr<OpKernel>> MakeOneDnnConvTransposeOverReference(const KernelInfo& info) {
   auto reference = MakeReferenceConvTranspose(info);
-  if (!reference.ok() || info.InputType(0) != DType::kFloat32) return reference;
+  if (!reference.ok()) return reference;
   return MakeOneDnnConvTranspose(info, std::move(reference.value()));
 }
 
 }  // namespace
 
 void RegisterConvKernels(KernelRegistry* r) {
-  r->Add({"Conv", 1, INT_MAX, FloatTypes(), 0, MakeConv});
-  r->Add({"ConvTranspose", 1, INT_MAX, FloatTypes(), 0, MakeConvTranspose});
+  r->Add({"Conv", 1, INT_MAX, FloatTypes(), 0, MakeReferenceConv});
+  r->Add({"Conv", 1, INT_MAX, {DType::kFloat32}, 0, MakeOneDnnConvOverReference, false, "onednn"});
+  r->Add({"ConvTranspose", 1, INT_MAX, FloatTypes(), 0, MakeReferenceConvTranspose});
+  r->Add({"ConvTranspose", 1, INT_MAX, {DType::kFloat32}, 0, MakeOneDnnConvTransposeOverReference, false, "onednn"});
   r->Add({"ConvInteger", 10, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeConvInteger});
 }
 

@@ -2,26 +2,6 @@
 
 namespace tilebank::engine::kernels {
 
-bool BroadcastShapes(const std::vector<std::vector<int64_t>>& shapes, std::vector<int64_t>* out) {
-  size_t rank = 0;
-  for (const auto& s : shapes) rank = std::max(rank, s.size());
-  std::vector<int64_t> result(rank, 1);
-  for (const auto& s : shapes)
-    for (size_t k = 0; k < s.size(); ++k) {
-      int64_t& r = result[rank - s.size() + k];
-      const int64_t d = s[k];
-      if (d == r || d == 1) continue;
-      if (r != 1) return false;
-      r = d;
-    }
-  // A dimension of 0 broadcast with 1 stays 0.
-  for (const auto& s : shapes)
-    for (size_t k = 0; k < s.size(); ++k)
-      if (s[k] == 0) result[rank - s.size() + k] = 0;
-  *out = std::move(result);
-  return true;
-}
-
 BroadcastWalk::BroadcastWalk(const std::vector<std::vector<int64_t>>& in_shapes, const std::vector<int64_t>& out_shape)
     : out_(out_shape), index_(out_shape.size(), 0), offsets_(in_shapes.size(), 0) {
   const size_t rank = out_.size();

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/core/broadcast.h"
 #include "engine/kernels/op_kernel.h"
 
 namespace tilebank::engine::kernels {
@@ -24,9 +25,6 @@ T Store(V v) {
   if constexpr (kIsHalf<T>) return T(static_cast<float>(v));
   else return static_cast<T>(v);
 }
-
-// The numpy broadcast of `shapes` into `out`; false when they do not broadcast.
-bool BroadcastShapes(const std::vector<std::vector<int64_t>>& shapes, std::vector<int64_t>* out);
 
 // Walks a broadcast output in row-major order, keeping each operand's element offset.
 class BroadcastWalk {

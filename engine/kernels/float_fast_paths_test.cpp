@@ -28,8 +28,9 @@ TypedTensor Filled(std::vector<int64_t> shape, int seed) {
   return t;
 }
 
-// The node's outputs computed with its floating inputs in `dtype`.
-std::vector<TypedTensor> Run(const Case& c, DType dtype) {
+// The node's outputs computed with its floating inputs in `dtype`, by the implementation named
+// `implementation` (empty: the one Create chooses).
+std::vector<TypedTensor> Run(const Case& c, DType dtype, const std::string& implementation = "") {
   std::vector<std::optional<TypedTensor>> operands;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     if (i == 4 && !c.sequence_lens.empty()) {
@@ -48,15 +49,15 @@ std::vector<TypedTensor> Run(const Case& c, DType dtype) {
     info.input_types.push_back(t ? t->dtype : DType::kUndefined);
     in.push_back(t ? &*t : nullptr);
   }
-  auto kernel = KernelRegistry::Default().Create(info);
-  REQUIRE(kernel.ok());
+  auto kernel = implementation.empty() ? KernelRegistry::Default().Create(info) : KernelRegistry::Default().Create(info, implementation);
+  REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
   std::vector<TypedTensor> out(static_cast<size_t>(c.outputs));
   const Status s = (*kernel)->Compute(in, &out);
   REQUIRE_MESSAGE(s.ok(), s.message());
   return out;
 }
 
-TEST_CASE("the float32 fast paths compute what the float64 reference kernels do") {
+TEST_CASE("the float32 fast paths compute what the reference kernels do, in float32 and float64") {
   using Shape = std::optional<std::vector<int64_t>>;
   const Shape none = std::nullopt;
   const std::vector<Case> cases = {
@@ -86,15 +87,23 @@ TEST_CASE("the float32 fast paths compute what the float64 reference kernels do"
   for (const Case& c : cases) {
     CAPTURE(c.op_type);
     CAPTURE(c.attrs.dump());
-    const std::vector<TypedTensor> fast = Run(c, DType::kFloat32), reference = Run(c, DType::kFloat64);
-    for (size_t k = 0; k < fast.size(); ++k) {
-      CAPTURE(k);
-      REQUIRE(fast[k].dtype == DType::kFloat32);
-      REQUIRE(fast[k].shape == reference[k].shape);
-      REQUIRE(fast[k].size() > 0);
-      double worst = 0;
-      for (int64_t i = 0; i < fast[k].size(); ++i) worst = std::max(worst, std::abs(fast[k].At(i) - reference[k].At(i)));
-      CHECK(worst < 1e-4);
+    // The op's float32 table: the reference first, oneDNN last (the one Create chooses).
+    KernelInfo info;
+    info.op_type = c.op_type;
+    info.input_types.assign(1, DType::kFloat32);
+    CHECK(KernelRegistry::Default().Implementations(info) == std::vector<std::string>{"reference", "onednn"});
+    const std::vector<TypedTensor> fast = Run(c, DType::kFloat32);
+    for (const auto& reference : {Run(c, DType::kFloat64), Run(c, DType::kFloat32, "reference")}) {
+      CAPTURE(DTypeName(reference[0].dtype));
+      for (size_t k = 0; k < fast.size(); ++k) {
+        CAPTURE(k);
+        REQUIRE(fast[k].dtype == DType::kFloat32);
+        REQUIRE(fast[k].shape == reference[k].shape);
+        REQUIRE(fast[k].size() > 0);
+        double worst = 0;
+        for (int64_t i = 0; i < fast[k].size(); ++i) worst = std::max(worst, std::abs(fast[k].At(i) - reference[k].At(i)));
+        CHECK(worst < 1e-4);
+      }
     }
   }
 }

@@ -50,7 +50,8 @@ const KernelRegistry& KernelRegistry::Default() {
     for (Family family : {RegisterElementwiseKernels, RegisterUnaryKernels, RegisterCastKernels, RegisterShapeKernels, RegisterMovementKernels,
                           RegisterIndexKernels, RegisterReduceKernels, RegisterMathKernels, RegisterConvKernels, RegisterPoolKernels, RegisterNormKernels,
                           RegisterLossKernels, RegisterRandomKernels, RegisterResizeKernels, RegisterVisionKernels, RegisterLinalgKernels, RegisterQuantizeKernels, RegisterRnnKernels,
-                          RegisterSignalKernels, RegisterStringKernels, RegisterControlFlowKernels, RegisterSequenceKernels}) family(&r);
+                          RegisterSignalKernels, RegisterStringKernels, RegisterControlFlowKernels, RegisterSequenceKernels,
+                          RegisterFloat32ArenaKernels}) family(&r);
     return r;
   }();
   return registry;
@@ -61,11 +62,12 @@ void KernelRegistry::Add(KernelDef def) {
   defs_.emplace(op, std::move(def));
 }
 
-Result<std::unique_ptr<OpKernel>> KernelRegistry::Create(const KernelInfo& info) const {
+Result<std::vector<const KernelDef*>> KernelRegistry::Applicable(const KernelInfo& info) const {
   auto [first, last] = defs_.equal_range(info.op_type);
   if (first == last) return info.Bad("the executor has no kernel for " + info.op_type);
+  std::vector<const KernelDef*> taken;
   std::vector<DType> offered;
-  bool opset_matched = false;
+  bool opset_matched = false, kind_refused = false;
   size_t non_tensor = info.input_kinds.size();  // the first input that is a sequence or optional
   for (size_t i = 0; i < info.input_kinds.size() && non_tensor == info.input_kinds.size(); ++i)
     if (info.input_kinds[i] != ValueKind::kTensor) non_tensor = i;
@@ -73,16 +75,57 @@ Result<std::unique_ptr<OpKernel>> KernelRegistry::Create(const KernelInfo& info)
     const KernelDef& def = it->second;
     if (info.opset < def.since_opset || info.opset > def.until_opset) continue;
     opset_matched = true;
-    if (non_tensor < info.input_kinds.size() && !def.any_kind)
-      return info.Bad(info.op_type + " takes tensors; input " + std::to_string(non_tensor) + " is a " + ValueKindName(info.input_kinds[non_tensor]));
-    if (def.any_kind && info.InputKind(def.type_input) != ValueKind::kTensor) return def.make(info);  // its elements' dtype is checked by the kernel
+    if (non_tensor < info.input_kinds.size() && !def.any_kind) {
+      kind_refused = true;
+      continue;
+    }
     const DType given = info.InputType(def.type_input);
-    if (def.types.empty() || std::find(def.types.begin(), def.types.end(), given) != def.types.end()) return def.make(info);
-    offered.insert(offered.end(), def.types.begin(), def.types.end());
+    // A kernel taking sequences checks its elements' dtype itself.
+    const bool type_ok = (def.any_kind && info.InputKind(def.type_input) != ValueKind::kTensor) || def.types.empty() ||
+                         std::find(def.types.begin(), def.types.end(), given) != def.types.end();
+    if (!type_ok) {
+      for (DType d : def.types)
+        if (std::find(offered.begin(), offered.end(), d) == offered.end()) offered.push_back(d);
+      continue;
+    }
+    if (!def.applies || def.applies(info)) taken.push_back(&def);
   }
+  if (!taken.empty()) return taken;
   if (!opset_matched) return info.Bad("no kernel of " + info.op_type + " for opset " + std::to_string(info.opset));
+  if (kind_refused && offered.empty())
+    return info.Bad(info.op_type + " takes tensors; input " + std::to_string(non_tensor) + " is a " + ValueKindName(info.input_kinds[non_tensor]));
   return info.Bad("no kernel of " + info.op_type + " for " + DTypeName(info.InputType(first->second.type_input)) + " (it has " +
                   TypeList(offered) + ")");
+}
+
+Result<std::unique_ptr<OpKernel>> KernelRegistry::Create(const KernelInfo& info, std::string* implementation) const {
+  auto defs = Applicable(info);
+  if (!defs.ok()) return defs.status();
+  for (auto it = defs->rbegin(); it != defs->rend(); ++it) {
+    auto kernel = (*it)->make(info);
+    if (kernel.ok() || std::next(it) == defs->rend()) {
+      if (kernel.ok() && implementation) *implementation = (*it)->implementation;
+      return kernel;
+    }
+  }
+  return info.Bad("no kernel");  // not reached: the table's first entry returned above
+}
+
+Result<std::unique_ptr<OpKernel>> KernelRegistry::Create(const KernelInfo& info, const std::string& implementation) const {
+  auto defs = Applicable(info);
+  if (!defs.ok()) return defs.status();
+  for (const KernelDef* def : *defs)
+    if (def->implementation == implementation) return def->make(info);
+  std::string names;
+  for (const KernelDef* def : *defs) names += (names.empty() ? "" : ", ") + def->implementation;
+  return info.Bad("no implementation '" + implementation + "' of " + info.op_type + " takes this instance (it has " + names + ")");
+}
+
+std::vector<std::string> KernelRegistry::Implementations(const KernelInfo& info) const {
+  std::vector<std::string> names;
+  if (auto defs = Applicable(info); defs.ok())
+    for (const KernelDef* def : *defs) names.push_back(def->implementation);
+  return names;
 }
 
 std::vector<std::string> KernelRegistry::OpTypes() const {

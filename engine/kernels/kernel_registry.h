@@ -2,6 +2,12 @@
 // + the dtypes of one constrained input -> a factory. Each family of ops registers its kernels in a
 // file of its own (engine/kernels/*_kernels.cpp), one line per kernel; KernelRegistry::Default()
 // names every family.
+//
+// An op's kernels form its implementation table, as oneDNN's implementation lists do: the
+// reference first (every dtype the op allows, plain loops in double: the oracle constant folding,
+// the tuner's checks and the tests trust), then the faster implementations of some instances, each
+// named (`implementation`) and saying when it applies. Create runs the last one that applies, the
+// most specialized; Create(info, name) a named one. A new implementation is one line in the table.
 #pragma once
 #include <climits>
 #include <functional>
@@ -25,6 +31,12 @@ struct KernelDef {
   // Whether its inputs may be sequences and optionals (Identity, If, Loop, the Sequence* and
   // Optional* ops); every other kernel is made for tensors only, and Create refuses it otherwise.
   bool any_kind = false;
+  // Its name in the op's table: "reference", or what it runs on ("onednn", ...).
+  std::string implementation = kReferenceImplementation;
+  // Whether it takes the instance `info` describes, beyond opset and dtype; empty: every one.
+  std::function<bool(const KernelInfo& info)> applies = nullptr;
+
+  static constexpr const char* kReferenceImplementation = "reference";
 };
 
 // The dtype lists kernels are registered for.
@@ -39,14 +51,25 @@ class KernelRegistry {
   static const KernelRegistry& Default();
 
   void Add(KernelDef def);
-  // The kernel for the node `info` describes; kInvalidInput naming the node when the registry has no
-  // kernel of its op type, none for its opset, or none for its dtypes (naming those it has).
-  Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) const;
+  // The kernel for the node `info` describes: the last implementation in its op's table that takes
+  // it (one whose factory refuses the instance passes it to the one before, down to the reference);
+  // `implementation`, when given, gets its name. kInvalidInput naming the node when the registry has
+  // no kernel of its op type, none for its opset, or none for its dtypes (naming those it has).
+  Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info, std::string* implementation = nullptr) const;
+  // The implementation named `implementation` ("reference": the oracle); kInvalidInput when the
+  // op's table has none of that name that takes the instance.
+  Result<std::unique_ptr<OpKernel>> Create(const KernelInfo& info, const std::string& implementation) const;
+  // The names of the implementations that take the instance, in table order (the reference first).
+  std::vector<std::string> Implementations(const KernelInfo& info) const;
   bool Has(const std::string& op_type) const { return defs_.count(op_type) > 0; }
   std::vector<std::string> OpTypes() const;
 
  private:
-  std::multimap<std::string, KernelDef> defs_;
+  // The definitions of `info`'s op that take it (opset, kind, dtype and `applies`), in table order;
+  // when none does, kInvalidInput saying why.
+  Result<std::vector<const KernelDef*>> Applicable(const KernelInfo& info) const;
+
+  std::multimap<std::string, KernelDef> defs_;  // per op type in registration (table) order
 };
 
 // How many values the random kernels (Bernoulli, Dropout in training mode, Random*) have drawn in
@@ -76,5 +99,7 @@ void RegisterSignalKernels(KernelRegistry* registry);
 void RegisterStringKernels(KernelRegistry* registry);
 void RegisterControlFlowKernels(KernelRegistry* registry);
 void RegisterSequenceKernels(KernelRegistry* registry);
+// Last: the float32 arena implementations, each at the end of its op's table.
+void RegisterFloat32ArenaKernels(KernelRegistry* registry);
 
 }  // namespace tilebank::engine::kernels

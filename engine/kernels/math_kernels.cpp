@@ -1,6 +1,6 @@
 // Ops over a dimension or two: Softmax, LogSoftmax and Hardmax (along an axis), LpNormalization,
-// MatMul and Gemm (every numeric type; float32 on oneDNN's sgemm where the tuned kernels do not
-// run them: shapes known at run time, subgraphs) and TopK.
+// MatMul and Gemm (every numeric type in the reference; float32 also on oneDNN's sgemm, where the
+// tuned kernels do not run them: shapes known at run time, subgraphs) and TopK.
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -58,8 +58,10 @@ KernelFactory AlongAxis(RowOp op) {
 }
 
 // numpy matmul: 1-D operands promoted and their dimension removed, batch dimensions broadcast.
-Result<std::unique_ptr<OpKernel>> MakeMatMul(const KernelInfo& info) {
-  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+// `sgemm`: float32 products on oneDNN's sgemm; otherwise (the reference) each row summed in Acc
+// (double for floating types) in k order.
+Result<std::unique_ptr<OpKernel>> MakeMatMulKernel(const KernelInfo& info, bool sgemm) {
+  return FunctionKernel([info, sgemm](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() != 2 || !in[0] || !in[1] || in[0]->dtype != in[1]->dtype) return info.Bad("takes two inputs of one type");
     std::vector<int64_t> a = in[0]->shape, b = in[1]->shape;
     if (a.empty() || b.empty()) return info.Bad("takes inputs of rank 1 or more");
@@ -90,17 +92,21 @@ Result<std::unique_ptr<OpKernel>> MakeMatMul(const KernelInfo& info) {
             const T* b_mat = B + walk.offset(1) * K * N;
             T* c_mat = C + bt * M * N;
             if constexpr (std::is_same_v<T, float>) {
-              if (M > 0 && N > 0 && K > 0) {  // float32: oneDNN's sgemm
+              if (sgemm && M > 0 && N > 0 && K > 0) {
                 dnnl_sgemm('N', 'N', M, N, K, 1.0f, a_mat, K, b_mat, N, 0.0f, c_mat, N);
                 continue;
               }
             }
-            for (int64_t m = 0; m < M; ++m)
-              for (int64_t n = 0; n < N; ++n) {
-                Acc acc = 0;
-                for (int64_t k = 0; k < K; ++k) acc += static_cast<Acc>(static_cast<Calc<T>>(a_mat[m * K + k])) * static_cast<Acc>(static_cast<Calc<T>>(b_mat[k * N + n]));
-                c_mat[m * N + n] = Store<T>(acc);
+            std::vector<Acc> row(static_cast<size_t>(N));  // B read along its rows: the order that streams memory
+            for (int64_t m = 0; m < M; ++m) {
+              std::fill(row.begin(), row.end(), Acc(0));
+              for (int64_t k = 0; k < K; ++k) {
+                const Acc a = static_cast<Acc>(static_cast<Calc<T>>(a_mat[m * K + k]));
+                const T* b_row = b_mat + k * N;
+                for (int64_t n = 0; n < N; ++n) row[n] += a * static_cast<Acc>(static_cast<Calc<T>>(b_row[n]));
               }
+              for (int64_t n = 0; n < N; ++n) c_mat[m * N + n] = Store<T>(row[n]);
+            }
           }
         },
         [&] { status = info.Bad(DTypeName(in[0]->dtype) + " is not a numeric type"); });
@@ -111,8 +117,9 @@ Result<std::unique_ptr<OpKernel>> MakeMatMul(const KernelInfo& info) {
 }
 
 // Gemm: alpha * A' * B' + beta * C, A' and B' transposed by transA / transB, C broadcast to [M, N].
-Result<std::unique_ptr<OpKernel>> MakeGemm(const KernelInfo& info) {
-  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+// `sgemm`: float32 on oneDNN's sgemm; otherwise (the reference) in double.
+Result<std::unique_ptr<OpKernel>> MakeGemmKernel(const KernelInfo& info, bool sgemm) {
+  return FunctionKernel([info, sgemm](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() != 2 || in[1]->rank() != 2) return info.Bad("takes 2-D A and B");
     const bool ta = info.attrs.Int("transA", 0) != 0, tb = info.attrs.Int("transB", 0) != 0;
     const double alpha = info.attrs.Float("alpha", 1.0f), beta = info.attrs.Float("beta", 1.0f);
@@ -127,7 +134,7 @@ Result<std::unique_ptr<OpKernel>> MakeGemm(const KernelInfo& info) {
       BroadcastWalk walk({in[2]->shape}, {M, N});
       for (int64_t i = 0; i < M * N; ++i, walk.Next()) y[i] = beta * in[2]->At(walk.offset(0));
     }
-    if (a.dtype == DType::kFloat32 && b.dtype == DType::kFloat32 && M > 0 && N > 0 && K > 0) {  // float32: oneDNN's sgemm onto beta * C
+    if (sgemm && a.dtype == DType::kFloat32 && b.dtype == DType::kFloat32 && M > 0 && N > 0 && K > 0) {  // onto beta * C
       TypedTensor c = FromDoubles(DType::kFloat32, {M, N}, y);
       dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, static_cast<float>(alpha), a.data<float>(), ta ? M : K, b.data<float>(), tb ? K : N, 1.0f,
                  c.data<float>(), N);
@@ -193,8 +200,10 @@ void RegisterMathKernels(KernelRegistry* r) {
   r->Add({"LogSoftmax", 13, INT_MAX, FloatTypes(), 0, AlongAxis(RowOp::kLogSoftmax)});
   r->Add({"Hardmax", 13, INT_MAX, FloatTypes(), 0, AlongAxis(RowOp::kHardmax)});
   r->Add({"LpNormalization", 1, INT_MAX, FloatTypes(), 0, AlongAxis(RowOp::kLpNorm)});
-  r->Add({"MatMul", 1, INT_MAX, NumericTypes(), 0, MakeMatMul});
-  r->Add({"Gemm", 1, INT_MAX, NumericTypes(), 0, MakeGemm});
+  r->Add({"MatMul", 1, INT_MAX, NumericTypes(), 0, [](const KernelInfo& info) { return MakeMatMulKernel(info, false); }});
+  r->Add({"MatMul", 1, INT_MAX, {DType::kFloat32}, 0, [](const KernelInfo& info) { return MakeMatMulKernel(info, true); }, false, "onednn"});
+  r->Add({"Gemm", 1, INT_MAX, NumericTypes(), 0, [](const KernelInfo& info) { return MakeGemmKernel(info, false); }});
+  r->Add({"Gemm", 1, INT_MAX, {DType::kFloat32}, 0, [](const KernelInfo& info) { return MakeGemmKernel(info, true); }, false, "onednn"});
   r->Add({"TopK", 10, INT_MAX, NumericTypes(), 0, MakeTopK});
 }
 

@@ -12,7 +12,47 @@ class Function : public OpKernel {
   ComputeFn compute_;
 };
 
+// Compute runs the arena function on float32 tensors of the shapes it was made for.
+class ArenaOpKernel : public OpKernel {
+ public:
+  ArenaOpKernel(const KernelInfo& info, ArenaFunction arena) : info_(info), arena_(std::move(arena)) {}
+  const ArenaFunction* Arena() const override { return &arena_; }
+  Status Compute(const KernelInputs& inputs, std::vector<TypedTensor>* outputs) const override {
+    const auto& out_shape = info_.OutputShape(0);
+    if (!out_shape) return info_.Bad("the arena kernel has no static output shape");
+    std::vector<TypedTensor> casts(inputs.size());
+    std::vector<const float*> pointers(inputs.size(), nullptr);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i]) continue;
+      if (info_.InputShape(i) && inputs[i]->shape != *info_.InputShape(i))
+        return info_.Bad("input " + std::to_string(i) + " is " + ShapeText(inputs[i]->shape) + "; the kernel was made for " + ShapeText(*info_.InputShape(i)));
+      const TypedTensor* t = inputs[i];
+      if (t->dtype != DType::kFloat32) {  // a constant condition or bound of another type, read as float32
+        casts[i] = t->CastTo(DType::kFloat32);
+        t = &casts[i];
+      }
+      pointers[i] = t->data<float>();
+    }
+    TypedTensor y(DType::kFloat32, *out_shape);
+    arena_.run(pointers, y.data<float>());
+    (*outputs)[0] = std::move(y);
+    return Status::Ok();
+  }
+
+ private:
+  KernelInfo info_;
+  ArenaFunction arena_;
+};
+
+const std::optional<std::vector<int64_t>>& Unknown() {
+  static const std::optional<std::vector<int64_t>> none;
+  return none;
+}
+
 }  // namespace
+
+const std::optional<std::vector<int64_t>>& KernelInfo::InputShape(size_t i) const { return i < input_shapes.size() ? input_shapes[i] : Unknown(); }
+const std::optional<std::vector<int64_t>>& KernelInfo::OutputShape(size_t i) const { return i < output_shapes.size() ? output_shapes[i] : Unknown(); }
 
 int64_t Attrs::Int(const std::string& name, int64_t fallback) const {
   auto it = attrs_.find(name);
@@ -50,5 +90,7 @@ std::vector<float> Attrs::Floats(const std::string& name, std::vector<float> fal
 Status KernelInfo::Bad(const std::string& what) const { return Status::InvalidInput("node '" + node_name + "' (" + op_type + "): " + what); }
 
 std::unique_ptr<OpKernel> FunctionKernel(ComputeFn compute) { return std::make_unique<Function>(std::move(compute)); }
+
+std::unique_ptr<OpKernel> ArenaKernel(const KernelInfo& info, ArenaFunction arena) { return std::make_unique<ArenaOpKernel>(info, std::move(arena)); }
 
 }  // namespace tilebank::engine::kernels

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,17 +50,35 @@ struct KernelInfo {
   std::map<std::string, std::shared_ptr<const Subgraph>> graphs;  // GRAPH attributes (If's branches, Loop's body)
   // The enclosing scopes' values its subgraphs read, by name: the node's inputs after the declared ones.
   std::vector<std::string> implicit_inputs;
+  // What the graph knows before a run, where it knows it (empty, or nullopt / nullptr per input):
+  // each input's and declared output's static shape, and the values of constant inputs of at most
+  // kConstantValueLimit elements. The arena implementations are made for exactly these.
+  std::vector<std::optional<std::vector<int64_t>>> input_shapes, output_shapes;
+  std::vector<std::shared_ptr<const TypedTensor>> constant_inputs;
+  static constexpr int64_t kConstantValueLimit = 1 << 16;
 
   size_t DeclaredInputs() const { return input_types.size() - implicit_inputs.size(); }
   DType InputType(size_t i) const { return i < input_types.size() ? input_types[i] : DType::kUndefined; }
   ValueKind InputKind(size_t i) const { return i < input_kinds.size() ? input_kinds[i] : ValueKind::kTensor; }
   bool HasInput(size_t i) const { return InputType(i) != DType::kUndefined || InputKind(i) != ValueKind::kTensor; }
+  const std::optional<std::vector<int64_t>>& InputShape(size_t i) const;
+  const std::optional<std::vector<int64_t>>& OutputShape(size_t i) const;
+  const TypedTensor* ConstantInput(size_t i) const { return i < constant_inputs.size() ? constant_inputs[i].get() : nullptr; }
   // kInvalidInput naming the node and op: "node 'n' (Op): <what>".
   Status Bad(const std::string& what) const;
 };
 
 // Inputs in the node's order; nullptr for an optional input left out.
 using KernelInputs = std::vector<const TypedTensor*>;
+
+// A float32 computation over raw row-major buffers of the static shapes its kernel was made for:
+// what the executor runs in its arena, with no tensor made or copied. Constant inputs were read when
+// the kernel was made; their pointers may be null. `overwrites_input`: the output may be placed over
+// input 0 (each output element reads only the same element of it), which the memory plan uses.
+struct ArenaFunction {
+  std::function<void(const std::vector<const float*>& inputs, float* output)> run;
+  bool overwrites_input = false;
+};
 
 class OpKernel {
  public:
@@ -68,10 +87,15 @@ class OpKernel {
   // dtype, shape and elements here. Bad values (an index out of range, a shape that does not add
   // up) are kInvalidInput naming the node; nothing is thrown.
   virtual Status Compute(const KernelInputs& inputs, std::vector<TypedTensor>* outputs) const = 0;
+  // The arena form, for a kernel that has one (see ArenaFunction); nullptr otherwise.
+  virtual const ArenaFunction* Arena() const { return nullptr; }
 };
 
 // A kernel that is one function (most are).
 using ComputeFn = std::function<Status(const KernelInputs& inputs, std::vector<TypedTensor>* outputs)>;
 std::unique_ptr<OpKernel> FunctionKernel(ComputeFn compute);
+// A kernel that is an arena function for the static shapes `info` holds; its Compute runs the same
+// function on tensors of those shapes (float32, constants as `info` read them).
+std::unique_ptr<OpKernel> ArenaKernel(const KernelInfo& info, ArenaFunction arena);
 
 }  // namespace tilebank::engine::kernels

@@ -166,8 +166,10 @@ void Recur(const Geometry& geo, const KernelInputs& in, std::vector<TypedTensor>
   if (out->size() > 2 && geo.cell == Cell::kLstm) put(2, state_shape, yc);
 }
 
-KernelFactory Recurrent(Cell cell) {
-  return [cell](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+// `sgemm`: float32 computed as it is, its products on oneDNN's sgemm; otherwise (the reference)
+// every type in double.
+KernelFactory Recurrent(Cell cell, bool sgemm) {
+  return [cell, sgemm](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
     const int gates = cell == Cell::kLstm ? 4 : cell == Cell::kGru ? 3 : 1;
     const int per_direction = cell == Cell::kLstm ? 3 : cell == Cell::kGru ? 2 : 1;
     const std::string direction = info.attrs.String("direction", "forward");
@@ -191,7 +193,7 @@ KernelFactory Recurrent(Cell cell) {
       if (!fn.ok()) return fn.status();
       fns.push_back(*fn);
     }
-    return FunctionKernel([info, cell, gates, dirs, direction, fns](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    return FunctionKernel([info, cell, sgemm, gates, dirs, direction, fns](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
       if (in.size() < 3 || !in[0] || !in[1] || !in[2] || in[0]->rank() != 3) return info.Bad("takes X [seq, batch, input], W and R");
       Geometry g;
       g.cell = cell, g.dirs = dirs, g.direction = direction, g.fns = &fns;
@@ -213,7 +215,7 @@ KernelFactory Recurrent(Cell cell) {
       if (in.size() > 4 && in[4])
         for (int64_t b = 0; b < g.B; ++b) g.lens[b] = std::clamp<int64_t>(in[4]->IntAt(b), 0, g.S);
       const std::vector<int64_t> y_shape = g.batch_first ? std::vector<int64_t>{g.B, g.S, dirs, g.H} : std::vector<int64_t>{g.S, dirs, g.B, g.H};
-      if (x.dtype == DType::kFloat32) {  // on the float32 data as it is, the products by oneDNN's sgemm
+      if (sgemm && x.dtype == DType::kFloat32) {
         Recur<float>(g, in, out, y_shape, state_shape);
         return Status::Ok();
       }
@@ -226,9 +228,10 @@ KernelFactory Recurrent(Cell cell) {
 }  // namespace
 
 void RegisterRnnKernels(KernelRegistry* r) {
-  r->Add({"LSTM", 7, INT_MAX, FloatTypes(), 0, Recurrent(Cell::kLstm)});
-  r->Add({"GRU", 7, INT_MAX, FloatTypes(), 0, Recurrent(Cell::kGru)});
-  r->Add({"RNN", 7, INT_MAX, FloatTypes(), 0, Recurrent(Cell::kRnn)});
+  for (const auto& [op, cell] : {std::pair{"LSTM", Cell::kLstm}, std::pair{"GRU", Cell::kGru}, std::pair{"RNN", Cell::kRnn}}) {
+    r->Add({op, 7, INT_MAX, FloatTypes(), 0, Recurrent(cell, false)});
+    r->Add({op, 7, INT_MAX, {DType::kFloat32}, 0, Recurrent(cell, true), false, "onednn"});
+  }
 }
 
 }  // namespace tilebank::engine::kernels

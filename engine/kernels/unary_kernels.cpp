@@ -43,6 +43,21 @@ KernelFactory Predicate(F f) {
   return MapOne([f](auto x, const Attrs& a) { return f(static_cast<double>(x), a); }, true);
 }
 
+// Gelu (opset 20): x * Phi(x), Phi by erf, or by tanh when approximate is "tanh".
+Result<std::unique_ptr<OpKernel>> MakeGelu(const KernelInfo& info) {
+  const std::string approximate = info.attrs.String("approximate", "none");
+  if (approximate == "tanh")
+    return Unary([](auto x, const Attrs&) {
+      const double v = x;
+      return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    })(info);
+  if (approximate != "none") return info.Bad("approximate is '" + approximate + "', not none or tanh");
+  return Unary([](auto x, const Attrs&) {
+    const double v = x;
+    return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+  })(info);
+}
+
 // Clip: min and max from inputs 1 and 2 (opset 11+, either may be left out) or attributes (before).
 Result<std::unique_ptr<OpKernel>> MakeClip(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
@@ -115,6 +130,7 @@ void RegisterUnaryKernels(KernelRegistry* r) {
   r->Add({"Acosh", 9, INT_MAX, floats, 0, Unary([](auto x, A) { return std::acosh(x); })});
   r->Add({"Atanh", 9, INT_MAX, floats, 0, Unary([](auto x, A) { return std::atanh(x); })});
   r->Add({"Erf", 9, INT_MAX, numeric, 0, Unary([](auto x, A) { return std::erf(static_cast<double>(x)); })});
+  r->Add({"Gelu", 20, INT_MAX, floats, 0, MakeGelu});
   // Activations.
   r->Add({"Relu", 6, INT_MAX, signed_numeric, 0, Unary([](auto x, A) { return x > decltype(x)(0) ? x : decltype(x)(0); })});
   r->Add({"Sigmoid", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); })});

@@ -1,6 +1,5 @@
 #include "engine/passes/batch_norm_affine.h"
 
-#include <cmath>
 #include <string>
 
 namespace tilebank::engine::model {
@@ -17,13 +16,7 @@ Result<ChannelAffine> BatchNormAffine(const Graph& g, const Node& n, int64_t cha
     for (int64_t k = 0; k < c.size(); ++k) values[k] = c.At(k);
     p.push_back(std::move(values));
   }
-  const double eps = g.AttrFloat(n, "epsilon", 1e-5f);
-  ChannelAffine a;
-  for (int64_t c = 0; c < channels; ++c) {
-    a.scale.push_back(p[0][c] / std::sqrt(p[3][c] + eps));
-    a.shift.push_back(p[1][c] - p[2][c] * a.scale.back());
-  }
-  return a;
+  return BatchNormAsAffine(p[0], p[1], p[2], p[3], g.AttrFloat(n, "epsilon", 1e-5f));
 }
 
 }  // namespace tilebank::engine::model

@@ -4,16 +4,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/core/channel_affine.h"
 #include "engine/ir/graph.h"
 #include "base/status.h"
 
 namespace tilebank::engine::model {
-
-// y = x * scale[c] + shift[c] per channel c: scale = gamma / sqrt(var + epsilon),
-// shift = beta - mean * scale.
-struct ChannelAffine {
-  std::vector<double> scale, shift;
-};
 
 // kInvalidInput (naming the node) unless its four parameter inputs are constants of `channels` values.
 Result<ChannelAffine> BatchNormAffine(const Graph& graph, const Node& batch_norm, int64_t channels);

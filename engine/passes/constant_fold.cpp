@@ -9,7 +9,6 @@
 #include "engine/passes/batch_norm_affine.h"
 #include "engine/ir/constant_eval.h"
 #include "engine/passes/split_lowering.h"
-#include "engine/core/reference.h"
 
 namespace tilebank::engine::model {
 

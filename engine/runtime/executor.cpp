@@ -94,7 +94,7 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
 Status Executor::RunStep(Step& s, const std::vector<const float*>& in, float* out) {
   switch (s.kind) {
     case Step::Kind::kAlias: break;
-    case Step::Kind::kBasic: s.basic(in, out); break;
+    case Step::Kind::kArena: s.arena->run(in, out); break;
     case Step::Kind::kDirect: return s.kernel->RunDirect(in, out);
     case Step::Kind::kCopying: {
       std::vector<Tensor> copies(s.inputs.size());

@@ -20,7 +20,6 @@
 
 #include "engine/catalog/builtin_choice.h"
 #include "engine/core/kernel.h"
-#include "engine/runtime/basic_kernels.h"
 #include "engine/ir/graph.h"
 #include "engine/ir/node_op_spec.h"
 #include "engine/passes/partition.h"

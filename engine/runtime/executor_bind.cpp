@@ -156,13 +156,18 @@ Status Executor::BindRegistry(const Node& n, NodeBinding* b, Step* step, const s
     attrs["onednn_impl"] = onednn_impl;
     info.attrs = kernels::Attrs(attrs);
   }
-  auto op = kernels::KernelRegistry::Default().Create(info);
+  std::string implementation;
+  auto op = kernels::KernelRegistry::Default().Create(info, &implementation);
   if (!op.ok()) return op.status();
-  step->kind = Step::Kind::kRegistry;
   step->op = std::move(op.value());
   step->inputs = n.inputs;
+  b->policy_source = implementation;  // "reference", "float32", "onednn", ...
+  if ((step->arena = step->op->Arena())) {  // float32 in the arena: nothing copied
+    step->kind = Step::Kind::kArena;
+    return Status::Ok();
+  }
+  step->kind = Step::Kind::kRegistry;
   step->outputs = n.outputs;
-  b->policy_source = "reference";
   return Status::Ok();
 }
 
@@ -219,8 +224,7 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
     step->kind = Step::Kind::kAlias;
     step->inputs = {n.inputs[0]};
     b.policy_source = "alias";
-  } else if (auto node_op = NodeOpSpec(graph_, n); Implements(n.op_type) && (!node_op.ok() || !TemplatesFor(node_op->op).ok()) &&
-                                                   std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) == BasicOpTypes().end()) {
+  } else if (auto node_op = NodeOpSpec(graph_, n); Implements(n.op_type) && (!node_op.ok() || !TemplatesFor(node_op->op).ok())) {
     // A tuned op type in a form its templates do not run (3-D pooling, int64 operands, ...).
     const Status why = node_op.ok() ? TemplatesFor(node_op->op).status() : node_op.status();
     TB_RETURN_IF_ERROR(registry_or(Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message())));
@@ -256,24 +260,15 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
     b.template_id = t->id();
     b.policy = PolicyText(policy);
     b.op = std::move(node_op.value());
+  } else if (kernels::KernelRegistry::Default().Has(n.op_type)) {
+    TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get()));
   } else {
-    auto basic = MakeBasicKernel(graph_, n);
-    if (basic.ok()) {
-      step->kind = Step::Kind::kBasic;
-      step->basic = std::move(basic.value());
-      for (int v : n.inputs) step->inputs.push_back(v);
-      b.policy_source = "basic";
-    } else if (kernels::KernelRegistry::Default().Has(n.op_type)) {
-      TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get()));
-    } else {
-      if (std::find(BasicOpTypes().begin(), BasicOpTypes().end(), n.op_type) != BasicOpTypes().end() || Implements(n.op_type))
-        return basic.status();  // a known op used in a way no kernel supports
-      (*missing)[n.op_type].push_back(n.name);
-      return Status::Ok();
-    }
+    (*missing)[n.op_type].push_back(n.name);
+    return Status::Ok();
   }
-  // A pointwise kernel may write over an input it reads.
-  pointwise_.push_back(IsPointwiseOp(n.op_type) && (step->kind == Step::Kind::kDirect || step->kind == Step::Kind::kBasic));
+  // A kernel may write over an input it reads: a pointwise template, or an arena kernel that says so.
+  pointwise_.push_back((IsPointwiseOp(n.op_type) && step->kind == Step::Kind::kDirect) ||
+                       (step->kind == Step::Kind::kArena && step->arena->overwrites_input));
   steps_.push_back(std::move(step));
   bindings_.push_back(std::move(b));
   return Status::Ok();

@@ -7,7 +7,6 @@
 
 #include "engine/backends/onednn/onednn_layout_ops.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
-#include "engine/runtime/basic_kernels.h"
 #include "engine/passes/batch_norm_affine.h"
 #include "engine/runtime/executor_step.h"
 #include "engine/ir/node_op_spec.h"
@@ -177,7 +176,7 @@ Status Executor::HandOverLayouts() {
         if (v >= 0 && graph_.values[v].shape == graph_.values[s.output].shape) group[find(v)] = find(s.output);
       continue;
     }
-    if ((s.kind == Step::Kind::kBasic || s.kind == Step::Kind::kDirect) && s.output >= 0)
+    if ((s.kind == Step::Kind::kArena || s.kind == Step::Kind::kDirect) && s.output >= 0)
       family_op[i] = FamilyOpOf(graph_, graph_.nodes[bindings_[i].node], &family_inputs[i]);
     if (!family_op[i]) continue;
     std::vector<int> tied = {s.output};

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime/basic_kernels.h"
 #include "engine/kernels/op_kernel.h"
 #include "engine/runtime/executor.h"
 #include "engine/core/typed_tensor.h"
@@ -17,15 +16,16 @@ namespace tilebank::engine::model {
 struct Executor::Step {
   // kRegistry: the kernel registry's kernel (engine/kernels/), on TypedTensors: any dtype, any
   // number of outputs; float32 values it reads or writes in the arena are copied in and out.
-  enum class Kind { kAlias, kBasic, kDirect, kCopying, kRegistry } kind = Kind::kBasic;
+  // kArena: a registry kernel's arena form (kernels::ArenaFunction), on the arena's buffers.
+  enum class Kind { kAlias, kArena, kDirect, kCopying, kRegistry } kind = Kind::kArena;
   std::vector<int> inputs;  // value per kernel input
   int output = -1;          // the first output (kRegistry: every output is in `outputs`)
   std::vector<int> outputs;                  // kRegistry: value per node output (-1: unused)
-  std::unique_ptr<kernels::OpKernel> op;     // kRegistry
+  std::unique_ptr<kernels::OpKernel> op;     // kRegistry, kArena
   // kRegistry: the float32 inputs copied out of the arena and the float32 outputs before they are
   // copied into it, kept from run to run so that their memory is allocated once.
   std::vector<TypedTensor> input_copies, arena_outputs;
-  BasicKernel basic;
+  const kernels::ArenaFunction* arena = nullptr;  // kArena: op's
   std::unique_ptr<Kernel> kernel;
   std::vector<Tensor> constants;  // kCopying: constant inputs as tensors (by input index; empty if not constant)
   int in_place_input = -1;        // kDirect: the input the output may be placed over (Kernel::InPlaceInput)

@@ -8,7 +8,7 @@
 #include "engine/kernels/quantized_op_operands.h"
 #include "engine/core/gemm_problem.h"
 #include "engine/core/op_semantics.h"
-#include "engine/core/reference.h"
+#include "engine/kernels/op_spec_reference.h"
 #include "engine/core/sample_stats.h"
 
 namespace tilebank::engine {
@@ -50,7 +50,7 @@ Result<Runner> Runner::Create(const OpSpec& op, uint64_t seed) {
     r.inputs_.push_back(std::move(t));
   }
   // The int8 ops' reference is the registry's reference kernel on operands made from the floats.
-  auto expected = IsQuantizedTunedOp(op.op_type) ? kernels::QuantizedReference(op, r.InputPointers()) : ReferenceCompute(op, r.InputPointers());
+  auto expected = IsQuantizedTunedOp(op.op_type) ? kernels::QuantizedReference(op, r.InputPointers()) : kernels::ReferenceOf(op, r.InputPointers());
   if (!expected.ok()) return expected.status();
   r.expected_ = std::move(expected.value());
   if (r.expected_.shape != op.outputs[0].shape) return Status::InvalidInput(op.name + ": reference output shape differs from output_desc");

@@ -7,12 +7,7 @@
 #include <map>
 
 #include "engine/catalog/builtin_choice.h"
-#include "engine/jobs/gdat_job.h"
-#include "engine/jobs/job_place.h"
-#include "engine/jobs/job_types.h"
-#include "engine/jobs/model_opat_job.h"
-#include "engine/jobs/model_sgat_job.h"
-#include "engine/jobs/opat_job.h"
+#include "engine/jobs/job.h"
 #include "engine/jobs/progress_line.h"
 #include "engine/jobs/task_loop.h"
 #include "engine/ir/onnx_import.h"
@@ -100,8 +95,6 @@ struct PythonCallbacks {
   }
 };
 
-bool IsOnnx(const std::string& path) { return std::filesystem::path(path).extension() == ".onnx"; }
-
 py::dict Tune(const std::optional<std::string>& path, int job_type, const std::optional<std::string>& bank, const std::optional<std::string>& soc,
               int trials, double time_budget, const py::list& callbacks, bool progress, const std::optional<std::string>& output_dir,
               const std::optional<std::string>& reload, const std::optional<std::string>& input_shapes, bool repeat_tune, uint64_t seed) {
@@ -127,76 +120,28 @@ py::dict Tune(const std::optional<std::string>& path, int job_type, const std::o
   Status status;
   {
     py::gil_scoped_release release;
-    if (job_type == 4) {
-      engine::GdatOptions o;
-      o.profile_path = *path;
-      engine::PlaceJob(place, &o);
-      auto report = engine::RunGdatJob(o);
-      status = report.status();
-      if (report.ok()) {
-        py::gil_scoped_acquire gil;
-        result["result_path"] = report->result_path;
-        result["tuning_name"] = report->tuning_name;
-        result["stopped"] = false;
-      }
-    } else if (job_type == 1) {
-      engine::ModelSgatOptions o;
-      if (path) (IsOnnx(*path) ? o.model_path : o.subgraphs_path) = *path;
-      o.input_shapes = shapes;
-      engine::PlaceJob(place, &o);
-      o.trials = trials;
-      o.time_budget_s = time_budget;
-      if (reload) o.reload = *reload;
-      {
-        py::gil_scoped_acquire gil;
-        o.listeners = python.Listeners(progress);
-      }
-      auto report = engine::RunModelSgatJob(o);
-      status = report.status();
-      if (report.ok()) {
-        py::gil_scoped_acquire gil;
-        result["result_path"] = report->result_path;
-        result["tuning_name"] = report->tuning_name;
-        result["stopped"] = report->stopped;
-        result["note"] = report->note;
-      }
-    } else {
-      engine::OpatJobOptions o;
-      engine::PlaceJob(place, &o);
-      o.time_budget_s = time_budget;
-      o.tune.trials = trials;
-      o.tune.seed = seed;
-      if (reload) o.reload = *reload;
-      {
-        py::gil_scoped_acquire gil;
-        o.listeners = python.Listeners(progress);
-      }
-      Result<engine::OpatJobReport> report = Status::Ok();
+    engine::JobRequest request;
+    request.input = path.value_or("");
+    request.input_shapes = shapes;
+    request.place = place;
+    request.reload = reload;
+    request.time_budget_s = time_budget;
+    request.tune.trials = trials;
+    request.tune.seed = seed;
+    {
+      py::gil_scoped_acquire gil;
+      request.listeners = python.Listeners(progress);
+    }
+    auto outcome = engine::FindJob(job_type)->Run(request);
+    status = outcome.status();
+    if (outcome.ok()) {
+      py::gil_scoped_acquire gil;
+      result["result_path"] = outcome->result_path;
+      result["tuning_name"] = outcome->tuning_name;
+      result["stopped"] = outcome->stopped;
       std::string note;
-      if (path && IsOnnx(*path)) {
-        engine::ModelOpatOptions m;
-        m.model_path = *path;
-        m.input_shapes = shapes;
-        m.job = o;
-        auto model_report = engine::RunModelOpatJob(m);
-        if (model_report.ok()) {
-          note = model_report->note;
-          report = std::move(model_report->job);
-        } else {
-          report = model_report.status();
-        }
-      } else {
-        if (path) o.ops_path = *path;
-        report = engine::RunOpatJob(o);
-      }
-      status = report.status();
-      if (report.ok()) {
-        py::gil_scoped_acquire gil;
-        result["result_path"] = report->result_path;
-        result["tuning_name"] = report->tuning_name;
-        result["stopped"] = report->stopped;
-        result["note"] = note;
-      }
+      for (const std::string& line : outcome->lines) note += (note.empty() ? "" : "\n") + line;
+      result["note"] = note;
     }
   }
   if (python.error) {

@@ -6,7 +6,7 @@
 #include "engine/backends/halide/halide_program.h"
 #include "engine/core/op_semantics.h"
 #include "engine/backends/halide/halide_math.h"
-#include "engine/core/reference.h"
+#include "engine/core/broadcast.h"
 #include "engine/backends/halide/rowwise_schedule.h"
 #include "engine/backends/halide/templates.h"
 
@@ -36,7 +36,7 @@ class ElementwiseTemplate : public HalideTemplate {
     bool binary = IsBinaryElementwiseOp(op.op_type);
     if (op.inputs.size() != (binary ? 2u : 1u)) return Status::InvalidInput(op.name + ": " + op.op_type + " takes " + (binary ? "two inputs" : "one input"));
     std::vector<int64_t> shape = op.inputs[0].shape;
-    if (binary && !BroadcastShapes(op.inputs[0].shape, op.inputs[1].shape, &shape))
+    if (binary && !BroadcastShapes({op.inputs[0].shape, op.inputs[1].shape}, &shape))
       return Status::InvalidInput(op.name + ": input_desc shapes do not broadcast");
     if (shape != op.outputs[0].shape) return Status::InvalidInput(op.name + ": output_desc[0].shape does not match the broadcast inputs");
     if (shape.size() > 6) return Status::InvalidInput(op.name + ": rank above 6 is not supported");

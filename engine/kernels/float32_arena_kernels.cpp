@@ -1,29 +1,47 @@
-#include "engine/runtime/basic_kernels.h"
-
+// The float32 arena implementations (ArenaFunction, op_kernel.h): data movement (Transpose,
+// Slice, Concat, Gather, Pad, Expand, Where, Resize), Clip, Pow, Sqrt, Neg, Exp, inference
+// BatchNormalization and copies (Identity, Dropout, a Cast to float32, the reshaping ops), each
+// made for its node's static shapes with its constant operands (Clip bounds, Gather indices, Pad
+// widths, a Pow exponent, Resize scales) read once. Each is the last entry of its op's table, after
+// the reference, and applies where every input is float32 of static shape or a constant and the
+// node has one output of static shape: what the executor runs in its arena with nothing copied.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "engine/core/op_semantics.h"
-#include "engine/core/reference.h"
-#include "engine/passes/batch_norm_affine.h"
+#include "engine/core/broadcast.h"
+#include "engine/core/channel_affine.h"
+#include "engine/kernels/kernel_registry.h"
 
-namespace tilebank::engine::model {
-
+namespace tilebank::engine::kernels {
 namespace {
 
-const std::vector<int64_t>& ShapeOf(const Graph& g, int v) { return g.values[v].shape; }
+const std::vector<int64_t>& InShape(const KernelInfo& info, size_t i) { return *info.InputShape(i); }
+const std::vector<int64_t>& OutShape(const KernelInfo& info) { return *info.OutputShape(0); }
 
-Status Bad(const Node& n, const std::string& why) { return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + "): " + why); }
+std::unique_ptr<OpKernel> MakeArena(const KernelInfo& info, std::function<void(const std::vector<const float*>&, float*)> run,
+                                bool overwrites_input = false) {
+  return ArenaKernel(info, ArenaFunction{std::move(run), overwrites_input});
+}
 
-// A constant operand as doubles, or an empty optional when the input is absent.
-Result<std::optional<std::vector<double>>> ConstantInput(const Graph& g, const Node& n, size_t i) {
-  if (i >= n.inputs.size() || n.inputs[i] < 0) return std::optional<std::vector<double>>();
-  if (!g.IsConstant(n.inputs[i])) return Bad(n, "input " + std::to_string(i) + " must be a constant");
-  const ConstTensor& c = *g.values[n.inputs[i]].constant;
-  std::vector<double> v(c.size());
-  for (int64_t k = 0; k < c.size(); ++k) v[k] = c.At(k);
+// A constant operand as doubles; nullopt when the input is left out; kInvalidInput when it is there
+// but not a constant the kernel can read.
+Result<std::optional<std::vector<double>>> ConstantValues(const KernelInfo& info, size_t i) {
+  if (!info.HasInput(i)) return std::optional<std::vector<double>>();
+  const TypedTensor* c = info.ConstantInput(i);
+  if (!c) return info.Bad("input " + std::to_string(i) + " must be a constant");
+  std::vector<double> v(static_cast<size_t>(c->size()));
+  for (int64_t k = 0; k < c->size(); ++k) v[k] = c->At(k);
   return std::optional<std::vector<double>>(std::move(v));
+}
+
+// Every input float32 of static shape, or a constant read when the kernel is made; one output, of
+// static shape; no subgraphs.
+bool StaticFloat32(const KernelInfo& info) {
+  if (info.num_outputs != 1 || !info.OutputShape(0) || !info.graphs.empty()) return false;
+  for (size_t i = 0; i < info.input_types.size(); ++i)
+    if (info.HasInput(i) && !info.ConstantInput(i) && (info.InputType(i) != DType::kFloat32 || !info.InputShape(i))) return false;
+  return true;
 }
 
 // Copies a strided view: out[i] = in[base + sum(coord_d * in_stride_d)] over `shape`, with the
@@ -51,26 +69,26 @@ void StridedCopy(const float* in, int64_t base, const std::vector<int64_t>& shap
   }
 }
 
-Result<BasicKernel> Transpose(const Graph& g, const Node& n) {
-  const auto& in_shape = ShapeOf(g, n.inputs[0]);
+Result<std::unique_ptr<OpKernel>> Transpose(const KernelInfo& info) {
+  const auto& in_shape = InShape(info, 0);
   const size_t rank = in_shape.size();
   std::vector<int64_t> perm(rank);
   for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
-  perm = g.AttrInts(n, "perm", perm);
+  perm = info.attrs.Ints("perm", perm);
   const auto in_strides = RowMajorStrides(in_shape);
   std::vector<int64_t> out_shape(rank), strides(rank);
   for (size_t d = 0; d < rank; ++d) {
     out_shape[d] = in_shape[perm[d]];
     strides[d] = in_strides[perm[d]];
   }
-  return BasicKernel([out_shape, strides](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, out_shape, strides, out); });
+  return MakeArena(info, [out_shape, strides](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, out_shape, strides, out); });
 }
 
-Result<BasicKernel> Slice(const Graph& g, const Node& n) {
-  const auto& shape = ShapeOf(g, n.inputs[0]);
-  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+Result<std::unique_ptr<OpKernel>> Slice(const KernelInfo& info) {
+  const auto& shape = InShape(info, 0);
+  const auto& out_shape = OutShape(info);
   const size_t rank = shape.size();
-  auto starts = ConstantInput(g, n, 1), ends = ConstantInput(g, n, 2), axes = ConstantInput(g, n, 3), steps = ConstantInput(g, n, 4);
+  auto starts = ConstantValues(info, 1), ends = ConstantValues(info, 2), axes = ConstantValues(info, 3), steps = ConstantValues(info, 4);
   for (auto* r : {&starts, &ends, &axes, &steps})
     if (!r->ok()) return r->status();
   const auto& st = **starts;
@@ -90,18 +108,18 @@ Result<BasicKernel> Slice(const Graph& g, const Node& n) {
     base += begin[d] * in_strides[d];
     strides[d] = step[d] * in_strides[d];
   }
-  return BasicKernel([out_shape, strides, base](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], base, out_shape, strides, out); });
+  return MakeArena(info, [out_shape, strides, base](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], base, out_shape, strides, out); });
 }
 
-Result<BasicKernel> Concat(const Graph& g, const Node& n) {
-  const auto& out_shape = ShapeOf(g, n.outputs[0]);
-  const int64_t axis = PositiveAxis(g.AttrInt(n, "axis", 0), out_shape.size());
+Result<std::unique_ptr<OpKernel>> Concat(const KernelInfo& info) {
+  const auto& out_shape = OutShape(info);
+  const int64_t axis = PositiveAxis(info.attrs.Int("axis", 0), out_shape.size());
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= out_shape[d];
   for (size_t d = axis + 1; d < out_shape.size(); ++d) inner *= out_shape[d];
   std::vector<int64_t> chunks;
-  for (int v : n.inputs) chunks.push_back(ShapeOf(g, v)[axis] * inner);
-  return BasicKernel([outer, chunks](const std::vector<const float*>& in, float* out) {
+  for (size_t i = 0; i < info.input_types.size(); ++i) chunks.push_back(InShape(info, i)[axis] * inner);
+  return MakeArena(info, [outer, chunks](const std::vector<const float*>& in, float* out) {
     for (int64_t o = 0; o < outer; ++o)
       for (size_t i = 0; i < chunks.size(); ++i) {
         std::memcpy(out, in[i] + o * chunks[i], chunks[i] * sizeof(float));
@@ -110,11 +128,11 @@ Result<BasicKernel> Concat(const Graph& g, const Node& n) {
   });
 }
 
-Result<BasicKernel> Gather(const Graph& g, const Node& n) {
-  auto indices = ConstantInput(g, n, 1);
+Result<std::unique_ptr<OpKernel>> Gather(const KernelInfo& info) {
+  auto indices = ConstantValues(info, 1);
   if (!indices.ok()) return indices.status();
-  const auto& shape = ShapeOf(g, n.inputs[0]);
-  const int64_t axis = PositiveAxis(g.AttrInt(n, "axis", 0), shape.size());
+  const auto& shape = InShape(info, 0);
+  const int64_t axis = PositiveAxis(info.attrs.Int("axis", 0), shape.size());
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
   for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
@@ -123,10 +141,10 @@ Result<BasicKernel> Gather(const Graph& g, const Node& n) {
   for (double v : **indices) {
     int64_t k = static_cast<int64_t>(v);
     if (k < 0) k += extent;
-    if (k < 0 || k >= extent) return Bad(n, "index " + std::to_string(static_cast<int64_t>(v)) + " is out of range");
+    if (k < 0 || k >= extent) return info.Bad("index " + std::to_string(static_cast<int64_t>(v)) + " is out of range");
     index.push_back(k);
   }
-  return BasicKernel([outer, inner, extent, index](const std::vector<const float*>& in, float* out) {
+  return MakeArena(info, [outer, inner, extent, index](const std::vector<const float*>& in, float* out) {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t k : index) {
         std::memcpy(out, in[0] + (o * extent + k) * inner, inner * sizeof(float));
@@ -135,26 +153,26 @@ Result<BasicKernel> Gather(const Graph& g, const Node& n) {
   });
 }
 
-Result<BasicKernel> Pad(const Graph& g, const Node& n) {
-  if (g.AttrString(n, "mode", "constant") != "constant") return Bad(n, "only constant padding is supported");
-  auto pads = ConstantInput(g, n, 1), value = ConstantInput(g, n, 2);
+Result<std::unique_ptr<OpKernel>> Pad(const KernelInfo& info) {
+  if (info.attrs.String("mode", "constant") != "constant") return info.Bad("only constant padding is supported");
+  auto pads = ConstantValues(info, 1), value = ConstantValues(info, 2);
   if (!pads.ok()) return pads.status();
   if (!value.ok()) return value.status();
-  if (n.inputs.size() > 3 && n.inputs[3] >= 0) return Bad(n, "the axes input is not supported");
-  const auto& shape = ShapeOf(g, n.inputs[0]);
-  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+  if (info.HasInput(3)) return info.Bad("the axes input is not supported");
+  const auto& shape = InShape(info, 0);
+  const auto& out_shape = OutShape(info);
   const size_t rank = shape.size();
   std::vector<int64_t> before(rank);
   for (size_t d = 0; d < rank; ++d) {
     before[d] = static_cast<int64_t>((**pads)[d]);
-    if (before[d] < 0 || (**pads)[d + rank] < 0) return Bad(n, "negative pads are not supported");
+    if (before[d] < 0 || (**pads)[d + rank] < 0) return info.Bad("negative pads are not supported");
   }
   const float fill = *value ? static_cast<float>((**value)[0]) : 0.f;
   const auto out_strides = RowMajorStrides(out_shape);
   int64_t base = 0;
   for (size_t d = 0; d < rank; ++d) base += before[d] * out_strides[d];
   const int64_t count = Tensor::NumElements(out_shape);
-  return BasicKernel([shape, out_strides, base, fill, count](const std::vector<const float*>& in, float* out) {
+  return MakeArena(info, [shape, out_strides, base, fill, count](const std::vector<const float*>& in, float* out) {
     std::fill(out, out + count, fill);
     // Scatter the input into the interior: the transposed form of a strided copy.
     const size_t rank = shape.size();
@@ -177,24 +195,24 @@ Result<BasicKernel> Pad(const Graph& g, const Node& n) {
 }
 
 // Expand: the input broadcast to the output's shape.
-Result<BasicKernel> Expand(const Graph& g, const Node& n) {
-  const auto& out_shape = ShapeOf(g, n.outputs[0]);
-  const auto& in_shape = ShapeOf(g, n.inputs[0]);
-  if (in_shape.size() > out_shape.size()) return Bad(n, "the input has a higher rank than the output");
+Result<std::unique_ptr<OpKernel>> Expand(const KernelInfo& info) {
+  const auto& out_shape = OutShape(info);
+  const auto& in_shape = InShape(info, 0);
+  if (in_shape.size() > out_shape.size()) return info.Bad("the input has a higher rank than the output");
   const auto strides = BroadcastStrides(in_shape, out_shape);
-  return BasicKernel([out_shape, strides](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, out_shape, strides, out); });
+  return MakeArena(info, [out_shape, strides](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, out_shape, strides, out); });
 }
 
 // Where: out = condition != 0 ? x : y, the three broadcast to the output's shape.
-Result<BasicKernel> Where(const Graph& g, const Node& n) {
-  const auto& out_shape = ShapeOf(g, n.outputs[0]);
+Result<std::unique_ptr<OpKernel>> Where(const KernelInfo& info) {
+  const auto& out_shape = OutShape(info);
   const int64_t count = Tensor::NumElements(out_shape);
   std::vector<std::vector<int64_t>> strides;
   for (int i = 0; i < 3; ++i) {
-    if (ShapeOf(g, n.inputs[i]).size() > out_shape.size()) return Bad(n, "an input has a higher rank than the output");
-    strides.push_back(BroadcastStrides(ShapeOf(g, n.inputs[i]), out_shape));
+    if (InShape(info, i).size() > out_shape.size()) return info.Bad("an input has a higher rank than the output");
+    strides.push_back(BroadcastStrides(InShape(info, i), out_shape));
   }
-  return BasicKernel([out_shape, strides, count](const std::vector<const float*>& in, float* out) {
+  return MakeArena(info, [out_shape, strides, count](const std::vector<const float*>& in, float* out) {
     // Each operand is expanded once; the select then runs over contiguous arrays.
     std::vector<float> c(count), x(count), y(count);
     StridedCopy(in[0], 0, out_shape, strides[0], c.data());
@@ -206,17 +224,17 @@ Result<BasicKernel> Where(const Graph& g, const Node& n) {
 
 // Resize (opset 11+): nearest or (multi)linear along every axis whose size changes, with ONNX's
 // coordinate transformations half_pixel, pytorch_half_pixel, align_corners and asymmetric.
-Result<BasicKernel> Resize(const Graph& g, const Node& n) {
-  const auto& in_shape = ShapeOf(g, n.inputs[0]);
-  const auto& out_shape = ShapeOf(g, n.outputs[0]);
-  const std::string mode = g.AttrString(n, "mode", "nearest");
-  const std::string transform = g.AttrString(n, "coordinate_transformation_mode", "half_pixel");
-  const std::string nearest_mode = g.AttrString(n, "nearest_mode", "round_prefer_floor");
-  if (mode != "nearest" && mode != "linear") return Bad(n, "mode '" + mode + "' is not supported (nearest and linear are)");
+Result<std::unique_ptr<OpKernel>> Resize(const KernelInfo& info) {
+  const auto& in_shape = InShape(info, 0);
+  const auto& out_shape = OutShape(info);
+  const std::string mode = info.attrs.String("mode", "nearest");
+  const std::string transform = info.attrs.String("coordinate_transformation_mode", "half_pixel");
+  const std::string nearest_mode = info.attrs.String("nearest_mode", "round_prefer_floor");
+  if (mode != "nearest" && mode != "linear") return info.Bad("mode '" + mode + "' is not supported (nearest and linear are)");
   if (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "align_corners" && transform != "asymmetric")
-    return Bad(n, "coordinate_transformation_mode '" + transform + "' is not supported");
-  if (in_shape.size() != out_shape.size()) return Bad(n, "the output's rank differs from the input's");
-  auto scales = ConstantInput(g, n, 2);
+    return info.Bad("coordinate_transformation_mode '" + transform + "' is not supported");
+  if (in_shape.size() != out_shape.size()) return info.Bad("the output's rank differs from the input's");
+  auto scales = ConstantValues(info, 2);
   if (!scales.ok()) return scales.status();
   const size_t rank = in_shape.size();
   // Per output axis and coordinate: the two input indices and the second one's weight.
@@ -272,7 +290,7 @@ Result<BasicKernel> Resize(const Graph& g, const Node& n) {
       std::vector<int64_t> xs, ys;
       for (const Tap& t : taps[rank - 1]) xs.push_back(t.lo);
       for (const Tap& t : taps[rank - 2]) ys.push_back(t.lo);
-      return BasicKernel([xs, ys, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
+      return MakeArena(info, [xs, ys, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
         for (int64_t p = 0; p < planes; ++p) {
           const float* src = in[0] + p * in_h * in_w;
           float* dst = out + p * out_h * out_w;
@@ -288,7 +306,7 @@ Result<BasicKernel> Resize(const Graph& g, const Node& n) {
         }
       });
     }
-    return BasicKernel([taps, rank, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
+    return MakeArena(info, [taps, rank, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
       const std::vector<Tap>& ys = taps[rank - 2];
       const std::vector<Tap>& xs = taps[rank - 1];
       for (int64_t p = 0; p < planes; ++p) {
@@ -308,7 +326,7 @@ Result<BasicKernel> Resize(const Graph& g, const Node& n) {
       }
     });
   }
-  return BasicKernel([taps, resized, in_strides, out_strides, out_shape, count, rank](const std::vector<const float*>& in, float* out) {
+  return MakeArena(info, [taps, resized, in_strides, out_strides, out_shape, count, rank](const std::vector<const float*>& in, float* out) {
     std::vector<const Tap*> at(rank);
     for (int64_t i = 0; i < count; ++i) {
       int64_t base = 0;
@@ -338,99 +356,117 @@ Result<BasicKernel> Resize(const Graph& g, const Node& n) {
   });
 }
 
-Result<BasicKernel> Clip(const Graph& g, const Node& n) {
-  auto lo = ConstantInput(g, n, 1), hi = ConstantInput(g, n, 2);
+Result<std::unique_ptr<OpKernel>> Clip(const KernelInfo& info) {
+  auto lo = ConstantValues(info, 1), hi = ConstantValues(info, 2);
   if (!lo.ok()) return lo.status();
   if (!hi.ok()) return hi.status();
   const float min = *lo ? static_cast<float>((**lo)[0]) : -INFINITY, max = *hi ? static_cast<float>((**hi)[0]) : INFINITY;
-  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
-  return BasicKernel([min, max, count](const std::vector<const float*>& in, float* out) {
+  const int64_t count = Tensor::NumElements(OutShape(info));
+  return MakeArena(info, [min, max, count](const std::vector<const float*>& in, float* out) {
     const float* x = in[0];
     for (int64_t i = 0; i < count; ++i) out[i] = std::min(std::max(x[i], min), max);
-  });
+  }, true);
 }
 
 // out = f(x) elementwise.
-BasicKernel Unary(const Graph& g, const Node& n, float (*f)(float)) {
-  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
-  return [f, count](const std::vector<const float*>& in, float* out) {
+template <float (*f)(float)>
+Result<std::unique_ptr<OpKernel>> Unary(const KernelInfo& info) {
+  const int64_t count = Tensor::NumElements(OutShape(info));
+  return MakeArena(info, [count](const std::vector<const float*>& in, float* out) {
     for (int64_t i = 0; i < count; ++i) out[i] = f(in[0][i]);
-  };
+  }, true);
 }
 
-Result<BasicKernel> Pow(const Graph& g, const Node& n) {
-  auto exponent = ConstantInput(g, n, 1);
+Result<std::unique_ptr<OpKernel>> Pow(const KernelInfo& info) {
+  auto exponent = ConstantValues(info, 1);
   if (!exponent.ok()) return exponent.status();
-  if ((**exponent).size() != 1) return Bad(n, "the exponent must be one constant value");
+  if ((**exponent).size() != 1) return info.Bad("the exponent must be one constant value");
   const float e = static_cast<float>((**exponent)[0]);
-  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
+  const int64_t count = Tensor::NumElements(OutShape(info));
   if (e == 2.f)  // RMSNorm's square: a loop the compiler vectorizes, not a branch per element
-    return BasicKernel([count](const std::vector<const float*>& in, float* out) {
+    return MakeArena(info, [count](const std::vector<const float*>& in, float* out) {
       const float* x = in[0];
       for (int64_t i = 0; i < count; ++i) out[i] = x[i] * x[i];
-    });
-  return BasicKernel([e, count](const std::vector<const float*>& in, float* out) {
+    }, true);
+  return MakeArena(info, [e, count](const std::vector<const float*>& in, float* out) {
     for (int64_t i = 0; i < count; ++i) out[i] = std::pow(in[0][i], e);
-  });
+  }, true);
 }
 
-Result<BasicKernel> BatchNorm(const Graph& g, const Node& n) {
-  const auto& shape = ShapeOf(g, n.inputs[0]);
-  if (shape.size() < 2) return Bad(n, "the input needs a channel dimension");
+Result<std::unique_ptr<OpKernel>> BatchNorm(const KernelInfo& info) {
+  const auto& shape = InShape(info, 0);
+  if (shape.size() < 2) return info.Bad("the input needs a channel dimension");
   const int64_t channels = shape[1], outer = shape[0];
   const int64_t inner = Tensor::NumElements(shape) / (outer * channels);
-  auto affine = BatchNormAffine(g, n, channels);
-  if (!affine.ok()) return affine.status();
-  const std::vector<float> scale(affine->scale.begin(), affine->scale.end()), shift(affine->shift.begin(), affine->shift.end());
-  return BasicKernel([outer, channels, inner, scale, shift](const std::vector<const float*>& in, float* out) {
+  std::vector<std::vector<double>> p;  // scale, bias, mean, variance
+  for (size_t i = 1; i < 5; ++i) {
+    auto values = ConstantValues(info, i);
+    if (!values.ok()) return values.status();
+    if (!*values || static_cast<int64_t>((*values)->size()) != channels)
+      return info.Bad("scale, bias, mean and variance must be " + std::to_string(channels) + " constants");
+    p.push_back(**values);
+  }
+  const ChannelAffine affine = BatchNormAsAffine(p[0], p[1], p[2], p[3], info.attrs.Float("epsilon", 1e-5f));
+  const std::vector<float> scale(affine.scale.begin(), affine.scale.end()), shift(affine.shift.begin(), affine.shift.end());
+  return MakeArena(info, [outer, channels, inner, scale, shift](const std::vector<const float*>& in, float* out) {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t c = 0; c < channels; ++c) {
         const float* x = in[0] + (o * channels + c) * inner;
         float* y = out + (o * channels + c) * inner;
         for (int64_t i = 0; i < inner; ++i) y[i] = x[i] * scale[c] + shift[c];
       }
-  });
+  }, true);
 }
 
-Result<BasicKernel> Copy(const Graph& g, const Node& n) {
-  const int64_t count = Tensor::NumElements(ShapeOf(g, n.outputs[0]));
-  return BasicKernel([count](const std::vector<const float*>& in, float* out) { std::memcpy(out, in[0], count * sizeof(float)); });
+Result<std::unique_ptr<OpKernel>> Copy(const KernelInfo& info) {
+  const int64_t count = Tensor::NumElements(OutShape(info));
+  return MakeArena(info, [count](const std::vector<const float*>& in, float* out) {
+    if (out != in[0]) std::memcpy(out, in[0], count * sizeof(float));
+  }, true);
 }
+
+// Dropout in inference: a copy; with training_mode a constant false, or none.
+Result<std::unique_ptr<OpKernel>> InferenceDropout(const KernelInfo& info) {
+  auto training = ConstantValues(info, 2);
+  if (!training.ok()) return training.status();
+  if (*training && !(*training)->empty() && (**training)[0] != 0) return info.Bad("training mode draws at random");
+  return Copy(info);
+}
+
+Result<std::unique_ptr<OpKernel>> CastToFloat(const KernelInfo& info) {
+  if (info.attrs.Int("to", 1) != 1) return info.Bad("only a cast to float32 runs in the arena");
+  return Copy(info);
+}
+
+float SqrtOf(float x) { return std::sqrt(x); }
+float NegativeOf(float x) { return -x; }
+float ExpOf(float x) { return std::exp(x); }
 
 }  // namespace
 
-const std::vector<std::string>& BasicOpTypes() {
-  static const std::vector<std::string> types = {"Transpose", "Slice", "Concat", "Gather", "Pad", "Clip", "Pow", "Sqrt", "Neg", "Exp",
-                                                 "BatchNormalization", "Identity", "Dropout", "Cast", "Reshape", "Flatten", "Squeeze",
-                                                 "Unsqueeze", "Expand", "Where", "Resize"};
-  return types;
+void RegisterFloat32ArenaKernels(KernelRegistry* r) {
+  const std::vector<DType> f32 = {DType::kFloat32};
+  auto add = [&](const char* op, int since, KernelFactory make, int type_input = 0) {
+    r->Add({op, since, INT_MAX, f32, type_input, std::move(make), false, "float32", StaticFloat32});
+  };
+  add("Transpose", 1, Transpose);
+  add("Slice", 10, Slice);
+  add("Concat", 4, Concat);
+  add("Gather", 1, Gather);
+  add("Pad", 11, Pad);
+  add("Expand", 8, Expand);
+  add("Where", 9, Where, 1);
+  add("Resize", 11, Resize);
+  add("Clip", 11, Clip);
+  add("Pow", 7, Pow);
+  add("Sqrt", 6, Unary<SqrtOf>);
+  add("Neg", 6, Unary<NegativeOf>);
+  add("Exp", 6, Unary<ExpOf>);
+  add("BatchNormalization", 9, BatchNorm);
+  add("Identity", 1, Copy);
+  add("Dropout", 1, InferenceDropout);
+  add("Cast", 6, CastToFloat);
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) add(op, 1, Copy);
 }
 
-Result<BasicKernel> MakeBasicKernel(const Graph& g, const Node& n) {
-  for (int v : n.inputs)
-    if (v >= 0 && g.values[v].dtype != "float32" && !g.IsConstant(v))
-      return Bad(n, "input '" + g.values[v].name + "' is " + g.values[v].dtype + "; the executor computes float32");
-  const std::string& t = n.op_type;
-  if (t == "Transpose") return Transpose(g, n);
-  if (t == "Slice") return Slice(g, n);
-  if (t == "Concat") return Concat(g, n);
-  if (t == "Gather") return Gather(g, n);
-  if (t == "Pad") return Pad(g, n);
-  if (t == "Expand") return Expand(g, n);
-  if (t == "Where") return Where(g, n);
-  if (t == "Resize") return Resize(g, n);
-  if (t == "Clip") return Clip(g, n);
-  if (t == "Pow") return Pow(g, n);
-  if (t == "Sqrt") return Unary(g, n, [](float x) { return std::sqrt(x); });
-  if (t == "Neg") return Unary(g, n, [](float x) { return -x; });
-  if (t == "Exp") return Unary(g, n, [](float x) { return std::exp(x); });
-  if (t == "BatchNormalization") return BatchNorm(g, n);
-  if (t == "Identity" || t == "Dropout" || IsAliasOp(t)) return Copy(g, n);
-  if (t == "Cast") {
-    if (g.AttrInt(n, "to", 1) != 1) return Bad(n, "only a cast to float32 runs (the executor computes float32)");
-    return Copy(g, n);
-  }
-  return Bad(n, "no kernel for this op type");
-}
-
-}  // namespace tilebank::engine::model
+}  // namespace tilebank::engine::kernels

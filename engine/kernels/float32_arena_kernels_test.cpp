@@ -1,6 +1,6 @@
-// Basic kernels checked against ONNX's backend node tests whose size operands are runtime inputs
-// there: here they become initializers (as in exported models), so the output shape is known at
-// load and the kernel runs through `tilebank run --data`.
+// The float32 arena kernels (float32_arena_kernels.cpp) checked against ONNX's backend node tests whose
+// size operands are runtime inputs there: here they become initializers (as in exported models), so
+// the output shape is known at load and the arena kernel runs through `tilebank run --data`.
 #include <doctest/doctest.h>
 
 #include <filesystem>
