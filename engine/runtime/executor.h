@@ -118,9 +118,27 @@ class Executor {
     return v >= 0 && !graph_.IsConstant(v) && graph_.values[v].kind == ValueKind::kTensor && graph_.values[v].dtype == "float32" &&
            graph_.values[v].shape_known;
   }
-  // Binds node `index` alone (a missing kernel is recorded in `missing`, op type -> node names).
+  // Binds node `index` alone: the first provider that claims it (a node none claims is recorded in
+  // `missing`, op type -> node names).
   Status BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
                   std::map<std::string, std::vector<std::string>>* missing);
+  // What the providers read about a node.
+  struct NodeFacts {
+    // The registry's kernels only: an input or output not float32 or of a run-time shape, a second
+    // output in use, or every input constant (the tuned kernels read constants as prepacked weights).
+    bool typed = false;
+    bool runtime_input = false;  // input 0 is computed at run time
+  };
+  NodeFacts FactsOf(const Node& n, const std::set<int>& read_values) const;
+  // The providers, in BindNode's order. Each binds the node into `step` and `b` and returns true
+  // when it runs it; false passes it on; an error refuses the model.
+  // An alias: Reshape and friends, a pass-through Pad or Concat, of a run-time float32 value.
+  Result<bool> ClaimAlias(const Node& n, const NodeFacts& facts, const PolicyLookup& lookup, Step* step, NodeBinding* b);
+  // A tuned implementation with the bank's policy, the nearest entry's or the built-in choice: the
+  // float32 templates of a tuned op type, and the int8 ops' oneDNN implementation on the registry's kernel.
+  Result<bool> ClaimTuned(const Node& n, const NodeFacts& facts, const PolicyLookup& lookup, Step* step, NodeBinding* b);
+  // The registry's kernel (its arena form where it has one).
+  Result<bool> ClaimRegistry(const Node& n, const NodeFacts& facts, const PolicyLookup& lookup, Step* step, NodeBinding* b);
   // The template and policy an operator runs with (the bank's, the nearest entry's, or the built-in
   // choice), and where they came from. A stored policy this host's target cannot run is passed
   // over for the built-in choice, `note` saying why.

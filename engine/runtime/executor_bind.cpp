@@ -171,21 +171,100 @@ Status Executor::BindRegistry(const Node& n, NodeBinding* b, Step* step, const s
   return Status::Ok();
 }
 
-Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
-                          std::map<std::string, std::vector<std::string>>* missing) {
-  const Node& n = graph_.nodes[index];
-  // The float32 kernels compute one float32 output from float32 run-time inputs; anything else
-  // (another dtype, a second output used) runs the registry's kernel.
-  bool typed = false;
+Executor::NodeFacts Executor::FactsOf(const Node& n, const std::set<int>& read_values) const {
+  NodeFacts f;
   for (size_t k = 1; k < n.outputs.size(); ++k)
-    typed |= n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k]));
-  for (int v : n.inputs) typed |= v >= 0 && !graph_.IsConstant(v) && (graph_.values[v].dtype != "float32" || !graph_.values[v].shape_known);
-  for (int v : n.outputs) typed |= v >= 0 && (graph_.values[v].dtype != "float32" || !graph_.values[v].shape_known);
+    f.typed |= n.outputs[k] >= 0 && (read_values.count(n.outputs[k]) || std::count(graph_.outputs.begin(), graph_.outputs.end(), n.outputs[k]));
+  for (int v : n.inputs) f.typed |= v >= 0 && !graph_.IsConstant(v) && (graph_.values[v].dtype != "float32" || !graph_.values[v].shape_known);
+  for (int v : n.outputs) f.typed |= v >= 0 && (graph_.values[v].dtype != "float32" || !graph_.values[v].shape_known);
   // Every input constant (a Conv of a folded value, which constant folding does not evaluate): the
   // tuned kernels read constants as prepacked weights only, so the registry's kernel computes it.
   bool all_constant = !n.inputs.empty();
   for (int v : n.inputs) all_constant &= v < 0 || graph_.IsConstant(v);
-  typed |= all_constant && kernels::KernelRegistry::Default().Has(n.op_type);
+  f.typed |= all_constant && kernels::KernelRegistry::Default().Has(n.op_type);
+  f.runtime_input = !n.inputs.empty() && n.inputs[0] >= 0 && !graph_.IsConstant(n.inputs[0]);
+  return f;
+}
+
+Result<bool> Executor::ClaimAlias(const Node& n, const NodeFacts& facts, const PolicyLookup&, Step* step, NodeBinding* b) {
+  if (facts.typed || !facts.runtime_input || !(IsAliasOp(n.op_type) || PassesInputThrough(graph_, n))) return false;
+  step->kind = Step::Kind::kAlias;
+  step->inputs = {n.inputs[0]};
+  b->policy_source = "alias";
+  return true;
+}
+
+Result<bool> Executor::ClaimTuned(const Node& n, const NodeFacts& facts, const PolicyLookup& lookup, Step* step, NodeBinding* b) {
+  if (facts.typed) {
+    // The int8 ops run the oneDNN implementation the bank holds for them (the int8.onednn template,
+    // the only one for their op types), else oneDNN's first choice, on the registry's kernel.
+    if (!IsQuantizedTunedOp(n.op_type) || !kernels::KernelRegistry::Default().Has(n.op_type)) return false;
+    auto node_op = NodeOpSpec(graph_, n);
+    if (!node_op.ok() || !TemplatesFor(node_op->op).ok()) return false;
+    const PolicyChoice choice = ChoosePolicy(node_op->op, lookup);
+    TB_RETURN_IF_ERROR(BindRegistry(n, b, step, TextKnob(choice.policy, "impl", "")));
+    b->template_id = choice.tmpl->id();
+    b->policy = PolicyText(choice.policy);
+    b->policy_source = choice.source;
+    b->policy_note = choice.note;
+    b->op = std::move(node_op.value());
+    return true;
+  }
+  auto node_op = NodeOpSpec(graph_, n);
+  if (!node_op.ok() || !Implements(node_op->op.op_type) || !TemplatesFor(node_op->op).ok()) {
+    // A tuned op type in a form its templates do not run (3-D pooling, int64 operands, ...) is the
+    // registry's; without a registry kernel it cannot run.
+    if (Implements(n.op_type) && !kernels::KernelRegistry::Default().Has(n.op_type)) {
+      const Status why = node_op.ok() ? TemplatesFor(node_op->op).status() : node_op.status();
+      return Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message());
+    }
+    return false;
+  }
+  const OpSpec& op = node_op->op;
+  PolicyChoice choice = ChoosePolicy(op, lookup);
+  Status bound = BindTemplate(step, *node_op, *choice.tmpl, choice.policy);
+  if (!bound.ok() && choice.source != "builtin") {  // a stored policy that does not build here
+    const std::string note = choice.source == "bank" ? "the bank's policy does not build here: " + bound.message() : "";
+    choice = ChoosePolicy(op, nullptr);
+    choice.note = note;
+    bound = BindTemplate(step, *node_op, *choice.tmpl, choice.policy);
+  }
+  const OpTemplate* t = choice.tmpl;
+  Policy policy = choice.policy;
+  b->policy_source = choice.source;
+  b->policy_note = choice.note;
+  TB_RETURN_IF_ERROR(bound.WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")"));
+  // A Format policy whose layout this executor converts to and from on every run (its
+  // neighbours keep row-major) may lose here what it won alone: against oneDNN, timed now.
+  // Only the bank's (or the nearest entry's): a built-in choice stays as chosen.
+  if ((b->policy_source == "bank" || b->policy_source == "nearest") && step->kernel->ConvertsActivations() && t != &OneDnnImpl() &&
+      OneDnnImpl().Supports(op).ok()) {
+    Step alternative;
+    alternative.output = step->output;
+    const Policy library = OneDnnImpl().DefaultPolicy(op);
+    if (BindTemplate(&alternative, *node_op, OneDnnImpl(), library).ok() && TimeStepAlone(alternative) < TimeStepAlone(*step)) {
+      *step = std::move(alternative);
+      t = &OneDnnImpl();
+      policy = library;
+      b->policy_source = "converts";  // the bank's policy converted layouts per run and was slower
+    }
+  }
+  b->template_id = t->id();
+  b->policy = PolicyText(policy);
+  b->op = std::move(node_op.value());
+  return true;
+}
+
+Result<bool> Executor::ClaimRegistry(const Node& n, const NodeFacts&, const PolicyLookup&, Step* step, NodeBinding* b) {
+  if (!kernels::KernelRegistry::Default().Has(n.op_type)) return false;
+  TB_RETURN_IF_ERROR(BindRegistry(n, b, step));
+  return true;
+}
+
+Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::set<int>& read_values,
+                          std::map<std::string, std::vector<std::string>>* missing) {
+  const Node& n = graph_.nodes[index];
+  const NodeFacts facts = FactsOf(n, read_values);
   auto step = std::make_unique<Step>();
   NodeBinding b;
   b.node = static_cast<int>(index);
@@ -193,76 +272,17 @@ Status Executor::BindNode(size_t index, const PolicyLookup& lookup, const std::s
   b.op_type = n.op_type;
   step->output = n.outputs.empty() ? -1 : n.outputs[0];
   b.shape = step->output < 0 ? "" : graph_.values[step->output].shape_known ? ShapeText(graph_.values[step->output].shape) : "?";
-  const bool runtime_input = !n.inputs.empty() && n.inputs[0] >= 0 && !graph_.IsConstant(n.inputs[0]);
-  auto registry_or = [&](const Status& why) -> Status {
-    if (!kernels::KernelRegistry::Default().Has(n.op_type)) return why;
-    return BindRegistry(n, &b, step.get());
-  };
-  if (typed) {
-    if (!kernels::KernelRegistry::Default().Has(n.op_type)) {
-      (*missing)[n.op_type].push_back(n.name);
-      return Status::Ok();
-    }
-    // The int8 ops run the oneDNN implementation the bank holds for them (the int8.onednn template,
-    // the only one for their op types), else oneDNN's first choice.
-    std::optional<PolicyChoice> int8_choice;
-    std::optional<NodeOp> int8_op;
-    if (IsQuantizedTunedOp(n.op_type))
-      if (auto node_op = NodeOpSpec(graph_, n); node_op.ok() && TemplatesFor(node_op->op).ok()) {
-        int8_choice = ChoosePolicy(node_op->op, lookup);
-        int8_op = std::move(node_op.value());
-      }
-    TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get(), int8_choice ? TextKnob(int8_choice->policy, "impl", "") : ""));
-    if (int8_choice) {
-      b.template_id = int8_choice->tmpl->id();
-      b.policy = PolicyText(int8_choice->policy);
-      b.policy_source = int8_choice->source;
-      b.policy_note = int8_choice->note;
-      b.op = std::move(int8_op);
-    }
-  } else if ((IsAliasOp(n.op_type) || PassesInputThrough(graph_, n)) && runtime_input) {
-    step->kind = Step::Kind::kAlias;
-    step->inputs = {n.inputs[0]};
-    b.policy_source = "alias";
-  } else if (auto node_op = NodeOpSpec(graph_, n); Implements(n.op_type) && (!node_op.ok() || !TemplatesFor(node_op->op).ok())) {
-    // A tuned op type in a form its templates do not run (3-D pooling, int64 operands, ...).
-    const Status why = node_op.ok() ? TemplatesFor(node_op->op).status() : node_op.status();
-    TB_RETURN_IF_ERROR(registry_or(Status::InvalidInput("node '" + n.name + "' (" + n.op_type + ") cannot run: " + why.message())));
-  } else if (node_op.ok() && Implements(node_op->op.op_type) && TemplatesFor(node_op->op).ok()) {
-    const OpSpec& op = node_op->op;
-    PolicyChoice choice = ChoosePolicy(op, lookup);
-    Status bound = BindTemplate(step.get(), *node_op, *choice.tmpl, choice.policy);
-    if (!bound.ok() && choice.source != "builtin") {  // a stored policy that does not build here
-      const std::string note = choice.source == "bank" ? "the bank's policy does not build here: " + bound.message() : "";
-      choice = ChoosePolicy(op, nullptr);
-      choice.note = note;
-      bound = BindTemplate(step.get(), *node_op, *choice.tmpl, choice.policy);
-    }
-    const OpTemplate* t = choice.tmpl;
-    Policy policy = choice.policy;
-    b.policy_source = choice.source;
-    b.policy_note = choice.note;
-    TB_RETURN_IF_ERROR(bound.WithContext("node '" + n.name + "' (" + n.op_type + ", " + t->id() + ")"));
-    // A Format policy whose layout this executor converts to and from on every run (its
-    // neighbours keep row-major) may lose here what it won alone: against oneDNN, timed now.
-    // Only the bank's (or the nearest entry's): a built-in choice stays as chosen.
-    if ((b.policy_source == "bank" || b.policy_source == "nearest") && step->kernel->ConvertsActivations() && t != &OneDnnImpl() && OneDnnImpl().Supports(op).ok()) {
-      auto alternative = std::make_unique<Step>();
-      alternative->output = step->output;
-      const Policy library = OneDnnImpl().DefaultPolicy(op);
-      if (BindTemplate(alternative.get(), *node_op, OneDnnImpl(), library).ok() && TimeStepAlone(*alternative) < TimeStepAlone(*step)) {
-        step = std::move(alternative);
-        t = &OneDnnImpl();
-        policy = library;
-        b.policy_source = "converts";  // the bank's policy converted layouts per run and was slower
-      }
-    }
-    b.template_id = t->id();
-    b.policy = PolicyText(policy);
-    b.op = std::move(node_op.value());
-  } else if (kernels::KernelRegistry::Default().Has(n.op_type)) {
-    TB_RETURN_IF_ERROR(BindRegistry(n, &b, step.get()));
-  } else {
+  // The providers of a node alone, in order; the first that claims it binds it. (A fused subgraph
+  // claims its nodes before them, in Bind.)
+  using Provider = Result<bool> (Executor::*)(const Node&, const NodeFacts&, const PolicyLookup&, Step*, NodeBinding*);
+  static constexpr Provider kProviders[] = {&Executor::ClaimAlias, &Executor::ClaimTuned, &Executor::ClaimRegistry};
+  bool claimed = false;
+  for (Provider provider : kProviders) {
+    auto claim = (this->*provider)(n, facts, lookup, step.get(), &b);
+    if (!claim.ok()) return claim.status();
+    if ((claimed = *claim)) break;
+  }
+  if (!claimed) {
     (*missing)[n.op_type].push_back(n.name);
     return Status::Ok();
   }
