@@ -1,7 +1,7 @@
 // The model executor: every node bound at load to a kernel (a template kernel with the bank's
 // policy for its operator, else the nearest entry's when it fits this shape, else the op class's
-// built-in choice (engine/catalog/builtin_choice.h); a basic kernel for ops outside the
-// tuned set; no kernel at all for reshapes, which reuse their input's memory), constant operands
+// built-in choice (engine/catalog/builtin_choice.h); the kernel registry's implementation for ops
+// outside the tuned set; no kernel at all for reshapes, which reuse their input's memory), constant operands
 // put once into the layout each kernel wants, and the run-time tensors placed in one arena by
 // liveness so that buffers are reused. Run() is then a walk over the nodes.
 // Layouts are decided across the model, not per node: a tensor stays in the layout its producer
@@ -60,8 +60,9 @@ using FusionLookup = std::function<std::optional<FusionChoice>(const Subgraph& s
 struct NodeBinding {
   int node = -1;                     // index in graph().nodes (fused: the anchor's)
   std::string name, op_type, shape;  // shape: the output's, "1x64x56x56"
-  std::string template_id;           // "" for basic kernels and aliases; kFusedTemplateId when fused
-  std::string policy_source;         // "bank", "nearest", "builtin", "basic", "alias"; "converts": the bank's policy
+  std::string template_id;           // "" for the registry's kernels and aliases; kFusedTemplateId when fused
+  std::string policy_source;         // "bank", "nearest", "builtin", "alias"; the registry's implementation
+                                     // ("reference", "float32", "onednn"); "converts": the bank's policy
                                      // converted layouts on every run and impl.onednn was faster at load;
                                      // fused: the FusionChoice's
   std::string policy;                // "a=1,b=x" for template kernels
