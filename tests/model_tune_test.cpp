@@ -17,16 +17,21 @@ namespace tilebank::testing {
 namespace {
 
 // x [16,64] -> MatMul w1 [64,64] -> Relu -> MatMul w2 [64,64] -> Relu: two MatMuls of one shape
-// (one bank key) and two Relus.
+// (one bank key) and two Relus, the last Relu's output named `last`. (A builder is filled in place:
+// its graph pointer points into its own model.)
+void AddTwoMatMuls(ModelBuilder* b, const std::string& last) {
+  b->Input("x", {16, 64});
+  b->Weight("w1", {64, 64});
+  b->Weight("w2", {64, 64});
+  b->Node("MatMul", {"x", "w1"}, {"h1"});
+  b->Node("Relu", {"h1"}, {"a1"});
+  b->Node("MatMul", {"a1", "w2"}, {"h2"});
+  b->Node("Relu", {"h2"}, {last});
+}
+
 std::string SmallModel(const TempDir& dir) {
   ModelBuilder b;
-  b.Input("x", {16, 64});
-  b.Weight("w1", {64, 64});
-  b.Weight("w2", {64, 64});
-  b.Node("MatMul", {"x", "w1"}, {"h1"});
-  b.Node("Relu", {"h1"}, {"a1"});
-  b.Node("MatMul", {"a1", "w2"}, {"h2"});
-  b.Node("Relu", {"h2"}, {"y"});
+  AddTwoMatMuls(&b, "y");
   b.Output("y", {16, 64});
   return b.Save(dir / "small.onnx");
 }
@@ -35,13 +40,7 @@ std::string SmallModel(const TempDir& dir) {
 // compiled kernel whatever tuning picks for the MatMuls (oneDNN fuses their Relus as post-ops).
 std::string SmallModelWithHalideKernel(const TempDir& dir) {
   ModelBuilder b;
-  b.Input("x", {16, 64});
-  b.Weight("w1", {64, 64});
-  b.Weight("w2", {64, 64});
-  b.Node("MatMul", {"x", "w1"}, {"h1"});
-  b.Node("Relu", {"h1"}, {"a1"});
-  b.Node("MatMul", {"a1", "w2"}, {"h2"});
-  b.Node("Relu", {"h2"}, {"a2"});
+  AddTwoMatMuls(&b, "a2");
   ModelBuilder::IntsAttr(b.Node("ReduceMean", {"a2"}, {"y"}), "axes", {1});
   b.Output("y", {16, 1});
   return b.Save(dir / "small_reduce.onnx");

@@ -60,12 +60,10 @@ struct FoldedValue {
 };
 Result<std::optional<std::vector<FoldedValue>>> Fold(const Graph& g, const Node& n) {
   using Folded = std::optional<std::vector<FoldedValue>>;
-  // While folding, the graph's output shapes are not settled (the caller tracks which are known):
-  // the kernel sizes its outputs from the values, so the implementations made for static output
-  // shapes (the arena ones) do not apply and the op's reference computes it.
-  kernels::KernelInfo info = KernelInfoOf(g, n);
-  info.output_shapes.clear();
-  auto kernel = kernels::KernelRegistry::Default().Create(info);
+  // While folding, the graph's shapes are not settled (the caller tracks which are known): the
+  // kernel sizes its outputs from the values, so the implementations made for static shapes (the
+  // arena ones) do not apply and the op's reference computes it.
+  auto kernel = kernels::KernelRegistry::Default().Create(KernelInfoOf(g, n));
   if (!kernel.ok()) return Folded();  // the binder names what is missing
   std::vector<TypedTensor> inputs;
   inputs.reserve(n.inputs.size());

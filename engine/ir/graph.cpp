@@ -19,6 +19,14 @@ kernels::KernelInfo KernelInfoOf(const Graph& graph, const Node& n) {
     info.input_types.push_back(v < 0 ? DType::kUndefined : ParseDType(graph.values[v].dtype).value_or(DType::kUndefined));
     info.input_kinds.push_back(v < 0 ? ValueKind::kTensor : graph.values[v].kind);
   }
+  info.tensor_attrs = n.tensor_attrs;
+  info.graphs = n.graphs;
+  info.implicit_inputs = n.implicit_inputs;
+  return info;
+}
+
+kernels::KernelInfo StaticKernelInfoOf(const Graph& graph, const Node& n) {
+  kernels::KernelInfo info = KernelInfoOf(graph, n);
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const int v = n.inputs[i];
     const bool static_shape = v >= 0 && graph.values[v].shape_known && graph.values[v].kind == ValueKind::kTensor;
@@ -31,9 +39,6 @@ kernels::KernelInfo KernelInfoOf(const Graph& graph, const Node& n) {
     const bool static_shape = v >= 0 && graph.values[v].shape_known && graph.values[v].kind == ValueKind::kTensor;
     info.output_shapes.push_back(static_shape ? std::optional(graph.values[v].shape) : std::nullopt);
   }
-  info.tensor_attrs = n.tensor_attrs;
-  info.graphs = n.graphs;
-  info.implicit_inputs = n.implicit_inputs;
   return info;
 }
 

@@ -73,8 +73,12 @@ struct Graph {
 };
 
 // What the kernel registry makes node `n`'s kernel from: its attributes, the graph's opset, its
-// inputs' dtypes and kinds, its TENSOR and GRAPH attributes and implicit inputs (the executor's
-// binding and constant folding both ask the registry with it).
+// inputs' dtypes and kinds, its TENSOR and GRAPH attributes and implicit inputs (constant folding
+// asks the registry with it: while it folds, the graph's shapes are not settled).
 kernels::KernelInfo KernelInfoOf(const Graph& graph, const Node& n);
+// KernelInfoOf and what the graph knows once its shapes are settled (the executor binds with it):
+// static input and output shapes and the values of small constant inputs, for which the arena
+// implementations are made.
+kernels::KernelInfo StaticKernelInfoOf(const Graph& graph, const Node& n);
 
 }  // namespace tilebank::engine::model

@@ -50,7 +50,8 @@ struct KernelInfo {
   std::map<std::string, std::shared_ptr<const Subgraph>> graphs;  // GRAPH attributes (If's branches, Loop's body)
   // The enclosing scopes' values its subgraphs read, by name: the node's inputs after the declared ones.
   std::vector<std::string> implicit_inputs;
-  // What the graph knows before a run, where it knows it (empty, or nullopt / nullptr per input):
+  // What the graph knows before a run, where it knows it (empty, or nullopt / nullptr per input;
+  // model::StaticKernelInfoOf fills them):
   // each input's and declared output's static shape, and the values of constant inputs of at most
   // kConstantValueLimit elements. The arena implementations are made for exactly these.
   std::vector<std::optional<std::vector<int64_t>>> input_shapes, output_shapes;

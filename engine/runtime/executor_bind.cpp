@@ -150,7 +150,7 @@ std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const Pol
 }
 
 Status Executor::BindRegistry(const Node& n, NodeBinding* b, Step* step, const std::string& onednn_impl) {
-  kernels::KernelInfo info = KernelInfoOf(graph_, n);
+  kernels::KernelInfo info = StaticKernelInfoOf(graph_, n);
   if (!onednn_impl.empty()) {
     nlohmann::json attrs = n.attrs;
     attrs["onednn_impl"] = onednn_impl;

@@ -3,7 +3,6 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
-#include <filesystem>
 #include <map>
 
 #include "engine/catalog/builtin_choice.h"
