@@ -122,7 +122,14 @@ TEST_CASE("tune: bad input is refused with exit 2 and no result file") {
   WriteFile(dir / "bad.json", R"([{"op":"MatMul","input_desc":[{"shape":[2,3],"type":"float32"}],"output_desc":[{"shape":[2,3],"type":"float32"}]}, )");
   std::string out = " --bank " + (dir / "bank") + " --output " + dir.path();
   CheckRefused(RunCli("tune -j 3 --singleop " + (dir / "ops.json") + out), "--job-type must be 2 (OPAT), 1 (SGAT) or 4 (GDAT), not 3");
-  CheckRefused(RunCli("tune -j 2" + out), "--singleop OPS.json or --model M.onnx is required");
+  CheckRefused(RunCli("tune -j 2" + out), "--job-type 2 (OPAT) takes one input: --model M.onnx or --singleop OPS.json");
+  // Each job type's inputs and options come from its entry in engine/jobs/job_types.h.
+  CheckRefused(RunCli("tune -j 2 --subgraphs " + (dir / "ops.json") + out), "--subgraphs is not for --job-type 2 (OPAT): it is for --job-type 1 (SGAT)");
+  CheckRefused(RunCli("tune -j 1 --singleop " + (dir / "ops.json") + " --tune-mode GA" + out), "--singleop is not for --job-type 1 (SGAT)");
+  CheckRefused(RunCli("tune -j 1 --model m.onnx --modes impl" + out), "--modes is not for --job-type 1 (SGAT): it is for --job-type 2 (OPAT)");
+  CheckRefused(RunCli("tune -j 4 --reload x" + out), "--job-type 4 (GDAT) plans in one step");
+  CheckRefused(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + " --model m.onnx" + out), "takes one input");
+  CheckRefused(RunCli("tune -j 2 --singleop " + (dir / "ops.json") + " --input-shape x:1,2" + out), "--input-shape is for a model");
   auto malformed = RunCli("tune -j 2 --singleop " + (dir / "bad.json") + out);
   CHECK(malformed.exit_code == 2);
   CHECK(malformed.err.find("bad.json") != std::string::npos);

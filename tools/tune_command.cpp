@@ -128,70 +128,79 @@ int RunBatchWorker(const TuneFlags& f) {
   return RunBatchTune(in, f.plan, f.shard, f.bank, f.local_dir);
 }
 
-// Job type 1: subgraph tuning of a model.
-int RunSgat(const TuneFlags& f) {
+// The flag's name: "--model" of "--model M.onnx".
+std::string FlagName(const std::string& usage) { return usage.substr(0, usage.find(' ')); }
+
+bool Lists(const std::vector<std::string>& usages, const std::string& flag) {
+  for (const std::string& u : usages)
+    if (FlagName(u) == flag) return true;
+  return false;
+}
+
+std::string TypeText(const engine::JobType& t) { return "--job-type " + std::to_string(t.id) + " (" + t.name + ")"; }
+
+// The inputs and job-specific options of `tune`, each with the value given ("" when not given).
+std::vector<std::pair<std::string, std::string>> GivenInputs(const TuneFlags& f) {
+  return {{"--model", f.model}, {"--singleop", f.singleop}, {"--subgraphs", f.subgraphs}, {"--gradients", f.gradients}};
+}
+std::vector<std::string> GivenOptions(const TuneFlags& f) {
+  std::vector<std::string> given;
+  const TuneFlags defaults;
+  if (!f.tune_ops_file.empty()) given.push_back("--tune-ops-file");
+  if (f.tune_mode != defaults.tune_mode) given.push_back("--tune-mode");
+  if (f.modes != defaults.modes) given.push_back("--modes");
+  if (!f.measured.empty()) given.push_back("--measured");
+  if (f.print_plans) given.push_back("--print-plans");
+  if (f.max_segments != defaults.max_segments) given.push_back("--max-segments");
+  return given;
+}
+
+// The flags `type` takes (engine/jobs/job_types.h): one input, or --reload when it is resumable,
+// and no other job type's options. The message names the job type a misplaced flag is for.
+Status CheckJobFlags(const engine::JobType& type, const TuneFlags& f) {
   const bool reload = f.reload != "\x01";
-  if (!reload && f.model.empty() == f.subgraphs.empty())
-    return Fail(Status::InvalidInput("--job-type 1 (SGAT) tunes a model's subgraphs: give --model M.onnx or --subgraphs FILE (run --dump writes one)"));
-  if (!f.singleop.empty()) return Fail(Status::InvalidInput("--singleop is an operator list, for --job-type 2; SGAT takes --model"));
-  if (reload && (!f.model.empty() || !f.subgraphs.empty()))
-    return Fail(Status::InvalidInput("--reload goes on with a job's own model or subgraph file: give no --model or --subgraphs"));
-  if (Status s = CheckSharedFlags(f); !s.ok()) return Fail(s);
+  auto misplaced = [&](const std::string& flag) {
+    std::string owner;
+    for (const engine::JobType& other : engine::JobTypes())
+      if (Lists(other.inputs, flag) || Lists(other.own_options, flag)) owner += (owner.empty() ? "" : " or ") + TypeText(other);
+    return Status::InvalidInput(flag + " is not for " + TypeText(type) + ": it is for " + owner);
+  };
+  size_t inputs = 0;
+  for (const auto& [flag, value] : GivenInputs(f)) {
+    if (value.empty()) continue;
+    if (!Lists(type.inputs, flag)) return misplaced(flag);
+    ++inputs;
+  }
+  for (const std::string& flag : GivenOptions(f))
+    if (!Lists(type.own_options, flag)) return misplaced(flag);
+  std::string choices;
+  for (const std::string& u : type.inputs) choices += (choices.empty() ? "" : " or ") + u;
+  if (reload && !type.resumable) return Status::InvalidInput(TypeText(type) + " plans in one step: there is no job to --reload");
+  if (reload && inputs > 0) return Status::InvalidInput("--reload goes on with a job's own input: give no " + choices);
+  if (!reload && inputs != 1)
+    return Status::InvalidInput(TypeText(type) + " takes one input: " + choices + (type.resumable ? " (or --reload to go on with a stopped job)" : ""));
+  if (!f.input_shape.empty() && f.model.empty()) return Status::InvalidInput("--input-shape is for a model (--model M.onnx)");
+  return CheckSharedFlags(f);
+}
+
+// Runs one job of the type -j names, with the flags that type takes.
+int RunJob(const engine::JobType& type, const TuneFlags& f) {
+  if (Status s = CheckJobFlags(type, f); !s.ok()) return Fail(s);
+  auto place = JobPlaceOf(f, type.measures_here);
+  if (!place.ok()) return Fail(place.status());
+  engine::JobRequest r;
+  for (const auto& [flag, value] : GivenInputs(f))
+    if (!value.empty()) r.input = value;
+  r.place = *place;
   auto shapes = engine::model::ParseInputShapes(f.input_shape);
   if (!shapes.ok()) return Fail(shapes.status());
-  auto place = JobPlaceOf(f);
-  if (!place.ok()) return Fail(place.status());
-  engine::JobRequest r;
-  r.input = f.model.empty() ? f.subgraphs : f.model;
   r.input_shapes = *shapes;
-  r.place = *place;
-  r.tune.trials = f.trials;
+  if (f.reload != "\x01") r.reload = f.reload;
   r.time_budget_s = f.time_budget;
-  if (reload) r.reload = f.reload;
-  r.listeners = ProgressListeners(f.quiet);
-  return RunAndReport(1, r);
-}
-
-// Job type 4: gradient fusion planned offline from a recorded profile. Nothing is measured here,
-// so --soc may name the soc_version of the machines the profile was recorded on.
-int RunGdat(const TuneFlags& f) {
-  if (f.gradients.empty())
-    return Fail(Status::InvalidInput("--job-type 4 (GDAT) plans from a gradient profile: give --gradients PROFILE.json "
-                                     "(in a PyTorch job, TILEBANK_GDAT=tune records one and tunes live)"));
-  if (!f.model.empty() || !f.singleop.empty() || !f.subgraphs.empty() || f.reload != "\x01")
-    return Fail(Status::InvalidInput("--job-type 4 takes --gradients only (no --model, --singleop, --subgraphs or --reload)"));
-  auto place = JobPlaceOf(f, /*measures_here=*/false);
-  if (!place.ok()) return Fail(place.status());
-  engine::JobRequest r;
-  r.input = f.gradients;
-  r.place = *place;
-  r.max_segments = f.max_segments;
-  r.measured_path = f.measured;
-  r.print_plans = f.print_plans;
-  return RunAndReport(4, r);
-}
-
-// Job type 2: operator tuning of an op list or of a model's operators.
-int RunOpat(const TuneFlags& f) {
-  if (!f.gradients.empty()) return Fail(Status::InvalidInput("--gradients is a gradient profile, for --job-type 4 (GDAT)"));
-  if (!f.measured.empty() || f.print_plans) return Fail(Status::InvalidInput("--measured and --print-plans are for --job-type 4 (GDAT)"));
-  const bool reload = f.reload != "\x01";
-  if (Status s = CheckSharedFlags(f); !s.ok()) return Fail(s);
-  if (!f.model.empty() && !f.singleop.empty()) return Fail(Status::InvalidInput("give --model or --singleop, not both"));
-  if (!f.subgraphs.empty()) return Fail(Status::InvalidInput("--subgraphs is a subgraph file, for --job-type 1 (SGAT)"));
-  if (f.singleop.empty() && f.model.empty() && !reload) return Fail(Status::InvalidInput("--singleop OPS.json or --model M.onnx is required for --job-type 2"));
-
-  auto place = JobPlaceOf(f);
-  if (!place.ok()) return Fail(place.status());
-  engine::JobRequest r;
-  r.input = f.model.empty() ? f.singleop : f.model;
-  r.place = *place;
   if (!f.tune_ops_file.empty()) {
     Status s = engine::ReadTuneOpsFile(f.tune_ops_file, &r.tune_op_names, &r.tune_op_types);
     if (!s.ok()) return Fail(s);
   }
-  if (reload) r.reload = f.reload;
-  r.time_budget_s = f.time_budget;
   r.tune.tune_mode = f.tune_mode;
   if (f.tune_mode != "GA,RL" && f.tune_mode != "RL,GA" && !engine::ParseStrategyKind(f.tune_mode).ok())
     return Fail(Status::InvalidInput("--tune-mode " + f.tune_mode + ": expected GA, RL, GA,RL, random or exhaustive"));
@@ -200,25 +209,20 @@ int RunOpat(const TuneFlags& f) {
   r.tune.modes = modes.value();
   r.tune.trials = f.trials;
   r.tune.seed = f.seed;
+  r.max_segments = f.max_segments;
+  r.measured_path = f.measured;
+  r.print_plans = f.print_plans;
   r.listeners = ProgressListeners(f.quiet);
-  if (!f.model.empty()) {
-    auto shapes = engine::model::ParseInputShapes(f.input_shape);
-    if (!shapes.ok()) return Fail(shapes.status());
-    r.input_shapes = *shapes;
-  }
-  return RunAndReport(2, r);
+  return RunAndReport(type.id, r);
 }
 
 int RunTune(const TuneFlags& f) {
   if (!f.model_list.empty() || !f.gradients_list.empty() || !f.plan.empty() || !f.shard.empty()) return RunBatchWorker(f);
   if (!f.local_dir.empty()) return Fail(Status::InvalidInput("--local-dir is for a batch worker (--plan, --shard, --model-list or --gradients-list)"));
   if (f.job_type == 0) return Fail(Status::InvalidInput("--job-type (-j) is required: " + engine::JobTypeChoices()));
-  // Each job type of engine/jobs/job_types.h and the command checking its flags before it runs it.
-  static const std::map<int, int (*)(const TuneFlags&)> kRunners = {{1, RunSgat}, {2, RunOpat}, {4, RunGdat}};
-  const auto runner = kRunners.find(f.job_type);
-  if (!engine::FindJobType(f.job_type) || runner == kRunners.end())
-    return Fail(Status::InvalidInput("--job-type must be " + engine::JobTypeChoices() + ", not " + std::to_string(f.job_type)));
-  return runner->second(f);
+  const engine::JobType* type = engine::FindJobType(f.job_type);
+  if (!type) return Fail(Status::InvalidInput("--job-type must be " + engine::JobTypeChoices() + ", not " + std::to_string(f.job_type)));
+  return RunJob(*type, f);
 }
 
 }  // namespace

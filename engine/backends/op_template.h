@@ -2,7 +2,7 @@
 // instances it can run, the knobs that form its search space, an analytical default policy, and
 // how a policy becomes a runnable kernel. Templates are stateless; ids and versions live in
 // engine/core/template_catalog.cpp, and which templates run an op in
-// engine/catalog/template_registry.h.
+// engine/kernels/kernel_registry.h (tunable implementations).
 #pragma once
 #include <memory>
 #include <string>

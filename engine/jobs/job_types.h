@@ -1,6 +1,6 @@
 // AOE's job types as tilebank runs them: one table that the CLI (tools/tune_command.cpp), batches
-// (engine/batch) and the report (tools/report_command.cpp) read, so a job type's names, files and
-// checkpoint key are spelled once.
+// (engine/batch) and the report (tools/report_command.cpp) read, so a job type's names, files,
+// checkpoint key, inputs and options are spelled once.
 #pragma once
 #include <string>
 #include <vector>
@@ -24,6 +24,10 @@ struct JobType {
   bool measures_here;
   // Whether a stopped job goes on (--reload, reload=); a planned job runs in one step.
   bool resumable;
+  // What `tilebank tune` gives it: one of these inputs ("--model M.onnx": the flag, then what it
+  // names), and the options no other job type takes.
+  std::vector<std::string> inputs;
+  std::vector<std::string> own_options;
 };
 
 // The job types in the order the CLI lists them (2, 1, 4).

@@ -51,7 +51,7 @@ const KernelRegistry& KernelRegistry::Default() {
                           RegisterIndexKernels, RegisterReduceKernels, RegisterMathKernels, RegisterConvKernels, RegisterPoolKernels, RegisterNormKernels,
                           RegisterLossKernels, RegisterRandomKernels, RegisterResizeKernels, RegisterVisionKernels, RegisterLinalgKernels, RegisterQuantizeKernels, RegisterRnnKernels,
                           RegisterSignalKernels, RegisterStringKernels, RegisterControlFlowKernels, RegisterSequenceKernels,
-                          RegisterFloat32ArenaKernels}) family(&r);
+                          RegisterFloat32ArenaKernels, RegisterTunableKernels}) family(&r);
     return r;
   }();
   return registry;
@@ -131,6 +131,26 @@ std::vector<std::string> KernelRegistry::Implementations(const KernelInfo& info)
 std::vector<std::string> KernelRegistry::OpTypes() const {
   std::vector<std::string> ops;
   for (auto it = defs_.begin(); it != defs_.end(); it = defs_.upper_bound(it->first)) ops.push_back(it->first);
+  return ops;
+}
+
+void KernelRegistry::AddTunable(const std::string& op_type, const OpTemplate* tunable) { tunables_.emplace(op_type, tunable); }
+
+std::vector<const OpTemplate*> KernelRegistry::Tunables(const std::string& op_type) const {
+  std::vector<const OpTemplate*> found;
+  for (auto [it, last] = tunables_.equal_range(op_type); it != last; ++it) found.push_back(it->second);
+  return found;
+}
+
+const OpTemplate* KernelRegistry::TunableById(const std::string& id) const {
+  for (const auto& [op_type, tunable] : tunables_)
+    if (id == tunable->id()) return tunable;
+  return nullptr;
+}
+
+std::vector<std::string> KernelRegistry::TunableOpTypes() const {
+  std::vector<std::string> ops;
+  for (auto it = tunables_.begin(); it != tunables_.end(); it = tunables_.upper_bound(it->first)) ops.push_back(it->first);
   return ops;
 }
 

@@ -7,7 +7,10 @@
 // reference first (every dtype the op allows, plain loops in double: the oracle constant folding,
 // the tuner's checks and the tests trust), then the faster implementations of some instances, each
 // named (`implementation`) and saying when it applies. Create runs the last one that applies, the
-// most specialized; Create(info, name) a named one. A new implementation is one line in the table.
+// most specialized; Create(info, name) a named one. After them come the op's tunable
+// implementations: templates (Halide, SIMD, oneDNN, OpenBLAS, int8) whose search space the tuner
+// searches and whose policy the bank or the built-in choice names (engine/kernels/tunable_kernels.cpp).
+// A new implementation of either kind is one line in the table.
 #pragma once
 #include <climits>
 #include <functional>
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backends/op_template.h"
 #include "engine/kernels/op_kernel.h"
 
 namespace tilebank::engine::kernels {
@@ -64,12 +68,23 @@ class KernelRegistry {
   bool Has(const std::string& op_type) const { return defs_.count(op_type) > 0; }
   std::vector<std::string> OpTypes() const;
 
+  // A tunable implementation at the end of `op_type`'s table. Create never picks one by itself: it
+  // runs with a policy (OpTemplate::Build), one the tuner found or the built-in choice names.
+  void AddTunable(const std::string& op_type, const OpTemplate* tunable);
+  // `op_type`'s tunable implementations in table order (whether each takes an instance: Supports).
+  std::vector<const OpTemplate*> Tunables(const std::string& op_type) const;
+  // The tunable implementation whose id() is `id`; nullptr when none is.
+  const OpTemplate* TunableById(const std::string& id) const;
+  // Every op type with a tunable implementation, sorted.
+  std::vector<std::string> TunableOpTypes() const;
+
  private:
   // The definitions of `info`'s op that take it (opset, kind, dtype and `applies`), in table order;
   // when none does, kInvalidInput saying why.
   Result<std::vector<const KernelDef*>> Applicable(const KernelInfo& info) const;
 
   std::multimap<std::string, KernelDef> defs_;  // per op type in registration (table) order
+  std::multimap<std::string, const OpTemplate*> tunables_;  // likewise, after defs_ in each table
 };
 
 // How many values the random kernels (Bernoulli, Dropout in training mode, Random*) have drawn in
@@ -99,7 +114,9 @@ void RegisterSignalKernels(KernelRegistry* registry);
 void RegisterStringKernels(KernelRegistry* registry);
 void RegisterControlFlowKernels(KernelRegistry* registry);
 void RegisterSequenceKernels(KernelRegistry* registry);
-// Last: the float32 arena implementations, each at the end of its op's table.
+// Then the float32 arena implementations, each at the end of its op's table.
 void RegisterFloat32ArenaKernels(KernelRegistry* registry);
+// Then the tunable implementations.
+void RegisterTunableKernels(KernelRegistry* registry);
 
 }  // namespace tilebank::engine::kernels

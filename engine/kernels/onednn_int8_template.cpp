@@ -8,7 +8,7 @@
 #include <map>
 #include <mutex>
 
-#include "engine/catalog/onednn_int8_template.h"
+#include "engine/kernels/onednn_int8_template.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_qlinear_kernels.h"
 #include "engine/kernels/quantized_op_operands.h"
