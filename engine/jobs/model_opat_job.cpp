@@ -60,7 +60,7 @@ model::PolicyLookup PoliciesWithoutThisRun(const Bank* bank, const ReplacedEntri
 
 // The job's end: the model with this run's entries against the model without them (`before`, bound
 // before the job, or bound now from the job's record of what it replaced), timed interleaved. The
-// entries go back when the model is slower with them by more than the spread of the runs.
+// entries stay only when the model is faster with them by more than the spread of the runs.
 Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, const std::string& bank_dir, model::Executor* before,
                        std::unique_ptr<model::Executor> tuned, ModelOpatReport* report, std::unique_ptr<model::Executor>* after) {
   const ReplacedEntries replaced = report->job.replaced;
@@ -82,7 +82,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   report->note = "model: " + verdict.Measured(replaced.size());
   if (replaced.empty()) {
     report->note += "; this run stored nothing";
-  } else if (!verdict.Slower()) {
+  } else if (verdict.Faster()) {
     report->note += "; kept";
   } else {
     auto bank = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.job.soc_version, o.job.fingerprint});
@@ -93,10 +93,9 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
     report->job.replaced.clear();
     report->reverted = true;
     report->result_ms = verdict.without_ms;
-    report->note += "; slower with them by more than the spread: they were taken back, and the model runs as it did before this run";
+    report->note += std::string("; ") + (verdict.WithinSpread() ? "no faster with them beyond the spread" : "slower with them by more than the spread") +
+                    ": they were taken back, and the model runs as it did before this run";
   }
-  if (verdict.WithinSpread() && !report->reverted && !replaced.empty())
-    report->note += " (no change beyond the spread)";
   auto& opat = report->job.result.at(1).at("OPAT");
   opat["model_baseline_performance(ms)"] = report->baseline_ms;
   opat["model_result_performance(ms)"] = report->result_ms;

@@ -3,7 +3,7 @@
 // time x occurrences, measured in the model). At the end the whole model runs without and with
 // the job's entries, interleaved in one process (engine/jobs/model_verdict.h): the result file's
 // model_baseline_performance(ms) and model_result_performance(ms) are those runs' medians, and when
-// the model is slower with the entries by more than the runs' spread they are taken back.
+// the model is not faster with the entries by more than the runs' spread they are taken back.
 // The model is imported once and bound to the bank before and after.
 #pragma once
 #include <map>

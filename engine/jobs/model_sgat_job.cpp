@@ -194,7 +194,7 @@ model::FusionLookup FusionsWithoutThisRun(const Bank* bank, const ReplacedEntrie
 // The job's end on a whole model: the model with this run's entries against the model without
 // them, timed interleaved in one process (o.time_models), and the fused outputs against the
 // unfused model's. The entries go back (with the checkpoint, in one transaction) when the outputs
-// differ or the model is slower with them by more than the spread of the runs. The report's
+// differ or the model is not faster with them by more than the spread of the runs. The report's
 // baseline and result are that comparison's medians, the result being the model as it now runs;
 // its note says what was measured and what was decided.
 Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<TypedTensor>& inputs, const ModelSgatOptions& o, SgatCheckpoint* cp,
@@ -218,8 +218,8 @@ Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<TypedTe
     report->note = "model: " + measured + "; this run stored nothing";
     return Status::Ok();
   }
-  if (check.ok && !verdict.Slower()) {
-    report->note = "model: " + measured + "; kept" + (verdict.WithinSpread() ? " (no change beyond the spread)" : "");
+  if (check.ok && verdict.Faster()) {
+    report->note = "model: " + measured + "; kept";
     return Status::Ok();
   }
   // The entries go back and the checkpoint says so in one transaction.
@@ -238,7 +238,8 @@ Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<TypedTe
   report->improvement = verdict.ReportedText(true);
   report->note = "model: " + measured + "; " +
                  (!check.ok ? "the model's output changed with the fused subgraphs (" + check.worst + ")"
-                            : "slower with them by more than the spread") +
+                 : verdict.WithinSpread() ? "no faster with them beyond the spread"
+                                          : "slower with them by more than the spread") +
                  ": they were taken back, and the model runs as it did before this run";
   return Status::Ok();
 }

@@ -4,7 +4,7 @@
 // beats its baseline by the job's margin becomes a graph entry (template sgat.fused,
 // engine/backends/fused_policy.h). At the
 // end the whole model runs with this run's entries and without them, interleaved in one process:
-// when its output changes, or it is slower with them by more than the runs' spread, the entries
+// when its output changes, or it is not faster with them by more than the runs' spread, the entries
 // are taken back.
 // The result file is aoe_result_sgat_{timestamp}_{pid}.json as seeds/004 describes, rewritten after
 // every subgraph; the job is checkpointed in the bank with each subgraph (engine/jobs/sgat_checkpoint.h).

@@ -21,8 +21,9 @@ struct ModelVerdict {
   int runs = 0;                        // each
 
   static ModelVerdict Of(const model::InterleavedTiming& timing);  // a: without, b: with
-  // Slower with the entries by more than the spread: the job takes them back.
-  bool Slower() const { return with_ms > without_ms + spread_ms; }
+  // Faster with the entries by more than the spread: the only verdict under which a job keeps them
+  // (a tuned choice never loses: one that shows no gain is taken back too).
+  bool Faster() const { return with_ms < without_ms - spread_ms; }
   // The medians differ by no more than the spread: neither a gain nor a loss was measured.
   bool WithinSpread() const;
   // The improvement reported ("Performance improved by"), AOE's before/after - 1: 0 when the
