@@ -45,6 +45,15 @@ def shape_flag(names, inputs):
     return ";".join(f"{n}:{','.join(str(d) for d in x.shape)}" for n, x in zip(names, inputs))
 
 
+def policy_of(text):
+    """A bound node's policy text ("impl=default,layout=auto") as the entry's policy object."""
+    policy = {}
+    for item in filter(None, text.split(",")):
+        name, value = item.split("=", 1)
+        policy[name] = int(value) if value.lstrip("-").isdigit() else value
+    return policy
+
+
 def onednn_entries(probe, ops, soc):
     """Bank entries (export lines) running oneDNN for the listed operators that `probe` (a `run
     --profile --json` under TILEBANK_DEFAULT_POLICIES=onednn) ran in oneDNN: the test's own entries,
@@ -60,7 +69,7 @@ def onednn_entries(probe, ops, soc):
         measured = {"median_us": us, "spread_us": 0.0, "runs": 1}
         lines.append(json.dumps({"kind": "op", "description": description, "op_type": node["op_type"],
                                  "template": {"id": "impl.onednn", "version": node["template_version"]}, "tune_mode": "Impl",
-                                 "policy": {"library": "onednn"}, "before": measured, "after": measured, "trials": 0,
+                                 "policy": policy_of(node["policy"]), "before": measured, "after": measured, "trials": 0,
                                  "strategy": "test", "created": "2026-11-25T00:00:00.000Z", "tool_version": "test",
                                  "revision": 1, "origin": {"host": "test", "bank_id": "test"}}))
     return lines

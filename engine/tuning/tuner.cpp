@@ -211,6 +211,20 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   }
 
   auto wants = [&](TuneMode m) { return std::find(options.modes.begin(), options.modes.end(), m) != options.modes.end(); };
+  // The built-in choice's own space first when it is an alternative with knobs (oneDNN's
+  // implementations, algorithms and layouts for a convolution or a product): it won its op class's
+  // comparisons, so its variants are where a gain is likeliest. Up to half the budget, at most one
+  // trial per valid policy.
+  if (wants(TuneMode::kImpl) && !builtin_is_primary) {
+    const SearchSpace incumbent = builtin.tmpl->Space(op);
+    if (incumbent.size() > 0 && incumbent.Cardinality() > 1) {
+      const int budget = std::min<int>(std::max(1, options.trials / 2), static_cast<int>(incumbent.ValidConfigs().size()) - 1);
+      session.measured_[PolicyText(builtin.policy)] = baseline_cost;
+      session.Search(*builtin.tmpl, incumbent, TuneMode::kImpl, budget, {builtin.policy});
+      session.measured_.clear();
+      libraries_tried.insert(builtin.tmpl);  // searched: the alternatives below pass it over
+    }
+  }
   const int total = std::max(1, options.trials - session.used() + 1);
   const size_t n_alternatives = wants(TuneMode::kImpl) ? templates->alternatives.size() : 0;
   const bool format = wants(TuneMode::kFormat) && HasKnobsOf(space, TuneMode::kFormat);
@@ -223,7 +237,7 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
     n_libraries += alt_spaces.back().size() == 0 && !libraries_tried.count(templates->alternatives[i]);
   }
   int n_searched = 0;
-  for (const auto& alt_space : alt_spaces) n_searched += alt_space.size() != 0;
+  for (size_t i = 0; i < n_alternatives; ++i) n_searched += alt_spaces[i].size() != 0 && !libraries_tried.count(templates->alternatives[i]);
   int impl_budget = n_libraries + std::min(total / 3, n_searched * std::max(1, total / 6));
   int format_budget = format ? total / 4 : 0;
   int schedule_budget = wants(TuneMode::kSchedule) ? total - 1 - impl_budget - format_budget : 0;
@@ -244,6 +258,7 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
       session.measured_.clear();
       const SearchSpace& alt_space = alt_spaces[i];
       Policy alt_default = alt.DefaultPolicy(op);
+      if (alt_space.size() != 0 && libraries_tried.count(&alt)) continue;  // the incumbent, searched above
       if (alt_space.size() == 0) {
         if (!libraries_tried.count(&alt)) session.Try(alt, alt_default, TuneMode::kImpl);
         continue;

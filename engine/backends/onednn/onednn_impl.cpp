@@ -2,6 +2,10 @@
 // layouts it prefers: format_tag::any, source and weights reordered before timing, as a
 // deployed oneDNN graph keeps them); vector operators in engine/backends/onednn/onednn_vector_ops.h.
 // The cube kernels also run SGAT's fused subgraphs: post-ops (engine/backends/onednn/onednn_post_ops.h).
+// Its search space for a cube op is what oneDNN offers for the instance on this host
+// (OneDnnCubeChoice): every implementation its primitive descriptor walks to (impl_info_str,
+// reference kernels left out), the convolution algorithm (direct, and Winograd where this oneDNN has
+// it) and the activations' layout (oneDNN's blocked one, plain NCHW, or both timed at load).
 #include <dnnl.hpp>
 
 #include <algorithm>
@@ -9,6 +13,8 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 
 
@@ -39,10 +45,68 @@ void Execute(const dnnl::primitive& prim, dnnl::stream& stream, const memory& sr
   ExecuteAndWait(prim, stream, args);
 }
 
+// The knobs of a cube op's policy. "default": oneDNN's first implementation; layout "auto": both
+// layouts timed when the kernel is bound, the faster kept.
+struct CubeChoice {
+  std::string impl = "default", algo = "direct", layout = "auto";
+  static CubeChoice Of(const Policy& policy) {
+    return {TextKnob(policy, "impl", "default"), TextKnob(policy, "algo", "direct"), TextKnob(policy, "layout", "auto")};
+  }
+};
+
+// Moves `pd` to the implementation named `impl` ("default": stays at oneDNN's first); throws
+// dnnl::error when oneDNN offers none of that name for the primitive.
+template <typename PrimitiveDesc>
+void SelectImplementation(PrimitiveDesc& pd, const std::string& impl) {
+  if (impl == "default") return;
+  do {
+    if (pd.impl_info_str() == impl) return;
+  } while (pd.next_impl());
+  throw dnnl::error(dnnl_unimplemented, ("oneDNN offers no implementation '" + impl + "' for this primitive here").c_str());
+}
+
+// The names of the implementations oneDNN offers for `pd`, in its order, reference kernels left out;
+// `pd` ends past its last. The op descriptor `pd` was made from must still be alive.
+template <typename PrimitiveDesc>
+std::vector<std::string> OfferedImplementations(PrimitiveDesc& pd) {
+  std::vector<std::string> names;
+  do {
+    const std::string name = pd.impl_info_str();
+    if (name.rfind("ref", 0) != 0 && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  } while (pd.next_impl());
+  return names;
+}
+
+memory::dims ConvWeightDims(const ConvProblem& p) {
+  return p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
+}
+
+// The inference convolution of `p` with `algo` ("direct", "winograd"), activations in oneDNN's
+// preferred layout or (plain) NCHW, weights in its preferred layout.
+dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, bool plain) {
+  const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
+  const tag activations = plain ? tag::nchw : tag::any;
+  const memory::desc src_md(src, dt::f32, activations), wts_md(ConvWeightDims(p), dt::f32, tag::any), dst_md(dst, dt::f32, activations);
+  const auto a = algo == "winograd" ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+  const memory::dims strides{p.sh, p.sw}, dilates{p.dh - 1, p.dw - 1}, pads{p.ph, p.pw};
+  if (p.bias)
+    return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a, src_md, wts_md, memory::desc({p.OC}, dt::f32, tag::a), dst_md,
+                                           strides, dilates, pads, pads);
+  return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a, src_md, wts_md, dst_md, strides, dilates, pads, pads);
+}
+
 class MatMulKernel : public Kernel {
  public:
-  MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape, size_t anchor_inputs, std::vector<ChainStep> post_ops = {})
-      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), anchor_inputs, shape_) {}
+  MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape, size_t anchor_inputs, std::vector<ChainStep> post_ops = {}, CubeChoice choice = {})
+      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), anchor_inputs, shape_), choice_(std::move(choice)) {}
+  // The implementations oneDNN offers for this product as a model binds it (a B without a batch
+  // axis prepacked), in its order; `bias`: the op's bias when it has one (its values do not matter).
+  std::vector<std::string> Offered(const Tensor* bias) {
+    prepack_b_ = !p_.b_batched;
+    std::vector<std::string> names;
+    CreatePrimitive(bias, &names);
+    return names;
+  }
   int InPlaceInput() const override { return post_.sum_input(); }
   // The measured path (tuning): a B without a batch axis is taken for weights, prepacked as a
   // model's constant weights are (Bind), so that a tuning job compares oneDNN as models run it.
@@ -123,7 +187,8 @@ class MatMulKernel : public Kernel {
     return memory::desc(Dims(batch, rows, cols), dt::f32, p_.batch == 1 ? memory::dims(strides.begin() + 1, strides.end()) : strides);
   }
 
-  void CreatePrimitive(const Tensor* bias) {
+  // `offered`, when given, receives the implementations oneDNN offers instead (nothing is made).
+  void CreatePrimitive(const Tensor* bias, std::vector<std::string>* offered = nullptr) {
     const memory::dim B = p_.batch, M = p_.M, N = p_.N, K = p_.K;
     // An operand without the batch dimension has batch 1 there: oneDNN broadcasts it. (A batch
     // stride of 0 instead sends oneDNN to its reference kernel, hundreds of times slower.)
@@ -145,15 +210,21 @@ class MatMulKernel : public Kernel {
       bias_ = MemoryFromTensor(scaled, bias_md);
     }
     dnnl::matmul::desc desc = bias_md ? dnnl::matmul::desc(a_md_, b_md_, bias_md, c_md_) : dnnl::matmul::desc(a_md_, b_md_, c_md_);
-    dnnl::matmul::primitive_desc pd(desc, attr, OneDnnCpuEngine());
-    post_.RefuseReference(pd.impl_info_str());
-    prim_ = dnnl::matmul(pd);
-    b_md_ = pd.weights_desc();
+    pd_ = dnnl::matmul::primitive_desc(desc, attr, OneDnnCpuEngine());
+    if (offered) {  // walked while `desc` lives: oneDNN's iterator reads it
+      *offered = OfferedImplementations(pd_);
+      return;
+    }
+    SelectImplementation(pd_, choice_.impl);
+    post_.RefuseReference(pd_.impl_info_str());
+    prim_ = dnnl::matmul(pd_);
+    b_md_ = pd_.weights_desc();
   }
 
   GemmProblem p_;
   std::vector<int64_t> shape_;
   dnnl::stream stream_;
+  dnnl::matmul::primitive_desc pd_;
   dnnl::matmul prim_;
   memory::desc a_md_, b_md_, c_md_;
   memory::desc user_b_md_;  // B as the op gives it (b_md_ differs when prepacked)
@@ -161,12 +232,15 @@ class MatMulKernel : public Kernel {
   bool direct_a_ = false, direct_b_ = false;
   bool prepack_b_ = false;  // B is a constant, in the primitive's own layout
   PostOpChain post_;
+  CubeChoice choice_;
 };
 
 class ConvKernel : public Kernel {
  public:
-  ConvKernel(ConvProblem p, std::vector<int64_t> out_shape, std::vector<ChainStep> post_ops = {})
-      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), p_.bias ? 3 : 2, shape_) {}
+  ConvKernel(ConvProblem p, std::vector<int64_t> out_shape, std::vector<ChainStep> post_ops = {}, CubeChoice choice = {})
+      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), p_.bias ? 3 : 2, shape_), choice_(std::move(choice)) {
+    plain_activations_ = choice_.layout == "plain";
+  }
   int InPlaceInput() const override { return post_.sum_input(); }
   Status Prepare(const std::vector<const Tensor*>& in) override {
     CreatePrimitive(UserWeights(*in[1]), p_.bias ? in[2] : nullptr);
@@ -221,6 +295,7 @@ class ConvKernel : public Kernel {
     std::string why;
     const memory user_wts = UserWeights(*constants[1]);
     for (bool plain : {false, true}) {
+      if ((choice_.layout == "plain" && !plain) || (choice_.layout == "blocked" && plain)) continue;  // the policy's layout only
       plain_activations_ = plain;
       try {
         BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);
@@ -260,6 +335,8 @@ class ConvKernel : public Kernel {
       handed_src_ = !inputs.empty() && inputs[0];
       handed_dst_ = output;
       handed_residual_ = post_.sum_input() >= 0 && static_cast<size_t>(post_.sum_input()) < inputs.size() && inputs[post_.sum_input()];
+      if ((handed_src_ || handed_dst_ || handed_residual_) && choice_.layout == "plain")
+        return Status::InvalidInput("this convolution's policy keeps its activations in NCHW");
       plain_activations_ = false;
       const memory current_wts = wts_;  // the weights move from the current primitive's layout
       BindLayouts(current_wts, nullptr);
@@ -289,13 +366,9 @@ class ConvKernel : public Kernel {
   }
 
  private:
-  memory::dims WeightDims() const {
-    const auto& p = p_;
-    return p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
-  }
   // The ONNX weights (OIHW, or GOIHW when grouped) as oneDNN memory.
   memory UserWeights(const Tensor& weights) const {
-    return MemoryFromTensor(weights, memory::desc(WeightDims(), dt::f32, p_.G == 1 ? tag::oihw : tag::goihw));
+    return MemoryFromTensor(weights, memory::desc(ConvWeightDims(p_), dt::f32, p_.G == 1 ? tag::oihw : tag::goihw));
   }
 
   // The direct path's primitive, memories and reorder primitives for the current layout choice: the
@@ -324,15 +397,9 @@ class ConvKernel : public Kernel {
   // when given; else the bound one stays) in them.
   void CreatePrimitive(const memory& weights_from, const Tensor* bias) {
     const auto& p = p_;
-    memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
-    const memory::dims wts = WeightDims();
-    const tag activations = plain_activations_ ? tag::nchw : tag::any;
-    memory::desc src_any(src, dt::f32, activations), wts_any(wts, dt::f32, tag::any), dst_any(dst, dt::f32, activations);
-    memory::desc bias_md({p.OC}, dt::f32, tag::a);
-    auto desc = p.bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, wts_any,
-                                                         bias_md, dst_any, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.ph, p.pw}, {p.ph, p.pw})
-                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, wts_any,
-                                                         dst_any, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.ph, p.pw}, {p.ph, p.pw});
+    const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
+    const memory::desc bias_md({p.OC}, dt::f32, tag::a);
+    const auto desc = ConvDesc(p, choice_.algo, plain_activations_);
     dnnl::primitive_attr attr;
     post_.Attach(attr, [&](const std::vector<int64_t>& operand) {
       memory::dims d(4 - std::min<size_t>(4, operand.size()), 1);
@@ -340,6 +407,7 @@ class ConvKernel : public Kernel {
       return d;
     });
     pd_ = dnnl::convolution_forward::primitive_desc(desc, attr, OneDnnCpuEngine());
+    SelectImplementation(pd_, choice_.impl);
     post_.RefuseReference(pd_.impl_info_str());
     prim_ = dnnl::convolution_forward(pd_);
     // Weights into the primitive's layout (not timed; in a model, once at load).
@@ -370,6 +438,7 @@ class ConvKernel : public Kernel {
   memory residual_;             // the sum post-op's residual, in the caller's layout
   bool copy_residual_ = false;  // the residual is in dst_'s layout: copied, not reordered
   dnnl::reorder sum_reorder_;   // residual -> dst_ otherwise
+  CubeChoice choice_;
 };
 
 class OneDnnLibraryTemplate : public OpTemplate {
@@ -391,14 +460,93 @@ class OneDnnLibraryTemplate : public OpTemplate {
     if (p->alpha == 0.f) return Status::InvalidInput(std::string(id()) + ": alpha 0 is not supported");
     return Status::Ok();
   }
-  SearchSpace Space(const OpSpec&) const override { return {}; }
-  Policy DefaultPolicy(const OpSpec&) const override { return MakePolicy({{"library", std::string("onednn")}}); }
-  Result<std::unique_ptr<Kernel>> Build(const OpSpec& op, const Policy&) const override {
+  // The vector ops have one policy; a cube op's knobs are what oneDNN offers for it here.
+  SearchSpace Space(const OpSpec& op) const override {
+    if (OneDnnImplementsVectorOp(op.op_type)) return {};
+    return CubeSpace(OfferedFor(op), op.op_type == "Conv");
+  }
+  Policy DefaultPolicy(const OpSpec& op) const override {
+    if (OneDnnImplementsVectorOp(op.op_type)) return MakePolicy({{"library", std::string("onednn")}});
+    const CubeChoice d;
+    if (op.op_type != "Conv") return MakePolicy({{"impl", d.impl}});
+    return MakePolicy({{"algo", d.algo}, {"impl", d.impl}, {"layout", d.layout}});
+  }
+  Result<std::unique_ptr<Kernel>> Build(const OpSpec& op, const Policy& policy) const override {
     return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
       if (OneDnnImplementsVectorOp(op.op_type)) return OneDnnVectorKernel(op);
-      if (op.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(op).value(), op.outputs[0].shape));
-      return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(op).value(), op.outputs[0].shape, op.inputs.size()));
+      const CubeChoice choice = CubeChoice::Of(policy);
+      if (op.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(op).value(), op.outputs[0].shape, {}, choice));
+      return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(op).value(), op.outputs[0].shape, op.inputs.size(), {}, choice));
     });
+  }
+
+ private:
+  // One implementation oneDNN offers for a cube op: its name, and for a convolution the algorithm
+  // and activations' layout ("blocked", "plain") it was offered with.
+  struct Offered {
+    std::string algo, layout, impl;
+  };
+  // What oneDNN offers for the op on this host, asked once per description (the space, the policy
+  // check and the default all ask, for every node a model binds).
+  static std::vector<Offered> OfferedFor(const OpSpec& op) {
+    static std::mutex mutex;
+    static std::map<std::string, std::vector<Offered>> known;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (auto it = known.find(op.canonical.text); it != known.end()) return it->second;
+    }
+    std::vector<Offered> found;
+    try {
+      if (op.op_type == "Conv") {
+        const ConvProblem p = AnalyzeConv(op).value();
+        for (const char* algo : {"direct", "winograd"})
+          for (const char* layout : {"blocked", "plain"}) {
+            try {
+              const auto desc = ConvDesc(p, algo, std::string(layout) == "plain");  // alive while the walk reads it
+              dnnl::convolution_forward::primitive_desc pd(desc, OneDnnCpuEngine());
+              for (auto& name : OfferedImplementations(pd)) found.push_back({algo, layout, std::move(name)});
+            } catch (const dnnl::error&) {  // this oneDNN has no such convolution here (Winograd on AVX2, say)
+            }
+          }
+      } else {
+        std::optional<Tensor> bias;
+        if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);
+        MatMulKernel kernel(AnalyzeGemm(op).value(), op.outputs[0].shape, op.inputs.size());
+        for (auto& name : kernel.Offered(bias ? &*bias : nullptr)) found.push_back({"", "", std::move(name)});
+      }
+    } catch (const dnnl::error&) {
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    return known.emplace(op.canonical.text, std::move(found)).first->second;
+  }
+
+  // impl: "default" and every name offered; a convolution also picks its algorithm and layout,
+  // and a policy is valid when oneDNN offers that combination ("auto" times both layouts at load
+  // with oneDNN's first implementation of each).
+  static SearchSpace CubeSpace(const std::vector<Offered>& offered, bool conv) {
+    SearchSpace space;
+    KnobDomain impl{"impl", {std::string("default")}, TuneMode::kSchedule};
+    KnobDomain algo{"algo", {}, TuneMode::kSchedule};
+    for (const Offered& o : offered) {
+      auto has = [](const KnobDomain& d, const std::string& v) { return std::find(d.values.begin(), d.values.end(), KnobValue(v)) != d.values.end(); };
+      if (!has(impl, o.impl)) impl.values.emplace_back(o.impl);
+      if (conv && !has(algo, o.algo)) algo.values.emplace_back(o.algo);
+    }
+    if (!conv) {
+      space.knobs = {impl};
+      return space;
+    }
+    if (algo.values.empty()) algo.values.emplace_back(std::string("direct"));
+    space.knobs = {algo, impl, KnobDomain{"layout", {std::string("auto"), std::string("blocked"), std::string("plain")}, TuneMode::kFormat}};
+    space.valid = [offered](const Policy& policy) {
+      const CubeChoice c = CubeChoice::Of(policy);
+      if (c.layout == "auto" && c.impl != "default") return false;
+      if (offered.empty()) return c.impl == "default";  // oneDNN offered nothing: the kernel's build says why
+      return std::any_of(offered.begin(), offered.end(), [&](const Offered& o) {
+        return o.algo == c.algo && (c.layout == "auto" || o.layout == c.layout) && (c.impl == "default" || o.impl == c.impl);
+      });
+    };
+    return space;
   }
 };
 
