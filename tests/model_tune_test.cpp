@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/jobs/entries_in_context.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/core/soc_version.h"
 #include "tests/onnx_model_builder.h"
@@ -63,6 +64,7 @@ engine::ModelOpatReport OpatWithTiming(const TempDir& dir, const std::string& na
   o.job.output_dir = dir / (name + "_out");
   o.job.tune.trials = 2;
   o.job.keep_builtin_wins = true;
+  o.judge_in_context = false;  // the final comparison alone
   o.time_models = [&](engine::model::Executor& without, engine::model::Executor& with, const std::vector<engine::TypedTensor>& inputs) -> Result<engine::model::InterleavedTiming> {
     auto t = engine::model::TimeInterleaved(without, with, inputs, 1, 5);
     if (t.ok()) adjust(&t.value());
@@ -256,6 +258,41 @@ TEST_CASE("offline: run --dump, tune the list on its own, merge the bank back, a
   auto tuned = RunCli("run -m " + model + " --repeat 1 --bank " + (dir / "local"), env);
   REQUIRE(tuned.exit_code == 0);
   CHECK_MESSAGE(tuned.out.find("0 from the bank") == std::string::npos, tuned.out);
+}
+
+TEST_CASE("entries in context: an entry stays only when the steps it changes are faster with it beyond their spread") {
+  TempDir dir;
+  auto graph = engine::model::ImportModel(SmallModel(dir), {});
+  REQUIRE(graph.ok());
+  auto without = engine::model::Executor::Load(*graph, nullptr);
+  auto with = engine::model::Executor::Load(*graph, nullptr);
+  REQUIRE(without.ok());
+  REQUIRE(with.ok());
+  const auto& bindings = (*with)->bindings();
+  size_t tuned = bindings.size();
+  for (size_t i = 0; i < bindings.size() && tuned == bindings.size(); ++i)
+    if (bindings[i].op) tuned = i;
+  REQUIRE(tuned < bindings.size());
+  const std::string key = FormatKey(EntryKind::kOp, bindings[tuned].op->op.canonical.key);
+  // Each step 90..110 us over five runs (spread 10); the tuned step and its readers `gain` us faster with the entry.
+  auto judge = [&](double gain) {
+    engine::model::InterleavedTiming t;
+    for (size_t k = 0; k < bindings.size(); ++k) {
+      t.a.node_us.push_back({90, 95, 100, 105, 110});
+      t.b.node_us.push_back({90, 95, 100, 105, 110});
+      if (k == tuned)
+        for (double& us : t.b.node_us.back()) us -= gain;
+    }
+    return engine::JudgeEntriesInContext(**without, **with, t, {key, "0xnosuchkey"});
+  };
+  const auto small = judge(5);
+  REQUIRE(small.size() == 2);
+  CHECK(small[0].steps >= 1);
+  CHECK_MESSAGE(!small[0].Faster(), "5 us faster is within the spread");
+  CHECK(!small[1].Faster());  // no step runs it
+  const auto large = judge(50);
+  CHECK(large[0].Faster());
+  CHECK(large[0].without_us - large[0].with_us == doctest::Approx(50));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "engine/jobs/model_opat_job.h"
 
+#include "engine/jobs/entries_in_context.h"
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +9,7 @@
 #include <set>
 
 #include "engine/catalog/template_registry.h"
+#include "engine/jobs/entries_in_context.h"
 #include "engine/jobs/model_verdict.h"
 #include "engine/jobs/result_file.h"
 #include "engine/backends/op_template.h"
@@ -58,30 +61,68 @@ model::PolicyLookup PoliciesWithoutThisRun(const Bank* bank, const ReplacedEntri
   };
 }
 
+// Each of the job's entries judged where the model runs it (engine/jobs/entries_in_context.h):
+// those whose steps are not faster with it beyond the spread go back, and `tuned` is bound again
+// without them. `note` says what was measured and decided.
+Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph, const std::string& bank_dir, model::Executor& before,
+                           const std::vector<TypedTensor>& inputs, std::unique_ptr<model::Executor>* tuned, ModelOpatReport* report,
+                           std::string* note) {
+  auto timing = model::TimeInterleaved(before, **tuned, inputs, o.warmup, o.repeats);
+  if (!timing.ok()) return timing.status();
+  std::vector<std::string> keys;
+  for (const auto& [key, earlier] : report->job.replaced) keys.push_back(key);
+  std::set<std::string> losing;
+  for (const EntryInContext& e : JudgeEntriesInContext(before, **tuned, *timing, keys))
+    if (!e.Faster()) losing.insert(e.key);
+  *note = "in context: " + std::to_string(keys.size() - losing.size()) + " of " + std::to_string(keys.size()) +
+          " entries made their steps faster where the model runs them";
+  if (losing.empty()) {
+    *note += "; ";
+    return Status::Ok();
+  }
+  {
+    auto bank = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.job.soc_version, o.job.fingerprint});
+    if (!bank.ok()) return bank.status();
+    auto result = TakeBackOpatJob(**bank, report->job.job_name, &losing);
+    if (!result.ok()) return result.status();
+    report->job.result = std::move(result.value());
+  }
+  for (const std::string& key : losing) report->job.replaced.erase(key);
+  *note += ", the other " + std::to_string(losing.size()) + " were taken back; ";
+  auto rebound = BindWithBank(graph, bank_dir, o.model_path);
+  if (!rebound.ok()) return rebound.status();
+  *tuned = std::move(rebound.value());
+  return Status::Ok();
+}
+
 // The job's end: the model with this run's entries against the model without them (`before`, bound
 // before the job, or bound now from the job's record of what it replaced), timed interleaved. The
 // entries stay only when the model is faster with them by more than the spread of the runs.
 Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, const std::string& bank_dir, model::Executor* before,
                        std::unique_ptr<model::Executor> tuned, ModelOpatReport* report, std::unique_ptr<model::Executor>* after) {
-  const ReplacedEntries replaced = report->job.replaced;
+  const ReplacedEntries stored = report->job.replaced;
   std::unique_ptr<model::Executor> rebound;
   if (!before) {
     auto bank = OpenIfPresent(bank_dir);
     if (!bank.ok()) return bank.status();
-    auto without = model::Executor::Load(graph, PoliciesWithoutThisRun(bank->get(), replaced), model::BankFusionLookup(bank->get()));
+    auto without = model::Executor::Load(graph, PoliciesWithoutThisRun(bank->get(), stored), model::BankFusionLookup(bank->get()));
     if (!without.ok()) return without.status().WithContext(o.model_path);
     rebound = std::move(without.value());
     before = rebound.get();
   }
   const std::vector<TypedTensor> inputs = model::RandomTypedInputs(graph, 1);
+  std::string in_context;
+  if (o.judge_in_context && !stored.empty())
+    TB_RETURN_IF_ERROR(KeepFasterInContext(o, graph, bank_dir, *before, inputs, &tuned, report, &in_context));
+  const ReplacedEntries replaced = report->job.replaced;
   auto timing = o.time_models ? o.time_models(*before, *tuned, inputs) : model::TimeInterleaved(*before, *tuned, inputs, o.warmup, o.repeats);
   if (!timing.ok()) return timing.status();
   const ModelVerdict verdict = ModelVerdict::Of(*timing);
   report->baseline_ms = verdict.without_ms;
   report->result_ms = verdict.with_ms;
-  report->note = "model: " + verdict.Measured(replaced.size());
+  report->note = in_context + "model: " + verdict.Measured(replaced.size());
   if (replaced.empty()) {
-    report->note += "; this run stored nothing";
+    report->note += stored.empty() ? "; this run stored nothing" : "; no entry of this run is left";
   } else if (verdict.Faster()) {
     report->note += "; kept";
   } else {

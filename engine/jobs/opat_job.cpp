@@ -411,19 +411,22 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
   return report;
 }
 
-Result<nlohmann::json> TakeBackOpatJob(Bank& bank, const std::string& job_name) {
+Result<nlohmann::json> TakeBackOpatJob(Bank& bank, const std::string& job_name, const std::set<std::string>* only) {
   auto stored = ReadStoredJob(bank, job_name, JobTypeOf(2).latest_key, "tuning job", bank.dir());
   if (!stored.ok()) return stored.status();
   auto cp = Checkpoint::FromJson(stored->second, stored->first);
   if (!cp.ok()) return cp.status();
   Checkpoint taken = *cp;
+  ReplacedEntries going;
+  for (const auto& [key, earlier] : cp->replaced)
+    if (!only || only->count(key)) going.emplace(key, earlier);
   for (OpRecord& r : taken.records)
-    if (taken.replaced.count(r.key) && (r.status == "add" || r.status == "update")) {
+    if (going.count(r.key) && (r.status == "add" || r.status == "update")) {
       r.status = r.status == "add" ? "unsatisfied" : "reserved";
     }
-  taken.replaced.clear();
+  for (const auto& [key, earlier] : going) taken.replaced.erase(key);
   TB_RETURN_IF_ERROR(bank.Write([&](WriteTxn& txn) -> Status {
-    TB_RETURN_IF_ERROR(TakeBack(txn, EntryKind::kOp, cp->replaced));
+    TB_RETURN_IF_ERROR(TakeBack(txn, EntryKind::kOp, going));
     return txn.PutJob(taken.job_name, DumpJson(taken.ToJson()));
   }));
   nlohmann::json result = OpatResultJson(taken.tuning_name, taken.elapsed_s, taken.records, taken.finished, taken.model_baseline_ms);

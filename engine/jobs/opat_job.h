@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,8 +66,9 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options);
 // Takes back the entries job `job_name` stored in `bank` (the earlier ones put back, added ones
 // removed) and records that in its checkpoint, in one transaction: its stored records become
 // what they would have been had nothing beaten the bank (add -> unsatisfied, update -> reserved).
-// Rewrites the job's result file and returns its content.
-Result<nlohmann::json> TakeBackOpatJob(Bank& bank, const std::string& job_name);
+// Rewrites the job's result file and returns its content. `only`, when given, names the op keys
+// (FormatKey) to take back; the job's other entries stay.
+Result<nlohmann::json> TakeBackOpatJob(Bank& bank, const std::string& job_name, const std::set<std::string>* only = nullptr);
 
 // The latest OPAT job checkpointed in a bank, as a reader beside it sees it (engine/batch reads
 // a shard's progress from it).

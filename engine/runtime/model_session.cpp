@@ -105,6 +105,7 @@ ModelTiming Summarize(const std::vector<double>& ms, const std::vector<std::vect
   t.median_ms = whole.median;
   t.spread_ms = whole.spread;
   for (const auto& v : per_node) t.node_median_us.push_back(engine::Summarize(v).median);
+  t.node_us = per_node;
   return t;
 }
 

@@ -46,6 +46,7 @@ struct ModelTiming {
   double median_ms = 0, spread_ms = 0;  // spread: interquartile range
   int runs = 0;
   std::vector<double> node_median_us;   // per executor node
+  std::vector<std::vector<double>> node_us;  // per executor node, each timed run's microseconds
 };
 // `warmup` untimed runs, then `repeats` timed ones.
 Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inputs, int warmup, int repeats);

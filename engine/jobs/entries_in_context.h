@@ -1,0 +1,29 @@
+// A model job's operator entries judged where the model runs them: the model bound without (a) and
+// with (b) the job's entries, timed in interleaved rounds (model::TimeInterleaved, each step's time
+// kept per run). For each entry, the steps it changes are summed per run on each side: the steps
+// running its operator (fused chains included) and the steps reading their outputs, where a layout
+// change or a lost fusion lands. The candidate was timed alone when it was tuned; here it runs with
+// its real input layout, epilogue, prepacked weights and neighbours.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/runtime/executor.h"
+#include "engine/runtime/model_session.h"
+
+namespace tilebank::engine {
+
+struct EntryInContext {
+  std::string key;                       // FormatKey(kOp, ...)
+  double without_us = 0, with_us = 0;    // medians of the per-run sums
+  double spread_us = 0;                  // the larger interquartile range of the two
+  int steps = 0;                         // steps summed with the entry
+  // Faster with the entry beyond the spread: the only verdict under which it stays.
+  bool Faster() const { return steps > 0 && with_us < without_us - spread_us; }
+};
+
+// One judgement per key in `keys`, in that order.
+std::vector<EntryInContext> JudgeEntriesInContext(const model::Executor& without, const model::Executor& with,
+                                                  const model::InterleavedTiming& timing, const std::vector<std::string>& keys);
+
+}  // namespace tilebank::engine
