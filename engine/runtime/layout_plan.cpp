@@ -1,0 +1,275 @@
+#include "engine/runtime/layout_plan.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "engine/backends/onednn/onednn_vector_ops.h"
+#include "engine/ir/node_op_spec.h"
+#include "engine/passes/batch_norm_affine.h"
+
+namespace tilebank::engine::model {
+namespace {
+
+// The constant integer input `slot` of `n` (empty when absent or not constant).
+std::vector<int64_t> ConstantInts(const Graph& g, const Node& n, size_t slot) {
+  std::vector<int64_t> out;
+  if (slot >= n.inputs.size() || !g.IsConstant(n.inputs[slot])) return out;
+  const auto& c = *g.values[n.inputs[slot]].constant;
+  for (int64_t i = 0; i < c.size(); ++i) out.push_back(static_cast<int64_t>(c.At(i)));
+  return out;
+}
+
+// Node `n` as an operator that runs in any layout family (engine/backends/onednn/onednn_layout_ops.h), with
+// the run-time values it reads in `runtime_inputs`; nullopt for every other node or form.
+std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vector<int>* runtime_inputs) {
+  if (n.outputs.empty() || n.outputs[0] < 0) return std::nullopt;
+  for (size_t k = 1; k < n.outputs.size(); ++k)
+    if (n.outputs[k] >= 0) return std::nullopt;
+  const auto& out = g.values[n.outputs[0]];
+  if (out.dtype != "float32" || !out.shape_known || out.shape.size() < 3 || out.shape.size() > 5) return std::nullopt;
+  LayoutFamilyOp op;
+  op.output = out.shape;
+  const int rank = static_cast<int>(out.shape.size());
+  auto runtime = [&](int v) { return v >= 0 && !g.IsConstant(v) && g.values[v].dtype == "float32" && g.values[v].shape_known; };
+  runtime_inputs->clear();
+  if (n.op_type == "Concat") {
+    int64_t axis = g.AttrInt(n, "axis", 1);
+    op.kind = LayoutFamilyOp::Kind::kConcat;
+    op.axis = axis < 0 ? axis + rank : axis;
+    for (int v : n.inputs) {
+      if (!runtime(v) || g.values[v].shape.size() != out.shape.size()) return std::nullopt;
+      runtime_inputs->push_back(v);
+      op.inputs.push_back(g.values[v].shape);
+    }
+    return op.axis == 1 && op.inputs.size() >= 2 ? std::optional(op) : std::nullopt;
+  }
+  if (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div") {
+    // The full-shape operand first (Sub and Div only as written), the other per channel.
+    if (n.inputs.size() != 2 || !runtime(n.inputs[0]) || !runtime(n.inputs[1])) return std::nullopt;
+    int full = g.values[n.inputs[0]].shape == out.shape ? 0 : 1;
+    if (full == 1 && (n.op_type == "Sub" || n.op_type == "Div")) return std::nullopt;
+    const auto& x = g.values[n.inputs[full]].shape;
+    std::vector<int64_t> other = g.values[n.inputs[1 - full]].shape;
+    if (x != out.shape || other.size() > out.shape.size()) return std::nullopt;
+    other.insert(other.begin(), out.shape.size() - other.size(), 1);
+    if (!LayoutFree(other) || other[1] != out.shape[1]) return std::nullopt;  // a scalar operand is elementwise already
+    op.kind = LayoutFamilyOp::Kind::kBinary;
+    op.op_type = n.op_type;
+    op.inputs = {x, g.values[n.inputs[1 - full]].shape};
+    *runtime_inputs = {n.inputs[full], n.inputs[1 - full]};
+    return op;
+  }
+  if (n.inputs.empty() || !runtime(n.inputs[0]) || g.values[n.inputs[0]].shape.size() != out.shape.size()) return std::nullopt;
+  const auto& in = g.values[n.inputs[0]].shape;
+  runtime_inputs->push_back(n.inputs[0]);
+  op.inputs = {in};
+  if (n.op_type == "Slice") {  // opset 10+: starts, ends, axes, steps as constant inputs
+    op.kind = LayoutFamilyOp::Kind::kSlice;
+    const auto starts = ConstantInts(g, n, 1);
+    auto axes = ConstantInts(g, n, 3);
+    const auto steps = ConstantInts(g, n, 4);
+    if (starts.empty() || (n.inputs.size() > 2 && !g.IsConstant(n.inputs[2]))) return std::nullopt;
+    for (size_t k = 3; k < n.inputs.size(); ++k)
+      if (n.inputs[k] >= 0 && !g.IsConstant(n.inputs[k])) return std::nullopt;
+    if (axes.empty())
+      for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+    op.offsets.assign(rank, 0);
+    for (size_t k = 0; k < starts.size() && k < axes.size(); ++k) {
+      const int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
+      if (axis < 0 || axis >= rank || (k < steps.size() && steps[k] != 1)) return std::nullopt;
+      const int64_t start = starts[k] < 0 ? starts[k] + in[axis] : starts[k];
+      op.offsets[axis] = std::clamp<int64_t>(start, 0, in[axis]);
+    }
+    for (int d = 0; d < rank; ++d)
+      if (op.offsets[d] + out.shape[d] > in[d]) return std::nullopt;
+    return op;
+  }
+  if (n.op_type == "BatchNormalization") {  // inference form: one output
+    auto affine = BatchNormAffine(g, n, in[1]);
+    if (!affine.ok() || out.shape != in) return std::nullopt;
+    op.kind = LayoutFamilyOp::Kind::kAffine;
+    op.scale.assign(affine->scale.begin(), affine->scale.end());
+    op.shift.assign(affine->shift.begin(), affine->shift.end());
+    return op;
+  }
+  if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
+    if (!LayoutFree(out.shape) || out.shape[1] != in[1]) return std::nullopt;
+    op.kind = LayoutFamilyOp::Kind::kGlobalPool;
+    op.op_type = n.op_type;
+    return op;
+  }
+  if (n.op_type == "MaxPool" || n.op_type == "AveragePool") {
+    auto spec = NodeOpSpec(g, n);
+    if (!spec.ok() || !OneDnnSupportsVectorOp(spec->op).ok()) return std::nullopt;
+    op.kind = LayoutFamilyOp::Kind::kPool;
+    op.pool = spec->op;
+    return op;
+  }
+  if (n.op_type == "Resize") {  // nearest by whole factors, as PyTorch's Upsample exports it
+    if (g.AttrString(n, "mode", "nearest") != "nearest" || g.AttrString(n, "coordinate_transformation_mode", "half_pixel") != "asymmetric" ||
+        g.AttrString(n, "nearest_mode", "round_prefer_floor") != "floor")
+      return std::nullopt;
+    for (size_t k = 1; k < n.inputs.size(); ++k)
+      if (n.inputs[k] >= 0 && !g.IsConstant(n.inputs[k])) return std::nullopt;
+    if (out.shape[0] != in[0] || out.shape[1] != in[1]) return std::nullopt;
+    for (int d = 2; d < rank; ++d)
+      if (in[d] == 0 || out.shape[d] % in[d] != 0) return std::nullopt;
+    op.kind = LayoutFamilyOp::Kind::kResize;
+    return op;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps, bool enabled, const FamilyKernelBuilder& build) {
+  const size_t values = graph.values.size();
+  LayoutPlan plan;
+  plan.layout_of.assign(values, HandoverLayout{});
+  plan.family_kernels.resize(steps.size());
+  plan.family_inputs.resize(steps.size());
+  plan.family.resize(steps.size());
+  plan.agnostic.assign(steps.size(), false);
+  if (!enabled) return plan;
+  // An elementwise step whose run-time inputs all have its output's shape (or one element) computes
+  // the same in any layout of them: its inputs and output form one group that takes one layout.
+  auto agnostic = [&](size_t i) {
+    const LayoutStep& s = steps[i];
+    if (s.kind == LayoutStep::Kind::kAlias && s.output >= 0 && !s.inputs.empty() && graph.values[s.inputs[0]].shape == graph.values[s.output].shape)
+      return true;  // an alias of the same shape (Identity, a Pad of nothing) shares the buffer as it is
+    if (!s.pointwise || s.output < 0) return false;
+    bool same_shape_input = false;
+    for (int v : s.inputs) {
+      if (v < 0) continue;
+      const bool same = graph.values[v].shape == graph.values[s.output].shape && !graph.IsConstant(v);
+      if (!same && Tensor::NumElements(graph.values[v].shape) != 1) return false;
+      same_shape_input |= same;
+    }
+    return same_shape_input;
+  };
+  // Data movement and per-channel work (Concat, Slice, pooling, nearest Resize, BatchNormalization,
+  // per-channel binary ops: engine/backends/onednn/onednn_layout_ops.h) runs in whichever layout family its
+  // neighbours write: its inputs and output join one group that takes one family, each value in
+  // that family over its own shape.
+  std::vector<std::optional<LayoutFamilyOp>> family_op(steps.size());
+  std::vector<std::vector<int>>& family_inputs = plan.family_inputs;
+  std::vector<int> family_anchor(steps.size(), -1);  // a value of the step's group (layout-free values join none)
+  // Layout-free values a data-movement step reads or writes: row-major to it whether or not it is
+  // replaced, so their readers and writers must take them row-major too (a padded nChw8c of
+  // [1, C, 1, 1], a convolution's native layout on AVX2, is not).
+  std::vector<int> row_major_only;
+  std::vector<int> group(values);
+  for (size_t v = 0; v < values; ++v) group[v] = static_cast<int>(v);
+  std::function<int(int)> find = [&](int v) { return group[v] == v ? v : group[v] = find(group[v]); };
+  std::vector<bool>& is_agnostic = plan.agnostic;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const LayoutStep& s = steps[i];
+    is_agnostic[i] = agnostic(i);
+    if (is_agnostic[i]) {
+      for (int v : s.inputs)
+        if (v >= 0 && graph.values[v].shape == graph.values[s.output].shape) group[find(v)] = find(s.output);
+      continue;
+    }
+    if (s.kind == LayoutStep::Kind::kLayoutKernel && s.output >= 0)
+      family_op[i] = FamilyOpOf(graph, graph.nodes[s.node], &family_inputs[i]);
+    if (!family_op[i]) continue;
+    std::vector<int> tied = {s.output};
+    tied.insert(tied.end(), family_inputs[i].begin(), family_inputs[i].end());
+    for (int v : tied) {
+      if (LayoutFree(graph.values[v].shape)) {
+        row_major_only.push_back(v);
+        continue;
+      }
+      if (family_anchor[i] < 0) family_anchor[i] = v;
+      group[find(v)] = find(family_anchor[i]);
+    }
+    if (family_anchor[i] < 0) family_op[i].reset();
+  }
+  // Per group: the layout its producers write natively (one key; with data movement in the group,
+  // one family), and whether every reader takes it.
+  struct GroupLayout {
+    HandoverLayout layout;
+    std::string family;
+    bool possible = true, has_agnostic = false, has_family_op = false;
+    int64_t elements = 0;
+  };
+  std::map<int, GroupLayout> groups;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (family_op[i]) groups[find(family_anchor[i])].has_family_op = true;
+  auto refuse = [&](int v) { groups[find(v)].possible = false; };
+  // A native layout `native` of value `v` that a producer writes or a reader takes.
+  auto meet = [&](int v, const HandoverLayout& native) {
+    GroupLayout& g = groups[find(v)];
+    if (native.row_major() || (!g.family.empty() && g.family != native.name)) g.possible = false;
+    g.family = native.name;
+    if (g.has_family_op) {
+      if (LayoutInFamily(native.name, graph.values[v].shape).key != native.key) g.possible = false;
+    } else if (g.layout.row_major()) {
+      g.layout = native;
+    } else if (g.layout.key != native.key) {
+      g.possible = false;
+    }
+  };
+  for (int v : graph.inputs) refuse(v);
+  for (int v : graph.outputs) refuse(v);
+  for (int v : row_major_only) refuse(v);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const LayoutStep& s = steps[i];
+    if (s.output < 0 || family_op[i]) continue;
+    GroupLayout& g = groups[find(s.output)];
+    g.elements = Tensor::NumElements(graph.values[s.output].shape);
+    if (is_agnostic[i]) {
+      g.has_agnostic = true;
+      continue;
+    }
+    meet(s.output, s.native_output);
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const LayoutStep& s = steps[i];
+    if (is_agnostic[i] || family_op[i]) continue;
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      const int v = s.inputs[k];
+      if (v < 0 || graph.IsConstant(v)) continue;
+      meet(v, k < s.native_inputs.size() ? s.native_inputs[k] : HandoverLayout{});
+    }
+  }
+  // Elementwise steps see every float of the buffer: no padding. Neither does data movement.
+  for (auto& [root, g] : groups)
+    if (g.family.empty() || (!g.has_family_op && g.has_agnostic && g.layout.floats != g.elements)) g.possible = false;
+  auto layout_in_group = [&](int v) -> HandoverLayout {
+    const GroupLayout& g = groups.at(find(v));
+    return g.has_family_op ? LayoutInFamily(g.family, graph.values[v].shape) : g.layout;
+  };
+  for (size_t v = 0; v < values; ++v) {
+    auto it = groups.find(find(static_cast<int>(v)));
+    if (it == groups.end() || !it->second.possible || !it->second.has_family_op || graph.IsConstant(static_cast<int>(v))) continue;
+    if (LayoutFree(graph.values[v].shape)) continue;  // row-major in every family
+    const HandoverLayout layout = layout_in_group(static_cast<int>(v));
+    if (layout.row_major() || layout.floats != Tensor::NumElements(graph.values[v].shape)) it->second.possible = false;
+  }
+  // The data-movement kernels of each handed-over group; one oneDNN cannot build keeps the group row-major.
+  std::vector<std::unique_ptr<Kernel>>& family_kernels = plan.family_kernels;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!family_op[i]) continue;
+    GroupLayout& g = groups.at(find(family_anchor[i]));
+    if (!g.possible) continue;
+    auto kernel = build(*family_op[i], g.family);
+    if (kernel.ok()) family_kernels[i] = std::move(kernel.value());
+    else g.possible = false;
+  }
+  for (size_t v = 0; v < values; ++v)
+    if (auto it = groups.find(find(static_cast<int>(v))); it != groups.end() && it->second.possible && !graph.IsConstant(static_cast<int>(v)))
+      plan.layout_of[v] = layout_in_group(static_cast<int>(v));
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (family_op[i] && groups.at(find(family_anchor[i])).possible) {
+      plan.family[i] = groups.at(find(family_anchor[i])).family;
+    } else {
+      family_kernels[i].reset();
+      family_inputs[i].clear();
+    }
+  }
+  return plan;
+}
+
+}  // namespace tilebank::engine::model

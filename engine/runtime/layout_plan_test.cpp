@@ -1,0 +1,67 @@
+#include <doctest/doctest.h>
+
+#include "engine/runtime/layout_plan.h"
+
+namespace tilebank::engine::model {
+namespace {
+
+const HandoverLayout kBlocked{"nChw16c:1x32x8x8", "nChw16c", 2048};
+
+// v0 -> Conv -> v1 -> Conv -> v2 -> Conv -> v3: v0 the model's input, v3 its output.
+Graph Chain() {
+  Graph g;
+  for (int i = 0; i < 4; ++i) {
+    Value v;
+    v.name = "v" + std::to_string(i);
+    v.shape = {1, 32, 8, 8};
+    v.dtype = "float32";
+    v.shape_known = true;
+    g.values.push_back(v);
+  }
+  for (int i = 0; i < 3; ++i) {
+    Node n;
+    n.name = "conv" + std::to_string(i);
+    n.op_type = "Conv";
+    n.inputs = {i};
+    n.outputs = {i + 1};
+    g.nodes.push_back(n);
+  }
+  g.inputs = {0};
+  g.outputs = {3};
+  return g;
+}
+
+// Each convolution writes and reads the blocked layout natively, unless `row_major_reader` says
+// which step reads its input row-major only.
+std::vector<LayoutStep> Steps(int row_major_reader = -1) {
+  std::vector<LayoutStep> steps(3);
+  for (int i = 0; i < 3; ++i) {
+    steps[i].kind = LayoutStep::Kind::kLayoutKernel;
+    steps[i].node = i;
+    steps[i].inputs = {i};
+    steps[i].output = i + 1;
+    steps[i].native_output = kBlocked;
+    steps[i].native_inputs = {i == row_major_reader ? HandoverLayout{} : kBlocked};
+  }
+  return steps;
+}
+
+TEST_CASE("layout plan: values between kernels that write and read one native layout are handed over in it; the model's inputs and outputs stay row-major") {
+  const LayoutPlan plan = PlanLayouts(Chain(), Steps(), true);
+  CHECK(plan.layout_of[0].row_major());
+  CHECK(plan.layout_of[1].key == kBlocked.key);
+  CHECK(plan.layout_of[2].key == kBlocked.key);
+  CHECK(plan.layout_of[3].row_major());
+  for (const auto& kernel : plan.family_kernels) CHECK(!kernel);
+}
+
+TEST_CASE("layout plan: a value a reader takes row-major only stays row-major; turned off, every value is") {
+  const LayoutPlan plan = PlanLayouts(Chain(), Steps(2), true);
+  CHECK(plan.layout_of[1].key == kBlocked.key);
+  CHECK(plan.layout_of[2].row_major());
+  const LayoutPlan off = PlanLayouts(Chain(), Steps(), false);
+  for (const auto& layout : off.layout_of) CHECK(layout.row_major());
+}
+
+}  // namespace
+}  // namespace tilebank::engine::model
