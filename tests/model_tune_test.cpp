@@ -9,6 +9,10 @@
 #include <sstream>
 
 #include "engine/jobs/entries_in_context.h"
+#include "engine/backends/fused_policy.h"
+#include "engine/backends/library_impls.h"
+#include "engine/catalog/template_registry.h"
+#include "engine/jobs/in_context_measure.h"
 #include "engine/jobs/model_opat_job.h"
 #include "engine/core/soc_version.h"
 #include "tests/onnx_model_builder.h"
@@ -64,7 +68,7 @@ engine::ModelOpatReport OpatWithTiming(const TempDir& dir, const std::string& na
   o.job.output_dir = dir / (name + "_out");
   o.job.tune.trials = 2;
   o.job.keep_builtin_wins = true;
-  o.judge_in_context = false;  // the final comparison alone
+  o.in_context = false;  // the final comparison alone
   o.time_models = [&](engine::model::Executor& without, engine::model::Executor& with, const std::vector<engine::TypedTensor>& inputs) -> Result<engine::model::InterleavedTiming> {
     auto t = engine::model::TimeInterleaved(without, with, inputs, 1, 5);
     if (t.ok()) adjust(&t.value());
@@ -258,6 +262,60 @@ TEST_CASE("offline: run --dump, tune the list on its own, merge the bank back, a
   auto tuned = RunCli("run -m " + model + " --repeat 1 --bank " + (dir / "local"), env);
   REQUIRE(tuned.exit_code == 0);
   CHECK_MESSAGE(tuned.out.find("0 from the bank") == std::string::npos, tuned.out);
+}
+
+TEST_CASE("in context: a candidate runs in place of its operator's steps, checked against the model's outputs; the model's kernels come back") {
+  TempDir dir;
+  auto graph = engine::model::ImportModel(SmallModel(dir), {});
+  REQUIRE(graph.ok());
+  const engine::model::FusionLookup builtin_fusions = [](const engine::model::Subgraph&) { return std::optional<engine::model::FusionChoice>(); };
+  auto executor = engine::model::Executor::Load(*graph, nullptr, builtin_fusions);
+  REQUIRE(executor.ok());
+  const auto& bindings = (*executor)->bindings();
+  const engine::model::NodeBinding* matmul = nullptr;
+  for (const auto& b : bindings)
+    if (b.op && !matmul) matmul = &b;
+  REQUIRE(matmul);
+  CHECK(matmul->template_id == engine::kFusedTemplateId);  // MatMul+Relu on oneDNN, as built in
+  const engine::OpSpec op = matmul->op->op;
+  const std::string key = FormatKey(EntryKind::kOp, op.canonical.key);
+  const auto inputs = engine::model::RandomTypedInputs(*graph, 2);
+  auto context = engine::ModelContext::Create(executor->get(), inputs);
+  REQUIRE(context.ok());
+  const engine::MeasureInContext measure = context->For(op);
+  REQUIRE(measure);
+  // Both MatMuls share the key: both fused steps take oneDNN's candidate, Relus still fused.
+  const engine::OpTemplate& onednn = engine::OneDnnImpl();
+  auto swapped = (*executor)->SwapSteps(key, onednn, onednn.DefaultPolicy(op));
+  REQUIRE(swapped.ok());
+  CHECK(swapped->size() == 2);
+  (*executor)->RestoreSteps();
+  const engine::RunResult r = measure(onednn, onednn.DefaultPolicy(op));
+  CHECK_MESSAGE(r.ok, r.failure);
+  CHECK(r.time.runs == 7);
+  CHECK(r.time.median_us > 0);
+  // A Halide kernel cannot run the fused chain: refused, nothing swapped.
+  auto templates = engine::TemplatesFor(op);
+  REQUIRE(templates.ok());
+  const engine::RunResult halide = measure(*templates->primary, templates->primary->DefaultPolicy(op));
+  CHECK(!halide.ok);
+  CHECK_MESSAGE(halide.failure.find(engine::model::kOnlyOneDnnRunsIt) != std::string::npos, halide.failure);
+  CHECK(!(*executor)->SwapSteps("0xnosuchkey", onednn, onednn.DefaultPolicy(op)).ok());
+  // Unfused, the Halide kernel takes both MatMuls' places.
+  auto unfused = engine::model::Executor::Load(*graph, nullptr);
+  REQUIRE(unfused.ok());
+  auto halide_swapped = (*unfused)->SwapSteps(key, *templates->primary, templates->primary->DefaultPolicy(op));
+  CHECK_MESSAGE(halide_swapped.ok(), halide_swapped.status().message());
+  (*unfused)->RestoreSteps();
+  // The model's own kernels again: its outputs are what they were.
+  std::vector<engine::TypedTensor> before, after;
+  std::vector<const engine::TypedTensor*> pointers;
+  for (const auto& t : inputs) pointers.push_back(&t);
+  auto fresh = engine::model::Executor::Load(*graph, nullptr, builtin_fusions);
+  REQUIRE(fresh.ok());
+  REQUIRE((*fresh)->Run(pointers, &before).ok());
+  REQUIRE((*executor)->Run(pointers, &after).ok());
+  CHECK(engine::model::CompareTypedTensors(after, before).ok);
 }
 
 TEST_CASE("entries in context: an entry stays only when the steps it changes are faster with it beyond their spread") {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/catalog/template_registry.h"
@@ -112,7 +113,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   }
   const std::vector<TypedTensor> inputs = model::RandomTypedInputs(graph, 1);
   std::string in_context;
-  if (o.judge_in_context && !stored.empty())
+  if (o.in_context && !stored.empty())
     TB_RETURN_IF_ERROR(KeepFasterInContext(o, graph, bank_dir, *before, inputs, &tuned, report, &in_context));
   const ReplacedEntries replaced = report->job.replaced;
   auto timing = o.time_models ? o.time_models(*before, *tuned, inputs) : model::TimeInterleaved(*before, *tuned, inputs, o.warmup, o.repeats);
@@ -180,6 +181,13 @@ Result<ModelOpatReport> RunModelJob(const ModelOpatOptions& o, const model::Grap
     job.tuning_name = name;
     job.model_baseline_ms = baseline->median_ms;
     TB_RETURN_IF_ERROR(WriteJsonAtomically(job.ops_path, ops, 1));
+  }
+  std::optional<ModelContext> context;
+  if (before && o.in_context) {
+    auto made = ModelContext::Create(before, model::RandomTypedInputs(graph, 2));
+    if (!made.ok()) return made.status().WithContext(o.model_path);
+    context.emplace(std::move(made.value()));
+    job.in_context = [&context](const OpSpec& op) { return context->For(op); };
   }
   auto result = RunOpatJob(job);
   if (!result.ok()) return result.status();

@@ -26,9 +26,11 @@ struct ModelOpatOptions {
   OpatJobOptions job;  // ops_path is set here: the model's operator list, written to the output directory
   int warmup = 2, repeats = 10;  // whole-model timing
   TimeModels time_models;        // the final comparison (engine/jobs/model_verdict.h)
-  // Before it, each entry judged where the model runs it (engine/jobs/entries_in_context.h): those
-  // not faster there go back. Tests of the final comparison alone turn it off.
-  bool judge_in_context = true;
+  // The candidates of each operator the model runs alone measured where it runs them
+  // (engine/jobs/in_context_measure.h), and before the final comparison each entry judged there
+  // (engine/jobs/entries_in_context.h): those not faster go back. Tests of the final comparison
+  // alone turn it off.
+  bool in_context = true;
 };
 
 struct ModelOpatReport {

@@ -302,6 +302,7 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
       rec.before_us = rec.after_us = entry->after.median_us;
     } else {
       TuneOptions tune = options.tune;
+      if (options.in_context) tune.measure_in_context = options.in_context(op);
       // At a shape never tuned, the entry of the nearest shape of the same operator is where the
       // search starts (a batch or sequence length the bank has not seen).
       if (auto near = LookupPolicy(*bank, op.canonical, EngineTemplateVersions(), /*nearest=*/true);

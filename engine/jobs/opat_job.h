@@ -14,6 +14,7 @@
 #include "engine/jobs/replaced_entries.h"
 #include "engine/jobs/result_file.h"
 #include "engine/jobs/task_done.h"
+#include "engine/jobs/in_context_measure.h"
 #include "engine/tuning/tuner.h"
 #include "base/status.h"
 
@@ -43,6 +44,9 @@ struct OpatJobOptions {
   // neighbours, and a resumed shard keeps those it stored before it was killed.
   bool keep_builtin_wins = false;
   TuneOptions tune;
+  // Set (tune --model): the measurement of an operator's candidates where the model runs it, or
+  // empty for an operator measured alone (engine/jobs/in_context_measure.h).
+  std::function<MeasureInContext(const OpSpec& op)> in_context;
   JobListeners listeners;     // the job's events (engine/jobs/job_events.h); `stop` ends it after a task
   TaskDoneHook on_task_done;  // after each operator's checkpoint commits
 };

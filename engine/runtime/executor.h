@@ -72,6 +72,10 @@ struct NodeBinding {
   std::string layout;                // the output's layout when handed over to the next kernels ("nChw16c"); "" row-major
 };
 
+// How SwapSteps refuses a template other than impl.onednn at a step fused on oneDNN: no policy of
+// that template runs there.
+inline constexpr const char* kOnlyOneDnnRunsIt = "which only impl.onednn runs";
+
 // Whether the executor hands tensors between kernels in their native layouts (see Executor).
 // TILEBANK_MODEL_LAYOUTS=row-major turns it off, for comparison.
 bool HandOverNativeLayouts();
@@ -90,6 +94,14 @@ class Executor {
   // refuses a model with inputs or outputs of other types; the typed one takes every dtype.
   Status Run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs, std::vector<double>* node_us = nullptr);
   Status Run(const std::vector<const TypedTensor*>& inputs, std::vector<TypedTensor>* outputs, std::vector<double>* node_us = nullptr);
+
+  // In-context trials (tuning a model's operators): every step that runs the operator of bank key
+  // `op_key` alone (not fused) takes a kernel of `t` under `policy`, bound as the model binds it
+  // (its constants as prepacked weights, the layouts its neighbours hand over); RestoreSteps puts
+  // the model's own kernels back. Returns the steps swapped; kInvalidInput, with nothing swapped,
+  // when no step runs the op alone, or the kernel cannot take a step's layouts or placement.
+  Result<std::vector<size_t>> SwapSteps(const std::string& op_key, const OpTemplate& t, const Policy& policy);
+  void RestoreSteps();
 
   const Graph& graph() const { return graph_; }
   const std::vector<NodeBinding>& bindings() const { return bindings_; }
@@ -154,7 +166,8 @@ class Executor {
   std::optional<FusionChoice> BuiltinFusion(const Subgraph& s, const PolicyLookup& lookup) const;
   // Binds subgraph `s` with its first `choice.policy.fuse` chain steps inside the anchor; false when the
   // implementation cannot run them.
-  Result<bool> BindFused(const Subgraph& s, const FusionChoice& choice);
+  // A oneDNN anchor runs the policy `lookup` chooses for it when that is impl.onednn's.
+  Result<bool> BindFused(const Subgraph& s, const FusionChoice& choice, const PolicyLookup& lookup);
   // Decides each run-time value's layout (layout_of_) and tells the kernels.
   Status HandOverLayouts();
   void PlanMemory();
@@ -175,6 +188,7 @@ class Executor {
     void operator()(float* p) const { std::free(p); }
   };
   std::unique_ptr<float[], FreeDeleter> arena_;
+  std::vector<std::pair<size_t, std::unique_ptr<Step>>> swapped_;  // SwapSteps: the model's own steps
   int64_t arena_floats_ = 0;
   uint64_t constant_bytes_ = 0;
 

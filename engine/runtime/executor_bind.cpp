@@ -44,7 +44,7 @@ bool PassesInputThrough(const Graph& g, const Node& n) {
 
 }  // namespace
 
-Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice) {
+Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, const PolicyLookup& lookup) {
   const int fused = choice.policy.fuse;
   const Node& anchor = graph_.nodes[s.anchor];
   auto node_op = NodeOpSpec(graph_, anchor);
@@ -69,8 +69,21 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice) 
       if (e.operand >= 0) step->inputs.push_back(e.operand);
       b.op_type += "+" + e.step.op_type;
     }
-    const bool halide = choice.policy.impl == "halide";
-    kernel = halide ? HalideFusedGemmKernel(node_op->op, choice.policy.anchor, steps) : OneDnnFusedKernel(node_op->op, steps);
+    if (choice.policy.impl == "halide") {
+      kernel = HalideFusedGemmKernel(node_op->op, choice.policy.anchor, steps);
+    } else {
+      Policy anchor_policy;  // the bank's impl.onednn policy for the anchor, when it has one
+      if (const PolicyChoice anchor_choice = ChoosePolicy(node_op->op, lookup); anchor_choice.tmpl == &OneDnnImpl() && anchor_choice.source != "builtin") {
+        anchor_policy = anchor_choice.policy;
+        b.policy_note = "anchor: " + anchor_choice.source + " " + PolicyText(anchor_policy);
+      }
+      kernel = OneDnnFusedKernel(node_op->op, steps, anchor_policy);
+      if (!kernel.ok() && !anchor_policy.empty()) {  // oneDNN offers that implementation unfused only
+        b.policy_note.clear();
+        kernel = OneDnnFusedKernel(node_op->op, steps);
+      }
+      step->onednn_chain = steps;
+    }
   }
   if (!kernel.ok()) return false;
   for (int k = 0; k < s.NodesOf(fused); ++k) b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
@@ -342,7 +355,7 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
       continue;
     }
     const auto& [s, choice] = it->second;
-    auto bound = BindFused(*s, choice);
+    auto bound = BindFused(*s, choice, lookup);
     if (!bound.ok()) return bound.status();
     if (*bound) continue;
     // It cannot run fused: the nodes one by one, here, in graph order (an attention block's chain

@@ -3,9 +3,11 @@
 // one node's work at run time. Private to those files.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/core/chain_step.h"
 #include "engine/kernels/op_kernel.h"
 #include "engine/runtime/executor.h"
 #include "engine/core/typed_tensor.h"
@@ -29,6 +31,9 @@ struct Executor::Step {
   std::unique_ptr<Kernel> kernel;
   std::vector<Tensor> constants;  // kCopying: constant inputs as tensors (by input index; empty if not constant)
   int in_place_input = -1;        // kDirect: the input the output may be placed over (Kernel::InPlaceInput)
+  // A subgraph fused on oneDNN: the chain its anchor's kernel runs as post-ops (SwapSteps builds
+  // the anchor's candidates with it).
+  std::optional<std::vector<ChainStep>> onednn_chain;
 };
 
 

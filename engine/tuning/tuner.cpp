@@ -10,6 +10,7 @@
 #include "engine/catalog/template_registry.h"
 #include "engine/core/op_semantics.h"
 #include "engine/backends/op_template.h"
+#include "engine/runtime/executor.h"
 #include "engine/tuning/search_loop.h"
 
 namespace tilebank::engine {
@@ -28,7 +29,8 @@ constexpr size_t kFailureSamples = 5;
 // The search state of one op: measures candidates and keeps the best.
 class Session {
  public:
-  Session(const OpSpec& op, const TuneOptions& options, const Runner& runner,
+  // `runner` may be null when every candidate is measured in context.
+  Session(const OpSpec& op, const TuneOptions& options, const Runner* runner,
           const std::function<void(const TrialEvent&)>& on_trial, TuneOutcome* outcome)
       : op_(op), options_(options), runner_(runner), on_trial_(on_trial), out_(outcome) {}
 
@@ -37,14 +39,18 @@ class Session {
 
   // Builds and measures one candidate; returns its cost (+inf when it failed).
   double Try(const OpTemplate& t, const Policy& policy, TuneMode mode) {
+    if (refused_in_context_.count(&t)) return INFINITY;  // no policy of it runs there: no trial spent
     RunResult r;
-    auto kernel = t.Build(op_, policy);
-    if (!kernel.ok()) {
+    if (options_.measure_in_context) {
+      r = options_.measure_in_context(t, policy);
+      // A template the model cannot run there at all (a fused chain only oneDNN runs).
+      if (!r.ok && r.failure.find(model::kOnlyOneDnnRunsIt) != std::string::npos) refused_in_context_.insert(&t);
+    } else if (auto kernel = t.Build(op_, policy); !kernel.ok()) {
       r.failure = kernel.status().message();
     } else {
       RunOptions run = options_.run;
       if (out_->found) run.cutoff_us = out_->best_time.median_us * 4;
-      r = runner_.Measure(*kernel.value(), run);
+      r = runner_->Measure(*kernel.value(), run);
     }
     out_->trials++;
     double cost = r.ok ? r.time.median_us : INFINITY;
@@ -110,14 +116,18 @@ class Session {
     if (finalists.size() < 2) return;
     std::vector<std::unique_ptr<Kernel>> kernels;
     for (const auto& f : finalists) {
+      if (options_.measure_in_context) break;  // measured in the model, not built here
       auto k = f.t->Build(op_, f.policy);
       if (!k.ok()) return;
       kernels.push_back(std::move(k.value()));
     }
+    auto measure = [&](size_t i) {
+      return options_.measure_in_context ? options_.measure_in_context(*finalists[i].t, finalists[i].policy) : runner_->Measure(*kernels[i], options_.run);
+    };
     std::vector<std::vector<Measurement>> runs(finalists.size());
     for (int round = 0; round < rounds && !OutOfTime(); ++round)
       for (size_t i = 0; i < finalists.size(); ++i)
-        if (auto r = runner_.Measure(*kernels[i], options_.run); r.ok) runs[i].push_back(r.time);
+        if (auto r = measure(i); r.ok) runs[i].push_back(r.time);
     size_t best = finalists.size();
     std::vector<Measurement> confirmed(finalists.size());
     for (size_t i = 0; i < finalists.size(); ++i) {
@@ -137,7 +147,7 @@ class Session {
  private:
   const OpSpec& op_;
   const TuneOptions& options_;
-  const Runner& runner_;
+  const Runner* runner_;
   const std::function<void(const TrialEvent&)>& on_trial_;
   TuneOutcome* out_;
   struct Candidate {
@@ -147,6 +157,7 @@ class Session {
     double cost;
   };
   std::vector<Candidate> candidates_;  // every candidate that ran correctly
+  std::set<const OpTemplate*> refused_in_context_;
 };
 
 bool HasKnobsOf(const SearchSpace& space, TuneMode mode) {
@@ -162,12 +173,12 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   auto strategy = StrategyFor(op, options.tune_mode);
   if (!strategy.ok()) return strategy.status();
   std::optional<Runner> own_runner;
-  if (!given_runner) {
+  if (!given_runner && !options.measure_in_context) {
     auto made = Runner::Create(op, options.seed);
     if (!made.ok()) return made.status();
     own_runner.emplace(std::move(made.value()));
   }
-  const Runner& runner = given_runner ? *given_runner : *own_runner;
+  const Runner* runner = given_runner ? given_runner : own_runner ? &*own_runner : nullptr;
 
   TuneOutcome out;
   out.strategy = StrategyName(strategy.value());

@@ -39,6 +39,9 @@ struct TuneOptions {
     Policy policy;
   };
   std::vector<StartingPoint> starting_points;
+  // Set: every candidate is measured where a model runs the operator (its steps swapped in place,
+  // engine/jobs/in_context_measure.h) instead of alone on the runner's operands.
+  std::function<RunResult(const OpTemplate& t, const Policy& policy)> measure_in_context;
 };
 
 struct TrialEvent {

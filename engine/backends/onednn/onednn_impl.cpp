@@ -3,9 +3,9 @@
 // deployed oneDNN graph keeps them); vector operators in engine/backends/onednn/onednn_vector_ops.h.
 // The cube kernels also run SGAT's fused subgraphs: post-ops (engine/backends/onednn/onednn_post_ops.h).
 // Its search space for a cube op is what oneDNN offers for the instance on this host
-// (OneDnnCubeChoice): every implementation its primitive descriptor walks to (impl_info_str,
-// reference kernels left out), the convolution algorithm (direct, and Winograd where this oneDNN has
-// it) and the activations' layout (oneDNN's blocked one, plain NCHW, or both timed at load).
+// (OfferedFor): every implementation its primitive descriptor walks to (impl_info_str, reference
+// kernels left out), the convolution algorithm (direct, and Winograd where this oneDNN has it) and
+// the activations' layout (oneDNN's preferred one, plain NCHW, NHWC, or the first two timed at load).
 #include <dnnl.hpp>
 
 #include <algorithm>
@@ -81,11 +81,11 @@ memory::dims ConvWeightDims(const ConvProblem& p) {
   return p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
 }
 
-// The inference convolution of `p` with `algo` ("direct", "winograd"), activations in oneDNN's
-// preferred layout or (plain) NCHW, weights in its preferred layout.
-dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, bool plain) {
+// The inference convolution of `p` with `algo` ("direct", "winograd"), activations in `layout`
+// ("plain": NCHW, "nhwc", else oneDNN's preferred one), weights in its preferred layout.
+dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout) {
   const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
-  const tag activations = plain ? tag::nchw : tag::any;
+  const tag activations = layout == "plain" ? tag::nchw : layout == "nhwc" ? tag::nhwc : tag::any;
   const memory::desc src_md(src, dt::f32, activations), wts_md(ConvWeightDims(p), dt::f32, tag::any), dst_md(dst, dt::f32, activations);
   const auto a = algo == "winograd" ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
   const memory::dims strides{p.sh, p.sw}, dilates{p.dh - 1, p.dw - 1}, pads{p.ph, p.pw};
@@ -295,7 +295,7 @@ class ConvKernel : public Kernel {
     std::string why;
     const memory user_wts = UserWeights(*constants[1]);
     for (bool plain : {false, true}) {
-      if ((choice_.layout == "plain" && !plain) || (choice_.layout == "blocked" && plain)) continue;  // the policy's layout only
+      if ((choice_.layout == "plain" && !plain) || (choice_.layout != "plain" && choice_.layout != "auto" && plain)) continue;  // the policy's layout only
       plain_activations_ = plain;
       try {
         BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);
@@ -399,7 +399,7 @@ class ConvKernel : public Kernel {
     const auto& p = p_;
     const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
     const memory::desc bias_md({p.OC}, dt::f32, tag::a);
-    const auto desc = ConvDesc(p, choice_.algo, plain_activations_);
+    const auto desc = ConvDesc(p, choice_.algo, plain_activations_ ? "plain" : choice_.layout);
     dnnl::primitive_attr attr;
     post_.Attach(attr, [&](const std::vector<int64_t>& operand) {
       memory::dims d(4 - std::min<size_t>(4, operand.size()), 1);
@@ -500,9 +500,9 @@ class OneDnnLibraryTemplate : public OpTemplate {
       if (op.op_type == "Conv") {
         const ConvProblem p = AnalyzeConv(op).value();
         for (const char* algo : {"direct", "winograd"})
-          for (const char* layout : {"blocked", "plain"}) {
+          for (const char* layout : {"blocked", "plain", "nhwc"}) {
             try {
-              const auto desc = ConvDesc(p, algo, std::string(layout) == "plain");  // alive while the walk reads it
+              const auto desc = ConvDesc(p, algo, layout);  // alive while the walk reads it
               dnnl::convolution_forward::primitive_desc pd(desc, OneDnnCpuEngine());
               for (auto& name : OfferedImplementations(pd)) found.push_back({algo, layout, std::move(name)});
             } catch (const dnnl::error&) {  // this oneDNN has no such convolution here (Winograd on AVX2, say)
@@ -537,7 +537,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
       return space;
     }
     if (algo.values.empty()) algo.values.emplace_back(std::string("direct"));
-    space.knobs = {algo, impl, KnobDomain{"layout", {std::string("auto"), std::string("blocked"), std::string("plain")}, TuneMode::kFormat}};
+    space.knobs = {algo, impl, KnobDomain{"layout", {std::string("auto"), std::string("blocked"), std::string("plain"), std::string("nhwc")}, TuneMode::kFormat}};
     space.valid = [offered](const Policy& policy) {
       const CubeChoice c = CubeChoice::Of(policy);
       if (c.layout == "auto" && c.impl != "default") return false;
@@ -552,14 +552,15 @@ class OneDnnLibraryTemplate : public OpTemplate {
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<ChainStep>& post_ops) {
+Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<ChainStep>& post_ops, const Policy& anchor_policy) {
   for (const ChainStep& op : post_ops)
     if (!IsOneDnnPostOp(op.op_type)) return Status::InvalidInput("oneDNN has no post-op for " + op.op_type);
   if (Status s = tilebank::engine::OneDnnImpl().Supports(anchor); !s.ok()) return s;
   return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
-    if (anchor.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(anchor).value(), anchor.outputs[0].shape, post_ops));
+    const CubeChoice choice = CubeChoice::Of(anchor_policy);
+    if (anchor.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(anchor).value(), anchor.outputs[0].shape, post_ops, choice));
     if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm" || anchor.op_type == "BatchMatMul")
-      return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(anchor).value(), anchor.outputs[0].shape, anchor.inputs.size(), post_ops));
+      return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(anchor).value(), anchor.outputs[0].shape, anchor.inputs.size(), post_ops, choice));
     return Status::InvalidInput("oneDNN fuses post-ops into Conv, MatMul and Gemm, not " + anchor.op_type);
   });
 }

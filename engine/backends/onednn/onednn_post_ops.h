@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/core/kernel.h"
+#include "engine/core/search_space.h"
 #include "engine/core/chain_step.h"
 #include "engine/core/op_spec.h"
 
@@ -20,6 +21,8 @@ bool IsOneDnnPostOp(const std::string& op_type);
 // The kernel's inputs are the anchor's, then one per post-op with an operand, in order; its output
 // is the last post-op's. kInvalidInput when oneDNN cannot fuse them (a broadcast it lacks, or only a
 // reference implementation would run them).
-Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<ChainStep>& post_ops);
+// `anchor_policy`: the anchor's impl.onednn policy (its implementation, algorithm and layout;
+// empty: oneDNN's first choice).
+Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const std::vector<ChainStep>& post_ops, const Policy& anchor_policy = {});
 
 }  // namespace tilebank::engine
