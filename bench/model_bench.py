@@ -118,11 +118,13 @@ def time_by_op(profile):
 def tune_job(args, model, job_type, bank, out):
     """Runs `tune -j job_type` on the model; returns its result section and wall seconds."""
     cmd = ["tune", "-j", job_type, "-m", model, "--bank", bank, "--output", out, "--trials", str(args.trials)]
+    if getattr(args, "tune_budget", 0):
+        cmd += ["--time-budget", str(args.tune_budget)]
     start = time.perf_counter()
     p = tilebank(args.build, cmd, args.threads)
     seconds = time.perf_counter() - start
-    for line in p.stdout.splitlines():  # SGAT's final comparison, what it measured and decided
-        if line.startswith("model: "):
+    for line in p.stdout.splitlines():  # the job's final comparison, what it measured and decided
+        if line.startswith("model: ") or line.startswith("in context: "):
             print(f"  tune -j {job_type}: {line}", file=sys.stderr, flush=True)
     section = "OPAT" if job_type == "2" else "SGAT"
     for f in os.listdir(out):
@@ -219,7 +221,8 @@ def main():
     parser.add_argument("--defaults", action="store_true", help="only the models with an empty bank against TorchScript")
     parser.add_argument("--off-shape", action="store_true", help="only ResNet-50 at batch 8 with a bank tuned at batch 1")
     parser.add_argument("--ort", action="store_true", help="only the models against ONNX Runtime (scripts/setup.sh --ort installs it)")
-    parser.add_argument("--tuned", action="store_true", help="with --ort: also after SGAT then OPAT in --sgat-bank")
+    parser.add_argument("--tuned", action="store_true", help="with --ort: also after SGAT then OPAT into a fresh bank")
+    parser.add_argument("--tune-budget", type=float, default=150, help="with --tuned: seconds each of SGAT and OPAT may tune a model")
     parser.add_argument("--rounds", type=int, default=3, help="rounds alternating the systems (each column's time: the median of its round medians)")
     parser.add_argument("--against", metavar="OLD_BUILD", help="only this build's tilebank against OLD_BUILD's, default policies, alternated")
     args = parser.parse_args()
