@@ -160,6 +160,21 @@ class Session {
   std::set<const OpTemplate*> refused_in_context_;
 };
 
+// `base` first, then every valid policy that differs from it in one knob, knob by knob: each axis
+// of a small space (a convolution's algorithm, its layout) is tried before the search wanders.
+std::vector<Policy> OneKnobAway(const SearchSpace& space, const Policy& base) {
+  std::vector<Policy> seeds = {base};
+  for (const KnobDomain& knob : space.knobs)
+    for (const KnobValue& value : knob.values) {
+      Policy p = base;
+      auto it = std::find_if(p.begin(), p.end(), [&](const Knob& k) { return k.name == knob.name; });
+      if (it == p.end() || it->value == value) continue;
+      it->value = value;
+      if (space.valid(p)) seeds.push_back(std::move(p));
+    }
+  return seeds;
+}
+
 bool HasKnobsOf(const SearchSpace& space, TuneMode mode) {
   return std::any_of(space.knobs.begin(), space.knobs.end(), [&](const KnobDomain& k) { return k.mode == mode && k.values.size() > 1; });
 }
@@ -231,7 +246,7 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
     if (incumbent.size() > 0 && incumbent.Cardinality() > 1) {
       const int budget = std::min<int>(std::max(1, options.trials / 2), static_cast<int>(incumbent.ValidConfigs().size()) - 1);
       session.measured_[PolicyText(builtin.policy)] = baseline_cost;
-      session.Search(*builtin.tmpl, incumbent, TuneMode::kImpl, budget, {builtin.policy});
+      session.Search(*builtin.tmpl, incumbent, TuneMode::kImpl, budget, OneKnobAway(incumbent, builtin.policy));
       session.measured_.clear();
       libraries_tried.insert(builtin.tmpl);  // searched: the alternatives below pass it over
     }
