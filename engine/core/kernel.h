@@ -63,6 +63,16 @@ class Kernel {
     (void)inputs, (void)output;
     return Status::InvalidInput("this kernel hands over row-major tensors only");
   }
+  // After BindDirect: whether RunDirect takes its run-time inputs and writes its output in whatever
+  // layouts its neighbours hand over, converting to and from its own (UseGivenLayouts): the layout
+  // plan then leaves its values to them.
+  virtual bool ConvertsLayouts() const { return false; }
+  // From now on RunDirect reads run-time input i in `inputs[i]` and writes the output in `output`
+  // (row-major where a key is empty).
+  virtual Status UseGivenLayouts(const std::vector<HandoverLayout>& inputs, const HandoverLayout& output) {
+    (void)inputs, (void)output;
+    return Status::InvalidInput("this kernel converts no layouts");
+  }
 };
 
 }  // namespace tilebank::engine

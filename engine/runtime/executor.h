@@ -170,6 +170,8 @@ class Executor {
   Result<bool> BindFused(const Subgraph& s, const FusionChoice& choice, const PolicyLookup& lookup);
   // Decides each run-time value's layout (layout_of_) and tells the kernels.
   Status HandOverLayouts();
+  // Tells a kernel that converts layouts (Kernel::ConvertsLayouts) those of its values.
+  Status UseGivenLayouts(Step& s);
   void PlanMemory();
   float* Address(int value);
 

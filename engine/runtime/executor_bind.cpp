@@ -54,6 +54,7 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, 
   b.node = s.anchor;
   b.name = anchor.name;
   Result<std::unique_ptr<Kernel>> kernel = Status::InvalidInput("no fused kernel");
+  std::string anchor_text;  // the anchor's policy where the bank's, not oneDNN's first choice
   if (s.attention) {  // one kernel reading Q, K, V (and the mask) where the nodes before the block wrote them
     if (choice.policy.impl != "attention") return false;
     step->inputs = s.attention->inputs;
@@ -73,15 +74,17 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, 
       kernel = HalideFusedGemmKernel(node_op->op, choice.policy.anchor, steps);
     } else {
       Policy anchor_policy;  // the bank's impl.onednn policy for the anchor, when it has one
+      std::string anchor_source;
       if (const PolicyChoice anchor_choice = ChoosePolicy(node_op->op, lookup); anchor_choice.tmpl == &OneDnnImpl() && anchor_choice.source != "builtin") {
         anchor_policy = anchor_choice.policy;
-        b.policy_note = "anchor: " + anchor_choice.source + " " + PolicyText(anchor_policy);
+        anchor_source = anchor_choice.source;
       }
       kernel = OneDnnFusedKernel(node_op->op, steps, anchor_policy);
       if (!kernel.ok() && !anchor_policy.empty()) {  // oneDNN offers that implementation unfused only
-        b.policy_note.clear();
+        anchor_policy.clear();
         kernel = OneDnnFusedKernel(node_op->op, steps);
       }
+      if (!anchor_policy.empty()) anchor_text = "; anchor " + anchor_source + ": " + PolicyText(anchor_policy);
       step->onednn_chain = steps;
     }
   }
@@ -93,7 +96,7 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, 
   step->output = s.OutputAfter(graph_, fused);
   b.shape = ShapeText(graph_.values[step->output].shape);
   b.template_id = kFusedTemplateId;
-  b.policy = PolicyText(choice.policy.Knobs());
+  b.policy = PolicyText(choice.policy.Knobs()) + anchor_text;
   b.policy_source = choice.source;
   b.op = std::move(node_op.value());
   steps_.push_back(std::move(step));

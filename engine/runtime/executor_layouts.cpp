@@ -25,6 +25,7 @@ Status Executor::HandOverLayouts() {
     f.output = s.output;
     f.pointwise = pointwise_[i];
     if (s.kind == Step::Kind::kDirect) {
+      f.converts = s.kernel->ConvertsLayouts();
       f.native_output = s.kernel->NativeLayout(-1);
       for (size_t k = 0; k < s.inputs.size(); ++k) f.native_inputs.push_back(s.kernel->NativeLayout(static_cast<int>(k)));
     }
@@ -44,6 +45,10 @@ Status Executor::HandOverLayouts() {
       continue;
     }
     if (plan.agnostic[i] || s.kind != Step::Kind::kDirect) continue;
+    if (s.kernel->ConvertsLayouts()) {
+      TB_RETURN_IF_ERROR(UseGivenLayouts(s).WithContext("node '" + bindings_[i].name + "'"));
+      continue;
+    }
     std::vector<bool> handed_inputs(s.inputs.size(), false);
     bool any = false;
     for (size_t k = 0; k < s.inputs.size(); ++k) any |= handed_inputs[k] = s.inputs[k] >= 0 && !layout_of_[s.inputs[k]].row_major();
@@ -52,6 +57,18 @@ Status Executor::HandOverLayouts() {
       TB_RETURN_IF_ERROR(s.kernel->UseNativeLayouts(handed_inputs, handed_output).WithContext("node '" + bindings_[i].name + "'"));
   }
   return Status::Ok();
+}
+
+Status Executor::UseGivenLayouts(Step& s) {
+  std::vector<HandoverLayout> inputs;
+  bool any = false;
+  for (int v : s.inputs) {
+    inputs.push_back(v >= 0 && !graph_.IsConstant(v) ? layout_of_[v] : HandoverLayout{});
+    any |= !inputs.back().row_major();
+  }
+  const HandoverLayout output = s.output >= 0 ? layout_of_[s.output] : HandoverLayout{};
+  if (!any && output.row_major()) return Status::Ok();  // row-major: as it was bound
+  return s.kernel->UseGivenLayouts(inputs, output);
 }
 
 }  // namespace tilebank::engine::model

@@ -46,7 +46,9 @@ Result<std::vector<size_t>> Executor::SwapSteps(const std::string& op_key, const
     bool any = false;
     for (size_t k = 0; k < trial->inputs.size(); ++k) any |= handed[k] = trial->inputs[k] >= 0 && !layout_of_[trial->inputs[k]].row_major();
     const bool handed_output = own.output >= 0 && !layout_of_[own.output].row_major();
-    if (any || handed_output) {
+    if (trial->kind == Step::Kind::kDirect && trial->kernel->ConvertsLayouts()) {
+      if (Status s = UseGivenLayouts(*trial); !s.ok()) return refuse(s.message());
+    } else if (any || handed_output) {
       const std::string layouts = "the layouts its neighbours hand over (" + (handed_output ? layout_of_[own.output].name : std::string("its inputs'")) + ")";
       if (trial->kind != Step::Kind::kDirect) return refuse("it cannot take " + layouts);
       for (size_t k = 0; k < handed.size(); ++k)

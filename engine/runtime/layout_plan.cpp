@@ -216,7 +216,7 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
   for (int v : row_major_only) refuse(v);
   for (size_t i = 0; i < steps.size(); ++i) {
     const LayoutStep& s = steps[i];
-    if (s.output < 0 || family_op[i]) continue;
+    if (s.output < 0 || family_op[i] || s.converts) continue;
     GroupLayout& g = groups[find(s.output)];
     g.elements = Tensor::NumElements(graph.values[s.output].shape);
     if (is_agnostic[i]) {
@@ -227,7 +227,7 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
   }
   for (size_t i = 0; i < steps.size(); ++i) {
     const LayoutStep& s = steps[i];
-    if (is_agnostic[i] || family_op[i]) continue;
+    if (is_agnostic[i] || family_op[i] || s.converts) continue;
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       const int v = s.inputs[k];
       if (v < 0 || graph.IsConstant(v)) continue;

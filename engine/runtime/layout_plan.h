@@ -27,6 +27,9 @@ struct LayoutStep {
   // natively; row-major otherwise.
   HandoverLayout native_output;
   std::vector<HandoverLayout> native_inputs;
+  // A kernel that takes and writes whatever layouts its neighbours hand over (Kernel::ConvertsLayouts):
+  // it constrains no group; the executor tells it the layouts the plan chose.
+  bool converts = false;
 };
 
 struct LayoutPlan {

@@ -160,17 +160,28 @@ class Session {
   std::set<const OpTemplate*> refused_in_context_;
 };
 
-// `base` first, then every valid policy that differs from it in one knob, knob by knob: each axis
-// of a small space (a convolution's algorithm, its layout) is tried before the search wanders.
-std::vector<Policy> OneKnobAway(const SearchSpace& space, const Policy& base) {
+// `base` first, then the valid policies that differ from it in one knob, each followed by those
+// that differ from it in one later knob too (the implementation knob aside): each axis of a small
+// space (a convolution's algorithm, then that algorithm in each layout) is tried before the search
+// wanders.
+std::vector<Policy> NearPolicies(const SearchSpace& space, const Policy& base) {
   std::vector<Policy> seeds = {base};
-  for (const KnobDomain& knob : space.knobs)
-    for (const KnobValue& value : knob.values) {
-      Policy p = base;
-      auto it = std::find_if(p.begin(), p.end(), [&](const Knob& k) { return k.name == knob.name; });
-      if (it == p.end() || it->value == value) continue;
-      it->value = value;
-      if (space.valid(p)) seeds.push_back(std::move(p));
+  auto push = [&](Policy p) {
+    if (space.valid(p) && std::find(seeds.begin(), seeds.end(), p) == seeds.end()) seeds.push_back(std::move(p));
+  };
+  auto with = [](Policy p, const std::string& name, const KnobValue& value) {
+    for (Knob& k : p)
+      if (k.name == name) k.value = value;
+    return p;
+  };
+  for (size_t i = 0; i < space.knobs.size(); ++i)
+    for (const KnobValue& value : space.knobs[i].values) {
+      const Policy one = with(base, space.knobs[i].name, value);
+      if (one == base) continue;
+      push(one);
+      for (size_t j = i + 1; j < space.knobs.size(); ++j)
+        if (space.knobs[j].name != "impl")
+          for (const KnobValue& second : space.knobs[j].values) push(with(one, space.knobs[j].name, second));
     }
   return seeds;
 }
@@ -246,7 +257,7 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
     if (incumbent.size() > 0 && incumbent.Cardinality() > 1) {
       const int budget = std::min<int>(std::max(1, options.trials / 2), static_cast<int>(incumbent.ValidConfigs().size()) - 1);
       session.measured_[PolicyText(builtin.policy)] = baseline_cost;
-      session.Search(*builtin.tmpl, incumbent, TuneMode::kImpl, budget, OneKnobAway(incumbent, builtin.policy));
+      session.Search(*builtin.tmpl, incumbent, TuneMode::kImpl, budget, NearPolicies(incumbent, builtin.policy));
       session.measured_.clear();
       libraries_tried.insert(builtin.tmpl);  // searched: the alternatives below pass it over
     }

@@ -1,5 +1,7 @@
 #include "engine/backends/onednn/onednn_common.h"
 
+#include <sstream>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -51,6 +53,31 @@ HandoverLayout HandoverLayoutOf(const dnnl::memory::desc& md) {
   }
   for (int k = 0; k < b.inner_nblks; ++k) name += std::to_string(b.inner_blks[k]) + letters[b.inner_idxs[k]];
   return {key, name, static_cast<int64_t>(md.get_size() / sizeof(float))};
+}
+
+std::optional<dnnl::memory::desc> DescOfHandover(const HandoverLayout& layout, const std::vector<int64_t>& shape) {
+  if (layout.row_major()) return RowMajorDesc(shape);
+  const std::string prefix = "onednn:";
+  if (layout.key.rfind(prefix, 0) != 0 || shape.empty() || shape.size() > DNNL_MAX_NDIMS) return std::nullopt;
+  dnnl_memory_desc_t d{};
+  d.ndims = static_cast<int>(shape.size());
+  d.data_type = dnnl_f32;
+  d.format_kind = dnnl_blocked;
+  auto& b = d.format_desc.blocking;
+  std::istringstream in(layout.key.substr(prefix.size()));
+  char sep = 0;
+  for (int i = 0; i < d.ndims; ++i) {  // dims/padded/padded_offset/stride,
+    if (!(in >> d.dims[i] >> sep >> d.padded_dims[i] >> sep >> d.padded_offsets[i] >> sep >> b.strides[i] >> sep) || d.dims[i] != shape[i])
+      return std::nullopt;
+  }
+  if (!(in >> sep >> d.offset0 >> sep) || sep != ';') return std::nullopt;  // o<offset0>;
+  int64_t block = 0, index = 0;
+  while (b.inner_nblks < DNNL_MAX_NDIMS && in >> block >> sep >> index >> sep) {  // block@index,
+    b.inner_blks[b.inner_nblks] = block;
+    b.inner_idxs[b.inner_nblks] = index;
+    ++b.inner_nblks;
+  }
+  return dnnl::memory::desc(d);
 }
 
 dnnl::memory MemoryFromTensor(const Tensor& t, const dnnl::memory::desc& md) {

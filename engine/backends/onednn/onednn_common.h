@@ -4,6 +4,7 @@
 
 #include <dnnl.hpp>
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,6 +25,9 @@ Tensor TensorFromMemory(const dnnl::memory& m, const std::vector<int64_t>& shape
 // `md` as a layout the model executor hands over (key: its dims, padding, strides and blocks); an
 // empty key when `md` is dense row-major.
 HandoverLayout HandoverLayoutOf(const dnnl::memory::desc& md);
+// The f32 descriptor a layout HandoverLayoutOf made stands for, over `shape` (row-major when the
+// key is empty); nullopt for a key it did not make or of another shape.
+std::optional<dnnl::memory::desc> DescOfHandover(const HandoverLayout& layout, const std::vector<int64_t>& shape);
 // Runs `body` (returning a Status or a Result); a oneDNN exception becomes kInvalidInput "oneDNN: ...".
 template <typename Body>
 auto CatchOneDnnErrors(Body&& body) -> decltype(body()) {

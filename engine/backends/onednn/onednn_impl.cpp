@@ -5,7 +5,8 @@
 // Its search space for a cube op is what oneDNN offers for the instance on this host
 // (OfferedFor): every implementation its primitive descriptor walks to (impl_info_str, reference
 // kernels left out), the convolution algorithm (direct, and Winograd where this oneDNN has it) and
-// the activations' layout (oneDNN's preferred one, plain NCHW, NHWC, or the first two timed at load).
+// the activations' layout (oneDNN's preferred one, plain NCHW, NHWC, the first two timed at load, or
+// "convert": oneDNN's preferred one inside, whatever the neighbours hand over outside, reordered).
 #include <dnnl.hpp>
 
 #include <algorithm>
@@ -300,8 +301,7 @@ class ConvKernel : public Kernel {
       try {
         BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);
         post_.Bind(constants);
-      } catch (const dnnl::error& e) {  // a fused kernel oneDNN has for one layout only
-        if (post_.empty()) throw;
+      } catch (const dnnl::error& e) {  // a kernel (fused, Winograd) oneDNN has for one layout only
         why = e.what();
         continue;
       }
@@ -327,8 +327,23 @@ class ConvKernel : public Kernel {
     return true;
   }
   HandoverLayout NativeLayout(int input) const override {
+    if (ConvertsLayouts()) return {};  // it takes whatever its neighbours hand over
     if (input == -1 || (input >= 0 && input == post_.sum_input())) return native_dst_;
     return input == 0 ? native_src_ : HandoverLayout{};
+  }
+  bool ConvertsLayouts() const override { return choice_.layout == "convert"; }
+  Status UseGivenLayouts(const std::vector<HandoverLayout>& inputs, const HandoverLayout& output) override {
+    if (!ConvertsLayouts()) return Kernel::UseGivenLayouts(inputs, output);
+    return CatchOneDnnErrors([&] {
+      const std::vector<int64_t> src{p_.N, p_.C, p_.H, p_.W}, dst{p_.N, p_.OC, p_.OH, p_.OW};
+      given_src_md_ = DescOfHandover(inputs.empty() ? HandoverLayout{} : inputs[0], src);
+      given_dst_md_ = DescOfHandover(output, dst);
+      const int sum = post_.sum_input();
+      given_residual_md_ = sum >= 0 ? DescOfHandover(static_cast<size_t>(sum) < inputs.size() ? inputs[sum] : HandoverLayout{}, dst) : std::nullopt;
+      if (!given_src_md_ || !given_dst_md_ || (sum >= 0 && !given_residual_md_)) return Status::InvalidInput("a layout oneDNN did not describe");
+      BindCallerMemories();  // the primitive and its weights stay as they are
+      return Status::Ok();
+    });
   }
   Status UseNativeLayouts(const std::vector<bool>& inputs, bool output) override {
     return CatchOneDnnErrors([&] {
@@ -375,8 +390,13 @@ class ConvKernel : public Kernel {
   // caller's source and destination are NCHW unless handed over in the primitive's own layouts.
   void BindLayouts(const memory& weights_from, const Tensor* bias) {
     CreatePrimitive(weights_from, bias);
-    const memory::desc caller_src_md = handed_src_ ? pd_.src_desc() : user_src_md_;
-    const memory::desc caller_dst_md = handed_dst_ ? pd_.dst_desc() : user_dst_md_;
+    BindCallerMemories();
+  }
+  // The caller's source, destination and residual memories for the current primitive, and the
+  // reorders between them and the primitive's own layouts.
+  void BindCallerMemories() {
+    const memory::desc caller_src_md = given_src_md_ ? *given_src_md_ : handed_src_ ? pd_.src_desc() : user_src_md_;
+    const memory::desc caller_dst_md = given_dst_md_ ? *given_dst_md_ : handed_dst_ ? pd_.dst_desc() : user_dst_md_;
     caller_src_ = memory(caller_src_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     caller_dst_ = memory(caller_dst_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     reorder_src_ = pd_.src_desc() != caller_src_md;
@@ -386,7 +406,7 @@ class ConvKernel : public Kernel {
     if (reorder_src_) src_reorder_ = dnnl::reorder(caller_src_, src_);
     if (reorder_dst_) dst_reorder_ = dnnl::reorder(dst_, caller_dst_);
     if (post_.sum_input() >= 0) {
-      const memory::desc residual_md = handed_residual_ ? pd_.dst_desc() : user_dst_md_;
+      const memory::desc residual_md = given_residual_md_ ? *given_residual_md_ : handed_residual_ ? pd_.dst_desc() : user_dst_md_;
       copy_residual_ = residual_md == pd_.dst_desc();
       residual_ = memory(residual_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
       if (!copy_residual_) sum_reorder_ = dnnl::reorder(residual_, dst_);
@@ -439,6 +459,9 @@ class ConvKernel : public Kernel {
   bool copy_residual_ = false;  // the residual is in dst_'s layout: copied, not reordered
   dnnl::reorder sum_reorder_;   // residual -> dst_ otherwise
   CubeChoice choice_;
+  // Layout "convert" (UseGivenLayouts): the layouts the neighbours hand source, destination and
+  // residual over in; the primitive keeps its own, reordering on each side.
+  std::optional<memory::desc> given_src_md_, given_dst_md_, given_residual_md_;
 };
 
 class OneDnnLibraryTemplate : public OpTemplate {
@@ -537,13 +560,14 @@ class OneDnnLibraryTemplate : public OpTemplate {
       return space;
     }
     if (algo.values.empty()) algo.values.emplace_back(std::string("direct"));
-    space.knobs = {algo, impl, KnobDomain{"layout", {std::string("auto"), std::string("blocked"), std::string("plain"), std::string("nhwc")}, TuneMode::kFormat}};
+    space.knobs = {algo, impl, KnobDomain{"layout", {std::string("auto"), std::string("blocked"), std::string("plain"), std::string("nhwc"), std::string("convert")}, TuneMode::kFormat}};
     space.valid = [offered](const Policy& policy) {
       const CubeChoice c = CubeChoice::Of(policy);
       if (c.layout == "auto" && c.impl != "default") return false;
       if (offered.empty()) return c.impl == "default";  // oneDNN offered nothing: the kernel's build says why
       return std::any_of(offered.begin(), offered.end(), [&](const Offered& o) {
-        return o.algo == c.algo && (c.layout == "auto" || o.layout == c.layout) && (c.impl == "default" || o.impl == c.impl);
+        const std::string layout = c.layout == "convert" ? "blocked" : c.layout;  // its own layout, the neighbours' converted
+        return o.algo == c.algo && (layout == "auto" || o.layout == layout) && (c.impl == "default" || o.impl == c.impl);
       });
     };
     return space;
