@@ -309,8 +309,7 @@ TEST_CASE("in context: a candidate runs in place of its operator's steps, checke
   (*unfused)->RestoreSteps();
   // The model's own kernels again: its outputs are what they were.
   std::vector<engine::TypedTensor> before, after;
-  std::vector<const engine::TypedTensor*> pointers;
-  for (const auto& t : inputs) pointers.push_back(&t);
+  const auto pointers = engine::PointersTo(inputs);
   auto fresh = engine::model::Executor::Load(*graph, nullptr, builtin_fusions);
   REQUIRE(fresh.ok());
   REQUIRE((*fresh)->Run(pointers, &before).ok());

@@ -196,4 +196,10 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return text;
 }
 
+std::vector<const TypedTensor*> PointersTo(const std::vector<TypedTensor>& tensors) {
+  std::vector<const TypedTensor*> pointers;
+  for (const auto& t : tensors) pointers.push_back(&t);
+  return pointers;
+}
+
 }  // namespace tilebank::engine

@@ -104,4 +104,7 @@ struct TensorTooLarge : std::length_error {
 // "2x3x4" ("scalar" for rank 0).
 std::string ShapeText(const std::vector<int64_t>& shape);
 
+// Each tensor's address, in order: a kernel's or a model run's inputs made from owned tensors.
+std::vector<const TypedTensor*> PointersTo(const std::vector<TypedTensor>& tensors);
+
 }  // namespace tilebank::engine

@@ -6,15 +6,6 @@
 #include "repo/key.h"
 
 namespace tilebank::engine {
-namespace {
-
-std::vector<const TypedTensor*> PointersTo(const std::vector<TypedTensor>& tensors) {
-  std::vector<const TypedTensor*> pointers;
-  for (const auto& t : tensors) pointers.push_back(&t);
-  return pointers;
-}
-
-}  // namespace
 
 Result<ModelContext> ModelContext::Create(model::Executor* executor, std::vector<TypedTensor> inputs, int warmup, int repeats) {
   ModelContext c;

@@ -30,7 +30,7 @@ std::vector<std::string> ImplementationsFor(const OpSpec& op) {
   std::vector<const Tensor*> pointers;
   for (const auto& t : floats) pointers.push_back(&t);
   const auto operands = kernels::QuantizedOperands(op, pointers);
-  auto names = kernels::OneDnnInt8Implementations(kernels::QuantizedKernelInfo(op, ""), kernels::PointersTo(operands));
+  auto names = kernels::OneDnnInt8Implementations(kernels::QuantizedKernelInfo(op, ""), PointersTo(operands));
   std::vector<std::string> found = names.ok() ? *names : std::vector<std::string>{};
   std::lock_guard<std::mutex> lock(mutex);
   return known.emplace(op.canonical.text, std::move(found)).first->second;
@@ -44,7 +44,7 @@ class QuantizedOpKernel : public Kernel {
 
   Status Prepare(const std::vector<const Tensor*>& inputs) override {
     operands_ = kernels::QuantizedOperands(op_, inputs);
-    pointers_ = kernels::PointersTo(operands_);
+    pointers_ = PointersTo(operands_);
     outputs_.assign(1, TypedTensor());
     return Status::Ok();
   }

@@ -72,12 +72,6 @@ std::vector<TypedTensor> QuantizedOperands(const OpSpec& op, const std::vector<c
   return out;
 }
 
-KernelInputs PointersTo(const std::vector<TypedTensor>& operands) {
-  KernelInputs p;
-  for (const auto& t : operands) p.push_back(&t);
-  return p;
-}
-
 Result<Tensor> QuantizedReference(const OpSpec& op, const std::vector<const Tensor*>& floats) {
   auto kernel = KernelRegistry::Default().Create(QuantizedKernelInfo(op, "reference"));
   if (!kernel.ok()) return kernel.status();

@@ -20,7 +20,6 @@ namespace tilebank::engine::kernels {
 KernelInfo QuantizedKernelInfo(const OpSpec& op, const std::string& implementation);
 // The node's operands made from the runner's floats (one per described input).
 std::vector<TypedTensor> QuantizedOperands(const OpSpec& op, const std::vector<const Tensor*>& floats);
-KernelInputs PointersTo(const std::vector<TypedTensor>& operands);
 // The reference kernel's output for those operands, as floats.
 Result<Tensor> QuantizedReference(const OpSpec& op, const std::vector<const Tensor*>& floats);
 
