@@ -264,7 +264,7 @@ TEST_CASE("offline: run --dump, tune the list on its own, merge the bank back, a
   CHECK_MESSAGE(tuned.out.find("0 from the bank") == std::string::npos, tuned.out);
 }
 
-TEST_CASE("in context: a candidate runs in place of its operator's steps, checked against the model's outputs; the model's kernels come back") {
+TEST_CASE("in context: a candidate runs in place of its operator's steps, checked against the model's outputs, and the model's kernels come back") {
   TempDir dir;
   auto graph = engine::model::ImportModel(SmallModel(dir), {});
   REQUIRE(graph.ok());

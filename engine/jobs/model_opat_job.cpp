@@ -1,7 +1,5 @@
 #include "engine/jobs/model_opat_job.h"
 
-#include "engine/jobs/entries_in_context.h"
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -64,10 +62,11 @@ model::PolicyLookup PoliciesWithoutThisRun(const Bank* bank, const ReplacedEntri
 
 // Each of the job's entries judged where the model runs it (engine/jobs/entries_in_context.h):
 // those whose steps are not faster with it beyond the spread go back, and `tuned` is bound again
-// without them. `note` says what was measured and decided.
+// without them. `note` says what was measured and decided; `unchanged` receives the timing when
+// every entry stayed (the model with them is then the one the final comparison times).
 Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph, const std::string& bank_dir, model::Executor& before,
                            const std::vector<TypedTensor>& inputs, std::unique_ptr<model::Executor>* tuned, ModelOpatReport* report,
-                           std::string* note) {
+                           std::string* note, std::optional<model::InterleavedTiming>* unchanged) {
   auto timing = model::TimeInterleaved(before, **tuned, inputs, o.warmup, o.repeats);
   if (!timing.ok()) return timing.status();
   std::vector<std::string> keys;
@@ -79,6 +78,7 @@ Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph,
           " entries made their steps faster where the model runs them";
   if (losing.empty()) {
     *note += "; ";
+    *unchanged = std::move(timing.value());
     return Status::Ok();
   }
   {
@@ -113,10 +113,13 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   }
   const std::vector<TypedTensor> inputs = model::RandomTypedInputs(graph, 1);
   std::string in_context;
+  std::optional<model::InterleavedTiming> unchanged;  // the same two models, timed already
   if (o.in_context && !stored.empty())
-    TB_RETURN_IF_ERROR(KeepFasterInContext(o, graph, bank_dir, *before, inputs, &tuned, report, &in_context));
+    TB_RETURN_IF_ERROR(KeepFasterInContext(o, graph, bank_dir, *before, inputs, &tuned, report, &in_context, &unchanged));
   const ReplacedEntries replaced = report->job.replaced;
-  auto timing = o.time_models ? o.time_models(*before, *tuned, inputs) : model::TimeInterleaved(*before, *tuned, inputs, o.warmup, o.repeats);
+  auto timing = o.time_models ? o.time_models(*before, *tuned, inputs)
+                : unchanged   ? Result<model::InterleavedTiming>(std::move(*unchanged))
+                              : model::TimeInterleaved(*before, *tuned, inputs, o.warmup, o.repeats);
   if (!timing.ok()) return timing.status();
   const ModelVerdict verdict = ModelVerdict::Of(*timing);
   report->baseline_ms = verdict.without_ms;

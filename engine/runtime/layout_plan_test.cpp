@@ -46,7 +46,7 @@ std::vector<LayoutStep> Steps(int row_major_reader = -1) {
   return steps;
 }
 
-TEST_CASE("layout plan: values between kernels that write and read one native layout are handed over in it; the model's inputs and outputs stay row-major") {
+TEST_CASE("layout plan: values between kernels that write and read one native layout are handed over in it, the model's inputs and outputs stay row-major") {
   const LayoutPlan plan = PlanLayouts(Chain(), Steps(), true);
   CHECK(plan.layout_of[0].row_major());
   CHECK(plan.layout_of[1].key == kBlocked.key);
@@ -55,7 +55,7 @@ TEST_CASE("layout plan: values between kernels that write and read one native la
   for (const auto& kernel : plan.family_kernels) CHECK(!kernel);
 }
 
-TEST_CASE("layout plan: a value a reader takes row-major only stays row-major; turned off, every value is") {
+TEST_CASE("layout plan: a value a reader takes row-major only stays row-major, and turned off, every value is") {
   const LayoutPlan plan = PlanLayouts(Chain(), Steps(2), true);
   CHECK(plan.layout_of[1].key == kBlocked.key);
   CHECK(plan.layout_of[2].row_major());

@@ -505,7 +505,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
 
  private:
   // One implementation oneDNN offers for a cube op: its name, and for a convolution the algorithm
-  // and activations' layout ("blocked", "plain") it was offered with.
+  // and activations' layout ("blocked": oneDNN's choice, "plain", "nhwc") it was offered with.
   struct Offered {
     std::string algo, layout, impl;
   };
