@@ -26,6 +26,7 @@ struct TuneFlags {
   int framework = 5;
   std::string singleop, bank, soc, tune_mode = "GA,RL", modes = "schedule,format,impl", tune_ops_file, output;
   int trials = 48;
+  int patience = 12;
   double time_budget = 0;
   bool repeat_tune = false;
   bool quiet = false;
@@ -54,6 +55,7 @@ Result<std::vector<TuneMode>> ParseModes(const std::string& text) {
 Status CheckSharedFlags(const TuneFlags& f) {
   if (f.framework != 5) return Status::InvalidInput("--framework " + std::to_string(f.framework) + ": only ONNX models (--framework 5) are read");
   if (f.trials < 1) return Status::InvalidInput("--trials must be at least 1");
+  if (f.patience < 0) return Status::InvalidInput("--patience must be 0 (never stop early) or more");
   if (f.time_budget < 0) return Status::InvalidInput("--time-budget must not be negative");
   return engine::DefaultPoliciesFromEnvironment().status();  // the tuner's baseline
 }
@@ -208,6 +210,7 @@ int RunJob(const engine::JobType& type, const TuneFlags& f) {
   if (!modes.ok()) return Fail(modes.status());
   r.tune.modes = modes.value();
   r.tune.trials = f.trials;
+  r.tune.patience = f.patience;
   r.tune.seed = f.seed;
   r.max_segments = f.max_segments;
   r.measured_path = f.measured;
@@ -255,6 +258,9 @@ void RegisterTuneCommand(CLI::App* app, int* exit_code) {
       ->capture_default_str();
   tune->add_option("--modes", flags->modes, "tune modes, comma-separated: schedule, format, impl")->capture_default_str();
   tune->add_option("--trials", flags->trials, "candidates measured per operator, all modes together")->capture_default_str();
+  tune->add_option("--patience", flags->patience,
+                   "stop searching a template's space for an operator after this many trials in a row that made it no faster (0: never)")
+      ->capture_default_str();
   tune->add_option("--time-budget,--time_budget", flags->time_budget, "seconds for the whole job (0: no limit)");
   tune->add_option("--tune-ops-file,--tune_ops_file", flags->tune_ops_file,
                    "tune only these: {\"tune_ops_name\": [...], \"tune_ops_type\": [...]}");

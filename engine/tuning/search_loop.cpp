@@ -10,6 +10,7 @@ int RunSearch(SearchStrategy& strategy, int budget, const std::function<double(c
     const auto batch = strategy.Propose(std::min<size_t>(strategy.PreferredBatch(), static_cast<size_t>(budget - spent)));
     if (batch.empty()) break;
     for (const Config& c : batch) {
+      if (spent > 0 && stop && stop()) return spent;  // the rest of the batch is never measured
       strategy.Observe(c, cost(c));
       ++spent;
     }

@@ -9,7 +9,7 @@
 namespace tilebank::engine {
 
 // Proposes and observes until `budget` configs were observed, the strategy has nothing left to
-// propose, or `stop()` (when given) says so before a batch. `cost` measures one config (+infinity
+// propose, or `stop()` (when given) says so before a config. `cost` measures one config (+infinity
 // when it failed). Returns how many configs were observed.
 int RunSearch(SearchStrategy& strategy, int budget, const std::function<double(const Config&)>& cost,
               const std::function<bool()>& stop = nullptr);

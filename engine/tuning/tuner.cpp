@@ -61,6 +61,8 @@ class Session {
     } else {
       candidates_.push_back({&t, policy, mode, cost});
     }
+    const bool improved = r.ok && (!out_->found || cost < out_->best_time.median_us * 0.99);
+    stale_trials_ = improved ? 0 : stale_trials_ + 1;
     if (r.ok && (!out_->found || cost < out_->best_time.median_us)) {
       out_->found = true;
       out_->template_id = t.id();
@@ -86,6 +88,7 @@ class Session {
       if (Config c; space.ConfigOf(p, &c)) seeds.push_back(std::move(c));
     auto kind = StrategyFor(op_, options_.tune_mode).value();
     auto strategy = MakeStrategy(kind, space, options_.seed + out_->trials, std::move(seeds));
+    stale_trials_ = 0;
     RunSearch(
         *strategy, budget,
         [&](const Config& c) {
@@ -94,8 +97,11 @@ class Session {
           if (fresh) known->second = Try(t, policy, mode);
           return known->second;
         },
-        [this] { return OutOfTime(); });
+        [this] { return OutOfTime() || Stalled(); });
   }
+
+  // The current search made nothing faster for `patience` trials.
+  bool Stalled() const { return options_.patience > 0 && stale_trials_ >= options_.patience; }
 
   std::map<std::string, double> measured_;  // policy text of the current template -> cost
 
@@ -158,6 +164,7 @@ class Session {
   };
   std::vector<Candidate> candidates_;  // every candidate that ran correctly
   std::set<const OpTemplate*> refused_in_context_;
+  int stale_trials_ = 0;  // trials in a row that made the best no faster (see Stalled)
 };
 
 // `base` first, then the valid policies that differ from it in one knob, each followed by those

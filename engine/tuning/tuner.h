@@ -20,10 +20,15 @@
 
 namespace tilebank::engine {
 
+class OpTemplate;
+
 struct TuneOptions {
   std::string tune_mode = "GA,RL";  // GA | RL | GA,RL (per op class) | random | exhaustive
   std::vector<TuneMode> modes = {TuneMode::kSchedule, TuneMode::kFormat, TuneMode::kImpl};
   int trials = 48;                  // candidates measured per operator, all modes together
+  // Early stop: a search of one template's space ends after this many trials in a row that did not
+  // make the op's best faster by 1% (0: never). Libraries with one policy still get their trial.
+  int patience = 0;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   uint64_t seed = 1;
   RunOptions run;

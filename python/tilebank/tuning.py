@@ -64,19 +64,20 @@ class TuneResult:
 
 
 def tune(path=None, job_type=2, bank=None, soc=None, trials=48, time_budget=0.0, callbacks=(), progress=True,
-         output_dir=".", reload=None, input_shapes=None, repeat_tune=False, seed=1):
+         output_dir=".", reload=None, input_shapes=None, repeat_tune=False, seed=1, patience=12):
     """Tunes `path` and stores the winners in the bank, as `tilebank tune` does.
 
     path: an ONNX model (job types 1 and 2), an ATC operator list (2), a subgraph file (1) or a gradient
     profile (4). bank: the bank root (default: the CLI's). soc: this machine's soc_version (job type 4
-    may name another). trials: candidates per task; time_budget: seconds in all (0: none). progress: a
+    may name another). trials: candidates per task; patience: a template's search for a task ends after this many
+    trials in a row that made it no faster (0: never); time_budget: seconds in all (0: none). progress: a
     live line on a terminal, a line per task elsewhere. input_shapes: "name:d0,d1;name2:..." for dynamic
     inputs. Returns a TuneResult.
     """
     if callable(callbacks):
         callbacks = [callbacks]
     native = _native._tune(None if path is None else os.fspath(path), job_type, bank, soc, trials, float(time_budget),
-                           list(callbacks), progress, output_dir, reload, input_shapes, repeat_tune, seed)
+                           list(callbacks), progress, output_dir, reload, input_shapes, repeat_tune, seed, patience)
     return TuneResult(native)
 
 

@@ -1,0 +1,50 @@
+// The tuner's early stop: with `patience`, a search of one template's space ends after that many
+// trials in a row that did not make the op faster, so a task where nothing moves hands its time on.
+#include "engine/tuning/tuner.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "engine/backends/op_template.h"
+#include "engine/core/op_spec.h"
+
+namespace tilebank::engine {
+namespace {
+
+// Every candidate takes the same time: nothing ever improves on the first one.
+TuneOutcome TuneFlat(int trials, int patience, std::map<std::string, int>* per_template) {
+  auto op = ParseOpSpec(nlohmann::json::parse(R"({"op":"MatMul","input_desc":[{"shape":[64,96],"type":"float32"},
+      {"shape":[96,128],"type":"float32"}],"output_desc":[{"shape":[64,128],"type":"float32"}]})"), 0);
+  REQUIRE(op.ok());
+  TuneOptions options;
+  options.trials = trials;
+  options.patience = patience;
+  options.confirm_top = 1;
+  options.measure_in_context = [](const OpTemplate&, const Policy&) {
+    RunResult r;
+    r.ok = true;
+    r.time.median_us = 100;
+    return r;
+  };
+  auto outcome = TuneOp(*op, options, [&](const TrialEvent& e) { (*per_template)[e.template_id]++; });
+  REQUIRE_MESSAGE(outcome.ok(), outcome.status().message());
+  return *outcome;
+}
+
+TEST_CASE("tuner: patience ends a search where nothing moves, and every template still gets its turn") {
+  std::map<std::string, int> all, patient;
+  const TuneOutcome without = TuneFlat(40, 0, &all);
+  const TuneOutcome with = TuneFlat(40, 3, &patient);
+  CHECK(with.found);
+  CHECK(with.trials < without.trials);
+  CHECK(patient.size() == all.size());  // the same templates were tried
+  for (const auto& entry : patient) {
+    INFO(entry.first);
+    CHECK(entry.second <= 1 + 3 + 3);  // a baseline or seed, then at most `patience` stale trials per search of it
+  }
+}
+
+}  // namespace
+}  // namespace tilebank::engine
