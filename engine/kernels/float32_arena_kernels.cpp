@@ -1,6 +1,6 @@
 // The float32 arena implementations (ArenaFunction, op_kernel.h): data movement (Transpose,
 // Slice, Concat, Gather, Pad, Expand, Where, Resize), Clip, Pow, Sqrt, Neg, Exp, inference
-// BatchNormalization and copies (Identity, Dropout, a Cast to float32, the reshaping ops), each
+// BatchNormalization, InstanceNormalization and GroupNormalization (float32_norm_kernels.h) and copies (Identity, Dropout, a Cast to float32, the reshaping ops), each
 // made for its node's static shapes with its constant operands (Clip bounds, Gather indices, Pad
 // widths, a Pow exponent, Resize scales) read once. Each is the last entry of its op's table, after
 // the reference, and applies where every input is float32 of static shape or a constant and the
@@ -11,6 +11,8 @@
 
 #include "engine/core/broadcast.h"
 #include "engine/core/channel_affine.h"
+#include "engine/core/parallel_for.h"
+#include "engine/kernels/float32_norm_kernels.h"
 #include "engine/kernels/kernel_registry.h"
 
 namespace tilebank::engine::kernels {
@@ -409,12 +411,15 @@ Result<std::unique_ptr<OpKernel>> BatchNorm(const KernelInfo& info) {
   const ChannelAffine affine = BatchNormAsAffine(p[0], p[1], p[2], p[3], info.attrs.Float("epsilon", 1e-5f));
   const std::vector<float> scale(affine.scale.begin(), affine.scale.end()), shift(affine.shift.begin(), affine.shift.end());
   return MakeArena(info, [outer, channels, inner, scale, shift](const std::vector<const float*>& in, float* out) {
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t c = 0; c < channels; ++c) {
-        const float* x = in[0] + (o * channels + c) * inner;
-        float* y = out + (o * channels + c) * inner;
+    // The channels of every image split among the threads, each a few thousand elements at least.
+    ParallelFor(outer * channels, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner)), [&](int64_t begin, int64_t end) {
+      for (int64_t oc = begin; oc < end; ++oc) {
+        const int64_t c = oc % channels;
+        const float* x = in[0] + oc * inner;
+        float* y = out + oc * inner;
         for (int64_t i = 0; i < inner; ++i) y[i] = x[i] * scale[c] + shift[c];
       }
+    });
   }, true);
 }
 
@@ -463,6 +468,8 @@ void RegisterFloat32ArenaKernels(KernelRegistry* r) {
   add("Neg", 6, Unary<NegativeOf>);
   add("Exp", 6, Unary<ExpOf>);
   add("BatchNormalization", 9, BatchNorm);
+  add("InstanceNormalization", 6, [](const KernelInfo& info) { return Float32GroupedNorm(info, true); });
+  add("GroupNormalization", 18, [](const KernelInfo& info) { return Float32GroupedNorm(info, false); });
   add("Identity", 1, Copy);
   add("Dropout", 1, InferenceDropout);
   add("Cast", 6, CastToFloat);

@@ -2,7 +2,7 @@
 // on the same values: Conv and ConvTranspose on oneDNN's convolution and deconvolution (grouped,
 // dilated, strided, padded, output_padding and output_shape, 1-3 spatial dims); LSTM, GRU and RNN
 // in float on oneDNN's sgemm (both directions, sequence_lens, initial states, peepholes, clip,
-// linear_before_reset, batch-first layout); MatMul (broadcast batches, vectors) and Gemm (transposes,
+// linear_before_reset, batch-first layout) and on oneDNN's RNN primitives where they take the node; MatMul (broadcast batches, vectors) and Gemm (transposes,
 // alpha, beta, C broadcast) on oneDNN's sgemm.
 #include <doctest/doctest.h>
 
@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/onednn_rnn_kernel.h"
 
 namespace tilebank::engine::kernels {
 namespace {
@@ -20,7 +21,10 @@ struct Case {
   nlohmann::json attrs;
   std::vector<int64_t> sequence_lens = {};  // the recurrent ops' input 4 (int32), when not empty
   int outputs = 1;
+  bool rnn_primitive = false;  // a recurrent op oneDNN's RNN primitives compute (else the per-step kernel)
 };
+
+bool Recurrent(const std::string& op_type) { return op_type == "LSTM" || op_type == "GRU" || op_type == "RNN"; }
 
 TypedTensor Filled(std::vector<int64_t> shape, int seed) {
   TypedTensor t(DType::kFloat32, std::move(shape));
@@ -76,10 +80,22 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
        {{"hidden_size", 4}, {"direction", "bidirectional"}}, {6, 2, 4}, 3},
       {"LSTM", {dims({3, 6, 5}), dims({1, 16, 5}), dims({1, 16, 4}), dims({1, 32})}, {{"hidden_size", 4}, {"layout", 1}, {"clip", 0.3}}, {}, 3},
       {"GRU", {dims({6, 2, 5}), dims({2, 12, 5}), dims({2, 12, 4}), dims({2, 24}), none, dims({2, 2, 4})},
-       {{"hidden_size", 4}, {"direction", "bidirectional"}}, {}, 2},
+       {{"hidden_size", 4}, {"direction", "bidirectional"}}, {}, 2, true},
       {"GRU", {dims({6, 2, 5}), dims({1, 12, 5}), dims({1, 12, 4}), dims({1, 24}), dims({2})},
        {{"hidden_size", 4}, {"direction", "reverse"}, {"linear_before_reset", 1}}, {3, 6}, 2},
-      {"RNN", {dims({6, 2, 5}), dims({1, 4, 5}), dims({1, 4, 4}), dims({1, 8})}, {{"hidden_size", 4}, {"activations", {"Relu"}}}, {}, 2},
+      {"RNN", {dims({6, 2, 5}), dims({1, 4, 5}), dims({1, 4, 4}), dims({1, 8})}, {{"hidden_size", 4}, {"activations", {"Relu"}}}, {}, 2, true},
+      // On oneDNN's RNN primitives: both directions with initial states and peepholes, batch-first,
+      // sequence_lens at full length, linear_before_reset, tanh and sigmoid RNNs.
+      {"LSTM", {dims({6, 3, 5}), dims({2, 16, 5}), dims({2, 16, 4}), dims({2, 32}), none, dims({2, 3, 4}), dims({2, 3, 4}), dims({2, 12})},
+       {{"hidden_size", 4}, {"direction", "bidirectional"}}, {}, 3, true},
+      {"LSTM", {dims({3, 6, 5}), dims({2, 16, 5}), dims({2, 16, 4}), dims({2, 32}), dims({3}), dims({3, 2, 4})},
+       {{"hidden_size", 4}, {"layout", 1}, {"direction", "bidirectional"}}, {6, 6, 6}, 3, true},
+      {"LSTM", {dims({5, 1, 7}), dims({1, 12, 7}), dims({1, 12, 3})}, {{"direction", "reverse"}}, {}, 2, true},
+      {"GRU", {dims({6, 2, 5}), dims({2, 12, 5}), dims({2, 12, 4}), dims({2, 24}), none, dims({2, 2, 4})},
+       {{"hidden_size", 4}, {"direction", "bidirectional"}, {"linear_before_reset", 1}}, {}, 2, true},
+      {"GRU", {dims({2, 6, 5}), dims({1, 12, 5}), dims({1, 12, 4}), dims({1, 24})}, {{"layout", 1}, {"linear_before_reset", 1}}, {}, 2, true},
+      {"RNN", {dims({6, 2, 5}), dims({2, 4, 5}), dims({2, 4, 4}), dims({2, 8})}, {{"direction", "bidirectional"}}, {}, 2, true},
+      {"RNN", {dims({6, 2, 5}), dims({1, 4, 5}), dims({1, 4, 4})}, {{"activations", {"Sigmoid"}}}, {}, 1, true},
       {"MatMul", {dims({2, 1, 3, 4}), dims({3, 4, 5})}, nlohmann::json::object()},
       {"MatMul", {dims({4}), dims({2, 4, 3})}, nlohmann::json::object()},
       {"MatMul", {dims({3, 7}), dims({7})}, nlohmann::json::object()},
@@ -93,9 +109,15 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
     KernelInfo info;
     info.op_type = c.op_type;
     info.input_types.assign(1, DType::kFloat32);
-    CHECK(KernelRegistry::Default().Implementations(info) == std::vector<std::string>{"reference", "onednn"});
+    const std::vector<std::string> table = Recurrent(c.op_type) ? std::vector<std::string>{"reference", "onednn", "onednn.rnn"}
+                                                                : std::vector<std::string>{"reference", "onednn"};
+    CHECK(KernelRegistry::Default().Implementations(info) == table);
+    const int64_t primitive_calls = OneDnnRecurrentCalls();
     const std::vector<TypedTensor> fast = Run(c, DType::kFloat32);
-    for (const auto& reference : {Run(c, DType::kFloat64), Run(c, DType::kFloat32, "reference")}) {
+    CHECK(OneDnnRecurrentCalls() - primitive_calls == (c.rnn_primitive ? 1 : 0));
+    std::vector<std::vector<TypedTensor>> references = {Run(c, DType::kFloat64), Run(c, DType::kFloat32, "reference")};
+    if (Recurrent(c.op_type)) references.push_back(Run(c, DType::kFloat32, "onednn"));  // the per-step kernel
+    for (const auto& reference : references) {
       CAPTURE(DTypeName(reference[0].dtype));
       for (size_t k = 0; k < fast.size(); ++k) {
         CAPTURE(k);

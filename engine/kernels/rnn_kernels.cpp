@@ -1,19 +1,21 @@
 // Recurrent layers: LSTM (peepholes, input_forget), GRU (linear_before_reset) and RNN, forward,
 // reverse or bidirectional, with sequence_lens, initial states, clip, any of ONNX's activation
 // functions and both layouts. float32 computes in float with X's projection for all steps in one
-// product and the recurrent ones per step on oneDNN's sgemm; the other types in double.
+// product and the recurrent ones per step on oneDNN's sgemm; the other types in double. Last in the
+// table, oneDNN's RNN primitives (engine/kernels/onednn_rnn_kernel.h) for the instances they take.
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cmath>
 #include <type_traits>
 
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/onednn_rnn_kernel.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
 namespace {
 
-enum class Cell { kLstm, kGru, kRnn };
+using Cell = RecurrentCell;
 
 using Activation = std::function<double(double)>;
 
@@ -231,6 +233,13 @@ void RegisterRnnKernels(KernelRegistry* r) {
   for (const auto& [op, cell] : {std::pair{"LSTM", Cell::kLstm}, std::pair{"GRU", Cell::kGru}, std::pair{"RNN", Cell::kRnn}}) {
     r->Add({op, 7, INT_MAX, FloatTypes(), 0, Recurrent(cell, false)});
     r->Add({op, 7, INT_MAX, {DType::kFloat32}, 0, Recurrent(cell, true), false, "onednn"});
+    r->Add({op, 7, INT_MAX, {DType::kFloat32}, 0,
+            [cell = cell](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+              auto per_step = Recurrent(cell, true)(info);  // what the primitives cannot take at run time
+              if (!per_step.ok()) return per_step;
+              return MakeOneDnnRecurrent(info, cell, std::move(per_step.value()));
+            },
+            false, "onednn.rnn", [cell = cell](const KernelInfo& info) { return OneDnnTakesRecurrent(info, cell); }});
   }
 }
 

@@ -1,0 +1,64 @@
+#include "engine/core/parallel_for.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+
+namespace tilebank::engine {
+namespace {
+
+// libgomp's entry points, looked up rather than linked (oneDNN loads it).
+struct OpenMp {
+  void (*parallel)(void (*fn)(void*), void* data, unsigned threads, unsigned flags) = nullptr;  // GOMP_parallel: fn on every thread, joined
+  int (*thread_num)() = nullptr;
+  int (*num_threads)() = nullptr;
+  int (*max_threads)() = nullptr;
+  int (*in_parallel)() = nullptr;
+  bool ok() const { return parallel && thread_num && num_threads && max_threads && in_parallel; }
+};
+
+const OpenMp& Runtime() {
+  static const OpenMp omp = [] {
+    OpenMp o;
+    o.parallel = reinterpret_cast<decltype(o.parallel)>(dlsym(RTLD_DEFAULT, "GOMP_parallel"));
+    o.thread_num = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_thread_num"));
+    o.num_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_num_threads"));
+    o.max_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+    o.in_parallel = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_in_parallel"));
+    return o;
+  }();
+  return omp;
+}
+
+struct Work {
+  int64_t n;
+  const std::function<void(int64_t, int64_t)>* body;
+  const OpenMp* omp;
+};
+
+void RunChunk(void* data) {
+  const Work& w = *static_cast<const Work*>(data);
+  const int64_t t = w.omp->thread_num(), threads = w.omp->num_threads();
+  const int64_t begin = w.n * t / threads, end = w.n * (t + 1) / threads;
+  if (begin < end) (*w.body)(begin, end);
+}
+
+}  // namespace
+
+int ParallelThreads() {
+  const OpenMp& omp = Runtime();
+  return omp.ok() && !omp.in_parallel() ? std::max(1, omp.max_threads()) : 1;
+}
+
+void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& body) {
+  if (n <= 0) return;
+  const int64_t threads = std::min<int64_t>(ParallelThreads(), std::max<int64_t>(1, n / std::max<int64_t>(1, grain)));
+  if (threads <= 1) {
+    body(0, n);
+    return;
+  }
+  Work work{n, &body, &Runtime()};
+  Runtime().parallel(RunChunk, &work, static_cast<unsigned>(threads), 0);
+}
+
+}  // namespace tilebank::engine

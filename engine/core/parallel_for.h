@@ -1,0 +1,19 @@
+// The kernels' own loops on the threads oneDNN's primitives run on: libgomp's pool, found in the
+// process as SetLibraryThreads (engine/core/threads.h) finds it, so that a kernel of ours and a
+// primitive never have two sets of threads competing for the cores.
+#pragma once
+#include <cstdint>
+#include <functional>
+
+namespace tilebank::engine {
+
+// Calls body(begin, end) on contiguous chunks that cover [0, n) once, one chunk per thread, the
+// threads as many as OpenMP's (omp_set_num_threads, SetLibraryThreads) but at most n / grain.
+// Serial, one call, when that is one thread, inside a parallel region, or without libgomp. `body`
+// must not throw.
+void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& body);
+
+// The threads ParallelFor would use for unbounded work.
+int ParallelThreads();
+
+}  // namespace tilebank::engine

@@ -1,0 +1,315 @@
+// LSTM (with peepholes), GRU (linear_before_reset 0 and 1) and RNN on oneDNN's RNN primitives.
+// ONNX's gate orders become oneDNN's: LSTM i, o, f, c -> i, f, c, o (peepholes i, o, f -> i, f, o);
+// GRU z, r, h -> u, r, o. W's and R's bias are summed per gate, except linear_before_reset's
+// candidate, whose R bias is oneDNN's fourth LBR bias (inside the reset gate's product).
+// X and Y are read and written in ONNX's layouts (tnc, or ntc with layout=1); a bidirectional
+// layer runs its two directions one after the other and interleaves their outputs.
+#include "engine/kernels/onednn_rnn_kernel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+#include "engine/backends/onednn/onednn_common.h"
+
+namespace tilebank::engine::kernels {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+
+std::atomic<int64_t> onednn_calls{0};
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The node's activation names, lower case (empty: the defaults).
+std::vector<std::string> ActivationNames(const KernelInfo& info) {
+  std::vector<std::string> names;
+  if (info.attrs.Has("activations"))
+    for (const auto& a : info.attrs.json()["activations"]) names.push_back(Lower(a.get<std::string>()));
+  return names;
+}
+
+int Gates(RecurrentCell cell) { return cell == RecurrentCell::kLstm ? 4 : cell == RecurrentCell::kGru ? 3 : 1; }
+
+// oneDNN's gate g is ONNX's gate kOnnxGate[g].
+const std::vector<int>& GateMap(RecurrentCell cell) {
+  static const std::vector<int> lstm = {0, 2, 3, 1}, gru = {0, 1, 2}, rnn = {0};
+  return cell == RecurrentCell::kLstm ? lstm : cell == RecurrentCell::kGru ? gru : rnn;
+}
+
+std::optional<dnnl::algorithm> RnnActivation(const std::string& name) {
+  if (name == "tanh") return dnnl::algorithm::eltwise_tanh;
+  if (name == "relu") return dnnl::algorithm::eltwise_relu;
+  if (name == "sigmoid") return dnnl::algorithm::eltwise_logistic;
+  return std::nullopt;
+}
+
+class OneDnnRecurrent : public OpKernel {
+ public:
+  OneDnnRecurrent(KernelInfo info, RecurrentCell cell, std::unique_ptr<OpKernel> fallback)
+      : info_(std::move(info)), cell_(cell), fallback_(std::move(fallback)) {
+    const std::string direction = info_.attrs.String("direction", "forward");
+    dirs_ = direction == "bidirectional" ? 2 : 1;
+    reverse_ = direction == "reverse";
+    batch_first_ = info_.attrs.Int("layout", 0) != 0;
+    lbr_ = cell_ == RecurrentCell::kGru && info_.attrs.Int("linear_before_reset", 0) != 0;
+    const auto names = ActivationNames(info_);
+    activation_ = names.empty() ? dnnl::algorithm::eltwise_tanh : RnnActivation(names[0]).value_or(dnnl::algorithm::eltwise_tanh);
+  }
+
+  Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
+    if (!Takes(in)) return fallback_->Compute(in, out);
+    std::lock_guard<std::mutex> lock(mutex_);
+    Status s = CatchOneDnnErrors([&]() -> Status { return Run(in, out); });
+    if (!s.ok()) return fallback_->Compute(in, out);
+    return s;
+  }
+
+ private:
+  struct Sizes {
+    int64_t S = 0, B = 0, I = 0, H = 0;
+    bool operator==(const Sizes& o) const { return S == o.S && B == o.B && I == o.I && H == o.H; }
+  };
+  struct Direction {
+    dnnl::primitive prim;
+    memory weights_layer, weights_iter, peephole, bias;  // in the primitive's layouts
+  };
+  struct Plan {
+    Sizes sizes;
+    std::vector<const void*> weights;  // W, R, B, P as they were when reordered
+    bool peephole = false;
+    std::vector<Direction> dirs;
+  };
+
+  static const TypedTensor* Optional(const KernelInputs& in, size_t i) { return in.size() > i ? in[i] : nullptr; }
+
+  // Float32 operands of ONNX's shapes and every sequence at its full length: anything else is the
+  // fallback's (which also names bad shapes).
+  bool Takes(const KernelInputs& in) const {
+    if (in.size() < 3 || !in[0] || !in[1] || !in[2] || in[0]->rank() != 3) return false;
+    for (size_t i : {0, 1, 2, 3, 5, 6, 7})
+      if (const TypedTensor* t = Optional(in, i); t && t->dtype != DType::kFloat32) return false;
+    const Sizes z = SizesOf(in);
+    const int64_t G = Gates(cell_) * z.H;
+    if (in[1]->shape != std::vector<int64_t>{dirs_, G, z.I} || in[2]->shape != std::vector<int64_t>{dirs_, G, z.H}) return false;
+    const int64_t state = dirs_ * z.B * z.H;
+    if (const TypedTensor* b = Optional(in, 3); b && b->size() != dirs_ * 2 * G) return false;
+    if (const TypedTensor* h = Optional(in, 5); h && h->size() != state) return false;
+    if (const TypedTensor* c = Optional(in, 6); c && c->size() != state) return false;
+    if (const TypedTensor* p = Optional(in, 7); p && p->size() != dirs_ * 3 * z.H) return false;
+    if (const TypedTensor* lens = Optional(in, 4)) {
+      if (lens->size() != z.B) return false;
+      for (int64_t b = 0; b < z.B; ++b)
+        if (lens->IntAt(b) != z.S) return false;
+    }
+    return z.S > 0 && z.B > 0 && z.I > 0 && z.H > 0;
+  }
+
+  Sizes SizesOf(const KernelInputs& in) const {
+    const auto& x = in[0]->shape;
+    Sizes z;
+    z.S = batch_first_ ? x[1] : x[0], z.B = batch_first_ ? x[0] : x[1], z.I = x[2];
+    z.H = info_.attrs.Int("hidden_size", in[2]->shape.back());
+    return z;
+  }
+
+  // Direction d's weights `onnx` ([G*H, K] rows gate-major, ONNX's gate order) as oneDNN's
+  // {1, 1, K, G, H} in the primitive's layout `md`.
+  memory Weights(const float* onnx, int64_t K, int64_t H, const memory::desc& md, dnnl::stream& stream) const {
+    const int G = Gates(cell_);
+    std::vector<float> ldgoi(static_cast<size_t>(G * H * K));
+    for (int g = 0; g < G; ++g)
+      std::memcpy(ldgoi.data() + g * H * K, onnx + GateMap(cell_)[g] * H * K, static_cast<size_t>(H * K) * sizeof(float));
+    dnnl::engine& engine = OneDnnCpuEngine();
+    memory user({{1, 1, K, G, H}, memory::data_type::f32, tag::ldgoi}, engine, ldgoi.data());
+    memory packed(md, engine);
+    dnnl::reorder(user, packed).execute(stream, user, packed);
+    stream.wait();
+    return packed;
+  }
+
+  // Direction d's bias {1, 1, G (LBR: 4), H}: W's and R's summed per gate in oneDNN's order.
+  memory Bias(const float* wb, int64_t H) const {
+    const int G = Gates(cell_);
+    const auto& map = GateMap(cell_);
+    memory bias({{1, 1, G + (lbr_ ? 1 : 0), H}, memory::data_type::f32, tag::ldgo}, OneDnnCpuEngine());
+    float* b = static_cast<float*>(bias.get_data_handle());
+    const float* rb = wb ? wb + G * H : nullptr;
+    for (int g = 0; g < G; ++g)
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t k = map[g] * H + h;
+        const bool candidate_of_lbr = lbr_ && g == 2;
+        b[g * H + h] = wb ? wb[k] + (candidate_of_lbr ? 0.0f : rb[k]) : 0.0f;
+      }
+    if (lbr_)
+      for (int64_t h = 0; h < H; ++h) b[3 * H + h] = rb ? rb[2 * H + h] : 0.0f;
+    return bias;
+  }
+
+  Status Prepare(const KernelInputs& in, const Sizes& z) const {
+    dnnl::engine& engine = OneDnnCpuEngine();
+    dnnl::stream stream(engine);
+    const TypedTensor *bias = Optional(in, 3), *peep = Optional(in, 7);
+    Plan p;
+    p.sizes = z;
+    p.weights = {in[1]->bytes.data(), in[2]->bytes.data(), bias ? bias->bytes.data() : nullptr, peep ? peep->bytes.data() : nullptr};
+    p.peephole = cell_ == RecurrentCell::kLstm && peep;
+    const int G = Gates(cell_);
+    const memory::data_type f32 = memory::data_type::f32;
+    const memory::desc src_layer({z.S, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc),
+        dst_layer({z.S, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc), state({1, 1, z.B, z.H}, f32, tag::ldnc),
+        weights_layer({1, 1, z.I, G, z.H}, f32, tag::any), weights_iter({1, 1, z.H, G, z.H}, f32, tag::any),
+        bias_md({1, 1, G + (lbr_ ? 1 : 0), z.H}, f32, tag::ldgo), peephole_md({1, 1, 3, z.H}, f32, tag::ldgo);
+    const auto inference = dnnl::prop_kind::forward_inference;
+    for (int d = 0; d < dirs_; ++d) {
+      const auto direction = reverse_ || d == 1 ? dnnl::rnn_direction::unidirectional_right2left : dnnl::rnn_direction::unidirectional_left2right;
+      Direction dir;
+      memory::desc wl, wi;
+      if (cell_ == RecurrentCell::kLstm) {
+        auto desc = p.peephole ? dnnl::lstm_forward::desc(inference, direction, src_layer, state, state, weights_layer, weights_iter, peephole_md,
+                                                          bias_md, dst_layer, state, state)
+                               : dnnl::lstm_forward::desc(inference, direction, src_layer, state, state, weights_layer, weights_iter, bias_md,
+                                                          dst_layer, state, state);
+        dnnl::lstm_forward::primitive_desc pd(desc, engine);
+        dir.prim = dnnl::lstm_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc();
+      } else if (lbr_) {
+        dnnl::lbr_gru_forward::primitive_desc pd(
+            dnnl::lbr_gru_forward::desc(inference, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state), engine);
+        dir.prim = dnnl::lbr_gru_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc();
+      } else if (cell_ == RecurrentCell::kGru) {
+        dnnl::gru_forward::primitive_desc pd(
+            dnnl::gru_forward::desc(inference, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state), engine);
+        dir.prim = dnnl::gru_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc();
+      } else {
+        dnnl::vanilla_rnn_forward::primitive_desc pd(
+            dnnl::vanilla_rnn_forward::desc(inference, activation_, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state),
+            engine);
+        dir.prim = dnnl::vanilla_rnn_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc();
+      }
+      const int64_t G_H = G * z.H;
+      dir.weights_layer = Weights(in[1]->data<float>() + d * G_H * z.I, z.I, z.H, wl, stream);
+      dir.weights_iter = Weights(in[2]->data<float>() + d * G_H * z.H, z.H, z.H, wi, stream);
+      dir.bias = Bias(bias ? bias->data<float>() + d * 2 * G_H : nullptr, z.H);
+      if (p.peephole) {  // ONNX's i, o, f as oneDNN's i, f, o
+        dir.peephole = memory(peephole_md, engine);
+        float* pp = static_cast<float*>(dir.peephole.get_data_handle());
+        const float* onnx = peep->data<float>() + d * 3 * z.H;
+        for (int g = 0; g < 3; ++g) std::memcpy(pp + g * z.H, onnx + (g == 0 ? 0 : g == 1 ? 2 : 1) * z.H, static_cast<size_t>(z.H) * sizeof(float));
+      }
+      p.dirs.push_back(std::move(dir));
+    }
+    plan_ = std::move(p);
+    return Status::Ok();
+  }
+
+  Status Run(const KernelInputs& in, std::vector<TypedTensor>* out) const {
+    const Sizes z = SizesOf(in);
+    const TypedTensor *bias = Optional(in, 3), *h0 = Optional(in, 5), *c0 = Optional(in, 6), *peep = Optional(in, 7);
+    const std::vector<const void*> weights = {in[1]->bytes.data(), in[2]->bytes.data(), bias ? bias->bytes.data() : nullptr,
+                                              peep ? peep->bytes.data() : nullptr};
+    if (!plan_ || !(plan_->sizes == z) || plan_->weights != weights) {
+      plan_.reset();
+      TB_RETURN_IF_ERROR(Prepare(in, z));
+    }
+    const Plan& p = *plan_;
+    dnnl::engine& engine = OneDnnCpuEngine();
+    dnnl::stream stream(engine);
+    const memory::data_type f32 = memory::data_type::f32;
+    const memory::desc seq_x({z.S, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc), seq_y({z.S, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc),
+        state({1, 1, z.B, z.H}, f32, tag::ldnc);
+    const std::vector<int64_t> y_shape = batch_first_ ? std::vector<int64_t>{z.B, z.S, dirs_, z.H} : std::vector<int64_t>{z.S, dirs_, z.B, z.H};
+    const std::vector<int64_t> state_shape = batch_first_ ? std::vector<int64_t>{z.B, dirs_, z.H} : std::vector<int64_t>{dirs_, z.B, z.H};
+    TypedTensor y(DType::kFloat32, y_shape), yh(DType::kFloat32, state_shape), yc(DType::kFloat32, state_shape);
+    // A state [dirs, B, H] (ntc: [B, dirs, H]) at (d, b) starts here.
+    auto state_at = [&](int d, int64_t b) { return batch_first_ ? (b * dirs_ + d) * z.H : (d * z.B + b) * z.H; };
+    std::vector<float> seq(dirs_ > 1 ? static_cast<size_t>(z.S * z.B * z.H) : 0), h_in(z.B * z.H), c_in(z.B * z.H), h_out(z.B * z.H), c_out(z.B * z.H);
+    memory x_mem(seq_x, engine, const_cast<std::byte*>(in[0]->bytes.data()));
+    for (int d = 0; d < dirs_; ++d) {
+      const Direction& dir = p.dirs[d];
+      auto gather = [&](const TypedTensor* from, std::vector<float>& to) {
+        for (int64_t b = 0; b < z.B; ++b) std::memcpy(to.data() + b * z.H, from->data<float>() + state_at(d, b), static_cast<size_t>(z.H) * sizeof(float));
+      };
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC_LAYER, x_mem},
+                                              {DNNL_ARG_WEIGHTS_LAYER, dir.weights_layer},
+                                              {DNNL_ARG_WEIGHTS_ITER, dir.weights_iter},
+                                              {DNNL_ARG_BIAS, dir.bias},
+                                              {DNNL_ARG_DST_LAYER, memory(seq_y, engine, dirs_ > 1 ? seq.data() : y.data<float>())},
+                                              {DNNL_ARG_DST_ITER, memory(state, engine, h_out.data())}};
+      if (h0) gather(h0, h_in);
+      else std::fill(h_in.begin(), h_in.end(), 0.0f);
+      args[DNNL_ARG_SRC_ITER] = memory(state, engine, h_in.data());
+      if (cell_ == RecurrentCell::kLstm) {
+        if (c0) gather(c0, c_in);
+        else std::fill(c_in.begin(), c_in.end(), 0.0f);
+        args[DNNL_ARG_SRC_ITER_C] = memory(state, engine, c_in.data());
+        args[DNNL_ARG_DST_ITER_C] = memory(state, engine, c_out.data());
+        if (p.peephole) args[DNNL_ARG_WEIGHTS_PEEPHOLE] = dir.peephole;
+      }
+      ExecuteAndWait(dir.prim, stream, args);
+      if (dirs_ > 1) {  // [S, B, H] (ntc: [B, S, H]) into Y's direction d
+        for (int64_t t = 0; t < z.S; ++t)
+          for (int64_t b = 0; b < z.B; ++b) {
+            const int64_t from = batch_first_ ? (b * z.S + t) * z.H : (t * z.B + b) * z.H;
+            const int64_t to = batch_first_ ? ((b * z.S + t) * dirs_ + d) * z.H : ((t * dirs_ + d) * z.B + b) * z.H;
+            std::memcpy(y.data<float>() + to, seq.data() + from, static_cast<size_t>(z.H) * sizeof(float));
+          }
+      }
+      for (int64_t b = 0; b < z.B; ++b) {
+        std::memcpy(yh.data<float>() + state_at(d, b), h_out.data() + b * z.H, static_cast<size_t>(z.H) * sizeof(float));
+        if (cell_ == RecurrentCell::kLstm)
+          std::memcpy(yc.data<float>() + state_at(d, b), c_out.data() + b * z.H, static_cast<size_t>(z.H) * sizeof(float));
+      }
+    }
+    onednn_calls++;
+    (*out)[0] = std::move(y);
+    if (out->size() > 1) (*out)[1] = std::move(yh);
+    if (out->size() > 2 && cell_ == RecurrentCell::kLstm) (*out)[2] = std::move(yc);
+    return Status::Ok();
+  }
+
+  KernelInfo info_;
+  RecurrentCell cell_;
+  std::unique_ptr<OpKernel> fallback_;
+  int dirs_ = 1;
+  bool reverse_ = false, batch_first_ = false, lbr_ = false;
+  dnnl::algorithm activation_ = dnnl::algorithm::eltwise_tanh;
+  mutable std::mutex mutex_;
+  mutable std::optional<Plan> plan_;
+};
+
+}  // namespace
+
+bool OneDnnTakesRecurrent(const KernelInfo& info, RecurrentCell cell) {
+  if (info.attrs.Has("clip") || info.attrs.Int("input_forget", 0) != 0) return false;
+  const std::string direction = info.attrs.String("direction", "forward");
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional") return false;
+  const auto names = ActivationNames(info);
+  if (names.empty()) return true;
+  const size_t dirs = direction == "bidirectional" ? 2 : 1;
+  std::vector<std::string> defaults;
+  if (cell == RecurrentCell::kLstm) defaults = {"sigmoid", "tanh", "tanh"};
+  if (cell == RecurrentCell::kGru) defaults = {"sigmoid", "tanh"};
+  if (cell == RecurrentCell::kRnn) {
+    if (names.size() != dirs || !RnnActivation(names[0]) || std::count(names.begin(), names.end(), names[0]) != static_cast<long>(dirs)) return false;
+    return !info.attrs.Has("activation_alpha") && !info.attrs.Has("activation_beta");
+  }
+  if (names.size() != defaults.size() * dirs) return false;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] != defaults[i % defaults.size()]) return false;
+  return true;
+}
+
+std::unique_ptr<OpKernel> MakeOneDnnRecurrent(const KernelInfo& info, RecurrentCell cell, std::unique_ptr<OpKernel> fallback) {
+  return std::make_unique<OneDnnRecurrent>(info, cell, std::move(fallback));
+}
+
+int64_t OneDnnRecurrentCalls() { return onednn_calls.load(); }
+
+}  // namespace tilebank::engine::kernels
