@@ -26,6 +26,9 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   llama_decoder       a LLaMA-style decoder over token ids: RMSNorm, rotary position embeddings,
                       causal attention without biases, SwiGLU feed-forward (6 layers, hidden 512,
                       8 heads, FFN 1376), an untied LM head; input_ids [1,128]
+  qat_resnet18        ResNet-18 after quantization-aware training as torch.onnx exports it: fake
+                      quantization (QuantizeLinear -> DequantizeLinear) of every activation and of
+                      each weight per channel, a BatchNormalization after each Conv; [1,3,224,224]
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -389,6 +392,33 @@ def _llama(small):
     return model.eval(), (token_ids(torch.Generator().manual_seed(1), 16 if small else 128, 100 if small else 2000),), ["input_ids"], None
 
 
+def _qat_resnet18(small):
+    """torchvision's ResNet-18 prepared for quantization-aware training in eager mode without fusing
+    its modules (so a BatchNormalization follows each Conv), fake quantization calibrated on a few
+    batches, then frozen: torch.onnx writes QuantizeLinear -> DequantizeLinear around every
+    activation and each weight (per channel, symmetric int8)."""
+    from torch.ao.quantization import FakeQuantize, MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, QConfig
+    if small:
+        from torchvision.models.resnet import ResNet, BasicBlock
+        model = ResNet(BasicBlock, [1, 1, 1, 1], num_classes=10)
+    else:
+        model = torchvision.models.resnet18(weights=None)
+    model.train()
+    model.qconfig = QConfig(
+        activation=FakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, reduce_range=False),
+        weight=FakeQuantize.with_args(observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127, dtype=torch.qint8,
+                                      qscheme=torch.per_channel_symmetric))
+    torch.ao.quantization.prepare_qat(model, inplace=True)
+    side = 64 if small else 224
+    generator = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.randn(4, 3, side, side, generator=generator))
+    model.eval()
+    model.apply(torch.ao.quantization.disable_observer)
+    return model, (torch.randn(1, 3, side, side, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
 BUILDERS = {
     "text_encoder": ("text", _text_encoder),
     "text_decoder": ("text", _text_decoder),
@@ -402,8 +432,10 @@ BUILDERS = {
     "detector": ("detection", _detector),
     "yolo_detector": ("detection", _yolo),
     "llama_decoder": ("text", _llama),
+    "qat_resnet18": ("int8 (torch.onnx QDQ)", _qat_resnet18),
 }
-SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder"]
+SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
+         "qat_resnet18"]
 
 
 def names():

@@ -97,7 +97,7 @@ Result<std::optional<std::vector<FoldedValue>>> Fold(const Graph& g, const Node&
 
 }  // namespace
 
-Result<int> EvaluateConstantNodes(Graph* g, std::vector<bool>* shape_known) {
+Result<int> EvaluateConstantNodes(Graph* g, std::vector<bool>* shape_known, bool fold_quantization) {
   shape_known->resize(g->values.size(), true);
   int folded = 0;
   std::vector<Node> kept;
@@ -109,7 +109,7 @@ Result<int> EvaluateConstantNodes(Graph* g, std::vector<bool>* shape_known) {
       ++folded;
       continue;
     }
-    bool all_constant = has_outputs && !n.inputs.empty() && n.graphs.empty() && !KeptUnfolded(n.op_type) &&
+    bool all_constant = has_outputs && !n.inputs.empty() && n.graphs.empty() && (fold_quantization || !KeptUnfolded(n.op_type)) &&
                         kernels::KernelRegistry::Default().Has(n.op_type);
     for (int v : n.inputs) all_constant = all_constant && (v < 0 || g->IsConstant(v));
     all_constant = all_constant && std::any_of(n.inputs.begin(), n.inputs.end(), [](int v) { return v >= 0; });

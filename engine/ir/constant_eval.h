@@ -16,10 +16,11 @@ namespace tilebank::engine::model {
 // Replaces every node whose inputs are all constant by the constants it computes (setting their
 // shape and the dtype their kernel gives), in topological order, so chains fold in one
 // call. Left as nodes: ops the registry lacks, those with subgraphs, the QDQ nodes the int8 path
-// reads, random draws, outputs over 2^24 elements and outputs no constant holds (strings,
+// reads (unless `fold_quantization`: after the QDQ fusion, a weight's fake quantization left
+// over, QuantizeLinear -> DequantizeLinear of a float constant, is a float constant), random draws, outputs over 2^24 elements and outputs no constant holds (strings,
 // sequences). `shape_known[v]` says whether value v's shape is known (Shape reads only those);
 // folded outputs become known. Returns the number of nodes folded; kInvalidInput naming the node
 // when its kernel refuses its constant inputs, or a folded value disagrees with a shape already known.
-Result<int> EvaluateConstantNodes(Graph* graph, std::vector<bool>* shape_known);
+Result<int> EvaluateConstantNodes(Graph* graph, std::vector<bool>* shape_known, bool fold_quantization = false);
 
 }  // namespace tilebank::engine::model

@@ -3,8 +3,11 @@
 // are dequantized to double, computed there and requantized (round half to even, saturated), so
 // they are exact for every product an int32 accumulator holds.
 #include <cmath>
+#include <functional>
+#include <optional>
 
 #include "engine/kernels/conv_kernels.h"
+#include "engine/core/parallel_for.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_qlinear_kernels.h"
 #include "engine/kernels/quantized_loops_simd.h"
@@ -50,15 +53,47 @@ Result<std::vector<double>> Centred(const KernelInfo& info, const TypedTensor& t
 }
 
 // The common case: float32 x, one float32 scale, an 8-bit zero point (or none), in the SIMD loops
-// of quantized_loops_simd.h, which compute what the reference computes.
+// of quantized_loops_simd.h, which compute what the reference computes, on both threads.
+constexpr int64_t kQuantizeGrain = 1 << 14;  // elements a thread takes at least
+
 void QuantizeFloats(const TypedTensor& x, float scale, float zero, TypedTensor* y) {
-  if (y->dtype == DType::kUInt8) QuantizeToU8(x.data<float>(), x.size(), scale, zero, y->data<uint8_t>());
-  else QuantizeToS8(x.data<float>(), x.size(), scale, zero, y->data<int8_t>());
+  ParallelFor(x.size(), kQuantizeGrain, [&](int64_t begin, int64_t end) {
+    if (y->dtype == DType::kUInt8) QuantizeToU8(x.data<float>() + begin, end - begin, scale, zero, y->data<uint8_t>() + begin);
+    else QuantizeToS8(x.data<float>() + begin, end - begin, scale, zero, y->data<int8_t>() + begin);
+  });
 }
 
 void DequantizeToFloats(const TypedTensor& x, float scale, float zero, TypedTensor* y) {
-  if (x.dtype == DType::kUInt8) DequantizeU8(x.data<uint8_t>(), x.size(), scale, zero, y->data<float>());
-  else DequantizeS8(x.data<int8_t>(), x.size(), scale, zero, y->data<float>());
+  ParallelFor(x.size(), kQuantizeGrain, [&](int64_t begin, int64_t end) {
+    if (x.dtype == DType::kUInt8) DequantizeU8(x.data<uint8_t>() + begin, end - begin, scale, zero, y->data<float>() + begin);
+    else DequantizeS8(x.data<int8_t>() + begin, end - begin, scale, zero, y->data<float>() + begin);
+  });
+}
+
+// A per-axis 8-bit case (opset 13's per-channel weights): float32 x, a float32 scale per slice of
+// `axis` and an 8-bit zero point per slice (or none), no blocks: x as [outer, slices, inner].
+struct PerAxis {
+  int64_t outer = 1, slices = 1, inner = 1;
+};
+std::optional<PerAxis> PerAxis8Bit(const KernelInfo& info, const KernelInputs& in, DType float_side, DType int_side) {
+  const TypedTensor* zero = in.size() > 2 ? in[2] : nullptr;
+  const TypedTensor &x = *in[0], &scale = *in[1];
+  if (float_side != DType::kFloat32 || scale.dtype != DType::kFloat32 || scale.rank() != 1 || info.attrs.Int("block_size", 0) != 0) return std::nullopt;
+  if ((int_side != DType::kUInt8 && int_side != DType::kInt8) || (zero && (zero->dtype != int_side || zero->size() != scale.size()))) return std::nullopt;
+  auto axis = Axis(info.attrs.Int("axis", 1), x.rank());
+  if (!axis || x.shape[*axis] != scale.size()) return std::nullopt;
+  PerAxis p;
+  p.slices = scale.size();
+  for (int64_t d = 0; d < *axis; ++d) p.outer *= x.shape[d];
+  for (int64_t d = *axis + 1; d < x.rank(); ++d) p.inner *= x.shape[d];
+  return p;
+}
+
+// Each run of `inner` elements of slice s: fn(element offset, s), the runs split among the threads.
+void ForEachRun(const PerAxis& p, const std::function<void(int64_t offset, int64_t slice)>& fn) {
+  ParallelFor(p.outer * p.slices, std::max<int64_t>(1, kQuantizeGrain / std::max<int64_t>(1, p.inner)), [&](int64_t begin, int64_t end) {
+    for (int64_t run = begin; run < end; ++run) fn(run * p.inner, run % p.slices);
+  });
 }
 
 bool PerTensor8Bit(const KernelInputs& in, DType float_side, DType int_side) {
@@ -78,6 +113,17 @@ Result<std::unique_ptr<OpKernel>> MakeQuantize(const KernelInfo& info) {
       ReshapeForOverwrite(&y, dtype, x.shape);
       const float scale = in[1]->data<float>()[0], zp = zero ? static_cast<float>(zero->At(0)) : 0.0f;
       QuantizeFloats(x, scale, zp, &y);
+      return Status::Ok();
+    }
+    if (auto p = PerAxis8Bit(info, in, x.dtype, dtype)) {
+      TypedTensor& y = (*out)[0];
+      ReshapeForOverwrite(&y, dtype, x.shape);
+      const float* scale = in[1]->data<float>();
+      ForEachRun(*p, [&](int64_t offset, int64_t s) {
+        const float zp = zero ? static_cast<float>(zero->At(s)) : 0.0f;
+        if (dtype == DType::kUInt8) QuantizeToU8(x.data<float>() + offset, p->inner, scale[s], zp, y.data<uint8_t>() + offset);
+        else QuantizeToS8(x.data<float>() + offset, p->inner, scale[s], zp, y.data<int8_t>() + offset);
+      });
       return Status::Ok();
     }
     const int64_t axis = info.attrs.Int("axis", 1);
@@ -111,6 +157,18 @@ Result<std::unique_ptr<OpKernel>> MakeDequantize(const KernelInfo& info) {
       ReshapeForOverwrite(&y, DType::kFloat32, in[0]->shape);
       const float scale = in[1]->data<float>()[0], zp = zero ? static_cast<float>(zero->At(0)) : 0.0f;
       DequantizeToFloats(*in[0], scale, zp, &y);
+      return Status::Ok();
+    }
+    if (auto p = PerAxis8Bit(info, in, in[1]->dtype, in[0]->dtype)) {
+      const TypedTensor &q = *in[0], *zero = in.size() > 2 ? in[2] : nullptr;
+      TypedTensor& y = (*out)[0];
+      ReshapeForOverwrite(&y, DType::kFloat32, q.shape);
+      const float* scale = in[1]->data<float>();
+      ForEachRun(*p, [&](int64_t offset, int64_t s) {
+        const float zp = zero ? static_cast<float>(zero->At(s)) : 0.0f;
+        if (q.dtype == DType::kUInt8) DequantizeU8(q.data<uint8_t>() + offset, p->inner, scale[s], zp, y.data<float>() + offset);
+        else DequantizeS8(q.data<int8_t>() + offset, p->inner, scale[s], zp, y.data<float>() + offset);
+      });
       return Status::Ok();
     }
     const int64_t axis = info.attrs.Int("axis", 1);

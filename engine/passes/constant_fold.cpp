@@ -70,7 +70,10 @@ Status FoldConstants(Graph* g) {
   g->nodes = std::move(kept);
   std::vector<bool> shape_known;  // as the importer left them: some are known only per run
   for (const Value& v : g->values) shape_known.push_back(v.shape_known);
-  auto folded = EvaluateConstantNodes(g, &shape_known);
+  // After the QDQ fusion (engine/passes/qdq_fusion.h): what it left of the QDQ structure runs in
+  // float32, and a fake-quantized weight (QuantizeLinear -> DequantizeLinear of a float constant, as
+  // torch.onnx exports quantization-aware training) becomes the float constant it stands for.
+  auto folded = EvaluateConstantNodes(g, &shape_known, /*fold_quantization=*/true);
   if (!folded.ok()) return folded.status();
   TB_RETURN_IF_ERROR(LowerSplits(g));
   // BatchNormalization into the Conv before it.
