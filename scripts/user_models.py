@@ -26,6 +26,9 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   llama_decoder       a LLaMA-style decoder over token ids: RMSNorm, rotary position embeddings,
                       causal attention without biases, SwiGLU feed-forward (6 layers, hidden 512,
                       8 heads, FFN 1376), an untied LM head; input_ids [1,128]
+  moe_block           a mixture-of-experts transformer block: self-attention, a router taking the
+                      top 2 of 8 GELU feed-forward experts per token, each expert run on its tokens
+                      (NonZero, Gather) and added back at their rows (ScatterND, add); [1,128,256]
   qat_resnet18        ResNet-18 after quantization-aware training as torch.onnx exports it: fake
                       quantization (QuantizeLinear -> DequantizeLinear) of every activation and of
                       each weight per channel, a BatchNormalization after each Conv; [1,3,224,224]
@@ -281,6 +284,34 @@ class LlamaDecoder(torch.nn.Module):
         return self.head(self.norm(x))
 
 
+class MoeBlock(torch.nn.Module):
+    """A mixture-of-experts transformer block: self-attention, then a router choosing the top 2 of 8
+    feed-forward experts per token (softmax weights renormalized over the two), each expert run on
+    the tokens routed to it (torch.where: NonZero, Gather) and its output added back at their rows
+    (index_add: ScatterND with an add reduction)."""
+
+    def __init__(self, d_model=256, heads=4, experts=8, ffn=512, top=2):
+        super().__init__()
+        self.top = top
+        self.norm1, self.norm2 = torch.nn.LayerNorm(d_model), torch.nn.LayerNorm(d_model)
+        self.attention = torch.nn.MultiheadAttention(d_model, heads, batch_first=True)
+        self.router = torch.nn.Linear(d_model, experts, bias=False)
+        self.experts = torch.nn.ModuleList(
+            torch.nn.Sequential(torch.nn.Linear(d_model, ffn), torch.nn.GELU(), torch.nn.Linear(ffn, d_model)) for _ in range(experts))
+
+    def forward(self, x):
+        a = self.norm1(x)
+        h = x + self.attention(a, a, a, need_weights=False)[0]
+        tokens = self.norm2(h).reshape(-1, h.shape[-1])
+        weights, chosen = torch.topk(self.router(tokens).softmax(-1), self.top, dim=-1)
+        weights = weights / weights.sum(-1, keepdim=True)
+        out = torch.zeros_like(tokens)
+        for e, expert in enumerate(self.experts):
+            token, slot = torch.where(chosen == e)
+            out = out.index_add(0, token, expert(tokens[token]) * weights[token, slot].unsqueeze(-1))
+        return h + out.reshape(h.shape)
+
+
 def token_ids(generator, length, vocab=VOCAB):
     return torch.randint(0, vocab, (1, length), generator=generator, dtype=torch.int64)
 
@@ -392,6 +423,12 @@ def _llama(small):
     return model.eval(), (token_ids(torch.Generator().manual_seed(1), 16 if small else 128, 100 if small else 2000),), ["input_ids"], None
 
 
+def _moe(small):
+    model = MoeBlock(d_model=32, heads=2, experts=4, ffn=64) if small else MoeBlock()
+    shape = (1, 16, 32) if small else (1, 128, 256)
+    return model.eval(), (torch.randn(*shape, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
 def _qat_resnet18(small):
     """torchvision's ResNet-18 prepared for quantization-aware training in eager mode without fusing
     its modules (so a BatchNormalization follows each Conv), fake quantization calibrated on a few
@@ -432,10 +469,11 @@ BUILDERS = {
     "detector": ("detection", _detector),
     "yolo_detector": ("detection", _yolo),
     "llama_decoder": ("text", _llama),
+    "moe_block": ("mixture of experts", _moe),
     "qat_resnet18": ("int8 (torch.onnx QDQ)", _qat_resnet18),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
-         "qat_resnet18"]
+         "moe_block", "qat_resnet18"]
 
 
 def names():

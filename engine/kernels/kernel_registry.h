@@ -114,6 +114,9 @@ void RegisterSignalKernels(KernelRegistry* registry);
 void RegisterStringKernels(KernelRegistry* registry);
 void RegisterControlFlowKernels(KernelRegistry* registry);
 void RegisterSequenceKernels(KernelRegistry* registry);
+// The typed implementations of Gather, GatherND, ScatterElements, ScatterND, NonZero and TopK
+// (index_typed_kernels.cpp).
+void RegisterTypedIndexKernels(KernelRegistry* registry);
 // Then the float32 arena implementations, each at the end of its op's table.
 void RegisterFloat32ArenaKernels(KernelRegistry* registry);
 // Then the tunable implementations.

@@ -126,20 +126,35 @@ Result<std::unique_ptr<OpKernel>> MakeGemmKernel(const KernelInfo& info, bool sg
     const TypedTensor &a = *in[0], &b = *in[1];
     const int64_t M = ta ? a.shape[1] : a.shape[0], K = ta ? a.shape[0] : a.shape[1], N = tb ? b.shape[0] : b.shape[1];
     if ((tb ? b.shape[1] : b.shape[0]) != K) return info.Bad("A " + ShapeText(a.shape) + " and B " + ShapeText(b.shape) + " do not multiply");
-    std::vector<double> y(static_cast<size_t>(M * N), 0.0);
-    if (in.size() > 2 && in[2] && beta != 0) {
+    const bool with_c = in.size() > 2 && in[2] && beta != 0;
+    if (with_c) {
       std::vector<int64_t> shape;
       if (!BroadcastShapes({in[2]->shape, {M, N}}, &shape) || shape != std::vector<int64_t>{M, N})
         return info.Bad("C " + ShapeText(in[2]->shape) + " does not broadcast to " + ShapeText({M, N}));
-      BroadcastWalk walk({in[2]->shape}, {M, N});
-      for (int64_t i = 0; i < M * N; ++i, walk.Next()) y[i] = beta * in[2]->At(walk.offset(0));
     }
-    if (sgemm && a.dtype == DType::kFloat32 && b.dtype == DType::kFloat32 && M > 0 && N > 0 && K > 0) {  // onto beta * C
-      TypedTensor c = FromDoubles(DType::kFloat32, {M, N}, y);
-      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, static_cast<float>(alpha), a.data<float>(), ta ? M : K, b.data<float>(), tb ? K : N, 1.0f,
-                 c.data<float>(), N);
+    if (sgemm && a.dtype == DType::kFloat32 && b.dtype == DType::kFloat32 && (!with_c || in[2]->dtype == DType::kFloat32) && M > 0 && N > 0 &&
+        K > 0) {  // onto beta * C, laid out in float rows
+      TypedTensor c(DType::kFloat32, {M, N});
+      float* cp = c.data<float>();
+      if (with_c) {
+        const BroadcastRows rows({in[2]->shape}, {M, N});
+        const float* cv = in[2]->data<float>();
+        const float scale = static_cast<float>(beta);
+        for (int64_t r = 0; r < rows.rows(); ++r) {
+          const float* from = cv + rows.RowStart(0, r);
+          float* to = cp + r * rows.inner();
+          for (int64_t k = 0; k < rows.inner(); ++k) to[k] = scale * from[rows.step(0) ? k : 0];
+        }
+      }
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, static_cast<float>(alpha), a.data<float>(), ta ? M : K, b.data<float>(), tb ? K : N,
+                 with_c ? 1.0f : 0.0f, cp, N);
       (*out)[0] = std::move(c);
       return Status::Ok();
+    }
+    std::vector<double> y(static_cast<size_t>(M * N), 0.0);
+    if (with_c) {
+      BroadcastWalk walk({in[2]->shape}, {M, N});
+      for (int64_t i = 0; i < M * N; ++i, walk.Next()) y[i] = beta * in[2]->At(walk.offset(0));
     }
     const std::vector<double> av = AsDoubles(a), bv = AsDoubles(b);
     for (int64_t m = 0; m < M; ++m)

@@ -2,6 +2,7 @@
 // ConstantOfShape, Range and EyeLike. Shapes come from inputs' values at run time.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
@@ -128,9 +129,25 @@ Result<std::unique_ptr<OpKernel>> MakeExpand(const KernelInfo& info) {
     std::vector<int64_t> shape;
     if (!BroadcastShapes({in[0]->shape, IntValues(*in[1])}, &shape))
       return info.Bad(ShapeText(in[0]->shape) + " does not broadcast to " + ShapeText(IntValues(*in[1])));
-    BroadcastWalk walk({in[0]->shape}, shape);
     TypedTensor y(in[0]->dtype, shape);
-    for (int64_t j = 0; j < y.size(); ++j, walk.Next()) CopyElement(*in[0], walk.offset(0), &y, j);
+    const size_t bytes = ElementBytes(in[0]->dtype);
+    if (in[0]->dtype == DType::kString || bytes == 0) {
+      BroadcastWalk walk({in[0]->shape}, shape);
+      for (int64_t j = 0; j < y.size(); ++j, walk.Next()) CopyElement(*in[0], walk.offset(0), &y, j);
+    } else if (y.size() > 0) {  // rows copied, or one element repeated along them
+      const BroadcastRows rows({in[0]->shape}, shape);
+      const int64_t inner = rows.inner();
+      const std::byte* from = in[0]->bytes.data();
+      std::byte* to = y.bytes.data();
+      ParallelFor(rows.rows(), std::max<int64_t>(1, kElementwiseGrain / inner), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const std::byte* src = from + rows.RowStart(0, r) * bytes;
+          std::byte* dst = to + r * inner * bytes;
+          if (rows.step(0)) std::memcpy(dst, src, inner * bytes);
+          else for (int64_t k = 0; k < inner; ++k) std::memcpy(dst + k * bytes, src, bytes);
+        }
+      });
+    }
     (*out)[0] = std::move(y);
     return Status::Ok();
   });

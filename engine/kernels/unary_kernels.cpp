@@ -3,11 +3,15 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/core/odd_rational.h"
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
 
 namespace tilebank::engine::kernels {
 namespace {
+
+// Elements a thread takes at least: fewer than a binary op's, as most of these are a libm call.
+constexpr int64_t kUnaryGrain = 4096;
 
 // y = f(x, attrs), x in its computing type; y of x's type, or bool when `predicate`.
 template <class F>
@@ -23,11 +27,14 @@ KernelFactory MapOne(F f, bool predicate) {
             TypedTensor& y = (*out)[0];
             y = TypedTensor(predicate ? DType::kBool : in[0]->dtype, in[0]->shape);
             const T* x = in[0]->data<T>();
-            for (int64_t i = 0; i < y.size(); ++i) {
-              const auto v = f(Calc<T>(x[i]), info.attrs);
-              if (predicate) y.data<bool>()[i] = static_cast<bool>(v);
-              else y.data<T>()[i] = Store<T>(v);
-            }
+            // Floating types on the threads; f reads only its element and the attributes.
+            ParallelFor(y.size(), kIsFloat<T> ? kUnaryGrain : std::max<int64_t>(1, y.size()), [&](int64_t begin, int64_t end) {
+              for (int64_t i = begin; i < end; ++i) {
+                const auto v = f(Calc<T>(x[i]), info.attrs);
+                if (predicate) y.data<bool>()[i] = static_cast<bool>(v);
+                else y.data<T>()[i] = Store<T>(v);
+              }
+            });
           },
           [&] { status = info.Bad(DTypeName(in[0]->dtype) + " is not a numeric type"); });
       return status;
@@ -99,6 +106,24 @@ V Sign(V x) {
   return static_cast<V>(x > V(0) ? 1 : x < V(0) ? -1 : 0);
 }
 
+// float32 through an odd rational fit (engine/core/odd_rational.h): a loop that vectorizes, where
+// the reference calls libm per element; on the threads.
+KernelFactory Float32Fit(const OddRationalFit& fit) {
+  return [&fit](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+    return FunctionKernel([&fit, info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+      if (in.empty() || !in[0] || in[0]->dtype != DType::kFloat32) return info.Bad("takes one float32 input");
+      TypedTensor& y = (*out)[0];
+      y = TypedTensor(DType::kFloat32, in[0]->shape);
+      const float* x = in[0]->data<float>();
+      float* to = y.data<float>();
+      ParallelFor(y.size(), kUnaryGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) to[i] = EvaluateOddRational(fit, x[i]);
+      });
+      return Status::Ok();
+    });
+  };
+}
+
 }  // namespace
 
 void RegisterUnaryKernels(KernelRegistry* r) {
@@ -135,6 +160,8 @@ void RegisterUnaryKernels(KernelRegistry* r) {
   r->Add({"Relu", 6, INT_MAX, signed_numeric, 0, Unary([](auto x, A) { return x > decltype(x)(0) ? x : decltype(x)(0); })});
   r->Add({"Sigmoid", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); })});
   r->Add({"Tanh", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return std::tanh(x); })});
+  r->Add({"Erf", 9, INT_MAX, {DType::kFloat32}, 0, Float32Fit(kErfFit), false, "float32"});
+  r->Add({"Tanh", 6, INT_MAX, {DType::kFloat32}, 0, Float32Fit(kTanhFit), false, "float32"});
   r->Add({"Softplus", 1, INT_MAX, floats, 0, Unary([](auto x, A) { return std::log1p(std::exp(x)); })});
   r->Add({"Softsign", 1, INT_MAX, floats, 0, Unary([](auto x, A) { return x / (decltype(x)(1) + (x < decltype(x)(0) ? -x : x)); })});
   r->Add({"HardSigmoid", 6, INT_MAX, floats, 0, Unary([](auto x, A a) {

@@ -1,0 +1,336 @@
+// Typed implementations of the routing and detection ops: Gather, GatherND, ScatterElements,
+// ScatterND, NonZero and TopK, each last but the float32 arena kernels in its op's table
+// ("typed"). Elements move as bytes (whole rows and slices at once) or are compared and reduced in
+// their own type, where the reference reads and writes each element through a dtype switch; the
+// results are the reference's. Anything else (strings, another reduction or dtype, an index
+// outside its dimension, which the reference reports) runs the reference kernel.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <type_traits>
+
+#include "engine/core/parallel_for.h"
+#include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/tensor_index.h"
+
+namespace tilebank::engine::kernels {
+namespace {
+
+// An index counted from the end when negative; false when outside [-dim, dim).
+bool Wrap(int64_t* i, int64_t dim) {
+  if (*i < -dim || *i >= dim) return false;
+  if (*i < 0) *i += dim;
+  return true;
+}
+
+int64_t IndexAt(const TypedTensor& idx, int64_t j) {
+  return idx.dtype == DType::kInt64 ? idx.data<int64_t>()[j] : idx.dtype == DType::kInt32 ? idx.data<int32_t>()[j] : idx.IntAt(j);
+}
+
+// A kernel that runs `typed` and, where it returns false (it does not take the inputs, or an index
+// is out of range), the reference kernel.
+using TypedFn = std::function<bool(const KernelInputs& in, std::vector<TypedTensor>* out)>;
+class TypedKernel : public OpKernel {
+ public:
+  TypedKernel(TypedFn typed, std::unique_ptr<OpKernel> reference) : typed_(std::move(typed)), reference_(std::move(reference)) {}
+  Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
+    for (const TypedTensor* t : in)
+      if (t && (t->dtype == DType::kString || !t->IsTensor())) return reference_->Compute(in, out);
+    return typed_(in, out) ? Status::Ok() : reference_->Compute(in, out);
+  }
+
+ private:
+  TypedFn typed_;
+  std::unique_ptr<OpKernel> reference_;
+};
+
+KernelFactory Typed(std::function<Result<TypedFn>(const KernelInfo&)> make) {
+  return [make](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+    auto reference = KernelRegistry::Default().Create(info, std::string(KernelDef::kReferenceImplementation));
+    if (!reference.ok()) return reference.status();
+    auto typed = make(info);
+    if (!typed.ok()) return typed.status();
+    return std::unique_ptr<OpKernel>(new TypedKernel(std::move(typed.value()), std::move(reference.value())));
+  };
+}
+
+// Calls fn with a value of the C++ type of `dtype` among those the typed reductions and comparisons
+// take; false for another dtype.
+template <class Fn>
+bool VisitReducible(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32: fn(float{}); return true;
+    case DType::kFloat64: fn(double{}); return true;
+    case DType::kInt64: fn(int64_t{}); return true;
+    case DType::kInt32: fn(int32_t{}); return true;
+    default: return false;
+  }
+}
+
+Result<TypedFn> Gather(const KernelInfo& info) {
+  const int64_t axis_attr = info.attrs.Int("axis", 0);
+  return TypedFn([axis_attr](const KernelInputs& in, std::vector<TypedTensor>* out) {
+    const TypedTensor &x = *in[0], &idx = *in[1];
+    auto axis = Axis(axis_attr, x.rank());
+    if (!axis) return false;
+    const int64_t dim = x.shape[*axis], count = idx.size();
+    std::vector<int64_t> rows(static_cast<size_t>(count));
+    for (int64_t j = 0; j < count; ++j) {
+      rows[j] = IndexAt(idx, j);
+      if (!Wrap(&rows[j], dim)) return false;
+    }
+    std::vector<int64_t> shape(x.shape.begin(), x.shape.begin() + *axis);
+    shape.insert(shape.end(), idx.shape.begin(), idx.shape.end());
+    shape.insert(shape.end(), x.shape.begin() + *axis + 1, x.shape.end());
+    int64_t inner = 1, outer = 1;
+    for (int64_t k = *axis + 1; k < x.rank(); ++k) inner *= x.shape[k];
+    for (int64_t k = 0; k < *axis; ++k) outer *= x.shape[k];
+    TypedTensor y(x.dtype, shape);
+    const size_t row_bytes = static_cast<size_t>(inner) * ElementBytes(x.dtype);
+    ParallelFor(outer * count, std::max<int64_t>(1, (int64_t{1} << 16) / std::max<size_t>(1, row_bytes)), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t o = r / count, which = r % count;
+        std::memcpy(y.bytes.data() + r * row_bytes, x.bytes.data() + (o * dim + rows[which]) * row_bytes, row_bytes);
+      }
+    });
+    (*out)[0] = std::move(y);
+    return true;
+  });
+}
+
+// GatherND and ScatterND: the element offset in `x` of index tuple t's slice (the first
+// `batch_dims` dims given by t's batch); false when an index is outside its dimension.
+bool TupleOffset(const TypedTensor& x, const TypedTensor& idx, int64_t t, int64_t last, int64_t batch_dims, int64_t per_batch_tuples,
+                 const std::vector<int64_t>& strides, int64_t* offset) {
+  int64_t at = batch_dims ? (t / std::max<int64_t>(per_batch_tuples, 1)) * strides[batch_dims - 1] : 0;
+  for (int64_t k = 0; k < last; ++k) {
+    int64_t i = IndexAt(idx, t * last + k);
+    if (!Wrap(&i, x.shape[batch_dims + k])) return false;
+    at += i * strides[batch_dims + k];
+  }
+  *offset = at;
+  return true;
+}
+
+Result<TypedFn> GatherND(const KernelInfo& info) {
+  const int64_t batch_dims = info.attrs.Int("batch_dims", 0);
+  return TypedFn([batch_dims](const KernelInputs& in, std::vector<TypedTensor>* out) {
+    const TypedTensor &x = *in[0], &idx = *in[1];
+    if (idx.rank() < 1 || batch_dims < 0 || batch_dims >= std::min(x.rank(), idx.rank())) return false;
+    const int64_t last = idx.shape.back();
+    if (last > x.rank() - batch_dims) return false;
+    std::vector<int64_t> shape(idx.shape.begin(), idx.shape.end() - 1);
+    shape.insert(shape.end(), x.shape.begin() + batch_dims + last, x.shape.end());
+    int64_t batch = 1, slice = 1;
+    for (int64_t k = 0; k < batch_dims; ++k) batch *= x.shape[k];
+    for (int64_t k = batch_dims + last; k < x.rank(); ++k) slice *= x.shape[k];
+    const std::vector<int64_t> strides = Strides(x.shape);
+    const int64_t tuples = last ? idx.size() / last : idx.size(), per_batch_tuples = tuples / std::max<int64_t>(batch, 1);
+    const size_t bytes = ElementBytes(x.dtype), slice_bytes = static_cast<size_t>(slice) * bytes;
+    TypedTensor y(x.dtype, shape);
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t from = 0;
+      if (!TupleOffset(x, idx, t, last, batch_dims, per_batch_tuples, strides, &from)) return false;
+      std::memcpy(y.bytes.data() + t * slice_bytes, x.bytes.data() + from * bytes, slice_bytes);
+    }
+    (*out)[0] = std::move(y);
+    return true;
+  });
+}
+
+// dst = reduce(dst, v) for ScatterElements' and ScatterND's reductions in T (integers wrap as the
+// reference's int64 arithmetic stored back does).
+template <class T>
+void ReduceInto(const std::string& reduction, T* dst, T v) {
+  if constexpr (std::is_integral_v<T>) {  // two's complement wrapping, without signed overflow
+    if (reduction == "add") return void(*dst = static_cast<T>(static_cast<uint64_t>(*dst) + static_cast<uint64_t>(v)));
+    if (reduction == "mul") return void(*dst = static_cast<T>(static_cast<uint64_t>(*dst) * static_cast<uint64_t>(v)));
+  }
+  if (reduction == "add") *dst = static_cast<T>(*dst + v);
+  else if (reduction == "mul") *dst = static_cast<T>(*dst * v);
+  else if (reduction == "max") *dst = std::max(*dst, v);
+  else *dst = std::min(*dst, v);
+}
+
+bool KnownReduction(const std::string& r) { return r == "none" || r == "add" || r == "mul" || r == "max" || r == "min"; }
+
+Result<TypedFn> ScatterElements(const KernelInfo& info) {
+  const int64_t axis_attr = info.attrs.Int("axis", 0);
+  const std::string reduction = info.attrs.String("reduction", "none");
+  return TypedFn([axis_attr, reduction](const KernelInputs& in, std::vector<TypedTensor>* out) {
+    const TypedTensor &x = *in[0], &idx = *in[1], &updates = *in[2];
+    auto axis = Axis(axis_attr, x.rank());
+    if (!axis || idx.rank() != x.rank() || idx.shape != updates.shape || updates.dtype != x.dtype || !KnownReduction(reduction)) return false;
+    for (int64_t k = 0; k < x.rank(); ++k)
+      if (idx.shape[k] > x.shape[k] && k != *axis) return false;
+    const std::vector<int64_t> strides = Strides(x.shape);
+    // Each update's target offset, its axis coordinate from the index: checked before anything is written.
+    std::vector<int64_t> target(static_cast<size_t>(idx.size()));
+    std::vector<int64_t> coordinate(static_cast<size_t>(x.rank()), 0);
+    for (int64_t j = 0; j < idx.size(); ++j) {
+      int64_t at = 0;
+      for (int64_t k = 0; k < x.rank(); ++k) {
+        int64_t c = coordinate[k];
+        if (k == *axis) {
+          c = IndexAt(idx, j);
+          if (!Wrap(&c, x.shape[k])) return false;
+        }
+        at += c * strides[k];
+      }
+      target[j] = at;
+      for (int64_t k = x.rank(); k-- > 0;) {  // the next element of idx, row-major
+        if (++coordinate[k] < idx.shape[k]) break;
+        coordinate[k] = 0;
+      }
+    }
+    TypedTensor y = x;
+    if (reduction == "none") {
+      const size_t bytes = ElementBytes(x.dtype);
+      for (int64_t j = 0; j < idx.size(); ++j) std::memcpy(y.bytes.data() + target[j] * bytes, updates.bytes.data() + j * bytes, bytes);
+    } else if (!VisitReducible(x.dtype, [&](auto tag) {
+                 using T = decltype(tag);
+                 T* dst = y.data<T>();
+                 const T* src = updates.data<T>();
+                 for (int64_t j = 0; j < idx.size(); ++j) ReduceInto(reduction, dst + target[j], src[j]);
+               })) {
+      return false;
+    }
+    (*out)[0] = std::move(y);
+    return true;
+  });
+}
+
+Result<TypedFn> ScatterND(const KernelInfo& info) {
+  const std::string reduction = info.attrs.String("reduction", "none");
+  return TypedFn([reduction](const KernelInputs& in, std::vector<TypedTensor>* out) {
+    const TypedTensor &x = *in[0], &idx = *in[1], &updates = *in[2];
+    if (idx.rank() < 1 || updates.dtype != x.dtype || !KnownReduction(reduction)) return false;
+    const int64_t last = idx.shape.back();
+    if (last > x.rank()) return false;
+    int64_t slice = 1;
+    for (int64_t k = last; k < x.rank(); ++k) slice *= x.shape[k];
+    const int64_t tuples = last ? idx.size() / last : 0;
+    if (updates.size() != tuples * slice) return false;
+    const std::vector<int64_t> strides = Strides(x.shape);
+    std::vector<int64_t> target(static_cast<size_t>(tuples));
+    for (int64_t t = 0; t < tuples; ++t)
+      if (!TupleOffset(x, idx, t, last, 0, 0, strides, &target[t])) return false;
+    TypedTensor y = x;
+    const size_t bytes = ElementBytes(x.dtype);
+    if (reduction == "none") {
+      for (int64_t t = 0; t < tuples; ++t) std::memcpy(y.bytes.data() + target[t] * bytes, updates.bytes.data() + t * slice * bytes, slice * bytes);
+    } else if (!VisitReducible(x.dtype, [&](auto tag) {
+                 using T = decltype(tag);
+                 T* dst = y.data<T>();
+                 const T* src = updates.data<T>();
+                 for (int64_t t = 0; t < tuples; ++t)
+                   for (int64_t s = 0; s < slice; ++s) ReduceInto(reduction, dst + target[t] + s, src[t * slice + s]);
+               })) {
+      return false;
+    }
+    (*out)[0] = std::move(y);
+    return true;
+  });
+}
+
+template <class T>
+void NonZeroOf(const TypedTensor& x, std::vector<TypedTensor>* out) {
+  const T* v = x.data<T>();
+  const int64_t n = x.size();
+  int64_t hits = 0;
+  for (int64_t j = 0; j < n; ++j) hits += v[j] != T(0);
+  const int64_t rank = std::max<int64_t>(x.rank(), 1);
+  TypedTensor y(DType::kInt64, {rank, hits});
+  int64_t* coordinates = y.data<int64_t>();
+  std::vector<int64_t> at(static_cast<size_t>(rank), 0);
+  const std::vector<int64_t> dims = x.rank() ? x.shape : std::vector<int64_t>{1};
+  int64_t h = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    if (v[j] != T(0)) {
+      for (int64_t k = 0; k < rank; ++k) coordinates[k * hits + h] = x.rank() ? at[k] : 0;
+      ++h;
+    }
+    for (int64_t k = rank; k-- > 0;) {
+      if (++at[k] < dims[k]) break;
+      at[k] = 0;
+    }
+  }
+  (*out)[0] = std::move(y);
+}
+
+Result<TypedFn> NonZero(const KernelInfo&) {
+  return TypedFn([](const KernelInputs& in, std::vector<TypedTensor>* out) {
+    const TypedTensor& x = *in[0];
+    switch (x.dtype) {
+      case DType::kBool: NonZeroOf<bool>(x, out); return true;
+      case DType::kUInt8: NonZeroOf<uint8_t>(x, out); return true;
+      case DType::kInt8: NonZeroOf<int8_t>(x, out); return true;
+      default: return VisitReducible(x.dtype, [&](auto tag) { NonZeroOf<decltype(tag)>(x, out); });
+    }
+  });
+}
+
+// TopK in T with the reference's order: larger (smaller) first, ties by the lower index.
+Result<TypedFn> TopK(const KernelInfo& info) {
+  const bool largest = info.attrs.Int("largest", 1) != 0, sorted = info.attrs.Int("sorted", 1) != 0;
+  const int64_t axis_attr = info.attrs.Int("axis", -1);
+  return TypedFn([largest, sorted, axis_attr](const KernelInputs& in, std::vector<TypedTensor>* out) {
+    const TypedTensor& x = *in[0];
+    if (in.size() < 2 || !in[1] || in[1]->size() != 1) return false;
+    auto axis = Axis(axis_attr, x.rank());
+    if (!axis) return false;
+    const int64_t k = in[1]->IntAt(0), dim = x.shape[*axis];
+    if (k < 0 || k > dim) return false;
+    int64_t inner = 1;
+    for (int64_t d = *axis + 1; d < x.rank(); ++d) inner *= x.shape[d];
+    const int64_t outer = dim && inner ? x.size() / (dim * inner) : 0;
+    std::vector<int64_t> shape = x.shape;
+    shape[*axis] = k;
+    TypedTensor values(x.dtype, shape), indices(DType::kInt64, shape);
+    return VisitReducible(x.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T* v = x.data<T>();
+      ParallelFor(outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, dim)), [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> order(static_cast<size_t>(dim));
+        for (int64_t row = begin; row < end; ++row) {
+          const int64_t o = row / inner, i = row % inner;
+          auto at = [&](int64_t a) { return (o * dim + a) * inner + i; };
+          std::iota(order.begin(), order.end(), 0);
+          // As the reference compares: in double (NaN never before another value).
+          auto before = [&](int64_t p, int64_t q) {
+            const double vp = static_cast<double>(v[at(p)]), vq = static_cast<double>(v[at(q)]);
+            if (vp != vq) return largest ? vp > vq : vp < vq;
+            return p < q;
+          };
+          std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+          if (!sorted) std::sort(order.begin(), order.begin() + k);
+          for (int64_t j = 0; j < k; ++j) {
+            const int64_t to = (o * k + j) * inner + i;
+            values.data<T>()[to] = v[at(order[j])];
+            indices.data<int64_t>()[to] = order[j];
+          }
+        }
+      });
+      (*out)[0] = std::move(values);
+      if (out->size() > 1) (*out)[1] = std::move(indices);
+    });
+  });
+}
+
+}  // namespace
+
+void RegisterTypedIndexKernels(KernelRegistry* r) {
+  std::vector<DType> movable = NumericTypes();
+  movable.push_back(DType::kBool);
+  auto add = [&](const char* op, int since, std::function<Result<TypedFn>(const KernelInfo&)> make, std::vector<DType> types) {
+    r->Add({op, since, INT_MAX, std::move(types), 0, Typed(std::move(make)), false, "typed"});
+  };
+  add("Gather", 1, Gather, movable);
+  add("GatherND", 11, GatherND, movable);
+  add("ScatterElements", 11, ScatterElements, movable);
+  add("ScatterND", 11, ScatterND, movable);
+  add("NonZero", 9, NonZero, {DType::kBool, DType::kUInt8, DType::kInt8, DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat64});
+  add("TopK", 10, TopK, {DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat64});
+}
+
+}  // namespace tilebank::engine::kernels
