@@ -470,6 +470,7 @@ void RegisterFloat32ArenaKernels(KernelRegistry* r) {
   add("BatchNormalization", 9, BatchNorm);
   add("InstanceNormalization", 6, [](const KernelInfo& info) { return Float32GroupedNorm(info, true); });
   add("GroupNormalization", 18, [](const KernelInfo& info) { return Float32GroupedNorm(info, false); });
+  add("FusedGroupNormalization", 1, [](const KernelInfo& info) { return Float32GroupedNorm(info, false); });  // group_norm_fusion.h
   add("Identity", 1, Copy);
   add("Dropout", 1, InferenceDropout);
   add("Cast", 6, CastToFloat);

@@ -9,7 +9,9 @@
 namespace tilebank::engine::kernels {
 
 // `instance`: InstanceNormalization (a group per channel); else GroupNormalization (num_groups,
-// scale and B per channel or, as opset 18 has them, per group). Made for the node's static shapes.
+// scale and B per channel or, as opset 18 has them, per group) and tilebank's
+// FusedGroupNormalization (engine/passes/group_norm_fusion.h), whose "activation" may be Swish
+// (SiLU, applied to the normalized values). Made for the node's static shapes.
 Result<std::unique_ptr<OpKernel>> Float32GroupedNorm(const KernelInfo& info, bool instance);
 
 }  // namespace tilebank::engine::kernels

@@ -1,5 +1,7 @@
 #include "engine/passes/qdq_fusion.h"
 
+#include "engine/ir/graph_uses.h"
+
 #include <cmath>
 #include <set>
 
@@ -7,25 +9,7 @@ namespace tilebank::engine::model {
 
 namespace {
 
-struct Uses {
-  std::vector<int> producer;                 // value -> node (-1: none)
-  std::vector<std::vector<size_t>> readers;  // value -> nodes reading it
-  std::set<int> outputs;                     // the graph's outputs
-};
-
-Uses UsesOf(const Graph& g) {
-  Uses u;
-  u.producer.assign(g.values.size(), -1);
-  u.readers.assign(g.values.size(), {});
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (int v : g.nodes[i].outputs)
-      if (v >= 0) u.producer[v] = static_cast<int>(i);
-    for (int v : g.nodes[i].inputs)
-      if (v >= 0) u.readers[v].push_back(i);
-  }
-  u.outputs.insert(g.outputs.begin(), g.outputs.end());
-  return u;
-}
+using Uses = GraphUses;
 
 // `v`, or the constant an Identity chain passes on (PyTorch's export shares initializers through
 // Identity nodes, which constant folding removes later).
@@ -37,8 +21,7 @@ int ThroughIdentity(const Graph& g, const Uses& u, int v) {
 
 bool Is8Bit(const std::string& dtype) { return dtype == "uint8" || dtype == "int8"; }
 
-// Read once, by one node, and not a graph output: the fused node may swallow its producer.
-bool Private(const Uses& u, int v) { return v >= 0 && u.readers[v].size() == 1 && !u.outputs.count(v); }
+bool Private(const Uses& u, int v) { return u.Private(v); }
 
 const Node* ProducerOf(const Graph& g, const Uses& u, int v, const char* op_type) {
   if (v < 0 || u.producer[v] < 0) return nullptr;
