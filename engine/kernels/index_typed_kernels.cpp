@@ -164,22 +164,23 @@ Result<TypedFn> ScatterElements(const KernelInfo& info) {
     for (int64_t k = 0; k < x.rank(); ++k)
       if (idx.shape[k] > x.shape[k] && k != *axis) return false;
     const std::vector<int64_t> strides = Strides(x.shape);
-    // Each update's target offset, its axis coordinate from the index: checked before anything is written.
+    // Each update's target offset, its axis coordinate from the index: checked before anything is
+    // written. `base` is the offset of idx's coordinates but the axis, kept as they advance.
     std::vector<int64_t> target(static_cast<size_t>(idx.size()));
     std::vector<int64_t> coordinate(static_cast<size_t>(x.rank()), 0);
+    int64_t base = 0;
+    const int64_t axis_dim = x.shape[*axis], axis_stride = strides[*axis];
     for (int64_t j = 0; j < idx.size(); ++j) {
-      int64_t at = 0;
-      for (int64_t k = 0; k < x.rank(); ++k) {
-        int64_t c = coordinate[k];
-        if (k == *axis) {
-          c = IndexAt(idx, j);
-          if (!Wrap(&c, x.shape[k])) return false;
-        }
-        at += c * strides[k];
-      }
-      target[j] = at;
+      int64_t c = IndexAt(idx, j);
+      if (!Wrap(&c, axis_dim)) return false;
+      target[j] = base + c * axis_stride;
       for (int64_t k = x.rank(); k-- > 0;) {  // the next element of idx, row-major
-        if (++coordinate[k] < idx.shape[k]) break;
+        const int64_t step = k == *axis ? 0 : strides[k];
+        if (++coordinate[k] < idx.shape[k]) {
+          base += step;
+          break;
+        }
+        base -= step * (idx.shape[k] - 1);
         coordinate[k] = 0;
       }
     }
