@@ -34,6 +34,7 @@ kernels::KernelInfo StaticKernelInfoOf(const Graph& graph, const Node& n) {
     const bool small_constant = v >= 0 && graph.IsConstant(v) && info.input_types[i] != DType::kString && info.input_types[i] != DType::kUndefined &&
                                 graph.values[v].constant->size() <= kernels::KernelInfo::kConstantValueLimit;
     info.constant_inputs.push_back(small_constant ? std::make_shared<const TypedTensor>(graph.values[v].constant->AsTyped(info.input_types[i])) : nullptr);
+    info.constant_input.push_back(v >= 0 && graph.IsConstant(v));
   }
   for (int v : n.outputs) {
     const bool static_shape = v >= 0 && graph.values[v].shape_known && graph.values[v].kind == ValueKind::kTensor;

@@ -57,7 +57,7 @@ double SquaredDeviations(const float* x, int64_t n, double mean) {
 // exp(x) for x <= 0 on the constants of exp_non_positive.h, in float: a loop of it vectorizes.
 inline float ExpNonPositive(float x) {
   namespace c = exp_non_positive;
-  const float clamped = std::max(x, c::kLowest);
+  const float clamped = x >= c::kLowest ? x : c::kLowest;  // NaN too: no conversion of NaN to an integer
   // k = round(clamped log2 e), for a value <= 0 by truncating its negation: a conversion every
   // instruction set vectorizes, where nearbyint is a call without SSE4.1.
   const int32_t ki = -static_cast<int32_t>(0.5f - clamped * c::kLog2e);
@@ -95,7 +95,7 @@ Result<std::unique_ptr<OpKernel>> Float32GroupedNorm(const KernelInfo& info, boo
   const std::vector<int64_t>& shape = *info.InputShape(0);
   if (shape.size() < 2) return info.Bad("takes X of rank 2 or more");
   if (!info.HasInput(1) || !info.HasInput(2)) return info.Bad("takes X, scale and B");
-  const int64_t N = shape[0], C = shape[1], inner = C ? Tensor::NumElements(shape) / (N * C) : 0;
+  const int64_t N = shape[0], C = shape[1], inner = N && C ? Tensor::NumElements(shape) / (N * C) : 0;
   const int64_t groups = instance ? C : info.attrs.Int("num_groups", 0);
   if (groups < 1 || C % groups) return info.Bad("num_groups must divide the " + std::to_string(C) + " channels");
   const int64_t params = Tensor::NumElements(*info.InputShape(1));

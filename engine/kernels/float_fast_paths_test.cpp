@@ -134,3 +134,36 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
 
 }  // namespace
 }  // namespace tilebank::engine::kernels
+
+namespace tilebank::engine::kernels {
+namespace {
+
+TEST_CASE("the LSTM on oneDNN's primitive reads weights that are not graph constants again on every call") {
+  KernelInfo info;
+  info.op_type = "LSTM";
+  info.node_name = "lstm";
+  info.attrs = Attrs(nlohmann::json{{"hidden_size", 3}});
+  info.input_types = {DType::kFloat32, DType::kFloat32, DType::kFloat32};
+  info.num_outputs = 1;
+  std::string implementation;
+  auto kernel = KernelRegistry::Default().Create(info, &implementation);
+  REQUIRE(kernel.ok());
+  CHECK(implementation == "onednn.rnn");
+  auto reference = KernelRegistry::Default().Create(info, std::string("reference"));
+  REQUIRE(reference.ok());
+  TypedTensor x = Filled({4, 1, 5}, 1), w = Filled({1, 12, 5}, 2), r = Filled({1, 12, 3}, 3);
+  for (int call = 0; call < 2; ++call) {
+    CAPTURE(call);
+    if (call == 1)
+      for (int64_t i = 0; i < w.size(); ++i) w.data<float>()[i] *= -0.5f;  // new values at the same address
+    std::vector<TypedTensor> fast(1), slow(1);
+    REQUIRE((*kernel)->Compute({&x, &w, &r}, &fast).ok());
+    REQUIRE((*reference)->Compute({&x, &w, &r}, &slow).ok());
+    double worst = 0;
+    for (int64_t i = 0; i < fast[0].size(); ++i) worst = std::max(worst, std::abs(fast[0].At(i) - slow[0].At(i)));
+    CHECK(worst < 1e-5);
+  }
+}
+
+}  // namespace
+}  // namespace tilebank::engine::kernels

@@ -18,6 +18,15 @@ bool Wrap(int64_t* i, int64_t dim) {
   return true;
 }
 
+// Whether `idx` fits `x` for GatherElements and ScatterElements: of x's rank, and no larger than x
+// in any dimension but `axis` (its coordinates there are x's).
+bool IndicesFit(const TypedTensor& x, const TypedTensor& idx, int64_t axis) {
+  if (idx.rank() != x.rank()) return false;
+  for (int64_t k = 0; k < x.rank(); ++k)
+    if (k != axis && idx.shape[k] > x.shape[k]) return false;
+  return true;
+}
+
 // GatherElements' and ScatterElements' element of `x` for element j of `idx`: j's coordinates,
 // with idx[j] along `axis`; nullopt when idx[j] is outside that dimension.
 std::optional<int64_t> ElementAt(const TypedTensor& x, const TypedTensor& idx, int64_t j, int64_t axis, const std::vector<int64_t>& x_strides,
@@ -62,7 +71,7 @@ Result<std::unique_ptr<OpKernel>> MakeGatherElements(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     const TypedTensor &x = *in[0], &idx = *in[1];
     auto axis = Axis(info.attrs.Int("axis", 0), x.rank());
-    if (!axis || idx.rank() != x.rank()) return info.Bad("indices must have the input's rank, and axis be inside it");
+    if (!axis || !IndicesFit(x, idx, *axis)) return info.Bad("indices must have the input's rank and fit its shape but along axis, and axis be inside it");
     const std::vector<int64_t> x_strides = Strides(x.shape), i_strides = Strides(idx.shape);
     TypedTensor y(x.dtype, idx.shape);
     for (int64_t j = 0; j < idx.size(); ++j) {
@@ -133,8 +142,8 @@ Result<std::unique_ptr<OpKernel>> MakeScatterElements(const KernelInfo& info) {
   return FunctionKernel([info, reduction](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     const TypedTensor &x = *in[0], &idx = *in[1], &updates = *in[2];
     auto axis = Axis(info.attrs.Int("axis", 0), x.rank());
-    if (!axis || idx.rank() != x.rank() || idx.shape != updates.shape || updates.dtype != x.dtype)
-      return info.Bad("indices and updates must share a shape of the input's rank");
+    if (!axis || !IndicesFit(x, idx, *axis) || idx.shape != updates.shape || updates.dtype != x.dtype)
+      return info.Bad("indices and updates must share a shape of the input's rank that fits it but along axis");
     const std::vector<int64_t> x_strides = Strides(x.shape), i_strides = Strides(idx.shape);
     TypedTensor y = x;
     for (int64_t j = 0; j < idx.size(); ++j) {

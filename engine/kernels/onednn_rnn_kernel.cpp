@@ -60,6 +60,9 @@ class OneDnnRecurrent : public OpKernel {
     reverse_ = direction == "reverse";
     batch_first_ = info_.attrs.Int("layout", 0) != 0;
     lbr_ = cell_ == RecurrentCell::kGru && info_.attrs.Int("linear_before_reset", 0) != 0;
+    // W, R, B and P reordered once when the graph holds them; otherwise on every call.
+    weights_constant_ = info_.IsConstantInput(1) && info_.IsConstantInput(2);
+    for (size_t i : {3, 7}) weights_constant_ = weights_constant_ && (!info_.HasInput(i) || info_.IsConstantInput(i));
     const auto names = ActivationNames(info_);
     activation_ = names.empty() ? dnnl::algorithm::eltwise_tanh : RnnActivation(names[0]).value_or(dnnl::algorithm::eltwise_tanh);
   }
@@ -93,7 +96,7 @@ class OneDnnRecurrent : public OpKernel {
   // Float32 operands of ONNX's shapes and every sequence at its full length: anything else is the
   // fallback's (which also names bad shapes).
   bool Takes(const KernelInputs& in) const {
-    if (in.size() < 3 || !in[0] || !in[1] || !in[2] || in[0]->rank() != 3) return false;
+    if (in.size() < 3 || !in[0] || !in[1] || !in[2] || in[0]->rank() != 3 || in[1]->rank() != 3 || in[2]->rank() != 3) return false;
     for (size_t i : {0, 1, 2, 3, 5, 6, 7})
       if (const TypedTensor* t = Optional(in, i); t && t->dtype != DType::kFloat32) return false;
     const Sizes z = SizesOf(in);
@@ -214,7 +217,7 @@ class OneDnnRecurrent : public OpKernel {
     const TypedTensor *bias = Optional(in, 3), *h0 = Optional(in, 5), *c0 = Optional(in, 6), *peep = Optional(in, 7);
     const std::vector<const void*> weights = {in[1]->bytes.data(), in[2]->bytes.data(), bias ? bias->bytes.data() : nullptr,
                                               peep ? peep->bytes.data() : nullptr};
-    if (!plan_ || !(plan_->sizes == z) || plan_->weights != weights) {
+    if (!plan_ || !(plan_->sizes == z) || plan_->weights != weights || !weights_constant_) {
       plan_.reset();
       TB_RETURN_IF_ERROR(Prepare(in, z));
     }
@@ -278,7 +281,7 @@ class OneDnnRecurrent : public OpKernel {
   RecurrentCell cell_;
   std::unique_ptr<OpKernel> fallback_;
   int dirs_ = 1;
-  bool reverse_ = false, batch_first_ = false, lbr_ = false;
+  bool reverse_ = false, batch_first_ = false, lbr_ = false, weights_constant_ = false;
   dnnl::algorithm activation_ = dnnl::algorithm::eltwise_tanh;
   mutable std::mutex mutex_;
   mutable std::optional<Plan> plan_;

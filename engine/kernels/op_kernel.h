@@ -56,6 +56,7 @@ struct KernelInfo {
   // kConstantValueLimit elements. The arena implementations are made for exactly these.
   std::vector<std::optional<std::vector<int64_t>>> input_shapes, output_shapes;
   std::vector<std::shared_ptr<const TypedTensor>> constant_inputs;
+  std::vector<bool> constant_input;  // per input: a constant of the graph, of any size (its memory never changes)
   static constexpr int64_t kConstantValueLimit = 1 << 16;
 
   size_t DeclaredInputs() const { return input_types.size() - implicit_inputs.size(); }
@@ -65,6 +66,7 @@ struct KernelInfo {
   const std::optional<std::vector<int64_t>>& InputShape(size_t i) const;
   const std::optional<std::vector<int64_t>>& OutputShape(size_t i) const;
   const TypedTensor* ConstantInput(size_t i) const { return i < constant_inputs.size() ? constant_inputs[i].get() : nullptr; }
+  bool IsConstantInput(size_t i) const { return i < constant_input.size() && constant_input[i]; }
   // kInvalidInput naming the node and op: "node 'n' (Op): <what>".
   Status Bad(const std::string& what) const;
 };

@@ -93,6 +93,7 @@ size_t FuseGroupNorm(Graph* g) {
         break;
       }
     }
+    if (!g->values[output].shape_known || g->values[output].shape != x.shape) continue;  // the arena kernel is made for it
     Node fusedNode;
     fusedNode.name = in.name + "/fused_group_norm";
     fusedNode.op_type = "FusedGroupNormalization";
