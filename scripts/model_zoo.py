@@ -251,6 +251,8 @@ def markdown(results, args, soc, everything, notes):
         + (f" ONNX Runtime was measured beside {len(with_ort)} of them; tilebank takes at most its time on "
            f"{sum(1 for r in with_ort if r['ms'] <= r['ort_ms'])}." if with_ort else ""),
         "",
+        ort_goals_text(with_ort),
+        "",
         NOTES_BEGIN,
         notes,
         NOTES_END,
@@ -307,6 +309,22 @@ def check_small(args):
     return 1 if failed else 0
 
 
+EMPTY_BANK_GOAL, NONE_SLOWER_THAN = 1.0, 1.1  # issue 50: at most ONNX Runtime's time on every model, none over 1.1x
+
+
+def ort_goals_text(with_ort):
+    """Issue 50's goals over the rows measured beside ONNX Runtime: met or not, and the models that miss each."""
+    if not with_ort:
+        return "ONNX Runtime was measured beside none of them: its goals are not judged."
+    over = sorted((r["ms"] / r["ort_ms"], r["model"]) for r in with_ort if r["ms"] > EMPTY_BANK_GOAL * r["ort_ms"])
+    far = [(ratio, name) for ratio, name in over if ratio > NONE_SLOWER_THAN]
+    def names(rows):
+        return ", ".join(f"{name} {ratio:.2f}x" for ratio, name in reversed(rows))
+    return (f"Goals (empty bank, beside ONNX Runtime): at most {EMPTY_BANK_GOAL}x its time on every model: "
+            + ("met" if not over else f"NOT met ({names(over)})")
+            + f"; none slower than {NONE_SLOWER_THAN}x: " + ("met" if not far else f"NOT met ({names(far)})") + ".")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*")
@@ -361,6 +379,8 @@ def main():
         f.write(markdown({k: v for k, v in results.items() if k in everything}, args, soc, everything, notes))
     failed = [n for n in everything if n in results and not matched(results[n])]
     print(f"model_zoo: {len(results)} models, {len(failed)} not matching: {' '.join(failed)}", file=sys.stderr)
+    print("model_zoo: " + ort_goals_text([r for n, r in results.items() if n in everything and r.get("ort_ms") and r.get("ms")]),
+          file=sys.stderr)
     return 1 if failed else 0
 
 
