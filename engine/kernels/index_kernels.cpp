@@ -11,13 +11,6 @@
 namespace tilebank::engine::kernels {
 namespace {
 
-// An index counted from the end when negative; false when outside [-dim, dim).
-bool Wrap(int64_t* i, int64_t dim) {
-  if (*i < -dim || *i >= dim) return false;
-  if (*i < 0) *i += dim;
-  return true;
-}
-
 // Whether `idx` fits `x` for GatherElements and ScatterElements: of x's rank, and no larger than x
 // in any dimension but `axis` (its coordinates there are x's).
 bool IndicesFit(const TypedTensor& x, const TypedTensor& idx, int64_t axis) {

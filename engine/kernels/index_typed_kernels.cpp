@@ -16,13 +16,6 @@
 namespace tilebank::engine::kernels {
 namespace {
 
-// An index counted from the end when negative; false when outside [-dim, dim).
-bool Wrap(int64_t* i, int64_t dim) {
-  if (*i < -dim || *i >= dim) return false;
-  if (*i < 0) *i += dim;
-  return true;
-}
-
 int64_t IndexAt(const TypedTensor& idx, int64_t j) {
   return idx.dtype == DType::kInt64 ? idx.data<int64_t>()[j] : idx.dtype == DType::kInt32 ? idx.data<int32_t>()[j] : idx.IntAt(j);
 }
@@ -296,15 +289,7 @@ Result<TypedFn> TopK(const KernelInfo& info) {
         for (int64_t row = begin; row < end; ++row) {
           const int64_t o = row / inner, i = row % inner;
           auto at = [&](int64_t a) { return (o * dim + a) * inner + i; };
-          std::iota(order.begin(), order.end(), 0);
-          // As the reference compares: in double (NaN never before another value).
-          auto before = [&](int64_t p, int64_t q) {
-            const double vp = static_cast<double>(v[at(p)]), vq = static_cast<double>(v[at(q)]);
-            if (vp != vq) return largest ? vp > vq : vp < vq;
-            return p < q;
-          };
-          std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
-          if (!sorted) std::sort(order.begin(), order.begin() + k);
+          TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[at(a)]); }, &order);
           for (int64_t j = 0; j < k; ++j) {
             const int64_t to = (o * k + j) * inner + i;
             values.data<T>()[to] = v[at(order[j])];

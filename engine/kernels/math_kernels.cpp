@@ -188,14 +188,7 @@ Result<std::unique_ptr<OpKernel>> MakeTopK(const KernelInfo& info) {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         auto at = [&](int64_t a) { return (o * dim + a) * inner + i; };
-        std::iota(order.begin(), order.end(), 0);
-        auto before = [&](int64_t p, int64_t q) {
-          const double vp = x.At(at(p)), vq = x.At(at(q));
-          if (vp != vq) return largest ? vp > vq : vp < vq;
-          return p < q;
-        };
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
-        if (!sorted) std::sort(order.begin(), order.begin() + k);
+        TopKOrder(k, largest, sorted, [&](int64_t a) { return x.At(at(a)); }, &order);
         for (int64_t j = 0; j < k; ++j) {
           const int64_t to = (o * k + j) * inner + i;
           CopyElement(x, at(order[j]), &values, to);

@@ -1,8 +1,10 @@
 // Index arithmetic the kernels share: axes, strides, a walk over N-D indices, operands as int64
 // or double (and back), and copying one element of any dtype.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -14,6 +16,28 @@ namespace tilebank::engine::kernels {
 inline std::optional<int64_t> Axis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) return std::nullopt;
   return axis < 0 ? axis + rank : axis;
+}
+
+// An index counted from the end when negative; false when outside [-dim, dim).
+inline bool Wrap(int64_t* i, int64_t dim) {
+  if (*i < -dim || *i >= dim) return false;
+  if (*i < 0) *i += dim;
+  return true;
+}
+
+// TopK's order along one row of `dim` values: `order` (size dim) gets the indices of the first
+// k, larger (smaller, when !largest) first, ties by the lower index, compared as doubles as
+// value_at(a) gives them (NaN before nothing); sorted by index instead when !sorted.
+template <class ValueAt>
+void TopKOrder(int64_t k, bool largest, bool sorted, ValueAt value_at, std::vector<int64_t>* order) {
+  std::iota(order->begin(), order->end(), 0);
+  auto before = [&](int64_t p, int64_t q) {
+    const double vp = value_at(p), vq = value_at(q);
+    if (vp != vq) return largest ? vp > vq : vp < vq;
+    return p < q;
+  };
+  std::partial_sort(order->begin(), order->begin() + k, order->end(), before);
+  if (!sorted) std::sort(order->begin(), order->begin() + k);
 }
 
 // Row-major strides, in elements.
