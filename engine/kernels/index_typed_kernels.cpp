@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <type_traits>
 
 #include "engine/core/parallel_for.h"
@@ -131,31 +132,86 @@ Result<TypedFn> GatherND(const KernelInfo& info) {
   });
 }
 
-// dst = reduce(dst, v) for ScatterElements' and ScatterND's reductions in T (integers wrap as the
-// reference's int64 arithmetic stored back does).
-template <class T>
-void ReduceInto(const std::string& reduction, T* dst, T v) {
-  if constexpr (std::is_integral_v<T>) {  // two's complement wrapping, without signed overflow
-    if (reduction == "add") return void(*dst = static_cast<T>(static_cast<uint64_t>(*dst) + static_cast<uint64_t>(v)));
-    if (reduction == "mul") return void(*dst = static_cast<T>(static_cast<uint64_t>(*dst) * static_cast<uint64_t>(v)));
-  }
-  if (reduction == "add") *dst = static_cast<T>(*dst + v);
-  else if (reduction == "mul") *dst = static_cast<T>(*dst * v);
-  else if (reduction == "max") *dst = std::max(*dst, v);
-  else *dst = std::min(*dst, v);
+enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
+
+// ScatterElements' and ScatterND's reduction attribute; nullopt for one the typed kernels do not know.
+std::optional<Reduction> ReductionOf(const std::string& r) {
+  if (r == "none") return Reduction::kNone;
+  if (r == "add") return Reduction::kAdd;
+  if (r == "mul") return Reduction::kMul;
+  if (r == "max") return Reduction::kMax;
+  if (r == "min") return Reduction::kMin;
+  return std::nullopt;
 }
 
-bool KnownReduction(const std::string& r) { return r == "none" || r == "add" || r == "mul" || r == "max" || r == "min"; }
+// dst[i] = reduce(dst[i], v[i]) for i < n, in T (integers wrap as the reference's int64 arithmetic
+// stored back does); `r` is not kNone.
+template <class T>
+void ReduceInto(Reduction r, T* dst, const T* v, int64_t n) {
+  using Wide = std::conditional_t<std::is_integral_v<T>, uint64_t, T>;  // two's complement wrapping, without signed overflow
+  switch (r) {
+    case Reduction::kAdd:
+      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(static_cast<Wide>(dst[i]) + static_cast<Wide>(v[i]));
+      return;
+    case Reduction::kMul:
+      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(static_cast<Wide>(dst[i]) * static_cast<Wide>(v[i]));
+      return;
+    case Reduction::kMax:
+      for (int64_t i = 0; i < n; ++i) dst[i] = std::max(dst[i], v[i]);
+      return;
+    case Reduction::kMin:
+      for (int64_t i = 0; i < n; ++i) dst[i] = std::min(dst[i], v[i]);
+      return;
+    case Reduction::kNone: return;
+  }
+}
+
+// Places update j (`count` elements from j * count) at element target[j] of y, or reduces it there.
+bool ScatterRuns(Reduction r, const TypedTensor& updates, const std::vector<int64_t>& target, int64_t count, TypedTensor* y) {
+  const size_t bytes = ElementBytes(y->dtype);
+  if (r == Reduction::kNone) {
+    for (size_t j = 0; j < target.size(); ++j)
+      std::memcpy(y->bytes.data() + target[j] * bytes, updates.bytes.data() + j * count * bytes, count * bytes);
+    return true;
+  }
+  return VisitReducible(y->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (size_t j = 0; j < target.size(); ++j) ReduceInto(r, y->data<T>() + target[j], updates.data<T>() + j * count, count);
+  });
+}
+
+// Along axis 0 with whole rows (the index_add form, indices expanded over each row): the row each
+// index row names, one per row of idx; nullopt when an index row holds two values or idx is no whole
+// rows.
+std::optional<std::vector<int64_t>> WholeRowTargets(const TypedTensor& x, const TypedTensor& idx, int64_t axis) {
+  if (axis != 0 || x.rank() < 2 || !std::equal(idx.shape.begin() + 1, idx.shape.end(), x.shape.begin() + 1)) return std::nullopt;
+  const int64_t rows = idx.shape[0], row = idx.size() / std::max<int64_t>(rows, 1);
+  std::vector<int64_t> target(static_cast<size_t>(rows));
+  for (int64_t j = 0; j < rows; ++j) {
+    int64_t c = IndexAt(idx, j * row);
+    for (int64_t k = 1; k < row; ++k)
+      if (IndexAt(idx, j * row + k) != c) return std::nullopt;
+    if (!Wrap(&c, x.shape[0])) return std::nullopt;
+    target[j] = c * row;
+  }
+  return target;
+}
 
 Result<TypedFn> ScatterElements(const KernelInfo& info) {
   const int64_t axis_attr = info.attrs.Int("axis", 0);
-  const std::string reduction = info.attrs.String("reduction", "none");
+  const std::optional<Reduction> reduction = ReductionOf(info.attrs.String("reduction", "none"));
   return TypedFn([axis_attr, reduction](const KernelInputs& in, std::vector<TypedTensor>* out) {
     const TypedTensor &x = *in[0], &idx = *in[1], &updates = *in[2];
     auto axis = Axis(axis_attr, x.rank());
-    if (!axis || idx.rank() != x.rank() || idx.shape != updates.shape || updates.dtype != x.dtype || !KnownReduction(reduction)) return false;
+    if (!axis || idx.rank() != x.rank() || idx.shape != updates.shape || updates.dtype != x.dtype || !reduction) return false;
     for (int64_t k = 0; k < x.rank(); ++k)
       if (idx.shape[k] > x.shape[k] && k != *axis) return false;
+    if (auto rows = WholeRowTargets(x, idx, *axis)) {
+      TypedTensor y = x;
+      if (!ScatterRuns(*reduction, updates, *rows, idx.rank() ? idx.size() / std::max<int64_t>(idx.shape[0], 1) : 1, &y)) return false;
+      (*out)[0] = std::move(y);
+      return true;
+    }
     const std::vector<int64_t> strides = Strides(x.shape);
     // Each update's target offset, its axis coordinate from the index: checked before anything is
     // written. `base` is the offset of idx's coordinates but the axis, kept as they advance.
@@ -178,27 +234,17 @@ Result<TypedFn> ScatterElements(const KernelInfo& info) {
       }
     }
     TypedTensor y = x;
-    if (reduction == "none") {
-      const size_t bytes = ElementBytes(x.dtype);
-      for (int64_t j = 0; j < idx.size(); ++j) std::memcpy(y.bytes.data() + target[j] * bytes, updates.bytes.data() + j * bytes, bytes);
-    } else if (!VisitReducible(x.dtype, [&](auto tag) {
-                 using T = decltype(tag);
-                 T* dst = y.data<T>();
-                 const T* src = updates.data<T>();
-                 for (int64_t j = 0; j < idx.size(); ++j) ReduceInto(reduction, dst + target[j], src[j]);
-               })) {
-      return false;
-    }
+    if (!ScatterRuns(*reduction, updates, target, 1, &y)) return false;
     (*out)[0] = std::move(y);
     return true;
   });
 }
 
 Result<TypedFn> ScatterND(const KernelInfo& info) {
-  const std::string reduction = info.attrs.String("reduction", "none");
+  const std::optional<Reduction> reduction = ReductionOf(info.attrs.String("reduction", "none"));
   return TypedFn([reduction](const KernelInputs& in, std::vector<TypedTensor>* out) {
     const TypedTensor &x = *in[0], &idx = *in[1], &updates = *in[2];
-    if (idx.rank() < 1 || updates.dtype != x.dtype || !KnownReduction(reduction)) return false;
+    if (idx.rank() < 1 || updates.dtype != x.dtype || !reduction) return false;
     const int64_t last = idx.shape.back();
     if (last > x.rank()) return false;
     int64_t slice = 1;
@@ -210,18 +256,7 @@ Result<TypedFn> ScatterND(const KernelInfo& info) {
     for (int64_t t = 0; t < tuples; ++t)
       if (!TupleOffset(x, idx, t, last, 0, 0, strides, &target[t])) return false;
     TypedTensor y = x;
-    const size_t bytes = ElementBytes(x.dtype);
-    if (reduction == "none") {
-      for (int64_t t = 0; t < tuples; ++t) std::memcpy(y.bytes.data() + target[t] * bytes, updates.bytes.data() + t * slice * bytes, slice * bytes);
-    } else if (!VisitReducible(x.dtype, [&](auto tag) {
-                 using T = decltype(tag);
-                 T* dst = y.data<T>();
-                 const T* src = updates.data<T>();
-                 for (int64_t t = 0; t < tuples; ++t)
-                   for (int64_t s = 0; s < slice; ++s) ReduceInto(reduction, dst + target[t] + s, src[t * slice + s]);
-               })) {
-      return false;
-    }
+    if (!ScatterRuns(*reduction, updates, target, slice, &y)) return false;
     (*out)[0] = std::move(y);
     return true;
   });

@@ -50,7 +50,7 @@ const KernelRegistry& KernelRegistry::Default() {
     for (Family family : {RegisterElementwiseKernels, RegisterUnaryKernels, RegisterCastKernels, RegisterShapeKernels, RegisterMovementKernels,
                           RegisterIndexKernels, RegisterReduceKernels, RegisterMathKernels, RegisterConvKernels, RegisterPoolKernels, RegisterNormKernels,
                           RegisterLossKernels, RegisterRandomKernels, RegisterResizeKernels, RegisterVisionKernels, RegisterLinalgKernels, RegisterQuantizeKernels, RegisterRnnKernels,
-                          RegisterSignalKernels, RegisterStringKernels, RegisterControlFlowKernels, RegisterSequenceKernels,
+                          RegisterSignalKernels, RegisterStringKernels, RegisterControlFlowKernels, RegisterSequenceKernels, RegisterFusedGemmKernels,
                           RegisterTypedIndexKernels, RegisterFloat32ArenaKernels, RegisterTunableKernels}) family(&r);
     return r;
   }();

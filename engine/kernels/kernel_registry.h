@@ -114,6 +114,8 @@ void RegisterSignalKernels(KernelRegistry* registry);
 void RegisterStringKernels(KernelRegistry* registry);
 void RegisterControlFlowKernels(KernelRegistry* registry);
 void RegisterSequenceKernels(KernelRegistry* registry);
+// FusedGemm, written by engine/passes/dynamic_gemm_fusion.h (fused_gemm_kernels.cpp).
+void RegisterFusedGemmKernels(KernelRegistry* registry);
 // The typed implementations of Gather, GatherND, ScatterElements, ScatterND, NonZero and TopK
 // (index_typed_kernels.cpp).
 void RegisterTypedIndexKernels(KernelRegistry* registry);
