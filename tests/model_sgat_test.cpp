@@ -14,6 +14,7 @@
 #include "engine/jobs/sgat_checkpoint.h"
 #include "engine/jobs/stored_job.h"
 #include "engine/passes/constant_fold.h"
+#include "engine/passes/group_norm_fusion.h"
 #include "engine/runtime/model_session.h"
 #include "engine/ir/onnx_import.h"
 #include "engine/passes/partition.h"
@@ -223,6 +224,56 @@ TEST_CASE("sgat: Split, Concat, pooling, a per-channel Mul and nearest Resize be
   CHECK_MESSAGE(moved == expected, layouts);
   for (const auto& b : native_bindings)  // the Pad of nothing shares its input's buffer, in its layout
     if (b.op_type == "Pad") CHECK_MESSAGE((b.policy_source == "alias" && !b.layout.empty()), layouts);
+  CHECK(native_bindings.back().layout.empty());
+}
+
+// A diffusion UNet's block: Conv -> GroupNorm (8 groups) as torch.onnx writes it, with SiLU after it
+// (one FusedGroupNormalization once fused) -> Conv to 20 channels (a padded channel block) ->
+// InstanceNormalization -> Conv.
+std::string NormBlocksModel(const TempDir& dir) {
+  ModelBuilder b;
+  b.Input("x", {1, 16, 10, 10});
+  b.Weight("w1", {32, 16, 3, 3});
+  b.Weight("w2", {20, 32, 3, 3});
+  b.Weight("w3", {16, 20, 3, 3});
+  b.Ints("grouped_shape", {1, 8, -1});
+  b.Ints("c1_shape", {1, 32, 10, 10});
+  b.Floats("ones", {8}, std::vector<float>(8, 1.0f));
+  b.Floats("zeros", {8}, std::vector<float>(8, 0.0f));
+  b.Weight("gamma", {32, 1, 1});
+  b.Weight("beta", {32, 1, 1});
+  b.Weight("in_scale", {20});
+  b.Weight("in_bias", {20});
+  Conv3x3(b, "x", "w1", "c1");
+  b.Node("Reshape", {"c1", "grouped_shape"}, {"grouped"});
+  b.Node("InstanceNormalization", {"grouped", "ones", "zeros"}, {"normalized"});
+  b.Node("Reshape", {"normalized", "c1_shape"}, {"back"});
+  b.Node("Mul", {"back", "gamma"}, {"scaled"});
+  b.Node("Add", {"scaled", "beta"}, {"shifted"});
+  b.Node("Sigmoid", {"shifted"}, {"gate"});
+  b.Node("Mul", {"shifted", "gate"}, {"silu"});
+  Conv3x3(b, "silu", "w2", "c2");
+  b.Node("InstanceNormalization", {"c2", "in_scale", "in_bias"}, {"c2_normed"});
+  Conv3x3(b, "c2_normed", "w3", "y");
+  b.Output("y", {1, 16, 10, 10});
+  return b.Save(dir / "norm_blocks.onnx");
+}
+
+TEST_CASE("sgat: a group norm with SiLU and an InstanceNormalization between oneDNN convolutions run in the convolutions' layout family") {
+  TempDir dir;
+  Graph g = Load(NormBlocksModel(dir));
+  REQUIRE(FuseGroupNorm(&g) == 1);
+  const std::vector<NodeBinding> native_bindings = RunBothLayouts(g, nullptr);
+  // Each norm takes the layout the convolution before it writes (oneDNN's choice: channels-last or
+  // blocked by 8 or 16, a channel block padded where 20 channels do not fill it); the first
+  // convolution's 32 channels go native on every x86 with AVX2 or later.
+  std::string layouts;
+  for (const auto& b : native_bindings) layouts += b.name + ":" + b.op_type + ":" + b.layout + " ";
+  REQUIRE(native_bindings.size() == 5);
+  CHECK_MESSAGE(!native_bindings[0].layout.empty(), layouts);
+  for (size_t norm : {1, 3}) CHECK_MESSAGE(native_bindings[norm].layout == native_bindings[norm - 1].layout, layouts);
+  CHECK(native_bindings[1].op_type == "FusedGroupNormalization");
+  CHECK(native_bindings[3].op_type == "InstanceNormalization");
   CHECK(native_bindings.back().layout.empty());
 }
 

@@ -172,6 +172,13 @@ Result<std::unique_ptr<OpKernel>> MakeOneDnnConvTransposeOverReference(const Ker
   return MakeOneDnnConvTranspose(info, std::move(reference.value()));
 }
 
+// The tiling instances as a GEMM and a scatter, the others on oneDNN's deconvolution.
+Result<std::unique_ptr<OpKernel>> MakeConvTransposeByGemmOverOneDnn(const KernelInfo& info) {
+  auto onednn = MakeOneDnnConvTransposeOverReference(info);
+  if (!onednn.ok()) return onednn;
+  return MakeConvTransposeByGemm(info, std::move(onednn.value()));
+}
+
 }  // namespace
 
 void RegisterConvKernels(KernelRegistry* r) {
@@ -179,6 +186,7 @@ void RegisterConvKernels(KernelRegistry* r) {
   r->Add({"Conv", 1, INT_MAX, {DType::kFloat32}, 0, MakeOneDnnConvOverReference, false, "onednn"});
   r->Add({"ConvTranspose", 1, INT_MAX, FloatTypes(), 0, MakeReferenceConvTranspose});
   r->Add({"ConvTranspose", 1, INT_MAX, {DType::kFloat32}, 0, MakeOneDnnConvTransposeOverReference, false, "onednn"});
+  r->Add({"ConvTranspose", 1, INT_MAX, {DType::kFloat32}, 0, MakeConvTransposeByGemmOverOneDnn, false, "gemm"});
   r->Add({"ConvInteger", 10, INT_MAX, {DType::kInt8, DType::kUInt8}, 0, MakeConvInteger});
 }
 

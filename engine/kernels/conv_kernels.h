@@ -27,6 +27,10 @@ Result<TransposedWindow> ResolveTransposed(const KernelInfo& info, const std::ve
 // convolution and deconvolution; `reference` computes what they cannot take.
 Result<std::unique_ptr<OpKernel>> MakeOneDnnConv(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
 Result<std::unique_ptr<OpKernel>> MakeOneDnnConvTranspose(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
+// The float32 ConvTranspose whose kernel tiles the output (strides = kernel, no pads, dilation 1, one
+// group) as one GEMM per image and a scatter (engine/kernels/conv_transpose_gemm_kernel.cpp);
+// `fallback` computes every other instance.
+Result<std::unique_ptr<OpKernel>> MakeConvTransposeByGemm(const KernelInfo& info, std::unique_ptr<OpKernel> fallback);
 
 // y[N, M, out...] as doubles with the output's shape in *shape; errors name the node.
 Result<std::vector<double>> Convolve(const KernelInfo& info, const ConvOperands& operands, std::vector<int64_t>* shape);

@@ -70,7 +70,7 @@ Status Map2(const KernelInfo& info, const TypedTensor& a, const TypedTensor& b, 
   std::vector<int64_t> shape;
   if (!BroadcastShapes({a.shape, b.shape}, &shape))
     return info.Bad("inputs of shapes " + ShapeText(a.shape) + " and " + ShapeText(b.shape) + " do not broadcast");
-  *out = TypedTensor(DTypeOf<R>(), shape);
+  ReshapeForOverwrite(out, DTypeOf<R>(), shape);  // last run's buffer, when it has one
   const A* x = a.data<A>();
   const B* y = b.data<B>();
   R* z = out->data<R>();

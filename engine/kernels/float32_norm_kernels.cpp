@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/backends/halide/exp_non_positive.h"
+#include "engine/backends/simd/swish_float.h"
 #include "engine/core/parallel_for.h"
 #include "engine/core/tensor.h"
 
@@ -16,13 +16,6 @@ namespace tilebank::engine::kernels {
 namespace {
 
 constexpr int kLanes = 8;
-
-// Before a loop whose output may be its input, element for element.
-#if defined(__clang__)
-#define TB_VECTORIZE_IN_PLACE _Pragma("clang loop vectorize(assume_safety)")
-#else
-#define TB_VECTORIZE_IN_PLACE _Pragma("GCC ivdep")
-#endif
 
 // Sums in float lanes over blocks of kBlock elements (loops that vectorize without reordering
 // anything), the blocks' sums added in double.
@@ -52,29 +45,6 @@ double Sum(const float* x, int64_t n) {
 double SquaredDeviations(const float* x, int64_t n, double mean) {
   const float m = static_cast<float>(mean);
   return BlockedSum(x, n, [m](float v) { return (v - m) * (v - m); });
-}
-
-// exp(x) for x <= 0 on the constants of exp_non_positive.h, in float: a loop of it vectorizes.
-inline float ExpNonPositive(float x) {
-  namespace c = exp_non_positive;
-  const float clamped = x >= c::kLowest ? x : c::kLowest;  // NaN too: no conversion of NaN to an integer
-  // k = round(clamped log2 e), for a value <= 0 by truncating its negation: a conversion every
-  // instruction set vectorizes, where nearbyint is a call without SSE4.1.
-  const int32_t ki = -static_cast<int32_t>(0.5f - clamped * c::kLog2e);
-  const float k = static_cast<float>(ki);
-  const float r = (clamped - k * c::kLn2High) - k * c::kLn2Low;
-  float p = c::kTaylor[6];
-  for (int i = 5; i >= 0; --i) p = p * r + c::kTaylor[i];
-  const int32_t bits = (ki + 127) << 23;
-  float two_to_k;
-  std::memcpy(&two_to_k, &bits, sizeof two_to_k);
-  return x < c::kLowest ? 0.0f : p * two_to_k;
-}
-
-// v Sigmoid(v) (SiLU), with the exponential of -|v| only.
-inline float Swish(float v) {
-  const float e = ExpNonPositive(-std::fabs(v)), sigmoid = (v >= 0 ? 1.0f : e) / (1.0f + e);
-  return v * sigmoid;
 }
 
 // A constant input's values as floats; empty when the input is not a constant (read per run).
@@ -127,7 +97,7 @@ Result<std::unique_ptr<OpKernel>> Float32GroupedNorm(const KernelInfo& info, boo
           // loops vectorize though the compiler cannot prove the two apart.
           if (swish) {
             TB_VECTORIZE_IN_PLACE
-            for (int64_t k = 0; k < inner; ++k) yc[k] = Swish(xc[k] * a + shift);
+            for (int64_t k = 0; k < inner; ++k) yc[k] = SwishFloat(xc[k] * a + shift);
           } else {
             TB_VECTORIZE_IN_PLACE
             for (int64_t k = 0; k < inner; ++k) yc[k] = xc[k] * a + shift;

@@ -1,6 +1,7 @@
 // The registry's float32 fast paths against the float64 reference kernels (which they do not take)
 // on the same values: Conv and ConvTranspose on oneDNN's convolution and deconvolution (grouped,
-// dilated, strided, padded, output_padding and output_shape, 1-3 spatial dims); LSTM, GRU and RNN
+// dilated, strided, padded, output_padding and output_shape, 1-3 spatial dims), ConvTranspose whose
+// kernel tiles the output as a GEMM and a scatter; LSTM, GRU and RNN
 // in float on oneDNN's sgemm (both directions, sequence_lens, initial states, peepholes, clip,
 // linear_before_reset, batch-first layout) and on oneDNN's RNN primitives where they take the node; MatMul (broadcast batches, vectors) and Gemm (transposes,
 // alpha, beta, C broadcast) on oneDNN's sgemm.
@@ -73,6 +74,10 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
       {"ConvTranspose", {dims({1, 4, 3, 4, 5}), dims({4, 2, 3, 3, 3}), dims({4})}, {{"strides", {2, 2, 2}}, {"pads", {1, 1, 1, 1, 1, 1}}, {"group", 2}}},
       {"ConvTranspose", {dims({1, 3, 4, 4}), dims({3, 5, 3, 3}), dims({5})}, {{"strides", {3, 3}}, {"output_shape", {13, 14}}}},
       {"ConvTranspose", {dims({1, 3, 4, 4}), dims({3, 2, 2, 2}), dims({2})}, {{"strides", {2, 2}}, {"auto_pad", "SAME_UPPER"}}},
+      // Kernels that tile the output (strides = kernel): one GEMM and a scatter ("gemm").
+      {"ConvTranspose", {dims({1, 6, 5, 7}), dims({6, 4, 2, 2}), dims({4})}, {{"strides", {2, 2}}}},
+      {"ConvTranspose", {dims({2, 5, 9}), dims({5, 3, 3})}, {{"strides", {3}}, {"kernel_shape", {3}}}},
+      {"ConvTranspose", {dims({2, 3, 2, 3, 4}), dims({3, 2, 2, 1, 3}), dims({2})}, {{"strides", {2, 1, 3}}}},
       {"Conv", {dims({1, 6, 9, 8}), dims({9, 2, 3, 3}), dims({9})}, {{"strides", {2, 1}}, {"pads", {1, 0, 1, 2}}, {"dilations", {1, 2}}, {"group", 3}}},
       {"Conv", {dims({1, 4, 5, 6, 7}), dims({6, 4, 3, 3, 3}), dims({6})}, {{"pads", {1, 1, 1, 1, 1, 1}}}},
       // X [seq 6, batch 3, input 5], hidden 4; B, sequence_lens, initial_h, initial_c, P.
@@ -109,14 +114,16 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
     KernelInfo info;
     info.op_type = c.op_type;
     info.input_types.assign(1, DType::kFloat32);
-    const std::vector<std::string> table = Recurrent(c.op_type) ? std::vector<std::string>{"reference", "onednn", "onednn.rnn"}
-                                                                : std::vector<std::string>{"reference", "onednn"};
+    const std::vector<std::string> table = Recurrent(c.op_type)              ? std::vector<std::string>{"reference", "onednn", "onednn.rnn"}
+                                           : c.op_type == "ConvTranspose" ? std::vector<std::string>{"reference", "onednn", "gemm"}
+                                                                          : std::vector<std::string>{"reference", "onednn"};
     CHECK(KernelRegistry::Default().Implementations(info) == table);
     const int64_t primitive_calls = OneDnnRecurrentCalls();
     const std::vector<TypedTensor> fast = Run(c, DType::kFloat32);
     CHECK(OneDnnRecurrentCalls() - primitive_calls == (c.rnn_primitive ? 1 : 0));
     std::vector<std::vector<TypedTensor>> references = {Run(c, DType::kFloat64), Run(c, DType::kFloat32, "reference")};
     if (Recurrent(c.op_type)) references.push_back(Run(c, DType::kFloat32, "onednn"));  // the per-step kernel
+    if (c.op_type == "ConvTranspose") references.push_back(Run(c, DType::kFloat32, "onednn"));  // the deconvolution
     for (const auto& reference : references) {
       CAPTURE(DTypeName(reference[0].dtype));
       for (size_t k = 0; k < fast.size(); ++k) {

@@ -79,7 +79,8 @@ Result<TypedFn> Gather(const KernelInfo& info) {
     int64_t inner = 1, outer = 1;
     for (int64_t k = *axis + 1; k < x.rank(); ++k) inner *= x.shape[k];
     for (int64_t k = 0; k < *axis; ++k) outer *= x.shape[k];
-    TypedTensor y(x.dtype, shape);
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, x.dtype, shape);
     const size_t row_bytes = static_cast<size_t>(inner) * ElementBytes(x.dtype);
     ParallelFor(outer * count, std::max<int64_t>(1, (int64_t{1} << 16) / std::max<size_t>(1, row_bytes)), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
@@ -87,7 +88,6 @@ Result<TypedFn> Gather(const KernelInfo& info) {
         std::memcpy(y.bytes.data() + r * row_bytes, x.bytes.data() + (o * dim + rows[which]) * row_bytes, row_bytes);
       }
     });
-    (*out)[0] = std::move(y);
     return true;
   });
 }
@@ -121,15 +121,22 @@ Result<TypedFn> GatherND(const KernelInfo& info) {
     const std::vector<int64_t> strides = Strides(x.shape);
     const int64_t tuples = last ? idx.size() / last : idx.size(), per_batch_tuples = tuples / std::max<int64_t>(batch, 1);
     const size_t bytes = ElementBytes(x.dtype), slice_bytes = static_cast<size_t>(slice) * bytes;
-    TypedTensor y(x.dtype, shape);
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, x.dtype, shape);
     for (int64_t t = 0; t < tuples; ++t) {
       int64_t from = 0;
       if (!TupleOffset(x, idx, t, last, batch_dims, per_batch_tuples, strides, &from)) return false;
       std::memcpy(y.bytes.data() + t * slice_bytes, x.bytes.data() + from * bytes, slice_bytes);
     }
-    (*out)[0] = std::move(y);
     return true;
   });
+}
+
+// y as a copy of numeric x, in the memory y held (last run's output); returns y.
+TypedTensor& CopyInto(const TypedTensor& x, TypedTensor* y) {
+  ReshapeForOverwrite(y, x.dtype, x.shape);
+  std::memcpy(y->bytes.data(), x.bytes.data(), x.bytes.size());
+  return *y;
 }
 
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
@@ -207,9 +214,8 @@ Result<TypedFn> ScatterElements(const KernelInfo& info) {
     for (int64_t k = 0; k < x.rank(); ++k)
       if (idx.shape[k] > x.shape[k] && k != *axis) return false;
     if (auto rows = WholeRowTargets(x, idx, *axis)) {
-      TypedTensor y = x;
-      if (!ScatterRuns(*reduction, updates, *rows, idx.rank() ? idx.size() / std::max<int64_t>(idx.shape[0], 1) : 1, &y)) return false;
-      (*out)[0] = std::move(y);
+      TypedTensor& y = CopyInto(x, &(*out)[0]);
+      return ScatterRuns(*reduction, updates, *rows, idx.rank() ? idx.size() / std::max<int64_t>(idx.shape[0], 1) : 1, &y);
       return true;
     }
     const std::vector<int64_t> strides = Strides(x.shape);
@@ -233,9 +239,8 @@ Result<TypedFn> ScatterElements(const KernelInfo& info) {
         coordinate[k] = 0;
       }
     }
-    TypedTensor y = x;
+    TypedTensor& y = CopyInto(x, &(*out)[0]);
     if (!ScatterRuns(*reduction, updates, target, 1, &y)) return false;
-    (*out)[0] = std::move(y);
     return true;
   });
 }
@@ -255,9 +260,8 @@ Result<TypedFn> ScatterND(const KernelInfo& info) {
     std::vector<int64_t> target(static_cast<size_t>(tuples));
     for (int64_t t = 0; t < tuples; ++t)
       if (!TupleOffset(x, idx, t, last, 0, 0, strides, &target[t])) return false;
-    TypedTensor y = x;
+    TypedTensor& y = CopyInto(x, &(*out)[0]);
     if (!ScatterRuns(*reduction, updates, target, slice, &y)) return false;
-    (*out)[0] = std::move(y);
     return true;
   });
 }

@@ -88,7 +88,8 @@ class OneDnnFusedGemm : public OpKernel {
     const int64_t K = a.shape.back(), N = b.shape[trans_b_ ? 0 : 1], M = a.size() / K;
     std::vector<int64_t> shape(a.shape.begin(), a.shape.end() - 1);
     shape.push_back(N);
-    TypedTensor y(DType::kFloat32, shape);
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, DType::kFloat32, shape);  // last run's buffer: nothing allocated or cleared
     if (M > 0) {
       dnnl::engine& engine = OneDnnCpuEngine();
       dnnl::stream stream(engine);
@@ -101,7 +102,6 @@ class OneDnnFusedGemm : public OpKernel {
       if (bias) args[DNNL_ARG_BIAS] = memory({{1, N}, memory::data_type::f32, tag::ab}, engine, const_cast<std::byte*>(bias->bytes.data()));
       ExecuteAndWait(rows.prim, stream, args);
     }
-    (*out)[0] = std::move(y);
     return Status::Ok();
   }
 

@@ -145,12 +145,17 @@ Result<std::unique_ptr<OpKernel>> MakeExpand(const KernelInfo& info) {
     std::vector<int64_t> shape;
     if (!BroadcastShapes({in[0]->shape, IntValues(*in[1])}, &shape))
       return info.Bad(ShapeText(in[0]->shape) + " does not broadcast to " + ShapeText(IntValues(*in[1])));
-    TypedTensor y(in[0]->dtype, shape);
     const size_t bytes = ElementBytes(in[0]->dtype);
     if (in[0]->dtype == DType::kString || bytes == 0) {
+      TypedTensor y(in[0]->dtype, shape);
       BroadcastWalk walk({in[0]->shape}, shape);
       for (int64_t j = 0; j < y.size(); ++j, walk.Next()) CopyElement(*in[0], walk.offset(0), &y, j);
-    } else if (y.size() > 0) {  // rows copied, or one element repeated along them
+      (*out)[0] = std::move(y);
+      return Status::Ok();
+    }
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, in[0]->dtype, shape);  // last run's buffer, every element written
+    if (y.size() > 0) {  // rows copied, or one element repeated along them
       const BroadcastRows rows({in[0]->shape}, shape);
       const int64_t inner = rows.inner();
       const std::byte* from = in[0]->bytes.data();
@@ -164,7 +169,6 @@ Result<std::unique_ptr<OpKernel>> MakeExpand(const KernelInfo& info) {
         }
       });
     }
-    (*out)[0] = std::move(y);
     return Status::Ok();
   });
 }

@@ -25,7 +25,7 @@ KernelFactory MapOne(F f, bool predicate) {
           [&](auto tag) {
             using T = decltype(tag);
             TypedTensor& y = (*out)[0];
-            y = TypedTensor(predicate ? DType::kBool : in[0]->dtype, in[0]->shape);
+            ReshapeForOverwrite(&y, predicate ? DType::kBool : in[0]->dtype, in[0]->shape);
             const T* x = in[0]->data<T>();
             // Floating types on the threads; f reads only its element and the attributes.
             ParallelFor(y.size(), kIsFloat<T> ? kUnaryGrain : std::max<int64_t>(1, y.size()), [&](int64_t begin, int64_t end) {
@@ -89,7 +89,7 @@ Result<std::unique_ptr<OpKernel>> MakeClip(const KernelInfo& info) {
             (k == 1 ? lo : hi) = static_cast<C>(in[k]->data<T>()[0]);
           }
           TypedTensor& y = (*out)[0];
-          y = TypedTensor(in[0]->dtype, in[0]->shape);
+          ReshapeForOverwrite(&y, in[0]->dtype, in[0]->shape);
           for (int64_t i = 0; i < y.size(); ++i) {
             const C x = static_cast<C>(in[0]->data<T>()[i]);
             y.data<T>()[i] = Store<T>(std::isnan(static_cast<double>(x)) ? x : std::min(std::max(x, lo), hi));
@@ -113,7 +113,7 @@ KernelFactory Float32Fit(const OddRationalFit& fit) {
     return FunctionKernel([&fit, info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
       if (in.empty() || !in[0] || in[0]->dtype != DType::kFloat32) return info.Bad("takes one float32 input");
       TypedTensor& y = (*out)[0];
-      y = TypedTensor(DType::kFloat32, in[0]->shape);
+      ReshapeForOverwrite(&y, DType::kFloat32, in[0]->shape);
       const float* x = in[0]->data<float>();
       float* to = y.data<float>();
       ParallelFor(y.size(), kUnaryGrain, [&](int64_t begin, int64_t end) {

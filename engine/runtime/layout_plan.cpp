@@ -93,6 +93,20 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
     op.shift.assign(affine->shift.begin(), affine->shift.end());
     return op;
   }
+  if (n.op_type == "FusedGroupNormalization" || n.op_type == "InstanceNormalization") {  // per-channel scale and shift
+    if (out.shape != in || n.inputs.size() < 3 || !g.IsConstant(n.inputs[1]) || !g.IsConstant(n.inputs[2])) return std::nullopt;
+    const ConstTensor &scale = *g.values[n.inputs[1]].constant, &shift = *g.values[n.inputs[2]].constant;
+    const int64_t C = in[1];
+    op.groups = n.op_type == "InstanceNormalization" ? C : g.AttrInt(n, "num_groups", 0);
+    if (scale.size() != C || shift.size() != C || op.groups < 1 || C % op.groups) return std::nullopt;
+    const std::string activation = g.AttrString(n, "activation", "");
+    if (!activation.empty() && activation != "Swish") return std::nullopt;
+    op.kind = LayoutFamilyOp::Kind::kGroupNorm;
+    op.epsilon = g.AttrFloat(n, "epsilon", 1e-5f);
+    op.swish = activation == "Swish";
+    for (int64_t c = 0; c < C; ++c) op.scale.push_back(static_cast<float>(scale.At(c))), op.shift.push_back(static_cast<float>(shift.At(c)));
+    return op;
+  }
   if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
     if (!LayoutFree(out.shape) || out.shape[1] != in[1]) return std::nullopt;
     op.kind = LayoutFamilyOp::Kind::kGlobalPool;
@@ -148,7 +162,7 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
     }
     return same_shape_input;
   };
-  // Data movement and per-channel work (Concat, Slice, pooling, nearest Resize, BatchNormalization,
+  // Data movement and per-channel work (Concat, Slice, pooling, nearest Resize, BatchNormalization, group norms,
   // per-channel binary ops: engine/backends/onednn/onednn_layout_ops.h) runs in whichever layout family its
   // neighbours write: its inputs and output join one group that takes one family, each value in
   // that family over its own shape.

@@ -3,8 +3,9 @@
 // (what Split lowers to), MaxPool, AveragePool and the global pools, nearest Resize by integer
 // factors, inference BatchNormalization (x * scale + shift per channel: DenseNet's norm before each
 // convolution), and Add, Sub, Mul, Div with a per-channel operand (a squeeze-and-excitation
-// scale), each a oneDNN primitive (concat, reorder of a sub-memory, pooling, resampling, binary) over memory descriptors
-// of one family: the name HandoverLayoutOf gives, such as "nhwc" or "nChw16c", applied to each
+// scale), each a oneDNN primitive (concat, reorder of a sub-memory, pooling, resampling, binary),
+// and group normalization with SiLU after it (a UNet's GroupNorm: a loop of its own,
+// group_norm_in_family.h), over memory descriptors of one family: the name HandoverLayoutOf gives, such as "nhwc" or "nChw16c", applied to each
 // value's own shape. A convolution's blocked output can then flow through a YOLO neck or a DenseNet
 // block without a reorder back to NCHW at every Concat, Split, pool and upsampling.
 #pragma once
@@ -21,7 +22,7 @@ namespace tilebank::engine {
 
 // One such operator: its run-time inputs' shapes and its output's.
 struct LayoutFamilyOp {
-  enum class Kind { kConcat, kSlice, kPool, kGlobalPool, kResize, kBinary, kAffine } kind = Kind::kConcat;
+  enum class Kind { kConcat, kSlice, kPool, kGlobalPool, kResize, kBinary, kAffine, kGroupNorm } kind = Kind::kConcat;
   std::vector<std::vector<int64_t>> inputs;
   std::vector<int64_t> output;
   int64_t axis = 1;              // kConcat: the axis joined
@@ -29,7 +30,10 @@ struct LayoutFamilyOp {
   OpSpec pool;                   // kPool: the MaxPool or AveragePool node as an op
   std::string op_type;           // kGlobalPool: GlobalAveragePool or GlobalMaxPool; kBinary: Add, Sub, Mul or Div
                                  // (kBinary: inputs[0] has the output's shape, inputs[1] is [N or 1, C, 1, ...])
-  std::vector<float> scale, shift;  // kAffine: per channel
+  std::vector<float> scale, shift;  // kAffine, kGroupNorm: per channel
+  int64_t groups = 1;               // kGroupNorm: channel groups (the channels: InstanceNormalization)
+  float epsilon = 1e-5f;            // kGroupNorm
+  bool swish = false;               // kGroupNorm: SiLU after it
 };
 
 // Whether every unpadded layout family lays `shape` out as row-major: every spatial axis 1 (a pooled
