@@ -3,7 +3,13 @@
 namespace tilebank::engine::model {
 
 Tensor ConstTensor::AsTensor() const {
-  Tensor t(shape);
+  Tensor t;
+  t.shape = shape;
+  if (type == Type::kFloat && static_cast<int64_t>(floats.size()) == size()) {  // the values as they are: no per-element conversion
+    t.data = floats;
+    return t;
+  }
+  t.data.resize(static_cast<size_t>(size()));
   for (int64_t i = 0; i < t.size(); ++i) t.data[i] = static_cast<float>(At(i));
   return t;
 }
@@ -44,6 +50,8 @@ kernels::KernelInfo StaticKernelInfoOf(const Graph& graph, const Node& n) {
 }
 
 TypedTensor ConstTensor::AsTyped(DType dtype) const {
+  if (type == Type::kFloat && dtype == DType::kFloat32 && static_cast<int64_t>(floats.size()) == size()) return TypedTensor::Of<float>(shape, floats);
+  if (type == Type::kInt && dtype == DType::kInt64 && static_cast<int64_t>(ints.size()) == size()) return TypedTensor::Of<int64_t>(shape, ints);
   TypedTensor t(dtype, shape);
   for (int64_t i = 0; i < t.size() && dtype != DType::kString; ++i) type == Type::kInt ? t.SetIntAt(i, ints[i]) : t.SetAt(i, floats[i]);
   return t;

@@ -17,12 +17,14 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <sstream>
 
 
 #include "engine/backends/library_impls.h"
 #include "engine/core/chain_step.h"
 #include "engine/core/conv_problem.h"
 #include "engine/core/gemm_problem.h"
+#include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_post_op_chain.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
@@ -295,17 +297,30 @@ class ConvKernel : public Kernel {
     bool any = false;
     std::string why;
     const memory user_wts = UserWeights(*constants[1]);
-    for (bool plain : {false, true}) {
-      if ((choice_.layout == "plain" && !plain) || (choice_.layout != "plain" && choice_.layout != "auto" && plain)) continue;  // the policy's layout only
+    // The layout's primitive and weights; false (and `why`) where oneDNN has no kernel for it.
+    auto bind_layout = [&](bool plain) {
       plain_activations_ = plain;
       try {
         BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);
         post_.Bind(constants);
       } catch (const dnnl::error& e) {  // a kernel (fused, Winograd) oneDNN has for one layout only
         why = e.what();
-        continue;
+        return false;
       }
       if (!plain) native_src_ = HandoverLayoutOf(pd_.src_desc()), native_dst_ = HandoverLayoutOf(pd_.dst_desc());
+      return true;
+    };
+    // "auto" timed once per instance and host: a later load binds the remembered winner (the
+    // blocked primitive first all the same, whose layouts the executor's plan may still hand over).
+    const std::string key = choice_.layout == "auto" ? LayoutChoiceKey() : "";
+    if (const auto known = key.empty() ? std::nullopt : RecallMeasuredChoice(key)) {
+      const bool blocked = bind_layout(false);
+      if (*known == "blocked" && blocked) return true;
+      if (*known == "plain" && bind_layout(true)) return true;
+    }
+    for (bool plain : {false, true}) {
+      if ((choice_.layout == "plain" && !plain) || (choice_.layout != "plain" && choice_.layout != "auto" && plain)) continue;  // the policy's layout only
+      if (!bind_layout(plain)) continue;
       double fastest = 1e30;
       for (int i = 0; i < 7; ++i) {
         const auto start = std::chrono::steady_clock::now();
@@ -319,12 +334,25 @@ class ConvKernel : public Kernel {
       any = true;
     }
     if (!any) return Status::InvalidInput("oneDNN: " + why);
+    if (!key.empty()) RememberMeasuredChoice(key, best_plain ? "plain" : "blocked");
     if (best_plain != plain_activations_) {
       plain_activations_ = best_plain;
       BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);
       post_.Bind(constants);
     }
     return true;
+  }
+  // What the layout timing depends on: the convolution, its epilogue and the primitive's knobs.
+  std::string LayoutChoiceKey() const {
+    std::ostringstream k;
+    k << "onednn conv layout v1|" << p_.N << "," << p_.C << "," << p_.H << "," << p_.W << "->" << p_.OC << "," << p_.OH << "," << p_.OW << "|k" << p_.KH << "x"
+      << p_.KW << ",g" << p_.G << ",s" << p_.sh << "x" << p_.sw << ",d" << p_.dh << "x" << p_.dw << ",p" << p_.ph << "x" << p_.pw << ",b" << p_.bias << "|"
+      << choice_.impl << "," << choice_.algo;
+    for (const ChainStep& op : post_.ops()) {
+      k << "|" << op.op_type;
+      if (op.has_operand) k << "[" << op.operand_shape.size() << "]";
+    }
+    return k.str();
   }
   HandoverLayout NativeLayout(int input) const override {
     if (ConvertsLayouts()) return {};  // it takes whatever its neighbours hand over
