@@ -13,6 +13,7 @@
 #include "engine/jobs/model_sgat_job.h"
 #include "engine/jobs/sgat_checkpoint.h"
 #include "engine/jobs/stored_job.h"
+#include "engine/passes/batch_norm_relu_fusion.h"
 #include "engine/passes/constant_fold.h"
 #include "engine/passes/group_norm_fusion.h"
 #include "engine/runtime/model_session.h"
@@ -275,6 +276,39 @@ TEST_CASE("sgat: a group norm with SiLU and an InstanceNormalization between one
   CHECK(native_bindings[1].op_type == "FusedGroupNormalization");
   CHECK(native_bindings[3].op_type == "InstanceNormalization");
   CHECK(native_bindings.back().layout.empty());
+}
+
+// A DenseNet layer: two convolutions joined by Concat -> BatchNormalization -> Relu (one
+// FusedBatchNormalization once fused) -> Conv.
+std::string DenseLayerModel(const TempDir& dir) {
+  ModelBuilder b;
+  b.Input("x", {1, 16, 10, 10});
+  b.Weight("w1", {16, 16, 3, 3});
+  b.Weight("w2", {16, 16, 3, 3});
+  b.Weight("w3", {16, 32, 3, 3});
+  for (const char* name : {"bn_scale", "bn_shift", "bn_mean"}) b.Weight(name, {32});
+  b.Floats("bn_var", {32}, std::vector<float>(32, 0.5f));
+  Conv3x3(b, "x", "w1", "c1");
+  Conv3x3(b, "x", "w2", "c2");
+  ModelBuilder::IntAttr(b.Node("Concat", {"c1", "c2"}, {"cat"}), "axis", 1);
+  b.Node("BatchNormalization", {"cat", "bn_scale", "bn_shift", "bn_mean", "bn_var"}, {"normed"});
+  b.Node("Relu", {"normed"}, {"activated"});
+  Conv3x3(b, "activated", "w3", "y");
+  b.Output("y", {1, 16, 10, 10});
+  return b.Save(dir / "dense_layer.onnx");
+}
+
+TEST_CASE("sgat: a BatchNormalization and its Relu between oneDNN convolutions run as one step in the convolutions' layout family") {
+  TempDir dir;
+  Graph g = Load(DenseLayerModel(dir));
+  REQUIRE(FuseBatchNormRelu(&g) == 1);
+  const std::vector<NodeBinding> native_bindings = RunBothLayouts(g, nullptr);
+  std::string layouts;
+  for (const auto& b : native_bindings) layouts += b.name + ":" + b.op_type + ":" + b.layout + " ";
+  REQUIRE(native_bindings.size() == 5);
+  CHECK(native_bindings[3].op_type == "FusedBatchNormalization");
+  CHECK_MESSAGE(!native_bindings[3].layout.empty(), layouts);
+  CHECK_MESSAGE(native_bindings[3].layout == native_bindings[2].layout, layouts);
 }
 
 // x [32,64] -> MatMul -> Add bias -> GELU as PyTorch exports it (Div sqrt 2, Erf, Add 1, Mul x, Mul 0.5).

@@ -395,7 +395,10 @@ Result<std::unique_ptr<OpKernel>> Pow(const KernelInfo& info) {
   }, true);
 }
 
-Result<std::unique_ptr<OpKernel>> BatchNorm(const KernelInfo& info) {
+// Inference BatchNormalization as x * scale + shift per channel; `relu`: FusedBatchNormalization,
+// Relu after it.
+Result<std::unique_ptr<OpKernel>> BatchNorm(const KernelInfo& info, bool relu) {
+  if (relu && info.attrs.String("activation", "Relu") != "Relu") return info.Bad("activation '" + info.attrs.String("activation", "") + "' is not Relu");
   const auto& shape = InShape(info, 0);
   if (shape.size() < 2) return info.Bad("the input needs a channel dimension");
   const int64_t channels = shape[1], outer = shape[0];
@@ -410,14 +413,19 @@ Result<std::unique_ptr<OpKernel>> BatchNorm(const KernelInfo& info) {
   }
   const ChannelAffine affine = BatchNormAsAffine(p[0], p[1], p[2], p[3], info.attrs.Float("epsilon", 1e-5f));
   const std::vector<float> scale(affine.scale.begin(), affine.scale.end()), shift(affine.shift.begin(), affine.shift.end());
-  return MakeArena(info, [outer, channels, inner, scale, shift](const std::vector<const float*>& in, float* out) {
+  return MakeArena(info, [outer, channels, inner, scale, shift, relu](const std::vector<const float*>& in, float* out) {
     // The channels of every image split among the threads, each a few thousand elements at least.
     ParallelFor(outer * channels, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner)), [&](int64_t begin, int64_t end) {
       for (int64_t oc = begin; oc < end; ++oc) {
         const int64_t c = oc % channels;
         const float* x = in[0] + oc * inner;
         float* y = out + oc * inner;
-        for (int64_t i = 0; i < inner; ++i) y[i] = x[i] * scale[c] + shift[c];
+        const float a = scale[c], b = shift[c];
+        if (relu) {
+          for (int64_t i = 0; i < inner; ++i) y[i] = std::max(x[i] * a + b, 0.0f);
+        } else {
+          for (int64_t i = 0; i < inner; ++i) y[i] = x[i] * a + b;
+        }
       }
     });
   }, true);
@@ -467,7 +475,8 @@ void RegisterFloat32ArenaKernels(KernelRegistry* r) {
   add("Sqrt", 6, Unary<SqrtOf>);
   add("Neg", 6, Unary<NegativeOf>);
   add("Exp", 6, Unary<ExpOf>);
-  add("BatchNormalization", 9, BatchNorm);
+  add("BatchNormalization", 9, [](const KernelInfo& info) { return BatchNorm(info, false); });
+  add("FusedBatchNormalization", 1, [](const KernelInfo& info) { return BatchNorm(info, true); });  // batch_norm_relu_fusion.h
   add("InstanceNormalization", 6, [](const KernelInfo& info) { return Float32GroupedNorm(info, true); });
   add("GroupNormalization", 18, [](const KernelInfo& info) { return Float32GroupedNorm(info, false); });
   add("FusedGroupNormalization", 1, [](const KernelInfo& info) { return Float32GroupedNorm(info, false); });  // group_norm_fusion.h

@@ -217,9 +217,26 @@ Result<std::unique_ptr<OpKernel>> MakeLrn(const KernelInfo& info) {
   });
 }
 
+// FusedBatchNormalization (engine/passes/batch_norm_relu_fusion.h): inference BatchNormalization,
+// then Relu.
+Result<std::unique_ptr<OpKernel>> MakeBatchNormRelu(const KernelInfo& info) {
+  if (info.attrs.String("activation", "Relu") != "Relu") return info.Bad("activation '" + info.attrs.String("activation", "") + "' is not Relu");
+  auto norm = MakeBatchNorm(info);
+  if (!norm.ok()) return norm.status();
+  std::shared_ptr<OpKernel> batch_norm = std::move(norm.value());
+  return FunctionKernel([batch_norm](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    TB_RETURN_IF_ERROR(batch_norm->Compute(in, out));
+    TypedTensor& y = (*out)[0];
+    for (int64_t i = 0; i < y.size(); ++i)
+      if (y.At(i) < 0) y.SetAt(i, 0.0);
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 
 void RegisterNormKernels(KernelRegistry* r) {
+  r->Add({"FusedBatchNormalization", 1, INT_MAX, FloatTypes(), 0, MakeBatchNormRelu});
   r->Add({"BatchNormalization", 1, INT_MAX, FloatTypes(), 0, MakeBatchNorm});
   r->Add({"InstanceNormalization", 1, INT_MAX, FloatTypes(), 0, GroupedNorm(true)});
   r->Add({"GroupNormalization", 18, INT_MAX, FloatTypes(), 0, GroupedNorm(false)});

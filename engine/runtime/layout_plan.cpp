@@ -85,10 +85,11 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
       if (op.offsets[d] + out.shape[d] > in[d]) return std::nullopt;
     return op;
   }
-  if (n.op_type == "BatchNormalization") {  // inference form: one output
+  if (n.op_type == "BatchNormalization" || n.op_type == "FusedBatchNormalization") {  // inference form: one output
     auto affine = BatchNormAffine(g, n, in[1]);
     if (!affine.ok() || out.shape != in) return std::nullopt;
     op.kind = LayoutFamilyOp::Kind::kAffine;
+    op.relu = n.op_type == "FusedBatchNormalization";
     op.scale.assign(affine->scale.begin(), affine->scale.end());
     op.shift.assign(affine->shift.begin(), affine->shift.end());
     return op;

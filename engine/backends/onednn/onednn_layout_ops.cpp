@@ -114,6 +114,7 @@ class FamilyKernel : public Kernel {
         const memory::desc channel = FamilyDesc(family, per_channel);
         dnnl::post_ops shift;
         shift.append_binary(dnnl::algorithm::binary_add, channel);
+        if (op.relu) shift.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
         dnnl::primitive_attr attr;
         attr.set_post_ops(shift);
         prim_ = dnnl::binary(dnnl::binary::primitive_desc({dnnl::algorithm::binary_mul, srcs[0], channel, dst}, attr, engine));

@@ -31,6 +31,7 @@ struct LayoutFamilyOp {
   std::string op_type;           // kGlobalPool: GlobalAveragePool or GlobalMaxPool; kBinary: Add, Sub, Mul or Div
                                  // (kBinary: inputs[0] has the output's shape, inputs[1] is [N or 1, C, 1, ...])
   std::vector<float> scale, shift;  // kAffine, kGroupNorm: per channel
+  bool relu = false;                // kAffine: Relu after it (FusedBatchNormalization)
   int64_t groups = 1;               // kGroupNorm: channel groups (the channels: InstanceNormalization)
   float epsilon = 1e-5f;            // kGroupNorm
   bool swish = false;               // kGroupNorm: SiLU after it

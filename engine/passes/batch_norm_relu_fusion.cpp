@@ -1,0 +1,44 @@
+#include "engine/passes/batch_norm_relu_fusion.h"
+
+#include "engine/ir/graph_uses.h"
+
+namespace tilebank::engine::model {
+
+size_t FuseBatchNormRelu(Graph* g) {
+  size_t fused = 0;
+  std::vector<bool> drop(g->nodes.size(), false);
+  const GraphUses u = UsesOf(*g);
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    const Node& bn = g->nodes[i];
+    if (bn.op_type != "BatchNormalization" || drop[i] || bn.inputs.size() != 5 || bn.outputs.empty() || bn.outputs[0] < 0) continue;
+    bool single_output = true;
+    for (size_t k = 1; k < bn.outputs.size(); ++k) single_output &= bn.outputs[k] < 0;
+    const Value& x = g->values[bn.inputs[0]];
+    if (!single_output || g->AttrInt(bn, "training_mode", 0) != 0 || x.dtype != "float32" || !x.shape_known || x.shape.size() < 2 ||
+        x.kind != ValueKind::kTensor)
+      continue;
+    bool constant = true;
+    for (size_t k = 1; k < 5; ++k) constant &= g->IsConstant(bn.inputs[k]) && g->values[bn.inputs[k]].constant->size() == x.shape[1];
+    const int y = bn.outputs[0];
+    if (!constant || !u.Private(y)) continue;
+    const size_t r = u.readers[y][0];
+    const Node& relu = g->nodes[r];
+    if (relu.op_type != "Relu" || relu.inputs.size() != 1 || relu.outputs.size() != 1 || relu.outputs[0] < 0) continue;
+    Node fused_node = bn;
+    fused_node.name = bn.name + "/fused_relu";
+    fused_node.op_type = "FusedBatchNormalization";
+    fused_node.outputs = {relu.outputs[0]};
+    fused_node.attrs["activation"] = "Relu";
+    drop[i] = true;  // the Relu's place: its input is written before it
+    g->nodes[r] = std::move(fused_node);
+    ++fused;
+  }
+  if (!fused) return 0;
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g->nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g->nodes[i]));
+  g->nodes = std::move(kept);
+  return fused;
+}
+
+}  // namespace tilebank::engine::model
