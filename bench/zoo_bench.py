@@ -42,6 +42,13 @@ def bare_node_rss_mib():
     return float(subprocess.run(["node", "-e", script], capture_output=True, text=True, check=True).stdout.strip())
 
 
+def bare_tilebank_rss_mib(build):
+    """`tilebank --version`'s peak resident memory: the process and its libraries before any model."""
+    p = subprocess.Popen([os.path.join(build, "tilebank"), "--version"], stdout=subprocess.DEVNULL)
+    _, _, usage = os.wait4(p.pid, 0)
+    return usage.ru_maxrss / 1024
+
+
 def largest_error(outputs, expected):
     import numpy as np
     worst = 0.0
@@ -104,7 +111,8 @@ def main():
             return 2
     node_rss = bare_node_rss_mib()
     print(f"zoo_bench: {args.threads} threads, {args.rounds} rounds alternated, median of {args.repeat} runs; "
-          f"ONNX Runtime's RSS less a bare node's {node_rss:.0f} MiB")
+          f"ONNX Runtime's RSS less a bare node's {node_rss:.0f} MiB; a bare tilebank process (--version) takes "
+          f"{bare_tilebank_rss_mib(args.build):.0f} MiB, counted in its column")
     print(f"{'model':22s} {'tilebank ms':>11s} {'ORT ms':>9s} {'ratio':>6s} {'load s':>7s} {'ORT load':>8s} {'RSS MiB':>8s} {'ORT RSS':>8s}")
     rows = []
     for name in names:
