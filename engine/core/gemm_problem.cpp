@@ -5,7 +5,8 @@
 namespace tilebank::engine {
 
 namespace {
-std::string ShapeText(const std::vector<int64_t>& s) {
+// "[d0,d1,...]", as the op descriptions write shapes.
+std::string BracketedShape(const std::vector<int64_t>& s) {
   std::string t = "[";
   for (size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
   return t + "]";
@@ -35,12 +36,12 @@ Result<GemmProblem> AnalyzeGemm(const OpSpec& op) {
   int64_t kb = p.trans_b ? b[b.size() - 1] : b[b.size() - 2];
   p.N = p.trans_b ? b[b.size() - 2] : b[b.size() - 1];
   if (kb != p.K)
-    return bad("inner dimensions differ: input_desc[0].shape " + ShapeText(a) + " has K=" + std::to_string(p.K) +
-               ", input_desc[1].shape " + ShapeText(b) + " has K=" + std::to_string(kb));
+    return bad("inner dimensions differ: input_desc[0].shape " + BracketedShape(a) + " has K=" + std::to_string(p.K) +
+               ", input_desc[1].shape " + BracketedShape(b) + " has K=" + std::to_string(kb));
   std::vector<int64_t> a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
   std::vector<int64_t> batch_dims;
   if (!a_batch.empty() && !b_batch.empty()) {
-    if (a_batch != b_batch) return bad("batch dimensions of input_desc[0] and input_desc[1], " + ShapeText(a_batch) + " and " + ShapeText(b_batch) + " differ (only equal or one-sided batches are supported)");
+    if (a_batch != b_batch) return bad("batch dimensions of input_desc[0] and input_desc[1], " + BracketedShape(a_batch) + " and " + BracketedShape(b_batch) + " differ (only equal or one-sided batches are supported)");
     batch_dims = a_batch;
   } else {
     batch_dims = a_batch.empty() ? b_batch : a_batch;
@@ -57,7 +58,7 @@ Result<GemmProblem> AnalyzeGemm(const OpSpec& op) {
   std::vector<int64_t> expected = batch_dims;
   expected.push_back(p.trans_a ? a[a.size() - 1] : a[a.size() - 2]);
   expected.push_back(p.N);
-  if (out != expected) return bad("output_desc[0].shape " + ShapeText(out) + " should be " + ShapeText(expected));
+  if (out != expected) return bad("output_desc[0].shape " + BracketedShape(out) + " should be " + BracketedShape(expected));
   if (op.op_type == "Gemm" && op.inputs.size() >= 3) {
     const auto& c = op.inputs[2].shape;
     int64_t numel = Tensor::NumElements(c);
@@ -65,7 +66,7 @@ Result<GemmProblem> AnalyzeGemm(const OpSpec& op) {
     else if ((c.size() == 1 && c[0] == p.N) || (c.size() == 2 && c[0] == 1 && c[1] == p.N)) p.bias = BiasShape::kRow;
     else if (c.size() == 2 && c[0] == p.M && c[1] == 1) p.bias = BiasShape::kColumn;
     else if (c.size() == 2 && c[0] == p.M && c[1] == p.N) p.bias = BiasShape::kFull;
-    else return bad("input_desc[2].shape " + ShapeText(c) + " (bias C) does not broadcast to [M,N]");
+    else return bad("input_desc[2].shape " + BracketedShape(c) + " (bias C) does not broadcast to [M,N]");
   }
   return p;
 }
