@@ -290,6 +290,8 @@ def export(name, directory):
     zero_key_biases(model)
     with torch.no_grad():
         y = model(*inputs)
+    outputs = list(y) if isinstance(y, tuple) else [y]  # a decode step also returns its caches
+    output_names = ["output"] + [f"output_{k}" for k in range(1, len(outputs))]
     # Exported into a folder of its own first: a model over 2 GB writes its weights as external
     # files beside the .onnx, and they move with it.
     staging = os.path.join(target, "export.tmp")
@@ -297,11 +299,11 @@ def export(name, directory):
     os.makedirs(staging)
     tmp = os.path.join(staging, "model.onnx")
     register_zero_symbolic()
-    torch.onnx.export(model, inputs, tmp, opset_version=OPSET, input_names=input_names, output_names=["output"],
+    torch.onnx.export(model, inputs, tmp, opset_version=OPSET, input_names=input_names, output_names=output_names,
                       dynamic_axes=dynamic_axes, do_constant_folding=True)
     onnx.checker.check_model(tmp)
     files = [(f"input_{i}.pb", x, input_name) for i, (x, input_name) in enumerate(zip(inputs, input_names))]
-    for file, tensor, tensor_name in files + [("output_0.pb", y, "output")]:
+    for file, tensor, tensor_name in files + [(f"output_{k}.pb", t, n) for k, (t, n) in enumerate(zip(outputs, output_names))]:
         with open(os.path.join(data, file), "wb") as f:
             f.write(numpy_helper.from_array(tensor.numpy(), tensor_name).SerializeToString())
     for file in os.listdir(staging):

@@ -32,6 +32,15 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   qat_resnet18        ResNet-18 after quantization-aware training as torch.onnx exports it: fake
                       quantization (QuantizeLinear -> DequantizeLinear) of every activation and of
                       each weight per channel, a BatchNormalization after each Conv; [1,3,224,224]
+  tcn                 a temporal convolution network: 6 residual blocks of two dilated causal Conv1d
+                      (dilation 1..32, kernel 3, left padding), ReLU, a 1x1 Conv1d on the residual
+                      where channels change; [1,16,1000] features -> [1,64,1000]
+  kv_decoder          one decode step of a GPT-style decoder with a KV cache: the new token's
+                      embedding, 4 pre-LayerNorm blocks each reading its layer's past keys and values
+                      [1,4,127,64] and returning them with the new token's appended (Concat), GELU MLP,
+                      an LM head; inputs input_ids [1,1], past_keys and past_values [4,1,4,127,64]
+  gcn                 a 3-layer graph convolution network on a dense normalized adjacency: A X W with
+                      ReLU, node features [512,64], adjacency [512,512] (both inputs) -> [512,16]
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -312,6 +321,82 @@ class MoeBlock(torch.nn.Module):
         return h + out.reshape(h.shape)
 
 
+class TemporalBlock(torch.nn.Module):
+    """Two dilated causal Conv1d (left-padded by (kernel - 1) * dilation) with ReLU, and a residual
+    (a 1x1 Conv1d where the channels change)."""
+
+    def __init__(self, inputs, outputs, dilation, kernel=3):
+        super().__init__()
+        self.pad = (kernel - 1) * dilation
+        self.conv1 = torch.nn.Conv1d(inputs, outputs, kernel, dilation=dilation)
+        self.conv2 = torch.nn.Conv1d(outputs, outputs, kernel, dilation=dilation)
+        self.down = torch.nn.Conv1d(inputs, outputs, 1) if inputs != outputs else None
+
+    def forward(self, x):
+        h = torch.relu(self.conv1(torch.nn.functional.pad(x, (self.pad, 0))))
+        h = torch.relu(self.conv2(torch.nn.functional.pad(h, (self.pad, 0))))
+        return torch.relu(h + (self.down(x) if self.down is not None else x))
+
+
+class Tcn(torch.nn.Module):
+    def __init__(self, inputs=16, channels=64, levels=6):
+        super().__init__()
+        self.blocks = torch.nn.Sequential(*[TemporalBlock(inputs if i == 0 else channels, channels, 2 ** i) for i in range(levels)])
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class KvDecoder(torch.nn.Module):
+    """One decode step with a KV cache: per layer, the new token's query attends over the past keys
+    and values with its own appended; returns the logits and the grown caches."""
+
+    def __init__(self, layers=4, d_model=256, heads=4, vocab=VOCAB, positions=512):
+        super().__init__()
+        self.heads, self.head_dim = heads, d_model // heads
+        self.words, self.positions = torch.nn.Embedding(vocab, d_model), torch.nn.Embedding(positions, d_model)
+        self.norm1 = torch.nn.ModuleList(torch.nn.LayerNorm(d_model) for _ in range(layers))
+        self.norm2 = torch.nn.ModuleList(torch.nn.LayerNorm(d_model) for _ in range(layers))
+        self.qkv = torch.nn.ModuleList(torch.nn.Linear(d_model, 3 * d_model) for _ in range(layers))
+        self.out = torch.nn.ModuleList(torch.nn.Linear(d_model, d_model) for _ in range(layers))
+        self.mlp = torch.nn.ModuleList(
+            torch.nn.Sequential(torch.nn.Linear(d_model, 4 * d_model), torch.nn.GELU(), torch.nn.Linear(4 * d_model, d_model)) for _ in range(layers))
+        self.norm = torch.nn.LayerNorm(d_model)
+        self.head = torch.nn.Linear(d_model, vocab, bias=False)
+
+    def forward(self, input_ids, past_keys, past_values):
+        past = past_keys.shape[3]
+        x = self.words(input_ids) + self.positions.weight[past:past + 1]
+        keys, values = [], []
+        for i in range(len(self.qkv)):
+            q, k, v = self.qkv[i](self.norm1[i](x)).split(x.shape[-1], dim=-1)
+            split = lambda t: t.reshape(1, 1, self.heads, self.head_dim).transpose(1, 2)
+            k = torch.cat([past_keys[i], split(k)], dim=2)
+            v = torch.cat([past_values[i], split(v)], dim=2)
+            keys.append(k)
+            values.append(v)
+            attention = torch.softmax(split(q) @ k.transpose(-1, -2) / math.sqrt(self.head_dim), dim=-1) @ v
+            x = x + self.out[i](attention.transpose(1, 2).reshape(1, 1, -1))
+            x = x + self.mlp[i](self.norm2[i](x))
+        return self.head(self.norm(x)), torch.stack(keys), torch.stack(values)
+
+
+class Gcn(torch.nn.Module):
+    """Graph convolutions on a dense normalized adjacency: relu(A X W) per layer, the last without."""
+
+    def __init__(self, features=64, hidden=128, classes=16, layers=3):
+        super().__init__()
+        sizes = [features] + [hidden] * (layers - 1) + [classes]
+        self.weights = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
+
+    def forward(self, x, adjacency):
+        for i, w in enumerate(self.weights):
+            x = adjacency @ w(x)
+            if i + 1 < len(self.weights):
+                x = torch.relu(x)
+        return x
+
+
 def token_ids(generator, length, vocab=VOCAB):
     return torch.randint(0, vocab, (1, length), generator=generator, dtype=torch.int64)
 
@@ -429,6 +514,32 @@ def _moe(small):
     return model.eval(), (torch.randn(*shape, generator=torch.Generator().manual_seed(1)),), ["input"], None
 
 
+def _tcn(small):
+    model = Tcn(inputs=4, channels=8, levels=3) if small else Tcn()
+    shape = (1, 4, 50) if small else (1, 16, 1000)
+    return model.eval(), (torch.randn(*shape, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _kv_decoder(small):
+    layers, d_model, heads, past = (1, 32, 2, 7) if small else (4, 256, 4, 127)
+    model = KvDecoder(layers=layers, d_model=d_model, heads=heads, vocab=100 if small else VOCAB)
+    generator = torch.Generator().manual_seed(1)
+    cache = (layers, 1, heads, past, d_model // heads)
+    inputs = (token_ids(generator, 1, 100 if small else VOCAB), torch.randn(*cache, generator=generator), torch.randn(*cache, generator=generator))
+    return model.eval(), inputs, ["input_ids", "past_keys", "past_values"], None
+
+
+def _gcn(small):
+    nodes, features = (32, 8) if small else (512, 64)
+    model = Gcn(features=features, hidden=16 if small else 128, classes=4 if small else 16)
+    generator = torch.Generator().manual_seed(1)
+    edges = (torch.rand(nodes, nodes, generator=generator) < 8 / nodes).float()
+    adjacency = ((edges + edges.T) > 0).float() + torch.eye(nodes)
+    degree = adjacency.sum(1).rsqrt()
+    adjacency = degree[:, None] * adjacency * degree[None, :]
+    return model.eval(), (torch.randn(nodes, features, generator=generator), adjacency), ["features", "adjacency"], None
+
+
 def _qat_resnet18(small):
     """torchvision's ResNet-18 prepared for quantization-aware training in eager mode without fusing
     its modules (so a BatchNormalization follows each Conv), fake quantization calibrated on a few
@@ -471,9 +582,12 @@ BUILDERS = {
     "llama_decoder": ("text", _llama),
     "moe_block": ("mixture of experts", _moe),
     "qat_resnet18": ("int8 (torch.onnx QDQ)", _qat_resnet18),
+    "tcn": ("temporal convolution", _tcn),
+    "kv_decoder": ("text", _kv_decoder),
+    "gcn": ("graph", _gcn),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
-         "moe_block", "qat_resnet18"]
+         "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn"]
 
 
 def names():
