@@ -1,12 +1,16 @@
 // The fast path of the registry's float32 Conv and ConvTranspose: oneDNN's convolution and
 // deconvolution in 1, 2 or 3 spatial dims (grouped, dilated, padded), the convolution in the layouts
-// oneDNN prefers for this host, the deconvolution on row-major activations where oneDNN has a
+// oneDNN prefers for this host or row-major (whichever ran faster with the reorders, timed once), the deconvolution on row-major activations where oneDNN has a
 // kernel for them, the weights reordered once per input shape. Anything it cannot take (another rank,
 // a oneDNN error such as ConvTranspose's output_padding beyond its pads) runs the reference kernel
 // of conv_kernels.cpp, which computes the same.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <mutex>
 #include <string>
 
+#include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/kernels/conv_kernels.h"
 #include "engine/kernels/kernel_registry.h"
@@ -132,9 +136,23 @@ class OneDnnConv : public OpKernel {
       p.conv = dnnl::deconvolution_forward(pd);
       src_md = pd.src_desc(), weights_md = pd.weights_desc(), dst_md = pd.dst_desc();
     } else {
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(x.shape), any(g.w_dims),
-                                           bias_md, any(g.y_shape), g.strides, g.dilates, g.pad_l, g.pad_r);
-      dnnl::convolution_forward::primitive_desc pd(desc, engine);
+      auto convolution = [&](const memory::desc& src, const memory::desc& dst) {
+        return dnnl::convolution_forward::primitive_desc(
+            dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any(g.w_dims), bias_md, dst,
+                                            g.strides, g.dilates, g.pad_l, g.pad_r),
+            engine);
+      };
+      dnnl::convolution_forward::primitive_desc pd = convolution(any(x.shape), any(g.y_shape));
+      // oneDNN's preferred layouts cost two reorders a call here (the registry hands tensors over
+      // row-major): against its row-major kernel, when it has one, timed once per instance and host
+      // and remembered (a TCN's Conv1d: the reorders took as long as the convolution).
+      if (pd.src_desc() != RowMajorDesc(x.shape) || pd.dst_desc() != RowMajorDesc(g.y_shape)) {
+        try {
+          dnnl::convolution_forward::primitive_desc plain = convolution(RowMajorDesc(x.shape), RowMajorDesc(g.y_shape));
+          if (std::string(plain.impl_info_str()).find("ref") == std::string::npos && PlainIsFaster(pd, plain, x.shape, g, has_bias)) pd = plain;
+        } catch (const dnnl::error&) {  // no row-major kernel: the preferred layouts
+        }
+      }
       p.conv = dnnl::convolution_forward(pd);
       src_md = pd.src_desc(), weights_md = pd.weights_desc(), dst_md = pd.dst_desc();
     }
@@ -157,6 +175,51 @@ class OneDnnConv : public OpKernel {
     return Status::Ok();
   }
 
+  // Whether `plain` (row-major activations) runs faster than `preferred` with its two reorders, on
+  // zeros: remembered per instance and host (engine/backends/measured_choice_cache.h).
+  bool PlainIsFaster(const dnnl::convolution_forward::primitive_desc& preferred, const dnnl::convolution_forward::primitive_desc& plain,
+                     const std::vector<int64_t>& x_shape, const Geometry& g, bool has_bias) const {
+    std::string key = "registry conv layout v1|x";
+    for (int64_t d : x_shape) key += "," + std::to_string(d);
+    key += "|w";
+    for (int64_t d : g.w_dims) key += "," + std::to_string(d);
+    for (const memory::dims* v : {&g.strides, &g.dilates, &g.pad_l, &g.pad_r}) {
+      key += "|";
+      for (int64_t d : *v) key += std::to_string(d) + ",";
+    }
+    key += has_bias ? "|bias" : "|";
+    if (const auto known = RecallMeasuredChoice(key)) return *known == "plain";
+    dnnl::engine& engine = OneDnnCpuEngine();
+    dnnl::stream stream(engine);
+    const memory::desc user_x = RowMajorDesc(x_shape), user_y = RowMajorDesc(g.y_shape);
+    memory x(user_x, engine), y(user_y, engine);
+    std::memset(x.get_data_handle(), 0, user_x.get_size());
+    auto time = [&](const dnnl::convolution_forward::primitive_desc& pd) {
+      dnnl::convolution_forward conv(pd);
+      memory w(pd.weights_desc(), engine), b(pd.bias_desc(), engine), src = x, dst = y;
+      std::memset(w.get_data_handle(), 0, pd.weights_desc().get_size());
+      if (has_bias) std::memset(b.get_data_handle(), 0, pd.bias_desc().get_size());
+      const bool reorder_src = pd.src_desc() != user_x, reorder_dst = pd.dst_desc() != user_y;
+      if (reorder_src) src = memory(pd.src_desc(), engine);
+      if (reorder_dst) dst = memory(pd.dst_desc(), engine);
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
+      if (has_bias) args[DNNL_ARG_BIAS] = b;
+      double fastest = 1e30;
+      for (int i = 0; i < 6; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        if (reorder_src) dnnl::reorder(x, src).execute(stream, x, src);
+        conv.execute(stream, args);
+        if (reorder_dst) dnnl::reorder(dst, y).execute(stream, dst, y);
+        stream.wait();
+        if (i > 0) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+      return fastest;
+    };
+    const bool faster = time(plain) < time(preferred);
+    RememberMeasuredChoice(key, faster ? "plain" : "preferred");
+    return faster;
+  }
+
   Status Convolve(const KernelInputs& in, std::vector<TypedTensor>* out) const {
     if (!plan_ || plan_->x_shape != in[0]->shape || plan_->w_shape != in[1]->shape || plan_->w_data != in[1]->bytes.data()) {
       plan_.reset();
@@ -165,7 +228,8 @@ class OneDnnConv : public OpKernel {
     Plan& p = *plan_;
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::stream stream(engine);
-    TypedTensor y(DType::kFloat32, p.y_shape);
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, DType::kFloat32, p.y_shape);  // last run's buffer: nothing allocated or cleared
     memory user_x(RowMajorDesc(p.x_shape), engine, const_cast<std::byte*>(in[0]->bytes.data()));
     memory user_y(RowMajorDesc(p.y_shape), engine, y.bytes.data());
     if (!p.src_plain) dnnl::reorder(user_x, p.src).execute(stream, user_x, p.src);
@@ -174,7 +238,6 @@ class OneDnnConv : public OpKernel {
     p.conv.execute(stream, args);
     if (!p.dst_plain) dnnl::reorder(p.dst, user_y).execute(stream, p.dst, user_y);
     stream.wait();
-    (*out)[0] = std::move(y);
     return Status::Ok();
   }
 

@@ -2,6 +2,7 @@
 
 #include "engine/passes/batch_norm_relu_fusion.h"
 #include "engine/passes/dynamic_gemm_fusion.h"
+#include "engine/passes/pad_conv_fusion.h"
 #include "engine/passes/group_norm_fusion.h"
 #include "engine/passes/qdq_fusion.h"
 
@@ -60,6 +61,7 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
   if (!qdq || std::string(qdq) != "off")
     if (auto fused = FuseQdq(&graph.value()); !fused.ok()) return fused.status().WithContext(path);
   TB_RETURN_IF_ERROR(FoldConstants(&graph.value()).WithContext(path));
+  FusePadIntoConv(&graph.value());
   FuseGroupNorm(&graph.value());
   FuseBatchNormRelu(&graph.value());
   FuseDynamicGemm(&graph.value());
