@@ -43,10 +43,18 @@ def bare_node_rss_mib():
 
 
 def bare_tilebank_rss_mib(build):
-    """`tilebank --version`'s peak resident memory: the process and its libraries before any model."""
-    p = subprocess.Popen([os.path.join(build, "tilebank"), "--version"], stdout=subprocess.DEVNULL)
-    _, _, usage = os.wait4(p.pid, 0)
-    return usage.ru_maxrss / 1024
+    """A tilebank process's peak resident memory running a one-node model (its libraries and
+    runtime, nothing of a real model's): `run --json`'s own VmHWM, which starts afresh at exec."""
+    import tempfile
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "bare", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "bare.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        p = subprocess.run([os.path.join(build, "tilebank"), "run", "-m", path, "--bank", work, "--repeat", "1", "--json"], capture_output=True, text=True)
+        return json.loads(p.stdout)["memory"]["peak_rss_mib"] if p.returncode == 0 else float("nan")
 
 
 def largest_error(outputs, expected):
@@ -111,8 +119,8 @@ def main():
             return 2
     node_rss = bare_node_rss_mib()
     print(f"zoo_bench: {args.threads} threads, {args.rounds} rounds alternated, median of {args.repeat} runs; "
-          f"ONNX Runtime's RSS less a bare node's {node_rss:.0f} MiB; a bare tilebank process (--version) takes "
-          f"{bare_tilebank_rss_mib(args.build):.0f} MiB, counted in its column")
+          f"ONNX Runtime's RSS less a bare node's {node_rss:.0f} MiB; a tilebank process running a one-node model "
+          f"takes {bare_tilebank_rss_mib(args.build):.0f} MiB, counted in its column")
     print(f"{'model':22s} {'tilebank ms':>11s} {'ORT ms':>9s} {'ratio':>6s} {'load s':>7s} {'ORT load':>8s} {'RSS MiB':>8s} {'ORT RSS':>8s}")
     rows = []
     for name in names:
