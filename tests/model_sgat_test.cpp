@@ -311,6 +311,35 @@ TEST_CASE("sgat: a BatchNormalization and its Relu between oneDNN convolutions r
   CHECK_MESSAGE(native_bindings[3].layout == native_bindings[2].layout, layouts);
 }
 
+// A UNet's upsampling: Conv -> ConvTranspose 2x2 stride 2 (with bias) -> Conv.
+std::string UpsamplingModel(const TempDir& dir) {
+  ModelBuilder b;
+  b.Input("x", {1, 16, 6, 7});
+  b.Weight("w1", {16, 16, 3, 3});
+  b.Weight("up_w", {16, 8, 2, 2});
+  b.Weight("up_b", {8});
+  b.Weight("w2", {8, 8, 3, 3});
+  Conv3x3(b, "x", "w1", "c1");
+  ModelBuilder::IntsAttr(b.Node("ConvTranspose", {"c1", "up_w", "up_b"}, {"up"}), "strides", {2, 2});
+  Conv3x3(b, "up", "w2", "y");
+  b.Output("y", {1, 8, 12, 14});
+  return b.Save(dir / "upsampling.onnx");
+}
+
+TEST_CASE("sgat: a ConvTranspose whose kernel tiles the output runs between channels-last convolutions in their layout") {
+  TempDir dir;
+  const Graph g = Load(UpsamplingModel(dir));
+  const std::vector<NodeBinding> native_bindings = RunBothLayouts(g, nullptr);  // the same outputs either way
+  std::string layouts;
+  for (const auto& b : native_bindings) layouts += b.name + ":" + b.op_type + ":" + b.layout + " ";
+  REQUIRE(native_bindings.size() == 3);
+  CHECK(native_bindings[1].op_type == "ConvTranspose");
+  // Channels-last (oneDNN's choice with AVX-512): the ConvTranspose takes it; a blocked family
+  // (AVX2) it refuses, and its values stay row-major.
+  if (native_bindings[0].layout.rfind("nhwc", 0) == 0) CHECK_MESSAGE(native_bindings[1].layout == native_bindings[0].layout, layouts);
+  else CHECK_MESSAGE(native_bindings[1].layout.empty(), layouts);
+}
+
 // x [32,64] -> MatMul -> Add bias -> GELU as PyTorch exports it (Div sqrt 2, Erf, Add 1, Mul x, Mul 0.5).
 std::string GeluModel(const TempDir& dir) {
   ModelBuilder b;

@@ -108,6 +108,30 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
     for (int64_t c = 0; c < C; ++c) op.scale.push_back(static_cast<float>(scale.At(c))), op.shift.push_back(static_cast<float>(shift.At(c)));
     return op;
   }
+  if (n.op_type == "ConvTranspose") {  // a kernel that tiles the output: strides = kernel, no pads, dilation 1, one group
+    if (n.inputs.size() < 2 || !g.IsConstant(n.inputs[1]) || (n.inputs.size() > 2 && n.inputs[2] >= 0 && !g.IsConstant(n.inputs[2]))) return std::nullopt;
+    const ConstTensor& w = *g.values[n.inputs[1]].constant;
+    if (w.type != ConstTensor::Type::kFloat || w.shape.size() != in.size() || w.shape[0] != in[1] || out.shape[1] != w.shape[1]) return std::nullopt;
+    const std::vector<int64_t> kernel(w.shape.begin() + 2, w.shape.end());
+    const size_t spatial = kernel.size();
+    if (g.AttrInt(n, "group", 1) != 1 || g.AttrInts(n, "kernel_shape", kernel) != kernel || g.AttrInts(n, "strides", {}) != kernel ||
+        g.AttrInts(n, "dilations", std::vector<int64_t>(spatial, 1)) != std::vector<int64_t>(spatial, 1) ||
+        g.AttrInts(n, "pads", std::vector<int64_t>(2 * spatial, 0)) != std::vector<int64_t>(2 * spatial, 0) ||
+        g.AttrInts(n, "output_padding", std::vector<int64_t>(spatial, 0)) != std::vector<int64_t>(spatial, 0) ||
+        !g.AttrInts(n, "output_shape", {}).empty() || g.AttrString(n, "auto_pad", "NOTSET") != "NOTSET")
+      return std::nullopt;
+    for (size_t d = 0; d < spatial; ++d)
+      if (out.shape[2 + d] != in[2 + d] * kernel[d]) return std::nullopt;
+    op.kind = LayoutFamilyOp::Kind::kConvTransposeTiled;
+    op.kernel = kernel;
+    op.scale = w.floats;
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+      const ConstTensor& b = *g.values[n.inputs[2]].constant;
+      if (b.size() != out.shape[1]) return std::nullopt;
+      for (int64_t m = 0; m < b.size(); ++m) op.shift.push_back(static_cast<float>(b.At(m)));
+    }
+    return op;
+  }
   if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
     if (!LayoutFree(out.shape) || out.shape[1] != in[1]) return std::nullopt;
     op.kind = LayoutFamilyOp::Kind::kGlobalPool;

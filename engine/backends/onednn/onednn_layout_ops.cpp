@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "engine/backends/onednn/conv_transpose_in_family.h"
 #include "engine/backends/onednn/group_norm_in_family.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
@@ -180,10 +181,11 @@ HandoverLayout LayoutInFamily(const std::string& family, const std::vector<int64
 
 Result<std::unique_ptr<Kernel>> LayoutFamilyKernel(const LayoutFamilyOp& op, const std::string& family) {
   return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
-    if (op.kind == LayoutFamilyOp::Kind::kGroupNorm) {
+    if (op.kind == LayoutFamilyOp::Kind::kGroupNorm || op.kind == LayoutFamilyOp::Kind::kConvTransposeTiled) {
       const memory::desc md = FamilyDesc(family, op.output);
-      if (md.is_zero() || LayoutFree(op.output)) return Status::InvalidInput("no layout of family " + family + " for the group norm");
-      return GroupNormInFamily(op, md);
+      if (md.is_zero() || LayoutFree(op.output) || (op.kind == LayoutFamilyOp::Kind::kConvTransposeTiled && FamilyDesc(family, op.inputs[0]).is_zero()))
+        return Status::InvalidInput("no layout of family " + family + " for it");
+      return op.kind == LayoutFamilyOp::Kind::kGroupNorm ? GroupNormInFamily(op, md) : ConvTransposeInFamily(op, md);
     }
     auto kernel = std::make_unique<FamilyKernel>();
     kernel->Create(op, family);

@@ -5,7 +5,8 @@
 // convolution), and Add, Sub, Mul, Div with a per-channel operand (a squeeze-and-excitation
 // scale), each a oneDNN primitive (concat, reorder of a sub-memory, pooling, resampling, binary),
 // and group normalization with SiLU after it (a UNet's GroupNorm: a loop of its own,
-// group_norm_in_family.h), over memory descriptors of one family: the name HandoverLayoutOf gives, such as "nhwc" or "nChw16c", applied to each
+// group_norm_in_family.h) and the ConvTranspose whose kernel tiles the output (a GEMM and a
+// scatter, channels-last only: conv_transpose_in_family.h), over memory descriptors of one family: the name HandoverLayoutOf gives, such as "nhwc" or "nChw16c", applied to each
 // value's own shape. A convolution's blocked output can then flow through a YOLO neck or a DenseNet
 // block without a reorder back to NCHW at every Concat, Split, pool and upsampling.
 #pragma once
@@ -22,7 +23,7 @@ namespace tilebank::engine {
 
 // One such operator: its run-time inputs' shapes and its output's.
 struct LayoutFamilyOp {
-  enum class Kind { kConcat, kSlice, kPool, kGlobalPool, kResize, kBinary, kAffine, kGroupNorm } kind = Kind::kConcat;
+  enum class Kind { kConcat, kSlice, kPool, kGlobalPool, kResize, kBinary, kAffine, kGroupNorm, kConvTransposeTiled } kind = Kind::kConcat;
   std::vector<std::vector<int64_t>> inputs;
   std::vector<int64_t> output;
   int64_t axis = 1;              // kConcat: the axis joined
@@ -30,7 +31,8 @@ struct LayoutFamilyOp {
   OpSpec pool;                   // kPool: the MaxPool or AveragePool node as an op
   std::string op_type;           // kGlobalPool: GlobalAveragePool or GlobalMaxPool; kBinary: Add, Sub, Mul or Div
                                  // (kBinary: inputs[0] has the output's shape, inputs[1] is [N or 1, C, 1, ...])
-  std::vector<float> scale, shift;  // kAffine, kGroupNorm: per channel
+  std::vector<float> scale, shift;  // kAffine, kGroupNorm: per channel; kConvTransposeTiled: W [C, M, k...] and the bias (or none)
+  std::vector<int64_t> kernel;      // kConvTransposeTiled: its kernel (= its strides)
   bool relu = false;                // kAffine: Relu after it (FusedBatchNormalization)
   int64_t groups = 1;               // kGroupNorm: channel groups (the channels: InstanceNormalization)
   float epsilon = 1e-5f;            // kGroupNorm
