@@ -402,7 +402,7 @@ Result<std::unique_ptr<OpKernel>> BatchNorm(const KernelInfo& info, bool relu) {
   const auto& shape = InShape(info, 0);
   if (shape.size() < 2) return info.Bad("the input needs a channel dimension");
   const int64_t channels = shape[1], outer = shape[0];
-  const int64_t inner = Tensor::NumElements(shape) / (outer * channels);
+  const int64_t inner = outer && channels ? Tensor::NumElements(shape) / (outer * channels) : 0;
   std::vector<std::vector<double>> p;  // scale, bias, mean, variance
   for (size_t i = 1; i < 5; ++i) {
     auto values = ConstantValues(info, i);

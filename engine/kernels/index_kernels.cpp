@@ -84,6 +84,8 @@ Result<std::unique_ptr<OpKernel>> MakeGatherND(const KernelInfo& info) {
     if (idx.rank() < 1 || batch_dims < 0 || batch_dims >= std::min(x.rank(), idx.rank())) return info.Bad("batch_dims outside the ranks");
     const int64_t last = idx.shape.back();
     if (last > x.rank() - batch_dims) return info.Bad("indices index more dimensions than the input has");
+    for (int64_t k = 0; k < batch_dims; ++k)
+      if (idx.shape[k] != x.shape[k]) return info.Bad("indices' batch dimensions " + ShapeText(idx.shape) + " differ from the input's " + ShapeText(x.shape));
     std::vector<int64_t> shape(idx.shape.begin(), idx.shape.end() - 1);
     shape.insert(shape.end(), x.shape.begin() + batch_dims + last, x.shape.end());
     int64_t batch = 1, slice = 1;

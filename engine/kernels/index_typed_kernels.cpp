@@ -112,7 +112,9 @@ Result<TypedFn> GatherND(const KernelInfo& info) {
     const TypedTensor &x = *in[0], &idx = *in[1];
     if (idx.rank() < 1 || batch_dims < 0 || batch_dims >= std::min(x.rank(), idx.rank())) return false;
     const int64_t last = idx.shape.back();
-    if (last > x.rank() - batch_dims) return false;
+    if (last < 1 || last > x.rank() - batch_dims) return false;  // the reference reports an empty index tuple
+    for (int64_t k = 0; k < batch_dims; ++k)
+      if (idx.shape[k] != x.shape[k]) return false;  // batch dims that differ: the reference reports them
     std::vector<int64_t> shape(idx.shape.begin(), idx.shape.end() - 1);
     shape.insert(shape.end(), x.shape.begin() + batch_dims + last, x.shape.end());
     int64_t batch = 1, slice = 1;
@@ -193,6 +195,7 @@ bool ScatterRuns(Reduction r, const TypedTensor& updates, const std::vector<int6
 std::optional<std::vector<int64_t>> WholeRowTargets(const TypedTensor& x, const TypedTensor& idx, int64_t axis) {
   if (axis != 0 || x.rank() < 2 || !std::equal(idx.shape.begin() + 1, idx.shape.end(), x.shape.begin() + 1)) return std::nullopt;
   const int64_t rows = idx.shape[0], row = idx.size() / std::max<int64_t>(rows, 1);
+  if (row == 0) return std::nullopt;  // empty rows: the element path (which writes nothing)
   std::vector<int64_t> target(static_cast<size_t>(rows));
   for (int64_t j = 0; j < rows; ++j) {
     int64_t c = IndexAt(idx, j * row);

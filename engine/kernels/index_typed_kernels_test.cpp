@@ -53,5 +53,15 @@ TEST_CASE("typed ScatterElements: whole rows (index_add's form) and mixed rows c
   }
 }
 
+TEST_CASE("typed ScatterElements: rows of no elements change nothing") {
+  const TypedTensor x(DType::kFloat32, {5, 0}), idx(DType::kInt64, {3, 0}), updates(DType::kFloat32, {3, 0});
+  for (const char* reduction : {"none", "add"}) {
+    CAPTURE(reduction);
+    const auto typed = Scatter("typed", reduction, x, idx, updates);
+    CHECK(typed[0].shape == std::vector<int64_t>{5, 0});
+    CHECK(typed[0] == Scatter("reference", reduction, x, idx, updates)[0]);
+  }
+}
+
 }  // namespace
 }  // namespace tilebank::engine::kernels

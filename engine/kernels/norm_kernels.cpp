@@ -33,7 +33,7 @@ Result<std::unique_ptr<OpKernel>> MakeBatchNorm(const KernelInfo& info) {
     if (in.size() < 5 || !in[0] || !in[1] || !in[2] || !in[3] || !in[4]) return info.Bad("takes X, scale, B, mean and var");
     const TypedTensor& x = *in[0];
     if (x.rank() < 2) return info.Bad("takes X of rank 2 or more");
-    const int64_t N = x.shape[0], C = x.shape[1], inner = C ? x.size() / (N * C) : 0;
+    const int64_t N = x.shape[0], C = x.shape[1], inner = N && C ? x.size() / (N * C) : 0;
     for (int k = 1; k < 5; ++k)
       if (in[k]->size() != C) return info.Bad("scale, B, mean and var must have " + std::to_string(C) + " elements");
     const double epsilon = info.attrs.Float("epsilon", 1e-5f), momentum = info.attrs.Float("momentum", 0.9f);
@@ -79,7 +79,7 @@ KernelFactory GroupedNorm(bool instance) {
       if (in.size() < 3 || !in[0] || !in[1] || !in[2]) return info.Bad("takes X, scale and B");
       const TypedTensor& x = *in[0];
       if (x.rank() < 2) return info.Bad("takes X of rank 2 or more");
-      const int64_t N = x.shape[0], C = x.shape[1], inner = C ? x.size() / (N * C) : 0;
+      const int64_t N = x.shape[0], C = x.shape[1], inner = N && C ? x.size() / (N * C) : 0;
       const int64_t groups = instance ? C : info.attrs.Int("num_groups", 0);
       if (groups < 1 || C % groups) return info.Bad("num_groups must divide the " + std::to_string(C) + " channels");
       const std::vector<double> scale = AsDoubles(*in[1]), bias = AsDoubles(*in[2]);
@@ -201,7 +201,7 @@ Result<std::unique_ptr<OpKernel>> MakeLrn(const KernelInfo& info) {
     const int64_t size = info.attrs.Int("size", 0);
     if (x.rank() < 2 || size < 1) return info.Bad("takes X [N, C, ...] and a positive size");
     const double alpha = info.attrs.Float("alpha", 1e-4f), beta = info.attrs.Float("beta", 0.75f), bias = info.attrs.Float("bias", 1.0f);
-    const int64_t N = x.shape[0], C = x.shape[1], inner = C ? x.size() / (N * C) : 0, before = (size - 1) / 2, after = size - 1 - before;
+    const int64_t N = x.shape[0], C = x.shape[1], inner = N && C ? x.size() / (N * C) : 0, before = (size - 1) / 2, after = size - 1 - before;
     const std::vector<double> xv = AsDoubles(x);
     std::vector<double> y(xv.size());
     for (int64_t n = 0; n < N; ++n)

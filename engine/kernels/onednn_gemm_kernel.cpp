@@ -1,6 +1,7 @@
 #include "engine/kernels/onednn_gemm_kernel.h"
 
 #include <map>
+#include <tuple>
 #include <mutex>
 #include <utility>
 
@@ -32,6 +33,11 @@ class OneDnnFusedGemm : public OpKernel {
     dnnl::matmul prim;
     memory::desc weights;
   };
+  struct Packed {
+    memory::desc layout;
+    const void* from = nullptr;  // B's memory it was reordered from
+    memory weights;
+  };
 
   const TypedTensor* Bias(const KernelInputs& in) const { return in.size() > 2 ? in[2] : nullptr; }
 
@@ -58,28 +64,29 @@ class OneDnnFusedGemm : public OpKernel {
     return attr;
   }
 
-  // The primitive for M rows (made once per M), B packed for it when the graph holds B.
+  // The primitive for M rows of K times B [K, N] (made once per shape), B packed for it when the graph holds B.
   const Rows& PrimitiveFor(int64_t M, int64_t K, int64_t N, bool bias) const {
-    auto it = rows_.find(M);
+    const std::tuple<int64_t, int64_t, int64_t, bool> shape{M, K, N, bias};
+    auto it = rows_.find(shape);
     if (it != rows_.end()) return it->second;
     if (rows_.size() >= kMaxRowCounts) rows_.clear();  // a bound on what inputs of many sizes keep
     const memory::desc a({M, K}, memory::data_type::f32, tag::ab), c({M, N}, memory::data_type::f32, tag::ab),
         w({K, N}, memory::data_type::f32, b_constant_ ? tag::any : (trans_b_ ? tag::ba : tag::ab)), bias_md({1, N}, memory::data_type::f32, tag::ab);
     const dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(a, w, bias_md, c) : dnnl::matmul::desc(a, w, c);
     const dnnl::matmul::primitive_desc pd(desc, Attr(), OneDnnCpuEngine());
-    return rows_.emplace(M, Rows{dnnl::matmul(pd), pd.weights_desc()}).first->second;
+    return rows_.emplace(shape, Rows{dnnl::matmul(pd), pd.weights_desc()}).first->second;
   }
 
-  // B in layout `md`: reordered once per layout while the graph holds B (the same memory each call).
+  // B in layout `md`: reordered once per layout and B's memory while the graph holds B.
   memory PackedWeights(const TypedTensor& b, const memory::desc& md, int64_t K, int64_t N, dnnl::stream& stream) const {
     memory user({{K, N}, memory::data_type::f32, trans_b_ ? tag::ba : tag::ab}, OneDnnCpuEngine(), const_cast<std::byte*>(b.bytes.data()));
     if (!b_constant_) return user;
-    for (const auto& [layout, packed] : packed_)
-      if (layout == md) return packed;
+    for (const Packed& p : packed_)
+      if (p.layout == md && p.from == b.bytes.data()) return p.weights;
     memory packed(md, OneDnnCpuEngine());
     dnnl::reorder(user, packed).execute(stream, user, packed);
     stream.wait();
-    packed_.emplace_back(md, packed);
+    packed_.push_back(Packed{md, b.bytes.data(), packed});
     return packed;
   }
 
@@ -111,8 +118,8 @@ class OneDnnFusedGemm : public OpKernel {
   bool trans_b_ = false, b_constant_ = false;
   std::string activation_;
   mutable std::mutex mutex_;
-  mutable std::map<int64_t, Rows> rows_;
-  mutable std::vector<std::pair<memory::desc, memory>> packed_;
+  mutable std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Rows> rows_;  // by M, K, N and bias
+  mutable std::vector<Packed> packed_;
 };
 
 }  // namespace

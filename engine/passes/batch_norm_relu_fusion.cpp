@@ -10,7 +10,7 @@ size_t FuseBatchNormRelu(Graph* g) {
   const GraphUses u = UsesOf(*g);
   for (size_t i = 0; i < g->nodes.size(); ++i) {
     const Node& bn = g->nodes[i];
-    if (bn.op_type != "BatchNormalization" || drop[i] || bn.inputs.size() != 5 || bn.outputs.empty() || bn.outputs[0] < 0) continue;
+    if (bn.op_type != "BatchNormalization" || drop[i] || bn.inputs.size() != 5 || bn.inputs[0] < 0 || bn.outputs.empty() || bn.outputs[0] < 0) continue;
     bool single_output = true;
     for (size_t k = 1; k < bn.outputs.size(); ++k) single_output &= bn.outputs[k] < 0;
     const Value& x = g->values[bn.inputs[0]];

@@ -33,7 +33,7 @@ size_t FuseDynamicGemm(Graph* g) {
   for (size_t a = 0; a < g->nodes.size(); ++a) {
     const Node& gemm = g->nodes[a];
     const bool is_gemm = gemm.op_type == "Gemm", is_matmul = gemm.op_type == "MatMul";
-    if ((!is_gemm && !is_matmul) || drop[a] || gemm.inputs.size() < 2 || gemm.outputs.empty() || gemm.outputs[0] < 0) continue;
+    if ((!is_gemm && !is_matmul) || drop[a] || gemm.inputs.size() < 2 || gemm.inputs[0] < 0 || gemm.outputs.empty() || gemm.outputs[0] < 0) continue;
     const Value& y = g->values[gemm.outputs[0]];
     if (y.shape_known || y.kind != ValueKind::kTensor || y.dtype != "float32" || g->values[gemm.inputs[0]].dtype != "float32") continue;
     const int b = gemm.inputs[1];
@@ -50,10 +50,11 @@ size_t FuseDynamicGemm(Graph* g) {
     }
     std::vector<int> nodes = {static_cast<int>(a)};
     int value = gemm.outputs[0];
-    if (is_matmul) {  // MatMul, then Add of a constant row: the bias
+    if (is_matmul) {  // MatMul, then Add of a constant row of rank 1 (a higher rank could raise the output's)
       const int add = private_reader(value, "Add");
-      if (add >= 0 && IsBiasRow(*g, OtherInput(g->nodes[add], value), N)) {
-        bias = OtherInput(g->nodes[add], value);
+      const int row = add >= 0 ? OtherInput(g->nodes[add], value) : -1;
+      if (row >= 0 && g->values[row].shape.size() == 1 && IsBiasRow(*g, row, N)) {
+        bias = row;
         nodes.push_back(add);
         value = g->nodes[add].outputs[0];
       }

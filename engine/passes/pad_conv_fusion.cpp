@@ -36,7 +36,7 @@ size_t FusePadIntoConv(Graph* g) {
   const GraphUses u = UsesOf(*g);
   for (size_t i = 0; i < g->nodes.size(); ++i) {
     const Node& pad = g->nodes[i];
-    if (pad.op_type != "Pad" || pad.outputs.size() != 1 || pad.outputs[0] < 0 || !u.Private(pad.outputs[0])) continue;
+    if (pad.op_type != "Pad" || pad.inputs.empty() || pad.inputs[0] < 0 || pad.outputs.size() != 1 || pad.outputs[0] < 0 || !u.Private(pad.outputs[0])) continue;
     const Value& x = g->values[pad.inputs[0]];
     if (!x.shape_known || x.shape.size() < 3 || x.shape.size() > 5 || x.kind != ValueKind::kTensor) continue;
     const size_t rank = x.shape.size(), spatial = rank - 2;

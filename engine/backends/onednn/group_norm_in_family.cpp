@@ -103,15 +103,16 @@ class GroupNormFamilyKernel : public Kernel {
     const bool swish = op_.swish;
     ParallelFor(rows_, std::max<int64_t>(1, kGrain / width_), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        const int64_t first = FirstChannel(r);
+        const int64_t first = FirstChannel(r), valid = std::min(width_, C_ - first);
         const float *xr = x + r * width_, *ar = a.data() + first, *br = b.data() + first;
         float* yr = y + r * width_;
+        for (int64_t j = valid; j < width_; ++j) yr[j] = 0.0f;  // padding channels: 0 whatever they held
         if (swish) {
           TB_VECTORIZE_IN_PLACE
-          for (int64_t j = 0; j < width_; ++j) yr[j] = SwishFloat(xr[j] * ar[j] + br[j]);
+          for (int64_t j = 0; j < valid; ++j) yr[j] = SwishFloat(xr[j] * ar[j] + br[j]);
         } else {
           TB_VECTORIZE_IN_PLACE
-          for (int64_t j = 0; j < width_; ++j) yr[j] = xr[j] * ar[j] + br[j];
+          for (int64_t j = 0; j < valid; ++j) yr[j] = xr[j] * ar[j] + br[j];
         }
       }
     });
