@@ -96,16 +96,11 @@ def goal_line(title, misses):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="*")
-    parser.add_argument("--build", default=os.path.join(HERE, "..", "build"))
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=3)
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    parser.add_argument("--models-dir", default=os.path.join(cache, "tilebank", "models"))
-    args = parser.parse_args()
     import model_zoo
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    model_zoo.add_run_arguments(parser)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
     import ort_anchor
     if not ort_anchor.available():
         print("zoo_bench: ONNX Runtime is not installed: run scripts/setup.sh --ort", file=sys.stderr)

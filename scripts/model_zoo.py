@@ -325,14 +325,20 @@ def ort_goals_text(with_ort):
             + f"; none slower than {NONE_SLOWER_THAN}x: " + ("met" if not far else f"NOT met ({names(far)})") + ".")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_run_arguments(parser):
+    """What a zoo run and bench/zoo_bench.py both take: model names, the build folder, threads, timed
+    runs per measurement and the folder of exported models."""
     parser.add_argument("names", nargs="*")
     parser.add_argument("--build", default=os.path.join(HERE, "..", "build"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=10)
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     parser.add_argument("--models-dir", default=os.path.join(cache, "tilebank", "models"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_run_arguments(parser)
     parser.add_argument("--results")
     parser.add_argument("--markdown", default=os.path.join(HERE, "..", "docs", "MODELS.md"))
     parser.add_argument("--no-torchscript", dest="torchscript", action="store_false")

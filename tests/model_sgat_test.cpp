@@ -136,6 +136,13 @@ std::optional<FoundPolicy> OneDnnConvs(const engine::OpSpec& op) {
   return found;
 }
 
+// Each binding as "name:op:layout:template ", what a failed layout check prints.
+std::string LayoutsText(const std::vector<NodeBinding>& bindings) {
+  std::string text;
+  for (const auto& b : bindings) text += b.name + ":" + b.op_type + ":" + b.layout + ":" + b.template_id + " ";
+  return text;
+}
+
 // Runs `g` with every value row-major (TILEBANK_MODEL_LAYOUTS=row-major), then with the layout
 // plan, every Conv in oneDNN; checks both compute the same and returns the plan's bindings.
 std::vector<NodeBinding> RunBothLayouts(const Graph& g, const FusionLookup& fusion) {
@@ -159,8 +166,7 @@ TEST_CASE("sgat: tensors pass between oneDNN convolutions in their native layout
     const std::vector<NodeBinding> native_bindings = RunBothLayouts(g, fusion);
     // oneDNN prefers a blocked or channels-last layout on x86 with AVX2 or later: it is kept
     // between the convolutions; the model's output stays row-major.
-    std::string layouts;
-    for (const auto& b : native_bindings) layouts += b.op_type + ":" + b.layout + " ";
+    const std::string layouts = LayoutsText(native_bindings);
     int handed = 0;
     for (const auto& b : native_bindings) handed += !b.layout.empty();
     CHECK_MESSAGE(handed >= 3, layouts);
@@ -216,8 +222,7 @@ TEST_CASE("sgat: Split, Concat, pooling, a per-channel Mul and nearest Resize be
   // The convolutions' blocked or channels-last layout (oneDNN's choice on x86 with AVX2 or
   // later) flows through every data-movement node (the pooled [1, C, 1, 1] is row-major in any
   // layout); the model's input and output stay row-major.
-  std::string layouts;
-  for (const auto& b : native_bindings) layouts += b.name + ":" + b.op_type + ":" + b.layout + ":" + b.template_id + " ";
+  const std::string layouts = LayoutsText(native_bindings);
   std::set<std::string> moved;
   for (const auto& b : native_bindings)
     if (b.op_type != "Conv" && b.template_id == "impl.onednn" && b.policy.rfind("layout=", 0) == 0) moved.insert(b.op_type);
@@ -268,8 +273,7 @@ TEST_CASE("sgat: a group norm with SiLU and an InstanceNormalization between one
   // Each norm takes the layout the convolution before it writes (oneDNN's choice: channels-last or
   // blocked by 8 or 16, a channel block padded where 20 channels do not fill it); the first
   // convolution's 32 channels go native on every x86 with AVX2 or later.
-  std::string layouts;
-  for (const auto& b : native_bindings) layouts += b.name + ":" + b.op_type + ":" + b.layout + " ";
+  const std::string layouts = LayoutsText(native_bindings);
   REQUIRE(native_bindings.size() == 5);
   CHECK_MESSAGE(!native_bindings[0].layout.empty(), layouts);
   for (size_t norm : {1, 3}) CHECK_MESSAGE(native_bindings[norm].layout == native_bindings[norm - 1].layout, layouts);
@@ -303,8 +307,7 @@ TEST_CASE("sgat: a BatchNormalization and its Relu between oneDNN convolutions r
   Graph g = Load(DenseLayerModel(dir));
   REQUIRE(FuseBatchNormRelu(&g) == 1);
   const std::vector<NodeBinding> native_bindings = RunBothLayouts(g, nullptr);
-  std::string layouts;
-  for (const auto& b : native_bindings) layouts += b.name + ":" + b.op_type + ":" + b.layout + " ";
+  const std::string layouts = LayoutsText(native_bindings);
   REQUIRE(native_bindings.size() == 5);
   CHECK(native_bindings[3].op_type == "FusedBatchNormalization");
   CHECK_MESSAGE(!native_bindings[3].layout.empty(), layouts);
@@ -330,8 +333,7 @@ TEST_CASE("sgat: a ConvTranspose whose kernel tiles the output runs between chan
   TempDir dir;
   const Graph g = Load(UpsamplingModel(dir));
   const std::vector<NodeBinding> native_bindings = RunBothLayouts(g, nullptr);  // the same outputs either way
-  std::string layouts;
-  for (const auto& b : native_bindings) layouts += b.name + ":" + b.op_type + ":" + b.layout + " ";
+  const std::string layouts = LayoutsText(native_bindings);
   REQUIRE(native_bindings.size() == 3);
   CHECK(native_bindings[1].op_type == "ConvTranspose");
   // Channels-last (oneDNN's choice with AVX-512): the ConvTranspose takes it; a blocked family

@@ -1,6 +1,7 @@
 #include "engine/core/sample_stats.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace tilebank::engine {
@@ -22,6 +23,16 @@ SampleSummary Summarize(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
   const double lower = Quantile(samples, 0.25), upper = Quantile(samples, 0.75);
   return {Quantile(samples, 0.5), upper - lower, lower, upper};
+}
+
+double FastestOf(int runs, int warmup, const std::function<bool()>& run) {
+  double fastest = 1e30;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    if (!run()) return 1e30;
+    if (i >= warmup) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return fastest;
 }
 
 }  // namespace tilebank::engine

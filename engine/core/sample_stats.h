@@ -3,6 +3,7 @@
 // from linearly interpolated quantiles of the sorted samples (the median of an even count is the
 // mean of the middle two).
 #pragma once
+#include <functional>
 #include <vector>
 
 namespace tilebank::engine {
@@ -13,5 +14,9 @@ struct SampleSummary {
 };
 
 SampleSummary Summarize(std::vector<double> samples);
+
+// A quick choice between two ways at bind time: the fastest of `runs` calls of `run` in seconds,
+// the first `warmup` of them untimed; 1e30 as soon as a call returns false (it failed).
+double FastestOf(int runs, int warmup, const std::function<bool()>& run);
 
 }  // namespace tilebank::engine

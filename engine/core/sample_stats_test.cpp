@@ -17,4 +17,19 @@ TEST_CASE("sample stats: one rule for the median and the interquartile spread, w
   CHECK(Summarize({10, 10, 10, 1000}).spread == doctest::Approx(247.5));
 }
 
+TEST_CASE("FastestOf: every run called, the warm-up untimed, a failure gives 1e30 at once") {
+  int calls = 0;
+  const double fastest = FastestOf(5, 2, [&] {
+    ++calls;
+    return true;
+  });
+  CHECK(calls == 5);
+  CHECK(fastest >= 0);
+  CHECK(fastest < 1e30);
+  calls = 0;
+  CHECK(FastestOf(5, 1, [&] { return ++calls < 3; }) == 1e30);
+  CHECK(calls == 3);
+  CHECK(FastestOf(2, 2, [] { return true; }) == 1e30);  // nothing timed
+}
+
 }  // namespace tilebank::engine

@@ -1,5 +1,7 @@
 #include "engine/ir/graph_uses.h"
 
+#include <algorithm>
+
 namespace tilebank::engine::model {
 
 GraphUses UsesOf(const Graph& g) {
@@ -14,6 +16,19 @@ GraphUses UsesOf(const Graph& g) {
   }
   u.outputs.insert(g.outputs.begin(), g.outputs.end());
   return u;
+}
+
+void ReplaceNodes(Graph* g, const std::vector<int>& nodes, Node replacement, std::vector<bool>* drop) {
+  const int last = *std::max_element(nodes.begin(), nodes.end());
+  for (int n : nodes) (*drop)[n] = n != last;
+  g->nodes[last] = std::move(replacement);
+}
+
+void EraseNodes(Graph* g, const std::function<bool(size_t)>& dropped) {
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g->nodes.size(); ++i)
+    if (!dropped(i)) kept.push_back(std::move(g->nodes[i]));
+  g->nodes = std::move(kept);
 }
 
 }  // namespace tilebank::engine::model

@@ -2,6 +2,7 @@
 // before they fuse nodes.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -19,5 +20,12 @@ struct GraphUses {
 };
 
 GraphUses UsesOf(const Graph& g);
+
+// A fusion's rewrite, made while the pass still reads node indices: `replacement` takes the place of
+// the last of `nodes` (its inputs are all written before the first), the others are marked in `drop`
+// (sized to the graph's nodes) for EraseNodes.
+void ReplaceNodes(Graph* g, const std::vector<int>& nodes, Node replacement, std::vector<bool>* drop);
+// Removes the nodes `dropped` names by index, the others kept in order.
+void EraseNodes(Graph* g, const std::function<bool(size_t)>& dropped);
 
 }  // namespace tilebank::engine::model

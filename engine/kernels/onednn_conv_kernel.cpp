@@ -5,13 +5,13 @@
 // a oneDNN error such as ConvTranspose's output_padding beyond its pads) runs the reference kernel
 // of conv_kernels.cpp, which computes the same.
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <string>
 
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/onednn_common.h"
+#include "engine/core/sample_stats.h"
 #include "engine/kernels/conv_kernels.h"
 #include "engine/kernels/kernel_registry.h"
 
@@ -204,16 +204,13 @@ class OneDnnConv : public OpKernel {
       if (reorder_dst) dst = memory(pd.dst_desc(), engine);
       std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
       if (has_bias) args[DNNL_ARG_BIAS] = b;
-      double fastest = 1e30;
-      for (int i = 0; i < 6; ++i) {
-        const auto start = std::chrono::steady_clock::now();
+      return FastestOf(6, 1, [&] {
         if (reorder_src) dnnl::reorder(x, src).execute(stream, x, src);
         conv.execute(stream, args);
         if (reorder_dst) dnnl::reorder(dst, y).execute(stream, dst, y);
         stream.wait();
-        if (i > 0) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      }
-      return fastest;
+        return true;
+      });
     };
     const bool faster = time(plain) < time(preferred);
     RememberMeasuredChoice(key, faster ? "plain" : "preferred");

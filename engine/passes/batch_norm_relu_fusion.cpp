@@ -29,15 +29,10 @@ size_t FuseBatchNormRelu(Graph* g) {
     fused_node.op_type = "FusedBatchNormalization";
     fused_node.outputs = {relu.outputs[0]};
     fused_node.attrs["activation"] = "Relu";
-    drop[i] = true;  // the Relu's place: its input is written before it
-    g->nodes[r] = std::move(fused_node);
+    ReplaceNodes(g, {static_cast<int>(i), static_cast<int>(r)}, std::move(fused_node), &drop);
     ++fused;
   }
-  if (!fused) return 0;
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(g->nodes[i]));
-  g->nodes = std::move(kept);
+  if (fused) EraseNodes(g, [&](size_t i) { return drop[i]; });
   return fused;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/ir/graph_uses.h"
 #include "engine/passes/activation_match.h"
 
 namespace tilebank::engine::model {
@@ -87,18 +88,10 @@ size_t FuseDynamicGemm(Graph* g) {
     fused_node.outputs = {value};
     fused_node.attrs = {{"transB", trans_b ? 1 : 0}};
     if (!activation.empty()) fused_node.attrs["activation"] = activation;
-    // In the place of the last node it replaces (its inputs are all written before the first).
-    const int last = *std::max_element(nodes.begin(), nodes.end());
-    for (int n : nodes) drop[n] = true;
-    drop[last] = false;
-    g->nodes[last] = std::move(fused_node);
+    ReplaceNodes(g, nodes, std::move(fused_node), &drop);
     ++fused;
   }
-  if (!fused) return 0;
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(g->nodes[i]));
-  g->nodes = std::move(kept);
+  if (fused) EraseNodes(g, [&](size_t i) { return drop[i]; });
   return fused;
 }
 

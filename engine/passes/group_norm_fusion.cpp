@@ -2,7 +2,6 @@
 
 #include "engine/ir/graph_uses.h"
 
-#include <algorithm>
 #include <optional>
 
 namespace tilebank::engine::model {
@@ -104,18 +103,10 @@ size_t FuseGroupNorm(Graph* g) {
     fusedNode.outputs = {output};
     fusedNode.attrs = {{"num_groups", G}, {"epsilon", g->AttrFloat(in, "epsilon", 1e-5f)}};
     if (!activation.empty()) fusedNode.attrs["activation"] = activation;
-    // In the place of the last node it replaces (its inputs are all written before the first).
-    const int last = *std::max_element(nodes.begin(), nodes.end());
-    for (int n : nodes) drop[n] = true;
-    drop[last] = false;
-    g->nodes[last] = std::move(fusedNode);
+    ReplaceNodes(g, nodes, std::move(fusedNode), &drop);
     ++fused;
   }
-  if (!fused) return 0;
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(g->nodes[i]));
-  g->nodes = std::move(kept);
+  if (fused) EraseNodes(g, [&](size_t i) { return drop[i]; });
   return fused;
 }
 

@@ -61,11 +61,7 @@ size_t FusePadIntoConv(Graph* g) {
     drop[i] = true;
     ++fused;
   }
-  if (!fused) return 0;
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(g->nodes[i]));
-  g->nodes = std::move(kept);
+  if (fused) EraseNodes(g, [&](size_t i) { return drop[i]; });
   return fused;
 }
 

@@ -235,10 +235,7 @@ size_t FuseDynamicMatMuls(Graph* g) {
     for (size_t r : removed) g->nodes[r].inputs.clear(), g->nodes[r].outputs.clear();
     ++fused;
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i)
-    if (!removed.count(i)) kept.push_back(std::move(g->nodes[i]));
-  g->nodes = std::move(kept);
+  EraseNodes(g, [&](size_t i) { return removed.count(i) > 0; });
   return fused;
 }
 
@@ -363,10 +360,7 @@ Result<size_t> FuseQdq(Graph* g) {
       }
     }
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i)
-    if (!removed.count(i)) kept.push_back(std::move(g->nodes[i]));
-  g->nodes = std::move(kept);
+  EraseNodes(g, [&](size_t i) { return removed.count(i) > 0; });
   ChannelsLastInt8(g);
   return fused + dynamic;
 }

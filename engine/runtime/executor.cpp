@@ -9,6 +9,7 @@
 
 #include "engine/backends/halide/builder.h"
 #include "engine/backends/halide/kernel_disk_cache.h"
+#include "engine/core/sample_stats.h"
 #include "engine/runtime/executor_step.h"
 #include "engine/catalog/op_list_check.h"
 #include "engine/kernels/kernel_registry.h"
@@ -131,13 +132,7 @@ double Executor::TimeStepAlone(Step& s) {
     in.push_back(buffers.back().data());
   }
   std::vector<float> out(static_cast<size_t>(Tensor::NumElements(graph_.values[s.output].shape)));
-  double fastest = 1e30;
-  for (int i = 0; i < 5; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    if (!RunStep(s, in, out.data()).ok()) return 1e30;
-    if (i > 0) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return fastest;
+  return FastestOf(5, 1, [&] { return RunStep(s, in, out.data()).ok(); });
 }
 
 Status Executor::RunRegistryStep(Step& s) {

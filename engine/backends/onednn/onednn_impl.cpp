@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cfloat>
-#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -24,6 +23,7 @@
 #include "engine/core/chain_step.h"
 #include "engine/core/conv_problem.h"
 #include "engine/core/gemm_problem.h"
+#include "engine/core/sample_stats.h"
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_post_op_chain.h"
@@ -321,12 +321,10 @@ class ConvKernel : public Kernel {
     for (bool plain : {false, true}) {
       if ((choice_.layout == "plain" && !plain) || (choice_.layout != "plain" && choice_.layout != "auto" && plain)) continue;  // the policy's layout only
       if (!bind_layout(plain)) continue;
-      double fastest = 1e30;
-      for (int i = 0; i < 7; ++i) {
-        const auto start = std::chrono::steady_clock::now();
+      const double fastest = FastestOf(7, 2, [&] {
         RunDirect(inputs, dst.data());
-        if (i > 1) fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      }
+        return true;
+      });
       if (!any || fastest < best) {
         best = fastest;
         best_plain = plain;
