@@ -18,16 +18,18 @@ Result<ConvProblem> AnalyzeConv(const OpSpec& op) {
   p.G = int(op.Int("group", 1));
   auto s = op.Ints("strides", {1, 1}), d = op.Ints("dilations", {1, 1}), pads = op.Ints("pads", {0, 0, 0, 0});
   if (s.size() != 2 || d.size() != 2 || pads.size() != 4) return bad("strides, dilations and pads must be 2-D");
-  if (pads[0] != pads[2] || pads[1] != pads[3]) return bad("asymmetric pads are not supported");
   p.sh = int(s[0]), p.sw = int(s[1]), p.dh = int(d[0]), p.dw = int(d[1]), p.ph = int(pads[0]), p.pw = int(pads[1]);
+  p.ph_end = int(pads[2]), p.pw_end = int(pads[3]);
+  for (int64_t pad : pads)
+    if (pad < 0) return bad("pads must not be negative");
   if (p.G < 1) return bad("attr group " + std::to_string(p.G) + " must be at least 1");
   if (p.C % p.G != 0 || p.OC % p.G != 0 || p.Cg != p.C / p.G)
     return bad("channels do not match attr group " + std::to_string(p.G) + ": input_desc[0] has " + std::to_string(p.C) +
                " channels and input_desc[1] (weights) " + std::to_string(p.OC) + " outputs of " + std::to_string(p.Cg) +
                " channels (expected " + (p.C % p.G ? std::string("channels divisible by the group") : std::to_string(p.C / p.G)) + ")");
   p.OCg = p.OC / p.G;
-  p.OH = (p.H + 2 * p.ph - ((p.KH - 1) * p.dh + 1)) / p.sh + 1;
-  p.OW = (p.W + 2 * p.pw - ((p.KW - 1) * p.dw + 1)) / p.sw + 1;
+  p.OH = (p.H + p.ph + p.ph_end - ((p.KH - 1) * p.dh + 1)) / p.sh + 1;
+  p.OW = (p.W + p.pw + p.pw_end - ((p.KW - 1) * p.dw + 1)) / p.sw + 1;
   if (y[0] != p.N || y[1] != p.OC || y[2] != p.OH || y[3] != p.OW)
     return bad("output_desc[0].shape should be [" + std::to_string(p.N) + "," + std::to_string(p.OC) + "," + std::to_string(p.OH) + "," + std::to_string(p.OW) + "]");
   if (op.inputs.size() > 2) {

@@ -1,9 +1,13 @@
 // Conv, ConvInteger and ConvTranspose in 1, 2, 3 or more spatial dimensions: the reference
 // kernels every dtype runs. float32 Convs the tuned templates do not take (1-D, 3-D, run-time
-// shapes) run oneDNN (onednn_conv_kernel.cpp).
+// shapes) run oneDNN (onednn_conv_kernel.cpp), as do the FusedConvs of those.
 #include "engine/kernels/conv_kernels.h"
 
+#include <algorithm>
+
+#include "engine/kernels/fused_activation.h"
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
 
@@ -91,6 +95,35 @@ Result<std::unique_ptr<OpKernel>> MakeReferenceConv(const KernelInfo& info) {
 // float32 on oneDNN, with the reference kernel for what oneDNN cannot take.
 Result<std::unique_ptr<OpKernel>> MakeOneDnnConvOverReference(const KernelInfo& info) {
   auto reference = MakeReferenceConv(info);
+  if (!reference.ok()) return reference;
+  return MakeOneDnnConv(info, std::move(reference.value()));
+}
+
+// FusedConv (tilebank's own op, written by engine/passes/conv_epilogue_fusion.h): Y = act(Conv(X, W, B)
+// + Z), Z (input 3, optional) of Y's shape, act one of KnownFusedActivation's ("activation"); the
+// Conv's own attributes. The convolution is the reference Conv's, rounded to the dtype as the
+// unfused graph's Conv output was.
+Result<std::unique_ptr<OpKernel>> MakeReferenceFusedConv(const KernelInfo& info) {
+  const std::string activation = info.attrs.String("activation", "");
+  if (!KnownFusedActivation(activation)) return info.Bad("activation '" + activation + "' is none FusedConv knows");
+  auto conv = MakeReferenceConv(info);
+  if (!conv.ok()) return conv;
+  std::shared_ptr<const OpKernel> convolution(std::move(conv.value()));
+  return FunctionKernel([info, activation, convolution](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    TB_RETURN_IF_ERROR(convolution->Compute(KernelInputs(in.begin(), in.begin() + std::min<size_t>(in.size(), 3)), out));
+    TypedTensor& y = (*out)[0];
+    const TypedTensor* z = in.size() > 3 ? in[3] : nullptr;
+    if (z && z->shape != y.shape) return info.Bad("the residual " + ShapeText(z->shape) + " is not the output's shape " + ShapeText(y.shape));
+    std::vector<double> values = AsDoubles(y);
+    const std::vector<double> residual = z ? AsDoubles(*z) : std::vector<double>();
+    for (size_t i = 0; i < values.size(); ++i) values[i] = ApplyFusedActivation(activation, values[i] + (z ? residual[i] : 0.0));
+    y = FromDoubles(y.dtype, y.shape, values);
+    return Status::Ok();
+  });
+}
+
+Result<std::unique_ptr<OpKernel>> MakeOneDnnFusedConvOverReference(const KernelInfo& info) {
+  auto reference = MakeReferenceFusedConv(info);
   if (!reference.ok()) return reference;
   return MakeOneDnnConv(info, std::move(reference.value()));
 }
@@ -184,6 +217,8 @@ Result<std::unique_ptr<OpKernel>> MakeConvTransposeByGemmOverOneDnn(const Kernel
 void RegisterConvKernels(KernelRegistry* r) {
   r->Add({"Conv", 1, INT_MAX, FloatTypes(), 0, MakeReferenceConv});
   r->Add({"Conv", 1, INT_MAX, {DType::kFloat32}, 0, MakeOneDnnConvOverReference, false, "onednn"});
+  r->Add({"FusedConv", 1, INT_MAX, FloatTypes(), 0, MakeReferenceFusedConv});
+  r->Add({"FusedConv", 1, INT_MAX, {DType::kFloat32}, 0, MakeOneDnnFusedConvOverReference, false, "onednn"});
   r->Add({"ConvTranspose", 1, INT_MAX, FloatTypes(), 0, MakeReferenceConvTranspose});
   r->Add({"ConvTranspose", 1, INT_MAX, {DType::kFloat32}, 0, MakeOneDnnConvTransposeOverReference, false, "onednn"});
   r->Add({"ConvTranspose", 1, INT_MAX, {DType::kFloat32}, 0, MakeConvTransposeByGemmOverOneDnn, false, "gemm"});

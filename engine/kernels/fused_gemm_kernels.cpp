@@ -1,9 +1,10 @@
 // FusedGemm (tilebank's own op, written by engine/passes/dynamic_gemm_fusion.h): Y = act(A B' + bias),
 // A's last dimension K and its other dimensions rows, B [K, N] ([N, K] with transB), the bias a row of
-// N (optional), act one of KnownFusedGemmActivation's. Its table: the reference (double) and oneDNN's
+// N (optional), act one of KnownFusedActivation's. Its table: the reference (double) and oneDNN's
 // matmul with B packed once (onednn_gemm_kernel.h).
 #include <cmath>
 
+#include "engine/kernels/fused_activation.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_gemm_kernel.h"
 #include "engine/kernels/tensor_index.h"
@@ -11,19 +12,9 @@
 namespace tilebank::engine::kernels {
 namespace {
 
-double Activate(const std::string& activation, double v) {
-  if (activation == "Relu") return v > 0 ? v : 0;
-  if (activation == "Sigmoid") return 1 / (1 + std::exp(-v));
-  if (activation == "Tanh") return std::tanh(v);
-  if (activation == "Gelu") return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-  if (activation == "GeluTanh") return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-  if (activation == "Swish") return v / (1 + std::exp(-v));
-  return v;
-}
-
 Result<std::unique_ptr<OpKernel>> ReferenceFusedGemm(const KernelInfo& info) {
   const std::string activation = info.attrs.String("activation", "");
-  if (!KnownFusedGemmActivation(activation)) return info.Bad("activation '" + activation + "' is none FusedGemm knows");
+  if (!KnownFusedActivation(activation)) return info.Bad("activation '" + activation + "' is none FusedGemm knows");
   const bool trans_b = info.attrs.Int("transB", 0) != 0;
   return FunctionKernel([info, activation, trans_b](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() < 1 || in[1]->rank() != 2) return info.Bad("takes A of rank 1 or more and a 2-D B");
@@ -41,7 +32,7 @@ Result<std::unique_ptr<OpKernel>> ReferenceFusedGemm(const KernelInfo& info) {
       for (int64_t n = 0; n < N; ++n) {
         double acc = bias ? bias->At(n) : 0.0;
         for (int64_t k = 0; k < K; ++k) acc += av[m * K + k] * bv[trans_b ? n * K + k : k * N + n];
-        y[m * N + n] = Activate(activation, acc);
+        y[m * N + n] = ApplyFusedActivation(activation, acc);
       }
     (*out)[0] = FromDoubles(a.dtype, shape, y);
     return Status::Ok();

@@ -1,9 +1,10 @@
-// The fast path of the registry's float32 Conv and ConvTranspose: oneDNN's convolution and
+// The fast path of the registry's float32 Conv, FusedConv and ConvTranspose: oneDNN's convolution and
 // deconvolution in 1, 2 or 3 spatial dims (grouped, dilated, padded), the convolution in the layouts
 // oneDNN prefers for this host or row-major (whichever ran faster with the reorders, timed once), the deconvolution on row-major activations where oneDNN has a
 // kernel for them, the weights reordered once per input shape. Anything it cannot take (another rank,
 // a oneDNN error such as ConvTranspose's output_padding beyond its pads) runs the reference kernel
-// of conv_kernels.cpp, which computes the same.
+// of conv_kernels.cpp, which computes the same. FusedConv's residual and activation are the
+// convolution's post-ops (sum, then eltwise).
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/core/sample_stats.h"
 #include "engine/kernels/conv_kernels.h"
+#include "engine/kernels/fused_activation.h"
 #include "engine/kernels/kernel_registry.h"
 
 namespace tilebank::engine::kernels {
@@ -23,11 +25,12 @@ using dnnl::memory;
 class OneDnnConv : public OpKernel {
  public:
   OneDnnConv(KernelInfo info, std::unique_ptr<OpKernel> reference, bool transposed)
-      : info_(std::move(info)), reference_(std::move(reference)), transposed_(transposed) {}
+      : info_(std::move(info)), reference_(std::move(reference)), transposed_(transposed), activation_(info_.attrs.String("activation", "")) {}
 
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
     if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() < 3 || in[0]->rank() > 5 || in[1]->rank() != in[0]->rank() ||
-        in[0]->dtype != DType::kFloat32 || in[1]->dtype != DType::kFloat32 || (in.size() > 2 && in[2] && in[2]->dtype != DType::kFloat32))
+        in[0]->dtype != DType::kFloat32 || in[1]->dtype != DType::kFloat32 || (in.size() > 2 && in[2] && in[2]->dtype != DType::kFloat32) ||
+        (Residual(in) && Residual(in)->dtype != DType::kFloat32))
       return reference_->Compute(in, out);
     std::lock_guard<std::mutex> lock(mutex_);
     Status s = CatchOneDnnErrors([&]() -> Status { return Convolve(in, out); });
@@ -42,7 +45,21 @@ class OneDnnConv : public OpKernel {
     dnnl::primitive conv;
     memory weights, bias, src, dst;  // src and dst: oneDNN's layouts, when they are not row-major
     bool src_plain = true, dst_plain = true;
+    bool residual = false;  // FusedConv's input 3, added by the sum post-op: written into dst first
   };
+
+  // FusedConv's residual input (added before the activation), or null.
+  static const TypedTensor* Residual(const KernelInputs& in) { return in.size() > 3 ? in[3] : nullptr; }
+
+  // The post-ops: the residual's sum, then the activation.
+  dnnl::primitive_attr PostOps(bool residual) const {
+    dnnl::post_ops ops;
+    if (residual) ops.append_sum(1.0f);
+    AppendFusedActivation(activation_, &ops);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    return attr;
+  }
 
   // What the two primitives take: the output's shape, the window and W as oneDNN's weights (grouped:
   // [G, out/G, in/G, k...]) with the strides ONNX's layout has in those dims.
@@ -115,6 +132,9 @@ class OneDnnConv : public OpKernel {
     const Geometry& g = *geometry;
     Plan p;
     p.x_shape = x.shape, p.w_shape = w.shape, p.w_data = w.bytes.data(), p.y_shape = g.y_shape;
+    p.residual = Residual(in) != nullptr;
+    if (p.residual && Residual(in)->shape != g.y_shape) return info_.Bad("the residual " + ShapeText(Residual(in)->shape) + " is not the output's shape");
+    const dnnl::primitive_attr attr = PostOps(p.residual);
     const int64_t M = g.y_shape[1];
     auto any = [](const std::vector<int64_t>& dims) { return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, memory::format_tag::any); };
     const bool has_bias = in.size() > 2 && in[2];
@@ -140,7 +160,7 @@ class OneDnnConv : public OpKernel {
         return dnnl::convolution_forward::primitive_desc(
             dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any(g.w_dims), bias_md, dst,
                                             g.strides, g.dilates, g.pad_l, g.pad_r),
-            engine);
+            attr, engine);
       };
       dnnl::convolution_forward::primitive_desc pd = convolution(any(x.shape), any(g.y_shape));
       // oneDNN's preferred layouts cost two reorders a call here (the registry hands tensors over
@@ -149,7 +169,7 @@ class OneDnnConv : public OpKernel {
       if (pd.src_desc() != RowMajorDesc(x.shape) || pd.dst_desc() != RowMajorDesc(g.y_shape)) {
         try {
           dnnl::convolution_forward::primitive_desc plain = convolution(RowMajorDesc(x.shape), RowMajorDesc(g.y_shape));
-          if (std::string(plain.impl_info_str()).find("ref") == std::string::npos && PlainIsFaster(pd, plain, x.shape, g, has_bias)) pd = plain;
+          if (std::string(plain.impl_info_str()).find("ref") == std::string::npos && PlainIsFaster(pd, plain, x.shape, g, has_bias, p.residual)) pd = plain;
         } catch (const dnnl::error&) {  // no row-major kernel: the preferred layouts
         }
       }
@@ -178,7 +198,7 @@ class OneDnnConv : public OpKernel {
   // Whether `plain` (row-major activations) runs faster than `preferred` with its two reorders, on
   // zeros: remembered per instance and host (engine/backends/measured_choice_cache.h).
   bool PlainIsFaster(const dnnl::convolution_forward::primitive_desc& preferred, const dnnl::convolution_forward::primitive_desc& plain,
-                     const std::vector<int64_t>& x_shape, const Geometry& g, bool has_bias) const {
+                     const std::vector<int64_t>& x_shape, const Geometry& g, bool has_bias, bool residual) const {
     std::string key = "registry conv layout v1|x";
     for (int64_t d : x_shape) key += "," + std::to_string(d);
     key += "|w";
@@ -188,12 +208,14 @@ class OneDnnConv : public OpKernel {
       for (int64_t d : *v) key += std::to_string(d) + ",";
     }
     key += has_bias ? "|bias" : "|";
+    if (residual || !activation_.empty()) key += "|post " + std::string(residual ? "sum," : "") + activation_;
     if (const auto known = RecallMeasuredChoice(key)) return *known == "plain";
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::stream stream(engine);
     const memory::desc user_x = RowMajorDesc(x_shape), user_y = RowMajorDesc(g.y_shape);
     memory x(user_x, engine), y(user_y, engine);
     std::memset(x.get_data_handle(), 0, user_x.get_size());
+    std::memset(y.get_data_handle(), 0, user_y.get_size());  // what a sum post-op reads
     auto time = [&](const dnnl::convolution_forward::primitive_desc& pd) {
       dnnl::convolution_forward conv(pd);
       memory w(pd.weights_desc(), engine), b(pd.bias_desc(), engine), src = x, dst = y;
@@ -202,10 +224,15 @@ class OneDnnConv : public OpKernel {
       const bool reorder_src = pd.src_desc() != user_x, reorder_dst = pd.dst_desc() != user_y;
       if (reorder_src) src = memory(pd.src_desc(), engine);
       if (reorder_dst) dst = memory(pd.dst_desc(), engine);
+      if (reorder_dst) std::memset(dst.get_data_handle(), 0, pd.dst_desc().get_size());
+      memory z(user_y, engine);  // the residual, written into dst before each call as Convolve does
+      if (residual) std::memset(z.get_data_handle(), 0, user_y.get_size());
       std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
       if (has_bias) args[DNNL_ARG_BIAS] = b;
       return FastestOf(6, 1, [&] {
         if (reorder_src) dnnl::reorder(x, src).execute(stream, x, src);
+        if (residual && reorder_dst) dnnl::reorder(z, dst).execute(stream, z, dst);
+        if (residual && !reorder_dst) std::memcpy(dst.get_data_handle(), z.get_data_handle(), user_y.get_size());
         conv.execute(stream, args);
         if (reorder_dst) dnnl::reorder(dst, y).execute(stream, dst, y);
         stream.wait();
@@ -218,7 +245,8 @@ class OneDnnConv : public OpKernel {
   }
 
   Status Convolve(const KernelInputs& in, std::vector<TypedTensor>* out) const {
-    if (!plan_ || plan_->x_shape != in[0]->shape || plan_->w_shape != in[1]->shape || plan_->w_data != in[1]->bytes.data()) {
+    if (!plan_ || plan_->x_shape != in[0]->shape || plan_->w_shape != in[1]->shape || plan_->w_data != in[1]->bytes.data() ||
+        plan_->residual != (Residual(in) != nullptr)) {
       plan_.reset();
       TB_RETURN_IF_ERROR(Prepare(in));
     }
@@ -230,6 +258,14 @@ class OneDnnConv : public OpKernel {
     memory user_x(RowMajorDesc(p.x_shape), engine, const_cast<std::byte*>(in[0]->bytes.data()));
     memory user_y(RowMajorDesc(p.y_shape), engine, y.bytes.data());
     if (!p.src_plain) dnnl::reorder(user_x, p.src).execute(stream, user_x, p.src);
+    if (const TypedTensor* z = Residual(in)) {  // the sum post-op adds what dst holds
+      if (z->shape != p.y_shape) return info_.Bad("the residual " + ShapeText(z->shape) + " is not the output's shape");
+      if (p.dst_plain) std::memcpy(y.bytes.data(), z->bytes.data(), z->bytes.size());
+      else {
+        memory user_z(RowMajorDesc(p.y_shape), engine, const_cast<std::byte*>(z->bytes.data()));
+        dnnl::reorder(user_z, p.dst).execute(stream, user_z, p.dst);
+      }
+    }
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, p.src_plain ? user_x : p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst_plain ? user_y : p.dst}};
     if (p.bias) args[DNNL_ARG_BIAS] = p.bias;
     p.conv.execute(stream, args);
@@ -241,6 +277,7 @@ class OneDnnConv : public OpKernel {
   KernelInfo info_;
   std::unique_ptr<OpKernel> reference_;
   bool transposed_;
+  std::string activation_;  // FusedConv's ("" for Conv)
   mutable std::mutex mutex_;
   mutable std::optional<Plan> plan_;
 };

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "engine/backends/onednn/onednn_common.h"
+#include "engine/kernels/fused_activation.h"
 
 namespace tilebank::engine::kernels {
 namespace {
@@ -52,13 +53,7 @@ class OneDnnFusedGemm : public OpKernel {
 
   dnnl::primitive_attr Attr() const {
     dnnl::post_ops ops;
-    const auto eltwise = [&](dnnl::algorithm a, float alpha) { ops.append_eltwise(1.0f, a, alpha, 0.0f); };
-    if (activation_ == "Relu") eltwise(dnnl::algorithm::eltwise_relu, 0.0f);
-    else if (activation_ == "Sigmoid") eltwise(dnnl::algorithm::eltwise_logistic, 0.0f);
-    else if (activation_ == "Tanh") eltwise(dnnl::algorithm::eltwise_tanh, 0.0f);
-    else if (activation_ == "Gelu") eltwise(dnnl::algorithm::eltwise_gelu_erf, 0.0f);
-    else if (activation_ == "GeluTanh") eltwise(dnnl::algorithm::eltwise_gelu_tanh, 0.0f);
-    else if (activation_ == "Swish") eltwise(dnnl::algorithm::eltwise_swish, 1.0f);
+    AppendFusedActivation(activation_, &ops);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     return attr;
@@ -123,12 +118,6 @@ class OneDnnFusedGemm : public OpKernel {
 };
 
 }  // namespace
-
-bool KnownFusedGemmActivation(const std::string& activation) {
-  for (const char* known : {"", "Relu", "Sigmoid", "Tanh", "Gelu", "GeluTanh", "Swish"})
-    if (activation == known) return true;
-  return false;
-}
 
 std::unique_ptr<OpKernel> MakeOneDnnFusedGemm(const KernelInfo& info, std::unique_ptr<OpKernel> fallback) {
   return std::make_unique<OneDnnFusedGemm>(info, std::move(fallback));

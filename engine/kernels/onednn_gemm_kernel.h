@@ -9,9 +9,6 @@
 
 namespace tilebank::engine::kernels {
 
-// FusedGemm's activations: "" (none), Relu, Sigmoid, Tanh, Gelu (erf), GeluTanh, Swish.
-bool KnownFusedGemmActivation(const std::string& activation);
-
 // `fallback` computes what oneDNN cannot take (another dtype, an empty dimension, a oneDNN error)
 // and reports bad inputs.
 std::unique_ptr<OpKernel> MakeOneDnnFusedGemm(const KernelInfo& info, std::unique_ptr<OpKernel> fallback);

@@ -141,4 +141,16 @@ std::vector<std::vector<int>> Readers(const Graph& g) {
   return readers;
 }
 
+EpilogueActivation MatchEpilogueActivation(const Graph& g, int value, const std::vector<std::vector<int>>& readers, const std::vector<bool>& is_output) {
+  if (value < 0 || is_output[value]) return {};
+  if (auto nodes = MatchGelu(g, value, readers, is_output); !nodes.empty()) return {nodes, "Gelu"};
+  if (auto nodes = MatchGeluTanh(g, value, readers, is_output); !nodes.empty()) return {nodes, "GeluTanh"};
+  if (auto nodes = MatchSwish(g, value, readers, is_output); !nodes.empty()) return {nodes, "Swish"};
+  if (readers[value].size() != 1) return {};
+  const Node& n = g.nodes[readers[value][0]];
+  for (const char* op : {"Relu", "Sigmoid", "Tanh"})
+    if (n.op_type == op && n.inputs.size() == 1 && n.outputs.size() == 1) return {{readers[value][0]}, op};
+  return {};
+}
+
 }  // namespace tilebank::engine::model

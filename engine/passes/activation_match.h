@@ -5,6 +5,7 @@
 // whose intermediate values anything else reads (another node, the model's outputs) is not matched:
 // fusing it would drop them.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "engine/ir/graph.h"
@@ -28,5 +29,14 @@ std::vector<int> MatchGeluTanh(const Graph& g, int value, const std::vector<std:
 
 // SiLU: Sigmoid(x) and Mul(x, Sigmoid(x)) (two nodes).
 std::vector<int> MatchSwish(const Graph& g, int value, const std::vector<std::vector<int>>& readers, const std::vector<bool>& is_output);
+
+// The activation a fused op's epilogue takes on `value`: GELU (erf or tanh form), SiLU, or one Relu,
+// Sigmoid or Tanh node that alone reads `value`. `name` is FusedGemm's and FusedConv's attribute
+// (Gelu, GeluTanh, Swish, Relu, Sigmoid, Tanh); both empty when there is none.
+struct EpilogueActivation {
+  std::vector<int> nodes;
+  std::string name;
+};
+EpilogueActivation MatchEpilogueActivation(const Graph& g, int value, const std::vector<std::vector<int>>& readers, const std::vector<bool>& is_output);
 
 }  // namespace tilebank::engine::model

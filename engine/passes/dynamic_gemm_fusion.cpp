@@ -60,25 +60,11 @@ size_t FuseDynamicGemm(Graph* g) {
         value = g->nodes[add].outputs[0];
       }
     }
-    std::string activation;
-    if (!is_output[value]) {
-      std::vector<int> pattern = MatchGelu(*g, value, readers, is_output);
-      activation = "Gelu";
-      if (pattern.empty()) pattern = MatchGeluTanh(*g, value, readers, is_output), activation = "GeluTanh";
-      if (pattern.empty()) pattern = MatchSwish(*g, value, readers, is_output), activation = "Swish";
-      if (pattern.empty()) {
-        activation.clear();
-        for (const char* op : {"Relu", "Sigmoid", "Tanh"}) {
-          const int n = private_reader(value, op);
-          if (n >= 0 && g->nodes[n].inputs.size() == 1) pattern = {n}, activation = op;
-          if (n >= 0) break;
-        }
-      }
-      if (std::any_of(pattern.begin(), pattern.end(), [&](int n) { return drop[n]; })) pattern.clear(), activation.clear();
-      if (!pattern.empty()) {
-        nodes.insert(nodes.end(), pattern.begin(), pattern.end());
-        value = g->nodes[pattern.back()].outputs[0];
-      }
+    EpilogueActivation activation = MatchEpilogueActivation(*g, value, readers, is_output);
+    if (std::any_of(activation.nodes.begin(), activation.nodes.end(), [&](int n) { return drop[n]; })) activation = {};
+    if (!activation.nodes.empty()) {
+      nodes.insert(nodes.end(), activation.nodes.begin(), activation.nodes.end());
+      value = g->nodes[activation.nodes.back()].outputs[0];
     }
     Node fused_node;
     fused_node.name = gemm.name + "/fused_gemm";
@@ -87,7 +73,7 @@ size_t FuseDynamicGemm(Graph* g) {
     if (bias >= 0) fused_node.inputs.push_back(bias);
     fused_node.outputs = {value};
     fused_node.attrs = {{"transB", trans_b ? 1 : 0}};
-    if (!activation.empty()) fused_node.attrs["activation"] = activation;
+    if (!activation.name.empty()) fused_node.attrs["activation"] = activation.name;
     ReplaceNodes(g, nodes, std::move(fused_node), &drop);
     ++fused;
   }

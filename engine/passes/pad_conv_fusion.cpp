@@ -49,13 +49,10 @@ size_t FusePadIntoConv(Graph* g) {
       continue;
     std::vector<int64_t> conv_pads = g->AttrInts(conv, "pads", std::vector<int64_t>(2 * spatial, 0));
     if (conv_pads.size() != 2 * spatial) continue;
-    bool symmetric = true;
     for (size_t d = 0; d < spatial; ++d) {
       conv_pads[d] += (*pads)[2 + d];
       conv_pads[spatial + d] += (*pads)[rank + 2 + d];
-      symmetric &= conv_pads[d] == conv_pads[spatial + d];
     }
-    if (spatial == 2 && !symmetric) continue;
     conv.attrs["pads"] = conv_pads;
     conv.inputs[0] = pad.inputs[0];
     drop[i] = true;

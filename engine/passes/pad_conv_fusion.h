@@ -1,8 +1,8 @@
 // A Pad of zeros on the spatial axes before a Conv (a TCN's causal left padding, an explicit
 // ZeroPad2d) becomes the Conv's own pads: the convolution reads the border as zeros where a step
 // wrote a padded copy. Left alone: other modes and values, pads on the batch or channel axes or
-// negative ones, a padded value something else reads, a Conv with auto_pad, and a 2-D Conv whose
-// pads would come out asymmetric (the tuned 2-D kernels take symmetric pads only).
+// negative ones, a padded value something else reads, and a Conv with auto_pad. The pads may come
+// out asymmetric: every Conv kernel takes pads before and after apart.
 #pragma once
 #include <cstddef>
 

@@ -1,6 +1,6 @@
 // A zero Pad before a Conv becomes the Conv's pads: a TCN's causal left padding of a Conv1d
-// (asymmetric) and a symmetric 2-D one fold, computing what the model with the pads written on the
-// Conv computes; an asymmetric 2-D one and a Pad of ones stay.
+// (asymmetric), a symmetric 2-D one and an asymmetric 2-D one fold, computing what the model with the
+// pads written on the Conv computes; a Pad of ones stays.
 #include "engine/passes/pad_conv_fusion.h"
 
 #include <doctest/doctest.h>
@@ -55,7 +55,7 @@ TEST_CASE("pad conv fusion: zero padding folds into the Conv's pads where its ke
   const std::vector<Case> cases = {
       {{1, 4, 20}, {0, 0, 4, 0, 0, 0}, 0.0f, {0, 0}, {4, 0}},                          // causal Conv1d
       {{1, 4, 9, 8}, {0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, {1, 0, 1, 0}, {2, 1, 2, 1}},      // symmetric 2-D
-      {{1, 4, 9, 8}, {0, 0, 0, 0, 0, 0, 1, 1}, 0.0f, {0, 0, 0, 0}, {}},                // asymmetric 2-D: stays
+      {{1, 4, 9, 8}, {0, 0, 0, 0, 0, 0, 1, 1}, 0.0f, {0, 0, 0, 0}, {0, 0, 1, 1}},      // asymmetric 2-D (ZeroPad2d((0, 1, 0, 1)))
       {{1, 4, 20}, {0, 0, 2, 0, 0, 0}, 1.0f, {0, 0}, {}},                              // a Pad of ones: stays
   };
   for (size_t k = 0; k < cases.size(); ++k) {

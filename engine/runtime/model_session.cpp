@@ -1,6 +1,8 @@
 #include "engine/runtime/model_session.h"
 
 #include "engine/passes/batch_norm_relu_fusion.h"
+#include "engine/passes/conv1d_lifting.h"
+#include "engine/passes/conv_epilogue_fusion.h"
 #include "engine/passes/dynamic_gemm_fusion.h"
 #include "engine/passes/pad_conv_fusion.h"
 #include "engine/passes/group_norm_fusion.h"
@@ -65,6 +67,8 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
   FuseGroupNorm(&graph.value());
   FuseBatchNormRelu(&graph.value());
   FuseDynamicGemm(&graph.value());
+  LiftConv1d(&graph.value());
+  FuseConvEpilogues(&graph.value());
   return graph;
 }
 

@@ -96,7 +96,7 @@ class ConvDirectTemplate : public HalideTemplate {
     auto load = [&](Expr c, Expr w, Expr h) {
       Expr cw = clamp(w, 0, p.W - 1), ch = clamp(h, 0, p.H - 1);
       Expr v = layout == Layout4d::kNCHW ? X(cw, ch, c, n) : layout == Layout4d::kNHWC ? X(c, cw, ch, n) : X(c % V, cw, ch, c / V, n);
-      if (p.ph == 0 && p.pw == 0) return v;
+      if (!p.Padded()) return v;
       return select(w >= 0 && w < p.W && h >= 0 && h < p.H, v, 0.f);
     };
     RDom r(0, p.Cg, 0, p.KW, 0, p.KH, "r");

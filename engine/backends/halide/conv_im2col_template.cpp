@@ -53,7 +53,7 @@ class ConvIm2colTemplate : public HalideTemplate {
     Expr oh = pix / p.OW, ow = pix % p.OW;
     Expr ih = oh * p.sh - p.ph + kh * p.dh, iw = ow * p.sw - p.pw + kw * p.dw;
     Expr v = X(clamp(iw, 0, p.W - 1), clamp(ih, 0, p.H - 1), g * p.Cg + ic, img);
-    if (p.ph || p.pw) v = select(ih >= 0 && ih < p.H && iw >= 0 && iw < p.W, v, 0.f);
+    if (p.Padded()) v = select(ih >= 0 && ih < p.H && iw >= 0 && iw < p.W, v, 0.f);
     col(pix, k, b) = v;
     if (IntKnob(policy, "materialize_col", 0)) col.compute_root().parallel(b).vectorize(pix, 8, TailStrategy::GuardWithIf);
     GemmEpilogue epilogue = [](Expr acc, Var, Var, Var) { return acc; };

@@ -91,11 +91,11 @@ dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string
   const tag activations = layout == "plain" ? tag::nchw : layout == "nhwc" ? tag::nhwc : tag::any;
   const memory::desc src_md(src, dt::f32, activations), wts_md(ConvWeightDims(p), dt::f32, tag::any), dst_md(dst, dt::f32, activations);
   const auto a = algo == "winograd" ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
-  const memory::dims strides{p.sh, p.sw}, dilates{p.dh - 1, p.dw - 1}, pads{p.ph, p.pw};
+  const memory::dims strides{p.sh, p.sw}, dilates{p.dh - 1, p.dw - 1}, pads{p.ph, p.pw}, pads_end{p.ph_end, p.pw_end};
   if (p.bias)
     return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a, src_md, wts_md, memory::desc({p.OC}, dt::f32, tag::a), dst_md,
-                                           strides, dilates, pads, pads);
-  return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a, src_md, wts_md, dst_md, strides, dilates, pads, pads);
+                                           strides, dilates, pads, pads_end);
+  return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a, src_md, wts_md, dst_md, strides, dilates, pads, pads_end);
 }
 
 class MatMulKernel : public Kernel {
@@ -344,7 +344,7 @@ class ConvKernel : public Kernel {
   std::string LayoutChoiceKey() const {
     std::ostringstream k;
     k << "onednn conv layout v1|" << p_.N << "," << p_.C << "," << p_.H << "," << p_.W << "->" << p_.OC << "," << p_.OH << "," << p_.OW << "|k" << p_.KH << "x"
-      << p_.KW << ",g" << p_.G << ",s" << p_.sh << "x" << p_.sw << ",d" << p_.dh << "x" << p_.dw << ",p" << p_.ph << "x" << p_.pw << ",b" << p_.bias << "|"
+      << p_.KW << ",g" << p_.G << ",s" << p_.sh << "x" << p_.sw << ",d" << p_.dh << "x" << p_.dw << ",p" << p_.ph << "x" << p_.pw << "+" << p_.ph_end << "x" << p_.pw_end << ",b" << p_.bias << "|"
       << choice_.impl << "," << choice_.algo;
     for (const ChainStep& op : post_.ops()) {
       k << "|" << op.op_type;

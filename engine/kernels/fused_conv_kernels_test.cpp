@@ -1,0 +1,91 @@
+// FusedConv's oneDNN kernel (the convolution with the residual's sum and the activation as post-ops)
+// against its reference (the reference Conv, then the residual and the activation in double): 1-D,
+// 2-D with asymmetric pads and 3-D, grouped and dilated, with and without the bias and the residual,
+// every activation; a residual of another shape is refused by both.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "engine/kernels/kernel_registry.h"
+
+namespace tilebank::engine::kernels {
+namespace {
+
+TypedTensor ConvValues(std::vector<int64_t> shape, int seed) {
+  TypedTensor t(DType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = static_cast<float>(std::sin(0.37 * i + seed) * 1.5);
+  return t;
+}
+
+struct ConvCase {
+  std::vector<int64_t> x, w, y;
+  nlohmann::json attrs;
+};
+
+TEST_CASE("FusedConv: oneDNN's convolution with the residual and activation as post-ops computes what the reference does") {
+  const std::vector<ConvCase> cases = {
+      {{1, 6, 30}, {8, 3, 3}, {1, 8, 32}, {{"group", 2}, {"dilations", {2}}, {"pads", {4, 2}}}},                         // 1-D, causal-like
+      {{1, 4, 9, 8}, {6, 4, 3, 3}, {1, 6, 8, 7}, {{"pads", {0, 0, 1, 1}}}},                                                // 2-D, asymmetric
+      {{1, 3, 5, 6, 6}, {4, 3, 3, 3, 3}, {1, 4, 5, 3, 3}, {{"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {1, 2, 2}}}},        // 3-D, strided
+  };
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const ConvCase& c = cases[k];
+    for (const char* activation : {"", "Relu", "Sigmoid", "Tanh", "Gelu", "GeluTanh", "Swish"}) {
+      for (bool bias : {false, true}) {
+        for (bool residual : {false, true}) {
+          CAPTURE(k);
+          CAPTURE(activation);
+          CAPTURE(bias);
+          CAPTURE(residual);
+          KernelInfo info;
+          info.op_type = "FusedConv";
+          info.node_name = "fused";
+          nlohmann::json attrs = c.attrs;
+          attrs["activation"] = activation;
+          info.attrs = Attrs(attrs);
+          info.input_types = {DType::kFloat32, DType::kFloat32, bias ? DType::kFloat32 : DType::kUndefined};
+          if (residual) info.input_types.push_back(DType::kFloat32);
+          info.constant_input = {false, true, bias, false};
+          const TypedTensor x = ConvValues(c.x, 1), w = ConvValues(c.w, 2), b = ConvValues({c.w[0]}, 3), z = ConvValues(c.y, 4);
+          KernelInputs in = {&x, &w, bias ? &b : nullptr};
+          if (residual) in.push_back(&z);
+          auto fast = KernelRegistry::Default().Create(info, "onednn");
+          auto reference = KernelRegistry::Default().Create(info, "reference");
+          REQUIRE(fast.ok());
+          REQUIRE(reference.ok());
+          for (int call = 0; call < 2; ++call) {  // the second call reuses the first's primitive and output buffer
+            std::vector<TypedTensor> got(1), want(1);
+            REQUIRE((*fast)->Compute(in, &got).ok());
+            REQUIRE((*reference)->Compute(in, &want).ok());
+            REQUIRE(got[0].shape == c.y);
+            REQUIRE(want[0].shape == c.y);
+            double worst = 0;
+            for (int64_t i = 0; i < got[0].size(); ++i) worst = std::max(worst, std::fabs(got[0].At(i) - want[0].At(i)));
+            CHECK(worst < 1e-4);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("FusedConv: a residual of another shape than the output is refused") {
+  KernelInfo info;
+  info.op_type = "FusedConv";
+  info.node_name = "fused";
+  info.attrs = Attrs(nlohmann::json{{"activation", "Relu"}});
+  info.input_types = {DType::kFloat32, DType::kFloat32, DType::kUndefined, DType::kFloat32};
+  const TypedTensor x = ConvValues({1, 2, 10}, 1), w = ConvValues({3, 2, 3}, 2), z = ConvValues({1, 3, 10}, 3);  // y is [1, 3, 8]
+  for (const char* implementation : {"onednn", "reference"}) {
+    CAPTURE(implementation);
+    auto kernel = KernelRegistry::Default().Create(info, implementation);
+    REQUIRE(kernel.ok());
+    std::vector<TypedTensor> out(1);
+    const Status s = (*kernel)->Compute({&x, &w, nullptr, &z}, &out);
+    CHECK_FALSE(s.ok());
+    CHECK(s.message().find("residual") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace tilebank::engine::kernels
