@@ -130,7 +130,7 @@ TEST_CASE("templates: B packed with a guarded tail of N under M blocks (wrong re
   }
 }
 
-TEST_CASE("templates: convolutions (padding, stride, dilation, groups, depthwise, bias)") {
+TEST_CASE("templates: convolutions (padding, asymmetric padding, stride, dilation, groups, depthwise, bias)") {
   CheckAllTemplates(Op(R"({"op":"Conv","input_desc":)" + Desc({"[1,16,12,12]", "[32,16,3,3]", "[32]"}) + R"(,"output_desc":)" + Desc({"[1,32,12,12]"}) +
                        R"(,"attr":[{"name":"pads","type":"list_int","value":[1,1,1,1]}]})"),
                     3);
@@ -139,6 +139,13 @@ TEST_CASE("templates: convolutions (padding, stride, dilation, groups, depthwise
                     3);
   CheckAllTemplates(Op(R"({"op":"Conv","input_desc":)" + Desc({"[1,3,13,13]", "[8,3,3,3]"}) + R"(,"output_desc":)" + Desc({"[1,8,9,9]"}) +
                        R"(,"attr":[{"name":"dilations","type":"list_int","value":[2,2]}]})"),
+                    2);
+  // A causal Conv1d lifted to 2-D (pads only before, on the width) and ZeroPad2d((0, 1, 0, 1))'s (only after).
+  CheckAllTemplates(Op(R"({"op":"Conv","input_desc":)" + Desc({"[1,8,1,20]", "[8,8,1,3]", "[8]"}) + R"(,"output_desc":)" + Desc({"[1,8,1,20]"}) +
+                       R"(,"attr":[{"name":"pads","type":"list_int","value":[0,4,0,0]},{"name":"dilations","type":"list_int","value":[1,2]}]})"),
+                    2);
+  CheckAllTemplates(Op(R"({"op":"Conv","input_desc":)" + Desc({"[1,4,9,8]", "[6,4,3,3]"}) + R"(,"output_desc":)" + Desc({"[1,6,8,7]"}) +
+                       R"(,"attr":[{"name":"pads","type":"list_int","value":[0,0,1,1]}]})"),
                     2);
 }
 
