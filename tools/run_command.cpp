@@ -134,7 +134,7 @@ int RunModel(const RunFlags& f) {
     if (!opened.ok()) return Fail(opened.status());
     std::unique_ptr<Bank> bank = std::move(opened.value());
     const auto load_start = std::chrono::steady_clock::now();
-    auto loaded = engine::model::LoadModel(f.model, *shapes, bank.get(), data_shapes);
+    auto loaded = engine::model::LoadModel(f.model, *shapes, bank.get(), data_shapes, engine::model::LoadOptions{/*run_only=*/true});
     if (!loaded.ok()) return Fail(loaded.status());
     executor = std::move(loaded.value());
     load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();

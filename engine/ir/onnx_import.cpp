@@ -424,15 +424,48 @@ struct ImportedGraph {
   std::string first_unknown;      // the refusal naming the first node output of unknown shape; "" when none
 };
 
-// The executor's graph of a checked, shape-inferred model, marking values of unknown shape.
-Result<ImportedGraph> BuildGraph(const onnx::ModelProto& model, const std::string& path) {
-  const onnx::GraphProto* g = &model.graph();
+// Initializers of at least this many bytes leave the proto once they are constants of the graph:
+// the weights are held once while the model is imported, not twice. Shape inference (later rounds)
+// reads their types and dims, which stay; the small ones it may read the values of stay whole.
+constexpr size_t kMovedInitializerBytes = 64 * 1024;
+
+// Initializers' data moved out of the proto, by name: the graph's constants, carried from one
+// round's graph to the next (see ImportOnnx).
+using MovedConstants = std::map<std::string, ConstTensor>;
+
+// Frees `t`'s data (its dims and type stay).
+void DropTensorData(onnx::TensorProto* t) {
+  delete t->release_raw_data();
+  google::protobuf::RepeatedField<float>().Swap(t->mutable_float_data());
+  google::protobuf::RepeatedField<int64_t>().Swap(t->mutable_int64_data());
+  google::protobuf::RepeatedField<int32_t>().Swap(t->mutable_int32_data());
+  google::protobuf::RepeatedField<double>().Swap(t->mutable_double_data());
+}
+
+// Bytes of data `t` holds in the proto.
+size_t TensorDataBytes(const onnx::TensorProto& t) {
+  return t.raw_data().size() + sizeof(float) * t.float_data_size() + sizeof(int64_t) * t.int64_data_size() + sizeof(int32_t) * t.int32_data_size() +
+         sizeof(double) * t.double_data_size();
+}
+
+// The executor's graph of a checked, shape-inferred model, marking values of unknown shape. Large
+// initializers' data moves from `model` into the graph; one whose data moved in an earlier round
+// comes from `moved`.
+Result<ImportedGraph> BuildGraph(onnx::ModelProto* model, const std::string& path, MovedConstants* moved) {
+  onnx::GraphProto* g = model->mutable_graph();
   GraphBuilder b;
   Graph& graph = b.graph();
   graph.opset = kExecutorOpset;
-  for (const auto& t : g->initializer()) {
-    auto c = ConstFromProto(t);
-    if (!c.ok()) return c.status().WithContext(path);
+  for (auto& t : *g->mutable_initializer()) {
+    Result<ConstTensor> c = Status::Ok();
+    if (auto it = moved->find(t.name()); it != moved->end() && TensorDataBytes(t) == 0) {
+      c = std::move(it->second);
+      moved->erase(it);
+    } else {
+      c = ConstFromProto(t);
+      if (!c.ok()) return c.status().WithContext(path);
+      if (TensorDataBytes(t) >= kMovedInitializerBytes) DropTensorData(&t);
+    }
     auto& v = graph.values[b.Value(t.name())];
     v.shape = c->shape;
     v.dtype = DtypeName(t.data_type());
@@ -602,6 +635,7 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
                                   (n.domain() == "ai.onnx.preview.training" ? " (that one holds training ops, not inference)" : ""));
   if (const std::string problem = WiringProblem(model.graph(), {}, path); !problem.empty()) return Status::InvalidInput(problem);
   TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, shapes_by_position, path));
+  MovedConstants moved;
   for (int round = 0;; ++round) {
     // libonnx 1.12 crashes on some malformed models inside these passes: they run in a child process.
     auto passed = RunInChildProcess(
@@ -609,12 +643,21 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
         path + ": libonnx's checker, opset conversion or shape inference");
     if (!passed.ok()) return passed.status();
     TB_RETURN_IF_ERROR(ApplyAnswer(passed.value(), &model, path));
-    auto built = BuildGraph(model, path);
+    auto built = BuildGraph(&model, path, &moved);
     if (!built.ok()) return built.status();
     if (built->first_unknown.empty()) return std::move(built->graph);
     auto folded = EvaluateConstantNodes(&built->graph, &built->shape_known);
     if (!folded.ok()) return folded.status().WithContext(path);
-    if (ReplaceFoldedNodes(&model, built->graph) == 0 || round + 1 == kMaxRounds) {
+    if (ReplaceFoldedNodes(&model, built->graph) != 0 && round + 1 < kMaxRounds) {
+      // Another round: the weights whose data left the proto go on to its graph.
+      std::set<std::string> dropped;
+      for (const auto& t : model.graph().initializer())
+        if (TensorDataBytes(t) == 0) dropped.insert(t.name());
+      for (Value& v : built->graph.values)
+        if (v.constant && dropped.count(v.name)) moved[v.name] = std::move(*v.constant);
+      continue;
+    }
+    {
       // Shapes that depend on input values: known per run, when the registry's kernels compute them.
       for (size_t v = 0; v < built->graph.values.size(); ++v)
         if (v < built->shape_known.size() && !built->shape_known[v] && !built->graph.values[v].constant) {

@@ -35,12 +35,13 @@ void KeepLargeBlocksInTheHeap() {
 
 }  // namespace
 
-Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion) {
+Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion, LoadOptions options) {
   KeepLargeBlocksInTheHeap();
   std::unique_ptr<Executor> e(new Executor());
   auto defaults = DefaultPoliciesFromEnvironment();
   if (!defaults.ok()) return defaults.status();
   e->default_policies_ = *defaults;
+  e->run_only_ = options.run_only;
   e->graph_ = std::move(graph);
   // Constants nothing reads any more (weights replaced by folding) are dropped.
   std::vector<bool> read(e->graph_.values.size(), false);
@@ -77,6 +78,8 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
     for (int v : s->inputs) s->kind == Step::Kind::kRegistry ? keep_typed(v) : keep(v);
   }
   for (int v : e->graph_.outputs) e->graph_.values[v].dtype == "float32" ? keep(v) : keep_typed(v);
+  if (e->run_only_)  // every step now holds its own copy of what it reads
+    for (size_t v = 0; v < e->graph_.values.size(); ++v) e->ReleaseWeight(static_cast<int>(v));
   for (size_t v = 0; v < e->graph_.values.size(); ++v)
     if (e->graph_.values[v].constant) e->constant_bytes_ += e->graph_.values[v].constant->size() * sizeof(float);
   e->PlanMemory();
@@ -90,6 +93,14 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   if (!e->arena_) return Status::IoError("cannot allocate " + std::to_string(bytes >> 20) + " MiB for the model's tensors");
   std::memset(e->arena_.get(), 0, bytes);
   return e;
+}
+
+void Executor::ReleaseWeight(int v) {
+  std::optional<ConstTensor>& c = graph_.values[v].constant;
+  if (!c || c->type != ConstTensor::Type::kFloat || c->floats.size() * sizeof(float) < kReleasedWeightBytes) return;
+  if (std::find(graph_.outputs.begin(), graph_.outputs.end(), v) != graph_.outputs.end()) return;
+  std::vector<float>().swap(c->floats);
+  weights_released_ = true;
 }
 
 Status Executor::RunStep(Step& s, const std::vector<const float*>& in, float* out) {

@@ -80,6 +80,16 @@ inline constexpr const char* kOnlyOneDnnRunsIt = "which only impl.onednn runs";
 // TILEBANK_MODEL_LAYOUTS=row-major turns it off, for comparison.
 bool HandOverNativeLayouts();
 
+// What a caller does with a loaded executor. `run_only` (tilebank run, the Python session): it is
+// only run, so the graph's copy of each large float32 constant (the weights) is freed once the
+// steps reading it hold their own (a direct kernel's prepacked weights, the arena's float copies,
+// the registry's typed ones): the weights are held once, during the load and after, where they
+// were held twice. Those constants keep their shapes and types in graph(), not their values, and
+// SwapSteps (tuning in the model) refuses such an executor.
+struct LoadOptions {
+  bool run_only = false;
+};
+
 class Executor {
  public:
   // kInvalidInput listing every op type without a kernel with its node names, or naming the node
@@ -87,7 +97,9 @@ class Executor {
   // TILEBANK_DEFAULT_POLICIES has a value it does not know.
   // `fusion`, when given, is asked about each subgraph of the graph; a fused choice oneDNN cannot
   // run falls back to the unfused nodes.
-  static Result<std::unique_ptr<Executor>> Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion = nullptr);
+  // `options.run_only`: see LoadOptions.
+  static Result<std::unique_ptr<Executor>> Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion = nullptr,
+                                                LoadOptions options = {});
 
   // Inputs in the order of graph().inputs, shapes as the graph says; outputs in graph().outputs
   // order. `node_us`, when given, receives each node's time in microseconds. This float32 form
@@ -102,6 +114,7 @@ class Executor {
   // when no step runs the op alone, or the kernel cannot take a step's layouts or placement.
   Result<std::vector<size_t>> SwapSteps(const std::string& op_key, const OpTemplate& t, const Policy& policy);
   void RestoreSteps();
+
 
   const Graph& graph() const { return graph_; }
   const std::vector<NodeBinding>& bindings() const { return bindings_; }
@@ -193,6 +206,12 @@ class Executor {
   std::vector<std::pair<size_t, std::unique_ptr<Step>>> swapped_;  // SwapSteps: the model's own steps
   int64_t arena_floats_ = 0;
   uint64_t constant_bytes_ = 0;
+  bool run_only_ = false;          // LoadOptions::run_only
+  bool weights_released_ = false;  // some of the graph's weights were freed (run_only_)
+  // Frees the graph's copy of constant `v` when it is a float32 one of kReleasedWeightBytes or more
+  // and not a graph output (small constants stay: shapes, scales and bounds others read).
+  static constexpr size_t kReleasedWeightBytes = 64 * 1024;
+  void ReleaseWeight(int v);
 
  public:
   ~Executor();

@@ -350,23 +350,49 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
       deferred.insert(s.chain.begin(), s.chain.begin() + nodes - 1);
     }
   }
+  // run_only_: a weight is freed from the graph once every node reading it is bound, each in a direct
+  // step (which holds its own copy); a node bound otherwise pins it (Load copies it for that step).
+  std::vector<int> unbound_readers(graph_.values.size(), 0);
+  std::vector<bool> pinned(graph_.values.size(), false);
+  auto constants_of = [&](int node) {
+    std::set<int> constants;
+    for (int v : graph_.nodes[node].inputs)
+      if (graph_.IsConstant(v)) constants.insert(v);
+    return constants;
+  };
+  if (run_only_)
+    for (size_t n = 0; n < graph_.nodes.size(); ++n)
+      for (int v : constants_of(static_cast<int>(n))) ++unbound_readers[v];
+  auto bound_nodes = [&](const std::vector<int>& nodes, size_t first_step) {
+    if (!run_only_) return;
+    bool direct = true;
+    for (size_t k = first_step; k < steps_.size(); ++k) direct &= steps_[k]->kind == Step::Kind::kDirect;
+    for (int n : nodes)
+      for (int v : constants_of(n)) {
+        pinned[v] = pinned[v] || !direct;
+        if (--unbound_readers[v] == 0 && !pinned[v]) ReleaseWeight(v);
+      }
+  };
   for (size_t index = 0; index < graph_.nodes.size(); ++index) {
     if (deferred.count(static_cast<int>(index))) continue;
+    const size_t first_step = steps_.size();
     auto it = fused_at.find(static_cast<int>(index));
     if (it == fused_at.end()) {
       TB_RETURN_IF_ERROR(BindNode(index, lookup, read_values, &missing));
+      bound_nodes({static_cast<int>(index)}, first_step);
       continue;
     }
     const auto& [s, choice] = it->second;
-    auto bound = BindFused(*s, choice, lookup);
-    if (!bound.ok()) return bound.status();
-    if (*bound) continue;
-    // It cannot run fused: the nodes one by one, here, in graph order (an attention block's chain
-    // starts before its anchor).
     std::vector<int> nodes(s->chain.begin(), s->chain.begin() + s->NodesOf(choice.policy.fuse));
     nodes.push_back(s->anchor);
     std::sort(nodes.begin(), nodes.end());
-    for (int n : nodes) TB_RETURN_IF_ERROR(BindNode(n, lookup, read_values, &missing));
+    auto bound = BindFused(*s, choice, lookup);
+    if (!bound.ok()) return bound.status();
+    // It cannot run fused: the nodes one by one, here, in graph order (an attention block's chain
+    // starts before its anchor).
+    if (!*bound)
+      for (int n : nodes) TB_RETURN_IF_ERROR(BindNode(n, lookup, read_values, &missing));
+    bound_nodes(nodes, first_step);
   }
   for (NodeBinding& b : bindings_)
     if (auto note = fusion_notes.find(b.node); note != fusion_notes.end() && b.policy_note.empty() && b.policy_source != "bank") b.policy_note = note->second;

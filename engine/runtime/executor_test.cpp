@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "engine/backends/library_impls.h"
 #include "engine/runtime/model_session.h"
 #include "engine/ir/onnx_import.h"
 #include "tests/onnx_model_builder.h"
@@ -232,6 +233,48 @@ TEST_CASE("run: bad models exit 2 with the problem named and nothing written") {
   CHECK_MESSAGE(ops.err.find("MaxRoiPool (MaxRoiPool_a, MaxRoiPool_b)") != std::string::npos, ops.err);
   CHECK(ops.err.find("Multinomial (Multinomial_y)") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "bank"));
+}
+
+}  // namespace
+}  // namespace tilebank::engine::model
+
+namespace tilebank::engine::model {
+namespace {
+
+TEST_CASE("executor: loaded to run only, the graph frees its weights as the steps take them, and runs the same") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {1, 64, 6, 6});
+  b.Weight("w", {128, 64, 3, 3});  // 288 KiB: a direct step's, prepacked
+  b.Weight("bias", {128});          // small: stays
+  ModelBuilder::IntsAttr(b.Node("Conv", {"x", "w", "bias"}, {"c"}), "pads", {1, 1, 1, 1});
+  b.Ints("rows", {128, 36});
+  b.Node("Reshape", {"c", "rows"}, {"flat"});
+  b.Weight("shared", {36, 512});  // 72 KiB, read by two products
+  b.Node("MatMul", {"flat", "shared"}, {"p"});
+  b.Node("Relu", {"p"}, {"r"});
+  b.Ints("back", {512, 36});
+  b.Node("Reshape", {"r", "back"}, {"r2"});
+  b.Node("MatMul", {"r2", "shared"}, {"q"});
+  b.Output("q", {512, 512});
+  const std::string path = b.Save(dir / "weights.onnx");
+  auto kept = LoadModel(path, {}, nullptr);
+  auto run_only = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});
+  REQUIRE_MESSAGE(kept.ok(), kept.status().message());
+  REQUIRE_MESSAGE(run_only.ok(), run_only.status().message());
+  const Graph& g = (*run_only)->graph();
+  for (const Value& v : g.values) {
+    if (!v.constant || v.constant->type != ConstTensor::Type::kFloat) continue;
+    CAPTURE(v.name);
+    const bool large = v.constant->size() * sizeof(float) >= 64 * 1024;
+    CHECK(v.constant->floats.empty() == large);
+  }
+  const std::vector<Tensor> inputs = RandomInputs((*kept)->graph(), 9);
+  const Comparison same = CompareTensors(RunOnce(**run_only, inputs), RunOnce(**kept, inputs));
+  CHECK_MESSAGE(same.ok, same.worst);
+  auto swapped = (*run_only)->SwapSteps("any", OneDnnImpl(), {});
+  REQUIRE_FALSE(swapped.ok());
+  CHECK(swapped.status().message().find("run only") != std::string::npos);
 }
 
 }  // namespace

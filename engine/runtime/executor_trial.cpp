@@ -10,6 +10,7 @@
 namespace tilebank::engine::model {
 
 Result<std::vector<size_t>> Executor::SwapSteps(const std::string& op_key, const OpTemplate& t, const Policy& policy) {
+  if (weights_released_) return Status::InvalidInput("this model was loaded to run only (its weights were freed as its kernels took them); load it again to try kernels in it");
   RestoreSteps();
   std::vector<size_t> swapped;
   for (size_t i = 0; i < bindings_.size(); ++i) {

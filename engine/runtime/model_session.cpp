@@ -72,15 +72,15 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
   return graph;
 }
 
-Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank) {
-  return Executor::Load(std::move(graph), BankLookup(bank), BankFusionLookup(bank));
+Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank, LoadOptions options) {
+  return Executor::Load(std::move(graph), BankLookup(bank), BankFusionLookup(bank), options);
 }
 
 Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                                            const Bank* bank, const std::vector<std::vector<int64_t>>& shapes_by_position) {
+                                            const Bank* bank, const std::vector<std::vector<int64_t>>& shapes_by_position, LoadOptions options) {
   auto graph = ImportModel(path, input_shapes, shapes_by_position);
   if (!graph.ok()) return graph.status();
-  auto executor = BindToBank(std::move(graph.value()), bank);
+  auto executor = BindToBank(std::move(graph.value()), bank, options);
   if (!executor.ok()) return executor.status().WithContext(path);
   return executor;
 }

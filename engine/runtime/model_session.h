@@ -17,10 +17,11 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
                           const std::vector<std::vector<int64_t>>& shapes_by_position = {});
 // Binds the graph to the bank's operator and graph entries; `bank` may be null (every node gets
 // its op class's built-in choice). Pass a copy to bind one graph more than once.
-Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank);
+Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank, LoadOptions options = {});
 // ImportModel then BindToBank; failures name the model.
 Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                                            const Bank* bank, const std::vector<std::vector<int64_t>>& shapes_by_position = {});
+                                            const Bank* bank, const std::vector<std::vector<int64_t>>& shapes_by_position = {},
+                                            LoadOptions options = {});
 
 // The bank's current (not stale) entry for an op, else the current entry of the nearest shape of
 // the same operator (repo/lookup.h), as the executor asks for it; null without a bank.

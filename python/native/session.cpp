@@ -239,7 +239,7 @@ class InferenceSession {
     Result<std::unique_ptr<Executor>> loaded = Status::Ok();
     {
       py::gil_scoped_release release;
-      loaded = engine::model::LoadModel(path_, by_name, bank_.get());
+      loaded = engine::model::LoadModel(path_, by_name, bank_.get(), {}, engine::model::LoadOptions{/*run_only=*/true});
     }
     auto executor = ValueOrRaise(std::move(loaded));
     return *executors_.emplace(shapes, std::move(executor)).first->second;
