@@ -302,6 +302,8 @@ def export(name, directory):
     torch.onnx.export(model, inputs, tmp, opset_version=OPSET, input_names=input_names, output_names=output_names,
                       dynamic_axes=dynamic_axes, do_constant_folding=True)
     onnx.checker.check_model(tmp)
+    if name in user_models.POSTPROCESS:
+        user_models.POSTPROCESS[name](tmp, inputs)
     files = [(f"input_{i}.pb", x, input_name) for i, (x, input_name) in enumerate(zip(inputs, input_names))]
     for file, tensor, tensor_name in files + [(f"output_{k}.pb", t, n) for k, (t, n) in enumerate(zip(outputs, output_names))]:
         with open(os.path.join(data, file), "wb") as f:

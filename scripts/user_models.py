@@ -32,6 +32,10 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   qat_resnet18        ResNet-18 after quantization-aware training as torch.onnx exports it: fake
                       quantization (QuantizeLinear -> DequantizeLinear) of every activation and of
                       each weight per channel, a BatchNormalization after each Conv; [1,3,224,224]
+  qop_resnet18        ResNet-18 as ONNX Runtime's static quantizer writes it in its QOperator format
+                      (scripts/qoperator.py, calibrated on the test input): QLinearConv, MaxPool on
+                      uint8, com.microsoft QLinearAdd, QLinearGlobalAveragePool and QGemm; the
+                      expected output is the float model's; [1,3,224,224]
   tcn                 a temporal convolution network: 6 residual blocks of two dilated causal Conv1d
                       (dilation 1..32, kernel 3, left padding), ReLU, a 1x1 Conv1d on the residual
                       where channels change; [1,16,1000] features -> [1,64,1000]
@@ -567,6 +571,18 @@ def _qat_resnet18(small):
     return model, (torch.randn(1, 3, side, side, generator=torch.Generator().manual_seed(1)),), ["input"], None
 
 
+def _qop_resnet18(small):
+    """torchvision's ResNet-18 in float, which export_models.py writes in ONNX Runtime's QOperator
+    format after exporting it (POSTPROCESS)."""
+    model = torchvision.models.resnet18(weights=None).eval()
+    return model, (torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _to_qoperator(path, inputs):
+    import qoperator
+    qoperator.quantize(path, [x.numpy() for x in inputs], path)
+
+
 BUILDERS = {
     "text_encoder": ("text", _text_encoder),
     "text_decoder": ("text", _text_decoder),
@@ -582,12 +598,17 @@ BUILDERS = {
     "llama_decoder": ("text", _llama),
     "moe_block": ("mixture of experts", _moe),
     "qat_resnet18": ("int8 (torch.onnx QDQ)", _qat_resnet18),
+    "qop_resnet18": ("int8 (ONNX Runtime QOperator)", _qop_resnet18),
     "tcn": ("temporal convolution", _tcn),
     "kv_decoder": ("text", _kv_decoder),
     "gcn": ("graph", _gcn),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn"]
+
+
+# What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.
+POSTPROCESS = {"qop_resnet18": _to_qoperator}
 
 
 def names():

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "engine/ir/constant_eval.h"
+#include "engine/ir/contrib_quantized_lowering.h"
 #include "engine/ir/einsum_lowering.h"
 #include "engine/ir/node_attributes.h"
 #include "engine/ir/tensor_proto.h"
@@ -623,6 +624,7 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
   TB_RETURN_IF_ERROR(LoadAllExternalData(&model, path));
   LowerEinsums(model.mutable_graph());
+  LowerContribQuantizedOps(&model);
   // ONNX's shape inference stops at shape arithmetic it does not propagate (Range, Mod, Where,
   // ScatterND, ...). Each round folds what became constant into initializers and infers again,
   // until every shape is known or a round changes nothing.
@@ -632,7 +634,11 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   for (const auto& n : model.graph().node())
     if (!n.domain().empty() && n.domain() != "ai.onnx")
       return Status::InvalidInput(path + ": node '" + n.name() + "' (" + n.op_type() + ") is of domain " + n.domain() + "; the executor runs the ONNX domain" +
-                                  (n.domain() == "ai.onnx.preview.training" ? " (that one holds training ops, not inference)" : ""));
+                                  (n.domain() == "ai.onnx.preview.training" ? " (that one holds training ops, not inference)"
+                                   : n.domain() == "com.microsoft"
+                                       ? " (and of com.microsoft the quantized ops ONNX Runtime's quantizer writes, as "
+                                         "engine/ir/contrib_quantized_lowering.h lists them, with the attributes it takes)"
+                                       : ""));
   if (const std::string problem = WiringProblem(model.graph(), {}, path); !problem.empty()) return Status::InvalidInput(problem);
   TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, shapes_by_position, path));
   MovedConstants moved;
