@@ -34,7 +34,7 @@ struct TypedTensor {
   template <class T>
   static TypedTensor Of(std::vector<int64_t> shape, const std::vector<T>& values) {
     TypedTensor t(DTypeOf<T>(), std::move(shape));
-    for (size_t i = 0; i < values.size() && i < static_cast<size_t>(t.size()); ++i) t.data<T>()[i] = values[i];
+    std::copy_n(values.begin(), std::min(values.size(), static_cast<size_t>(t.size())), t.data<T>());
     return t;
   }
 

@@ -27,6 +27,8 @@ std::optional<ConstTensor> AsConstant(const TypedTensor& t) {
   if (!t.IsTensor() || t.dtype == DType::kString || t.dtype == DType::kUndefined || t.dtype == DType::kComplex64 || t.dtype == DType::kComplex128)
     return std::nullopt;
   const int64_t n = t.size();
+  if (t.dtype == DType::kFloat32) return ConstTensor::Floats(t.shape, std::vector<float>(t.data<float>(), t.data<float>() + n));
+  if (t.dtype == DType::kInt64) return ConstTensor::Ints(t.shape, std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + n));
   if (IsFloating(t.dtype)) {
     std::vector<float> values(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>(t.At(i));

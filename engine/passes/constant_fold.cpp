@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <set>
 
@@ -55,6 +54,92 @@ bool FoldBatchNorm(Graph* g, Node* conv, const Node& bn, const std::map<int, int
   return true;
 }
 
+// A fake-quantized weight, QuantizeLinear(w) -> DequantizeLinear of float32 constant w to 8 bits with
+// constant scales and zero points (per tensor or per axis), as quantization-aware training exports
+// write them: the float constant it stands for, computed in one pass over w where the generic fold
+// went through an 8-bit tensor held as int64 and conversions per element. The QuantizeLinear's
+// output nothing else reads. Returns how many it folded.
+int FoldFakeQuantizedWeights(Graph* g) {
+  std::map<int, int> readers;
+  for (const Node& n : g->nodes)
+    for (int v : n.inputs) ++readers[v];
+  std::map<int, size_t> producer;
+  for (size_t i = 0; i < g->nodes.size(); ++i)
+    for (int v : g->nodes[i].outputs) producer[v] = i;
+  // Per element of a tensor of `shape`, the index into a scale or zero point of `count` values along `axis`.
+  struct ChannelOf {
+    int64_t inner = 1, extent = 1;
+    int64_t operator()(int64_t i) const { return extent == 1 ? 0 : (i / inner) % extent; }
+  };
+  auto channel_of = [](const std::vector<int64_t>& shape, int64_t axis, int64_t count) {
+    ChannelOf c;
+    if (count == 1) return c;
+    for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) c.inner *= shape[d];
+    c.extent = shape[axis];
+    return c;
+  };
+  auto operands = [&](const Node& n, const std::vector<int64_t>& shape, std::vector<double>* scale, std::vector<int64_t>* zero, int64_t* axis) {
+    if (n.inputs.size() < 2 || !g->IsConstant(n.inputs[1]) || (n.inputs.size() > 2 && n.inputs[2] >= 0 && !g->IsConstant(n.inputs[2]))) return false;
+    const ConstTensor& s = *g->values[n.inputs[1]].constant;
+    *axis = g->AttrInt(n, "axis", 1);
+    if (*axis < 0) *axis += static_cast<int64_t>(shape.size());
+    if (s.size() != 1 && (*axis < 0 || *axis >= static_cast<int64_t>(shape.size()) || shape[*axis] != s.size())) return false;
+    scale->clear(), zero->assign(s.size(), 0);
+    for (int64_t i = 0; i < s.size(); ++i) scale->push_back(s.At(i));
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+      const ConstTensor& z = *g->values[n.inputs[2]].constant;
+      if (z.size() != s.size()) return false;
+      for (int64_t i = 0; i < z.size(); ++i) (*zero)[i] = static_cast<int64_t>(z.At(i));
+    }
+    return true;
+  };
+  int folded = 0;
+  std::set<size_t> dropped;
+  for (Node& dq : g->nodes) {
+    if (dq.op_type != "DequantizeLinear" || dq.inputs.empty() || dq.outputs.empty() || dq.outputs[0] < 0) continue;
+    auto p = producer.find(dq.inputs[0]);
+    if (p == producer.end()) continue;
+    const Node& q = g->nodes[p->second];
+    const int w = q.inputs.empty() ? -1 : q.inputs[0], q8 = dq.inputs[0];
+    if (q.op_type != "QuantizeLinear" || !g->IsConstant(w) || g->values[w].dtype != "float32" || readers[q8] != 1 || IsGraphOutput(*g, q8) ||
+        static_cast<int64_t>(g->values[w].constant->floats.size()) != g->values[w].constant->size())
+      continue;
+    const std::string& type = g->values[q8].dtype;
+    if (type != "int8" && type != "uint8") continue;
+    const ConstTensor& weight = *g->values[w].constant;
+    std::vector<double> q_scale, dq_scale;
+    std::vector<int64_t> q_zero, dq_zero;
+    int64_t q_axis = 1, dq_axis = 1;
+    if (!operands(q, weight.shape, &q_scale, &q_zero, &q_axis) || !operands(dq, weight.shape, &dq_scale, &dq_zero, &dq_axis)) continue;
+    const float low = type == "int8" ? -128 : 0, high = type == "int8" ? 127 : 255;
+    const auto q_channel = channel_of(weight.shape, q_axis, static_cast<int64_t>(q_scale.size()));
+    const auto dq_channel = channel_of(weight.shape, dq_axis, static_cast<int64_t>(dq_scale.size()));
+    std::vector<float> values(static_cast<size_t>(weight.size()));
+    // In float32, as the QuantizeLinear and DequantizeLinear kernels compute (x / scale rounded to
+    // even, then (q - zero) * scale).
+    for (int64_t i = 0; i < weight.size(); ++i) {
+      const int64_t qc = q_channel(i), dc = dq_channel(i);
+      const float quotient = weight.floats[i] / static_cast<float>(q_scale[qc]);
+      const float level = std::clamp(std::nearbyint(quotient) + static_cast<float>(q_zero[qc]), low, high);
+      values[i] = (level - static_cast<float>(dq_zero[dc])) * static_cast<float>(dq_scale[dc]);
+    }
+    Value& out = g->values[dq.outputs[0]];
+    out.shape = weight.shape;
+    out.dtype = "float32";
+    out.constant = ConstTensor::Floats(weight.shape, std::move(values));
+    dropped.insert(p->second);
+    dropped.insert(static_cast<size_t>(&dq - g->nodes.data()));
+    ++folded;
+  }
+  if (folded) {
+    std::vector<Node> kept;
+    for (size_t i = 0; i < g->nodes.size(); ++i)
+      if (!dropped.count(i)) kept.push_back(std::move(g->nodes[i]));
+    g->nodes = std::move(kept);
+  }
+  return folded;
+}
+
 }  // namespace
 
 Status FoldConstants(Graph* g) {
@@ -70,6 +155,7 @@ Status FoldConstants(Graph* g) {
   g->nodes = std::move(kept);
   std::vector<bool> shape_known;  // as the importer left them: some are known only per run
   for (const Value& v : g->values) shape_known.push_back(v.shape_known);
+  FoldFakeQuantizedWeights(g);
   // After the QDQ fusion (engine/passes/qdq_fusion.h): what it left of the QDQ structure runs in
   // float32, and a fake-quantized weight (QuantizeLinear -> DequantizeLinear of a float constant, as
   // torch.onnx exports quantization-aware training) becomes the float constant it stands for.

@@ -174,9 +174,10 @@ size_t FuseDynamicMatMuls(Graph* g) {
   size_t fused = 0;
   std::set<size_t> removed;
   for (size_t mi = 0; mi < g->nodes.size(); ++mi) {
+    if (g->nodes[mi].op_type != "MatMulInteger") continue;  // before the uses: they are counted anew per candidate
     const Uses u = UsesOf(*g);
     const Node mm = g->nodes[mi];
-    if (mm.op_type != "MatMulInteger" || mm.inputs.size() < 3 || mm.outputs.empty()) continue;
+    if (mm.inputs.size() < 3 || mm.outputs.empty()) continue;
     const Node* dq = ProducerOf(*g, u, mm.inputs[0], "DynamicQuantizeLinear");
     const int w = ThroughIdentity(*g, u, mm.inputs[1]);
     if (!dq || dq->outputs.size() < 3 || mm.inputs[2] != dq->outputs[2] || !g->IsConstant(w) || g->values[w].dtype != "int8" ||
@@ -246,9 +247,10 @@ Result<size_t> FuseQdq(Graph* g) {
   size_t fused = 0;
   std::set<size_t> removed;
   for (size_t qi = 0; qi < g->nodes.size(); ++qi) {
+    if (g->nodes[qi].op_type != "QuantizeLinear") continue;  // before the uses: they are counted anew per candidate
     const Uses u = UsesOf(*g);  // the graph changes as nodes fuse
     const Node q = g->nodes[qi];
-    if (q.op_type != "QuantizeLinear" || q.inputs.size() < 3 || !g->IsConstant(q.inputs[1]) || g->values[q.inputs[1]].constant->size() != 1 ||
+    if (q.inputs.size() < 3 || !g->IsConstant(q.inputs[1]) || g->values[q.inputs[1]].constant->size() != 1 ||
         !g->IsConstant(q.inputs[2]) || g->values[q.inputs[2]].constant->size() != 1 || !Is8Bit(g->values[q.inputs[2]].dtype))
       continue;
     std::vector<size_t> swallowed;

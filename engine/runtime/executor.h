@@ -81,7 +81,7 @@ inline constexpr const char* kOnlyOneDnnRunsIt = "which only impl.onednn runs";
 bool HandOverNativeLayouts();
 
 // What a caller does with a loaded executor. `run_only` (tilebank run, the Python session): it is
-// only run, so the graph's copy of each large float32 constant (the weights) is freed once the
+// only run, so the graph's copy of each large constant (the weights) is freed once the
 // steps reading it hold their own (a direct kernel's prepacked weights, the arena's float copies,
 // the registry's typed ones): the weights are held once, during the load and after, where they
 // were held twice. Those constants keep their shapes and types in graph(), not their values, and
@@ -208,9 +208,10 @@ class Executor {
   uint64_t constant_bytes_ = 0;
   bool run_only_ = false;          // LoadOptions::run_only
   bool weights_released_ = false;  // some of the graph's weights were freed (run_only_)
-  // Frees the graph's copy of constant `v` when it is a float32 one of kReleasedWeightBytes or more
-  // and not a graph output (small constants stay: shapes, scales and bounds others read).
-  static constexpr size_t kReleasedWeightBytes = 64 * 1024;
+  // Frees the graph's copy of constant `v` when it is a float32 one of kReleasedWeightBytes or more,
+  // or an integer one (8-bit weights, held as int64) of kReleasedIntegerWeightBytes or more, and not
+  // a graph output. Small constants stay: shapes, scales, zero points and bounds others read.
+  static constexpr size_t kReleasedWeightBytes = 64 * 1024, kReleasedIntegerWeightBytes = 1024 * 1024;
   void ReleaseWeight(int v);
 
  public:
