@@ -1,6 +1,7 @@
 #include "engine/ir/contrib_quantized_lowering.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,11 +25,28 @@ int64_t IntAttribute(const onnx::NodeProto& n, const std::string& name, int64_t 
 
 std::string Input(const onnx::NodeProto& n, int i) { return i < n.input_size() ? n.input(i) : ""; }
 
+// A float32 initializer's values.
+std::vector<float> FloatsOf(const onnx::TensorProto& t) {
+  if (t.float_data_size() > 0) return {t.float_data().begin(), t.float_data().end()};
+  std::vector<float> values(t.raw_data().size() / sizeof(float));
+  std::memcpy(values.data(), t.raw_data().data(), values.size() * sizeof(float));
+  return values;
+}
+
+// What the lowering reads of the model around a node, and the initializers it adds.
+struct ModelFacts {
+  int64_t opset = 0;                                          // the default domain's: the nodes written are read at it
+  std::map<std::string, const onnx::TensorProto*> initializers;
+  std::map<std::string, int> rank;                            // of the graph's inputs and value_info, where declared
+  std::vector<onnx::TensorProto> added;                       // initializers the lowering writes
+};
+
 // Writes the replacement nodes of one contrib node, named after it.
 class Lowering {
  public:
-  Lowering(const onnx::NodeProto& node, google::protobuf::RepeatedPtrField<onnx::NodeProto>* out)
-      : node_(node), out_(out), prefix_((node.name().empty() ? node.output(0) : node.name()) + "/lowered") {}
+  Lowering(const onnx::NodeProto& node, ModelFacts* facts, google::protobuf::RepeatedPtrField<onnx::NodeProto>* out)
+      : node_(node), facts_(facts), out_(out), prefix_((node.name().empty() ? node.output(0) : node.name()) + "/lowered") {}
+  ModelFacts& facts() { return *facts_; }
 
   // An ONNX-domain node of `op_type`; returns it for attributes.
   onnx::NodeProto* Add(const std::string& op_type, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
@@ -47,14 +65,36 @@ class Lowering {
     std::vector<std::string> inputs = {x, scale};
     if (!zero_point.empty()) inputs.push_back(zero_point);
     onnx::NodeProto* n = Add("DequantizeLinear", inputs, {y});
-    if (axis != 1) SetInt(n, "axis", axis);
+    // Before opset 13 DequantizeLinear is per tensor and has no axis (a scale of more than one value
+    // is refused by ONNX's checker then).
+    if (axis != 1 && facts_->opset >= 13) SetInt(n, "axis", axis);
     return y;
   }
-  // QuantizeLinear(x, scale[, zero point]) into the contrib node's output `k`.
-  void QuantizeInto(const std::string& x, const std::string& scale, const std::string& zero_point, int k = 0) {
+  // QuantizeLinear(x, scale[, zero point]) into the contrib node's output `k`. Without an output zero
+  // point the contrib ops keep their input's type, where QuantizeLinear would write uint8: a zero of
+  // `input_zero_point`'s type stands in for it when that one is an initializer.
+  void QuantizeInto(const std::string& x, const std::string& scale, const std::string& zero_point, const std::string& input_zero_point = "", int k = 0) {
     std::vector<std::string> inputs = {x, scale};
     if (!zero_point.empty()) inputs.push_back(zero_point);
+    else if (auto it = facts_->initializers.find(input_zero_point); it != facts_->initializers.end()) {
+      onnx::TensorProto zero;
+      zero.set_name(prefix_ + "/zero_point");
+      zero.set_data_type(it->second->data_type());
+      zero.set_raw_data(std::string(1, '\0'));
+      facts_->added.push_back(zero);
+      inputs.push_back(zero.name());
+    }
     Add("QuantizeLinear", inputs, {node_.output(k)});
+  }
+  // A float32 initializer of `values` (shape [n], or a scalar for one value).
+  std::string FloatConstant(const std::string& what, const std::vector<float>& values) {
+    onnx::TensorProto t;
+    t.set_name(prefix_ + "/" + what);
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    if (values.size() != 1) t.add_dims(static_cast<int64_t>(values.size()));
+    for (float v : values) t.add_float_data(v);
+    facts_->added.push_back(t);
+    return t.name();
   }
   // The contrib node's attributes but `skipped`, copied onto `n`.
   void CopyAttributes(onnx::NodeProto* n, const std::vector<std::string>& skipped) {
@@ -76,6 +116,7 @@ class Lowering {
 
  private:
   const onnx::NodeProto& node_;
+  ModelFacts* facts_;
   google::protobuf::RepeatedPtrField<onnx::NodeProto>* out_;
   std::string prefix_;
   int count_ = 0;
@@ -86,8 +127,11 @@ bool LowerUnary(const onnx::NodeProto& n, Lowering* l, const std::string& op_typ
   if (n.input_size() < 4 || n.output_size() != 1) return false;
   const std::string x = l->Dequantize(n.input(0), n.input(1), Input(n, 2));
   const std::string y = l->Value(op_type);
-  l->CopyAttributes(l->Add(op_type, {x}, {y}), skipped_attributes);
-  l->QuantizeInto(y, n.input(3), Input(n, 4));
+  onnx::NodeProto* op = l->Add(op_type, {x}, {y});
+  l->CopyAttributes(op, skipped_attributes);
+  // A Softmax reads its axis explicitly: below opset 13 a missing one is 1, QLinearSoftmax's is -1.
+  if (op_type == "Softmax" && !FindAttribute(n, "axis")) Lowering::SetInt(op, "axis", -1);
+  l->QuantizeInto(y, n.input(3), Input(n, 4), Input(n, 2));
   return true;
 }
 
@@ -98,21 +142,24 @@ bool LowerBinary(const onnx::NodeProto& n, Lowering* l, const std::string& op_ty
   const std::string b = l->Dequantize(n.input(3), n.input(4), Input(n, 5));
   const std::string c = l->Value(op_type);
   l->Add(op_type, {a, b}, {c});
-  l->QuantizeInto(c, n.input(6), Input(n, 7));
+  l->QuantizeInto(c, n.input(6), Input(n, 7), Input(n, 2));
   return true;
 }
 
 bool LowerGlobalAveragePool(const onnx::NodeProto& n, Lowering* l) {
   if (IntAttribute(n, "channels_last", 0) == 0) return LowerUnary(n, l, "GlobalAveragePool", {"channels_last"});
-  // [N, spatial..., C]: the mean over every axis but the first and last. Its rank is not known here:
-  // only 4-D (NHWC) is lowered.
-  if (n.input_size() < 4 || n.output_size() != 1) return false;
+  // [N, spatial..., C]: the mean over every axis but the first and last, when the graph declares
+  // the input's rank.
+  auto rank = l->facts().rank.find(Input(n, 0));
+  if (n.input_size() < 4 || n.output_size() != 1 || rank == l->facts().rank.end() || rank->second < 3) return false;
+  std::vector<int64_t> axes;
+  for (int d = 1; d + 1 < rank->second; ++d) axes.push_back(d);
   const std::string x = l->Dequantize(n.input(0), n.input(1), Input(n, 2));
   const std::string y = l->Value("ReduceMean");
   onnx::NodeProto* mean = l->Add("ReduceMean", {x}, {y});
-  Lowering::SetInts(mean, "axes", {1, 2});
+  Lowering::SetInts(mean, "axes", axes);
   Lowering::SetInt(mean, "keepdims", 1);
-  l->QuantizeInto(y, n.input(3), Input(n, 4));
+  l->QuantizeInto(y, n.input(3), Input(n, 4), Input(n, 2));
   return true;
 }
 
@@ -123,7 +170,7 @@ bool LowerConcat(const onnx::NodeProto& n, Lowering* l) {
   for (int i = 2; i + 2 < n.input_size(); i += 3) parts.push_back(l->Dequantize(n.input(i), n.input(i + 1), n.input(i + 2)));
   const std::string y = l->Value("Concat");
   l->CopyAttributes(l->Add("Concat", parts, {y}), {});
-  l->QuantizeInto(y, n.input(0), n.input(1));
+  l->QuantizeInto(y, n.input(0), n.input(1), n.input(4));
   return true;
 }
 
@@ -134,7 +181,7 @@ bool LowerWhere(const onnx::NodeProto& n, Lowering* l) {
   const std::string y = l->Dequantize(n.input(4), n.input(5), n.input(6));
   const std::string z = l->Value("Where");
   l->Add("Where", {n.input(0), x, y}, {z});
-  l->QuantizeInto(z, n.input(7), Input(n, 8));
+  l->QuantizeInto(z, n.input(7), Input(n, 8), n.input(3));
   return true;
 }
 
@@ -148,8 +195,22 @@ bool LowerQGemm(const onnx::NodeProto& n, Lowering* l) {
   const std::string b = l->Dequantize(n.input(3), n.input(4), n.input(5), trans_b ? 0 : 1);
   std::vector<std::string> gemm_inputs = {a, b};
   if (!Input(n, 6).empty()) {
-    const std::string bias_scale = l->Value("bias_scale");
-    l->Add("Mul", {n.input(1), n.input(4)}, {bias_scale});
+    // The bias's scale a_scale * b_scale: a constant when both are (the QDQ fusion then reads the
+    // bias as int32 and runs the product on int8 kernels), else a Mul.
+    std::string bias_scale;
+    const auto& known = l->facts().initializers;
+    auto as = known.find(n.input(1)), bs = known.find(n.input(4));
+    if (as != known.end() && bs != known.end() && as->second->data_type() == onnx::TensorProto::FLOAT &&
+        bs->second->data_type() == onnx::TensorProto::FLOAT) {
+      const std::vector<float> a_scale = FloatsOf(*as->second), b_scale = FloatsOf(*bs->second);
+      std::vector<float> product;
+      for (float b : b_scale) product.push_back(a_scale.empty() ? b : a_scale[0] * b);
+      if (a_scale.size() == 1 && !product.empty()) bias_scale = l->FloatConstant("bias_scale", product);
+    }
+    if (bias_scale.empty()) {
+      bias_scale = l->Value("bias_scale");
+      l->Add("Mul", {n.input(1), n.input(4)}, {bias_scale});
+    }
     gemm_inputs.push_back(l->Dequantize(n.input(6), bias_scale, "", 0));
   }
   const bool quantized = !Input(n, 7).empty();
@@ -162,15 +223,17 @@ bool LowerQGemm(const onnx::NodeProto& n, Lowering* l) {
     *beta = *alpha;
     beta->set_name("beta");
   }
-  if (quantized) l->QuantizeInto(y, n.input(7), Input(n, 8));
+  if (quantized) l->QuantizeInto(y, n.input(7), Input(n, 8), n.input(2));
   return true;
 }
 
 // Writes `n`'s lowering into `out`; false (nothing written) when it is not lowered. `model_opset`:
 // the default domain's, which the ONNX nodes written are read at.
-bool Lower(const onnx::NodeProto& n, int64_t model_opset, google::protobuf::RepeatedPtrField<onnx::NodeProto>* out) {
+bool Lower(const onnx::NodeProto& n, ModelFacts* facts, google::protobuf::RepeatedPtrField<onnx::NodeProto>* out) {
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-  Lowering l(n, &nodes);
+  const size_t added = facts->added.size();
+  const int64_t model_opset = facts->opset;
+  Lowering l(n, facts, &nodes);
   const std::string& t = n.op_type();
   bool lowered = false;
   if (t == "QLinearAdd") lowered = LowerBinary(n, &l, "Add");
@@ -196,7 +259,10 @@ bool Lower(const onnx::NodeProto& n, int64_t model_opset, google::protobuf::Repe
     same->clear_domain();
     lowered = true;
   }
-  if (!lowered) return false;
+  if (!lowered) {
+    facts->added.resize(added);
+    return false;
+  }
   for (auto& m : nodes) *out->Add() = std::move(m);
   return true;
 }
@@ -206,12 +272,16 @@ bool Lower(const onnx::NodeProto& n, int64_t model_opset, google::protobuf::Repe
 int LowerContribQuantizedOps(onnx::ModelProto* model) {
   onnx::GraphProto* graph = model->mutable_graph();
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-  int64_t model_opset = 0;
+  ModelFacts facts;
   for (const auto& o : model->opset_import())
-    if (o.domain().empty() || o.domain() == "ai.onnx") model_opset = o.version();
+    if (o.domain().empty() || o.domain() == "ai.onnx") facts.opset = o.version();
+  for (const auto& t : graph->initializer()) facts.initializers[t.name()] = &t;
+  for (const auto* infos : {&graph->input(), &graph->value_info()})
+    for (const auto& v : *infos)
+      if (v.type().has_tensor_type() && v.type().tensor_type().has_shape()) facts.rank[v.name()] = v.type().tensor_type().shape().dim_size();
   int lowered = 0, left = 0;
   for (auto& n : *graph->mutable_node()) {
-    if (n.domain() == kContribDomain && Lower(n, model_opset, &nodes)) {
+    if (n.domain() == kContribDomain && Lower(n, &facts, &nodes)) {
       ++lowered;
       continue;
     }
@@ -219,6 +289,7 @@ int LowerContribQuantizedOps(onnx::ModelProto* model) {
     *nodes.Add() = std::move(n);
   }
   graph->mutable_node()->Swap(&nodes);
+  for (auto& t : facts.added) *graph->add_initializer() = std::move(t);
   if (lowered && !left) {
     auto* imports = model->mutable_opset_import();
     for (int i = imports->size() - 1; i >= 0; --i)

@@ -212,6 +212,85 @@ TEST_CASE("contrib quantized ops: QGemm with per-column scales, an int32 bias an
   }
 }
 
+TEST_CASE("contrib quantized ops: as ONNX Runtime defines them where ONNX differs (output type, Softmax's axis, NWC, opset 12)") {
+  {  // an int8 QLinearSigmoid without an output zero point writes int8, as its input
+    ModelBuilder m = ContribModel();
+    ModelBuilder::SetShape(m.g->add_input(), "a", {2, 3}, onnx::TensorProto::INT8);
+    Constant<float>(&m, "xs", onnx::TensorProto::FLOAT, {}, {0.05f});
+    Constant<int8_t>(&m, "xz", onnx::TensorProto::INT8, {}, {-3});
+    Constant<float>(&m, "ys", onnx::TensorProto::FLOAT, {}, {1.0f / 256});
+    Contrib(&m, "QLinearSigmoid", {"a", "xs", "xz", "ys"}, "c");
+    ModelBuilder::SetShape(m.g->add_output(), "c", {2, 3}, onnx::TensorProto::INT8);
+    const TypedTensor a = Values8<int8_t>({2, 3}, 5);
+    std::vector<double> expected;
+    for (int64_t i = 0; i < a.size(); ++i) expected.push_back(Quantize(1 / (1 + std::exp(-0.05 * (a.At(i) + 3))), 1.0 / 256, 0, true));
+    CheckRun(m, {a}, expected);
+  }
+  {  // QLinearSoftmax without an axis in an opset-12 model: over the last axis, not the flattened rest
+    ModelBuilder m = ContribModel();
+    m.model.mutable_opset_import(0)->set_version(12);
+    ModelBuilder::SetShape(m.g->add_input(), "a", {2, 3, 4}, onnx::TensorProto::UINT8);
+    Constant<float>(&m, "xs", onnx::TensorProto::FLOAT, {}, {0.1f});
+    Constant<uint8_t>(&m, "xz", onnx::TensorProto::UINT8, {}, {128});
+    Constant<float>(&m, "ys", onnx::TensorProto::FLOAT, {}, {1.0f / 256});
+    Constant<uint8_t>(&m, "yz", onnx::TensorProto::UINT8, {}, {0});
+    ModelBuilder::IntAttr(Contrib(&m, "QLinearSoftmax", {"a", "xs", "xz", "ys", "yz"}, "c"), "opset", 12);
+    ModelBuilder::SetShape(m.g->add_output(), "c", {2, 3, 4}, onnx::TensorProto::UINT8);
+    const TypedTensor a = Values8<uint8_t>({2, 3, 4}, 6);
+    std::vector<double> expected;
+    for (int64_t row = 0; row < 6; ++row) {
+      double sum = 0;
+      for (int64_t k = 0; k < 4; ++k) sum += std::exp(0.1 * (a.At(row * 4 + k) - 128));
+      for (int64_t k = 0; k < 4; ++k) expected.push_back(Quantize(std::exp(0.1 * (a.At(row * 4 + k) - 128)) / sum, 1.0 / 256, 0, false));
+    }
+    CheckRun(m, {a}, expected);
+  }
+  {  // QLinearGlobalAveragePool over an NWC input [1, L 5, C 3] -> [1, 1, 3]
+    ModelBuilder m = ContribModel();
+    ModelBuilder::SetShape(m.g->add_input(), "a", {1, 5, 3}, onnx::TensorProto::UINT8);
+    Constant<float>(&m, "xs", onnx::TensorProto::FLOAT, {}, {0.05f});
+    Constant<uint8_t>(&m, "xz", onnx::TensorProto::UINT8, {}, {3});
+    Constant<float>(&m, "ys", onnx::TensorProto::FLOAT, {}, {0.02f});
+    Constant<uint8_t>(&m, "yz", onnx::TensorProto::UINT8, {}, {1});
+    ModelBuilder::IntAttr(Contrib(&m, "QLinearGlobalAveragePool", {"a", "xs", "xz", "ys", "yz"}, "c"), "channels_last", 1);
+    ModelBuilder::SetShape(m.g->add_output(), "c", {1, 1, 3}, onnx::TensorProto::UINT8);
+    const TypedTensor a = Values8<uint8_t>({1, 5, 3}, 7);
+    std::vector<double> expected;
+    for (int64_t c = 0; c < 3; ++c) {
+      double sum = 0;
+      for (int64_t p = 0; p < 5; ++p) sum += 0.05 * (a.At(p * 3 + c) - 3);
+      expected.push_back(Quantize(sum / 5, 0.02, 1, false));
+    }
+    CheckRun(m, {a}, expected);
+  }
+  {  // QGemm (transB, per-tensor) in an opset-12 model, where DequantizeLinear has no axis
+    ModelBuilder m = ContribModel();
+    m.model.mutable_opset_import(0)->set_version(12);
+    ModelBuilder::SetShape(m.g->add_input(), "a", {2, 4}, onnx::TensorProto::UINT8);
+    Constant<float>(&m, "as", onnx::TensorProto::FLOAT, {}, {0.1f});
+    Constant<uint8_t>(&m, "az", onnx::TensorProto::UINT8, {}, {10});
+    const std::vector<int8_t> w = {1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12};  // [N 3, K 4]
+    Constant<int8_t>(&m, "w", onnx::TensorProto::INT8, {3, 4}, w);
+    Constant<float>(&m, "ws", onnx::TensorProto::FLOAT, {}, {0.02f});
+    Constant<int8_t>(&m, "wz", onnx::TensorProto::INT8, {}, {0});
+    Constant<int32_t>(&m, "bias", onnx::TensorProto::INT32, {3}, {50, -50, 25});
+    Constant<float>(&m, "ys", onnx::TensorProto::FLOAT, {}, {0.01f});
+    Constant<uint8_t>(&m, "yz", onnx::TensorProto::UINT8, {}, {128});
+    ModelBuilder::IntAttr(Contrib(&m, "QGemm", {"a", "as", "az", "w", "ws", "wz", "bias", "ys", "yz"}, "y"), "transB", 1);
+    ModelBuilder::SetShape(m.g->add_output(), "y", {2, 3}, onnx::TensorProto::UINT8);
+    const TypedTensor a = Values8<uint8_t>({2, 4}, 8);
+    const std::vector<int32_t> bias = {50, -50, 25};
+    std::vector<double> expected;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        double acc = bias[j];
+        for (int64_t k = 0; k < 4; ++k) acc += (a.At(i * 4 + k) - 10) * double(w[j * 4 + k]);
+        expected.push_back(Quantize(acc * 0.1f * 0.02f, 0.01, 128, false));
+      }
+    CheckRun(m, {a}, expected);
+  }
+}
+
 TEST_CASE("contrib quantized ops: a com.microsoft op it does not lower is refused by name") {
   ModelBuilder m = ContribModel();
   m.Input("x", {2, 3});

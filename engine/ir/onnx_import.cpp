@@ -465,7 +465,9 @@ Result<ImportedGraph> BuildGraph(onnx::ModelProto* model, const std::string& pat
     } else {
       c = ConstFromProto(t);
       if (!c.ok()) return c.status().WithContext(path);
-      if (TensorDataBytes(t) >= kMovedInitializerBytes) DropTensorData(&t);
+      // A 0-D or 1-D integer tensor stays whole: shape inference's data propagation reads those.
+      const bool shape_like = t.dims_size() <= 1 && (t.data_type() == onnx::TensorProto::INT64 || t.data_type() == onnx::TensorProto::INT32);
+      if (TensorDataBytes(t) >= kMovedInitializerBytes && !shape_like) DropTensorData(&t);
     }
     auto& v = graph.values[b.Value(t.name())];
     v.shape = c->shape;

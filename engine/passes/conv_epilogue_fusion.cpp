@@ -12,11 +12,9 @@ bool StaticFloat(const Graph& g, int v) {
   return v >= 0 && g.values[v].shape_known && g.values[v].kind == ValueKind::kTensor && g.values[v].dtype == "float32";
 }
 
-// Whether SGAT's partition and the tuned templates take this Conv (2-D, explicit pads): those keep
-// their own fusions and layouts.
-bool OnTemplatePath(const Graph& g, const Node& conv) {
-  return g.values[conv.inputs[0]].shape.size() == 4 && g.AttrString(conv, "auto_pad", "NOTSET") == "NOTSET";
-}
+// Whether SGAT's partition and the tuned templates take this Conv (2-D; auto_pad is resolved into
+// pads for them): those keep their own fusions and layouts.
+bool OnTemplatePath(const Graph& g, const Node& conv) { return g.values[conv.inputs[0]].shape.size() == 4; }
 
 }  // namespace
 

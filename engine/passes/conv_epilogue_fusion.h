@@ -1,6 +1,6 @@
 // Convolutions off the tuned templates' path, which take 2-D convolutions with explicit pads
 // (engine/core/conv_problem.h; 1-D ones are lifted to 2-D by conv1d_lifting.h): 3-D (a video
-// network's), 1-D ones left unlifted, 2-D ones with auto_pad. Such a Conv with the residual
+// network's) and 1-D ones left unlifted. Such a Conv with the residual
 // Add after it (the other operand of the output's own shape) and the activation after that (Relu,
 // Sigmoid, Tanh, GELU, SiLU) becomes one FusedConv node: tilebank's own op, inputs X, W, B (or absent)
 // and the residual Z (optional), the Conv's attributes and "activation". Its kernel runs both as the
