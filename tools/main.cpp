@@ -1,7 +1,5 @@
 // tilebank: the command line. Subcommand groups live one per file in tools/.
 #include <CLI/CLI.hpp>
-#include <malloc.h>
-
 #include <cstdlib>
 #include <iostream>
 #include <new>
@@ -27,10 +25,6 @@ void IsaOptionToEnvironment(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Blocks of 128 KiB or more (weights, tensors) are mapped and unmapped on their own: glibc's
-  // default threshold rises to the largest block freed, after which a model's weights, freed from
-  // the proto while their copies are made, stay in the heap and count twice in the resident set.
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   tilebank::engine::ShortenOpenMpSpinning(argv);
   IsaOptionToEnvironment(argc, argv);
   if (tilebank::Status s = tilebank::ApplyIsaRestriction(); !s.ok()) {
