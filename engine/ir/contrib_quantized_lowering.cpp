@@ -1,11 +1,12 @@
 #include "engine/ir/contrib_quantized_lowering.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "engine/ir/tensor_proto.h"
 
 namespace tilebank::engine::model {
 namespace {
@@ -24,14 +25,6 @@ int64_t IntAttribute(const onnx::NodeProto& n, const std::string& name, int64_t 
 }
 
 std::string Input(const onnx::NodeProto& n, int i) { return i < n.input_size() ? n.input(i) : ""; }
-
-// A float32 initializer's values.
-std::vector<float> FloatsOf(const onnx::TensorProto& t) {
-  if (t.float_data_size() > 0) return {t.float_data().begin(), t.float_data().end()};
-  std::vector<float> values(t.raw_data().size() / sizeof(float));
-  std::memcpy(values.data(), t.raw_data().data(), values.size() * sizeof(float));
-  return values;
-}
 
 // What the lowering reads of the model around a node, and the initializers it adds.
 struct ModelFacts {
@@ -202,10 +195,12 @@ bool LowerQGemm(const onnx::NodeProto& n, Lowering* l) {
     auto as = known.find(n.input(1)), bs = known.find(n.input(4));
     if (as != known.end() && bs != known.end() && as->second->data_type() == onnx::TensorProto::FLOAT &&
         bs->second->data_type() == onnx::TensorProto::FLOAT) {
-      const std::vector<float> a_scale = FloatsOf(*as->second), b_scale = FloatsOf(*bs->second);
-      std::vector<float> product;
-      for (float b : b_scale) product.push_back(a_scale.empty() ? b : a_scale[0] * b);
-      if (a_scale.size() == 1 && !product.empty()) bias_scale = l->FloatConstant("bias_scale", product);
+      auto a_scale = ConstFromProto(*as->second), b_scale = ConstFromProto(*bs->second);
+      if (a_scale.ok() && b_scale.ok() && a_scale->floats.size() == 1 && !b_scale->floats.empty()) {
+        std::vector<float> product;
+        for (float b : b_scale->floats) product.push_back(a_scale->floats[0] * b);
+        bias_scale = l->FloatConstant("bias_scale", product);
+      }
     }
     if (bias_scale.empty()) {
       bias_scale = l->Value("bias_scale");

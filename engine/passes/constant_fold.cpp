@@ -7,6 +7,7 @@
 
 #include "engine/passes/batch_norm_affine.h"
 #include "engine/ir/constant_eval.h"
+#include "engine/ir/graph_uses.h"
 #include "engine/passes/split_lowering.h"
 
 namespace tilebank::engine::model {
@@ -60,12 +61,7 @@ bool FoldBatchNorm(Graph* g, Node* conv, const Node& bn, const std::map<int, int
 // went through an 8-bit tensor held as int64 and conversions per element. The QuantizeLinear's
 // output nothing else reads. Returns how many it folded.
 int FoldFakeQuantizedWeights(Graph* g) {
-  std::map<int, int> readers;
-  for (const Node& n : g->nodes)
-    for (int v : n.inputs) ++readers[v];
-  std::map<int, size_t> producer;
-  for (size_t i = 0; i < g->nodes.size(); ++i)
-    for (int v : g->nodes[i].outputs) producer[v] = i;
+  const GraphUses u = UsesOf(*g);
   // Per element of a tensor of `shape`, the index into a scale or zero point of `count` values along `axis`.
   struct ChannelOf {
     int64_t inner = 1, extent = 1;
@@ -97,11 +93,11 @@ int FoldFakeQuantizedWeights(Graph* g) {
   std::set<size_t> dropped;
   for (Node& dq : g->nodes) {
     if (dq.op_type != "DequantizeLinear" || dq.inputs.empty() || dq.outputs.empty() || dq.outputs[0] < 0) continue;
-    auto p = producer.find(dq.inputs[0]);
-    if (p == producer.end()) continue;
-    const Node& q = g->nodes[p->second];
-    const int w = q.inputs.empty() ? -1 : q.inputs[0], q8 = dq.inputs[0];
-    if (q.op_type != "QuantizeLinear" || !g->IsConstant(w) || g->values[w].dtype != "float32" || readers[q8] != 1 || IsGraphOutput(*g, q8) ||
+    const int q8 = dq.inputs[0];
+    if (q8 < 0 || u.producer[q8] < 0) continue;
+    const Node& q = g->nodes[u.producer[q8]];
+    const int w = q.inputs.empty() ? -1 : q.inputs[0];
+    if (q.op_type != "QuantizeLinear" || !g->IsConstant(w) || g->values[w].dtype != "float32" || !u.Private(q8) ||
         static_cast<int64_t>(g->values[w].constant->floats.size()) != g->values[w].constant->size())
       continue;
     const std::string& type = g->values[q8].dtype;
@@ -127,16 +123,11 @@ int FoldFakeQuantizedWeights(Graph* g) {
     out.shape = weight.shape;
     out.dtype = "float32";
     out.constant = ConstTensor::Floats(weight.shape, std::move(values));
-    dropped.insert(p->second);
+    dropped.insert(static_cast<size_t>(u.producer[q8]));
     dropped.insert(static_cast<size_t>(&dq - g->nodes.data()));
     ++folded;
   }
-  if (folded) {
-    std::vector<Node> kept;
-    for (size_t i = 0; i < g->nodes.size(); ++i)
-      if (!dropped.count(i)) kept.push_back(std::move(g->nodes[i]));
-    g->nodes = std::move(kept);
-  }
+  if (folded) EraseNodes(g, [&](size_t i) { return dropped.count(i) > 0; });
   return folded;
 }
 
