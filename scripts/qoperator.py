@@ -120,6 +120,26 @@ def quantize(float_path, calibration, out_path):
         r = readers.get(node.output[0], [])
         return r[0] if len(r) == 1 and r[0].op_type == "Relu" and node.output[0] != output_name else None
 
+    def scale_of(name):
+        return float(numpy_helper.to_array(next(i for i in inits if i.name == name)))
+
+    def weights_and_bias(node, x_scale_name):
+        """int8 weights symmetric per output row (axis 0), their scale and zero point, and the bias
+        as int32 in units of x_scale * w_scale: the initializer names."""
+        w = weights[node.input[1]]
+        w_scale = (np.abs(w).reshape(w.shape[0], -1).max(axis=1) / 127).astype(np.float32)
+        w_scale[w_scale == 0] = 1
+        wq = np.clip(np.round(w / w_scale.reshape((-1,) + (1,) * (w.ndim - 1))), -127, 127).astype(np.int8)
+        base = node.input[1]
+        inits.extend([numpy_helper.from_array(wq, base + "_q"), numpy_helper.from_array(w_scale, base + "_scale"),
+                      numpy_helper.from_array(np.zeros(w.shape[0], np.int8), base + "_zero_point")])
+        names = [base + "_q", base + "_scale", base + "_zero_point"]
+        if len(node.input) > 2:
+            bq = np.round(weights[node.input[2]] / (scale_of(x_scale_name) * w_scale)).astype(np.int32)
+            inits.append(numpy_helper.from_array(bq, node.input[2] + "_q"))
+            names.append(node.input[2] + "_q")
+        return names
+
     skipped = set()
     s, z = params(input_name, input_name + "_q")
     nodes.append(helper.make_node("QuantizeLinear", [input_name, s, z], [input_name + "_q"]))
@@ -137,19 +157,8 @@ def quantize(float_path, calibration, out_path):
         q_out = out + "_q"
         if t == "Conv":
             xq, xs, xz = quantized[node.input[0]]
-            w = weights[node.input[1]]
-            w_scale = (np.abs(w).reshape(w.shape[0], -1).max(axis=1) / 127).astype(np.float32)
-            w_scale[w_scale == 0] = 1
-            wq = np.clip(np.round(w / w_scale.reshape(-1, 1, 1, 1)), -127, 127).astype(np.int8)
-            x_scale = float(numpy_helper.to_array(next(i for i in inits if i.name == xs)))
-            base = node.input[1]
-            inits.extend([numpy_helper.from_array(wq, base + "_q"), numpy_helper.from_array(w_scale, base + "_scale"),
-                          numpy_helper.from_array(np.zeros(w.shape[0], np.int8), base + "_zero_point")])
-            inputs = [xq, xs, xz, base + "_q", base + "_scale", base + "_zero_point", *params(out, q_out)]
-            if len(node.input) > 2:
-                bq = np.round(weights[node.input[2]] / (x_scale * w_scale)).astype(np.int32)
-                inits.append(numpy_helper.from_array(bq, node.input[2] + "_q"))
-                inputs.append(node.input[2] + "_q")
+            w_names = weights_and_bias(node, xs)
+            inputs = [xq, xs, xz, *w_names[:3], *params(out, q_out), *w_names[3:]]
             nodes.append(helper.make_node("QLinearConv", inputs, [q_out], name=node.name + "_quant", **a))
             quantized[out] = (q_out, inputs[6], inputs[7])
         elif t in ("MaxPool", "Flatten"):
@@ -171,17 +180,10 @@ def quantize(float_path, calibration, out_path):
             if not a.get("transB", 0) or a.get("alpha", 1.0) != 1.0 or a.get("beta", 1.0) != 1.0:
                 raise ValueError("qoperator: only Gemm with transB and alpha, beta 1")
             xq, xs, xz = quantized[node.input[0]]
-            w = weights[node.input[1]]
-            w_scale = (np.abs(w).max(axis=1) / 127).astype(np.float32)
-            w_scale[w_scale == 0] = 1
-            wq = np.clip(np.round(w / w_scale.reshape(-1, 1)), -127, 127).astype(np.int8)
-            x_scale = float(numpy_helper.to_array(next(i for i in inits if i.name == xs)))
-            base = node.input[1]
-            inits.extend([numpy_helper.from_array(wq, base + "_q"), numpy_helper.from_array(w_scale, base + "_scale"),
-                          numpy_helper.from_array(np.zeros(w.shape[0], np.int8), base + "_zero_point"),
-                          numpy_helper.from_array(np.round(weights[node.input[2]] / (x_scale * w_scale)).astype(np.int32), node.input[2] + "_q")])
+            w_names = weights_and_bias(node, xs)
             ys, yz = params(out, q_out)
-            nodes.append(helper.make_node("QGemm", [xq, xs, xz, base + "_q", base + "_scale", base + "_zero_point", node.input[2] + "_q", ys, yz], [q_out],
+            bias = w_names[3] if len(w_names) > 3 else ""
+            nodes.append(helper.make_node("QGemm", [xq, xs, xz, *w_names[:3], bias, ys, yz], [q_out],
                                           name=node.name + "_quant", domain="com.microsoft", transB=1))
             quantized[out] = (q_out, ys, yz)
         else:
