@@ -376,6 +376,20 @@ Result<std::string> InferShapes(onnx::ModelProto& model, bool send_whole, const 
 // converted (kept: 'C'), else only the graph's inputs, outputs and inferred value_info ('S'), so the
 // weights are not copied. Runs in the child process (libonnx only: tilebank's own checks run in the
 // parent, where a sanitizer sees them): `model` is the child's own copy of the parent's.
+// IR version 3 required every initializer to be listed among the graph's inputs; models of that
+// era that list only the runtime inputs fail ONNX's checker, and ONNX Runtime reads them. Such a
+// model is read as IR version 4, where an initializer not listed is a constant: what it meant.
+void ReadOldIrInitializersAsConstants(onnx::ModelProto* model) {
+  if (model->ir_version() >= 4) return;
+  std::set<std::string> inputs;
+  for (const auto& in : model->graph().input()) inputs.insert(in.name());
+  for (const auto& t : model->graph().initializer())
+    if (!inputs.count(t.name())) {
+      model->set_ir_version(4);
+      return;
+    }
+}
+
 Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::string& path) {
   try {
     onnx::checker::check_model(model);
@@ -608,6 +622,10 @@ Status ReadOnnxModel(const std::string& path, onnx::ModelProto* model) {
   return LoadAllExternalData(model, path);
 }
 
+Status ReadOnnxModelProto(const std::string& path, onnx::ModelProto* model) { return ReadModelProto(path, model); }
+
+Status LoadExternalTensors(onnx::ModelProto* model, const std::string& path) { return LoadAllExternalData(model, path); }
+
 Result<ModelSignature> ReadModelSignature(const std::string& path) {
   onnx::ModelProto model;
   TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
@@ -627,6 +645,7 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   TB_RETURN_IF_ERROR(LoadAllExternalData(&model, path));
   LowerEinsums(model.mutable_graph());
   LowerContribQuantizedOps(&model);
+  ReadOldIrInitializersAsConstants(&model);
   // ONNX's shape inference stops at shape arithmetic it does not propagate (Range, Mod, Where,
   // ScatterND, ...). Each round folds what became constant into initializers and infers again,
   // until every shape is known or a round changes nothing.

@@ -32,6 +32,10 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
 // The model's protobuf with its external data read in (every initializer inline), as ImportOnnx
 // reads it; kNotFound / kInvalidInput naming the file.
 Status ReadOnnxModel(const std::string& path, onnx::ModelProto* model);
+// ReadOnnxModel's two halves: the protobuf alone (external tensors left as references), then the
+// external tensors read in from files beside `path`.
+Status ReadOnnxModelProto(const std::string& path, onnx::ModelProto* model);
+Status LoadExternalTensors(onnx::ModelProto* model, const std::string& path);
 
 // A model's runtime inputs and its outputs as the file declares them, before any shape is fixed.
 struct DeclaredTensor {

@@ -91,6 +91,32 @@ class InferenceSession {
     return result;
   }
 
+  // Run, and each step's time of this run: (outputs, [{'name', 'op_type', 'time_us', 'template',
+  // 'policy', 'layout'}]) in the order the steps ran, for ONNX Runtime's profile.
+  py::tuple RunWithStepTimes(const std::optional<std::vector<std::string>>& output_names, const py::dict& feeds) {
+    std::vector<TypedTensor> inputs = Inputs(feeds);
+    std::vector<size_t> picked = OutputIndices(output_names);
+    auto lock = LockWithoutGil();
+    Executor& ex = Bound(ShapesOf(inputs));
+    std::vector<double> node_us;
+    std::vector<TypedTensor> outputs = RunWithoutGil(ex, inputs, &node_us);
+    py::list result;
+    for (size_t i : picked) result.append(ObjectFromValue(std::move(outputs.at(i))));
+    py::list steps;
+    for (size_t i = 0; i < ex.bindings().size() && i < node_us.size(); ++i) {
+      const auto& b = ex.bindings()[i];
+      py::dict step;
+      step["name"] = b.name;
+      step["op_type"] = b.op_type;
+      step["time_us"] = node_us[i];
+      step["template"] = b.template_id;
+      step["policy"] = b.policy;
+      step["layout"] = b.layout.empty() ? "row-major" : b.layout;
+      steps.append(step);
+    }
+    return py::make_tuple(result, steps);
+  }
+
   // The model run on a test-data directory's inputs, its outputs judged against the expected ones as
   // `run --data` judges them (engine/runtime/model_session.h, JudgeTestData): {'ok', 'worst',
   // 'max_abs_error', 'max_rel_error', 'quantized_tolerance'}.
@@ -210,14 +236,14 @@ class InferenceSession {
   }
 
   // The executor's outputs for `inputs`, run with the GIL released; raises the run's error.
-  static std::vector<TypedTensor> RunWithoutGil(Executor& ex, const std::vector<TypedTensor>& inputs) {
+  static std::vector<TypedTensor> RunWithoutGil(Executor& ex, const std::vector<TypedTensor>& inputs, std::vector<double>* node_us = nullptr) {
     std::vector<TypedTensor> outputs;
     Status status;
     {
       py::gil_scoped_release release;
       std::vector<const TypedTensor*> in;
       for (const auto& t : inputs) in.push_back(&t);
-      status = ex.Run(in, &outputs);
+      status = ex.Run(in, &outputs, node_us);
     }
     ThrowIfError(status);
     return outputs;
@@ -289,6 +315,8 @@ void RegisterSession(py::module_& m) {
       .def("get_outputs", &InferenceSession::GetOutputs, "the outputs: [{'name', 'shape', 'dtype'}]")
       .def("run", &InferenceSession::Run, py::arg("output_names"), py::arg("input_feed"),
            "run(output_names or None, {name: ndarray}) -> [ndarray]: a new set of input shapes binds the model again (kept per shape)")
+      .def("run_with_step_times", &InferenceSession::RunWithStepTimes, py::arg("output_names"), py::arg("input_feed"),
+           "run, and each step's time in this run: (outputs, [{'name', 'op_type', 'time_us', 'template', 'policy', 'layout'}])")
       .def("check", &InferenceSession::Check, py::arg("data_dir"),
            "runs the inputs of ONNX test data (input_<i>.pb) and judges the outputs against output_<i>.pb as `tilebank run --data` "
            "does (dtype and shape equal, integers exact, floats within rtol 1e-3 and atol 1e-7): {'ok', 'worst', 'max_abs_error', "

@@ -1,0 +1,6 @@
+"""ONNX Runtime's onnxruntime.capi.onnxruntime_pybind11_state names: its exception types and the
+option and value types scripts import from there."""
+from tilebank.onnxruntime import (  # noqa: F401
+    EngineError, EPFail, ExecutionMode, ExecutionOrder, Fail, GraphOptimizationLevel, InvalidArgument, InvalidGraph,
+    InvalidProtobuf, ModelLoaded, NodeArg, NoModel, NoSuchFile, NotImplemented, OrtDevice, OrtValueVector, RunOptions,
+    RuntimeException, SessionOptions, get_all_providers, get_available_providers, get_device)
