@@ -92,7 +92,7 @@ class InferenceSession {
   }
 
   // Run, and each step's time of this run: (outputs, [{'name', 'op_type', 'time_us', 'template',
-  // 'policy', 'layout'}]) in the order the steps ran, for ONNX Runtime's profile.
+  // 'policy', 'source', 'layout'}]) in the order the steps ran, for ONNX Runtime's profile.
   py::tuple RunWithStepTimes(const std::optional<std::vector<std::string>>& output_names, const py::dict& feeds) {
     std::vector<TypedTensor> inputs = Inputs(feeds);
     std::vector<size_t> picked = OutputIndices(output_names);
@@ -111,6 +111,7 @@ class InferenceSession {
       step["time_us"] = node_us[i];
       step["template"] = b.template_id;
       step["policy"] = b.policy;
+      step["source"] = b.policy_source;
       step["layout"] = b.layout.empty() ? "row-major" : b.layout;
       steps.append(step);
     }
@@ -316,7 +317,7 @@ void RegisterSession(py::module_& m) {
       .def("run", &InferenceSession::Run, py::arg("output_names"), py::arg("input_feed"),
            "run(output_names or None, {name: ndarray}) -> [ndarray]: a new set of input shapes binds the model again (kept per shape)")
       .def("run_with_step_times", &InferenceSession::RunWithStepTimes, py::arg("output_names"), py::arg("input_feed"),
-           "run, and each step's time in this run: (outputs, [{'name', 'op_type', 'time_us', 'template', 'policy', 'layout'}])")
+           "run, and each step's time in this run: (outputs, [{'name', 'op_type', 'time_us', 'template', 'policy', 'source', 'layout'}])")
       .def("check", &InferenceSession::Check, py::arg("data_dir"),
            "runs the inputs of ONNX test data (input_<i>.pb) and judges the outputs against output_<i>.pb as `tilebank run --data` "
            "does (dtype and shape equal, integers exact, floats within rtol 1e-3 and atol 1e-7): {'ok', 'worst', 'max_abs_error', "

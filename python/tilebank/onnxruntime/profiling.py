@@ -3,7 +3,7 @@ line, that chrome://tracing, Perfetto and ONNX Runtime's own tools read.
 
 Events: "model_loading_uri" and "session_initialization" (the load and the binding), then per run
 one "<step>_kernel_time" event per executor step (category "Node": its measured time, with args
-op_name, provider and tilebank's template, policy and layout) and "model_run" (category "Session").
+op_name, provider and tilebank's template, policy, its source (bank, nearest, builtin) and layout) and "model_run" (category "Session").
 Times are microseconds since the profile started. A run's steps run one after another, so each
 step's "ts" is the run's start plus the steps before it.
 """
@@ -40,7 +40,7 @@ class Profile:
             dur = int(round(step["time_us"]))
             events.append({"cat": "Node", "name": f"{step['name'] or step['op_type']}_kernel_time", "ts": ts, "dur": dur,
                            "args": {"op_name": step["op_type"], "provider": TILEBANK, "template": step["template"],
-                                    "policy": step["policy"], "layout": step["layout"]}})
+                                    "policy": step["policy"], "source": step["source"], "layout": step["layout"]}})
             ts += dur
         events.append({"cat": "Session", "name": "model_run", "ts": start_us, "dur": max(0, end_us - start_us), "args": {}})
         for event in events:
