@@ -386,3 +386,24 @@ def test_the_bank_through_provider_options_and_config_entries(tmp_path, monkeypa
     configured.add_session_config_entry("tilebank.bank", root)
     assert sources(so=configured) == {"bank"}
     assert "bank" not in sources(providers=[("TilebankExecutionProvider", {"bank": str(tmp_path / "empty")})])
+
+
+def test_backend(mul_model, tmp_path):
+    """onnxruntime.backend: ONNX's backend interface (prepare, run_model) on tilebank."""
+    import onnx
+    import tilebank.onnxruntime.backend as backend
+    for model in (mul_model, open(mul_model, "rb").read(), onnx.load(mul_model)):
+        rep = backend.prepare(model, "CPU", intra_op_num_threads=1)
+        np.testing.assert_array_equal(rep.run([X])[0], X * W)
+        np.testing.assert_array_equal(rep.run({"X": X})[0], X * W)
+        np.testing.assert_array_equal(rep.run(X)[0], X * W)
+    np.testing.assert_array_equal(backend.run_model(mul_model, [X])[0], X * W)
+    assert backend.supports_device("CPU") and not backend.supports_device("CUDA")
+    assert backend.is_opset_supported(onnx.load(mul_model)) == (True, "")
+    with pytest.raises(ort.InvalidArgument, match="SessionOptions has no attribute 'colour'"):
+        backend.prepare(mul_model, colour="red")
+    with pytest.raises(ort.InvalidArgument, match="2 inputs given; the model has 1"):
+        backend.prepare(mul_model).run([X, X])
+    with pytest.raises(NotImplementedError, match="tilebank runs whole models"):
+        backend.run_node(onnx.load(mul_model).graph.node[0], [X])
+    assert isinstance(ort.backend.TilebankBackend(), onnx.backend.base.Backend)

@@ -77,10 +77,11 @@ def set_seed(seed):
 def install_as_onnxruntime():
     """Makes `import onnxruntime` (and its capi submodules) load this module, for code that cannot
     change its import."""
-    from tilebank.onnxruntime import capi
+    from tilebank.onnxruntime import backend, capi
     from tilebank.onnxruntime.capi import _pybind_state, onnxruntime_inference_collection, onnxruntime_pybind11_state
     this = sys.modules[__name__]
     sys.modules["onnxruntime"] = this
+    sys.modules["onnxruntime.backend"] = backend
     sys.modules["onnxruntime.capi"] = capi
     sys.modules["onnxruntime.capi._pybind_state"] = _pybind_state
     sys.modules["onnxruntime.capi.onnxruntime_pybind11_state"] = onnxruntime_pybind11_state
