@@ -13,55 +13,142 @@ namespace {
 
 // NonMaxSuppression: per batch and class, boxes scoring above score_threshold in falling score
 // order, each kept unless its IoU with a kept one exceeds iou_threshold, at most
-// max_output_boxes_per_class; output [selected, 3] int64 (batch, class, box).
-Result<std::unique_ptr<OpKernel>> MakeNonMaxSuppression(const KernelInfo& info) {
-  return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
-    if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() != 3 || in[1]->rank() != 3 || in[0]->shape[2] != 4)
-      return info.Bad("takes boxes [B, N, 4] and scores [B, C, N]");
-    const TypedTensor &boxes = *in[0], &scores = *in[1];
-    const int64_t B = boxes.shape[0], N = boxes.shape[1], C = scores.shape[1];
-    if (scores.shape[0] != B || scores.shape[2] != N) return info.Bad("scores " + ShapeText(scores.shape) + " do not match boxes " + ShapeText(boxes.shape));
-    const int64_t max_boxes = in.size() > 2 && in[2] && in[2]->size() ? in[2]->IntAt(0) : 0;
-    const double iou_threshold = in.size() > 3 && in[3] && in[3]->size() ? in[3]->At(0) : 0.0;
-    const bool has_score_threshold = in.size() > 4 && in[4] && in[4]->size();
-    const double score_threshold = has_score_threshold ? in[4]->At(0) : 0.0;
-    const bool center = info.attrs.Int("center_point_box", 0) != 0;
-    const std::vector<double> bv = AsDoubles(boxes), sv = AsDoubles(scores);
-    // Each box as y1 <= y2, x1 <= x2.
-    auto corners = [&](int64_t b, int64_t i) {
-      const double* p = bv.data() + (b * N + i) * 4;
-      std::array<double, 4> c;
-      if (center) c = {p[1] - p[3] / 2, p[0] - p[2] / 2, p[1] + p[3] / 2, p[0] + p[2] / 2};
-      else c = {std::min(p[0], p[2]), std::min(p[1], p[3]), std::max(p[0], p[2]), std::max(p[1], p[3])};
-      return c;
-    };
-    auto iou = [](const std::array<double, 4>& a, const std::array<double, 4>& b) {
-      const double h = std::min(a[2], b[2]) - std::max(a[0], b[0]), w = std::min(a[3], b[3]) - std::max(a[1], b[1]);
-      if (h <= 0 || w <= 0) return 0.0;
-      const double inter = h * w, uni = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
-      return uni > 0 ? inter / uni : 0.0;
-    };
+// max_output_boxes_per_class; output [selected, 3] int64 (batch, class, box). Both implementations
+// compute IoU in double, pair by pair alike; they differ in which pairs they look at.
+using Corners = std::array<double, 4>;  // y1 <= y2, x1 <= x2
+
+struct NmsProblem {
+  int64_t B = 0, N = 0, C = 0, max_boxes = 0;
+  double iou_threshold = 0, score_threshold = 0;
+  bool has_score_threshold = false;
+  std::vector<Corners> corners;  // [B, N]
+  std::vector<double> scores;    // [B, C, N]
+};
+
+Result<NmsProblem> ReadNms(const KernelInfo& info, const KernelInputs& in) {
+  if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() != 3 || in[1]->rank() != 3 || in[0]->shape[2] != 4)
+    return info.Bad("takes boxes [B, N, 4] and scores [B, C, N]");
+  const TypedTensor &boxes = *in[0], &scores = *in[1];
+  NmsProblem p;
+  p.B = boxes.shape[0], p.N = boxes.shape[1], p.C = scores.shape[1];
+  if (scores.shape[0] != p.B || scores.shape[2] != p.N) return info.Bad("scores " + ShapeText(scores.shape) + " do not match boxes " + ShapeText(boxes.shape));
+  p.max_boxes = in.size() > 2 && in[2] && in[2]->size() ? in[2]->IntAt(0) : 0;
+  p.iou_threshold = in.size() > 3 && in[3] && in[3]->size() ? in[3]->At(0) : 0.0;
+  p.has_score_threshold = in.size() > 4 && in[4] && in[4]->size();
+  p.score_threshold = p.has_score_threshold ? in[4]->At(0) : 0.0;
+  const bool center = info.attrs.Int("center_point_box", 0) != 0;
+  const std::vector<double> bv = AsDoubles(boxes);
+  p.corners.resize(bv.size() / 4);
+  for (size_t i = 0; i < p.corners.size(); ++i) {
+    const double* b = bv.data() + i * 4;
+    p.corners[i] = center ? Corners{b[1] - b[3] / 2, b[0] - b[2] / 2, b[1] + b[3] / 2, b[0] + b[2] / 2}
+                          : Corners{std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
+  }
+  p.scores = AsDoubles(scores);
+  return p;
+}
+
+double Iou(const Corners& a, const Corners& b) {
+  const double h = std::min(a[2], b[2]) - std::max(a[0], b[0]), w = std::min(a[3], b[3]) - std::max(a[1], b[1]);
+  if (h <= 0 || w <= 0) return 0.0;
+  const double inter = h * w, uni = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+  return uni > 0 ? inter / uni : 0.0;
+}
+
+// Batch b, class c's candidates: the boxes over the score threshold, highest score first (ties in
+// box order).
+std::vector<int64_t> NmsCandidates(const NmsProblem& p, int64_t b, int64_t c) {
+  const double* s = p.scores.data() + (b * p.C + c) * p.N;
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < p.N; ++i)
+    if (!p.has_score_threshold || s[i] > p.score_threshold) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return s[x] > s[y]; });
+  return order;
+}
+
+// `select(b, c, order, emit)` runs the greedy selection of one batch and class; the kernel gathers
+// what it emits.
+template <typename Select>
+Result<std::unique_ptr<OpKernel>> NmsKernel(const KernelInfo& info, Select select) {
+  return FunctionKernel([info, select](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    auto problem = ReadNms(info, in);
+    if (!problem.ok()) return problem.status();
+    const NmsProblem& p = *problem;
     std::vector<int64_t> selected;
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t c = 0; c < C; ++c) {
-        const double* s = sv.data() + (b * C + c) * N;
-        std::vector<int64_t> order;
-        for (int64_t i = 0; i < N; ++i)
-          if (!has_score_threshold || s[i] > score_threshold) order.push_back(i);
-        std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return s[p] > s[q]; });
-        std::vector<std::array<double, 4>> kept;
-        for (int64_t i : order) {
-          if (static_cast<int64_t>(kept.size()) >= max_boxes) break;
-          const auto box = corners(b, i);
-          bool suppressed = false;
-          for (const auto& k : kept) suppressed = suppressed || iou(box, k) > iou_threshold;
-          if (suppressed) continue;
-          kept.push_back(box);
-          selected.insert(selected.end(), {b, c, i});
-        }
-      }
+    for (int64_t b = 0; b < p.B; ++b)
+      for (int64_t c = 0; c < p.C && p.max_boxes > 0; ++c)
+        select(p, b, NmsCandidates(p, b, c), [&](int64_t i) { selected.insert(selected.end(), {b, c, i}); });
     (*out)[0] = TypedTensor::Of<int64_t>({static_cast<int64_t>(selected.size() / 3), 3}, selected);
     return Status::Ok();
+  });
+}
+
+// The reference: each candidate against every kept box.
+Result<std::unique_ptr<OpKernel>> MakeNonMaxSuppression(const KernelInfo& info) {
+  return NmsKernel(info, [](const NmsProblem& p, int64_t b, const std::vector<int64_t>& order, const auto& emit) {
+    std::vector<int64_t> kept;
+    for (int64_t i : order) {
+      if (static_cast<int64_t>(kept.size()) >= p.max_boxes) break;
+      const Corners& box = p.corners[b * p.N + i];
+      bool suppressed = false;
+      for (int64_t k : kept) suppressed = suppressed || Iou(box, p.corners[b * p.N + k]) > p.iou_threshold;
+      if (suppressed) continue;
+      kept.push_back(i);
+      emit(i);
+    }
+  });
+}
+
+// "pruned": boxes that do not overlap have IoU 0, which never exceeds an iou_threshold >= 0, so a
+// candidate is compared only with the kept boxes whose extent along one axis can overlap its own.
+// Kept boxes sit in buckets along the axis where the candidates spread widest for their size (a
+// bucket as wide as the largest box); a candidate looks at the buckets its extent reaches. Detectors
+// that offset each class's boxes apart (torchvision's batched_nms: thousands of boxes in one call)
+// then compare each box with its neighbours, not with every kept box.
+Result<std::unique_ptr<OpKernel>> MakePrunedNonMaxSuppression(const KernelInfo& info) {
+  return NmsKernel(info, [](const NmsProblem& p, int64_t b, const std::vector<int64_t>& order, const auto& emit) {
+    const Corners* corners = p.corners.data() + b * p.N;
+    // The bucketing axis (0: y, 1: x) and its geometry; one bucket when the threshold is negative
+    // (boxes that do not overlap suppress each other then) or no axis has a finite spread.
+    int axis = 0;
+    double lo = 0, width = 1, best = 0;
+    if (p.iou_threshold >= 0)
+      for (int a = 0; a < 2; ++a) {
+        double mn = HUGE_VAL, mx = -HUGE_VAL, extent = 0;
+        for (int64_t i : order) {
+          mn = std::min(mn, corners[i][a]);
+          mx = std::max(mx, corners[i][a + 2]);
+          extent = std::max(extent, corners[i][a + 2] - corners[i][a]);
+        }
+        extent = std::max(extent, 1e-12);
+        const double spread = (mx - mn) / extent;
+        if (std::isfinite(spread) && spread > best) best = spread, axis = a, lo = mn, width = extent;
+      }
+    const int64_t buckets = best > 2 ? std::min<int64_t>(static_cast<int64_t>(best) + 1, int64_t{1} << 16) : 1;
+    // Non-decreasing in v: a kept box whose low edge lies within a candidate's reach (above its low
+    // edge less the widest box, up to its high edge) is in a bucket between those of the two ends.
+    auto bucket_of = [&](double v) -> int64_t {
+      const double k = std::floor((v - lo) / width);
+      if (buckets == 1 || !(k > 0)) return 0;
+      return k >= static_cast<double>(buckets - 1) ? buckets - 1 : static_cast<int64_t>(k);
+    };
+    std::vector<std::vector<int64_t>> kept(buckets);  // box indices, by the bucket of their low edge
+    int64_t kept_count = 0;
+    for (int64_t i : order) {
+      if (kept_count >= p.max_boxes) break;
+      const Corners& box = corners[i];
+      bool suppressed = false;
+      for (int64_t k = bucket_of(box[axis] - width), last = bucket_of(box[axis + 2]); k <= last && !suppressed; ++k)
+        for (int64_t j : kept[k])
+          if (Iou(box, corners[j]) > p.iou_threshold) {
+            suppressed = true;
+            break;
+          }
+      if (suppressed) continue;
+      kept[bucket_of(box[axis])].push_back(i);
+      ++kept_count;
+      emit(i);
+    }
   });
 }
 
@@ -216,6 +303,7 @@ Result<std::unique_ptr<OpKernel>> MakeGridSample(const KernelInfo& info) {
 
 void RegisterVisionKernels(KernelRegistry* r) {
   r->Add({"NonMaxSuppression", 10, INT_MAX, {DType::kFloat32}, 0, MakeNonMaxSuppression});
+  r->Add({"NonMaxSuppression", 10, INT_MAX, {DType::kFloat32}, 0, MakePrunedNonMaxSuppression, false, "pruned"});
   r->Add({"RoiAlign", 10, INT_MAX, FloatTypes(), 0, MakeRoiAlign});
   r->Add({"GridSample", 16, INT_MAX, FloatTypes(), 0, MakeGridSample});
 }
