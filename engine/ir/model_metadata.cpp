@@ -80,8 +80,13 @@ Result<ModelMetadata> ReadModelMetadata(const std::string& path) {
   for (const auto& prop : model.metadata_props()) m.custom[prop.key()] = prop.value();
   std::set<std::string> initializers;
   for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
-  for (const auto& input : model.graph().input())
-    (initializers.count(input.name()) ? m.overridable_initializers : m.inputs).push_back(Declared(input));
+  // Before IR version 4 every initializer was listed among the inputs, as a constant: none is a
+  // default a feed may replace.
+  const bool overridable = model.ir_version() >= 4;
+  for (const auto& input : model.graph().input()) {
+    if (!initializers.count(input.name())) m.inputs.push_back(Declared(input));
+    else if (overridable) m.overridable_initializers.push_back(Declared(input));
+  }
   for (const auto& output : model.graph().output()) m.outputs.push_back(Declared(output));
   return m;
 }
@@ -94,17 +99,22 @@ Status WriteModelWithInitializers(const std::string& path, const std::map<std::s
     auto it = replaced.find(initializer.name());
     if (it == replaced.end()) continue;
     const DType declared = DTypeOfOnnx(initializer.data_type());
-    if (declared != it->second.dtype)
-      return Status::InvalidInput("initializer '" + it->first + "' of " + path + " is " + DTypeName(declared) + "; the value given is " +
-                                  DTypeName(it->second.dtype));
+    const std::vector<int64_t> dims(initializer.dims().begin(), initializer.dims().end());
+    if (declared != it->second.dtype || dims != it->second.shape)
+      return Status::InvalidInput("initializer '" + it->first + "' of " + path + " is " + DTypeName(declared) + " " + ShapeText(dims) +
+                                  "; the value given is " + DTypeName(it->second.dtype) + " " + ShapeText(it->second.shape));
     initializer = ProtoFromTensor(it->first, it->second);
     done.insert(it->first);
   }
   for (const auto& [name, value] : replaced)
     if (!done.count(name)) return Status::InvalidInput("'" + name + "' is not an initializer of " + path);
   TB_RETURN_IF_ERROR(LoadExternalTensors(&model, path));
+  if (model.ByteSizeLong() > static_cast<size_t>(INT32_MAX))
+    return Status::InvalidInput(path + " with its weights inline is over protobuf's 2 GiB: its initializers cannot be replaced");
   std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  if (!out || !model.SerializeToOstream(&out)) return Status::IoError("cannot write " + out_path);
+  const bool written = out && model.SerializeToOstream(&out);
+  out.close();
+  if (!written || !out) return Status::IoError("cannot write " + out_path);
   return Status::Ok();
 }
 

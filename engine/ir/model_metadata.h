@@ -32,7 +32,7 @@ struct ModelMetadata {
   std::map<std::string, std::string> custom;  // metadata_props
   std::vector<DeclaredValue> inputs;   // graph inputs without an initializer, in the graph's order
   std::vector<DeclaredValue> outputs;  // graph outputs
-  std::vector<DeclaredValue> overridable_initializers;  // graph inputs with an initializer (a default a feed may replace)
+  std::vector<DeclaredValue> overridable_initializers;  // graph inputs with an initializer (a default a feed may replace; none before IR 4)
 };
 // kNotFound / kInvalidInput naming the file, as ReadModelSignature's.
 Result<ModelMetadata> ReadModelMetadata(const std::string& path);
@@ -42,9 +42,10 @@ Result<ModelMetadata> ReadModelMetadata(const std::string& path);
 std::string OrtTypeName(const onnx::TypeProto& type);
 
 // `path`'s model with the data of the initializers named in `replaced` taken from it (each must be
-// an initializer of the main graph, of the same dtype), every other external tensor read in, written
-// self-contained to `out_path`. kInvalidInput naming an unknown initializer or a dtype that differs;
-// the file's own errors as ReadOnnxModel's.
+// an initializer of the main graph, of the same dtype and shape), every other external tensor read
+// in, written self-contained to `out_path`. kInvalidInput naming an unknown initializer, a dtype or
+// shape that differs, or a model over protobuf's 2 GiB once inline; the file's own errors as
+// ReadOnnxModel's; kIoError when out_path cannot be written.
 Status WriteModelWithInitializers(const std::string& path, const std::map<std::string, TypedTensor>& replaced, const std::string& out_path);
 
 }  // namespace tilebank::engine::model

@@ -371,11 +371,6 @@ Result<std::string> InferShapes(onnx::ModelProto& model, bool send_whole, const 
   return "S" + typed.SerializeAsString();
 }
 
-// libonnx's own passes over the model: check_model, conversion to the executor's opset, shape
-// inference with data propagation. What changed comes back as bytes: the whole model when it was
-// converted (kept: 'C'), else only the graph's inputs, outputs and inferred value_info ('S'), so the
-// weights are not copied. Runs in the child process (libonnx only: tilebank's own checks run in the
-// parent, where a sanitizer sees them): `model` is the child's own copy of the parent's.
 // IR version 3 required every initializer to be listed among the graph's inputs; models of that
 // era that list only the runtime inputs fail ONNX's checker, and ONNX Runtime reads them. Such a
 // model is read as IR version 4, where an initializer not listed is a constant: what it meant.
@@ -390,6 +385,11 @@ void ReadOldIrInitializersAsConstants(onnx::ModelProto* model) {
     }
 }
 
+// libonnx's own passes over the model: check_model, conversion to the executor's opset, shape
+// inference with data propagation. What changed comes back as bytes: the whole model when it was
+// converted (kept: 'C'), else only the graph's inputs, outputs and inferred value_info ('S'), so the
+// weights are not copied. Runs in the child process (libonnx only: tilebank's own checks run in the
+// parent, where a sanitizer sees them): `model` is the child's own copy of the parent's.
 Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::string& path) {
   try {
     onnx::checker::check_model(model);

@@ -141,6 +141,7 @@ class InferenceSession {
 
   // Each step's median time with its binding, from `repeat` timed runs after `warmup`.
   py::list Profile(const std::optional<py::dict>& feeds, int warmup, int repeat) {
+    auto lock = LockWithoutGil();
     auto [ex, inputs] = ExecutorAndInputs(feeds);
     auto timing = TimeWithoutGil(*ex, inputs, warmup, repeat);
     const double total_us = timing.median_ms * 1000;
@@ -163,6 +164,7 @@ class InferenceSession {
   }
 
   py::dict Benchmark(const std::optional<py::dict>& feeds, int warmup, int repeat) {
+    auto lock = LockWithoutGil();
     auto [ex, inputs] = ExecutorAndInputs(feeds);
     auto timing = TimeWithoutGil(*ex, inputs, warmup, repeat);
     py::dict out;
@@ -187,8 +189,12 @@ class InferenceSession {
       if (!known) Raise(Status::InvalidInput("'" + name + "' is not an input of " + path_ + " (" + InputNames() + ")"));
     }
     for (const auto& in : signature_.inputs) {
-      if (!feeds.contains(in.name)) Raise(Status::InvalidInput("input '" + in.name + "' of " + path_ + " is missing (" + InputNames() + ")"));
       auto dtype = engine::ParseDType(in.dtype.empty() ? "float32" : in.dtype);
+      if (!feeds.contains(in.name) && in.kind == engine::ValueKind::kOptional) {  // left out: an empty optional
+        inputs.push_back(TypedTensor::EmptyOptional(dtype ? *dtype : engine::DType::kFloat32));
+        continue;
+      }
+      if (!feeds.contains(in.name)) Raise(Status::InvalidInput("input '" + in.name + "' of " + path_ + " is missing (" + InputNames() + ")"));
       TypedTensor t = ValueFromObject(feeds[py::str(in.name)], in.kind, dtype ? *dtype : engine::DType::kFloat32, "input '" + in.name + "'");
       if (!t.IsTensor()) {  // a sequence or an optional: no declared shape to check
         inputs.push_back(std::move(t));
@@ -256,10 +262,17 @@ class InferenceSession {
     return shapes;
   }
 
-  // The executor of these input shapes, bound (with the GIL released) on first use.
+  // The executor of these input shapes, bound (with the GIL released) on first use; the caller
+  // holds the session's lock. At most kBoundShapes are kept: a new one beyond them replaces the one
+  // used longest ago (a model fed many sequence lengths would otherwise hold a copy of its weights
+  // per length).
   Executor& Bound(const std::vector<std::vector<int64_t>>& shapes) {
+    ++use_clock_;
     auto it = executors_.find(shapes);
-    if (it != executors_.end()) return *it->second;
+    if (it != executors_.end()) {
+      last_use_[shapes] = use_clock_;
+      return *it->second;
+    }
     std::map<std::string, std::vector<int64_t>> by_name;
     for (size_t i = 0; i < shapes.size() && i < signature_.inputs.size(); ++i)
       if (signature_.inputs[i].kind == engine::ValueKind::kTensor) by_name[signature_.inputs[i].name] = shapes[i];
@@ -269,6 +282,12 @@ class InferenceSession {
       loaded = engine::model::LoadModel(path_, by_name, bank_.get(), {}, engine::model::LoadOptions{/*run_only=*/true});
     }
     auto executor = ValueOrRaise(std::move(loaded));
+    if (executors_.size() >= kBoundShapes) {
+      auto oldest = std::min_element(last_use_.begin(), last_use_.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+      executors_.erase(oldest->first);
+      last_use_.erase(oldest);
+    }
+    last_use_[shapes] = use_clock_;
     return *executors_.emplace(shapes, std::move(executor)).first->second;
   }
 
@@ -283,10 +302,10 @@ class InferenceSession {
     return {ex, engine::model::RandomTypedInputs(ex->graph(), 1)};
   }
 
+  // The caller holds the session's lock.
   engine::model::ModelTiming TimeWithoutGil(Executor& ex, const std::vector<TypedTensor>& inputs, int warmup, int repeat) {
     if (repeat < 1) Raise(Status::InvalidInput("repeat must be at least 1"));
     if (warmup < 0) Raise(Status::InvalidInput("warmup must not be negative"));
-    auto lock = LockWithoutGil();
     Result<engine::model::ModelTiming> timing = Status::Ok();
     {
       py::gil_scoped_release release;
@@ -298,7 +317,10 @@ class InferenceSession {
   std::string path_;
   engine::model::ModelSignature signature_;
   std::unique_ptr<Bank> bank_;
+  static constexpr size_t kBoundShapes = 8;
   std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<Executor>> executors_;
+  std::map<std::vector<std::vector<int64_t>>, uint64_t> last_use_;
+  uint64_t use_clock_ = 0;
   std::mutex mutex_;
 };
 

@@ -53,3 +53,37 @@ def with_ort_config(path, config_json):
     model = onnx.load(mul_by_w(path))
     helper.set_model_props(model, {"ort_config": config_json})
     return save(model, path)
+
+
+def scalars_and_types(path):
+    """y = s * Cast(n) (s: float32 [], n: int64 []), h2 = Identity(h) (h: float16 [2])."""
+    nodes = [helper.make_node("Cast", ["n"], ["nf"], to=TensorProto.FLOAT), helper.make_node("Mul", ["s", "nf"], ["y"]),
+             helper.make_node("Identity", ["h"], ["h2"])]
+    graph = helper.make_graph(nodes, "scalars", [helper.make_tensor_value_info("s", TensorProto.FLOAT, []),
+                                                 helper.make_tensor_value_info("n", TensorProto.INT64, []),
+                                                 helper.make_tensor_value_info("h", TensorProto.FLOAT16, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, []),
+                               helper.make_tensor_value_info("h2", TensorProto.FLOAT16, [2])])
+    return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def mul_by_w_ir(path, ir_version, w_listed):
+    """mul_by_w at an older IR version, W listed among the graph's inputs or not (IR 3 required it;
+    ONNX's checker refuses the model otherwise, ONNX Runtime reads it): written without the checker."""
+    import onnx
+    graph = helper.make_graph([helper.make_node("Mul", ["X", "W"], ["Y"])], "old",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 2])]
+                              + ([helper.make_tensor_value_info("W", TensorProto.FLOAT, [3, 2])] if w_listed else []),
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 2])], [numpy_helper.from_array(W, "W")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
+    model.ir_version = ir_version
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def mul_by_w_external(path):
+    """mul_by_w with W in an external data file beside the model."""
+    import onnx
+    model = onnx.load(mul_by_w(path))
+    onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True, location="weights.bin", size_threshold=0)
+    return str(path)

@@ -12,7 +12,8 @@ import pytest
 
 import tilebank
 import tilebank.onnxruntime as ort
-from ort_models import W, dynamic_matmul, mul_by_w, strings_and_bools, with_ort_config
+from models import sequence_model
+from ort_models import W, dynamic_matmul, mul_by_w, mul_by_w_external, mul_by_w_ir, scalars_and_types, strings_and_bools, with_ort_config
 
 X = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=np.float32)
 
@@ -39,6 +40,12 @@ def test_node_args_name_shape_and_type(tmp_path):
     typed = ort.InferenceSession(strings_and_bools(tmp_path / "typed.onnx"))
     assert [(i.name, i.type) for i in typed.get_inputs()] == [("S", "tensor(string)"), ("P", "tensor(bool)"), ("Q", "tensor(bool)")]
     assert "NodeArg(name='S'" in repr(typed.get_inputs()[0])
+    sequences = ort.InferenceSession(sequence_model(tmp_path / "seq.onnx"))
+    assert [(i.name, i.type, i.shape) for i in sequences.get_inputs()] == [("s", "seq(tensor(float))", []),
+                                                                           ("o", "optional(tensor(float))", [])]
+    assert sequences.get_outputs()[3].type == "seq(tensor(float))"
+    scalars = ort.InferenceSession(scalars_and_types(tmp_path / "scalars.onnx"))
+    assert [(i.type, i.shape) for i in scalars.get_inputs()] == [("tensor(float)", []), ("tensor(int64)", []), ("tensor(float16)", [2])]
 
 
 def test_dynamic_inputs_rebind_per_shape_and_outputs_by_name(tmp_path):
@@ -121,8 +128,8 @@ def test_providers(mul_model):
         ort.InferenceSession(mul_model, providers=[("TilebankExecutionProvider", {"colour": "red"})])
     with pytest.raises(ort.Fail, match="this machine's soc_version"):
         ort.InferenceSession(mul_model, providers=[("TilebankExecutionProvider", {"soc_version": "another-soc"})])
-    sess = ort.InferenceSession(mul_model, providers=["TilebankExecutionProvider"], provider_options=[{"bank": "/nonexistent"}])
-    assert sess.get_provider_options() == {"TilebankExecutionProvider": {"bank": "/nonexistent"}}
+    sess = ort.InferenceSession(mul_model, providers=["TilebankExecutionProvider"], provider_options=[{"bank": os.path.dirname(mul_model)}])
+    assert sess.get_provider_options() == {"TilebankExecutionProvider": {"bank": os.path.dirname(mul_model)}}
 
 
 def test_check_and_normalize_provider_args():
@@ -154,7 +161,9 @@ def test_session_options(tmp_path, mul_model):
         so.intra_op_threads = 2  # a misspelt option is an error, as on ONNX Runtime's object
     sess = ort.InferenceSession(mul_model, sess_options=so)
     np.testing.assert_array_equal(sess.run(None, {"X": X})[0], X * W)
-    assert sess.get_session_options() is so
+    assert sess.get_session_options() is not so  # the session's own copy, as ONNX Runtime's
+    assert sess.get_session_options().get_session_config_entry("session.use_env_allocators") == "0"
+    assert sess.get_session_options().intra_op_num_threads == 1
     with pytest.raises(ort.NotImplemented, match="custom kernels"):
         so.register_custom_ops_library("libcustom.so")
     written = ort.SessionOptions()
@@ -175,7 +184,7 @@ def test_initializers_given_in_the_options_replace_the_models(mul_model):
     np.testing.assert_array_equal(ort.InferenceSession(mul_model, so).run(None, {"X": X})[0], X * other)
     wrong_type = ort.SessionOptions()
     wrong_type.add_external_initializers(["W"], [ort.OrtValue.ortvalue_from_numpy(other.astype(np.int64))])
-    with pytest.raises(ort.InvalidArgument, match="initializer 'W' .* is float32; the value given is int64"):
+    with pytest.raises(ort.InvalidArgument, match=r"initializer 'W' .* is float32 3x2; the value given is int64 3x2"):
         ort.InferenceSession(mul_model, wrong_type)
     unknown = ort.SessionOptions()
     unknown.add_initializer("V", ort.OrtValue.ortvalue_from_numpy(other))
@@ -185,13 +194,15 @@ def test_initializers_given_in_the_options_replace_the_models(mul_model):
 
 def test_config_from_the_model(tmp_path, monkeypatch):
     path = with_ort_config(tmp_path / "configured.onnx", json.dumps(
-        {"session_options": {"intra_op_num_threads": 1, "inter_op_num_threads": 3, "graph_optimization_level": 3, "enable_profiling": True}}))
+        {"session_options": {"intra_op_num_threads": 1, "inter_op_num_threads": 3, "graph_optimization_level": 1, "enable_profiling": True}}))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ORT_LOAD_CONFIG_FROM_MODEL", "1")
-    sess = ort.InferenceSession(path)
+    given = ort.SessionOptions()
+    sess = ort.InferenceSession(path, given)
     options = sess.get_session_options()
     assert (options.intra_op_num_threads, options.inter_op_num_threads, options.enable_profiling) == (1, 3, True)
-    assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    assert not given.enable_profiling and given.inter_op_num_threads == 0  # the caller's options stay as they were
     assert os.path.isfile(sess.end_profiling())
     monkeypatch.setenv("ORT_LOAD_CONFIG_FROM_MODEL", "0")
     assert not ort.InferenceSession(path).get_session_options().enable_profiling
@@ -211,7 +222,7 @@ def test_run_options(mul_model):
 
 def test_ort_values(mul_model):
     value = ort.OrtValue.ortvalue_from_numpy(X)
-    assert (value.device_name(), value.shape(), value.data_type(), value.element_type()) == ("cpu", [3, 2], "tensor(float)", np.float32)
+    assert (value.device_name(), value.shape(), value.data_type(), value.element_type()) == ("cpu", [3, 2], "tensor(float)", 1)
     assert value.is_tensor() and value.has_value() and not value.is_tensor_sequence()
     assert value.data_ptr() == X.ctypes.data  # the array's memory, as ONNX Runtime shares it on the CPU
     copy = value.numpy()
@@ -219,7 +230,7 @@ def test_ort_values(mul_model):
     assert X[0, 0] == 1.0
     sess = ort.InferenceSession(mul_model)
     np.testing.assert_array_equal(sess.run(["Y"], {"X": value})[0], X * W)
-    outputs = sess.run_with_ort_values({"X": value}, ["Y"])
+    outputs = sess.run_with_ort_values(["Y"], {"X": value})
     assert isinstance(outputs, ort.OrtValueVector) and outputs[0].shape() == [3, 2]
     np.testing.assert_array_equal(outputs[0].numpy(), X * W)
     empty = ort.OrtValue.ortvalue_from_shape_and_type([2, 2], np.int64)
@@ -322,7 +333,11 @@ def test_run_async_and_threads(mul_model):
 
 
 def test_module_functions_and_refusals():
-    assert ort.get_device() == "CPU" and "Build Info" in ort.get_build_info() and ort.get_version_string() == tilebank.__version__
+    assert ort.get_device() == "CPU" and "Build Info" in ort.get_build_info() and ort.get_version_string() == ort.__version__ == "1.17.0"
+    assert ort.tilebank_version == tilebank.__version__
+    with pytest.warns(RuntimeWarning, match="changes nothing"):
+        ort.set_seed(3)
+    assert "NotImplemented" not in ort.__all__
     ort.set_default_logger_severity(3)
     with pytest.raises(RuntimeError):
         ort.set_default_logger_severity(7)
@@ -385,6 +400,7 @@ def test_the_bank_through_provider_options_and_config_entries(tmp_path, monkeypa
     configured = ort.SessionOptions()
     configured.add_session_config_entry("tilebank.bank", root)
     assert sources(so=configured) == {"bank"}
+    (tmp_path / "empty").mkdir()
     assert "bank" not in sources(providers=[("TilebankExecutionProvider", {"bank": str(tmp_path / "empty")})])
 
 
@@ -400,10 +416,124 @@ def test_backend(mul_model, tmp_path):
     np.testing.assert_array_equal(backend.run_model(mul_model, [X])[0], X * W)
     assert backend.supports_device("CPU") and not backend.supports_device("CUDA")
     assert backend.is_opset_supported(onnx.load(mul_model)) == (True, "")
-    with pytest.raises(ort.InvalidArgument, match="SessionOptions has no attribute 'colour'"):
-        backend.prepare(mul_model, colour="red")
+    rep = backend.prepare(mul_model, colour="red", log_severity_level=3)  # not an option: left alone, as ONNX Runtime does
+    assert rep.session.get_session_options().log_severity_level == 3
     with pytest.raises(ort.InvalidArgument, match="2 inputs given; the model has 1"):
         backend.prepare(mul_model).run([X, X])
     with pytest.raises(NotImplementedError, match="tilebank runs whole models"):
         backend.run_node(onnx.load(mul_model).graph.node[0], [X])
     assert isinstance(ort.backend.TilebankBackend(), onnx.backend.base.Backend)
+
+
+def test_scalars_float16_and_integer_inputs(tmp_path):
+    sess = ort.InferenceSession(scalars_and_types(tmp_path / "scalars.onnx"))
+    h = np.array([1.5, -2.25], np.float16)
+    for s, n in ((np.array(2.5, np.float32), np.array(4, np.int64)), (2.5, 4), (ort.OrtValue.ortvalue_from_numpy(np.array(2.5, np.float32)),
+                                                                               ort.OrtValue.ortvalue_from_numpy(np.array(4)))):
+        y, h2 = sess.run(None, {"s": s, "n": n, "h": h})
+        assert y.shape == () and y == 10.0
+        assert h2.dtype == np.float16 and h2.tolist() == h.tolist()
+    assert ort.OrtValue.ortvalue_from_numpy(np.array(2.5, np.float32)).shape() == []  # 0-d stays 0-d
+    with pytest.raises(ort.InvalidArgument, match="Unexpected input data type. Actual: \\(tensor\\(int32\\)\\)"):
+        sess.run(None, {"s": np.float32(1), "n": np.array(4, np.int32), "h": h})
+
+
+def test_sequences_and_optional_inputs_left_out(tmp_path):
+    sess = ort.InferenceSession(sequence_model(tmp_path / "seq.onnx"))
+    parts = [np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((2, 3), np.float32)]
+    n, c, has, split = sess.run(None, {"s": parts})  # "o" is optional: left out, it is empty
+    assert n == 2 and c.shape == (4, 3) and not has and len(split) == 4
+    assert sess.run(["has"], {"s": parts, "o": np.zeros(3, np.float32)})[0]
+
+
+def test_overridable_initializers_and_old_ir_models(tmp_path):
+    sess = ort.InferenceSession(mul_by_w_ir(tmp_path / "ir4.onnx", 4, w_listed=True))
+    assert [(o.name, o.shape) for o in sess.get_overridable_initializers()] == [("W", [3, 2])]
+    assert [i.name for i in sess.get_inputs()] == ["X"]
+    with pytest.raises(ort.InvalidArgument, match="Feeding the initializer 'W'"):
+        sess.run(None, {"X": X, "W": X})
+    # IR 3: every initializer is a constant (none overridable); one not listed among the inputs is
+    # read as ONNX Runtime reads it, though ONNX's checker refuses the file.
+    for listed in (True, False):
+        old = ort.InferenceSession(mul_by_w_ir(tmp_path / f"ir3_{listed}.onnx", 3, w_listed=listed))
+        assert old.get_overridable_initializers() == []
+        np.testing.assert_array_equal(old.run(None, {"X": X})[0], X * W)
+
+
+def test_set_providers_rebinds(mul_model):
+    sess = ort.InferenceSession(mul_model, providers=["CPUExecutionProvider"])
+    sess.set_providers(["TilebankExecutionProvider"], [{"bank": os.path.dirname(mul_model)}])
+    assert sess.get_providers() == ["TilebankExecutionProvider"]
+    assert sess.get_provider_options()["TilebankExecutionProvider"]["bank"] == os.path.dirname(mul_model)
+    np.testing.assert_array_equal(sess.run(None, {"X": X})[0], X * W)
+    with pytest.warns(UserWarning, match="does not exist: the session runs with the built-in choices"):
+        ort.InferenceSession(mul_model, providers=[("TilebankExecutionProvider", {"bank": "/no/such/bank"})])
+
+
+def test_ort_values_of_onnx_types_and_vectors(mul_model):
+    bits = np.array([0x3C00, 0xC000], np.uint16)  # 1.0 and -2.0 as float16
+    half = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(bits, 10)
+    assert half.data_type() == "tensor(float16)" and half.numpy().tolist() == [1.0, -2.0] and half.element_type() == 10
+    brain = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.array([0x3F80, 0x4040], np.uint16), 16)  # bfloat16 1.0, 3.0
+    assert brain.numpy().tolist() == [1.0, 3.0]
+    with pytest.raises(ort.InvalidArgument, match="cannot be read as ONNX element type 1"):
+        ort.OrtValue.ortvalue_from_numpy_with_onnx_type(bits, 1)
+    assert ort.OrtValue.ortvalue_from_shape_and_type([2], 7).numpy().dtype == np.int64  # ONNX's INT64 number
+    sess = ort.InferenceSession(mul_model)
+    fetches = ort.OrtValueVector()
+    sess.run_with_ortvaluevector(ort.RunOptions(), ["X"], [ort.OrtValue.ortvalue_from_numpy(X)], ["Y"], fetches, [None])
+    assert len(fetches) == 1 and np.array_equal(fetches[0].numpy(), X * W)
+
+
+def test_io_binding_cleared(mul_model):
+    sess = ort.InferenceSession(mul_model)
+    binding = sess.io_binding()
+    binding.bind_cpu_input("X", X)
+    binding.bind_output("Y")
+    sess.run_with_iobinding(binding)
+    binding.clear_binding_outputs()
+    assert binding.get_outputs() == []
+    with pytest.raises(ort.InvalidArgument, match="bind at least one output"):
+        sess.run_with_iobinding(binding)
+    binding.bind_output("Y", "cpu", 0, 1, [3, 2], np.zeros((3, 2), np.float32).ctypes.data)  # ONNX's FLOAT number as element type
+    binding.clear_binding_inputs()
+    with pytest.raises(ValueError, match="Required inputs"):
+        sess.run_with_iobinding(binding)
+
+
+def test_initializers_of_a_model_with_external_data(tmp_path):
+    path = mul_by_w_external(tmp_path / "external.onnx")
+    assert os.path.isfile(tmp_path / "weights.bin")
+    so = ort.SessionOptions()
+    so.add_initializer("W", ort.OrtValue.ortvalue_from_numpy(np.ones((3, 2), np.float32)))
+    np.testing.assert_array_equal(ort.InferenceSession(path, so).run(None, {"X": X})[0], X)
+    wrong = ort.SessionOptions()
+    wrong.add_initializer("W", ort.OrtValue.ortvalue_from_numpy(np.ones((2,), np.float32)))
+    with pytest.raises(ort.InvalidArgument, match=r"is float32 3x2; the value given is float32 2"):
+        ort.InferenceSession(path, wrong)
+
+
+def test_temporary_copies_go_with_the_session(mul_model):
+    import gc
+    sess = ort.InferenceSession(open(mul_model, "rb").read())
+    temp = sess._temp_dir
+    assert os.path.isdir(temp)
+    del sess
+    gc.collect()
+    assert not os.path.exists(temp)
+
+
+def test_a_session_keeps_its_last_eight_shapes(tmp_path):
+    sess = ort.InferenceSession(dynamic_matmul(tmp_path / "dyn.onnx"))
+    for batch in range(1, 11):
+        sess.run(None, {"X": np.ones((batch, 4), np.float32)})
+    assert sess._sess.native.bound_shapes == 8
+    os.chdir(tmp_path.parent)  # the model's path was made absolute: a new shape still reads it
+    assert sess.run(["Z"], {"X": np.zeros((11, 4), np.float32)})[0].shape == (11, 4)
+
+
+def test_errors_survive_copying():
+    import copy
+    import pickle
+    error = ort.InvalidArgument("bad")
+    assert str(copy.copy(error)) == str(error) == str(pickle.loads(pickle.dumps(error))) == "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : bad"

@@ -25,8 +25,19 @@ from tilebank.onnxruntime.providers import get_all_providers, get_available_prov
 from tilebank.onnxruntime.session import InferenceSession, ModelMetadata, NodeArg  # noqa: F401
 from tilebank.onnxruntime.values import OrtDevice, OrtSparseFormat, OrtValue, OrtValueVector, SparseTensor  # noqa: F401
 
-__version__ = _tb.__version__
+# The ONNX Runtime API level this module follows (what version checks in scripts compare with: the
+# onnxruntime_test_python.py of 1.17 passes against it); tilebank's own version is tilebank_version.
+__version__ = "1.17.0"
+tilebank_version = _tb.__version__
 _default_log_severity = 2
+
+__all__ = [
+    "InferenceSession", "SessionOptions", "RunOptions", "NodeArg", "ModelMetadata", "OrtValue", "OrtValueVector", "IOBinding",
+    "SparseTensor", "OrtDevice", "OrtSparseFormat", "OrtMemoryInfo", "OrtArenaCfg", "OrtAllocatorType", "OrtMemType",
+    "GraphOptimizationLevel", "ExecutionMode", "ExecutionOrder", "get_all_providers", "get_available_providers", "get_device",
+    "get_version_string", "get_build_info", "set_default_logger_severity", "set_default_logger_verbosity", "set_seed",
+    "enable_telemetry_events", "disable_telemetry_events", "create_and_register_allocator", "create_and_register_allocator_v2",
+]
 
 
 def get_version_string():
@@ -34,7 +45,8 @@ def get_version_string():
 
 
 def get_build_info():
-    return f"Build Info: tilebank {__version__}, ONNX Runtime's Python API on tilebank's kernels (soc_version {_tb.soc_version()})"
+    return (f"Build Info: tilebank {tilebank_version}, ONNX Runtime {__version__}'s Python API on tilebank's kernels "
+            f"(soc_version {_tb.soc_version()})")
 
 
 def get_device():
@@ -70,8 +82,11 @@ def create_and_register_allocator_v2(provider_type, mem_info, provider_options, 
 
 
 def set_seed(seed):
-    raise NotImplemented("set_seed: tilebank's random ops draw from their seed attribute (a fixed default without one), "
-                         "so every run repeats; there is no global seed to set")
+    """Warns: tilebank's random ops draw from their seed attribute (a fixed default without one), so
+    every run repeats already; there is no global seed to set."""
+    import warnings
+    warnings.warn(f"set_seed({seed}) changes nothing on tilebank: its random ops draw from their seed attribute "
+                  "(a fixed default without one), so every run repeats already", RuntimeWarning, stacklevel=2)
 
 
 def install_as_onnxruntime():

@@ -6,7 +6,7 @@
     outputs = backend.run_model(model, [x])
 
 prepare's keyword arguments set SessionOptions attributes of the same name; run's set RunOptions
-attributes. One device: "CPU".
+attributes (others are left alone, as ONNX Runtime's backend leaves them). One device: "CPU".
 """
 from tilebank.onnxruntime.errors import InvalidArgument
 from tilebank.onnxruntime.options import RunOptions, SessionOptions
@@ -24,11 +24,12 @@ def _serialized(model):
     raise InvalidArgument(f"a model is a path, its bytes or an onnx.ModelProto, not {type(model).__name__}")
 
 
-def _with_attributes(options, kwargs, what):
+def _with_attributes(options, kwargs):
+    """The attributes of `options` named in kwargs set; other keywords are not options and are left
+    alone, as ONNX Runtime's backend leaves them."""
     for key, value in kwargs.items():
-        if not hasattr(options, key):
-            raise InvalidArgument(f"{what} has no attribute '{key}'")
-        setattr(options, key, value)
+        if hasattr(options, key):
+            setattr(options, key, value)
     return options
 
 
@@ -43,7 +44,7 @@ class BackendRep:
         return self._session
 
     def run(self, inputs, **kwargs):
-        options = _with_attributes(RunOptions(), kwargs, "RunOptions")
+        options = _with_attributes(RunOptions(), kwargs)
         args = self._session.get_inputs()
         if isinstance(inputs, dict):
             feed = inputs
@@ -81,7 +82,7 @@ def prepare(model, device=None, **kwargs):
         return model
     if isinstance(model, InferenceSession):
         return BackendRep(model)
-    options = _with_attributes(SessionOptions(), kwargs, "SessionOptions")
+    options = _with_attributes(SessionOptions(), kwargs)
     return BackendRep(InferenceSession(_serialized(model), sess_options=options, providers=["CPUExecutionProvider"]))
 
 

@@ -29,7 +29,9 @@ class _OrtError:
 
     def __init__(self, message=""):
         code, name = _CODES[type(self).__name__]
-        super().__init__(f"[ONNXRuntimeError] : {code} : {name} : {message}")
+        message = str(message)
+        # A copy or an unpickled error is made from its message, which has the prefix already.
+        super().__init__(message if message.startswith("[ONNXRuntimeError]") else f"[ONNXRuntimeError] : {code} : {name} : {message}")
 
 
 class Fail(_OrtError, _tb.Error):

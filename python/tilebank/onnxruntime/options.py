@@ -1,8 +1,9 @@
 """SessionOptions, RunOptions and the enums and memory settings they take, as ONNX Runtime's.
 
 What each setting does on tilebank:
-- intra_op_num_threads: the threads of the kernels (oneDNN, OpenMP, tilebank's loops); 0 leaves
-  the default. tilebank's threads are set per process: the last session created sets them.
+- intra_op_num_threads: the threads of the kernels (oneDNN, OpenMP, tilebank's loops); 0 (the
+  default): every core this process may run on. tilebank's threads are set per process: the last
+  session created sets them.
 - inter_op_num_threads, execution_mode (ORT_PARALLEL), execution_order: tilebank runs a model's
   steps one after another; these are kept and reported, and change nothing.
 - graph_optimization_level: tilebank always applies its own graph passes (fusions, layouts,
@@ -20,6 +21,9 @@ What each setting does on tilebank:
 - enable_cpu_mem_arena, enable_mem_pattern, enable_mem_reuse, use_deterministic_compute,
   log_severity_level, log_verbosity_level, logid: kept; tilebank plans each bound shape's
   activation memory ahead of time and its runs repeat bit for bit.
+
+A session binds the model once per set of input shapes and keeps the last 8 it used; runs on one
+session from several threads take turns (each bound model has one activation arena).
 """
 import enum
 
@@ -169,6 +173,17 @@ class SessionOptions:
 
     def _config_entries(self):
         return self._config.items()
+
+    def __copy__(self):
+        """A session's own copy (ONNX Runtime's sessions copy the options they are given)."""
+        other = SessionOptions()
+        for name in self.__slots__:
+            value = getattr(self, name)
+            setattr(other, name, dict(value) if isinstance(value, dict) else value)
+        other._config = _ConfigEntries("SessionOptions")
+        for key, value in self._config.items().items():
+            other._config.add(key, value)
+        return other
 
 
 class RunOptions:

@@ -1,7 +1,8 @@
 """ONNX Runtime's profile of a session: a JSON array of Chrome trace events ("ph": "X"), one per
 line, that chrome://tracing, Perfetto and ONNX Runtime's own tools read.
 
-Events: "model_loading_uri" and "session_initialization" (the load and the binding), then per run
+Events: "model_loading_uri" (the load, the binding of a model whose input shapes are fixed
+included), then per run
 one "<step>_kernel_time" event per executor step (category "Node": its measured time, with args
 op_name, provider and tilebank's template, policy, its source (bank, nearest, builtin) and layout) and "model_run" (category "Session").
 Times are microseconds since the profile started. A run's steps run one after another, so each

@@ -4,11 +4,14 @@ tilebank's executor (tilebank._native.InferenceSession) bound to the knowledge b
 A session binds the model once per set of input shapes (kept); a model whose inputs' shapes are all
 fixed binds when it is created, so a model tilebank cannot run fails there, as in ONNX Runtime.
 """
+import copy
 import json
 import os
 import shutil
 import tempfile
 import threading
+import warnings
+import weakref
 
 import numpy as np
 
@@ -82,27 +85,37 @@ class InferenceSession:
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, **kwargs):
         self._temp_dir = None
         self._profile = None
-        self._read_config_from_model = kwargs.pop("read_config_from_model", os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") == "1")
+        read_config = kwargs.pop("read_config_from_model", os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL", "0"))
+        self._read_config_from_model = str(read_config).strip() == "1" or read_config is True
+        # Graph optimizers ONNX Runtime may be told to leave out: tilebank's passes keep every result,
+        # so there is nothing to leave out; the names are kept.
+        self._disabled_optimizers = set(kwargs.pop("disabled_optimizers", None) or ())
         if kwargs:
             raise TypeError(f"InferenceSession got unexpected arguments: {', '.join(kwargs)}")
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            self._temp_dir = tempfile.mkdtemp(prefix="tilebank-ort-")
+            self._temp_dir = self._new_temp_dir()
             self._model_path = os.path.join(self._temp_dir, "model.onnx")
             with open(self._model_path, "wb") as f:
                 f.write(bytes(path_or_bytes))
-            self._model_path_given = None
         elif isinstance(path_or_bytes, (str, os.PathLike)):
-            self._model_path = os.fspath(path_or_bytes)
-            self._model_path_given = self._model_path
+            # Absolute: the session reads the file again for each new set of input shapes.
+            self._model_path = os.path.abspath(os.fspath(path_or_bytes))
             if not os.path.isfile(self._model_path):
-                raise NoSuchFile(f"Load model from {self._model_path} failed:File doesn't exist")
+                raise NoSuchFile(f"Load model from {os.fspath(path_or_bytes)} failed:File doesn't exist")
         else:
             raise TypeError(f"Unable to load from type '{type(path_or_bytes)}'")
-        self._sess_options = sess_options if sess_options is not None else SessionOptions()
+        self._given_options = sess_options if sess_options is not None else SessionOptions()
         self._create(providers, provider_options)
 
+    def _new_temp_dir(self):
+        """A directory removed with the session (or at exit)."""
+        path = tempfile.mkdtemp(prefix="tilebank-ort-")
+        weakref.finalize(self, shutil.rmtree, path, True)
+        return path
+
     def _create(self, providers, provider_options):
-        options = self._sess_options
+        # The session's own copy, as ONNX Runtime's: what the model's ort_config sets stays here.
+        options = self._sess_options = copy.copy(self._given_options)
         with as_ort_errors(loading=True):
             meta = _tb._native.model_metadata(self._model_path)
         if self._read_config_from_model:
@@ -116,7 +129,10 @@ class InferenceSession:
         soc = tilebank_options.get("soc_version", config.get("tilebank.soc_version"))
         threads = int(options.intra_op_num_threads)
         if threads < 0:
-            raise InvalidArgument(f"intra_op_num_threads is {threads}: give 0 (the default) or more")
+            raise InvalidArgument(f"intra_op_num_threads is {threads}: give 0 (the default: every core) or more")
+        threads = threads or len(os.sched_getaffinity(0))
+        if bank and not os.path.exists(bank):
+            warnings.warn(f"bank {bank} does not exist: the session runs with the built-in choices", stacklevel=3)
         self._meta = meta
         self._inputs = [self._node_arg(v, options) for v in meta["inputs"]]
         self._outputs = [self._node_arg(v, options) for v in meta["outputs"]]
@@ -124,7 +140,7 @@ class InferenceSession:
         path = self._model_path
         if options._initializers:
             if self._temp_dir is None:
-                self._temp_dir = tempfile.mkdtemp(prefix="tilebank-ort-")
+                self._temp_dir = self._new_temp_dir()
             path = os.path.join(self._temp_dir, "model_with_initializers.onnx")
             with as_ort_errors(loading=True):
                 _tb._native.write_model_with_initializers(
@@ -133,10 +149,9 @@ class InferenceSession:
             self._profile = Profile(options.profile_file_prefix)
         started = self._profile.now_us() if self._profile else 0
         with as_ort_errors(loading=True):
-            self._sess = _NativeSession(path, bank, soc, threads or None)
+            self._sess = _NativeSession(path, bank, soc, threads)
         if self._profile:
             self._profile.session_event("model_loading_uri", started, self._profile.now_us())
-        self._run_lock = threading.Lock()
 
     @staticmethod
     def _node_arg(value, options):
@@ -203,8 +218,8 @@ class InferenceSession:
             callback(outputs, user_data, error)
         threading.Thread(target=work, daemon=True).start()
 
-    def run_with_ort_values(self, input_dict_ort_values, output_names=None, run_options=None):
-        """[OrtValue] from {name: OrtValue}."""
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        """[OrtValue] of `output_names` (all when None or empty) from {name: OrtValue}."""
         outputs = self.run(output_names, input_dict_ort_values, run_options)
         return OrtValueVector(OrtValue(o) for o in outputs)
 
@@ -248,7 +263,7 @@ class InferenceSession:
 
     def _feed(self, input_feed):
         """The feed as tilebank's executor takes it, checked as ONNX Runtime checks it."""
-        missing = [i.name for i in self._inputs if i.name not in input_feed]
+        missing = [i.name for i in self._inputs if i.name not in input_feed and not i.type.startswith("optional")]
         if missing:
             raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)}).")
         declared = {i.name: i for i in self._inputs}
@@ -288,19 +303,14 @@ class InferenceSession:
         return value
 
     def _run(self, names, feed):
+        profile = self._profile  # once: end_profiling on another thread may end it meanwhile
         with as_ort_errors():
-            if self._profile is None:
+            if profile is None:
                 return self._sess.native.run(names, feed)
-            started = self._profile.now_us()
+            started = profile.now_us()
             outputs, steps = self._sess.native.run_with_step_times(names, feed)
-            self._profile.run_events(started, self._profile.now_us(), steps)
+            profile.run_events(started, profile.now_us(), steps)
             return outputs
-
-    def __del__(self):
-        temp = getattr(self, "_temp_dir", None)
-        if temp:
-            self._sess = None
-            shutil.rmtree(temp, ignore_errors=True)
 
 
 class _NativeSession:

@@ -23,6 +23,34 @@ _ONNX_ELEMENT_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16
                        16: "bfloat16"}
 
 
+def element_dtype(element_type):
+    """A numpy dtype from a numpy type (np.float32) or ONNX's element type number (TensorProto.FLOAT),
+    as ONNX Runtime's element_type arguments take either."""
+    if isinstance(element_type, (int, np.integer)) and not isinstance(element_type, bool):
+        name = _ONNX_ELEMENT_NAMES.get(int(element_type))
+        if name is None:
+            raise InvalidArgument(f"ONNX element type {element_type} is not a tensor element type")
+        return np.dtype(_ELEMENT_DTYPES[name])
+    return np.dtype(element_type)
+
+
+def onnx_element_type(dtype):
+    """ONNX's element type number of a numpy dtype (strings: 8)."""
+    if np.dtype(dtype).kind in "USOV":
+        return 8
+    name = _DTYPE_ELEMENTS.get(np.dtype(dtype))
+    numbers = {v: k for k, v in _ONNX_ELEMENT_NAMES.items()}
+    if name is None:
+        raise InvalidArgument(f"numpy dtype {dtype} has no ONNX type")
+    return numbers[name]
+
+
+def c_contiguous(array):
+    """The array itself when it is C-contiguous, else a C-contiguous copy; 0-d stays 0-d
+    (np.ascontiguousarray would make it 1-d)."""
+    return array if array.flags.c_contiguous else np.array(array, order="C")
+
+
 def numpy_dtype_of(ort_type):
     """The numpy dtype of "tensor(float)" (or of a sequence's or optional's tensors); None if there is none."""
     inner = ort_type
@@ -205,19 +233,27 @@ class OrtValue:
         array = numpy_obj if isinstance(numpy_obj, np.ndarray) else np.asarray(numpy_obj)
         if array.dtype.kind in "USV":
             array = as_string_array(array)
-        return OrtValue(np.ascontiguousarray(array))
+        return OrtValue(c_contiguous(array))
 
     @staticmethod
     def ortvalue_from_numpy_with_onnx_type(data, onnx_element_type):
-        name = _ONNX_ELEMENT_NAMES.get(int(onnx_element_type))
-        if name is None:
-            raise InvalidArgument(f"ONNX element type {onnx_element_type} is not a tensor element type")
-        return OrtValue(np.ascontiguousarray(np.asarray(data, dtype=_ELEMENT_DTYPES[name])))
+        """`data`'s bytes read as ONNX's element type (a uint16 array as FLOAT16 or BFLOAT16 bits):
+        the same item size, shared memory; bfloat16 is widened to float32, as tilebank holds it."""
+        array = c_contiguous(np.asarray(data))
+        if int(onnx_element_type) == 16:  # BFLOAT16: the high half of a float32
+            if array.dtype.itemsize != 2:
+                raise InvalidArgument(f"bfloat16 bits come as 2-byte items; got {array.dtype}")
+            return OrtValue((array.view(np.uint16).astype(np.uint32) << 16).view(np.float32))
+        dtype = element_dtype(int(onnx_element_type))
+        if dtype == np.object_ or array.dtype.itemsize != dtype.itemsize:
+            raise InvalidArgument(f"{array.dtype} items cannot be read as ONNX element type {onnx_element_type} ({dtype})")
+        return OrtValue(array.view(dtype))
 
     @staticmethod
     def ortvalue_from_shape_and_type(shape, element_type, device_type="cpu", device_id=0):
+        """A zeroed tensor; element_type a numpy type or ONNX's element type number."""
         _cpu_only(device_type, "an OrtValue")
-        return OrtValue(np.zeros([int(d) for d in shape], dtype=element_type))
+        return OrtValue(np.zeros([int(d) for d in shape], dtype=element_dtype(element_type)))
 
     @staticmethod
     def ort_value_from_sparse_tensor(sparse_tensor):
@@ -247,8 +283,9 @@ class OrtValue:
         return ort_type_of(self._value)
 
     def element_type(self):
+        """ONNX's element type number (TensorProto.FLOAT is 1), as ONNX Runtime returns it."""
         self._require_tensor("element_type")
-        return self._value.dtype.type
+        return onnx_element_type(self._value.dtype)
 
     def has_value(self):
         return self._value is not None
@@ -298,7 +335,7 @@ class OrtValueVector(list):
 
 def array_at(buffer_ptr, element_type, shape):
     """A numpy array over host memory at `buffer_ptr` (IOBinding.bind_input/bind_output with a pointer)."""
-    dtype = np.dtype(element_type)
+    dtype = element_dtype(element_type)
     count = int(np.prod(shape)) if len(shape) else 1
     raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(int(buffer_ptr))
     return np.frombuffer(raw, dtype=dtype, count=count).reshape([int(d) for d in shape])
