@@ -100,15 +100,17 @@ Result<std::unique_ptr<OpKernel>> MakeNonMaxSuppression(const KernelInfo& info) 
 }
 
 // "pruned": boxes that do not overlap have IoU 0, which never exceeds an iou_threshold >= 0, so a
-// candidate is compared only with the kept boxes whose extent along one axis can overlap its own.
-// Kept boxes sit in buckets along the axis where the candidates spread widest for their size (a
-// bucket as wide as the largest box); a candidate looks at the buckets its extent reaches. Detectors
-// that offset each class's boxes apart (torchvision's batched_nms: thousands of boxes in one call)
-// then compare each box with its neighbours, not with every kept box.
+// candidate is compared only with kept boxes that share a bucket with it along one axis. Each kept
+// box is filed under every bucket its extent [lo, hi] reaches, and a candidate looks in every bucket
+// its own extent reaches: boxes whose extents meet at some x share x's bucket, bucket_of being
+// non-decreasing, whatever the rounding. Buckets are as wide as the widest box (a box reaches two or
+// three), along the axis where the candidates spread widest for their size, and at most twice as
+// many as the candidates. Detectors that offset each class's boxes apart (torchvision's batched_nms:
+// thousands of boxes in one call) then compare each box with its neighbours, not every kept box.
 Result<std::unique_ptr<OpKernel>> MakePrunedNonMaxSuppression(const KernelInfo& info) {
   return NmsKernel(info, [](const NmsProblem& p, int64_t b, const std::vector<int64_t>& order, const auto& emit) {
     const Corners* corners = p.corners.data() + b * p.N;
-    // The bucketing axis (0: y, 1: x) and its geometry; one bucket when the threshold is negative
+    // The bucketing axis (0: y, 1: x) and its geometry; one bucket when the threshold is not >= 0
     // (boxes that do not overlap suppress each other then) or no axis has a finite spread.
     int axis = 0;
     double lo = 0, width = 1, best = 0;
@@ -124,28 +126,29 @@ Result<std::unique_ptr<OpKernel>> MakePrunedNonMaxSuppression(const KernelInfo& 
         const double spread = (mx - mn) / extent;
         if (std::isfinite(spread) && spread > best) best = spread, axis = a, lo = mn, width = extent;
       }
-    const int64_t buckets = best > 2 ? std::min<int64_t>(static_cast<int64_t>(best) + 1, int64_t{1} << 16) : 1;
-    // Non-decreasing in v: a kept box whose low edge lies within a candidate's reach (above its low
-    // edge less the widest box, up to its high edge) is in a bucket between those of the two ends.
+    const double most = static_cast<double>(std::min<int64_t>(2 * static_cast<int64_t>(order.size()), int64_t{1} << 16));
+    const int64_t buckets = best > 2 ? static_cast<int64_t>(std::min(best, most)) + 1 : 1;
+    // Non-decreasing in v; NaN goes to bucket 0.
     auto bucket_of = [&](double v) -> int64_t {
       const double k = std::floor((v - lo) / width);
       if (buckets == 1 || !(k > 0)) return 0;
       return k >= static_cast<double>(buckets - 1) ? buckets - 1 : static_cast<int64_t>(k);
     };
-    std::vector<std::vector<int64_t>> kept(buckets);  // box indices, by the bucket of their low edge
+    std::vector<std::vector<int64_t>> kept(buckets);  // box indices, under each bucket their extent reaches
     int64_t kept_count = 0;
     for (int64_t i : order) {
       if (kept_count >= p.max_boxes) break;
       const Corners& box = corners[i];
+      const int64_t first = bucket_of(box[axis]), last = std::max(first, bucket_of(box[axis + 2]));
       bool suppressed = false;
-      for (int64_t k = bucket_of(box[axis] - width), last = bucket_of(box[axis + 2]); k <= last && !suppressed; ++k)
+      for (int64_t k = first; k <= last && !suppressed; ++k)
         for (int64_t j : kept[k])
           if (Iou(box, corners[j]) > p.iou_threshold) {
             suppressed = true;
             break;
           }
       if (suppressed) continue;
-      kept[bucket_of(box[axis])].push_back(i);
+      for (int64_t k = first; k <= last; ++k) kept[k].push_back(i);
       ++kept_count;
       emit(i);
     }
