@@ -1,6 +1,6 @@
 // Typed implementations of the routing and detection ops: Gather, GatherND, ScatterElements,
-// ScatterND, NonZero and TopK, each last but the float32 arena kernels in its op's table
-// ("typed"). Elements move as bytes (whole rows and slices at once) or are compared and reduced in
+// ScatterND, NonZero, TopK, and the Transpose between them (NonZero's indices turned to rows), each
+// last but the float32 arena kernels in its op's table ("typed"). Elements move as bytes (whole rows and slices at once) or are compared and reduced in
 // their own type, where the reference reads and writes each element through a dtype switch; the
 // results are the reference's. Anything else (strings, another reduction or dtype, an index
 // outside its dimension, which the reference reports) runs the reference kernel.
@@ -125,10 +125,74 @@ Result<TypedFn> GatherND(const KernelInfo& info) {
     const size_t bytes = ElementBytes(x.dtype), slice_bytes = static_cast<size_t>(slice) * bytes;
     TypedTensor& y = (*out)[0];
     ReshapeForOverwrite(&y, x.dtype, shape);
+    if (batch_dims == 0 && last == 1 && slice == 1 && idx.dtype == DType::kInt64 && (bytes == 4 || bytes == 8)) {
+      // Single elements by one index each (a score per selected box): a plain gather in the element's width.
+      const int64_t* at = idx.data<int64_t>();
+      auto gather = [&](auto* dst, const auto* src) {
+        for (int64_t t = 0; t < tuples; ++t) {
+          int64_t i = at[t];
+          if (!Wrap(&i, x.shape[0])) return false;
+          dst[t] = src[i];
+        }
+        return true;
+      };
+      return bytes == 4 ? gather(reinterpret_cast<uint32_t*>(y.bytes.data()), reinterpret_cast<const uint32_t*>(x.bytes.data()))
+                        : gather(reinterpret_cast<uint64_t*>(y.bytes.data()), reinterpret_cast<const uint64_t*>(x.bytes.data()));
+    }
     for (int64_t t = 0; t < tuples; ++t) {
       int64_t from = 0;
       if (!TupleOffset(x, idx, t, last, batch_dims, per_batch_tuples, strides, &from)) return false;
       std::memcpy(y.bytes.data() + t * slice_bytes, x.bytes.data() + from * bytes, slice_bytes);
+    }
+    return true;
+  });
+}
+
+// Transpose: each output element's bytes from the input offset the permuted strides give, walked
+// with a counter over the output's index (no per-element index vector); perm as the reference
+// takes it (absent: reversed), a bad one left to the reference to report.
+Result<TypedFn> Transpose(const KernelInfo& info) {
+  const std::vector<int64_t> given = info.attrs.Ints("perm");
+  return TypedFn([given](const KernelInputs& in, std::vector<TypedTensor>* out) {
+    const TypedTensor& x = *in[0];
+    const int64_t rank = x.rank();
+    std::vector<int64_t> perm = given;
+    if (perm.empty())
+      for (int64_t k = 0; k < rank; ++k) perm.push_back(rank - 1 - k);
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    if (static_cast<int64_t>(sorted.size()) != rank) return false;
+    for (int64_t k = 0; k < rank; ++k)
+      if (sorted[k] != k) return false;
+    std::vector<int64_t> shape(rank), stride(rank);
+    const std::vector<int64_t> in_strides = Strides(x.shape);
+    for (int64_t k = 0; k < rank; ++k) shape[k] = x.shape[perm[k]], stride[k] = in_strides[perm[k]];
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, x.dtype, shape);
+    const int64_t n = y.size();
+    if (n == 0) return true;
+    const size_t bytes = ElementBytes(x.dtype);
+    const std::byte* src = x.bytes.data();
+    std::byte* dst = y.bytes.data();
+    // Dims of extent 1 aside, a permutation that keeps the order moves nothing: one copy.
+    int64_t previous = -1;
+    bool ordered = true;
+    for (int64_t k = 0; k < rank; ++k)
+      if (shape[k] != 1) ordered = ordered && perm[k] > previous, previous = perm[k];
+    if (ordered) {
+      std::memcpy(dst, src, static_cast<size_t>(n) * bytes);
+      return true;
+    }
+    std::vector<int64_t> index(rank, 0);
+    int64_t from = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      std::memcpy(dst + j * bytes, src + from * bytes, bytes);
+      for (int64_t k = rank - 1; k >= 0; --k) {  // the next output index, its input offset kept in step
+        from += stride[k];
+        if (++index[k] < shape[k]) break;
+        from -= stride[k] * shape[k];
+        index[k] = 0;
+      }
     }
     return true;
   });
@@ -359,6 +423,7 @@ void RegisterTypedIndexKernels(KernelRegistry* r) {
   add("ScatterND", 11, ScatterND, movable);
   add("NonZero", 9, NonZero, {DType::kBool, DType::kUInt8, DType::kInt8, DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat64});
   add("TopK", 10, TopK, {DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat64});
+  add("Transpose", 1, Transpose, movable);
 }
 
 }  // namespace tilebank::engine::kernels

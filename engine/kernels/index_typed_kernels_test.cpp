@@ -1,8 +1,10 @@
-// The typed ScatterElements against the reference on index_add's form (axis 0, each index row one
+// The typed Transpose against the reference for every permutation and element size, and the typed ScatterElements against the reference on index_add's form (axis 0, each index row one
 // value repeated: whole rows moved or reduced at once) and on rows that mix targets (element by
 // element), for every reduction, float32 and int64; and a kernel given last run's output buffer (the
 // executor's) computes the same into it.
 #include <doctest/doctest.h>
+
+#include <algorithm>
 
 #include "engine/kernels/kernel_registry.h"
 
@@ -60,6 +62,68 @@ TEST_CASE("typed ScatterElements: rows of no elements change nothing") {
     const auto typed = Scatter("typed", reduction, x, idx, updates);
     CHECK(typed[0].shape == std::vector<int64_t>{5, 0});
     CHECK(typed[0] == Scatter("reference", reduction, x, idx, updates)[0]);
+  }
+}
+
+std::vector<TypedTensor> TransposeWith(const std::string& implementation, const TypedTensor& x, const std::vector<int64_t>& perm,
+                                       std::vector<TypedTensor> out = std::vector<TypedTensor>(1)) {
+  KernelInfo info;
+  info.op_type = "Transpose";
+  info.node_name = "transpose";
+  info.opset = 13;
+  info.attrs = perm.empty() ? Attrs(nlohmann::json::object()) : Attrs(nlohmann::json{{"perm", perm}});
+  info.input_types = {x.dtype};
+  auto kernel = KernelRegistry::Default().Create(info, implementation);
+  REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+  const Status s = (*kernel)->Compute({&x}, &out);
+  REQUIRE_MESSAGE(s.ok(), s.message());
+  return out;
+}
+
+TEST_CASE("typed Transpose: every permutation of a 4-D tensor, NonZero's [rank, n] turned to rows, every element size, over last run's buffer") {
+  for (DType dtype : {DType::kInt64, DType::kInt32, DType::kUInt8, DType::kBool, DType::kFloat16, DType::kFloat64}) {
+    CAPTURE(DTypeName(dtype));
+    TypedTensor x(dtype, {2, 3, 4, 5});
+    for (int64_t i = 0; i < x.size(); ++i) x.SetAt(i, dtype == DType::kBool ? i % 2 : static_cast<double>(i % 97));
+    std::vector<int64_t> perm = {0, 1, 2, 3};
+    do {
+      CAPTURE(perm[0] * 1000 + perm[1] * 100 + perm[2] * 10 + perm[3]);
+      CHECK(TransposeWith("typed", x, perm)[0] == TransposeWith("reference", x, perm)[0]);
+    } while (std::next_permutation(perm.begin(), perm.end()));
+    CHECK(TransposeWith("typed", x, {})[0] == TransposeWith("reference", x, {})[0]);  // no perm: reversed
+  }
+  TypedTensor indices(DType::kInt64, {1, 7});
+  for (int64_t i = 0; i < 7; ++i) indices.SetAt(i, 3 * i);
+  std::vector<TypedTensor> reused(1, TypedTensor(DType::kInt64, {9, 9}));
+  const auto rows = TransposeWith("typed", indices, {1, 0}, std::move(reused));
+  CHECK(rows[0].shape == std::vector<int64_t>{7, 1});
+  CHECK(rows[0] == TransposeWith("reference", indices, {1, 0})[0]);
+  CHECK(TransposeWith("typed", TypedTensor(DType::kInt64, {0, 3}), {1, 0})[0].shape == std::vector<int64_t>{3, 0});
+  std::string chosen;
+  KernelInfo info;
+  info.op_type = "Transpose", info.node_name = "t", info.opset = 13, info.input_types = {DType::kInt64};
+  REQUIRE(KernelRegistry::Default().Create(info, &chosen).ok());
+  CHECK(chosen == "typed");
+}
+
+TEST_CASE("typed GatherND: one element per index (a score per selected box) as the reference gathers it, negative indices, out of range refused") {
+  for (DType dtype : {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kFloat64}) {
+    CAPTURE(DTypeName(dtype));
+    TypedTensor x(dtype, {10});
+    for (int64_t i = 0; i < 10; ++i) x.SetAt(i, static_cast<double>(i * 3 - 7));
+    const TypedTensor idx = TypedTensor::Of<int64_t>({6, 1}, {0, 9, -1, 4, 4, -10});
+    KernelInfo info;
+    info.op_type = "GatherND", info.node_name = "g", info.opset = 13, info.input_types = {dtype, DType::kInt64};
+    auto typed = KernelRegistry::Default().Create(info, "typed");
+    auto reference = KernelRegistry::Default().Create(info, "reference");
+    REQUIRE((typed.ok() && reference.ok()));
+    std::vector<TypedTensor> got(1), want(1);
+    REQUIRE((*typed)->Compute({&x, &idx}, &got).ok());
+    REQUIRE((*reference)->Compute({&x, &idx}, &want).ok());
+    CHECK(got[0] == want[0]);
+    const TypedTensor outside = TypedTensor::Of<int64_t>({2, 1}, {3, 10});
+    std::vector<TypedTensor> refused(1);
+    CHECK_FALSE((*typed)->Compute({&x, &outside}, &refused).ok());  // the reference reports it
   }
 }
 
