@@ -5,6 +5,7 @@ With the extension CMake builds into <build>/python/tilebank/ (PYTHONPATH=<build
   tilebank.tune(model_or_ops, job_type=2, ...) -> TuneResult           a tuning job with progress and callbacks
   tilebank.Bank(root=None, soc=None, readonly=True)                    a knowledge bank
   tilebank.report(result_files, path) / tilebank.bank_report(...)      the HTML reports
+  import tilebank.onnxruntime as ort                                   ONNX Runtime's Python API on tilebank (a drop-in)
 Errors raise tilebank.Error (InvalidInputError, NotFoundError, RefusedError) with the CLI's messages.
 
 Without the extension (the source tree alone), the PyTorch adapter for gradient fusion tuning (GDAT):

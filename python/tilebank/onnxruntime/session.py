@@ -78,7 +78,8 @@ def _load_config_from_model(options, meta):
 class InferenceSession:
     """InferenceSession(path_or_bytes, sess_options=None, providers=None, provider_options=None).
 
-    The model is a path (str or os.PathLike) or its bytes. providers: "TilebankExecutionProvider"
+    The model is a path (str or os.PathLike) or its bytes (then holding its weights inline: external
+    data files are found beside a model's path). providers: "TilebankExecutionProvider"
     (options "bank", "soc_version") and "CPUExecutionProvider" (the same kernels); see
     tilebank.onnxruntime.providers. sess_options: tilebank.onnxruntime.options says what each does."""
 
