@@ -396,10 +396,12 @@ def test_the_bank_through_provider_options_and_config_entries(tmp_path, monkeypa
         events = json.load(open(sess.end_profiling()))
         return {e["args"]["source"] for e in events if e["cat"] == "Node" and e["args"]["op_name"] == "QLinearConv"}
 
-    assert sources(providers=[("TilebankExecutionProvider", {"bank": root})]) == {"bank"}
+    # The job keeps an entry only where the whole model is faster with it: at least one QLinearConv
+    # (asserted above), not always every one.
+    assert "bank" in sources(providers=[("TilebankExecutionProvider", {"bank": root})])
     configured = ort.SessionOptions()
     configured.add_session_config_entry("tilebank.bank", root)
-    assert sources(so=configured) == {"bank"}
+    assert "bank" in sources(so=configured)
     (tmp_path / "empty").mkdir()
     assert "bank" not in sources(providers=[("TilebankExecutionProvider", {"bank": str(tmp_path / "empty")})])
 
