@@ -21,6 +21,7 @@ _DTYPE_ELEMENTS = {np.dtype(v): k for k, v in _ELEMENT_DTYPES.items() if k != "b
 _ONNX_ELEMENT_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
                        9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 14: "complex64", 15: "complex128",
                        16: "bfloat16"}
+_ONNX_ELEMENT_NUMBERS = {name: number for number, name in _ONNX_ELEMENT_NAMES.items()}
 
 
 def element_dtype(element_type):
@@ -39,10 +40,9 @@ def onnx_element_type(dtype):
     if np.dtype(dtype).kind in "USOV":
         return 8
     name = _DTYPE_ELEMENTS.get(np.dtype(dtype))
-    numbers = {v: k for k, v in _ONNX_ELEMENT_NAMES.items()}
     if name is None:
         raise InvalidArgument(f"numpy dtype {dtype} has no ONNX type")
-    return numbers[name]
+    return _ONNX_ELEMENT_NUMBERS[name]
 
 
 def c_contiguous(array):
@@ -130,7 +130,7 @@ class OrtDevice:
         return self._type
 
     def device_name(self):
-        return {v: k for k, v in OrtDevice._TYPES.items()}.get(self._type, "unknown")
+        return next((name for name, number in OrtDevice._TYPES.items() if number == self._type), "unknown")
 
 
 class OrtSparseFormat:
