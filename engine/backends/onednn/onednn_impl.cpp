@@ -4,7 +4,8 @@
 // The cube kernels also run SGAT's fused subgraphs: post-ops (engine/backends/onednn/onednn_post_ops.h).
 // Its search space for a cube op is what oneDNN offers for the instance on this host
 // (OfferedFor): every implementation its primitive descriptor walks to (impl_info_str, reference
-// kernels left out), the convolution algorithm (direct, and Winograd where this oneDNN has it) and
+// kernels left out), the convolution algorithm (direct, Winograd where this oneDNN has it, and the
+// own Winograd F(2,3), F(4,3), F(6,3) of engine/backends/onednn/winograd_conv_kernel.h) and
 // the activations' layout (oneDNN's preferred one, plain NCHW, NHWC, the first two timed at load, or
 // "convert": oneDNN's preferred one inside, whatever the neighbours hand over outside, reordered).
 #include <dnnl.hpp>
@@ -28,6 +29,7 @@
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_post_op_chain.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
+#include "engine/backends/onednn/winograd_conv_kernel.h"
 #include "engine/core/op_semantics.h"
 #include "engine/backends/halide/templates.h"
 
@@ -524,6 +526,8 @@ class OneDnnLibraryTemplate : public OpTemplate {
     return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
       if (OneDnnImplementsVectorOp(op.op_type)) return OneDnnVectorKernel(op);
       const CubeChoice choice = CubeChoice::Of(policy);
+      if (op.op_type == "Conv" && OwnWinogradTile(choice.algo))
+        return OwnWinogradConvKernel(AnalyzeConv(op).value(), op.outputs[0].shape, OwnWinogradTile(choice.algo), {}, choice.layout);
       if (op.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(op).value(), op.outputs[0].shape, {}, choice));
       return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(op).value(), op.outputs[0].shape, op.inputs.size(), {}, choice));
     });
@@ -557,6 +561,9 @@ class OneDnnLibraryTemplate : public OpTemplate {
             } catch (const dnnl::error&) {  // this oneDNN has no such convolution here (Winograd on AVX2, say)
             }
           }
+        if (OwnWinogradRefuses(p).empty())
+          for (const std::string& algo : OwnWinogradAlgorithms())
+            for (const char* layout : {"blocked", "plain"}) found.push_back({algo, layout, "default"});
       } else {
         std::optional<Tensor> bias;
         if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);
@@ -590,6 +597,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
     space.valid = [offered](const Policy& policy) {
       const CubeChoice c = CubeChoice::Of(policy);
       if (c.layout == "auto" && c.impl != "default") return false;
+      if (OwnWinogradTile(c.algo) && c.layout == "convert") return false;  // its own layouts or NCHW
       if (offered.empty()) return c.impl == "default";  // oneDNN offered nothing: the kernel's build says why
       return std::any_of(offered.begin(), offered.end(), [&](const Offered& o) {
         const std::string layout = c.layout == "convert" ? "blocked" : c.layout;  // its own layout, the neighbours' converted
@@ -608,6 +616,8 @@ Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const st
   if (Status s = tilebank::engine::OneDnnImpl().Supports(anchor); !s.ok()) return s;
   return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
     const CubeChoice choice = CubeChoice::Of(anchor_policy);
+    if (anchor.op_type == "Conv" && OwnWinogradTile(choice.algo))
+      return OwnWinogradConvKernel(AnalyzeConv(anchor).value(), anchor.outputs[0].shape, OwnWinogradTile(choice.algo), post_ops, choice.layout);
     if (anchor.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(anchor).value(), anchor.outputs[0].shape, post_ops, choice));
     if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm" || anchor.op_type == "BatchMatMul")
       return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(anchor).value(), anchor.outputs[0].shape, anchor.inputs.size(), post_ops, choice));

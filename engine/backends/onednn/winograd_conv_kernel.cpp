@@ -1,0 +1,237 @@
+#include "engine/backends/onednn/winograd_conv_kernel.h"
+
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/backends/onednn/onednn_common.h"
+#include "engine/backends/simd/winograd_transforms.h"
+#include "engine/core/parallel_for.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+using Kind = WinogradEpilogueStep::Kind;
+
+// The channel block oneDNN's direct convolution of `p` hands its output over in here (16 or 8);
+// 16 when it picks no channel-blocked layout.
+int64_t BlockOneDnnPicks(const ConvProblem& p) {
+  try {
+    const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
+    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, memory::desc(src, dt::f32, tag::any),
+                                               memory::desc({p.OC, p.C, 3, 3}, dt::f32, tag::any), memory::desc(dst, dt::f32, tag::any), {1, 1}, {0, 0},
+                                               {p.ph, p.pw}, {p.ph_end, p.pw_end});
+    const dnnl::convolution_forward::primitive_desc pd(desc, OneDnnCpuEngine());
+    const std::string picked = HandoverLayoutOf(pd.dst_desc()).key;
+    if (picked == HandoverLayoutOf(memory::desc(dst, dt::f32, tag::nChw8c)).key) return 8;
+  } catch (const dnnl::error&) {
+  }
+  return 16;
+}
+
+class OwnWinogradKernel : public Kernel {
+ public:
+  OwnWinogradKernel(const ConvProblem& p, std::vector<int64_t> shape, const WinogradMatrices& f, std::vector<WinogradEpilogueStep> steps, int residual_input,
+                    bool plain)
+      : p_(p), shape_(std::move(shape)), f_(f), residual_input_(residual_input), plain_(plain), stream_(OneDnnCpuEngine()) {
+    epilogue_.steps = std::move(steps);
+    epilogue_.channels = p.OC;
+    block_ = BlockOneDnnPicks(p);
+    g_ = MakeWinogradGeometry(f.m, p.N, p.C, p.H, p.W, p.OC, p.OH, p.OW, p.ph, p.pw, block_);
+    const tag blocked = block_ == 8 ? tag::nChw8c : tag::nChw16c;
+    src_md_ = memory::desc({p.N, p.C, p.H, p.W}, dt::f32, blocked);
+    dst_md_ = memory::desc({p.N, p.OC, p.OH, p.OW}, dt::f32, blocked);
+  }
+
+  int InPlaceInput() const override { return residual_input_; }
+
+  Status Prepare(const std::vector<const Tensor*>& in) override {
+    TB_RETURN_IF_ERROR(Setup(*in[1], p_.bias ? in[2] : nullptr));
+    src_copy_ = in[0]->data;
+    if (residual_input_ >= 0) residual_constant_ = in[residual_input_]->data;
+    out_copy_.assign(static_cast<size_t>(Tensor::NumElements(shape_)), 0.f);
+    return Status::Ok();
+  }
+  Status Run() override {
+    std::vector<const float*> in(std::max<size_t>(3, residual_input_ + 1), nullptr);
+    in[0] = src_copy_.data();
+    return RunDirect(in, out_copy_.data());
+  }
+  Status Fetch(Tensor* out) override {
+    *out = Tensor(shape_);
+    out->data = out_copy_;
+    return Status::Ok();
+  }
+
+  // Weights and bias must be constants: they are transformed and packed here, once.
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) override {
+    if (constants.size() < 2 || !constants[1] || (p_.bias && (constants.size() < 3 || !constants[2]))) return false;
+    TB_RETURN_IF_ERROR(Setup(*constants[1], p_.bias ? constants[2] : nullptr));
+    if (residual_input_ >= 0 && static_cast<size_t>(residual_input_) < constants.size() && constants[residual_input_])
+      residual_constant_ = constants[residual_input_]->data;
+    return true;
+  }
+  HandoverLayout NativeLayout(int input) const override {
+    if (plain_) return {};
+    if (input == 0) return HandoverLayoutOf(src_md_);
+    if (input == -1 || input == residual_input_) return HandoverLayoutOf(dst_md_);
+    return {};
+  }
+  Status UseNativeLayouts(const std::vector<bool>& inputs, bool output) override {
+    handed_src_ = !inputs.empty() && inputs[0];
+    handed_dst_ = output;
+    handed_residual_ = residual_input_ >= 0 && static_cast<size_t>(residual_input_) < inputs.size() && inputs[residual_input_];
+    if (plain_ && (handed_src_ || handed_dst_ || handed_residual_)) return Status::InvalidInput("this convolution's policy keeps its activations in NCHW");
+    return Status::Ok();
+  }
+
+  Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    return CatchOneDnnErrors([&] {
+      const float* src = in[0];
+      if (!handed_src_) src = Reordered(plain_src_, src, src_reorder_, blocked_src_);
+      const float* residual = nullptr;
+      if (residual_input_ >= 0) {
+        residual = in[residual_input_] ? in[residual_input_] : residual_constant_.data();
+        if (!handed_residual_ || !in[residual_input_]) residual = Reordered(plain_residual_, residual, residual_reorder_, blocked_residual_);
+      }
+      float* dst = handed_dst_ ? out : static_cast<float*>(blocked_dst_.get_data_handle());
+      float* v = static_cast<float*>(v_.get_data_handle());
+      ParallelFor(g_.tiles(), 1, [&](int64_t begin, int64_t end) { WinogradInputTransform(f_, g_, src, v, begin, end); });
+      ExecuteAndWait(matmul_, stream_, {{DNNL_ARG_SRC, v_}, {DNNL_ARG_WEIGHTS, u_}, {DNNL_ARG_DST, products_}});
+      WinogradEpilogue e = epilogue_;
+      e.residual = residual;
+      const float* products = static_cast<const float*>(products_.get_data_handle());
+      ParallelFor(g_.tiles(), 1, [&](int64_t begin, int64_t end) { WinogradOutputTransform(f_, g_, products, e, dst, begin, end); });
+      if (!handed_dst_) {
+        plain_dst_.set_data_handle(out);
+        dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, blocked_dst_}, {DNNL_ARG_TO, plain_dst_}});
+        stream_.wait();
+      }
+      return Status::Ok();
+    });
+  }
+
+ private:
+  // The transformed weights in the batched matmul's layout, the bias, the matmul and the buffers.
+  Status Setup(const Tensor& weights, const Tensor* bias) {
+    return CatchOneDnnErrors([&]() -> Status {
+      const int64_t a2 = static_cast<int64_t>(f_.alpha) * f_.alpha, tiles = g_.tiles();
+      const int64_t cp = g_.c_blocks * block_, ocp = g_.oc_blocks * block_;
+      const std::vector<float> u = WinogradWeights(f_, weights.data.data(), p_.OC, p_.C, ocp, cp);
+      const memory::desc v_md({a2, tiles, cp}, dt::f32, tag::abc), u_md({a2, cp, ocp}, dt::f32, tag::any), m_md({a2, tiles, ocp}, dt::f32, tag::abc);
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(v_md, u_md, m_md), OneDnnCpuEngine());
+      TB_RETURN_IF_ERROR(RefuseReference(pd));
+      matmul_ = dnnl::matmul(pd);
+      memory user_u({{a2, cp, ocp}, dt::f32, tag::abc}, OneDnnCpuEngine(), const_cast<float*>(u.data()));
+      u_ = memory(pd.weights_desc(), OneDnnCpuEngine());
+      dnnl::reorder(user_u, u_).execute(stream_, user_u, u_);
+      stream_.wait();
+      v_ = memory(pd.src_desc(), OneDnnCpuEngine());
+      products_ = memory(pd.dst_desc(), OneDnnCpuEngine());
+      bias_.assign(static_cast<size_t>(ocp), 0.f);
+      if (bias) std::copy(bias->data.begin(), bias->data.begin() + p_.OC, bias_.begin());
+      epilogue_.bias = p_.bias ? bias_.data() : nullptr;
+      const memory::desc plain_src({p_.N, p_.C, p_.H, p_.W}, dt::f32, tag::nchw), plain_dst({p_.N, p_.OC, p_.OH, p_.OW}, dt::f32, tag::nchw);
+      plain_src_ = memory(plain_src, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+      plain_dst_ = memory(plain_dst, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+      blocked_src_ = memory(src_md_, OneDnnCpuEngine());
+      blocked_dst_ = memory(dst_md_, OneDnnCpuEngine());
+      src_reorder_ = dnnl::reorder(plain_src_, blocked_src_);
+      dst_reorder_ = dnnl::reorder(blocked_dst_, plain_dst_);
+      if (residual_input_ >= 0) {
+        plain_residual_ = memory(plain_dst, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+        blocked_residual_ = memory(dst_md_, OneDnnCpuEngine());
+        residual_reorder_ = dnnl::reorder(plain_residual_, blocked_residual_);
+      }
+      return Status::Ok();
+    });
+  }
+
+  // `data` (NCHW) reordered into `blocked`; its data.
+  const float* Reordered(memory& plain, const float* data, dnnl::reorder& reorder, memory& blocked) {
+    plain.set_data_handle(const_cast<float*>(data));
+    reorder.execute(stream_, {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, blocked}});
+    stream_.wait();
+    return static_cast<const float*>(blocked.get_data_handle());
+  }
+
+  ConvProblem p_;
+  std::vector<int64_t> shape_;
+  const WinogradMatrices& f_;
+  int residual_input_ = -1;
+  bool plain_ = false;
+  dnnl::stream stream_;
+  int64_t block_ = 16;
+  WinogradGeometry g_;
+  WinogradEpilogue epilogue_;
+  std::vector<float> bias_;
+  memory::desc src_md_, dst_md_;  // the channel-blocked layouts
+  dnnl::matmul matmul_;
+  memory u_, v_, products_;
+  memory plain_src_, plain_dst_, plain_residual_, blocked_src_, blocked_dst_, blocked_residual_;
+  dnnl::reorder src_reorder_, dst_reorder_, residual_reorder_;
+  bool handed_src_ = false, handed_dst_ = false, handed_residual_ = false;
+  std::vector<float> residual_constant_;  // a residual that is a constant (or the measured path's)
+  std::vector<float> src_copy_, out_copy_;  // the measured path (Prepare, Run, Fetch)
+};
+
+}  // namespace
+
+const std::vector<std::string>& OwnWinogradAlgorithms() {
+  static const std::vector<std::string> names = {"winograd_f2", "winograd_f4", "winograd_f6"};
+  return names;
+}
+
+int OwnWinogradTile(const std::string& algo) {
+  if (algo == "winograd_f2") return 2;
+  if (algo == "winograd_f4") return 4;
+  if (algo == "winograd_f6") return 6;
+  return 0;
+}
+
+std::string OwnWinogradRefuses(const ConvProblem& p) {
+  if (p.KH != 3 || p.KW != 3) return "the own Winograd runs 3x3 convolutions only";
+  if (p.sh != 1 || p.sw != 1) return "the own Winograd runs stride-1 convolutions only";
+  if (p.dh != 1 || p.dw != 1) return "the own Winograd runs undilated convolutions only";
+  if (p.G != 1) return "the own Winograd runs ungrouped convolutions only";
+  return "";
+}
+
+Result<std::unique_ptr<Kernel>> OwnWinogradConvKernel(const ConvProblem& p, const std::vector<int64_t>& out_shape, int m,
+                                                      const std::vector<ChainStep>& post_ops, const std::string& layout) {
+  if (std::string why = OwnWinogradRefuses(p); !why.empty()) return Status::InvalidInput(why);
+  const WinogradMatrices* f = WinogradF(m);
+  if (!f) return Status::InvalidInput("the own Winograd has no F(" + std::to_string(m) + ", 3)");
+  if (layout != "auto" && layout != "blocked" && layout != "plain")
+    return Status::InvalidInput("the own Winograd keeps its activations channel-blocked or in NCHW, not '" + layout + "'");
+  std::vector<WinogradEpilogueStep> steps;
+  int residual_input = -1, operand_input = p.bias ? 3 : 2;
+  for (const ChainStep& op : post_ops) {
+    WinogradEpilogueStep s;
+    if (op.has_operand) {
+      if (op.op_type != "Add" || op.operand_shape != out_shape || residual_input >= 0)
+        return Status::InvalidInput("the own Winograd fuses one Add of a tensor of the output's shape, not " + op.op_type + " of another");
+      s.kind = Kind::kAddResidual;
+      residual_input = operand_input++;
+    } else if (op.op_type == "Relu") {
+      s.kind = Kind::kRelu;
+    } else if (op.op_type == "LeakyRelu") {
+      s.kind = Kind::kLeakyRelu, s.alpha = op.alpha;
+    } else if (op.op_type == "Clip") {
+      s.kind = Kind::kClip, s.alpha = op.alpha, s.beta = op.beta;
+    } else {
+      return Status::InvalidInput("the own Winograd fuses Relu, LeakyRelu, Clip and a residual Add, not " + op.op_type);
+    }
+    steps.push_back(s);
+  }
+  return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(new OwnWinogradKernel(p, out_shape, *f, std::move(steps), residual_input, layout == "plain"));
+  });
+}
+
+}  // namespace tilebank::engine

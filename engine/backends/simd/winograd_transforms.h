@@ -1,0 +1,63 @@
+// Winograd F(m, 3) convolution (Lavin and Gray, "Fast Algorithms for Convolutional Neural
+// Networks", 2016): its matrices, built by Cook-Toom from interpolation points, and the tile
+// transforms over channel-blocked activations ([N][C/B][H][W][B], B channels innermost),
+// hand-written with Highway for the running CPU's best SIMD (chosen at run time).
+//
+// For a 3x3 filter g and an alpha x alpha input tile d (alpha = m + 2), the m x m output tile is
+// Y = A^T [(G g G^T) . (B^T d B)] A, the product elementwise. Summed over input channels, the
+// alpha^2 elementwise products become alpha^2 matrix products [tiles x C] x [C x OC].
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace tilebank::engine {
+
+struct WinogradMatrices {
+  int m = 0, alpha = 0;
+  std::vector<float> at;  // A^T: m x alpha
+  std::vector<float> g;   // G: alpha x 3
+  std::vector<float> bt;  // B^T: alpha x alpha
+};
+// F(m, 3) for m = 2 (points 0, 1, -1), 4 (and 2, -2) or 6 (and 1/2, -1/2), each with infinity;
+// built once. Any other m: nullptr.
+const WinogradMatrices* WinogradF(int m);
+
+// One convolution's tiles. The input is read at rows tile_row * m - pad_top + [0, alpha) and
+// likewise columns; outside the image it reads zeros.
+struct WinogradGeometry {
+  int64_t n = 0, c_blocks = 0, h = 0, w = 0;  // input [n][c_blocks][h][w][block]
+  int64_t oc_blocks = 0, oh = 0, ow = 0;      // output [n][oc_blocks][oh][ow][block]
+  int64_t pad_top = 0, pad_left = 0;
+  int64_t block = 8;                          // B: a multiple of 8
+  int64_t tiles_h = 0, tiles_w = 0;           // ceil(oh / m), ceil(ow / m)
+  int64_t tiles() const { return n * tiles_h * tiles_w; }
+};
+WinogradGeometry MakeWinogradGeometry(int m, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t oh, int64_t ow, int64_t pad_top,
+                                      int64_t pad_left, int64_t block);
+
+// The transformed weights: `weights` OIHW (oc x c x 3 x 3) -> u [alpha^2][c_pad][oc_pad] row-major,
+// zero where a padded channel is.
+std::vector<float> WinogradWeights(const WinogradMatrices& f, const float* weights, int64_t oc, int64_t c, int64_t oc_pad, int64_t c_pad);
+
+// Input transform of tiles [tile_begin, tile_end) (tile = (image, tile row, tile column), row-major):
+// src -> v [alpha^2][tiles][c_blocks * B].
+void WinogradInputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* src, float* v, int64_t tile_begin, int64_t tile_end);
+
+// What the output transform does to each output value after the bias, in order.
+struct WinogradEpilogueStep {
+  enum class Kind { kAddResidual, kRelu, kLeakyRelu, kClip } kind = Kind::kRelu;
+  float alpha = 0, beta = 0;  // LeakyRelu's slope; Clip's bounds
+};
+struct WinogradEpilogue {
+  const float* bias = nullptr;      // oc_blocks * B values (zero past the channels), or null
+  const float* residual = nullptr;  // for kAddResidual: the output's layout and shape
+  std::vector<WinogradEpilogueStep> steps;
+  int64_t channels = 0;             // the output's channels: the padded lanes past them are written 0
+};
+
+// Output transform of tiles [tile_begin, tile_end): products [alpha^2][tiles][oc_blocks * B] -> dst,
+// with the epilogue. dst may be the residual (each value is read before it is written).
+void WinogradOutputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst,
+                             int64_t tile_begin, int64_t tile_end);
+
+}  // namespace tilebank::engine
