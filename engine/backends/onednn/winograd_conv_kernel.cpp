@@ -50,22 +50,45 @@ class OwnWinogradKernel : public Kernel {
 
   int InPlaceInput() const override { return residual_input_; }
 
+  // The measured path: as a model's neighbours hand them over, the source (and residual) are put in
+  // the policy's layout here, not in Run (NCHW for layout "plain", else channel-blocked).
   Status Prepare(const std::vector<const Tensor*>& in) override {
     TB_RETURN_IF_ERROR(Setup(*in[1], p_.bias ? in[2] : nullptr));
-    src_copy_ = in[0]->data;
-    if (residual_input_ >= 0) residual_constant_ = in[residual_input_]->data;
-    out_copy_.assign(static_cast<size_t>(Tensor::NumElements(shape_)), 0.f);
-    return Status::Ok();
+    return CatchOneDnnErrors([&] {
+      measured_src_ = in[0]->data;
+      if (residual_input_ >= 0) measured_residual_ = in[residual_input_]->data;
+      if (!plain_) {
+        const float* src = Reordered(plain_src_, in[0]->data.data(), src_reorder_, blocked_src_);
+        measured_src_.assign(src, src + src_md_.get_size() / sizeof(float));
+        if (residual_input_ >= 0) {
+          const float* residual = Reordered(plain_residual_, in[residual_input_]->data.data(), residual_reorder_, blocked_residual_);
+          measured_residual_.assign(residual, residual + dst_md_.get_size() / sizeof(float));
+        }
+      }
+      measured_dst_.assign((plain_ ? static_cast<size_t>(Tensor::NumElements(shape_)) : dst_md_.get_size() / sizeof(float)), 0.f);
+      handed_src_ = handed_dst_ = handed_residual_ = !plain_;
+      return Status::Ok();
+    });
   }
   Status Run() override {
-    std::vector<const float*> in(std::max<size_t>(3, residual_input_ + 1), nullptr);
-    in[0] = src_copy_.data();
-    return RunDirect(in, out_copy_.data());
+    std::vector<const float*> in(std::max(3, residual_input_ + 1), nullptr);
+    in[0] = measured_src_.data();
+    if (residual_input_ >= 0) in[residual_input_] = measured_residual_.data();
+    return RunDirect(in, measured_dst_.data());
   }
   Status Fetch(Tensor* out) override {
-    *out = Tensor(shape_);
-    out->data = out_copy_;
-    return Status::Ok();
+    return CatchOneDnnErrors([&] {
+      *out = Tensor(shape_);
+      if (plain_) {
+        out->data = measured_dst_;
+        return Status::Ok();
+      }
+      const memory::desc plain_md({p_.N, p_.OC, p_.OH, p_.OW}, dt::f32, tag::nchw);
+      memory blocked(dst_md_, OneDnnCpuEngine(), measured_dst_.data()), plain(plain_md, OneDnnCpuEngine(), out->data.data());
+      dnnl::reorder(blocked, plain).execute(stream_, blocked, plain);
+      stream_.wait();
+      return Status::Ok();
+    });
   }
 
   // Weights and bias must be constants: they are transformed and packed here, once.
@@ -176,8 +199,8 @@ class OwnWinogradKernel : public Kernel {
   memory plain_src_, plain_dst_, plain_residual_, blocked_src_, blocked_dst_, blocked_residual_;
   dnnl::reorder src_reorder_, dst_reorder_, residual_reorder_;
   bool handed_src_ = false, handed_dst_ = false, handed_residual_ = false;
-  std::vector<float> residual_constant_;  // a residual that is a constant (or the measured path's)
-  std::vector<float> src_copy_, out_copy_;  // the measured path (Prepare, Run, Fetch)
+  std::vector<float> residual_constant_;  // a residual that is a constant
+  std::vector<float> measured_src_, measured_residual_, measured_dst_;  // the measured path (Prepare, Run, Fetch)
 };
 
 }  // namespace

@@ -55,8 +55,8 @@ std::vector<double> Direct(const ConvProblem& p, const std::vector<float>& x, co
 std::vector<ChainStep> Epilogue(bool residual, const std::string& activation, const std::vector<int64_t>& out) {
   std::vector<ChainStep> steps;
   if (residual) steps.push_back({"Add", 0, 0, true, out});
-  if (activation == "Relu") steps.push_back({"Relu"});
-  if (activation == "Clip") steps.push_back({"Clip", -0.5f, 0.8f});
+  if (activation == "Relu") steps.push_back({"Relu", 0, 0, false, {}});
+  if (activation == "Clip") steps.push_back({"Clip", -0.5f, 0.8f, false, {}});
   return steps;
 }
 
@@ -169,7 +169,7 @@ TEST_CASE("own Winograd: what it does not run is refused, naming it") {
   CHECK(OwnWinogradRefuses(five).find("3x3") != std::string::npos);
   const ConvProblem p = Problem(1, 4, 8, 8, 4, 1, 1, 1, 1, false);
   CHECK(OwnWinogradRefuses(p).empty());
-  auto sigmoid = OwnWinogradConvKernel(p, {1, 4, 8, 8}, 4, {{"Sigmoid"}}, "auto");
+  auto sigmoid = OwnWinogradConvKernel(p, {1, 4, 8, 8}, 4, {{"Sigmoid", 0, 0, false, {}}}, "auto");
   REQUIRE_FALSE(sigmoid.ok());
   CHECK(sigmoid.status().message().find("Sigmoid") != std::string::npos);
   CHECK_FALSE(OwnWinogradConvKernel(p, {1, 4, 8, 8}, 4, {}, "nhwc").ok());

@@ -1,7 +1,6 @@
-// Winograd F(m, 3)'s matrices by Cook-Toom, the tile geometry and the weight transform: the scalar
+// Winograd F(m, 3)'s matrices as vectors, the tile geometry and the weight transform: the scalar
 // half of engine/backends/simd/winograd_transforms.h (run once per convolution, at load).
 #include <array>
-#include <memory>
 
 #include "engine/backends/simd/winograd_transforms.h"
 
@@ -9,54 +8,16 @@ namespace tilebank::engine {
 
 namespace {
 
-// The correlation F(m, r) is the transpose of the linear convolution of an m-term and an r-term
-// polynomial, which Toom-Cook computes by evaluating both at the points p_j (and infinity: the
-// leading coefficients), multiplying, and interpolating (Lagrange, its 1 / f_j moved into G).
-WinogradMatrices CookToom(int m, const std::vector<double>& points) {
-  const int r = 3, n = static_cast<int>(points.size()), alpha = n + 1;
-  WinogradMatrices f;
-  f.m = m;
-  f.alpha = alpha;
-  f.at.assign(static_cast<size_t>(m) * alpha, 0.f);
-  f.g.assign(static_cast<size_t>(alpha) * r, 0.f);
-  f.bt.assign(static_cast<size_t>(alpha) * alpha, 0.f);
-  auto power = [](double x, int k) {
-    double v = 1;
-    while (k-- > 0) v *= x;
-    return v;
-  };
-  // Coefficients, lowest first, of the product of (x - p_l) over l in `roots`.
-  auto monic = [&](int skip) {
-    std::vector<double> c = {1.0};
-    for (int l = 0; l < n; ++l) {
-      if (l == skip) continue;
-      std::vector<double> next(c.size() + 1, 0.0);
-      for (size_t t = 0; t < c.size(); ++t) next[t + 1] += c[t], next[t] -= points[l] * c[t];
-      c = next;
-    }
-    return c;
-  };
-  for (int j = 0; j < n; ++j) {
-    double fj = 1;
-    for (int l = 0; l < n; ++l)
-      if (l != j) fj *= points[j] - points[l];
-    for (int i = 0; i < m; ++i) f.at[i * alpha + j] = static_cast<float>(power(points[j], i));
-    for (int k = 0; k < r; ++k) f.g[j * r + k] = static_cast<float>(power(points[j], k) / fj);
-    const std::vector<double> c = monic(j);
-    for (size_t t = 0; t < c.size(); ++t) f.bt[j * alpha + t] = static_cast<float>(c[t]);
-  }
-  f.at[(m - 1) * alpha + n] = 1.f;
-  f.g[n * r + r - 1] = 1.f;
-  const std::vector<double> c = monic(-1);
-  for (size_t t = 0; t < c.size(); ++t) f.bt[n * alpha + t] = static_cast<float>(c[t]);
-  return f;
+template <int M>
+WinogradMatrices MatricesOf() {
+  const WinogradTables<M>& t = kWinogradTables<M>;
+  return {M, WinogradTables<M>::kAlpha, {t.at.begin(), t.at.end()}, {t.g.begin(), t.g.end()}, {t.bt.begin(), t.bt.end()}};
 }
 
 }  // namespace
 
 const WinogradMatrices* WinogradF(int m) {
-  static const std::array<WinogradMatrices, 3> known = {CookToom(2, {0, 1, -1}), CookToom(4, {0, 1, -1, 2, -2}),
-                                                        CookToom(6, {0, 1, -1, 2, -2, 0.5, -0.5})};
+  static const std::array<WinogradMatrices, 3> known = {MatricesOf<2>(), MatricesOf<4>(), MatricesOf<6>()};
   for (const WinogradMatrices& f : known)
     if (f.m == m) return &f;
   return nullptr;

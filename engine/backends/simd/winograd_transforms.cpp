@@ -1,12 +1,16 @@
 // The tile transforms of engine/backends/simd/winograd_transforms.h, compiled once per instruction
 // set Highway targets (hwy/foreach_target.h re-includes this file); HWY_DYNAMIC_DISPATCH picks the
 // best the CPU supports on the first call. A tile is transformed a vector of channels at a time,
-// through small buffers on the stack (no arrays of vectors: scalable targets have none).
+// its first pass through a small buffer on the stack (no arrays of vectors: scalable targets have
+// none), the matrices' constants unrolled into the code (kWinogradTables).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "engine/backends/simd/winograd_transforms.cpp"
 #include <hwy/foreach_target.h>  // must come before highway.h
 
 #include <hwy/highway.h>
+
+#include <algorithm>
+#include <utility>
 
 #include "engine/backends/simd/winograd_transforms.h"
 
@@ -14,104 +18,174 @@ HWY_BEFORE_NAMESPACE();
 namespace tilebank::engine::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-constexpr int kMaxAlpha = 8;
 constexpr size_t kMaxLanes = 16;
 
-// out = mat X mat^T for `in` (cols x cols vectors of N lanes) and `mat` rows x cols: first mid =
-// mat X in (rows x cols), then out = mid X mat^T (rows x rows). Zero coefficients cost nothing.
-template <class D>
-HWY_INLINE void Transform2D(D d, const float* mat, int rows, int cols, const float* HWY_RESTRICT in, float* HWY_RESTRICT mid,
-                            float* HWY_RESTRICT out) {
-  const size_t N = hn::Lanes(d);
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) {
-      auto acc = hn::Zero(d);
-      for (int k = 0; k < cols; ++k)
-        if (const float c = mat[i * cols + k]; c != 0.f) acc = hn::MulAdd(hn::Set(d, c), hn::Load(d, in + (k * cols + j) * N), acc);
-      hn::Store(acc, d, mid + (i * cols + j) * N);
-    }
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < rows; ++j) {
-      auto acc = hn::Zero(d);
-      for (int k = 0; k < cols; ++k)
-        if (const float c = mat[j * cols + k]; c != 0.f) acc = hn::MulAdd(hn::Set(d, c), hn::Load(d, mid + (i * cols + k) * N), acc);
-      hn::Store(acc, d, out + (i * rows + j) * N);
-    }
+// Calls f(std::integral_constant<int, I>) for I in [0, n): loops unrolled at compile time.
+template <class F, int... I>
+HWY_INLINE void Unroll(std::integer_sequence<int, I...>, F&& f) {
+  (f(std::integral_constant<int, I>()), ...);
 }
 
-template <class D>
-void InputTiles(D d, const WinogradMatrices& f, const WinogradGeometry& g, const float* src, float* v, int64_t begin, int64_t end) {
+enum class Matrix { kBt, kAt };
+
+template <int M, Matrix W>
+constexpr float Coefficient(int index) {
+  return W == Matrix::kBt ? kWinogradTables<M>.bt[index] : kWinogradTables<M>.at[index];
+}
+
+// acc + c * x for the constant c of (M, W) at `Index`: nothing for 0, an add or subtract for +-1.
+template <int M, Matrix W, int Index, class D, class V>
+HWY_INLINE V Term(D d, V acc, const float* HWY_RESTRICT x) {
+  constexpr float c = Coefficient<M, W>(Index);
+  if constexpr (c == 0.f) {
+    return acc;
+  } else if constexpr (c == 1.f) {
+    return hn::Add(acc, hn::LoadU(d, x));
+  } else if constexpr (c == -1.f) {
+    return hn::Sub(acc, hn::LoadU(d, x));
+  } else {
+    return hn::MulAdd(hn::Set(d, c), hn::LoadU(d, x), acc);
+  }
+}
+
+// Row `Row` of the (M, W) matrix, `Cols` wide, times the vectors at base + k * stride.
+template <int M, Matrix W, int Row, int Cols, class D, int... K>
+HWY_INLINE hn::Vec<D> Dot(D d, const float* HWY_RESTRICT base, size_t stride, std::integer_sequence<int, K...>) {
+  auto acc = hn::Zero(d);
+  ((acc = Term<M, W, Row * Cols + K>(d, acc, base + K * stride)), ...);
+  return acc;
+}
+
+// One tile's input transform, a vector of channels: B^T d B, d's element (k, j) at
+// tile + k * row_stride + j * col_stride; element x of the result to out + x * out_stride.
+template <int M, class D>
+HWY_INLINE void InputTile(D d, const float* HWY_RESTRICT tile, size_t row_stride, size_t col_stride, float* HWY_RESTRICT out, size_t out_stride) {
+  constexpr int a = M + 2;
   const size_t N = hn::Lanes(d);
-  const int a = f.alpha;
+  HWY_ALIGN float mid[a * a * kMaxLanes];
+  constexpr auto rows = std::make_integer_sequence<int, a>();
+  Unroll(rows, [&](auto i) HWY_ATTR {
+    Unroll(rows, [&](auto j) HWY_ATTR { hn::Store(Dot<M, Matrix::kBt, decltype(i)::value, a>(d, tile + j * col_stride, row_stride, rows), d, mid + (i * a + j) * N); });
+  });
+  Unroll(rows, [&](auto i) HWY_ATTR {
+    Unroll(rows, [&](auto j) HWY_ATTR { hn::StoreU(Dot<M, Matrix::kBt, decltype(j)::value, a>(d, mid + i * a * N, N, rows), d, out + (i * a + j) * out_stride); });
+  });
+}
+
+template <int M, class D>
+void InputTiles(D d, const WinogradGeometry& g, const float* src, float* v, int64_t begin, int64_t end) {
+  constexpr int a = M + 2;
+  const size_t N = hn::Lanes(d);
   const int64_t B = g.block, cp = g.c_blocks * B, tiles = g.tiles(), per_image = g.tiles_h * g.tiles_w;
-  HWY_ALIGN float in[kMaxAlpha * kMaxAlpha * kMaxLanes], mid[kMaxAlpha * kMaxAlpha * kMaxLanes], out[kMaxAlpha * kMaxAlpha * kMaxLanes];
+  HWY_ALIGN float padded[a * a * kMaxLanes];
   for (int64_t t = begin; t < end; ++t) {
     const int64_t image = t / per_image, th = t % per_image / g.tiles_w, tw = t % g.tiles_w;
-    const int64_t h0 = th * f.m - g.pad_top, w0 = tw * f.m - g.pad_left;
+    const int64_t h0 = th * M - g.pad_top, w0 = tw * M - g.pad_left;
+    const bool inside = h0 >= 0 && w0 >= 0 && h0 + a <= g.h && w0 + a <= g.w;
     for (int64_t cb = 0; cb < g.c_blocks; ++cb) {
       const float* plane = src + (image * g.c_blocks + cb) * g.h * g.w * B;
       for (int64_t l = 0; l < B; l += static_cast<int64_t>(N)) {
-        for (int i = 0; i < a; ++i) {
+        float* out = v + t * cp + cb * B + l;
+        if (inside) {
+          InputTile<M>(d, plane + (h0 * g.w + w0) * B + l, static_cast<size_t>(g.w * B), static_cast<size_t>(B), out, static_cast<size_t>(tiles * cp));
+          continue;
+        }
+        for (int i = 0; i < a; ++i) {  // a tile over the border: zeros outside the image
           const int64_t row = h0 + i;
           for (int j = 0; j < a; ++j) {
             const int64_t col = w0 + j;
-            const bool inside = row >= 0 && row < g.h && col >= 0 && col < g.w;
-            hn::Store(inside ? hn::LoadU(d, plane + (row * g.w + col) * B + l) : hn::Zero(d), d, in + (i * a + j) * N);
+            const bool in_image = row >= 0 && row < g.h && col >= 0 && col < g.w;
+            hn::Store(in_image ? hn::LoadU(d, plane + (row * g.w + col) * B + l) : hn::Zero(d), d, padded + (i * a + j) * N);
           }
         }
-        Transform2D(d, f.bt.data(), a, a, in, mid, out);
-        for (int x = 0; x < a * a; ++x) hn::StoreU(hn::Load(d, out + x * N), d, v + (x * tiles + t) * cp + cb * B + l);
+        InputTile<M>(d, padded, a * N, N, out, static_cast<size_t>(tiles * cp));
       }
     }
   }
 }
 
 template <class D>
-void OutputTiles(D d, const WinogradMatrices& f, const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t begin,
-                 int64_t end) {
+HWY_INLINE hn::Vec<D> Epilogue(D d, hn::Vec<D> y, const WinogradEpilogue& e, const float* residual) {
   using Kind = WinogradEpilogueStep::Kind;
+  for (const WinogradEpilogueStep& s : e.steps) switch (s.kind) {
+      case Kind::kAddResidual: y = hn::Add(y, hn::LoadU(d, residual)); break;
+      case Kind::kRelu: y = hn::Max(y, hn::Zero(d)); break;
+      case Kind::kLeakyRelu: y = hn::IfThenElse(hn::Lt(y, hn::Zero(d)), hn::Mul(y, hn::Set(d, s.alpha)), y); break;
+      case Kind::kClip: y = hn::Min(hn::Max(y, hn::Set(d, s.alpha)), hn::Set(d, s.beta)); break;
+    }
+  return y;
+}
+
+template <int M, class D>
+void OutputTiles(D d, const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t begin, int64_t end) {
+  constexpr int a = M + 2;
   const size_t N = hn::Lanes(d);
-  const int a = f.alpha, m = f.m;
   const int64_t B = g.block, ocp = g.oc_blocks * B, tiles = g.tiles(), per_image = g.tiles_h * g.tiles_w;
-  HWY_ALIGN float in[kMaxAlpha * kMaxAlpha * kMaxLanes], mid[kMaxAlpha * kMaxAlpha * kMaxLanes], out[kMaxAlpha * kMaxAlpha * kMaxLanes];
+  const size_t position_stride = static_cast<size_t>(tiles * ocp);
+  HWY_ALIGN float mid[M * a * kMaxLanes];
+  constexpr auto rows = std::make_integer_sequence<int, M>();
+  constexpr auto cols = std::make_integer_sequence<int, a>();
   for (int64_t t = begin; t < end; ++t) {
     const int64_t image = t / per_image, th = t % per_image / g.tiles_w, tw = t % g.tiles_w;
-    const int64_t oh0 = th * m, ow0 = tw * m;
+    const int64_t oh0 = th * M, ow0 = tw * M;
+    const int64_t rows_left = std::min<int64_t>(M, g.oh - oh0), cols_left = std::min<int64_t>(M, g.ow - ow0);
     for (int64_t ob = 0; ob < g.oc_blocks; ++ob)
       for (int64_t l = 0; l < B; l += static_cast<int64_t>(N)) {
-        for (int x = 0; x < a * a; ++x) hn::Store(hn::LoadU(d, products + (x * tiles + t) * ocp + ob * B + l), d, in + x * N);
-        Transform2D(d, f.at.data(), m, a, in, mid, out);
+        const float* tile = products + t * ocp + ob * B + l;  // element (k, j) at tile + (k * a + j) * position_stride
+        Unroll(rows, [&](auto i) HWY_ATTR {
+          Unroll(cols, [&](auto j) HWY_ATTR {
+            hn::Store(Dot<M, Matrix::kAt, decltype(i)::value, a>(d, tile + j * position_stride, a * position_stride, cols), d, mid + (i * a + j) * N);
+          });
+        });
         const auto bias = e.bias ? hn::LoadU(d, e.bias + ob * B + l) : hn::Zero(d);
         const int64_t valid = e.channels - (ob * B + l);
         const auto lanes = hn::FirstN(d, static_cast<size_t>(valid <= 0 ? 0 : valid));
         const bool partial = valid < static_cast<int64_t>(N);
-        for (int i = 0; i < m && oh0 + i < g.oh; ++i)
-          for (int j = 0; j < m && ow0 + j < g.ow; ++j) {
-            const int64_t at = (((image * g.oc_blocks + ob) * g.oh + oh0 + i) * g.ow + ow0 + j) * B + l;
-            auto y = hn::Add(hn::Load(d, out + (i * m + j) * N), bias);
-            for (const WinogradEpilogueStep& s : e.steps) switch (s.kind) {
-                case Kind::kAddResidual: y = hn::Add(y, hn::LoadU(d, e.residual + at)); break;
-                case Kind::kRelu: y = hn::Max(y, hn::Zero(d)); break;
-                case Kind::kLeakyRelu: y = hn::IfThenElse(hn::Lt(y, hn::Zero(d)), hn::Mul(y, hn::Set(d, s.alpha)), y); break;
-                case Kind::kClip: y = hn::Min(hn::Max(y, hn::Set(d, s.alpha)), hn::Set(d, s.beta)); break;
-              }
+        float* plane = dst + (image * g.oc_blocks + ob) * g.oh * g.ow * B + l;
+        const float* residual_plane = e.residual ? e.residual + (image * g.oc_blocks + ob) * g.oh * g.ow * B + l : nullptr;
+        Unroll(rows, [&](auto i) HWY_ATTR {
+          if (i >= rows_left) return;
+          Unroll(rows, [&](auto j) HWY_ATTR {
+            if (j >= cols_left) return;
+            const int64_t at = ((oh0 + i) * g.ow + ow0 + j) * B;
+            auto y = hn::Add(Dot<M, Matrix::kAt, decltype(j)::value, a>(d, mid + i * a * N, N, cols), bias);
+            y = Epilogue(d, y, e, residual_plane ? residual_plane + at : nullptr);
             if (partial) y = hn::IfThenElseZero(lanes, y);
-            hn::StoreU(y, d, dst + at);
-          }
+            hn::StoreU(y, d, plane + at);
+          });
+        });
       }
   }
 }
 
-// Sixteen lanes where the block and the CPU allow, else eight (fewer on targets narrower than that).
+template <int M>
+void InputTransformOf(const WinogradGeometry& g, const float* src, float* v, int64_t begin, int64_t end) {
+  // Sixteen lanes where the block and the CPU allow, else eight (fewer on targets narrower than that).
+  if (g.block % 16 == 0 && hn::Lanes(hn::ScalableTag<float>()) >= 16) return InputTiles<M>(hn::CappedTag<float, 16>(), g, src, v, begin, end);
+  InputTiles<M>(hn::CappedTag<float, 8>(), g, src, v, begin, end);
+}
+
+template <int M>
+void OutputTransformOf(const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t begin, int64_t end) {
+  if (g.block % 16 == 0 && hn::Lanes(hn::ScalableTag<float>()) >= 16) return OutputTiles<M>(hn::CappedTag<float, 16>(), g, products, e, dst, begin, end);
+  OutputTiles<M>(hn::CappedTag<float, 8>(), g, products, e, dst, begin, end);
+}
+
 void InputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* src, float* v, int64_t begin, int64_t end) {
-  if (g.block % 16 == 0 && hn::Lanes(hn::ScalableTag<float>()) >= 16) return InputTiles(hn::CappedTag<float, 16>(), f, g, src, v, begin, end);
-  InputTiles(hn::CappedTag<float, 8>(), f, g, src, v, begin, end);
+  switch (f.m) {
+    case 2: return InputTransformOf<2>(g, src, v, begin, end);
+    case 4: return InputTransformOf<4>(g, src, v, begin, end);
+    case 6: return InputTransformOf<6>(g, src, v, begin, end);
+  }
 }
 
 void OutputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t begin,
                      int64_t end) {
-  if (g.block % 16 == 0 && hn::Lanes(hn::ScalableTag<float>()) >= 16) return OutputTiles(hn::CappedTag<float, 16>(), f, g, products, e, dst, begin, end);
-  OutputTiles(hn::CappedTag<float, 8>(), f, g, products, e, dst, begin, end);
+  switch (f.m) {
+    case 2: return OutputTransformOf<2>(g, products, e, dst, begin, end);
+    case 4: return OutputTransformOf<4>(g, products, e, dst, begin, end);
+    case 6: return OutputTransformOf<6>(g, products, e, dst, begin, end);
+  }
 }
 
 }  // namespace tilebank::engine::HWY_NAMESPACE

@@ -7,10 +7,64 @@
 // Y = A^T [(G g G^T) . (B^T d B)] A, the product elementwise. Summed over input channels, the
 // alpha^2 elementwise products become alpha^2 matrix products [tiles x C] x [C x OC].
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
 namespace tilebank::engine {
+
+// F(m, 3)'s matrices as constants, so that the transforms unroll with every zero left out. The
+// points, in the order they are taken: the first m + 1 of these, and infinity.
+inline constexpr double kWinogradPoints[] = {0, 1, -1, 2, -2, 0.5, -0.5};
+
+template <int M>
+struct WinogradTables {
+  static constexpr int kAlpha = M + 2;
+  std::array<float, M * kAlpha> at{};     // A^T
+  std::array<float, kAlpha * 3> g{};      // G
+  std::array<float, kAlpha * kAlpha> bt{};  // B^T
+};
+
+// The correlation F(m, r) is the transpose of the linear convolution of an m-term and an r-term
+// polynomial, which Toom-Cook computes by evaluating both at the points p_j (and infinity: the
+// leading coefficients), multiplying, and interpolating (Lagrange, its 1 / f_j moved into G).
+template <int M>
+constexpr WinogradTables<M> CookToom() {
+  constexpr int n = M + 1, a = M + 2;
+  const double* p = kWinogradPoints;
+  WinogradTables<M> t;
+  // B^T's row j: the coefficients, lowest first, of the product of (x - p_l) over l != j (every l
+  // for the row of infinity, j = n).
+  auto row_of_bt = [&](int j) {
+    std::array<double, a> c{};
+    c[0] = 1;
+    int degree = 0;
+    for (int l = 0; l < n; ++l) {
+      if (l == j) continue;
+      for (int k = degree + 1; k > 0; --k) c[k] = c[k - 1] - p[l] * c[k];
+      c[0] = -p[l] * c[0];
+      ++degree;
+    }
+    for (int k = 0; k < a; ++k) t.bt[j * a + k] = static_cast<float>(c[k]);
+  };
+  for (int j = 0; j < n; ++j) {
+    double fj = 1;
+    for (int l = 0; l < n; ++l)
+      if (l != j) fj *= p[j] - p[l];
+    double power = 1;
+    for (int i = 0; i < M; ++i, power *= p[j]) t.at[i * a + j] = static_cast<float>(power);
+    power = 1;
+    for (int k = 0; k < 3; ++k, power *= p[j]) t.g[j * 3 + k] = static_cast<float>(power / fj);
+    row_of_bt(j);
+  }
+  t.at[(M - 1) * a + n] = 1.f;
+  t.g[n * 3 + 2] = 1.f;
+  row_of_bt(n);
+  return t;
+}
+
+template <int M>
+inline constexpr WinogradTables<M> kWinogradTables = CookToom<M>();
 
 struct WinogradMatrices {
   int m = 0, alpha = 0;
@@ -18,8 +72,8 @@ struct WinogradMatrices {
   std::vector<float> g;   // G: alpha x 3
   std::vector<float> bt;  // B^T: alpha x alpha
 };
-// F(m, 3) for m = 2 (points 0, 1, -1), 4 (and 2, -2) or 6 (and 1/2, -1/2), each with infinity;
-// built once. Any other m: nullptr.
+// F(m, 3) for m = 2 (points 0, 1, -1), 4 (and 2, -2) or 6 (and 1/2, -1/2), each with infinity:
+// kWinogradTables<m> as vectors. Any other m: nullptr.
 const WinogradMatrices* WinogradF(int m);
 
 // One convolution's tiles. The input is read at rows tile_row * m - pad_top + [0, alpha) and
