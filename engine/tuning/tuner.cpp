@@ -167,10 +167,9 @@ class Session {
   int stale_trials_ = 0;  // trials in a row that made the best no faster (see Stalled)
 };
 
-// `base` first, then the valid policies that differ from it in one knob, each followed by those
-// that differ from it in one later knob too (the implementation knob aside): each axis of a small
-// space (a convolution's algorithm, then that algorithm in each layout) is tried before the search
-// wanders.
+// `base` first, then the valid policies that differ from it in one knob, then those that differ in
+// two (the second not the implementation knob): each value of each axis of a small space (every
+// convolution algorithm, every layout) is tried once before any combination.
 std::vector<Policy> NearPolicies(const SearchSpace& space, const Policy& base) {
   std::vector<Policy> seeds = {base};
   auto push = [&](Policy p) {
@@ -182,10 +181,12 @@ std::vector<Policy> NearPolicies(const SearchSpace& space, const Policy& base) {
     return p;
   };
   for (size_t i = 0; i < space.knobs.size(); ++i)
+    for (const KnobValue& value : space.knobs[i].values)
+      if (Policy one = with(base, space.knobs[i].name, value); one != base) push(std::move(one));
+  for (size_t i = 0; i < space.knobs.size(); ++i)
     for (const KnobValue& value : space.knobs[i].values) {
       const Policy one = with(base, space.knobs[i].name, value);
       if (one == base) continue;
-      push(one);
       for (size_t j = i + 1; j < space.knobs.size(); ++j)
         if (space.knobs[j].name != "impl")
           for (const KnobValue& second : space.knobs[j].values) push(with(one, space.knobs[j].name, second));

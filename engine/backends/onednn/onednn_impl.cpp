@@ -563,7 +563,8 @@ class OneDnnLibraryTemplate : public OpTemplate {
           }
         if (OwnWinogradRefuses(p).empty())
           for (const std::string& algo : OwnWinogradAlgorithms())
-            for (const char* layout : {"blocked", "plain"}) found.push_back({algo, layout, "default"});
+            for (const char* layout : {"blocked", "plain", "nhwc"})
+              if (std::string(layout) != "nhwc" || (p.C % 8 == 0 && p.OC % 8 == 0)) found.push_back({algo, layout, "default"});
       } else {
         std::optional<Tensor> bias;
         if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);

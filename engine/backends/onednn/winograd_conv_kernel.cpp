@@ -18,9 +18,24 @@ using tag = memory::format_tag;
 using dt = memory::data_type;
 using Kind = WinogradEpilogueStep::Kind;
 
-// The channel block oneDNN's direct convolution of `p` hands its output over in here (16 or 8);
-// 16 when it picks no channel-blocked layout.
-int64_t BlockOneDnnPicks(const ConvProblem& p) {
+// The activations' layout of a kernel: a tag of oneDNN's (nChw16c, nChw8c, nhwc) and the channel
+// blocks of source and destination it makes (nhwc: one block of all the channels).
+struct ActivationLayout {
+  tag t = tag::nChw16c;
+  int64_t block = 16, out_block = 16;
+};
+
+ActivationLayout LayoutOf(tag t, const ConvProblem& p) {
+  if (t == tag::nhwc) return {t, p.C, p.OC};
+  const int64_t b = t == tag::nChw8c ? 8 : 16;
+  return {t, b, b};
+}
+
+bool NhwcFits(const ConvProblem& p) { return p.C % 8 == 0 && p.OC % 8 == 0; }
+
+// The layout oneDNN's direct convolution of `p` hands its output over in here, of those the kernel
+// takes; nChw16c when it picks none of them.
+ActivationLayout LayoutOneDnnPicks(const ConvProblem& p) {
   try {
     const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
     const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, memory::desc(src, dt::f32, tag::any),
@@ -28,24 +43,24 @@ int64_t BlockOneDnnPicks(const ConvProblem& p) {
                                                {p.ph, p.pw}, {p.ph_end, p.pw_end});
     const dnnl::convolution_forward::primitive_desc pd(desc, OneDnnCpuEngine());
     const std::string picked = HandoverLayoutOf(pd.dst_desc()).key;
-    if (picked == HandoverLayoutOf(memory::desc(dst, dt::f32, tag::nChw8c)).key) return 8;
+    for (tag t : {tag::nChw16c, tag::nChw8c, tag::nhwc})
+      if (picked == HandoverLayoutOf(memory::desc(dst, dt::f32, t)).key && (t != tag::nhwc || NhwcFits(p))) return LayoutOf(t, p);
   } catch (const dnnl::error&) {
   }
-  return 16;
+  return LayoutOf(tag::nChw16c, p);
 }
 
 class OwnWinogradKernel : public Kernel {
  public:
+  // `layout`: the activations' layout inside (and handed over); `plain`: NCHW outside.
   OwnWinogradKernel(const ConvProblem& p, std::vector<int64_t> shape, const WinogradMatrices& f, std::vector<WinogradEpilogueStep> steps, int residual_input,
-                    bool plain)
+                    ActivationLayout layout, bool plain)
       : p_(p), shape_(std::move(shape)), f_(f), residual_input_(residual_input), plain_(plain), stream_(OneDnnCpuEngine()) {
     epilogue_.steps = std::move(steps);
     epilogue_.channels = p.OC;
-    block_ = BlockOneDnnPicks(p);
-    g_ = MakeWinogradGeometry(f.m, p.N, p.C, p.H, p.W, p.OC, p.OH, p.OW, p.ph, p.pw, block_);
-    const tag blocked = block_ == 8 ? tag::nChw8c : tag::nChw16c;
-    src_md_ = memory::desc({p.N, p.C, p.H, p.W}, dt::f32, blocked);
-    dst_md_ = memory::desc({p.N, p.OC, p.OH, p.OW}, dt::f32, blocked);
+    g_ = MakeWinogradGeometry(f.m, p.N, p.C, p.H, p.W, p.OC, p.OH, p.OW, p.ph, p.pw, layout.block, layout.out_block);
+    src_md_ = memory::desc({p.N, p.C, p.H, p.W}, dt::f32, layout.t);
+    dst_md_ = memory::desc({p.N, p.OC, p.OH, p.OW}, dt::f32, layout.t);
   }
 
   int InPlaceInput() const override { return residual_input_; }
@@ -144,7 +159,7 @@ class OwnWinogradKernel : public Kernel {
   Status Setup(const Tensor& weights, const Tensor* bias) {
     return CatchOneDnnErrors([&]() -> Status {
       const int64_t a2 = static_cast<int64_t>(f_.alpha) * f_.alpha, tiles = g_.tiles();
-      const int64_t cp = g_.c_blocks * block_, ocp = g_.oc_blocks * block_;
+      const int64_t cp = g_.c_blocks * g_.block, ocp = g_.oc_blocks * g_.out_block;
       const std::vector<float> u = WinogradWeights(f_, weights.data.data(), p_.OC, p_.C, ocp, cp);
       const memory::desc v_md({a2, tiles, cp}, dt::f32, tag::abc), u_md({a2, cp, ocp}, dt::f32, tag::any), m_md({a2, tiles, ocp}, dt::f32, tag::abc);
       const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(v_md, u_md, m_md), OneDnnCpuEngine());
@@ -189,11 +204,10 @@ class OwnWinogradKernel : public Kernel {
   int residual_input_ = -1;
   bool plain_ = false;
   dnnl::stream stream_;
-  int64_t block_ = 16;
   WinogradGeometry g_;
   WinogradEpilogue epilogue_;
   std::vector<float> bias_;
-  memory::desc src_md_, dst_md_;  // the channel-blocked layouts
+  memory::desc src_md_, dst_md_;  // the layouts inside (ActivationLayout)
   dnnl::matmul matmul_;
   memory u_, v_, products_;
   memory plain_src_, plain_dst_, plain_residual_, blocked_src_, blocked_dst_, blocked_residual_;
@@ -230,8 +244,9 @@ Result<std::unique_ptr<Kernel>> OwnWinogradConvKernel(const ConvProblem& p, cons
   if (std::string why = OwnWinogradRefuses(p); !why.empty()) return Status::InvalidInput(why);
   const WinogradMatrices* f = WinogradF(m);
   if (!f) return Status::InvalidInput("the own Winograd has no F(" + std::to_string(m) + ", 3)");
-  if (layout != "auto" && layout != "blocked" && layout != "plain")
-    return Status::InvalidInput("the own Winograd keeps its activations channel-blocked or in NCHW, not '" + layout + "'");
+  if (layout != "auto" && layout != "blocked" && layout != "plain" && layout != "nhwc")
+    return Status::InvalidInput("the own Winograd keeps its activations channel-blocked, in NHWC or NCHW, not '" + layout + "'");
+  if (layout == "nhwc" && !NhwcFits(p)) return Status::InvalidInput("the own Winograd takes NHWC where the channel counts are multiples of 8");
   std::vector<WinogradEpilogueStep> steps;
   int residual_input = -1, operand_input = p.bias ? 3 : 2;
   for (const ChainStep& op : post_ops) {
@@ -253,7 +268,11 @@ Result<std::unique_ptr<Kernel>> OwnWinogradConvKernel(const ConvProblem& p, cons
     steps.push_back(s);
   }
   return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
-    return std::unique_ptr<Kernel>(new OwnWinogradKernel(p, out_shape, *f, std::move(steps), residual_input, layout == "plain"));
+    // "auto": as oneDNN's direct convolution of the instance hands over here; "plain": blocked inside.
+    const ActivationLayout inside = layout == "auto" ? LayoutOneDnnPicks(p)
+                                    : layout == "nhwc" ? LayoutOf(tag::nhwc, p)
+                                                       : LayoutOf(LayoutOneDnnPicks(p).t == tag::nChw8c ? tag::nChw8c : tag::nChw16c, p);
+    return std::unique_ptr<Kernel>(new OwnWinogradKernel(p, out_shape, *f, std::move(steps), residual_input, inside, layout == "plain"));
   });
 }
 

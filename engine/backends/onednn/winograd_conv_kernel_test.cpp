@@ -116,7 +116,7 @@ TEST_CASE("own Winograd: F(2,3), F(4,3) and F(6,3) compute the convolution, its 
           REQUIRE((*measured)->Fetch(&got).ok());
           CHECK(WorstError(got.data, want) < tolerance);
           // The direct path, NCHW on both sides.
-          for (const char* layout : {"plain", "blocked"}) {
+          for (const char* layout : {"plain", "blocked", "auto"}) {
             auto kernel = OwnWinogradConvKernel(p, out_shape, OwnWinogradTile(algo), steps, layout);
             REQUIRE(kernel.ok());
             auto bound = (*kernel)->BindDirect({}, constants);
@@ -129,31 +129,35 @@ TEST_CASE("own Winograd: F(2,3), F(4,3) and F(6,3) compute the convolution, its 
             REQUIRE((*kernel)->RunDirect(in, y.data()).ok());
             CHECK(WorstError(y, want) < tolerance);
           }
-          // Blocked on every side, the output written over the residual.
-          auto kernel = OwnWinogradConvKernel(p, out_shape, OwnWinogradTile(algo), steps, "blocked");
-          REQUIRE(kernel.ok());
-          REQUIRE((*kernel)->BindDirect({}, constants).ok());
-          const HandoverLayout src_layout = (*kernel)->NativeLayout(0), dst_layout = (*kernel)->NativeLayout(-1);
-          REQUIRE_FALSE(src_layout.row_major());
-          REQUIRE_FALSE(dst_layout.row_major());
-          if (with_residual) CHECK((*kernel)->NativeLayout(residual_input).key == dst_layout.key);
-          std::vector<bool> handed(constants.size(), false);
-          handed[0] = true;
-          if (with_residual) handed[residual_input] = true;
-          REQUIRE((*kernel)->UseNativeLayouts(handed, true).ok());
-          const std::vector<float> xb = Reorder(x, in_shape, src_layout, true);
-          std::vector<float> yb = with_residual ? Reorder(z, out_shape, dst_layout, true) : std::vector<float>(dst_layout.floats);
-          std::vector<const float*> in(constants.size(), nullptr);
-          in[0] = xb.data();
-          if (with_residual) in[residual_input] = yb.data();
-          REQUIRE((*kernel)->RunDirect(in, yb.data()).ok());
-          CHECK(WorstError(Reorder(yb, out_shape, dst_layout, false), want) < tolerance);
-          // The channels past the output's in the last block are zero, as oneDNN's neighbours expect.
-          if (p.OC % 8 != 0) {
-            const int64_t block = dst_layout.name.find("16c") != std::string::npos ? 16 : 8;
-            const int64_t blocks = (p.OC + block - 1) / block;
-            for (int64_t at = 0; at < static_cast<int64_t>(p.OH) * p.OW; ++at)
-              for (int64_t lane = p.OC % block; lane < block; ++lane) CHECK(yb[((blocks - 1) * p.OH * p.OW + at) * block + lane] == 0.f);
+          // Blocked (and NHWC, where the channels allow) on every side, the output written over the residual.
+          for (const std::string handover : {"blocked", "nhwc", "auto"}) {
+            if (handover == "nhwc" && (p.C % 8 != 0 || p.OC % 8 != 0)) continue;
+            CAPTURE(handover);
+            auto kernel = OwnWinogradConvKernel(p, out_shape, OwnWinogradTile(algo), steps, handover);
+            REQUIRE(kernel.ok());
+            REQUIRE((*kernel)->BindDirect({}, constants).ok());
+            const HandoverLayout src_layout = (*kernel)->NativeLayout(0), dst_layout = (*kernel)->NativeLayout(-1);
+            REQUIRE_FALSE(src_layout.row_major());
+            REQUIRE_FALSE(dst_layout.row_major());
+            if (with_residual) CHECK((*kernel)->NativeLayout(residual_input).key == dst_layout.key);
+            std::vector<bool> handed(constants.size(), false);
+            handed[0] = true;
+            if (with_residual) handed[residual_input] = true;
+            REQUIRE((*kernel)->UseNativeLayouts(handed, true).ok());
+            const std::vector<float> xb = Reorder(x, in_shape, src_layout, true);
+            std::vector<float> yb = with_residual ? Reorder(z, out_shape, dst_layout, true) : std::vector<float>(dst_layout.floats);
+            std::vector<const float*> in(constants.size(), nullptr);
+            in[0] = xb.data();
+            if (with_residual) in[residual_input] = yb.data();
+            REQUIRE((*kernel)->RunDirect(in, yb.data()).ok());
+            CHECK(WorstError(Reorder(yb, out_shape, dst_layout, false), want) < tolerance);
+            // The channels past the output's in the last block are zero, as oneDNN's neighbours expect.
+            if (p.OC % 8 != 0 && (dst_layout.name.find("16c") != std::string::npos || dst_layout.name.find("8c") != std::string::npos)) {
+              const int64_t block = dst_layout.name.find("16c") != std::string::npos ? 16 : 8;
+              const int64_t blocks = (p.OC + block - 1) / block;
+              for (int64_t at = 0; at < static_cast<int64_t>(p.OH) * p.OW; ++at)
+                for (int64_t lane = p.OC % block; lane < block; ++lane) CHECK(yb[((blocks - 1) * p.OH * p.OW + at) * block + lane] == 0.f);
+            }
           }
         }
     }

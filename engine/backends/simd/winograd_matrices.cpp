@@ -24,11 +24,11 @@ const WinogradMatrices* WinogradF(int m) {
 }
 
 WinogradGeometry MakeWinogradGeometry(int m, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t oh, int64_t ow, int64_t pad_top,
-                                      int64_t pad_left, int64_t block) {
+                                      int64_t pad_left, int64_t block, int64_t out_block) {
   WinogradGeometry g;
-  g.n = n, g.h = h, g.w = w, g.oh = oh, g.ow = ow, g.pad_top = pad_top, g.pad_left = pad_left, g.block = block;
+  g.n = n, g.h = h, g.w = w, g.oh = oh, g.ow = ow, g.pad_top = pad_top, g.pad_left = pad_left, g.block = block, g.out_block = out_block;
   g.c_blocks = (c + block - 1) / block;
-  g.oc_blocks = (oc + block - 1) / block;
+  g.oc_blocks = (oc + out_block - 1) / out_block;
   g.tiles_h = (oh + m - 1) / m;
   g.tiles_w = (ow + m - 1) / m;
   return g;

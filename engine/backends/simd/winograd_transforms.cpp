@@ -120,7 +120,7 @@ template <int M, class D>
 void OutputTiles(D d, const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t begin, int64_t end) {
   constexpr int a = M + 2;
   const size_t N = hn::Lanes(d);
-  const int64_t B = g.block, ocp = g.oc_blocks * B, tiles = g.tiles(), per_image = g.tiles_h * g.tiles_w;
+  const int64_t B = g.out_block, ocp = g.oc_blocks * B, tiles = g.tiles(), per_image = g.tiles_h * g.tiles_w;
   const size_t position_stride = static_cast<size_t>(tiles * ocp);
   HWY_ALIGN float mid[M * a * kMaxLanes];
   constexpr auto rows = std::make_integer_sequence<int, M>();
@@ -167,7 +167,7 @@ void InputTransformOf(const WinogradGeometry& g, const float* src, float* v, int
 
 template <int M>
 void OutputTransformOf(const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t begin, int64_t end) {
-  if (g.block % 16 == 0 && hn::Lanes(hn::ScalableTag<float>()) >= 16) return OutputTiles<M>(hn::CappedTag<float, 16>(), g, products, e, dst, begin, end);
+  if (g.out_block % 16 == 0 && hn::Lanes(hn::ScalableTag<float>()) >= 16) return OutputTiles<M>(hn::CappedTag<float, 16>(), g, products, e, dst, begin, end);
   OutputTiles<M>(hn::CappedTag<float, 8>(), g, products, e, dst, begin, end);
 }
 

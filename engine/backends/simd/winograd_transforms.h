@@ -77,24 +77,24 @@ struct WinogradMatrices {
 const WinogradMatrices* WinogradF(int m);
 
 // One convolution's tiles. The input is read at rows tile_row * m - pad_top + [0, alpha) and
-// likewise columns; outside the image it reads zeros.
+// likewise columns; outside the image it reads zeros. A block of all the channels is NHWC.
 struct WinogradGeometry {
   int64_t n = 0, c_blocks = 0, h = 0, w = 0;  // input [n][c_blocks][h][w][block]
-  int64_t oc_blocks = 0, oh = 0, ow = 0;      // output [n][oc_blocks][oh][ow][block]
+  int64_t oc_blocks = 0, oh = 0, ow = 0;      // output [n][oc_blocks][oh][ow][out_block]
   int64_t pad_top = 0, pad_left = 0;
-  int64_t block = 8;                          // B: a multiple of 8
+  int64_t block = 8, out_block = 8;           // multiples of 8
   int64_t tiles_h = 0, tiles_w = 0;           // ceil(oh / m), ceil(ow / m)
   int64_t tiles() const { return n * tiles_h * tiles_w; }
 };
 WinogradGeometry MakeWinogradGeometry(int m, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t oh, int64_t ow, int64_t pad_top,
-                                      int64_t pad_left, int64_t block);
+                                      int64_t pad_left, int64_t block, int64_t out_block);
 
 // The transformed weights: `weights` OIHW (oc x c x 3 x 3) -> u [alpha^2][c_pad][oc_pad] row-major,
 // zero where a padded channel is.
 std::vector<float> WinogradWeights(const WinogradMatrices& f, const float* weights, int64_t oc, int64_t c, int64_t oc_pad, int64_t c_pad);
 
 // Input transform of tiles [tile_begin, tile_end) (tile = (image, tile row, tile column), row-major):
-// src -> v [alpha^2][tiles][c_blocks * B].
+// src -> v [alpha^2][tiles][c_blocks * block].
 void WinogradInputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* src, float* v, int64_t tile_begin, int64_t tile_end);
 
 // What the output transform does to each output value after the bias, in order.
@@ -103,13 +103,13 @@ struct WinogradEpilogueStep {
   float alpha = 0, beta = 0;  // LeakyRelu's slope; Clip's bounds
 };
 struct WinogradEpilogue {
-  const float* bias = nullptr;      // oc_blocks * B values (zero past the channels), or null
+  const float* bias = nullptr;      // oc_blocks * out_block values (zero past the channels), or null
   const float* residual = nullptr;  // for kAddResidual: the output's layout and shape
   std::vector<WinogradEpilogueStep> steps;
   int64_t channels = 0;             // the output's channels: the padded lanes past them are written 0
 };
 
-// Output transform of tiles [tile_begin, tile_end): products [alpha^2][tiles][oc_blocks * B] -> dst,
+// Output transform of tiles [tile_begin, tile_end): products [alpha^2][tiles][oc_blocks * out_block] -> dst,
 // with the epilogue. dst may be the residual (each value is read before it is written).
 void WinogradOutputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst,
                              int64_t tile_begin, int64_t tile_end);
