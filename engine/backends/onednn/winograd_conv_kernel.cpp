@@ -3,6 +3,7 @@
 #include <dnnl.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "engine/backends/onednn/onednn_common.h"
@@ -50,6 +51,18 @@ ActivationLayout LayoutOneDnnPicks(const ConvProblem& p) {
   return LayoutOf(tag::nChw16c, p);
 }
 
+// Memory a run writes and no later call reads (the transformed tiles, their products, the blocked
+// copies of NCHW activations): one buffer per thread, shared by every own Winograd kernel it runs,
+// grown to the largest; `floats` of it, 64-byte aligned. Valid until the thread's next call.
+float* RunScratch(size_t floats) {
+  thread_local std::vector<float> scratch;
+  if (scratch.size() < floats + 16) scratch.resize(floats + 16);
+  const uintptr_t at = reinterpret_cast<uintptr_t>(scratch.data());
+  return scratch.data() + ((64 - at % 64) % 64) / sizeof(float);
+}
+
+size_t FloatsOf(const memory::desc& md) { return (md.get_size() / sizeof(float) + 15) / 16 * 16; }
+
 class OwnWinogradKernel : public Kernel {
  public:
   // `layout`: the activations' layout inside (and handed over); `plain`: NCHW outside.
@@ -70,6 +83,7 @@ class OwnWinogradKernel : public Kernel {
   Status Prepare(const std::vector<const Tensor*>& in) override {
     TB_RETURN_IF_ERROR(Setup(*in[1], p_.bias ? in[2] : nullptr));
     return CatchOneDnnErrors([&] {
+      BindScratch();
       measured_src_ = in[0]->data;
       if (residual_input_ >= 0) measured_residual_ = in[residual_input_]->data;
       if (!plain_) {
@@ -130,6 +144,7 @@ class OwnWinogradKernel : public Kernel {
 
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     return CatchOneDnnErrors([&] {
+      BindScratch();
       const float* src = in[0];
       if (!handed_src_) src = Reordered(plain_src_, src, src_reorder_, blocked_src_);
       const float* residual = nullptr;
@@ -169,25 +184,37 @@ class OwnWinogradKernel : public Kernel {
       u_ = memory(pd.weights_desc(), OneDnnCpuEngine());
       dnnl::reorder(user_u, u_).execute(stream_, user_u, u_);
       stream_.wait();
-      v_ = memory(pd.src_desc(), OneDnnCpuEngine());
-      products_ = memory(pd.dst_desc(), OneDnnCpuEngine());
+      v_ = memory(pd.src_desc(), OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+      products_ = memory(pd.dst_desc(), OneDnnCpuEngine(), DNNL_MEMORY_NONE);
       bias_.assign(static_cast<size_t>(ocp), 0.f);
       if (bias) std::copy(bias->data.begin(), bias->data.begin() + p_.OC, bias_.begin());
       epilogue_.bias = p_.bias ? bias_.data() : nullptr;
       const memory::desc plain_src({p_.N, p_.C, p_.H, p_.W}, dt::f32, tag::nchw), plain_dst({p_.N, p_.OC, p_.OH, p_.OW}, dt::f32, tag::nchw);
       plain_src_ = memory(plain_src, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
       plain_dst_ = memory(plain_dst, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-      blocked_src_ = memory(src_md_, OneDnnCpuEngine());
-      blocked_dst_ = memory(dst_md_, OneDnnCpuEngine());
+      blocked_src_ = memory(src_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+      blocked_dst_ = memory(dst_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
       src_reorder_ = dnnl::reorder(plain_src_, blocked_src_);
       dst_reorder_ = dnnl::reorder(blocked_dst_, plain_dst_);
       if (residual_input_ >= 0) {
         plain_residual_ = memory(plain_dst, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-        blocked_residual_ = memory(dst_md_, OneDnnCpuEngine());
+        blocked_residual_ = memory(dst_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
         residual_reorder_ = dnnl::reorder(plain_residual_, blocked_residual_);
       }
       return Status::Ok();
     });
+  }
+
+  // The run's buffers in this thread's scratch: the transformed tiles, their products, and the
+  // blocked source, destination and residual.
+  void BindScratch() {
+    memory* parts[] = {&v_, &products_, &blocked_src_, &blocked_dst_, &blocked_residual_};
+    size_t total = 0;
+    for (memory* m : parts)
+      if (*m) total += FloatsOf(m->get_desc());
+    float* at = RunScratch(total);
+    for (memory* m : parts)
+      if (*m) m->set_data_handle(at), at += FloatsOf(m->get_desc());
   }
 
   // `data` (NCHW) reordered into `blocked`; its data.
