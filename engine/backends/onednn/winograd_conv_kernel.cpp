@@ -76,6 +76,9 @@ class OwnWinogradKernel : public Kernel {
     dst_md_ = memory::desc({p.N, p.OC, p.OH, p.OW}, dt::f32, layout.t);
   }
 
+  // The output may be placed over the residual: each output value reads its residual at the same
+  // address just before writing it (the executor places it so only where their layouts are equal),
+  // or the residual is reordered into the scratch first.
   int InPlaceInput() const override { return residual_input_; }
 
   // The measured path: as a model's neighbours hand them over, the source (and residual) are put in
@@ -83,6 +86,7 @@ class OwnWinogradKernel : public Kernel {
   Status Prepare(const std::vector<const Tensor*>& in) override {
     TB_RETURN_IF_ERROR(Setup(*in[1], p_.bias ? in[2] : nullptr));
     return CatchOneDnnErrors([&] {
+      handed_src_ = handed_dst_ = handed_residual_ = false;
       BindScratch();
       measured_src_ = in[0]->data;
       if (residual_input_ >= 0) measured_residual_ = in[residual_input_]->data;
@@ -156,10 +160,9 @@ class OwnWinogradKernel : public Kernel {
       float* v = static_cast<float*>(v_.get_data_handle());
       ParallelFor(g_.tiles(), 1, [&](int64_t begin, int64_t end) { WinogradInputTransform(f_, g_, src, v, begin, end); });
       ExecuteAndWait(matmul_, stream_, {{DNNL_ARG_SRC, v_}, {DNNL_ARG_WEIGHTS, u_}, {DNNL_ARG_DST, products_}});
-      WinogradEpilogue e = epilogue_;
-      e.residual = residual;
+      epilogue_.residual = residual;
       const float* products = static_cast<const float*>(products_.get_data_handle());
-      ParallelFor(g_.tiles(), 1, [&](int64_t begin, int64_t end) { WinogradOutputTransform(f_, g_, products, e, dst, begin, end); });
+      ParallelFor(g_.tiles(), 1, [&](int64_t begin, int64_t end) { WinogradOutputTransform(f_, g_, products, epilogue_, dst, begin, end); });
       if (!handed_dst_) {
         plain_dst_.set_data_handle(out);
         dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, blocked_dst_}, {DNNL_ARG_TO, plain_dst_}});
@@ -205,16 +208,18 @@ class OwnWinogradKernel : public Kernel {
     });
   }
 
-  // The run's buffers in this thread's scratch: the transformed tiles, their products, and the
-  // blocked source, destination and residual.
+  // The run's buffers in this thread's scratch: the transformed tiles, their products, and those of
+  // the blocked source, destination and residual this run reorders through (not handed over).
   void BindScratch() {
-    memory* parts[] = {&v_, &products_, &blocked_src_, &blocked_dst_, &blocked_residual_};
+    const bool constant_residual = !residual_constant_.empty();
+    memory* parts[] = {&v_, &products_, handed_src_ ? nullptr : &blocked_src_, handed_dst_ ? nullptr : &blocked_dst_,
+                       residual_input_ >= 0 && (!handed_residual_ || constant_residual) ? &blocked_residual_ : nullptr};
     size_t total = 0;
     for (memory* m : parts)
-      if (*m) total += FloatsOf(m->get_desc());
+      if (m) total += FloatsOf(m->get_desc());
     float* at = RunScratch(total);
     for (memory* m : parts)
-      if (*m) m->set_data_handle(at), at += FloatsOf(m->get_desc());
+      if (m) m->set_data_handle(at), at += FloatsOf(m->get_desc());
   }
 
   // `data` (NCHW) reordered into `blocked`; its data.

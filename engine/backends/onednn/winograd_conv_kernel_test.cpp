@@ -1,7 +1,8 @@
 // The own Winograd convolutions against a direct convolution in double: F(2,3), F(4,3), F(6,3),
 // odd channel counts and image sizes that leave partial tiles, asymmetric pads, two images, with and
-// without the bias, fused epilogues (a residual Add, Relu, Clip); NCHW in and out, the measured path,
-// and the channel-blocked layouts handed over as a neighbouring oneDNN kernel would.
+// without the bias, fused epilogues (a residual Add, Relu, Clip, LeakyRelu); NCHW in and out, the
+// measured path, and the channel-blocked and NHWC layouts (24 channels in, 40 out: blocks that are
+// not multiples of 16) handed over as a neighbouring oneDNN kernel would.
 #include <doctest/doctest.h>
 
 #include <dnnl.hpp>
@@ -28,7 +29,7 @@ ConvProblem Problem(int n, int c, int h, int w, int oc, int ph, int pw, int ph_e
   return p;
 }
 
-// The convolution, then + residual, then Relu or Clip(-0.5, 0.8) as `epilogue` says.
+// The convolution, then + residual, then Relu, Clip(-0.5, 0.8) or LeakyRelu(0.1) as `activation` says.
 std::vector<double> Direct(const ConvProblem& p, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
                            const std::vector<float>& residual, const std::string& activation) {
   std::vector<double> y(static_cast<size_t>(p.N) * p.OC * p.OH * p.OW);
@@ -47,6 +48,7 @@ std::vector<double> Direct(const ConvProblem& p, const std::vector<float>& x, co
           if (!residual.empty()) s += residual[at];
           if (activation == "Relu") s = std::max(s, 0.0);
           if (activation == "Clip") s = std::min(std::max(s, -0.5), 0.8);
+          if (activation == "LeakyRelu" && s < 0) s *= 0.1;
           y[at] = s;
         }
   return y;
@@ -57,6 +59,7 @@ std::vector<ChainStep> Epilogue(bool residual, const std::string& activation, co
   if (residual) steps.push_back({"Add", 0, 0, true, out});
   if (activation == "Relu") steps.push_back({"Relu", 0, 0, false, {}});
   if (activation == "Clip") steps.push_back({"Clip", -0.5f, 0.8f, false, {}});
+  if (activation == "LeakyRelu") steps.push_back({"LeakyRelu", 0.1f, 0, false, {}});
   return steps;
 }
 
@@ -84,7 +87,7 @@ std::vector<float> Reorder(const std::vector<float>& data, const std::vector<int
 
 TEST_CASE("own Winograd: F(2,3), F(4,3) and F(6,3) compute the convolution, its epilogue fused, in NCHW and blocked layouts") {
   const std::vector<ConvProblem> problems = {Problem(1, 5, 9, 11, 7, 1, 1, 1, 1, true), Problem(2, 16, 8, 8, 32, 1, 1, 1, 1, false),
-                                             Problem(1, 3, 7, 6, 20, 0, 1, 1, 0, true)};
+                                             Problem(1, 3, 7, 6, 20, 0, 1, 1, 0, true), Problem(1, 24, 10, 9, 40, 1, 1, 1, 1, true)};
   for (size_t k = 0; k < problems.size(); ++k) {
     const ConvProblem& p = problems[k];
     const std::vector<int64_t> out_shape = {p.N, p.OC, p.OH, p.OW}, in_shape = {p.N, p.C, p.H, p.W};
@@ -95,7 +98,7 @@ TEST_CASE("own Winograd: F(2,3), F(4,3) and F(6,3) compute the convolution, its 
     for (const std::string& algo : OwnWinogradAlgorithms()) {
       const double tolerance = OwnWinogradTile(algo) == 6 ? 2e-3 : 2e-4;
       for (bool with_residual : {false, true})
-        for (const std::string activation : {"", "Relu", "Clip"}) {
+        for (const std::string activation : {"", "Relu", "Clip", "LeakyRelu"}) {
           CAPTURE(k);
           CAPTURE(algo);
           CAPTURE(with_residual);
