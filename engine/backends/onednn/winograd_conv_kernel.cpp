@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/simd/winograd_transforms.h"
@@ -273,6 +274,8 @@ std::string OwnWinogradRefuses(const ConvProblem& p) {
 
 Result<std::unique_ptr<Kernel>> OwnWinogradConvKernel(const ConvProblem& p, const std::vector<int64_t>& out_shape, int m,
                                                       const std::vector<ChainStep>& post_ops, const std::string& layout) {
+  static const std::map<std::string, Kind> kActivations = {
+      {"Sigmoid", Kind::kSigmoid}, {"Swish", Kind::kSwish}, {"HardSwish", Kind::kHardSwish}, {"Tanh", Kind::kTanh}, {"GeluTanh", Kind::kGeluTanh}};
   if (std::string why = OwnWinogradRefuses(p); !why.empty()) return Status::InvalidInput(why);
   const WinogradMatrices* f = WinogradF(m);
   if (!f) return Status::InvalidInput("the own Winograd has no F(" + std::to_string(m) + ", 3)");
@@ -294,8 +297,11 @@ Result<std::unique_ptr<Kernel>> OwnWinogradConvKernel(const ConvProblem& p, cons
       s.kind = Kind::kLeakyRelu, s.alpha = op.alpha;
     } else if (op.op_type == "Clip") {
       s.kind = Kind::kClip, s.alpha = op.alpha, s.beta = op.beta;
+    } else if (const auto it = kActivations.find(op.op_type); it != kActivations.end()) {
+      s.kind = it->second;
     } else {
-      return Status::InvalidInput("the own Winograd fuses Relu, LeakyRelu, Clip and a residual Add, not " + op.op_type);
+      return Status::InvalidInput("the own Winograd fuses Relu, LeakyRelu, Clip, Sigmoid, Swish, HardSwish, Tanh, GeluTanh and a residual Add, not " +
+                                  op.op_type);
     }
     steps.push_back(s);
   }

@@ -3,7 +3,8 @@
 // (2.6 has none on AVX2 and none for every AVX-512 CPU) or a slower one. The tiles are transformed
 // by engine/backends/simd/winograd_transforms.h, the alpha^2 products of the transformed tiles with
 // the transformed weights run as one batched oneDNN matmul (its weights prepacked at load), and the
-// epilogue (bias, a residual Add, Relu, LeakyRelu, Clip) runs in the output transform.
+// epilogue (bias, a residual Add, Relu, LeakyRelu, Clip, Sigmoid, Swish, HardSwish, Tanh, GeluTanh)
+// runs in the output transform.
 // Activations are in oneDNN's channel-blocked layout (nChw16c or nChw8c, whichever its direct
 // convolution of the instance picks here), handed over by neighbours that keep it, else reordered
 // from and to NCHW (layout "plain": always).

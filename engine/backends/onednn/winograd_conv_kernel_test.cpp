@@ -1,6 +1,6 @@
 // The own Winograd convolutions against a direct convolution in double: F(2,3), F(4,3), F(6,3),
 // odd channel counts and image sizes that leave partial tiles, asymmetric pads, two images, with and
-// without the bias, fused epilogues (a residual Add, Relu, Clip, LeakyRelu); NCHW in and out, the
+// without the bias, fused epilogues (a residual Add, then each activation it fuses); NCHW in and out, the
 // measured path, and the channel-blocked and NHWC layouts (24 channels in, 40 out: blocks that are
 // not multiples of 16) handed over as a neighbouring oneDNN kernel would.
 #include <doctest/doctest.h>
@@ -29,7 +29,7 @@ ConvProblem Problem(int n, int c, int h, int w, int oc, int ph, int pw, int ph_e
   return p;
 }
 
-// The convolution, then + residual, then Relu, Clip(-0.5, 0.8) or LeakyRelu(0.1) as `activation` says.
+// The convolution, then + residual, then the activation named (Clip(-0.5, 0.8), LeakyRelu(0.1)).
 std::vector<double> Direct(const ConvProblem& p, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
                            const std::vector<float>& residual, const std::string& activation) {
   std::vector<double> y(static_cast<size_t>(p.N) * p.OC * p.OH * p.OW);
@@ -49,6 +49,11 @@ std::vector<double> Direct(const ConvProblem& p, const std::vector<float>& x, co
           if (activation == "Relu") s = std::max(s, 0.0);
           if (activation == "Clip") s = std::min(std::max(s, -0.5), 0.8);
           if (activation == "LeakyRelu" && s < 0) s *= 0.1;
+          if (activation == "Sigmoid") s = 1 / (1 + std::exp(-s));
+          if (activation == "Swish") s = s / (1 + std::exp(-s));
+          if (activation == "HardSwish") s = s * std::min(std::max(s / 6 + 0.5, 0.0), 1.0);
+          if (activation == "Tanh") s = std::tanh(s);
+          if (activation == "GeluTanh") s = 0.5 * s * (1 + std::tanh(0.7978845608028654 * (s + 0.044715 * s * s * s)));
           y[at] = s;
         }
   return y;
@@ -60,6 +65,7 @@ std::vector<ChainStep> Epilogue(bool residual, const std::string& activation, co
   if (activation == "Relu") steps.push_back({"Relu", 0, 0, false, {}});
   if (activation == "Clip") steps.push_back({"Clip", -0.5f, 0.8f, false, {}});
   if (activation == "LeakyRelu") steps.push_back({"LeakyRelu", 0.1f, 0, false, {}});
+  if (activation != "" && activation != "Relu" && activation != "Clip" && activation != "LeakyRelu") steps.push_back({activation, 0, 0, false, {}});
   return steps;
 }
 
@@ -98,7 +104,7 @@ TEST_CASE("own Winograd: F(2,3), F(4,3) and F(6,3) compute the convolution, its 
     for (const std::string& algo : OwnWinogradAlgorithms()) {
       const double tolerance = OwnWinogradTile(algo) == 6 ? 2e-3 : 2e-4;
       for (bool with_residual : {false, true})
-        for (const std::string activation : {"", "Relu", "Clip", "LeakyRelu"}) {
+        for (const std::string activation : {"", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Swish", "HardSwish", "Tanh", "GeluTanh"}) {
           CAPTURE(k);
           CAPTURE(algo);
           CAPTURE(with_residual);
@@ -176,9 +182,12 @@ TEST_CASE("own Winograd: what it does not run is refused, naming it") {
   CHECK(OwnWinogradRefuses(five).find("3x3") != std::string::npos);
   const ConvProblem p = Problem(1, 4, 8, 8, 4, 1, 1, 1, 1, false);
   CHECK(OwnWinogradRefuses(p).empty());
-  auto sigmoid = OwnWinogradConvKernel(p, {1, 4, 8, 8}, 4, {{"Sigmoid", 0, 0, false, {}}}, "auto");
-  REQUIRE_FALSE(sigmoid.ok());
-  CHECK(sigmoid.status().message().find("Sigmoid") != std::string::npos);
+  auto gelu = OwnWinogradConvKernel(p, {1, 4, 8, 8}, 4, {{"Gelu", 0, 0, false, {}}}, "auto");
+  REQUIRE_FALSE(gelu.ok());
+  CHECK(gelu.status().message().find("Gelu") != std::string::npos);
+  auto product = OwnWinogradConvKernel(p, {1, 4, 8, 8}, 4, {{"Mul", 0, 0, true, {1, 4, 1, 1}}}, "auto");
+  REQUIRE_FALSE(product.ok());
+  CHECK(product.status().message().find("Mul") != std::string::npos);
   CHECK_FALSE(OwnWinogradConvKernel(p, {1, 4, 8, 8}, 4, {}, "nhwc").ok());
   CHECK_FALSE(OwnWinogradConvKernel(p, {1, 4, 8, 8}, 3, {}, "auto").ok());
 }

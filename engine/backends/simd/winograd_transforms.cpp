@@ -8,6 +8,7 @@
 #include <hwy/foreach_target.h>  // must come before highway.h
 
 #include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
 #include <utility>
@@ -104,6 +105,14 @@ void InputTiles(D d, const WinogradGeometry& g, const float* src, float* v, int6
   }
 }
 
+// 1 / (1 + exp(-x)), from exp(-|x|) so that nothing overflows.
+template <class D>
+HWY_INLINE hn::Vec<D> Sigmoid(D d, hn::Vec<D> x) {
+  const auto e = hn::Exp(d, hn::Neg(hn::Abs(x)));
+  const auto s = hn::Div(hn::Set(d, 1.f), hn::Add(hn::Set(d, 1.f), e));
+  return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(e, s), s);
+}
+
 template <class D>
 HWY_INLINE hn::Vec<D> Epilogue(D d, hn::Vec<D> y, const WinogradEpilogue& e, const float* residual) {
   using Kind = WinogradEpilogueStep::Kind;
@@ -112,6 +121,17 @@ HWY_INLINE hn::Vec<D> Epilogue(D d, hn::Vec<D> y, const WinogradEpilogue& e, con
       case Kind::kRelu: y = hn::Max(y, hn::Zero(d)); break;
       case Kind::kLeakyRelu: y = hn::IfThenElse(hn::Lt(y, hn::Zero(d)), hn::Mul(y, hn::Set(d, s.alpha)), y); break;
       case Kind::kClip: y = hn::Min(hn::Max(y, hn::Set(d, s.alpha)), hn::Set(d, s.beta)); break;
+      case Kind::kSigmoid: y = Sigmoid(d, y); break;
+      case Kind::kSwish: y = hn::Mul(y, Sigmoid(d, y)); break;
+      case Kind::kHardSwish:
+        y = hn::Mul(y, hn::Min(hn::Max(hn::MulAdd(y, hn::Set(d, 1.f / 6), hn::Set(d, 0.5f)), hn::Zero(d)), hn::Set(d, 1.f)));
+        break;
+      case Kind::kTanh: y = hn::Tanh(d, y); break;
+      case Kind::kGeluTanh: {  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+        const auto inner = hn::Mul(hn::Set(d, 0.7978845608f), hn::MulAdd(hn::Mul(hn::Mul(y, y), y), hn::Set(d, 0.044715f), y));
+        y = hn::Mul(hn::Mul(hn::Set(d, 0.5f), y), hn::Add(hn::Set(d, 1.f), hn::Tanh(d, inner)));
+        break;
+      }
     }
   return y;
 }

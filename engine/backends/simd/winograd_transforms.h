@@ -99,7 +99,7 @@ void WinogradInputTransform(const WinogradMatrices& f, const WinogradGeometry& g
 
 // What the output transform does to each output value after the bias, in order.
 struct WinogradEpilogueStep {
-  enum class Kind { kAddResidual, kRelu, kLeakyRelu, kClip } kind = Kind::kRelu;
+  enum class Kind { kAddResidual, kRelu, kLeakyRelu, kClip, kSigmoid, kSwish, kHardSwish, kTanh, kGeluTanh } kind = Kind::kRelu;
   float alpha = 0, beta = 0;  // LeakyRelu's slope; Clip's bounds
 };
 struct WinogradEpilogue {
