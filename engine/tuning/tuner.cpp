@@ -180,17 +180,17 @@ std::vector<Policy> NearPolicies(const SearchSpace& space, const Policy& base) {
       if (k.name == name) k.value = value;
     return p;
   };
+  std::vector<std::pair<size_t, Policy>> singles;  // (the knob changed, the policy)
   for (size_t i = 0; i < space.knobs.size(); ++i)
     for (const KnobValue& value : space.knobs[i].values)
-      if (Policy one = with(base, space.knobs[i].name, value); one != base) push(std::move(one));
-  for (size_t i = 0; i < space.knobs.size(); ++i)
-    for (const KnobValue& value : space.knobs[i].values) {
-      const Policy one = with(base, space.knobs[i].name, value);
-      if (one == base) continue;
-      for (size_t j = i + 1; j < space.knobs.size(); ++j)
-        if (space.knobs[j].name != "impl")
-          for (const KnobValue& second : space.knobs[j].values) push(with(one, space.knobs[j].name, second));
-    }
+      if (Policy one = with(base, space.knobs[i].name, value); one != base) {
+        push(one);
+        singles.emplace_back(i, std::move(one));
+      }
+  for (const auto& [i, one] : singles)
+    for (size_t j = i + 1; j < space.knobs.size(); ++j)
+      if (space.knobs[j].name != "impl")
+        for (const KnobValue& second : space.knobs[j].values) push(with(one, space.knobs[j].name, second));
   return seeds;
 }
 

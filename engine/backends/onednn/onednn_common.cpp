@@ -109,4 +109,23 @@ void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std
   stream.wait();
 }
 
+dnnl::memory::dims ConvWeightDims(const ConvProblem& p) {
+  return p.G == 1 ? dnnl::memory::dims{p.OC, p.Cg, p.KH, p.KW} : dnnl::memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
+}
+
+dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout) {
+  using memory = dnnl::memory;
+  using tag = memory::format_tag;
+  const memory::data_type f32 = memory::data_type::f32;
+  const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
+  const tag activations = layout == "plain" ? tag::nchw : layout == "nhwc" ? tag::nhwc : tag::any;
+  const memory::desc src_md(src, f32, activations), wts_md(ConvWeightDims(p), f32, tag::any), dst_md(dst, f32, activations);
+  const auto a = algo == "winograd" ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+  const memory::dims strides{p.sh, p.sw}, dilates{p.dh - 1, p.dw - 1}, pads{p.ph, p.pw}, pads_end{p.ph_end, p.pw_end};
+  if (p.bias)
+    return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a, src_md, wts_md, memory::desc({p.OC}, f32, tag::a), dst_md, strides,
+                                           dilates, pads, pads_end);
+  return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a, src_md, wts_md, dst_md, strides, dilates, pads, pads_end);
+}
+
 }  // namespace tilebank::engine

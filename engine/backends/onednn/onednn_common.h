@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/core/conv_problem.h"
 #include "engine/core/kernel.h"
 #include "engine/core/tensor.h"
 #include "base/status.h"
@@ -45,5 +46,11 @@ dnnl::algorithm OneDnnBinaryAlgorithm(const std::string& op_type);
 Status RefuseReference(const dnnl::primitive_desc_base& pd);
 
 void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std::unordered_map<int, dnnl::memory>& args);
+
+// A convolution's weight dims as oneDNN takes them: OIHW, or GOIHW when grouped.
+dnnl::memory::dims ConvWeightDims(const ConvProblem& p);
+// The inference convolution of `p` with `algo` ("direct", "winograd"), activations in `layout`
+// ("plain": NCHW, "nhwc", else oneDNN's preferred one), weights in its preferred layout.
+dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout);
 
 }  // namespace tilebank::engine

@@ -82,24 +82,6 @@ std::vector<std::string> OfferedImplementations(PrimitiveDesc& pd) {
   return names;
 }
 
-memory::dims ConvWeightDims(const ConvProblem& p) {
-  return p.G == 1 ? memory::dims{p.OC, p.Cg, p.KH, p.KW} : memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
-}
-
-// The inference convolution of `p` with `algo` ("direct", "winograd"), activations in `layout`
-// ("plain": NCHW, "nhwc", else oneDNN's preferred one), weights in its preferred layout.
-dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout) {
-  const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
-  const tag activations = layout == "plain" ? tag::nchw : layout == "nhwc" ? tag::nhwc : tag::any;
-  const memory::desc src_md(src, dt::f32, activations), wts_md(ConvWeightDims(p), dt::f32, tag::any), dst_md(dst, dt::f32, activations);
-  const auto a = algo == "winograd" ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
-  const memory::dims strides{p.sh, p.sw}, dilates{p.dh - 1, p.dw - 1}, pads{p.ph, p.pw}, pads_end{p.ph_end, p.pw_end};
-  if (p.bias)
-    return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a, src_md, wts_md, memory::desc({p.OC}, dt::f32, tag::a), dst_md,
-                                           strides, dilates, pads, pads_end);
-  return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a, src_md, wts_md, dst_md, strides, dilates, pads, pads_end);
-}
-
 class MatMulKernel : public Kernel {
  public:
   MatMulKernel(GemmProblem p, std::vector<int64_t> out_shape, size_t anchor_inputs, std::vector<ChainStep> post_ops = {}, CubeChoice choice = {})
@@ -561,10 +543,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
             } catch (const dnnl::error&) {  // this oneDNN has no such convolution here (Winograd on AVX2, say)
             }
           }
-        if (OwnWinogradRefuses(p).empty())
-          for (const std::string& algo : OwnWinogradAlgorithms())
-            for (const char* layout : {"blocked", "plain", "nhwc"})
-              if (std::string(layout) != "nhwc" || (p.C % 8 == 0 && p.OC % 8 == 0)) found.push_back({algo, layout, "default"});
+        for (auto& [algo, layout] : OwnWinogradOffers(p)) found.push_back({std::move(algo), std::move(layout), "default"});
       } else {
         std::optional<Tensor> bias;
         if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);

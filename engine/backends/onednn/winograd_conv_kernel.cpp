@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/simd/winograd_transforms.h"
@@ -35,14 +36,15 @@ ActivationLayout LayoutOf(tag t, const ConvProblem& p) {
 
 bool NhwcFits(const ConvProblem& p) { return p.C % 8 == 0 && p.OC % 8 == 0; }
 
+// The own algorithms, smallest tile first: the policy's name and m.
+constexpr std::pair<const char*, int> kOwnWinograd[] = {{"winograd_f2", 2}, {"winograd_f4", 4}, {"winograd_f6", 6}};
+
 // The layout oneDNN's direct convolution of `p` hands its output over in here, of those the kernel
 // takes; nChw16c when it picks none of them.
 ActivationLayout LayoutOneDnnPicks(const ConvProblem& p) {
   try {
-    const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
-    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, memory::desc(src, dt::f32, tag::any),
-                                               memory::desc({p.OC, p.C, 3, 3}, dt::f32, tag::any), memory::desc(dst, dt::f32, tag::any), {1, 1}, {0, 0},
-                                               {p.ph, p.pw}, {p.ph_end, p.pw_end});
+    const memory::dims dst{p.N, p.OC, p.OH, p.OW};
+    const auto desc = ConvDesc(p, "direct", "blocked");  // alive while the descriptor is made
     const dnnl::convolution_forward::primitive_desc pd(desc, OneDnnCpuEngine());
     const std::string picked = HandoverLayoutOf(pd.dst_desc()).key;
     for (tag t : {tag::nChw16c, tag::nChw8c, tag::nhwc})
@@ -67,12 +69,12 @@ size_t FloatsOf(const memory::desc& md) { return (md.get_size() / sizeof(float) 
 class OwnWinogradKernel : public Kernel {
  public:
   // `layout`: the activations' layout inside (and handed over); `plain`: NCHW outside.
-  OwnWinogradKernel(const ConvProblem& p, std::vector<int64_t> shape, const WinogradMatrices& f, std::vector<WinogradEpilogueStep> steps, int residual_input,
+  OwnWinogradKernel(const ConvProblem& p, std::vector<int64_t> shape, int m, std::vector<WinogradEpilogueStep> steps, int residual_input,
                     ActivationLayout layout, bool plain)
-      : p_(p), shape_(std::move(shape)), f_(f), residual_input_(residual_input), plain_(plain), stream_(OneDnnCpuEngine()) {
+      : p_(p), shape_(std::move(shape)), residual_input_(residual_input), plain_(plain), stream_(OneDnnCpuEngine()) {
     epilogue_.steps = std::move(steps);
     epilogue_.channels = p.OC;
-    g_ = MakeWinogradGeometry(f.m, p.N, p.C, p.H, p.W, p.OC, p.OH, p.OW, p.ph, p.pw, layout.block, layout.out_block);
+    g_ = MakeWinogradGeometry(m, p.N, p.C, p.H, p.W, p.OC, p.OH, p.OW, p.ph, p.pw, layout.block, layout.out_block);
     src_md_ = memory::desc({p.N, p.C, p.H, p.W}, dt::f32, layout.t);
     dst_md_ = memory::desc({p.N, p.OC, p.OH, p.OW}, dt::f32, layout.t);
   }
@@ -89,9 +91,10 @@ class OwnWinogradKernel : public Kernel {
     return CatchOneDnnErrors([&] {
       handed_src_ = handed_dst_ = handed_residual_ = false;
       BindScratch();
-      measured_src_ = in[0]->data;
-      if (residual_input_ >= 0) measured_residual_ = in[residual_input_]->data;
-      if (!plain_) {
+      if (plain_) {
+        measured_src_ = in[0]->data;
+        if (residual_input_ >= 0) measured_residual_ = in[residual_input_]->data;
+      } else {
         const float* src = Reordered(plain_src_, in[0]->data.data(), src_reorder_, blocked_src_);
         measured_src_.assign(src, src + src_md_.get_size() / sizeof(float));
         if (residual_input_ >= 0) {
@@ -159,11 +162,11 @@ class OwnWinogradKernel : public Kernel {
       }
       float* dst = handed_dst_ ? out : static_cast<float*>(blocked_dst_.get_data_handle());
       float* v = static_cast<float*>(v_.get_data_handle());
-      ParallelFor(g_.tiles(), 1, [&](int64_t begin, int64_t end) { WinogradInputTransform(f_, g_, src, v, begin, end); });
+      ParallelFor(g_.tiles(), 1, [&](int64_t begin, int64_t end) { WinogradInputTransform(g_, src, v, begin, end); });
       ExecuteAndWait(matmul_, stream_, {{DNNL_ARG_SRC, v_}, {DNNL_ARG_WEIGHTS, u_}, {DNNL_ARG_DST, products_}});
       epilogue_.residual = residual;
       const float* products = static_cast<const float*>(products_.get_data_handle());
-      ParallelFor(g_.tiles(), 1, [&](int64_t begin, int64_t end) { WinogradOutputTransform(f_, g_, products, epilogue_, dst, begin, end); });
+      ParallelFor(g_.tiles(), 1, [&](int64_t begin, int64_t end) { WinogradOutputTransform(g_, products, epilogue_, dst, begin, end); });
       if (!handed_dst_) {
         plain_dst_.set_data_handle(out);
         dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, blocked_dst_}, {DNNL_ARG_TO, plain_dst_}});
@@ -177,9 +180,9 @@ class OwnWinogradKernel : public Kernel {
   // The transformed weights in the batched matmul's layout, the bias, the matmul and the buffers.
   Status Setup(const Tensor& weights, const Tensor* bias) {
     return CatchOneDnnErrors([&]() -> Status {
-      const int64_t a2 = static_cast<int64_t>(f_.alpha) * f_.alpha, tiles = g_.tiles();
+      const int64_t a2 = static_cast<int64_t>(g_.alpha()) * g_.alpha(), tiles = g_.tiles();
       const int64_t cp = g_.c_blocks * g_.block, ocp = g_.oc_blocks * g_.out_block;
-      const std::vector<float> u = WinogradWeights(f_, weights.data.data(), p_.OC, p_.C, ocp, cp);
+      const std::vector<float> u = WinogradWeights(g_.m, weights.data.data(), p_.OC, p_.C, ocp, cp);
       const memory::desc v_md({a2, tiles, cp}, dt::f32, tag::abc), u_md({a2, cp, ocp}, dt::f32, tag::any), m_md({a2, tiles, ocp}, dt::f32, tag::abc);
       const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(v_md, u_md, m_md), OneDnnCpuEngine());
       TB_RETURN_IF_ERROR(RefuseReference(pd));
@@ -233,7 +236,6 @@ class OwnWinogradKernel : public Kernel {
 
   ConvProblem p_;
   std::vector<int64_t> shape_;
-  const WinogradMatrices& f_;
   int residual_input_ = -1;
   bool plain_ = false;
   dnnl::stream stream_;
@@ -252,16 +254,19 @@ class OwnWinogradKernel : public Kernel {
 
 }  // namespace
 
-const std::vector<std::string>& OwnWinogradAlgorithms() {
-  static const std::vector<std::string> names = {"winograd_f2", "winograd_f4", "winograd_f6"};
-  return names;
+int OwnWinogradTile(const std::string& algo) {
+  for (const auto& [name, m] : kOwnWinograd)
+    if (algo == name) return m;
+  return 0;
 }
 
-int OwnWinogradTile(const std::string& algo) {
-  if (algo == "winograd_f2") return 2;
-  if (algo == "winograd_f4") return 4;
-  if (algo == "winograd_f6") return 6;
-  return 0;
+std::vector<std::pair<std::string, std::string>> OwnWinogradOffers(const ConvProblem& p) {
+  std::vector<std::pair<std::string, std::string>> offers;
+  if (!OwnWinogradRefuses(p).empty()) return offers;
+  for (const auto& [algo, m] : kOwnWinograd)
+    for (const char* layout : {"blocked", "plain", "nhwc"})
+      if (std::string(layout) != "nhwc" || NhwcFits(p)) offers.emplace_back(algo, layout);
+  return offers;
 }
 
 std::string OwnWinogradRefuses(const ConvProblem& p) {
@@ -274,11 +279,11 @@ std::string OwnWinogradRefuses(const ConvProblem& p) {
 
 Result<std::unique_ptr<Kernel>> OwnWinogradConvKernel(const ConvProblem& p, const std::vector<int64_t>& out_shape, int m,
                                                       const std::vector<ChainStep>& post_ops, const std::string& layout) {
-  static const std::map<std::string, Kind> kActivations = {
-      {"Sigmoid", Kind::kSigmoid}, {"Swish", Kind::kSwish}, {"HardSwish", Kind::kHardSwish}, {"Tanh", Kind::kTanh}, {"GeluTanh", Kind::kGeluTanh}};
+  static const std::map<std::string, Kind> kActivations = {{"Relu", Kind::kRelu},       {"LeakyRelu", Kind::kLeakyRelu}, {"Clip", Kind::kClip},
+                                                           {"Sigmoid", Kind::kSigmoid}, {"Swish", Kind::kSwish},         {"HardSwish", Kind::kHardSwish},
+                                                           {"Tanh", Kind::kTanh},       {"GeluTanh", Kind::kGeluTanh}};
   if (std::string why = OwnWinogradRefuses(p); !why.empty()) return Status::InvalidInput(why);
-  const WinogradMatrices* f = WinogradF(m);
-  if (!f) return Status::InvalidInput("the own Winograd has no F(" + std::to_string(m) + ", 3)");
+  if (!WinogradTileKnown(m)) return Status::InvalidInput("the own Winograd has no F(" + std::to_string(m) + ", 3)");
   if (layout != "auto" && layout != "blocked" && layout != "plain" && layout != "nhwc")
     return Status::InvalidInput("the own Winograd keeps its activations channel-blocked, in NHWC or NCHW, not '" + layout + "'");
   if (layout == "nhwc" && !NhwcFits(p)) return Status::InvalidInput("the own Winograd takes NHWC where the channel counts are multiples of 8");
@@ -291,14 +296,8 @@ Result<std::unique_ptr<Kernel>> OwnWinogradConvKernel(const ConvProblem& p, cons
         return Status::InvalidInput("the own Winograd fuses one Add of a tensor of the output's shape, not " + op.op_type + " of another");
       s.kind = Kind::kAddResidual;
       residual_input = operand_input++;
-    } else if (op.op_type == "Relu") {
-      s.kind = Kind::kRelu;
-    } else if (op.op_type == "LeakyRelu") {
-      s.kind = Kind::kLeakyRelu, s.alpha = op.alpha;
-    } else if (op.op_type == "Clip") {
-      s.kind = Kind::kClip, s.alpha = op.alpha, s.beta = op.beta;
     } else if (const auto it = kActivations.find(op.op_type); it != kActivations.end()) {
-      s.kind = it->second;
+      s.kind = it->second, s.alpha = op.alpha, s.beta = op.beta;  // LeakyRelu's slope, Clip's bounds
     } else {
       return Status::InvalidInput("the own Winograd fuses Relu, LeakyRelu, Clip, Sigmoid, Swish, HardSwish, Tanh, GeluTanh and a residual Add, not " +
                                   op.op_type);
@@ -310,7 +309,7 @@ Result<std::unique_ptr<Kernel>> OwnWinogradConvKernel(const ConvProblem& p, cons
     const ActivationLayout inside = layout == "auto" ? LayoutOneDnnPicks(p)
                                     : layout == "nhwc" ? LayoutOf(tag::nhwc, p)
                                                        : LayoutOf(LayoutOneDnnPicks(p).t == tag::nChw8c ? tag::nChw8c : tag::nChw16c, p);
-    return std::unique_ptr<Kernel>(new OwnWinogradKernel(p, out_shape, *f, std::move(steps), residual_input, inside, layout == "plain"));
+    return std::unique_ptr<Kernel>(new OwnWinogradKernel(p, out_shape, m, std::move(steps), residual_input, inside, layout == "plain"));
   });
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -22,10 +23,11 @@ namespace tilebank::engine {
 
 // m of an own Winograd algorithm name ("winograd_f4" -> 4); 0 for any other name.
 int OwnWinogradTile(const std::string& algo);
-// The own Winograd algorithm names, smallest tile first.
-const std::vector<std::string>& OwnWinogradAlgorithms();
 // Empty when the own Winograd runs `p`; otherwise why not.
 std::string OwnWinogradRefuses(const ConvProblem& p);
+// The (algorithm, layout) pairs the own Winograd offers for `p` (none where it refuses it), smallest
+// tile first; layout "blocked", "plain", and "nhwc" where the channel counts allow.
+std::vector<std::pair<std::string, std::string>> OwnWinogradOffers(const ConvProblem& p);
 
 // The kernel of `p` with tile `m` and `post_ops` (their operands are the kernel's inputs after the
 // convolution's); kInvalidInput naming what it does not run.

@@ -191,17 +191,16 @@ void OutputTransformOf(const WinogradGeometry& g, const float* products, const W
   OutputTiles<M>(hn::CappedTag<float, 8>(), g, products, e, dst, begin, end);
 }
 
-void InputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* src, float* v, int64_t begin, int64_t end) {
-  switch (f.m) {
+void InputTransform(const WinogradGeometry& g, const float* src, float* v, int64_t begin, int64_t end) {
+  switch (g.m) {
     case 2: return InputTransformOf<2>(g, src, v, begin, end);
     case 4: return InputTransformOf<4>(g, src, v, begin, end);
     case 6: return InputTransformOf<6>(g, src, v, begin, end);
   }
 }
 
-void OutputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t begin,
-                     int64_t end) {
-  switch (f.m) {
+void OutputTransform(const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t begin, int64_t end) {
+  switch (g.m) {
     case 2: return OutputTransformOf<2>(g, products, e, dst, begin, end);
     case 4: return OutputTransformOf<4>(g, products, e, dst, begin, end);
     case 6: return OutputTransformOf<6>(g, products, e, dst, begin, end);
@@ -217,13 +216,13 @@ namespace tilebank::engine {
 HWY_EXPORT(InputTransform);
 HWY_EXPORT(OutputTransform);
 
-void WinogradInputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* src, float* v, int64_t tile_begin, int64_t tile_end) {
-  HWY_DYNAMIC_DISPATCH(InputTransform)(f, g, src, v, tile_begin, tile_end);
+void WinogradInputTransform(const WinogradGeometry& g, const float* src, float* v, int64_t tile_begin, int64_t tile_end) {
+  HWY_DYNAMIC_DISPATCH(InputTransform)(g, src, v, tile_begin, tile_end);
 }
 
-void WinogradOutputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst,
-                             int64_t tile_begin, int64_t tile_end) {
-  HWY_DYNAMIC_DISPATCH(OutputTransform)(f, g, products, e, dst, tile_begin, tile_end);
+void WinogradOutputTransform(const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t tile_begin,
+                             int64_t tile_end) {
+  HWY_DYNAMIC_DISPATCH(OutputTransform)(g, products, e, dst, tile_begin, tile_end);
 }
 
 }  // namespace tilebank::engine

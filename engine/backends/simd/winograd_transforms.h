@@ -66,36 +66,32 @@ constexpr WinogradTables<M> CookToom() {
 template <int M>
 inline constexpr WinogradTables<M> kWinogradTables = CookToom<M>();
 
-struct WinogradMatrices {
-  int m = 0, alpha = 0;
-  std::vector<float> at;  // A^T: m x alpha
-  std::vector<float> g;   // G: alpha x 3
-  std::vector<float> bt;  // B^T: alpha x alpha
-};
-// F(m, 3) for m = 2 (points 0, 1, -1), 4 (and 2, -2) or 6 (and 1/2, -1/2), each with infinity:
-// kWinogradTables<m> as vectors. Any other m: nullptr.
-const WinogradMatrices* WinogradF(int m);
+// Whether F(m, 3) is built: m = 2 (points 0, 1, -1), 4 (and 2, -2) or 6 (and 1/2, -1/2), each with
+// infinity. The functions below take only these.
+bool WinogradTileKnown(int m);
 
 // One convolution's tiles. The input is read at rows tile_row * m - pad_top + [0, alpha) and
 // likewise columns; outside the image it reads zeros. A block of all the channels is NHWC.
 struct WinogradGeometry {
+  int m = 0;                                  // F(m, 3): m x m output tiles, (m + 2) x (m + 2) input tiles
   int64_t n = 0, c_blocks = 0, h = 0, w = 0;  // input [n][c_blocks][h][w][block]
   int64_t oc_blocks = 0, oh = 0, ow = 0;      // output [n][oc_blocks][oh][ow][out_block]
   int64_t pad_top = 0, pad_left = 0;
   int64_t block = 8, out_block = 8;           // multiples of 8
   int64_t tiles_h = 0, tiles_w = 0;           // ceil(oh / m), ceil(ow / m)
   int64_t tiles() const { return n * tiles_h * tiles_w; }
+  int alpha() const { return m + 2; }
 };
 WinogradGeometry MakeWinogradGeometry(int m, int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t oh, int64_t ow, int64_t pad_top,
                                       int64_t pad_left, int64_t block, int64_t out_block);
 
 // The transformed weights: `weights` OIHW (oc x c x 3 x 3) -> u [alpha^2][c_pad][oc_pad] row-major,
 // zero where a padded channel is.
-std::vector<float> WinogradWeights(const WinogradMatrices& f, const float* weights, int64_t oc, int64_t c, int64_t oc_pad, int64_t c_pad);
+std::vector<float> WinogradWeights(int m, const float* weights, int64_t oc, int64_t c, int64_t oc_pad, int64_t c_pad);
 
 // Input transform of tiles [tile_begin, tile_end) (tile = (image, tile row, tile column), row-major):
 // src -> v [alpha^2][tiles][c_blocks * block].
-void WinogradInputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* src, float* v, int64_t tile_begin, int64_t tile_end);
+void WinogradInputTransform(const WinogradGeometry& g, const float* src, float* v, int64_t tile_begin, int64_t tile_end);
 
 // What the output transform does to each output value after the bias, in order.
 struct WinogradEpilogueStep {
@@ -111,7 +107,7 @@ struct WinogradEpilogue {
 
 // Output transform of tiles [tile_begin, tile_end): products [alpha^2][tiles][oc_blocks * out_block] -> dst,
 // with the epilogue. dst may be the residual (each value is read before it is written).
-void WinogradOutputTransform(const WinogradMatrices& f, const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst,
-                             int64_t tile_begin, int64_t tile_end);
+void WinogradOutputTransform(const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t tile_begin,
+                             int64_t tile_end);
 
 }  // namespace tilebank::engine

@@ -9,35 +9,41 @@
 namespace tilebank::engine {
 namespace {
 
-TEST_CASE("WinogradF: A^T [(G g) . (B^T d)] is the correlation of d with g for m = 2, 4, 6") {
-  for (int m : {2, 4, 6}) {
-    CAPTURE(m);
-    const WinogradMatrices* f = WinogradF(m);
-    REQUIRE(f);
-    const int a = f->alpha;
-    REQUIRE(a == m + 2);
-    std::vector<double> d(a), g = {0.7, -1.3, 0.4};
-    for (int i = 0; i < a; ++i) d[i] = std::sin(1.7 * i + 0.3);
-    std::vector<double> gg(a, 0), bd(a, 0);
-    for (int j = 0; j < a; ++j) {
-      for (int k = 0; k < 3; ++k) gg[j] += f->g[j * 3 + k] * g[k];
-      for (int t = 0; t < a; ++t) bd[j] += f->bt[j * a + t] * d[t];
-    }
-    for (int i = 0; i < m; ++i) {
-      double y = 0, want = 0;
-      for (int j = 0; j < a; ++j) y += f->at[i * a + j] * gg[j] * bd[j];
-      for (int k = 0; k < 3; ++k) want += g[k] * d[i + k];
-      CHECK(std::fabs(y - want) < 1e-4);
-    }
+template <int M>
+void CheckCorrelation() {
+  CAPTURE(M);
+  const WinogradTables<M>& f = kWinogradTables<M>;
+  constexpr int a = WinogradTables<M>::kAlpha;
+  REQUIRE(a == M + 2);
+  std::vector<double> d(a), g = {0.7, -1.3, 0.4};
+  for (int i = 0; i < a; ++i) d[i] = std::sin(1.7 * i + 0.3);
+  std::vector<double> gg(a, 0), bd(a, 0);
+  for (int j = 0; j < a; ++j) {
+    for (int k = 0; k < 3; ++k) gg[j] += f.g[j * 3 + k] * g[k];
+    for (int t = 0; t < a; ++t) bd[j] += f.bt[j * a + t] * d[t];
   }
-  CHECK(WinogradF(3) == nullptr);
+  for (int i = 0; i < M; ++i) {
+    double y = 0, want = 0;
+    for (int j = 0; j < a; ++j) y += f.at[i * a + j] * gg[j] * bd[j];
+    for (int k = 0; k < 3; ++k) want += g[k] * d[i + k];
+    CHECK(std::fabs(y - want) < 1e-4);
+  }
+}
+
+TEST_CASE("Winograd tables: A^T [(G g) . (B^T d)] is the correlation of d with g for m = 2, 4, 6, the only tiles built") {
+  CheckCorrelation<2>();
+  CheckCorrelation<4>();
+  CheckCorrelation<6>();
+  CHECK(WinogradTileKnown(2));
+  CHECK(WinogradTileKnown(4));
+  CHECK(WinogradTileKnown(6));
+  CHECK_FALSE(WinogradTileKnown(3));
 }
 
 TEST_CASE("WinogradWeights: zero for the padded channels, G g G^T elsewhere") {
-  const WinogradMatrices& f = *WinogradF(2);
   std::vector<float> w(2 * 3 * 9);
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) - 3.f;
-  const std::vector<float> u = WinogradWeights(f, w.data(), 2, 3, 8, 8);
+  const std::vector<float> u = WinogradWeights(2, w.data(), 2, 3, 8, 8);
   REQUIRE(u.size() == 16u * 8 * 8);
   // Position (0, 0) of F(2,3) with point 0 is g[0][0] / f_0^2 (f_0 = (0 - 1)(0 + 1) = -1).
   CHECK(u[(0 * 8 + 1) * 8 + 1] == doctest::Approx(w[(1 * 3 + 1) * 9]));
