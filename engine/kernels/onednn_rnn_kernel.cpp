@@ -3,7 +3,9 @@
 // GRU z, r, h -> u, r, o. W's and R's bias are summed per gate, except linear_before_reset's
 // candidate, whose R bias is oneDNN's fourth LBR bias (inside the reset gate's product).
 // X and Y are read and written in ONNX's layouts (tnc, or ntc with layout=1); a bidirectional
-// layer runs its two directions one after the other and interleaves their outputs.
+// layer runs its two directions side by side, one thread each, where a step is too small to share
+// out or the threads are no more than the directions (else one after the other, each on every
+// thread), and interleaves their outputs.
 #include "engine/kernels/onednn_rnn_kernel.h"
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <optional>
 
 #include "engine/backends/onednn/onednn_common.h"
+#include "engine/core/parallel_for.h"
 
 namespace tilebank::engine::kernels {
 namespace {
@@ -83,6 +86,7 @@ class OneDnnRecurrent : public OpKernel {
   struct Direction {
     dnnl::primitive prim;
     memory weights_layer, weights_iter, peephole, bias;  // in the primitive's layouts
+    memory scratchpad;  // its own, so that the two directions may run at once
   };
   struct Plan {
     Sizes sizes;
@@ -171,31 +175,34 @@ class OneDnnRecurrent : public OpKernel {
         weights_layer({1, 1, z.I, G, z.H}, f32, tag::any), weights_iter({1, 1, z.H, G, z.H}, f32, tag::any),
         bias_md({1, 1, G + (lbr_ ? 1 : 0), z.H}, f32, tag::ldgo), peephole_md({1, 1, 3, z.H}, f32, tag::ldgo);
     const auto inference = dnnl::prop_kind::forward_inference;
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     for (int d = 0; d < dirs_; ++d) {
       const auto direction = reverse_ || d == 1 ? dnnl::rnn_direction::unidirectional_right2left : dnnl::rnn_direction::unidirectional_left2right;
       Direction dir;
-      memory::desc wl, wi;
+      memory::desc wl, wi, pad;
       if (cell_ == RecurrentCell::kLstm) {
         auto desc = p.peephole ? dnnl::lstm_forward::desc(inference, direction, src_layer, state, state, weights_layer, weights_iter, peephole_md,
                                                           bias_md, dst_layer, state, state)
                                : dnnl::lstm_forward::desc(inference, direction, src_layer, state, state, weights_layer, weights_iter, bias_md,
                                                           dst_layer, state, state);
-        dnnl::lstm_forward::primitive_desc pd(desc, engine);
-        dir.prim = dnnl::lstm_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc();
+        dnnl::lstm_forward::primitive_desc pd(desc, attr, engine);
+        dir.prim = dnnl::lstm_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc(), pad = pd.scratchpad_desc();
       } else if (lbr_) {
         dnnl::lbr_gru_forward::primitive_desc pd(
-            dnnl::lbr_gru_forward::desc(inference, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state), engine);
-        dir.prim = dnnl::lbr_gru_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc();
+            dnnl::lbr_gru_forward::desc(inference, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state), attr, engine);
+        dir.prim = dnnl::lbr_gru_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc(), pad = pd.scratchpad_desc();
       } else if (cell_ == RecurrentCell::kGru) {
         dnnl::gru_forward::primitive_desc pd(
-            dnnl::gru_forward::desc(inference, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state), engine);
-        dir.prim = dnnl::gru_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc();
+            dnnl::gru_forward::desc(inference, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state), attr, engine);
+        dir.prim = dnnl::gru_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc(), pad = pd.scratchpad_desc();
       } else {
         dnnl::vanilla_rnn_forward::primitive_desc pd(
             dnnl::vanilla_rnn_forward::desc(inference, activation_, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state),
-            engine);
-        dir.prim = dnnl::vanilla_rnn_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc();
+            attr, engine);
+        dir.prim = dnnl::vanilla_rnn_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc(), pad = pd.scratchpad_desc();
       }
+      dir.scratchpad = memory(pad, engine);
       const int64_t G_H = G * z.H;
       dir.weights_layer = Weights(in[1]->data<float>() + d * G_H * z.I, z.I, z.H, wl, stream);
       dir.weights_iter = Weights(in[2]->data<float>() + d * G_H * z.H, z.H, z.H, wi, stream);
@@ -223,7 +230,6 @@ class OneDnnRecurrent : public OpKernel {
     }
     const Plan& p = *plan_;
     dnnl::engine& engine = OneDnnCpuEngine();
-    dnnl::stream stream(engine);
     const memory::data_type f32 = memory::data_type::f32;
     const memory::desc seq_x({z.S, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc), seq_y({z.S, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc),
         state({1, 1, z.B, z.H}, f32, tag::ldnc);
@@ -232,10 +238,17 @@ class OneDnnRecurrent : public OpKernel {
     TypedTensor y(DType::kFloat32, y_shape), yh(DType::kFloat32, state_shape), yc(DType::kFloat32, state_shape);
     // A state [dirs, B, H] (ntc: [B, dirs, H]) at (d, b) starts here.
     auto state_at = [&](int d, int64_t b) { return batch_first_ ? (b * dirs_ + d) * z.H : (d * z.B + b) * z.H; };
-    std::vector<float> seq(dirs_ > 1 ? static_cast<size_t>(z.S * z.B * z.H) : 0), h_in(z.B * z.H), c_in(z.B * z.H), h_out(z.B * z.H), c_out(z.B * z.H);
+    // Each direction's own sequence output (bidirectional), initial and final states.
+    struct Buffers {
+      std::vector<float> seq, h_in, c_in, h_out, c_out;
+    };
+    std::vector<Buffers> buffers(dirs_);
     memory x_mem(seq_x, engine, const_cast<std::byte*>(in[0]->bytes.data()));
-    for (int d = 0; d < dirs_; ++d) {
+    auto run_direction = [&](int d) {
       const Direction& dir = p.dirs[d];
+      Buffers& buf = buffers[d];
+      buf.seq.resize(dirs_ > 1 ? static_cast<size_t>(z.S * z.B * z.H) : 0);
+      for (auto* v : {&buf.h_in, &buf.c_in, &buf.h_out, &buf.c_out}) v->assign(static_cast<size_t>(z.B * z.H), 0.0f);
       auto gather = [&](const TypedTensor* from, std::vector<float>& to) {
         for (int64_t b = 0; b < z.B; ++b) std::memcpy(to.data() + b * z.H, from->data<float>() + state_at(d, b), static_cast<size_t>(z.H) * sizeof(float));
       };
@@ -243,31 +256,54 @@ class OneDnnRecurrent : public OpKernel {
                                               {DNNL_ARG_WEIGHTS_LAYER, dir.weights_layer},
                                               {DNNL_ARG_WEIGHTS_ITER, dir.weights_iter},
                                               {DNNL_ARG_BIAS, dir.bias},
-                                              {DNNL_ARG_DST_LAYER, memory(seq_y, engine, dirs_ > 1 ? seq.data() : y.data<float>())},
-                                              {DNNL_ARG_DST_ITER, memory(state, engine, h_out.data())}};
-      if (h0) gather(h0, h_in);
-      else std::fill(h_in.begin(), h_in.end(), 0.0f);
-      args[DNNL_ARG_SRC_ITER] = memory(state, engine, h_in.data());
+                                              {DNNL_ARG_SCRATCHPAD, dir.scratchpad},
+                                              {DNNL_ARG_DST_LAYER, memory(seq_y, engine, dirs_ > 1 ? buf.seq.data() : y.data<float>())},
+                                              {DNNL_ARG_DST_ITER, memory(state, engine, buf.h_out.data())}};
+      if (h0) gather(h0, buf.h_in);
+      args[DNNL_ARG_SRC_ITER] = memory(state, engine, buf.h_in.data());
       if (cell_ == RecurrentCell::kLstm) {
-        if (c0) gather(c0, c_in);
-        else std::fill(c_in.begin(), c_in.end(), 0.0f);
-        args[DNNL_ARG_SRC_ITER_C] = memory(state, engine, c_in.data());
-        args[DNNL_ARG_DST_ITER_C] = memory(state, engine, c_out.data());
+        if (c0) gather(c0, buf.c_in);
+        args[DNNL_ARG_SRC_ITER_C] = memory(state, engine, buf.c_in.data());
+        args[DNNL_ARG_DST_ITER_C] = memory(state, engine, buf.c_out.data());
         if (p.peephole) args[DNNL_ARG_WEIGHTS_PEEPHOLE] = dir.peephole;
       }
-      ExecuteAndWait(dir.prim, stream, args);
+      dnnl::stream own_stream(engine);
+      ExecuteAndWait(dir.prim, own_stream, args);
+    };
+    Status failed = Status::Ok();
+    std::mutex failed_mutex;
+    auto run_directions = [&](int64_t begin, int64_t end) {
+      for (int64_t d = begin; d < end; ++d) {
+        Status s = Status::Ok();
+        try {  // nothing may leave a pool thread
+          run_direction(static_cast<int>(d));
+        } catch (const std::exception& e) {
+          s = Status::InvalidInput(std::string("oneDNN: ") + e.what());
+        }
+        std::lock_guard<std::mutex> lock(failed_mutex);
+        if (!s.ok() && failed.ok()) failed = s;
+      }
+    };
+    // Side by side when each direction's step is too small to share among threads, or no thread
+    // would be left idle; otherwise each direction on all the threads in turn.
+    const bool side_by_side = dirs_ > 1 && (z.B * z.H < 1024 || ParallelThreads() <= dirs_);
+    if (side_by_side) ParallelFor(dirs_, 1, run_directions);
+    else run_directions(0, dirs_);
+    TB_RETURN_IF_ERROR(failed);
+    for (int d = 0; d < dirs_; ++d) {
+      const Buffers& buf = buffers[d];
       if (dirs_ > 1) {  // [S, B, H] (ntc: [B, S, H]) into Y's direction d
         for (int64_t t = 0; t < z.S; ++t)
           for (int64_t b = 0; b < z.B; ++b) {
             const int64_t from = batch_first_ ? (b * z.S + t) * z.H : (t * z.B + b) * z.H;
             const int64_t to = batch_first_ ? ((b * z.S + t) * dirs_ + d) * z.H : ((t * dirs_ + d) * z.B + b) * z.H;
-            std::memcpy(y.data<float>() + to, seq.data() + from, static_cast<size_t>(z.H) * sizeof(float));
+            std::memcpy(y.data<float>() + to, buf.seq.data() + from, static_cast<size_t>(z.H) * sizeof(float));
           }
       }
       for (int64_t b = 0; b < z.B; ++b) {
-        std::memcpy(yh.data<float>() + state_at(d, b), h_out.data() + b * z.H, static_cast<size_t>(z.H) * sizeof(float));
+        std::memcpy(yh.data<float>() + state_at(d, b), buf.h_out.data() + b * z.H, static_cast<size_t>(z.H) * sizeof(float));
         if (cell_ == RecurrentCell::kLstm)
-          std::memcpy(yc.data<float>() + state_at(d, b), c_out.data() + b * z.H, static_cast<size_t>(z.H) * sizeof(float));
+          std::memcpy(yc.data<float>() + state_at(d, b), buf.c_out.data() + b * z.H, static_cast<size_t>(z.H) * sizeof(float));
       }
     }
     onednn_calls++;
