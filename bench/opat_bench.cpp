@@ -15,6 +15,7 @@
 
 #include "bench/adams2019_matmul.h"
 #include "bench/machine_peaks.h"
+#include "engine/backends/halide/halide_target.h"
 #include "engine/catalog/template_registry.h"
 #include "engine/core/conv_problem.h"
 #include "engine/core/gemm_problem.h"
@@ -277,7 +278,7 @@ int main(int argc, char** argv) {
   }
   const auto& host = engine::Host();
   std::printf("host: %s, %d cores; Halide target %s; %d trials per tuning run\n", HostSocVersion().c_str(), host.cores,
-              host.target.to_string().c_str(), options.trials);
+              engine::HostHalideTarget().to_string().c_str(), options.trials);
   auto peaks = bench::MeasureMachinePeaks(host.cores);
   std::printf("measured peaks: FMA %.1f GFLOP/s (%.1f per core), bandwidth %.1f GB/s scale (read+write), %.1f GB/s read\n",
               peaks.fma_gflops, peaks.fma_gflops_core, peaks.scale_gbs, peaks.read_gbs);

@@ -57,6 +57,7 @@ TEST_CASE("isa: a model runs and tunes restricted to a lower level, which its so
     const nlohmann::json out = nlohmann::json::parse(run.out);
     const std::string soc = out.at("soc_version");
     CHECK(IsaOfSocVersion(soc) == ParseIsa(level));
+    CHECK(out.at("isa") == level);
     const std::string target = out.at("halide_target");
     CHECK_MESSAGE(target.find("avx2") == std::string::npos, target);
     CHECK_MESSAGE(target.find("avx512") == std::string::npos, target);

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "engine/backends/halide/builder.h"
+#include "engine/backends/halide/halide_target.h"
 #include "engine/backends/halide/kernel_disk_cache.h"
 #include "engine/catalog/builtin_choice.h"
 #include "engine/catalog/template_registry.h"
@@ -182,11 +184,15 @@ int RunModel(const RunFlags& f) {
     if (auto op = engine::model::NodeOpSpec(ex.graph(), n); op.ok()) flops += engine::OpFlops(op->op);
   const double total_us = timing->median_ms * 1000;
   if (f.json) {
-    nlohmann::json out = {{"model", f.model}, {"soc_version", HostSocVersion()}, {"halide_target", engine::Host().target.to_string()}, {"nodes", ex.bindings().size()}, {"load_s", load_s}, {"gflop", flops / 1e9},
+    const std::optional<IsaLevel> isa = engine::Host().level;
+    nlohmann::json out = {{"model", f.model}, {"soc_version", HostSocVersion()}, {"isa", isa ? std::string(IsaName(*isa)) : "unknown"}, {"nodes", ex.bindings().size()}, {"load_s", load_s}, {"gflop", flops / 1e9},
                           {"kernel_cache", {{"dir", kernel_cache}, {"loaded", kernels.loaded}, {"compiled", kernels.compiled}}},
                           {"latency_ms", {{"median", timing->median_ms}, {"spread", timing->spread_ms}, {"runs", timing->runs}, {"warmup", f.warmup}}},
                           {"memory", {{"activations_bytes", ex.arena_bytes()}, {"weights_bytes", ex.constant_bytes()}, {"peak_rss_mib", PeakRssMiB()}}},
                           {"policies", {{"bank", from_bank}, {"nearest", nearest}, {"builtin", builtin}, {"converts", converts}, {"bank_unusable_here", unusable}}}};
+    // Only where this process built Halide kernels: asking Halide for its target loads it (and LLVM).
+    if (const engine::BuilderStats halide = engine::SharedBuilder().stats(); halide.compiles + halide.hits + halide.failures > 0)
+      out["halide_target"] = engine::HostHalideTarget().to_string();
     if (comparison)
       out["check"] = {{"ok", comparison->ok}, {"quantized_tolerance", comparison->quantized_tolerance}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
                       {"mismatched_elements", comparison->mismatched}, {"compared_elements", comparison->compared}, {"worst", comparison->worst}};

@@ -4,6 +4,7 @@
 
 #include "engine/backends/halide/builder.h"
 #include "engine/backends/halide/halide_program.h"
+#include "engine/backends/halide/halide_target.h"
 #include "engine/core/host_facts.h"
 #include "engine/core/template_catalog.h"
 
@@ -22,7 +23,7 @@ Status OpTemplate::Supports(const OpSpec& op) const {
 }
 
 Result<std::unique_ptr<Kernel>> HalideTemplate::Build(const OpSpec& op, const Policy& policy) const {
-  uint64_t key = CompileKey(id(), version(), op.canonical.text, PolicyText(policy), Host().target.to_string());
+  uint64_t key = CompileKey(id(), version(), op.canonical.text, PolicyText(policy), HostHalideTarget().to_string());
   auto program = SharedBuilder().Compile(key, [&] { return Define(op, policy); });
   if (!program.ok()) return program.status();
   return std::unique_ptr<Kernel>(new HalideKernel(program.value()));

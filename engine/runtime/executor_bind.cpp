@@ -10,6 +10,7 @@
 #include <set>
 
 #include "engine/backends/halide/builder.h"
+#include "engine/backends/halide/halide_target.h"
 #include "engine/runtime/executor_step.h"
 #include "engine/catalog/op_list_check.h"
 #include "engine/catalog/policy_check.h"
@@ -144,7 +145,7 @@ Executor::PolicyChoice Executor::ChoosePolicy(const OpSpec& op, const PolicyLook
       return choice;
     }
     // Another shape's policy that does not fit this one is no news; the bank's own entry is.
-    if (!found->nearest) choice.note = from + " cannot run on this host's target (" + Host().target.to_string() + "): " + problem;
+    if (!found->nearest) choice.note = from + " cannot run on this host's target (" + HostHalideTarget().to_string() + "): " + problem;
   }
   const BuiltinChoice builtin = BuiltinChoiceFor(op, default_policies_);
   choice.tmpl = builtin.tmpl;
@@ -339,7 +340,7 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
   for (const Subgraph& s : subgraphs) {
     std::optional<FusionChoice> choice = fusion(s);
     if (choice && !choice->unusable.empty()) {
-      fusion_notes[s.anchor] = "the bank's fused policy cannot run on this host's target (" + Host().target.to_string() + "): " + choice->unusable;
+      fusion_notes[s.anchor] = "the bank's fused policy cannot run on this host's target (" + HostHalideTarget().to_string() + "): " + choice->unusable;
       choice.reset();
     }
     if (!choice) choice = BuiltinFusion(s, lookup);

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <iostream>
 
-#include "engine/core/host_facts.h"
+#include "engine/backends/halide/halide_target.h"
 
 namespace tilebank::engine {
 
@@ -16,7 +16,7 @@ thread_local KernelDiskCache* t_disk_cache = nullptr;
 // Compiles `program` into `disk`; false (after saying why, once per process) when it cannot be.
 bool CompileThroughDisk(KernelDiskCache& disk, uint64_t key, HalideProgram& program) {
   std::vector<Halide::Argument> args(program.params.begin(), program.params.end());
-  auto entry = disk.Load(key, program.pipeline, args, Host().target);
+  auto entry = disk.Load(key, program.pipeline, args, HostHalideTarget());
   if (entry.ok()) {
     program.entry = *entry;
     return true;
@@ -56,7 +56,7 @@ Result<std::shared_ptr<const HalideProgram>> Builder::Compile(uint64_t compile_k
   std::shared_ptr<HalideProgram> program;
   try {
     program = std::make_shared<HalideProgram>(define());
-    if (!disk || !CompileThroughDisk(*disk, compile_key, *program)) program->pipeline.compile_jit(Host().target);
+    if (!disk || !CompileThroughDisk(*disk, compile_key, *program)) program->pipeline.compile_jit(HostHalideTarget());
   } catch (const Halide::Error& e) {
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.failures++;

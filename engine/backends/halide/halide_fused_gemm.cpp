@@ -5,6 +5,7 @@
 
 #include "engine/backends/halide/builder.h"
 #include "engine/backends/halide/halide_program.h"
+#include "engine/backends/halide/halide_target.h"
 #include "engine/backends/fused_policy.h"
 #include "engine/backends/onednn/onednn_post_ops.h"
 #include "engine/core/gemm_problem.h"
@@ -52,7 +53,7 @@ Result<std::unique_ptr<Kernel>> HalideFusedGemmKernel(const OpSpec& anchor, cons
     extents[i] = {static_cast<int>((*dims)[2]), static_cast<int>((*dims)[1]), static_cast<int>((*dims)[0])};
   }
   const uint64_t key = CompileKey(std::string(kFusedTemplateId) + ".halide", t->version(), anchor.canonical.text + StepsText(post_ops),
-                                  PolicyText(anchor_policy), Host().target.to_string());
+                                  PolicyText(anchor_policy), HostHalideTarget().to_string());
   auto program = SharedBuilder().Compile(key, [&] {
     // The operands' params, added the first time the epilogue is defined.
     auto params = std::make_shared<std::map<size_t, ImageParam>>();

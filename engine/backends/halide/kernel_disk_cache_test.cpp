@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "engine/core/host_facts.h"
+#include "engine/backends/halide/halide_target.h"
 #include "tests/test_support.h"
 
 namespace tilebank::engine {
@@ -32,7 +32,7 @@ TEST_CASE("the kernel disk cache compiles a pipeline once, and another process (
   for (int i = 0; i < 1024; ++i) input(i) = static_cast<float>(i);
 
   KernelDiskCache first(cache_dir);
-  auto entry = first.Load(42, TwicePlusOne(in), {in}, Host().target);
+  auto entry = first.Load(42, TwicePlusOne(in), {in}, HostHalideTarget());
   REQUIRE(entry.ok());
   CHECK(first.stats().compiled == 1);
   CHECK(first.stats().loaded == 0);
@@ -43,7 +43,7 @@ TEST_CASE("the kernel disk cache compiles a pipeline once, and another process (
   for (int i = 0; i < 1024; ++i) REQUIRE(output(i) == 2.f * i + 1.f);
 
   KernelDiskCache second(cache_dir);
-  auto again = second.Load(42, TwicePlusOne(in), {in}, Host().target);
+  auto again = second.Load(42, TwicePlusOne(in), {in}, HostHalideTarget());
   REQUIRE(again.ok());
   CHECK(second.stats().loaded == 1);
   CHECK(second.stats().compiled == 0);
@@ -64,7 +64,7 @@ TEST_CASE("the kernel disk cache refuses what it cannot hold, as a status") {
   FILE* f = std::fopen(file.c_str(), "w");
   std::fclose(f);
   KernelDiskCache blocked(file + "/kernels");
-  auto entry = blocked.Load(1, TwicePlusOne(in), {in}, Host().target);
+  auto entry = blocked.Load(1, TwicePlusOne(in), {in}, HostHalideTarget());
   CHECK(!entry.ok());
   CHECK(entry.status().code() == StatusCode::kIoError);
 
@@ -74,7 +74,7 @@ TEST_CASE("the kernel disk cache refuses what it cannot hold, as a status") {
   Halide::Pipeline with_extern(ext);
   with_extern.set_jit_externs({{"tilebank_no_such_function", Halide::JITExtern{+[](halide_buffer_t*, halide_buffer_t*) { return 0; }}}});
   KernelDiskCache cache(dir.path() + "/kernels");
-  auto refused = cache.Load(2, with_extern, {in}, Host().target);
+  auto refused = cache.Load(2, with_extern, {in}, HostHalideTarget());
   CHECK(!refused.ok());
   CHECK(refused.status().code() == StatusCode::kInvalidInput);
 }

@@ -1,6 +1,8 @@
 // Winograd F(m, 3)'s tile geometry and weight transform: the scalar half of
 // engine/backends/simd/winograd_transforms.h (run once per convolution, at load).
 
+#include <cstddef>
+
 #include "engine/backends/simd/winograd_transforms.h"
 
 namespace tilebank::engine {
