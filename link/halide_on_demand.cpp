@@ -1,0 +1,100 @@
+// Halide on demand: the executables do not load libHalide (and LLVM, which it links: some 48 MiB
+// resident the moment it is mapped) until the first call into it. Every function libHalide exports
+// is an entry of the generated stubs (link/halide_on_demand_stubs.cmake) that jumps through a slot;
+// a slot first leads to tb_halide_bind_slot, which opens the library, looks the function up and
+// puts it in the slot, so later calls cost one indirect jump. A process that runs no Halide kernel
+// (a model on oneDNN alone, a bank command) never maps it.
+//
+// The one call made before main, Halide.h's introspection check (each file that includes it runs it
+// as a static initializer), is kept here and made when the library opens.
+#include <dlfcn.h>
+
+#include <Halide.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+extern "C" {
+extern void* tb_halide_slots[];
+extern const char* const tb_halide_symbol_names[];
+extern const std::size_t tb_halide_symbol_count;
+void* tb_halide_bind_slot(std::size_t index) __attribute__((visibility("hidden")));
+}
+
+namespace {
+
+using IntrospectionTest = bool (*)(bool (*)(const void*, const std::string&));
+using IntrospectionCheck = bool (*)(const void*, const std::string&);
+using CompilationUnitTest = void (*)(IntrospectionTest, IntrospectionCheck, void (*)());
+constexpr const char* kCompilationUnitTest =
+    "_ZN6Halide8Internal13Introspection21test_compilation_unitEPFbPFbPKvRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEEESD_PFvvE";
+
+struct PendingTest {
+  IntrospectionTest test;
+  IntrospectionCheck check;
+  void (*offset_marker)();
+};
+
+// The introspection checks made before the library opened, and the real check once it has.
+struct Deferred {
+  std::mutex mutex;
+  std::vector<PendingTest> pending;
+  CompilationUnitTest real = nullptr;
+};
+
+Deferred& DeferredTests() {
+  static Deferred* deferred = new Deferred;  // never destroyed: static initializers of any file may use it
+  return *deferred;
+}
+
+[[noreturn]] void Fail(const std::string& what) {
+  std::fprintf(stderr, "tilebank: %s\n", what.c_str());
+  std::abort();
+}
+
+void* Library() {
+  static void* library = [] {
+    void* h = dlopen(TILEBANK_HALIDE_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) Fail(std::string("cannot load Halide (") + TILEBANK_HALIDE_SONAME + "): " + dlerror());
+    auto real = reinterpret_cast<CompilationUnitTest>(dlsym(h, kCompilationUnitTest));
+    if (!real) Fail(std::string(TILEBANK_HALIDE_SONAME) + " lacks " + kCompilationUnitTest);
+    Deferred& d = DeferredTests();
+    std::lock_guard<std::mutex> lock(d.mutex);
+    for (const PendingTest& t : d.pending) real(t.test, t.check, t.offset_marker);
+    d.pending.clear();
+    d.real = real;
+    return h;
+  }();
+  return library;
+}
+
+}  // namespace
+
+extern "C" void* tb_halide_bind_slot(std::size_t index) {
+  if (index >= tb_halide_symbol_count) Fail("a Halide stub past the end of its table");
+  void* function = dlsym(Library(), tb_halide_symbol_names[index]);
+  if (!function) Fail(std::string(TILEBANK_HALIDE_SONAME) + " lacks " + tb_halide_symbol_names[index] + ", which this build was linked against");
+  __atomic_store_n(&tb_halide_slots[index], function, __ATOMIC_RELEASE);
+  return function;
+}
+
+namespace Halide::Internal::Introspection {
+
+void test_compilation_unit(IntrospectionTest test, IntrospectionCheck check, void (*offset_marker)()) {
+  Deferred& d = DeferredTests();
+  CompilationUnitTest real = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(d.mutex);
+    if (!d.real) {
+      d.pending.push_back({test, check, offset_marker});
+      return;
+    }
+    real = d.real;
+  }
+  real(test, check, offset_marker);
+}
+
+}  // namespace Halide::Internal::Introspection
