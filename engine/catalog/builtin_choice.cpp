@@ -23,7 +23,7 @@ const std::map<std::string, bool>& OneDnnClasses() {
       {"matmul", true},         {"matmul.batched", true},    {"Gemm", true},           {"BatchMatMul", true},
       {"LayerNormalization", true}, {"Add", true},           {"Sub", true},            {"Mul", true},
       {"Div", true},            {"Softmax", false},          {"Gelu", false},
-      {"MaxPool", true},        {"AveragePool", true},
+      {"MaxPool", true},        {"AveragePool", true},       {"GlobalAveragePool", true},
   };
   return classes;
 }

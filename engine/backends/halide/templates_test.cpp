@@ -248,7 +248,10 @@ TEST_CASE("templates: oneDNN is an Impl alternative for vector ops, broadcasting
                              Op(R"({"op":"LayerNormalization","input_desc":)" + Desc({"[2,5,24]", "[5,24]"}) + R"(,"output_desc":)" +
                                 Desc({"[2,5,24]"}) + R"(,"attr":[{"name":"axis","type":"int","value":1}]})"),
                              Op(R"({"op":"Gelu","input_desc":)" + Desc({"[9,70]"}) + R"(,"output_desc":)" + Desc({"[9,70]"}) +
-                                R"(,"attr":[{"name":"approximate","type":"str","value":"tanh"}]})")};
+                                R"(,"attr":[{"name":"approximate","type":"str","value":"tanh"}]})"),
+                             // Global pooling: one window over every spatial axis.
+                             Op(R"({"op":"GlobalAveragePool","input_desc":)" + Desc({"[1,5,7,9]"}) + R"(,"output_desc":)" + Desc({"[1,5,1,1]"}) + "}"),
+                             Op(R"({"op":"GlobalAveragePool","input_desc":)" + Desc({"[2,4,3,11]"}) + R"(,"output_desc":)" + Desc({"[2,4,1,1]"}) + "}")};
   for (const OpSpec& op : ops) {
     CAPTURE(op.op_type);
     CHECK(HasAlternative(op, "impl.onednn"));

@@ -46,7 +46,8 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> BinaryDims(const std::vect
   return {{1, full, rest}, {1, full, 1}};
 }
 
-bool IsPooling(const std::string& t) { return t == "MaxPool" || t == "AveragePool"; }
+bool IsGlobalPooling(const std::string& t) { return t == "GlobalAveragePool"; }
+bool IsPooling(const std::string& t) { return t == "MaxPool" || t == "AveragePool" || IsGlobalPooling(t); }
 
 // An ONNX pooling node's window over its spatial axes in oneDNN's terms: dilation counts the gaps
 // (ONNX's minus one), and the right padding is what the output length needs, so ceil_mode's
@@ -61,6 +62,10 @@ PoolWindow WindowOf(const OpSpec& op) {
   const auto& out = op.outputs[0].shape;
   const size_t spatial = in.size() - 2;
   PoolWindow w;
+  if (IsGlobalPooling(op.op_type)) {  // one window over every spatial axis
+    for (size_t i = 0; i < spatial; ++i) w.kernel.push_back(in[i + 2]), w.strides.push_back(1), w.dilation.push_back(0), w.pad_l.push_back(0), w.pad_r.push_back(0);
+    return w;
+  }
   const auto k = op.Ints("kernel_shape", {}), s = op.Ints("strides", {}), d = op.Ints("dilations", {}), p = op.Ints("pads", {});
   for (size_t i = 0; i < spatial; ++i) {
     const int64_t ki = i < k.size() ? k[i] : 1, si = i < s.size() ? s[i] : 1, di = i < d.size() ? d[i] : 1;
@@ -212,7 +217,7 @@ dnnl::pooling_v2_forward::primitive_desc OneDnnPoolingPrimitive(const OpSpec& op
 
 std::vector<std::string> OneDnnVectorOps() {
   std::vector<std::string> types = {"Softmax", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "Gelu",  // oneDNN has no plain erf
-                                    "MaxPool", "AveragePool"};
+                                    "MaxPool", "AveragePool", "GlobalAveragePool"};
   const std::vector<std::string> binary = OpTypesOf(OpRole::kBinaryElementwise);
   types.insert(types.end(), binary.begin(), binary.end());
   return types;
@@ -238,6 +243,7 @@ Status OneDnnSupportsVectorOp(const OpSpec& op) {
   if (IsPooling(t)) {
     if (rank < 3 || rank > 5 || op.outputs[0].shape.size() != rank) return Status::InvalidInput("impl.onednn: " + op.name + ": 1-D to 3-D pooling over [N, C, ...]");
     if (op.outputs.size() > 1) return Status::InvalidInput("impl.onednn: " + op.name + ": MaxPool's indices output is not supported");
+    if (IsGlobalPooling(t)) return Status::Ok();
     if (op.Text("auto_pad", "NOTSET") != "NOTSET") return Status::InvalidInput("impl.onednn: " + op.name + ": auto_pad " + op.Text("auto_pad", ""));
     if (op.Ints("kernel_shape", {}).size() != rank - 2) return Status::InvalidInput("impl.onednn: " + op.name + ": kernel_shape must name every spatial axis");
     const PoolWindow window = WindowOf(op);

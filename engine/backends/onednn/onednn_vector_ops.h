@@ -1,6 +1,7 @@
 // impl.onednn for vector operators: Softmax (one axis), LayerNormalization (the axes from `axis`
 // on, with scale and optional bias), Relu, Sigmoid, Tanh, Gelu (erf or tanh), MaxPool and
-// AveragePool (1-D to 3-D, dilations, ceil_mode; no indices output), and Add, Sub,
+// AveragePool (1-D to 3-D, dilations, ceil_mode; no indices output), GlobalAveragePool (one
+// window over the spatial axes), and Add, Sub,
 // Mul, Div where the first input has the output's shape (oneDNN broadcasts the second only; Add
 // and Mul swap their inputs when it is the first that broadcasts).
 #pragma once
