@@ -18,10 +18,11 @@
 #include <vector>
 
 extern "C" {
-extern void* tb_halide_slots[];
-extern const char* const tb_halide_symbol_names[];
-extern const std::size_t tb_halide_symbol_count;
-void* tb_halide_bind_slot(std::size_t index) __attribute__((visibility("hidden")));
+extern void* tb_halide_slots[] __attribute__((visibility("hidden")));
+extern const char* const tb_halide_symbol_names[] __attribute__((visibility("hidden")));
+extern const std::size_t tb_halide_symbol_count __attribute__((visibility("hidden")));
+// Called from the stubs' binder, which has no unwind information: nothing may be thrown through it.
+void* tb_halide_bind_slot(std::size_t index) noexcept __attribute__((visibility("hidden")));
 }
 
 namespace {
@@ -29,8 +30,7 @@ namespace {
 using IntrospectionTest = bool (*)(bool (*)(const void*, const std::string&));
 using IntrospectionCheck = bool (*)(const void*, const std::string&);
 using CompilationUnitTest = void (*)(IntrospectionTest, IntrospectionCheck, void (*)());
-constexpr const char* kCompilationUnitTest =
-    "_ZN6Halide8Internal13Introspection21test_compilation_unitEPFbPFbPKvRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEEESD_PFvvE";
+constexpr const char* kCompilationUnitTest = TILEBANK_HALIDE_INTROSPECTION_TEST;  // its mangled name (CMakeLists.txt)
 
 struct PendingTest {
   IntrospectionTest test;
@@ -77,9 +77,12 @@ void ReplayDeferredTests(void* library) {
 }
 
 void* Library() {
+  // Lazily bound, as it was when the executables linked it; local, so that nothing else binds to it
+  // by accident (Halide's plugins name it as a dependency and find it open).
   static void* library = [] {
-    void* h = dlopen(TILEBANK_HALIDE_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) Fail(std::string("cannot load Halide (") + TILEBANK_HALIDE_SONAME + "): " + dlerror());
+    void* h = dlopen(TILEBANK_HALIDE_SONAME, RTLD_LAZY | RTLD_LOCAL);
+    if (!h) h = dlopen(TILEBANK_HALIDE_PATH, RTLD_LAZY | RTLD_LOCAL);
+    if (!h) Fail(std::string("cannot load Halide (") + TILEBANK_HALIDE_SONAME + " or " + TILEBANK_HALIDE_PATH + "): " + dlerror());
     return h;
   }();
   ReplayDeferredTests(library);
@@ -88,7 +91,7 @@ void* Library() {
 
 }  // namespace
 
-extern "C" void* tb_halide_bind_slot(std::size_t index) {
+extern "C" void* tb_halide_bind_slot(std::size_t index) noexcept {
   if (index >= tb_halide_symbol_count) Fail("a Halide stub past the end of its table");
   void* function = dlsym(Library(), tb_halide_symbol_names[index]);
   if (!function) Fail(std::string(TILEBANK_HALIDE_SONAME) + " lacks " + tb_halide_symbol_names[index] + ", which this build was linked against");
