@@ -10,6 +10,8 @@
 #include <cmath>
 #include <optional>
 
+#include "engine/core/parallel_for.h"
+#include "engine/core/threads.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_rnn_kernel.h"
 
@@ -137,6 +139,44 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
       }
     }
   }
+}
+
+// Worst absolute difference of two runs' outputs, which must have the same shapes.
+double WorstDifference(const std::vector<TypedTensor>& a, const std::vector<TypedTensor>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    REQUIRE(a[k].shape == b[k].shape);
+    REQUIRE(a[k].size() > 0);
+    for (int64_t i = 0; i < a[k].size(); ++i) worst = std::max(worst, std::abs(a[k].At(i) - b[k].At(i)));
+  }
+  return worst;
+}
+
+TEST_CASE("a bidirectional layer on oneDNN's RNN primitives computes the same with its directions side by side on two threads or in turn on four") {
+  const int before = ParallelThreads();
+  const auto dims = [](std::initializer_list<int64_t> d) { return std::optional<std::vector<int64_t>>(std::vector<int64_t>(d)); };
+  // Batch x hidden 3 x 4 (a step too small to share: side by side on any count of threads) and
+  // 8 x 160 (side by side on two threads, in turn on four), each with initial states.
+  const std::vector<Case> cases = {
+      {"LSTM", {dims({6, 3, 5}), dims({2, 16, 5}), dims({2, 16, 4}), dims({2, 32}), std::nullopt, dims({2, 3, 4}), dims({2, 3, 4})},
+       {{"hidden_size", 4}, {"direction", "bidirectional"}}, {}, 3, true},
+      {"GRU", {dims({5, 8, 7}), dims({2, 480, 7}), dims({2, 480, 160}), dims({2, 960}), std::nullopt, dims({2, 8, 160})},
+       {{"hidden_size", 160}, {"direction", "bidirectional"}, {"linear_before_reset", 1}}, {}, 2, true},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.op_type);
+    const std::vector<TypedTensor> per_step = Run(c, DType::kFloat32, "onednn");  // the per-step kernel
+    for (int threads : {2, 4}) {
+      CAPTURE(threads);
+      SetLibraryThreads(threads);
+      const int64_t calls = OneDnnRecurrentCalls();
+      const std::vector<TypedTensor> both = Run(c, DType::kFloat32);
+      CHECK(OneDnnRecurrentCalls() - calls == 1);
+      CHECK(WorstDifference(both, per_step) < 1e-4);
+    }
+  }
+  SetLibraryThreads(before);
 }
 
 }  // namespace

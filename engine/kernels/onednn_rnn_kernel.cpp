@@ -270,18 +270,14 @@ class OneDnnRecurrent : public OpKernel {
       dnnl::stream own_stream(engine);
       ExecuteAndWait(dir.prim, own_stream, args);
     };
-    Status failed = Status::Ok();
-    std::mutex failed_mutex;
+    std::vector<Status> status(dirs_);  // each direction's own
     auto run_directions = [&](int64_t begin, int64_t end) {
       for (int64_t d = begin; d < end; ++d) {
-        Status s = Status::Ok();
         try {  // nothing may leave a pool thread
           run_direction(static_cast<int>(d));
         } catch (const std::exception& e) {
-          s = Status::InvalidInput(std::string("oneDNN: ") + e.what());
+          status[d] = Status::InvalidInput(std::string("oneDNN: ") + e.what());
         }
-        std::lock_guard<std::mutex> lock(failed_mutex);
-        if (!s.ok() && failed.ok()) failed = s;
       }
     };
     // Side by side when each direction's step is too small to share among threads, or no thread
@@ -289,7 +285,7 @@ class OneDnnRecurrent : public OpKernel {
     const bool side_by_side = dirs_ > 1 && (z.B * z.H < 1024 || ParallelThreads() <= dirs_);
     if (side_by_side) ParallelFor(dirs_, 1, run_directions);
     else run_directions(0, dirs_);
-    TB_RETURN_IF_ERROR(failed);
+    for (const Status& s : status) TB_RETURN_IF_ERROR(s);
     for (int d = 0; d < dirs_; ++d) {
       const Buffers& buf = buffers[d];
       if (dirs_ > 1) {  // [S, B, H] (ntc: [B, S, H]) into Y's direction d

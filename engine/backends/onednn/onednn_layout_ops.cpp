@@ -83,18 +83,10 @@ class FamilyKernel : public Kernel {
         output_arg_ = DNNL_ARG_TO;
         break;
       }
-      case LayoutFamilyOp::Kind::kPool: {
-        auto pd = OneDnnPoolingPrimitive(op.pool, srcs[0], dst);
-        prim_ = dnnl::pooling_v2_forward(pd);
-        Bind(DNNL_ARG_SRC, srcs[0]);
-        if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
-        break;
-      }
+      case LayoutFamilyOp::Kind::kPool:
       case LayoutFamilyOp::Kind::kGlobalPool: {
-        memory::dims window(op.inputs[0].begin() + 2, op.inputs[0].end()), ones(window.size(), 1), zeros(window.size(), 0);
-        const auto a = op.op_type == "GlobalMaxPool" ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
-        auto pd = dnnl::pooling_v2_forward::primitive_desc(
-            {dnnl::prop_kind::forward_inference, a, srcs[0], dst, ones, window, zeros, zeros, zeros}, engine);
+        auto pd = op.kind == LayoutFamilyOp::Kind::kPool ? OneDnnPoolingPrimitive(op.pool, srcs[0], dst)
+                                                         : OneDnnGlobalPoolingPrimitive(op.op_type == "GlobalMaxPool", srcs[0], dst);
         prim_ = dnnl::pooling_v2_forward(pd);
         Bind(DNNL_ARG_SRC, srcs[0]);
         if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);

@@ -62,10 +62,6 @@ PoolWindow WindowOf(const OpSpec& op) {
   const auto& out = op.outputs[0].shape;
   const size_t spatial = in.size() - 2;
   PoolWindow w;
-  if (IsGlobalPooling(op.op_type)) {  // one window over every spatial axis
-    for (size_t i = 0; i < spatial; ++i) w.kernel.push_back(in[i + 2]), w.strides.push_back(1), w.dilation.push_back(0), w.pad_l.push_back(0), w.pad_r.push_back(0);
-    return w;
-  }
   const auto k = op.Ints("kernel_shape", {}), s = op.Ints("strides", {}), d = op.Ints("dilations", {}), p = op.Ints("pads", {});
   for (size_t i = 0; i < spatial; ++i) {
     const int64_t ki = i < k.size() ? k[i] : 1, si = i < s.size() ? s[i] : 1, di = i < d.size() ? d[i] : 1;
@@ -207,7 +203,15 @@ class VectorKernel : public Kernel {
 
 }  // namespace
 
+dnnl::pooling_v2_forward::primitive_desc OneDnnGlobalPoolingPrimitive(bool max, const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+  const memory::dims dims = src.dims(), window(dims.begin() + 2, dims.end()), ones(window.size(), 1), zeros(window.size(), 0);
+  return dnnl::pooling_v2_forward::primitive_desc(
+      {prop_kind::forward_inference, max ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding, src, dst, ones, window, zeros, zeros, zeros},
+      OneDnnCpuEngine());
+}
+
 dnnl::pooling_v2_forward::primitive_desc OneDnnPoolingPrimitive(const OpSpec& op, const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+  if (IsGlobalPooling(op.op_type)) return OneDnnGlobalPoolingPrimitive(false, src, dst);
   const PoolWindow w = WindowOf(op);
   const algorithm a = op.op_type == "MaxPool" ? algorithm::pooling_max
                       : op.Int("count_include_pad", 0) ? algorithm::pooling_avg_include_padding : algorithm::pooling_avg_exclude_padding;

@@ -20,9 +20,11 @@ bool OneDnnImplementsVectorOp(const std::string& op_type);
 std::vector<std::string> OneDnnVectorOps();
 // Ok when oneDNN runs this instance; otherwise why not.
 Status OneDnnSupportsVectorOp(const OpSpec& op);
-// The pooling primitive of a supported MaxPool or AveragePool over `src` and `dst` in any layout
+// The pooling primitive of a supported MaxPool, AveragePool or GlobalAveragePool over `src` and `dst` in any layout
 // (throws dnnl::error when oneDNN has none).
 dnnl::pooling_v2_forward::primitive_desc OneDnnPoolingPrimitive(const OpSpec& op, const dnnl::memory::desc& src, const dnnl::memory::desc& dst);
+// Global pooling, one window over every spatial axis of `src` (max, else the average), in any layout.
+dnnl::pooling_v2_forward::primitive_desc OneDnnGlobalPoolingPrimitive(bool max, const dnnl::memory::desc& src, const dnnl::memory::desc& dst);
 // The kernel of a supported instance (its primitive is created in Prepare).
 std::unique_ptr<Kernel> OneDnnVectorKernel(const OpSpec& op);
 
