@@ -5,7 +5,8 @@
 // Its search space for a cube op is what oneDNN offers for the instance on this host
 // (OfferedFor): every implementation its primitive descriptor walks to (impl_info_str, reference
 // kernels left out), the convolution algorithm (direct, Winograd where this oneDNN has it, and the
-// own Winograd F(2,3), F(4,3), F(6,3) of engine/backends/onednn/winograd_conv_kernel.h) and
+// own Winograd F(2,3), F(4,3), F(6,3) of engine/backends/onednn/winograd_conv_kernel.h, the own
+// depthwise convolution of engine/backends/onednn/depthwise_conv_kernel.h) and
 // the activations' layout (oneDNN's preferred one, plain NCHW, NHWC, the first two timed at load, or
 // "convert": oneDNN's preferred one inside, whatever the neighbours hand over outside, reordered).
 #include <dnnl.hpp>
@@ -26,6 +27,7 @@
 #include "engine/core/gemm_problem.h"
 #include "engine/core/sample_stats.h"
 #include "engine/backends/measured_choice_cache.h"
+#include "engine/backends/onednn/depthwise_conv_kernel.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_post_op_chain.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
@@ -474,6 +476,15 @@ class ConvKernel : public Kernel {
   std::optional<memory::desc> given_src_md_, given_dst_md_, given_residual_md_;
 };
 
+// The convolution kernel of `op` with `post_ops` fused, for the policy's choice: the own Winograd,
+// the own depthwise convolution, or oneDNN's.
+Result<std::unique_ptr<Kernel>> ConvKernelOf(const OpSpec& op, const std::vector<ChainStep>& post_ops, const CubeChoice& choice) {
+  const ConvProblem p = AnalyzeConv(op).value();
+  if (OwnWinogradTile(choice.algo)) return OwnWinogradConvKernel(p, op.outputs[0].shape, OwnWinogradTile(choice.algo), post_ops, choice.layout);
+  if (choice.algo == kOwnDepthwiseAlgo) return OwnDepthwiseConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
+  return std::unique_ptr<Kernel>(new ConvKernel(p, op.outputs[0].shape, post_ops, choice));
+}
+
 class OneDnnLibraryTemplate : public OpTemplate {
  public:
   const char* id() const override { return "impl.onednn"; }
@@ -508,9 +519,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
     return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
       if (OneDnnImplementsVectorOp(op.op_type)) return OneDnnVectorKernel(op);
       const CubeChoice choice = CubeChoice::Of(policy);
-      if (op.op_type == "Conv" && OwnWinogradTile(choice.algo))
-        return OwnWinogradConvKernel(AnalyzeConv(op).value(), op.outputs[0].shape, OwnWinogradTile(choice.algo), {}, choice.layout);
-      if (op.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(op).value(), op.outputs[0].shape, {}, choice));
+      if (op.op_type == "Conv") return ConvKernelOf(op, {}, choice);
       return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(op).value(), op.outputs[0].shape, op.inputs.size(), {}, choice));
     });
   }
@@ -544,6 +553,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
             }
           }
         for (auto& [algo, layout] : OwnWinogradOffers(p)) found.push_back({std::move(algo), std::move(layout), "default"});
+        for (auto& [algo, layout] : OwnDepthwiseOffers(p)) found.push_back({std::move(algo), std::move(layout), "default"});
       } else {
         std::optional<Tensor> bias;
         if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);
@@ -577,7 +587,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
     space.valid = [offered](const Policy& policy) {
       const CubeChoice c = CubeChoice::Of(policy);
       if (c.layout == "auto" && c.impl != "default") return false;
-      if (OwnWinogradTile(c.algo) && c.layout == "convert") return false;  // its own layouts or NCHW
+      if ((OwnWinogradTile(c.algo) || c.algo == kOwnDepthwiseAlgo) && c.layout == "convert") return false;  // its own layouts or NCHW
       if (offered.empty()) return c.impl == "default";  // oneDNN offered nothing: the kernel's build says why
       return std::any_of(offered.begin(), offered.end(), [&](const Offered& o) {
         const std::string layout = c.layout == "convert" ? "blocked" : c.layout;  // its own layout, the neighbours' converted
@@ -596,9 +606,7 @@ Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const st
   if (Status s = tilebank::engine::OneDnnImpl().Supports(anchor); !s.ok()) return s;
   return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
     const CubeChoice choice = CubeChoice::Of(anchor_policy);
-    if (anchor.op_type == "Conv" && OwnWinogradTile(choice.algo))
-      return OwnWinogradConvKernel(AnalyzeConv(anchor).value(), anchor.outputs[0].shape, OwnWinogradTile(choice.algo), post_ops, choice.layout);
-    if (anchor.op_type == "Conv") return std::unique_ptr<Kernel>(new ConvKernel(AnalyzeConv(anchor).value(), anchor.outputs[0].shape, post_ops, choice));
+    if (anchor.op_type == "Conv") return ConvKernelOf(anchor, post_ops, choice);
     if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm" || anchor.op_type == "BatchMatMul")
       return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(anchor).value(), anchor.outputs[0].shape, anchor.inputs.size(), post_ops, choice));
     return Status::InvalidInput("oneDNN fuses post-ops into Conv, MatMul and Gemm, not " + anchor.op_type);

@@ -10,16 +10,13 @@
 #include <cmath>
 
 #include "engine/backends/onednn/onednn_common.h"
+#include "engine/backends/onednn/own_conv_test_support.h"
 #include "engine/backends/onednn/winograd_conv_kernel.h"
 
 namespace tilebank::engine {
 namespace {
 
-std::vector<float> Values(size_t n, int seed) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(std::sin(0.37 * i + seed) * 1.5);
-  return v;
-}
+using namespace own_conv_test;
 
 ConvProblem Problem(int n, int c, int h, int w, int oc, int ph, int pw, int ph_end, int pw_end, bool bias) {
   ConvProblem p;
@@ -27,68 +24,6 @@ ConvProblem Problem(int n, int c, int h, int w, int oc, int ph, int pw, int ph_e
   p.ph = ph, p.pw = pw, p.ph_end = ph_end, p.pw_end = pw_end, p.bias = bias;
   p.OH = h + ph + ph_end - 2, p.OW = w + pw + pw_end - 2;
   return p;
-}
-
-// The convolution, then + residual, then the activation named (Clip(-0.5, 0.8), LeakyRelu(0.1)).
-std::vector<double> Direct(const ConvProblem& p, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
-                           const std::vector<float>& residual, const std::string& activation) {
-  std::vector<double> y(static_cast<size_t>(p.N) * p.OC * p.OH * p.OW);
-  for (int n = 0; n < p.N; ++n)
-    for (int o = 0; o < p.OC; ++o)
-      for (int i = 0; i < p.OH; ++i)
-        for (int j = 0; j < p.OW; ++j) {
-          double s = p.bias ? b[o] : 0.0;
-          for (int c = 0; c < p.C; ++c)
-            for (int u = 0; u < 3; ++u)
-              for (int v = 0; v < 3; ++v) {
-                const int r = i + u - p.ph, q = j + v - p.pw;
-                if (r >= 0 && r < p.H && q >= 0 && q < p.W) s += static_cast<double>(x[((n * p.C + c) * p.H + r) * p.W + q]) * w[((o * p.C + c) * 3 + u) * 3 + v];
-              }
-          const size_t at = ((static_cast<size_t>(n) * p.OC + o) * p.OH + i) * p.OW + j;
-          if (!residual.empty()) s += residual[at];
-          if (activation == "Relu") s = std::max(s, 0.0);
-          if (activation == "Clip") s = std::min(std::max(s, -0.5), 0.8);
-          if (activation == "LeakyRelu" && s < 0) s *= 0.1;
-          if (activation == "Sigmoid") s = 1 / (1 + std::exp(-s));
-          if (activation == "Swish") s = s / (1 + std::exp(-s));
-          if (activation == "HardSwish") s = s * std::min(std::max(s / 6 + 0.5, 0.0), 1.0);
-          if (activation == "Tanh") s = std::tanh(s);
-          if (activation == "GeluTanh") s = 0.5 * s * (1 + std::tanh(0.7978845608028654 * (s + 0.044715 * s * s * s)));
-          y[at] = s;
-        }
-  return y;
-}
-
-std::vector<ChainStep> Epilogue(bool residual, const std::string& activation, const std::vector<int64_t>& out) {
-  std::vector<ChainStep> steps;
-  if (residual) steps.push_back({"Add", 0, 0, true, out});
-  if (activation == "Relu") steps.push_back({"Relu", 0, 0, false, {}});
-  if (activation == "Clip") steps.push_back({"Clip", -0.5f, 0.8f, false, {}});
-  if (activation == "LeakyRelu") steps.push_back({"LeakyRelu", 0.1f, 0, false, {}});
-  if (activation != "" && activation != "Relu" && activation != "Clip" && activation != "LeakyRelu") steps.push_back({activation, 0, 0, false, {}});
-  return steps;
-}
-
-double WorstError(const std::vector<float>& got, const std::vector<double>& want) {
-  REQUIRE(got.size() == want.size());
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]) / (1.0 + std::fabs(want[i])));
-  return worst;
-}
-
-// `data` (NCHW) in the layout `layout` stands for, or back.
-std::vector<float> Reorder(const std::vector<float>& data, const std::vector<int64_t>& shape, const HandoverLayout& layout, bool to_layout) {
-  const dnnl::memory::desc plain = RowMajorDesc(shape), blocked = *DescOfHandover(layout, shape);
-  const dnnl::memory::desc& from_md = to_layout ? plain : blocked;
-  const dnnl::memory::desc& to_md = to_layout ? blocked : plain;
-  dnnl::memory from(from_md, OneDnnCpuEngine()), to(to_md, OneDnnCpuEngine());
-  std::memcpy(from.get_data_handle(), data.data(), from_md.get_size());
-  dnnl::stream stream(OneDnnCpuEngine());
-  dnnl::reorder(from, to).execute(stream, from, to);
-  stream.wait();
-  std::vector<float> out(to_md.get_size() / sizeof(float));
-  std::memcpy(out.data(), to.get_data_handle(), to_md.get_size());
-  return out;
 }
 
 TEST_CASE("own Winograd: F(2,3), F(4,3) and F(6,3) compute the convolution, its epilogue fused, in NCHW and blocked layouts") {
@@ -109,7 +44,7 @@ TEST_CASE("own Winograd: F(2,3), F(4,3) and F(6,3) compute the convolution, its 
           CAPTURE(algo);
           CAPTURE(with_residual);
           CAPTURE(activation);
-          const std::vector<double> want = Direct(p, x, w, b, with_residual ? z : std::vector<float>{}, activation);
+          const std::vector<double> want = Reference(p, x, w, b, with_residual ? z : std::vector<float>{}, activation);
           const std::vector<ChainStep> steps = Epilogue(with_residual, activation, out_shape);
           const int residual_input = p.bias ? 3 : 2;
           std::vector<const Tensor*> constants = {nullptr, &weights, p.bias ? &bias : nullptr};

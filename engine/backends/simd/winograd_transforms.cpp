@@ -8,11 +8,11 @@
 #include <hwy/foreach_target.h>  // must come before highway.h
 
 #include <hwy/highway.h>
-#include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
 #include <utility>
 
+#include "engine/backends/simd/conv_epilogue-inl.h"
 #include "engine/backends/simd/winograd_transforms.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -105,39 +105,8 @@ void InputTiles(D d, const WinogradGeometry& g, const float* src, float* v, int6
   }
 }
 
-// 1 / (1 + exp(-x)), from exp(-|x|) so that nothing overflows.
-template <class D>
-HWY_INLINE hn::Vec<D> Sigmoid(D d, hn::Vec<D> x) {
-  const auto e = hn::Exp(d, hn::Neg(hn::Abs(x)));
-  const auto s = hn::Div(hn::Set(d, 1.f), hn::Add(hn::Set(d, 1.f), e));
-  return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(e, s), s);
-}
-
-template <class D>
-HWY_INLINE hn::Vec<D> Epilogue(D d, hn::Vec<D> y, const WinogradEpilogue& e, const float* residual) {
-  using Kind = WinogradEpilogueStep::Kind;
-  for (const WinogradEpilogueStep& s : e.steps) switch (s.kind) {
-      case Kind::kAddResidual: y = hn::Add(y, hn::LoadU(d, residual)); break;
-      case Kind::kRelu: y = hn::Max(y, hn::Zero(d)); break;
-      case Kind::kLeakyRelu: y = hn::IfThenElse(hn::Lt(y, hn::Zero(d)), hn::Mul(y, hn::Set(d, s.alpha)), y); break;
-      case Kind::kClip: y = hn::Min(hn::Max(y, hn::Set(d, s.alpha)), hn::Set(d, s.beta)); break;
-      case Kind::kSigmoid: y = Sigmoid(d, y); break;
-      case Kind::kSwish: y = hn::Mul(y, Sigmoid(d, y)); break;
-      case Kind::kHardSwish:
-        y = hn::Mul(y, hn::Min(hn::Max(hn::MulAdd(y, hn::Set(d, 1.f / 6), hn::Set(d, 0.5f)), hn::Zero(d)), hn::Set(d, 1.f)));
-        break;
-      case Kind::kTanh: y = hn::Tanh(d, y); break;
-      case Kind::kGeluTanh: {  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
-        const auto inner = hn::Mul(hn::Set(d, 0.7978845608f), hn::MulAdd(hn::Mul(hn::Mul(y, y), y), hn::Set(d, 0.044715f), y));
-        y = hn::Mul(hn::Mul(hn::Set(d, 0.5f), y), hn::Add(hn::Set(d, 1.f), hn::Tanh(d, inner)));
-        break;
-      }
-    }
-  return y;
-}
-
 template <int M, class D>
-void OutputTiles(D d, const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t begin, int64_t end) {
+void OutputTiles(D d, const WinogradGeometry& g, const float* products, const ConvEpilogue& e, float* dst, int64_t begin, int64_t end) {
   constexpr int a = M + 2;
   const size_t N = hn::Lanes(d);
   const int64_t B = g.out_block, ocp = g.oc_blocks * B, tiles = g.tiles(), per_image = g.tiles_h * g.tiles_w;
@@ -169,7 +138,7 @@ void OutputTiles(D d, const WinogradGeometry& g, const float* products, const Wi
             if (j >= cols_left) return;
             const int64_t at = ((oh0 + i) * g.ow + ow0 + j) * B;
             auto y = hn::Add(Dot<M, Matrix::kAt, decltype(j)::value, a>(d, mid + i * a * N, N, cols), bias);
-            y = Epilogue(d, y, e, residual_plane ? residual_plane + at : nullptr);
+            y = ApplyConvEpilogue(d, y, e, residual_plane ? residual_plane + at : nullptr);
             if (partial) y = hn::IfThenElseZero(lanes, y);
             hn::StoreU(y, d, plane + at);
           });
@@ -186,7 +155,7 @@ void InputTransformOf(const WinogradGeometry& g, const float* src, float* v, int
 }
 
 template <int M>
-void OutputTransformOf(const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t begin, int64_t end) {
+void OutputTransformOf(const WinogradGeometry& g, const float* products, const ConvEpilogue& e, float* dst, int64_t begin, int64_t end) {
   if (g.out_block % 16 == 0 && hn::Lanes(hn::ScalableTag<float>()) >= 16) return OutputTiles<M>(hn::CappedTag<float, 16>(), g, products, e, dst, begin, end);
   OutputTiles<M>(hn::CappedTag<float, 8>(), g, products, e, dst, begin, end);
 }
@@ -199,7 +168,7 @@ void InputTransform(const WinogradGeometry& g, const float* src, float* v, int64
   }
 }
 
-void OutputTransform(const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t begin, int64_t end) {
+void OutputTransform(const WinogradGeometry& g, const float* products, const ConvEpilogue& e, float* dst, int64_t begin, int64_t end) {
   switch (g.m) {
     case 2: return OutputTransformOf<2>(g, products, e, dst, begin, end);
     case 4: return OutputTransformOf<4>(g, products, e, dst, begin, end);
@@ -220,7 +189,7 @@ void WinogradInputTransform(const WinogradGeometry& g, const float* src, float* 
   HWY_DYNAMIC_DISPATCH(InputTransform)(g, src, v, tile_begin, tile_end);
 }
 
-void WinogradOutputTransform(const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t tile_begin,
+void WinogradOutputTransform(const WinogradGeometry& g, const float* products, const ConvEpilogue& e, float* dst, int64_t tile_begin,
                              int64_t tile_end) {
   HWY_DYNAMIC_DISPATCH(OutputTransform)(g, products, e, dst, tile_begin, tile_end);
 }

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/backends/simd/conv_epilogue.h"
+
 namespace tilebank::engine {
 
 // F(m, 3)'s matrices as constants, so that the transforms unroll with every zero left out. The
@@ -93,21 +95,9 @@ std::vector<float> WinogradWeights(int m, const float* weights, int64_t oc, int6
 // src -> v [alpha^2][tiles][c_blocks * block].
 void WinogradInputTransform(const WinogradGeometry& g, const float* src, float* v, int64_t tile_begin, int64_t tile_end);
 
-// What the output transform does to each output value after the bias, in order.
-struct WinogradEpilogueStep {
-  enum class Kind { kAddResidual, kRelu, kLeakyRelu, kClip, kSigmoid, kSwish, kHardSwish, kTanh, kGeluTanh } kind = Kind::kRelu;
-  float alpha = 0, beta = 0;  // LeakyRelu's slope; Clip's bounds
-};
-struct WinogradEpilogue {
-  const float* bias = nullptr;      // oc_blocks * out_block values (zero past the channels), or null
-  const float* residual = nullptr;  // for kAddResidual: the output's layout and shape
-  std::vector<WinogradEpilogueStep> steps;
-  int64_t channels = 0;             // the output's channels: the padded lanes past them are written 0
-};
-
 // Output transform of tiles [tile_begin, tile_end): products [alpha^2][tiles][oc_blocks * out_block] -> dst,
 // with the epilogue. dst may be the residual (each value is read before it is written).
-void WinogradOutputTransform(const WinogradGeometry& g, const float* products, const WinogradEpilogue& e, float* dst, int64_t tile_begin,
+void WinogradOutputTransform(const WinogradGeometry& g, const float* products, const ConvEpilogue& e, float* dst, int64_t tile_begin,
                              int64_t tile_end);
 
 }  // namespace tilebank::engine

@@ -1,0 +1,126 @@
+// The own depthwise convolution against a convolution in double: 3x3 and 5x5 filters of stride 1
+// and 2 (the unrolled blocks), a dilated and a 7x1 filter (the general block), widths from 1 to 21
+// (blocks of 8 and 4, edge columns), asymmetric pads, two images, 24 channels (a vector of 16 and
+// one of 8), with and without the bias, each epilogue fused after a residual Add or alone; NCHW in
+// and out, the measured path, and NHWC handed over with the output written over the residual, on
+// one thread and on several (rows and channels split).
+#include <doctest/doctest.h>
+
+#include "engine/backends/onednn/depthwise_conv_kernel.h"
+#include "engine/backends/onednn/own_conv_test_support.h"
+#include "engine/core/threads.h"
+
+namespace tilebank::engine {
+namespace {
+
+using namespace own_conv_test;
+
+ConvProblem Depthwise(int n, int c, int h, int w, int k_h, int k_w, int stride, int dilation, int ph, int pw, int ph_end, int pw_end, bool bias) {
+  ConvProblem p;
+  p.N = n, p.C = c, p.H = h, p.W = w, p.OC = c, p.G = c, p.Cg = 1, p.OCg = 1, p.KH = k_h, p.KW = k_w;
+  p.sh = p.sw = stride, p.dh = p.dw = dilation, p.ph = ph, p.pw = pw, p.ph_end = ph_end, p.pw_end = pw_end, p.bias = bias;
+  p.OH = (h + ph + ph_end - dilation * (k_h - 1) - 1) / stride + 1;
+  p.OW = (w + pw + pw_end - dilation * (k_w - 1) - 1) / stride + 1;
+  return p;
+}
+
+void CheckAgainstReference(const ConvProblem& p) {
+  const std::vector<int64_t> out_shape = {p.N, p.OC, p.OH, p.OW}, in_shape = {p.N, p.C, p.H, p.W};
+  const std::vector<float> x = Values(static_cast<size_t>(p.N) * p.C * p.H * p.W, 1), w = Values(static_cast<size_t>(p.C) * p.KH * p.KW, 2),
+                           b = Values(p.C, 3), z = Values(static_cast<size_t>(p.N) * p.C * p.OH * p.OW, 4);
+  Tensor weights({p.C, 1, p.KH, p.KW}), bias({p.C}), input(in_shape), residual(out_shape);
+  weights.data = w, bias.data = b, input.data = x, residual.data = z;
+  const int residual_input = p.bias ? 3 : 2;
+  for (bool with_residual : {false, true})
+    for (const std::string activation : {"", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Swish", "HardSwish", "Tanh", "GeluTanh"}) {
+      CAPTURE(with_residual);
+      CAPTURE(activation);
+      const std::vector<double> want = Reference(p, x, w, b, with_residual ? z : std::vector<float>{}, activation);
+      const std::vector<ChainStep> steps = Epilogue(with_residual, activation, out_shape);
+      std::vector<const Tensor*> constants = {nullptr, &weights, p.bias ? &bias : nullptr};
+      if (with_residual) constants.resize(residual_input + 1, nullptr);
+      // The measured path.
+      auto measured = OwnDepthwiseConvKernel(p, out_shape, steps, "auto");
+      REQUIRE(measured.ok());
+      std::vector<const Tensor*> all = {&input, &weights, p.bias ? &bias : nullptr};
+      if (with_residual) all.resize(residual_input + 1, nullptr), all[residual_input] = &residual;
+      REQUIRE((*measured)->Prepare(all).ok());
+      REQUIRE((*measured)->Run().ok());
+      Tensor got;
+      REQUIRE((*measured)->Fetch(&got).ok());
+      CHECK(WorstError(got.data, want) < 1e-5);
+      // NCHW on both sides.
+      for (const char* layout : {"plain", "nhwc"}) {
+        CAPTURE(layout);
+        auto kernel = OwnDepthwiseConvKernel(p, out_shape, steps, layout);
+        REQUIRE(kernel.ok());
+        auto bound = (*kernel)->BindDirect({}, constants);
+        REQUIRE(bound.ok());
+        REQUIRE(*bound);
+        std::vector<const float*> in(constants.size(), nullptr);
+        in[0] = x.data();
+        if (with_residual) in[residual_input] = z.data();
+        std::vector<float> y(want.size());
+        REQUIRE((*kernel)->RunDirect(in, y.data()).ok());
+        CHECK(WorstError(y, want) < 1e-5);
+      }
+      // NHWC handed over on every side, the output written over the residual.
+      auto kernel = OwnDepthwiseConvKernel(p, out_shape, steps, "auto");
+      REQUIRE(kernel.ok());
+      REQUIRE((*kernel)->BindDirect({}, constants).ok());
+      const HandoverLayout src_layout = (*kernel)->NativeLayout(0), dst_layout = (*kernel)->NativeLayout(-1);
+      REQUIRE_FALSE(src_layout.row_major());
+      if (with_residual) CHECK((*kernel)->NativeLayout(residual_input).key == dst_layout.key);
+      std::vector<bool> handed(constants.size(), false);
+      handed[0] = true;
+      if (with_residual) handed[residual_input] = true;
+      REQUIRE((*kernel)->UseNativeLayouts(handed, true).ok());
+      const std::vector<float> xh = Reorder(x, in_shape, src_layout, true);
+      std::vector<float> yh = with_residual ? Reorder(z, out_shape, dst_layout, true) : std::vector<float>(want.size());
+      std::vector<const float*> in(constants.size(), nullptr);
+      in[0] = xh.data();
+      if (with_residual) in[residual_input] = yh.data();
+      REQUIRE((*kernel)->RunDirect(in, yh.data()).ok());
+      CHECK(WorstError(Reorder(yh, out_shape, dst_layout, false), want) < 1e-5);
+    }
+}
+
+TEST_CASE("own depthwise convolution: every filter, stride, dilation and width, its epilogue fused, in NCHW and NHWC") {
+  const std::vector<ConvProblem> problems = {
+      Depthwise(1, 24, 9, 21, 3, 3, 1, 1, 1, 1, 1, 1, true),   // blocks of 8 and 4, edges
+      Depthwise(2, 16, 6, 7, 3, 3, 2, 1, 1, 1, 1, 1, false),   // stride 2, two images
+      Depthwise(1, 8, 11, 13, 5, 5, 1, 1, 2, 2, 2, 2, true),   // 5x5
+      Depthwise(1, 24, 12, 19, 5, 5, 2, 1, 1, 2, 2, 1, true),  // 5x5 stride 2, asymmetric pads
+      Depthwise(1, 16, 10, 12, 3, 3, 1, 2, 2, 2, 2, 2, true),  // dilated: the general block
+      Depthwise(1, 8, 9, 10, 7, 1, 1, 1, 3, 0, 3, 0, false),   // 7x1: the general block
+      Depthwise(1, 32, 4, 1, 3, 3, 1, 1, 1, 1, 1, 1, true),    // one column
+      Depthwise(1, 48, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, true)};   // no padding, one output
+  for (int threads : {1, 3}) {
+    SetLibraryThreads(threads);
+    for (size_t k = 0; k < problems.size(); ++k) {
+      CAPTURE(threads);
+      CAPTURE(k);
+      CheckAgainstReference(problems[k]);
+    }
+  }
+  SetLibraryThreads(1);
+}
+
+TEST_CASE("own depthwise convolution: what it does not run is refused, naming it") {
+  ConvProblem dense = Depthwise(1, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, false);
+  dense.G = 1, dense.Cg = 8, dense.OCg = 8;
+  CHECK(OwnDepthwiseRefuses(dense).find("one filter per channel") != std::string::npos);
+  CHECK(OwnDepthwiseOffers(dense).empty());
+  const ConvProblem odd = Depthwise(1, 12, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, false);
+  CHECK(OwnDepthwiseRefuses(odd).find("multiple of 8") != std::string::npos);
+  const ConvProblem p = Depthwise(1, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, false);
+  const std::vector<std::pair<std::string, std::string>> offers = {{"depthwise_nhwc", "nhwc"}, {"depthwise_nhwc", "plain"}};
+  CHECK(OwnDepthwiseOffers(p) == offers);
+  CHECK_FALSE(OwnDepthwiseConvKernel(p, {1, 16, 8, 8}, {}, "blocked").ok());
+  auto gelu = OwnDepthwiseConvKernel(p, {1, 16, 8, 8}, {{"Gelu", 0, 0, false, {}}}, "auto");
+  REQUIRE_FALSE(gelu.ok());
+  CHECK(gelu.status().message().find("Gelu") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilebank::engine

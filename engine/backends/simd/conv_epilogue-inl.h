@@ -1,0 +1,71 @@
+// The epilogue of engine/backends/simd/conv_epilogue.h on a vector, for each target Highway
+// compiles: a file that includes this inside its HWY_TARGET_INCLUDE pass gets
+// tilebank::engine::HWY_NAMESPACE::ApplyConvEpilogue.
+#if defined(TILEBANK_CONV_EPILOGUE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TILEBANK_CONV_EPILOGUE_INL_H_
+#undef TILEBANK_CONV_EPILOGUE_INL_H_
+#else
+#define TILEBANK_CONV_EPILOGUE_INL_H_
+#endif
+
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include "engine/backends/simd/conv_epilogue.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tilebank::engine::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// 1 / (1 + exp(-x)), from exp(-|x|) so that nothing overflows.
+template <class D>
+HWY_INLINE hn::Vec<D> SigmoidOf(D d, hn::Vec<D> x) {
+  const auto e = hn::Exp(d, hn::Neg(hn::Abs(x)));
+  const auto s = hn::Div(hn::Set(d, 1.f), hn::Add(hn::Set(d, 1.f), e));
+  return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(e, s), s);
+}
+
+// y through one step; `residual`: this vector's residual, where the step adds it.
+template <class D>
+HWY_INLINE hn::Vec<D> ApplyConvEpilogueStep(D d, hn::Vec<D> y, const ConvEpilogueStep& s, const float* residual) {
+  using Kind = ConvEpilogueStep::Kind;
+  switch (s.kind) {
+    case Kind::kAddResidual: return hn::Add(y, hn::LoadU(d, residual));
+    case Kind::kRelu: return hn::Max(y, hn::Zero(d));
+    case Kind::kLeakyRelu: return hn::IfThenElse(hn::Lt(y, hn::Zero(d)), hn::Mul(y, hn::Set(d, s.alpha)), y);
+    case Kind::kClip: return hn::Min(hn::Max(y, hn::Set(d, s.alpha)), hn::Set(d, s.beta));
+    case Kind::kSigmoid: return SigmoidOf(d, y);
+    case Kind::kSwish: return hn::Mul(y, SigmoidOf(d, y));
+    case Kind::kHardSwish: return hn::Mul(y, hn::Min(hn::Max(hn::MulAdd(y, hn::Set(d, 1.f / 6), hn::Set(d, 0.5f)), hn::Zero(d)), hn::Set(d, 1.f)));
+    case Kind::kTanh: return hn::Tanh(d, y);
+    case Kind::kGeluTanh: {  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+      const auto inner = hn::Mul(hn::Set(d, 0.7978845608f), hn::MulAdd(hn::Mul(hn::Mul(y, y), y), hn::Set(d, 0.044715f), y));
+      return hn::Mul(hn::Mul(hn::Set(d, 0.5f), y), hn::Add(hn::Set(d, 1.f), hn::Tanh(d, inner)));
+    }
+  }
+  return y;
+}
+
+// y (the product plus the bias) through e's steps; `residual`: this vector's residual, where a step adds it.
+template <class D>
+HWY_INLINE hn::Vec<D> ApplyConvEpilogue(D d, hn::Vec<D> y, const ConvEpilogue& e, const float* residual) {
+  for (const ConvEpilogueStep& s : e.steps) y = ApplyConvEpilogueStep(d, y, s, residual);
+  return y;
+}
+
+// The epilogue on `count` vectors of `values` (Lanes(d) apart) in place, a step at a time over all
+// of them, so that a chain is chosen once per block, not once per vector; vector v's residual at
+// residual + v * residual_stride.
+template <class D>
+HWY_INLINE void ApplyConvEpilogueToBlock(D d, float* HWY_RESTRICT values, size_t count, const ConvEpilogue& e, const float* residual,
+                                         size_t residual_stride) {
+  const size_t N = hn::Lanes(d);
+  for (const ConvEpilogueStep& s : e.steps)
+    for (size_t v = 0; v < count; ++v)
+      hn::Store(ApplyConvEpilogueStep(d, hn::Load(d, values + v * N), s, residual ? residual + v * residual_stride : nullptr), d, values + v * N);
+}
+
+}  // namespace tilebank::engine::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // TILEBANK_CONV_EPILOGUE_INL_H_
