@@ -109,16 +109,20 @@ class Session {
   // one with the lowest best-of-rounds median the winner. Interference on a shared machine only
   // ever slows a run down, so the best round is the one nearest the kernel's own speed; round
   // robin puts the rivals side by side in every round, and a candidate that won on one lucky
-  // measurement during the search is checked next to them. The baseline's time is updated when it
-  // is among them.
+  // measurement during the search is checked next to them. The baseline (the built-in choice) is
+  // always among them, so that a gain is one measured side by side with it, not against its first
+  // measurement (taken before anything else ran: in a model, the first of a noisy sequence).
   void Confirm(size_t top, int rounds, const OpTemplate& baseline, const Policy& baseline_policy) {
     std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
     std::vector<Candidate> finalists;
+    auto is_baseline = [&](const Candidate& c) { return c.t == &baseline && c.policy == baseline_policy; };
     for (const auto& c : candidates_) {
       bool twin = std::any_of(finalists.begin(), finalists.end(), [&](const Candidate& f) { return f.t == c.t && f.policy == c.policy; });
       if (!twin) finalists.push_back(c);
       if (finalists.size() == top) break;
     }
+    if (std::none_of(finalists.begin(), finalists.end(), is_baseline))
+      if (auto it = std::find_if(candidates_.begin(), candidates_.end(), is_baseline); it != candidates_.end()) finalists.push_back(*it);
     if (finalists.size() < 2) return;
     std::vector<std::unique_ptr<Kernel>> kernels;
     for (const auto& f : finalists) {
@@ -140,7 +144,7 @@ class Session {
       if (runs[i].size() != static_cast<size_t>(rounds)) continue;
       confirmed[i] = *std::min_element(runs[i].begin(), runs[i].end(), [](const Measurement& a, const Measurement& b) { return a.median_us < b.median_us; });
       if (best == finalists.size() || confirmed[i].median_us < confirmed[best].median_us) best = i;
-      if (finalists[i].t == &baseline && finalists[i].policy == baseline_policy) out_->default_time = confirmed[i];
+      if (is_baseline(finalists[i])) out_->default_time = confirmed[i];
     }
     if (best == finalists.size()) return;
     out_->template_id = finalists[best].t->id();

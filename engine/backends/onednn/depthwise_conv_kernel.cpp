@@ -13,12 +13,14 @@ namespace {
 
 class OwnDepthwiseKernel : public OwnConvKernel {
  public:
-  OwnDepthwiseKernel(const ConvProblem& p, std::vector<int64_t> shape, std::vector<ConvEpilogueStep> steps, int residual_input, bool plain)
+  OwnDepthwiseKernel(const ConvProblem& p, std::vector<int64_t> shape, std::vector<ConvEpilogueStep> steps, int residual_input, bool plain,
+                     bool channels_outer)
       : OwnConvKernel(p, std::move(shape), residual_input, dnnl::memory::format_tag::nhwc, plain) {
     epilogue_.steps = std::move(steps);
     epilogue_.channels = p.C;
     g_.n = p.N, g_.c = p.C, g_.h = p.H, g_.w = p.W, g_.oh = p.OH, g_.ow = p.OW;
     g_.kh = p.KH, g_.kw = p.KW, g_.sh = p.sh, g_.sw = p.sw, g_.dh = p.dh, g_.dw = p.dw, g_.pad_top = p.ph, g_.pad_left = p.pw;
+    g_.channels_outer = channels_outer;
   }
 
  protected:
@@ -60,21 +62,26 @@ std::string OwnDepthwiseRefuses(const ConvProblem& p) {
   return "";
 }
 
-std::vector<std::pair<std::string, std::string>> OwnDepthwiseOffers(const ConvProblem& p) {
+std::vector<OwnDepthwiseOffer> OwnDepthwiseOffers(const ConvProblem& p) {
   if (!OwnDepthwiseRefuses(p).empty()) return {};
-  return {{kOwnDepthwiseAlgo, "nhwc"}, {kOwnDepthwiseAlgo, "plain"}};
+  std::vector<OwnDepthwiseOffer> offers;
+  for (const char* layout : {"nhwc", "plain"})
+    for (const char* impl : {"default", kOwnDepthwiseByChannel}) offers.push_back({kOwnDepthwiseAlgo, layout, impl});
+  return offers;
 }
 
 Result<std::unique_ptr<Kernel>> OwnDepthwiseConvKernel(const ConvProblem& p, const std::vector<int64_t>& out_shape, const std::vector<ChainStep>& post_ops,
-                                                       const std::string& layout) {
+                                                       const std::string& layout, const std::string& impl) {
   if (std::string why = OwnDepthwiseRefuses(p); !why.empty()) return Status::InvalidInput(why);
+  if (impl != "default" && impl != kOwnDepthwiseByChannel)
+    return Status::InvalidInput("the own depthwise convolution runs impl 'default' or '" + std::string(kOwnDepthwiseByChannel) + "', not '" + impl + "'");
   if (layout != "auto" && layout != "nhwc" && layout != "plain")
     return Status::InvalidInput("the own depthwise convolution keeps its activations in NHWC or NCHW, not '" + layout + "'");
   std::vector<ConvEpilogueStep> steps;
   int residual_input = -1;
   TB_RETURN_IF_ERROR(OwnConvEpilogueOf(p, post_ops, out_shape, "the own depthwise convolution", &steps, &residual_input));
   return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
-    return std::unique_ptr<Kernel>(new OwnDepthwiseKernel(p, out_shape, std::move(steps), residual_input, layout == "plain"));
+    return std::unique_ptr<Kernel>(new OwnDepthwiseKernel(p, out_shape, std::move(steps), residual_input, layout == "plain", impl == kOwnDepthwiseByChannel));
   });
 }
 

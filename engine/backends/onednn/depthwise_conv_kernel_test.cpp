@@ -3,7 +3,8 @@
 // (blocks of 8 and 4, edge columns), asymmetric pads, two images, 24 channels (a vector of 16 and
 // one of 8), with and without the bias, each epilogue fused after a residual Add or alone; NCHW in
 // and out, the measured path, and NHWC handed over with the output written over the residual, on
-// one thread and on several (rows and channels split).
+// one thread and on several (rows and channels split); blocks of columns over the channels, and
+// channels across the row (impl "by_channel").
 #include <doctest/doctest.h>
 
 #include "engine/backends/onednn/depthwise_conv_kernel.h"
@@ -52,7 +53,7 @@ void CheckAgainstReference(const ConvProblem& p) {
       // NCHW on both sides.
       for (const char* layout : {"plain", "nhwc"}) {
         CAPTURE(layout);
-        auto kernel = OwnDepthwiseConvKernel(p, out_shape, steps, layout);
+        auto kernel = OwnDepthwiseConvKernel(p, out_shape, steps, layout, layout == std::string("nhwc") ? "by_channel" : "default");
         REQUIRE(kernel.ok());
         auto bound = (*kernel)->BindDirect({}, constants);
         REQUIRE(bound.ok());
@@ -114,8 +115,12 @@ TEST_CASE("own depthwise convolution: what it does not run is refused, naming it
   const ConvProblem odd = Depthwise(1, 12, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, false);
   CHECK(OwnDepthwiseRefuses(odd).find("multiple of 8") != std::string::npos);
   const ConvProblem p = Depthwise(1, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, false);
-  const std::vector<std::pair<std::string, std::string>> offers = {{"depthwise_nhwc", "nhwc"}, {"depthwise_nhwc", "plain"}};
+  const std::vector<OwnDepthwiseOffer> offers = {{"depthwise_nhwc", "nhwc", "default"},
+                                                 {"depthwise_nhwc", "nhwc", "by_channel"},
+                                                 {"depthwise_nhwc", "plain", "default"},
+                                                 {"depthwise_nhwc", "plain", "by_channel"}};
   CHECK(OwnDepthwiseOffers(p) == offers);
+  CHECK_FALSE(OwnDepthwiseConvKernel(p, {1, 16, 8, 8}, {}, "nhwc", "jit:avx2").ok());
   CHECK_FALSE(OwnDepthwiseConvKernel(p, {1, 16, 8, 8}, {}, "blocked").ok());
   auto gelu = OwnDepthwiseConvKernel(p, {1, 16, 8, 8}, {{"Gelu", 0, 0, false, {}}}, "auto");
   REQUIRE_FALSE(gelu.ok());

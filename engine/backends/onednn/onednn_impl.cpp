@@ -481,7 +481,7 @@ class ConvKernel : public Kernel {
 Result<std::unique_ptr<Kernel>> ConvKernelOf(const OpSpec& op, const std::vector<ChainStep>& post_ops, const CubeChoice& choice) {
   const ConvProblem p = AnalyzeConv(op).value();
   if (OwnWinogradTile(choice.algo)) return OwnWinogradConvKernel(p, op.outputs[0].shape, OwnWinogradTile(choice.algo), post_ops, choice.layout);
-  if (choice.algo == kOwnDepthwiseAlgo) return OwnDepthwiseConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
+  if (choice.algo == kOwnDepthwiseAlgo) return OwnDepthwiseConvKernel(p, op.outputs[0].shape, post_ops, choice.layout, choice.impl);
   return std::unique_ptr<Kernel>(new ConvKernel(p, op.outputs[0].shape, post_ops, choice));
 }
 
@@ -553,7 +553,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
             }
           }
         for (auto& [algo, layout] : OwnWinogradOffers(p)) found.push_back({std::move(algo), std::move(layout), "default"});
-        for (auto& [algo, layout] : OwnDepthwiseOffers(p)) found.push_back({std::move(algo), std::move(layout), "default"});
+        for (OwnDepthwiseOffer& o : OwnDepthwiseOffers(p)) found.push_back({std::move(o.algo), std::move(o.layout), std::move(o.impl)});
       } else {
         std::optional<Tensor> bias;
         if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);

@@ -161,19 +161,28 @@ HWY_INLINE void Block(D d, const RowContext& r, int64_t ox, int64_t cv, size_t c
 template <int KW, int S, class D>
 HWY_INLINE void BlockedRow(D d, const RowContext& r, int64_t ox_lo, int64_t ox_hi, int64_t c_begin, int64_t c_end, float* HWY_RESTRICT block) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d)), ow = r.g->ow;
-  for (int64_t cv = c_begin; cv < c_end; cv += N)
-    for (int64_t ox = 0; ox < ow;) {
-      const int64_t left = ow - ox;
-      const int64_t cols = left <= kMaxColumns / 2 ? kMaxColumns / 2 : kMaxColumns;
-      const bool inside = ox >= ox_lo && ox + cols <= ox_hi;
-      const size_t count = static_cast<size_t>(std::min(left, cols));
-      if (cols == kMaxColumns) {
-        inside ? Block<KW, S, kMaxColumns, false>(d, r, ox, cv, count, block) : Block<KW, S, kMaxColumns, true>(d, r, ox, cv, count, block);
-      } else {
-        inside ? Block<KW, S, kMaxColumns / 2, false>(d, r, ox, cv, count, block) : Block<KW, S, kMaxColumns / 2, true>(d, r, ox, cv, count, block);
-      }
-      ox += static_cast<int64_t>(count);
+  auto block_at = [&](int64_t ox, int64_t cv) HWY_ATTR {
+    const int64_t left = ow - ox;
+    const int64_t cols = left <= kMaxColumns / 2 ? kMaxColumns / 2 : kMaxColumns;
+    const bool inside = ox >= ox_lo && ox + cols <= ox_hi;
+    const size_t count = static_cast<size_t>(std::min(left, cols));
+    if (cols == kMaxColumns) {
+      inside ? Block<KW, S, kMaxColumns, false>(d, r, ox, cv, count, block) : Block<KW, S, kMaxColumns, true>(d, r, ox, cv, count, block);
+    } else {
+      inside ? Block<KW, S, kMaxColumns / 2, false>(d, r, ox, cv, count, block) : Block<KW, S, kMaxColumns / 2, true>(d, r, ox, cv, count, block);
     }
+    return static_cast<int64_t>(count);
+  };
+  if (r.g->channels_outer) {
+    for (int64_t cv = c_begin; cv < c_end; cv += N)
+      for (int64_t ox = 0; ox < ow;) ox += block_at(ox, cv);
+    return;
+  }
+  for (int64_t ox = 0; ox < ow;) {
+    int64_t count = 0;
+    for (int64_t cv = c_begin; cv < c_end; cv += N) count = block_at(ox, cv);
+    ox += count;
+  }
 }
 
 #endif  // !HWY_HAVE_SCALABLE

@@ -1,8 +1,8 @@
 // A depthwise convolution (one filter per channel: group = channels = output channels) over NHWC
 // activations, hand-written with Highway for the running CPU's best SIMD (chosen at run time): a
-// vector of channels at a time, four output columns in registers, each tap's weights loaded once
-// for the four; any kernel size, stride, dilation and padding. The epilogue (bias, a residual Add,
-// activations) runs on the accumulators before the one store.
+// vector of channels of up to eight output columns at a time in registers; any kernel size,
+// stride, dilation and padding. The epilogue (bias, a residual Add, activations) runs on the
+// accumulators before they are stored.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -15,6 +15,9 @@ struct DepthwiseGeometry {
   int64_t n = 0, c = 0, h = 0, w = 0;  // input [n][h][w][c]; c a multiple of 8
   int64_t oh = 0, ow = 0;              // output [n][oh][ow][c]
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1, pad_top = 0, pad_left = 0;
+  // The order of a row's blocks: each block of columns over all the channels (reads contiguous), or
+  // each vector of channels across the row (a filter row's loads stride by the channels).
+  bool channels_outer = false;
   int64_t rows() const { return n * oh; }
 };
 
