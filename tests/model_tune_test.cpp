@@ -294,6 +294,17 @@ TEST_CASE("in context: a candidate runs in place of its operator's steps, checke
   CHECK_MESSAGE(r.ok, r.failure);
   CHECK(r.time.runs == 7);
   CHECK(r.time.median_us > 0);
+  // A policy naming the implementation oneDNN picks by default builds the built-in choice's very
+  // kernels (Kernel::Identity): not run, so that it costs no trial and cannot win on noise.
+  engine::Policy named = onednn.DefaultPolicy(op);
+  for (const engine::KnobDomain& knob : onednn.Space(op).knobs)
+    if (knob.name == "impl" && knob.values.size() > 1)
+      for (Knob& k : named)
+        if (k.name == "impl") k.value = knob.values[1];
+  REQUIRE(named != onednn.DefaultPolicy(op));
+  const engine::RunResult same = measure(onednn, named);
+  CHECK_FALSE(same.ok);
+  CHECK_MESSAGE(same.same_as_builtin, same.failure);
   // A Halide kernel cannot run the fused chain: refused, nothing swapped.
   auto templates = engine::TemplatesFor(op);
   REQUIRE(templates.ok());

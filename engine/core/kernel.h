@@ -73,6 +73,11 @@ class Kernel {
     (void)inputs, (void)output;
     return Status::InvalidInput("this kernel converts no layouts");
   }
+  // After binding and the layouts: what this kernel runs, such that two kernels of one operator
+  // with the same identity run the same code on the same layouts (oneDNN's implementation and
+  // memory formats, an own kernel's algorithm); "" when unknown. A tuning candidate identical to
+  // the kernel a model runs already is no alternative to it.
+  virtual std::string Identity() const { return ""; }
 };
 
 }  // namespace tilebank::engine

@@ -22,15 +22,24 @@ MeasureInContext ModelContext::For(const OpSpec& op) {
   auto mode = DefaultPoliciesFromEnvironment();
   const BuiltinChoice builtin = BuiltinChoiceFor(op, mode.ok() ? *mode : DefaultPolicies::kBuiltin);
   if (!builtin.tmpl || !executor_->SwapSteps(key, *builtin.tmpl, builtin.policy).ok()) return nullptr;
+  const std::string builtin_identity = executor_->SwappedIdentity();
   executor_->RestoreSteps();
-  return [this, key](const OpTemplate& t, const Policy& policy) { return Measure(key, t, policy); };
+  return [this, key, builtin, builtin_identity](const OpTemplate& t, const Policy& policy) {
+    return Measure(key, t, policy, &t == builtin.tmpl && policy == builtin.policy, builtin_identity);
+  };
 }
 
-RunResult ModelContext::Measure(const std::string& op_key, const OpTemplate& t, const Policy& policy) {
+RunResult ModelContext::Measure(const std::string& op_key, const OpTemplate& t, const Policy& policy, bool builtin, const std::string& builtin_identity) {
   RunResult r;
   auto swapped = executor_->SwapSteps(op_key, t, policy);
   if (!swapped.ok()) {
     r.failure = "in context: " + swapped.status().message();
+    return r;
+  }
+  if (!builtin && !builtin_identity.empty() && executor_->SwappedIdentity() == builtin_identity) {
+    executor_->RestoreSteps();
+    r.failure = "the same kernel as the built-in choice";
+    r.same_as_builtin = true;
     return r;
   }
   const auto inputs = PointersTo(inputs_);

@@ -2,7 +2,8 @@
 // place (model::Executor::SwapSteps), the whole model run on fixed inputs, its outputs checked
 // against the model's own, and the swapped steps' time summed per run. The candidate runs with its
 // real input layout, its weights prepacked as the model binds them, and its neighbours' cache
-// effects; what it is compared with (the built-in choice) is measured the same way.
+// effects; what it is compared with (the built-in choice) is measured the same way. A candidate
+// whose kernels are the built-in choice's (Kernel::Identity) is not run (RunResult::same_as_builtin).
 #pragma once
 #include <functional>
 #include <string>
@@ -15,6 +16,7 @@ namespace tilebank::engine {
 
 using MeasureInContext = std::function<RunResult(const OpTemplate& t, const Policy& policy)>;
 
+
 // A bound model and the runs a measurement makes. The model's own outputs on `inputs` are the
 // reference a candidate's must match.
 class ModelContext {
@@ -25,7 +27,7 @@ class ModelContext {
   MeasureInContext For(const OpSpec& op);
 
  private:
-  RunResult Measure(const std::string& op_key, const OpTemplate& t, const Policy& policy);
+  RunResult Measure(const std::string& op_key, const OpTemplate& t, const Policy& policy, bool builtin, const std::string& builtin_identity);
 
   model::Executor* executor_ = nullptr;
   std::vector<TypedTensor> inputs_, reference_;

@@ -114,6 +114,8 @@ class Executor {
   // when no step runs the op alone, or the kernel cannot take a step's layouts or placement.
   Result<std::vector<size_t>> SwapSteps(const std::string& op_key, const OpTemplate& t, const Policy& policy);
   void RestoreSteps();
+  // What the kernels swapped in run (Kernel::Identity, joined); "" when one does not say.
+  std::string SwappedIdentity() const;
 
 
   const Graph& graph() const { return graph_; }

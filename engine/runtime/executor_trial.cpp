@@ -65,6 +65,16 @@ Result<std::vector<size_t>> Executor::SwapSteps(const std::string& op_key, const
   return swapped;
 }
 
+std::string Executor::SwappedIdentity() const {
+  std::string id;
+  for (const auto& [index, own] : swapped_) {
+    const std::string one = steps_[index]->kernel ? steps_[index]->kernel->Identity() : "";
+    if (one.empty()) return "";
+    id += (id.empty() ? "" : ";") + one;
+  }
+  return id;
+}
+
 void Executor::RestoreSteps() {
   for (auto& [index, step] : swapped_) steps_[index] = std::move(step);
   swapped_.clear();

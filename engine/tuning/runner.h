@@ -27,6 +27,9 @@ struct RunResult {
   std::string failure;  // "wrong result: ...", "run error: ...", "timeout: ..."
   Measurement time;     // per call, microseconds
   double max_error = 0;
+  // Not measured: the candidate builds the very kernels of the built-in choice (Kernel::Identity),
+  // so it is no alternative to it and costs no trial.
+  bool same_as_builtin = false;
 };
 
 class Runner {

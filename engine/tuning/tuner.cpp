@@ -43,6 +43,8 @@ class Session {
     RunResult r;
     if (options_.measure_in_context) {
       r = options_.measure_in_context(t, policy);
+      // The built-in choice's own kernels under another policy: no trial, its time.
+      if (r.same_as_builtin) return out_->default_ok ? out_->default_time.median_us : INFINITY;
       // A template the model cannot run there at all (a fused chain only oneDNN runs).
       if (!r.ok && r.failure.find(model::kOnlyOneDnnRunsIt) != std::string::npos) refused_in_context_.insert(&t);
     } else if (auto kernel = t.Build(op_, policy); !kernel.ok()) {

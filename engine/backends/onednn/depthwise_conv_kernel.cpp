@@ -31,6 +31,7 @@ class OwnDepthwiseKernel : public OwnConvKernel {
     epilogue_.bias = bias ? bias_.data() : nullptr;
     return Status::Ok();
   }
+  std::string Algorithm() const override { return std::string(kOwnDepthwiseAlgo) + (g_.channels_outer ? " by_channel" : ""); }
   // Output rows, and where they are fewer than four per thread also channels, split among the threads.
   Status Compute(const float* src, const float* residual, float* dst) override {
     ConvEpilogue e = epilogue_;

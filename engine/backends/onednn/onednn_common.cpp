@@ -22,6 +22,17 @@ dnnl::memory::desc RowMajorDesc(const std::vector<int64_t>& shape) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+std::string OneDnnIdentity(const std::string& what, const std::string& impl, const std::vector<dnnl::memory::desc>& mds,
+                           const std::vector<std::string>& steps) {
+  std::string id = "onednn " + what + "|" + impl;
+  for (const dnnl::memory::desc& md : mds) {
+    const HandoverLayout layout = HandoverLayoutOf(md);
+    id += "|" + (layout.row_major() ? std::string("row-major") : layout.key);
+  }
+  for (const std::string& step : steps) id += "+" + step;
+  return id;
+}
+
 HandoverLayout HandoverLayoutOf(const dnnl::memory::desc& md) {
   const dnnl_memory_desc_t& d = md.data;
   if (d.format_kind != dnnl_blocked) return {"onednn:format_kind=" + std::to_string(d.format_kind), "opaque", static_cast<int64_t>(md.get_size() / 4)};

@@ -26,6 +26,10 @@ Tensor TensorFromMemory(const dnnl::memory& m, const std::vector<int64_t>& shape
 // `md` as a layout the model executor hands over (key: its dims, padding, strides and blocks); an
 // empty key when `md` is dense row-major.
 HandoverLayout HandoverLayoutOf(const dnnl::memory::desc& md);
+// A kernel's identity (Kernel::Identity) on a oneDNN primitive: `what` it is, the implementation
+// oneDNN picked, the layouts of `mds` (the caller's and the primitive's) and `steps` fused into it.
+std::string OneDnnIdentity(const std::string& what, const std::string& impl, const std::vector<dnnl::memory::desc>& mds,
+                           const std::vector<std::string>& steps);
 // The f32 descriptor a layout HandoverLayoutOf made stands for, over `shape` (row-major when the
 // key is empty); nullopt for a key it did not make or of another shape.
 std::optional<dnnl::memory::desc> DescOfHandover(const HandoverLayout& layout, const std::vector<int64_t>& shape);

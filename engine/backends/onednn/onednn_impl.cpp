@@ -43,6 +43,13 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
+// The op types of a fused chain, for OneDnnIdentity.
+std::vector<std::string> StepNames(const PostOpChain& post) {
+  std::vector<std::string> names;
+  for (const ChainStep& op : post.ops()) names.push_back(op.op_type);
+  return names;
+}
+
 // One inference call: source, weights and destination, plus the bias and post-op operands.
 void Execute(const dnnl::primitive& prim, dnnl::stream& stream, const memory& src, const memory& weights, const memory& dst,
              const memory& bias, const PostOpChain& post) {
@@ -136,6 +143,10 @@ class MatMulKernel : public Kernel {
     direct_a_ = !constants[0];
     direct_b_ = !(constants.size() > 1 && constants[1]);
     return true;
+  }
+  std::string Identity() const override {
+    if (!prim_) return "";
+    return OneDnnIdentity(prepack_b_ ? "matmul prepacked" : "matmul", pd_.impl_info_str(), {a_md_, b_md_, c_md_}, StepNames(post_));
   }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     if (direct_a_) a_.set_data_handle(const_cast<float*>(in[0]));
@@ -372,6 +383,11 @@ class ConvKernel : public Kernel {
         return Status::InvalidInput("oneDNN chose other layouts for this convolution than at load");
       return Status::Ok();
     });
+  }
+  std::string Identity() const override {
+    if (!prim_) return "";
+    return OneDnnIdentity("conv", pd_.impl_info_str(), {caller_src_.get_desc(), pd_.src_desc(), pd_.weights_desc(), pd_.dst_desc(), caller_dst_.get_desc()},
+                          StepNames(post_));
   }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     caller_src_.set_data_handle(const_cast<float*>(in[0]));

@@ -150,6 +150,11 @@ Status OwnConvKernel::RunDirect(const std::vector<const float*>& in, float* out)
   });
 }
 
+std::string OwnConvKernel::Identity() const {
+  return "own " + Algorithm() + "|" + HandoverLayoutOf(src_md_).key + "|" + (plain_ ? "plain" : "inside") + "|handed " + std::to_string(handed_src_) +
+         std::to_string(handed_dst_) + std::to_string(handed_residual_);
+}
+
 // The subclass's packed weights, and the reorders from and to NCHW.
 Status OwnConvKernel::Setup(const Tensor& weights, const Tensor* bias) {
   TB_RETURN_IF_ERROR(PackWeights(weights, bias));

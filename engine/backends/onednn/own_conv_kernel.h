@@ -42,8 +42,12 @@ class OwnConvKernel : public Kernel {
   HandoverLayout NativeLayout(int input) const override;
   Status UseNativeLayouts(const std::vector<bool>& inputs, bool output) override;
   Status RunDirect(const std::vector<const float*>& in, float* out) override;
+  // The subclass's Algorithm(), the inside layout, NCHW outside or not, and what is handed over.
+  std::string Identity() const override;
 
  protected:
+  // The algorithm and its knobs ("winograd_f4", "depthwise_nhwc by_channel").
+  virtual std::string Algorithm() const = 0;
   // Packs the weights (OIHW) and bias (or null) for Compute.
   virtual Status PackWeights(const Tensor& weights, const Tensor* bias) = 0;
   // The convolution in the inside layout, `residual` (or null) too, into dst.

@@ -89,6 +89,7 @@ class OwnWinogradKernel : public OwnConvKernel {
     });
   }
   std::vector<memory*> RunBuffers() override { return {&v_, &products_}; }
+  std::string Algorithm() const override { return "winograd_f" + std::to_string(g_.m); }
   Status Compute(const float* src, const float* residual, float* dst) override {
     float* v = static_cast<float*>(v_.get_data_handle());
     ParallelFor(g_.tiles(), 1, [&](int64_t begin, int64_t end) { WinogradInputTransform(g_, src, v, begin, end); });
