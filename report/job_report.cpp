@@ -161,6 +161,21 @@ void ModelBeforeAfter(HtmlPage& page, const JobTrace& job) {
     bars.push_back({"after tuning", section.value("model_result_performance(ms)", 0.0), "#2ca02c", ""});
   page.Heading("The model before and after", 3);
   page.Raw(BarChart(bars, {"model time, ms (" + section.value("model_performance_improvement", std::string("unfinished")) + ")", "ms", "", 520}));
+  // OPAT on a model: each entry judged where the model runs it, before the final comparison.
+  if (section.contains("in_context") && section["in_context"].is_array() && !section["in_context"].empty()) {
+    page.Heading("Each entry in context", 3);
+    page.Paragraph("The model timed without and with the job's entries in interleaved runs; for each entry, the time of the steps it changes (its "
+                   "operator's steps and the steps reading their outputs), median of the runs. An entry stays only when its steps are faster "
+                   "with it by more than the spread (the larger interquartile range).");
+    std::vector<std::vector<std::string>> rows;
+    for (const json& e : section["in_context"]) {
+      const double without = e.value("without_us", 0.0), with = e.value("with_us", 0.0);
+      rows.push_back({e.value("node", std::string()), e.value("key", std::string()), std::to_string(e.value("steps", 0)), Fixed(without), Fixed(with),
+                      Fixed(e.value("spread_us", 0.0)), without > 0 ? Fixed((without - with) / without * 100, 1) : "",
+                      e.value("kept", false) ? "kept" : "taken back"});
+    }
+    page.Table({"node", "key", "steps", "without us", "with us", "spread us", "gain %", "verdict"}, rows, {false, false, true, true, true, true, true, false});
+  }
 }
 
 void TaskTable(HtmlPage& page, const JobTrace& job) {

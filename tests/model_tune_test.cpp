@@ -59,7 +59,8 @@ nlohmann::json OpatOf(const std::string& dir) {
 
 // OPAT on SmallModel with the final comparison's times adjusted; every operator's entry is stored
 // (the built-in choice where nothing beat it), so there is always something to keep or take back.
-engine::ModelOpatReport OpatWithTiming(const TempDir& dir, const std::string& name, const std::function<void(engine::model::InterleavedTiming*)>& adjust) {
+engine::ModelOpatReport OpatWithTiming(const TempDir& dir, const std::string& name, const std::function<void(engine::model::InterleavedTiming*)>& adjust,
+                                       bool in_context = false) {
   engine::ModelOpatOptions o;
   o.model_path = SmallModel(dir);
   o.job.bank_root = dir / (name + "_bank");
@@ -68,7 +69,7 @@ engine::ModelOpatReport OpatWithTiming(const TempDir& dir, const std::string& na
   o.job.output_dir = dir / (name + "_out");
   o.job.tune.trials = 2;
   o.job.keep_builtin_wins = true;
-  o.in_context = false;  // the final comparison alone
+  o.in_context = in_context;  // else the final comparison alone
   o.time_models = [&](engine::model::Executor& without, engine::model::Executor& with, const std::vector<engine::TypedTensor>& inputs) -> Result<engine::model::InterleavedTiming> {
     auto t = engine::model::TimeInterleaved(without, with, inputs, 1, 5);
     if (t.ok()) adjust(&t.value());
@@ -210,6 +211,27 @@ TEST_CASE("tune --model: entries the model is not faster with beyond the spread 
   CHECK(!faster.reverted);
   CHECK(faster.job.improvement_percent == doctest::Approx(100.0));
   CHECK(OpatOf(dir / "faster_out")["model_performance_improvement"] == "100.00%");
+}
+
+TEST_CASE("tune --model: each entry's judgement in context is in the result file and the report") {
+  TempDir dir;
+  OpatWithTiming(dir, "judged", [](engine::model::InterleavedTiming*) {}, /*in_context=*/true);
+  const nlohmann::json opat = OpatOf(dir / "judged_out");
+  REQUIRE(opat.contains("in_context"));
+  CHECK(opat["in_context"].size() == 2);  // both keys: their built-in choices were stored (keep_builtin_wins)
+  for (const auto& e : opat["in_context"]) {
+    CHECK(e["node"].get<std::string>().size() > 0);
+    CHECK(e["key"].get<std::string>().rfind("0x", 0) == 0);
+    CHECK(e["steps"].get<int>() > 0);
+    CHECK(e["kept"].get<bool>() == (e["with_us"].get<double>() < e["without_us"].get<double>() - e["spread_us"].get<double>()));
+  }
+  std::string result;
+  for (const auto& f : std::filesystem::directory_iterator(dir / "judged_out"))
+    if (f.path().filename().string().rfind("aoe_result_opat_", 0) == 0) result = f.path().string();
+  REQUIRE(!result.empty());
+  auto report = RunCli("report " + result + " -o " + (dir / "judged.html"));
+  REQUIRE_MESSAGE(report.exit_code == 0, report.err);
+  CHECK(ReadFile(dir / "judged.html").find("Each entry in context") != std::string::npos);
 }
 
 TEST_CASE("run --tune online tunes what the bank lacks once and the next run starts at once") {

@@ -57,6 +57,11 @@ std::vector<EntryInContext> JudgeEntriesInContext(const model::Executor& without
   for (const std::string& key : keys) {
     EntryInContext e;
     e.key = key;
+    for (const auto& b : with.bindings())
+      if (b.op && FormatKey(EntryKind::kOp, b.op->op.canonical.key) == key) {
+        e.node = b.name;
+        break;
+      }
     std::set<std::string> names = ChangedSteps(with, key);
     const std::set<std::string> before = ChangedSteps(without, key);
     names.insert(before.begin(), before.end());

@@ -15,6 +15,7 @@ namespace tilebank::engine {
 
 struct EntryInContext {
   std::string key;                       // FormatKey(kOp, ...)
+  std::string node;                      // the first node running its operator in the model with it
   double without_us = 0, with_us = 0;    // medians of the per-run sums
   double spread_us = 0;                  // the larger interquartile range of the two
   int steps = 0;                         // steps summed with the entry

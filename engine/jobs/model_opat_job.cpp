@@ -1,6 +1,7 @@
 #include "engine/jobs/model_opat_job.h"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -60,6 +61,8 @@ model::PolicyLookup PoliciesWithoutThisRun(const Bank* bank, const ReplacedEntri
   };
 }
 
+double RoundedUs(double us) { return std::round(us * 100.0) / 100.0; }
+
 // Each of the job's entries judged where the model runs it (engine/jobs/entries_in_context.h):
 // those whose steps are not faster with it beyond the spread go back, and `tuned` is bound again
 // without them. `note` says what was measured and decided; `unchanged` receives the timing when
@@ -72,8 +75,11 @@ Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph,
   std::vector<std::string> keys;
   for (const auto& [key, earlier] : report->job.replaced) keys.push_back(key);
   std::set<std::string> losing;
-  for (const EntryInContext& e : JudgeEntriesInContext(before, **tuned, *timing, keys))
+  for (const EntryInContext& e : JudgeEntriesInContext(before, **tuned, *timing, keys)) {
     if (!e.Faster()) losing.insert(e.key);
+    report->in_context.push_back({{"key", e.key}, {"node", e.node}, {"steps", e.steps}, {"without_us", RoundedUs(e.without_us)},
+                                  {"with_us", RoundedUs(e.with_us)}, {"spread_us", RoundedUs(e.spread_us)}, {"kept", e.Faster()}});
+  }
   *note = "in context: " + std::to_string(keys.size() - losing.size()) + " of " + std::to_string(keys.size()) +
           " entries made their steps faster where the model runs them";
   if (losing.empty()) {
@@ -145,6 +151,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   opat["model_baseline_performance(ms)"] = report->baseline_ms;
   opat["model_result_performance(ms)"] = report->result_ms;
   opat["model_performance_improvement"] = verdict.ReportedText(report->reverted);
+  if (!report->in_context.empty()) opat["in_context"] = report->in_context;
   report->job.improvement_percent = verdict.ReportedPercent(report->reverted);
   TB_RETURN_IF_ERROR(WriteJsonAtomically(report->job.result_path, report->job.result));
   if (after) {

@@ -39,6 +39,9 @@ struct ModelOpatReport {
                                           // (result: without, when they were taken back)
   bool reverted = false;  // the model was slower with this run's entries: they were taken back
   std::string note;       // what the final comparison measured and what it decided
+  // Each entry judged in context (engine/jobs/entries_in_context.h): key, node, the medians of its
+  // steps without and with it, the spread, and whether it stayed; in the result file as "in_context".
+  nlohmann::json in_context = nlohmann::json::array();
 };
 
 // "resnet50" for .../resnet50/model.onnx (exported models are <name>/model.onnx), else the file's stem.
