@@ -68,8 +68,8 @@ Status OwnConvKernel::Prepare(const std::vector<const Tensor*>& in) {
     handed_src_ = handed_dst_ = handed_residual_ = false;
     BindScratch();
     if (plain_) {
-      measured_src_ = in[0]->data;
-      if (residual_input_ >= 0) measured_residual_ = in[residual_input_]->data;
+      measured_src_.assign(in[0]->data.begin(), in[0]->data.end());
+      if (residual_input_ >= 0) measured_residual_.assign(in[residual_input_]->data.begin(), in[residual_input_]->data.end());
     } else {
       const float* src = Reordered(plain_src_, in[0]->data.data(), src_reorder_, blocked_src_);
       measured_src_.assign(src, src + src_md_.get_size() / sizeof(float));
@@ -95,7 +95,7 @@ Status OwnConvKernel::Fetch(Tensor* out) {
   return CatchOneDnnErrors([&] {
     *out = Tensor(shape_);
     if (plain_) {
-      out->data = measured_dst_;
+      out->data.assign(measured_dst_.begin(), measured_dst_.end());
       return Status::Ok();
     }
     const memory::desc plain_md({p_.N, p_.OC, p_.OH, p_.OW}, dt::f32, tag::nchw);
