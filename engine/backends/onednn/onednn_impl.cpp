@@ -32,6 +32,7 @@
 #include "engine/backends/onednn/onednn_post_op_chain.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
 #include "engine/backends/onednn/winograd_conv_kernel.h"
+#include "engine/backends/simd/activation_pass.h"
 #include "engine/core/op_semantics.h"
 #include "engine/backends/halide/templates.h"
 
@@ -235,10 +236,25 @@ class MatMulKernel : public Kernel {
   CubeChoice choice_;
 };
 
+// A chain's last step, when it is one oneDNN 2.6 runs slower as a post-op than an own pass over a
+// large output does, moved to `own`; the rest stays for oneDNN. Swish as a post-op costs 2-4x a
+// large 1x1 convolution's own time, as a pass about half that; from 2^18 output values on
+// (EfficientNet-B0's layers at 56x56 and up: 30-60 us each faster), below which the pass's start
+// on the threads eats the gain (docs/PERFORMANCE.md).
+std::vector<ChainStep> WithoutOwnTail(std::vector<ChainStep> ops, int64_t output_values, std::vector<ConvEpilogueStep>* own) {
+  constexpr int64_t kOwnPassFrom = int64_t{1} << 18;
+  if (output_values >= kOwnPassFrom && !ops.empty() && ops.back().op_type == "Swish" && !ops.back().has_operand) {
+    ops.pop_back();
+    own->push_back({ConvEpilogueStep::Kind::kSwish, 0.f, 0.f});
+  }
+  return ops;
+}
+
 class ConvKernel : public Kernel {
  public:
   ConvKernel(ConvProblem p, std::vector<int64_t> out_shape, std::vector<ChainStep> post_ops = {}, CubeChoice choice = {})
-      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), p_.bias ? 3 : 2, shape_), choice_(std::move(choice)) {
+      : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(WithoutOwnTail(std::move(post_ops), Tensor::NumElements(shape_), &own_tail_), p_.bias ? 3 : 2, shape_),
+        choice_(std::move(choice)) {
     plain_activations_ = choice_.layout == "plain";
   }
   int InPlaceInput() const override { return post_.sum_input(); }
@@ -259,6 +275,7 @@ class ConvKernel : public Kernel {
   Status Run() override {
     if (post_.sum_input() >= 0) sum_reorder_.execute(stream_, residual_, dst_);
     Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
+    RunOwnTail();
     return Status::Ok();
   }
   Status Fetch(Tensor* out) override {
@@ -347,6 +364,7 @@ class ConvKernel : public Kernel {
       k << "|" << op.op_type;
       if (op.has_operand) k << "[" << op.operand_shape.size() << "]";
     }
+    if (!own_tail_.empty()) k << "|own Swish";
     return k.str();
   }
   HandoverLayout NativeLayout(int input) const override {
@@ -386,8 +404,11 @@ class ConvKernel : public Kernel {
   }
   std::string Identity() const override {
     if (!prim_) return "";
-    return OneDnnIdentity("conv", pd_.impl_info_str(), {caller_src_.get_desc(), pd_.src_desc(), pd_.weights_desc(), pd_.dst_desc(), caller_dst_.get_desc()},
-                          StepNames(post_));
+    std::vector<std::string> steps = StepNames(post_);
+    if (!own_tail_.empty()) steps.push_back("own Swish");
+    // The caller's memories exist on the direct path (the measured one reorders outside the run).
+    const memory::desc caller_src = caller_src_ ? caller_src_.get_desc() : user_src_md_, caller_dst = caller_dst_ ? caller_dst_.get_desc() : user_dst_md_;
+    return OneDnnIdentity("conv", pd_.impl_info_str(), {caller_src, pd_.src_desc(), pd_.weights_desc(), pd_.dst_desc(), caller_dst}, steps);
   }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     caller_src_.set_data_handle(const_cast<float*>(in[0]));
@@ -401,6 +422,7 @@ class ConvKernel : public Kernel {
       sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, residual_}, {DNNL_ARG_TO, dst_}});
     }
     Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
+    RunOwnTail();
     if (reorder_dst_) {
       dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, dst_}, {DNNL_ARG_TO, caller_dst_}});
       stream_.wait();
@@ -409,6 +431,12 @@ class ConvKernel : public Kernel {
   }
 
  private:
+  // The chain's own last step (WithoutOwnTail) over the primitive's destination, padding included
+  // (Swish keeps a padded zero zero).
+  void RunOwnTail() {
+    if (own_tail_.empty()) return;
+    ApplyActivationsInPlaceParallel(own_tail_, static_cast<float*>(dst_.get_data_handle()), static_cast<int64_t>(pd_.dst_desc().get_size() / sizeof(float)));
+  }
   // The ONNX weights (OIHW, or GOIHW when grouped) as oneDNN memory.
   memory UserWeights(const Tensor& weights) const {
     return MemoryFromTensor(weights, memory::desc(ConvWeightDims(p_), dt::f32, p_.G == 1 ? tag::oihw : tag::goihw));
@@ -478,6 +506,7 @@ class ConvKernel : public Kernel {
   bool reorder_src_ = false, reorder_dst_ = false;
   bool plain_activations_ = false;  // direct path: NCHW source and destination
   dnnl::reorder src_reorder_, dst_reorder_;
+  std::vector<ConvEpilogueStep> own_tail_;  // before post_, which is made from what WithoutOwnTail leaves
   PostOpChain post_;
   // Layout handover (NativeLayout): the blocked primitive's source and destination layouts, and
   // which of source, destination and residual the caller gives in them.

@@ -58,41 +58,62 @@ HWY_INLINE hn::Vec<D> ApplyConvEpilogue(D d, hn::Vec<D> y, const ConvEpilogue& e
 }
 
 // y = f(y, residual of y) over `count` vectors of `values` in place, four at a time so that a long
-// function's latency overlaps.
-template <class D, class F>
-HWY_INLINE void MapConvBlock(D d, float* HWY_RESTRICT values, size_t count, const float* residual, size_t residual_stride, const F& f) {
+// function's latency overlaps; ALIGNED: `values` is aligned to a vector.
+template <bool ALIGNED, class D, class F>
+HWY_INLINE void MapConvBlockAt(D d, float* HWY_RESTRICT values, size_t count, const float* residual, size_t residual_stride, const F& f) {
   const size_t N = hn::Lanes(d);
+  auto load = [d](const float* p) HWY_ATTR { return ALIGNED ? hn::Load(d, p) : hn::LoadU(d, p); };
+  auto store = [d](hn::Vec<D> v, float* p) HWY_ATTR {
+    if constexpr (ALIGNED) {
+      hn::Store(v, d, p);
+    } else {
+      hn::StoreU(v, d, p);
+    }
+  };
   auto residual_of = [&](size_t v) { return residual ? residual + v * residual_stride : nullptr; };
   size_t v = 0;
   for (; v + 4 <= count; v += 4) {
-    const auto y0 = f(hn::Load(d, values + v * N), residual_of(v)), y1 = f(hn::Load(d, values + (v + 1) * N), residual_of(v + 1));
-    const auto y2 = f(hn::Load(d, values + (v + 2) * N), residual_of(v + 2)), y3 = f(hn::Load(d, values + (v + 3) * N), residual_of(v + 3));
-    hn::Store(y0, d, values + v * N), hn::Store(y1, d, values + (v + 1) * N);
-    hn::Store(y2, d, values + (v + 2) * N), hn::Store(y3, d, values + (v + 3) * N);
+    const auto y0 = f(load(values + v * N), residual_of(v)), y1 = f(load(values + (v + 1) * N), residual_of(v + 1));
+    const auto y2 = f(load(values + (v + 2) * N), residual_of(v + 2)), y3 = f(load(values + (v + 3) * N), residual_of(v + 3));
+    store(y0, values + v * N), store(y1, values + (v + 1) * N);
+    store(y2, values + (v + 2) * N), store(y3, values + (v + 3) * N);
   }
-  for (; v < count; ++v) hn::Store(f(hn::Load(d, values + v * N), residual_of(v)), d, values + v * N);
+  for (; v < count; ++v) store(f(load(values + v * N), residual_of(v)), values + v * N);
 }
 
 // The epilogue on `count` vectors of `values` (Lanes(d) apart) in place, a step at a time over all
 // of them, the step's kind chosen once per block, not once per vector; vector v's residual at
 // residual + v * residual_stride.
-template <class D>
-HWY_INLINE void ApplyConvEpilogueToBlock(D d, float* HWY_RESTRICT values, size_t count, const ConvEpilogue& e, const float* residual,
-                                         size_t residual_stride) {
+template <bool ALIGNED, class D>
+HWY_INLINE void ApplyConvEpilogueToBlockAt(D d, float* HWY_RESTRICT values, size_t count, const ConvEpilogue& e, const float* residual,
+                                           size_t residual_stride) {
   using Kind = ConvEpilogueStep::Kind;
   using V = hn::Vec<D>;
   for (const ConvEpilogueStep& s : e.steps) {
     switch (s.kind) {
       case Kind::kSwish:
-        MapConvBlock(d, values, count, residual, residual_stride, [d](V y, const float*) HWY_ATTR { return hn::Mul(y, SigmoidOf(d, y)); });
+        MapConvBlockAt<ALIGNED>(d, values, count, residual, residual_stride, [d](V y, const float*) HWY_ATTR { return hn::Mul(y, SigmoidOf(d, y)); });
         break;
       case Kind::kSigmoid:
-        MapConvBlock(d, values, count, residual, residual_stride, [d](V y, const float*) HWY_ATTR { return SigmoidOf(d, y); });
+        MapConvBlockAt<ALIGNED>(d, values, count, residual, residual_stride, [d](V y, const float*) HWY_ATTR { return SigmoidOf(d, y); });
         break;
       default:
-        MapConvBlock(d, values, count, residual, residual_stride, [d, &s](V y, const float* r) HWY_ATTR { return ApplyConvEpilogueStep(d, y, s, r); });
+        MapConvBlockAt<ALIGNED>(d, values, count, residual, residual_stride,
+                                [d, &s](V y, const float* r) HWY_ATTR { return ApplyConvEpilogueStep(d, y, s, r); });
     }
   }
+}
+
+template <class D>
+HWY_INLINE void ApplyConvEpilogueToBlock(D d, float* HWY_RESTRICT values, size_t count, const ConvEpilogue& e, const float* residual,
+                                         size_t residual_stride) {
+  ApplyConvEpilogueToBlockAt<true>(d, values, count, e, residual, residual_stride);
+}
+
+// ApplyConvEpilogueToBlock's activations (no residual) over vectors anywhere in memory.
+template <class D>
+HWY_INLINE void ApplyConvEpilogueToBlockUnaligned(D d, float* HWY_RESTRICT values, size_t count, const ConvEpilogue& e) {
+  ApplyConvEpilogueToBlockAt<false>(d, values, count, e, nullptr, 0);
 }
 
 }  // namespace tilebank::engine::HWY_NAMESPACE

@@ -1,0 +1,67 @@
+// impl.onednn's convolution with a chain SGAT fused into it: a chain ending in Swish runs the
+// Swish as an own pass over a large output (from 2^18 values) and as oneDNN's post-op below;
+// both, after a residual Add or alone, compute the convolution in double, on the measured path and
+// the direct one (NCHW).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/backends/onednn/onednn_post_ops.h"
+#include "engine/backends/onednn/own_conv_test_support.h"
+#include "engine/core/op_spec.h"
+
+namespace tilebank::engine {
+namespace {
+
+using namespace own_conv_test;
+
+TEST_CASE("impl.onednn convolution: a fused Swish, as an own pass over a large output or a post-op, computes the chain") {
+  for (int side : {64, 16}) {  // 64x64x64 = 2^18 values: the own pass; 16x16x64: the post-op
+    CAPTURE(side);
+    ConvProblem p;
+    p.N = 1, p.C = 16, p.H = p.W = side, p.OC = 64, p.OH = p.OW = side, p.KH = p.KW = 1, p.Cg = 16, p.OCg = 64, p.bias = true;
+    const std::vector<int64_t> in_shape = {1, 16, side, side}, out_shape = {1, 64, side, side};
+    auto op = ParseOpSpec(nlohmann::json{{"op", "Conv"},
+                                         {"input_desc", {{{"shape", in_shape}, {"type", "float32"}}, {{"shape", {64, 16, 1, 1}}, {"type", "float32"}},
+                                                         {{"shape", {64}}, {"type", "float32"}}}},
+                                         {"output_desc", {{{"shape", out_shape}, {"type", "float32"}}}}},
+                          0);
+    REQUIRE(op.ok());
+    const std::vector<float> x = Values(16 * side * side, 1), w = Values(64 * 16, 2), b = Values(64, 3), z = Values(64 * side * side, 4);
+    Tensor input(in_shape), weights({64, 16, 1, 1}), bias({64}), residual(out_shape);
+    input.data = x, weights.data = w, bias.data = b, residual.data = z;
+    for (bool with_residual : {false, true}) {
+      CAPTURE(with_residual);
+      const std::vector<double> want = Reference(p, x, w, b, with_residual ? z : std::vector<float>{}, "Swish");
+      const std::vector<ChainStep> chain = Epilogue(with_residual, "Swish", out_shape);
+      // The measured path.
+      auto measured = OneDnnFusedKernel(*op, chain);
+      REQUIRE_MESSAGE(measured.ok(), measured.status().message());
+      std::vector<const Tensor*> all = {&input, &weights, &bias};
+      if (with_residual) all.push_back(&residual);
+      REQUIRE((*measured)->Prepare(all).ok());
+      REQUIRE((*measured)->Run().ok());
+      Tensor got;
+      REQUIRE((*measured)->Fetch(&got).ok());
+      CHECK(WorstError(got.data, want) < 1e-5);
+      // The direct path, NCHW on both sides (the layouts chosen at bind).
+      auto kernel = OneDnnFusedKernel(*op, chain);
+      REQUIRE(kernel.ok());
+      std::vector<const Tensor*> constants = {nullptr, &weights, &bias};
+      if (with_residual) constants.push_back(nullptr);
+      auto bound = (*kernel)->BindDirect({}, constants);
+      REQUIRE(bound.ok());
+      REQUIRE(*bound);
+      std::vector<const float*> in = {x.data(), nullptr, nullptr};
+      if (with_residual) in.push_back(z.data());
+      std::vector<float> y(want.size());
+      REQUIRE((*kernel)->RunDirect(in, y.data()).ok());
+      CHECK(WorstError(y, want) < 1e-5);
+      CHECK(((*kernel)->Identity().find("own Swish") != std::string::npos) == (side == 64));
+      CHECK(((*measured)->Identity().find("own Swish") != std::string::npos) == (side == 64));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tilebank::engine

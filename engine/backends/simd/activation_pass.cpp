@@ -1,0 +1,55 @@
+// engine/backends/simd/activation_pass.h, compiled once per instruction set Highway targets
+// (hwy/foreach_target.h re-includes this file); HWY_DYNAMIC_DISPATCH picks the best the CPU
+// supports on the first call.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "engine/backends/simd/activation_pass.cpp"
+#include <hwy/foreach_target.h>  // must come before highway.h
+
+#include <hwy/highway.h>
+
+#include <algorithm>
+
+#include "engine/backends/simd/activation_pass.h"
+#include "engine/backends/simd/conv_epilogue-inl.h"
+#include "engine/core/parallel_for.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tilebank::engine::HWY_NAMESPACE {
+
+void ActivationsInPlace(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), whole = n / N * N;
+  ConvEpilogue e;
+  e.steps = steps;
+  // Whole vectors where the buffer is aligned to them, else one at a time through the stack.
+  ApplyConvEpilogueToBlockUnaligned(d, data, static_cast<size_t>(whole / N), e);
+  if (whole < n) {
+    HWY_ALIGN float tail[64] = {};
+    std::copy(data + whole, data + n, tail);
+    ApplyConvEpilogueToBlockUnaligned(d, tail, 1, e);
+    std::copy(tail, tail + (n - whole), data + whole);
+  }
+}
+
+}  // namespace tilebank::engine::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tilebank::engine {
+
+HWY_EXPORT(ActivationsInPlace);
+
+void ApplyActivationsInPlace(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n) {
+  if (n > 0 && !steps.empty()) HWY_DYNAMIC_DISPATCH(ActivationsInPlace)(steps, data, n);
+}
+
+void ApplyActivationsInPlaceParallel(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n) {
+  constexpr int64_t kChunk = 4096;  // floats a task takes at least: 16 KiB, a multiple of every vector
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  ParallelFor(chunks, 1, [&](int64_t begin, int64_t end) {
+    ApplyActivationsInPlace(steps, data + begin * kChunk, std::min(n, end * kChunk) - begin * kChunk);
+  });
+}
+
+}  // namespace tilebank::engine
+#endif  // HWY_ONCE

@@ -1,0 +1,19 @@
+// Activation steps of engine/backends/simd/conv_epilogue.h (none that reads a residual) over a
+// contiguous buffer in place, with Highway for the running CPU's best SIMD. oneDNN 2.6 computes a
+// swish post-op at 2-4 times a large 1x1 convolution's own cost; a pass of this after the
+// convolution costs about half that (docs/PERFORMANCE.md).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/backends/simd/conv_epilogue.h"
+
+namespace tilebank::engine {
+
+// `steps` applied in order to data[0, n); each must be an activation (not kAddResidual).
+void ApplyActivationsInPlace(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n);
+
+// The same over [0, n) split among the kernels' threads (engine/core/parallel_for.h).
+void ApplyActivationsInPlaceParallel(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n);
+
+}  // namespace tilebank::engine
