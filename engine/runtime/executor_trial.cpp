@@ -1,5 +1,7 @@
 // The executor's in-context trials (Executor::SwapSteps): a tuning candidate in place of the steps
 // running its operator, with everything around them as the model binds it.
+#include <exception>
+
 #include "engine/backends/fused_policy.h"
 #include "engine/backends/library_impls.h"
 #include "engine/backends/onednn/onednn_post_ops.h"
@@ -68,7 +70,11 @@ Result<std::vector<size_t>> Executor::SwapSteps(const std::string& op_key, const
 std::string Executor::SwappedIdentity() const {
   std::string id;
   for (const auto& [index, own] : swapped_) {
-    const std::string one = steps_[index]->kernel ? steps_[index]->kernel->Identity() : "";
+    std::string one;
+    try {
+      if (steps_[index]->kernel) one = steps_[index]->kernel->Identity();
+    } catch (const std::exception&) {  // a kernel that cannot say: unknown
+    }
     if (one.empty()) return "";
     id += (id.empty() ? "" : ";") + one;
   }

@@ -7,6 +7,8 @@
 // channels across the row (impl "by_channel").
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "engine/backends/onednn/depthwise_conv_kernel.h"
 #include "engine/backends/onednn/own_conv_test_support.h"
 #include "engine/core/threads.h"
@@ -95,7 +97,16 @@ TEST_CASE("own depthwise convolution: every filter, stride, dilation and width, 
       Depthwise(1, 16, 10, 12, 3, 3, 1, 2, 2, 2, 2, 2, true),  // dilated: the general block
       Depthwise(1, 8, 9, 10, 7, 1, 1, 1, 3, 0, 3, 0, false),   // 7x1: the general block
       Depthwise(1, 32, 4, 1, 3, 3, 1, 1, 1, 1, 1, 1, true),    // one column
-      Depthwise(1, 48, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, true)};   // no padding, one output
+      Depthwise(1, 48, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, true),    // no padding, one output
+      // Wide rows: blocks of 8 and 4 inside the image (unchecked) for every unrolled filter and the general one.
+      Depthwise(1, 24, 4, 58, 3, 3, 1, 1, 1, 1, 1, 1, true),   // 3x3: 58 columns
+      Depthwise(1, 24, 5, 14, 3, 3, 1, 1, 0, 0, 0, 0, false),  // 3x3 unpadded: 12 columns, a block of 8 then of 4
+      Depthwise(2, 16, 6, 45, 3, 3, 2, 1, 1, 1, 1, 1, true),   // 3x3 stride 2: 23 columns
+      Depthwise(1, 16, 6, 50, 5, 5, 1, 1, 2, 2, 2, 2, false),  // 5x5: 50 columns
+      Depthwise(1, 8, 5, 16, 5, 5, 1, 1, 0, 0, 0, 0, true),    // 5x5 unpadded: 12 columns
+      Depthwise(1, 16, 7, 61, 5, 5, 2, 1, 2, 2, 2, 2, true),   // 5x5 stride 2: 31 columns
+      Depthwise(1, 8, 6, 40, 3, 3, 1, 2, 2, 2, 2, 2, true),    // dilated, 40 columns: the general block inside
+      Depthwise(1, 8, 3, 30, 3, 7, 1, 1, 1, 3, 1, 3, true)};   // 3x7: the general block, 30 columns
   for (int threads : {1, 3}) {
     SetLibraryThreads(threads);
     for (size_t k = 0; k < problems.size(); ++k) {
@@ -105,6 +116,29 @@ TEST_CASE("own depthwise convolution: every filter, stride, dilation and width, 
     }
   }
   SetLibraryThreads(1);
+}
+
+TEST_CASE("own depthwise convolution: an infinity or NaN passes through as in the reference, no epilogue clamps it") {
+  const ConvProblem p = Depthwise(1, 16, 6, 20, 3, 3, 1, 1, 1, 1, 1, 1, false);
+  const std::vector<int64_t> out_shape = {1, 16, p.OH, p.OW};
+  std::vector<float> x = Values(16 * 6 * 20, 1);
+  x[0] = INFINITY;        // channel 0, (0, 0): reaches output (0, 0) of channel 0, a checked block
+  x[6 * 20 + 45] = NAN;   // channel 1, (2, 5): reaches outputs of channel 1 inside the image
+  Tensor weights({16, 1, 3, 3});
+  weights.data = Values(16 * 9, 2);
+  for (const char* activation : {"", "Relu"}) {
+    CAPTURE(activation);
+    auto kernel = OwnDepthwiseConvKernel(p, out_shape, Epilogue(false, activation, out_shape), "plain");
+    REQUIRE(kernel.ok());
+    REQUIRE((*kernel)->BindDirect({}, {nullptr, &weights}).ok());
+    std::vector<float> y(16 * p.OH * p.OW);
+    REQUIRE((*kernel)->RunDirect({x.data(), nullptr}, y.data()).ok());
+    const std::vector<double> want = Reference(p, x, weights.data, {}, {}, activation);
+    CHECK(std::isinf(want[0]) == std::isinf(y[0]));  // +-inf stays infinite (a Relu may make -inf 0)
+    CHECK(want[0] == y[0]);
+    const size_t nan_at = static_cast<size_t>(p.OH * p.OW + 2 * p.OW + 5);
+    if (std::string(activation).empty()) CHECK(std::isnan(y[nan_at]));
+  }
 }
 
 TEST_CASE("own depthwise convolution: what it does not run is refused, naming it") {

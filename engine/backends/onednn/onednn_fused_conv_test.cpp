@@ -59,6 +59,16 @@ TEST_CASE("impl.onednn convolution: a fused Swish, as an own pass over a large o
       CHECK(WorstError(y, want) < 1e-5);
       CHECK(((*kernel)->Identity().find("own Swish") != std::string::npos) == (side == 64));
       CHECK(((*measured)->Identity().find("own Swish") != std::string::npos) == (side == 64));
+      // Another layout is another kernel: NCHW and NHWC activations have different identities.
+      auto layout = [&](const char* name) {
+        auto k = OneDnnFusedKernel(*op, chain, {{"algo", std::string("direct")}, {"impl", std::string("default")}, {"layout", std::string(name)}});
+        REQUIRE(k.ok());
+        REQUIRE((*k)->BindDirect({}, constants).ok());
+        return (*k)->Identity();
+      };
+      const std::string plain = layout("plain"), nhwc = layout("nhwc");
+      CHECK_FALSE(plain.empty());
+      CHECK(plain != nhwc);
     }
   }
 }

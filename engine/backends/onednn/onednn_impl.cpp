@@ -408,7 +408,9 @@ class ConvKernel : public Kernel {
     if (!own_tail_.empty()) steps.push_back("own Swish");
     // The caller's memories exist on the direct path (the measured one reorders outside the run).
     const memory::desc caller_src = caller_src_ ? caller_src_.get_desc() : user_src_md_, caller_dst = caller_dst_ ? caller_dst_.get_desc() : user_dst_md_;
-    return OneDnnIdentity("conv", pd_.impl_info_str(), {caller_src, pd_.src_desc(), pd_.weights_desc(), pd_.dst_desc(), caller_dst}, steps);
+    std::vector<memory::desc> mds = {caller_src, pd_.src_desc(), pd_.weights_desc(), pd_.dst_desc(), caller_dst};
+    if (post_.sum_input() >= 0 && residual_) mds.push_back(residual_.get_desc());  // the residual as the caller gives it
+    return OneDnnIdentity("conv", pd_.impl_info_str(), mds, steps);
   }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     caller_src_.set_data_handle(const_cast<float*>(in[0]));

@@ -16,19 +16,16 @@
 HWY_BEFORE_NAMESPACE();
 namespace tilebank::engine::HWY_NAMESPACE {
 
-void ActivationsInPlace(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n) {
+void ActivationsInPlace(const ConvEpilogue& e, float* data, int64_t n) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d)), whole = n / N * N;
-  ConvEpilogue e;
-  e.steps = steps;
-  // Whole vectors where the buffer is aligned to them, else one at a time through the stack.
   ApplyConvEpilogueToBlockUnaligned(d, data, static_cast<size_t>(whole / N), e);
-  if (whole < n) {
-    HWY_ALIGN float tail[64] = {};
-    std::copy(data + whole, data + n, tail);
-    ApplyConvEpilogueToBlockUnaligned(d, tail, 1, e);
-    std::copy(tail, tail + (n - whole), data + whole);
-  }
+  if (whole == n) return;
+  // The last part vector: its lanes past n neither read nor written.
+  const auto lanes = hn::FirstN(d, static_cast<size_t>(n - whole));
+  auto y = hn::MaskedLoad(lanes, d, data + whole);
+  for (const ConvEpilogueStep& s : e.steps) y = ApplyConvEpilogueStep(d, y, s, nullptr);
+  hn::BlendedStore(y, lanes, d, data + whole);
 }
 
 }  // namespace tilebank::engine::HWY_NAMESPACE
@@ -40,14 +37,19 @@ namespace tilebank::engine {
 HWY_EXPORT(ActivationsInPlace);
 
 void ApplyActivationsInPlace(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n) {
-  if (n > 0 && !steps.empty()) HWY_DYNAMIC_DISPATCH(ActivationsInPlace)(steps, data, n);
+  ConvEpilogue e;
+  e.steps = steps;
+  if (n > 0 && !steps.empty()) HWY_DYNAMIC_DISPATCH(ActivationsInPlace)(e, data, n);
 }
 
 void ApplyActivationsInPlaceParallel(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n) {
   constexpr int64_t kChunk = 4096;  // floats a task takes at least: 16 KiB, a multiple of every vector
+  if (n <= 0 || steps.empty()) return;
+  ConvEpilogue e;  // made here: the body below must not allocate (or throw)
+  e.steps = steps;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   ParallelFor(chunks, 1, [&](int64_t begin, int64_t end) {
-    ApplyActivationsInPlace(steps, data + begin * kChunk, std::min(n, end * kChunk) - begin * kChunk);
+    HWY_DYNAMIC_DISPATCH(ActivationsInPlace)(e, data + begin * kChunk, std::min(n, end * kChunk) - begin * kChunk);
   });
 }
 

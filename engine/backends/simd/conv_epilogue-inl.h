@@ -17,15 +17,19 @@ HWY_BEFORE_NAMESPACE();
 namespace tilebank::engine::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// 1 / (1 + exp(-x)), from exp(-|x|) so that nothing overflows. The denominator lies in [1, 2]: its
-// approximate reciprocal (12 or 14 bits) and one Newton step (r (2 - q r)) give float precision
-// for a third of a division's cost.
+// 1 / (1 + exp(-x)), from exp(-|x|) so that nothing overflows. The denominator lies in [1, 2]: on
+// x86 its approximate reciprocal (12 or 14 bits) and one Newton step (r (2 - q r)) give float
+// precision for a third of a division's cost; elsewhere (8-bit estimates) a division.
 template <class D>
 HWY_INLINE hn::Vec<D> SigmoidOf(D d, hn::Vec<D> x) {
   const auto e = hn::Exp(d, hn::Neg(hn::Abs(x)));
   const auto q = hn::Add(hn::Set(d, 1.f), e);
+#if HWY_ARCH_X86
   const auto r = hn::ApproximateReciprocal(q);
   const auto s = hn::Mul(r, hn::NegMulAdd(q, r, hn::Set(d, 2.f)));
+#else
+  const auto s = hn::Div(hn::Set(d, 1.f), q);
+#endif
   return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(e, s), s);
 }
 

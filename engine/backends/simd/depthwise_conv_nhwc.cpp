@@ -43,8 +43,8 @@ struct RowContext {
   float* out_row;           // output column 0 of the row
   const float* residual_row;  // likewise, or null
   int64_t iy0, k_lo, k_hi;  // input row of filter row 0; the filter rows inside the image
-  bool clamp_only;          // the epilogue is at most one Relu or Clip: a clamp to [lo, hi], in registers
-  float lo, hi;
+  bool in_registers;              // the epilogue is nothing or one Relu or Clip: applied in registers
+  const ConvEpilogueStep* single;  // that Relu or Clip, or null
 };
 
 // `count` accumulated vectors in `block` (Lanes(d) apart: consecutive output columns of one vector
@@ -78,14 +78,16 @@ HWY_INLINE void Column(D d, const RowContext& r, int64_t ox, int64_t cv, float* 
 #if !HWY_HAVE_SCALABLE  // blocks hold arrays of vectors, which sizeless vector types cannot be
 
 // The first `count` of a block's accumulators (consecutive output columns from ox) through the
-// epilogue into the output: clamped in registers, or through `block` and Finish.
+// epilogue into the output: in registers, or through `block` and Finish.
 template <int COLS, class D>
 HWY_INLINE void Emit(D d, const RowContext& r, const hn::Vec<D>* acc, size_t count, int64_t ox, int64_t cv, float* HWY_RESTRICT block) {
   const int64_t C = r.g->c;
-  if (r.clamp_only) {
-    const auto lo = hn::Set(d, r.lo), hi = hn::Set(d, r.hi);
+  if (r.in_registers) {  // nothing, a Relu or a Clip, as ApplyConvEpilogueStep computes them
     for (int o = 0; o < COLS; ++o)
-      if (static_cast<size_t>(o) < count) hn::StoreU(hn::Min(hn::Max(acc[o], lo), hi), d, r.out_row + (ox + o) * C + cv);
+      if (static_cast<size_t>(o) < count) {
+        const auto y = r.single ? ApplyConvEpilogueStep(d, acc[o], *r.single, nullptr) : acc[o];
+        hn::StoreU(y, d, r.out_row + (ox + o) * C + cv);
+      }
     return;
   }
   const size_t N = hn::Lanes(d);
@@ -104,15 +106,15 @@ HWY_INLINE void FixedBlock(D d, const RowContext& r, int64_t ox, int64_t cv, siz
   const auto bias = r.e->bias ? hn::LoadU(d, r.e->bias + cv) : hn::Zero(d);
   for (int o = 0; o < COLS; ++o) acc[o] = bias;
   const int64_t ix0 = ox * S - g.pad_left;
-  const float* block_src = r.image_src + ix0 * C + cv;
   for (int64_t k = r.k_lo; k < r.k_hi; ++k) {
-    const float* in = block_src + (r.iy0 + k * g.dh) * g.w * C;
+    // Offsets, not pointers: input column ix0 may lie before the image (a checked block).
+    const int64_t at = ((r.iy0 + k * g.dh) * g.w + ix0) * C + cv;
     const float* w_row = r.weights + k * KW * C + cv;
     hn::Vec<D> w[KW];
     for (int t = 0; t < KW; ++t) w[t] = hn::LoadU(d, w_row + t * C);
     Unroll(std::make_integer_sequence<int, (COLS - 1) * S + KW>(), [&](auto j) HWY_ATTR {
       const int64_t ix = ix0 + decltype(j)::value;
-      const auto x = !CHECKED || (ix >= 0 && ix < g.w) ? hn::LoadU(d, in + decltype(j)::value * C) : hn::Zero(d);
+      const auto x = !CHECKED || (ix >= 0 && ix < g.w) ? hn::LoadU(d, r.image_src + (at + decltype(j)::value * C)) : hn::Zero(d);
       Unroll(std::make_integer_sequence<int, KW>(), [&](auto t) HWY_ATTR {
         constexpr int jj = decltype(j)::value, tt = decltype(t)::value;
         if constexpr ((jj - tt) % S == 0 && jj >= tt && (jj - tt) / S < COLS) acc[(jj - tt) / S] = hn::MulAdd(x, w[tt], acc[(jj - tt) / S]);
@@ -132,15 +134,14 @@ HWY_INLINE void AnyBlock(D d, const RowContext& r, int64_t ox, int64_t cv, size_
   const auto bias = r.e->bias ? hn::LoadU(d, r.e->bias + cv) : hn::Zero(d);
   for (int o = 0; o < COLS; ++o) acc[o] = bias;
   const int64_t ix0 = ox * g.sw - g.pad_left;
-  const float* block_src = r.image_src + ix0 * C + cv;
   for (int64_t k = r.k_lo; k < r.k_hi; ++k) {
-    const float* in = block_src + (r.iy0 + k * g.dh) * g.w * C;
+    const int64_t at = ((r.iy0 + k * g.dh) * g.w + ix0) * C + cv;  // an offset: column ix0 may lie before the image
     const float* w_row = r.weights + k * g.kw * C + cv;
-    for (int64_t t = 0; t < g.kw; ++t, in += tap_step) {
+    for (int64_t t = 0; t < g.kw; ++t) {
       const auto wt = hn::LoadU(d, w_row + t * C);
       for (int o = 0; o < COLS; ++o) {
         const int64_t ix = ix0 + o * g.sw + t * g.dw;
-        if (!CHECKED || (ix >= 0 && ix < g.w)) acc[o] = hn::MulAdd(hn::LoadU(d, in + o * col_step), wt, acc[o]);
+        if (!CHECKED || (ix >= 0 && ix < g.w)) acc[o] = hn::MulAdd(hn::LoadU(d, r.image_src + (at + t * tap_step + o * col_step)), wt, acc[o]);
       }
     }
   }
@@ -187,16 +188,11 @@ HWY_INLINE void BlockedRow(D d, const RowContext& r, int64_t ox_lo, int64_t ox_h
 
 #endif  // !HWY_HAVE_SCALABLE
 
-// Whether e's chain is a clamp (nothing, one Relu or one Clip), and its bounds.
-inline void ClampOf(const ConvEpilogue& e, RowContext* r) {
+// Whether e's chain runs in registers (nothing, one Relu or one Clip), and that step.
+inline void InRegistersOf(const ConvEpilogue& e, RowContext* r) {
   using Kind = ConvEpilogueStep::Kind;
-  r->lo = -hwy::HighestValue<float>(), r->hi = hwy::HighestValue<float>();
-  r->clamp_only = e.steps.size() <= 1;
-  if (e.steps.empty()) return;
-  const ConvEpilogueStep& s = e.steps[0];
-  if (s.kind == Kind::kRelu) r->lo = 0.f;
-  else if (s.kind == Kind::kClip) r->lo = s.alpha, r->hi = s.beta;
-  else r->clamp_only = false;
+  r->single = e.steps.size() == 1 ? &e.steps[0] : nullptr;
+  r->in_registers = e.steps.empty() || (r->single && (r->single->kind == Kind::kRelu || r->single->kind == Kind::kClip));
 }
 
 // One output row's channels [c_begin, c_end), a vector of D at a time.
@@ -205,8 +201,8 @@ void Row(D d, const DepthwiseGeometry& g, const float* src, const float* weights
          int64_t c_end) {
   const int64_t C = g.c;
   RowContext r{&g, src + row / g.oh * g.h * g.w * C, weights, &e, dst + row * g.ow * C, e.residual ? e.residual + row * g.ow * C : nullptr,
-               row % g.oh * g.sh - g.pad_top, 0, g.kh, false, 0.f, 0.f};
-  ClampOf(e, &r);
+               row % g.oh * g.sh - g.pad_top, 0, g.kh, false, nullptr};
+  InRegistersOf(e, &r);
   while (r.k_lo < r.k_hi && r.iy0 + r.k_lo * g.dh < 0) ++r.k_lo;
   while (r.k_hi > r.k_lo && r.iy0 + (r.k_hi - 1) * g.dh >= g.h) --r.k_hi;
   // Columns whose every tap is inside the image: ox sw - pad_left >= 0 and ox sw - pad_left + (kw - 1) dw < w.
