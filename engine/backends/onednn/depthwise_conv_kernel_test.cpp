@@ -28,63 +28,22 @@ ConvProblem Depthwise(int n, int c, int h, int w, int k_h, int k_w, int stride, 
 }
 
 void CheckAgainstReference(const ConvProblem& p) {
-  const std::vector<int64_t> out_shape = {p.N, p.OC, p.OH, p.OW}, in_shape = {p.N, p.C, p.H, p.W};
-  const std::vector<float> x = Values(static_cast<size_t>(p.N) * p.C * p.H * p.W, 1), w = Values(static_cast<size_t>(p.C) * p.KH * p.KW, 2),
-                           b = Values(p.C, 3), z = Values(static_cast<size_t>(p.N) * p.C * p.OH * p.OW, 4);
-  Tensor weights({p.C, 1, p.KH, p.KW}), bias({p.C}), input(in_shape), residual(out_shape);
-  weights.data = w, bias.data = b, input.data = x, residual.data = z;
-  const int residual_input = p.bias ? 3 : 2;
   for (bool with_residual : {false, true})
     for (const std::string activation : {"", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Swish", "HardSwish", "Tanh", "GeluTanh"}) {
       CAPTURE(with_residual);
       CAPTURE(activation);
-      const std::vector<double> want = Reference(p, x, w, b, with_residual ? z : std::vector<float>{}, activation);
-      const std::vector<ChainStep> steps = Epilogue(with_residual, activation, out_shape);
-      std::vector<const Tensor*> constants = {nullptr, &weights, p.bias ? &bias : nullptr};
-      if (with_residual) constants.resize(residual_input + 1, nullptr);
-      // The measured path.
-      auto measured = OwnDepthwiseConvKernel(p, out_shape, steps, "auto");
-      REQUIRE(measured.ok());
-      std::vector<const Tensor*> all = {&input, &weights, p.bias ? &bias : nullptr};
-      if (with_residual) all.resize(residual_input + 1, nullptr), all[residual_input] = &residual;
-      REQUIRE((*measured)->Prepare(all).ok());
-      REQUIRE((*measured)->Run().ok());
-      Tensor got;
-      REQUIRE((*measured)->Fetch(&got).ok());
-      CHECK(WorstError(got.data, want) < 1e-5);
-      // NCHW on both sides.
-      for (const char* layout : {"plain", "nhwc"}) {
-        CAPTURE(layout);
-        auto kernel = OwnDepthwiseConvKernel(p, out_shape, steps, layout, layout == std::string("nhwc") ? "by_channel" : "default");
-        REQUIRE(kernel.ok());
-        auto bound = (*kernel)->BindDirect({}, constants);
-        REQUIRE(bound.ok());
-        REQUIRE(*bound);
-        std::vector<const float*> in(constants.size(), nullptr);
-        in[0] = x.data();
-        if (with_residual) in[residual_input] = z.data();
-        std::vector<float> y(want.size());
-        REQUIRE((*kernel)->RunDirect(in, y.data()).ok());
-        CHECK(WorstError(y, want) < 1e-5);
-      }
-      // NHWC handed over on every side, the output written over the residual.
-      auto kernel = OwnDepthwiseConvKernel(p, out_shape, steps, "auto");
-      REQUIRE(kernel.ok());
-      REQUIRE((*kernel)->BindDirect({}, constants).ok());
-      const HandoverLayout src_layout = (*kernel)->NativeLayout(0), dst_layout = (*kernel)->NativeLayout(-1);
-      REQUIRE_FALSE(src_layout.row_major());
-      if (with_residual) CHECK((*kernel)->NativeLayout(residual_input).key == dst_layout.key);
-      std::vector<bool> handed(constants.size(), false);
-      handed[0] = true;
-      if (with_residual) handed[residual_input] = true;
-      REQUIRE((*kernel)->UseNativeLayouts(handed, true).ok());
-      const std::vector<float> xh = Reorder(x, in_shape, src_layout, true);
-      std::vector<float> yh = with_residual ? Reorder(z, out_shape, dst_layout, true) : std::vector<float>(want.size());
-      std::vector<const float*> in(constants.size(), nullptr);
-      in[0] = xh.data();
-      if (with_residual) in[residual_input] = yh.data();
-      REQUIRE((*kernel)->RunDirect(in, yh.data()).ok());
-      CHECK(WorstError(Reorder(yh, out_shape, dst_layout, false), want) < 1e-5);
+      const OwnConvCheck check(p, with_residual, activation);
+      auto kernel = [&](const char* layout, const char* impl) {
+        auto k = OwnDepthwiseConvKernel(p, check.out_shape(), check.steps(), layout, impl);
+        REQUIRE(k.ok());
+        return std::move(k.value());
+      };
+      CHECK(check.Measured(*kernel("auto", "default")) < 1e-5);
+      CHECK(check.Nchw(*kernel("plain", "default")) < 1e-5);
+      CHECK(check.Nchw(*kernel("nhwc", "by_channel")) < 1e-5);
+      std::vector<float> output;
+      HandoverLayout layout;
+      CHECK(check.HandedOver(*kernel("auto", "default"), &output, &layout) < 1e-5);
     }
 }
 

@@ -90,4 +90,80 @@ inline std::vector<float> Reorder(const std::vector<float>& data, const std::vec
   return out;
 }
 
+// One convolution's data (from Values), with or without a residual, and what a kernel of it must
+// compute with `activation` after it: the three ways a model or a tuning job runs the kernel.
+class OwnConvCheck {
+ public:
+  OwnConvCheck(const ConvProblem& p, bool with_residual, const std::string& activation)
+      : p_(p), with_residual_(with_residual), residual_input_(p.bias ? 3 : 2) {
+    in_shape_ = {p.N, p.C, p.H, p.W}, out_shape_ = {p.N, p.OC, p.OH, p.OW};
+    x_ = Values(static_cast<size_t>(p.N) * p.C * p.H * p.W, 1), w_ = Values(static_cast<size_t>(p.OC) * (p.C / p.G) * p.KH * p.KW, 2);
+    b_ = Values(p.OC, 3), z_ = Values(static_cast<size_t>(p.N) * p.OC * p.OH * p.OW, 4);
+    input_ = Tensor(in_shape_), weights_ = Tensor({p.OC, p.C / p.G, p.KH, p.KW}), bias_ = Tensor({p.OC}), residual_ = Tensor(out_shape_);
+    input_.data = x_, weights_.data = w_, bias_.data = b_, residual_.data = z_;
+    want_ = Reference(p, x_, w_, b_, with_residual ? z_ : std::vector<float>{}, activation);
+    steps_ = Epilogue(with_residual, activation, out_shape_);
+  }
+  const std::vector<ChainStep>& steps() const { return steps_; }
+  const std::vector<int64_t>& out_shape() const { return out_shape_; }
+  int residual_input() const { return residual_input_; }
+
+  // The measured path (Prepare, Run, Fetch): the worst error.
+  double Measured(Kernel& kernel) const {
+    std::vector<const Tensor*> all = {&input_, &weights_, p_.bias ? &bias_ : nullptr};
+    if (with_residual_) all.resize(residual_input_ + 1, nullptr), all[residual_input_] = &residual_;
+    if (!kernel.Prepare(all).ok() || !kernel.Run().ok()) return HUGE_VAL;
+    Tensor got;
+    if (!kernel.Fetch(&got).ok()) return HUGE_VAL;
+    return WorstError(got.data, want_);
+  }
+  // The direct path, NCHW on both sides: the worst error.
+  double Nchw(Kernel& kernel) const {
+    auto bound = kernel.BindDirect({}, Constants());
+    if (!bound.ok() || !*bound) return HUGE_VAL;
+    std::vector<const float*> in(Constants().size(), nullptr);
+    in[0] = x_.data();
+    if (with_residual_) in[residual_input_] = z_.data();
+    std::vector<float> y(want_.size());
+    if (!kernel.RunDirect(in, y.data()).ok()) return HUGE_VAL;
+    return WorstError(y, want_);
+  }
+  // The kernel's native layouts handed over on every side (the source's must not be row-major), the
+  // output written over the residual: the worst error; the output as written, and its layout.
+  double HandedOver(Kernel& kernel, std::vector<float>* output, HandoverLayout* dst_layout) const {
+    if (!kernel.BindDirect({}, Constants()).ok()) return HUGE_VAL;
+    const HandoverLayout src_layout = kernel.NativeLayout(0);
+    *dst_layout = kernel.NativeLayout(-1);
+    if (src_layout.row_major()) return HUGE_VAL;
+    if (with_residual_ && kernel.NativeLayout(residual_input_).key != dst_layout->key) return HUGE_VAL;
+    std::vector<bool> handed(Constants().size(), false);
+    handed[0] = true;
+    if (with_residual_) handed[residual_input_] = true;
+    if (!kernel.UseNativeLayouts(handed, true).ok()) return HUGE_VAL;
+    const std::vector<float> xh = Reorder(x_, in_shape_, src_layout, true);
+    *output = with_residual_ ? Reorder(z_, out_shape_, *dst_layout, true) : std::vector<float>(std::max<size_t>(dst_layout->floats, want_.size()));
+    std::vector<const float*> in(Constants().size(), nullptr);
+    in[0] = xh.data();
+    if (with_residual_) in[residual_input_] = output->data();
+    if (!kernel.RunDirect(in, output->data()).ok()) return HUGE_VAL;
+    return WorstError(Reorder(*output, out_shape_, *dst_layout, false), want_);
+  }
+
+ private:
+  std::vector<const Tensor*> Constants() const {
+    std::vector<const Tensor*> constants = {nullptr, &weights_, p_.bias ? &bias_ : nullptr};
+    if (with_residual_) constants.resize(residual_input_ + 1, nullptr);
+    return constants;
+  }
+
+  ConvProblem p_;
+  bool with_residual_;
+  int residual_input_;
+  std::vector<int64_t> in_shape_, out_shape_;
+  std::vector<float> x_, w_, b_, z_;
+  Tensor input_, weights_, bias_, residual_;
+  std::vector<double> want_;
+  std::vector<ChainStep> steps_;
+};
+
 }  // namespace tilebank::engine::own_conv_test

@@ -5,11 +5,6 @@
 // not multiples of 16) handed over as a neighbouring oneDNN kernel would.
 #include <doctest/doctest.h>
 
-#include <dnnl.hpp>
-
-#include <cmath>
-
-#include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/own_conv_test_support.h"
 #include "engine/backends/onednn/winograd_conv_kernel.h"
 
@@ -31,11 +26,6 @@ TEST_CASE("own Winograd: F(2,3), F(4,3) and F(6,3) compute the convolution, its 
                                              Problem(1, 3, 7, 6, 20, 0, 1, 1, 0, true), Problem(1, 24, 10, 9, 40, 1, 1, 1, 1, true)};
   for (size_t k = 0; k < problems.size(); ++k) {
     const ConvProblem& p = problems[k];
-    const std::vector<int64_t> out_shape = {p.N, p.OC, p.OH, p.OW}, in_shape = {p.N, p.C, p.H, p.W};
-    const std::vector<float> x = Values(static_cast<size_t>(p.N) * p.C * p.H * p.W, 1), w = Values(static_cast<size_t>(p.OC) * p.C * 9, 2),
-                             b = Values(p.OC, 3), z = Values(static_cast<size_t>(p.N) * p.OC * p.OH * p.OW, 4);
-    Tensor weights({p.OC, p.C, 3, 3}), bias({p.OC}), input(in_shape), residual(out_shape);
-    weights.data = w, bias.data = b, input.data = x, residual.data = z;
     for (const std::string algo : {"winograd_f2", "winograd_f4", "winograd_f6"}) {
       const double tolerance = OwnWinogradTile(algo) == 6 ? 2e-3 : 2e-4;
       for (bool with_residual : {false, true})
@@ -44,57 +34,21 @@ TEST_CASE("own Winograd: F(2,3), F(4,3) and F(6,3) compute the convolution, its 
           CAPTURE(algo);
           CAPTURE(with_residual);
           CAPTURE(activation);
-          const std::vector<double> want = Reference(p, x, w, b, with_residual ? z : std::vector<float>{}, activation);
-          const std::vector<ChainStep> steps = Epilogue(with_residual, activation, out_shape);
-          const int residual_input = p.bias ? 3 : 2;
-          std::vector<const Tensor*> constants = {nullptr, &weights, p.bias ? &bias : nullptr};
-          if (with_residual) constants.resize(residual_input + 1, nullptr);
-          // The measured path.
-          auto measured = OwnWinogradConvKernel(p, out_shape, OwnWinogradTile(algo), steps, "auto");
-          REQUIRE(measured.ok());
-          std::vector<const Tensor*> all = {&input, &weights, p.bias ? &bias : nullptr};
-          if (with_residual) all.resize(residual_input + 1, nullptr), all[residual_input] = &residual;
-          REQUIRE((*measured)->Prepare(all).ok());
-          REQUIRE((*measured)->Run().ok());
-          Tensor got;
-          REQUIRE((*measured)->Fetch(&got).ok());
-          CHECK(WorstError(got.data, want) < tolerance);
-          // The direct path, NCHW on both sides.
-          for (const char* layout : {"plain", "blocked", "auto"}) {
-            auto kernel = OwnWinogradConvKernel(p, out_shape, OwnWinogradTile(algo), steps, layout);
-            REQUIRE(kernel.ok());
-            auto bound = (*kernel)->BindDirect({}, constants);
-            REQUIRE(bound.ok());
-            REQUIRE(*bound);
-            std::vector<const float*> in(constants.size(), nullptr);
-            in[0] = x.data();
-            if (with_residual) in[residual_input] = z.data();
-            std::vector<float> y(want.size());
-            REQUIRE((*kernel)->RunDirect(in, y.data()).ok());
-            CHECK(WorstError(y, want) < tolerance);
-          }
+          const OwnConvCheck check(p, with_residual, activation);
+          auto kernel = [&](const std::string& layout) {
+            auto built = OwnWinogradConvKernel(p, check.out_shape(), OwnWinogradTile(algo), check.steps(), layout);
+            REQUIRE(built.ok());
+            return std::move(built.value());
+          };
+          CHECK(check.Measured(*kernel("auto")) < tolerance);
+          for (const char* layout : {"plain", "blocked", "auto"}) CHECK(check.Nchw(*kernel(layout)) < tolerance);
           // Blocked (and NHWC, where the channels allow) on every side, the output written over the residual.
           for (const std::string handover : {"blocked", "nhwc", "auto"}) {
             if (handover == "nhwc" && (p.C % 8 != 0 || p.OC % 8 != 0)) continue;
             CAPTURE(handover);
-            auto kernel = OwnWinogradConvKernel(p, out_shape, OwnWinogradTile(algo), steps, handover);
-            REQUIRE(kernel.ok());
-            REQUIRE((*kernel)->BindDirect({}, constants).ok());
-            const HandoverLayout src_layout = (*kernel)->NativeLayout(0), dst_layout = (*kernel)->NativeLayout(-1);
-            REQUIRE_FALSE(src_layout.row_major());
-            REQUIRE_FALSE(dst_layout.row_major());
-            if (with_residual) CHECK((*kernel)->NativeLayout(residual_input).key == dst_layout.key);
-            std::vector<bool> handed(constants.size(), false);
-            handed[0] = true;
-            if (with_residual) handed[residual_input] = true;
-            REQUIRE((*kernel)->UseNativeLayouts(handed, true).ok());
-            const std::vector<float> xb = Reorder(x, in_shape, src_layout, true);
-            std::vector<float> yb = with_residual ? Reorder(z, out_shape, dst_layout, true) : std::vector<float>(dst_layout.floats);
-            std::vector<const float*> in(constants.size(), nullptr);
-            in[0] = xb.data();
-            if (with_residual) in[residual_input] = yb.data();
-            REQUIRE((*kernel)->RunDirect(in, yb.data()).ok());
-            CHECK(WorstError(Reorder(yb, out_shape, dst_layout, false), want) < tolerance);
+            std::vector<float> yb;
+            HandoverLayout dst_layout;
+            CHECK(check.HandedOver(*kernel(handover), &yb, &dst_layout) < tolerance);
             // The channels past the output's in the last block are zero, as oneDNN's neighbours expect.
             if (p.OC % 8 != 0 && (dst_layout.name.find("16c") != std::string::npos || dst_layout.name.find("8c") != std::string::npos)) {
               const int64_t block = dst_layout.name.find("16c") != std::string::npos ? 16 : 8;
