@@ -8,6 +8,9 @@
 namespace tilebank::engine {
 namespace {
 
+// Whether binding `b` runs the operator of bank key `key`.
+bool RunsOperator(const model::NodeBinding& b, const std::string& key) { return b.op && FormatKey(EntryKind::kOp, b.op->op.canonical.key) == key; }
+
 // The names of the steps (and of the nodes fused into them) that run the operator of `key`, and of
 // the steps reading what those produce.
 std::set<std::string> ChangedSteps(const model::Executor& ex, const std::string& key) {
@@ -16,7 +19,7 @@ std::set<std::string> ChangedSteps(const model::Executor& ex, const std::string&
   const auto& bindings = ex.bindings();
   const auto& graph = ex.graph();
   for (const auto& b : bindings) {
-    if (!b.op || FormatKey(EntryKind::kOp, b.op->op.canonical.key) != key) continue;
+    if (!RunsOperator(b, key)) continue;
     names.insert(b.name);
     names.insert(b.fused_nodes.begin(), b.fused_nodes.end());
   }
@@ -58,7 +61,7 @@ std::vector<EntryInContext> JudgeEntriesInContext(const model::Executor& without
     EntryInContext e;
     e.key = key;
     for (const auto& b : with.bindings())
-      if (b.op && FormatKey(EntryKind::kOp, b.op->op.canonical.key) == key) {
+      if (RunsOperator(b, key)) {
         e.node = b.name;
         break;
       }

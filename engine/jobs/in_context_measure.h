@@ -16,7 +16,6 @@ namespace tilebank::engine {
 
 using MeasureInContext = std::function<RunResult(const OpTemplate& t, const Policy& policy)>;
 
-
 // A bound model and the runs a measurement makes. The model's own outputs on `inputs` are the
 // reference a candidate's must match.
 class ModelContext {

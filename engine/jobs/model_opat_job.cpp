@@ -1,7 +1,6 @@
 #include "engine/jobs/model_opat_job.h"
 
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -61,8 +60,6 @@ model::PolicyLookup PoliciesWithoutThisRun(const Bank* bank, const ReplacedEntri
   };
 }
 
-double RoundedUs(double us) { return std::round(us * 100.0) / 100.0; }
-
 // Each of the job's entries judged where the model runs it (engine/jobs/entries_in_context.h):
 // those whose steps are not faster with it beyond the spread go back, and `tuned` is bound again
 // without them. `note` says what was measured and decided; `unchanged` receives the timing when
@@ -77,8 +74,8 @@ Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph,
   std::set<std::string> losing;
   for (const EntryInContext& e : JudgeEntriesInContext(before, **tuned, *timing, keys)) {
     if (!e.Faster()) losing.insert(e.key);
-    report->in_context.push_back({{"key", e.key}, {"node", e.node}, {"steps", e.steps}, {"without_us", RoundedUs(e.without_us)},
-                                  {"with_us", RoundedUs(e.with_us)}, {"spread_us", RoundedUs(e.spread_us)}, {"kept", e.Faster()}});
+    report->in_context.push_back({{"key", e.key}, {"node", e.node}, {"steps", e.steps}, {"without_us", RoundForResult(e.without_us, 1e3)},
+                                  {"with_us", RoundForResult(e.with_us, 1e3)}, {"spread_us", RoundForResult(e.spread_us, 1e3)}, {"kept", e.Faster()}});
   }
   *note = "in context: " + std::to_string(keys.size() - losing.size()) + " of " + std::to_string(keys.size()) +
           " entries made their steps faster where the model runs them";

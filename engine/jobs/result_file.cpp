@@ -37,10 +37,7 @@ ListTimes SumTimes(const std::vector<OpRecord>& records) {
   return t;
 }
 
-namespace {
-// Rounds to a multiple of 1/per_unit (dividing gives the nearest double, which prints short).
-double Round(double v, double per_unit) { return std::round(v * per_unit) / per_unit; }
-}  // namespace
+double RoundForResult(double v, double per_unit) { return std::round(v * per_unit) / per_unit; }
 
 void RepoSummary::Count(const std::string& status) {
   ++total;
@@ -75,18 +72,18 @@ nlohmann::json OpatResultJson(const std::string& tuning_name, double tuning_seco
                           {"op_type", r.op_type},
                           {"tune_performance",
                            {{r.mode,
-                             {{"performance_after_tune(us)", Round(r.after_us, 1e3)},
-                              {"performance_before_tune(us)", Round(r.before_us, 1e3)},
+                             {{"performance_after_tune(us)", RoundForResult(r.after_us, 1e3)},
+                              {"performance_before_tune(us)", RoundForResult(r.before_us, 1e3)},
                               {"performance_improvement", ImprovementText(r.before_us, r.after_us)},
                               {"update_mode", r.status}}}}}});
     }
   }
-  nlohmann::json opat = {{"model_baseline_performance(ms)", Round(baseline_us / 1000.0, 1e6)},
+  nlohmann::json opat = {{"model_baseline_performance(ms)", RoundForResult(baseline_us / 1000.0, 1e6)},
                          {"repo_modified_operators", modified},
                          {"repo_summary", summary.Json()}};
   if (finished) {
     opat["model_performance_improvement"] = ImprovementText(baseline_us, result_us);
-    opat["model_result_performance(ms)"] = Round(result_us / 1000.0, 1e6);
+    opat["model_result_performance(ms)"] = RoundForResult(result_us / 1000.0, 1e6);
     opat["opat_tuning_result"] = failed.empty() ? "tuning successful" : "tuning failed";
     if (!failed.empty()) opat["tuning_failed_operators"] = failed;
   } else {

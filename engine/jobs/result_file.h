@@ -44,6 +44,10 @@ struct ListTimes {
 };
 ListTimes SumTimes(const std::vector<OpRecord>& records);
 
+// `v` rounded to a multiple of 1/per_unit, as the result file writes its times (dividing gives the
+// nearest double, which prints short).
+double RoundForResult(double v, double per_unit);
+
 
 // finished: false while tuning (opat_tuning_result "tune tuning incomplete", no final figures).
 // model_baseline_ms: a whole-model run before tuning (tune --model); absent, the operators' sum.

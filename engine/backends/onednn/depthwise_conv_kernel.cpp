@@ -34,8 +34,7 @@ class OwnDepthwiseKernel : public OwnConvKernel {
   std::string Algorithm() const override { return std::string(kOwnDepthwiseAlgo) + (g_.channels_outer ? " by_channel" : ""); }
   // Output rows, and where they are fewer than four per thread also channels, split among the threads.
   Status Compute(const float* src, const float* residual, float* dst) override {
-    ConvEpilogue e = epilogue_;
-    e.residual = residual;
+    epilogue_.residual = residual;
     const int64_t rows = g_.rows(), wanted = 4 * ParallelThreads();
     int64_t chunk = g_.c;
     if (rows < wanted) chunk = std::min<int64_t>(g_.c, std::max<int64_t>(16, (g_.c * rows / wanted + 15) / 16 * 16));
@@ -43,7 +42,7 @@ class OwnDepthwiseKernel : public OwnConvKernel {
     ParallelFor(rows * chunks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
         const int64_t row = item / chunks, c0 = item % chunks * chunk;
-        DepthwiseConvNhwc(g_, src, weights_.data(), e, dst, row, row + 1, c0, std::min(g_.c, c0 + chunk));
+        DepthwiseConvNhwc(g_, src, weights_.data(), epilogue_, dst, row, row + 1, c0, std::min(g_.c, c0 + chunk));
       }
     });
     return Status::Ok();

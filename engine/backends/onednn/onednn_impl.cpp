@@ -241,11 +241,11 @@ class MatMulKernel : public Kernel {
 // large 1x1 convolution's own time, as a pass about half that; from 2^18 output values on
 // (EfficientNet-B0's layers at 56x56 and up: 30-60 us each faster), below which the pass's start
 // on the threads eats the gain (docs/PERFORMANCE.md).
-std::vector<ChainStep> WithoutOwnTail(std::vector<ChainStep> ops, int64_t output_values, std::vector<ConvEpilogueStep>* own) {
+std::vector<ChainStep> WithoutOwnTail(std::vector<ChainStep> ops, int64_t output_values, ConvEpilogue* own) {
   constexpr int64_t kOwnPassFrom = int64_t{1} << 18;
   if (output_values >= kOwnPassFrom && !ops.empty() && ops.back().op_type == "Swish" && !ops.back().has_operand) {
     ops.pop_back();
-    own->push_back({ConvEpilogueStep::Kind::kSwish, 0.f, 0.f});
+    own->steps.push_back({ConvEpilogueStep::Kind::kSwish, 0.f, 0.f});
   }
   return ops;
 }
@@ -364,7 +364,7 @@ class ConvKernel : public Kernel {
       k << "|" << op.op_type;
       if (op.has_operand) k << "[" << op.operand_shape.size() << "]";
     }
-    if (!own_tail_.empty()) k << "|own Swish";
+    if (!own_tail_.steps.empty()) k << "|own Swish";
     return k.str();
   }
   HandoverLayout NativeLayout(int input) const override {
@@ -405,7 +405,7 @@ class ConvKernel : public Kernel {
   std::string Identity() const override {
     if (!prim_) return "";
     std::vector<std::string> steps = StepNames(post_);
-    if (!own_tail_.empty()) steps.push_back("own Swish");
+    if (!own_tail_.steps.empty()) steps.push_back("own Swish");
     // The caller's memories exist on the direct path (the measured one reorders outside the run).
     const memory::desc caller_src = caller_src_ ? caller_src_.get_desc() : user_src_md_, caller_dst = caller_dst_ ? caller_dst_.get_desc() : user_dst_md_;
     std::vector<memory::desc> mds = {caller_src, pd_.src_desc(), pd_.weights_desc(), pd_.dst_desc(), caller_dst};
@@ -436,8 +436,7 @@ class ConvKernel : public Kernel {
   // The chain's own last step (WithoutOwnTail) over the primitive's destination, padding included
   // (Swish keeps a padded zero zero).
   void RunOwnTail() {
-    if (own_tail_.empty()) return;
-    ApplyActivationsInPlaceParallel(own_tail_, static_cast<float*>(dst_.get_data_handle()), static_cast<int64_t>(pd_.dst_desc().get_size() / sizeof(float)));
+    ApplyActivationsInPlace(own_tail_, static_cast<float*>(dst_.get_data_handle()), static_cast<int64_t>(pd_.dst_desc().get_size() / sizeof(float)));
   }
   // The ONNX weights (OIHW, or GOIHW when grouped) as oneDNN memory.
   memory UserWeights(const Tensor& weights) const {
@@ -508,7 +507,7 @@ class ConvKernel : public Kernel {
   bool reorder_src_ = false, reorder_dst_ = false;
   bool plain_activations_ = false;  // direct path: NCHW source and destination
   dnnl::reorder src_reorder_, dst_reorder_;
-  std::vector<ConvEpilogueStep> own_tail_;  // before post_, which is made from what WithoutOwnTail leaves
+  ConvEpilogue own_tail_;  // before post_, which is made from what WithoutOwnTail leaves
   PostOpChain post_;
   // Layout handover (NativeLayout): the blocked primitive's source and destination layouts, and
   // which of source, destination and residual the caller gives in them.

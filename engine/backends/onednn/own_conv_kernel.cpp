@@ -18,10 +18,9 @@ using dt = memory::data_type;
 // subclass's buffers): one buffer per thread, shared by every own convolution it runs, grown to
 // the largest; `floats` of it, 64-byte aligned. Valid until the thread's next call.
 float* RunScratch(size_t floats) {
-  thread_local std::vector<float> scratch;
-  if (scratch.size() < floats + 16) scratch.resize(floats + 16);
-  const uintptr_t at = reinterpret_cast<uintptr_t>(scratch.data());
-  return scratch.data() + ((64 - at % 64) % 64) / sizeof(float);
+  thread_local AlignedFloats scratch;
+  if (scratch.size() < floats) scratch.resize(floats);
+  return scratch.data();
 }
 
 size_t FloatsOf(const memory::desc& md) { return (md.get_size() / sizeof(float) + 15) / 16 * 16; }

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <map>
 #include <utility>
 
 #include "engine/backends/onednn/onednn_common.h"

@@ -23,9 +23,7 @@ void ActivationsInPlace(const ConvEpilogue& e, float* data, int64_t n) {
   if (whole == n) return;
   // The last part vector: its lanes past n neither read nor written.
   const auto lanes = hn::FirstN(d, static_cast<size_t>(n - whole));
-  auto y = hn::MaskedLoad(lanes, d, data + whole);
-  for (const ConvEpilogueStep& s : e.steps) y = ApplyConvEpilogueStep(d, y, s, nullptr);
-  hn::BlendedStore(y, lanes, d, data + whole);
+  hn::BlendedStore(ApplyConvEpilogue(d, hn::MaskedLoad(lanes, d, data + whole), e, nullptr), lanes, d, data + whole);
 }
 
 }  // namespace tilebank::engine::HWY_NAMESPACE
@@ -36,17 +34,9 @@ namespace tilebank::engine {
 
 HWY_EXPORT(ActivationsInPlace);
 
-void ApplyActivationsInPlace(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n) {
-  ConvEpilogue e;
-  e.steps = steps;
-  if (n > 0 && !steps.empty()) HWY_DYNAMIC_DISPATCH(ActivationsInPlace)(e, data, n);
-}
-
-void ApplyActivationsInPlaceParallel(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n) {
+void ApplyActivationsInPlace(const ConvEpilogue& e, float* data, int64_t n) {
   constexpr int64_t kChunk = 4096;  // floats a task takes at least: 16 KiB, a multiple of every vector
-  if (n <= 0 || steps.empty()) return;
-  ConvEpilogue e;  // made here: the body below must not allocate (or throw)
-  e.steps = steps;
+  if (n <= 0 || e.steps.empty()) return;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   ParallelFor(chunks, 1, [&](int64_t begin, int64_t end) {
     HWY_DYNAMIC_DISPATCH(ActivationsInPlace)(e, data + begin * kChunk, std::min(n, end * kChunk) - begin * kChunk);

@@ -4,16 +4,13 @@
 // convolution costs about half that (docs/PERFORMANCE.md).
 #pragma once
 #include <cstdint>
-#include <vector>
 
 #include "engine/backends/simd/conv_epilogue.h"
 
 namespace tilebank::engine {
 
-// `steps` applied in order to data[0, n); each must be an activation (not kAddResidual).
-void ApplyActivationsInPlace(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n);
-
-// The same over [0, n) split among the kernels' threads (engine/core/parallel_for.h).
-void ApplyActivationsInPlaceParallel(const std::vector<ConvEpilogueStep>& steps, float* data, int64_t n);
+// e's steps applied in order to data[0, n), the range split among the kernels' threads
+// (engine/core/parallel_for.h); each step must be an activation (not kAddResidual), e's bias null.
+void ApplyActivationsInPlace(const ConvEpilogue& e, float* data, int64_t n);
 
 }  // namespace tilebank::engine

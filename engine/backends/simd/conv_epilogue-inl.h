@@ -1,6 +1,7 @@
-// The epilogue of engine/backends/simd/conv_epilogue.h on a vector, for each target Highway
-// compiles: a file that includes this inside its HWY_TARGET_INCLUDE pass gets
-// tilebank::engine::HWY_NAMESPACE::ApplyConvEpilogue.
+// The epilogue of engine/backends/simd/conv_epilogue.h, for each target Highway compiles: a file
+// that includes this inside its HWY_TARGET_INCLUDE pass gets, in tilebank::engine::HWY_NAMESPACE,
+// ApplyConvEpilogueStep and ApplyConvEpilogue (a vector) and ApplyConvEpilogueToBlock (vectors in
+// memory, a step at a time).
 #if defined(TILEBANK_CONV_EPILOGUE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TILEBANK_CONV_EPILOGUE_INL_H_
 #undef TILEBANK_CONV_EPILOGUE_INL_H_

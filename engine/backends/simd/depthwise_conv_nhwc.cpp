@@ -2,12 +2,13 @@
 // (hwy/foreach_target.h re-includes this file); HWY_DYNAMIC_DISPATCH picks the best the CPU
 // supports on the first call.
 //
-// A row of output is computed in blocks of 8 (then 4) columns whose every tap lies inside the image,
-// a vector of channels at a time, the block's accumulators in registers; the columns at the edges
-// and those left over one at a time, each tap checked. For 3x3 and 5x5 filters of stride 1 or 2
-// (undilated), each input column of a block's filter row is loaded once and multiplied into every
-// output column it reaches; other filters load a tap's input per output column. The epilogue then
-// runs over the block a step at a time, so that its chain is chosen once per block.
+// A row of output is computed in blocks of 8 (4 where at most 4 columns are left), a vector of
+// channels at a time, the block's accumulators in registers; a block whose taps all lie inside the
+// image reads without checks, one at an edge reads zeros outside it. For 3x3 and 5x5 filters of
+// stride 1 or 2 (undilated), each input column of a block's filter row is loaded once and
+// multiplied into every output column it reaches; other filters load a tap's input per output
+// column. No epilogue, a Relu or a Clip is applied in registers; any other runs over the block a
+// step at a time, so that its chain is chosen once per block.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "engine/backends/simd/depthwise_conv_nhwc.cpp"
 #include <hwy/foreach_target.h>  // must come before highway.h
@@ -19,6 +20,7 @@
 
 #include "engine/backends/simd/conv_epilogue-inl.h"
 #include "engine/backends/simd/depthwise_conv_nhwc.h"
+#include "engine/backends/simd/unroll-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tilebank::engine::HWY_NAMESPACE {
@@ -26,12 +28,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr int kMaxColumns = 8;  // output columns a block keeps in registers
 constexpr size_t kMaxLanes = 16;
-
-// Calls f(std::integral_constant<int, I>) for I in [0, n): loops unrolled at compile time.
-template <class F, int... I>
-HWY_INLINE void Unroll(std::integer_sequence<int, I...>, F&& f) {
-  (f(std::integral_constant<int, I>()), ...);
-}
 
 // What every block of one output row reads: the image's rows the filter reaches, the filter taps
 // inside it, and where the row's output and residual go.

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "engine/backends/simd/conv_epilogue-inl.h"
+#include "engine/backends/simd/unroll-inl.h"
 #include "engine/backends/simd/winograd_transforms.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -20,12 +21,6 @@ namespace tilebank::engine::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr size_t kMaxLanes = 16;
-
-// Calls f(std::integral_constant<int, I>) for I in [0, n): loops unrolled at compile time.
-template <class F, int... I>
-HWY_INLINE void Unroll(std::integer_sequence<int, I...>, F&& f) {
-  (f(std::integral_constant<int, I>()), ...);
-}
 
 enum class Matrix { kBt, kAt };
 
