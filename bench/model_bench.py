@@ -120,6 +120,8 @@ def tune_job(args, model, job_type, bank, out):
     cmd = ["tune", "-j", job_type, "-m", model, "--bank", bank, "--output", out, "--trials", str(args.trials)]
     if getattr(args, "tune_budget", 0):
         cmd += ["--time-budget", str(args.tune_budget)]
+    if job_type == "2" and getattr(args, "precision_mode", "force_fp32") != "force_fp32":
+        cmd += ["--precision-mode", args.precision_mode]
     start = time.perf_counter()
     p = tilebank(args.build, cmd, args.threads)
     seconds = time.perf_counter() - start
@@ -223,6 +225,8 @@ def main():
     parser.add_argument("--ort", action="store_true", help="only the models against ONNX Runtime (scripts/setup.sh --ort installs it)")
     parser.add_argument("--tuned", action="store_true", help="with --ort: also after SGAT then OPAT into a fresh bank")
     parser.add_argument("--tune-budget", type=float, default=150, help="with --tuned: seconds each of SGAT and OPAT may tune a model")
+    parser.add_argument("--precision-mode", default="force_fp32", choices=("force_fp32", "allow_fp32_to_bf16"),
+                        help="with --tuned: OPAT's precision mode (allow_fp32_to_bf16: bf16 kernels where the CPU has them)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds alternating the systems (each column's time: the median of its round medians)")
     parser.add_argument("--against", metavar="OLD_BUILD", help="only this build's tilebank against OLD_BUILD's, default policies, alternated")
     args = parser.parse_args()

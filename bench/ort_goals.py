@@ -68,12 +68,14 @@ def spread_of(values):
     return q[2] - q[0]
 
 
-def print_tuning_goals(rows):
+def print_tuning_goals(rows, precision_mode="force_fp32"):
     """Issue 49's goals: tuned against the empty bank (geometric mean, none slower beyond the rounds'
-    spread), against ONNX Runtime (every model) and the tuning time (a model)."""
-    print(f"\ntuned (SGAT then OPAT) against the empty bank and ONNX Runtime (issue 49)")
-    fmt = "{:<14}{:>11}{:>11}{:>13}{:>11}{:>13}{:>11}{:>11}"
-    print(fmt.format("model", "empty ms", "tuned ms", "empty/tuned", "slower?", "ORT/tuned", f">={TUNED_SPEEDUP_GOAL}x", "tune s"))
+    spread), against ONNX Runtime (every model) and the tuning time (a model). The error columns: the
+    largest absolute difference from the test data's expected outputs (PyTorch's), tuned and ORT."""
+    print(f"\ntuned (SGAT then OPAT, OPAT with --precision-mode {precision_mode}) against the empty bank and ONNX Runtime (issue 49)")
+    fmt = "{:<14}{:>11}{:>11}{:>13}{:>11}{:>13}{:>11}{:>11}{:>12}{:>12}"
+    print(fmt.format("model", "empty ms", "tuned ms", "empty/tuned", "slower?", "ORT/tuned", f">={TUNED_SPEEDUP_GOAL}x", "tune s",
+                     "tuned err", "ORT err"))
     gains, slower, too_long = [], [], []
     for r in rows:
         gain = r["default_ms"] / r["tuned_ms"]
@@ -86,7 +88,9 @@ def print_tuning_goals(rows):
             too_long.append(r["model"])
         vs_ort = r["ort_ms"] / r["tuned_ms"]
         print(fmt.format(r["model"], f"{r['default_ms']:.2f}", f"{r['tuned_ms']:.2f}", f"{gain:.3f}x", "SLOWER" if is_slower else "no",
-                         f"{vs_ort:.2f}x", "met" if vs_ort >= TUNED_SPEEDUP_GOAL else "NOT met", f"{r['tune_s']:.0f}"))
+                         f"{vs_ort:.2f}x", "met" if vs_ort >= TUNED_SPEEDUP_GOAL else "NOT met", f"{r['tune_s']:.0f}",
+                         "-" if r.get("tuned_max_abs_error") is None else f"{r['tuned_max_abs_error']:.2g}",
+                         "-" if r.get("ort_max_abs_error") is None else f"{r['ort_max_abs_error']:.2g}"))
     geomean = statistics.geometric_mean(gains)
     print(f"empty/tuned geometric mean {geomean:.3f}x: goal >={TUNED_OVER_EMPTY_GOAL}x " + ("met" if geomean >= TUNED_OVER_EMPTY_GOAL else "NOT met") +
           "; no model slower: " + ("met" if not slower else "NOT met (" + ", ".join(slower) + ")") +
@@ -145,6 +149,7 @@ def ort_section(args, export_models, names, run_json, tune_job):
             "ort_load_s": statistics.median(r.load_ms for r in ort) / 1e3, "load_s": statistics.median(r["load_s"] for r in tb),
             "ort_rss_mib": max(r.peak_rss_mib for r in ort), "rss_mib": max(r["memory"]["peak_rss_mib"] for r in tb),
             "check": all(r.get("check", {}).get("ok") for r in tb + tuned), "ort_max_abs_error": ort_error,
+            "tuned_max_abs_error": tuned[0].get("check", {}).get("max_abs_error") if tuned else None,
             "round_ms": {"ort": [r.median_ms for r in ort], "default": [r["latency_ms"]["median"] for r in tb],
                          "tuned": [r["latency_ms"]["median"] for r in tuned]},
             "by_op": {"tilebank": by_op(tb_profile["profile"]), "ort": ort_profile.op_ms},
@@ -172,7 +177,7 @@ def ort_section(args, export_models, names, run_json, tune_job):
             f"{r['load_s']:.2f}" + ("" if r["load_s"] <= r["ort_load_s"] else "!"), f"{r['ort_load_s']:.2f}",
             f"{r['rss_mib']:.0f}" + ("" if r["rss_mib"] <= r["ort_rss_mib"] else "!"), f"{r['ort_rss_mib']:.0f}", "ok" if r["check"] else "DIFFERS"))
     if args.tuned:
-        print_tuning_goals(rows)
+        print_tuning_goals(rows, args.precision_mode)
     print(f"% peak: tilebank's best time in GFLOP/s against the fp32 FMA peak measured now ({peak:.1f} GFLOP/s, {args.threads} threads); "
           "ResNet-50's counts its direct convolution FLOPs (above 100% only with fewer multiplies: Winograd)")
     print("load s: tilebank's load with a warm kernel cache against InferenceSession.create; RSS: peak resident memory of each "

@@ -14,6 +14,7 @@
 #include "engine/catalog/template_registry.h"
 #include "engine/jobs/in_context_measure.h"
 #include "engine/jobs/model_opat_job.h"
+#include "engine/core/precision_mode.h"
 #include "engine/core/soc_version.h"
 #include "tests/onnx_model_builder.h"
 #include "tests/test_support.h"
@@ -348,6 +349,50 @@ TEST_CASE("in context: a candidate runs in place of its operator's steps, checke
   REQUIRE((*fresh)->Run(pointers, &before).ok());
   REQUIRE((*executor)->Run(pointers, &after).ok());
   CHECK(engine::model::CompareTypedTensors(after, before).ok);
+}
+
+TEST_CASE("precision mode: --precision-mode is OPAT's, checked, and a bf16 step is measured in context and counted by the run") {
+  TempDir dir;
+  const std::string model = SmallModel(dir);
+  auto bad = RunCli("tune -j 2 -m " + model + " --precision-mode fp16 --bank " + (dir / "bad_bank") + " --output " + (dir / "bad_out"));
+  CheckRefusedWritingNothing(bad, "allow_fp32_to_bf16", {dir / "bad_bank", dir / "bad_out"});
+  auto sgat = RunCli("tune -j 1 -m " + model + " --precision-mode allow_fp32_to_bf16 --bank " + (dir / "sgat_bank") + " --output " + (dir / "sgat_out"));
+  CheckRefusedWritingNothing(sgat, "--precision-mode is not for --job-type 1", {dir / "sgat_bank", dir / "sgat_out"});
+
+  auto graph = engine::model::ImportModel(model, {});
+  REQUIRE(graph.ok());
+  auto executor = engine::model::Executor::Load(*graph, nullptr, [](const engine::model::Subgraph&) { return std::optional<engine::model::FusionChoice>(); });
+  REQUIRE(executor.ok());
+  CHECK((*executor)->LowerPrecisionSteps() == 0);
+  const engine::model::NodeBinding* matmul = nullptr;
+  for (const auto& b : (*executor)->bindings())
+    if (b.op && !matmul) matmul = &b;
+  REQUIRE(matmul);
+  const engine::OpSpec op = matmul->op->op;
+  const engine::OpTemplate& onednn = engine::OneDnnImpl();
+  const engine::SearchSpace space = onednn.Space(op);
+  if (space.IndexOf(engine::kPrecisionKnob) < 0) return;  // no native bf16 on this CPU: nothing offers it
+  const engine::Policy bf16 = space.With(onednn.DefaultPolicy(op), engine::kPrecisionKnob, std::string("bf16"));
+  // In context: both fused MatMul steps in bf16, the model's outputs within bf16's tolerance.
+  auto context = engine::ModelContext::Create(executor->get(), engine::model::RandomTypedInputs(*graph, 2));
+  REQUIRE(context.ok());
+  const engine::RunResult r = context->For(op)(onednn, bf16);
+  CHECK_MESSAGE(r.ok, r.failure);
+  CHECK_FALSE(r.same_as_builtin);
+  // A bank entry in bf16: the run counts the steps that compute in it (both MatMuls share the key).
+  Entry entry;
+  entry.op_type = op.op_type;
+  entry.descriptor = op.canonical.text;
+  entry.template_id = onednn.id();
+  entry.template_version = onednn.version();
+  entry.policy = bf16;
+  const engine::model::PolicyLookup lookup = [&](const engine::OpSpec& o) -> std::optional<engine::model::FoundPolicy> {
+    if (o.canonical.key != op.canonical.key) return std::nullopt;
+    return engine::model::FoundPolicy{entry, false};
+  };
+  auto lowered = engine::model::Executor::Load(*graph, lookup, [](const engine::model::Subgraph&) { return std::optional<engine::model::FusionChoice>(); });
+  REQUIRE(lowered.ok());
+  CHECK((*lowered)->LowerPrecisionSteps() == 2);
 }
 
 TEST_CASE("entries in context: an entry stays only when the steps it changes are faster with it beyond their spread") {

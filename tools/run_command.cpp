@@ -163,7 +163,7 @@ int RunModel(const RunFlags& f) {
   std::optional<engine::model::Comparison> comparison;
   if (!f.data.empty()) {
     // Test data without expected outputs has nothing to check: refused, not passed.
-    auto c = engine::model::JudgeTestData(ex.graph(), outputs, f.data, engine::kernels::RandomDraws() > draws_before);
+    auto c = engine::model::JudgeTestData(ex.graph(), outputs, f.data, engine::kernels::RandomDraws() > draws_before, ex.LowerPrecisionSteps() > 0);
     if (!c.ok()) return Fail(c.status().WithContext("--data"));
     comparison = c.value();
   }
@@ -189,12 +189,13 @@ int RunModel(const RunFlags& f) {
                           {"kernel_cache", {{"dir", kernel_cache}, {"loaded", kernels.loaded}, {"compiled", kernels.compiled}}},
                           {"latency_ms", {{"median", timing->median_ms}, {"spread", timing->spread_ms}, {"runs", timing->runs}, {"warmup", f.warmup}}},
                           {"memory", {{"activations_bytes", ex.arena_bytes()}, {"weights_bytes", ex.constant_bytes()}, {"peak_rss_mib", PeakRssMiB()}}},
-                          {"policies", {{"bank", from_bank}, {"nearest", nearest}, {"builtin", builtin}, {"converts", converts}, {"bank_unusable_here", unusable}}}};
+                          {"policies", {{"bank", from_bank}, {"nearest", nearest}, {"builtin", builtin}, {"converts", converts}, {"bank_unusable_here", unusable}}},
+                          {"bf16_steps", ex.LowerPrecisionSteps()}};
     // Only where this process built Halide kernels: asking Halide for its target loads it (and LLVM).
     if (const engine::BuilderStats halide = engine::SharedBuilder().stats(); halide.compiles + halide.hits + halide.failures > 0)
       out["halide_target"] = engine::HostHalideTarget().to_string();
     if (comparison)
-      out["check"] = {{"ok", comparison->ok}, {"quantized_tolerance", comparison->quantized_tolerance}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
+      out["check"] = {{"ok", comparison->ok}, {"quantized_tolerance", comparison->quantized_tolerance}, {"bf16_tolerance", comparison->bf16_tolerance}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
                       {"mismatched_elements", comparison->mismatched}, {"compared_elements", comparison->compared}, {"worst", comparison->worst}};
     if (f.profile) {
       nlohmann::json nodes = nlohmann::json::array();
@@ -218,15 +219,18 @@ int RunModel(const RunFlags& f) {
     std::printf("memory     activations %s (buffers reused), weights %s, peak RSS %.0f MiB\n", HumanBytes(ex.arena_bytes()).c_str(),
                 HumanBytes(ex.constant_bytes()).c_str(), PeakRssMiB());
     std::printf("policies   %zu from the bank, %zu from the nearest shape in it, %zu built-in\n", from_bank, nearest, builtin);
+    if (const size_t lowered = ex.LowerPrecisionSteps())
+      std::printf("precision  %zu steps compute in bf16 (bank policies tuned with --precision-mode allow_fp32_to_bf16), the rest in float32\n", lowered);
     if (unusable)
       std::printf("           %zu built-in in place of a bank policy this host's target cannot run (--profile says why)\n", unusable);
     if (comparison)
-      std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)%s%s\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
+      std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)%s%s%s\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
                   comparison->max_abs_error, comparison->max_rel_error, comparison->worst.c_str(),
                   comparison->mismatched ? ("; " + std::to_string(comparison->mismatched) + " of " + std::to_string(comparison->compared) +
-                                            " elements beyond rtol 1e-3 + atol 1e-7").c_str()
+                                            " elements beyond the tolerance").c_str()
                                          : "",
-                  comparison->quantized_tolerance ? "; quantized outputs within two steps of their scale" : "");
+                  comparison->quantized_tolerance ? "; quantized outputs within two steps of their scale" : "",
+                  comparison->bf16_tolerance ? "; bf16 steps: within 1/32 of each value and of the output's largest" : "");
     if (f.profile) {
       std::printf("\n%-40s %-20s %-18s %10s %6s  %-9s %-20s %s\n", "node", "op", "shape", "time us", "share", "layout", "template", "policy");
       for (size_t i = 0; i < ex.bindings().size(); ++i) {

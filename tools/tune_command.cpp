@@ -25,6 +25,7 @@ struct TuneFlags {
   size_t max_segments = 8;
   int framework = 5;
   std::string singleop, bank, soc, tune_mode = "GA,RL", modes = "schedule,format,impl", tune_ops_file, output;
+  std::string precision_mode = "force_fp32";
   int trials = 48;
   int patience = 12;
   double time_budget = 0;
@@ -103,9 +104,9 @@ int RunBatchWorker(const TuneFlags& f) {
     return Fail(Status::InvalidInput("a batch takes no --measured, --print-plans or --max-segments (its gradient problems are planned "
                                      "offline with at most 8 segments)"));
   if (!f.subgraphs.empty() || !f.tune_ops_file.empty() || f.reload != "\x01" || f.time_budget > 0 || f.repeat_tune || !f.output.empty() ||
-      f.tune_mode != "GA,RL" || f.modes != "schedule,format,impl")
+      f.tune_mode != "GA,RL" || f.modes != "schedule,format,impl" || f.precision_mode != TuneFlags{}.precision_mode)
     return Fail(Status::InvalidInput("a batch takes no --subgraphs, --tune-ops-file, --reload, --time-budget, --repeat-tune, --output, "
-                                     "--tune-mode or --modes (a worker started again goes on where its shard stopped; results go "
+                                     "--tune-mode, --modes or --precision-mode (a worker started again goes on where its shard stopped; results go "
                                      "under the bank root)"));
   if (Status s = CheckSharedFlags(f); !s.ok()) return Fail(s);
   BatchInputFlags in;
@@ -151,6 +152,7 @@ std::vector<std::string> GivenOptions(const TuneFlags& f) {
   if (!f.tune_ops_file.empty()) given.push_back("--tune-ops-file");
   if (f.tune_mode != defaults.tune_mode) given.push_back("--tune-mode");
   if (f.modes != defaults.modes) given.push_back("--modes");
+  if (f.precision_mode != defaults.precision_mode) given.push_back("--precision-mode");
   if (!f.measured.empty()) given.push_back("--measured");
   if (f.print_plans) given.push_back("--print-plans");
   if (f.max_segments != defaults.max_segments) given.push_back("--max-segments");
@@ -209,6 +211,9 @@ int RunJob(const engine::JobType& type, const TuneFlags& f) {
   auto modes = ParseModes(f.modes);
   if (!modes.ok()) return Fail(modes.status());
   r.tune.modes = modes.value();
+  auto precision = engine::ParsePrecisionMode(f.precision_mode);
+  if (!precision.ok()) return Fail(precision.status());
+  r.tune.precision_mode = *precision;
   r.tune.trials = f.trials;
   r.tune.patience = f.patience;
   r.tune.seed = f.seed;
@@ -257,6 +262,10 @@ void RegisterTuneCommand(CLI::App* app, int* exit_code) {
   tune->add_option("--tune-mode,--tune_mode", flags->tune_mode, "GA, RL, GA,RL (GA for cube ops, RL for vector ops), random or exhaustive")
       ->capture_default_str();
   tune->add_option("--modes", flags->modes, "tune modes, comma-separated: schedule, format, impl")->capture_default_str();
+  tune->add_option("--precision-mode,--precision_mode", flags->precision_mode,
+                   "job type 2: force_fp32 (every kernel in float32), or allow_fp32_to_bf16 (also try kernels that read operands as "
+                   "bfloat16 and sum in float32, where the CPU has bf16 dot products; checked within bf16's tolerance, kept only when faster)")
+      ->capture_default_str();
   tune->add_option("--trials", flags->trials, "candidates measured per operator, all modes together")->capture_default_str();
   tune->add_option("--patience", flags->patience,
                    "stop searching a template's space for an operator after this many trials in a row that made it no faster (0: never)")

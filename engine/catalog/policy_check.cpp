@@ -54,6 +54,7 @@ std::string PolicyProblemAt(const OpTemplate& t, const OpSpec& op, const Policy&
     if (space.IndexOf(k.name) < 0) return "knob '" + k.name + "' is not a knob of " + id + " (its knobs: " + Names(space) + ")";
   for (const KnobDomain& domain : space.knobs) {
     auto it = std::find_if(policy.begin(), policy.end(), [&](const Knob& k) { return k.name == domain.name; });
+    if (it == policy.end() && domain.unset) continue;
     if (it == policy.end()) return "knob '" + domain.name + "' of " + id + " is missing";
     const bool in_domain = std::any_of(domain.values.begin(), domain.values.end(), [&](const KnobValue& v) { return SameValue(v, it->value); });
     if (!in_domain)

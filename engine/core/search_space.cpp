@@ -18,16 +18,24 @@ uint64_t SearchSpace::Cardinality() const {
 
 Policy SearchSpace::PolicyOf(const Config& config) const {
   std::vector<Knob> out;
-  for (size_t i = 0; i < knobs.size(); ++i) out.push_back({knobs[i].name, knobs[i].values[config[i]]});
+  for (size_t i = 0; i < knobs.size(); ++i)
+    if (knobs[i].values[config[i]] != knobs[i].unset) out.push_back({knobs[i].name, knobs[i].values[config[i]]});
   return MakePolicy(std::move(out));
+}
+
+Policy SearchSpace::With(Policy policy, const std::string& name, const KnobValue& value) const {
+  const int index = IndexOf(name);
+  std::erase_if(policy, [&](const Knob& k) { return k.name == name; });
+  if (index < 0 || value != knobs[index].unset) policy.push_back({name, value});
+  return MakePolicy(std::move(policy));
 }
 
 bool SearchSpace::ConfigOf(const Policy& policy, Config* config) const {
   config->assign(knobs.size(), 0);
   for (size_t i = 0; i < knobs.size(); ++i) {
     auto it = std::find_if(policy.begin(), policy.end(), [&](const Knob& k) { return k.name == knobs[i].name; });
-    if (it == policy.end()) return false;
-    auto v = std::find(knobs[i].values.begin(), knobs[i].values.end(), it->value);
+    if (it == policy.end() && !knobs[i].unset) return false;
+    auto v = std::find(knobs[i].values.begin(), knobs[i].values.end(), it == policy.end() ? *knobs[i].unset : it->value);
     if (v == knobs[i].values.end()) return false;
     (*config)[i] = static_cast<int>(v - knobs[i].values.begin());
   }
@@ -46,6 +54,7 @@ SearchSpace SearchSpace::PinnedExcept(TuneMode mode, const Policy& base) const {
   SearchSpace r = *this;
   for (auto& k : r.knobs) {
     if (k.mode == mode) continue;
+    if (k.unset) k.values = {*k.unset};  // a policy without the knob: at its unset value
     for (const auto& b : base)
       if (b.name == k.name) k.values = {b.value};
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct KnobDomain {
   std::string name;
   std::vector<KnobValue> values;
   TuneMode mode = TuneMode::kSchedule;  // Schedule knobs shape loops; Format knobs pick a data layout
+  // Set: the value a policy without this knob has. A policy never spells it (PolicyOf leaves the
+  // knob out), so that policies from before the knob existed stay valid and keep their text.
+  std::optional<KnobValue> unset;
 };
 
 class SearchSpace {
@@ -32,8 +36,11 @@ class SearchSpace {
   // Number of configurations before constraints.
   uint64_t Cardinality() const;
   Policy PolicyOf(const Config& config) const;
-  // The config of a policy; false when a knob is missing or its value is outside the domain.
+  // The config of a policy; false when a knob is missing (and has no unset value) or its value is
+  // outside the domain.
   bool ConfigOf(const Policy& policy, Config* config) const;
+  // `policy` with knob `name` at `value`, in PolicyOf's form (a knob at its unset value left out).
+  Policy With(Policy policy, const std::string& name, const KnobValue& value) const;
   bool IsValid(const Config& config) const { return valid(PolicyOf(config)); }
   // Canonical text of a config ("a=1,b=x"), for visited sets and messages.
   std::string Describe(const Config& config) const;

@@ -1,6 +1,7 @@
 #include "engine/jobs/in_context_measure.h"
 
 #include "engine/catalog/builtin_choice.h"
+#include "engine/core/precision_mode.h"
 #include "engine/core/sample_stats.h"
 #include "engine/runtime/model_session.h"
 #include "repo/key.h"
@@ -48,7 +49,7 @@ RunResult ModelContext::Measure(const std::string& op_key, const OpTemplate& t, 
   Status status;
   for (int i = 0; i < warmup_ && status.ok(); ++i) status = executor_->Run(inputs, &outputs);
   if (status.ok()) {
-    const model::Comparison check = model::CompareTypedTensors(outputs, reference_);
+    const model::Comparison check = model::CompareTypedTensors(outputs, reference_, LowersPrecision(policy));
     if (!check.ok) status = Status::InvalidInput("wrong result: the model's output changed (" + check.worst + ")");
     r.max_error = check.max_abs_error;
   }

@@ -5,7 +5,7 @@ namespace tilebank::engine {
 const std::vector<JobType>& JobTypes() {
   static const std::vector<JobType> kTypes = {
       {2, "OPAT", "operator tuning", "opat", "latest", "operator", "description", "ops.json", "operators", true, true,
-       {"--model M.onnx", "--singleop OPS.json"}, {"--tune-ops-file", "--tune-mode", "--modes"}},
+       {"--model M.onnx", "--singleop OPS.json"}, {"--tune-ops-file", "--tune-mode", "--modes", "--precision-mode"}},
       {1, "SGAT", "subgraph tuning", "sgat", "latest-sgat", "subgraph", "subgraph", "subgraphs.json", "subgraphs", true, true,
        {"--model M.onnx", "--subgraphs FILE (run --dump writes one)"}, {}},
       {4, "GDAT", "gradient fusion", "gdat", "latest-gdat-batch", "gradient", "profile", "gradients.json", "gradient problems", false, false,

@@ -149,6 +149,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   opat["model_result_performance(ms)"] = report->result_ms;
   opat["model_performance_improvement"] = verdict.ReportedText(report->reverted);
   if (!report->in_context.empty()) opat["in_context"] = report->in_context;
+  if (o.job.tune.precision_mode != PrecisionMode::kForceFp32) opat["precision_mode"] = PrecisionModeName(o.job.tune.precision_mode);
   report->job.improvement_percent = verdict.ReportedPercent(report->reverted);
   TB_RETURN_IF_ERROR(WriteJsonAtomically(report->job.result_path, report->job.result));
   if (after) {

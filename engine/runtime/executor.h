@@ -9,6 +9,7 @@
 // natively too, so that a chain of convolutions converts only where the layout changes; model inputs
 // and outputs, and everything else, are row-major.
 #pragma once
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -67,6 +68,7 @@ struct NodeBinding {
                                      // fused: the FusionChoice's
   std::string policy;                // "a=1,b=x" for template kernels
   std::string policy_note;           // "builtin": why the bank's policy was not used (this host's target cannot run it)
+  std::string precision = "fp32";    // what the step computes in: its policy's, a fused step's anchor's (engine/core/precision_mode.h)
   std::optional<NodeOp> op;          // template-bound nodes: the operator (its bank key, its shapes); fused: the anchor's
   std::vector<std::string> fused_nodes;  // fused: the chain's node names
   std::string layout;                // the output's layout when handed over to the next kernels ("nChw16c"); "" row-major
@@ -120,6 +122,10 @@ class Executor {
 
   const Graph& graph() const { return graph_; }
   const std::vector<NodeBinding>& bindings() const { return bindings_; }
+  // How many steps compute in less than float32 (bank policies of a job that allowed bf16).
+  size_t LowerPrecisionSteps() const {
+    return static_cast<size_t>(std::count_if(bindings_.begin(), bindings_.end(), [](const NodeBinding& b) { return b.precision != "fp32"; }));
+  }
   uint64_t arena_bytes() const { return arena_floats_ * sizeof(float); }
   uint64_t constant_bytes() const { return constant_bytes_; }
 

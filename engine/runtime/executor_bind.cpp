@@ -2,6 +2,8 @@
 #include "engine/backends/library_impls.h"
 #include "engine/runtime/executor.h"
 
+#include "engine/core/precision_mode.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -86,6 +88,7 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, 
         kernel = OneDnnFusedKernel(node_op->op, steps);
       }
       if (!anchor_policy.empty()) anchor_text = "; anchor " + anchor_source + ": " + PolicyText(anchor_policy);
+      b.precision = PolicyPrecision(anchor_policy);
       step->onednn_chain = steps;
     }
   }
@@ -268,6 +271,7 @@ Result<bool> Executor::ClaimTuned(const Node& n, const NodeFacts& facts, const P
   }
   b->template_id = t->id();
   b->policy = PolicyText(policy);
+  b->precision = PolicyPrecision(policy);
   b->op = std::move(node_op.value());
   return true;
 }

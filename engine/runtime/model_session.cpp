@@ -1,5 +1,7 @@
 #include "engine/runtime/model_session.h"
 
+#include "engine/core/precision_mode.h"
+
 #include "engine/passes/batch_norm_relu_fusion.h"
 #include "engine/passes/conv1d_lifting.h"
 #include "engine/passes/conv_epilogue_fusion.h"
@@ -195,7 +197,7 @@ Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::v
 namespace {
 
 // Output `index` against its expected value, into `c`.
-void CompareOutput(size_t index, const Tensor& got, const Tensor& want, Comparison* c) {
+void CompareOutput(size_t index, const Tensor& got, const Tensor& want, Comparison* c, bool lower_precision) {
   if (want.size() != got.size()) {
     c->ok = false;
     c->worst = "output " + std::to_string(index) + " has " + std::to_string(got.size()) + " elements, the expected one " + std::to_string(want.size());
@@ -203,7 +205,8 @@ void CompareOutput(size_t index, const Tensor& got, const Tensor& want, Comparis
   }
   double scale = 0;
   for (float w : want.data) scale = std::max(scale, static_cast<double>(std::fabs(w)));
-  const double rtol = 1e-3, atol = scale > 0 ? 1e-4 * scale : 1e-6;  // relative to the output's magnitude
+  // Relative to the output's magnitude; bf16's own where the run computed in it.
+  const double rtol = lower_precision ? kBf16Tolerance : 1e-3, atol = scale > 0 ? (lower_precision ? kBf16Tolerance : 1e-4) * scale : 1e-6;
   for (int64_t k = 0; k < want.size(); ++k) {
     const double g = got.data[k], w = want.data[k];
     if (std::isnan(g) && std::isnan(w)) continue;  // NaN where NaN is expected (the sqrt of a negative)
@@ -219,9 +222,9 @@ void CompareOutput(size_t index, const Tensor& got, const Tensor& want, Comparis
 }
 
 // Any dtype: floating outputs by CompareOutput's tolerance, the others exactly.
-void CompareTypedOutput(size_t index, const TypedTensor& got, const TypedTensor& want, Comparison* c) {
+void CompareTypedOutput(size_t index, const TypedTensor& got, const TypedTensor& want, Comparison* c, bool lower_precision) {
   if (IsFloating(want.dtype) && IsFloating(got.dtype)) {
-    CompareOutput(index, got.ToFloat(), want.ToFloat(), c);
+    CompareOutput(index, got.ToFloat(), want.ToFloat(), c, lower_precision);
     return;
   }
   const TensorMatch m = MatchTensor(got, want, 0, 0);
@@ -229,24 +232,26 @@ void CompareTypedOutput(size_t index, const TypedTensor& got, const TypedTensor&
   c->ok &= m.ok;
 }
 
-void CompareTypedOutput(size_t index, const Tensor& got, const Tensor& want, Comparison* c) { CompareOutput(index, got, want, c); }
+void CompareTypedOutput(size_t index, const Tensor& got, const Tensor& want, Comparison* c, bool lower_precision) {
+  CompareOutput(index, got, want, c, lower_precision);
+}
 
 template <class T>  // Tensor (float32) or TypedTensor
-Comparison CompareRuns(const std::vector<T>& outputs, const std::vector<T>& expected) {
+Comparison CompareRuns(const std::vector<T>& outputs, const std::vector<T>& expected, bool lower_precision = false) {
   Comparison c;
   if (outputs.size() != expected.size()) {
     c.ok = false;
     c.worst = std::to_string(outputs.size()) + " outputs, " + std::to_string(expected.size()) + " expected";
     return c;
   }
-  for (size_t i = 0; i < outputs.size(); ++i) CompareTypedOutput(i, outputs[i], expected[i], &c);
+  for (size_t i = 0; i < outputs.size(); ++i) CompareTypedOutput(i, outputs[i], expected[i], &c, lower_precision);
   return c;
 }
 
 }  // namespace
 
-Comparison CompareTypedTensors(const std::vector<TypedTensor>& outputs, const std::vector<TypedTensor>& expected) {
-  return CompareRuns(outputs, expected);
+Comparison CompareTypedTensors(const std::vector<TypedTensor>& outputs, const std::vector<TypedTensor>& expected, bool lower_precision) {
+  return CompareRuns(outputs, expected, lower_precision);
 }
 
 Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected) { return CompareRuns(outputs, expected); }
@@ -328,7 +333,8 @@ std::vector<double> OutputQuanta(const Graph& graph) {
   return quanta;
 }
 
-Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& dir, const std::vector<double>& quanta) {
+Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& dir, const std::vector<double>& quanta,
+                                       bool lower_precision) {
   Comparison c;
   bool any = false;
   auto exists = [](const std::string& file) {
@@ -345,7 +351,15 @@ Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, 
     any = true;
     // ONNX's judgement (engine/core/tensor_compare.h): dtype and shape equal, integers exact, floats
     // within rtol 1e-3 and atol 1e-7; a quantized output's allowance on top.
-    const TensorMatch m = MatchTensor(outputs[i], *want, kOnnxRtol, kOnnxAtol, i < quanta.size() ? quanta[i] : 0);
+    // A run with bf16 steps: within bf16's tolerance of the output's scale instead.
+    double rtol = kOnnxRtol, atol = kOnnxAtol;
+    if (lower_precision && IsFloating(want->dtype)) {
+      double scale = 0;
+      const Tensor w = want->ToFloat();
+      for (float v : w.data) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+      rtol = kBf16Tolerance, atol = std::max(atol, kBf16Tolerance * scale);
+    }
+    const TensorMatch m = MatchTensor(outputs[i], *want, rtol, atol, i < quanta.size() ? quanta[i] : 0);
     if (c.ok && (!m.ok || m.max_abs_error >= c.max_abs_error) && !m.worst.empty()) c.worst = "output " + std::to_string(i) + " " + m.worst;
     c.max_abs_error = std::max(c.max_abs_error, m.max_abs_error);
     c.max_rel_error = std::max(c.max_rel_error, m.max_rel_error);
@@ -361,10 +375,12 @@ Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, 
   return c;
 }
 
-Result<Comparison> JudgeTestData(const Graph& graph, const std::vector<TypedTensor>& outputs, const std::string& dir, bool drew_random) {
+Result<Comparison> JudgeTestData(const Graph& graph, const std::vector<TypedTensor>& outputs, const std::string& dir, bool drew_random,
+                                 bool lower_precision) {
   const std::vector<double> quanta = OutputQuanta(graph);
-  auto c = CompareTypedOutputs(outputs, dir, quanta);
+  auto c = CompareTypedOutputs(outputs, dir, quanta, lower_precision);
   if (!c.ok()) return c.status();
+  c->bf16_tolerance = lower_precision;
   c->quantized_tolerance = std::any_of(quanta.begin(), quanta.end(), [](double q) { return q > 0; });
   if (!c->ok && drew_random)
     return Status::InvalidInput("the outputs depend on random draws (Bernoulli, RandomUniform/Normal, Dropout in training mode), which cannot "

@@ -71,6 +71,7 @@ struct Comparison {
   double max_abs_error = 0, max_rel_error = 0;
   int64_t mismatched = 0, compared = 0;  // against test data: elements outside the tolerance, of those compared
   bool quantized_tolerance = false;      // against test data: a quantized output's allowance applied (JudgeTestData)
+  bool bf16_tolerance = false;           // against test data: bf16's tolerance, the run having bf16 steps (JudgeTestData)
   std::string worst;  // "output 0 element 17: 0.5 vs 0.49"
 };
 // Outputs against a test-data directory's output_<i>.pb (`run --data`, the conformance tests, the
@@ -78,21 +79,24 @@ struct Comparison {
 // integers, bool and strings exactly, floats within rtol 1e-3 and atol 1e-7. `quanta` (one per
 // output, 0: none) widens a quantized model's outputs by that much: OutputQuanta's. An output
 // without a file is not checked; a file beyond the model's outputs is a mismatch. kNotFound when
-// the directory has no outputs.
+// the directory has no outputs. `lower_precision`: the run had bf16 steps, so floats are compared
+// within kBf16Tolerance of each value and of the output's largest (engine/core/precision_mode.h).
 Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& data_dir,
-                                       const std::vector<double>& quanta = {});
+                                       const std::vector<double>& quanta = {}, bool lower_precision = false);
 // `outputs` of a run of `graph` on a test-data directory's inputs, judged against its expected ones as
 // `run --data` and Python's InferenceSession.check judge them: CompareTypedOutputs with the graph's
 // OutputQuanta. `drew_random`: the run drew random values (kernels::RandomDraws moved); a difference
 // is then kInvalidInput, since no runtime reproduces the stream the expected outputs were drawn from.
-Result<Comparison> JudgeTestData(const Graph& graph, const std::vector<TypedTensor>& outputs, const std::string& data_dir, bool drew_random);
+Result<Comparison> JudgeTestData(const Graph& graph, const std::vector<TypedTensor>& outputs, const std::string& data_dir, bool drew_random,
+                                 bool lower_precision = false);
 // The tolerance a quantized model's outputs are compared with (`run --data`): two steps of the scale
 // an output was last dequantized with (DequantizeLinear of a constant per-tensor scale), or two
 // integer steps for an 8-bit output; 0 for any other output. Two steps: the last requantization may
 // round either way in another runtime, and the value before it may too.
 std::vector<double> OutputQuanta(const Graph& graph);
-// Two runs' outputs, by Comparison's tolerance (`expected`: the reference run's).
+// Two runs' outputs, by Comparison's tolerance (`expected`: the reference run's); `lower_precision`:
+// the run computed steps in bfloat16, so rtol and atol are kBf16Tolerance (engine/core/precision_mode.h).
 Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected);
-Comparison CompareTypedTensors(const std::vector<TypedTensor>& outputs, const std::vector<TypedTensor>& expected);
+Comparison CompareTypedTensors(const std::vector<TypedTensor>& outputs, const std::vector<TypedTensor>& expected, bool lower_precision = false);
 
 }  // namespace tilebank::engine::model

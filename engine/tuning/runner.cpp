@@ -8,6 +8,7 @@
 #include "engine/kernels/quantized_op_operands.h"
 #include "engine/core/gemm_problem.h"
 #include "engine/core/op_semantics.h"
+#include "engine/core/precision_mode.h"
 #include "engine/kernels/op_spec_reference.h"
 #include "engine/core/sample_stats.h"
 
@@ -55,7 +56,10 @@ Result<Runner> Runner::Create(const OpSpec& op, uint64_t seed) {
   r.expected_ = std::move(expected.value());
   if (r.expected_.shape != op.outputs[0].shape) return Status::InvalidInput(op.name + ": reference output shape differs from output_desc");
   double sq = 0;
-  for (float v : r.expected_.data) sq += double(v) * v;
+  for (float v : r.expected_.data) {
+    sq += double(v) * v;
+    r.largest_ = std::max(r.largest_, std::fabs(double(v)));
+  }
   double rms = std::sqrt(sq / std::max<int64_t>(1, r.expected_.size()));
   // fp32 sums of n terms drift like sqrt(n) ulps of the terms; allow generous headroom over that.
   r.tolerance_scale_ = 3e-6 * std::max(1.0, rms) * std::sqrt(double(std::max<int64_t>(1, ReductionLength(op)))) * 10;
@@ -71,16 +75,18 @@ std::vector<const Tensor*> Runner::InputPointers() const {
   return p;
 }
 
-RunResult Runner::Compare(const Tensor& got) const {
+RunResult Runner::Compare(const Tensor& got, bool lower_precision) const {
   RunResult r;
   if (got.data.size() != expected_.data.size()) {
     r.failure = "wrong result: " + std::to_string(got.data.size()) + " elements instead of " + std::to_string(expected_.data.size());
     return r;
   }
+  const double atol = lower_precision ? std::max(tolerance_scale_, kBf16Tolerance * largest_) : tolerance_scale_;
+  const double rtol = lower_precision ? kBf16Tolerance : 1e-4;
   for (size_t i = 0; i < got.data.size(); ++i) {
     double want = expected_.data[i], have = got.data[i];
     double err = std::fabs(want - have);
-    if (!(err <= tolerance_scale_ + 1e-4 * std::fabs(want))) {
+    if (!(err <= atol + rtol * std::fabs(want))) {
       r.failure = "wrong result: element " + std::to_string(i) + " is " + std::to_string(have) + ", expected " + std::to_string(want);
       r.max_error = std::isnan(err) ? INFINITY : err;
       return r;
@@ -91,18 +97,18 @@ RunResult Runner::Compare(const Tensor& got) const {
   return r;
 }
 
-RunResult Runner::Check(Kernel& kernel) const {
+RunResult Runner::Check(Kernel& kernel, bool lower_precision) const {
   Status s = kernel.Prepare(InputPointers());
   if (s.ok()) s = kernel.Run();
   Tensor got;
   if (s.ok()) s = kernel.Fetch(&got);
-  return s.ok() ? Compare(got) : RunFailure(s);
+  return s.ok() ? Compare(got, lower_precision) : RunFailure(s);
 }
 
 RunResult Runner::Measure(Kernel& kernel, const RunOptions& options) const {
   // The first call is the correctness check (it also pages the code and buffers in).
   auto first = Clock::now();
-  RunResult r = Check(kernel);
+  RunResult r = Check(kernel, options.lower_precision);
   double first_s = Seconds(first, Clock::now());
   if (!r.ok) return r;
   if (first_s > options.timeout_seconds) {

@@ -20,6 +20,9 @@ struct RunOptions {
   double timeout_seconds = 10;    // one call slower than this fails the candidate
   // A candidate whose first call is slower than this (us) is a sure loser: one sample is enough.
   double cutoff_us = std::numeric_limits<double>::infinity();
+  // The candidate computes in bfloat16 (engine/core/precision_mode.h): its result is checked within
+  // bf16's tolerance of the float32 reference, not float32's.
+  bool lower_precision = false;
 };
 
 struct RunResult {
@@ -38,8 +41,8 @@ class Runner {
   static Result<Runner> Create(const OpSpec& op, uint64_t seed = 1);
 
   RunResult Measure(Kernel& kernel, const RunOptions& options = {}) const;
-  // Only the correctness check.
-  RunResult Check(Kernel& kernel) const;
+  // Only the correctness check (`lower_precision`: RunOptions::lower_precision).
+  RunResult Check(Kernel& kernel, bool lower_precision = false) const;
 
   const std::vector<Tensor>& inputs() const { return inputs_; }
   const Tensor& expected() const { return expected_; }
@@ -47,12 +50,13 @@ class Runner {
  private:
   Runner() = default;
   std::vector<const Tensor*> InputPointers() const;
-  RunResult Compare(const Tensor& got) const;
+  RunResult Compare(const Tensor& got, bool lower_precision) const;
 
   OpSpec op_;
   std::vector<Tensor> inputs_;
   Tensor expected_;
   double tolerance_scale_ = 0;  // absolute error allowed: rms(expected) * f(reduction length)
+  double largest_ = 0;          // the largest |expected| value
 };
 
 // Elements summed into one output value (K for GEMM, C/g*KH*KW for Conv, the axis for Softmax, ...).

@@ -50,7 +50,7 @@ class Session {
     } else if (auto kernel = t.Build(op_, policy); !kernel.ok()) {
       r.failure = kernel.status().message();
     } else {
-      RunOptions run = options_.run;
+      RunOptions run = RunFor(policy);
       if (out_->found) run.cutoff_us = out_->best_time.median_us * 4;
       r = runner_->Measure(*kernel.value(), run);
     }
@@ -79,6 +79,13 @@ class Session {
       on_trial_(e);
     }
     return cost;
+  }
+
+  // The runner's options for a candidate of `policy` (its precision's tolerance).
+  RunOptions RunFor(const Policy& policy) const {
+    RunOptions run = options_.run;
+    run.lower_precision = LowersPrecision(policy);
+    return run;
   }
 
   // Runs the strategy over `space` for up to `budget` trials, first trying the seed policies that
@@ -134,7 +141,7 @@ class Session {
       kernels.push_back(std::move(k.value()));
     }
     auto measure = [&](size_t i) {
-      return options_.measure_in_context ? options_.measure_in_context(*finalists[i].t, finalists[i].policy) : runner_->Measure(*kernels[i], options_.run);
+      return options_.measure_in_context ? options_.measure_in_context(*finalists[i].t, finalists[i].policy) : runner_->Measure(*kernels[i], RunFor(finalists[i].policy));
     };
     std::vector<std::vector<Measurement>> runs(finalists.size());
     for (int round = 0; round < rounds && !OutOfTime(); ++round)
@@ -181,11 +188,7 @@ std::vector<Policy> NearPolicies(const SearchSpace& space, const Policy& base) {
   auto push = [&](Policy p) {
     if (space.valid(p) && std::find(seeds.begin(), seeds.end(), p) == seeds.end()) seeds.push_back(std::move(p));
   };
-  auto with = [](Policy p, const std::string& name, const KnobValue& value) {
-    for (Knob& k : p)
-      if (k.name == name) k.value = value;
-    return p;
-  };
+  auto with = [&space](const Policy& p, const std::string& name, const KnobValue& value) { return space.With(p, name, value); };
   std::vector<std::pair<size_t, Policy>> singles;  // (the knob changed, the policy)
   for (size_t i = 0; i < space.knobs.size(); ++i)
     for (const KnobValue& value : space.knobs[i].values)
@@ -224,7 +227,9 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   out.strategy = StrategyName(strategy.value());
   Session session(op, options, runner, on_trial, &out);
   const OpTemplate& primary = *templates->primary;
-  const SearchSpace space = primary.Space(op);
+  // Every template's space as the job's precision mode allows it.
+  auto space_of = [&](const OpTemplate& t) { return WithinPrecision(t.Space(op), options.precision_mode); };
+  const SearchSpace space = space_of(primary);
   const Policy defaults = primary.DefaultPolicy(op);
   auto defaults_mode = DefaultPoliciesFromEnvironment();
   const BuiltinChoice builtin = BuiltinChoiceFor(op, defaults_mode.ok() ? *defaults_mode : DefaultPolicies::kBuiltin);
@@ -241,7 +246,7 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   if (out.default_ok) out.default_time = out.best_time;
   else out.default_failure = out.failure_samples.empty() ? "failed" : out.failure_samples.back();
   std::set<const OpTemplate*> libraries_tried;  // templates with one policy only, measured already
-  if (!builtin_is_primary && builtin.tmpl->Space(op).size() == 0) libraries_tried.insert(builtin.tmpl);
+  if (!builtin_is_primary && space_of(*builtin.tmpl).size() == 0) libraries_tried.insert(builtin.tmpl);
 
   // The starting points next; those of the primary template also seed its searches.
   std::vector<Policy> primary_seeds = {defaults};
@@ -249,8 +254,9 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   for (const auto& start : options.starting_points) {
     const OpTemplate* t = TemplateById(start.template_id);
     if (!t || !t->Supports(op).ok() || !PolicyProblemAt(*t, op, start.policy).empty()) continue;
+    if (!PrecisionAllowed(options.precision_mode, start.policy)) continue;
     if (t == builtin.tmpl && start.policy == builtin.policy) continue;
-    const bool library = t->Space(op).size() == 0;
+    const bool library = space_of(*t).size() == 0;
     if (library && !libraries_tried.insert(t).second) continue;
     const double cost = session.Try(*t, start.policy, t == &primary ? TuneMode::kSchedule : TuneMode::kImpl);
     if (t == &primary) {
@@ -267,7 +273,7 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   // comparisons, so its variants are where a gain is likeliest. Up to half the budget, at most one
   // trial per valid policy.
   if (wants(TuneMode::kImpl) && !builtin_is_primary) {
-    const SearchSpace incumbent = builtin.tmpl->Space(op);
+    const SearchSpace incumbent = space_of(*builtin.tmpl);
     if (incumbent.size() > 0 && incumbent.Cardinality() > 1) {
       const int budget = std::min<int>(std::max(1, options.trials / 2), static_cast<int>(incumbent.ValidConfigs().size()) - 1);
       session.measured_[PolicyText(builtin.policy)] = baseline_cost;
@@ -284,7 +290,7 @@ Result<TuneOutcome> TuneOp(const OpSpec& op, const TuneOptions& options, const s
   std::vector<SearchSpace> alt_spaces;
   int n_libraries = 0;
   for (size_t i = 0; i < n_alternatives; ++i) {
-    alt_spaces.push_back(templates->alternatives[i]->Space(op));
+    alt_spaces.push_back(space_of(*templates->alternatives[i]));
     n_libraries += alt_spaces.back().size() == 0 && !libraries_tried.count(templates->alternatives[i]);
   }
   int n_searched = 0;

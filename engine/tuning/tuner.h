@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/core/op_spec.h"
+#include "engine/core/precision_mode.h"
 #include "engine/tuning/runner.h"
 #include "engine/core/search_space.h"
 #include "engine/tuning/search_strategy.h"
@@ -31,6 +32,9 @@ struct TuneOptions {
   int patience = 0;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   uint64_t seed = 1;
+  // The precisions candidates may compute in (engine/core/precision_mode.h): spaces keep only
+  // those, and a starting point in another is skipped.
+  PrecisionMode precision_mode = PrecisionMode::kForceFp32;
   RunOptions run;
   // At the end, the `confirm_top` fastest candidates are measured again `confirm_rounds` times,
   // round robin, and the winner is the one with the best round (1 turns confirmation off).

@@ -129,13 +129,15 @@ class InferenceSession {
     std::vector<TypedTensor> inputs = ValueOrRaise(engine::model::ReadTypedInputs(ex.graph(), data_dir));
     const int64_t draws_before = engine::kernels::RandomDraws();
     std::vector<TypedTensor> outputs = RunWithoutGil(ex, inputs);
-    const auto c = ValueOrRaise(engine::model::JudgeTestData(ex.graph(), outputs, data_dir, engine::kernels::RandomDraws() > draws_before));
+    const auto c = ValueOrRaise(
+        engine::model::JudgeTestData(ex.graph(), outputs, data_dir, engine::kernels::RandomDraws() > draws_before, ex.LowerPrecisionSteps() > 0));
     py::dict out;
     out["ok"] = c.ok;
     out["worst"] = c.worst;
     out["max_abs_error"] = c.max_abs_error;
     out["max_rel_error"] = c.max_rel_error;
     out["quantized_tolerance"] = c.quantized_tolerance;
+    out["bf16_tolerance"] = c.bf16_tolerance;
     return out;
   }
 

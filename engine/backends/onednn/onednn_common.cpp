@@ -124,19 +124,33 @@ dnnl::memory::dims ConvWeightDims(const ConvProblem& p) {
   return p.G == 1 ? dnnl::memory::dims{p.OC, p.Cg, p.KH, p.KW} : dnnl::memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
 }
 
-dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout) {
+dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout, bool bf16) {
   using memory = dnnl::memory;
   using tag = memory::format_tag;
-  const memory::data_type f32 = memory::data_type::f32;
+  const memory::data_type f32 = memory::data_type::f32, operands = bf16 ? memory::data_type::bf16 : f32;
   const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
   const tag activations = layout == "plain" ? tag::nchw : layout == "nhwc" ? tag::nhwc : tag::any;
-  const memory::desc src_md(src, f32, activations), wts_md(ConvWeightDims(p), f32, tag::any), dst_md(dst, f32, activations);
+  const memory::desc src_md(src, operands, activations), wts_md(ConvWeightDims(p), operands, tag::any), dst_md(dst, f32, activations);
   const auto a = algo == "winograd" ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
   const memory::dims strides{p.sh, p.sw}, dilates{p.dh - 1, p.dw - 1}, pads{p.ph, p.pw}, pads_end{p.ph_end, p.pw_end};
   if (p.bias)
     return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a, src_md, wts_md, memory::desc({p.OC}, f32, tag::a), dst_md, strides,
                                            dilates, pads, pads_end);
   return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, a, src_md, wts_md, dst_md, strides, dilates, pads, pads_end);
+}
+
+dnnl::memory::desc WithF32(const dnnl::memory::desc& md) {
+  dnnl_memory_desc_t d = md.data;
+  d.data_type = dnnl_f32;
+  return dnnl::memory::desc(d);
+}
+
+bool NativeBf16Implementation(const std::string& impl_name) {
+  // oneDNN emulates bf16 on AVX-512 CPUs without it (slower than float32): the host's ISA decides,
+  // as ONEDNN_MAX_CPU_ISA limits it (TILEBANK_ISA=avx2 sets that).
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  const bool host = isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  return host && impl_name.rfind("ref", 0) != 0 && (impl_name.find("bf16") != std::string::npos || impl_name.find("amx") != std::string::npos);
 }
 
 }  // namespace tilebank::engine

@@ -54,7 +54,13 @@ void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std
 // A convolution's weight dims as oneDNN takes them: OIHW, or GOIHW when grouped.
 dnnl::memory::dims ConvWeightDims(const ConvProblem& p);
 // The inference convolution of `p` with `algo` ("direct", "winograd"), activations in `layout`
-// ("plain": NCHW, "nhwc", else oneDNN's preferred one), weights in its preferred layout.
-dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout);
+// ("plain": NCHW, "nhwc", else oneDNN's preferred one), weights in its preferred layout; `bf16`:
+// source and weights in bfloat16 (destination and bias stay float32).
+dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout, bool bf16 = false);
+// `md` with float32 elements: the same dimensions and layout.
+dnnl::memory::desc WithF32(const dnnl::memory::desc& md);
+// Whether an implementation oneDNN names computes bfloat16 natively (its ISA has bf16 dot products
+// or AMX), not by converting to float32 or in a reference loop.
+bool NativeBf16Implementation(const std::string& impl_name);
 
 }  // namespace tilebank::engine

@@ -34,6 +34,7 @@
 #include "engine/backends/onednn/winograd_conv_kernel.h"
 #include "engine/backends/simd/activation_pass.h"
 #include "engine/core/op_semantics.h"
+#include "engine/core/precision_mode.h"
 #include "engine/backends/halide/templates.h"
 
 namespace tilebank::engine {
@@ -61,11 +62,13 @@ void Execute(const dnnl::primitive& prim, dnnl::stream& stream, const memory& sr
 }
 
 // The knobs of a cube op's policy. "default": oneDNN's first implementation; layout "auto": both
-// layouts timed when the kernel is bound, the faster kept.
+// layouts timed when the kernel is bound, the faster kept; precision "bf16": source and weights in
+// bfloat16, the float32 source converted on each run (engine/core/precision_mode.h).
 struct CubeChoice {
-  std::string impl = "default", algo = "direct", layout = "auto";
+  std::string impl = "default", algo = "direct", layout = "auto", precision = "fp32";
+  bool bf16() const { return precision == "bf16"; }
   static CubeChoice Of(const Policy& policy) {
-    return {TextKnob(policy, "impl", "default"), TextKnob(policy, "algo", "direct"), TextKnob(policy, "layout", "auto")};
+    return {TextKnob(policy, "impl", "default"), TextKnob(policy, "algo", "direct"), TextKnob(policy, "layout", "auto"), PolicyPrecision(policy)};
   }
 };
 
@@ -108,17 +111,19 @@ class MatMulKernel : public Kernel {
   // The measured path (tuning): a B without a batch axis is taken for weights, prepacked as a
   // model's constant weights are (Bind), so that a tuning job compares oneDNN as models run it.
   Status Prepare(const std::vector<const Tensor*>& in) override {
-    prepack_b_ = !p_.b_batched;
-    CreatePrimitive(bias_input() < in.size() ? in[bias_input()] : nullptr);
-    a_ = MemoryFromTensor(*in[0], a_md_);
-    b_ = PlacedWeights(*in[1]);
-    c_ = memory(c_md_, OneDnnCpuEngine());
-    post_.Bind(in);
-    return Status::Ok();
+    return CatchOneDnnErrors([&] {
+      prepack_b_ = !p_.b_batched;
+      CreatePrimitive(bias_input() < in.size() ? in[bias_input()] : nullptr);
+      a_ = MemoryFromTensor(*in[0], user_a_md_);
+      b_ = PlacedWeights(*in[1]);
+      c_ = memory(c_md_, OneDnnCpuEngine());
+      post_.Bind(in);
+      return Status::Ok();
+    });
   }
   Status Run() override {
     post_.LoadResidual(c_.get_data_handle(), c_md_.get_size());
-    Execute(prim_, stream_, a_, b_, c_, bias_, post_);
+    Execute(prim_, stream_, LoweredA(), b_, c_, bias_, post_);
     return Status::Ok();
   }
   Status Fetch(Tensor* out) override {
@@ -138,7 +143,7 @@ class MatMulKernel : public Kernel {
     prepack_b_ = constants.size() > 1 && constants[1];
     CreatePrimitive(bias);
     post_.Bind(constants);
-    a_ = constants[0] ? MemoryFromTensor(*constants[0], a_md_) : memory(a_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+    a_ = constants[0] ? MemoryFromTensor(*constants[0], user_a_md_) : memory(user_a_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     b_ = prepack_b_ ? PlacedWeights(*constants[1]) : memory(b_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     c_ = memory(c_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     direct_a_ = !constants[0];
@@ -155,11 +160,17 @@ class MatMulKernel : public Kernel {
     c_.set_data_handle(out);
     post_.SetRuntime(in);
     post_.LoadResidual(out, c_md_.get_size());
-    Execute(prim_, stream_, a_, b_, c_, bias_, post_);
+    Execute(prim_, stream_, LoweredA(), b_, c_, bias_, post_);
     return Status::Ok();
   }
 
  private:
+  // A as the primitive reads it: the caller's, or converted to bfloat16 when the policy computes in it.
+  const memory& LoweredA() {
+    if (!lowered_a_) return a_;
+    a_reorder_.execute(stream_, {{DNNL_ARG_FROM, a_}, {DNNL_ARG_TO, lowered_a_}});
+    return lowered_a_;
+  }
   size_t bias_input() const { return p_.bias != BiasShape::kNone ? 2 : SIZE_MAX; }
   // B in the primitive's weights layout (prepacked when it differs from the op's).
   memory PlacedWeights(const Tensor& b) {
@@ -183,9 +194,9 @@ class MatMulKernel : public Kernel {
   memory::dims Dims(memory::dim batch, memory::dim rows, memory::dim cols) const {
     return p_.batch == 1 ? memory::dims{rows, cols} : memory::dims{batch, rows, cols};
   }
-  memory::desc Desc(memory::dim batch, memory::dim rows, memory::dim cols, bool transposed) const {
+  memory::desc Desc(memory::dim batch, memory::dim rows, memory::dim cols, bool transposed, dt type = dt::f32) const {
     const memory::dims strides = transposed ? memory::dims{rows * cols, 1, rows} : memory::dims{rows * cols, cols, 1};
-    return memory::desc(Dims(batch, rows, cols), dt::f32, p_.batch == 1 ? memory::dims(strides.begin() + 1, strides.end()) : strides);
+    return memory::desc(Dims(batch, rows, cols), type, p_.batch == 1 ? memory::dims(strides.begin() + 1, strides.end()) : strides);
   }
 
   // `offered`, when given, receives the implementations oneDNN offers instead (nothing is made).
@@ -193,9 +204,14 @@ class MatMulKernel : public Kernel {
     const memory::dim B = p_.batch, M = p_.M, N = p_.N, K = p_.K;
     // An operand without the batch dimension has batch 1 there: oneDNN broadcasts it. (A batch
     // stride of 0 instead sends oneDNN to its reference kernel, hundreds of times slower.)
-    a_md_ = Desc(p_.a_batched ? B : 1, M, K, p_.trans_a);
+    // bf16: A converted on each run (row-major, as the caller's), B prepacked from the constant.
+    if (choice_.bf16() && !prepack_b_) throw dnnl::error(dnnl_unimplemented, "a bf16 product needs a constant B (its weights)");
+    const dt operands = choice_.bf16() ? dt::bf16 : dt::f32;
+    user_a_md_ = Desc(p_.a_batched ? B : 1, M, K, p_.trans_a);
+    a_md_ = Desc(p_.a_batched ? B : 1, M, K, false, operands);
+    if (!choice_.bf16()) a_md_ = user_a_md_;
     user_b_md_ = Desc(p_.b_batched ? B : 1, K, N, p_.trans_b);
-    b_md_ = prepack_b_ ? memory::desc(Dims(p_.b_batched ? B : 1, K, N), dt::f32, tag::any) : user_b_md_;
+    b_md_ = prepack_b_ ? memory::desc(Dims(p_.b_batched ? B : 1, K, N), operands, tag::any) : user_b_md_;
     c_md_ = Desc(B, M, N, false);
     dnnl::primitive_attr attr;
     if (p_.alpha != 1.f) attr.set_output_scales(0, {p_.alpha});
@@ -220,6 +236,8 @@ class MatMulKernel : public Kernel {
     post_.RefuseReference(pd_.impl_info_str());
     prim_ = dnnl::matmul(pd_);
     b_md_ = pd_.weights_desc();
+    lowered_a_ = choice_.bf16() ? memory(a_md_, OneDnnCpuEngine()) : memory();
+    if (lowered_a_) a_reorder_ = dnnl::reorder(memory(user_a_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE), lowered_a_);
   }
 
   GemmProblem p_;
@@ -228,8 +246,11 @@ class MatMulKernel : public Kernel {
   dnnl::matmul::primitive_desc pd_;
   dnnl::matmul prim_;
   memory::desc a_md_, b_md_, c_md_;
+  memory::desc user_a_md_;  // A as the op gives it (a_md_ differs in bf16)
   memory::desc user_b_md_;  // B as the op gives it (b_md_ differs when prepacked)
   memory a_, b_, c_, bias_;
+  memory lowered_a_;         // bf16: A converted on each run
+  dnnl::reorder a_reorder_;
   bool direct_a_ = false, direct_b_ = false;
   bool prepack_b_ = false;  // B is a constant, in the primitive's own layout
   PostOpChain post_;
@@ -321,7 +342,10 @@ class ConvKernel : public Kernel {
         why = e.what();
         return false;
       }
-      if (!plain) native_src_ = HandoverLayoutOf(pd_.src_desc()), native_dst_ = HandoverLayoutOf(pd_.dst_desc());
+      if (!plain) {
+        native_src_ = HandoverLayoutOf(HandedSrcDesc());
+        native_dst_ = HandoverLayoutOf(pd_.dst_desc());
+      }
       return true;
     };
     // "auto" timed once per instance and host: a later load binds the remembered winner (the
@@ -334,6 +358,7 @@ class ConvKernel : public Kernel {
     }
     for (bool plain : {false, true}) {
       if ((choice_.layout == "plain" && !plain) || (choice_.layout != "plain" && choice_.layout != "auto" && plain)) continue;  // the policy's layout only
+      if (plain && choice_.bf16()) continue;  // oneDNN has bf16 kernels for its own layouts and NHWC only
       if (!bind_layout(plain)) continue;
       const double fastest = FastestOf(7, 2, [&] {
         RunDirect(inputs, dst.data());
@@ -359,7 +384,7 @@ class ConvKernel : public Kernel {
     std::ostringstream k;
     k << "onednn conv layout v1|" << p_.N << "," << p_.C << "," << p_.H << "," << p_.W << "->" << p_.OC << "," << p_.OH << "," << p_.OW << "|k" << p_.KH << "x"
       << p_.KW << ",g" << p_.G << ",s" << p_.sh << "x" << p_.sw << ",d" << p_.dh << "x" << p_.dw << ",p" << p_.ph << "x" << p_.pw << "+" << p_.ph_end << "x" << p_.pw_end << ",b" << p_.bias << "|"
-      << choice_.impl << "," << choice_.algo;
+      << choice_.impl << "," << choice_.algo << "," << choice_.precision;
     for (const ChainStep& op : post_.ops()) {
       k << "|" << op.op_type;
       if (op.has_operand) k << "[" << op.operand_shape.size() << "]";
@@ -396,7 +421,7 @@ class ConvKernel : public Kernel {
       plain_activations_ = false;
       const memory current_wts = wts_;  // the weights move from the current primitive's layout
       BindLayouts(current_wts, nullptr);
-      if ((handed_src_ && HandoverLayoutOf(pd_.src_desc()).key != native_src_.key) ||
+      if ((handed_src_ && HandoverLayoutOf(HandedSrcDesc()).key != native_src_.key) ||
           ((handed_dst_ || handed_residual_) && HandoverLayoutOf(pd_.dst_desc()).key != native_dst_.key))
         return Status::InvalidInput("oneDNN chose other layouts for this convolution than at load");
       return Status::Ok();
@@ -438,6 +463,9 @@ class ConvKernel : public Kernel {
   void RunOwnTail() {
     ApplyActivationsInPlace(own_tail_, static_cast<float*>(dst_.get_data_handle()), static_cast<int64_t>(pd_.dst_desc().get_size() / sizeof(float)));
   }
+  // The source as neighbours hand it over in the primitive's layout: float32 (a bf16 primitive's
+  // source is its own copy, converted on each run).
+  memory::desc HandedSrcDesc() const { return choice_.bf16() ? WithF32(pd_.src_desc()) : pd_.src_desc(); }
   // The ONNX weights (OIHW, or GOIHW when grouped) as oneDNN memory.
   memory UserWeights(const Tensor& weights) const {
     return MemoryFromTensor(weights, memory::desc(ConvWeightDims(p_), dt::f32, p_.G == 1 ? tag::oihw : tag::goihw));
@@ -452,7 +480,7 @@ class ConvKernel : public Kernel {
   // The caller's source, destination and residual memories for the current primitive, and the
   // reorders between them and the primitive's own layouts.
   void BindCallerMemories() {
-    const memory::desc caller_src_md = given_src_md_ ? *given_src_md_ : handed_src_ ? pd_.src_desc() : user_src_md_;
+    const memory::desc caller_src_md = given_src_md_ ? *given_src_md_ : handed_src_ ? HandedSrcDesc() : user_src_md_;
     const memory::desc caller_dst_md = given_dst_md_ ? *given_dst_md_ : handed_dst_ ? pd_.dst_desc() : user_dst_md_;
     caller_src_ = memory(caller_src_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     caller_dst_ = memory(caller_dst_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
@@ -476,7 +504,7 @@ class ConvKernel : public Kernel {
     const auto& p = p_;
     const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
     const memory::desc bias_md({p.OC}, dt::f32, tag::a);
-    const auto desc = ConvDesc(p, choice_.algo, plain_activations_ ? "plain" : choice_.layout);
+    const auto desc = ConvDesc(p, choice_.algo, plain_activations_ ? "plain" : choice_.layout, choice_.bf16());
     dnnl::primitive_attr attr;
     post_.Attach(attr, [&](const std::vector<int64_t>& operand) {
       memory::dims d(4 - std::min<size_t>(4, operand.size()), 1);
@@ -572,9 +600,10 @@ class OneDnnLibraryTemplate : public OpTemplate {
 
  private:
   // One implementation oneDNN offers for a cube op: its name, and for a convolution the algorithm
-  // and activations' layout ("blocked": oneDNN's choice, "plain", "nhwc") it was offered with.
+  // and activations' layout ("blocked": oneDNN's choice, "plain", "nhwc") it was offered with; and
+  // the precision it computes in ("bf16": only oneDNN's first implementation, where it is native).
   struct Offered {
-    std::string algo, layout, impl;
+    std::string algo, layout, impl, precision = "fp32";
   };
   // What oneDNN offers for the op on this host, asked once per description (the space, the policy
   // check and the default all ask, for every node a model binds).
@@ -598,13 +627,32 @@ class OneDnnLibraryTemplate : public OpTemplate {
             } catch (const dnnl::error&) {  // this oneDNN has no such convolution here (Winograd on AVX2, say)
             }
           }
+        for (const char* layout : {"blocked", "nhwc"}) {
+          try {
+            const auto desc = ConvDesc(p, "direct", layout, true);
+            const dnnl::convolution_forward::primitive_desc pd(desc, OneDnnCpuEngine());
+            if (NativeBf16Implementation(pd.impl_info_str())) found.push_back({"direct", layout, "default", "bf16"});
+          } catch (const dnnl::error&) {
+          }
+        }
         for (auto& [algo, layout] : OwnWinogradOffers(p)) found.push_back({std::move(algo), std::move(layout), "default"});
         for (OwnDepthwiseOffer& o : OwnDepthwiseOffers(p)) found.push_back({std::move(o.algo), std::move(o.layout), std::move(o.impl)});
       } else {
         std::optional<Tensor> bias;
         if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);
-        MatMulKernel kernel(AnalyzeGemm(op).value(), op.outputs[0].shape, op.inputs.size());
+        const GemmProblem p = AnalyzeGemm(op).value();
+        MatMulKernel kernel(p, op.outputs[0].shape, op.inputs.size());
         for (auto& name : kernel.Offered(bias ? &*bias : nullptr)) found.push_back({"", "", std::move(name)});
+        if (!p.b_batched) {  // bf16 prepacks B: weights only
+          CubeChoice bf16;
+          bf16.precision = "bf16";
+          MatMulKernel lowered(p, op.outputs[0].shape, op.inputs.size(), {}, bf16);
+          try {
+            const std::vector<std::string> names = lowered.Offered(bias ? &*bias : nullptr);
+            if (!names.empty() && NativeBf16Implementation(names.front())) found.push_back({"", "", "default", "bf16"});
+          } catch (const dnnl::error&) {
+          }
+        }
       }
     } catch (const dnnl::error&) {
     }
@@ -614,30 +662,39 @@ class OneDnnLibraryTemplate : public OpTemplate {
 
   // impl: "default" and every name offered; a convolution also picks its algorithm and layout,
   // and a policy is valid when oneDNN offers that combination ("auto" times both layouts at load
-  // with oneDNN's first implementation of each).
+  // with oneDNN's first implementation of each). The knob `precision` (unset: fp32) is there where
+  // oneDNN computes the op in bf16 natively; the job's precision mode decides whether it is tried.
   static SearchSpace CubeSpace(const std::vector<Offered>& offered, bool conv) {
     SearchSpace space;
     KnobDomain impl{"impl", {std::string("default")}, TuneMode::kSchedule};
     KnobDomain algo{"algo", {}, TuneMode::kSchedule};
+    KnobDomain precision{kPrecisionKnob, {std::string("fp32")}, TuneMode::kSchedule, std::string("fp32")};
     for (const Offered& o : offered) {
       auto has = [](const KnobDomain& d, const std::string& v) { return std::find(d.values.begin(), d.values.end(), KnobValue(v)) != d.values.end(); };
       if (!has(impl, o.impl)) impl.values.emplace_back(o.impl);
       if (conv && !has(algo, o.algo)) algo.values.emplace_back(o.algo);
+      if (!has(precision, o.precision)) precision.values.emplace_back(o.precision);
     }
+    const bool lowered = precision.values.size() > 1;
     if (!conv) {
       space.knobs = {impl};
+      if (lowered) space.knobs.insert(space.knobs.begin(), precision);
+      space.valid = [](const Policy& policy) { return !LowersPrecision(policy) || CubeChoice::Of(policy).impl == "default"; };
       return space;
     }
     if (algo.values.empty()) algo.values.emplace_back(std::string("direct"));
     space.knobs = {algo, impl, KnobDomain{"layout", {std::string("auto"), std::string("blocked"), std::string("plain"), std::string("nhwc"), std::string("convert")}, TuneMode::kFormat}};
+    // First: where a job allows it, bf16 is the likeliest gain (half the work per product), so the
+    // near policies the search starts with try it before the other knobs.
+    if (lowered) space.knobs.insert(space.knobs.begin(), precision);
     space.valid = [offered](const Policy& policy) {
       const CubeChoice c = CubeChoice::Of(policy);
       if (c.layout == "auto" && c.impl != "default") return false;
       if ((OwnWinogradTile(c.algo) || c.algo == kOwnDepthwiseAlgo) && c.layout == "convert") return false;  // its own layouts or NCHW
-      if (offered.empty()) return c.impl == "default";  // oneDNN offered nothing: the kernel's build says why
+      if (offered.empty()) return c.impl == "default" && !c.bf16();  // oneDNN offered nothing: the kernel's build says why
       return std::any_of(offered.begin(), offered.end(), [&](const Offered& o) {
         const std::string layout = c.layout == "convert" ? "blocked" : c.layout;  // its own layout, the neighbours' converted
-        return o.algo == c.algo && (layout == "auto" || o.layout == layout) && (c.impl == "default" || o.impl == c.impl);
+        return o.precision == c.precision && o.algo == c.algo && (layout == "auto" || o.layout == layout) && (c.impl == "default" || o.impl == c.impl);
       });
     };
     return space;
