@@ -2,6 +2,8 @@
 // random valid policies, on small shapes of every supported operator.
 #include <doctest/doctest.h>
 
+#include "engine/core/precision_mode.h"
+
 #include <cmath>
 #include <tuple>
 #include <nlohmann/json.hpp>
@@ -28,7 +30,7 @@ void CheckPolicy(const OpTemplate& t, const OpSpec& op, const Policy& policy) {
   CAPTURE(PolicyText(policy));
   auto kernel = t.Build(op, policy);
   REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
-  RunResult r = runner->Check(*kernel.value());
+  RunResult r = runner->Check(*kernel.value(), LowersPrecision(policy));
   CHECK_MESSAGE(r.ok, r.failure);
 }
 
@@ -51,7 +53,7 @@ void CheckAllTemplates(const OpSpec& op, int random_policies) {
       CAPTURE(PolicyText(policy));
       auto kernel = t->Build(op, policy);
       REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
-      RunResult r = runner->Check(*kernel.value());
+      RunResult r = runner->Check(*kernel.value(), LowersPrecision(policy));  // a bf16 policy within bf16's tolerance
       CHECK_MESSAGE(r.ok, r.failure);
     }
   }
