@@ -172,9 +172,10 @@ void ModelBeforeAfter(HtmlPage& page, const JobTrace& job) {
       const double without = e.value("without_us", 0.0), with = e.value("with_us", 0.0);
       rows.push_back({e.value("node", std::string()), e.value("key", std::string()), std::to_string(e.value("steps", 0)), Fixed(without), Fixed(with),
                       Fixed(e.value("spread_us", 0.0)), without > 0 ? Fixed((without - with) / without * 100, 1) : "",
-                      e.value("kept", false) ? "kept" : "taken back"});
+                      e.value("precision", std::string("fp32")), e.value("kept", false) ? "kept" : "taken back"});
     }
-    page.Table({"node", "key", "steps", "without us", "with us", "spread us", "gain %", "verdict"}, rows, {false, false, true, true, true, true, true, false});
+    page.Table({"node", "key", "steps", "without us", "with us", "spread us", "gain %", "precision", "verdict"}, rows,
+               {false, false, true, true, true, true, true, false, false});
   }
 }
 

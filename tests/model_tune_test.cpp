@@ -224,6 +224,7 @@ TEST_CASE("tune --model: each entry's judgement in context is in the result file
     CHECK(e["node"].get<std::string>().size() > 0);
     CHECK(e["key"].get<std::string>().rfind("0x", 0) == 0);
     CHECK(e["steps"].get<int>() > 0);
+    CHECK(e["precision"] == "fp32");  // the job's precision mode was force_fp32
     CHECK(e["kept"].get<bool>() == (e["with_us"].get<double>() < e["without_us"].get<double>() - e["spread_us"].get<double>()));
   }
   std::string result;

@@ -63,6 +63,7 @@ std::vector<EntryInContext> JudgeEntriesInContext(const model::Executor& without
     for (const auto& b : with.bindings())
       if (RunsOperator(b, key)) {
         e.node = b.name;
+        e.precision = b.precision;
         break;
       }
     std::set<std::string> names = ChangedSteps(with, key);

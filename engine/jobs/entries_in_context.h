@@ -16,6 +16,7 @@ namespace tilebank::engine {
 struct EntryInContext {
   std::string key;                       // FormatKey(kOp, ...)
   std::string node;                      // the first node running its operator in the model with it
+  std::string precision = "fp32";        // what that step computes in with it (engine/core/precision_mode.h)
   double without_us = 0, with_us = 0;    // medians of the per-run sums
   double spread_us = 0;                  // the larger interquartile range of the two
   int steps = 0;                         // steps summed with the entry

@@ -75,7 +75,7 @@ Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph,
   for (const EntryInContext& e : JudgeEntriesInContext(before, **tuned, *timing, keys)) {
     if (!e.Faster()) losing.insert(e.key);
     report->in_context.push_back({{"key", e.key}, {"node", e.node}, {"steps", e.steps}, {"without_us", RoundForResult(e.without_us, 1e3)},
-                                  {"with_us", RoundForResult(e.with_us, 1e3)}, {"spread_us", RoundForResult(e.spread_us, 1e3)}, {"kept", e.Faster()}});
+                                  {"with_us", RoundForResult(e.with_us, 1e3)}, {"spread_us", RoundForResult(e.spread_us, 1e3)}, {"precision", e.precision}, {"kept", e.Faster()}});
   }
   *note = "in context: " + std::to_string(keys.size() - losing.size()) + " of " + std::to_string(keys.size()) +
           " entries made their steps faster where the model runs them";
