@@ -394,6 +394,18 @@ TEST_CASE("precision mode: --precision-mode is OPAT's, checked, and a bf16 step 
   auto lowered = engine::model::Executor::Load(*graph, lookup, [](const engine::model::Subgraph&) { return std::optional<engine::model::FusionChoice>(); });
   REQUIRE(lowered.ok());
   CHECK((*lowered)->LowerPrecisionSteps() == 2);
+  // From the command line, with that entry in a bank: run says so; run --fp32 passes it over.
+  {
+    auto bank = CreateBank((dir / "bf16_bank") + "/" + HostSocVersion(), HostSocVersion());
+    REQUIRE(bank->Write([&](WriteTxn& txn) { return txn.Put(entry, PutPolicy::kOverwrite).status(); }).ok());
+  }
+  auto run = RunCli("run -m " + model + " --bank " + (dir / "bf16_bank") + " --repeat 2");
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("precision  2 steps compute in bf16") != std::string::npos);
+  auto fp32 = RunCli("run -m " + model + " --bank " + (dir / "bf16_bank") + " --repeat 2 --fp32");
+  REQUIRE_MESSAGE(fp32.exit_code == 0, fp32.err);
+  CHECK(fp32.out.find("compute in bf16") == std::string::npos);
+  CHECK(fp32.out.find("0 from the bank") != std::string::npos);
 }
 
 TEST_CASE("entries in context: an entry stays only when the steps it changes are faster with it beyond their spread") {

@@ -39,6 +39,7 @@ struct RunFlags {
   int threads = 0, repeat = 30, warmup = 3, trials = 48;
   double time_budget = 0;
   bool profile = false, json = false;
+  bool fp32 = false;  // the bank's bf16 entries passed over
   uint64_t seed = 1;
 };
 
@@ -86,6 +87,8 @@ int RunModel(const RunFlags& f) {
   if (f.threads < 0) return Fail(Status::InvalidInput("--threads must be positive"));
   engine::SetLibraryThreads(f.threads);
   if (!f.tune.empty() && f.tune != "online") return Fail(Status::InvalidInput("--tune " + f.tune + ": the one tuning a run does is 'online'"));
+  if (f.fp32 && !f.tune.empty())
+    return Fail(Status::InvalidInput("--fp32 with --tune online: online tuning runs the bank as it tunes it; run with --fp32 after it"));
   if (f.trials < 1) return Fail(Status::InvalidInput("--trials must be at least 1"));
   if (auto defaults = engine::DefaultPoliciesFromEnvironment(); !defaults.ok()) return Fail(defaults.status());  // before a bank is made
   auto shapes = engine::model::ParseInputShapes(f.input_shape);
@@ -136,7 +139,9 @@ int RunModel(const RunFlags& f) {
     if (!opened.ok()) return Fail(opened.status());
     std::unique_ptr<Bank> bank = std::move(opened.value());
     const auto load_start = std::chrono::steady_clock::now();
-    auto loaded = engine::model::LoadModel(f.model, *shapes, bank.get(), data_shapes, engine::model::LoadOptions{/*run_only=*/true});
+    engine::model::LoadOptions options{/*run_only=*/true};
+    if (f.fp32) options.precision = engine::PrecisionMode::kForceFp32;
+    auto loaded = engine::model::LoadModel(f.model, *shapes, bank.get(), data_shapes, options);
     if (!loaded.ok()) return Fail(loaded.status());
     executor = std::move(loaded.value());
     load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
@@ -259,6 +264,8 @@ void RegisterRunCommand(CLI::App* app, int* exit_code) {
   run->add_option("--repeat", flags->repeat, "timed runs")->capture_default_str();
   run->add_option("--warmup", flags->warmup, "untimed runs before them")->capture_default_str();
   run->add_flag("--profile", flags->profile, "each node's time, share, op type, shape, template and policy source");
+  run->add_flag("--fp32", flags->fp32, "every step in float32: the bank's entries in bf16 (tuned with --precision-mode allow_fp32_to_bf16) are "
+                "passed over for the built-in choice");
   run->add_flag("--json", flags->json, "JSON output");
   run->add_option("--seed", flags->seed, "seed of the random inputs")->capture_default_str();
   run->add_option("--tune", flags->tune, "online: first tune the operators the bank lacks (into --bank), then run");

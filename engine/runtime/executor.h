@@ -25,6 +25,7 @@
 #include "engine/ir/node_op_spec.h"
 #include "engine/passes/partition.h"
 #include "engine/core/typed_tensor.h"
+#include "engine/core/precision_mode.h"
 #include "engine/core/search_space.h"
 #include "engine/backends/fused_policy.h"
 #include "repo/entry.h"
@@ -90,6 +91,9 @@ bool HandOverNativeLayouts();
 // SwapSteps (tuning in the model) refuses such an executor.
 struct LoadOptions {
   bool run_only = false;
+  // The precisions the bank's policies may compute in (BindToBank): under force_fp32 an entry in
+  // bf16 is passed over for the built-in choice (run --precision-mode force_fp32).
+  PrecisionMode precision = PrecisionMode::kAllowFp32ToBf16;
 };
 
 class Executor {

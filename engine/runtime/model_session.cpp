@@ -30,15 +30,16 @@
 
 namespace tilebank::engine::model {
 
-PolicyLookup BankLookup(const Bank* bank) {
+PolicyLookup BankLookup(const Bank* bank, PrecisionMode precision) {
   if (!bank) return nullptr;
   // One answer per key: a miss scans the operator's shape class, and a model repeats its keys.
   auto answers = std::make_shared<std::map<std::string, std::optional<FoundPolicy>>>();
-  return [bank, answers](const OpSpec& op) -> std::optional<FoundPolicy> {
+  return [bank, answers, precision](const OpSpec& op) -> std::optional<FoundPolicy> {
     auto [it, fresh] = answers->try_emplace(op.canonical.text);
     if (!fresh) return it->second;
     auto found = LookupPolicy(*bank, op.canonical, EngineTemplateVersions(), /*nearest=*/true);
-    if (found.ok() && found->entry && (found->state == LookupState::kHit || found->state == LookupState::kNearest))
+    if (found.ok() && found->entry && (found->state == LookupState::kHit || found->state == LookupState::kNearest) &&
+        PrecisionAllowed(precision, found->entry->policy))
       it->second = FoundPolicy{std::move(*found->entry), found->state == LookupState::kNearest};
     return it->second;
   };
@@ -75,7 +76,7 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
 }
 
 Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank, LoadOptions options) {
-  return Executor::Load(std::move(graph), BankLookup(bank), BankFusionLookup(bank), options);
+  return Executor::Load(std::move(graph), BankLookup(bank, options.precision), BankFusionLookup(bank), options);
 }
 
 Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,

@@ -24,8 +24,9 @@ Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::
                                             LoadOptions options = {});
 
 // The bank's current (not stale) entry for an op, else the current entry of the nearest shape of
-// the same operator (repo/lookup.h), as the executor asks for it; null without a bank.
-PolicyLookup BankLookup(const Bank* bank);
+// the same operator (repo/lookup.h), as the executor asks for it; null without a bank. An entry
+// whose policy computes in a precision `precision` does not allow is no answer.
+PolicyLookup BankLookup(const Bank* bank, PrecisionMode precision = PrecisionMode::kAllowFp32ToBf16);
 // The bank's current (not stale) graph entry for a subgraph: its "fuse" knob, source "bank";
 // nullopt (the built-in fusion) otherwise, also without a bank.
 FusionLookup BankFusionLookup(const Bank* bank);

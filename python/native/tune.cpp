@@ -96,12 +96,16 @@ struct PythonCallbacks {
 
 py::dict Tune(const std::optional<std::string>& path, int job_type, const std::optional<std::string>& bank, const std::optional<std::string>& soc,
               int trials, double time_budget, const py::list& callbacks, bool progress, const std::optional<std::string>& output_dir,
-              const std::optional<std::string>& reload, const std::optional<std::string>& input_shapes, bool repeat_tune, uint64_t seed, int patience) {
+              const std::optional<std::string>& reload, const std::optional<std::string>& input_shapes, bool repeat_tune, uint64_t seed, int patience,
+              const std::string& precision_mode) {
   const engine::JobType* type = engine::FindJobType(job_type);
   if (!type) Raise(Status::InvalidInput("job_type must be " + engine::JobTypeChoices() + ", not " + std::to_string(job_type)));
   if (trials < 1) Raise(Status::InvalidInput("trials must be at least 1"));
   if (patience < 0) Raise(Status::InvalidInput("patience must be 0 (never stop early) or more"));
   if (time_budget < 0) Raise(Status::InvalidInput("time_budget must not be negative"));
+  const engine::PrecisionMode precision = ValueOrRaise(engine::ParsePrecisionMode(precision_mode));
+  if (precision != engine::PrecisionMode::kForceFp32 && job_type != 2)
+    Raise(Status::InvalidInput("precision_mode is for job type 2 (OPAT): its candidates are the ones that may compute in bf16"));
   if (!path && !reload) Raise(Status::InvalidInput("give a model, an operator list, a subgraph file or a gradient profile (or reload=)"));
   if (path && reload) Raise(Status::InvalidInput("reload goes on with a job's own inputs: give no path"));
   if (!type->resumable && reload)
@@ -129,6 +133,7 @@ py::dict Tune(const std::optional<std::string>& path, int job_type, const std::o
     request.tune.trials = trials;
     request.tune.seed = seed;
     request.tune.patience = patience;
+    request.tune.precision_mode = precision;
     {
       py::gil_scoped_acquire gil;
       request.listeners = python.Listeners(progress);
@@ -160,7 +165,7 @@ py::dict Tune(const std::optional<std::string>& path, int job_type, const std::o
 void RegisterTune(py::module_& m) {
   m.def("_tune", &Tune, py::arg("path"), py::arg("job_type"), py::arg("bank"), py::arg("soc"), py::arg("trials"), py::arg("time_budget"),
         py::arg("callbacks"), py::arg("progress"), py::arg("output_dir"), py::arg("reload"), py::arg("input_shapes"), py::arg("repeat_tune"),
-        py::arg("seed"), py::arg("patience"), "the job behind tilebank.tune: returns {'job_type', 'result_path', 'trials_path', 'tuning_name', 'stopped', 'note'}");
+        py::arg("seed"), py::arg("patience"), py::arg("precision_mode"), "the job behind tilebank.tune: returns {'job_type', 'result_path', 'trials_path', 'tuning_name', 'stopped', 'note'}");
 }
 
 }  // namespace tilebank::python

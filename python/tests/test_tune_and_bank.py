@@ -71,6 +71,10 @@ def test_tune_errors(tmp_path):
         tilebank.tune(op_list(tmp_path), soc="other-soc", bank=str(tmp_path / "b"))
     with pytest.raises(tilebank.NotFoundError):
         tilebank.tune(job_type=2, bank=str(tmp_path / "none"), reload="")
+    with pytest.raises(tilebank.InvalidInputError, match="force_fp32 .* or allow_fp32_to_bf16"):
+        tilebank.tune(op_list(tmp_path), bank=str(tmp_path / "b"), precision_mode="fp16")
+    with pytest.raises(tilebank.InvalidInputError, match="precision_mode is for job type 2"):
+        tilebank.tune(op_list(tmp_path), job_type=1, bank=str(tmp_path / "b"), precision_mode="allow_fp32_to_bf16")
     assert not (tmp_path / "b").exists()
 
 

@@ -64,7 +64,7 @@ class TuneResult:
 
 
 def tune(path=None, job_type=2, bank=None, soc=None, trials=48, time_budget=0.0, callbacks=(), progress=True,
-         output_dir=".", reload=None, input_shapes=None, repeat_tune=False, seed=1, patience=12):
+         output_dir=".", reload=None, input_shapes=None, repeat_tune=False, seed=1, patience=12, precision_mode="force_fp32"):
     """Tunes `path` and stores the winners in the bank, as `tilebank tune` does.
 
     path: an ONNX model (job types 1 and 2), an ATC operator list (2), a subgraph file (1) or a gradient
@@ -72,12 +72,13 @@ def tune(path=None, job_type=2, bank=None, soc=None, trials=48, time_budget=0.0,
     may name another). trials: candidates per task; patience: a template's search for a task ends after this many
     trials in a row that made it no faster (0: never); time_budget: seconds in all (0: none). progress: a
     live line on a terminal, a line per task elsewhere. input_shapes: "name:d0,d1;name2:..." for dynamic
-    inputs. Returns a TuneResult.
+    inputs. precision_mode (job type 2): "force_fp32", or "allow_fp32_to_bf16" to also try bf16 kernels where
+    the CPU has them (README: precision). Returns a TuneResult.
     """
     if callable(callbacks):
         callbacks = [callbacks]
     native = _native._tune(None if path is None else os.fspath(path), job_type, bank, soc, trials, float(time_budget),
-                           list(callbacks), progress, output_dir, reload, input_shapes, repeat_tune, seed, patience)
+                           list(callbacks), progress, output_dir, reload, input_shapes, repeat_tune, seed, patience, precision_mode)
     return TuneResult(native)
 
 
