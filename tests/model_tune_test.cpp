@@ -360,6 +360,14 @@ TEST_CASE("precision mode: --precision-mode is OPAT's, checked, and a bf16 step 
   auto sgat = RunCli("tune -j 1 -m " + model + " --precision-mode allow_fp32_to_bf16 --bank " + (dir / "sgat_bank") + " --output " + (dir / "sgat_out"));
   CheckRefusedWritingNothing(sgat, "--precision-mode is not for --job-type 1", {dir / "sgat_bank", dir / "sgat_out"});
 
+  // Two runs' outputs 2% of the largest apart: beyond float32's tolerance, within bf16's.
+  engine::TypedTensor want(engine::DType::kFloat32, {4}), got(engine::DType::kFloat32, {4});
+  for (int64_t i = 0; i < 4; ++i) want.SetAt(i, 1.0 + i), got.SetAt(i, 1.0 + i + (i == 0 ? 0.08 : 0.0));
+  CHECK_FALSE(engine::model::CompareTypedTensors({got}, {want}).ok);
+  CHECK(engine::model::CompareTypedTensors({got}, {want}, /*lower_precision=*/true).ok);
+  got.SetAt(0, 1.2);  // 5% of the largest: beyond bf16's too
+  CHECK_FALSE(engine::model::CompareTypedTensors({got}, {want}, true).ok);
+
   auto graph = engine::model::ImportModel(model, {});
   REQUIRE(graph.ok());
   auto executor = engine::model::Executor::Load(*graph, nullptr, [](const engine::model::Subgraph&) { return std::optional<engine::model::FusionChoice>(); });

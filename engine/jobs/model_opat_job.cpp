@@ -128,9 +128,18 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   report->baseline_ms = verdict.without_ms;
   report->result_ms = verdict.with_ms;
   report->note = in_context + "model: " + verdict.Measured(replaced.size());
+  // Each bf16 entry was checked in context alone; together their roundings add up, so the model
+  // with all of them must still match the model without them within bf16's tolerance.
+  std::string beyond_tolerance;
+  if (!replaced.empty() && tuned->LowerPrecisionSteps() > 0) {
+    std::vector<TypedTensor> without_outputs, with_outputs;
+    TB_RETURN_IF_ERROR(before->Run(PointersTo(inputs), &without_outputs));
+    TB_RETURN_IF_ERROR(tuned->Run(PointersTo(inputs), &with_outputs));
+    if (const model::Comparison c = model::CompareTypedTensors(with_outputs, without_outputs, /*lower_precision=*/true); !c.ok) beyond_tolerance = c.worst;
+  }
   if (replaced.empty()) {
     report->note += stored.empty() ? "; this run stored nothing" : "; no entry of this run is left";
-  } else if (verdict.Faster()) {
+  } else if (verdict.Faster() && beyond_tolerance.empty()) {
     report->note += "; kept";
   } else {
     auto bank = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.job.soc_version, o.job.fingerprint});
@@ -141,8 +150,10 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
     report->job.replaced.clear();
     report->reverted = true;
     report->result_ms = verdict.without_ms;
-    report->note += std::string("; ") + (verdict.WithinSpread() ? "no faster with them beyond the spread" : "slower with them by more than the spread") +
-                    ": they were taken back, and the model runs as it did before this run";
+    const std::string why = !beyond_tolerance.empty() ? "its bf16 steps together move its outputs beyond bf16's tolerance (" + beyond_tolerance + ")"
+                            : verdict.WithinSpread() ? "no faster with them beyond the spread"
+                                                     : "slower with them by more than the spread";
+    report->note += "; " + why + ": they were taken back, and the model runs as it did before this run";
   }
   auto& opat = report->job.result.at(1).at("OPAT");
   opat["model_baseline_performance(ms)"] = report->baseline_ms;
