@@ -43,7 +43,8 @@ def entries_in(build, bank):
 
 def tune_with_budget(args, model, bank, out, budget_s):
     """SGAT then OPAT into `bank`, each with half of `budget_s`; returns the wall seconds of both."""
-    job_args = types.SimpleNamespace(build=args.build, threads=args.threads, trials=args.trials, tune_budget=budget_s / 2)
+    job_args = types.SimpleNamespace(build=args.build, threads=args.threads, trials=args.trials, tune_budget=budget_s / 2,
+                                     precision_mode=args.precision_mode)
     seconds = 0.0
     for job, where in (("1", "sgat"), ("2", "opat")):
         _, s = model_bench.tune_job(job_args, model, job, bank, os.path.join(out, where))
@@ -121,6 +122,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--build", default=os.path.join(HERE, "..", "build"))
     parser.add_argument("--json", help="also write the curves here")
+    parser.add_argument("--precision-mode", default="force_fp32", choices=("force_fp32", "allow_fp32_to_bf16"),
+                        help="OPAT's precision mode (allow_fp32_to_bf16: bf16 kernels where the CPU has them)")
     args = parser.parse_args()
     try:
         args.budgets = sorted(float(b) for b in args.budgets.split(","))
@@ -131,7 +134,8 @@ def main():
     import export_models  # scripts/export_models.py (needs PyTorch)
     curves = [curve(args, export_models, name) for name in args.models]
     print(f"\ntuning_curve: {args.threads} threads, batch 1; each model's banks and its empty bank alternated in {args.rounds} rounds, "
-          f"each the median of its round medians of {args.repeat} runs after {args.warmup} warm-up; --trials {args.trials}")
+          f"each the median of its round medians of {args.repeat} runs after {args.warmup} warm-up; --trials {args.trials}; "
+          f"OPAT --precision-mode {args.precision_mode}")
     for c in curves:
         print_curve(c)
     if args.json:
