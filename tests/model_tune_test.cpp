@@ -385,7 +385,9 @@ TEST_CASE("precision mode: --precision-mode is OPAT's, checked, and a bf16 step 
   // In context: both fused MatMul steps in bf16, the model's outputs within bf16's tolerance.
   auto context = engine::ModelContext::Create(executor->get(), engine::model::RandomTypedInputs(*graph, 2));
   REQUIRE(context.ok());
-  const engine::RunResult r = context->For(op)(onednn, bf16);
+  const engine::MeasureInContext measure = context->For(op);
+  REQUIRE(measure);
+  const engine::RunResult r = measure(onednn, bf16);
   CHECK_MESSAGE(r.ok, r.failure);
   CHECK_FALSE(r.same_as_builtin);
   // A bank entry in bf16: the run counts the steps that compute in it (both MatMuls share the key).
@@ -414,6 +416,18 @@ TEST_CASE("precision mode: --precision-mode is OPAT's, checked, and a bf16 step 
   REQUIRE_MESSAGE(fp32.exit_code == 0, fp32.err);
   CHECK(fp32.out.find("compute in bf16") == std::string::npos);
   CHECK(fp32.out.find("0 from the bank") != std::string::npos);
+  // A model already running bf16 steps is the reference: a float32 candidate is judged within bf16's
+  // tolerance there, not refused as a wrong result.
+  auto lowered_context = engine::ModelContext::Create(lowered->get(), engine::model::RandomTypedInputs(*graph, 2));
+  REQUIRE(lowered_context.ok());
+  const engine::MeasureInContext measure_lowered = lowered_context->For(op);
+  REQUIRE(measure_lowered);
+  const engine::RunResult exact = measure_lowered(onednn, onednn.DefaultPolicy(op));
+  CHECK_MESSAGE(exact.ok, exact.failure);
+  // A force_fp32 job does not take the bf16 entry for a hit: it tunes that operator again.
+  auto again = RunCli("tune -j 2 -m " + model + " --bank " + (dir / "bf16_bank") + " --trials 2 --output " + (dir / "fp32_out"));
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(OpatOf(dir / "fp32_out")["repo_summary"]["repo_hit_num"] == 0);
 }
 
 TEST_CASE("entries in context: an entry stays only when the steps it changes are faster with it beyond their spread") {

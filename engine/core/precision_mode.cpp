@@ -27,6 +27,9 @@ SearchSpace WithinPrecision(SearchSpace space, PrecisionMode mode) {
       k.values.erase(std::remove_if(k.values.begin(), k.values.end(),
                                     [&](const KnobValue& v) { return !PrecisionAllowed(mode, {Knob{kPrecisionKnob, v}}); }),
                      k.values.end());
+  // A knob left at its unset value alone is no knob: the space is then exactly what it was before
+  // the knob existed (the strategies draw per knob, the cost model compares per knob).
+  std::erase_if(space.knobs, [](const KnobDomain& k) { return k.name == kPrecisionKnob && k.values.size() == 1 && k.unset && k.values[0] == *k.unset; });
   return space;
 }
 

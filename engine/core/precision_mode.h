@@ -26,8 +26,8 @@ std::string PolicyPrecision(const Policy& policy);
 inline bool LowersPrecision(const Policy& policy) { return PolicyPrecision(policy) != "fp32"; }
 // Whether `mode` allows the policy's precision.
 bool PrecisionAllowed(PrecisionMode mode, const Policy& policy);
-// `space` without the precisions `mode` does not allow (its `precision` knob keeps "fp32" only
-// under force_fp32).
+// `space` without the precisions `mode` does not allow: under force_fp32 its `precision` knob is
+// removed, so that the space is the one it was before the knob existed.
 SearchSpace WithinPrecision(SearchSpace space, PrecisionMode mode);
 
 // bfloat16 keeps 8 significant bits: each operand is rounded by up to 2^-9 of itself, so a sum of

@@ -42,8 +42,10 @@ TEST_CASE("precision knob: unset means fp32, policies leave it out, and the mode
   // Schedule searches pinned to a base without the knob stay at fp32.
   const SearchSpace pinned = space.PinnedExcept(TuneMode::kFormat, plain);
   CHECK(pinned.knobs[0].values == std::vector<KnobValue>{std::string("fp32")});
-  // force_fp32 keeps fp32 only; allow_fp32_to_bf16 keeps both.
-  CHECK(WithinPrecision(space, PrecisionMode::kForceFp32).knobs[0].values.size() == 1);
+  // force_fp32 removes the knob (fp32 only); allow_fp32_to_bf16 keeps both values.
+  const SearchSpace exact = WithinPrecision(space, PrecisionMode::kForceFp32);
+  CHECK(exact.size() == 1);
+  CHECK(exact.IndexOf(kPrecisionKnob) < 0);
   CHECK(WithinPrecision(space, PrecisionMode::kAllowFp32ToBf16).knobs[0].values.size() == 2);
   CHECK_FALSE(PrecisionAllowed(PrecisionMode::kForceFp32, lowered));
   CHECK(PrecisionAllowed(PrecisionMode::kAllowFp32ToBf16, lowered));

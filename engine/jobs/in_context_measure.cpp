@@ -15,6 +15,7 @@ Result<ModelContext> ModelContext::Create(model::Executor* executor, std::vector
   c.warmup_ = warmup;
   c.repeats_ = repeats;
   TB_RETURN_IF_ERROR(executor->Run(PointersTo(c.inputs_), &c.reference_));
+  c.reference_lowered_ = executor->LowerPrecisionSteps() > 0;
   return c;
 }
 
@@ -49,7 +50,7 @@ RunResult ModelContext::Measure(const std::string& op_key, const OpTemplate& t, 
   Status status;
   for (int i = 0; i < warmup_ && status.ok(); ++i) status = executor_->Run(inputs, &outputs);
   if (status.ok()) {
-    const model::Comparison check = model::CompareTypedTensors(outputs, reference_, LowersPrecision(policy));
+    const model::Comparison check = model::CompareTypedTensors(outputs, reference_, reference_lowered_ || LowersPrecision(policy));
     if (!check.ok) status = Status::InvalidInput("wrong result: the model's output changed (" + check.worst + ")");
     r.max_error = check.max_abs_error;
   }

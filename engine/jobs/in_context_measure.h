@@ -30,6 +30,7 @@ class ModelContext {
 
   model::Executor* executor_ = nullptr;
   std::vector<TypedTensor> inputs_, reference_;
+  bool reference_lowered_ = false;  // the reference ran bf16 steps: every candidate is judged within bf16's tolerance
   int warmup_ = 1, repeats_ = 7;
 };
 

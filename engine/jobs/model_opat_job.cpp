@@ -36,10 +36,15 @@ Result<std::unique_ptr<Bank>> OpenIfPresent(const std::string& dir, OpenMode mod
 }
 
 // The model bound to the bank in `bank_dir` as it is now (default policies when there is none).
-Result<std::unique_ptr<model::Executor>> BindWithBank(const model::Graph& graph, const std::string& bank_dir, const std::string& model_path) {
+// The model bound to the bank's entries in the precisions the job allows (a force_fp32 job
+// measures and judges the model with every step in float32).
+Result<std::unique_ptr<model::Executor>> BindWithBank(const model::Graph& graph, const std::string& bank_dir, const std::string& model_path,
+                                                      PrecisionMode precision) {
   auto bank = OpenIfPresent(bank_dir);
   if (!bank.ok()) return bank.status();
-  auto executor = model::BindToBank(graph, bank->get());
+  model::LoadOptions options;
+  options.precision = precision;
+  auto executor = model::BindToBank(graph, bank->get(), options);
   if (!executor.ok()) return executor.status().WithContext(model_path);
   return executor;
 }
@@ -50,12 +55,12 @@ Result<model::ModelTiming> TimeWhole(const ModelOpatOptions& o, model::Executor&
 
 // The bank's operator entries as they were before the job: those it added are absent (the model
 // runs the built-in choice there), those it replaced are the earlier ones.
-model::PolicyLookup PoliciesWithoutThisRun(const Bank* bank, const ReplacedEntries& replaced) {
-  const model::PolicyLookup now = model::BankLookup(bank);
-  return [now, &replaced](const OpSpec& op) -> std::optional<model::FoundPolicy> {
+model::PolicyLookup PoliciesWithoutThisRun(const Bank* bank, const ReplacedEntries& replaced, PrecisionMode precision) {
+  const model::PolicyLookup now = model::BankLookup(bank, precision);
+  return [now, &replaced, precision](const OpSpec& op) -> std::optional<model::FoundPolicy> {
     auto it = replaced.find(FormatKey(EntryKind::kOp, op.canonical.key));
     if (it == replaced.end()) return now ? now(op) : std::nullopt;
-    if (!it->second) return std::nullopt;
+    if (!it->second || !PrecisionAllowed(precision, it->second->policy)) return std::nullopt;
     return model::FoundPolicy{*it->second, false};
   };
 }
@@ -93,7 +98,7 @@ Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph,
   }
   for (const std::string& key : losing) report->job.replaced.erase(key);
   *note += ", the other " + std::to_string(losing.size()) + " were taken back; ";
-  auto rebound = BindWithBank(graph, bank_dir, o.model_path);
+  auto rebound = BindWithBank(graph, bank_dir, o.model_path, o.job.tune.precision_mode);
   if (!rebound.ok()) return rebound.status();
   *tuned = std::move(rebound.value());
   return Status::Ok();
@@ -109,7 +114,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   if (!before) {
     auto bank = OpenIfPresent(bank_dir);
     if (!bank.ok()) return bank.status();
-    auto without = model::Executor::Load(graph, PoliciesWithoutThisRun(bank->get(), stored), model::BankFusionLookup(bank->get()));
+    auto without = model::Executor::Load(graph, PoliciesWithoutThisRun(bank->get(), stored, o.job.tune.precision_mode), model::BankFusionLookup(bank->get()));
     if (!without.ok()) return without.status().WithContext(o.model_path);
     rebound = std::move(without.value());
     before = rebound.get();
@@ -167,7 +172,9 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
     if (report->reverted) {  // the model as it now runs: bound without the entries taken back
       auto bank = OpenIfPresent(bank_dir);
       if (!bank.ok()) return bank.status();
-      auto now = model::BindToBank(graph, bank->get());
+      model::LoadOptions options;
+      options.precision = o.job.tune.precision_mode;
+      auto now = model::BindToBank(graph, bank->get(), options);
       if (!now.ok()) return now.status().WithContext(o.model_path);
       tuned = std::move(now.value());
     }
@@ -212,7 +219,7 @@ Result<ModelOpatReport> RunModelJob(const ModelOpatOptions& o, const model::Grap
   if (!result.ok()) return result.status();
   report.job = std::move(result.value());
   const auto bind_start = std::chrono::steady_clock::now();
-  auto tuned = BindWithBank(graph, bank_dir, o.model_path);
+  auto tuned = BindWithBank(graph, bank_dir, o.model_path, o.job.tune.precision_mode);
   if (!tuned.ok()) return tuned.status();
   if (after_bind_s) *after_bind_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - bind_start).count();
   TB_RETURN_IF_ERROR(DecideOnEntries(o, graph, bank_dir, before, std::move(tuned.value()), &report, after));
@@ -258,7 +265,7 @@ Result<ModelOpatReport> RunModelOpatJob(const ModelOpatOptions& o) {
   if (!graph.ok()) return graph.status();
   std::unique_ptr<model::Executor> before;
   if (!o.job.reload) {
-    auto bound = BindWithBank(*graph, BankDirUnder(o.job.bank_root, o.job.soc_version), o.model_path);
+    auto bound = BindWithBank(*graph, BankDirUnder(o.job.bank_root, o.job.soc_version), o.model_path, o.job.tune.precision_mode);
     if (!bound.ok()) return bound.status();
     before = std::move(bound.value());
   }

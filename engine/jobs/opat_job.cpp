@@ -288,7 +288,8 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options) {
     bool stale = false;
     if (entry) {
       const OpTemplate* t = TemplateById(entry->template_id);
-      stale = !t || t->version() != entry->template_version;
+      // An entry in a precision this job does not allow (bf16, in a force_fp32 job) is tuned again.
+      stale = !t || t->version() != entry->template_version || !PrecisionAllowed(options.tune.precision_mode, entry->policy);
     }
     auto earlier = first_of_key.find(rec.key);
     if (earlier != first_of_key.end() && done.count(earlier->second) && !(entry && !stale && options.repeat_tune)) {

@@ -28,6 +28,7 @@ std::string OneDnnIdentity(const std::string& what, const std::string& impl, con
   for (const dnnl::memory::desc& md : mds) {
     const HandoverLayout layout = HandoverLayoutOf(md);
     id += "|" + (layout.row_major() ? std::string("row-major") : layout.key);
+    if (md.data.data_type != dnnl_f32) id += ":dt" + std::to_string(static_cast<int>(md.data.data_type));  // a bf16 operand
   }
   for (const std::string& step : steps) id += "+" + step;
   return id;

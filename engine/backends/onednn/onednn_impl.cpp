@@ -101,10 +101,11 @@ class MatMulKernel : public Kernel {
       : p_(p), shape_(std::move(out_shape)), stream_(OneDnnCpuEngine()), post_(std::move(post_ops), anchor_inputs, shape_), choice_(std::move(choice)) {}
   // The implementations oneDNN offers for this product as a model binds it (a B without a batch
   // axis prepacked), in its order; `bias`: the op's bias when it has one (its values do not matter).
-  std::vector<std::string> Offered(const Tensor* bias) {
+  // `first`, when given, receives the one oneDNN picks by default (a reference kernel, maybe).
+  std::vector<std::string> Offered(const Tensor* bias, std::string* first = nullptr) {
     prepack_b_ = !p_.b_batched;
     std::vector<std::string> names;
-    CreatePrimitive(bias, &names);
+    CreatePrimitive(bias, &names, first);
     return names;
   }
   int InPlaceInput() const override { return post_.sum_input(); }
@@ -199,8 +200,9 @@ class MatMulKernel : public Kernel {
     return memory::desc(Dims(batch, rows, cols), type, p_.batch == 1 ? memory::dims(strides.begin() + 1, strides.end()) : strides);
   }
 
-  // `offered`, when given, receives the implementations oneDNN offers instead (nothing is made).
-  void CreatePrimitive(const Tensor* bias, std::vector<std::string>* offered = nullptr) {
+  // `offered`, when given, receives the implementations oneDNN offers instead (nothing is made), and
+  // `first` the default one.
+  void CreatePrimitive(const Tensor* bias, std::vector<std::string>* offered = nullptr, std::string* first = nullptr) {
     const memory::dim B = p_.batch, M = p_.M, N = p_.N, K = p_.K;
     // An operand without the batch dimension has batch 1 there: oneDNN broadcasts it. (A batch
     // stride of 0 instead sends oneDNN to its reference kernel, hundreds of times slower.)
@@ -229,6 +231,7 @@ class MatMulKernel : public Kernel {
     dnnl::matmul::desc desc = bias_md ? dnnl::matmul::desc(a_md_, b_md_, bias_md, c_md_) : dnnl::matmul::desc(a_md_, b_md_, c_md_);
     pd_ = dnnl::matmul::primitive_desc(desc, attr, OneDnnCpuEngine());
     if (offered) {  // walked while `desc` lives: oneDNN's iterator reads it
+      if (first) *first = pd_.impl_info_str();
       *offered = OfferedImplementations(pd_);
       return;
     }
@@ -648,8 +651,9 @@ class OneDnnLibraryTemplate : public OpTemplate {
           bf16.precision = "bf16";
           MatMulKernel lowered(p, op.outputs[0].shape, op.inputs.size(), {}, bf16);
           try {
-            const std::vector<std::string> names = lowered.Offered(bias ? &*bias : nullptr);
-            if (!names.empty() && NativeBf16Implementation(names.front())) found.push_back({"", "", "default", "bf16"});
+            std::string first;  // the one a bf16 policy builds
+            lowered.Offered(bias ? &*bias : nullptr, &first);
+            if (NativeBf16Implementation(first)) found.push_back({"", "", "default", "bf16"});
           } catch (const dnnl::error&) {
           }
         }
