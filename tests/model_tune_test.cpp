@@ -424,6 +424,31 @@ TEST_CASE("precision mode: --precision-mode is OPAT's, checked, and a bf16 step 
   REQUIRE(measure_lowered);
   const engine::RunResult exact = measure_lowered(onednn, onednn.DefaultPolicy(op));
   CHECK_MESSAGE(exact.ok, exact.failure);
+  // The same entry where B is computed, not weights: the bf16 anchor cannot bind there, and the
+  // chain stays fused on oneDNN's first choice in float32.
+  {
+    ModelBuilder b;
+    b.Input("x", {16, 64});
+    b.Input("w1", {64, 64});
+    b.Node("MatMul", {"x", "w1"}, {"h"});
+    b.Node("Relu", {"h"}, {"y"});
+    b.Output("y", {16, 64});
+    auto computed = engine::model::ImportModel(b.Save(dir / "computed_b.onnx"), {});
+    REQUIRE(computed.ok());
+    int answered = 0;  // the bank's answer reached the anchor
+    const engine::model::PolicyLookup counting = [&](const engine::OpSpec& o) {
+      auto found = lookup(o);
+      answered += found.has_value();
+      return found;
+    };
+    auto fused = engine::model::Executor::Load(*computed, counting, [](const engine::model::Subgraph&) { return std::optional<engine::model::FusionChoice>(); });
+    REQUIRE_MESSAGE(fused.ok(), fused.status().message());
+    CHECK(answered > 0);
+    CHECK((*fused)->LowerPrecisionSteps() == 0);
+    bool matmul_relu = false;
+    for (const auto& binding : (*fused)->bindings()) matmul_relu |= binding.op_type == "MatMul+Relu";
+    CHECK(matmul_relu);
+  }
   // A force_fp32 job does not take the bf16 entry for a hit: it tunes that operator again.
   auto again = RunCli("tune -j 2 -m " + model + " --bank " + (dir / "bf16_bank") + " --trials 2 --output " + (dir / "fp32_out"));
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);

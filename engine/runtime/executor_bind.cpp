@@ -58,6 +58,7 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, 
   b.name = anchor.name;
   Result<std::unique_ptr<Kernel>> kernel = Status::InvalidInput("no fused kernel");
   std::string anchor_text;  // the anchor's policy where the bank's, not oneDNN's first choice
+  Policy anchor_policy;     // the bank's impl.onednn policy for the anchor, when it has one
   if (s.attention) {  // one kernel reading Q, K, V (and the mask) where the nodes before the block wrote them
     if (choice.policy.impl != "attention") return false;
     step->inputs = s.attention->inputs;
@@ -76,7 +77,6 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, 
     if (choice.policy.impl == "halide") {
       kernel = HalideFusedGemmKernel(node_op->op, choice.policy.anchor, steps);
     } else {
-      Policy anchor_policy;  // the bank's impl.onednn policy for the anchor, when it has one
       std::string anchor_source;
       if (const PolicyChoice anchor_choice = ChoosePolicy(node_op->op, lookup); anchor_choice.tmpl == &OneDnnImpl() && anchor_choice.source != "builtin") {
         anchor_policy = anchor_choice.policy;
@@ -94,8 +94,17 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, 
   }
   if (!kernel.ok()) return false;
   for (int k = 0; k < s.NodesOf(fused); ++k) b.fused_nodes.push_back(graph_.nodes[s.chain[k]].name);
-  // Only on the direct path (weights constant): oneDNN lacking this fusion shows at bind time.
-  if (!BindKernel(step.get(), std::move(kernel.value())).ok() || step->kind != Step::Kind::kDirect) return false;
+  // Only on the direct path (weights constant): oneDNN lacking this fusion shows at bind time. An
+  // anchor policy that binds only where its operands are constants (a bf16 product's B) gives way
+  // to oneDNN's first choice, as one oneDNN cannot fuse does above.
+  bool bound = BindKernel(step.get(), std::move(kernel.value())).ok();
+  if (!bound && !anchor_policy.empty()) {
+    auto plain = OneDnnFusedKernel(node_op->op, *step->onednn_chain);
+    bound = plain.ok() && BindKernel(step.get(), std::move(plain.value())).ok();
+    anchor_text.clear();
+    b.precision = "fp32";
+  }
+  if (!bound || step->kind != Step::Kind::kDirect) return false;
   step->in_place_input = step->kernel->InPlaceInput();
   step->output = s.OutputAfter(graph_, fused);
   b.shape = ShapeText(graph_.values[step->output].shape);
