@@ -168,7 +168,7 @@ int RunModel(const RunFlags& f) {
   std::optional<engine::model::Comparison> comparison;
   if (!f.data.empty()) {
     // Test data without expected outputs has nothing to check: refused, not passed.
-    auto c = engine::model::JudgeTestData(ex.graph(), outputs, f.data, engine::kernels::RandomDraws() > draws_before, ex.LowerPrecisionSteps() > 0);
+    auto c = engine::model::JudgeTestData(ex, outputs, f.data, engine::kernels::RandomDraws() > draws_before);
     if (!c.ok()) return Fail(c.status().WithContext("--data"));
     comparison = c.value();
   }

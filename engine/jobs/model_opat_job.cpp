@@ -35,9 +35,9 @@ Result<std::unique_ptr<Bank>> OpenIfPresent(const std::string& dir, OpenMode mod
   return std::move(bank.value());
 }
 
-// The model bound to the bank in `bank_dir` as it is now (default policies when there is none).
-// The model bound to the bank's entries in the precisions the job allows (a force_fp32 job
-// measures and judges the model with every step in float32).
+// The model bound to the bank in `bank_dir` as it is now (default policies when there is none), to
+// its entries in the precisions the job allows (a force_fp32 job measures and judges the model with
+// every step in float32).
 Result<std::unique_ptr<model::Executor>> BindWithBank(const model::Graph& graph, const std::string& bank_dir, const std::string& model_path,
                                                       PrecisionMode precision) {
   auto bank = OpenIfPresent(bank_dir);
@@ -170,12 +170,8 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   TB_RETURN_IF_ERROR(WriteJsonAtomically(report->job.result_path, report->job.result));
   if (after) {
     if (report->reverted) {  // the model as it now runs: bound without the entries taken back
-      auto bank = OpenIfPresent(bank_dir);
-      if (!bank.ok()) return bank.status();
-      model::LoadOptions options;
-      options.precision = o.job.tune.precision_mode;
-      auto now = model::BindToBank(graph, bank->get(), options);
-      if (!now.ok()) return now.status().WithContext(o.model_path);
+      auto now = BindWithBank(graph, bank_dir, o.model_path, o.job.tune.precision_mode);
+      if (!now.ok()) return now.status();
       tuned = std::move(now.value());
     }
     *after = std::move(tuned);

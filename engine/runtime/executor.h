@@ -92,7 +92,7 @@ bool HandOverNativeLayouts();
 struct LoadOptions {
   bool run_only = false;
   // The precisions the bank's policies may compute in (BindToBank): under force_fp32 an entry in
-  // bf16 is passed over for the built-in choice (run --precision-mode force_fp32).
+  // bf16 is passed over for the built-in choice (run --fp32).
   PrecisionMode precision = PrecisionMode::kAllowFp32ToBf16;
 };
 

@@ -376,9 +376,9 @@ Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, 
   return c;
 }
 
-Result<Comparison> JudgeTestData(const Graph& graph, const std::vector<TypedTensor>& outputs, const std::string& dir, bool drew_random,
-                                 bool lower_precision) {
-  const std::vector<double> quanta = OutputQuanta(graph);
+Result<Comparison> JudgeTestData(const Executor& ex, const std::vector<TypedTensor>& outputs, const std::string& dir, bool drew_random) {
+  const bool lower_precision = ex.LowerPrecisionSteps() > 0;
+  const std::vector<double> quanta = OutputQuanta(ex.graph());
   auto c = CompareTypedOutputs(outputs, dir, quanta, lower_precision);
   if (!c.ok()) return c.status();
   c->bf16_tolerance = lower_precision;

@@ -84,12 +84,12 @@ struct Comparison {
 // within kBf16Tolerance of each value and of the output's largest (engine/core/precision_mode.h).
 Result<Comparison> CompareTypedOutputs(const std::vector<TypedTensor>& outputs, const std::string& data_dir,
                                        const std::vector<double>& quanta = {}, bool lower_precision = false);
-// `outputs` of a run of `graph` on a test-data directory's inputs, judged against its expected ones as
-// `run --data` and Python's InferenceSession.check judge them: CompareTypedOutputs with the graph's
-// OutputQuanta. `drew_random`: the run drew random values (kernels::RandomDraws moved); a difference
-// is then kInvalidInput, since no runtime reproduces the stream the expected outputs were drawn from.
-Result<Comparison> JudgeTestData(const Graph& graph, const std::vector<TypedTensor>& outputs, const std::string& data_dir, bool drew_random,
-                                 bool lower_precision = false);
+// `outputs` of a run of `ex` on a test-data directory's inputs, judged against its expected ones as
+// `run --data` and Python's InferenceSession.check judge them: CompareTypedOutputs with its graph's
+// OutputQuanta, within bf16's tolerance where some of its steps compute in bf16. `drew_random`: the
+// run drew random values (kernels::RandomDraws moved); a difference is then kInvalidInput, since no
+// runtime reproduces the stream the expected outputs were drawn from.
+Result<Comparison> JudgeTestData(const Executor& ex, const std::vector<TypedTensor>& outputs, const std::string& data_dir, bool drew_random);
 // The tolerance a quantized model's outputs are compared with (`run --data`): two steps of the scale
 // an output was last dequantized with (DequantizeLinear of a constant per-tensor scale), or two
 // integer steps for an 8-bit output; 0 for any other output. Two steps: the last requantization may

@@ -129,8 +129,7 @@ class InferenceSession {
     std::vector<TypedTensor> inputs = ValueOrRaise(engine::model::ReadTypedInputs(ex.graph(), data_dir));
     const int64_t draws_before = engine::kernels::RandomDraws();
     std::vector<TypedTensor> outputs = RunWithoutGil(ex, inputs);
-    const auto c = ValueOrRaise(
-        engine::model::JudgeTestData(ex.graph(), outputs, data_dir, engine::kernels::RandomDraws() > draws_before, ex.LowerPrecisionSteps() > 0));
+    const auto c = ValueOrRaise(engine::model::JudgeTestData(ex, outputs, data_dir, engine::kernels::RandomDraws() > draws_before));
     py::dict out;
     out["ok"] = c.ok;
     out["worst"] = c.worst;
