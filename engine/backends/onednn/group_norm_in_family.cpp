@@ -4,6 +4,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "engine/backends/onednn/channel_rows.h"
 #include "engine/backends/simd/swish_float.h"
 #include "engine/core/parallel_for.h"
 
@@ -17,17 +18,9 @@ constexpr int64_t kGrain = int64_t{1} << 14;
 
 class GroupNormFamilyKernel : public Kernel {
  public:
-  // An image is `rows` rows of `width` channels; row r holds channels FirstChannel(r)...
-  GroupNormFamilyKernel(const LayoutFamilyOp& op, int64_t block) : op_(op), block_(block) {
-    const auto& shape = op.output;
-    N_ = shape[0], C_ = shape[1];
-    spatial_ = 1;
-    for (size_t d = 2; d < shape.size(); ++d) spatial_ *= shape[d];
-    padded_ = block ? (C_ + block - 1) / block * block : C_;
-    width_ = block ? block : C_;
-    rows_ = block ? padded_ / block * spatial_ : spatial_;
-    per_group_ = C_ / op.groups;
-  }
+  GroupNormFamilyKernel(const LayoutFamilyOp& op, const ChannelRows& rows)
+      : op_(op), block_(rows.block), N_(rows.images), C_(rows.channels), spatial_(rows.spatial), padded_(rows.padded), width_(rows.width),
+        rows_(rows.rows), per_group_(rows.channels / op.groups) {}
   Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
   Status Run() override { return Unsupported(); }
   Status Fetch(Tensor*) override { return Unsupported(); }
@@ -130,23 +123,9 @@ Result<std::unique_ptr<Kernel>> GroupNormInFamily(const LayoutFamilyOp& op, cons
   if (shape.size() < 3 || op.groups < 1 || shape[1] % op.groups || static_cast<int64_t>(op.scale.size()) != shape[1] ||
       op.shift.size() != op.scale.size())
     return Status::InvalidInput("a group norm in a layout family takes per-channel scale and shift and groups dividing the channels");
-  const dnnl_blocking_desc_t& blocking = md.data.format_desc.blocking;
-  if (md.data.format_kind != dnnl_blocked) return Status::InvalidInput("a group norm in a layout family takes a blocked descriptor");
-  const int rank = md.data.ndims;
-  int64_t block = 0;
-  if (blocking.inner_nblks == 1 && blocking.inner_idxs[0] == 1) {
-    block = blocking.inner_blks[0];
-  } else if (blocking.inner_nblks != 0 || blocking.strides[1] != 1) {
-    return Status::InvalidInput("a group norm in a layout family takes channels-last or channel-blocked layouts");
-  }
-  // The outer order must be N, channel blocks (blocked), spatial axes, channels (channels-last): dense.
-  int64_t expect = block ? block : shape[1];
-  for (int d = rank - 1; d >= 2; --d) {
-    if (blocking.strides[d] != expect) return Status::InvalidInput("a group norm in a layout family takes dense layouts");
-    expect *= md.data.padded_dims[d];
-  }
-  if (block && blocking.strides[1] != expect) return Status::InvalidInput("a group norm in a layout family takes dense layouts");
-  return std::unique_ptr<Kernel>(new GroupNormFamilyKernel(op, block));
+  auto rows = ChannelRowsOf(md, shape);
+  if (!rows.ok()) return rows.status();
+  return std::unique_ptr<Kernel>(new GroupNormFamilyKernel(op, *rows));
 }
 
 }  // namespace tilebank::engine

@@ -6,14 +6,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstring>
 
-#include "engine/backends/onednn/onednn_common.h"
+#include "engine/backends/onednn/family_test_support.h"
 
 namespace tilebank::engine {
 namespace {
 
-using dnnl::memory;
 
 TEST_CASE("group norm in a layout family: channels-last and channel-blocked (padded) compute the row-major result") {
   const std::vector<int64_t> shape = {2, 20, 3, 5};
@@ -52,33 +50,11 @@ TEST_CASE("group norm in a layout family: channels-last and channel-blocked (pad
         CAPTURE(family);
         CAPTURE(groups);
         CAPTURE(swish);
-        const HandoverLayout layout = LayoutInFamily(family, shape);
-        REQUIRE(layout.name == family);
-        const auto md = DescOfHandover(layout, shape);
-        REQUIRE(md);
         auto kernel = LayoutFamilyKernel(op, family);
         REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
-        dnnl::stream stream(OneDnnCpuEngine());
-        memory plain(RowMajorDesc(shape), OneDnnCpuEngine(), x.data()), in(*md, OneDnnCpuEngine()), out(*md, OneDnnCpuEngine());
-        std::memset(in.get_data_handle(), 0, md->get_size());
-        dnnl::reorder(plain, in).execute(stream, plain, in);
-        stream.wait();
-        std::vector<float> poison(md->get_size() / sizeof(float), 1234.0f);
-        std::memcpy(out.get_data_handle(), poison.data(), md->get_size());
-        REQUIRE((*kernel)->RunDirect({static_cast<const float*>(in.get_data_handle())}, static_cast<float*>(out.get_data_handle())).ok());
-        // Padding channels (blocked by 8 or 16: 20 -> 24 or 32) hold 0.
-        const float* raw = static_cast<const float*>(out.get_data_handle());
-        const int64_t padded = md->get_size() / sizeof(float) / (N * S);
-        if (padded > C) {
-          const int64_t block = std::string(family) == "nChw8c" ? 8 : 16;
-          for (int64_t n = 0; n < N; ++n)
-            for (int64_t c = C; c < padded; ++c)
-              for (int64_t s = 0; s < S; ++s) CHECK(raw[((n * (padded / block) + c / block) * S + s) * block + c % block] == 0.0f);
-        }
-        std::vector<float> y(x.size());
-        memory back(RowMajorDesc(shape), OneDnnCpuEngine(), y.data());
-        dnnl::reorder(out, back).execute(stream, out, back);
-        stream.wait();
+        const FamilyRun run = RunInFamily(**kernel, family, shape, x);
+        CHECK(PaddingIsZero(run, family, N, C, S));  // 20 channels blocked by 8 or 16: 24 or 32
+        const std::vector<float>& y = run.output;
         double worst = 0;
         for (size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::fabs(double(y[i]) - expected[i]));
         CHECK(worst < 2e-5);

@@ -6,6 +6,7 @@
 #include "engine/backends/onednn/group_norm_in_family.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
+#include "engine/backends/onednn/per_channel_in_family.h"
 
 namespace tilebank::engine {
 
@@ -178,6 +179,12 @@ Result<std::unique_ptr<Kernel>> LayoutFamilyKernel(const LayoutFamilyOp& op, con
       if (md.is_zero() || LayoutFree(op.output) || (op.kind == LayoutFamilyOp::Kind::kConvTransposeTiled && FamilyDesc(family, op.inputs[0]).is_zero()))
         return Status::InvalidInput("no layout of family " + family + " for it");
       return op.kind == LayoutFamilyOp::Kind::kGroupNorm ? GroupNormInFamily(op, md) : ConvTransposeInFamily(op, md);
+    }
+    if (op.kind == LayoutFamilyOp::Kind::kBinary || op.kind == LayoutFamilyOp::Kind::kAffine) {
+      // Our loop where the family is dense over channels; oneDNN's binary primitive otherwise.
+      const memory::desc md = FamilyDesc(family, op.output);
+      if (!md.is_zero() && !LayoutFree(op.output))
+        if (auto own = PerChannelInFamily(op, md); own.ok()) return own;
     }
     auto kernel = std::make_unique<FamilyKernel>();
     kernel->Create(op, family);

@@ -3,8 +3,9 @@
 // (what Split lowers to), MaxPool, AveragePool and the global pools, nearest Resize by integer
 // factors, inference BatchNormalization (x * scale + shift per channel: DenseNet's norm before each
 // convolution), and Add, Sub, Mul, Div with a per-channel operand (a squeeze-and-excitation
-// scale), each a oneDNN primitive (concat, reorder of a sub-memory, pooling, resampling, binary),
-// and group normalization with SiLU after it (a UNet's GroupNorm: a loop of its own,
+// scale), each a oneDNN primitive (concat, reorder of a sub-memory, pooling, resampling) but the
+// per-channel maps (the binary operators and BatchNormalization: a loop of our own where the family is
+// dense over channels, per_channel_in_family.h; oneDNN's binary primitive otherwise), and group normalization with SiLU after it (a UNet's GroupNorm: a loop of its own,
 // group_norm_in_family.h) and the ConvTranspose whose kernel tiles the output (a GEMM and a
 // scatter, channels-last only: conv_transpose_in_family.h), over memory descriptors of one family: the name HandoverLayoutOf gives, such as "nhwc" or "nChw16c", applied to each
 // value's own shape. A convolution's blocked output can then flow through a YOLO neck or a DenseNet

@@ -1,0 +1,59 @@
+// For the tests of layout-family kernels: runs one on a row-major tensor moved into a family and
+// moves its output back.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/backends/onednn/onednn_common.h"
+#include "engine/backends/onednn/onednn_layout_ops.h"
+
+namespace tilebank::engine {
+
+struct FamilyRun {
+  std::vector<float> output;  // row-major
+  std::vector<float> raw;     // as the kernel wrote it, in the family's layout (padding included)
+};
+
+// x (row-major, `shape`) reordered into `family`, the kernel run on it and the `extra` inputs
+// (passed as they are: row-major operands), its output (first filled with 1234) reordered back.
+inline FamilyRun RunInFamily(Kernel& kernel, const std::string& family, const std::vector<int64_t>& shape, std::vector<float> x,
+                             const std::vector<const float*>& extra = {}) {
+  const HandoverLayout layout = LayoutInFamily(family, shape);
+  REQUIRE(layout.name == family);
+  const auto md = DescOfHandover(layout, shape);
+  REQUIRE(md);
+  dnnl::stream stream(OneDnnCpuEngine());
+  dnnl::memory plain(RowMajorDesc(shape), OneDnnCpuEngine(), x.data()), in(*md, OneDnnCpuEngine()), out(*md, OneDnnCpuEngine());
+  std::memset(in.get_data_handle(), 0, md->get_size());
+  dnnl::reorder(plain, in).execute(stream, plain, in);
+  stream.wait();
+  FamilyRun run;
+  run.raw.assign(md->get_size() / sizeof(float), 1234.0f);
+  std::memcpy(out.get_data_handle(), run.raw.data(), md->get_size());
+  std::vector<const float*> inputs = {static_cast<const float*>(in.get_data_handle())};
+  inputs.insert(inputs.end(), extra.begin(), extra.end());
+  REQUIRE(kernel.RunDirect(inputs, static_cast<float*>(out.get_data_handle())).ok());
+  std::memcpy(run.raw.data(), out.get_data_handle(), md->get_size());
+  run.output.assign(x.size(), 0.0f);
+  dnnl::memory back(RowMajorDesc(shape), OneDnnCpuEngine(), run.output.data());
+  dnnl::reorder(out, back).execute(stream, out, back);
+  stream.wait();
+  return run;
+}
+
+// Whether every padding channel of a blocked run (channels past C in the last block) holds 0.
+inline bool PaddingIsZero(const FamilyRun& run, const std::string& family, int64_t N, int64_t C, int64_t S) {
+  const int64_t padded = static_cast<int64_t>(run.raw.size()) / (N * S);
+  if (padded == C) return true;
+  const int64_t block = family.find("16c") != std::string::npos ? 16 : family.find("8c") != std::string::npos ? 8 : 4;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = C; c < padded; ++c)
+      for (int64_t s = 0; s < S; ++s)
+        if (run.raw[((n * (padded / block) + c / block) * S + s) * block + c % block] != 0.0f) return false;
+  return true;
+}
+
+}  // namespace tilebank::engine

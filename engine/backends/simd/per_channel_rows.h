@@ -1,0 +1,16 @@
+// y = f(x, a[c], b[c]) over rows of channels (engine/backends/onednn/channel_rows.h), with Highway
+// for the running CPU's best SIMD: a squeeze-and-excitation scale (x * s[c]), a per-channel Add,
+// Sub or Div, an inference BatchNormalization (x * scale[c] + shift[c], Relu after it or not).
+#pragma once
+#include <cstdint>
+
+namespace tilebank::engine {
+
+enum class PerChannelMap { kAdd, kSub, kMul, kDiv, kAffine, kAffineRelu };
+
+// For each of `rows` rows of `width` floats (x and y advance by `width` a row; y may be x): lanes
+// j < valid get f(x[j], a[j], b[j]) (b read by the affine maps only), lanes from valid to width 0.
+void MapPerChannelRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a,
+                       const float* b);
+
+}  // namespace tilebank::engine
