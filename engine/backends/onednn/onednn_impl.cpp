@@ -260,13 +260,14 @@ class MatMulKernel : public Kernel {
   CubeChoice choice_;
 };
 
-// A chain's last step, when it is one oneDNN 2.6 runs slower as a post-op than an own pass over a
-// large output does, moved to `own`; the rest stays for oneDNN. Swish as a post-op costs 2-4x a
-// large 1x1 convolution's own time, as a pass about half that; from 2^18 output values on
-// (EfficientNet-B0's layers at 56x56 and up: 30-60 us each faster), below which the pass's start
+// A chain's last step, when it is one oneDNN 2.6 runs slower as a post-op than an own pass over
+// the output does, moved to `own`; the rest stays for oneDNN. Swish as a post-op costs 2-4x a large
+// 1x1 convolution's own time, as a pass (engine/backends/simd/activation_pass.h) about a third of
+// that; from 2^12 output values on (EfficientNet-B0 3-5% and a YOLO-style detector 2% faster than
+// from 2^18, where Highway's general exp made the pass slower), below which the pass's start
 // on the threads eats the gain (docs/PERFORMANCE.md).
 std::vector<ChainStep> WithoutOwnTail(std::vector<ChainStep> ops, int64_t output_values, ConvEpilogue* own) {
-  constexpr int64_t kOwnPassFrom = int64_t{1} << 18;
+  constexpr int64_t kOwnPassFrom = int64_t{1} << 12;
   if (output_values >= kOwnPassFrom && !ops.empty() && ops.back().op_type == "Swish" && !ops.back().has_operand) {
     ops.pop_back();
     own->steps.push_back({ConvEpilogueStep::Kind::kSwish, 0.f, 0.f});

@@ -22,8 +22,8 @@ void ActivationsInPlace(const ConvEpilogue& e, float* data, int64_t n) {
   ApplyConvEpilogueToBlockUnaligned(d, data, static_cast<size_t>(whole / N), e);
   if (whole == n) return;
   // The last part vector: its lanes past n neither read nor written.
-  const auto lanes = hn::FirstN(d, static_cast<size_t>(n - whole));
-  hn::BlendedStore(ApplyConvEpilogue(d, hn::MaskedLoad(lanes, d, data + whole), e, nullptr), lanes, d, data + whole);
+  const size_t rest = static_cast<size_t>(n - whole);
+  StoreTail(d, ApplyConvEpilogue(d, LoadTail(d, data + whole, rest, 0.f), e, nullptr), data + whole, rest);
 }
 
 }  // namespace tilebank::engine::HWY_NAMESPACE

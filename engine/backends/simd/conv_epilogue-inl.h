@@ -12,6 +12,8 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
+#include "engine/backends/simd/vector_math-inl.h"
+
 #include "engine/backends/simd/conv_epilogue.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -23,7 +25,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // precision for a third of a division's cost; elsewhere (8-bit estimates) a division.
 template <class D>
 HWY_INLINE hn::Vec<D> SigmoidOf(D d, hn::Vec<D> x) {
-  const auto e = hn::Exp(d, hn::Neg(hn::Abs(x)));
+  const auto e = ExpNonPositive(d, hn::Neg(hn::Abs(x)));  // NaN: 0, and the NaN comes back below
   const auto q = hn::Add(hn::Set(d, 1.f), e);
 #if HWY_ARCH_X86
   const auto r = hn::ApproximateReciprocal(q);
@@ -31,7 +33,7 @@ HWY_INLINE hn::Vec<D> SigmoidOf(D d, hn::Vec<D> x) {
 #else
   const auto s = hn::Div(hn::Set(d, 1.f), q);
 #endif
-  return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(e, s), s);
+  return hn::IfThenElse(hn::IsNaN(x), x, hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(e, s), s));
 }
 
 // y through one step; `residual`: this vector's residual, where the step adds it.

@@ -8,6 +8,7 @@
 #include <hwy/highway.h>
 
 #include "engine/backends/simd/per_channel_rows.h"
+#include "engine/backends/simd/vector_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tilebank::engine::HWY_NAMESPACE {
@@ -24,13 +25,12 @@ HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> x, const float* a, const float* b) {
   if constexpr (kMap == PerChannelMap::kAffineRelu) return hn::Max(hn::MulAdd(x, va, hn::LoadU(d, b)), hn::Zero(d));
 }
 
-// The lanes past `valid` of a partial vector are computed from zeros and not stored: a Div by them
-// yields nothing that is written.
+// The lanes past `valid` of a partial vector are computed from zeros and not stored (a Div's by 1).
 template <PerChannelMap kMap>
 void Rows(const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a, const float* b) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d)), whole = valid / N * N;
-  const auto tail = hn::FirstN(d, static_cast<size_t>(valid - whole));
+  const size_t rest = static_cast<size_t>(valid - whole);
   // The tail's channel values, zero-padded once (a and b hold `valid` values only).
   HWY_ALIGN float tail_a[HWY_MAX_BYTES / sizeof(float)] = {}, tail_b[HWY_MAX_BYTES / sizeof(float)] = {};
   for (int64_t j = whole; j < valid; ++j) tail_a[j - whole] = a[j], tail_b[j - whole] = kMap == PerChannelMap::kAffine || kMap == PerChannelMap::kAffineRelu ? b[j] : 0.f;
@@ -39,7 +39,7 @@ void Rows(const float* x, float* y, int64_t rows, int64_t width, int64_t valid, 
   for (int64_t r = 0; r < rows; ++r, x += width, y += width) {
     int64_t j = 0;
     for (; j < whole; j += N) hn::StoreU(Apply<kMap>(d, hn::LoadU(d, x + j), a + j, b + j), d, y + j);
-    if (j < valid) hn::BlendedStore(Apply<kMap>(d, hn::MaskedLoad(tail, d, x + j), tail_a, tail_b), tail, d, y + j);
+    if (j < valid) StoreTail(d, Apply<kMap>(d, LoadTail(d, x + j, rest, 0.f), tail_a, tail_b), y + j, rest);
     for (int64_t k = valid; k < width; ++k) y[k] = 0.f;
   }
 }

@@ -9,45 +9,12 @@
 #include <hwy/highway.h>
 #include <limits>
 
-#include "engine/backends/halide/exp_non_positive.h"
 #include "engine/backends/simd/softmax_rows_simd.h"
+#include "engine/backends/simd/vector_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tilebank::engine::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-template <class D>
-HWY_INLINE hn::Vec<D> Exp(D d, hn::Vec<D> x) {
-  namespace c = exp_non_positive;
-  const hn::RebindToSigned<D> di;
-  const auto lowest = hn::Set(d, c::kLowest);
-  const auto clamped = hn::Max(x, lowest);
-  const auto k = hn::Round(hn::Mul(clamped, hn::Set(d, c::kLog2e)));
-  auto r = hn::NegMulAdd(k, hn::Set(d, c::kLn2High), clamped);
-  r = hn::NegMulAdd(k, hn::Set(d, c::kLn2Low), r);
-  auto p = hn::Set(d, c::kTaylor[6]);
-  for (int i = 5; i >= 0; --i) p = hn::MulAdd(p, r, hn::Set(d, c::kTaylor[i]));
-  const auto two_to_k = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, k), hn::Set(di, 127))));
-  return hn::IfThenZeroElse(x < lowest, hn::Mul(p, two_to_k));
-}
-
-// A row's last, partial vector goes through a buffer, so that nothing past the row is read or
-// written: Highway's MaskedLoad and BlendedStore touch a whole vector on targets without masked
-// memory operations (HWY_MEM_OPS_MIGHT_FAULT: SSE4, SSSE3), which faults at the end of a mapping.
-template <class D>
-HWY_INLINE hn::Vec<D> LoadTail(D d, const float* HWY_RESTRICT p, size_t count, float fill) {
-  HWY_ALIGN float buffer[HWY_MAX_BYTES / sizeof(float)];
-  hn::Store(hn::Set(d, fill), d, buffer);
-  for (size_t k = 0; k < count; ++k) buffer[k] = p[k];
-  return hn::Load(d, buffer);
-}
-
-template <class D>
-HWY_INLINE void StoreTail(D d, hn::Vec<D> v, float* HWY_RESTRICT p, size_t count) {
-  HWY_ALIGN float buffer[HWY_MAX_BYTES / sizeof(float)];
-  hn::Store(v, d, buffer);
-  for (size_t k = 0; k < count; ++k) p[k] = buffer[k];
-}
 
 // One row. `scratch` holds `len` floats (used by kStreaming).
 template <class D>
@@ -68,18 +35,18 @@ HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, siz
   i = 0;
   for (; i + 2 * N <= len; i += 2 * N) {
     if (next_x) hwy::Prefetch(next_x + i), hwy::Prefetch(next_x + i + N);
-    const auto e0 = Exp(d, hn::Sub(hn::LoadU(d, x + i), max));
-    const auto e1 = Exp(d, hn::Sub(hn::LoadU(d, x + i + N), max));
+    const auto e0 = ExpNonPositive(d, hn::Sub(hn::LoadU(d, x + i), max));
+    const auto e1 = ExpNonPositive(d, hn::Sub(hn::LoadU(d, x + i + N), max));
     hn::StoreU(e0, d, e + i), hn::StoreU(e1, d, e + i + N);
     s0 = hn::Add(s0, e0), s1 = hn::Add(s1, e1);
   }
   for (; i + N <= len; i += N) {
-    const auto e0 = Exp(d, hn::Sub(hn::LoadU(d, x + i), max));
+    const auto e0 = ExpNonPositive(d, hn::Sub(hn::LoadU(d, x + i), max));
     hn::StoreU(e0, d, e + i);
     s0 = hn::Add(s0, e0);
   }
   if (i < len) {  // the lanes past the row count nothing
-    const auto e0 = hn::IfThenElseZero(hn::FirstN(d, len - i), Exp(d, hn::Sub(LoadTail(d, x + i, len - i, 0.f), max)));
+    const auto e0 = hn::IfThenElseZero(hn::FirstN(d, len - i), ExpNonPositive(d, hn::Sub(LoadTail(d, x + i, len - i, 0.f), max)));
     StoreTail(d, e0, e + i, len - i);
     s0 = hn::Add(s0, e0);
   }

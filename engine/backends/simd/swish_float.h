@@ -1,5 +1,5 @@
 // SiLU (x * Sigmoid(x)) in float, as loops vectorize it: exp on the constants of
-// engine/backends/halide/exp_non_positive.h (relative error below 1e-6), written so that every
+// engine/backends/simd/exp_non_positive_constants.h (relative error below 1e-6), written so that every
 // instruction set's compiler vectorizes a loop of it (no call, no NaN converted to an integer). The
 // norm kernels apply it after normalizing, row-major (engine/kernels/float32_norm_kernels.cpp) and in
 // a layout family (engine/backends/onednn/group_norm_in_family.cpp).
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "engine/backends/halide/exp_non_positive.h"
+#include "engine/backends/simd/exp_non_positive_constants.h"
 
 namespace tilebank::engine {
 
