@@ -5,7 +5,8 @@
   import ort_anchor
   result = ort_anchor.run(model, data_dir, threads=2, warmup=2, repeat=10, profile=False)
   result.median_ms, result.load_ms, result.peak_rss_mib, result.outputs (numpy arrays in the
-  model's order), result.op_ms (ms per run by op type, with profile=True)
+  model's order), result.op_ms and result.node_ms (ms per run by op type and by node name, with
+  profile=True)
 
 Raises ort_anchor.Unavailable when Node.js or the npm package is missing, RuntimeError (ONNX
 Runtime's message) when it refuses the model.
@@ -35,6 +36,7 @@ class Result:
         self.peak_rss_mib = answer.get("peak_rss_mib")
         self.outputs = outputs
         self.op_ms = answer.get("op_ms", {})
+        self.node_ms = answer.get("node_ms", {})
 
 
 def available():

@@ -9,7 +9,8 @@
 // type is a numpy dtype name (float32, int64, bool, ...); a file holds the elements row-major,
 // little-endian. Prints {"version", "load_ms", "times_ms": [...], "peak_rss_mib" (the Node.js
 // process's, ONNX Runtime included), "outputs": [{"name", "type",
-// "dims", "file"}] (written under outputs_dir), "op_ms": {op type: ms per run} (with profile)}.
+// "dims", "file"}] (written under outputs_dir), "op_ms": {op type: ms per run} and "node_ms": {node
+// name: ms per run} (with profile)}.
 // Exit status 2 with {"error": message} when the model does not load or run.
 'use strict';
 const fs = require('fs');
@@ -47,16 +48,19 @@ function peakRssMiB() {
   return line ? parseInt(line.slice(6), 10) / 1024 : process.resourceUsage().maxRSS / 1024;
 }
 
-// Milliseconds per run by op type, from ONNX Runtime's profile (Node events of the timed runs).
+// Milliseconds per run by op type and by node, from ONNX Runtime's profile (Node events of the
+// timed runs; a node ONNX Runtime fused is named as its graph transformer named it).
 function opTimes(profileFile, runs) {
   const events = JSON.parse(fs.readFileSync(profileFile, 'utf8'));
-  const total = {};
+  const byOp = {}, byNode = {};
+  const suffix = '_kernel_time';
   for (const e of events) {
-    if (e.cat !== 'Node' || !e.args || !e.args.op_name || !e.name.endsWith('_kernel_time')) continue;
-    total[e.args.op_name] = (total[e.args.op_name] || 0) + e.dur / 1000;
+    if (e.cat !== 'Node' || !e.args || !e.args.op_name || !e.name.endsWith(suffix)) continue;
+    const node = e.name.slice(0, -suffix.length);
+    byOp[e.args.op_name] = (byOp[e.args.op_name] || 0) + e.dur / 1000 / runs;
+    byNode[node] = (byNode[node] || 0) + e.dur / 1000 / runs;
   }
-  for (const op of Object.keys(total)) total[op] /= runs;
-  return total;
+  return {byOp, byNode};
 }
 
 async function main() {
@@ -92,7 +96,9 @@ async function main() {
   if (profiled) {
     profiled.endProfiling();
     const file = fs.readdirSync(profileDir).map((f) => path.join(profileDir, f)).find((f) => f.endsWith('.json'));
-    out.op_ms = file ? opTimes(file, request.repeat || 1) : {};
+    const profile = file ? opTimes(file, request.repeat || 1) : {byOp: {}, byNode: {}};
+    out.op_ms = profile.byOp;
+    out.node_ms = profile.byNode;
     fs.rmSync(profileDir, {recursive: true, force: true});
   }
   process.stdout.write(JSON.stringify(out) + '\n');
