@@ -196,9 +196,12 @@ int RunModel(const RunFlags& f) {
                           {"memory", {{"activations_bytes", ex.arena_bytes()}, {"weights_bytes", ex.constant_bytes()}, {"peak_rss_mib", PeakRssMiB()}}},
                           {"policies", {{"bank", from_bank}, {"nearest", nearest}, {"builtin", builtin}, {"converts", converts}, {"bank_unusable_here", unusable}}},
                           {"bf16_steps", ex.LowerPrecisionSteps()}};
-    // Only where this process built Halide kernels: asking Halide for its target loads it (and LLVM).
+    // Only where this process built Halide kernels: asking Halide for its target loads it (and LLVM);
+    // kernels run from the cache alone carry the target they were compiled for.
     if (const engine::BuilderStats halide = engine::SharedBuilder().stats(); halide.compiles + halide.hits + halide.failures > 0)
       out["halide_target"] = engine::HostHalideTarget().to_string();
+    else if (halide.prebuilt > 0)
+      out["halide_target"] = engine::SharedBuilder().PrebuiltTarget();
     if (comparison)
       out["check"] = {{"ok", comparison->ok}, {"quantized_tolerance", comparison->quantized_tolerance}, {"bf16_tolerance", comparison->bf16_tolerance}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
                       {"mismatched_elements", comparison->mismatched}, {"compared_elements", comparison->compared}, {"worst", comparison->worst}};

@@ -23,7 +23,8 @@ Status OpTemplate::Supports(const OpSpec& op) const {
 }
 
 Result<std::unique_ptr<Kernel>> HalideTemplate::Build(const OpSpec& op, const Policy& policy) const {
-  uint64_t key = CompileKey(id(), version(), op.canonical.text, PolicyText(policy), HostHalideTarget().to_string());
+  uint64_t key = CompileKey(id(), version(), op.canonical.text, PolicyText(policy), HostHalideTargetId());
+  if (auto prebuilt = SharedBuilder().Prebuilt(key)) return std::move(prebuilt);
   auto program = SharedBuilder().Compile(key, [&] { return Define(op, policy); });
   if (!program.ok()) return program.status();
   return std::unique_ptr<Kernel>(new HalideKernel(program.value()));

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "engine/backends/halide/halide_target.h"
+#include "engine/backends/halide/prebuilt_kernel.h"
 
 namespace tilebank::engine {
 
@@ -19,6 +20,9 @@ bool CompileThroughDisk(KernelDiskCache& disk, uint64_t key, HalideProgram& prog
   auto entry = disk.Load(key, program.pipeline, args, HostHalideTarget());
   if (entry.ok()) {
     program.entry = *entry;
+    // A later process runs it without Halide when its arguments allow; without the description it
+    // compiles the pipeline's definition again to load it, as before.
+    if (const std::string description = RunDescriptionOf(program); !description.empty()) (void)disk.SaveRunDescription(key, description);
     return true;
   }
   if (entry.status().code() != StatusCode::kInvalidInput) {  // extern stages are expected; the rest is worth a word
@@ -73,6 +77,24 @@ Result<std::shared_ptr<const HalideProgram>> Builder::Compile(uint64_t compile_k
     lru_.pop_back();
   }
   return std::shared_ptr<const HalideProgram>(program);
+}
+
+std::unique_ptr<Kernel> Builder::Prebuilt(uint64_t key) {
+  KernelDiskCache* disk = t_disk_cache;
+  if (!disk) return nullptr;
+  auto found = disk->LoadPrebuilt(key);
+  if (!found) return nullptr;
+  auto kernel = PrebuiltHalideKernel(found->entry, found->description);
+  if (!kernel.ok()) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.prebuilt++;
+  prebuilt_target_ = found->target;
+  return std::move(kernel.value());
+}
+
+std::string Builder::PrebuiltTarget() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return prebuilt_target_;
 }
 
 BuilderStats Builder::stats() const {

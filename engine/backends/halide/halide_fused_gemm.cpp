@@ -53,7 +53,8 @@ Result<std::unique_ptr<Kernel>> HalideFusedGemmKernel(const OpSpec& anchor, cons
     extents[i] = {static_cast<int>((*dims)[2]), static_cast<int>((*dims)[1]), static_cast<int>((*dims)[0])};
   }
   const uint64_t key = CompileKey(std::string(kFusedTemplateId) + ".halide", t->version(), anchor.canonical.text + StepsText(post_ops),
-                                  PolicyText(anchor_policy), HostHalideTarget().to_string());
+                                  PolicyText(anchor_policy), HostHalideTargetId());
+  if (auto prebuilt = SharedBuilder().Prebuilt(key)) return std::move(prebuilt);
   auto program = SharedBuilder().Compile(key, [&] {
     // The operands' params, added the first time the epilogue is defined.
     auto params = std::make_shared<std::map<size_t, ImageParam>>();

@@ -1,5 +1,13 @@
 #include "engine/backends/halide/halide_target.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
 #include "engine/core/host_facts.h"
 #include "engine/core/isa_level.h"
 
@@ -40,7 +48,47 @@ const Halide::Target& CodegenTarget() {
   return target;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+// The CPUID words Halide's host detection reads (and the vendor), and XCR0 when the OS saves it.
+std::string CpuFeatureWords() {
+  std::string text;
+  // The words that hold features (not leaf 1's EBX, whose APIC ID names the core this runs on).
+  auto add = [&](unsigned leaf, unsigned sub, bool eax, bool ebx) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(leaf, sub, &a, &b, &c, &d)) a = b = c = d = 0;
+    char word[64];
+    std::snprintf(word, sizeof word, "%x.%x:%x,%x,%x,%x;", leaf, sub, eax ? a : 0, ebx ? b : 0, c, d);
+    text += word;
+    return c;
+  };
+  add(0, 0, true, true);  // the vendor
+  const unsigned leaf1_ecx = add(1, 0, false, false);
+  add(7, 0, false, true);
+  add(7, 1, true, false);
+  add(0x80000001u, 0, false, false);
+  if (leaf1_ecx & bit_OSXSAVE) {
+    unsigned lo = 0, hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    text += "xcr0:" + std::to_string((static_cast<unsigned long long>(hi) << 32) | lo);
+  }
+  return text;
+}
+#endif
+
 }  // namespace
+
+std::string HostHalideTargetId() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const std::string cpu = CpuFeatureWords();
+  const char* jit = std::getenv("HL_JIT_TARGET");
+  const char* isa = std::getenv("TILEBANK_ISA");
+  const HostFacts& host = Host();
+  return "cpu " + cpu + " HL_JIT_TARGET " + (jit ? jit : "") + " TILEBANK_ISA " + (isa ? isa : "") + " judged " +
+         (host.judged && host.level ? std::string(IsaName(*host.level)) : "no");
+#else
+  return HostHalideTarget().to_string();
+#endif
+}
 
 Halide::Target HostHalideTarget() {
   const HostFacts& host = Host();

@@ -113,18 +113,74 @@ std::string ExecutableBuildId() {
 
 KernelDiskCache::KernelDiskCache(std::string root) : dir_(root + "/" + ExecutableBuildId()) {}
 
+Status KernelDiskCache::OpenRuntime(const std::string& file) {
+  if (runtimes_open_.count(file)) return Status::Ok();
+  // Global, so each kernel's references to halide_* resolve to this one runtime (and thread pool).
+  const std::string path = dir_ + "/" + file;
+  if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) return Status::IoError(std::string("cannot load the Halide runtime: ") + dlerror());
+  runtimes_open_.insert(file);
+  return Status::Ok();
+}
+
 Status KernelDiskCache::LoadRuntime(const Halide::Target& target) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (runtime_loaded_) return Status::Ok();
+  if (!runtime_file_.empty()) return Status::Ok();
   const std::string text = target.to_string();
-  const std::string path = dir_ + "/halide_runtime_" + Hex(XXH3_64bits(text.data(), text.size())) + ".so";
+  const std::string file = "halide_runtime_" + Hex(XXH3_64bits(text.data(), text.size())) + ".so";
   std::error_code ec;
-  if (!fs::exists(path, ec))
-    TB_RETURN_IF_ERROR(BuildSharedObject(path, [&](const std::string& object) { Halide::compile_standalone_runtime(object, target); }));
-  // Global, so each kernel's references to halide_* resolve to this one runtime (and thread pool).
-  if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) return Status::IoError(std::string("cannot load the Halide runtime: ") + dlerror());
-  runtime_loaded_ = true;
+  if (!fs::exists(dir_ + "/" + file, ec))
+    TB_RETURN_IF_ERROR(BuildSharedObject(dir_ + "/" + file, [&](const std::string& object) { Halide::compile_standalone_runtime(object, target); }));
+  TB_RETURN_IF_ERROR(OpenRuntime(file));
+  runtime_file_ = file;
+  target_text_ = text;
   return Status::Ok();
+}
+
+Status KernelDiskCache::SaveRunDescription(uint64_t key, const std::string& description) {
+  std::string runtime, target;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    runtime = runtime_file_, target = target_text_;
+  }
+  if (runtime.empty()) return Status::InvalidInput("no kernel of this process is stored in " + dir_);
+  const std::string path = dir_ + "/" + Hex(key) + ".run", tmp = TemporaryBeside(path);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << runtime << '\n' << target << '\n' << description;
+    if (!out.flush()) return Status::IoError("cannot write " + tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Status::IoError("cannot store " + path);
+  }
+  return Status::Ok();
+}
+
+std::optional<PrebuiltEntry> KernelDiskCache::LoadPrebuilt(uint64_t key) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = prebuilt_.find(key); it != prebuilt_.end()) return it->second;
+  }
+  // The description: the runtime's file name, the target's text, then the arguments.
+  std::ifstream in(dir_ + "/" + Hex(key) + ".run", std::ios::binary);
+  std::string runtime;
+  PrebuiltEntry found;
+  if (!in || !std::getline(in, runtime) || runtime.find('/') != std::string::npos || runtime.rfind("halide_runtime_", 0) != 0 ||
+      !std::getline(in, found.target))
+    return std::nullopt;
+  found.description.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!OpenRuntime(runtime).ok()) return std::nullopt;
+  const std::string path = dir_ + "/" + Hex(key) + ".so";
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // kept open: the kernel lives as long as the process
+  if (!handle) return std::nullopt;
+  found.entry = reinterpret_cast<ArgvEntry>(dlsym(handle, ("tilebank_kernel_" + Hex(key) + "_argv").c_str()));
+  if (!found.entry) return std::nullopt;
+  stats_.loaded++;
+  prebuilt_[key] = found;
+  return found;
 }
 
 Result<ArgvEntry> KernelDiskCache::Load(uint64_t key, Halide::Pipeline pipeline, const std::vector<Halide::Argument>& args,
@@ -134,7 +190,7 @@ Result<ArgvEntry> KernelDiskCache::Load(uint64_t key, Halide::Pipeline pipeline,
   fs::create_directories(dir_, ec);
   if (ec) return Status::IoError("cannot create the kernel cache " + dir_ + ": " + ec.message());
   TB_RETURN_IF_ERROR(LoadRuntime(target));
-  const std::string name = "tilebank_kernel_" + Hex(key);
+  const std::string name = "tilebank_kernel_" + Hex(key);  // LoadPrebuilt looks its entry up by this name
   const std::string path = dir_ + "/" + Hex(key) + ".so";
   bool compiled = false;
   auto build = [&] {

@@ -10,7 +10,7 @@ namespace tilebank::engine {
 namespace {
 
 // Floats a thread takes at least.
-constexpr int64_t kGrain = int64_t{1} << 14;
+constexpr int64_t kPerChannelGrain = int64_t{1} << 14;
 
 class PerChannelFamilyKernel : public Kernel {
  public:
@@ -24,7 +24,7 @@ class PerChannelFamilyKernel : public Kernel {
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     const ChannelRows& r = rows_;
     const bool binary = scale_.empty();
-    ParallelFor(r.images * r.rows, std::max<int64_t>(1, kGrain / r.width), [&](int64_t begin, int64_t end) {
+    ParallelFor(r.images * r.rows, std::max<int64_t>(1, kPerChannelGrain / r.width), [&](int64_t begin, int64_t end) {
       for (int64_t row = begin; row < end;) {
         const int64_t image = row / r.rows, in_image = row % r.rows;
         const int64_t stop = std::min(end, image * r.rows + r.RunEnd(in_image)), first = r.FirstChannel(in_image);
