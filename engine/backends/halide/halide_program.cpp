@@ -21,6 +21,14 @@ Halide::ImageParam HalideProgram::AddInputView(int input, int dims, const std::s
   return p;
 }
 
+std::vector<int> ViewExtents(const std::vector<int>& declared, const std::vector<int64_t>& shape) {
+  std::vector<int> extents = declared;
+  if (extents.empty())
+    for (auto it = shape.rbegin(); it != shape.rend(); ++it) extents.push_back(static_cast<int>(*it));
+  if (extents.empty()) extents.push_back(1);  // a scalar
+  return extents;
+}
+
 Status HalideKernel::Prepare(const std::vector<const Tensor*>& inputs) {
   buffers_.clear();
   for (size_t i = 0; i < program_->params.size(); ++i) {
@@ -87,11 +95,7 @@ Status HalideKernel::RunDirect(const std::vector<const float*>& inputs, float* o
     const float* data = inputs[input];
     if (!data) return Status::InvalidInput("kernel input " + std::to_string(input) + " is missing");
     if (const auto& view = program_->view_extents[i]) {
-      std::vector<int> extents = *view;
-      if (extents.empty())
-        for (auto it = shapes_[input].rbegin(); it != shapes_[input].rend(); ++it) extents.push_back(static_cast<int>(*it));
-      if (extents.empty()) extents.push_back(1);  // a scalar
-      buffers[i] = Halide::Buffer<float>(const_cast<float*>(data), extents);
+      buffers[i] = Halide::Buffer<float>(const_cast<float*>(data), ViewExtents(*view, shapes_[input]));
     } else {  // a layout conversion (Format policies), made on every run
       Tensor t(shapes_[input]);
       std::copy(data, data + t.size(), t.data.begin());

@@ -36,6 +36,10 @@ struct HalideProgram {
   Halide::ImageParam AddInputView(int input, int dims, const std::string& name, std::vector<int> extents);
 };
 
+// The Halide extents a view param reads an input of `shape` with: `declared`, or, when that is empty,
+// the shape reversed ([1] for a scalar).
+std::vector<int> ViewExtents(const std::vector<int>& declared, const std::vector<int64_t>& shape);
+
 class HalideKernel : public Kernel {
  public:
   explicit HalideKernel(std::shared_ptr<const HalideProgram> program) : program_(std::move(program)) {}

@@ -37,9 +37,8 @@ class PrebuiltKernel : public Kernel {
 
   Status Prepare(const std::vector<const Tensor*>& inputs) override {
     inputs_ = inputs;
-    std::vector<std::vector<int64_t>> shapes;
-    for (const Tensor* t : inputs) shapes.push_back(t ? t->shape : std::vector<int64_t>{});
-    shapes_ = std::move(shapes);
+    shapes_.clear();
+    for (const Tensor* t : inputs) shapes_.push_back(t ? t->shape : std::vector<int64_t>{});
     output_ = Tensor(output_shape_);
     return Status::Ok();
   }
@@ -72,11 +71,7 @@ class PrebuiltKernel : public Kernel {
     buffers.reserve(args_.size() + 1);
     for (const Argument& a : args_) {
       if (a.input < 0 || a.input >= static_cast<int>(data.size()) || !data[a.input]) return Status::InvalidInput("kernel input " + std::to_string(a.input) + " is missing");
-      std::vector<int> extents = a.extents;
-      if (extents.empty())
-        for (auto it = shapes_[a.input].rbegin(); it != shapes_[a.input].rend(); ++it) extents.push_back(static_cast<int>(*it));
-      if (extents.empty()) extents.push_back(1);  // a scalar
-      buffers.emplace_back(const_cast<float*>(data[a.input]), extents);
+      buffers.emplace_back(const_cast<float*>(data[a.input]), ViewExtents(a.extents, shapes_[a.input]));
     }
     buffers.emplace_back(output, output_extents_);
     std::vector<void*> argv;

@@ -18,29 +18,27 @@ constexpr int64_t kGrain = int64_t{1} << 14;
 
 class GroupNormFamilyKernel : public Kernel {
  public:
-  GroupNormFamilyKernel(const LayoutFamilyOp& op, const ChannelRows& rows)
-      : op_(op), block_(rows.block), N_(rows.images), C_(rows.channels), spatial_(rows.spatial), padded_(rows.padded), width_(rows.width),
-        rows_(rows.rows), per_group_(rows.channels / op.groups) {}
+  GroupNormFamilyKernel(const LayoutFamilyOp& op, const ChannelRows& rows) : op_(op), r_(rows), per_group_(rows.channels / op.groups) {}
   Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
   Status Run() override { return Unsupported(); }
   Status Fetch(Tensor*) override { return Unsupported(); }
 
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
-    const int64_t image = padded_ * spatial_;
-    std::vector<double> sums(static_cast<size_t>(padded_));
-    std::vector<float> mean(static_cast<size_t>(padded_)), a(static_cast<size_t>(padded_)), b(static_cast<size_t>(padded_));
-    const double count = static_cast<double>(per_group_ * spatial_);
-    for (int64_t n = 0; n < N_; ++n) {
+    const int64_t image = r_.image_size(), padded = r_.padded, C = r_.channels;
+    std::vector<double> sums(static_cast<size_t>(padded));
+    std::vector<float> mean(static_cast<size_t>(padded)), a(static_cast<size_t>(padded)), b(static_cast<size_t>(padded));
+    const double count = static_cast<double>(per_group_ * r_.spatial);
+    for (int64_t n = 0; n < r_.images; ++n) {
       const float* x = in[0] + n * image;
       float* y = out + n * image;
       ChannelSums(x, [](float v, float) { return v; }, mean, &sums);
       std::vector<double> group_mean = GroupTotals(sums);
       for (double& m : group_mean) m = count > 0 ? m / count : 0.0;
-      for (int64_t c = 0; c < padded_; ++c) mean[c] = c < C_ ? static_cast<float>(group_mean[c / per_group_]) : 0.0f;
+      for (int64_t c = 0; c < padded; ++c) mean[c] = c < C ? static_cast<float>(group_mean[c / per_group_]) : 0.0f;
       ChannelSums(x, [](float v, float m) { return (v - m) * (v - m); }, mean, &sums);
       const std::vector<double> deviations = GroupTotals(sums);
-      for (int64_t c = 0; c < padded_; ++c) {
-        if (c >= C_) {  // padding channels stay 0
+      for (int64_t c = 0; c < padded; ++c) {
+        if (c >= C) {  // padding channels stay 0
           a[c] = b[c] = 0.0f;
           continue;
         }
@@ -56,50 +54,49 @@ class GroupNormFamilyKernel : public Kernel {
 
  private:
   static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
-  int64_t FirstChannel(int64_t row) const { return block_ ? row / spatial_ * block_ : 0; }
 
   // sums[c] = the sum over channel c's elements of term(x, mean[c]), for every (padded) channel.
   template <class Term>
   void ChannelSums(const float* x, Term term, const std::vector<float>& mean, std::vector<double>* sums) const {
     std::fill(sums->begin(), sums->end(), 0.0);
     std::mutex merge;
-    ParallelFor(rows_, std::max<int64_t>(1, kGrain / width_), [&](int64_t begin, int64_t end) {
-      std::vector<double> total(static_cast<size_t>(padded_), 0.0);
-      std::vector<float> lanes(static_cast<size_t>(width_));
+    const int64_t width = r_.width;
+    ParallelFor(r_.rows, std::max<int64_t>(1, kGrain / width), [&](int64_t begin, int64_t end) {
+      std::vector<double> total(static_cast<size_t>(r_.padded), 0.0);
+      std::vector<float> lanes(static_cast<size_t>(width));
       for (int64_t start = begin; start < end;) {
-        // A block of rows that starts and stays on one run of channels (a blocked layout changes
-        // channels every `spatial_` rows).
-        const int64_t first = FirstChannel(start);
-        int64_t stop = std::min(end, start + kRowsPerBlock);
-        if (block_) stop = std::min(stop, (start / spatial_ + 1) * spatial_);
+        // A block of rows that starts and stays on one run of channels.
+        const int64_t first = r_.FirstChannel(start);
+        const int64_t stop = std::min({end, start + kRowsPerBlock, r_.RunEnd(start)});
         std::fill(lanes.begin(), lanes.end(), 0.0f);
         const float* m = mean.data() + first;
         for (int64_t r = start; r < stop; ++r) {
-          const float* row = x + r * width_;
-          for (int64_t j = 0; j < width_; ++j) lanes[j] += term(row[j], m[j]);
+          const float* row = x + r * width;
+          for (int64_t j = 0; j < width; ++j) lanes[j] += term(row[j], m[j]);
         }
-        for (int64_t j = 0; j < width_; ++j) total[first + j] += lanes[j];
+        for (int64_t j = 0; j < width; ++j) total[first + j] += lanes[j];
         start = stop;
       }
       std::lock_guard<std::mutex> lock(merge);
-      for (int64_t c = 0; c < padded_; ++c) (*sums)[c] += total[c];
+      for (int64_t c = 0; c < r_.padded; ++c) (*sums)[c] += total[c];
     });
   }
 
   std::vector<double> GroupTotals(const std::vector<double>& sums) const {
     std::vector<double> totals(static_cast<size_t>(op_.groups), 0.0);
-    for (int64_t c = 0; c < C_; ++c) totals[c / per_group_] += sums[c];
+    for (int64_t c = 0; c < r_.channels; ++c) totals[c / per_group_] += sums[c];
     return totals;
   }
 
   void Normalize(const float* x, const std::vector<float>& a, const std::vector<float>& b, float* y) const {
     const bool swish = op_.swish;
-    ParallelFor(rows_, std::max<int64_t>(1, kGrain / width_), [&](int64_t begin, int64_t end) {
+    const int64_t width = r_.width;
+    ParallelFor(r_.rows, std::max<int64_t>(1, kGrain / width), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        const int64_t first = FirstChannel(r), valid = std::min(width_, C_ - first);
-        const float *xr = x + r * width_, *ar = a.data() + first, *br = b.data() + first;
-        float* yr = y + r * width_;
-        for (int64_t j = valid; j < width_; ++j) yr[j] = 0.0f;  // padding channels: 0 whatever they held
+        const int64_t first = r_.FirstChannel(r), valid = std::min(width, r_.channels - first);
+        const float *xr = x + r * width, *ar = a.data() + first, *br = b.data() + first;
+        float* yr = y + r * width;
+        for (int64_t j = valid; j < width; ++j) yr[j] = 0.0f;  // padding channels: 0 whatever they held
         if (swish) {
           TB_VECTORIZE_IN_PLACE
           for (int64_t j = 0; j < valid; ++j) yr[j] = SwishFloat(xr[j] * ar[j] + br[j]);
@@ -112,8 +109,8 @@ class GroupNormFamilyKernel : public Kernel {
   }
 
   LayoutFamilyOp op_;
-  int64_t block_ = 0;  // channels per block; 0: channels-last
-  int64_t N_ = 0, C_ = 0, spatial_ = 1, padded_ = 0, width_ = 0, rows_ = 0, per_group_ = 1;
+  ChannelRows r_;
+  int64_t per_group_ = 1;
 };
 
 }  // namespace

@@ -33,7 +33,7 @@ void Rows(const float* x, float* y, int64_t rows, int64_t width, int64_t valid, 
   const size_t rest = static_cast<size_t>(valid - whole);
   // The tail's channel values, zero-padded once (a and b hold `valid` values only).
   HWY_ALIGN float tail_a[HWY_MAX_BYTES / sizeof(float)] = {}, tail_b[HWY_MAX_BYTES / sizeof(float)] = {};
-  for (int64_t j = whole; j < valid; ++j) tail_a[j - whole] = a[j], tail_b[j - whole] = kMap == PerChannelMap::kAffine || kMap == PerChannelMap::kAffineRelu ? b[j] : 0.f;
+  for (int64_t j = whole; j < valid; ++j) tail_a[j - whole] = a[j], tail_b[j - whole] = b[j];
   if constexpr (kMap == PerChannelMap::kDiv)
     for (int64_t j = valid - whole; j < N; ++j) tail_a[j] = 1.f;
   for (int64_t r = 0; r < rows; ++r, x += width, y += width) {

@@ -9,7 +9,7 @@ namespace tilebank::engine {
 enum class PerChannelMap { kAdd, kSub, kMul, kDiv, kAffine, kAffineRelu };
 
 // For each of `rows` rows of `width` floats (x and y advance by `width` a row; y may be x): lanes
-// j < valid get f(x[j], a[j], b[j]) (b read by the affine maps only), lanes from valid to width 0.
+// j < valid get f(x[j], a[j], b[j]) (b used by the affine maps only; null: a), lanes from valid to width 0.
 void MapPerChannelRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a,
                        const float* b);
 
