@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "engine/backends/halide/builder.h"
 #include "engine/backends/halide/halide_target.h"
@@ -111,6 +112,7 @@ int RunModel(const RunFlags& f) {
   }
   std::unique_ptr<engine::model::Executor> executor;
   double load_s = 0;
+  std::optional<engine::LoadPhases> load_phases;  // a run without tuning: where its load went
   if (f.tune == "online") {
     // Tune what the bank lacks (seeds 000, 003), then run with it below.
     engine::ModelOpatOptions online;
@@ -141,6 +143,7 @@ int RunModel(const RunFlags& f) {
     const auto load_start = std::chrono::steady_clock::now();
     engine::model::LoadOptions options{/*run_only=*/true};
     if (f.fp32) options.precision = engine::PrecisionMode::kForceFp32;
+    options.phases = &load_phases.emplace();
     auto loaded = engine::model::LoadModel(f.model, *shapes, bank.get(), data_shapes, options);
     if (!loaded.ok()) return Fail(loaded.status());
     executor = std::move(loaded.value());
@@ -202,6 +205,9 @@ int RunModel(const RunFlags& f) {
       out["halide_target"] = engine::HostHalideTarget().to_string();
     else if (halide.prebuilt > 0)
       out["halide_target"] = engine::SharedBuilder().PrebuiltTarget();
+    if (load_phases)
+      out["load_phases_s"] = {{"read", load_phases->read}, {"onnx_passes", load_phases->onnx_passes}, {"graph", load_phases->graph},
+                              {"bind", load_phases->bind}, {"finish", load_phases->finish}};
     if (comparison)
       out["check"] = {{"ok", comparison->ok}, {"quantized_tolerance", comparison->quantized_tolerance}, {"bf16_tolerance", comparison->bf16_tolerance}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
                       {"mismatched_elements", comparison->mismatched}, {"compared_elements", comparison->compared}, {"worst", comparison->worst}};
@@ -211,7 +217,7 @@ int RunModel(const RunFlags& f) {
         const auto& b = ex.bindings()[i];
         nodes.push_back({{"name", b.name}, {"op_type", b.op_type}, {"shape", b.shape}, {"time_us", timing->node_median_us[i]},
                          {"share", total_us > 0 ? timing->node_median_us[i] / total_us : 0}, {"template", b.template_id},
-                         {"policy", b.policy}, {"source", b.policy_source}, {"layout", LayoutName(b)}});
+                         {"policy", b.policy}, {"source", b.policy_source}, {"layout", LayoutName(b)}, {"bind_ms", b.bind_ms}});
         if (!b.policy_note.empty()) nodes.back()["note"] = b.policy_note;
         if (const engine::OpTemplate* t = engine::TemplateById(b.template_id)) nodes.back()["template_version"] = t->version();
       }

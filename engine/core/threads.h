@@ -7,6 +7,12 @@
 namespace tilebank::engine {
 
 void SetLibraryThreads(int threads);
+// The OpenMP thread count the calling thread's parallel regions use (omp_get_max_threads: what
+// SetLibraryThreads set on the thread that called it, else the default); 1 where OpenMP is absent.
+int LibraryThreadsHere();
+// Gives the calling thread (one this process started) `threads` for its OpenMP regions: each thread
+// keeps its own count, and a new one starts from the default, not from SetLibraryThreads'.
+void UseLibraryThreadsHere(int threads);
 
 // The spin count libgomp's idle threads use before they sleep (GOMP_SPINCOUNT), when the user has
 // not set it or OMP_WAIT_POLICY.

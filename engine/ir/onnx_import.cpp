@@ -639,10 +639,12 @@ Result<ModelSignature> ReadModelSignature(const std::string& path) {
 }
 
 Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                         const std::vector<std::vector<int64_t>>& shapes_by_position) {
+                         const std::vector<std::vector<int64_t>>& shapes_by_position, LoadPhases* phases) {
+  PhaseClock clock;
   onnx::ModelProto model;
   TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
   TB_RETURN_IF_ERROR(LoadAllExternalData(&model, path));
+  clock.Lap(phases ? &phases->read : nullptr);
   LowerEinsums(model.mutable_graph());
   LowerContribQuantizedOps(&model);
   ReadOldIrInitializersAsConstants(&model);
@@ -670,9 +672,13 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
         path + ": libonnx's checker, opset conversion or shape inference");
     if (!passed.ok()) return passed.status();
     TB_RETURN_IF_ERROR(ApplyAnswer(passed.value(), &model, path));
+    clock.Lap(phases ? &phases->onnx_passes : nullptr);
     auto built = BuildGraph(&model, path, &moved);
     if (!built.ok()) return built.status();
-    if (built->first_unknown.empty()) return std::move(built->graph);
+    if (built->first_unknown.empty()) {
+      clock.Lap(phases ? &phases->graph : nullptr);
+      return std::move(built->graph);
+    }
     auto folded = EvaluateConstantNodes(&built->graph, &built->shape_known);
     if (!folded.ok()) return folded.status().WithContext(path);
     if (ReplaceFoldedNodes(&model, built->graph) != 0 && round + 1 < kMaxRounds) {
@@ -682,6 +688,7 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
         if (TensorDataBytes(t) == 0) dropped.insert(t.name());
       for (Value& v : built->graph.values)
         if (v.constant && dropped.count(v.name)) moved[v.name] = std::move(*v.constant);
+      clock.Lap(phases ? &phases->graph : nullptr);
       continue;
     }
     {
@@ -691,6 +698,7 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
           built->graph.values[v].shape_known = false;
           built->graph.values[v].shape.clear();
         }
+      clock.Lap(phases ? &phases->graph : nullptr);
       return std::move(built->graph);
     }
   }

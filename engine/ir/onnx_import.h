@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/load_phases.h"
 #include "engine/ir/graph.h"
 #include "base/status.h"
 
@@ -26,8 +27,9 @@ Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::
 // the flag), a value whose shape inference left unknown.
 // `shapes_by_position` (the shapes of the runtime inputs in order, such as test data's) fixes the
 // dims of an input that has dynamic ones and is not named in `input_shapes`.
+// `phases`, when given, gets the read, libonnx's passes and the graph's building added to it.
 Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                         const std::vector<std::vector<int64_t>>& shapes_by_position = {});
+                         const std::vector<std::vector<int64_t>>& shapes_by_position = {}, LoadPhases* phases = nullptr);
 
 // The model's protobuf with its external data read in (every initializer inline), as ImportOnnx
 // reads it; kNotFound / kInvalidInput naming the file.

@@ -53,6 +53,11 @@ std::vector<TypedTensor> QuantizedOperands(const OpSpec& op, const std::vector<c
     TypedTensor t(dtype, op.inputs[i].shape);
     const bool unsigned8 = dtype == DType::kUInt8;
     const auto zero_of = [&](const char* flag) -> int64_t { return op.Int(flag, 0) ? (unsigned8 ? 128 : 10) : 0; };
+    const bool valued = i != kX && i != kW && i < kBias;  // scales and zero points: set from the description alone
+    if (!valued && i >= floats.size()) {
+      out.push_back(std::move(t));
+      continue;
+    }
     for (int64_t k = 0; k < t.size(); ++k) {
       const float v = i < floats.size() && k < static_cast<int64_t>(floats[i]->data.size()) ? floats[i]->data[k] : 0.0f;
       switch (static_cast<Operand>(i)) {

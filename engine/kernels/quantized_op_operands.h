@@ -18,7 +18,9 @@ namespace tilebank::engine::kernels {
 // The registry kernel's making for `op` with oneDNN implementation `implementation` ("" for
 // oneDNN's first choice, "reference" for the registry's reference kernel).
 KernelInfo QuantizedKernelInfo(const OpSpec& op, const std::string& implementation);
-// The node's operands made from the runner's floats (one per described input).
+// The node's operands made from the runner's floats (one per described input). Where `floats` has
+// none for x, w or the bias (it is shorter), that operand stays zeros: for a caller that needs only
+// the shapes, dtypes, scales and zero points (which implementations oneDNN offers), at no cost per weight.
 std::vector<TypedTensor> QuantizedOperands(const OpSpec& op, const std::vector<const Tensor*>& floats);
 // The reference kernel's output for those operands, as floats.
 Result<Tensor> QuantizedReference(const OpSpec& op, const std::vector<const Tensor*>& floats);

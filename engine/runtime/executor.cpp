@@ -37,6 +37,7 @@ void KeepLargeBlocksInTheHeap() {
 
 Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion, LoadOptions options) {
   KeepLargeBlocksInTheHeap();
+  PhaseClock clock;
   std::unique_ptr<Executor> e(new Executor());
   auto defaults = DefaultPoliciesFromEnvironment();
   if (!defaults.ok()) return defaults.status();
@@ -57,6 +58,7 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
     KernelDiskCacheScope scope(cache_dir.empty() ? nullptr : &KernelDiskCacheAt(cache_dir));
     TB_RETURN_IF_ERROR(e->Bind(lookup, fusion));
   }
+  clock.Lap(options.phases ? &options.phases->bind : nullptr);
   TB_RETURN_IF_ERROR(e->HandOverLayouts());
   // Float copies of the constants that steps read from memory (direct kernels hold their own).
   e->constant_data_.resize(e->graph_.values.size());
@@ -92,6 +94,7 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   e->arena_.reset(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64))));
   if (!e->arena_) return Status::IoError("cannot allocate " + std::to_string(bytes >> 20) + " MiB for the model's tensors");
   std::memset(e->arena_.get(), 0, bytes);
+  clock.Lap(options.phases ? &options.phases->finish : nullptr);
   return e;
 }
 

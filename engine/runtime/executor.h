@@ -9,6 +9,8 @@
 // natively too, so that a chain of convolutions converts only where the layout changes; model inputs
 // and outputs, and everything else, are row-major.
 #pragma once
+#include "engine/core/load_phases.h"
+#include "engine/runtime/kernel_prefetch.h"
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -73,6 +75,7 @@ struct NodeBinding {
   std::optional<NodeOp> op;          // template-bound nodes: the operator (its bank key, its shapes); fused: the anchor's
   std::vector<std::string> fused_nodes;  // fused: the chain's node names
   std::string layout;                // the output's layout when handed over to the next kernels ("nChw16c"); "" row-major
+  double bind_ms = 0;                // what choosing and building its kernel took at load (run --profile)
 };
 
 // How SwapSteps refuses a template other than impl.onednn at a step fused on oneDNN: no policy of
@@ -94,6 +97,8 @@ struct LoadOptions {
   // The precisions the bank's policies may compute in (BindToBank): under force_fp32 an entry in
   // bf16 is passed over for the built-in choice (run --fp32).
   PrecisionMode precision = PrecisionMode::kAllowFp32ToBf16;
+  // When given, LoadModel and Load add their phases' seconds to it (engine/core/load_phases.h).
+  LoadPhases* phases = nullptr;
 };
 
 class Executor {
@@ -126,6 +131,8 @@ class Executor {
 
   const Graph& graph() const { return graph_; }
   const std::vector<NodeBinding>& bindings() const { return bindings_; }
+  // How many kernels a second thread built ahead while the model was bound (KernelPrefetch).
+  size_t kernels_built_ahead() const { return built_ahead_; }
   // How many steps compute in less than float32 (bank policies of a job that allowed bf16).
   size_t LowerPrecisionSteps() const {
     return static_cast<size_t>(std::count_if(bindings_.begin(), bindings_.end(), [](const NodeBinding& b) { return b.precision != "fp32"; }));
@@ -139,8 +146,17 @@ class Executor {
   Status Bind(const PolicyLookup& lookup, const FusionLookup& fusion);
   // Binds `kernel` to `step`'s inputs (already set): weights into its layout, direct or copying.
   Status BindKernel(Step* step, std::unique_ptr<Kernel> kernel);
-  // Builds `t`'s kernel under `policy` for the node and binds it.
+  // Makes `step` run `kernel`, already bound on the direct path (built ahead).
+  void AdoptDirect(Step* step, std::unique_ptr<Kernel> kernel);
+  // Builds `t`'s kernel under `policy` for the node and binds it (or takes it from prefetch_).
   Status BindTemplate(Step* step, const NodeOp& node_op, const OpTemplate& t, const Policy& policy);
+  // Plans the cube ops' kernels (oneDNN convolutions and products, fused or not) that a second
+  // thread builds ahead of Bind (engine/runtime/kernel_prefetch.h): the choices Bind will make.
+  void PlanPrefetch(KernelPrefetch* prefetch, const std::map<int, std::pair<const Subgraph*, FusionChoice>>& fused_at,
+                    const std::set<int>& deferred, const PolicyLookup& lookup);
+  // A oneDNN anchor's policy inside a fused subgraph: the bank's impl.onednn policy for it, else
+  // empty (oneDNN's first choice); `source` says which entry.
+  Policy FusedAnchorPolicy(const OpSpec& op, const PolicyLookup& lookup, std::string* source = nullptr) const;
   // One step on its own, on zeros: the fastest of a few runs, in seconds (1e30 when it fails).
   double TimeStepAlone(Step& step);
   Status RunStep(Step& step, const std::vector<const float*>& in, float* out);
@@ -201,6 +217,8 @@ class Executor {
   float* Address(int value);
 
   Graph graph_;
+  KernelPrefetch* prefetch_ = nullptr;  // while Bind runs: kernels built ahead on a second thread
+  size_t built_ahead_ = 0;
   DefaultPolicies default_policies_ = DefaultPolicies::kBuiltin;
   std::vector<NodeBinding> bindings_;
   std::vector<std::unique_ptr<Step>> steps_;

@@ -22,6 +22,7 @@
 #include "engine/kernels/kernel_registry.h"
 #include "engine/core/op_semantics.h"
 #include "engine/core/host_facts.h"
+#include "engine/core/threads.h"
 #include "engine/backends/op_template.h"
 #include "engine/backends/halide/templates.h"
 
@@ -45,7 +46,99 @@ bool PassesInputThrough(const Graph& g, const Node& n) {
   return true;
 }
 
+// What a kernel built for the values `inputs` reads is known by, in KernelPrefetch: the values
+// name the node (its weights), the rest what is built for it.
+std::string ValuesText(const std::vector<int>& inputs) {
+  std::string text;
+  for (int v : inputs) text += std::to_string(v) + ",";
+  return text;
+}
+std::string TemplateBuildKey(const OpTemplate& t, const Policy& policy, const std::vector<int>& inputs) {
+  return std::string("template|") + t.id() + "|" + PolicyText(policy) + "|" + ValuesText(inputs);
+}
+std::string FusedBuildKey(size_t fused_steps, const Policy& anchor_policy, const std::vector<int>& inputs) {
+  return "onednn fused|" + std::to_string(fused_steps) + "|" + PolicyText(anchor_policy) + "|" + ValuesText(inputs);
+}
+
+// The graph's shapes and constants of `inputs`, as a kernel's BindDirect reads them (`constants`
+// holds the float copies the pointers point at).
+void DirectOperands(const Graph& g, const std::vector<int>& inputs, std::vector<std::vector<int64_t>>* shapes, std::vector<Tensor>* constants,
+                    std::vector<const Tensor*>* pointers) {
+  constants->assign(inputs.size(), Tensor());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const int v = inputs[i];
+    shapes->push_back(g.values[v].shape);
+    if (g.IsConstant(v)) (*constants)[i] = g.values[v].constant->AsTensor();
+    pointers->push_back(g.IsConstant(v) ? &(*constants)[i] : nullptr);
+  }
+}
+
+// `kernel` bound on the direct path to the graph's `inputs`; an error when it built or bound otherwise.
+Result<std::unique_ptr<Kernel>> BoundDirect(const Graph& g, const std::vector<int>& inputs, Result<std::unique_ptr<Kernel>> kernel) {
+  if (!kernel.ok()) return kernel.status();
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<Tensor> constants;
+  std::vector<const Tensor*> pointers;
+  DirectOperands(g, inputs, &shapes, &constants, &pointers);
+  auto direct = (*kernel)->BindDirect(shapes, pointers);
+  if (!direct.ok()) return direct.status();
+  if (!*direct) return Status::InvalidInput("not on the direct path");
+  return std::move(kernel.value());
+}
+
+// TILEBANK_PARALLEL_BIND: "off" binds on one thread, for comparison; "all" has the second thread
+// build every kernel it was given, the binder waiting for each (for tests: no race decides).
+std::string ParallelBindMode() {
+  const char* env = std::getenv("TILEBANK_PARALLEL_BIND");
+  return env ? env : "";
+}
+bool PrefetchKernels() { return ParallelBindMode() != "off" && LibraryThreadsHere() > 1; }
+
 }  // namespace
+
+Policy Executor::FusedAnchorPolicy(const OpSpec& op, const PolicyLookup& lookup, std::string* source) const {
+  const PolicyChoice choice = ChoosePolicy(op, lookup);
+  if (choice.tmpl != &OneDnnImpl() || choice.source == "builtin") return {};
+  if (source) *source = choice.source;
+  return choice.policy;
+}
+
+void Executor::PlanPrefetch(KernelPrefetch* prefetch, const std::map<int, std::pair<const Subgraph*, FusionChoice>>& fused_at,
+                            const std::set<int>& deferred, const PolicyLookup& lookup) {
+  static const std::set<std::string> kCubeOps = {"Conv", "ConvTranspose", "Gemm", "MatMul"};
+  for (size_t index = 0; index < graph_.nodes.size(); ++index) {
+    if (deferred.count(static_cast<int>(index))) continue;
+    if (auto it = fused_at.find(static_cast<int>(index)); it != fused_at.end()) {
+      const auto& [s, choice] = it->second;
+      if (s->attention || choice.policy.impl == "halide") continue;
+      auto node_op = NodeOpSpec(graph_, graph_.nodes[s->anchor]);
+      if (!node_op.ok()) continue;
+      std::vector<ChainStep> steps;
+      std::vector<int> inputs = node_op->input_values;
+      for (int k = 0; k < choice.policy.fuse; ++k) {
+        steps.push_back(s->steps[k].step);
+        if (s->steps[k].operand >= 0) inputs.push_back(s->steps[k].operand);
+      }
+      std::vector<int> nodes(s->chain.begin(), s->chain.begin() + s->NodesOf(choice.policy.fuse));
+      nodes.push_back(s->anchor);
+      const Policy anchor_policy = FusedAnchorPolicy(node_op->op, lookup);
+      prefetch->Add(FusedBuildKey(steps.size(), anchor_policy, inputs), nodes,
+                    [this, op = node_op->op, steps, anchor_policy, inputs] { return BoundDirect(graph_, inputs, OneDnnFusedKernel(op, steps, anchor_policy)); });
+      continue;
+    }
+    const Node& n = graph_.nodes[index];
+    if (!kCubeOps.count(n.op_type) || n.inputs.empty() || n.inputs[0] < 0 || graph_.IsConstant(n.inputs[0])) continue;
+    auto node_op = NodeOpSpec(graph_, n);
+    if (!node_op.ok() || !TemplatesFor(node_op->op).ok()) continue;
+    const PolicyChoice choice = ChoosePolicy(node_op->op, lookup);
+    const std::string algo = TextKnob(choice.policy, "algo", "direct");
+    if (choice.tmpl != &OneDnnImpl() || (algo != "direct" && algo != "winograd")) continue;  // oneDNN's own kernels only
+    prefetch->Add(TemplateBuildKey(*choice.tmpl, choice.policy, node_op->input_values), {static_cast<int>(index)},
+                  [this, op = node_op->op, policy = choice.policy, inputs = node_op->input_values] {
+                    return BoundDirect(graph_, inputs, OneDnnImpl().Build(op, policy));
+                  });
+  }
+}
 
 Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, const PolicyLookup& lookup) {
   const int fused = choice.policy.fuse;
@@ -59,6 +152,7 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, 
   Result<std::unique_ptr<Kernel>> kernel = Status::InvalidInput("no fused kernel");
   std::string anchor_text;  // the anchor's policy where the bank's, not oneDNN's first choice
   Policy anchor_policy;     // the bank's impl.onednn policy for the anchor, when it has one
+  bool bound_ahead = false;  // `kernel` came bound from prefetch_
   if (s.attention) {  // one kernel reading Q, K, V (and the mask) where the nodes before the block wrote them
     if (choice.policy.impl != "attention") return false;
     step->inputs = s.attention->inputs;
@@ -78,14 +172,16 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, 
       kernel = HalideFusedGemmKernel(node_op->op, choice.policy.anchor, steps);
     } else {
       std::string anchor_source;
-      if (const PolicyChoice anchor_choice = ChoosePolicy(node_op->op, lookup); anchor_choice.tmpl == &OneDnnImpl() && anchor_choice.source != "builtin") {
-        anchor_policy = anchor_choice.policy;
-        anchor_source = anchor_choice.source;
-      }
-      kernel = OneDnnFusedKernel(node_op->op, steps, anchor_policy);
-      if (!kernel.ok() && !anchor_policy.empty()) {  // oneDNN offers that implementation unfused only
-        anchor_policy.clear();
-        kernel = OneDnnFusedKernel(node_op->op, steps);
+      anchor_policy = FusedAnchorPolicy(node_op->op, lookup, &anchor_source);
+      if (auto ahead = prefetch_ ? prefetch_->Take(FusedBuildKey(steps.size(), anchor_policy, step->inputs)) : nullptr) {
+        kernel = std::move(ahead);
+        bound_ahead = true;
+      } else {
+        kernel = OneDnnFusedKernel(node_op->op, steps, anchor_policy);
+        if (!kernel.ok() && !anchor_policy.empty()) {  // oneDNN offers that implementation unfused only
+          anchor_policy.clear();
+          kernel = OneDnnFusedKernel(node_op->op, steps);
+        }
       }
       if (!anchor_policy.empty()) anchor_text = "; anchor " + anchor_source + ": " + PolicyText(anchor_policy);
       b.precision = PolicyPrecision(anchor_policy);
@@ -97,7 +193,7 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, 
   // Only on the direct path (weights constant): oneDNN lacking this fusion shows at bind time. An
   // anchor policy that binds only where its operands are constants (a bf16 product's B) gives way
   // to oneDNN's first choice, as one oneDNN cannot fuse does above.
-  bool bound = BindKernel(step.get(), std::move(kernel.value())).ok();
+  bool bound = bound_ahead ? AdoptDirect(step.get(), std::move(kernel.value())), true : BindKernel(step.get(), std::move(kernel.value())).ok();
   if (!bound && !anchor_policy.empty()) {
     auto plain = OneDnnFusedKernel(node_op->op, *step->onednn_chain);
     bound = plain.ok() && BindKernel(step.get(), std::move(plain.value())).ok();
@@ -118,16 +214,16 @@ Result<bool> Executor::BindFused(const Subgraph& s, const FusionChoice& choice, 
   return true;
 }
 
+void Executor::AdoptDirect(Step* step, std::unique_ptr<Kernel> kernel) {
+  step->kind = Step::Kind::kDirect;
+  step->constants.clear();
+  step->kernel = std::move(kernel);
+}
+
 Status Executor::BindKernel(Step* step, std::unique_ptr<Kernel> kernel) {
   std::vector<std::vector<int64_t>> shapes;
   std::vector<const Tensor*> constants;
-  step->constants.resize(step->inputs.size());
-  for (size_t i = 0; i < step->inputs.size(); ++i) {
-    const int v = step->inputs[i];
-    shapes.push_back(graph_.values[v].shape);
-    if (graph_.IsConstant(v)) step->constants[i] = graph_.values[v].constant->AsTensor();
-    constants.push_back(graph_.IsConstant(v) ? &step->constants[i] : nullptr);
-  }
+  DirectOperands(graph_, step->inputs, &shapes, &step->constants, &constants);
   auto direct = kernel->BindDirect(shapes, constants);
   if (!direct.ok()) return direct.status();
   step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
@@ -137,9 +233,13 @@ Status Executor::BindKernel(Step* step, std::unique_ptr<Kernel> kernel) {
 }
 
 Status Executor::BindTemplate(Step* step, const NodeOp& node_op, const OpTemplate& t, const Policy& policy) {
+  step->inputs = node_op.input_values;
+  if (auto ahead = prefetch_ ? prefetch_->Take(TemplateBuildKey(t, policy, node_op.input_values)) : nullptr) {
+    AdoptDirect(step, std::move(ahead));
+    return Status::Ok();
+  }
   auto kernel = t.Build(node_op.op, policy);
   if (!kernel.ok()) return kernel.status();
-  step->inputs = node_op.input_values;
   return BindKernel(step, std::move(kernel.value()));
 }
 
@@ -387,19 +487,41 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
         if (--unbound_readers[v] == 0 && !pinned[v]) ReleaseWeight(v);
       }
   };
+  // Each node's bind time goes to the bindings it made (split evenly; fused: the one binding).
+  auto timed = [&](size_t first_binding, std::chrono::steady_clock::time_point start) {
+    const size_t made = bindings_.size() - first_binding;
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    for (size_t k = first_binding; k < bindings_.size(); ++k) bindings_[k].bind_ms += ms / made;
+  };
+  // The cube ops' kernels built ahead on a second thread (kernel_prefetch.h); each node settles its
+  // job before it binds, and so before any weight it reads can be freed.
+  KernelPrefetch prefetch;
+  struct PrefetchScope {
+    KernelPrefetch** slot;
+    ~PrefetchScope() { *slot = nullptr; }
+  } scope{&prefetch_};
+  if (PrefetchKernels()) {
+    PlanPrefetch(&prefetch, fused_at, deferred, lookup);
+    prefetch.Start(LibraryThreadsHere(), /*wait_for_pending=*/ParallelBindMode() == "all");
+    prefetch_ = &prefetch;
+  }
   for (size_t index = 0; index < graph_.nodes.size(); ++index) {
     if (deferred.count(static_cast<int>(index))) continue;
-    const size_t first_step = steps_.size();
+    const size_t first_step = steps_.size(), first_binding = bindings_.size();
+    const auto start = std::chrono::steady_clock::now();
     auto it = fused_at.find(static_cast<int>(index));
     if (it == fused_at.end()) {
+      prefetch.Settle(static_cast<int>(index));
       TB_RETURN_IF_ERROR(BindNode(index, lookup, read_values, &missing));
       bound_nodes({static_cast<int>(index)}, first_step);
+      timed(first_binding, start);
       continue;
     }
     const auto& [s, choice] = it->second;
     std::vector<int> nodes(s->chain.begin(), s->chain.begin() + s->NodesOf(choice.policy.fuse));
     nodes.push_back(s->anchor);
     std::sort(nodes.begin(), nodes.end());
+    for (int n : nodes) prefetch.Settle(n);
     auto bound = BindFused(*s, choice, lookup);
     if (!bound.ok()) return bound.status();
     // It cannot run fused: the nodes one by one, here, in graph order (an attention block's chain
@@ -407,7 +529,9 @@ Status Executor::Bind(const PolicyLookup& lookup, const FusionLookup& fusion) {
     if (!*bound)
       for (int n : nodes) TB_RETURN_IF_ERROR(BindNode(n, lookup, read_values, &missing));
     bound_nodes(nodes, first_step);
+    timed(first_binding, start);
   }
+  built_ahead_ = prefetch.taken();
   for (NodeBinding& b : bindings_)
     if (auto note = fusion_notes.find(b.node); note != fusion_notes.end() && b.policy_note.empty() && b.policy_source != "bank") b.policy_note = note->second;
   if (!missing.empty()) {

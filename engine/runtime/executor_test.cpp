@@ -10,6 +10,7 @@
 #include <random>
 
 #include "engine/backends/library_impls.h"
+#include "engine/core/threads.h"
 #include "engine/runtime/model_session.h"
 #include "engine/ir/onnx_import.h"
 #include "tests/onnx_model_builder.h"
@@ -235,6 +236,49 @@ TEST_CASE("run: bad models exit 2 with the problem named and nothing written") {
   CHECK(!std::filesystem::exists(dir / "bank"));
 }
 
+TEST_CASE("executor: convolutions built ahead on a second thread bind and run as those built in graph order") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {1, 16, 12, 12});
+  std::string last = "x";
+  for (int k = 0; k < 6; ++k) {  // fused with Relu, and alone; one weight read twice
+    const std::string w = k == 5 ? "w1" : "w" + std::to_string(k), y = "c" + std::to_string(k);
+    if (k != 5) b.Weight(w, {16, 16, 3, 3});
+    ModelBuilder::IntsAttr(b.Node("Conv", {last, w}, {y}), "pads", {1, 1, 1, 1});
+    last = y;
+    if (k % 2 == 0) {
+      b.Node("Relu", {y}, {y + "r"});
+      last = y + "r";
+    }
+  }
+  b.Output(last, {1, 16, 12, 12});
+  const std::string path = b.Save(dir / "convs.onnx");
+  const int threads = LibraryThreadsHere();
+  UseLibraryThreadsHere(2);
+  auto racing = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});  // the two threads as a load runs them
+  setenv("TILEBANK_PARALLEL_BIND", "all", 1);  // every convolution built on the second thread
+  auto ahead = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});
+  setenv("TILEBANK_PARALLEL_BIND", "off", 1);
+  auto in_order = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});
+  unsetenv("TILEBANK_PARALLEL_BIND");
+  UseLibraryThreadsHere(threads);
+  REQUIRE_MESSAGE(racing.ok(), racing.status().message());
+  REQUIRE_MESSAGE(ahead.ok(), ahead.status().message());
+  REQUIRE_MESSAGE(in_order.ok(), in_order.status().message());
+  CHECK((*ahead)->kernels_built_ahead() == 6);
+  CHECK((*in_order)->kernels_built_ahead() == 0);
+  REQUIRE((*ahead)->bindings().size() == (*in_order)->bindings().size());
+  for (size_t i = 0; i < (*ahead)->bindings().size(); ++i) {
+    CHECK((*ahead)->bindings()[i].op_type == (*in_order)->bindings()[i].op_type);
+    CHECK((*ahead)->bindings()[i].policy == (*in_order)->bindings()[i].policy);
+  }
+  const std::vector<Tensor> inputs = RandomInputs((*ahead)->graph(), 3);
+  const auto a = RunOnce(**ahead, inputs), o = RunOnce(**in_order, inputs), r = RunOnce(**racing, inputs);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].data == o[0].data);
+  CHECK(r[0].data == o[0].data);
+}
+
 }  // namespace
 }  // namespace tilebank::engine::model
 
@@ -275,6 +319,49 @@ TEST_CASE("executor: loaded to run only, the graph frees its weights as the step
   auto swapped = (*run_only)->SwapSteps("any", OneDnnImpl(), {});
   REQUIRE_FALSE(swapped.ok());
   CHECK(swapped.status().message().find("run only") != std::string::npos);
+}
+
+TEST_CASE("executor: convolutions built ahead on a second thread bind and run as those built in graph order") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {1, 16, 12, 12});
+  std::string last = "x";
+  for (int k = 0; k < 6; ++k) {  // fused with Relu, and alone; one weight read twice
+    const std::string w = k == 5 ? "w1" : "w" + std::to_string(k), y = "c" + std::to_string(k);
+    if (k != 5) b.Weight(w, {16, 16, 3, 3});
+    ModelBuilder::IntsAttr(b.Node("Conv", {last, w}, {y}), "pads", {1, 1, 1, 1});
+    last = y;
+    if (k % 2 == 0) {
+      b.Node("Relu", {y}, {y + "r"});
+      last = y + "r";
+    }
+  }
+  b.Output(last, {1, 16, 12, 12});
+  const std::string path = b.Save(dir / "convs.onnx");
+  const int threads = LibraryThreadsHere();
+  UseLibraryThreadsHere(2);
+  auto racing = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});  // the two threads as a load runs them
+  setenv("TILEBANK_PARALLEL_BIND", "all", 1);  // every convolution built on the second thread
+  auto ahead = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});
+  setenv("TILEBANK_PARALLEL_BIND", "off", 1);
+  auto in_order = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});
+  unsetenv("TILEBANK_PARALLEL_BIND");
+  UseLibraryThreadsHere(threads);
+  REQUIRE_MESSAGE(racing.ok(), racing.status().message());
+  REQUIRE_MESSAGE(ahead.ok(), ahead.status().message());
+  REQUIRE_MESSAGE(in_order.ok(), in_order.status().message());
+  CHECK((*ahead)->kernels_built_ahead() == 6);
+  CHECK((*in_order)->kernels_built_ahead() == 0);
+  REQUIRE((*ahead)->bindings().size() == (*in_order)->bindings().size());
+  for (size_t i = 0; i < (*ahead)->bindings().size(); ++i) {
+    CHECK((*ahead)->bindings()[i].op_type == (*in_order)->bindings()[i].op_type);
+    CHECK((*ahead)->bindings()[i].policy == (*in_order)->bindings()[i].policy);
+  }
+  const std::vector<Tensor> inputs = RandomInputs((*ahead)->graph(), 3);
+  const auto a = RunOnce(**ahead, inputs), o = RunOnce(**in_order, inputs), r = RunOnce(**racing, inputs);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].data == o[0].data);
+  CHECK(r[0].data == o[0].data);
 }
 
 }  // namespace

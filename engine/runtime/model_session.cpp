@@ -57,9 +57,10 @@ FusionLookup BankFusionLookup(const Bank* bank) {
 }
 
 Result<Graph> ImportModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                          const std::vector<std::vector<int64_t>>& shapes_by_position) {
-  auto graph = ImportOnnx(path, input_shapes, shapes_by_position);
+                          const std::vector<std::vector<int64_t>>& shapes_by_position, LoadPhases* phases) {
+  auto graph = ImportOnnx(path, input_shapes, shapes_by_position, phases);
   if (!graph.ok()) return graph.status();
+  PhaseClock clock;
   // Before folding, which would turn the weights' DequantizeLinear into float constants.
   // TILEBANK_QDQ_FUSION=off keeps them apart (the float path), for comparison.
   const char* qdq = std::getenv("TILEBANK_QDQ_FUSION");
@@ -72,6 +73,7 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
   FuseDynamicGemm(&graph.value());
   LiftConv1d(&graph.value());
   FuseConvEpilogues(&graph.value());
+  clock.Lap(phases ? &phases->graph : nullptr);
   return graph;
 }
 
@@ -81,7 +83,7 @@ Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank, Load
 
 Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                                             const Bank* bank, const std::vector<std::vector<int64_t>>& shapes_by_position, LoadOptions options) {
-  auto graph = ImportModel(path, input_shapes, shapes_by_position);
+  auto graph = ImportModel(path, input_shapes, shapes_by_position, options.phases);
   if (!graph.ok()) return graph.status();
   auto executor = BindToBank(std::move(graph.value()), bank, options);
   if (!executor.ok()) return executor.status().WithContext(path);

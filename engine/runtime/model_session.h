@@ -13,8 +13,9 @@
 namespace tilebank::engine::model {
 
 // Import (engine/ir/onnx_import.h) and fold constants: the graph a model's executors bind.
+// `phases`, when given, gets the read, libonnx's passes and the graph's building added to it.
 Result<Graph> ImportModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                          const std::vector<std::vector<int64_t>>& shapes_by_position = {});
+                          const std::vector<std::vector<int64_t>>& shapes_by_position = {}, LoadPhases* phases = nullptr);
 // Binds the graph to the bank's operator and graph entries; `bank` may be null (every node gets
 // its op class's built-in choice). Pass a copy to bind one graph more than once.
 Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank, LoadOptions options = {});

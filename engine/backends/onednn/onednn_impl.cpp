@@ -321,18 +321,26 @@ class ConvKernel : public Kernel {
   }
   Result<bool> Bind(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) {
     if (constants.size() < 2 || !constants[1] || (p_.bias && (constants.size() < 3 || !constants[2]))) return false;
-    std::vector<float> src(static_cast<size_t>(p_.N) * p_.C * p_.H * p_.W, 0.f), dst(static_cast<size_t>(p_.N) * p_.OC * p_.OH * p_.OW);
     double best = 0;
     bool best_plain = false;
-    // Runtime post-op operands read zeros while timing.
+    // Made only where the layouts are timed (not when a remembered choice binds): zeros for the
+    // source and for the runtime post-op operands, and a destination.
+    std::vector<float> src, dst;
     std::vector<std::vector<float>> operands;
-    std::vector<const float*> inputs = {src.data()};
-    inputs.resize(post_.first_operand_input(), nullptr);
-    for (const ChainStep& op : post_.ops())
-      if (op.has_operand) {
-        operands.emplace_back(Tensor::NumElements(op.operand_shape), 0.f);
-        inputs.push_back(operands.back().data());
-      }
+    std::vector<const float*> inputs;
+    auto timing_buffers = [&] {
+      if (!inputs.empty()) return;
+      src.assign(static_cast<size_t>(p_.N) * p_.C * p_.H * p_.W, 0.f);
+      dst.resize(static_cast<size_t>(p_.N) * p_.OC * p_.OH * p_.OW);
+      inputs = {src.data()};
+      inputs.resize(post_.first_operand_input(), nullptr);
+      operands.reserve(post_.ops().size());
+      for (const ChainStep& op : post_.ops())
+        if (op.has_operand) {
+          operands.emplace_back(Tensor::NumElements(op.operand_shape), 0.f);
+          inputs.push_back(operands.back().data());
+        }
+    };
     bool any = false;
     std::string why;
     const memory user_wts = UserWeights(*constants[1]);
@@ -364,6 +372,7 @@ class ConvKernel : public Kernel {
       if ((choice_.layout == "plain" && !plain) || (choice_.layout != "plain" && choice_.layout != "auto" && plain)) continue;  // the policy's layout only
       if (plain && choice_.bf16()) continue;  // oneDNN has bf16 kernels for its own layouts and NHWC only
       if (!bind_layout(plain)) continue;
+      timing_buffers();
       const double fastest = FastestOf(7, 2, [&] {
         RunDirect(inputs, dst.data());
         return true;
