@@ -86,6 +86,13 @@ Result<std::unique_ptr<Kernel>> BoundDirect(const Graph& g, const std::vector<in
   return std::move(kernel.value());
 }
 
+// Whether an impl.onednn policy runs oneDNN's own convolution (or product), whose primitives are made
+// to run on any thread (engine/backends/onednn/caller_scratchpad.h), not tilebank's Winograd or depthwise kernels.
+bool OneDnnOwnAlgorithm(const Policy& policy) {
+  const std::string algo = TextKnob(policy, "algo", "direct");
+  return algo == "direct" || algo == "winograd";
+}
+
 // TILEBANK_PARALLEL_BIND: "off" binds on one thread, for comparison; "all" has the second thread
 // build every kernel it was given, the binder waiting for each (for tests: no race decides).
 std::string ParallelBindMode() {
@@ -122,6 +129,7 @@ void Executor::PlanPrefetch(KernelPrefetch* prefetch, const std::map<int, std::p
       std::vector<int> nodes(s->chain.begin(), s->chain.begin() + s->NodesOf(choice.policy.fuse));
       nodes.push_back(s->anchor);
       const Policy anchor_policy = FusedAnchorPolicy(node_op->op, lookup);
+      if (!OneDnnOwnAlgorithm(anchor_policy)) continue;
       prefetch->Add(FusedBuildKey(steps.size(), anchor_policy, inputs), nodes,
                     [this, op = node_op->op, steps, anchor_policy, inputs] { return BoundDirect(graph_, inputs, OneDnnFusedKernel(op, steps, anchor_policy)); });
       continue;
@@ -131,8 +139,7 @@ void Executor::PlanPrefetch(KernelPrefetch* prefetch, const std::map<int, std::p
     auto node_op = NodeOpSpec(graph_, n);
     if (!node_op.ok() || !TemplatesFor(node_op->op).ok()) continue;
     const PolicyChoice choice = ChoosePolicy(node_op->op, lookup);
-    const std::string algo = TextKnob(choice.policy, "algo", "direct");
-    if (choice.tmpl != &OneDnnImpl() || (algo != "direct" && algo != "winograd")) continue;  // oneDNN's own kernels only
+    if (choice.tmpl != &OneDnnImpl() || !OneDnnOwnAlgorithm(choice.policy)) continue;
     prefetch->Add(TemplateBuildKey(*choice.tmpl, choice.policy, node_op->input_values), {static_cast<int>(index)},
                   [this, op = node_op->op, policy = choice.policy, inputs = node_op->input_values] {
                     return BoundDirect(graph_, inputs, OneDnnImpl().Build(op, policy));

@@ -239,11 +239,16 @@ TEST_CASE("run: bad models exit 2 with the problem named and nothing written") {
 TEST_CASE("executor: convolutions built ahead on a second thread bind and run as those built in graph order") {
   TempDir dir;
   ModelBuilder b;
-  b.Input("x", {1, 16, 12, 12});
-  std::string last = "x";
-  for (int k = 0; k < 6; ++k) {  // fused with Relu, and alone; one weight read twice
+  // A ResNet stem and 3x3 convolutions, fused with Relu and alone, one weight read twice.
+  b.Input("x", {1, 3, 56, 56});
+  b.Weight("stem", {64, 3, 7, 7});
+  auto* stem = b.Node("Conv", {"x", "stem"}, {"s"});
+  ModelBuilder::IntsAttr(stem, "pads", {3, 3, 3, 3});
+  ModelBuilder::IntsAttr(stem, "strides", {2, 2});
+  std::string last = "s";
+  for (int k = 0; k < 6; ++k) {
     const std::string w = k == 5 ? "w1" : "w" + std::to_string(k), y = "c" + std::to_string(k);
-    if (k != 5) b.Weight(w, {16, 16, 3, 3});
+    if (k != 5) b.Weight(w, {64, 64, 3, 3});
     ModelBuilder::IntsAttr(b.Node("Conv", {last, w}, {y}), "pads", {1, 1, 1, 1});
     last = y;
     if (k % 2 == 0) {
@@ -251,32 +256,52 @@ TEST_CASE("executor: convolutions built ahead on a second thread bind and run as
       last = y + "r";
     }
   }
-  b.Output(last, {1, 16, 12, 12});
+  b.Output(last, {1, 64, 28, 28});
   const std::string path = b.Save(dir / "convs.onnx");
-  const int threads = LibraryThreadsHere();
-  UseLibraryThreadsHere(2);
-  auto racing = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});  // the two threads as a load runs them
-  setenv("TILEBANK_PARALLEL_BIND", "all", 1);  // every convolution built on the second thread
-  auto ahead = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});
-  setenv("TILEBANK_PARALLEL_BIND", "off", 1);
-  auto in_order = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});
-  unsetenv("TILEBANK_PARALLEL_BIND");
-  UseLibraryThreadsHere(threads);
-  REQUIRE_MESSAGE(racing.ok(), racing.status().message());
-  REQUIRE_MESSAGE(ahead.ok(), ahead.status().message());
-  REQUIRE_MESSAGE(in_order.ok(), in_order.status().message());
-  CHECK((*ahead)->kernels_built_ahead() == 6);
-  CHECK((*in_order)->kernels_built_ahead() == 0);
-  REQUIRE((*ahead)->bindings().size() == (*in_order)->bindings().size());
-  for (size_t i = 0; i < (*ahead)->bindings().size(); ++i) {
-    CHECK((*ahead)->bindings()[i].op_type == (*in_order)->bindings()[i].op_type);
-    CHECK((*ahead)->bindings()[i].policy == (*in_order)->bindings()[i].policy);
+  // Both layouts: NCHW convolutions run oneDNN's im2col GEMM, whose scratchpad a kernel made on
+  // the second thread must find on the thread that runs it (caller_scratchpad.h).
+  for (const char* layout : {"auto", "plain"}) {
+    CAPTURE(layout);
+    auto graph = ImportModel(path, {});
+    REQUIRE(graph.ok());
+    PolicyLookup lookup = [&](const OpSpec& op) -> std::optional<FoundPolicy> {
+      if (op.op_type != "Conv") return std::nullopt;
+      Entry e;
+      e.kind = EntryKind::kOp;
+      e.op_type = op.op_type;
+      e.descriptor = op.canonical.text;
+      e.template_id = OneDnnImpl().id();
+      e.policy = MakePolicy({{"algo", std::string("direct")}, {"impl", std::string("default")}, {"layout", std::string(layout)}});
+      return FoundPolicy{e, false};
+    };
+    const int threads = LibraryThreadsHere();
+    UseLibraryThreadsHere(2);
+    // First, and run first, while this thread has made no primitive of its own.
+    setenv("TILEBANK_PARALLEL_BIND", "all", 1);  // every convolution built on the second thread
+    auto ahead = Executor::Load(*graph, lookup, BankFusionLookup(nullptr), LoadOptions{/*run_only=*/true});
+    REQUIRE_MESSAGE(ahead.ok(), ahead.status().message());
+    const std::vector<Tensor> inputs = RandomInputs((*ahead)->graph(), 3);
+    const auto a = RunOnce(**ahead, inputs);
+    unsetenv("TILEBANK_PARALLEL_BIND");
+    auto racing = Executor::Load(*graph, lookup, BankFusionLookup(nullptr), LoadOptions{/*run_only=*/true});  // as a load runs
+    setenv("TILEBANK_PARALLEL_BIND", "off", 1);
+    auto in_order = Executor::Load(*graph, lookup, BankFusionLookup(nullptr), LoadOptions{/*run_only=*/true});
+    unsetenv("TILEBANK_PARALLEL_BIND");
+    UseLibraryThreadsHere(threads);
+    REQUIRE_MESSAGE(racing.ok(), racing.status().message());
+    REQUIRE_MESSAGE(in_order.ok(), in_order.status().message());
+    CHECK((*ahead)->kernels_built_ahead() == 7);
+    CHECK((*in_order)->kernels_built_ahead() == 0);
+    REQUIRE((*ahead)->bindings().size() == (*in_order)->bindings().size());
+    for (size_t i = 0; i < (*ahead)->bindings().size(); ++i) {
+      CHECK((*ahead)->bindings()[i].op_type == (*in_order)->bindings()[i].op_type);
+      CHECK((*ahead)->bindings()[i].policy == (*in_order)->bindings()[i].policy);
+    }
+    const auto o = RunOnce(**in_order, inputs), r = RunOnce(**racing, inputs);
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].data == o[0].data);
+    CHECK(r[0].data == o[0].data);
   }
-  const std::vector<Tensor> inputs = RandomInputs((*ahead)->graph(), 3);
-  const auto a = RunOnce(**ahead, inputs), o = RunOnce(**in_order, inputs), r = RunOnce(**racing, inputs);
-  REQUIRE(a.size() == 1);
-  CHECK(a[0].data == o[0].data);
-  CHECK(r[0].data == o[0].data);
 }
 
 }  // namespace
@@ -324,11 +349,16 @@ TEST_CASE("executor: loaded to run only, the graph frees its weights as the step
 TEST_CASE("executor: convolutions built ahead on a second thread bind and run as those built in graph order") {
   TempDir dir;
   ModelBuilder b;
-  b.Input("x", {1, 16, 12, 12});
-  std::string last = "x";
+  // ResNet's shapes, whose oneDNN kernels take a scratchpad: made on the second thread, run on this one.
+  b.Input("x", {1, 3, 56, 56});
+  b.Weight("stem", {64, 3, 7, 7});
+  auto* stem = b.Node("Conv", {"x", "stem"}, {"s"});
+  ModelBuilder::IntsAttr(stem, "pads", {3, 3, 3, 3});
+  ModelBuilder::IntsAttr(stem, "strides", {2, 2});
+  std::string last = "s";
   for (int k = 0; k < 6; ++k) {  // fused with Relu, and alone; one weight read twice
     const std::string w = k == 5 ? "w1" : "w" + std::to_string(k), y = "c" + std::to_string(k);
-    if (k != 5) b.Weight(w, {16, 16, 3, 3});
+    if (k != 5) b.Weight(w, {64, 64, 3, 3});
     ModelBuilder::IntsAttr(b.Node("Conv", {last, w}, {y}), "pads", {1, 1, 1, 1});
     last = y;
     if (k % 2 == 0) {
@@ -336,7 +366,7 @@ TEST_CASE("executor: convolutions built ahead on a second thread bind and run as
       last = y + "r";
     }
   }
-  b.Output(last, {1, 16, 12, 12});
+  b.Output(last, {1, 64, 28, 28});
   const std::string path = b.Save(dir / "convs.onnx");
   const int threads = LibraryThreadsHere();
   UseLibraryThreadsHere(2);
@@ -350,7 +380,7 @@ TEST_CASE("executor: convolutions built ahead on a second thread bind and run as
   REQUIRE_MESSAGE(racing.ok(), racing.status().message());
   REQUIRE_MESSAGE(ahead.ok(), ahead.status().message());
   REQUIRE_MESSAGE(in_order.ok(), in_order.status().message());
-  CHECK((*ahead)->kernels_built_ahead() == 6);
+  CHECK((*ahead)->kernels_built_ahead() == 7);
   CHECK((*in_order)->kernels_built_ahead() == 0);
   REQUIRE((*ahead)->bindings().size() == (*in_order)->bindings().size());
   for (size_t i = 0; i < (*ahead)->bindings().size(); ++i) {

@@ -22,6 +22,7 @@
 
 
 #include "engine/backends/library_impls.h"
+#include "engine/backends/onednn/caller_scratchpad.h"
 #include "engine/core/chain_step.h"
 #include "engine/core/conv_problem.h"
 #include "engine/core/gemm_problem.h"
@@ -52,12 +53,14 @@ std::vector<std::string> StepNames(const PostOpChain& post) {
   return names;
 }
 
-// One inference call: source, weights and destination, plus the bias and post-op operands.
+// One inference call: source, weights and destination, plus the bias, post-op operands and the
+// primitive's scratchpad (made with UseCallerScratchpad: it may run on another thread than made it).
 void Execute(const dnnl::primitive& prim, dnnl::stream& stream, const memory& src, const memory& weights, const memory& dst,
-             const memory& bias, const PostOpChain& post) {
+             const memory& bias, const PostOpChain& post, CallerScratchpad& scratchpad) {
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
   if (bias) args[DNNL_ARG_BIAS] = bias;
   post.AddArgs(args);
+  scratchpad.AddTo(&args);
   ExecuteAndWait(prim, stream, args);
 }
 
@@ -124,7 +127,7 @@ class MatMulKernel : public Kernel {
   }
   Status Run() override {
     post_.LoadResidual(c_.get_data_handle(), c_md_.get_size());
-    Execute(prim_, stream_, LoweredA(), b_, c_, bias_, post_);
+    Execute(prim_, stream_, LoweredA(), b_, c_, bias_, post_, scratchpad_);
     return Status::Ok();
   }
   Status Fetch(Tensor* out) override {
@@ -161,7 +164,7 @@ class MatMulKernel : public Kernel {
     c_.set_data_handle(out);
     post_.SetRuntime(in);
     post_.LoadResidual(out, c_md_.get_size());
-    Execute(prim_, stream_, LoweredA(), b_, c_, bias_, post_);
+    Execute(prim_, stream_, LoweredA(), b_, c_, bias_, post_, scratchpad_);
     return Status::Ok();
   }
 
@@ -169,7 +172,7 @@ class MatMulKernel : public Kernel {
   // A as the primitive reads it: the caller's, or converted to bfloat16 when the policy computes in it.
   const memory& LoweredA() {
     if (!lowered_a_) return a_;
-    a_reorder_.execute(stream_, {{DNNL_ARG_FROM, a_}, {DNNL_ARG_TO, lowered_a_}});
+    a_reorder_.Run(stream_, a_, lowered_a_);
     return lowered_a_;
   }
   size_t bias_input() const { return p_.bias != BiasShape::kNone ? 2 : SIZE_MAX; }
@@ -229,6 +232,7 @@ class MatMulKernel : public Kernel {
       bias_ = MemoryFromTensor(scaled, bias_md);
     }
     dnnl::matmul::desc desc = bias_md ? dnnl::matmul::desc(a_md_, b_md_, bias_md, c_md_) : dnnl::matmul::desc(a_md_, b_md_, c_md_);
+    UseCallerScratchpad(&attr);
     pd_ = dnnl::matmul::primitive_desc(desc, attr, OneDnnCpuEngine());
     if (offered) {  // walked while `desc` lives: oneDNN's iterator reads it
       if (first) *first = pd_.impl_info_str();
@@ -238,9 +242,10 @@ class MatMulKernel : public Kernel {
     SelectImplementation(pd_, choice_.impl);
     post_.RefuseReference(pd_.impl_info_str());
     prim_ = dnnl::matmul(pd_);
+    scratchpad_.Describe(pd_.scratchpad_desc());
     b_md_ = pd_.weights_desc();
     lowered_a_ = choice_.bf16() ? memory(a_md_, OneDnnCpuEngine()) : memory();
-    if (lowered_a_) a_reorder_ = dnnl::reorder(memory(user_a_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE), lowered_a_);
+    if (lowered_a_) a_reorder_ = CallerReorder(memory(user_a_md_, OneDnnCpuEngine(), DNNL_MEMORY_NONE), lowered_a_);
   }
 
   GemmProblem p_;
@@ -253,7 +258,8 @@ class MatMulKernel : public Kernel {
   memory::desc user_b_md_;  // B as the op gives it (b_md_ differs when prepacked)
   memory a_, b_, c_, bias_;
   memory lowered_a_;         // bf16: A converted on each run
-  dnnl::reorder a_reorder_;
+  CallerReorder a_reorder_;
+  CallerScratchpad scratchpad_;
   bool direct_a_ = false, direct_b_ = false;
   bool prepack_b_ = false;  // B is a constant, in the primitive's own layout
   PostOpChain post_;
@@ -293,13 +299,13 @@ class ConvKernel : public Kernel {
     stream_.wait();
     if (post_.sum_input() >= 0) {
       residual_ = memory(user_dst_md_, OneDnnCpuEngine(), const_cast<float*>(post_.sum_source()));
-      sum_reorder_ = dnnl::reorder(residual_, dst_);
+      sum_reorder_ = CallerReorder(residual_, dst_);
     }
     return Status::Ok();
   }
   Status Run() override {
-    if (post_.sum_input() >= 0) sum_reorder_.execute(stream_, residual_, dst_);
-    Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
+    if (post_.sum_input() >= 0) sum_reorder_.Run(stream_, residual_, dst_);
+    Execute(prim_, stream_, src_, wts_, dst_, bias_, post_, scratchpad_);
     RunOwnTail();
     return Status::Ok();
   }
@@ -453,18 +459,18 @@ class ConvKernel : public Kernel {
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     caller_src_.set_data_handle(const_cast<float*>(in[0]));
     caller_dst_.set_data_handle(out);
-    if (reorder_src_) src_reorder_.execute(stream_, {{DNNL_ARG_FROM, caller_src_}, {DNNL_ARG_TO, src_}});
+    if (reorder_src_) src_reorder_.Run(stream_, caller_src_, src_);
     post_.SetRuntime(in);
     if (copy_residual_) {
       post_.LoadResidual(dst_.get_data_handle(), pd_.dst_desc().get_size());
     } else if (const float* residual = post_.sum_source()) {  // reordered into dst_'s layout
       residual_.set_data_handle(const_cast<float*>(residual));
-      sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, residual_}, {DNNL_ARG_TO, dst_}});
+      sum_reorder_.Run(stream_, residual_, dst_);
     }
-    Execute(prim_, stream_, src_, wts_, dst_, bias_, post_);
+    Execute(prim_, stream_, src_, wts_, dst_, bias_, post_, scratchpad_);
     RunOwnTail();
     if (reorder_dst_) {
-      dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, dst_}, {DNNL_ARG_TO, caller_dst_}});
+      dst_reorder_.Run(stream_, dst_, caller_dst_);
       stream_.wait();
     }
     return Status::Ok();
@@ -501,13 +507,13 @@ class ConvKernel : public Kernel {
     reorder_dst_ = pd_.dst_desc() != caller_dst_md;
     src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine()) : caller_src_;
     dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine()) : caller_dst_;
-    if (reorder_src_) src_reorder_ = dnnl::reorder(caller_src_, src_);
-    if (reorder_dst_) dst_reorder_ = dnnl::reorder(dst_, caller_dst_);
+    if (reorder_src_) src_reorder_ = CallerReorder(caller_src_, src_);
+    if (reorder_dst_) dst_reorder_ = CallerReorder(dst_, caller_dst_);
     if (post_.sum_input() >= 0) {
       const memory::desc residual_md = given_residual_md_ ? *given_residual_md_ : handed_residual_ ? pd_.dst_desc() : user_dst_md_;
       copy_residual_ = residual_md == pd_.dst_desc();
       residual_ = memory(residual_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-      if (!copy_residual_) sum_reorder_ = dnnl::reorder(residual_, dst_);
+      if (!copy_residual_) sum_reorder_ = CallerReorder(residual_, dst_);
     }
   }
 
@@ -524,8 +530,10 @@ class ConvKernel : public Kernel {
       d.insert(d.end(), operand.begin(), operand.end());
       return d;
     });
+    UseCallerScratchpad(&attr);
     pd_ = dnnl::convolution_forward::primitive_desc(desc, attr, OneDnnCpuEngine());
     SelectImplementation(pd_, choice_.impl);
+    scratchpad_.Describe(pd_.scratchpad_desc());
     post_.RefuseReference(pd_.impl_info_str());
     prim_ = dnnl::convolution_forward(pd_);
     // Weights into the primitive's layout (not timed; in a model, once at load).
@@ -547,7 +555,8 @@ class ConvKernel : public Kernel {
   memory src_, wts_, dst_, bias_, caller_src_, caller_dst_;
   bool reorder_src_ = false, reorder_dst_ = false;
   bool plain_activations_ = false;  // direct path: NCHW source and destination
-  dnnl::reorder src_reorder_, dst_reorder_;
+  CallerReorder src_reorder_, dst_reorder_;
+  CallerScratchpad scratchpad_;
   ConvEpilogue own_tail_;  // before post_, which is made from what WithoutOwnTail leaves
   PostOpChain post_;
   // Layout handover (NativeLayout): the blocked primitive's source and destination layouts, and
@@ -556,7 +565,7 @@ class ConvKernel : public Kernel {
   bool handed_src_ = false, handed_dst_ = false, handed_residual_ = false;
   memory residual_;             // the sum post-op's residual, in the caller's layout
   bool copy_residual_ = false;  // the residual is in dst_'s layout: copied, not reordered
-  dnnl::reorder sum_reorder_;   // residual -> dst_ otherwise
+  CallerReorder sum_reorder_;   // residual -> dst_ otherwise
   CubeChoice choice_;
   // Layout "convert" (UseGivenLayouts): the layouts the neighbours hand source, destination and
   // residual over in; the primitive keeps its own, reordering on each side.
