@@ -62,10 +62,16 @@ bool FoldBatchNorm(Graph* g, Node* conv, const Node& bn, const std::map<int, int
 // output nothing else reads. Returns how many it folded.
 int FoldFakeQuantizedWeights(Graph* g) {
   const GraphUses u = UsesOf(*g);
-  // Per element of a tensor of `shape`, the index into a scale or zero point of `count` values along `axis`.
+  // Element by element of a tensor of `shape` in order, the index into a scale or zero point of
+  // `count` values along `axis` (counted, not divided: this runs once per weight).
   struct ChannelOf {
-    int64_t inner = 1, extent = 1;
-    int64_t operator()(int64_t i) const { return extent == 1 ? 0 : (i / inner) % extent; }
+    int64_t inner = 1, extent = 1, step = 0, channel = 0;
+    int64_t operator*() const { return channel; }
+    void Next() {
+      if (++step < inner) return;
+      step = 0;
+      if (++channel == extent) channel = 0;
+    }
   };
   auto channel_of = [](const std::vector<int64_t>& shape, int64_t axis, int64_t count) {
     ChannelOf c;
@@ -108,13 +114,13 @@ int FoldFakeQuantizedWeights(Graph* g) {
     int64_t q_axis = 1, dq_axis = 1;
     if (!operands(q, weight.shape, &q_scale, &q_zero, &q_axis) || !operands(dq, weight.shape, &dq_scale, &dq_zero, &dq_axis)) continue;
     const float low = type == "int8" ? -128 : 0, high = type == "int8" ? 127 : 255;
-    const auto q_channel = channel_of(weight.shape, q_axis, static_cast<int64_t>(q_scale.size()));
-    const auto dq_channel = channel_of(weight.shape, dq_axis, static_cast<int64_t>(dq_scale.size()));
+    auto q_channel = channel_of(weight.shape, q_axis, static_cast<int64_t>(q_scale.size()));
+    auto dq_channel = channel_of(weight.shape, dq_axis, static_cast<int64_t>(dq_scale.size()));
     std::vector<float> values(static_cast<size_t>(weight.size()));
     // In float32, as the QuantizeLinear and DequantizeLinear kernels compute (x / scale rounded to
     // even, then (q - zero) * scale).
-    for (int64_t i = 0; i < weight.size(); ++i) {
-      const int64_t qc = q_channel(i), dc = dq_channel(i);
+    for (int64_t i = 0; i < weight.size(); ++i, q_channel.Next(), dq_channel.Next()) {
+      const int64_t qc = *q_channel, dc = *dq_channel;
       const float quotient = weight.floats[i] / static_cast<float>(q_scale[qc]);
       const float level = std::clamp(std::nearbyint(quotient) + static_cast<float>(q_zero[qc]), low, high);
       values[i] = (level - static_cast<float>(dq_zero[dc])) * static_cast<float>(dq_scale[dc]);

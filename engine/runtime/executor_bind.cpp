@@ -93,13 +93,16 @@ bool OneDnnOwnAlgorithm(const Policy& policy) {
   return algo == "direct" || algo == "winograd";
 }
 
-// TILEBANK_PARALLEL_BIND: "off" binds on one thread, for comparison; "all" has the second thread
-// build every kernel it was given, the binder waiting for each (for tests: no race decides).
+// TILEBANK_PARALLEL_BIND: "on" builds kernels ahead on a second thread; "all" has it build every
+// kernel it was given, the binder waiting for each (for tests: no race decides); unset or "off"
+// binds on one thread. Off by default: on 2 cores it saved 5-25 ms of a 50-75 ms bind (tcn,
+// yolo_detector) and cost up to 45 MiB of peak memory (ResNet-50: the second thread's heap keeps
+// what it freed), where oneDNN's weight reorders already run on both cores (docs/PERFORMANCE.md).
 std::string ParallelBindMode() {
   const char* env = std::getenv("TILEBANK_PARALLEL_BIND");
   return env ? env : "";
 }
-bool PrefetchKernels() { return ParallelBindMode() != "off" && LibraryThreadsHere() > 1; }
+bool PrefetchKernels() { return (ParallelBindMode() == "on" || ParallelBindMode() == "all") && LibraryThreadsHere() > 1; }
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "engine/runtime/kernel_prefetch.h"
 
+#include <algorithm>
 #include <exception>
 
 #include "engine/core/threads.h"
@@ -12,6 +13,7 @@ KernelPrefetch::~KernelPrefetch() {
     for (Job& job : jobs_)
       if (job.state == State::kPending) job.state = State::kCancelled;
   }
+  advanced_.notify_all();
   if (worker_.joinable()) worker_.join();
 }
 
@@ -34,10 +36,19 @@ void KernelPrefetch::Work() {
   for (;;) {
     Job* job = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (auto it = jobs_.rbegin(); it != jobs_.rend() && !job; ++it)
-        if (it->state == State::kPending) job = &*it;
-      if (!job) return;  // the binder has reached (or passed) every job left
+      std::unique_lock<std::mutex> lock(mutex_);
+      for (;;) {
+        // The first pending job of those it builds: every other one (the binder builds the rest as it
+        // reaches them, so that neither waits for the other), or all of them for wait_for_pending_.
+        size_t next = wait_for_pending_ ? 0 : 1;
+        while (next < jobs_.size() && jobs_[next].state != State::kPending) next += wait_for_pending_ ? 1 : 2;
+        if (next >= jobs_.size()) return;  // the binder has reached (or passed) every job left
+        if (next < settled_ + kLookahead || wait_for_pending_) {
+          job = &jobs_[next];
+          break;
+        }
+        advanced_.wait(lock);
+      }
       job->state = State::kRunning;
     }
     std::unique_ptr<Kernel> kernel;
@@ -57,6 +68,8 @@ void KernelPrefetch::Settle(int node) {
   if (it == job_of_node_.end()) return;
   std::unique_lock<std::mutex> lock(mutex_);
   Job& job = jobs_[it->second];
+  settled_ = std::max(settled_, it->second + 1);
+  advanced_.notify_all();
   if (job.state == State::kPending && !wait_for_pending_) job.state = State::kCancelled;
   done_.wait(lock, [&] { return job.state != State::kRunning && job.state != State::kPending; });
 }
