@@ -341,6 +341,48 @@ Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::
 
 namespace {
 
+// Initializers of at least this many bytes leave the proto once they are constants of the graph:
+// the weights are held once while the model is imported, not twice. Shape inference (later rounds)
+// reads their types and dims, which stay; the small ones it may read the values of stay whole.
+constexpr size_t kMovedInitializerBytes = 64 * 1024;
+
+// Initializers' data moved out of the proto, by name: the graph's constants, carried from one
+// round's graph to the next (see ImportOnnx).
+using MovedConstants = std::map<std::string, ConstTensor>;
+
+// Frees `t`'s data (its dims and type stay).
+void DropTensorData(onnx::TensorProto* t) {
+  delete t->release_raw_data();
+  google::protobuf::RepeatedField<float>().Swap(t->mutable_float_data());
+  google::protobuf::RepeatedField<int64_t>().Swap(t->mutable_int64_data());
+  google::protobuf::RepeatedField<int32_t>().Swap(t->mutable_int32_data());
+  google::protobuf::RepeatedField<double>().Swap(t->mutable_double_data());
+}
+
+// Bytes of data `t` holds in the proto.
+size_t TensorDataBytes(const onnx::TensorProto& t) {
+  return t.raw_data().size() + sizeof(float) * t.float_data_size() + sizeof(int64_t) * t.int64_data_size() + sizeof(int32_t) * t.int32_data_size() +
+         sizeof(double) * t.double_data_size();
+}
+
+
+// Set on an initializer the child process sends back without its data (OnnxPasses): the parent,
+// which read the model, holds that data and puts it back (ApplyAnswer).
+constexpr const char* kDataInParent = "tilebank: data held by the parent";
+
+// Swaps the data of two tensors; their names, dims and types stay.
+void SwapTensorData(onnx::TensorProto* a, onnx::TensorProto* b) {
+  std::string* a_raw = a->release_raw_data();  // null where not set: raw_data's presence moves too
+  a->set_allocated_raw_data(b->release_raw_data());
+  b->set_allocated_raw_data(a_raw);
+  a->mutable_float_data()->Swap(b->mutable_float_data());
+  a->mutable_int32_data()->Swap(b->mutable_int32_data());
+  a->mutable_int64_data()->Swap(b->mutable_int64_data());
+  a->mutable_double_data()->Swap(b->mutable_double_data());
+  a->mutable_uint64_data()->Swap(b->mutable_uint64_data());
+  a->mutable_string_data()->Swap(b->mutable_string_data());
+}
+
 // ONNX's shape inference with data propagation on `model`, from its (fixed) input shapes; the
 // answer as OnnxPasses describes it.
 Result<std::string> InferShapes(onnx::ModelProto& model, bool send_whole, const std::string& path) {
@@ -385,6 +427,37 @@ void ReadOldIrInitializersAsConstants(onnx::ModelProto* model) {
     }
 }
 
+// `model` converted to the executor's opset without carrying its large initializers' data through
+// libonnx's converter (which copies every tensor twice) or back to the parent (which holds it): the
+// data is set aside, and each such initializer comes back marked kDataInParent, with no data, where
+// the converter kept it as it was. Where it did not (an adapter dropped or rewrote one), the model
+// is converted again whole. Throws what the converter throws.
+onnx::ModelProto ConvertKeepingWeights(onnx::ModelProto& model) {
+  std::map<std::string, onnx::TensorProto> aside;  // name -> the data set aside
+  std::map<std::string, const onnx::TensorProto*> stripped;
+  for (auto& t : *model.mutable_graph()->mutable_initializer())
+    if (TensorDataBytes(t) >= kMovedInitializerBytes && !aside.count(t.name())) {
+      SwapTensorData(&t, &aside[t.name()]);
+      stripped[t.name()] = &t;
+    }
+  onnx::ModelProto converted = onnx::version_conversion::ConvertVersion(model, kExecutorOpset);
+  size_t kept = 0;
+  for (auto& t : *converted.mutable_graph()->mutable_initializer()) {
+    auto it = stripped.find(t.name());
+    if (it == stripped.end() || !t.doc_string().empty()) continue;
+    const onnx::TensorProto& was = *it->second;
+    if (TensorDataBytes(t) != 0 || t.data_type() != was.data_type() || t.dims_size() != was.dims_size() ||
+        !std::equal(t.dims().begin(), t.dims().end(), was.dims().begin()))
+      break;
+    t.set_doc_string(kDataInParent);
+    ++kept;
+  }
+  if (kept == aside.size()) return converted;
+  for (auto& t : *model.mutable_graph()->mutable_initializer())
+    if (auto it = aside.find(t.name()); it != aside.end() && stripped[t.name()] == &t) SwapTensorData(&t, &it->second);
+  return onnx::version_conversion::ConvertVersion(model, kExecutorOpset);
+}
+
 // libonnx's own passes over the model: check_model, conversion to the executor's opset, shape
 // inference with data propagation. What changed comes back as bytes: the whole model when it was
 // converted (kept: 'C'), else only the graph's inputs, outputs and inferred value_info ('S'), so the
@@ -404,7 +477,7 @@ Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::string& path)
     std::map<std::string, onnx::TypeProto> non_tensor_types;
     CollectNonTensorTypes(model.graph(), &non_tensor_types);
     try {
-      model = onnx::version_conversion::ConvertVersion(model, kExecutorOpset);
+      model = ConvertKeepingWeights(model);
     } catch (const std::exception& e) {
       return Status::InvalidInput(path + ": converting opset " + std::to_string(opset) + " to " + std::to_string(kExecutorOpset) + " failed: " + e.what());
     }
@@ -419,8 +492,23 @@ namespace {
 
 // Applies the child's answer (see OnnxPasses) to `model`.
 Status ApplyAnswer(const std::string& answer, onnx::ModelProto* model, const std::string& path) {
-  if (answer.empty() || (answer[0] == 'C' && !model->ParseFromArray(answer.data() + 1, static_cast<int>(answer.size() - 1))))
-    return Status::InvalidInput(path + ": the checked model did not come back whole");
+  if (answer.empty()) return Status::InvalidInput(path + ": the checked model did not come back whole");
+  if (answer[0] == 'C') {
+    onnx::ModelProto converted;
+    if (!converted.ParseFromArray(answer.data() + 1, static_cast<int>(answer.size() - 1)))
+      return Status::InvalidInput(path + ": the checked model did not come back whole");
+    // The initializers the child sent without their data take it from the model read here.
+    std::map<std::string, onnx::TensorProto*> read;
+    for (auto& t : *model->mutable_graph()->mutable_initializer()) read.emplace(t.name(), &t);
+    for (auto& t : *converted.mutable_graph()->mutable_initializer()) {
+      if (t.doc_string() != kDataInParent) continue;
+      auto it = read.find(t.name());
+      if (it == read.end()) return Status::InvalidInput(path + ": the converted model names an initializer '" + t.name() + "' the model does not have");
+      SwapTensorData(&t, it->second);
+      t.clear_doc_string();
+    }
+    *model = std::move(converted);
+  }
   if (answer[0] == 'S') {
     onnx::GraphProto typed;
     if (!typed.ParseFromArray(answer.data() + 1, static_cast<int>(answer.size() - 1)))
@@ -438,30 +526,6 @@ struct ImportedGraph {
   std::vector<bool> shape_known;  // per value
   std::string first_unknown;      // the refusal naming the first node output of unknown shape; "" when none
 };
-
-// Initializers of at least this many bytes leave the proto once they are constants of the graph:
-// the weights are held once while the model is imported, not twice. Shape inference (later rounds)
-// reads their types and dims, which stay; the small ones it may read the values of stay whole.
-constexpr size_t kMovedInitializerBytes = 64 * 1024;
-
-// Initializers' data moved out of the proto, by name: the graph's constants, carried from one
-// round's graph to the next (see ImportOnnx).
-using MovedConstants = std::map<std::string, ConstTensor>;
-
-// Frees `t`'s data (its dims and type stay).
-void DropTensorData(onnx::TensorProto* t) {
-  delete t->release_raw_data();
-  google::protobuf::RepeatedField<float>().Swap(t->mutable_float_data());
-  google::protobuf::RepeatedField<int64_t>().Swap(t->mutable_int64_data());
-  google::protobuf::RepeatedField<int32_t>().Swap(t->mutable_int32_data());
-  google::protobuf::RepeatedField<double>().Swap(t->mutable_double_data());
-}
-
-// Bytes of data `t` holds in the proto.
-size_t TensorDataBytes(const onnx::TensorProto& t) {
-  return t.raw_data().size() + sizeof(float) * t.float_data_size() + sizeof(int64_t) * t.int64_data_size() + sizeof(int32_t) * t.int32_data_size() +
-         sizeof(double) * t.double_data_size();
-}
 
 // The executor's graph of a checked, shape-inferred model, marking values of unknown shape. Large
 // initializers' data moves from `model` into the graph; one whose data moved in an earlier round
@@ -665,6 +729,9 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   if (const std::string problem = WiringProblem(model.graph(), {}, path); !problem.empty()) return Status::InvalidInput(problem);
   TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, shapes_by_position, path));
   MovedConstants moved;
+  // libonnx registers its op schemas on first use: here, once, so that each child process (one per
+  // round) inherits them instead of registering them again (7 ms each).
+  onnx::OpSchemaRegistry::Schema("Conv", kExecutorOpset);
   for (int round = 0;; ++round) {
     // libonnx 1.12 crashes on some malformed models inside these passes: they run in a child process.
     auto passed = RunInChildProcess(
