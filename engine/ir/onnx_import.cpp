@@ -729,9 +729,6 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   if (const std::string problem = WiringProblem(model.graph(), {}, path); !problem.empty()) return Status::InvalidInput(problem);
   TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, shapes_by_position, path));
   MovedConstants moved;
-  // libonnx registers its op schemas on first use: here, once, so that each child process (one per
-  // round) inherits them instead of registering them again (7 ms each).
-  onnx::OpSchemaRegistry::Schema("Conv", kExecutorOpset);
   for (int round = 0;; ++round) {
     // libonnx 1.12 crashes on some malformed models inside these passes: they run in a child process.
     auto passed = RunInChildProcess(
