@@ -154,6 +154,36 @@ TEST_CASE("run --profile names a row-major output row-major in text as in JSON")
   CHECK(text.out.find("nchw") == std::string::npos);
 }
 
+TEST_CASE("run --json says where the load went: five phases within load_s, and each node's bind time") {
+  TempDir dir;
+  const std::string model = MatMulRelu("mm", "relu").Save(dir / "m.onnx");
+  auto r = RunCli("run -m " + model + " --repeat 1 --profile --json --bank " + (dir / "none"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const nlohmann::json out = nlohmann::json::parse(r.out);
+  REQUIRE(out.contains("load_phases_s"));
+  const nlohmann::json& phases = out["load_phases_s"];
+  double sum = 0;
+  for (const char* phase : {"read", "onnx_passes", "graph", "bind", "finish"}) {
+    CAPTURE(phase);
+    REQUIRE(phases.contains(phase));
+    const double seconds = phases[phase];
+    CHECK(seconds >= 0);
+    sum += seconds;
+  }
+  CHECK(phases["onnx_passes"].get<double>() > 0);  // a child process ran libonnx's passes
+  CHECK(phases["bind"].get<double>() > 0);
+  CHECK(sum <= out["load_s"].get<double>());
+  REQUIRE(!out["profile"].empty());
+  double bind_ms = 0;
+  for (const auto& node : out["profile"]) {
+    REQUIRE(node.contains("bind_ms"));
+    CHECK(node["bind_ms"].get<double>() >= 0);
+    bind_ms += node["bind_ms"].get<double>();
+  }
+  CHECK(bind_ms > 0);
+  CHECK(bind_ms <= phases["bind"].get<double>() * 1e3);
+}
+
 TEST_CASE("models that crashed libonnx 1.12 (found by fuzz/onnx_import_fuzz) are refused with exit 2") {
   TempDir dir;
   WriteFile(dir / "weights.bin", std::string(4096, 'w'));  // the external data they name

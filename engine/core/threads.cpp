@@ -12,10 +12,11 @@ void SetLibraryThreads(int threads) {
   if (threads <= 0) return;
   const std::string n = std::to_string(threads);
   for (const char* var : {"HL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) setenv(var, n.c_str(), 1);
-  // oneDNN's OpenMP runtime is already loaded (a dependency of libdnnl): look it up rather than link it.
   UseLibraryThreadsHere(threads);
 }
 
+// oneDNN's OpenMP runtime is already loaded (a dependency of libdnnl): its functions are looked up
+// rather than linked.
 int LibraryThreadsHere() {
   using GetMaxThreads = int (*)();
   auto* get = reinterpret_cast<GetMaxThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));

@@ -346,10 +346,6 @@ namespace {
 // reads their types and dims, which stay; the small ones it may read the values of stay whole.
 constexpr size_t kMovedInitializerBytes = 64 * 1024;
 
-// Initializers' data moved out of the proto, by name: the graph's constants, carried from one
-// round's graph to the next (see ImportOnnx).
-using MovedConstants = std::map<std::string, ConstTensor>;
-
 // Frees `t`'s data (its dims and type stay).
 void DropTensorData(onnx::TensorProto* t) {
   delete t->release_raw_data();
@@ -364,7 +360,6 @@ size_t TensorDataBytes(const onnx::TensorProto& t) {
   return t.raw_data().size() + sizeof(float) * t.float_data_size() + sizeof(int64_t) * t.int64_data_size() + sizeof(int32_t) * t.int32_data_size() +
          sizeof(double) * t.double_data_size();
 }
-
 
 // Set on an initializer the child process sends back without its data (OnnxPasses): the parent,
 // which read the model, holds that data and puts it back (ApplyAnswer).
@@ -520,6 +515,10 @@ Status ApplyAnswer(const std::string& answer, onnx::ModelProto* model, const std
   }
   return Status::Ok();
 }
+
+// Initializers' data moved out of the proto, by name: the graph's constants, carried from one
+// round's graph to the next (see ImportOnnx).
+using MovedConstants = std::map<std::string, ConstTensor>;
 
 struct ImportedGraph {
   Graph graph;

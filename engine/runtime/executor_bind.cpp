@@ -115,7 +115,8 @@ Policy Executor::FusedAnchorPolicy(const OpSpec& op, const PolicyLookup& lookup,
 
 void Executor::PlanPrefetch(KernelPrefetch* prefetch, const std::map<int, std::pair<const Subgraph*, FusionChoice>>& fused_at,
                             const std::set<int>& deferred, const PolicyLookup& lookup) {
-  static const std::set<std::string> kCubeOps = {"Conv", "ConvTranspose", "Gemm", "MatMul"};
+  // The op types of the two kernels that make their primitives with the caller's scratchpad.
+  static const std::set<std::string> kCubeOps = {"Conv", "Gemm", "MatMul"};
   for (size_t index = 0; index < graph_.nodes.size(); ++index) {
     if (deferred.count(static_cast<int>(index))) continue;
     if (auto it = fused_at.find(static_cast<int>(index)); it != fused_at.end()) {

@@ -20,7 +20,7 @@ KernelPrefetch::~KernelPrefetch() {
 void KernelPrefetch::Add(std::string key, std::vector<int> nodes, Build build) {
   for (int n : nodes) job_of_node_[n] = jobs_.size();
   job_of_key_[key] = jobs_.size();
-  jobs_.push_back(Job{std::move(key), std::move(nodes), std::move(build)});
+  jobs_.push_back(Job{std::move(key), std::move(build)});
 }
 
 void KernelPrefetch::Start(int library_threads, bool wait_for_pending) {
@@ -57,7 +57,7 @@ void KernelPrefetch::Work() {
     } catch (const std::exception&) {  // the binder builds it again and reports what fails
     }
     std::lock_guard<std::mutex> lock(mutex_);
-      job->kernel = std::move(kernel);
+    job->kernel = std::move(kernel);
     job->state = State::kDone;
     done_.notify_all();
   }

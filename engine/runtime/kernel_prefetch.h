@@ -54,7 +54,6 @@ class KernelPrefetch {
   enum class State { kPending, kRunning, kDone, kCancelled };
   struct Job {
     std::string key;
-    std::vector<int> nodes;
     Build build;
     State state = State::kPending;
     std::unique_ptr<Kernel> kernel;  // kDone and built
@@ -62,7 +61,7 @@ class KernelPrefetch {
   void Work();
 
   std::vector<Job> jobs_;
-  std::map<int, size_t> job_of_node_;
+  std::map<int, size_t> job_of_node_;  // each node of a job -> the job
   std::map<std::string, size_t> job_of_key_;
   std::mutex mutex_;
   std::condition_variable done_;     // a job finished
