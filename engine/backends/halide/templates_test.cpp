@@ -247,6 +247,9 @@ TEST_CASE("templates: oneDNN is an Impl alternative for vector ops, broadcasting
                              // impl.onednn runs as [1, full, rest]; and a broadcast between full dims.
                              binary("Sub", "[3,20,40]", "[3,1,1]", "[3,20,40]"), binary("Div", "[2,3,5,6]", "[2,3,1,1]", "[2,3,5,6]"),
                              binary("Mul", "[4,6,10]", "[4,1,10]", "[4,6,10]"),
+                             // Swin's shifted-window mask over its heads, which oneDNN's JIT takes
+                             // only with the dims merged ([4,3,35] against [4,1,35]); and alternating.
+                             binary("Add", "[1,4,3,5,7]", "[1,4,1,5,7]", "[1,4,3,5,7]"), binary("Sub", "[2,3,4,5,6]", "[2,1,4,1,6]", "[2,3,4,5,6]"),
                              Op(R"({"op":"LayerNormalization","input_desc":)" + Desc({"[2,5,24]", "[5,24]"}) + R"(,"output_desc":)" +
                                 Desc({"[2,5,24]"}) + R"(,"attr":[{"name":"axis","type":"int","value":1}]})"),
                              Op(R"({"op":"Gelu","input_desc":)" + Desc({"[9,70]"}) + R"(,"output_desc":)" + Desc({"[9,70]"}) +

@@ -1,6 +1,7 @@
 #include "engine/backends/onednn/onednn_vector_ops.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/core/op_semantics.h"
@@ -45,6 +46,32 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> BinaryDims(const std::vect
   if (!per_channel || !any_broadcast || full == 1) return {out, other};
   return {{1, full, rest}, {1, full, 1}};
 }
+
+// `out` and `other` with out's size-1 dims dropped and each run of neighbouring dims that are all
+// full or all broadcast in `other` merged into one: [1,64,3,49,49] against [1,64,1,49,49] (Swin's
+// shifted-window mask over its heads) is [64,3,2401] against [64,1,2401], which oneDNN's JIT
+// kernels broadcast ("per minibatch and spatial"); in five dims it fell to the reference kernel,
+// 22 ms a step.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> MergedBroadcastDims(const std::vector<int64_t>& out, const std::vector<int64_t>& other) {
+  std::vector<int64_t> a, b;
+  bool last_broadcast = false;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    const bool broadcast = other[d] == 1;
+    if (!a.empty() && broadcast == last_broadcast) {
+      a.back() *= out[d];
+      b.back() *= broadcast ? 1 : out[d];
+    } else {
+      a.push_back(out[d]);
+      b.push_back(broadcast ? 1 : out[d]);
+    }
+    last_broadcast = broadcast;
+  }
+  if (a.empty()) a.push_back(1), b.push_back(1);
+  return {a, b};
+}
+
+bool IsReferenceImplementation(const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) == 0; }
 
 bool IsGlobalPooling(const std::string& t) { return t == "GlobalAveragePool"; }
 bool IsPooling(const std::string& t) { return t == "MaxPool" || t == "AveragePool" || IsGlobalPooling(t); }
@@ -186,9 +213,17 @@ class VectorKernel : public Kernel {
     } else {
       const auto& out = op_.outputs[0].shape;
       const int first = BinaryFirst(op_);
-      const auto [a_dims, b_dims] = BinaryDims(out, PaddedTo(op_.inputs[1 - first].shape, out.size()));
+      const std::vector<int64_t> other = PaddedTo(op_.inputs[1 - first].shape, out.size());
+      auto [a_dims, b_dims] = BinaryDims(out, other);
       memory::desc a = RowMajorDesc(a_dims), b = RowMajorDesc(b_dims);
-      prim_ = dnnl::binary(dnnl::binary::primitive_desc({OneDnnBinaryAlgorithm(t), a, b, a}, engine));
+      auto pd = dnnl::binary::primitive_desc({OneDnnBinaryAlgorithm(t), a, b, a}, engine);
+      if (IsReferenceImplementation(pd)) {  // the same elements in merged dims may reach a JIT kernel
+        std::tie(a_dims, b_dims) = MergedBroadcastDims(out, other);
+        memory::desc ma = RowMajorDesc(a_dims), mb = RowMajorDesc(b_dims);
+        auto merged = dnnl::binary::primitive_desc({OneDnnBinaryAlgorithm(t), ma, mb, ma}, engine);
+        if (!IsReferenceImplementation(merged)) a = ma, b = mb, pd = merged;
+      }
+      prim_ = dnnl::binary(pd);
       args_[DNNL_ARG_SRC_0] = MemoryFromTensor(*in[first], a);
       args_[DNNL_ARG_SRC_1] = MemoryFromTensor(*in[1 - first], b);
       args_[DNNL_ARG_DST] = memory(a, engine);
