@@ -46,9 +46,33 @@ bool StaticFloat32(const KernelInfo& info) {
   return true;
 }
 
-// Copies a strided view: out[i] = in[base + sum(coord_d * in_stride_d)] over `shape`, with the
+// A strided view over `shape` (`in_strides` per dim) with its size-1 dims dropped and each dim
+// merged into the next where the two walk the input as one (stride[d] == stride[d+1] * shape[d+1]):
+// ShuffleNet's channel shuffle, [1,116,2,14,14] read with perm (0,2,1,3,4), is [116,2,196], so
+// it copies runs of 196 floats instead of 14.
+struct StridedView {
+  std::vector<int64_t> shape, strides;
+};
+StridedView Merged(const std::vector<int64_t>& shape, const std::vector<int64_t>& in_strides) {
+  StridedView v;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!v.shape.empty() && v.strides.back() == in_strides[d] * shape[d]) {
+      v.shape.back() *= shape[d];
+      v.strides.back() = in_strides[d];
+    } else {
+      v.shape.push_back(shape[d]);
+      v.strides.push_back(in_strides[d]);
+    }
+  }
+  return v;
+}
+
+// Copies a strided view: out[i] = in[base + sum(coord_d * stride_d)] over view.shape, with the
 // innermost dimension copied as a run when its stride is 1.
-void StridedCopy(const float* in, int64_t base, const std::vector<int64_t>& shape, const std::vector<int64_t>& in_strides, float* out) {
+void StridedCopy(const float* in, int64_t base, const StridedView& view, float* out) {
+  const auto& shape = view.shape;
+  const auto& in_strides = view.strides;
   const size_t rank = shape.size();
   if (rank == 0) {
     *out = in[base];
@@ -58,14 +82,15 @@ void StridedCopy(const float* in, int64_t base, const std::vector<int64_t>& shap
   int64_t outer = 1;
   for (size_t d = 0; d + 1 < rank; ++d) outer *= shape[d];
   std::vector<int64_t> coord(rank, 0);
+  int64_t offset = base;
   for (int64_t o = 0; o < outer; ++o) {
-    int64_t offset = base;
-    for (size_t d = 0; d + 1 < rank; ++d) offset += coord[d] * in_strides[d];
     if (inner_stride == 1) std::memcpy(out, in + offset, inner * sizeof(float));
     else for (int64_t k = 0; k < inner; ++k) out[k] = in[offset + k * inner_stride];
     out += inner;
     for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+      offset += in_strides[d];
       if (++coord[d] < shape[d]) break;
+      offset -= coord[d] * in_strides[d];
       coord[d] = 0;
     }
   }
@@ -83,7 +108,7 @@ Result<std::unique_ptr<OpKernel>> Transpose(const KernelInfo& info) {
     out_shape[d] = in_shape[perm[d]];
     strides[d] = in_strides[perm[d]];
   }
-  return MakeArena(info, [out_shape, strides](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, out_shape, strides, out); });
+  return MakeArena(info, [view = Merged(out_shape, strides)](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, view, out); });
 }
 
 Result<std::unique_ptr<OpKernel>> Slice(const KernelInfo& info) {
@@ -110,7 +135,7 @@ Result<std::unique_ptr<OpKernel>> Slice(const KernelInfo& info) {
     base += begin[d] * in_strides[d];
     strides[d] = step[d] * in_strides[d];
   }
-  return MakeArena(info, [out_shape, strides, base](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], base, out_shape, strides, out); });
+  return MakeArena(info, [view = Merged(out_shape, strides), base](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], base, view, out); });
 }
 
 Result<std::unique_ptr<OpKernel>> Concat(const KernelInfo& info) {
@@ -202,24 +227,24 @@ Result<std::unique_ptr<OpKernel>> Expand(const KernelInfo& info) {
   const auto& in_shape = InShape(info, 0);
   if (in_shape.size() > out_shape.size()) return info.Bad("the input has a higher rank than the output");
   const auto strides = BroadcastStrides(in_shape, out_shape);
-  return MakeArena(info, [out_shape, strides](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, out_shape, strides, out); });
+  return MakeArena(info, [view = Merged(out_shape, strides)](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, view, out); });
 }
 
 // Where: out = condition != 0 ? x : y, the three broadcast to the output's shape.
 Result<std::unique_ptr<OpKernel>> Where(const KernelInfo& info) {
   const auto& out_shape = OutShape(info);
   const int64_t count = Tensor::NumElements(out_shape);
-  std::vector<std::vector<int64_t>> strides;
+  std::vector<StridedView> views;
   for (int i = 0; i < 3; ++i) {
     if (InShape(info, i).size() > out_shape.size()) return info.Bad("an input has a higher rank than the output");
-    strides.push_back(BroadcastStrides(InShape(info, i), out_shape));
+    views.push_back(Merged(out_shape, BroadcastStrides(InShape(info, i), out_shape)));
   }
-  return MakeArena(info, [out_shape, strides, count](const std::vector<const float*>& in, float* out) {
+  return MakeArena(info, [views, count](const std::vector<const float*>& in, float* out) {
     // Each operand is expanded once; the select then runs over contiguous arrays.
     std::vector<float> c(count), x(count), y(count);
-    StridedCopy(in[0], 0, out_shape, strides[0], c.data());
-    StridedCopy(in[1], 0, out_shape, strides[1], x.data());
-    StridedCopy(in[2], 0, out_shape, strides[2], y.data());
+    StridedCopy(in[0], 0, views[0], c.data());
+    StridedCopy(in[1], 0, views[1], x.data());
+    StridedCopy(in[2], 0, views[2], y.data());
     for (int64_t i = 0; i < count; ++i) out[i] = c[i] != 0.f ? x[i] : y[i];
   });
 }
