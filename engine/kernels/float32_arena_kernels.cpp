@@ -1,5 +1,5 @@
 // The float32 arena implementations (ArenaFunction, op_kernel.h): data movement (Transpose,
-// Slice, Concat, Gather, Pad, Expand, Where, Resize), Clip, Pow, Sqrt, Neg, Exp, inference
+// Slice, DepthToSpace, SpaceToDepth, Concat, Gather, Pad, Expand, Where, Resize), Clip, Pow, Sqrt, Neg, Exp, inference
 // BatchNormalization, InstanceNormalization and GroupNormalization (float32_norm_kernels.h) and copies (Identity, Dropout, a Cast to float32, the reshaping ops), each
 // made for its node's static shapes with its constant operands (Clip bounds, Gather indices, Pad
 // widths, a Pow exponent, Resize scales) read once. Each is the last entry of its op's table, after
@@ -109,6 +109,42 @@ Result<std::unique_ptr<OpKernel>> Transpose(const KernelInfo& info) {
     strides[d] = in_strides[perm[d]];
   }
   return MakeArena(info, [view = Merged(out_shape, strides)](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, view, out); });
+}
+
+// DepthToSpace (DCR or CRD) on NCHW: each output row (n, c, h, i) interleaves `b` input rows of W
+// floats, read in order; rows split among the threads.
+Result<std::unique_ptr<OpKernel>> DepthToSpace(const KernelInfo& info) {
+  const auto& in_shape = InShape(info, 0);
+  const int64_t b = info.attrs.Int("blocksize", 0);
+  if (in_shape.size() != 4 || b <= 0 || in_shape[1] % (b * b) != 0) return info.Bad("takes NCHW with channels a multiple of blocksize^2");
+  const bool crd = info.attrs.String("mode", "DCR") == "CRD";
+  const int64_t N = in_shape[0], C = in_shape[1] / (b * b), H = in_shape[2], W = in_shape[3];
+  return MakeArena(info, [=](const std::vector<const float*>& in, float* out) {
+    const int64_t rows = N * C * H * b, plane = H * W;
+    ParallelFor(rows, std::max<int64_t>(1, 16384 / (W * b)), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t i = r % b, h = (r / b) % H, c = (r / (b * H)) % C, n = r / (b * H * C);
+        float* y = out + r * W * b;
+        for (int64_t j = 0; j < b; ++j) {
+          const int64_t channel = crd ? (c * b + i) * b + j : (i * b + j) * C + c;
+          const float* x = in[0] + (n * C * b * b + channel) * plane + h * W;
+          for (int64_t w = 0; w < W; ++w) y[w * b + j] = x[w];
+        }
+      }
+    });
+  });
+}
+
+// SpaceToDepth on NCHW: the input read as [N, C, H/b, b, W/b, b] in the order [N, b, b, C, H/b, W/b].
+Result<std::unique_ptr<OpKernel>> SpaceToDepth(const KernelInfo& info) {
+  const auto& in_shape = InShape(info, 0);
+  const int64_t b = info.attrs.Int("blocksize", 0);
+  if (in_shape.size() != 4 || b <= 0 || in_shape[2] % b != 0 || in_shape[3] % b != 0) return info.Bad("takes NCHW with height and width multiples of blocksize");
+  const int64_t N = in_shape[0], C = in_shape[1], H = in_shape[2] / b, W = in_shape[3] / b;
+  const auto s = RowMajorStrides({N, C, H, b, W, b});
+  return MakeArena(info, [view = Merged({N, b, b, C, H, W}, {s[0], s[3], s[5], s[1], s[2], s[4]})](const std::vector<const float*>& in, float* out) {
+    StridedCopy(in[0], 0, view, out);
+  });
 }
 
 Result<std::unique_ptr<OpKernel>> Slice(const KernelInfo& info) {
@@ -489,6 +525,8 @@ void RegisterFloat32ArenaKernels(KernelRegistry* r) {
   };
   add("Transpose", 1, Transpose);
   add("Slice", 10, Slice);
+  add("DepthToSpace", 1, DepthToSpace);
+  add("SpaceToDepth", 1, SpaceToDepth);
   add("Concat", 4, Concat);
   add("Gather", 1, Gather);
   add("Pad", 11, Pad);
