@@ -459,11 +459,20 @@ onnx::ModelProto ConvertKeepingWeights(onnx::ModelProto& model) {
 // weights are not copied. Runs in the child process (libonnx only: tilebank's own checks run in the
 // parent, where a sanitizer sees them): `model` is the child's own copy of the parent's.
 Result<std::string> OnnxPasses(onnx::ModelProto& model, const std::string& path) {
+  // libonnx 1.12's checker requires a shape on every tensor the main graph declares; later ONNX
+  // releases and ONNX Runtime take a declared output or value of unknown rank. Such a declaration
+  // is checked with an empty shape, and left without one for shape inference.
+  std::vector<onnx::TypeProto_Tensor*> shapeless;
+  for (auto* list : {model.mutable_graph()->mutable_input(), model.mutable_graph()->mutable_output(), model.mutable_graph()->mutable_value_info()})
+    for (auto& v : *list)
+      if (v.type().has_tensor_type() && !v.type().tensor_type().has_shape()) shapeless.push_back(v.mutable_type()->mutable_tensor_type());
+  for (auto* t : shapeless) t->mutable_shape();
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
     return Status::InvalidInput(path + " fails the ONNX checker: " + e.what());
   }
+  for (auto* t : shapeless) t->clear_shape();
   const int opset = DefaultDomainOpset(model);
   const bool convert = opset != kExecutorOpset;
   if (convert) {

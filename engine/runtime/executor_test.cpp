@@ -129,6 +129,25 @@ TEST_CASE("executor: a Split's outputs (one unused, one a model output) each com
   }
 }
 
+TEST_CASE("executor: outputs declared without a shape (as ONNX Runtime and later ONNX releases take them) load with their shapes inferred") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {3, 8});
+  ModelBuilder::IntsAttr(b.Node("ReduceMax", {"x"}, {"m"}), "axes", {1});
+  b.Node("Relu", {"x"}, {"r"});
+  b.Output("m", {3, 1});
+  b.Output("r", {3, 8});
+  for (auto& out : *b.model.mutable_graph()->mutable_output()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+  auto e = LoadModel(b.Save(dir / "m.onnx"), {}, nullptr);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  auto inputs = RandomInputs((*e)->graph(), 2);
+  auto out = RunOnce(**e, inputs);
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].shape == std::vector<int64_t>{3, 1});
+  CHECK(out[1].shape == std::vector<int64_t>{3, 8});
+  for (int r = 0; r < 3; ++r) CHECK(out[0].data[r] == *std::max_element(inputs[0].data.begin() + r * 8, inputs[0].data.begin() + r * 8 + 8));
+}
+
 TEST_CASE("executor: shape arithmetic folds to constants, BatchNormalization folds into the Conv before it") {
   TempDir dir;
   ModelBuilder b;

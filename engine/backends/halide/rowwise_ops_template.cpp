@@ -55,7 +55,7 @@ RowShape RowwiseShape(const OpSpec& op) {
   RowView v = ViewOf(op).value();
   RowShape s;
   if (op.op_type.rfind("Reduce", 0) == 0 || v.inner > 1) {  // a reduction across rows of `inner`
-    s.inner = v.inner, s.rows = v.outer, s.reduce = v.inner == 1 ? v.len : 0;
+    s.inner = v.inner, s.rows = v.outer, s.reduce = v.inner == 1 ? v.len : 0, s.span = v.len;
   } else {
     s.inner = v.len, s.rows = v.outer, s.reduce = v.len;
   }

@@ -14,6 +14,7 @@ struct RowShape {
   int64_t inner = 1;  // elements per row (vectorized)
   int64_t rows = 1;   // product of the outer dimensions
   int64_t reduce = 0; // length of a row reduction (0: none)
+  int64_t span = 1;   // input elements each output element reads (a reduction's length, across rows too)
 };
 
 SearchSpace RowwiseSpace(const RowShape& shape);
