@@ -6,10 +6,14 @@
 
 namespace tilebank::engine::model {
 
-// Rewrites every two-input Einsum of `graph` whose equation is a batched matrix product (the same
-// leading batch letters on both inputs and the output, one letter contracted, the output's last
-// two letters the rows of the first input and the columns of the second). Other Einsums stay as
-// they are. Returns how many were rewritten.
+// Rewrites every two-input Einsum of `graph` whose equation is a batched matrix product in any
+// order of its letters: every letter of both inputs and the output a batch letter, one letter of
+// the first input and the output alone (rows), one of the second and the output (columns) and one
+// of both inputs alone (contracted), as "bhid,bhjd->bhij" or a graph attention's "hij,jhf->ihf".
+// Each input is transposed to [batch..., rows, contracted] / [batch..., contracted, columns] where
+// it is not so already, and the MatMul's result to the output's order. Other Einsums (ellipses,
+// repeated letters, letters summed over one input, groups of several letters) stay as they are.
+// Returns how many were rewritten.
 int LowerEinsums(onnx::GraphProto* graph);
 
 }  // namespace tilebank::engine::model

@@ -232,9 +232,12 @@ Status Executor::Run(const std::vector<const Tensor*>& inputs, std::vector<Tenso
   for (int v : graph_.outputs) {
     if (graph_.values[v].kind != ValueKind::kTensor || graph_.values[v].dtype != "float32")
       return Status::InvalidInput("output '" + graph_.values[v].name + "' is not a float32 tensor: run the model with typed values");
-    Tensor t(graph_.values[v].shape);
-    const float* data = Address(v);
-    if (!data) return Status::InvalidInput("output '" + graph_.values[v].name + "' is not computed");
+    // In the arena, or (a registry kernel's output, of a shape known per run; a constant) held typed.
+    const TypedTensor held = InArena(v) ? TypedTensor() : graph_.IsConstant(v) ? graph_.values[v].constant->AsTyped(DType::kFloat32) : typed_[v];
+    if (!InArena(v) && (held.dtype != DType::kFloat32 || !held.IsTensor()))
+      return Status::InvalidInput("output '" + graph_.values[v].name + "' is not computed");
+    Tensor t(InArena(v) ? graph_.values[v].shape : held.shape);
+    const float* data = InArena(v) ? Address(v) : held.data<float>();
     std::copy(data, data + t.size(), t.data.begin());
     outputs->push_back(std::move(t));
   }
