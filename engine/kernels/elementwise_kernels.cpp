@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/core/broadcast.h"
+#include "engine/core/parallel_for.h"
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
 
@@ -211,6 +213,35 @@ Result<std::unique_ptr<OpKernel>> MakeBitShift(const KernelInfo& info) {
   });
 }
 
+// Where over fixed-size elements (T: an unsigned integer of the element's size): rows of the
+// output's last axis on the threads, each input read along it with stride 1 or 0 (broadcast).
+template <class T>
+void SelectRows(const KernelInputs& in, const std::vector<int64_t>& shape, TypedTensor* y) {
+  const size_t rank = shape.size();
+  const int64_t inner = rank ? shape.back() : 1, rows = inner ? y->size() / inner : 0;
+  std::vector<std::vector<int64_t>> strides;
+  for (int i = 0; i < 3; ++i) strides.push_back(BroadcastStrides(in[i]->shape, shape));
+  const bool* c = in[0]->data<bool>();
+  const T* x = reinterpret_cast<const T*>(in[1]->bytes.data());
+  const T* z = reinterpret_cast<const T*>(in[2]->bytes.data());
+  T* out = reinterpret_cast<T*>(y->bytes.data());
+  ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, inner)), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t offset[3] = {0, 0, 0}, rest = r;
+      for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+        const int64_t at = rest % shape[d];
+        rest /= shape[d];
+        for (int i = 0; i < 3; ++i) offset[i] += at * strides[i][d];
+      }
+      const int64_t sc = rank ? strides[0].back() : 0, sx = rank ? strides[1].back() : 0, sz = rank ? strides[2].back() : 0;
+      const bool* cr = c + offset[0];
+      const T *xr = x + offset[1], *zr = z + offset[2];
+      T* o = out + r * inner;
+      for (int64_t k = 0; k < inner; ++k) o[k] = cr[k * sc] ? xr[k * sx] : zr[k * sz];
+    }
+  });
+}
+
 Result<std::unique_ptr<OpKernel>> MakeWhere(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() != 3 || !in[0] || !in[1] || !in[2] || in[0]->dtype != DType::kBool || in[1]->dtype != in[2]->dtype)
@@ -218,6 +249,16 @@ Result<std::unique_ptr<OpKernel>> MakeWhere(const KernelInfo& info) {
     std::vector<int64_t> shape;
     if (!BroadcastShapes({in[0]->shape, in[1]->shape, in[2]->shape}, &shape)) return info.Bad("inputs do not broadcast");
     TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, in[1]->dtype, shape);
+    if (y.dtype != DType::kString) {
+      switch (ElementBytes(y.dtype)) {
+        case 1: SelectRows<uint8_t>(in, shape, &y); return Status::Ok();
+        case 2: SelectRows<uint16_t>(in, shape, &y); return Status::Ok();
+        case 4: SelectRows<uint32_t>(in, shape, &y); return Status::Ok();
+        case 8: SelectRows<uint64_t>(in, shape, &y); return Status::Ok();
+        default: break;
+      }
+    }
     y = TypedTensor(in[1]->dtype, shape);
     BroadcastWalk walk({in[0]->shape, in[1]->shape, in[2]->shape}, shape);
     const size_t bytes = ElementBytes(y.dtype);
