@@ -26,7 +26,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
 # The torchvision models the zoo measured behind ONNX Runtime, beside the issue's own families.
-TORCHVISION = ["mobilenet_v2", "efficientnet_b0", "densenet121", "googlenet", "resnet50"]
+TORCHVISION = ["mobilenet_v2", "efficientnet_b0", "densenet121", "googlenet", "resnet50", "swin_t", "shufflenet_v2_x1_0"]
 SPEED_GOAL, NONE_SLOWER_THAN, INT8_ERROR_GOAL = 1.0, 1.1, 2.0
 
 

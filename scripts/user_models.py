@@ -45,6 +45,19 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       an LM head; inputs input_ids [1,1], past_keys and past_values [4,1,4,127,64]
   gcn                 a 3-layer graph convolution network on a dense normalized adjacency: A X W with
                       ReLU, node features [512,64], adjacency [512,512] (both inputs) -> [512,16]
+  gat                 a 2-layer graph attention network (4 heads): LeakyRelu edge scores masked by the
+                      adjacency (Where), Softmax, aggregation as an Einsum (hij,jhf->ihf), ELU;
+                      node features [500,64], adjacency [500,500] -> [500,8] log-probabilities
+  crnn                text-line recognition: three Conv+ReLU+MaxPool stages, the feature columns into
+                      a 2-layer bidirectional LSTM (input 1024, hidden 256), a per-step classifier
+                      with LogSoftmax; [1,1,32,128] -> [32,1,37]
+  espcn               super-resolution: Conv(5x5)+Tanh, Conv(3x3)+Tanh, Conv to 9 channels, PixelShuffle
+                      (DepthToSpace, x3), Sigmoid; [1,1,224,224] -> [1,1,672,672]
+  dcgan               a DCGAN generator: five ConvTranspose layers (4x4, stride 2) with BatchNorm and
+                      ReLU, Tanh; latent [1,100,1,1] -> [1,3,64,64]
+  pointnet            PointNet classification: shared MLPs as 1x1 Conv1d with BatchNorm and ReLU
+                      (3 -> 64 -> 128 -> 1024 per point), max over the points, an MLP head;
+                      [1,3,2048] points -> [1,40]
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -401,6 +414,105 @@ class Gcn(torch.nn.Module):
         return x
 
 
+class Gat(torch.nn.Module):
+    """Graph attention: per layer and head, scores LeakyRelu(a_src . h_i + a_dst . h_j) where the
+    adjacency has an edge (else -1e9), Softmax over neighbours, their features summed by weight."""
+
+    def __init__(self, features=64, hidden=32, heads=4, classes=8):
+        super().__init__()
+        self.heads = heads
+        self.weights = torch.nn.ModuleList([torch.nn.Linear(features, hidden * heads, bias=False), torch.nn.Linear(hidden * heads, classes * heads, bias=False)])
+        self.source = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(heads, hidden)), torch.nn.Parameter(torch.randn(heads, classes))])
+        self.target = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(heads, hidden)), torch.nn.Parameter(torch.randn(heads, classes))])
+
+    def forward(self, x, adjacency):
+        n = x.shape[0]
+        for i, w in enumerate(self.weights):
+            h = w(x).reshape(n, self.heads, -1)
+            scores = (h * self.source[i]).sum(-1).t()[:, :, None] + (h * self.target[i]).sum(-1).t()[:, None, :]
+            scores = torch.nn.functional.leaky_relu(scores, 0.2)
+            scores = torch.where(adjacency[None] > 0, scores, torch.full_like(scores, -1e9))
+            x = torch.einsum("hij,jhf->ihf", torch.softmax(scores, -1), h)
+            x = torch.nn.functional.elu(x.reshape(n, -1)) if i == 0 else x.mean(1)
+        return torch.log_softmax(x, -1)
+
+
+class Crnn(torch.nn.Module):
+    """Convolutions over a text line, its columns read by a bidirectional LSTM, a class per column."""
+
+    def __init__(self, channels=(64, 128, 256), hidden=256, classes=37, height=32):
+        super().__init__()
+        c1, c2, c3 = channels
+        nn = torch.nn
+        self.cnn = nn.Sequential(nn.Conv2d(1, c1, 3, 1, 1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(c1, c2, 3, 1, 1), nn.ReLU(), nn.MaxPool2d(2),
+                                 nn.Conv2d(c2, c3, 3, 1, 1), nn.BatchNorm2d(c3), nn.ReLU(), nn.MaxPool2d((2, 1)))
+        self.rnn = nn.LSTM(c3 * (height // 8), hidden, num_layers=2, bidirectional=True)
+        self.fc = nn.Linear(2 * hidden, classes)
+
+    def forward(self, x):
+        f = self.cnn(x)
+        b, c, h, w = f.shape
+        y, _ = self.rnn(f.reshape(b, c * h, w).permute(2, 0, 1))
+        return torch.log_softmax(self.fc(y), -1)
+
+
+class Espcn(torch.nn.Module):
+    """Efficient sub-pixel convolution: features at low resolution, then PixelShuffle by `scale`."""
+
+    def __init__(self, scale=3, features=(64, 32)):
+        super().__init__()
+        self.a = torch.nn.Conv2d(1, features[0], 5, padding=2)
+        self.b = torch.nn.Conv2d(features[0], features[1], 3, padding=1)
+        self.c = torch.nn.Conv2d(features[1], scale * scale, 3, padding=1)
+        self.shuffle = torch.nn.PixelShuffle(scale)
+
+    def forward(self, x):
+        return torch.sigmoid(self.shuffle(self.c(torch.tanh(self.b(torch.tanh(self.a(x)))))))
+
+
+class DcganGenerator(torch.nn.Module):
+    """DCGAN's generator: a latent vector up to an image through stride-2 ConvTranspose layers."""
+
+    def __init__(self, latent=100, width=64):
+        super().__init__()
+        nn = torch.nn
+        layers, channels = [], [latent, width * 8, width * 4, width * 2, width]
+        for i, (a, b) in enumerate(zip(channels, channels[1:])):
+            layers += [nn.ConvTranspose2d(a, b, 4, 1 if i == 0 else 2, 0 if i == 0 else 1, bias=False), nn.BatchNorm2d(b), nn.ReLU()]
+        self.net = nn.Sequential(*layers, nn.ConvTranspose2d(width, 3, 4, 2, 1, bias=False), nn.Tanh())
+
+    def forward(self, z):
+        return self.net(z)
+
+
+class PointNet(torch.nn.Module):
+    """PointNet's classifier: a shared per-point MLP (1x1 Conv1d), max over points, an MLP head."""
+
+    def __init__(self, widths=(64, 128, 1024), classes=40):
+        super().__init__()
+        nn = torch.nn
+        dims = (3,) + tuple(widths)
+        self.convs = nn.ModuleList(nn.Conv1d(a, b, 1) for a, b in zip(dims, dims[1:]))
+        self.norms = nn.ModuleList(nn.BatchNorm1d(b) for b in dims[1:])
+        self.head = nn.Sequential(nn.Linear(widths[-1], 512), nn.BatchNorm1d(512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, classes))
+
+    def forward(self, x):
+        for conv, norm in zip(self.convs, self.norms):
+            x = torch.relu(norm(conv(x)))
+        return self.head(torch.max(x, 2)[0])
+
+
+def random_batch_norm_statistics(model):
+    """BatchNorm layers with running statistics other than (0, 1), so folding them is tested."""
+    generator = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.running_mean.copy_(torch.rand(m.running_mean.shape, generator=generator) - 0.5)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=generator) + 0.5)
+    return model
+
+
 def token_ids(generator, length, vocab=VOCAB):
     return torch.randint(0, vocab, (1, length), generator=generator, dtype=torch.int64)
 
@@ -544,6 +656,35 @@ def _gcn(small):
     return model.eval(), (torch.randn(nodes, features, generator=generator), adjacency), ["features", "adjacency"], None
 
 
+def _gat(small):
+    nodes, features = (40, 8) if small else (500, 64)
+    generator = torch.Generator().manual_seed(1)
+    edges = (torch.rand(nodes, nodes, generator=generator) < 0.02).float()
+    adjacency = ((edges + edges.T + torch.eye(nodes)) > 0).float()
+    model = Gat(features=features, hidden=8 if small else 32, heads=2 if small else 4, classes=4 if small else 8)
+    return model.eval(), (torch.randn(nodes, features, generator=generator), adjacency), ["features", "adjacency"], None
+
+
+def _crnn(small):
+    model = Crnn(channels=(8, 16, 16), hidden=16, classes=11) if small else Crnn()
+    return random_batch_norm_statistics(model).eval(), (torch.randn(1, 1, 32, 32 if small else 128, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _espcn(small):
+    model = Espcn(features=(8, 8)) if small else Espcn()
+    return model.eval(), (torch.randn(1, 1, 24 if small else 224, 24 if small else 224, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _dcgan(small):
+    model = DcganGenerator(latent=16, width=8) if small else DcganGenerator()
+    return random_batch_norm_statistics(model).eval(), (torch.randn(1, model.net[0].in_channels, 1, 1, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _pointnet(small):
+    model = PointNet(widths=(8, 16, 32), classes=5) if small else PointNet()
+    return random_batch_norm_statistics(model).eval(), (torch.randn(1, 3, 64 if small else 2048, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
 def _qat_resnet18(small):
     """torchvision's ResNet-18 prepared for quantization-aware training in eager mode without fusing
     its modules (so a BatchNormalization follows each Conv), fake quantization calibrated on a few
@@ -602,9 +743,14 @@ BUILDERS = {
     "tcn": ("temporal convolution", _tcn),
     "kv_decoder": ("text", _kv_decoder),
     "gcn": ("graph", _gcn),
+    "gat": ("graph", _gat),
+    "crnn": ("recurrent", _crnn),
+    "espcn": ("super-resolution", _espcn),
+    "dcgan": ("generative", _dcgan),
+    "pointnet": ("point cloud", _pointnet),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
-         "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn"]
+         "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.
