@@ -249,19 +249,18 @@ Result<std::unique_ptr<OpKernel>> MakeWhere(const KernelInfo& info) {
     std::vector<int64_t> shape;
     if (!BroadcastShapes({in[0]->shape, in[1]->shape, in[2]->shape}, &shape)) return info.Bad("inputs do not broadcast");
     TypedTensor& y = (*out)[0];
-    ReshapeForOverwrite(&y, in[1]->dtype, shape);
-    if (y.dtype != DType::kString) {
-      switch (ElementBytes(y.dtype)) {
+    const size_t bytes = in[1]->dtype == DType::kString ? 0 : ElementBytes(in[1]->dtype);
+    if (bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8) {
+      ReshapeForOverwrite(&y, in[1]->dtype, shape);
+      switch (bytes) {
         case 1: SelectRows<uint8_t>(in, shape, &y); return Status::Ok();
         case 2: SelectRows<uint16_t>(in, shape, &y); return Status::Ok();
         case 4: SelectRows<uint32_t>(in, shape, &y); return Status::Ok();
-        case 8: SelectRows<uint64_t>(in, shape, &y); return Status::Ok();
-        default: break;
+        default: SelectRows<uint64_t>(in, shape, &y); return Status::Ok();
       }
     }
     y = TypedTensor(in[1]->dtype, shape);
     BroadcastWalk walk({in[0]->shape, in[1]->shape, in[2]->shape}, shape);
-    const size_t bytes = ElementBytes(y.dtype);
     const bool* c = in[0]->data<bool>();
     for (int64_t i = 0; i < y.size(); ++i, walk.Next()) {
       const TypedTensor& from = c[walk.offset(0)] ? *in[1] : *in[2];

@@ -121,7 +121,7 @@ Result<std::unique_ptr<OpKernel>> DepthToSpace(const KernelInfo& info) {
   const int64_t N = in_shape[0], C = in_shape[1] / (b * b), H = in_shape[2], W = in_shape[3];
   return MakeArena(info, [=](const std::vector<const float*>& in, float* out) {
     const int64_t rows = N * C * H * b, plane = H * W;
-    ParallelFor(rows, std::max<int64_t>(1, 16384 / (W * b)), [&](int64_t begin, int64_t end) {
+    ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, W * b)), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         const int64_t i = r % b, h = (r / b) % H, c = (r / (b * H)) % C, n = r / (b * H * C);
         float* y = out + r * W * b;

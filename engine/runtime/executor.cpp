@@ -233,11 +233,15 @@ Status Executor::Run(const std::vector<const Tensor*>& inputs, std::vector<Tenso
     if (graph_.values[v].kind != ValueKind::kTensor || graph_.values[v].dtype != "float32")
       return Status::InvalidInput("output '" + graph_.values[v].name + "' is not a float32 tensor: run the model with typed values");
     // In the arena, or (a registry kernel's output, of a shape known per run; a constant) held typed.
-    const TypedTensor held = InArena(v) ? TypedTensor() : graph_.IsConstant(v) ? graph_.values[v].constant->AsTyped(DType::kFloat32) : typed_[v];
-    if (!InArena(v) && (held.dtype != DType::kFloat32 || !held.IsTensor()))
-      return Status::InvalidInput("output '" + graph_.values[v].name + "' is not computed");
-    Tensor t(InArena(v) ? graph_.values[v].shape : held.shape);
-    const float* data = InArena(v) ? Address(v) : held.data<float>();
+    TypedTensor constant;
+    const TypedTensor* held = nullptr;
+    if (!InArena(v)) {
+      if (graph_.IsConstant(v)) constant = graph_.values[v].constant->AsTyped(DType::kFloat32);
+      held = graph_.IsConstant(v) ? &constant : &typed_[v];
+      if (held->dtype != DType::kFloat32 || !held->IsTensor()) return Status::InvalidInput("output '" + graph_.values[v].name + "' is not computed");
+    }
+    Tensor t(held ? held->shape : graph_.values[v].shape);
+    const float* data = held ? held->data<float>() : Address(v);
     std::copy(data, data + t.size(), t.data.begin());
     outputs->push_back(std::move(t));
   }

@@ -1,4 +1,5 @@
 #include "engine/backends/halide/rowwise_schedule.h"
+
 #include <algorithm>
 
 #include "engine/core/host_facts.h"

@@ -110,9 +110,10 @@ dnnl::algorithm OneDnnBinaryAlgorithm(const std::string& op_type) {
   return algorithms.at(op_type);
 }
 
+bool IsReferenceImplementation(const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) == 0; }
+
 Status RefuseReference(const dnnl::primitive_desc_base& pd) {
-  const std::string impl = pd.impl_info_str();
-  if (impl.rfind("ref", 0) == 0) return Status::Refused("oneDNN has only its reference kernel here (" + impl + ")");
+  if (IsReferenceImplementation(pd)) return Status::Refused("oneDNN has only its reference kernel here (" + std::string(pd.impl_info_str()) + ")");
   return Status::Ok();
 }
 

@@ -44,11 +44,13 @@ auto CatchOneDnnErrors(Body&& body) -> decltype(body()) {
 }
 // oneDNN's binary algorithm for Add, Sub, Mul or Div (std::out_of_range for another op type).
 dnnl::algorithm OneDnnBinaryAlgorithm(const std::string& op_type);
-// Runs `prim` on `args` and waits for it.
+// Whether `pd` is one of oneDNN's reference implementations ("ref:any", ...).
+bool IsReferenceImplementation(const dnnl::primitive_desc_base& pd);
 // Refused (a message naming it) where oneDNN offers only one of its reference implementations:
 // the kernels that ask have a reference of their own that is as good.
 Status RefuseReference(const dnnl::primitive_desc_base& pd);
 
+// Runs `prim` on `args` and waits for it.
 void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std::unordered_map<int, dnnl::memory>& args);
 
 // A convolution's weight dims as oneDNN takes them: OIHW, or GOIHW when grouped.

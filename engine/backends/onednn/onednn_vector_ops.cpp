@@ -71,8 +71,6 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> MergedBroadcastDims(const 
   return {a, b};
 }
 
-bool IsReferenceImplementation(const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) == 0; }
-
 bool IsGlobalPooling(const std::string& t) { return t == "GlobalAveragePool"; }
 bool IsPooling(const std::string& t) { return t == "MaxPool" || t == "AveragePool" || IsGlobalPooling(t); }
 
