@@ -1,5 +1,6 @@
 // The float32 arena implementations (ArenaFunction, op_kernel.h): data movement (Transpose,
-// Slice, DepthToSpace, SpaceToDepth, Concat, Gather, Pad, Expand, Where, Resize), Clip, Pow, Sqrt, Neg, Exp, LeakyRelu, inference
+// Slice, DepthToSpace, SpaceToDepth, Concat, Gather, Pad, Expand, Where, Resize), Clip, Pow, the functions of
+// engine/backends/simd/unary_float_simd.h (Exp, Log, Sqrt, LeakyRelu, Elu, Softplus, ...), inference
 // BatchNormalization, InstanceNormalization and GroupNormalization (float32_norm_kernels.h) and copies (Identity, Dropout, a Cast to float32, the reshaping ops), each
 // made for its node's static shapes with its constant operands (Clip bounds, Gather indices, Pad
 // widths, a Pow exponent, Resize scales) read once. Each is the last entry of its op's table, after
@@ -9,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/backends/simd/select_simd.h"
+#include "engine/backends/simd/unary_float_simd.h"
 #include "engine/core/broadcast.h"
 #include "engine/core/channel_affine.h"
 #include "engine/core/parallel_for.h"
@@ -266,23 +269,42 @@ Result<std::unique_ptr<OpKernel>> Expand(const KernelInfo& info) {
   return MakeArena(info, [view = Merged(out_shape, strides)](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], 0, view, out); });
 }
 
-// Where: out = condition != 0 ? x : y, the three broadcast to the output's shape.
+// Where(condition, x, z) with numpy broadcasting: rows of the output's last axis on the threads,
+// each operand read along the row with stride 1 or 0. The condition is bool: its own bytes, in
+// the arena's contract for inputs of another type than float32 (op_kernel.h).
 Result<std::unique_ptr<OpKernel>> Where(const KernelInfo& info) {
   const auto& out_shape = OutShape(info);
-  const int64_t count = Tensor::NumElements(out_shape);
-  std::vector<StridedView> views;
+  const size_t rank = out_shape.size();
+  std::vector<std::vector<int64_t>> strides;
   for (int i = 0; i < 3; ++i) {
-    if (InShape(info, i).size() > out_shape.size()) return info.Bad("an input has a higher rank than the output");
-    views.push_back(Merged(out_shape, BroadcastStrides(InShape(info, i), out_shape)));
+    if (InShape(info, i).size() > rank) return info.Bad("an input has a higher rank than the output");
+    strides.push_back(BroadcastStrides(InShape(info, i), out_shape));
   }
-  return MakeArena(info, [views, count](const std::vector<const float*>& in, float* out) {
-    // Each operand is expanded once; the select then runs over contiguous arrays.
-    std::vector<float> c(count), x(count), y(count);
-    StridedCopy(in[0], 0, views[0], c.data());
-    StridedCopy(in[1], 0, views[1], x.data());
-    StridedCopy(in[2], 0, views[2], y.data());
-    for (int64_t i = 0; i < count; ++i) out[i] = c[i] != 0.f ? x[i] : y[i];
+  const int64_t inner = rank ? out_shape.back() : 1, rows = inner ? Tensor::NumElements(out_shape) / inner : 0;
+  return MakeArena(info, [strides, out_shape, rank, inner, rows](const std::vector<const float*>& in, float* out) {
+    const bool* c = reinterpret_cast<const bool*>(in[0]);
+    ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, inner)), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        int64_t offset[3] = {0, 0, 0}, rest = r;
+        for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+          const int64_t at = rest % out_shape[d];
+          rest /= out_shape[d];
+          for (int i = 0; i < 3; ++i) offset[i] += at * strides[i][d];
+        }
+        const auto step = [&](int i) { return rank ? strides[i].back() : int64_t{0}; };
+        SelectFloatRow(c + offset[0], step(0), in[1] + offset[1], step(1), in[2] + offset[2], step(2), out + r * inner, inner);
+      }
+    });
   });
+}
+
+// Every input of Where float32 but the bool condition, each of static shape or a constant; one
+// output, of static shape.
+bool StaticWhere(const KernelInfo& info) {
+  if (info.num_outputs != 1 || !info.OutputShape(0) || !info.graphs.empty() || info.input_types.size() != 3) return false;
+  for (size_t i = 0; i < 3; ++i)
+    if (info.InputType(i) != (i == 0 ? DType::kBool : DType::kFloat32) || !info.InputShape(i)) return false;
+  return true;
 }
 
 // Resize (opset 11+): nearest or (multi)linear along every axis whose size changes, with ONNX's
@@ -431,26 +453,13 @@ Result<std::unique_ptr<OpKernel>> Clip(const KernelInfo& info) {
   }, true);
 }
 
-// out = f(x) elementwise.
-template <float (*f)(float)>
-Result<std::unique_ptr<OpKernel>> Unary(const KernelInfo& info) {
+// out = f(x) elementwise, f one of engine/backends/simd/unary_float_simd.h's functions with the
+// node's attributes, on the threads.
+Result<std::unique_ptr<OpKernel>> SimdUnary(const KernelInfo& info) {
+  const auto f = UnaryFloatFunctionOf(info.op_type, [&](const char* name, float fallback) { return info.attrs.Float(name, fallback); });
+  if (!f) return info.Bad("no float32 SIMD form");
   const int64_t count = Tensor::NumElements(OutShape(info));
-  return MakeArena(info, [count](const std::vector<const float*>& in, float* out) {
-    for (int64_t i = 0; i < count; ++i) out[i] = f(in[0][i]);
-  }, true);
-}
-
-// LeakyRelu: out = x < 0 ? alpha * x : x, in chunks on the threads (a graph attention's 4x500x500
-// scores: 1 ms a call on the registry's double-precision loop).
-Result<std::unique_ptr<OpKernel>> LeakyRelu(const KernelInfo& info) {
-  const float alpha = info.attrs.Float("alpha", 0.01f);
-  const int64_t count = Tensor::NumElements(OutShape(info));
-  return MakeArena(info, [alpha, count](const std::vector<const float*>& in, float* out) {
-    ParallelFor(count, 16384, [&](int64_t begin, int64_t end) {
-      const float* x = in[0];
-      for (int64_t i = begin; i < end; ++i) out[i] = x[i] < 0.f ? alpha * x[i] : x[i];
-    });
-  }, true);
+  return MakeArena(info, [f = *f, count](const std::vector<const float*>& in, float* out) { UnaryFloatSimd(f, in[0], out, count); }, true);
 }
 
 Result<std::unique_ptr<OpKernel>> Pow(const KernelInfo& info) {
@@ -525,10 +534,6 @@ Result<std::unique_ptr<OpKernel>> CastToFloat(const KernelInfo& info) {
   return Copy(info);
 }
 
-float SqrtOf(float x) { return std::sqrt(x); }
-float NegativeOf(float x) { return -x; }
-float ExpOf(float x) { return std::exp(x); }
-
 }  // namespace
 
 void RegisterFloat32ArenaKernels(KernelRegistry* r) {
@@ -544,14 +549,15 @@ void RegisterFloat32ArenaKernels(KernelRegistry* r) {
   add("Gather", 1, Gather);
   add("Pad", 11, Pad);
   add("Expand", 8, Expand);
-  add("Where", 9, Where, 1);
+  r->Add({"Where", 9, INT_MAX, f32, 1, Where, false, "float32", StaticWhere});
   add("Resize", 11, Resize);
   add("Clip", 11, Clip);
   add("Pow", 7, Pow);
-  add("Sqrt", 6, Unary<SqrtOf>);
-  add("Neg", 6, Unary<NegativeOf>);
-  add("Exp", 6, Unary<ExpOf>);
-  add("LeakyRelu", 6, LeakyRelu);
+  for (const auto& [op, since] : std::vector<std::pair<const char*, int>>{
+           {"Abs", 6}, {"Neg", 6}, {"Exp", 6}, {"Log", 6}, {"Sqrt", 6}, {"Reciprocal", 6}, {"Floor", 6}, {"Ceil", 6}, {"Round", 11},
+           {"Sign", 9}, {"Relu", 6}, {"LeakyRelu", 6}, {"Elu", 6}, {"Selu", 6}, {"Celu", 12}, {"ThresholdedRelu", 10}, {"Shrink", 9},
+           {"Sigmoid", 6}, {"HardSigmoid", 6}, {"HardSwish", 14}, {"Tanh", 6}, {"Softplus", 1}, {"Softsign", 1}})
+    add(op, since, SimdUnary);
   add("BatchNormalization", 9, [](const KernelInfo& info) { return BatchNorm(info, false); });
   add("FusedBatchNormalization", 1, [](const KernelInfo& info) { return BatchNorm(info, true); });  // batch_norm_relu_fusion.h
   add("InstanceNormalization", 6, [](const KernelInfo& info) { return Float32GroupedNorm(info, true); });

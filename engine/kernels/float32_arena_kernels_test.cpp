@@ -7,6 +7,7 @@
 #include <fstream>
 #include <onnx/onnx_pb.h>
 
+#include "engine/kernels/kernel_registry.h"
 #include "tests/test_support.h"
 #include "tests/onnx_node_case.h"
 
@@ -49,6 +50,43 @@ TEST_CASE("Resize matches ONNX's node tests in every mode with roi, scales and s
     matched += r.exit_code == 0;
   }
   CHECK(matched >= 22);  // nearest (four roundings), linear, cubic, tf_crop_and_resize, exclude_outside
+}
+
+// Where's arena kernel (a bool condition read as its bytes) against the reference, over the
+// broadcasts an attention mask makes: a mask shared by the heads, a scalar fill, a column
+// condition (stride 0 along the row), ragged rows.
+TEST_CASE("Where in the arena selects as the reference does under every broadcast of its three operands") {
+  using kernels::KernelRegistry;
+  struct Shapes {
+    std::vector<int64_t> c, x, z, out;
+  };
+  const std::vector<Shapes> cases = {{{1, 5, 37}, {4, 5, 37}, {}, {4, 5, 37}},   {{4, 5, 37}, {}, {4, 5, 37}, {4, 5, 37}},
+                                     {{3, 1}, {3, 19}, {1, 19}, {3, 19}},        {{2, 3, 1}, {2, 3, 40}, {1}, {2, 3, 40}},
+                                     {{17}, {17}, {17}, {17}},                   {{}, {2, 33}, {2, 33}, {2, 33}}};
+  for (const Shapes& sh : cases) {
+    CAPTURE(sh.out.size());
+    CAPTURE(sh.out.back());
+    TypedTensor c(DType::kBool, sh.c), x(DType::kFloat32, sh.x), z(DType::kFloat32, sh.z);
+    for (int64_t i = 0; i < c.size(); ++i) c.data<bool>()[i] = (i * 7919) % 3 == 0;
+    for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>(i) + 0.5f;
+    for (int64_t i = 0; i < z.size(); ++i) z.data<float>()[i] = -static_cast<float>(i) - 0.25f;
+    kernels::KernelInfo info;
+    info.op_type = info.node_name = "Where";
+    info.num_outputs = 1;
+    info.input_types = {DType::kBool, DType::kFloat32, DType::kFloat32};
+    info.input_shapes = {sh.c, sh.x, sh.z};
+    info.output_shapes = {sh.out};
+    auto arena = KernelRegistry::Default().Create(info, "float32");
+    auto reference = KernelRegistry::Default().Create(info, "reference");
+    REQUIRE_MESSAGE(arena.ok(), arena.status().message());
+    REQUIRE(reference.ok());
+    REQUIRE((*arena)->Arena() != nullptr);
+    std::vector<TypedTensor> fast(1), slow(1);
+    REQUIRE((*arena)->Compute({&c, &x, &z}, &fast).ok());
+    REQUIRE((*reference)->Compute({&c, &x, &z}, &slow).ok());
+    CHECK(fast[0].shape == slow[0].shape);
+    CHECK(fast[0].bytes == slow[0].bytes);
+  }
 }
 
 }  // namespace

@@ -20,18 +20,13 @@ class ArenaOpKernel : public OpKernel {
   Status Compute(const KernelInputs& inputs, std::vector<TypedTensor>* outputs) const override {
     const auto& out_shape = info_.OutputShape(0);
     if (!out_shape) return info_.Bad("the arena kernel has no static output shape");
-    std::vector<TypedTensor> casts(inputs.size());
     std::vector<const float*> pointers(inputs.size(), nullptr);
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i]) continue;
       if (info_.InputShape(i) && inputs[i]->shape != *info_.InputShape(i))
         return info_.Bad("input " + std::to_string(i) + " is " + ShapeText(inputs[i]->shape) + "; the kernel was made for " + ShapeText(*info_.InputShape(i)));
-      const TypedTensor* t = inputs[i];
-      if (t->dtype != DType::kFloat32) {  // a constant condition or bound of another type, read as float32
-        casts[i] = t->CastTo(DType::kFloat32);
-        t = &casts[i];
-      }
-      pointers[i] = t->data<float>();
+      // An input of another type (Where's condition) is passed as its own elements.
+      pointers[i] = reinterpret_cast<const float*>(inputs[i]->bytes.data());
     }
     TypedTensor y(DType::kFloat32, *out_shape);
     arena_.run(pointers, y.data<float>());

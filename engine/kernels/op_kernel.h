@@ -76,7 +76,8 @@ using KernelInputs = std::vector<const TypedTensor*>;
 
 // A float32 computation over raw row-major buffers of the static shapes its kernel was made for:
 // what the executor runs in its arena, with no tensor made or copied. Constant inputs were read when
-// the kernel was made; their pointers may be null. `overwrites_input`: the output may be placed over
+// the kernel was made; their pointers may be null. An input of another type than float32 (Where's
+// bool condition) is passed as a pointer to its own elements. `overwrites_input`: the output may be placed over
 // input 0 (each output element reads only the same element of it), which the memory plan uses.
 struct ArenaFunction {
   std::function<void(const std::vector<const float*>& inputs, float* output)> run;

@@ -77,7 +77,9 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   };
   for (const auto& s : e->steps_) {
     if (s->kind == Step::Kind::kDirect) continue;
-    for (int v : s->inputs) s->kind == Step::Kind::kRegistry ? keep_typed(v) : keep(v);
+    // An arena kernel reads an input of another type than float32 as its own elements (op_kernel.h).
+    for (int v : s->inputs)
+      s->kind == Step::Kind::kRegistry || (s->kind == Step::Kind::kArena && v >= 0 && e->graph_.values[v].dtype != "float32") ? keep_typed(v) : keep(v);
   }
   for (int v : e->graph_.outputs) e->graph_.values[v].dtype == "float32" ? keep(v) : keep_typed(v);
   if (e->run_only_)  // every step now holds its own copy of what it reads
@@ -206,7 +208,7 @@ Status Executor::RunSteps(std::vector<double>* node_us) {
       TB_RETURN_IF_ERROR(RunRegistryStep(s).WithContext("node '" + bindings_[i].name + "'"));
     } else {
       in.clear();
-      for (int v : s.inputs) in.push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : Address(v));
+      for (int v : s.inputs) in.push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : StepInput(s, v));
       float* out = Address(s.output);
       TB_RETURN_IF_ERROR(RunStep(s, in, out).WithContext("node '" + bindings_[i].name + "'"));
     }

@@ -215,6 +215,9 @@ class Executor {
   Status UseGivenLayouts(Step& s);
   void PlanMemory();
   float* Address(int value);
+  // What step `s` reads for `value`: its memory (Address), or for an arena step's input of another
+  // type than float32, the elements of that typed value.
+  const float* StepInput(const Step& s, int value);
 
   Graph graph_;
   KernelPrefetch* prefetch_ = nullptr;  // while Bind runs: kernels built ahead on a second thread

@@ -40,4 +40,10 @@ float* Executor::Address(int value) {
   return arena_.get() + storage_offset_[storage_of_[value]];
 }
 
+const float* Executor::StepInput(const Step& s, int value) {
+  if (value >= 0 && s.kind == Step::Kind::kArena && graph_.values[value].dtype != "float32" && !InArena(value))
+    return reinterpret_cast<const float*>(typed_[value].bytes.data());
+  return Address(value);
+}
+
 }  // namespace tilebank::engine::model
