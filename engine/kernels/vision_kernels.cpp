@@ -5,6 +5,7 @@
 #include <array>
 #include <numeric>
 
+#include "engine/kernels/grid_sample_taps.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/tensor_index.h"
 
@@ -216,88 +217,34 @@ Result<std::unique_ptr<OpKernel>> MakeRoiAlign(const KernelInfo& info) {
   });
 }
 
-// A coordinate folded back into [low, high] / 2 by reflection (twice_low, twice_high doubled bounds).
-double Reflect(double v, double twice_low, double twice_high) {
-  if (twice_low == twice_high) return 0;
-  const double low = twice_low / 2, span = (twice_high - twice_low) / 2;
-  v = std::abs(v - low);
-  const double extra = std::fmod(v, span);
-  return static_cast<int64_t>(std::floor(v / span)) % 2 == 0 ? extra + low : span - extra + low;
-}
-
 // GridSample (opset 16, 2-D): Y[n, c, h, w] samples X[n, c] at grid[n, h, w] = (x, y) in [-1, 1].
 Result<std::unique_ptr<OpKernel>> MakeGridSample(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() != 4 || in[1]->rank() != 4 || in[1]->shape[3] != 2 || in[1]->shape[0] != in[0]->shape[0])
       return info.Bad("takes X [N, C, H, W] and grid [N, Hout, Wout, 2]");
     const TypedTensor &x = *in[0], &grid = *in[1];
-    const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3], Ho = grid.shape[1], Wo = grid.shape[2];
-    const std::string mode = info.attrs.String("mode", "bilinear"), padding = info.attrs.String("padding_mode", "zeros");
-    const bool align = info.attrs.Int("align_corners", 0) != 0;
+    const int64_t N = x.shape[0], C = x.shape[1];
+    GridSampleGeometry g;
+    if (!MakeGridSampleGeometry(x.shape, grid.shape, info.attrs.String("mode", "bilinear"), info.attrs.String("padding_mode", "zeros"),
+                                info.attrs.Int("align_corners", 0) != 0, &g))
+      return info.Bad("mode '" + info.attrs.String("mode", "bilinear") + "' or padding_mode '" + info.attrs.String("padding_mode", "zeros") + "' is not ONNX's");
     const std::vector<double> xv = AsDoubles(x), gv = AsDoubles(grid);
-    auto unnormalize = [&](double v, int64_t size) { return align ? (v + 1) / 2 * (size - 1) : ((v + 1) * size - 1) / 2; };
-    const bool border = padding == "border", reflection = padding == "reflection";
-    auto pad = [&](double v, int64_t size) {
-      if (border) return std::clamp(v, 0.0, static_cast<double>(size - 1));
-      if (reflection) {
-        v = align ? Reflect(v, 0, 2.0 * (size - 1)) : Reflect(v, -1, 2.0 * size - 1);
-        return std::clamp(v, 0.0, static_cast<double>(size - 1));
-      }
-      return v;
-    };
-    // Each output position's taps (a plane offset and a weight; taps outside the plane read 0 and
-    // are left out) are the same for every channel: found once per position, then summed per channel.
-    const bool nearest = mode == "nearest", bicubic = mode == "bicubic";
-    std::vector<int64_t> first(static_cast<size_t>(Ho * Wo) + 1), offsets;
-    std::vector<double> weights;
-    auto tap = [&](int64_t iy, int64_t ix, double weight) {
-      if (iy < 0 || iy >= H || ix < 0 || ix >= W) return;
-      offsets.push_back(iy * W + ix);
-      weights.push_back(weight);
-    };
-    std::vector<double> y(static_cast<size_t>(N * C * Ho * Wo));
+    GridSampleTaps taps;
+    std::vector<double> y(static_cast<size_t>(N * C * g.Ho * g.Wo));
     for (int64_t n = 0; n < N; ++n) {
-      offsets.clear(), weights.clear();
-      for (int64_t p = 0; p < Ho * Wo; ++p) {
-        first[p] = static_cast<int64_t>(offsets.size());
-        const double* g = gv.data() + (n * Ho * Wo + p) * 2;
-        double sx = unnormalize(g[0], W), sy = unnormalize(g[1], H);
-        if (nearest) {
-          tap(static_cast<int64_t>(std::nearbyint(pad(sy, H))), static_cast<int64_t>(std::nearbyint(pad(sx, W))), 1.0);
-        } else if (bicubic) {
-          const double fx = std::floor(sx), fy = std::floor(sy), A = -0.75;
-          auto coeffs = [A](double t, double* c) {
-            auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };
-            auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };
-            c[0] = far(t + 1), c[1] = near(t), c[2] = near(1 - t), c[3] = far(2 - t);
-          };
-          double cx[4], cy[4];
-          coeffs(sx - fx, cx);
-          coeffs(sy - fy, cy);
-          for (int i = 0; i < 4; ++i)
-            for (int j = 0; j < 4; ++j) tap(static_cast<int64_t>(pad(fy - 1 + i, H)), static_cast<int64_t>(pad(fx - 1 + j, W)), cy[i] * cx[j]);
-        } else {
-          sx = pad(sx, W), sy = pad(sy, H);
-          const int64_t x0 = static_cast<int64_t>(std::floor(sx)), y0 = static_cast<int64_t>(std::floor(sy));
-          const double lx = sx - x0, ly = sy - y0;
-          tap(y0, x0, (1 - ly) * (1 - lx));
-          tap(y0, x0 + 1, (1 - ly) * lx);
-          tap(y0 + 1, x0, ly * (1 - lx));
-          tap(y0 + 1, x0 + 1, ly * lx);
-        }
-      }
-      first[Ho * Wo] = static_cast<int64_t>(offsets.size());
+      const double* grid_n = gv.data() + n * g.Ho * g.Wo * 2;
+      FindGridSampleTaps(g, [grid_n](int64_t i) { return grid_n[i]; }, &taps);
       for (int64_t c = 0; c < C; ++c) {
-        const double* plane = xv.data() + (n * C + c) * H * W;
-        double* y_plane = y.data() + (n * C + c) * Ho * Wo;
-        for (int64_t p = 0; p < Ho * Wo; ++p) {
+        const double* plane = xv.data() + (n * C + c) * g.H * g.W;
+        double* y_plane = y.data() + (n * C + c) * g.Ho * g.Wo;
+        for (int64_t p = 0; p < g.Ho * g.Wo; ++p) {
           double v = 0;
-          for (int64_t t = first[p]; t < first[p + 1]; ++t) v += plane[offsets[t]] * weights[t];
+          for (int64_t t = taps.first[p]; t < taps.first[p + 1]; ++t) v += plane[taps.offsets[t]] * taps.weights[t];
           y_plane[p] = v;
         }
       }
     }
-    (*out)[0] = FromDoubles(x.dtype, {N, C, Ho, Wo}, y);
+    (*out)[0] = FromDoubles(x.dtype, {N, C, g.Ho, g.Wo}, y);
     return Status::Ok();
   });
 }
