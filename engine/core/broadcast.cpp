@@ -39,4 +39,13 @@ std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape, cons
   return strides;
 }
 
+void BroadcastRowOffsets(int64_t row, const std::vector<int64_t>& out_shape, const std::vector<std::vector<int64_t>>& strides, int64_t* offsets) {
+  for (size_t i = 0; i < strides.size(); ++i) offsets[i] = 0;
+  for (int d = static_cast<int>(out_shape.size()) - 2; d >= 0; --d) {
+    const int64_t at = row % out_shape[d];
+    row /= out_shape[d];
+    for (size_t i = 0; i < strides.size(); ++i) offsets[i] += at * strides[i][d];
+  }
+}
+
 }  // namespace tilebank::engine

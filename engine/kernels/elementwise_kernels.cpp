@@ -227,12 +227,8 @@ void SelectRows(const KernelInputs& in, const std::vector<int64_t>& shape, Typed
   T* out = reinterpret_cast<T*>(y->bytes.data());
   ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, inner)), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      int64_t offset[3] = {0, 0, 0}, rest = r;
-      for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
-        const int64_t at = rest % shape[d];
-        rest /= shape[d];
-        for (int i = 0; i < 3; ++i) offset[i] += at * strides[i][d];
-      }
+      int64_t offset[3];
+      BroadcastRowOffsets(r, shape, strides, offset);
       const int64_t sc = rank ? strides[0].back() : 0, sx = rank ? strides[1].back() : 0, sz = rank ? strides[2].back() : 0;
       const bool* cr = c + offset[0];
       const T *xr = x + offset[1], *zr = z + offset[2];

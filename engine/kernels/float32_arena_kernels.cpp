@@ -286,12 +286,8 @@ Result<std::unique_ptr<OpKernel>> Where(const KernelInfo& info) {
     const bool* c = reinterpret_cast<const bool*>(in[0]);
     ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, inner)), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        int64_t offset[3] = {0, 0, 0}, rest = r;
-        for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
-          const int64_t at = rest % out_shape[d];
-          rest /= out_shape[d];
-          for (int i = 0; i < 3; ++i) offset[i] += at * strides[i][d];
-        }
+        int64_t offset[3];
+        BroadcastRowOffsets(r, out_shape, strides, offset);
         const auto step = [&](int i) { return rank ? strides[i].back() : int64_t{0}; };
         SelectFloatRow(c + offset[0], step(0), in[1] + offset[1], step(1), in[2] + offset[2], step(2), out + r * inner, inner);
       }
