@@ -513,6 +513,21 @@ Result<std::unique_ptr<OpKernel>> SimdUnary(const KernelInfo& info) {
   return MakeArena(info, [f = *f, count](const std::vector<const float*>& in, float* out) { UnaryFloatSimd(f, in[0], out, count); }, true);
 }
 
+// FakeQuantizeLinear (engine/passes/fake_quant_fusion.h): QuantizeLinear's inputs, per-tensor
+// scale and zero point constants, the zero point's type uint8 (or left out) or int8.
+Result<std::unique_ptr<OpKernel>> FakeQuantize(const KernelInfo& info) {
+  auto scale = ConstantValues(info, 1), zero = ConstantValues(info, 2);
+  if (!scale.ok()) return scale.status();
+  if (!zero.ok()) return zero.status();
+  if (!*scale || (**scale).size() != 1 || (*zero && (**zero).size() != 1)) return info.Bad("takes a per-tensor scale and zero point");
+  const bool signed8 = info.HasInput(2) && info.InputType(2) == DType::kInt8;
+  if (info.HasInput(2) && !signed8 && info.InputType(2) != DType::kUInt8) return info.Bad("the zero point must be uint8 or int8");
+  const float zp = *zero ? static_cast<float>((**zero)[0]) : 0.f;
+  const UnaryFloatFunction f{UnaryFloatKind::kFakeQuantize, static_cast<float>((**scale)[0]), (signed8 ? -128.f : 0.f) - zp, (signed8 ? 127.f : 255.f) - zp};
+  const int64_t count = Tensor::NumElements(OutShape(info));
+  return MakeArena(info, [f, count](const std::vector<const float*>& in, float* out) { UnaryFloatSimd(f, in[0], out, count); }, true);
+}
+
 Result<std::unique_ptr<OpKernel>> Pow(const KernelInfo& info) {
   auto exponent = ConstantValues(info, 1);
   if (!exponent.ok()) return exponent.status();
@@ -610,6 +625,7 @@ void RegisterFloat32ArenaKernels(KernelRegistry* r) {
            {"Sign", 9}, {"Relu", 6}, {"LeakyRelu", 6}, {"Elu", 6}, {"Selu", 6}, {"Celu", 12}, {"ThresholdedRelu", 10}, {"Shrink", 9},
            {"Sigmoid", 6}, {"HardSigmoid", 6}, {"HardSwish", 14}, {"Tanh", 6}, {"Softplus", 1}, {"Softsign", 1}})
     add(op, since, SimdUnary);
+  add("FakeQuantizeLinear", 1, FakeQuantize);  // fake_quant_fusion.h
   add("BatchNormalization", 9, [](const KernelInfo& info) { return BatchNorm(info, false); });
   add("FusedBatchNormalization", 1, [](const KernelInfo& info) { return BatchNorm(info, true); });  // batch_norm_relu_fusion.h
   add("InstanceNormalization", 6, [](const KernelInfo& info) { return Float32GroupedNorm(info, true); });

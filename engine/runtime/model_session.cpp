@@ -3,6 +3,7 @@
 #include "engine/core/precision_mode.h"
 
 #include "engine/passes/batch_norm_relu_fusion.h"
+#include "engine/passes/fake_quant_fusion.h"
 #include "engine/passes/conv1d_lifting.h"
 #include "engine/passes/conv_epilogue_fusion.h"
 #include "engine/passes/dynamic_gemm_fusion.h"
@@ -70,6 +71,7 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
   FusePadIntoConv(&graph.value());
   FuseGroupNorm(&graph.value());
   FuseBatchNormRelu(&graph.value());
+  FuseFakeQuantize(&graph.value());
   FuseDynamicGemm(&graph.value());
   LiftConv1d(&graph.value());
   FuseConvEpilogues(&graph.value());
@@ -326,7 +328,8 @@ std::vector<double> OutputQuanta(const Graph& graph) {
     if (const Node* found = producer(v)) {
       const Node& n = *found;
       const std::string& dtype = graph.values[v].dtype;
-      if (n.op_type == "DequantizeLinear" && n.inputs.size() > 1 && graph.IsConstant(n.inputs[1]) && graph.values[n.inputs[1]].constant->size() == 1)
+      // A dequantized output, or a fake-quantized one (engine/passes/fake_quant_fusion.h): steps of its scale.
+      if ((n.op_type == "DequantizeLinear" || n.op_type == "FakeQuantizeLinear") && n.inputs.size() > 1 && graph.IsConstant(n.inputs[1]) && graph.values[n.inputs[1]].constant->size() == 1)
         q = 2 * std::fabs(graph.values[n.inputs[1]].constant->At(0));
       else if ((dtype == "uint8" || dtype == "int8") && (n.op_type == "QuantizeLinear" || n.op_type.rfind("QLinear", 0) == 0))
         q = 2;

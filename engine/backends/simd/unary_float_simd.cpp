@@ -100,6 +100,10 @@ void UnaryFloatRange(const UnaryFloatFunction& fn, const float* x, float* y, int
         return KeepNaN<decltype(d)>(v, hn::Add(hn::Max(v, zero), hn::Log1p(d, ExpNonPositive(d, hn::Neg(hn::Abs(v))))));
       });
     case K::kSoftsign: return map([&](auto v) HWY_ATTR { return hn::Div(v, hn::Add(one, hn::Abs(v))); });
+    case K::kFakeQuantize: {  // the quotient by division, as QuantizeLinear computes it
+      const auto hi = hn::Set(d, fn.gamma);
+      return map([&](auto v) HWY_ATTR { return hn::Mul(hn::Min(hn::Max(hn::Round(hn::Div(v, alpha)), beta), hi), alpha); });
+    }
   }
 }
 

@@ -13,14 +13,16 @@ enum class UnaryFloatKind {
   kAbs, kNeg, kExp, kLog, kSqrt, kReciprocal, kFloor, kCeil, kRound, kSign,
   kRelu, kLeakyRelu, kElu, kSelu, kCelu, kThresholdedRelu, kShrink,
   kSigmoid, kHardSigmoid, kHardSwish, kTanh, kSoftplus, kSoftsign,
+  kFakeQuantize,  // clamp(round(x / alpha), beta, gamma) * alpha: a QuantizeLinear -> DequantizeLinear pair
 };
 
 // A function and its parameters: LeakyRelu's and Elu's alpha; Selu's alpha and gamma (beta);
 // Celu's alpha; ThresholdedRelu's alpha; Shrink's lambd (alpha) and bias (beta); HardSigmoid's
-// alpha and beta.
+// alpha and beta; FakeQuantize's scale (alpha) and bounds (beta, gamma: the quantized type's range
+// less the zero point).
 struct UnaryFloatFunction {
   UnaryFloatKind kind = UnaryFloatKind::kRelu;
-  float alpha = 0, beta = 0;
+  float alpha = 0, beta = 0, gamma = 0;
 };
 
 // The function of ONNX op `op_type` with its attributes read by `attr(name, default)`; nullopt for
@@ -30,14 +32,14 @@ std::optional<UnaryFloatFunction> UnaryFloatFunctionOf(const std::string& op_typ
 
 // y[i] = f(x[i]) for i in [0, n); y may be x. Within 2 ULP of the float result of f's libm form for
 // Exp, Log, Tanh, Softplus, Elu, Selu and Celu (Highway's math), exact for the others but Sigmoid
-// (within 1e-6 relative).
+// (within 1e-6 relative); FakeQuantize rounds halves to even, as QuantizeLinear.
 void UnaryFloatSimd(const UnaryFloatFunction& f, const float* x, float* y, int64_t n);
 
 template <class AttrFloat>
 std::optional<UnaryFloatFunction> UnaryFloatFunctionOf(const std::string& t, const AttrFloat& attr) {
   using K = UnaryFloatKind;
-  auto plain = [](K kind) { return std::optional<UnaryFloatFunction>(UnaryFloatFunction{kind, 0, 0}); };
-  auto with = [](K kind, float a, float b) { return std::optional<UnaryFloatFunction>(UnaryFloatFunction{kind, a, b}); };
+  auto plain = [](K kind) { return std::optional<UnaryFloatFunction>(UnaryFloatFunction{kind, 0, 0, 0}); };
+  auto with = [](K kind, float a, float b) { return std::optional<UnaryFloatFunction>(UnaryFloatFunction{kind, a, b, 0}); };
   if (t == "Abs") return plain(K::kAbs);
   if (t == "Neg") return plain(K::kNeg);
   if (t == "Exp") return plain(K::kExp);
