@@ -31,4 +31,14 @@ void EraseNodes(Graph* g, const std::function<bool(size_t)>& dropped) {
   g->nodes = std::move(kept);
 }
 
+size_t FuseEachNode(Graph* g, const std::function<bool(size_t node, const GraphUses& uses, std::vector<bool>* drop)>& fuse) {
+  size_t fused = 0;
+  std::vector<bool> drop(g->nodes.size(), false);
+  const GraphUses u = UsesOf(*g);
+  for (size_t i = 0; i < g->nodes.size(); ++i)
+    if (!drop[i] && fuse(i, u, &drop)) ++fused;
+  if (fused) EraseNodes(g, [&](size_t i) { return drop[i]; });
+  return fused;
+}
+
 }  // namespace tilebank::engine::model

@@ -27,5 +27,9 @@ GraphUses UsesOf(const Graph& g);
 void ReplaceNodes(Graph* g, const std::vector<int>& nodes, Node replacement, std::vector<bool>* drop);
 // Removes the nodes `dropped` names by index, the others kept in order.
 void EraseNodes(Graph* g, const std::function<bool(size_t)>& dropped);
+// A fusion pass's walk: fuse(i, uses, drop) for each node i not yet in `drop`, in order, returning
+// whether it rewrote from there (with ReplaceNodes); `uses` are the graph's before any rewrite. The
+// dropped nodes are erased at the end. Returns how many rewrites were made.
+size_t FuseEachNode(Graph* g, const std::function<bool(size_t node, const GraphUses& uses, std::vector<bool>* drop)>& fuse);
 
 }  // namespace tilebank::engine::model

@@ -5,35 +5,30 @@
 namespace tilebank::engine::model {
 
 size_t FuseBatchNormRelu(Graph* g) {
-  size_t fused = 0;
-  std::vector<bool> drop(g->nodes.size(), false);
-  const GraphUses u = UsesOf(*g);
-  for (size_t i = 0; i < g->nodes.size(); ++i) {
+  return FuseEachNode(g, [g](size_t i, const GraphUses& u, std::vector<bool>* drop) {
     const Node& bn = g->nodes[i];
-    if (bn.op_type != "BatchNormalization" || drop[i] || bn.inputs.size() != 5 || bn.inputs[0] < 0 || bn.outputs.empty() || bn.outputs[0] < 0) continue;
+    if (bn.op_type != "BatchNormalization" || bn.inputs.size() != 5 || bn.inputs[0] < 0 || bn.outputs.empty() || bn.outputs[0] < 0) return false;
     bool single_output = true;
     for (size_t k = 1; k < bn.outputs.size(); ++k) single_output &= bn.outputs[k] < 0;
     const Value& x = g->values[bn.inputs[0]];
     if (!single_output || g->AttrInt(bn, "training_mode", 0) != 0 || x.dtype != "float32" || !x.shape_known || x.shape.size() < 2 ||
         x.kind != ValueKind::kTensor)
-      continue;
+      return false;
     bool constant = true;
     for (size_t k = 1; k < 5; ++k) constant &= g->IsConstant(bn.inputs[k]) && g->values[bn.inputs[k]].constant->size() == x.shape[1];
     const int y = bn.outputs[0];
-    if (!constant || !u.Private(y)) continue;
+    if (!constant || !u.Private(y)) return false;
     const size_t r = u.readers[y][0];
     const Node& relu = g->nodes[r];
-    if (relu.op_type != "Relu" || relu.inputs.size() != 1 || relu.outputs.size() != 1 || relu.outputs[0] < 0) continue;
+    if (relu.op_type != "Relu" || relu.inputs.size() != 1 || relu.outputs.size() != 1 || relu.outputs[0] < 0) return false;
     Node fused_node = bn;
     fused_node.name = bn.name + "/fused_relu";
     fused_node.op_type = "FusedBatchNormalization";
     fused_node.outputs = {relu.outputs[0]};
     fused_node.attrs["activation"] = "Relu";
-    ReplaceNodes(g, {static_cast<int>(i), static_cast<int>(r)}, std::move(fused_node), &drop);
-    ++fused;
-  }
-  if (fused) EraseNodes(g, [&](size_t i) { return drop[i]; });
-  return fused;
+    ReplaceNodes(g, {static_cast<int>(i), static_cast<int>(r)}, std::move(fused_node), drop);
+    return true;
+  });
 }
 
 }  // namespace tilebank::engine::model

@@ -26,33 +26,28 @@ bool SameParameters(const Graph& g, const Node& q, const Node& d) {
 }  // namespace
 
 size_t FuseFakeQuantize(Graph* g) {
-  size_t fused = 0;
-  std::vector<bool> drop(g->nodes.size(), false);
-  const GraphUses u = UsesOf(*g);
-  for (size_t i = 0; i < g->nodes.size(); ++i) {
+  return FuseEachNode(g, [g](size_t i, const GraphUses& u, std::vector<bool>* drop) {
     const Node& q = g->nodes[i];
-    if (q.op_type != "QuantizeLinear" || drop[i] || q.inputs.empty() || q.inputs[0] < 0 || q.outputs.size() != 1 || q.outputs[0] < 0) continue;
+    if (q.op_type != "QuantizeLinear" || q.inputs.empty() || q.inputs[0] < 0 || q.outputs.size() != 1 || q.outputs[0] < 0) return false;
     const Value& x = g->values[q.inputs[0]];
-    if (x.kind != ValueKind::kTensor || x.dtype != "float32" || !x.shape_known || g->IsConstant(q.inputs[0])) continue;
+    if (x.kind != ValueKind::kTensor || x.dtype != "float32" || !x.shape_known || g->IsConstant(q.inputs[0])) return false;
     const std::string zero_type = q.inputs.size() > 2 && q.inputs[2] >= 0 ? g->values[q.inputs[2]].dtype : "uint8";
     if ((zero_type != "uint8" && zero_type != "int8") || !ScalarConstant(*g, q, 1, "float32", false) || !ScalarConstant(*g, q, 2, zero_type, true))
-      continue;
+      return false;
     const int quantized = q.outputs[0];
-    if (!u.Private(quantized)) continue;
+    if (!u.Private(quantized)) return false;
     const size_t r = u.readers[quantized][0];
     const Node& d = g->nodes[r];
     if (d.op_type != "DequantizeLinear" || d.inputs.empty() || d.inputs[0] != quantized || d.outputs.size() != 1 || d.outputs[0] < 0 ||
         !SameParameters(*g, q, d))
-      continue;
+      return false;
     Node fake = q;
     fake.name = q.name + "/fake_quantize";
     fake.op_type = "FakeQuantizeLinear";
     fake.outputs = {d.outputs[0]};
-    ReplaceNodes(g, {static_cast<int>(i), static_cast<int>(r)}, std::move(fake), &drop);
-    ++fused;
-  }
-  if (fused) EraseNodes(g, [&](size_t i) { return drop[i]; });
-  return fused;
+    ReplaceNodes(g, {static_cast<int>(i), static_cast<int>(r)}, std::move(fake), drop);
+    return true;
+  });
 }
 
 }  // namespace tilebank::engine::model
