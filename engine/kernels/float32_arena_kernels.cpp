@@ -1,6 +1,7 @@
 // The float32 arena implementations (ArenaFunction, op_kernel.h): data movement (Transpose,
 // Slice, DepthToSpace, SpaceToDepth, Concat, Gather, Pad, Expand, Where, Resize, GridSample), Clip, Pow, the functions of
-// engine/backends/simd/unary_float_simd.h (Exp, Log, Sqrt, LeakyRelu, Elu, Softplus, ...), inference
+// engine/backends/simd/unary_float_simd.h (Exp, Log, Sqrt, LeakyRelu, Elu, Softplus, ...), LogSoftmax,
+// FakeQuantizeLinear (a fused QuantizeLinear -> DequantizeLinear pair), inference
 // BatchNormalization, InstanceNormalization and GroupNormalization (float32_norm_kernels.h) and copies (Identity, Dropout, a Cast to float32, the reshaping ops), each
 // made for its node's static shapes with its constant operands (Clip bounds, Gather indices, Pad
 // widths, a Pow exponent, Resize scales) read once. Each is the last entry of its op's table, after
@@ -11,6 +12,7 @@
 #include <cstring>
 
 #include "engine/backends/simd/select_simd.h"
+#include "engine/backends/simd/softmax_rows_simd.h"
 #include "engine/backends/simd/unary_float_simd.h"
 #include "engine/core/broadcast.h"
 #include "engine/core/channel_affine.h"
@@ -513,6 +515,21 @@ Result<std::unique_ptr<OpKernel>> SimdUnary(const KernelInfo& info) {
   return MakeArena(info, [f = *f, count](const std::vector<const float*>& in, float* out) { UnaryFloatSimd(f, in[0], out, count); }, true);
 }
 
+// LogSoftmax (opset 13) over the last axis: rows on the threads, each on Highway (softmax_rows_simd.h).
+Result<std::unique_ptr<OpKernel>> LogSoftmax(const KernelInfo& info) {
+  const auto& shape = OutShape(info);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (rank == 0 || PositiveAxis(info.attrs.Int("axis", -1), shape.size()) != rank - 1) return info.Bad("runs over the last axis only");
+  const int64_t len = shape.back(), rows = len ? Tensor::NumElements(shape) / len : 0;
+  return MakeArena(info, [len, rows](const std::vector<const float*>& in, float* out) {
+    SoftmaxRowsOptions options;
+    options.log = true;
+    ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, len)), [&](int64_t begin, int64_t end) {
+      SoftmaxRowsSimd(in[0] + begin * len, out + begin * len, end - begin, len, len, len, options);
+    });
+  });  // not over its input: the plan would take that for an elementwise step, free of layout
+}
+
 // FakeQuantizeLinear (engine/passes/fake_quant_fusion.h): QuantizeLinear's inputs, per-tensor
 // scale and zero point constants, the zero point's type uint8 (or left out) or int8.
 Result<std::unique_ptr<OpKernel>> FakeQuantize(const KernelInfo& info) {
@@ -622,10 +639,11 @@ void RegisterFloat32ArenaKernels(KernelRegistry* r) {
   add("Pow", 7, Pow);
   for (const auto& [op, since] : std::vector<std::pair<const char*, int>>{
            {"Abs", 6}, {"Neg", 6}, {"Exp", 6}, {"Log", 6}, {"Sqrt", 6}, {"Reciprocal", 6}, {"Floor", 6}, {"Ceil", 6}, {"Round", 11},
-           {"Sign", 9}, {"Relu", 6}, {"LeakyRelu", 6}, {"Elu", 6}, {"Selu", 6}, {"Celu", 12}, {"ThresholdedRelu", 10}, {"Shrink", 9},
+           {"Sign", 9}, {"Sin", 7}, {"Cos", 7}, {"Relu", 6}, {"LeakyRelu", 6}, {"Elu", 6}, {"Selu", 6}, {"Celu", 12}, {"ThresholdedRelu", 10}, {"Shrink", 9},
            {"Sigmoid", 6}, {"HardSigmoid", 6}, {"HardSwish", 14}, {"Tanh", 6}, {"Softplus", 1}, {"Softsign", 1}})
     add(op, since, SimdUnary);
-  add("FakeQuantizeLinear", 1, FakeQuantize);  // fake_quant_fusion.h
+  add("FakeQuantizeLinear", 1, FakeQuantize);
+  add("LogSoftmax", 13, LogSoftmax);  // fake_quant_fusion.h
   add("BatchNormalization", 9, [](const KernelInfo& info) { return BatchNorm(info, false); });
   add("FusedBatchNormalization", 1, [](const KernelInfo& info) { return BatchNorm(info, true); });  // batch_norm_relu_fusion.h
   add("InstanceNormalization", 6, [](const KernelInfo& info) { return Float32GroupedNorm(info, true); });

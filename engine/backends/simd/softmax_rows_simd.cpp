@@ -7,6 +7,8 @@
 #include <hwy/aligned_allocator.h>
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
+
+#include <cmath>
 #include <limits>
 
 #include "engine/backends/simd/softmax_rows_simd.h"
@@ -29,6 +31,15 @@ HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, siz
   for (; i + N <= len; i += N) m0 = hn::Max(m0, hn::LoadU(d, x + i));
   if (i < len) m0 = hn::Max(m0, LoadTail(d, x + i, len - i, -std::numeric_limits<float>::infinity()));
   const auto max = hn::MaxOfLanes(d, hn::Max(m0, m1));
+  if (options.log) {  // Pass 2: the sum of exp(x - max); pass 3: x - (max + log(sum)).
+    auto s0 = hn::Zero(d);
+    for (i = 0; i + N <= len; i += N) s0 = hn::Add(s0, ExpNonPositive(d, hn::Sub(hn::LoadU(d, x + i), max)));
+    if (i < len) s0 = hn::Add(s0, hn::IfThenElseZero(hn::FirstN(d, len - i), ExpNonPositive(d, hn::Sub(LoadTail(d, x + i, len - i, 0.f), max))));
+    const auto shift = hn::Add(max, hn::Set(d, std::log(hn::GetLane(hn::SumOfLanes(d, s0)))));
+    for (i = 0; i + N <= len; i += N) hn::StoreU(hn::Sub(hn::LoadU(d, x + i), shift), d, y + i);
+    if (i < len) StoreTail(d, hn::Sub(LoadTail(d, x + i, len - i, 0.f), shift), y + i, len - i);
+    return;
+  }
   // Pass 2: exp(x - max) to the destination, summed.
   float* e = options.store == SoftmaxStore::kStreaming ? scratch : y;
   auto s0 = hn::Zero(d), s1 = hn::Zero(d);
@@ -64,12 +75,12 @@ HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, siz
 void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t len, int64_t x_stride, int64_t y_stride,
                  const SoftmaxRowsOptions& options) {
   const hn::ScalableTag<float> d;
-  auto scratch = options.store == SoftmaxStore::kStreaming ? hwy::AllocateAligned<float>(len) : nullptr;
+  auto scratch = options.store == SoftmaxStore::kStreaming && !options.log ? hwy::AllocateAligned<float>(len) : nullptr;
   for (int64_t r = 0; r < rows; ++r) {
     const float* next = options.prefetch_next_row && r + 1 < rows ? x + (r + 1) * x_stride : nullptr;
     Row(d, x + r * x_stride, y + r * y_stride, static_cast<size_t>(len), next, scratch.get(), options);
   }
-  if (options.store == SoftmaxStore::kStreaming) hwy::FlushStream();
+  if (options.store == SoftmaxStore::kStreaming && !options.log) hwy::FlushStream();
 }
 
 }  // namespace tilebank::engine::HWY_NAMESPACE

@@ -18,6 +18,9 @@ enum class SoftmaxStore {
 struct SoftmaxRowsOptions {
   SoftmaxStore store = SoftmaxStore::kInPlace;
   bool prefetch_next_row = false;  // prefetch the next input row while computing exponentials
+  // LogSoftmax: y = x - max - log(sum of exp(x - max)); the exponentials are not stored (`store`
+  // unused), and y may be x.
+  bool log = false;
 };
 
 // Softmax of `rows` rows of `len` floats: row r is x[r * x_stride ...] -> y[r * y_stride ...].

@@ -56,5 +56,29 @@ TEST_CASE("SIMD softmax rows: every store and prefetch option, row lengths with 
   }
 }
 
+TEST_CASE("SIMD log-softmax rows: x - max - log(sum), in place or not, ragged rows") {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> value(-30.f, 30.f);
+  for (int64_t len : {1, 5, 16, 31, 500}) {
+    for (bool in_place : {false, true}) {
+      CAPTURE(len);
+      CAPTURE(in_place);
+      const int64_t rows = 5;
+      std::vector<float> x(rows * len), y(rows * len, -1.f);
+      for (auto& v : x) v = value(rng);
+      const auto softmax = Expected(x, rows, len, len);
+      float* out = in_place ? x.data() : y.data();
+      const std::vector<float> before = x;
+      SoftmaxRowsOptions options;
+      options.log = true;
+      SoftmaxRowsSimd(x.data(), out, rows, len, len, len, options);
+      double worst = 0;
+      for (int64_t i = 0; i < rows * len; ++i) worst = std::max(worst, std::fabs(out[i] - std::log(softmax[i])) / std::max(1.0, std::fabs(std::log(softmax[i]))));
+      CHECK(worst < 2e-6);
+      if (!in_place) CHECK(x == before);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tilebank::engine

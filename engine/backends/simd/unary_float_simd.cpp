@@ -9,6 +9,7 @@
 #include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "engine/backends/simd/unary_float_simd.h"
@@ -49,6 +50,16 @@ HWY_INLINE hn::Vec<D> ExpAll(D d, hn::Vec<D> x) {
 template <class D>
 HWY_INLINE hn::Vec<D> Expm1NonPositive(D d, hn::Vec<D> x) { return hn::Expm1(d, hn::Min(x, hn::Zero(d))); }
 
+// sin(x) or cos(x): Highway's within |x| <= 39000, libm's for a vector with a lane past it (or NaN).
+template <bool kSine, class D>
+HWY_INLINE hn::Vec<D> SineOrCosine(D d, hn::Vec<D> x) {
+  if (hn::AllTrue(d, hn::Le(hn::Abs(x), hn::Set(d, 39000.f)))) return kSine ? hn::Sin(d, x) : hn::Cos(d, x);
+  HWY_ALIGN float lanes[HWY_MAX_BYTES / sizeof(float)];
+  hn::Store(x, d, lanes);
+  for (size_t k = 0; k < hn::Lanes(d); ++k) lanes[k] = kSine ? std::sin(lanes[k]) : std::cos(lanes[k]);
+  return hn::Load(d, lanes);
+}
+
 void UnaryFloatRange(const UnaryFloatFunction& fn, const float* x, float* y, int64_t count) {
   using K = UnaryFloatKind;
   const hn::ScalableTag<float> d;
@@ -73,6 +84,8 @@ void UnaryFloatRange(const UnaryFloatFunction& fn, const float* x, float* y, int
     case K::kRound: return map([&](auto v) HWY_ATTR { return hn::Round(v); });  // halves to even, as ONNX
     case K::kSign:
       return map([&](auto v) HWY_ATTR { return hn::IfThenElse(hn::Gt(v, zero), one, hn::IfThenElse(hn::Lt(v, zero), hn::Neg(one), v)); });
+    case K::kSin: return map([&](auto v) HWY_ATTR { return SineOrCosine<true>(d, v); });
+    case K::kCos: return map([&](auto v) HWY_ATTR { return SineOrCosine<false>(d, v); });
     case K::kRelu: return map([&](auto v) HWY_ATTR { return hn::IfThenZeroElse(hn::Lt(v, zero), v); });
     case K::kLeakyRelu: return map([&](auto v) HWY_ATTR { return hn::IfThenElse(hn::Lt(v, zero), hn::Mul(v, alpha), v); });
     case K::kElu:

@@ -10,7 +10,7 @@
 namespace tilebank::engine {
 
 enum class UnaryFloatKind {
-  kAbs, kNeg, kExp, kLog, kSqrt, kReciprocal, kFloor, kCeil, kRound, kSign,
+  kAbs, kNeg, kExp, kLog, kSqrt, kReciprocal, kFloor, kCeil, kRound, kSign, kSin, kCos,
   kRelu, kLeakyRelu, kElu, kSelu, kCelu, kThresholdedRelu, kShrink,
   kSigmoid, kHardSigmoid, kHardSwish, kTanh, kSoftplus, kSoftsign,
   kFakeQuantize,  // clamp(round(x / alpha), beta, gamma) * alpha: a QuantizeLinear -> DequantizeLinear pair
@@ -31,7 +31,8 @@ template <class AttrFloat>
 std::optional<UnaryFloatFunction> UnaryFloatFunctionOf(const std::string& op_type, const AttrFloat& attr);
 
 // y[i] = f(x[i]) for i in [0, n); y may be x. Within 2 ULP of the float result of f's libm form for
-// Exp, Log, Tanh, Softplus, Elu, Selu and Celu (Highway's math), exact for the others but Sigmoid
+// Exp, Log, Tanh, Softplus, Elu, Selu and Celu (Highway's math; Sin and Cos within 3 ULP, through libm
+// past |x| = 39000, where Highway's range reduction ends), exact for the others but Sigmoid
 // (within 1e-6 relative); FakeQuantize rounds halves to even, as QuantizeLinear.
 void UnaryFloatSimd(const UnaryFloatFunction& f, const float* x, float* y, int64_t n);
 
@@ -50,6 +51,8 @@ std::optional<UnaryFloatFunction> UnaryFloatFunctionOf(const std::string& t, con
   if (t == "Ceil") return plain(K::kCeil);
   if (t == "Round") return plain(K::kRound);
   if (t == "Sign") return plain(K::kSign);
+  if (t == "Sin") return plain(K::kSin);
+  if (t == "Cos") return plain(K::kCos);
   if (t == "Relu") return plain(K::kRelu);
   if (t == "LeakyRelu") return with(K::kLeakyRelu, attr("alpha", 0.01f), 0);
   if (t == "Elu") return with(K::kElu, attr("alpha", 1.0f), 0);
