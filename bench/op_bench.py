@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """One-node models of the ops a model runs outside its fused chains (activations and math functions,
-Where under an attention mask, GridSample, reductions), each timed by tilebank and ONNX Runtime side
+Where under an attention mask, GridSample, reductions, Softmax and LogSoftmax), each timed by tilebank and ONNX Runtime side
 by side: the node's own time per run from each side's profile, the two alternated in rounds, each
 side's minimum over rounds of a median of --repeat runs.
 
@@ -27,7 +27,7 @@ import ort_anchor  # noqa: E402
 SCORES = [4, 500, 500]  # a graph attention's scores: 4 heads over 500 nodes
 
 # name: (op type, attributes, input shapes, input kinds: "normal", "positive", "bool", "grid")
-UNARY = ["Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Round", "Sign", "LeakyRelu", "Elu", "Selu", "Celu",
+UNARY = ["Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Round", "Sign", "Sin", "Cos", "LeakyRelu", "Elu", "Selu", "Celu",
          "ThresholdedRelu", "Shrink", "Softplus", "Softsign", "Relu", "Sigmoid", "Tanh", "HardSwish"]
 CASES = {op.lower(): (op, {}, [SCORES], ["positive" if op in ("Log", "Sqrt") else "normal"]) for op in UNARY}
 CASES.update({
@@ -37,6 +37,7 @@ CASES.update({
     "reducemax_rows": ("ReduceMax", {"axes": [2], "keepdims": 0}, [[1, 1024, 2048]], ["normal"]),
     "reducemean_rows": ("ReduceMean", {"axes": [1], "keepdims": 0}, [[4096, 64]], ["normal"]),
     "softmax_attention": ("Softmax", {"axis": -1}, [[12, 256, 256]], ["normal"]),
+    "logsoftmax_rows": ("LogSoftmax", {"axis": -1}, [[2000, 500]], ["normal"]),
 })
 
 
