@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace tilebank::engine {
 
@@ -41,31 +42,20 @@ std::optional<UnaryFloatFunction> UnaryFloatFunctionOf(const std::string& t, con
   using K = UnaryFloatKind;
   auto plain = [](K kind) { return std::optional<UnaryFloatFunction>(UnaryFloatFunction{kind, 0, 0, 0}); };
   auto with = [](K kind, float a, float b) { return std::optional<UnaryFloatFunction>(UnaryFloatFunction{kind, a, b, 0}); };
-  if (t == "Abs") return plain(K::kAbs);
-  if (t == "Neg") return plain(K::kNeg);
-  if (t == "Exp") return plain(K::kExp);
-  if (t == "Log") return plain(K::kLog);
-  if (t == "Sqrt") return plain(K::kSqrt);
-  if (t == "Reciprocal") return plain(K::kReciprocal);
-  if (t == "Floor") return plain(K::kFloor);
-  if (t == "Ceil") return plain(K::kCeil);
-  if (t == "Round") return plain(K::kRound);
-  if (t == "Sign") return plain(K::kSign);
-  if (t == "Sin") return plain(K::kSin);
-  if (t == "Cos") return plain(K::kCos);
-  if (t == "Relu") return plain(K::kRelu);
+  // The functions without attributes.
+  static const std::pair<const char*, K> kPlain[] = {
+      {"Abs", K::kAbs},   {"Neg", K::kNeg},     {"Exp", K::kExp},   {"Log", K::kLog},         {"Sqrt", K::kSqrt},         {"Reciprocal", K::kReciprocal},
+      {"Floor", K::kFloor}, {"Ceil", K::kCeil}, {"Round", K::kRound}, {"Sign", K::kSign},     {"Sin", K::kSin},           {"Cos", K::kCos},
+      {"Relu", K::kRelu}, {"Sigmoid", K::kSigmoid}, {"HardSwish", K::kHardSwish}, {"Tanh", K::kTanh}, {"Softplus", K::kSoftplus}, {"Softsign", K::kSoftsign}};
+  for (const auto& [name, kind] : kPlain)
+    if (t == name) return plain(kind);
   if (t == "LeakyRelu") return with(K::kLeakyRelu, attr("alpha", 0.01f), 0);
   if (t == "Elu") return with(K::kElu, attr("alpha", 1.0f), 0);
   if (t == "Selu") return with(K::kSelu, attr("alpha", 1.67326319217681884765625f), attr("gamma", 1.05070102214813232421875f));
   if (t == "Celu") return with(K::kCelu, attr("alpha", 1.0f), 0);
   if (t == "ThresholdedRelu") return with(K::kThresholdedRelu, attr("alpha", 1.0f), 0);
   if (t == "Shrink") return with(K::kShrink, attr("lambd", 0.5f), attr("bias", 0.0f));
-  if (t == "Sigmoid") return plain(K::kSigmoid);
   if (t == "HardSigmoid") return with(K::kHardSigmoid, attr("alpha", 0.2f), attr("beta", 0.5f));
-  if (t == "HardSwish") return plain(K::kHardSwish);
-  if (t == "Tanh") return plain(K::kTanh);
-  if (t == "Softplus") return plain(K::kSoftplus);
-  if (t == "Softsign") return plain(K::kSoftsign);
   return std::nullopt;
 }
 
