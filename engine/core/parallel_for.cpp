@@ -61,4 +61,9 @@ void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t begi
   Runtime().parallel(RunChunk, &work, static_cast<unsigned>(threads), 0);
 }
 
+void ParallelForChunks(int64_t n, int64_t chunk, const std::function<void(int64_t first, int64_t count)>& body) {
+  if (n <= 0) return;
+  ParallelFor((n + chunk - 1) / chunk, 1, [&](int64_t begin, int64_t end) { body(begin * chunk, std::min(n, end * chunk) - begin * chunk); });
+}
+
 }  // namespace tilebank::engine

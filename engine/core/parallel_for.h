@@ -13,6 +13,11 @@ namespace tilebank::engine {
 // must not throw.
 void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t begin, int64_t end)>& body);
 
+// ParallelFor over [0, n) in chunks of `chunk` elements (the last one shorter): body(first, count)
+// for each run of whole chunks a thread takes. For SIMD loops over flat buffers: a chunk a multiple
+// of every vector keeps each call's tail to the buffer's end.
+void ParallelForChunks(int64_t n, int64_t chunk, const std::function<void(int64_t first, int64_t count)>& body);
+
 // The threads ParallelFor would use for unbounded work.
 int ParallelThreads();
 

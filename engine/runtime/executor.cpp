@@ -77,9 +77,7 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   };
   for (const auto& s : e->steps_) {
     if (s->kind == Step::Kind::kDirect) continue;
-    // An arena kernel reads an input of another type than float32 as its own elements (op_kernel.h).
-    for (int v : s->inputs)
-      s->kind == Step::Kind::kRegistry || (s->kind == Step::Kind::kArena && v >= 0 && e->graph_.values[v].dtype != "float32") ? keep_typed(v) : keep(v);
+    for (int v : s->inputs) s->kind == Step::Kind::kRegistry || e->ReadsTyped(*s, v) ? keep_typed(v) : keep(v);
   }
   for (int v : e->graph_.outputs) e->graph_.values[v].dtype == "float32" ? keep(v) : keep_typed(v);
   if (e->run_only_)  // every step now holds its own copy of what it reads

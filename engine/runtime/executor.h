@@ -215,8 +215,10 @@ class Executor {
   Status UseGivenLayouts(Step& s);
   void PlanMemory();
   float* Address(int value);
-  // What step `s` reads for `value`: its memory (Address), or for an arena step's input of another
-  // type than float32, the elements of that typed value.
+  // An arena step's input of another type than float32 (Where's condition): read as the elements of
+  // its typed value (op_kernel.h), constants included.
+  bool ReadsTyped(const Step& s, int value) const;
+  // What step `s` reads for `value`: its memory (Address), or the elements of a typed value it reads.
   const float* StepInput(const Step& s, int value);
 
   Graph graph_;

@@ -40,10 +40,12 @@ float* Executor::Address(int value) {
   return arena_.get() + storage_offset_[storage_of_[value]];
 }
 
+bool Executor::ReadsTyped(const Step& s, int value) const {
+  return value >= 0 && s.kind == Step::Kind::kArena && graph_.values[value].dtype != "float32";
+}
+
 const float* Executor::StepInput(const Step& s, int value) {
-  if (value >= 0 && s.kind == Step::Kind::kArena && graph_.values[value].dtype != "float32" && !InArena(value))
-    return reinterpret_cast<const float*>(typed_[value].bytes.data());
-  return Address(value);
+  return ReadsTyped(s, value) ? reinterpret_cast<const float*>(typed_[value].bytes.data()) : Address(value);
 }
 
 }  // namespace tilebank::engine::model

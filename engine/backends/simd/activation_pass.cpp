@@ -35,12 +35,9 @@ namespace tilebank::engine {
 HWY_EXPORT(ActivationsInPlace);
 
 void ApplyActivationsInPlace(const ConvEpilogue& e, float* data, int64_t n) {
-  constexpr int64_t kChunk = 4096;  // floats a task takes at least: 16 KiB, a multiple of every vector
-  if (n <= 0 || e.steps.empty()) return;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  ParallelFor(chunks, 1, [&](int64_t begin, int64_t end) {
-    HWY_DYNAMIC_DISPATCH(ActivationsInPlace)(e, data + begin * kChunk, std::min(n, end * kChunk) - begin * kChunk);
-  });
+  if (e.steps.empty()) return;
+  // Tasks of 16 KiB at least, a multiple of every vector.
+  ParallelForChunks(n, 4096, [&](int64_t first, int64_t count) { HWY_DYNAMIC_DISPATCH(ActivationsInPlace)(e, data + first, count); });
 }
 
 }  // namespace tilebank::engine

@@ -67,6 +67,11 @@ void UnaryFloatRange(const UnaryFloatFunction& fn, const float* x, float* y, int
   const auto zero = hn::Zero(d), one = hn::Set(d, 1.f), alpha = hn::Set(d, fn.alpha), beta = hn::Set(d, fn.beta);
   const auto inf = hn::Set(d, std::numeric_limits<float>::infinity()), nan = hn::Set(d, std::numeric_limits<float>::quiet_NaN());
   auto map = [&](const auto& f) HWY_ATTR { MapFloats(d, x, y, n, f); };
+  // A function the convolutions' epilogue also applies: its formula (conv_epilogue-inl.h).
+  auto epilogue = [&](ConvEpilogueStep::Kind kind) HWY_ATTR {
+    const ConvEpilogueStep step{kind, fn.alpha, fn.beta};
+    map([&](auto v) HWY_ATTR { return ApplyConvEpilogueStep(d, v, step, nullptr); });
+  };
   switch (fn.kind) {
     case K::kAbs: return map([&](auto v) HWY_ATTR { return hn::Abs(v); });
     case K::kNeg: return map([&](auto v) HWY_ATTR { return hn::Neg(v); });
@@ -87,7 +92,7 @@ void UnaryFloatRange(const UnaryFloatFunction& fn, const float* x, float* y, int
     case K::kSin: return map([&](auto v) HWY_ATTR { return SineOrCosine<true>(d, v); });
     case K::kCos: return map([&](auto v) HWY_ATTR { return SineOrCosine<false>(d, v); });
     case K::kRelu: return map([&](auto v) HWY_ATTR { return hn::IfThenZeroElse(hn::Lt(v, zero), v); });
-    case K::kLeakyRelu: return map([&](auto v) HWY_ATTR { return hn::IfThenElse(hn::Lt(v, zero), hn::Mul(v, alpha), v); });
+    case K::kLeakyRelu: return epilogue(ConvEpilogueStep::Kind::kLeakyRelu);
     case K::kElu:
       return map([&](auto v) HWY_ATTR { return KeepNaN<decltype(d)>(v, hn::IfThenElse(hn::Lt(v, zero), hn::Mul(alpha, Expm1NonPositive(d, v)), v)); });
     case K::kSelu:  // gamma (beta) * (x > 0 ? x : alpha (e^x - 1))
@@ -103,11 +108,10 @@ void UnaryFloatRange(const UnaryFloatFunction& fn, const float* x, float* y, int
       return map([&](auto v) HWY_ATTR {
         return hn::IfThenElse(hn::Lt(v, hn::Neg(alpha)), hn::Add(v, beta), hn::IfThenElseZero(hn::Gt(v, alpha), hn::Sub(v, beta)));
       });
-    case K::kSigmoid: return map([&](auto v) HWY_ATTR { return SigmoidOf(d, v); });
+    case K::kSigmoid: return epilogue(ConvEpilogueStep::Kind::kSigmoid);
     case K::kHardSigmoid: return map([&](auto v) HWY_ATTR { return hn::Min(hn::Max(hn::MulAdd(alpha, v, beta), zero), one); });
-    case K::kHardSwish:
-      return map([&](auto v) HWY_ATTR { return hn::Mul(v, hn::Min(hn::Max(hn::MulAdd(v, hn::Set(d, 1.f / 6), hn::Set(d, 0.5f)), zero), one)); });
-    case K::kTanh: return map([&](auto v) HWY_ATTR { return hn::Tanh(d, v); });
+    case K::kHardSwish: return epilogue(ConvEpilogueStep::Kind::kHardSwish);
+    case K::kTanh: return epilogue(ConvEpilogueStep::Kind::kTanh);
     case K::kSoftplus:  // max(x, 0) + log1p(e^-|x|): no overflow
       return map([&](auto v) HWY_ATTR {
         return KeepNaN<decltype(d)>(v, hn::Add(hn::Max(v, zero), hn::Log1p(d, ExpNonPositive(d, hn::Neg(hn::Abs(v))))));
@@ -129,13 +133,8 @@ namespace tilebank::engine {
 HWY_EXPORT(UnaryFloatRange);
 
 void UnaryFloatSimd(const UnaryFloatFunction& f, const float* x, float* y, int64_t n) {
-  constexpr int64_t kChunk = 4096;  // floats a task takes at least: 16 KiB, a multiple of every vector
-  if (n <= 0) return;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  ParallelFor(chunks, 1, [&](int64_t begin, int64_t end) {
-    const int64_t first = begin * kChunk;
-    HWY_DYNAMIC_DISPATCH(UnaryFloatRange)(f, x + first, y + first, std::min(n, end * kChunk) - first);
-  });
+  // Tasks of 16 KiB at least, a multiple of every vector.
+  ParallelForChunks(n, 4096, [&](int64_t first, int64_t count) { HWY_DYNAMIC_DISPATCH(UnaryFloatRange)(f, x + first, y + first, count); });
 }
 
 }  // namespace tilebank::engine
