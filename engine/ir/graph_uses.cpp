@@ -41,4 +41,21 @@ size_t FuseEachNode(Graph* g, const std::function<bool(size_t node, const GraphU
   return fused;
 }
 
+int AddValue(Graph* g, Value v) {
+  g->values.push_back(std::move(v));
+  return static_cast<int>(g->values.size()) - 1;
+}
+
+Node AliasReshape(Graph* g, int from, int to) {
+  const std::vector<int64_t>& shape = g->values[to].shape;
+  const int target = AddValue(g, Value{g->values[to].name + "/shape", {static_cast<int64_t>(shape.size())}, "int64",
+                                       ConstTensor::Ints({static_cast<int64_t>(shape.size())}, shape)});
+  Node n;
+  n.name = g->values[to].name + "/reshape";
+  n.op_type = "Reshape";
+  n.inputs = {from, target};
+  n.outputs = {to};
+  return n;
+}
+
 }  // namespace tilebank::engine::model

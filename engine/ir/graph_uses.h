@@ -31,5 +31,10 @@ void EraseNodes(Graph* g, const std::function<bool(size_t)>& dropped);
 // whether it rewrote from there (with ReplaceNodes); `uses` are the graph's before any rewrite. The
 // dropped nodes are erased at the end. Returns how many rewrites were made.
 size_t FuseEachNode(Graph* g, const std::function<bool(size_t node, const GraphUses& uses, std::vector<bool>* drop)>& fuse);
+// Appends `v` to the graph's values; returns its index.
+int AddValue(Graph* g, Value v);
+// A Reshape node (an alias at run time) of value `from` into value `to`'s shape, named after `to`,
+// the shape a new constant value; the caller places the node.
+Node AliasReshape(Graph* g, int from, int to);
 
 }  // namespace tilebank::engine::model

@@ -98,24 +98,6 @@ std::vector<bool> Region(const Graph& g, const GraphUses& u) {
   return in_region;
 }
 
-int AddValue(Graph* g, Value v) {
-  g->values.push_back(std::move(v));
-  return static_cast<int>(g->values.size()) - 1;
-}
-
-// A Reshape of `from` into `to`'s shape (an alias at run time), its shape a new constant.
-Node ReshapeNode(Graph* g, int from, int to) {
-  const std::vector<int64_t>& shape = g->values[to].shape;
-  const int target = AddValue(g, Value{g->values[to].name + "/shape", {static_cast<int64_t>(shape.size())}, "int64",
-                                       ConstTensor::Ints({static_cast<int64_t>(shape.size())}, shape)});
-  Node n;
-  n.name = g->values[to].name + "/reshape";
-  n.op_type = "Reshape";
-  n.inputs = {from, target};
-  n.outputs = {to};
-  return n;
-}
-
 }  // namespace
 
 size_t LiftConv1d(Graph* g) {
@@ -151,7 +133,7 @@ size_t LiftConv1d(Graph* g) {
           twin[v] = v;
         } else {
           twin[v] = lifted_value(v);  // a constant: copied with its data
-          if (!g->IsConstant(v)) after[producer + 1].push_back(ReshapeNode(g, v, twin[v]));
+          if (!g->IsConstant(v)) after[producer + 1].push_back(AliasReshape(g, v, twin[v]));
         }
       }
       v = twin[v];
@@ -174,7 +156,7 @@ size_t LiftConv1d(Graph* g) {
           for (int& input : g->nodes[r].inputs)
             if (input == outside) input = inside;
       v = inside;
-      after[i + 1].push_back(ReshapeNode(g, inside, outside));
+      after[i + 1].push_back(AliasReshape(g, inside, outside));
     }
     LiftAttributes(&g->nodes[i]);
   }

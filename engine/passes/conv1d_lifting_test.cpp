@@ -8,8 +8,7 @@
 
 #include <doctest/doctest.h>
 
-#include "engine/ir/onnx_import.h"
-#include "engine/runtime/model_session.h"
+#include "tests/unpassed_comparison.h"
 #include "tests/onnx_model_builder.h"
 #include "tests/test_support.h"
 
@@ -63,25 +62,6 @@ std::string WriteConv3dResidual(const TempDir& dir) {
   b.Node("Relu", {"sum"}, {"y"});
   b.Output("y", {1, 4, 4, 6, 6});
   return b.Save(dir / "conv3d_residual.onnx");
-}
-
-// The model's outputs with every pass (LoadModel) and with none (the graph as imported).
-void CompareWithUnpassed(const std::string& path, std::unique_ptr<Executor>* passed) {
-  auto e = LoadModel(path, {}, nullptr);
-  REQUIRE_MESSAGE(e.ok(), e.status().message());
-  auto imported = ImportOnnx(path, {}, {});
-  REQUIRE_MESSAGE(imported.ok(), imported.status().message());
-  auto plain = BindToBank(std::move(imported.value()), nullptr);
-  REQUIRE_MESSAGE(plain.ok(), plain.status().message());
-  const std::vector<Tensor> inputs = RandomInputs((*e)->graph(), 5);
-  std::vector<Tensor> got, want;
-  REQUIRE((*e)->Run({&inputs[0]}, &got).ok());
-  REQUIRE((*plain)->Run({&inputs[0]}, &want).ok());
-  REQUIRE(got.size() == want.size());
-  for (size_t k = 0; k < got.size(); ++k) CHECK(got[k].shape == want[k].shape);
-  const Comparison compared = CompareTensors(got, want);
-  CHECK_MESSAGE(compared.ok, compared.worst);
-  *passed = std::move(e.value());
 }
 
 TEST_CASE("conv1d lifting: a 1-D convolution block runs in 2-D and computes what it computed") {

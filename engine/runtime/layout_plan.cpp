@@ -7,6 +7,7 @@
 #include "engine/backends/onednn/onednn_vector_ops.h"
 #include "engine/ir/node_op_spec.h"
 #include "engine/passes/batch_norm_affine.h"
+#include "engine/passes/spatial_reduction.h"
 
 namespace tilebank::engine::model {
 namespace {
@@ -24,6 +25,16 @@ std::vector<int64_t> ConstantInts(const Graph& g, const Node& n, size_t slot) {
 // the run-time values it reads in `runtime_inputs`; nullopt for every other node or form.
 std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vector<int>* runtime_inputs) {
   if (n.outputs.empty() || n.outputs[0] < 0) return std::nullopt;
+  if ((n.op_type == "ReduceMax" || n.op_type == "ReduceMean") && ReducesEverySpatialAxis(g, n)) {  // a global pool, dims kept or not
+    LayoutFamilyOp op;
+    op.kind = LayoutFamilyOp::Kind::kGlobalPool;
+    op.op_type = n.op_type == "ReduceMax" ? "GlobalMaxPool" : "GlobalAveragePool";
+    op.inputs = {g.values[n.inputs[0]].shape};
+    op.output = op.inputs[0];
+    std::fill(op.output.begin() + 2, op.output.end(), int64_t{1});
+    *runtime_inputs = {n.inputs[0]};
+    return op;
+  }
   for (size_t k = 1; k < n.outputs.size(); ++k)
     if (n.outputs[k] >= 0) return std::nullopt;
   const auto& out = g.values[n.outputs[0]];
@@ -216,7 +227,7 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
     std::vector<int> tied = {s.output};
     tied.insert(tied.end(), family_inputs[i].begin(), family_inputs[i].end());
     for (int v : tied) {
-      if (LayoutFree(graph.values[v].shape)) {
+      if (LayoutFree(graph.values[v].shape) || graph.values[v].shape.size() < 3) {  // a reduction's [N, C] too
         row_major_only.push_back(v);
         continue;
       }

@@ -5,6 +5,7 @@
 #include "engine/passes/batch_norm_relu_fusion.h"
 #include "engine/passes/fake_quant_fusion.h"
 #include "engine/passes/conv1d_lifting.h"
+#include "engine/passes/spatial_reduction.h"
 #include "engine/passes/conv_epilogue_fusion.h"
 #include "engine/passes/dynamic_gemm_fusion.h"
 #include "engine/passes/pad_conv_fusion.h"
@@ -74,6 +75,7 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
   FuseFakeQuantize(&graph.value());
   FuseDynamicGemm(&graph.value());
   LiftConv1d(&graph.value());
+  LiftSpatialReductions(&graph.value());
   FuseConvEpilogues(&graph.value());
   clock.Lap(phases ? &phases->graph : nullptr);
   return graph;

@@ -1,5 +1,5 @@
 // pool2d.generic: MaxPool, AveragePool (count_include_pad, ceil_mode, dilations) and
-// GlobalAveragePool on NCHW, rows of output width vectorized, window loops unrollable.
+// the global pools on NCHW, rows of output width vectorized, window loops unrollable.
 #include <limits>
 
 #include "engine/backends/halide/halide_program.h"
@@ -18,7 +18,7 @@ struct PoolParams {
 
 PoolParams ParamsOf(const OpSpec& op) {
   const auto& s = op.inputs[0].shape;
-  if (op.op_type == "GlobalAveragePool") return {s[2], s[3], 1, 1, 1, 1, 0, 0, 0, 0};
+  if (op.op_type == "GlobalAveragePool" || op.op_type == "GlobalMaxPool") return {s[2], s[3], 1, 1, 1, 1, 0, 0, 0, 0};
   auto k = op.Ints("kernel_shape", {1, 1}), st = op.Ints("strides", {1, 1}), d = op.Ints("dilations", {1, 1}),
        p = op.Ints("pads", {0, 0, 0, 0});
   return {k[0], k[1], st[0], st[1], d[0], d[1], p[0], p[1], p[2], p[3]};
@@ -35,7 +35,7 @@ RowShape PoolRowShape(const OpSpec& op) {
 class PoolTemplate : public HalideTemplate {
  public:
   const char* id() const override { return "pool2d.generic"; }
-  std::vector<std::string> OpTypes() const override { return {"MaxPool", "AveragePool", "GlobalAveragePool"}; }
+  std::vector<std::string> OpTypes() const override { return {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}; }
   Status SupportsInstance(const OpSpec& op) const override {
     if (op.inputs.size() != 1 || op.inputs[0].shape.size() != 4 || op.outputs[0].shape.size() != 4)
       return Status::InvalidInput(op.name + ": 2-D pooling of one NCHW input is supported");
@@ -82,7 +82,7 @@ class PoolTemplate : public HalideTemplate {
     Expr inside = ix >= 0 && ix < W && iy >= 0 && iy < H;
     Expr value = in(clamp(ix, 0, W - 1), clamp(iy, 0, H - 1), c, n);
     Func acc("acc"), out("pool");
-    const bool is_max = op.op_type == "MaxPool";
+    const bool is_max = op.op_type == "MaxPool" || op.op_type == "GlobalMaxPool";
     if (is_max) {
       acc(x, y, c, n) = -std::numeric_limits<float>::infinity();
       acc(x, y, c, n) = select(inside, max(acc(x, y, c, n), value), acc(x, y, c, n));

@@ -71,7 +71,7 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> MergedBroadcastDims(const 
   return {a, b};
 }
 
-bool IsGlobalPooling(const std::string& t) { return t == "GlobalAveragePool"; }
+bool IsGlobalPooling(const std::string& t) { return t == "GlobalAveragePool" || t == "GlobalMaxPool"; }
 bool IsPooling(const std::string& t) { return t == "MaxPool" || t == "AveragePool" || IsGlobalPooling(t); }
 
 // An ONNX pooling node's window over its spatial axes in oneDNN's terms: dilation counts the gaps
@@ -244,7 +244,7 @@ dnnl::pooling_v2_forward::primitive_desc OneDnnGlobalPoolingPrimitive(bool max, 
 }
 
 dnnl::pooling_v2_forward::primitive_desc OneDnnPoolingPrimitive(const OpSpec& op, const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
-  if (IsGlobalPooling(op.op_type)) return OneDnnGlobalPoolingPrimitive(false, src, dst);
+  if (IsGlobalPooling(op.op_type)) return OneDnnGlobalPoolingPrimitive(op.op_type == "GlobalMaxPool", src, dst);
   const PoolWindow w = WindowOf(op);
   const algorithm a = op.op_type == "MaxPool" ? algorithm::pooling_max
                       : op.Int("count_include_pad", 0) ? algorithm::pooling_avg_include_padding : algorithm::pooling_avg_exclude_padding;
@@ -254,7 +254,7 @@ dnnl::pooling_v2_forward::primitive_desc OneDnnPoolingPrimitive(const OpSpec& op
 
 std::vector<std::string> OneDnnVectorOps() {
   std::vector<std::string> types = {"Softmax", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "Gelu",  // oneDNN has no plain erf
-                                    "MaxPool", "AveragePool", "GlobalAveragePool"};
+                                    "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
   const std::vector<std::string> binary = OpTypesOf(OpRole::kBinaryElementwise);
   types.insert(types.end(), binary.begin(), binary.end());
   return types;

@@ -1,7 +1,7 @@
 // impl.onednn for vector operators: Softmax (one axis), LayerNormalization (the axes from `axis`
 // on, with scale and optional bias), Relu, Sigmoid, Tanh, Gelu (erf or tanh), MaxPool and
-// AveragePool (1-D to 3-D, dilations, ceil_mode; no indices output), GlobalAveragePool (one
-// window over the spatial axes), and Add, Sub,
+// AveragePool (1-D to 3-D, dilations, ceil_mode; no indices output), GlobalAveragePool and
+// GlobalMaxPool (one window over the spatial axes), and Add, Sub,
 // Mul, Div where the first input has the output's shape (oneDNN broadcasts the second only; Add
 // and Mul swap their inputs when it is the first that broadcasts).
 #pragma once
@@ -20,7 +20,7 @@ bool OneDnnImplementsVectorOp(const std::string& op_type);
 std::vector<std::string> OneDnnVectorOps();
 // Ok when oneDNN runs this instance; otherwise why not.
 Status OneDnnSupportsVectorOp(const OpSpec& op);
-// The pooling primitive of a supported MaxPool, AveragePool or GlobalAveragePool over `src` and `dst` in any layout
+// The pooling primitive of a supported MaxPool, AveragePool or global pool over `src` and `dst` in any layout
 // (throws dnnl::error when oneDNN has none).
 dnnl::pooling_v2_forward::primitive_desc OneDnnPoolingPrimitive(const OpSpec& op, const dnnl::memory::desc& src, const dnnl::memory::desc& dst);
 // Global pooling, one window over every spatial axis of `src` (max, else the average), in any layout.
