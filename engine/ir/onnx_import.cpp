@@ -20,6 +20,7 @@
 #include "engine/ir/contrib_quantized_lowering.h"
 #include "engine/ir/einsum_lowering.h"
 #include "engine/ir/node_attributes.h"
+#include "engine/ir/shape_data_propagators.h"
 #include "engine/ir/tensor_proto.h"
 #include "base/child_process.h"
 
@@ -381,6 +382,7 @@ void SwapTensorData(onnx::TensorProto* a, onnx::TensorProto* b) {
 // ONNX's shape inference with data propagation on `model`, from its (fixed) input shapes; the
 // answer as OnnxPasses describes it.
 Result<std::string> InferShapes(onnx::ModelProto& model, bool send_whole, const std::string& path) {
+  RegisterShapeDataPropagators();
   auto* g = model.mutable_graph();
   g->clear_value_info();  // inferred again from the fixed input shapes
   for (auto& out : *g->mutable_output())

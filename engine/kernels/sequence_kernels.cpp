@@ -154,7 +154,8 @@ void RegisterSequenceKernels(KernelRegistry* r) {
           elements.push_back(*in[k]);
         }
         if (elements.empty()) return info.Bad("needs at least one tensor");
-        (*out)[0] = TypedTensor::Sequence(elements[0].dtype, std::move(elements));
+        const DType dtype = elements[0].dtype;  // read before the move: argument order is unspecified (GCC moves first)
+        (*out)[0] = TypedTensor::Sequence(dtype, std::move(elements));
         return Status::Ok();
       }));
   add("SequenceInsert", 11, With([](const KernelInfo& info, const KernelInputs& in, std::vector<TypedTensor>* out) {
