@@ -6,6 +6,7 @@
 #include "engine/backends/onednn/group_norm_in_family.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
+#include "engine/backends/onednn/global_pool_in_family.h"
 #include "engine/backends/onednn/per_channel_in_family.h"
 
 namespace tilebank::engine {
@@ -185,6 +186,11 @@ Result<std::unique_ptr<Kernel>> LayoutFamilyKernel(const LayoutFamilyOp& op, con
       const memory::desc md = FamilyDesc(family, op.output);
       if (!md.is_zero() && !LayoutFree(op.output))
         if (auto own = PerChannelInFamily(op, md); own.ok()) return own;
+    }
+    if (op.kind == LayoutFamilyOp::Kind::kGlobalPool) {  // our loop where the family is dense over channels
+      const memory::desc md = FamilyDesc(family, op.inputs[0]);
+      if (!md.is_zero() && !LayoutFree(op.inputs[0]))
+        if (auto own = GlobalPoolInFamily(op, md); own.ok()) return own;
     }
     auto kernel = std::make_unique<FamilyKernel>();
     kernel->Create(op, family);

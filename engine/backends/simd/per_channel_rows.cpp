@@ -7,6 +7,8 @@
 
 #include <hwy/highway.h>
 
+#include <algorithm>
+
 #include "engine/backends/simd/per_channel_rows.h"
 #include "engine/backends/simd/vector_math-inl.h"
 
@@ -55,6 +57,45 @@ void MapRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t 
   }
 }
 
+template <bool kMax, class V>
+HWY_INLINE V Fold(V a, V v) {
+  return kMax ? hn::Max(a, v) : hn::Add(a, v);
+}
+
+// Channels go down every row four vectors at a time (four cache lines a row on AVX-512), the rest
+// one vector at a time, the accumulators in registers.
+template <bool kMax>
+void FoldRows(const float* x, int64_t rows, int64_t width, int64_t valid, float* acc) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t j = 0;
+  for (; j + 4 * N <= valid; j += 4 * N) {
+    auto a0 = hn::LoadU(d, acc + j), a1 = hn::LoadU(d, acc + j + N), a2 = hn::LoadU(d, acc + j + 2 * N), a3 = hn::LoadU(d, acc + j + 3 * N);
+    const float* p = x + j;
+    for (int64_t r = 0; r < rows; ++r, p += width) {
+      a0 = Fold<kMax>(a0, hn::LoadU(d, p));
+      a1 = Fold<kMax>(a1, hn::LoadU(d, p + N));
+      a2 = Fold<kMax>(a2, hn::LoadU(d, p + 2 * N));
+      a3 = Fold<kMax>(a3, hn::LoadU(d, p + 3 * N));
+    }
+    hn::StoreU(a0, d, acc + j), hn::StoreU(a1, d, acc + j + N), hn::StoreU(a2, d, acc + j + 2 * N), hn::StoreU(a3, d, acc + j + 3 * N);
+  }
+  for (; j < valid; j += N) {
+    const size_t count = static_cast<size_t>(std::min<int64_t>(N, valid - j));
+    const bool whole = count == static_cast<size_t>(N);
+    auto a = whole ? hn::LoadU(d, acc + j) : LoadTail(d, acc + j, count, 0.f);
+    const float* p = x + j;
+    for (int64_t r = 0; r < rows; ++r, p += width) a = Fold<kMax>(a, whole ? hn::LoadU(d, p) : LoadTail(d, p, count, 0.f));
+    if (whole) hn::StoreU(a, d, acc + j);
+    else StoreTail(d, a, acc + j, count);
+  }
+}
+
+void FoldPerChannel(bool max, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc) {
+  if (max) FoldRows<true>(x, rows, width, valid, acc);
+  else FoldRows<false>(x, rows, width, valid, acc);
+}
+
 }  // namespace tilebank::engine::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -66,6 +107,12 @@ HWY_EXPORT(MapRows);
 void MapPerChannelRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a,
                        const float* b) {
   if (rows > 0) HWY_DYNAMIC_DISPATCH(MapRows)(map, x, y, rows, width, valid, a, b ? b : a);
+}
+
+HWY_EXPORT(FoldPerChannel);
+
+void ReducePerChannelRows(bool max, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc) {
+  if (rows > 0 && valid > 0) HWY_DYNAMIC_DISPATCH(FoldPerChannel)(max, x, rows, width, valid, acc);
 }
 
 }  // namespace tilebank::engine

@@ -1,6 +1,7 @@
 // y = f(x, a[c], b[c]) over rows of channels (engine/backends/onednn/channel_rows.h), with Highway
 // for the running CPU's best SIMD: a squeeze-and-excitation scale (x * s[c]), a per-channel Add,
-// Sub or Div, an inference BatchNormalization (x * scale[c] + shift[c], Relu after it or not).
+// Sub or Div, an inference BatchNormalization (x * scale[c] + shift[c], Relu after it or not); and
+// the rows folded into one per channel (a global pool's max or sum).
 #pragma once
 #include <cstdint>
 
@@ -12,5 +13,9 @@ enum class PerChannelMap { kAdd, kSub, kMul, kDiv, kAffine, kAffineRelu };
 // j < valid get f(x[j], a[j], b[j]) (b used by the affine maps only; null: a), lanes from valid to width 0.
 void MapPerChannelRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a,
                        const float* b);
+
+// For each lane j < valid: acc[j] = max(acc[j], x[j] of every row), or acc[j] + their sum, over
+// `rows` rows of `width` floats (x advances by `width` a row).
+void ReducePerChannelRows(bool max, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc);
 
 }  // namespace tilebank::engine

@@ -1,0 +1,83 @@
+#include "engine/backends/onednn/global_pool_in_family.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "engine/backends/onednn/channel_rows.h"
+#include "engine/backends/simd/per_channel_rows.h"
+#include "engine/core/parallel_for.h"
+
+namespace tilebank::engine {
+namespace {
+
+// Rows of a channels-last image a task folds at least (its partial result is one row).
+constexpr int64_t kRowsPerTask = 256;
+
+class GlobalPoolFamilyKernel : public Kernel {
+ public:
+  GlobalPoolFamilyKernel(bool max, ChannelRows rows) : max_(max), rows_(rows) {
+    // Channels-last: each image's rows split into chunks, a partial row per chunk, then folded.
+    chunks_ = rows_.block ? 1 : std::clamp<int64_t>(rows_.rows / kRowsPerTask, 1, 16);
+    if (!rows_.block) partial_.resize(static_cast<size_t>(rows_.images * chunks_ * rows_.width));
+  }
+  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
+  Status Run() override { return Unsupported(); }
+  Status Fetch(Tensor*) override { return Unsupported(); }
+
+  // in[0]: the tensor in the family; out: row-major [N, C].
+  Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    const ChannelRows& r = rows_;
+    const float start = max_ ? -std::numeric_limits<float>::infinity() : 0.f;
+    const float scale = max_ ? 1.f : 1.f / static_cast<float>(r.spatial);
+    if (r.block) {  // one task per image and block: its rows are contiguous
+      const int64_t blocks = r.padded / r.block;
+      ParallelFor(r.images * blocks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t image = t / blocks, first = t % blocks * r.block, valid = std::min(r.block, r.channels - first);
+          float* acc = out + image * r.channels + first;
+          std::fill(acc, acc + valid, start);
+          ReducePerChannelRows(max_, in[0] + image * r.image_size() + first * r.spatial, r.spatial, r.width, valid, acc);
+          if (!max_) for (int64_t c = 0; c < valid; ++c) acc[c] *= scale;
+        }
+      });
+      return Status::Ok();
+    }
+    const int64_t per_chunk = (r.rows + chunks_ - 1) / chunks_;
+    ParallelFor(r.images * chunks_, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t image = t / chunks_, row = t % chunks_ * per_chunk, count = std::min(per_chunk, r.rows - row);
+        float* acc = partial_.data() + t * r.width;
+        std::fill(acc, acc + r.width, start);
+        if (count > 0) ReducePerChannelRows(max_, in[0] + image * r.image_size() + row * r.width, count, r.width, r.channels, acc);
+      }
+    });
+    for (int64_t image = 0; image < r.images; ++image) {
+      float* acc = out + image * r.channels;
+      const float* chunk = partial_.data() + image * chunks_ * r.width;
+      std::copy(chunk, chunk + r.channels, acc);
+      if (chunks_ > 1) ReducePerChannelRows(max_, chunk + r.width, chunks_ - 1, r.width, r.channels, acc);
+      if (!max_) for (int64_t c = 0; c < r.channels; ++c) acc[c] *= scale;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
+
+  bool max_;
+  ChannelRows rows_;
+  int64_t chunks_ = 1;
+  std::vector<float> partial_;  // channels-last: a row per image and chunk
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> GlobalPoolInFamily(const LayoutFamilyOp& op, const dnnl::memory::desc& md) {
+  if (op.kind != LayoutFamilyOp::Kind::kGlobalPool || op.inputs.size() != 1) return Status::InvalidInput("a global pool of one input");
+  auto rows = ChannelRowsOf(md, op.inputs[0]);
+  if (!rows.ok()) return rows.status();
+  return std::unique_ptr<Kernel>(new GlobalPoolFamilyKernel(op.op_type == "GlobalMaxPool", *rows));
+}
+
+}  // namespace tilebank::engine
