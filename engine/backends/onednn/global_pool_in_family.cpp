@@ -16,7 +16,7 @@ constexpr int64_t kRowsPerTask = 256;
 
 class GlobalPoolFamilyKernel : public Kernel {
  public:
-  GlobalPoolFamilyKernel(bool max, ChannelRows rows) : max_(max), rows_(rows) {
+  GlobalPoolFamilyKernel(bool max, ChannelRows rows) : max_(max), fold_(max ? PerChannelFold::kMax : PerChannelFold::kSum), rows_(rows) {
     // Channels-last: each image's rows split into chunks, a partial row per chunk, then folded.
     chunks_ = rows_.block ? 1 : std::clamp<int64_t>(rows_.rows / kRowsPerTask, 1, 16);
     if (!rows_.block) partial_.resize(static_cast<size_t>(rows_.images * chunks_ * rows_.width));
@@ -37,7 +37,7 @@ class GlobalPoolFamilyKernel : public Kernel {
           const int64_t image = t / blocks, first = t % blocks * r.block, valid = std::min(r.block, r.channels - first);
           float* acc = out + image * r.channels + first;
           std::fill(acc, acc + valid, start);
-          ReducePerChannelRows(max_, in[0] + image * r.image_size() + first * r.spatial, r.spatial, r.width, valid, acc);
+          ReducePerChannelRows(fold_, in[0] + image * r.image_size() + first * r.spatial, r.spatial, r.width, valid, acc);
           if (!max_) for (int64_t c = 0; c < valid; ++c) acc[c] *= scale;
         }
       });
@@ -49,14 +49,14 @@ class GlobalPoolFamilyKernel : public Kernel {
         const int64_t image = t / chunks_, row = t % chunks_ * per_chunk, count = std::min(per_chunk, r.rows - row);
         float* acc = partial_.data() + t * r.width;
         std::fill(acc, acc + r.width, start);
-        if (count > 0) ReducePerChannelRows(max_, in[0] + image * r.image_size() + row * r.width, count, r.width, r.channels, acc);
+        if (count > 0) ReducePerChannelRows(fold_, in[0] + image * r.image_size() + row * r.width, count, r.width, r.channels, acc);
       }
     });
     for (int64_t image = 0; image < r.images; ++image) {
       float* acc = out + image * r.channels;
       const float* chunk = partial_.data() + image * chunks_ * r.width;
       std::copy(chunk, chunk + r.channels, acc);
-      if (chunks_ > 1) ReducePerChannelRows(max_, chunk + r.width, chunks_ - 1, r.width, r.channels, acc);
+      if (chunks_ > 1) ReducePerChannelRows(fold_, chunk + r.width, chunks_ - 1, r.width, r.channels, acc);
       if (!max_) for (int64_t c = 0; c < r.channels; ++c) acc[c] *= scale;
     }
     return Status::Ok();
@@ -66,6 +66,7 @@ class GlobalPoolFamilyKernel : public Kernel {
   static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
 
   bool max_;
+  PerChannelFold fold_;
   ChannelRows rows_;
   int64_t chunks_ = 1;
   std::vector<float> partial_;  // channels-last: a row per image and chunk

@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "engine/backends/onednn/channel_rows.h"
-#include "engine/backends/simd/swish_float.h"
+#include "engine/backends/simd/per_channel_rows.h"
 #include "engine/core/parallel_for.h"
 
 namespace tilebank::engine {
@@ -31,11 +31,11 @@ class GroupNormFamilyKernel : public Kernel {
     for (int64_t n = 0; n < r_.images; ++n) {
       const float* x = in[0] + n * image;
       float* y = out + n * image;
-      ChannelSums(x, [](float v, float) { return v; }, mean, &sums);
+      ChannelSums(x, PerChannelFold::kSum, mean, &sums);
       std::vector<double> group_mean = GroupTotals(sums);
       for (double& m : group_mean) m = count > 0 ? m / count : 0.0;
       for (int64_t c = 0; c < padded; ++c) mean[c] = c < C ? static_cast<float>(group_mean[c / per_group_]) : 0.0f;
-      ChannelSums(x, [](float v, float m) { return (v - m) * (v - m); }, mean, &sums);
+      ChannelSums(x, PerChannelFold::kSquaredDeviation, mean, &sums);
       const std::vector<double> deviations = GroupTotals(sums);
       for (int64_t c = 0; c < padded; ++c) {
         if (c >= C) {  // padding channels stay 0
@@ -55,9 +55,8 @@ class GroupNormFamilyKernel : public Kernel {
  private:
   static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
 
-  // sums[c] = the sum over channel c's elements of term(x, mean[c]), for every (padded) channel.
-  template <class Term>
-  void ChannelSums(const float* x, Term term, const std::vector<float>& mean, std::vector<double>* sums) const {
+  // sums[c] = the sum over channel c's elements of x (kSum) or of (x - mean[c])^2, for every (padded) channel.
+  void ChannelSums(const float* x, PerChannelFold fold, const std::vector<float>& mean, std::vector<double>* sums) const {
     std::fill(sums->begin(), sums->end(), 0.0);
     std::mutex merge;
     const int64_t width = r_.width;
@@ -69,11 +68,7 @@ class GroupNormFamilyKernel : public Kernel {
         const int64_t first = r_.FirstChannel(start);
         const int64_t stop = std::min({end, start + kRowsPerBlock, r_.RunEnd(start)});
         std::fill(lanes.begin(), lanes.end(), 0.0f);
-        const float* m = mean.data() + first;
-        for (int64_t r = start; r < stop; ++r) {
-          const float* row = x + r * width;
-          for (int64_t j = 0; j < width; ++j) lanes[j] += term(row[j], m[j]);
-        }
+        ReducePerChannelRows(fold, x + start * width, stop - start, width, width, lanes.data(), mean.data() + first);
         for (int64_t j = 0; j < width; ++j) total[first + j] += lanes[j];
         start = stop;
       }
@@ -89,21 +84,13 @@ class GroupNormFamilyKernel : public Kernel {
   }
 
   void Normalize(const float* x, const std::vector<float>& a, const std::vector<float>& b, float* y) const {
-    const bool swish = op_.swish;
+    const PerChannelMap map = op_.swish ? PerChannelMap::kAffineSwish : PerChannelMap::kAffine;
     const int64_t width = r_.width;
     ParallelFor(r_.rows, std::max<int64_t>(1, kGrain / width), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const int64_t first = r_.FirstChannel(r), valid = std::min(width, r_.channels - first);
-        const float *xr = x + r * width, *ar = a.data() + first, *br = b.data() + first;
-        float* yr = y + r * width;
-        for (int64_t j = valid; j < width; ++j) yr[j] = 0.0f;  // padding channels: 0 whatever they held
-        if (swish) {
-          TB_VECTORIZE_IN_PLACE
-          for (int64_t j = 0; j < valid; ++j) yr[j] = SwishFloat(xr[j] * ar[j] + br[j]);
-        } else {
-          TB_VECTORIZE_IN_PLACE
-          for (int64_t j = 0; j < valid; ++j) yr[j] = xr[j] * ar[j] + br[j];
-        }
+      for (int64_t r = begin; r < end;) {  // a run of rows on one run of channels at a time
+        const int64_t first = r_.FirstChannel(r), stop = std::min(end, r_.RunEnd(r)), valid = std::min(width, r_.channels - first);
+        MapPerChannelRows(map, x + r * width, y + r * width, stop - r, width, valid, a.data() + first, b.data() + first);  // padding channels: 0
+        r = stop;
       }
     });
   }

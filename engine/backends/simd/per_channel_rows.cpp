@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "engine/backends/simd/per_channel_rows.h"
+#include "engine/backends/simd/conv_epilogue-inl.h"
 #include "engine/backends/simd/vector_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -25,6 +26,10 @@ HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> x, const float* a, const float* b) {
   if constexpr (kMap == PerChannelMap::kDiv) return hn::Div(x, va);
   if constexpr (kMap == PerChannelMap::kAffine) return hn::MulAdd(x, va, hn::LoadU(d, b));
   if constexpr (kMap == PerChannelMap::kAffineRelu) return hn::Max(hn::MulAdd(x, va, hn::LoadU(d, b)), hn::Zero(d));
+  if constexpr (kMap == PerChannelMap::kAffineSwish) {
+    const auto y = hn::MulAdd(x, va, hn::LoadU(d, b));
+    return hn::Mul(y, SigmoidOf(d, y));
+  }
 }
 
 // The lanes past `valid` of a partial vector are computed from zeros and not stored (a Div's by 1).
@@ -54,29 +59,40 @@ void MapRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t 
     case PerChannelMap::kDiv: return Rows<PerChannelMap::kDiv>(x, y, rows, width, valid, a, b);
     case PerChannelMap::kAffine: return Rows<PerChannelMap::kAffine>(x, y, rows, width, valid, a, b);
     case PerChannelMap::kAffineRelu: return Rows<PerChannelMap::kAffineRelu>(x, y, rows, width, valid, a, b);
+    case PerChannelMap::kAffineSwish: return Rows<PerChannelMap::kAffineSwish>(x, y, rows, width, valid, a, b);
   }
 }
 
-template <bool kMax, class V>
-HWY_INLINE V Fold(V a, V v) {
-  return kMax ? hn::Max(a, v) : hn::Add(a, v);
+// One row's vector v folded into the accumulator a (m: the lanes' means, kSquaredDeviation).
+template <PerChannelFold kFold, class V>
+HWY_INLINE V Fold(V a, V v, V m) {
+  if constexpr (kFold == PerChannelFold::kMax) return hn::Max(a, v);
+  if constexpr (kFold == PerChannelFold::kSum) return hn::Add(a, v);
+  const V deviation = hn::Sub(v, m);
+  return hn::MulAdd(deviation, deviation, a);
 }
 
 // Channels go down every row four vectors at a time (four cache lines a row on AVX-512), the rest
-// one vector at a time, the accumulators in registers.
-template <bool kMax>
-void FoldRows(const float* x, int64_t rows, int64_t width, int64_t valid, float* acc) {
+// one vector at a time, the accumulators in registers. A partial vector's lanes past `valid` are
+// loaded as 0 and not stored.
+template <PerChannelFold kFold>
+void FoldRows(const float* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  auto means = [&](int64_t j, size_t count) {
+    if (kFold != PerChannelFold::kSquaredDeviation) return hn::Zero(d);
+    return count == static_cast<size_t>(N) ? hn::LoadU(d, mean + j) : LoadTail(d, mean + j, count, 0.f);
+  };
   int64_t j = 0;
   for (; j + 4 * N <= valid; j += 4 * N) {
     auto a0 = hn::LoadU(d, acc + j), a1 = hn::LoadU(d, acc + j + N), a2 = hn::LoadU(d, acc + j + 2 * N), a3 = hn::LoadU(d, acc + j + 3 * N);
+    const auto m0 = means(j, N), m1 = means(j + N, N), m2 = means(j + 2 * N, N), m3 = means(j + 3 * N, N);
     const float* p = x + j;
     for (int64_t r = 0; r < rows; ++r, p += width) {
-      a0 = Fold<kMax>(a0, hn::LoadU(d, p));
-      a1 = Fold<kMax>(a1, hn::LoadU(d, p + N));
-      a2 = Fold<kMax>(a2, hn::LoadU(d, p + 2 * N));
-      a3 = Fold<kMax>(a3, hn::LoadU(d, p + 3 * N));
+      a0 = Fold<kFold>(a0, hn::LoadU(d, p), m0);
+      a1 = Fold<kFold>(a1, hn::LoadU(d, p + N), m1);
+      a2 = Fold<kFold>(a2, hn::LoadU(d, p + 2 * N), m2);
+      a3 = Fold<kFold>(a3, hn::LoadU(d, p + 3 * N), m3);
     }
     hn::StoreU(a0, d, acc + j), hn::StoreU(a1, d, acc + j + N), hn::StoreU(a2, d, acc + j + 2 * N), hn::StoreU(a3, d, acc + j + 3 * N);
   }
@@ -84,16 +100,20 @@ void FoldRows(const float* x, int64_t rows, int64_t width, int64_t valid, float*
     const size_t count = static_cast<size_t>(std::min<int64_t>(N, valid - j));
     const bool whole = count == static_cast<size_t>(N);
     auto a = whole ? hn::LoadU(d, acc + j) : LoadTail(d, acc + j, count, 0.f);
+    const auto m = means(j, count);
     const float* p = x + j;
-    for (int64_t r = 0; r < rows; ++r, p += width) a = Fold<kMax>(a, whole ? hn::LoadU(d, p) : LoadTail(d, p, count, 0.f));
+    for (int64_t r = 0; r < rows; ++r, p += width) a = Fold<kFold>(a, whole ? hn::LoadU(d, p) : LoadTail(d, p, count, 0.f), m);
     if (whole) hn::StoreU(a, d, acc + j);
     else StoreTail(d, a, acc + j, count);
   }
 }
 
-void FoldPerChannel(bool max, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc) {
-  if (max) FoldRows<true>(x, rows, width, valid, acc);
-  else FoldRows<false>(x, rows, width, valid, acc);
+void FoldPerChannel(PerChannelFold fold, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
+  switch (fold) {
+    case PerChannelFold::kMax: return FoldRows<PerChannelFold::kMax>(x, rows, width, valid, acc, mean);
+    case PerChannelFold::kSum: return FoldRows<PerChannelFold::kSum>(x, rows, width, valid, acc, mean);
+    case PerChannelFold::kSquaredDeviation: return FoldRows<PerChannelFold::kSquaredDeviation>(x, rows, width, valid, acc, mean);
+  }
 }
 
 }  // namespace tilebank::engine::HWY_NAMESPACE
@@ -111,8 +131,8 @@ void MapPerChannelRows(PerChannelMap map, const float* x, float* y, int64_t rows
 
 HWY_EXPORT(FoldPerChannel);
 
-void ReducePerChannelRows(bool max, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc) {
-  if (rows > 0 && valid > 0) HWY_DYNAMIC_DISPATCH(FoldPerChannel)(max, x, rows, width, valid, acc);
+void ReducePerChannelRows(PerChannelFold fold, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
+  if (rows > 0 && valid > 0) HWY_DYNAMIC_DISPATCH(FoldPerChannel)(fold, x, rows, width, valid, acc, mean);
 }
 
 }  // namespace tilebank::engine
