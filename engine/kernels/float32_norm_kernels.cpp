@@ -1,6 +1,7 @@
 // Each group's statistics and its normalization are one task: the groups of all images are split
 // among the threads (ParallelFor). A group is read twice (the mean, then the variance about it,
-// summed in double in independent lanes) and written once, y = x * a + b per channel; the output
+// summed in float lanes per block and in double across blocks) and written once, y = x * a + b per
+// channel (SiLU after it or not), on Highway (engine/backends/simd/per_channel_rows.h); the output
 // may be placed over X (a group is read whole before it is written).
 #include "engine/kernels/float32_norm_kernels.h"
 
@@ -8,43 +9,37 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/backends/simd/swish_float.h"
+#include "engine/backends/simd/per_channel_rows.h"
 #include "engine/core/parallel_for.h"
 #include "engine/core/tensor.h"
 
 namespace tilebank::engine::kernels {
 namespace {
 
-constexpr int kLanes = 8;
+// Sums in float lanes over blocks of kBlock elements (rows of kWidth lanes), the blocks' sums added
+// in double.
+constexpr int64_t kBlock = 1024, kWidth = 64;
 
-// Sums in float lanes over blocks of kBlock elements (loops that vectorize without reordering
-// anything), the blocks' sums added in double.
-constexpr int64_t kBlock = 1024;
-
-template <class Term>
-double BlockedSum(const float* x, int64_t n, Term term) {
+double BlockedSum(const float* x, int64_t n, PerChannelFold fold, float mean) {
+  float means[kWidth];
+  std::fill(means, means + kWidth, mean);
   double total = 0;
   for (int64_t start = 0; start < n; start += kBlock) {
-    const int64_t end = std::min(n, start + kBlock);
-    float lane[kLanes] = {};
-    int64_t k = start;
-    for (; k + kLanes <= end; k += kLanes)
-      for (int j = 0; j < kLanes; ++j) lane[j] += term(x[k + j]);
+    const int64_t end = std::min(n, start + kBlock), rows = (end - start) / kWidth;
+    float lanes[kWidth] = {};
+    ReducePerChannelRows(fold, x + start, rows, kWidth, kWidth, lanes, means);
     double block = 0;
-    for (; k < end; ++k) block += term(x[k]);
-    for (float l : lane) block += l;
+    for (int64_t k = start + rows * kWidth; k < end; ++k) block += fold == PerChannelFold::kSum ? x[k] : (x[k] - mean) * (x[k] - mean);
+    for (float l : lanes) block += l;
     total += block;
   }
   return total;
 }
 
-double Sum(const float* x, int64_t n) {
-  return BlockedSum(x, n, [](float v) { return v; });
-}
+double Sum(const float* x, int64_t n) { return BlockedSum(x, n, PerChannelFold::kSum, 0.f); }
 
 double SquaredDeviations(const float* x, int64_t n, double mean) {
-  const float m = static_cast<float>(mean);
-  return BlockedSum(x, n, [m](float v) { return (v - m) * (v - m); });
+  return BlockedSum(x, n, PerChannelFold::kSquaredDeviation, static_cast<float>(mean));
 }
 
 // A constant input's values as floats; empty when the input is not a constant (read per run).
@@ -91,17 +86,7 @@ Result<std::unique_ptr<OpKernel>> Float32GroupedNorm(const KernelInfo& info, boo
         for (int64_t cc = 0; cc < channels_per_group; ++cc) {
           const int64_t p = per_channel ? g * channels_per_group + cc : g;
           const float a = static_cast<float>(s[p] * inv), shift = static_cast<float>(b[p] - mean * s[p] * inv);
-          const float* xc = x + cc * inner;
-          float* yc = y + cc * inner;
-          // yc may be xc (the output over X): each element is read before it is written, so the
-          // loops vectorize though the compiler cannot prove the two apart.
-          if (swish) {
-            TB_VECTORIZE_IN_PLACE
-            for (int64_t k = 0; k < inner; ++k) yc[k] = SwishFloat(xc[k] * a + shift);
-          } else {
-            TB_VECTORIZE_IN_PLACE
-            for (int64_t k = 0; k < inner; ++k) yc[k] = xc[k] * a + shift;
-          }
+          MapAffineRun(swish ? PerChannelMap::kAffineSwish : PerChannelMap::kAffine, x + cc * inner, y + cc * inner, inner, a, shift);
         }
       }
     });

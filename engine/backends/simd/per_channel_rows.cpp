@@ -17,6 +17,15 @@ HWY_BEFORE_NAMESPACE();
 namespace tilebank::engine::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// An affine map's y = x * a + b, and the activation after it.
+template <PerChannelMap kMap, class D>
+HWY_INLINE hn::Vec<D> ApplyAffine(D d, hn::Vec<D> x, hn::Vec<D> a, hn::Vec<D> b) {
+  const auto y = hn::MulAdd(x, a, b);
+  if constexpr (kMap == PerChannelMap::kAffineRelu) return hn::Max(y, hn::Zero(d));
+  if constexpr (kMap == PerChannelMap::kAffineSwish) return hn::Mul(y, SigmoidOf(d, y));
+  return y;
+}
+
 template <PerChannelMap kMap, class D>
 HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> x, const float* a, const float* b) {
   const auto va = hn::LoadU(d, a);
@@ -24,12 +33,8 @@ HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> x, const float* a, const float* b) {
   if constexpr (kMap == PerChannelMap::kSub) return hn::Sub(x, va);
   if constexpr (kMap == PerChannelMap::kMul) return hn::Mul(x, va);
   if constexpr (kMap == PerChannelMap::kDiv) return hn::Div(x, va);
-  if constexpr (kMap == PerChannelMap::kAffine) return hn::MulAdd(x, va, hn::LoadU(d, b));
-  if constexpr (kMap == PerChannelMap::kAffineRelu) return hn::Max(hn::MulAdd(x, va, hn::LoadU(d, b)), hn::Zero(d));
-  if constexpr (kMap == PerChannelMap::kAffineSwish) {
-    const auto y = hn::MulAdd(x, va, hn::LoadU(d, b));
-    return hn::Mul(y, SigmoidOf(d, y));
-  }
+  if constexpr (kMap == PerChannelMap::kAffine || kMap == PerChannelMap::kAffineRelu || kMap == PerChannelMap::kAffineSwish)
+    return ApplyAffine<kMap>(d, x, va, hn::LoadU(d, b));
 }
 
 // The lanes past `valid` of a partial vector are computed from zeros and not stored (a Div's by 1).
@@ -60,6 +65,27 @@ void MapRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t 
     case PerChannelMap::kAffine: return Rows<PerChannelMap::kAffine>(x, y, rows, width, valid, a, b);
     case PerChannelMap::kAffineRelu: return Rows<PerChannelMap::kAffineRelu>(x, y, rows, width, valid, a, b);
     case PerChannelMap::kAffineSwish: return Rows<PerChannelMap::kAffineSwish>(x, y, rows, width, valid, a, b);
+  }
+}
+
+template <PerChannelMap kMap>
+void AffineRun(const float* x, float* y, int64_t count, float a, float b) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto va = hn::Set(d, a), vb = hn::Set(d, b);
+  int64_t k = 0;
+  for (; k + N <= count; k += N) hn::StoreU(ApplyAffine<kMap>(d, hn::LoadU(d, x + k), va, vb), d, y + k);
+  if (k < count) {
+    const size_t rest = static_cast<size_t>(count - k);
+    StoreTail(d, ApplyAffine<kMap>(d, LoadTail(d, x + k, rest, 0.f), va, vb), y + k, rest);
+  }
+}
+
+void MapRun(PerChannelMap map, const float* x, float* y, int64_t count, float a, float b) {
+  switch (map) {
+    case PerChannelMap::kAffineRelu: return AffineRun<PerChannelMap::kAffineRelu>(x, y, count, a, b);
+    case PerChannelMap::kAffineSwish: return AffineRun<PerChannelMap::kAffineSwish>(x, y, count, a, b);
+    default: return AffineRun<PerChannelMap::kAffine>(x, y, count, a, b);
   }
 }
 
@@ -130,6 +156,11 @@ void MapPerChannelRows(PerChannelMap map, const float* x, float* y, int64_t rows
 }
 
 HWY_EXPORT(FoldPerChannel);
+HWY_EXPORT(MapRun);
+
+void MapAffineRun(PerChannelMap map, const float* x, float* y, int64_t count, float a, float b) {
+  if (count > 0) HWY_DYNAMIC_DISPATCH(MapRun)(map, x, y, count, a, b);
+}
 
 void ReducePerChannelRows(PerChannelFold fold, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
   if (rows > 0 && valid > 0) HWY_DYNAMIC_DISPATCH(FoldPerChannel)(fold, x, rows, width, valid, acc, mean);

@@ -16,6 +16,10 @@ enum class PerChannelFold { kMax, kSum, kSquaredDeviation };
 void MapPerChannelRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a,
                        const float* b);
 
+// y[k] = f(x[k], a, b) for k < count, one channel's contiguous run of a row-major tensor (an affine
+// map: kAffine, kAffineRelu or kAffineSwish; y may be x).
+void MapAffineRun(PerChannelMap map, const float* x, float* y, int64_t count, float a, float b);
+
 // For each lane j < valid, over `rows` rows of `width` floats (x advances by `width` a row):
 // acc[j] = max(acc[j], x[j] of every row) (kMax), acc[j] + their sum (kSum), or acc[j] + the sum of
 // (x[j] - mean[j])^2 (kSquaredDeviation; `mean` holds `valid` values).
