@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "engine/backends/simd/per_channel_rows.h"
 #include "engine/core/parallel_for.h"

@@ -46,7 +46,7 @@ TEST_CASE("spatial reduction: the max over a lifted Conv1d's points reads its 2-
     if (step.op_type.rfind("Conv", 0) == 0) CHECK_MESSAGE(!step.layout.empty(), "the convolution writes row-major");
 }
 
-TEST_CASE("spatial reduction: a 2-D convolution's spatial mean runs in its layout; a mean over W alone stays a reduction") {
+TEST_CASE("spatial reduction: a 2-D convolution's spatial mean runs in its layout, and a mean over W alone stays a reduction") {
   TempDir dir;
   ModelBuilder b;
   b.Input("x", {1, 16, 12, 10});

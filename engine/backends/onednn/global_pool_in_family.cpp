@@ -16,7 +16,7 @@ constexpr int64_t kRowsPerTask = 256;
 
 class GlobalPoolFamilyKernel : public Kernel {
  public:
-  GlobalPoolFamilyKernel(bool max, ChannelRows rows) : max_(max), fold_(max ? PerChannelFold::kMax : PerChannelFold::kSum), rows_(rows) {
+  GlobalPoolFamilyKernel(bool max, ChannelRows rows) : fold_(max ? PerChannelFold::kMax : PerChannelFold::kSum), rows_(rows) {
     // Channels-last: each image's rows split into chunks, a partial row per chunk, then folded.
     chunks_ = rows_.block ? 1 : std::clamp<int64_t>(rows_.rows / kRowsPerTask, 1, 16);
     if (!rows_.block) partial_.resize(static_cast<size_t>(rows_.images * chunks_ * rows_.width));
@@ -28,8 +28,9 @@ class GlobalPoolFamilyKernel : public Kernel {
   // in[0]: the tensor in the family; out: row-major [N, C].
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     const ChannelRows& r = rows_;
-    const float start = max_ ? -std::numeric_limits<float>::infinity() : 0.f;
-    const float scale = max_ ? 1.f : 1.f / static_cast<float>(r.spatial);
+    const bool max = fold_ == PerChannelFold::kMax;
+    const float start = max ? -std::numeric_limits<float>::infinity() : 0.f;
+    const float scale = max ? 1.f : 1.f / static_cast<float>(r.spatial);
     if (r.block) {  // one task per image and block: its rows are contiguous
       const int64_t blocks = r.padded / r.block;
       ParallelFor(r.images * blocks, 1, [&](int64_t begin, int64_t end) {
@@ -38,7 +39,7 @@ class GlobalPoolFamilyKernel : public Kernel {
           float* acc = out + image * r.channels + first;
           std::fill(acc, acc + valid, start);
           ReducePerChannelRows(fold_, in[0] + image * r.image_size() + first * r.spatial, r.spatial, r.width, valid, acc);
-          if (!max_) for (int64_t c = 0; c < valid; ++c) acc[c] *= scale;
+          if (!max) for (int64_t c = 0; c < valid; ++c) acc[c] *= scale;
         }
       });
       return Status::Ok();
@@ -57,7 +58,7 @@ class GlobalPoolFamilyKernel : public Kernel {
       const float* chunk = partial_.data() + image * chunks_ * r.width;
       std::copy(chunk, chunk + r.channels, acc);
       if (chunks_ > 1) ReducePerChannelRows(fold_, chunk + r.width, chunks_ - 1, r.width, r.channels, acc);
-      if (!max_) for (int64_t c = 0; c < r.channels; ++c) acc[c] *= scale;
+      if (!max) for (int64_t c = 0; c < r.channels; ++c) acc[c] *= scale;
     }
     return Status::Ok();
   }
@@ -65,8 +66,7 @@ class GlobalPoolFamilyKernel : public Kernel {
  private:
   static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
 
-  bool max_;
-  PerChannelFold fold_;
+  PerChannelFold fold_;  // kMax or kSum (the average, scaled after)
   ChannelRows rows_;
   int64_t chunks_ = 1;
   std::vector<float> partial_;  // channels-last: a row per image and chunk
