@@ -17,6 +17,17 @@ struct FamilyRun {
   std::vector<float> raw;     // as the kernel wrote it, in the family's layout (padding included)
 };
 
+// `shape` in a family as the layout plan's kernels describe it, by oneDNN's tag (an axis of one
+// keeps the family's stride): "channels-last", "blocked16" or "blocked8", rank 3 to 5.
+inline dnnl::memory::desc FamilyTagDesc(const std::string& family, const std::vector<int64_t>& shape) {
+  using tag = dnnl::memory::format_tag;
+  const size_t r = shape.size();
+  tag t = r == 3 ? tag::acb : r == 4 ? tag::acdb : tag::acdeb;
+  if (family == "blocked16") t = r == 3 ? tag::aBc16b : r == 4 ? tag::aBcd16b : tag::aBcde16b;
+  if (family == "blocked8") t = r == 3 ? tag::aBc8b : r == 4 ? tag::aBcd8b : tag::aBcde8b;
+  return dnnl::memory::desc(dnnl::memory::dims(shape.begin(), shape.end()), dnnl::memory::data_type::f32, t);
+}
+
 // x (row-major, `shape`) reordered into `family`, the kernel run on it and the `extra` inputs
 // (passed as they are: row-major operands), its output (first filled with 1234) reordered back.
 inline FamilyRun RunInFamily(Kernel& kernel, const std::string& family, const std::vector<int64_t>& shape, std::vector<float> x,

@@ -1,13 +1,16 @@
 #include "engine/backends/onednn/onednn_layout_ops.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "engine/backends/onednn/concat_in_family.h"
 #include "engine/backends/onednn/conv_transpose_in_family.h"
 #include "engine/backends/onednn/group_norm_in_family.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
 #include "engine/backends/onednn/global_pool_in_family.h"
 #include "engine/backends/onednn/per_channel_in_family.h"
+#include "engine/backends/onednn/pool_in_family.h"
 
 namespace tilebank::engine {
 
@@ -191,6 +194,19 @@ Result<std::unique_ptr<Kernel>> LayoutFamilyKernel(const LayoutFamilyOp& op, con
       const memory::desc md = FamilyDesc(family, op.inputs[0]);
       if (!md.is_zero() && !LayoutFree(op.inputs[0]))
         if (auto own = GlobalPoolInFamily(op, md); own.ok()) return own;
+    }
+    if (op.kind == LayoutFamilyOp::Kind::kConcat) {  // our copy loop where every value is dense in whole blocks
+      std::vector<memory::desc> srcs;
+      for (const auto& shape : op.inputs) srcs.push_back(FamilyDesc(family, shape));
+      const memory::desc dst = FamilyDesc(family, op.output);
+      const bool described = !dst.is_zero() && std::none_of(srcs.begin(), srcs.end(), [](const memory::desc& md) { return md.is_zero(); });
+      if (described)
+        if (auto own = ConcatInFamily(op, srcs, dst); own.ok()) return own;
+    }
+    if (op.kind == LayoutFamilyOp::Kind::kPool) {  // our loop where the family is dense over channels
+      const memory::desc src = FamilyDesc(family, op.inputs[0]), dst = FamilyDesc(family, op.output);
+      if (!src.is_zero() && !dst.is_zero() && !LayoutFree(op.inputs[0]) && !LayoutFree(op.output))
+        if (auto own = PoolInFamily(op, src, dst); own.ok()) return own;
     }
     auto kernel = std::make_unique<FamilyKernel>();
     kernel->Create(op, family);

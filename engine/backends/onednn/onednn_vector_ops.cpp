@@ -74,31 +74,6 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> MergedBroadcastDims(const 
 bool IsGlobalPooling(const std::string& t) { return t == "GlobalAveragePool" || t == "GlobalMaxPool"; }
 bool IsPooling(const std::string& t) { return t == "MaxPool" || t == "AveragePool" || IsGlobalPooling(t); }
 
-// An ONNX pooling node's window over its spatial axes in oneDNN's terms: dilation counts the gaps
-// (ONNX's minus one), and the right padding is what the output length needs, so ceil_mode's
-// partial windows are right padding too.
-struct PoolWindow {
-  memory::dims kernel, strides, dilation, pad_l, pad_r;
-  bool padded_past_pads = false;  // ceil_mode: windows reach beyond the explicit pads
-};
-
-PoolWindow WindowOf(const OpSpec& op) {
-  const auto& in = op.inputs[0].shape;
-  const auto& out = op.outputs[0].shape;
-  const size_t spatial = in.size() - 2;
-  PoolWindow w;
-  const auto k = op.Ints("kernel_shape", {}), s = op.Ints("strides", {}), d = op.Ints("dilations", {}), p = op.Ints("pads", {});
-  for (size_t i = 0; i < spatial; ++i) {
-    const int64_t ki = i < k.size() ? k[i] : 1, si = i < s.size() ? s[i] : 1, di = i < d.size() ? d[i] : 1;
-    const int64_t pl = i < p.size() / 2 ? p[i] : 0, pr = i < p.size() / 2 ? p[i + spatial] : 0;
-    const int64_t need_r = (out[i + 2] - 1) * si + (ki - 1) * di + 1 - in[i + 2] - pl;
-    w.kernel.push_back(ki), w.strides.push_back(si), w.dilation.push_back(di - 1), w.pad_l.push_back(pl);
-    w.pad_r.push_back(std::max<int64_t>(need_r, 0));
-    w.padded_past_pads |= need_r > pr;
-  }
-  return w;
-}
-
 // The input that oneDNN takes as src0 (it must have the output's shape), or -1.
 int BinaryFirst(const OpSpec& op) {
   const auto& out = op.outputs[0].shape;
@@ -235,6 +210,23 @@ class VectorKernel : public Kernel {
 };
 
 }  // namespace
+
+PoolWindow WindowOf(const OpSpec& op) {
+  const auto& in = op.inputs[0].shape;
+  const auto& out = op.outputs[0].shape;
+  const size_t spatial = in.size() - 2;
+  PoolWindow w;
+  const auto k = op.Ints("kernel_shape", {}), s = op.Ints("strides", {}), d = op.Ints("dilations", {}), p = op.Ints("pads", {});
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t ki = i < k.size() ? k[i] : 1, si = i < s.size() ? s[i] : 1, di = i < d.size() ? d[i] : 1;
+    const int64_t pl = i < p.size() / 2 ? p[i] : 0, pr = i < p.size() / 2 ? p[i + spatial] : 0;
+    const int64_t need_r = (out[i + 2] - 1) * si + (ki - 1) * di + 1 - in[i + 2] - pl;
+    w.kernel.push_back(ki), w.strides.push_back(si), w.dilation.push_back(di - 1), w.pad_l.push_back(pl);
+    w.pad_r.push_back(std::max<int64_t>(need_r, 0));
+    w.padded_past_pads |= need_r > pr;
+  }
+  return w;
+}
 
 dnnl::pooling_v2_forward::primitive_desc OneDnnGlobalPoolingPrimitive(bool max, const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
   const memory::dims dims = src.dims(), window(dims.begin() + 2, dims.end()), ones(window.size(), 1), zeros(window.size(), 0);

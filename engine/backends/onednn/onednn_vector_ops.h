@@ -20,6 +20,15 @@ bool OneDnnImplementsVectorOp(const std::string& op_type);
 std::vector<std::string> OneDnnVectorOps();
 // Ok when oneDNN runs this instance; otherwise why not.
 Status OneDnnSupportsVectorOp(const OpSpec& op);
+// An ONNX pooling node's window over its spatial axes in oneDNN's terms: dilation counts the gaps
+// (ONNX's minus one), and the right padding is what the output length needs, so ceil_mode's
+// partial windows are right padding too.
+struct PoolWindow {
+  dnnl::memory::dims kernel, strides, dilation, pad_l, pad_r;
+  bool padded_past_pads = false;  // ceil_mode: windows reach beyond the explicit pads
+};
+PoolWindow WindowOf(const OpSpec& op);
+
 // The pooling primitive of a supported MaxPool, AveragePool or global pool over `src` and `dst` in any layout
 // (throws dnnl::error when oneDNN has none).
 dnnl::pooling_v2_forward::primitive_desc OneDnnPoolingPrimitive(const OpSpec& op, const dnnl::memory::desc& src, const dnnl::memory::desc& dst);

@@ -1,0 +1,98 @@
+#include "engine/backends/onednn/concat_in_family.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/core/parallel_for.h"
+
+namespace tilebank::engine {
+namespace {
+
+// Floats a thread copies at least.
+constexpr int64_t kConcatGrain = int64_t{1} << 14;
+
+// The floats one index of `axis` spans with everything inside it (a run of the concat), or 0 when
+// `md` is not dense or blocks `axis` by more than its extent allows.
+int64_t RunOf(const dnnl::memory::desc& md, int axis) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.data_type != dnnl_f32 || axis < 0 || axis >= d.ndims) return 0;
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  int64_t padded = 1, axis_block = 1;
+  for (int i = 0; i < d.ndims; ++i) padded *= d.padded_dims[i];
+  if (static_cast<int64_t>(md.get_size()) != padded * static_cast<int64_t>(sizeof(float))) return 0;  // not dense
+  for (int k = 0; k < b.inner_nblks; ++k) {
+    if (b.inner_idxs[k] != axis) continue;
+    axis_block *= b.inner_blks[k];
+  }
+  if (d.dims[axis] % axis_block != 0) return 0;  // a block of this axis would hold two inputs' values
+  return b.strides[axis] * (d.padded_dims[axis] / axis_block);
+}
+
+class ConcatFamilyKernel : public Kernel {
+ public:
+  explicit ConcatFamilyKernel(ConcatRuns runs) : runs_(std::move(runs)) {
+    starts_.push_back(0);
+    for (int64_t c : runs_.chunks) starts_.push_back(starts_.back() + c);
+  }
+  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
+  Status Run() override { return Unsupported(); }
+  Status Fetch(Tensor*) override { return Unsupported(); }
+
+  // in: the inputs in the family, in order; out: the output in the family.
+  Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    const ConcatRuns& r = runs_;
+    // Each thread a contiguous range of the output's floats, walked run by run and input by input.
+    ParallelFor(r.outer * r.out_chunk, kConcatGrain, [&](int64_t begin, int64_t end) {
+      int64_t run = begin / r.out_chunk, at = begin % r.out_chunk;
+      size_t input = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), at) - starts_.begin() - 1);
+      for (int64_t done = begin; done < end;) {
+        const int64_t in_chunk = at - starts_[input], count = std::min(r.chunks[input] - in_chunk, end - done);
+        std::memcpy(out + done, in[input] + run * r.chunks[input] + in_chunk, static_cast<size_t>(count) * sizeof(float));
+        done += count;
+        at += count;
+        if (at == starts_[input + 1]) {  // the next input's chunk, or the next run
+          if (++input == r.chunks.size()) input = 0, at = 0, ++run;
+          while (input < r.chunks.size() && r.chunks[input] == 0) ++input;
+        }
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
+
+  ConcatRuns runs_;
+  std::vector<int64_t> starts_;  // where input i's chunk starts in an output run; the last: out_chunk
+};
+
+}  // namespace
+
+Result<ConcatRuns> ConcatRunsOf(const std::vector<dnnl::memory::desc>& srcs, const dnnl::memory::desc& dst, int64_t axis) {
+  ConcatRuns runs;
+  runs.out_chunk = RunOf(dst, static_cast<int>(axis));
+  if (runs.out_chunk <= 0) return Status::InvalidInput("a concat's output is not dense in whole blocks along its axis");
+  const int64_t total = static_cast<int64_t>(dst.get_size() / sizeof(float));
+  runs.outer = total / runs.out_chunk;
+  int64_t sum = 0;
+  for (const auto& md : srcs) {
+    const int64_t chunk = RunOf(md, static_cast<int>(axis));
+    if (chunk <= 0 && md.get_size() > 0) return Status::InvalidInput("a concat's input is not dense in whole blocks along its axis");
+    if (chunk > 0 && static_cast<int64_t>(md.get_size() / sizeof(float)) != runs.outer * chunk)
+      return Status::InvalidInput("a concat's input is laid out in another order than its output");
+    runs.chunks.push_back(std::max<int64_t>(chunk, 0));
+    sum += runs.chunks.back();
+  }
+  if (sum != runs.out_chunk) return Status::InvalidInput("a concat's inputs do not fill its output's runs");
+  return runs;
+}
+
+Result<std::unique_ptr<Kernel>> ConcatInFamily(const LayoutFamilyOp& op, const std::vector<dnnl::memory::desc>& srcs, const dnnl::memory::desc& dst) {
+  if (op.kind != LayoutFamilyOp::Kind::kConcat) return Status::InvalidInput("the concat loop takes a Concat");
+  const int64_t axis = op.axis < 0 ? op.axis + static_cast<int64_t>(op.output.size()) : op.axis;
+  auto runs = ConcatRunsOf(srcs, dst, axis);
+  if (!runs.ok()) return runs.status();
+  return std::unique_ptr<Kernel>(new ConcatFamilyKernel(std::move(*runs)));
+}
+
+}  // namespace tilebank::engine

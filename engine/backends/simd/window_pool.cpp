@@ -1,0 +1,88 @@
+// engine/backends/simd/window_pool.h, compiled once per instruction set Highway targets
+// (hwy/foreach_target.h re-includes this file); HWY_DYNAMIC_DISPATCH picks the best the CPU
+// supports on the first call.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "engine/backends/simd/window_pool.cpp"
+#include <hwy/foreach_target.h>  // must come before highway.h
+
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "engine/backends/simd/window_pool.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tilebank::engine::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <bool kMax, class V>
+HWY_INLINE V Fold(V acc, V x) {
+  return kMax ? hn::Max(acc, x) : hn::Add(acc, x);
+}
+
+// Vectors of D's lanes (at most `width`), four at a time (four independent chains of folds), then
+// one at a time; the last one overlaps the one before where `width` is not a multiple, so that no
+// lane past the row is read or written.
+template <bool kMax, class D>
+void Line(D d, const PoolLine& p, float* out) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), width = p.width;
+  const auto start = kMax ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
+  for (int64_t ow = 0; ow < p.out_w; ++ow, out += width) {
+    const int64_t w0 = std::max<int64_t>(ow * p.stride - p.pad, 0), w1 = std::min(ow * p.stride - p.pad + p.kernel, p.in_w);
+    const int64_t divisor = p.pad_divisor ? p.pad_divisor : p.line_count * (w1 - w0);
+    const auto scale = hn::Set(d, divisor > 0 ? 1.f / static_cast<float>(divisor) : 0.f);
+    int64_t c = 0;
+    for (; c + 4 * N <= width; c += 4 * N) {
+      auto a0 = start, a1 = start, a2 = start, a3 = start;
+      for (int64_t l = 0; l < p.line_count; ++l) {
+        const float* row = p.lines[l] + w0 * width + c;
+        for (int64_t iw = w0; iw < w1; ++iw, row += width) {
+          a0 = Fold<kMax>(a0, hn::LoadU(d, row));
+          a1 = Fold<kMax>(a1, hn::LoadU(d, row + N));
+          a2 = Fold<kMax>(a2, hn::LoadU(d, row + 2 * N));
+          a3 = Fold<kMax>(a3, hn::LoadU(d, row + 3 * N));
+        }
+      }
+      if (!kMax) a0 = hn::Mul(a0, scale), a1 = hn::Mul(a1, scale), a2 = hn::Mul(a2, scale), a3 = hn::Mul(a3, scale);
+      hn::StoreU(a0, d, out + c), hn::StoreU(a1, d, out + c + N), hn::StoreU(a2, d, out + c + 2 * N), hn::StoreU(a3, d, out + c + 3 * N);
+    }
+    while (c < width) {
+      c = std::min(c, width - N);
+      auto acc = start;
+      for (int64_t l = 0; l < p.line_count; ++l) {
+        const float* row = p.lines[l] + w0 * width + c;
+        for (int64_t iw = w0; iw < w1; ++iw, row += width) acc = Fold<kMax>(acc, hn::LoadU(d, row));
+      }
+      hn::StoreU(kMax ? acc : hn::Mul(acc, scale), d, out + c);
+      c += N;
+    }
+  }
+}
+
+template <bool kMax>
+void LineOfWidth(const PoolLine& p, float* out) {
+  const hn::ScalableTag<float> full;
+  if (p.width >= static_cast<int64_t>(hn::Lanes(full))) return Line<kMax>(full, p, out);
+  if (p.width >= 8) return Line<kMax>(hn::CappedTag<float, 8>(), p, out);
+  if (p.width >= 4) return Line<kMax>(hn::CappedTag<float, 4>(), p, out);
+  return Line<kMax>(hn::CappedTag<float, 1>(), p, out);
+}
+
+void PoolLineVectors(bool max, const PoolLine& p, float* out) { max ? LineOfWidth<true>(p, out) : LineOfWidth<false>(p, out); }
+
+}  // namespace tilebank::engine::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tilebank::engine {
+
+HWY_EXPORT(PoolLineVectors);
+
+void PoolLineRows(bool max, const PoolLine& line, float* out) {
+  if (line.width <= 0 || line.out_w <= 0) return;
+  HWY_DYNAMIC_DISPATCH(PoolLineVectors)(max, line, out);
+}
+
+}  // namespace tilebank::engine
+#endif  // HWY_ONCE
