@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -31,7 +32,22 @@ std::optional<std::vector<int64_t>> KnownInts(onnx::DataPropagationContext& ctx,
   return values;
 }
 
+// Input `k`'s propagated values, of any type (a boolean condition's are 0 and 1).
+std::optional<std::vector<int64_t>> KnownValues(onnx::DataPropagationContext& ctx, size_t k) {
+  const onnx::TensorShapeProto* data = k < ctx.getNumInputs() ? ctx.getInputData(k) : nullptr;
+  if (!data) return std::nullopt;
+  std::vector<int64_t> values;
+  for (const auto& d : data->dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    values.push_back(d.dim_value());
+  }
+  return values;
+}
+
+// No values, no data: libonnx 1.12's Concat propagator takes the rank of its first input's data for
+// the tensor's and fails the model on an empty one.
 void Emit(onnx::DataPropagationContext& ctx, const std::vector<int64_t>& values) {
+  if (values.empty()) return;
   onnx::TensorShapeProto out;
   for (int64_t v : values) out.add_dim()->set_dim_value(v);
   ctx.addOutputData(0, std::move(out));
@@ -61,10 +77,277 @@ onnx::DataPropagationFunction Elementwise(std::function<std::optional<int64_t>(i
   };
 }
 
+// A tensor type's dimensions when every one is known.
+std::optional<std::vector<int64_t>> StaticShape(const onnx::TypeProto* type) {
+  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const auto& d : type->tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return dims;
+}
+
+int64_t Count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+// Reshape keeps the values in order. (The output's type is not at hand here: libonnx propagates
+// data before it records the node's inferred output types.)
+void PropagateReshape(onnx::DataPropagationContext& ctx) {
+  if (auto values = KnownInts(ctx, 0)) Emit(ctx, *values);
+}
+
+// Transpose of a small integer tensor (torch.onnx's F.pad reverses its [begin, end] pairs so).
+void PropagateTranspose(onnx::DataPropagationContext& ctx) {
+  auto values = KnownInts(ctx, 0);
+  auto dims = StaticShape(ctx.getInputType(0));
+  if (!values || !dims || Count(*dims) != static_cast<int64_t>(values->size())) return;
+  const size_t rank = dims->size();
+  std::vector<int64_t> perm(rank);
+  for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  if (const onnx::AttributeProto* attr = ctx.getAttribute("perm")) perm.assign(attr->ints().begin(), attr->ints().end());
+  if (perm.size() != rank) return;
+  std::vector<int64_t> in_strides(rank, 1), out_dims(rank);
+  for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * (*dims)[i];
+  for (size_t i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(rank)) return;
+    out_dims[i] = (*dims)[static_cast<size_t>(perm[i])];
+  }
+  std::vector<int64_t> result(values->size()), index(rank, 0);
+  for (size_t k = 0; k < result.size(); ++k) {
+    int64_t at = 0;
+    for (size_t i = 0; i < rank; ++i) at += index[i] * in_strides[static_cast<size_t>(perm[i])];
+    result[k] = (*values)[static_cast<size_t>(at)];
+    for (size_t i = rank; i-- > 0;) {  // the next output index, row-major
+      if (++index[i] < out_dims[i]) break;
+      index[i] = 0;
+    }
+  }
+  Emit(ctx, result);
+}
+
+// A Slice over a tensor of `dims`: per axis, the first index taken, the step and how many (ONNX's
+// clamping of starts and ends); nullopt for an axis out of range or a zero step.
+struct SliceWalk {
+  std::vector<int64_t> first, step, count;
+};
+std::optional<SliceWalk> WalkOfSlice(const std::vector<int64_t>& dims, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                                     std::optional<std::vector<int64_t>> axes, std::optional<std::vector<int64_t>> steps) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (starts.size() != ends.size()) return std::nullopt;
+  if (!axes) {
+    axes.emplace(starts.size());
+    for (size_t i = 0; i < axes->size(); ++i) (*axes)[i] = static_cast<int64_t>(i);
+  }
+  if (!steps) steps.emplace(starts.size(), 1);
+  if (axes->size() != starts.size() || steps->size() != starts.size()) return std::nullopt;
+  SliceWalk w{std::vector<int64_t>(dims.size(), 0), std::vector<int64_t>(dims.size(), 1), dims};
+  for (size_t i = 0; i < axes->size(); ++i) {
+    const int64_t axis = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i], s = (*steps)[i];
+    if (axis < 0 || axis >= rank || s == 0) return std::nullopt;
+    const size_t a = static_cast<size_t>(axis);
+    const int64_t dim = dims[a];
+    int64_t b = starts[i], e = ends[i];
+    if (b < 0) b += dim;
+    if (e < 0) e += dim;
+    if (s > 0) {
+      b = std::clamp<int64_t>(b, 0, dim), e = std::clamp<int64_t>(e, 0, dim);
+      w.count[a] = e > b ? (e - b + s - 1) / s : 0;
+    } else {
+      b = std::clamp<int64_t>(b, -1, dim - 1), e = std::clamp<int64_t>(e, -1, dim - 1);
+      w.count[a] = b > e ? (b - e - s - 1) / -s : 0;
+    }
+    w.first[a] = b, w.step[a] = s;
+  }
+  return w;
+}
+
+// Slice of a small integer tensor of any rank, negative steps included (ONNX's own propagator
+// takes 1-D values only).
+void PropagateSlice(onnx::DataPropagationContext& ctx) {
+  auto values = KnownInts(ctx, 0);
+  auto dims = StaticShape(ctx.getInputType(0));
+  if (!values || !dims || Count(*dims) != static_cast<int64_t>(values->size()) || ctx.getNumInputs() < 3) return;
+  auto starts = KnownInts(ctx, 1), ends = KnownInts(ctx, 2);
+  std::optional<std::vector<int64_t>> axes, steps;
+  if (ctx.getNumInputs() > 3 && ctx.getInputType(3) && !(axes = KnownInts(ctx, 3))) return;
+  if (ctx.getNumInputs() > 4 && ctx.getInputType(4) && !(steps = KnownInts(ctx, 4))) return;
+  if (!starts || !ends) return;
+  auto walk = WalkOfSlice(*dims, *starts, *ends, axes, steps);
+  if (!walk) return;
+  const size_t rank = dims->size();
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * (*dims)[i];
+  std::vector<int64_t> result, index(rank, 0);
+  const int64_t total = Count(walk->count);
+  for (int64_t k = 0; k < total; ++k) {
+    int64_t at = 0;
+    for (size_t i = 0; i < rank; ++i) at += (walk->first[i] + index[i] * walk->step[i]) * strides[i];
+    result.push_back((*values)[static_cast<size_t>(at)]);
+    for (size_t i = rank; i-- > 0;) {  // the next output index, row-major
+      if (++index[i] < walk->count[i]) break;
+      index[i] = 0;
+    }
+  }
+  Emit(ctx, result);
+}
+
+// ConstantOfShape of a small integer fill (torch.onnx's F.pad starts its pads list with zeros).
+void PropagateConstantOfShape(onnx::DataPropagationContext& ctx) {
+  auto shape = KnownInts(ctx, 0);
+  if (!shape || shape->size() > 1) return;
+  int64_t fill = 0;
+  if (const onnx::AttributeProto* attr = ctx.getAttribute("value")) {
+    const onnx::TensorProto& t = attr->t();
+    if (t.data_type() == onnx::TensorProto::INT64 && t.int64_data_size() == 1) fill = t.int64_data(0);
+    else if (t.data_type() == onnx::TensorProto::INT64 && t.raw_data().size() == sizeof(int64_t)) std::memcpy(&fill, t.raw_data().data(), sizeof fill);
+    else if (t.data_type() == onnx::TensorProto::INT32 && t.int32_data_size() == 1) fill = t.int32_data(0);
+    else if (t.data_type() == onnx::TensorProto::INT32 && t.raw_data().size() == sizeof(int32_t)) {
+      int32_t v = 0;
+      std::memcpy(&v, t.raw_data().data(), sizeof v);
+      fill = v;
+    } else return;
+  }
+  const int64_t n = shape->empty() ? 1 : (*shape)[0];
+  if (n < 0 || n > 64) return;
+  Emit(ctx, std::vector<int64_t>(static_cast<size_t>(n), fill));
+}
+
+// Where over shape values (torch.onnx's broadcast of an expand target): the condition's values
+// (an Equal's 0 and 1) pick between the two inputs', each broadcast when it holds one value.
+void PropagateWhere(onnx::DataPropagationContext& ctx) {
+  if (ctx.getNumInputs() != 3) return;
+  auto cond = KnownValues(ctx, 0);
+  auto x = KnownInts(ctx, 1), y = KnownInts(ctx, 2);
+  if (!cond || !x || !y) return;
+  const size_t n = std::max({cond->size(), x->size(), y->size()});
+  for (size_t size : {cond->size(), x->size(), y->size()})
+    if (size != n && size != 1) return;
+  std::vector<int64_t> result(n);
+  for (size_t i = 0; i < n; ++i)
+    result[i] = (*cond)[cond->size() == 1 ? 0 : i] ? (*x)[x->size() == 1 ? 0 : i] : (*y)[y->size() == 1 ? 0 : i];
+  Emit(ctx, result);
+}
+
+// Input `k`'s values for an inference function: an initializer's or a Constant's (0-D or 1-D
+// integers), else the ones data propagation carried to it.
+std::optional<std::vector<int64_t>> SymbolicInts(onnx::InferenceContext& ctx, size_t k) {
+  if (k >= ctx.getNumInputs() || !ctx.getInputType(k)) return std::nullopt;
+  std::vector<int64_t> values;
+  if (const onnx::TensorProto* t = ctx.getInputData(k)) {
+    if (t->dims_size() > 1) return std::nullopt;
+    if (t->data_type() == onnx::TensorProto::INT64) {
+      for (int64_t v : onnx::ParseData<int64_t>(t)) values.push_back(v);
+    } else if (t->data_type() == onnx::TensorProto::INT32) {
+      for (int32_t v : onnx::ParseData<int32_t>(t)) values.push_back(v);
+    } else {
+      return std::nullopt;
+    }
+    return values;
+  }
+  const onnx::TensorShapeProto* data = ctx.getSymbolicInput(k);
+  if (!data) return std::nullopt;
+  for (const auto& d : data->dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    values.push_back(d.dim_value());
+  }
+  return values;
+}
+
+// Whether output 0's every dimension is known.
+bool OutputShapeKnown(onnx::InferenceContext& ctx) {
+  const onnx::TypeProto* t = ctx.getOutputType(0);
+  return t && t->has_tensor_type() && StaticShape(t).has_value();
+}
+
+void SetOutputShape(onnx::InferenceContext& ctx, const std::vector<int64_t>& dims) {
+  onnx::TensorShapeProto* shape = ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+  shape->clear_dim();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+// Output shapes ONNX's own inference functions of these ops leave unknown where an input they
+// read is computed, not an initializer: from that input's propagated values.
+void ShapeOfConstantOfShape(onnx::InferenceContext& ctx) {
+  auto dims = SymbolicInts(ctx, 0);
+  if (!dims) return;
+  for (int64_t d : *dims)
+    if (d < 0) return;
+  SetOutputShape(ctx, *dims);
+}
+
+void ShapeOfRange(onnx::InferenceContext& ctx) {
+  auto start = SymbolicInts(ctx, 0), limit = SymbolicInts(ctx, 1), delta = SymbolicInts(ctx, 2);
+  if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1 || (*delta)[0] == 0) return;
+  const int64_t span = (*limit)[0] - (*start)[0], step = (*delta)[0];
+  const int64_t n = (span + step + (step > 0 ? -1 : 1)) / step;  // ceil(span / step)
+  SetOutputShape(ctx, {std::max<int64_t>(n, 0)});
+}
+
+void ShapeOfSlice(onnx::InferenceContext& ctx) {
+  auto dims = StaticShape(ctx.getInputType(0));
+  if (!dims || ctx.getNumInputs() < 3) return;
+  auto starts = SymbolicInts(ctx, 1), ends = SymbolicInts(ctx, 2);
+  std::optional<std::vector<int64_t>> axes, steps;
+  if (ctx.getNumInputs() > 3 && ctx.getInputType(3) && !(axes = SymbolicInts(ctx, 3))) return;
+  if (ctx.getNumInputs() > 4 && ctx.getInputType(4) && !(steps = SymbolicInts(ctx, 4))) return;
+  if (!starts || !ends) return;
+  if (auto walk = WalkOfSlice(*dims, *starts, *ends, axes, steps)) SetOutputShape(ctx, walk->count);
+}
+
+// Expand: the input's shape broadcast with the target's (numpy's rules, either side 1).
+void ShapeOfExpand(onnx::InferenceContext& ctx) {
+  auto dims = StaticShape(ctx.getInputType(0));
+  auto target = SymbolicInts(ctx, 1);
+  if (!dims || !target) return;
+  const size_t rank = std::max(dims->size(), target->size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t a = i + dims->size() >= rank ? (*dims)[i + dims->size() - rank] : 1;
+    const int64_t b = i + target->size() >= rank ? (*target)[i + target->size() - rank] : 1;
+    if (a != b && a != 1 && b != 1) return;
+    if (a < 0 || b < 0) return;
+    out[i] = a == 1 ? b : a;
+  }
+  SetOutputShape(ctx, out);
+}
+
+void ShapeOfPad(onnx::InferenceContext& ctx) {
+  if (ctx.getNumInputs() > 3 && ctx.getInputType(3)) return;  // pads over chosen axes (opset 18)
+  auto pads = SymbolicInts(ctx, 1);
+  const onnx::TypeProto* in = ctx.getInputType(0);
+  if (!pads || !in || !in->has_tensor_type() || !in->tensor_type().has_shape()) return;
+  const auto& dims = in->tensor_type().shape().dim();
+  const int rank = dims.size();
+  if (static_cast<int>(pads->size()) != 2 * rank) return;
+  std::vector<int64_t> out;
+  for (int i = 0; i < rank; ++i) {
+    if (!dims[i].has_dim_value()) return;
+    const int64_t d = dims[i].dim_value() + (*pads)[static_cast<size_t>(i)] + (*pads)[static_cast<size_t>(i + rank)];
+    if (d < 0) return;
+    out.push_back(d);
+  }
+  SetOutputShape(ctx, out);
+}
+
 void Register(const char* op_type, onnx::DataPropagationFunction propagate) {
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op_type, kExecutorOpset, "");
   // The registry owns its schemas as mutable objects; it hands them out const.
   if (schema) const_cast<onnx::OpSchema*>(schema)->PartialDataPropagationFunction(std::move(propagate));
+}
+
+// `fill` runs after the schema's own inference function, where that left the output shape unknown.
+void RegisterShapeFallback(const char* op_type, void (*fill)(onnx::InferenceContext&)) {
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op_type, kExecutorOpset, "");
+  if (!schema) return;
+  onnx::InferenceFunction own = schema->GetTypeAndShapeInferenceFunction();
+  const_cast<onnx::OpSchema*>(schema)->TypeAndShapeInferenceFunction([own, fill](onnx::InferenceContext& ctx) {
+    if (own) own(ctx);
+    if (ctx.getNumOutputs() >= 1 && ctx.getOutputType(0) && ctx.getOutputType(0)->has_tensor_type() && !OutputShapeKnown(ctx)) fill(ctx);
+  });
 }
 
 }  // namespace
@@ -85,6 +368,19 @@ void RegisterShapeDataPropagators() {
     Register("Max", Elementwise([](int64_t a, int64_t b) -> std::optional<int64_t> { return std::max(a, b); }));
     Register("Min", Elementwise([](int64_t a, int64_t b) -> std::optional<int64_t> { return std::min(a, b); }));
     Register("Identity", Elementwise([](int64_t a, int64_t) -> std::optional<int64_t> { return a; }));
+    // torch.onnx's F.pad computes its pads as a [begin, end] pair per axis reversed: ConstantOfShape,
+    // Concat, Reshape to 2-D, Slice with step -1, Transpose, Reshape to 1-D, Cast.
+    Register("Equal", Elementwise([](int64_t a, int64_t b) -> std::optional<int64_t> { return a == b ? 1 : 0; }));
+    Register("Where", PropagateWhere);
+    Register("Reshape", PropagateReshape);
+    Register("Transpose", PropagateTranspose);
+    Register("Slice", PropagateSlice);
+    Register("ConstantOfShape", PropagateConstantOfShape);
+    RegisterShapeFallback("ConstantOfShape", ShapeOfConstantOfShape);
+    RegisterShapeFallback("Range", ShapeOfRange);
+    RegisterShapeFallback("Pad", ShapeOfPad);
+    RegisterShapeFallback("Slice", ShapeOfSlice);
+    RegisterShapeFallback("Expand", ShapeOfExpand);
   });
 }
 

@@ -1,10 +1,13 @@
 // With the propagators, ONNX's shape inference follows a Shape through Div, Mod, Max, Min and
 // Identity into a Reshape's target, in one pass; a negative value or a zero divisor stays unknown.
+// And through torch.onnx's computed pads, ranges, slices and expand targets (Swin-T's windows).
 #include "engine/ir/shape_data_propagators.h"
 
 #include <doctest/doctest.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
+
+#include <map>
 
 #include "tests/onnx_model_builder.h"
 
@@ -45,6 +48,107 @@ TEST_CASE("shape data propagators: ONNX's inference follows a Shape through Div,
 TEST_CASE("shape data propagators: a zero divisor or a negative operand propagates nothing") {
   CHECK(ReshapedBy("Div", {0}).empty());
   CHECK(ReshapedBy("Mod", {-3}).empty());
+}
+
+// A 0-D int64 initializer.
+void Scalar(ModelBuilder& b, const std::string& name, int64_t value) {
+  auto* t = b.g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_int64_data(value);
+}
+
+// A ConstantOfShape node filling int64 `value`.
+void FilledWith(ModelBuilder& b, const std::string& shape, const std::string& out, int64_t value) {
+  auto* a = b.Node("ConstantOfShape", {shape}, {out})->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  a->mutable_t()->add_dims(1);
+  a->mutable_t()->add_int64_data(value);
+}
+
+// The shapes ONNX's inference gives the model's outputs (-1: an unknown dimension; empty: none).
+std::map<std::string, std::vector<int64_t>> InferredOutputs(ModelBuilder& b) {
+  RegisterShapeDataPropagators();
+  onnx::shape_inference::InferShapes(b.model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions{true, 0, true});
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& out : b.model.graph().output()) {
+    auto& shape = shapes[out.name()];
+    if (out.type().tensor_type().has_shape())
+      for (const auto& d : out.type().tensor_type().shape().dim()) shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  }
+  return shapes;
+}
+
+TEST_CASE("shape data propagators: torch.onnx's computed pads reach a Pad's output shape in one pass") {
+  // F.pad(x, (0, 0, 0, 7 - W, 0, 7 - H)) on x [1, H=5, W=6, 3], as torch.onnx writes it.
+  ModelBuilder b;
+  b.Input("x", {1, 5, 6, 3});
+  b.Node("Shape", {"x"}, {"s"});
+  b.Ints("i1", {1});
+  b.Ints("i2", {2});
+  b.Ints("seven", {7});
+  b.Ints("zero", {0});
+  b.Ints("eight", {8});
+  b.Node("Gather", {"s", "i2"}, {"w"});
+  b.Node("Gather", {"s", "i1"}, {"h"});
+  b.Node("Sub", {"seven", "w"}, {"pw"});
+  b.Node("Sub", {"seven", "h"}, {"ph"});
+  b.IntAttr(b.Node("Concat", {"zero", "zero", "zero", "pw", "zero", "ph"}, {"given"}), "axis", 0);
+  b.Node("Shape", {"given"}, {"given_n"});
+  b.Node("Sub", {"eight", "given_n"}, {"rest_n"});
+  FilledWith(b, "rest_n", "rest", 0);
+  b.IntAttr(b.Node("Concat", {"given", "rest"}, {"all"}), "axis", 0);
+  b.Ints("pairs", {-1, 2});
+  b.Node("Reshape", {"all", "pairs"}, {"as_pairs"});
+  b.Ints("start", {-1});
+  b.Ints("end", {-9223372036854775807});
+  b.Ints("axes", {0});
+  b.Ints("step", {-1});
+  b.Node("Slice", {"as_pairs", "start", "end", "axes", "step"}, {"reversed"});
+  b.IntsAttr(b.Node("Transpose", {"reversed"}, {"by_side"}), "perm", {1, 0});
+  b.Ints("flat", {-1});
+  b.Node("Reshape", {"by_side", "flat"}, {"pads_flat"});
+  b.IntAttr(b.Node("Cast", {"pads_flat"}, {"pads"}), "to", onnx::TensorProto::INT64);
+  b.Node("Pad", {"x", "pads"}, {"y"});
+  b.g->add_output()->set_name("y");
+  CHECK(InferredOutputs(b)["y"] == std::vector<int64_t>{1, 7, 7, 3});
+}
+
+TEST_CASE("shape data propagators: a computed Range, Slice and Expand target give their outputs' shapes") {
+  ModelBuilder b;
+  b.Input("x", {1, 5, 6, 3});
+  b.Node("Shape", {"x"}, {"s"});
+  Scalar(b, "zero", 0);
+  Scalar(b, "one", 1);
+  Scalar(b, "axis_w", 2);
+  b.Node("Gather", {"s", "axis_w"}, {"w"});  // 0-D: 6
+  b.IntAttr(b.Node("Cast", {"w"}, {"limit"}), "to", onnx::TensorProto::INT64);
+  b.Node("Range", {"zero", "limit", "one"}, {"r"});
+  b.g->add_output()->set_name("r");
+  b.Ints("i2", {2});
+  b.Ints("two", {2});
+  b.Ints("begin", {0});
+  b.Ints("axes", {2});
+  b.Node("Gather", {"s", "i2"}, {"w1"});
+  b.Node("Sub", {"w1", "two"}, {"end"});  // [4]
+  b.Node("Slice", {"x", "begin", "end", "axes"}, {"sliced"});
+  b.g->add_output()->set_name("sliced");
+  // torch.onnx's expand target: Where(Equal(s, -1s), ones, s).
+  b.Node("Shape", {"s"}, {"rank"});
+  FilledWith(b, "rank", "ones", 1);
+  b.Ints("minus", {-1});
+  b.Node("Mul", {"ones", "minus"}, {"minus_ones"});
+  b.Node("Equal", {"s", "minus_ones"}, {"is_minus"});
+  b.Node("Where", {"is_minus", "ones", "s"}, {"target"});
+  b.Floats("v", {1}, {2.5f});
+  b.Node("Expand", {"v", "target"}, {"expanded"});
+  b.g->add_output()->set_name("expanded");
+  auto shapes = InferredOutputs(b);
+  CHECK(shapes["r"] == std::vector<int64_t>{6});
+  CHECK(shapes["sliced"] == std::vector<int64_t>{1, 5, 4, 3});
+  CHECK(shapes["expanded"] == std::vector<int64_t>{1, 5, 6, 3});
 }
 
 }  // namespace
