@@ -44,10 +44,7 @@ std::optional<std::vector<int64_t>> KnownValues(onnx::DataPropagationContext& ct
   return values;
 }
 
-// No values, no data: libonnx 1.12's Concat propagator takes the rank of its first input's data for
-// the tensor's and fails the model on an empty one.
 void Emit(onnx::DataPropagationContext& ctx, const std::vector<int64_t>& values) {
-  if (values.empty()) return;
   onnx::TensorShapeProto out;
   for (int64_t v : values) out.add_dim()->set_dim_value(v);
   ctx.addOutputData(0, std::move(out));
@@ -216,6 +213,22 @@ void PropagateConstantOfShape(onnx::DataPropagationContext& ctx) {
   Emit(ctx, std::vector<int64_t>(static_cast<size_t>(n), fill));
 }
 
+// Concat of 1-D values, an empty one among them (libonnx 1.12's own propagator takes the number of
+// its first input's values for the tensor's rank, and fails the model when there are none).
+void PropagateConcat(onnx::DataPropagationContext& ctx) {
+  const onnx::AttributeProto* axis = ctx.getAttribute("axis");
+  if (!axis || (axis->i() != 0 && axis->i() != -1)) return;
+  onnx::TensorShapeProto result;  // dimensions as they come: values, names or unknown
+  for (size_t k = 0; k < ctx.getNumInputs(); ++k) {
+    const onnx::TypeProto* type = ctx.getInputType(k);
+    if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape() || type->tensor_type().shape().dim_size() != 1) return;
+    const onnx::TensorShapeProto* data = ctx.getInputData(k);
+    if (!data) return;
+    for (const auto& d : data->dim()) *result.add_dim() = d;
+  }
+  ctx.addOutputData(0, std::move(result));
+}
+
 // Where over shape values (torch.onnx's broadcast of an expand target): the condition's values
 // (an Equal's 0 and 1) pick between the two inputs', each broadcast when it holds one value.
 void PropagateWhere(onnx::DataPropagationContext& ctx) {
@@ -372,6 +385,7 @@ void RegisterShapeDataPropagators() {
     // Concat, Reshape to 2-D, Slice with step -1, Transpose, Reshape to 1-D, Cast.
     Register("Equal", Elementwise([](int64_t a, int64_t b) -> std::optional<int64_t> { return a == b ? 1 : 0; }));
     Register("Where", PropagateWhere);
+    Register("Concat", PropagateConcat);
     Register("Reshape", PropagateReshape);
     Register("Transpose", PropagateTranspose);
     Register("Slice", PropagateSlice);

@@ -151,5 +151,17 @@ TEST_CASE("shape data propagators: a computed Range, Slice and Expand target giv
   CHECK(shapes["expanded"] == std::vector<int64_t>{1, 5, 6, 3});
 }
 
+TEST_CASE("shape data propagators: a Concat whose first values are none (an empty Slice of a Shape) still propagates") {
+  ModelBuilder b;
+  b.Input("x", {2, 3, 4});
+  b.Node("Shape", {"x"}, {"s"});
+  b.Ints("zero", {0});
+  b.Node("Slice", {"s", "zero", "zero"}, {"none"});  // []
+  b.IntAttr(b.Node("Concat", {"none", "s"}, {"target"}), "axis", 0);
+  b.Node("Reshape", {"x", "target"}, {"y"});
+  b.g->add_output()->set_name("y");
+  CHECK(InferredOutputs(b)["y"] == std::vector<int64_t>{2, 3, 4});
+}
+
 }  // namespace
 }  // namespace tilebank::engine::model
