@@ -16,13 +16,8 @@
 namespace tilebank::engine::model {
 namespace {
 
-// Input `k`'s propagated values when every one is known and the input is an integer tensor.
-std::optional<std::vector<int64_t>> KnownInts(onnx::DataPropagationContext& ctx, size_t k) {
-  const onnx::TypeProto* type = ctx.getInputType(k);
-  if (!type || !type->has_tensor_type()) return std::nullopt;
-  const int elem = type->tensor_type().elem_type();
-  if (elem != onnx::TensorProto::INT64 && elem != onnx::TensorProto::INT32) return std::nullopt;
-  const onnx::TensorShapeProto* data = ctx.getInputData(k);
+// Propagated values as integers, when every one is known.
+std::optional<std::vector<int64_t>> ValuesOf(const onnx::TensorShapeProto* data) {
   if (!data) return std::nullopt;
   std::vector<int64_t> values;
   for (const auto& d : data->dim()) {
@@ -32,16 +27,18 @@ std::optional<std::vector<int64_t>> KnownInts(onnx::DataPropagationContext& ctx,
   return values;
 }
 
+// Input `k`'s propagated values when every one is known and the input is an integer tensor.
+std::optional<std::vector<int64_t>> KnownInts(onnx::DataPropagationContext& ctx, size_t k) {
+  const onnx::TypeProto* type = ctx.getInputType(k);
+  if (!type || !type->has_tensor_type()) return std::nullopt;
+  const int elem = type->tensor_type().elem_type();
+  if (elem != onnx::TensorProto::INT64 && elem != onnx::TensorProto::INT32) return std::nullopt;
+  return ValuesOf(ctx.getInputData(k));
+}
+
 // Input `k`'s propagated values, of any type (a boolean condition's are 0 and 1).
 std::optional<std::vector<int64_t>> KnownValues(onnx::DataPropagationContext& ctx, size_t k) {
-  const onnx::TensorShapeProto* data = k < ctx.getNumInputs() ? ctx.getInputData(k) : nullptr;
-  if (!data) return std::nullopt;
-  std::vector<int64_t> values;
-  for (const auto& d : data->dim()) {
-    if (!d.has_dim_value()) return std::nullopt;
-    values.push_back(d.dim_value());
-  }
-  return values;
+  return ValuesOf(k < ctx.getNumInputs() ? ctx.getInputData(k) : nullptr);
 }
 
 void Emit(onnx::DataPropagationContext& ctx, const std::vector<int64_t>& values) {
@@ -261,13 +258,7 @@ std::optional<std::vector<int64_t>> SymbolicInts(onnx::InferenceContext& ctx, si
     }
     return values;
   }
-  const onnx::TensorShapeProto* data = ctx.getSymbolicInput(k);
-  if (!data) return std::nullopt;
-  for (const auto& d : data->dim()) {
-    if (!d.has_dim_value()) return std::nullopt;
-    values.push_back(d.dim_value());
-  }
-  return values;
+  return ValuesOf(ctx.getSymbolicInput(k));
 }
 
 // Whether output 0's every dimension is known.
