@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -41,6 +42,17 @@ std::optional<std::vector<int64_t>> KnownValues(onnx::DataPropagationContext& ct
   return ValuesOf(k < ctx.getNumInputs() ? ctx.getInputData(k) : nullptr);
 }
 
+// Whether no input is typed with more than one axis. Data of several axes (what Reshape and
+// Transpose carry here) holds its values flat; the elementwise and Gather propagators index and
+// broadcast it as a list, which is wrong for it (libonnx's Add fails the model over [2, 2] + [2]).
+bool AtMostOneAxis(onnx::DataPropagationContext& ctx) {
+  for (size_t k = 0; k < ctx.getNumInputs(); ++k) {
+    const onnx::TypeProto* type = ctx.getInputType(k);
+    if (type && type->has_tensor_type() && type->tensor_type().has_shape() && type->tensor_type().shape().dim_size() > 1) return false;
+  }
+  return true;
+}
+
 void Emit(onnx::DataPropagationContext& ctx, const std::vector<int64_t>& values) {
   onnx::TensorShapeProto out;
   for (int64_t v : values) out.add_dim()->set_dim_value(v);
@@ -51,7 +63,7 @@ void Emit(onnx::DataPropagationContext& ctx, const std::vector<int64_t>& values)
 // returns nullopt where the value is not one a shape holds (a negative operand, a zero divisor).
 onnx::DataPropagationFunction Elementwise(std::function<std::optional<int64_t>(int64_t, int64_t)> op) {
   return [op](onnx::DataPropagationContext& ctx) {
-    if (ctx.getNumInputs() < 1 || ctx.getNumOutputs() != 1) return;
+    if (ctx.getNumInputs() < 1 || ctx.getNumOutputs() != 1 || !AtMostOneAxis(ctx)) return;
     auto acc = KnownInts(ctx, 0);
     if (!acc) return;
     for (size_t k = 1; k < ctx.getNumInputs(); ++k) {
@@ -88,8 +100,8 @@ int64_t Count(const std::vector<int64_t>& dims) {
   return n;
 }
 
-// Reshape keeps the values in order. (The output's type is not at hand here: libonnx propagates
-// data before it records the node's inferred output types.)
+// Reshape keeps the values in order. (Its output's type is not at hand here: libonnx's data
+// propagation context does not hold the types the node's inference just gave.)
 void PropagateReshape(onnx::DataPropagationContext& ctx) {
   if (auto values = KnownInts(ctx, 0)) Emit(ctx, *values);
 }
@@ -147,24 +159,33 @@ std::optional<SliceWalk> WalkOfSlice(const std::vector<int64_t>& dims, const std
     int64_t b = starts[i], e = ends[i];
     if (b < 0) b += dim;
     if (e < 0) e += dim;
-    if (s > 0) {
+    // ONNX's clamping: a positive step takes [start, end) within [0, dim]; a negative one starts
+    // within [0, dim - 1] and ends within [-1, dim - 1]. Counts without overflow for any step.
+    if (dim == 0) {
+      w.count[a] = 0;
+    } else if (s > 0) {
       b = std::clamp<int64_t>(b, 0, dim), e = std::clamp<int64_t>(e, 0, dim);
-      w.count[a] = e > b ? (e - b + s - 1) / s : 0;
+      w.count[a] = e > b ? (e - b - 1) / s + 1 : 0;
     } else {
-      b = std::clamp<int64_t>(b, -1, dim - 1), e = std::clamp<int64_t>(e, -1, dim - 1);
-      w.count[a] = b > e ? (b - e - s - 1) / -s : 0;
+      b = std::clamp<int64_t>(b, 0, dim - 1), e = std::clamp<int64_t>(e, -1, dim - 1);
+      const int64_t magnitude = s == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -s;
+      w.count[a] = b > e ? (b - e - 1) / magnitude + 1 : 0;
     }
     w.first[a] = b, w.step[a] = s;
   }
   return w;
 }
 
-// Slice of a small integer tensor of any rank, negative steps included (ONNX's own propagator
-// takes 1-D values only).
+// Slice of shape data of any rank, negative steps included (ONNX's own propagator takes 1-D data
+// only). The values are copied as they come, known or not: Shape(y)[2:] keeps H and W when y's
+// batch is unknown. Data of more than one axis needs its type's shape.
 void PropagateSlice(onnx::DataPropagationContext& ctx) {
-  auto values = KnownInts(ctx, 0);
-  auto dims = StaticShape(ctx.getInputType(0));
-  if (!values || !dims || Count(*dims) != static_cast<int64_t>(values->size()) || ctx.getNumInputs() < 3) return;
+  const onnx::TensorShapeProto* data = ctx.getInputData(0);
+  if (!data || ctx.getNumInputs() < 3) return;
+  const onnx::TypeProto* type = ctx.getInputType(0);
+  const bool one_axis = !type || !type->has_tensor_type() || !type->tensor_type().has_shape() || type->tensor_type().shape().dim_size() == 1;
+  auto dims = one_axis ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{data->dim_size()}) : StaticShape(type);
+  if (!dims || Count(*dims) != data->dim_size()) return;
   auto starts = KnownInts(ctx, 1), ends = KnownInts(ctx, 2);
   std::optional<std::vector<int64_t>> axes, steps;
   if (ctx.getNumInputs() > 3 && ctx.getInputType(3) && !(axes = KnownInts(ctx, 3))) return;
@@ -175,18 +196,19 @@ void PropagateSlice(onnx::DataPropagationContext& ctx) {
   const size_t rank = dims->size();
   std::vector<int64_t> strides(rank, 1);
   for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * (*dims)[i];
-  std::vector<int64_t> result, index(rank, 0);
+  onnx::TensorShapeProto result;
+  std::vector<int64_t> index(rank, 0);
   const int64_t total = Count(walk->count);
   for (int64_t k = 0; k < total; ++k) {
     int64_t at = 0;
     for (size_t i = 0; i < rank; ++i) at += (walk->first[i] + index[i] * walk->step[i]) * strides[i];
-    result.push_back((*values)[static_cast<size_t>(at)]);
+    *result.add_dim() = data->dim(static_cast<int>(at));
     for (size_t i = rank; i-- > 0;) {  // the next output index, row-major
       if (++index[i] < walk->count[i]) break;
       index[i] = 0;
     }
   }
-  Emit(ctx, result);
+  ctx.addOutputData(0, std::move(result));
 }
 
 // ConstantOfShape of a small integer fill (torch.onnx's F.pad starts its pads list with zeros).
@@ -218,7 +240,7 @@ void PropagateConcat(onnx::DataPropagationContext& ctx) {
   onnx::TensorShapeProto result;  // dimensions as they come: values, names or unknown
   for (size_t k = 0; k < ctx.getNumInputs(); ++k) {
     const onnx::TypeProto* type = ctx.getInputType(k);
-    if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape() || type->tensor_type().shape().dim_size() != 1) return;
+    if (type && type->has_tensor_type() && type->tensor_type().has_shape() && type->tensor_type().shape().dim_size() != 1) return;
     const onnx::TensorShapeProto* data = ctx.getInputData(k);
     if (!data) return;
     for (const auto& d : data->dim()) *result.add_dim() = d;
@@ -229,7 +251,7 @@ void PropagateConcat(onnx::DataPropagationContext& ctx) {
 // Where over shape values (torch.onnx's broadcast of an expand target): the condition's values
 // (an Equal's 0 and 1) pick between the two inputs', each broadcast when it holds one value.
 void PropagateWhere(onnx::DataPropagationContext& ctx) {
-  if (ctx.getNumInputs() != 3) return;
+  if (ctx.getNumInputs() != 3 || !AtMostOneAxis(ctx)) return;
   auto cond = KnownValues(ctx, 0);
   auto x = KnownInts(ctx, 1), y = KnownInts(ctx, 2);
   if (!cond || !x || !y) return;
@@ -343,6 +365,16 @@ void Register(const char* op_type, onnx::DataPropagationFunction propagate) {
   if (schema) const_cast<onnx::OpSchema*>(schema)->PartialDataPropagationFunction(std::move(propagate));
 }
 
+// libonnx's own propagator of `op_type` runs only where every input has at most one axis.
+void KeepToOneAxis(const char* op_type) {
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op_type, kExecutorOpset, "");
+  if (!schema) return;
+  onnx::DataPropagationFunction own = schema->GetDataPropagationFunction();
+  const_cast<onnx::OpSchema*>(schema)->PartialDataPropagationFunction([own](onnx::DataPropagationContext& ctx) {
+    if (own && AtMostOneAxis(ctx)) own(ctx);
+  });
+}
+
 // `fill` runs after the schema's own inference function, where that left the output shape unknown.
 void RegisterShapeFallback(const char* op_type, void (*fill)(onnx::InferenceContext&)) {
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op_type, kExecutorOpset, "");
@@ -377,6 +409,7 @@ void RegisterShapeDataPropagators() {
     Register("Equal", Elementwise([](int64_t a, int64_t b) -> std::optional<int64_t> { return a == b ? 1 : 0; }));
     Register("Where", PropagateWhere);
     Register("Concat", PropagateConcat);
+    for (const char* op_type : {"Add", "Sub", "Mul", "Gather"}) KeepToOneAxis(op_type);
     Register("Reshape", PropagateReshape);
     Register("Transpose", PropagateTranspose);
     Register("Slice", PropagateSlice);

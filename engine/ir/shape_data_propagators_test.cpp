@@ -163,5 +163,35 @@ TEST_CASE("shape data propagators: a Concat whose first values are none (an empt
   CHECK(InferredOutputs(b)["y"] == std::vector<int64_t>{2, 3, 4});
 }
 
+TEST_CASE("shape data propagators: a Slice with a negative step clamps its start into the axis") {
+  ModelBuilder b;
+  b.Input("x", {3, 4, 5, 6});
+  b.Node("Shape", {"x"}, {"s"});
+  b.Ints("start", {-5});  // -5 + 4 = -1: clamped to 0, so the slice takes the first value
+  b.Ints("end", {-9223372036854775807});
+  b.Ints("axes", {0});
+  b.Ints("step", {-1});
+  b.Node("Slice", {"s", "start", "end", "axes", "step"}, {"first"});
+  FilledWith(b, "first", "y", 0);
+  b.g->add_output()->set_name("y");
+  CHECK(InferredOutputs(b)["y"] == std::vector<int64_t>{3});
+}
+
+TEST_CASE("shape data propagators: values of two axes do not reach the elementwise propagators") {
+  // Shape data reshaped to [2, 2] plus a [2]: broadcast over rows, which a flat list would not
+  // do (libonnx's Add failed the whole inference over it).
+  ModelBuilder b;
+  b.Input("x", {2, 2, 3, 4});
+  b.Node("Shape", {"x"}, {"s"});
+  b.Ints("square", {2, 2});
+  b.Node("Reshape", {"s", "square"}, {"grid"});
+  b.Ints("row", {1, 1});
+  b.Node("Add", {"grid", "row"}, {"sum"});
+  b.g->add_output()->set_name("sum");
+  std::map<std::string, std::vector<int64_t>> shapes;
+  CHECK_NOTHROW(shapes = InferredOutputs(b));
+  CHECK(shapes["sum"] == std::vector<int64_t>{2, 2});
+}
+
 }  // namespace
 }  // namespace tilebank::engine::model

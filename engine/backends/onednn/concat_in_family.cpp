@@ -50,9 +50,9 @@ class ConcatFamilyKernel : public Kernel {
         std::memcpy(out + done, in[input] + run * r.chunks[input] + in_chunk, static_cast<size_t>(count) * sizeof(float));
         done += count;
         at += count;
-        if (at == starts_[input + 1]) {  // the next input's chunk, or the next run
+        while (at == starts_[input + 1]) {  // the next input with a chunk, in this run or the next
           if (++input == r.chunks.size()) input = 0, at = 0, ++run;
-          while (input < r.chunks.size() && r.chunks[input] == 0) ++input;
+          if (r.chunks[input] != 0) break;
         }
       }
     });
