@@ -12,6 +12,8 @@
 #include <optional>
 #include <vector>
 
+#include "engine/core/broadcast.h"
+#include "engine/core/tensor.h"
 #include "engine/ir/onnx_import.h"
 
 namespace tilebank::engine::model {
@@ -86,18 +88,26 @@ onnx::DataPropagationFunction Elementwise(std::function<std::optional<int64_t>(i
 // A tensor type's dimensions when every one is known.
 std::optional<std::vector<int64_t>> StaticShape(const onnx::TypeProto* type) {
   if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const auto& d : type->tensor_type().shape().dim()) {
-    if (!d.has_dim_value()) return std::nullopt;
-    dims.push_back(d.dim_value());
-  }
-  return dims;
+  return ValuesOf(&type->tensor_type().shape());
 }
 
-int64_t Count(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
+// The row-major positions, in a tensor of `strides`, of the elements an odometer over `counts`
+// reaches from `base`, each axis advancing by its `step` (output order: row-major over `counts`).
+std::vector<int64_t> WalkedPositions(const std::vector<int64_t>& counts, const std::vector<int64_t>& base, const std::vector<int64_t>& step,
+                                     const std::vector<int64_t>& strides) {
+  const size_t rank = counts.size();
+  std::vector<int64_t> positions, index(rank, 0);
+  const int64_t total = Tensor::NumElements(counts);
+  for (int64_t k = 0; k < total; ++k) {
+    int64_t at = 0;
+    for (size_t i = 0; i < rank; ++i) at += (base[i] + index[i] * step[i]) * strides[i];
+    positions.push_back(at);
+    for (size_t i = rank; i-- > 0;) {
+      if (++index[i] < counts[i]) break;
+      index[i] = 0;
+    }
+  }
+  return positions;
 }
 
 // Reshape keeps the values in order. (Its output's type is not at hand here: libonnx's data
@@ -110,28 +120,22 @@ void PropagateReshape(onnx::DataPropagationContext& ctx) {
 void PropagateTranspose(onnx::DataPropagationContext& ctx) {
   auto values = KnownInts(ctx, 0);
   auto dims = StaticShape(ctx.getInputType(0));
-  if (!values || !dims || Count(*dims) != static_cast<int64_t>(values->size())) return;
+  if (!values || !dims || Tensor::NumElements(*dims) != static_cast<int64_t>(values->size())) return;
   const size_t rank = dims->size();
   std::vector<int64_t> perm(rank);
   for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
   if (const onnx::AttributeProto* attr = ctx.getAttribute("perm")) perm.assign(attr->ints().begin(), attr->ints().end());
   if (perm.size() != rank) return;
-  std::vector<int64_t> in_strides(rank, 1), out_dims(rank);
-  for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * (*dims)[i];
+  const std::vector<int64_t> in_strides = RowMajorStrides(*dims);
+  std::vector<int64_t> out_dims(rank), strides(rank);  // per output axis: its size, its stride in the input
   for (size_t i = 0; i < rank; ++i) {
     if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(rank)) return;
     out_dims[i] = (*dims)[static_cast<size_t>(perm[i])];
+    strides[i] = in_strides[static_cast<size_t>(perm[i])];
   }
-  std::vector<int64_t> result(values->size()), index(rank, 0);
-  for (size_t k = 0; k < result.size(); ++k) {
-    int64_t at = 0;
-    for (size_t i = 0; i < rank; ++i) at += index[i] * in_strides[static_cast<size_t>(perm[i])];
-    result[k] = (*values)[static_cast<size_t>(at)];
-    for (size_t i = rank; i-- > 0;) {  // the next output index, row-major
-      if (++index[i] < out_dims[i]) break;
-      index[i] = 0;
-    }
-  }
+  std::vector<int64_t> result;
+  for (int64_t at : WalkedPositions(out_dims, std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1), strides))
+    result.push_back((*values)[static_cast<size_t>(at)]);
   Emit(ctx, result);
 }
 
@@ -152,7 +156,7 @@ std::optional<SliceWalk> WalkOfSlice(const std::vector<int64_t>& dims, const std
   if (axes->size() != starts.size() || steps->size() != starts.size()) return std::nullopt;
   SliceWalk w{std::vector<int64_t>(dims.size(), 0), std::vector<int64_t>(dims.size(), 1), dims};
   for (size_t i = 0; i < axes->size(); ++i) {
-    const int64_t axis = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i], s = (*steps)[i];
+    const int64_t axis = PositiveAxis((*axes)[i], dims.size()), s = (*steps)[i];
     if (axis < 0 || axis >= rank || s == 0) return std::nullopt;
     const size_t a = static_cast<size_t>(axis);
     const int64_t dim = dims[a];
@@ -185,7 +189,7 @@ void PropagateSlice(onnx::DataPropagationContext& ctx) {
   const onnx::TypeProto* type = ctx.getInputType(0);
   const bool one_axis = !type || !type->has_tensor_type() || !type->tensor_type().has_shape() || type->tensor_type().shape().dim_size() == 1;
   auto dims = one_axis ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{data->dim_size()}) : StaticShape(type);
-  if (!dims || Count(*dims) != data->dim_size()) return;
+  if (!dims || Tensor::NumElements(*dims) != data->dim_size()) return;
   auto starts = KnownInts(ctx, 1), ends = KnownInts(ctx, 2);
   std::optional<std::vector<int64_t>> axes, steps;
   if (ctx.getNumInputs() > 3 && ctx.getInputType(3) && !(axes = KnownInts(ctx, 3))) return;
@@ -193,21 +197,8 @@ void PropagateSlice(onnx::DataPropagationContext& ctx) {
   if (!starts || !ends) return;
   auto walk = WalkOfSlice(*dims, *starts, *ends, axes, steps);
   if (!walk) return;
-  const size_t rank = dims->size();
-  std::vector<int64_t> strides(rank, 1);
-  for (size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * (*dims)[i];
   onnx::TensorShapeProto result;
-  std::vector<int64_t> index(rank, 0);
-  const int64_t total = Count(walk->count);
-  for (int64_t k = 0; k < total; ++k) {
-    int64_t at = 0;
-    for (size_t i = 0; i < rank; ++i) at += (walk->first[i] + index[i] * walk->step[i]) * strides[i];
-    *result.add_dim() = data->dim(static_cast<int>(at));
-    for (size_t i = rank; i-- > 0;) {  // the next output index, row-major
-      if (++index[i] < walk->count[i]) break;
-      index[i] = 0;
-    }
-  }
+  for (int64_t at : WalkedPositions(walk->count, walk->first, walk->step, RowMajorStrides(*dims))) *result.add_dim() = data->dim(static_cast<int>(at));
   ctx.addOutputData(0, std::move(result));
 }
 
@@ -297,14 +288,6 @@ void SetOutputShape(onnx::InferenceContext& ctx, const std::vector<int64_t>& dim
 
 // Output shapes ONNX's own inference functions of these ops leave unknown where an input they
 // read is computed, not an initializer: from that input's propagated values.
-void ShapeOfConstantOfShape(onnx::InferenceContext& ctx) {
-  auto dims = SymbolicInts(ctx, 0);
-  if (!dims) return;
-  for (int64_t d : *dims)
-    if (d < 0) return;
-  SetOutputShape(ctx, *dims);
-}
-
 void ShapeOfRange(onnx::InferenceContext& ctx) {
   auto start = SymbolicInts(ctx, 0), limit = SymbolicInts(ctx, 1), delta = SymbolicInts(ctx, 2);
   if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1 || (*delta)[0] == 0) return;
@@ -324,35 +307,14 @@ void ShapeOfSlice(onnx::InferenceContext& ctx) {
   if (auto walk = WalkOfSlice(*dims, *starts, *ends, axes, steps)) SetOutputShape(ctx, walk->count);
 }
 
-// Expand: the input's shape broadcast with the target's (numpy's rules, either side 1).
-void ShapeOfExpand(onnx::InferenceContext& ctx) {
-  auto dims = StaticShape(ctx.getInputType(0));
-  auto target = SymbolicInts(ctx, 1);
-  if (!dims || !target) return;
-  const size_t rank = std::max(dims->size(), target->size());
-  std::vector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t a = i + dims->size() >= rank ? (*dims)[i + dims->size() - rank] : 1;
-    const int64_t b = i + target->size() >= rank ? (*target)[i + target->size() - rank] : 1;
-    if (a != b && a != 1 && b != 1) return;
-    if (a < 0 || b < 0) return;
-    out[i] = a == 1 ? b : a;
-  }
-  SetOutputShape(ctx, out);
-}
-
 void ShapeOfPad(onnx::InferenceContext& ctx) {
   if (ctx.getNumInputs() > 3 && ctx.getInputType(3)) return;  // pads over chosen axes (opset 18)
   auto pads = SymbolicInts(ctx, 1);
-  const onnx::TypeProto* in = ctx.getInputType(0);
-  if (!pads || !in || !in->has_tensor_type() || !in->tensor_type().has_shape()) return;
-  const auto& dims = in->tensor_type().shape().dim();
-  const int rank = dims.size();
-  if (static_cast<int>(pads->size()) != 2 * rank) return;
+  auto dims = StaticShape(ctx.getInputType(0));
+  if (!pads || !dims || pads->size() != 2 * dims->size()) return;
   std::vector<int64_t> out;
-  for (int i = 0; i < rank; ++i) {
-    if (!dims[i].has_dim_value()) return;
-    const int64_t d = dims[i].dim_value() + (*pads)[static_cast<size_t>(i)] + (*pads)[static_cast<size_t>(i + rank)];
+  for (size_t i = 0; i < dims->size(); ++i) {
+    const int64_t d = (*dims)[i] + (*pads)[i] + (*pads)[i + dims->size()];
     if (d < 0) return;
     out.push_back(d);
   }
@@ -414,11 +376,9 @@ void RegisterShapeDataPropagators() {
     Register("Transpose", PropagateTranspose);
     Register("Slice", PropagateSlice);
     Register("ConstantOfShape", PropagateConstantOfShape);
-    RegisterShapeFallback("ConstantOfShape", ShapeOfConstantOfShape);
     RegisterShapeFallback("Range", ShapeOfRange);
     RegisterShapeFallback("Pad", ShapeOfPad);
     RegisterShapeFallback("Slice", ShapeOfSlice);
-    RegisterShapeFallback("Expand", ShapeOfExpand);
   });
 }
 

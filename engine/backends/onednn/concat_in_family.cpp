@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/core/broadcast.h"
 #include "engine/core/parallel_for.h"
 
 namespace tilebank::engine {
@@ -89,8 +90,7 @@ Result<ConcatRuns> ConcatRunsOf(const std::vector<dnnl::memory::desc>& srcs, con
 
 Result<std::unique_ptr<Kernel>> ConcatInFamily(const LayoutFamilyOp& op, const std::vector<dnnl::memory::desc>& srcs, const dnnl::memory::desc& dst) {
   if (op.kind != LayoutFamilyOp::Kind::kConcat) return Status::InvalidInput("the concat loop takes a Concat");
-  const int64_t axis = op.axis < 0 ? op.axis + static_cast<int64_t>(op.output.size()) : op.axis;
-  auto runs = ConcatRunsOf(srcs, dst, axis);
+  auto runs = ConcatRunsOf(srcs, dst, PositiveAxis(op.axis, op.output.size()));
   if (!runs.ok()) return runs.status();
   return std::unique_ptr<Kernel>(new ConcatFamilyKernel(std::move(*runs)));
 }

@@ -14,29 +14,22 @@ namespace {
 // Floats of output a thread writes at least.
 constexpr int64_t kPoolGrain = 4096;
 
-// One spatial axis of the window: output o reads inputs [o * stride - pad, + kernel) within [0, in).
-struct Axis {
-  int64_t in = 1, out = 1, kernel = 1, stride = 1, pad = 0;
-  int64_t First(int64_t o) const { return std::max<int64_t>(o * stride - pad, 0); }
-  int64_t End(int64_t o) const { return std::min(o * stride - pad + kernel, in); }
-};
-
 class PoolFamilyKernel : public Kernel {
  public:
-  PoolFamilyKernel(bool max, bool include_pad, ChannelRows in, ChannelRows out, std::array<Axis, 3> axes)
+  PoolFamilyKernel(bool max, bool include_pad, ChannelRows in, ChannelRows out, std::array<PoolAxis, 3> axes)
       : max_(max), include_pad_(include_pad), in_(in), out_(out), axes_(axes) {}
   Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
   Status Run() override { return Unsupported(); }
   Status Fetch(Tensor*) override { return Unsupported(); }
 
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
-    const Axis &d = axes_[0], &h = axes_[1], &w = axes_[2];
+    const PoolAxis &d = axes_[0], &h = axes_[1], &w = axes_[2];
     const int64_t blocks = in_.block ? in_.padded / in_.block : 1, width = in_.width;
     const int64_t tasks = in_.images * blocks * d.out * h.out;  // one output line (all of W) each
     ParallelFor(tasks, std::max<int64_t>(1, kPoolGrain / std::max<int64_t>(1, w.out * width)), [&](int64_t begin, int64_t end) {
       std::vector<const float*> lines;
       PoolLine line;
-      line.in_w = w.in, line.out_w = w.out, line.kernel = w.kernel, line.stride = w.stride, line.pad = w.pad, line.width = width;
+      line.w = w, line.width = width;
       line.pad_divisor = include_pad_ ? d.kernel * h.kernel * w.kernel : 0;
       for (int64_t t = begin; t < end; ++t) {
         const int64_t oh = t % h.out, od = t / h.out % d.out, block = t / (h.out * d.out) % blocks, image = t / (h.out * d.out * blocks);
@@ -60,7 +53,7 @@ class PoolFamilyKernel : public Kernel {
 
   bool max_, include_pad_;
   ChannelRows in_, out_;
-  std::array<Axis, 3> axes_;  // D, H, W (the leading ones of size 1 for 1-D and 2-D pools)
+  std::array<PoolAxis, 3> axes_;  // D, H, W (the leading ones of size 1 for 1-D and 2-D pools)
 };
 
 }  // namespace
@@ -83,9 +76,9 @@ Result<std::unique_ptr<Kernel>> PoolInFamily(const LayoutFamilyOp& op, const dnn
   const PoolWindow window = WindowOf(spec);
   const bool max = spec.op_type == "MaxPool", include_pad = !max && spec.Int("count_include_pad", 0) != 0;
   if (include_pad && window.padded_past_pads) return Status::InvalidInput("the pool loop does not count padding past the pads");
-  std::array<Axis, 3> axes;
+  std::array<PoolAxis, 3> axes;
   for (size_t i = 0; i < spatial; ++i) {
-    Axis& a = axes[3 - spatial + i];
+    PoolAxis& a = axes[3 - spatial + i];
     a = {in_shape[i + 2], out_shape[i + 2], window.kernel[i], window.strides[i], window.pad_l[i]};
     if (window.dilation[i] != 0) return Status::InvalidInput("the pool loop takes undilated windows");
     // Every window must hold an input (ONNX leaves an all-padding window's value open).

@@ -28,8 +28,8 @@ template <bool kMax, class D>
 void Line(D d, const PoolLine& p, float* out) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d)), width = p.width;
   const auto start = kMax ? hn::Set(d, -std::numeric_limits<float>::infinity()) : hn::Zero(d);
-  for (int64_t ow = 0; ow < p.out_w; ++ow, out += width) {
-    const int64_t w0 = std::max<int64_t>(ow * p.stride - p.pad, 0), w1 = std::min(ow * p.stride - p.pad + p.kernel, p.in_w);
+  for (int64_t ow = 0; ow < p.w.out; ++ow, out += width) {
+    const int64_t w0 = p.w.First(ow), w1 = p.w.End(ow);
     const int64_t divisor = p.pad_divisor ? p.pad_divisor : p.line_count * (w1 - w0);
     const auto scale = hn::Set(d, divisor > 0 ? 1.f / static_cast<float>(divisor) : 0.f);
     int64_t c = 0;
@@ -80,7 +80,7 @@ namespace tilebank::engine {
 HWY_EXPORT(PoolLineVectors);
 
 void PoolLineRows(bool max, const PoolLine& line, float* out) {
-  if (line.width <= 0 || line.out_w <= 0) return;
+  if (line.width <= 0 || line.w.out <= 0) return;
   HWY_DYNAMIC_DISPATCH(PoolLineVectors)(max, line, out);
 }
 
