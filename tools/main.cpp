@@ -6,7 +6,7 @@
 #include <string>
 
 #include "engine/core/isa_level.h"
-#include "engine/core/threads.h"
+#include "engine/core/startup_environment.h"
 #include "tools/batch_command.h"
 #include "tools/cli_common.h"
 
@@ -25,7 +25,7 @@ void IsaOptionToEnvironment(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tilebank::engine::ShortenOpenMpSpinning(argv);
+  tilebank::engine::PrepareStartupEnvironment(argc, argv);
   IsaOptionToEnvironment(argc, argv);
   if (tilebank::Status s = tilebank::ApplyIsaRestriction(); !s.ok()) {
     std::cerr << "tilebank: error: " << s.message() << "\n";

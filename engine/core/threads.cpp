@@ -1,7 +1,6 @@
 #include "engine/core/threads.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -26,12 +25,6 @@ int LibraryThreadsHere() {
 void UseLibraryThreadsHere(int threads) {
   using SetNumThreads = void (*)(int);
   if (auto* set = reinterpret_cast<SetNumThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads")); set && threads > 0) set(threads);
-}
-
-void ShortenOpenMpSpinning(char** argv) {
-  if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) return;
-  if (setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 1) != 0) return;
-  execv("/proc/self/exe", argv);  // returns only on failure: go on with libgomp's default
 }
 
 }  // namespace tilebank::engine

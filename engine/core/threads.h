@@ -14,15 +14,4 @@ int LibraryThreadsHere();
 // keeps its own count, and a new one starts from the default, not from SetLibraryThreads'.
 void UseLibraryThreadsHere(int threads);
 
-// The spin count libgomp's idle threads use before they sleep (GOMP_SPINCOUNT), when the user has
-// not set it or OMP_WAIT_POLICY.
-inline constexpr const char* kOpenMpSpinCount = "30000";
-
-// libgomp reads GOMP_SPINCOUNT once, when it is loaded, before main. By default its threads spin
-// for a long while after each oneDNN primitive and take the cores from a Halide kernel that runs
-// next: BERT, whose steps alternate between the two, ran 155 ms instead of 130. Call first in
-// main: unless the user set GOMP_SPINCOUNT or OMP_WAIT_POLICY, it sets kOpenMpSpinCount and
-// executes the program again (once; on failure it returns and nothing changes).
-void ShortenOpenMpSpinning(char** argv);
-
 }  // namespace tilebank::engine

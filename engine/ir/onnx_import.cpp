@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/core/heap_blocks.h"
 #include "engine/ir/constant_eval.h"
 #include "engine/ir/contrib_quantized_lowering.h"
 #include "engine/ir/einsum_lowering.h"
@@ -714,6 +715,7 @@ Result<ModelSignature> ReadModelSignature(const std::string& path) {
 
 Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                          const std::vector<std::vector<int64_t>>& shapes_by_position, LoadPhases* phases) {
+  KeepLargeBlocksInTheHeap();  // before the weights are read: each large buffer reuses the last one's pages
   PhaseClock clock;
   onnx::ModelProto model;
   TB_RETURN_IF_ERROR(ReadModelProto(path, &model));

@@ -1,7 +1,5 @@
 #include "engine/runtime/executor.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -9,6 +7,7 @@
 
 #include "engine/backends/halide/builder.h"
 #include "engine/backends/halide/kernel_disk_cache.h"
+#include "engine/core/heap_blocks.h"
 #include "engine/core/sample_stats.h"
 #include "engine/runtime/executor_step.h"
 #include "engine/catalog/op_list_check.h"
@@ -17,23 +16,6 @@
 namespace tilebank::engine::model {
 
 Executor::~Executor() = default;
-
-namespace {
-
-// The registry's kernels allocate their outputs each run. glibc serves blocks above its mmap
-// threshold with fresh pages from the kernel and returns them on free, so a 3 MB activation paid
-// about 800 page faults every run (a quarter of an int8 ResNet-50's time). Kept in the heap instead:
-// freed blocks are reused by the next run. Set once per process.
-void KeepLargeBlocksInTheHeap() {
-  static const bool set = [] {
-    mallopt(M_MMAP_THRESHOLD, 256 << 20);
-    mallopt(M_TRIM_THRESHOLD, 512 << 20);
-    return true;
-  }();
-  (void)set;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion, LoadOptions options) {
   KeepLargeBlocksInTheHeap();

@@ -1,0 +1,44 @@
+// Settings the libraries read once, as they are loaded, before main: libgomp's spin count and
+// glibc's malloc tunables. The command line sets those the user has not and executes itself again,
+// once, so that they are in force from the start.
+#pragma once
+#include <string>
+
+namespace tilebank::engine {
+
+// The spin count libgomp's idle threads use before they sleep (GOMP_SPINCOUNT), when the user has
+// not set it or OMP_WAIT_POLICY. By default they spin for a long while after each oneDNN primitive
+// and take the cores from a Halide kernel that runs next: BERT, whose steps alternate between the
+// two, ran 155 ms instead of 130.
+inline constexpr const char* kOpenMpSpinCount = "30000";
+
+// The glibc tunable that has malloc advise transparent huge pages for the memory it maps. A model's
+// weights pass through large buffers while it loads (the proto's bytes, the graph's constants, the
+// kernels' packed copies), each 4 KiB page touched first through a page fault and zeroed: in 2 MiB
+// pages video R3D-18 (128 MiB) loaded in 0.23-0.73 s instead of 1.3-1.6, ResNet-50 in 0.34-0.60
+// instead of 1.2-1.9. But a 2 MiB page is resident whole once touched, and the heap's sparse parts
+// (oneDNN's JIT code, what binding frees) then count whole: MobileNetV2 (14 MiB) peaked at 105 MiB
+// instead of 69. So used for a command whose model file (-m, --model) holds at least
+// kHugePagesModelBytes, where Linux offers transparent huge pages (on advice or always), unless
+// GLIBC_TUNABLES already names it or TILEBANK_HUGE_PAGES is "off" ("on": for any model).
+inline constexpr const char* kMallocHugePagesTunable = "glibc.malloc.hugetlb=1";
+inline constexpr long long kHugePagesModelBytes = 32LL << 20;
+
+// GLIBC_TUNABLES (`current`, null when unset: a colon-separated list of name=value) with `tunable`
+// (name=value) added; "" when `current` already sets that name, to any value.
+std::string TunablesWith(const char* current, const std::string& tunable);
+
+// The size of the model file a command line names (-m PATH, --model PATH, --model=PATH); 0 where it
+// names none or the file cannot be read.
+long long ModelFileBytes(int argc, char** argv);
+
+// Whether Linux gives transparent huge pages to memory advised so: the mode selected in
+// /sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise".
+bool TransparentHugePagesOffered();
+
+// Call first in main: sets GOMP_SPINCOUNT and GLIBC_TUNABLES as above where they are wanted and not
+// set, and if it changed either, executes the program again with them (once: the second start finds
+// them set). On failure it returns and the process goes on as it is.
+void PrepareStartupEnvironment(int argc, char** argv);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,40 @@
+#include "engine/core/startup_environment.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace tilebank::engine {
+
+TEST_CASE("TunablesWith adds the huge-page tunable unless GLIBC_TUNABLES names it") {
+  CHECK(TunablesWith(nullptr, kMallocHugePagesTunable) == "glibc.malloc.hugetlb=1");
+  CHECK(TunablesWith("", kMallocHugePagesTunable) == "glibc.malloc.hugetlb=1");
+  CHECK(TunablesWith("glibc.malloc.arena_max=2", kMallocHugePagesTunable) == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
+  // The user's own choice stands, whatever its value.
+  CHECK(TunablesWith("glibc.malloc.hugetlb=0", kMallocHugePagesTunable).empty());
+  CHECK(TunablesWith("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=2", kMallocHugePagesTunable).empty());
+  // A longer name that starts the same is another tunable.
+  CHECK(TunablesWith("glibc.malloc.hugetlbx=1", kMallocHugePagesTunable) == "glibc.malloc.hugetlbx=1:glibc.malloc.hugetlb=1");
+}
+
+TEST_CASE("ModelFileBytes reads the size of the file -m or --model names") {
+  const std::string path = (std::filesystem::temp_directory_path() / "tilebank_model_file_bytes.onnx").string();
+  std::ofstream(path) << std::string(1000, 'x');
+  auto bytes = [](std::vector<std::string> words) {
+    std::vector<char*> argv;
+    for (std::string& w : words) argv.push_back(w.data());
+    return ModelFileBytes(static_cast<int>(argv.size()), argv.data());
+  };
+  CHECK(bytes({"tilebank", "run", "-m", path}) == 1000);
+  CHECK(bytes({"tilebank", "run", "--repeat", "3", "--model", path, "--json"}) == 1000);
+  CHECK(bytes({"tilebank", "tune", "--model=" + path}) == 1000);
+  CHECK(bytes({"tilebank", "run", "-m"}) == 0);  // the path missing
+  CHECK(bytes({"tilebank", "run", "-m", path + ".absent"}) == 0);
+  CHECK(bytes({"tilebank", "bank", "stats"}) == 0);
+  std::filesystem::remove(path);
+}
+
+}  // namespace tilebank::engine
