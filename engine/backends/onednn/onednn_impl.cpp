@@ -437,9 +437,16 @@ class ConvKernel : public Kernel {
       handed_residual_ = post_.sum_input() >= 0 && static_cast<size_t>(post_.sum_input()) < inputs.size() && inputs[post_.sum_input()];
       if ((handed_src_ || handed_dst_ || handed_residual_) && choice_.layout == "plain")
         return Status::InvalidInput("this convolution's policy keeps its activations in NCHW");
-      plain_activations_ = false;
-      const memory current_wts = wts_;  // the weights move from the current primitive's layout
-      BindLayouts(current_wts, nullptr);
+      // The primitive bound for its own layouts stays (its descriptor and weights made again would
+      // be the same); one bound for NCHW activations is made again for them, the weights moving
+      // from its layout.
+      if (plain_activations_ || !prim_) {
+        plain_activations_ = false;
+        const memory current_wts = wts_;
+        BindLayouts(current_wts, nullptr);
+      } else {
+        BindCallerMemories();
+      }
       if ((handed_src_ && HandoverLayoutOf(HandedSrcDesc()).key != native_src_.key) ||
           ((handed_dst_ || handed_residual_) && HandoverLayoutOf(pd_.dst_desc()).key != native_dst_.key))
         return Status::InvalidInput("oneDNN chose other layouts for this convolution than at load");
