@@ -1,5 +1,7 @@
 #include "engine/ir/graph.h"
 
+#include <cstring>
+
 namespace tilebank::engine::model {
 
 Tensor ConstTensor::AsTensor() const {
@@ -53,12 +55,13 @@ TypedTensor ConstTensor::AsTyped(DType dtype) const {
   if (type == Type::kFloat && dtype == DType::kFloat32 && static_cast<int64_t>(floats.size()) == size()) return TypedTensor::Of<float>(shape, floats);
   if (type == Type::kInt && dtype == DType::kInt64 && static_cast<int64_t>(ints.size()) == size()) return TypedTensor::Of<int64_t>(shape, ints);
   TypedTensor t(dtype, shape);
-  // 8-bit weights (int8 and uint8 models' constants) without the per-element type dispatch.
-  if (type == Type::kInt && static_cast<int64_t>(ints.size()) == size() && (dtype == DType::kInt8 || dtype == DType::kUInt8)) {
-    for (int64_t i = 0; i < size(); ++i) t.bytes[i] = static_cast<std::byte>(static_cast<uint8_t>(ints[i]));
+  // 8-bit weights (int8 and uint8 models' constants) copied as they are.
+  const bool eight_bit = (type == Type::kInt8 && dtype == DType::kInt8) || (type == Type::kUInt8 && (dtype == DType::kUInt8 || dtype == DType::kBool));
+  if (eight_bit && static_cast<int64_t>(bytes.size()) == size()) {
+    std::memcpy(t.bytes.data(), bytes.data(), bytes.size());
     return t;
   }
-  for (int64_t i = 0; i < t.size() && dtype != DType::kString; ++i) type == Type::kInt ? t.SetIntAt(i, ints[i]) : t.SetAt(i, floats[i]);
+  for (int64_t i = 0; i < t.size() && dtype != DType::kString; ++i) IsInteger() ? t.SetIntAt(i, IntAt(i)) : t.SetAt(i, floats[i]);
   return t;
 }
 

@@ -18,17 +18,24 @@
 
 namespace tilebank::engine::model {
 
-// Constant data: float32 tensors keep their values in `floats`; integer and boolean tensors
-// (shapes, indices, masks) in `ints`.
+// Constant data: float32 tensors keep their values in `floats`; 8-bit integer ones (a quantized
+// model's weights: int8 as kInt8, uint8 and bool as kUInt8) in `bytes`, one byte each; other
+// integer tensors (shapes, indices) in `ints`.
 struct ConstTensor {
-  enum class Type { kFloat, kInt };
+  enum class Type { kFloat, kInt, kInt8, kUInt8 };
   Type type = Type::kFloat;
   std::vector<int64_t> shape;
   std::vector<float> floats;
   std::vector<int64_t> ints;
+  std::vector<uint8_t> bytes;
 
   int64_t size() const { return Tensor::NumElements(shape); }
-  double At(int64_t i) const { return type == Type::kFloat ? floats[i] : static_cast<double>(ints[i]); }
+  bool IsInteger() const { return type != Type::kFloat; }
+  // Element i of an integer constant, exactly.
+  int64_t IntAt(int64_t i) const {
+    return type == Type::kInt8 ? static_cast<int8_t>(bytes[i]) : type == Type::kUInt8 ? bytes[i] : ints[i];
+  }
+  double At(int64_t i) const { return type == Type::kFloat ? floats[i] : static_cast<double>(IntAt(i)); }
   Tensor AsTensor() const;  // float32 copy
   TypedTensor AsTyped(DType dtype) const;  // the values as `dtype` (integers exactly)
   static ConstTensor Floats(std::vector<int64_t> shape, std::vector<float> values);

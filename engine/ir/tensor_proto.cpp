@@ -121,10 +121,16 @@ Result<ConstTensor> ConstFromProto(const onnx::TensorProto& p) {
     case onnx::TensorProto::INT8:
     case onnx::TensorProto::UINT8:
     case onnx::TensorProto::BOOL:
-      c.type = ConstTensor::Type::kInt;
-      c.ints = FromRawOrField<int64_t>(p, p.int32_data(), 1, count, &ok);
-      if (p.data_type() != onnx::TensorProto::INT8)
-        for (auto& v : c.ints) v = static_cast<uint8_t>(v);
+      // One byte each, as they are stored (int32_data holds each in an int32).
+      c.type = p.data_type() == onnx::TensorProto::INT8 ? ConstTensor::Type::kInt8 : ConstTensor::Type::kUInt8;
+      if (p.has_raw_data()) {
+        ok = RawHolds(p.raw_data(), count, 1);
+        if (ok) c.bytes.assign(p.raw_data().begin(), p.raw_data().end());
+      } else {
+        ok = p.int32_data_size() == count;
+        c.bytes.reserve(p.int32_data_size());
+        for (int32_t v : p.int32_data()) c.bytes.push_back(static_cast<uint8_t>(v));
+      }
       break;
     default:
       return Status::InvalidInput("tensor '" + p.name() + "' is " + DtypeName(p.data_type()) + ", which the executor does not read");
@@ -140,7 +146,7 @@ Result<onnx::TensorProto> ProtoFromConst(const std::string& name, const ConstTen
   const int64_t n = c.size();
   // An integer constant's values as they are (through a double, INT64_MAX, Slice's "to the end",
   // would round to 2^63, which no int64 holds).
-  auto integer = [&](int64_t i) { return c.type == ConstTensor::Type::kInt ? c.ints[i] : static_cast<int64_t>(c.At(i)); };
+  auto integer = [&](int64_t i) { return c.IsInteger() ? c.IntAt(i) : static_cast<int64_t>(c.At(i)); };
   if (dtype == "float32") {
     p.set_data_type(onnx::TensorProto::FLOAT);
     for (int64_t i = 0; i < n; ++i) p.add_float_data(static_cast<float>(c.At(i)));

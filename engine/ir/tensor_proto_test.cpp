@@ -79,5 +79,56 @@ TEST_CASE("tensor proto: the typed fields read as raw data does, and a size that
   CHECK(TensorFromProto(c).status().message().find("complex64") != std::string::npos);
 }
 
+TEST_CASE("tensor proto: 8-bit constants are held one byte each and read back exactly") {
+  onnx::TensorProto w;  // int8 weights as raw data
+  w.set_name("w");
+  w.set_data_type(onnx::TensorProto::INT8);
+  w.add_dims(4);
+  w.set_raw_data(std::string("\x80\xff\x00\x7f", 4));
+  auto c = ConstFromProto(w);
+  REQUIRE(c.ok());
+  CHECK(c->type == ConstTensor::Type::kInt8);
+  CHECK(c->bytes.size() == 4);
+  CHECK(c->ints.empty());
+  CHECK(c->IntAt(0) == -128);
+  CHECK(c->At(1) == -1.0);
+  CHECK(c->IntAt(3) == 127);
+  const TypedTensor typed = c->AsTyped(DType::kInt8);
+  CHECK(typed.data<int8_t>()[0] == -128);
+  CHECK(typed.data<int8_t>()[3] == 127);
+  CHECK(c->AsTyped(DType::kInt64).data<int64_t>()[1] == -1);
+  CHECK(c->AsTensor().data[0] == -128.f);
+  auto written = ProtoFromConst("w", *c, "int8");
+  REQUIRE(written.ok());
+  auto back = ConstFromProto(*written);
+  REQUIRE(back.ok());
+  CHECK(back->bytes == c->bytes);
+
+  onnx::TensorProto z;  // uint8 zero points in int32_data, as some exporters write them
+  z.set_name("z");
+  z.set_data_type(onnx::TensorProto::UINT8);
+  z.add_dims(2);
+  z.add_int32_data(255);
+  z.add_int32_data(3);
+  auto u = ConstFromProto(z);
+  REQUIRE(u.ok());
+  CHECK(u->type == ConstTensor::Type::kUInt8);
+  CHECK(u->IntAt(0) == 255);
+  CHECK(u->AsTyped(DType::kUInt8).data<uint8_t>()[0] == 255);
+  CHECK(u->AsTyped(DType::kFloat32).data<float>()[1] == 3.f);
+
+  z.add_int32_data(4);  // three values for two elements
+  CHECK(!ConstFromProto(z).ok());
+  onnx::TensorProto b;
+  b.set_name("b");
+  b.set_data_type(onnx::TensorProto::BOOL);
+  b.add_dims(2);
+  b.set_raw_data(std::string("\x01\x00", 2));
+  auto mask = ConstFromProto(b);
+  REQUIRE(mask.ok());
+  CHECK(mask->AsTyped(DType::kBool).data<bool>()[0]);
+  CHECK(!mask->AsTyped(DType::kBool).data<bool>()[1]);
+}
+
 }  // namespace
 }  // namespace tilebank::engine::model

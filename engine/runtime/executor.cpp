@@ -83,11 +83,12 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
 void Executor::ReleaseWeight(int v) {
   std::optional<ConstTensor>& c = graph_.values[v].constant;
   if (!c || (c->type == ConstTensor::Type::kFloat ? c->floats.size() * sizeof(float) < kReleasedWeightBytes
-                                                  : c->ints.size() * sizeof(int64_t) < kReleasedIntegerWeightBytes))
+                                                  : static_cast<size_t>(c->size()) * sizeof(int64_t) < kReleasedIntegerWeightBytes))
     return;
   if (std::find(graph_.outputs.begin(), graph_.outputs.end(), v) != graph_.outputs.end()) return;
   std::vector<float>().swap(c->floats);
   std::vector<int64_t>().swap(c->ints);
+  std::vector<uint8_t>().swap(c->bytes);
   weights_released_ = true;
 }
 

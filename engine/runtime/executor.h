@@ -244,7 +244,7 @@ class Executor {
   bool run_only_ = false;          // LoadOptions::run_only
   bool weights_released_ = false;  // some of the graph's weights were freed (run_only_)
   // Frees the graph's copy of constant `v` when it is a float32 one of kReleasedWeightBytes or more,
-  // or an integer one (8-bit weights, held as int64) of kReleasedIntegerWeightBytes or more, and not
+  // or an integer one (8-bit weights) of kReleasedIntegerWeightBytes / 8 elements or more, and not
   // a graph output. Small constants stay: shapes, scales, zero points and bounds others read.
   static constexpr size_t kReleasedWeightBytes = 64 * 1024, kReleasedIntegerWeightBytes = 1024 * 1024;
   void ReleaseWeight(int v);
