@@ -25,7 +25,18 @@ using dnnl::memory;
 class OneDnnConv : public OpKernel {
  public:
   OneDnnConv(KernelInfo info, std::unique_ptr<OpKernel> reference, bool transposed)
-      : info_(std::move(info)), reference_(std::move(reference)), transposed_(transposed), activation_(info_.attrs.String("activation", "")) {}
+      : info_(std::move(info)), reference_(std::move(reference)), transposed_(transposed), activation_(info_.attrs.String("activation", "")) {
+    // Constant weights under a source of static shape: the packed copy Prepare makes serves every
+    // run, whatever data the weights' tensor holds later.
+    const bool static_source = !info_.input_shapes.empty() && info_.input_shapes[0].has_value();
+    holds_weights_ = static_source && Constant(1);
+  }
+
+  // The weights, and a constant bias (copied at Prepare), once prepared.
+  bool HoldsConstantInput(int k) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return holds_weights_ && plan_.has_value() && (k == 1 || (k == 2 && plan_->bias && Constant(2)));
+  }
 
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
     if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() < 3 || in[0]->rank() > 5 || in[1]->rank() != in[0]->rank() ||
@@ -48,6 +59,7 @@ class OneDnnConv : public OpKernel {
     bool residual = false;  // FusedConv's input 3, added by the sum post-op: written into dst first
   };
 
+  bool Constant(size_t k) const { return k < info_.constant_input.size() && info_.constant_input[k]; }
   // FusedConv's residual input (added before the activation), or null.
   static const TypedTensor* Residual(const KernelInputs& in) { return in.size() > 3 ? in[3] : nullptr; }
 
@@ -258,7 +270,7 @@ class OneDnnConv : public OpKernel {
   }
 
   Status Convolve(const KernelInputs& in, std::vector<TypedTensor>* out) const {
-    if (!plan_ || plan_->x_shape != in[0]->shape || plan_->w_shape != in[1]->shape || plan_->w_data != in[1]->bytes.data() ||
+    if (!plan_ || plan_->x_shape != in[0]->shape || plan_->w_shape != in[1]->shape || (!holds_weights_ && plan_->w_data != in[1]->bytes.data()) ||
         plan_->residual != (Residual(in) != nullptr)) {
       plan_.reset();
       TB_RETURN_IF_ERROR(Prepare(in));
@@ -293,6 +305,7 @@ class OneDnnConv : public OpKernel {
   std::string activation_;  // FusedConv's ("" for Conv)
   mutable std::mutex mutex_;
   mutable std::optional<Plan> plan_;
+  bool holds_weights_ = false;  // see the constructor
 };
 
 }  // namespace

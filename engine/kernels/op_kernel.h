@@ -93,6 +93,13 @@ class OpKernel {
   virtual Status Compute(const KernelInputs& inputs, std::vector<TypedTensor>* outputs) const = 0;
   // The arena form, for a kernel that has one (see ArenaFunction); nullptr otherwise.
   virtual const ArenaFunction* Arena() const { return nullptr; }
+  // Whether the kernel, after the Computes it has run, no longer reads input k's data: a constant it
+  // now computes from a copy of its own (oneDNN's packed weights), for every later Compute. The
+  // caller may then free that data; the tensor it passes keeps its dtype and shape. False by default.
+  virtual bool HoldsConstantInput(int k) const {
+    (void)k;
+    return false;
+  }
 };
 
 // A kernel that is one function (most are).

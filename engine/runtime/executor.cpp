@@ -42,28 +42,35 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   }
   clock.Lap(options.phases ? &options.phases->bind : nullptr);
   TB_RETURN_IF_ERROR(e->HandOverLayouts());
-  // Float copies of the constants that steps read from memory (direct kernels hold their own).
-  e->constant_data_.resize(e->graph_.values.size());
-  auto keep = [&](int v) {
-    if (v < 0 || !e->graph_.IsConstant(v) || !e->constant_data_[v].empty()) return;
-    e->constant_data_[v] = e->graph_.values[v].constant->AsTensor().data;
-  };
-  // kRegistry steps read their constants as TypedTensors of the constants' own types.
-  e->typed_.resize(e->graph_.values.size());
-  std::vector<bool> typed_kept(e->graph_.values.size(), false);
-  auto keep_typed = [&](int v) {
-    if (v < 0 || !e->graph_.IsConstant(v) || typed_kept[v]) return;
-    typed_kept[v] = true;
-    const Value& value = e->graph_.values[v];
-    e->typed_[v] = value.constant->AsTyped(ParseDType(value.dtype).value_or(DType::kFloat32));
+  // Float copies of the constants that steps read from memory (direct kernels hold their own), and
+  // TypedTensors of the constants' own types for kRegistry steps.
+  const size_t values = e->graph_.values.size();
+  std::vector<bool> wants_float(values, false), wants_typed(values, false);
+  auto want = [&](int v, bool typed) {
+    if (v >= 0 && e->graph_.IsConstant(v)) (typed ? wants_typed : wants_float)[v] = true;
   };
   for (const auto& s : e->steps_) {
     if (s->kind == Step::Kind::kDirect) continue;
-    for (int v : s->inputs) s->kind == Step::Kind::kRegistry || e->ReadsTyped(*s, v) ? keep_typed(v) : keep(v);
+    for (int v : s->inputs) want(v, s->kind == Step::Kind::kRegistry || e->ReadsTyped(*s, v));
   }
-  for (int v : e->graph_.outputs) e->graph_.values[v].dtype == "float32" ? keep(v) : keep_typed(v);
-  if (e->run_only_)  // every step now holds its own copy of what it reads
-    for (size_t v = 0; v < e->graph_.values.size(); ++v) e->ReleaseWeight(static_cast<int>(v));
+  for (int v : e->graph_.outputs) want(v, e->graph_.values[v].dtype != "float32");
+  e->constant_data_.resize(values);
+  e->typed_.resize(values);
+  // run_only_: each weight is released as soon as its copies are made, so that the next one's copy
+  // reuses its memory (the weights are held twice for one tensor at a time, not for the whole model).
+  for (size_t v = 0; v < values; ++v) {
+    const Value& value = e->graph_.values[v];
+    if (wants_float[v]) e->constant_data_[v] = value.constant->AsTensor().data;
+    if (wants_typed[v]) e->typed_[v] = value.constant->AsTyped(ParseDType(value.dtype).value_or(DType::kFloat32));
+    if (e->run_only_) e->ReleaseWeight(static_cast<int>(v));
+  }
+  if (e->run_only_) {
+    e->typed_readers_.assign(values, 0);
+    for (const auto& s : e->steps_)
+      for (int v : s->inputs)
+        if (v >= 0 && e->graph_.IsConstant(v)) ++e->typed_readers_[v];
+    for (int v : e->graph_.outputs) ++e->typed_readers_[v];  // never freed
+  }
   for (size_t v = 0; v < e->graph_.values.size(); ++v)
     if (e->graph_.values[v].constant) e->constant_bytes_ += e->graph_.values[v].constant->size() * sizeof(float);
   e->PlanMemory();
@@ -157,6 +164,14 @@ Status Executor::RunRegistryStep(Step& s) {
   for (size_t k = 0; k < s.outputs.size(); ++k)
     if (s.outputs[k] >= 0) results[k] = std::move(InArena(s.outputs[k]) ? s.arena_outputs[k] : typed_[s.outputs[k]]);
   TB_RETURN_IF_ERROR(s.op->Compute(in, &results));
+  if (run_only_ && !s.holdings_counted) {
+    s.holdings_counted = true;
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      const int v = s.inputs[k];
+      if (v >= 0 && graph_.IsConstant(v) && s.op->HoldsConstantInput(static_cast<int>(k)) && --typed_readers_[v] == 0)
+        std::vector<std::byte>().swap(typed_[v].bytes);
+    }
+  }
   for (size_t k = 0; k < s.outputs.size(); ++k) {
     const int v = s.outputs[k];
     if (v < 0) continue;

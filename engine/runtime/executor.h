@@ -234,6 +234,10 @@ class Executor {
   std::vector<std::vector<float>> constant_data_;  // value -> its float data (constants only)
   std::vector<TypedTensor> typed_;                // value -> its TypedTensor: run-time values not in the arena, and
                                                   // the constants kRegistry steps read
+  // run_only_: constant -> the step inputs that read it and are not known to hold a copy of their
+  // own (OpKernel::HoldsConstantInput, counted after each registry step's first Compute). At zero
+  // its data in typed_ is freed: a Conv3d's weights are then held once, packed, not twice.
+  std::vector<int> typed_readers_;
   struct FreeDeleter {
     void operator()(float* p) const { std::free(p); }
   };

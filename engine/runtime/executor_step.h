@@ -27,6 +27,7 @@ struct Executor::Step {
   // kRegistry: the float32 inputs copied out of the arena and the float32 outputs before they are
   // copied into it, kept from run to run so that their memory is allocated once.
   std::vector<TypedTensor> input_copies, arena_outputs;
+  bool holdings_counted = false;  // kRegistry: its first Compute ran and what it holds was counted (typed_readers_)
   const kernels::ArenaFunction* arena = nullptr;  // kArena: op's
   std::unique_ptr<Kernel> kernel;
   std::vector<Tensor> constants;  // kCopying: constant inputs as tensors (by input index; empty if not constant)

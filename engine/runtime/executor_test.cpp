@@ -360,6 +360,29 @@ TEST_CASE("executor: a model of an older opset converts with its weights held on
   CHECK(got[1].data == want[1].data);
 }
 
+TEST_CASE("executor: a 3-D convolution's weights, packed by its kernel, are freed after the first run, and later runs compute the same") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {1, 3, 4, 6, 6});
+  b.Weight("w", {4, 3, 3, 3, 3});
+  b.Weight("bias", {4});
+  ModelBuilder::IntsAttr(b.Node("Conv", {"x", "w", "bias"}, {"a"}), "pads", {1, 1, 1, 1, 1, 1});
+  b.Node("Relu", {"a"}, {"y"});
+  b.Output("y", {1, 4, 4, 6, 6});
+  const std::string path = b.Save(dir / "conv3d.onnx");
+  // run_only: the typed weights go once the kernel holds its packed copy; the other keeps them all.
+  auto freeing = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});
+  auto keeping = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/false});
+  REQUIRE_MESSAGE(freeing.ok(), freeing.status().message());
+  REQUIRE_MESSAGE(keeping.ok(), keeping.status().message());
+  const std::vector<Tensor> first = RandomInputs((*keeping)->graph(), 7), second = RandomInputs((*keeping)->graph(), 8);
+  for (const auto* inputs : {&first, &second, &first}) {
+    const auto got = RunOnce(**freeing, *inputs), want = RunOnce(**keeping, *inputs);
+    REQUIRE(got.size() == 1);
+    CHECK(got[0].data == want[0].data);
+  }
+}
+
 TEST_CASE("executor: loaded to run only, the graph frees its weights as the steps take them, and runs the same") {
   TempDir dir;
   ModelBuilder b;
