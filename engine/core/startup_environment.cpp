@@ -24,6 +24,7 @@ long long ModelFileBytes(int argc, char** argv) {
     std::string path;
     if ((arg == "-m" || arg == "--model") && i + 1 < argc) path = argv[i + 1];
     else if (arg.rfind("--model=", 0) == 0) path = arg.substr(8);
+    else if (arg.size() > 2 && arg.rfind("-m", 0) == 0) path = arg.substr(2);  // -mPATH
     struct stat st {};
     if (!path.empty() && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_size;
   }
@@ -37,17 +38,40 @@ bool TransparentHugePagesOffered() {
   return modes.find("[always]") != std::string::npos || modes.find("[madvise]") != std::string::npos;
 }
 
+namespace {
+
+// GLIBC_TUNABLES as it was before this program added the huge-page tunable (set only between the
+// two starts): the second start puts it back, so that the processes it starts decide for their own
+// models.
+constexpr const char* kTunablesBefore = "TILEBANK_GLIBC_TUNABLES_BEFORE";
+
+void RestoreTunables(const char* before) {
+  if (before && *before) setenv("GLIBC_TUNABLES", before, 1);
+  else unsetenv("GLIBC_TUNABLES");
+  unsetenv(kTunablesBefore);
+}
+
+}  // namespace
+
 void PrepareStartupEnvironment(int argc, char** argv) {
+  if (const char* before = std::getenv(kTunablesBefore)) {  // the second start: glibc has read them
+    RestoreTunables(std::string(before).c_str());
+    return;
+  }
   bool changed = false;
+  const char* tunables_before = std::getenv("GLIBC_TUNABLES");
+  const std::string before = tunables_before ? tunables_before : "";
+  bool tunables_changed = false;
   if (!std::getenv("GOMP_SPINCOUNT") && !std::getenv("OMP_WAIT_POLICY"))
     changed |= setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 1) == 0;
   const char* set = std::getenv("TILEBANK_HUGE_PAGES");
   const std::string huge = set ? set : "";
   const bool wanted = huge == "on" || (huge != "off" && ModelFileBytes(argc, argv) >= kHugePagesModelBytes);
   if (wanted && TransparentHugePagesOffered())
-    if (const std::string tunables = TunablesWith(std::getenv("GLIBC_TUNABLES"), kMallocHugePagesTunable); !tunables.empty())
-      changed |= setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0;
-  if (changed) execv("/proc/self/exe", argv);  // returns only on failure: go on with the defaults
+    if (const std::string tunables = TunablesWith(tunables_before ? before.c_str() : nullptr, kMallocHugePagesTunable); !tunables.empty())
+      tunables_changed = setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0 && setenv(kTunablesBefore, before.c_str(), 1) == 0;
+  if (changed || tunables_changed) execv("/proc/self/exe", argv);  // returns only on failure: go on with the defaults
+  if (tunables_changed) RestoreTunables(before.c_str());
 }
 
 }  // namespace tilebank::engine

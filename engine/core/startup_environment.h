@@ -38,7 +38,9 @@ bool TransparentHugePagesOffered();
 
 // Call first in main: sets GOMP_SPINCOUNT and GLIBC_TUNABLES as above where they are wanted and not
 // set, and if it changed either, executes the program again with them (once: the second start finds
-// them set). On failure it returns and the process goes on as it is.
+// them set). The second start puts GLIBC_TUNABLES back as the user had it (glibc read it as the
+// program started), so that the processes it starts decide for their own models. Where executing
+// fails it returns, GLIBC_TUNABLES as it was, and the process goes on as it is.
 void PrepareStartupEnvironment(int argc, char** argv);
 
 }  // namespace tilebank::engine

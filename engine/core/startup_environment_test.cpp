@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -31,10 +32,29 @@ TEST_CASE("ModelFileBytes reads the size of the file -m or --model names") {
   CHECK(bytes({"tilebank", "run", "-m", path}) == 1000);
   CHECK(bytes({"tilebank", "run", "--repeat", "3", "--model", path, "--json"}) == 1000);
   CHECK(bytes({"tilebank", "tune", "--model=" + path}) == 1000);
+  CHECK(bytes({"tilebank", "run", "-m" + path}) == 1000);
   CHECK(bytes({"tilebank", "run", "-m"}) == 0);  // the path missing
   CHECK(bytes({"tilebank", "run", "-m", path + ".absent"}) == 0);
   CHECK(bytes({"tilebank", "bank", "stats"}) == 0);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("the second start puts GLIBC_TUNABLES back as the user had it, for the processes it starts") {
+  // As the first start leaves it: the tunable added, what was there before beside it.
+  setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1", 1);
+  setenv("TILEBANK_GLIBC_TUNABLES_BEFORE", "glibc.malloc.arena_max=2", 1);
+  char name[] = "tilebank";
+  char* argv[] = {name, nullptr};
+  PrepareStartupEnvironment(1, argv);  // returns: nothing to execute again
+  REQUIRE(std::getenv("GLIBC_TUNABLES") != nullptr);
+  CHECK(std::string(std::getenv("GLIBC_TUNABLES")) == "glibc.malloc.arena_max=2");
+  CHECK(std::getenv("TILEBANK_GLIBC_TUNABLES_BEFORE") == nullptr);
+  // Unset before: unset again.
+  setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1);
+  setenv("TILEBANK_GLIBC_TUNABLES_BEFORE", "", 1);
+  PrepareStartupEnvironment(1, argv);
+  CHECK(std::getenv("GLIBC_TUNABLES") == nullptr);
+  CHECK(std::getenv("TILEBANK_GLIBC_TUNABLES_BEFORE") == nullptr);
 }
 
 }  // namespace tilebank::engine

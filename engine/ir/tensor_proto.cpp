@@ -131,6 +131,8 @@ Result<ConstTensor> ConstFromProto(const onnx::TensorProto& p) {
         c.bytes.reserve(p.int32_data_size());
         for (int32_t v : p.int32_data()) c.bytes.push_back(static_cast<uint8_t>(v));
       }
+      if (p.data_type() == onnx::TensorProto::BOOL)  // any nonzero is true: held as 1, a valid bool
+        for (uint8_t& b : c.bytes) b = b != 0;
       break;
     default:
       return Status::InvalidInput("tensor '" + p.name() + "' is " + DtypeName(p.data_type()) + ", which the executor does not read");

@@ -123,9 +123,10 @@ TEST_CASE("tensor proto: 8-bit constants are held one byte each and read back ex
   b.set_name("b");
   b.set_data_type(onnx::TensorProto::BOOL);
   b.add_dims(2);
-  b.set_raw_data(std::string("\x01\x00", 2));
+  b.set_raw_data(std::string("\x02\x00", 2));  // any nonzero byte is true
   auto mask = ConstFromProto(b);
   REQUIRE(mask.ok());
+  CHECK(mask->IntAt(0) == 1);
   CHECK(mask->AsTyped(DType::kBool).data<bool>()[0]);
   CHECK(!mask->AsTyped(DType::kBool).data<bool>()[1]);
 }

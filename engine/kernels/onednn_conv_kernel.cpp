@@ -45,8 +45,10 @@ class OneDnnConv : public OpKernel {
       return reference_->Compute(in, out);
     std::lock_guard<std::mutex> lock(mutex_);
     Status s = CatchOneDnnErrors([&]() -> Status { return Convolve(in, out); });
-    if (!s.ok()) return reference_->Compute(in, out);
-    return s;
+    if (s.ok()) return s;
+    plan_.reset();  // not held: HoldsConstantInput says so only after a run on the packed copy
+    if (in[1]->bytes.empty() && in[1]->size() > 0) return info_.Bad("its weights were released after a run that no longer succeeds");
+    return reference_->Compute(in, out);
   }
 
  private:
