@@ -59,8 +59,8 @@ void PrepareStartupEnvironment(int argc, char** argv) {
     return;
   }
   bool changed = false;
-  const char* tunables_before = std::getenv("GLIBC_TUNABLES");
-  const std::string before = tunables_before ? tunables_before : "";
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  const std::string before = tunables ? tunables : "";  // unset and empty are the same to glibc
   bool tunables_changed = false;
   if (!std::getenv("GOMP_SPINCOUNT") && !std::getenv("OMP_WAIT_POLICY"))
     changed |= setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 1) == 0;
@@ -68,8 +68,8 @@ void PrepareStartupEnvironment(int argc, char** argv) {
   const std::string huge = set ? set : "";
   const bool wanted = huge == "on" || (huge != "off" && ModelFileBytes(argc, argv) >= kHugePagesModelBytes);
   if (wanted && TransparentHugePagesOffered())
-    if (const std::string tunables = TunablesWith(tunables_before ? before.c_str() : nullptr, kMallocHugePagesTunable); !tunables.empty())
-      tunables_changed = setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0 && setenv(kTunablesBefore, before.c_str(), 1) == 0;
+    if (const std::string added = TunablesWith(before.c_str(), kMallocHugePagesTunable); !added.empty())
+      tunables_changed = setenv("GLIBC_TUNABLES", added.c_str(), 1) == 0 && setenv(kTunablesBefore, before.c_str(), 1) == 0;
   if (changed || tunables_changed) execv("/proc/self/exe", argv);  // returns only on failure: go on with the defaults
   if (tunables_changed) RestoreTunables(before.c_str());
 }

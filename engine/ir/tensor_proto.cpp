@@ -25,6 +25,10 @@ std::vector<T> FromRawOrField(const onnx::TensorProto& p, const Field& field, si
     const std::string& raw = p.raw_data();
     *ok = RawHolds(raw, count, raw_element_bytes);
     if (!*ok) return out;
+    if constexpr (sizeof(T) == 1) {  // bytes as they are: no zero-fill, no per-element pass
+      out.assign(raw.begin(), raw.end());
+      return out;
+    }
     out.resize(count);
     for (int64_t i = 0; i < count; ++i) {
       const char* at = raw.data() + i * raw_element_bytes;
@@ -123,14 +127,7 @@ Result<ConstTensor> ConstFromProto(const onnx::TensorProto& p) {
     case onnx::TensorProto::BOOL:
       // One byte each, as they are stored (int32_data holds each in an int32).
       c.type = p.data_type() == onnx::TensorProto::INT8 ? ConstTensor::Type::kInt8 : ConstTensor::Type::kUInt8;
-      if (p.has_raw_data()) {
-        ok = RawHolds(p.raw_data(), count, 1);
-        if (ok) c.bytes.assign(p.raw_data().begin(), p.raw_data().end());
-      } else {
-        ok = p.int32_data_size() == count;
-        c.bytes.reserve(p.int32_data_size());
-        for (int32_t v : p.int32_data()) c.bytes.push_back(static_cast<uint8_t>(v));
-      }
+      c.bytes = FromRawOrField<uint8_t>(p, p.int32_data(), 1, count, &ok);
       if (p.data_type() == onnx::TensorProto::BOOL)  // any nonzero is true: held as 1, a valid bool
         for (uint8_t& b : c.bytes) b = b != 0;
       break;

@@ -87,6 +87,13 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   return e;
 }
 
+uint64_t Executor::typed_constant_bytes() const {
+  uint64_t bytes = 0;
+  for (size_t v = 0; v < typed_.size(); ++v)
+    if (graph_.IsConstant(static_cast<int>(v))) bytes += typed_[v].bytes.size();
+  return bytes;
+}
+
 void Executor::ReleaseWeight(int v) {
   std::optional<ConstTensor>& c = graph_.values[v].constant;
   if (!c || (c->type == ConstTensor::Type::kFloat ? c->floats.size() * sizeof(float) < kReleasedWeightBytes

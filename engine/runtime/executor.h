@@ -139,6 +139,9 @@ class Executor {
   }
   uint64_t arena_bytes() const { return arena_floats_ * sizeof(float); }
   uint64_t constant_bytes() const { return constant_bytes_; }
+  // Bytes of the constants' typed copies the registry steps still read (freed, run_only, once their
+  // kernels hold copies of their own: typed_readers_).
+  uint64_t typed_constant_bytes() const;
 
  private:
   struct Step;

@@ -376,10 +376,14 @@ TEST_CASE("executor: a 3-D convolution's weights, packed by its kernel, are free
   REQUIRE_MESSAGE(freeing.ok(), freeing.status().message());
   REQUIRE_MESSAGE(keeping.ok(), keeping.status().message());
   const std::vector<Tensor> first = RandomInputs((*keeping)->graph(), 7), second = RandomInputs((*keeping)->graph(), 8);
+  const uint64_t weights_and_bias = (4 * 3 * 3 * 3 * 3 + 4) * sizeof(float);
+  CHECK((*freeing)->typed_constant_bytes() == weights_and_bias);  // not yet packed
   for (const auto* inputs : {&first, &second, &first}) {
     const auto got = RunOnce(**freeing, *inputs), want = RunOnce(**keeping, *inputs);
     REQUIRE(got.size() == 1);
     CHECK(got[0].data == want[0].data);
+    CHECK((*freeing)->typed_constant_bytes() == 0);
+    CHECK((*keeping)->typed_constant_bytes() == weights_and_bias);
   }
 }
 
