@@ -219,6 +219,7 @@ int RunModel(const RunFlags& f) {
                          {"share", total_us > 0 ? timing->node_median_us[i] / total_us : 0}, {"template", b.template_id},
                          {"policy", b.policy}, {"source", b.policy_source}, {"layout", LayoutName(b)}, {"bind_ms", b.bind_ms}});
         if (!b.policy_note.empty()) nodes.back()["note"] = b.policy_note;
+        if (b.lane >= 0) nodes.back()["lane"] = b.lane;
         if (const engine::OpTemplate* t = engine::TemplateById(b.template_id)) nodes.back()["template_version"] = t->version();
       }
       out["profile"] = nodes;
@@ -249,6 +250,8 @@ int RunModel(const RunFlags& f) {
       std::printf("\n%-40s %-20s %-18s %10s %6s  %-9s %-20s %s\n", "node", "op", "shape", "time us", "share", "layout", "template", "policy");
       for (size_t i = 0; i < ex.bindings().size(); ++i) {
         const auto& b = ex.bindings()[i];
+        if (b.lane >= 0 && (i == 0 || ex.bindings()[i - 1].lane != b.lane))
+          std::printf("-- lane %d: its steps run in turn on one thread, beside the other lane's (TILEBANK_BRANCHES=on)\n", b.lane);
         std::printf("%-40s %-20s %-18s %10.1f %5.1f%%  %-9s %-20s %s%s%s\n", b.name.substr(0, 40).c_str(), b.op_type.c_str(), b.shape.c_str(),
                     timing->node_median_us[i], total_us > 0 ? 100 * timing->node_median_us[i] / total_us : 0,
                     LayoutName(b).c_str(), b.template_id.c_str(),

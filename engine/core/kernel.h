@@ -78,6 +78,11 @@ class Kernel {
   // memory formats, an own kernel's algorithm); "" when unknown. A tuning candidate identical to
   // the kernel a model runs already is no alternative to it.
   virtual std::string Identity() const { return ""; }
+  // Whether RunDirect may run on another thread than the one that bound it, at the same time as
+  // another kernel's RunDirect, computing serially there (inside an OpenMP region): it keeps no
+  // per-thread state from binding (oneDNN's library scratchpad) and starts no threads of its own.
+  // The executor runs independent branches side by side only over such kernels (branch_plan.h).
+  virtual bool RunsOnAnyThread() const { return false; }
 };
 
 }  // namespace tilebank::engine

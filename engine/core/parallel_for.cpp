@@ -43,7 +43,26 @@ void RunChunk(void* data) {
   if (begin < end) (*w.body)(begin, end);
 }
 
+struct Lanes {
+  const std::function<void(int)>* body;
+  const OpenMp* omp;
+};
+
+void RunLane(void* data) {
+  const Lanes& l = *static_cast<const Lanes*>(data);
+  // GOMP_parallel may hand out fewer threads than asked (a thread limit): the first then runs both.
+  const int t = l.omp->thread_num(), threads = l.omp->num_threads();
+  for (int lane = t; lane < 2; lane += threads) (*l.body)(lane);
+}
+
 }  // namespace
+
+bool RunOnTwoThreads(const std::function<void(int lane)>& body) {
+  if (ParallelThreads() < 2) return false;
+  Lanes lanes{&body, &Runtime()};
+  Runtime().parallel(RunLane, &lanes, 2, 0);
+  return true;
+}
 
 int ParallelThreads() {
   const OpenMp& omp = Runtime();

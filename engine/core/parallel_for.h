@@ -21,4 +21,10 @@ void ParallelForChunks(int64_t n, int64_t chunk, const std::function<void(int64_
 // The threads ParallelFor would use for unbounded work.
 int ParallelThreads();
 
+// Calls body(0) and body(1) at the same time, on two of OpenMP's threads (the caller's is one),
+// and returns when both are done; inside them ParallelFor, and oneDNN's primitives, run serially.
+// False, with nothing called, where there is no second thread: ParallelThreads() is 1. `body` must
+// not throw.
+bool RunOnTwoThreads(const std::function<void(int lane)>& body);
+
 }  // namespace tilebank::engine

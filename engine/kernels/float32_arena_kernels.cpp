@@ -29,7 +29,7 @@ const std::vector<int64_t>& OutShape(const KernelInfo& info) { return *info.Outp
 
 std::unique_ptr<OpKernel> MakeArena(const KernelInfo& info, std::function<void(const std::vector<const float*>&, float*)> run,
                                 bool overwrites_input = false) {
-  return ArenaKernel(info, ArenaFunction{std::move(run), overwrites_input});
+  return ArenaKernel(info, ArenaFunction{std::move(run), overwrites_input, /*runs_on_any_thread=*/true});
 }
 
 // A constant operand as doubles; nullopt when the input is left out; kInvalidInput when it is there

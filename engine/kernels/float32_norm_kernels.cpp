@@ -71,6 +71,7 @@ Result<std::unique_ptr<OpKernel>> Float32GroupedNorm(const KernelInfo& info, boo
   const bool per_channel = params == C;
   ArenaFunction arena;
   arena.overwrites_input = true;
+  arena.runs_on_any_thread = true;
   arena.run = [=](const std::vector<const float*>& in, float* out) {
     const float* s = scale.empty() ? in[1] : scale.data();
     const float* b = bias.empty() ? in[2] : bias.data();

@@ -82,6 +82,9 @@ using KernelInputs = std::vector<const TypedTensor*>;
 struct ArenaFunction {
   std::function<void(const std::vector<const float*>& inputs, float* output)> run;
   bool overwrites_input = false;
+  // `run` may run on any thread, beside another kernel, serially there: plain loops over
+  // ParallelFor, no library state of the thread that made it (Kernel::RunsOnAnyThread).
+  bool runs_on_any_thread = false;
 };
 
 class OpKernel {

@@ -42,6 +42,7 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   }
   clock.Lap(options.phases ? &options.phases->bind : nullptr);
   TB_RETURN_IF_ERROR(e->HandOverLayouts());
+  TB_RETURN_IF_ERROR(e->PlanSideBySide(options.branches));
   // Float copies of the constants that steps read from memory (direct kernels hold their own), and
   // TypedTensors of the constants' own types for kRegistry steps.
   const size_t values = e->graph_.values.size();
@@ -201,21 +202,33 @@ Status Executor::RunRegistryStep(Step& s) {
   return Status::Ok();
 }
 
+Status Executor::RunOneStep(size_t i, std::vector<const float*>* in, std::vector<double>* node_us) {
+  Step& s = *steps_[i];
+  const auto start = std::chrono::steady_clock::now();
+  if (s.kind == Step::Kind::kRegistry) {
+    TB_RETURN_IF_ERROR(RunRegistryStep(s).WithContext("node '" + bindings_[i].name + "'"));
+  } else {
+    in->clear();
+    for (int v : s.inputs) in->push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : StepInput(s, v));
+    TB_RETURN_IF_ERROR(RunStep(s, *in, Address(s.output)).WithContext("node '" + bindings_[i].name + "'"));
+  }
+  if (node_us) (*node_us)[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  return Status::Ok();
+}
+
 Status Executor::RunSteps(std::vector<double>* node_us) {
   if (node_us) node_us->assign(steps_.size(), 0.0);
   std::vector<const float*> in;
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    Step& s = *steps_[i];
-    const auto start = std::chrono::steady_clock::now();
-    if (s.kind == Step::Kind::kRegistry) {
-      TB_RETURN_IF_ERROR(RunRegistryStep(s).WithContext("node '" + bindings_[i].name + "'"));
-    } else {
-      in.clear();
-      for (int v : s.inputs) in.push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : StepInput(s, v));
-      float* out = Address(s.output);
-      TB_RETURN_IF_ERROR(RunStep(s, in, out).WithContext("node '" + bindings_[i].name + "'"));
+  auto section = side_by_side_.begin();
+  for (size_t i = 0; i < steps_.size();) {
+    if (section != side_by_side_.end() && section->begin == i) {
+      TB_RETURN_IF_ERROR(RunSideBySide(*section, node_us));
+      i = section->end;
+      ++section;
+      continue;
     }
-    if (node_us) (*node_us)[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    TB_RETURN_IF_ERROR(RunOneStep(i, &in, node_us));
+    ++i;
   }
   return Status::Ok();
 }

@@ -28,6 +28,7 @@
 #include "engine/passes/partition.h"
 #include "engine/core/typed_tensor.h"
 #include "engine/core/precision_mode.h"
+#include "engine/runtime/branch_plan.h"
 #include "engine/core/search_space.h"
 #include "engine/backends/fused_policy.h"
 #include "repo/entry.h"
@@ -76,6 +77,7 @@ struct NodeBinding {
   std::vector<std::string> fused_nodes;  // fused: the chain's node names
   std::string layout;                // the output's layout when handed over to the next kernels ("nChw16c"); "" row-major
   double bind_ms = 0;                // what choosing and building its kernel took at load (run --profile)
+  int lane = -1;                     // 0 or 1: the lane it runs in beside another branch (branch_plan.h); -1: in turn
 };
 
 // How SwapSteps refuses a template other than impl.onednn at a step fused on oneDNN: no policy of
@@ -99,6 +101,8 @@ struct LoadOptions {
   PrecisionMode precision = PrecisionMode::kAllowFp32ToBf16;
   // When given, LoadModel and Load add their phases' seconds to it (engine/core/load_phases.h).
   LoadPhases* phases = nullptr;
+  // Whether independent branches run side by side, one thread each (branch_plan.h).
+  BranchMode branches = BranchMode::kOff;
 };
 
 class Executor {
@@ -167,6 +171,16 @@ class Executor {
   Status RunRegistryStep(Step& step);
   // The steps, once the inputs are in place.
   Status RunSteps(std::vector<double>* node_us);
+  // Step i; `in` is scratch for its input pointers; its time into (*node_us)[i] when given.
+  Status RunOneStep(size_t i, std::vector<const float*>* in, std::vector<double>* node_us);
+  // Side by side (executor_branches.cpp): reorders the steps so that each stretch found runs as two
+  // lanes (side_by_side_); nothing when `mode` is off or the process has one thread.
+  Status PlanSideBySide(BranchMode mode);
+  bool RunsOnAnyThread(const Step& s) const;
+  // The two lanes of `b`, one thread each; the first error of either.
+  Status RunSideBySide(const BranchSection& b, std::vector<double>* node_us);
+  // The lighter lane's estimated cost at least this share of the heavier's.
+  static constexpr double kMinBranchBalance = 0.5;
   // Binds node `n` to the kernel registry's kernel; kInvalidInput when the registry has none.
   Status BindRegistry(const Node& n, NodeBinding* b, Step* step, const std::string& onednn_impl = "");  // the int8 ops' policy
   // Whether value `v` is computed into the arena (float32, not a constant); other run-time values
@@ -231,6 +245,7 @@ class Executor {
   std::vector<NodeBinding> bindings_;
   std::vector<std::unique_ptr<Step>> steps_;
   std::vector<bool> pointwise_;           // per step: may write over an input it reads
+  std::vector<BranchSection> side_by_side_;  // stretches of steps_ that run as two lanes
   std::vector<HandoverLayout> layout_of_;  // value -> its layout (row-major: empty key)
   std::vector<int> storage_of_;           // value -> storage id (-1: constant or unused)
   std::vector<int64_t> storage_offset_;   // storage -> offset in the arena (floats)

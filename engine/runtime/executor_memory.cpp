@@ -28,7 +28,7 @@ void Executor::PlanMemory() {
   needs.in_arena = [this](int v) { return InArena(v); };
   needs.floats = [this](int v) { return layout_of_[v].floats; };
   needs.layout_key = [this](int v) { return layout_of_[v].key; };
-  MemoryPlan plan = model::PlanMemory(graph_, steps, needs);
+  MemoryPlan plan = model::PlanMemory(graph_, steps, needs, side_by_side_);
   storage_of_ = std::move(plan.storage_of);
   storage_offset_ = std::move(plan.offset);
   arena_floats_ = plan.floats;

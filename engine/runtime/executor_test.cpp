@@ -423,5 +423,49 @@ TEST_CASE("executor: loaded to run only, the graph frees its weights as the step
   CHECK(swapped.status().message().find("run only") != std::string::npos);
 }
 
+TEST_CASE("executor: independent branches side by side on two threads compute what they compute in turn") {
+  TempDir dir;
+  ModelBuilder b;
+  // A fork into two convolution chains of equal cost, joined by a Concat.
+  b.Input("x", {1, 16, 12, 12});
+  b.Weight("w1", {16, 16, 1, 1});
+  b.Weight("w2", {16, 16, 3, 3});
+  b.Weight("w3", {16, 16, 3, 3});
+  b.Weight("w4", {16, 16, 1, 1});
+  b.Node("Relu", {"x"}, {"fork"});
+  b.Node("Conv", {"fork", "w1"}, {"a1"});
+  ModelBuilder::IntsAttr(b.Node("Conv", {"a1", "w2"}, {"a2"}), "pads", {1, 1, 1, 1});
+  ModelBuilder::IntsAttr(b.Node("Conv", {"fork", "w3"}, {"b1"}), "pads", {1, 1, 1, 1});
+  b.Node("Conv", {"b1", "w4"}, {"b2"});
+  ModelBuilder::IntAttr(b.Node("Concat", {"a2", "b2"}, {"y"}), "axis", 1);
+  b.Output("y", {1, 32, 12, 12});
+  const std::string path = b.Save(dir / "branches.onnx");
+  const int threads = LibraryThreadsHere();
+  UseLibraryThreadsHere(2);
+  LoadOptions side_by_side{/*run_only=*/true};
+  side_by_side.branches = BranchMode::kOn;
+  auto lanes = LoadModel(path, {}, nullptr, {}, side_by_side);
+  auto in_turn = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});
+  REQUIRE_MESSAGE(lanes.ok(), lanes.status().message());
+  REQUIRE_MESSAGE(in_turn.ok(), in_turn.status().message());
+  int in_lane[2] = {0, 0};
+  for (const NodeBinding& binding : (*lanes)->bindings())
+    if (binding.lane >= 0) ++in_lane[binding.lane];
+  for (const NodeBinding& binding : (*in_turn)->bindings()) CHECK(binding.lane == -1);
+  for (uint64_t seed : {1, 2, 3}) {
+    const std::vector<Tensor> inputs = RandomInputs((*in_turn)->graph(), seed);
+    const Comparison same = CompareTensors(RunOnce(**lanes, inputs), RunOnce(**in_turn, inputs));
+    CHECK_MESSAGE(same.ok, same.worst);
+  }
+  UseLibraryThreadsHere(1);  // one thread: no second lane, every step in turn
+  auto one_thread = LoadModel(path, {}, nullptr, {}, side_by_side);
+  UseLibraryThreadsHere(threads);
+  REQUIRE_MESSAGE(one_thread.ok(), one_thread.status().message());
+  for (const NodeBinding& binding : (*one_thread)->bindings()) CHECK(binding.lane == -1);
+  // Each conv chain is a lane.
+  CHECK(in_lane[0] == 2);
+  CHECK(in_lane[1] == 2);
+}
+
 }  // namespace
 }  // namespace tilebank::engine::model

@@ -9,7 +9,8 @@ constexpr int64_t kAlignFloats = 16;  // 64-byte aligned tensors
 
 }  // namespace
 
-MemoryPlan PlanMemory(const Graph& graph, const std::vector<StepValues>& steps, const ValueNeeds& needs) {
+MemoryPlan PlanMemory(const Graph& graph, const std::vector<StepValues>& steps, const ValueNeeds& needs,
+                      const std::vector<BranchSection>& side_by_side) {
   MemoryPlan plan;
   std::vector<int>& storage_of = plan.storage_of;
   const int values = static_cast<int>(graph.values.size());
@@ -33,6 +34,9 @@ MemoryPlan PlanMemory(const Graph& graph, const std::vector<StepValues>& steps, 
     for (int v : steps[i].inputs)
       if (v >= 0) group_last[group[v]] = std::max<int64_t>(group_last[group[v]], i);
   for (int v : graph.outputs) group_last[group[v]] = end;
+  std::vector<int64_t> section_begin(steps.size(), -1);  // step -> the first step of its side-by-side stretch
+  for (const BranchSection& b : side_by_side)
+    for (size_t i = b.begin; i < b.end; ++i) section_begin[i] = static_cast<int64_t>(b.begin);
   for (int v : graph.inputs)
     if (needs.in_arena(v)) new_storage(v, -1);
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -54,23 +58,32 @@ MemoryPlan PlanMemory(const Graph& graph, const std::vector<StepValues>& steps, 
     // Only the first operand: libraries support in-place computation over it (oneDNN's src0).
     // A kernel may name another input it reads whole before writing (a fused residual).
     int in_place = -1;
-    const int first = s.pointwise && !s.inputs.empty() ? s.inputs[0]
-                      : s.in_place_input >= 0 && s.in_place_input < static_cast<int>(s.inputs.size()) ? s.inputs[s.in_place_input] : -1;
+    const int over = s.pointwise && !s.inputs.empty() ? s.inputs[0]
+                     : s.in_place_input >= 0 && s.in_place_input < static_cast<int>(s.inputs.size()) ? s.inputs[s.in_place_input] : -1;
     // A kernel's named input must be the only one in that memory: the anchor of a fused step reads
     // its other inputs while it writes (Conv(x) + x).
     bool shared = false;
-    if (!s.pointwise && first >= 0)
+    if (!s.pointwise && over >= 0)
       for (size_t k = 0; k < s.inputs.size(); ++k)
         shared |= static_cast<int>(k) != s.in_place_input && s.inputs[k] >= 0 && storage_of[s.inputs[k]] >= 0 &&
-                  storage_of[s.inputs[k]] == storage_of[first];
-    if (first >= 0 && !shared && storage_of[first] >= 0 && group_last[group[first]] == static_cast<int64_t>(i) &&
-        graph.values[first].shape == graph.values[s.output].shape && needs.layout_key(first) == needs.layout_key(s.output))
-      in_place = first;
+                  storage_of[s.inputs[k]] == storage_of[over];
+    // Inside a side-by-side stretch, only over a value its own lane wrote there.
+    const bool from_before_the_stretch = over >= 0 && storage_of[over] >= 0 && section_begin[i] >= 0 && first[storage_of[over]] < section_begin[i];
+    if (over >= 0 && !shared && !from_before_the_stretch && storage_of[over] >= 0 && group_last[group[over]] == static_cast<int64_t>(i) &&
+        graph.values[over].shape == graph.values[s.output].shape && needs.layout_key(over) == needs.layout_key(s.output))
+      in_place = over;
     if (in_place >= 0) storage_of[s.output] = storage_of[in_place];
     else new_storage(s.output, static_cast<int64_t>(i));
   }
   for (int v : graph.outputs)
     if (storage_of[v] >= 0) last[storage_of[v]] = static_cast<int64_t>(steps.size());
+  // A storage a side-by-side stretch touches is held over the whole stretch.
+  for (const BranchSection& b : side_by_side)
+    for (size_t k = 0; k < size.size(); ++k)
+      if (first[k] < static_cast<int64_t>(b.end) && last[k] >= static_cast<int64_t>(b.begin)) {
+        first[k] = std::min<int64_t>(first[k], static_cast<int64_t>(b.begin));
+        last[k] = std::max<int64_t>(last[k], static_cast<int64_t>(b.end) - 1);
+      }
   // Largest first, each at the lowest offset free over its lifetime.
   std::vector<int> order(size.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/ir/graph.h"
+#include "engine/runtime/branch_plan.h"
 
 namespace tilebank::engine::model {
 
@@ -35,6 +36,10 @@ struct MemoryPlan {
   int64_t floats = 0;            // the arena's size
 };
 
-MemoryPlan PlanMemory(const Graph& graph, const std::vector<StepValues>& steps, const ValueNeeds& needs);
+// `side_by_side`: stretches of `steps` whose two lanes run at the same time (branch_plan.h). Every
+// storage a stretch touches is kept for the whole stretch, so that no two it touches share memory,
+// and no step there writes over a value from before it, which the other lane may still read.
+MemoryPlan PlanMemory(const Graph& graph, const std::vector<StepValues>& steps, const ValueNeeds& needs,
+                      const std::vector<BranchSection>& side_by_side = {});
 
 }  // namespace tilebank::engine::model

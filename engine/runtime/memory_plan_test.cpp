@@ -2,6 +2,8 @@
 
 #include "engine/runtime/memory_plan.h"
 
+#include <set>
+
 namespace tilebank::engine::model {
 namespace {
 
@@ -53,6 +55,22 @@ TEST_CASE("memory plan: an input read later is not written over, a storage free 
   // v1's storage dies at step 2, before v4 is written at step 3: v4 takes its offset.
   CHECK(plan.offset[plan.storage_of[4]] == plan.offset[plan.storage_of[1]]);
   CHECK(plan.floats == 3 * 64);
+}
+
+TEST_CASE("memory plan: side by side, no two storages a stretch touches share memory, and no step writes over a value from before it") {
+  const Graph g = Values(6);
+  // v1 = A(v0); lanes: [v2 = B(v1), v3 = C(v2) pointwise] beside [v4 = D(v1) pointwise]; v5 = E(v3, v4).
+  const std::vector<StepValues> steps = {Step({0}, 1, false), Step({1}, 2, false), Step({2}, 3, true), Step({1}, 4, true), Step({3, 4}, 5, false)};
+  const MemoryPlan in_turn = PlanMemory(g, steps, kEveryValue);
+  CHECK(in_turn.storage_of[4] == in_turn.storage_of[1]);  // in turn, D writes over v1, which dies with it
+  const MemoryPlan lanes = PlanMemory(g, steps, kEveryValue, {BranchSection{1, 3, 4, 1.0}});
+  // D may run while B still reads v1: it writes elsewhere. C writes over v2, written in its own lane.
+  CHECK(lanes.storage_of[4] != lanes.storage_of[1]);
+  CHECK(lanes.storage_of[3] == lanes.storage_of[2]);
+  // v1, v2 (and v3 over it) and v4 are held over the whole stretch: three places.
+  std::set<int64_t> offsets;
+  for (int v : {1, 2, 4}) offsets.insert(lanes.offset[lanes.storage_of[v]]);
+  CHECK(offsets.size() == 3);
 }
 
 }  // namespace

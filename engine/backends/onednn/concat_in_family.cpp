@@ -31,6 +31,7 @@ int64_t RunOf(const dnnl::memory::desc& md, int axis) {
 
 class ConcatFamilyKernel : public Kernel {
  public:
+  bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
   explicit ConcatFamilyKernel(ConcatRuns runs) : runs_(std::move(runs)) {
     starts_.push_back(0);
     for (int64_t c : runs_.chunks) starts_.push_back(starts_.back() + c);

@@ -16,6 +16,7 @@ constexpr int64_t kRowsPerTask = 256;
 
 class GlobalPoolFamilyKernel : public Kernel {
  public:
+  bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
   GlobalPoolFamilyKernel(bool max, ChannelRows rows) : fold_(max ? PerChannelFold::kMax : PerChannelFold::kSum), rows_(rows) {
     // Channels-last: each image's rows split into chunks, a partial row per chunk, then folded.
     chunks_ = rows_.block ? 1 : std::clamp<int64_t>(rows_.rows / kRowsPerTask, 1, 16);

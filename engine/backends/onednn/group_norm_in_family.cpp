@@ -18,6 +18,7 @@ constexpr int64_t kGrain = int64_t{1} << 14;
 
 class GroupNormFamilyKernel : public Kernel {
  public:
+  bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
   GroupNormFamilyKernel(const LayoutFamilyOp& op, const ChannelRows& rows) : op_(op), r_(rows), per_group_(rows.channels / op.groups) {}
   Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
   Status Run() override { return Unsupported(); }

@@ -158,6 +158,8 @@ class MatMulKernel : public Kernel {
     if (!prim_) return "";
     return OneDnnIdentity(prepack_b_ ? "matmul prepacked" : "matmul", pd_.impl_info_str(), {a_md_, b_md_, c_md_}, StepNames(post_));
   }
+  // Every primitive and reorder it runs takes the calling thread's scratchpad (UseCallerScratchpad).
+  bool RunsOnAnyThread() const override { return true; }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     if (direct_a_) a_.set_data_handle(const_cast<float*>(in[0]));
     if (direct_b_) b_.set_data_handle(const_cast<float*>(in[1]));
@@ -463,6 +465,8 @@ class ConvKernel : public Kernel {
     if (post_.sum_input() >= 0 && residual_) mds.push_back(residual_.get_desc());  // the residual as the caller gives it
     return OneDnnIdentity("conv", pd_.impl_info_str(), mds, steps);
   }
+  // Every primitive and reorder it runs takes the calling thread's scratchpad (UseCallerScratchpad).
+  bool RunsOnAnyThread() const override { return true; }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     caller_src_.set_data_handle(const_cast<float*>(in[0]));
     caller_dst_.set_data_handle(out);

@@ -14,6 +14,7 @@ constexpr int64_t kPerChannelGrain = int64_t{1} << 14;
 
 class PerChannelFamilyKernel : public Kernel {
  public:
+  bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
   PerChannelFamilyKernel(PerChannelMap map, ChannelRows rows, bool operand_per_image, std::vector<float> scale, std::vector<float> shift)
       : map_(map), rows_(rows), operand_per_image_(operand_per_image), scale_(std::move(scale)), shift_(std::move(shift)) {}
   Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }

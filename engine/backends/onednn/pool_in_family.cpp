@@ -16,6 +16,7 @@ constexpr int64_t kPoolGrain = 4096;
 
 class PoolFamilyKernel : public Kernel {
  public:
+  bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
   PoolFamilyKernel(bool max, bool include_pad, ChannelRows in, ChannelRows out, std::array<PoolAxis, 3> axes)
       : max_(max), include_pad_(include_pad), in_(in), out_(out), axes_(axes) {}
   Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
