@@ -38,11 +38,16 @@ class OneDnnConv : public OpKernel {
     return holds_weights_ && plan_.has_value() && (k == 1 || (k == 2 && plan_->bias && Constant(2)));
   }
 
+  // The weights packed at load, one layer at a time, so that the caller may free its copy before
+  // the next layer's is packed (Prepare reads the source's shape only).
+  void PrepareAhead(const KernelInputs& in) const override {
+    if (!holds_weights_ || !RunsOnOneDnn(in)) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!CatchOneDnnErrors([&]() -> Status { return Prepare(in); }).ok()) plan_.reset();
+  }
+
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
-    if (in.size() < 2 || !in[0] || !in[1] || in[0]->rank() < 3 || in[0]->rank() > 5 || in[1]->rank() != in[0]->rank() ||
-        in[0]->dtype != DType::kFloat32 || in[1]->dtype != DType::kFloat32 || (in.size() > 2 && in[2] && in[2]->dtype != DType::kFloat32) ||
-        (Residual(in) && Residual(in)->dtype != DType::kFloat32))
-      return reference_->Compute(in, out);
+    if (!RunsOnOneDnn(in)) return reference_->Compute(in, out);
     std::lock_guard<std::mutex> lock(mutex_);
     Status s = CatchOneDnnErrors([&]() -> Status { return Convolve(in, out); });
     if (s.ok()) return s;
@@ -64,6 +69,12 @@ class OneDnnConv : public OpKernel {
   bool Constant(size_t k) const { return k < info_.constant_input.size() && info_.constant_input[k]; }
   // FusedConv's residual input (added before the activation), or null.
   static const TypedTensor* Residual(const KernelInputs& in) { return in.size() > 3 ? in[3] : nullptr; }
+  // Float32 tensors of rank 3 to 5: what oneDNN runs; anything else goes to the reference kernel.
+  static bool RunsOnOneDnn(const KernelInputs& in) {
+    return in.size() >= 2 && in[0] && in[1] && in[0]->rank() >= 3 && in[0]->rank() <= 5 && in[1]->rank() == in[0]->rank() &&
+           in[0]->dtype == DType::kFloat32 && in[1]->dtype == DType::kFloat32 && (in.size() <= 2 || !in[2] || in[2]->dtype == DType::kFloat32) &&
+           (!Residual(in) || Residual(in)->dtype == DType::kFloat32);
+  }
 
   // The post-ops: the residual's sum, then the activation.
   dnnl::primitive_attr PostOps(bool residual) const {

@@ -103,6 +103,12 @@ class OpKernel {
     (void)k;
     return false;
   }
+  // Before the first Compute, at load: makes ready what does not depend on the data computed at run
+  // time (oneDNN's packed weights), from the constants' tensors and, for the other inputs (null where
+  // absent), tensors of their dtype and shape that hold no elements. Afterwards HoldsConstantInput
+  // says which constants it no longer reads. A kernel that cannot is left to its first Compute:
+  // this is never an error. Nothing by default.
+  virtual void PrepareAhead(const KernelInputs& inputs) const { (void)inputs; }
 };
 
 // A kernel that is one function (most are).

@@ -59,19 +59,35 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   e->typed_.resize(values);
   // run_only_: each weight is released as soon as its copies are made, so that the next one's copy
   // reuses its memory (the weights are held twice for one tensor at a time, not for the whole model).
-  for (size_t v = 0; v < values; ++v) {
+  std::vector<bool> copied(values, false);
+  auto copy_constant = [&](size_t v) {
+    if (copied[v]) return;
+    copied[v] = true;
     const Value& value = e->graph_.values[v];
     if (wants_float[v]) e->constant_data_[v] = value.constant->AsTensor().data;
     if (wants_typed[v]) e->typed_[v] = value.constant->AsTyped(ParseDType(value.dtype).value_or(DType::kFloat32));
     if (e->run_only_) e->ReleaseWeight(static_cast<int>(v));
-  }
+  };
   if (e->run_only_) {
     e->typed_readers_.assign(values, 0);
     for (const auto& s : e->steps_)
       for (int v : s->inputs)
         if (v >= 0 && e->graph_.IsConstant(v)) ++e->typed_readers_[v];
     for (int v : e->graph_.outputs) ++e->typed_readers_[v];  // never freed
+    // Registry kernels that pack their weights take them now, step by step, each typed copy freed
+    // once its kernel holds its own: a 3-D CNN's weights are held once, not twice, after its load.
+    for (const auto& s : e->steps_) {
+      if (s->kind != Step::Kind::kRegistry) continue;
+      bool reads_constant = false;
+      for (int v : s->inputs)
+        if (v >= 0 && e->graph_.IsConstant(v)) {
+          copy_constant(static_cast<size_t>(v));
+          reads_constant = true;
+        }
+      if (reads_constant) e->PrepareRegistryStepAhead(*s);
+    }
   }
+  for (size_t v = 0; v < values; ++v) copy_constant(v);
   for (size_t v = 0; v < e->graph_.values.size(); ++v)
     if (e->graph_.values[v].constant) e->constant_bytes_ += e->graph_.values[v].constant->size() * sizeof(float);
   e->PlanMemory();
@@ -150,6 +166,44 @@ double Executor::TimeStepAlone(Step& s) {
   return FastestOf(5, 1, [&] { return RunStep(s, in, out.data()).ok(); });
 }
 
+void Executor::CountHoldings(Step& s) {
+  if (!run_only_ || s.holdings_counted) return;
+  s.holdings_counted = true;
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    const int v = s.inputs[k];
+    if (v >= 0 && graph_.IsConstant(v) && s.op->HoldsConstantInput(static_cast<int>(k)) && --typed_readers_[v] == 0)
+      std::vector<std::byte>().swap(typed_[v].bytes);
+  }
+}
+
+void Executor::PrepareRegistryStepAhead(Step& s) {
+  std::vector<TypedTensor> shapes(s.inputs.size());  // the run-time inputs' dtypes and shapes, no elements
+  kernels::KernelInputs in;
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    const int v = s.inputs[k];
+    if (v < 0) {
+      in.push_back(nullptr);
+      continue;
+    }
+    if (graph_.IsConstant(v)) {
+      in.push_back(&typed_[v]);
+      continue;
+    }
+    const Value& value = graph_.values[v];
+    if (value.kind != ValueKind::kTensor || !value.shape_known) return;  // known at run time only
+    shapes[k].dtype = ParseDType(value.dtype).value_or(DType::kUndefined);
+    shapes[k].shape = value.shape;
+    in.push_back(&shapes[k]);
+  }
+  s.op->PrepareAhead(in);
+  // Counted now only where it holds something: otherwise its first Compute may still pack.
+  for (size_t k = 0; k < s.inputs.size(); ++k)
+    if (s.inputs[k] >= 0 && graph_.IsConstant(s.inputs[k]) && s.op->HoldsConstantInput(static_cast<int>(k))) {
+      CountHoldings(s);
+      return;
+    }
+}
+
 Status Executor::RunRegistryStep(Step& s) {
   s.input_copies.resize(s.inputs.size());
   s.arena_outputs.resize(s.outputs.size());
@@ -172,14 +226,7 @@ Status Executor::RunRegistryStep(Step& s) {
   for (size_t k = 0; k < s.outputs.size(); ++k)
     if (s.outputs[k] >= 0) results[k] = std::move(InArena(s.outputs[k]) ? s.arena_outputs[k] : typed_[s.outputs[k]]);
   TB_RETURN_IF_ERROR(s.op->Compute(in, &results));
-  if (run_only_ && !s.holdings_counted) {
-    s.holdings_counted = true;
-    for (size_t k = 0; k < s.inputs.size(); ++k) {
-      const int v = s.inputs[k];
-      if (v >= 0 && graph_.IsConstant(v) && s.op->HoldsConstantInput(static_cast<int>(k)) && --typed_readers_[v] == 0)
-        std::vector<std::byte>().swap(typed_[v].bytes);
-    }
-  }
+  CountHoldings(s);
   for (size_t k = 0; k < s.outputs.size(); ++k) {
     const int v = s.outputs[k];
     if (v < 0) continue;

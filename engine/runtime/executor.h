@@ -169,6 +169,12 @@ class Executor {
   Status RunStep(Step& step, const std::vector<const float*>& in, float* out);
   // A kRegistry step: its inputs as TypedTensors (arena values copied), its outputs stored.
   Status RunRegistryStep(Step& step);
+  // run_only_, once per step (after its first Compute, or PrepareRegistryStepAhead when its kernel
+  // then holds a constant): frees the typed copy of each constant no step reads any more.
+  void CountHoldings(Step& step);
+  // A kRegistry step's kernel prepares at load what it can (OpKernel::PrepareAhead) from its constants,
+  // already typed, and the shapes of its other inputs.
+  void PrepareRegistryStepAhead(Step& step);
   // The steps, once the inputs are in place.
   Status RunSteps(std::vector<double>* node_us);
   // Step i; `in` is scratch for its input pointers; its time into (*node_us)[i] when given.

@@ -360,7 +360,7 @@ TEST_CASE("executor: a model of an older opset converts with its weights held on
   CHECK(got[1].data == want[1].data);
 }
 
-TEST_CASE("executor: a 3-D convolution's weights, packed by its kernel, are freed after the first run, and later runs compute the same") {
+TEST_CASE("executor: a 3-D convolution's weights, packed by its kernel at load, are freed there, and runs compute the same") {
   TempDir dir;
   ModelBuilder b;
   b.Input("x", {1, 3, 4, 6, 6});
@@ -370,14 +370,15 @@ TEST_CASE("executor: a 3-D convolution's weights, packed by its kernel, are free
   b.Node("Relu", {"a"}, {"y"});
   b.Output("y", {1, 4, 4, 6, 6});
   const std::string path = b.Save(dir / "conv3d.onnx");
-  // run_only: the typed weights go once the kernel holds its packed copy; the other keeps them all.
+  // run_only: the typed weights go once the kernel holds its packed copy, at load; the other keeps them all.
   auto freeing = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});
   auto keeping = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/false});
   REQUIRE_MESSAGE(freeing.ok(), freeing.status().message());
   REQUIRE_MESSAGE(keeping.ok(), keeping.status().message());
   const std::vector<Tensor> first = RandomInputs((*keeping)->graph(), 7), second = RandomInputs((*keeping)->graph(), 8);
   const uint64_t weights_and_bias = (4 * 3 * 3 * 3 * 3 + 4) * sizeof(float);
-  CHECK((*freeing)->typed_constant_bytes() == weights_and_bias);  // not yet packed
+  CHECK((*freeing)->typed_constant_bytes() == 0);  // packed at load (OpKernel::PrepareAhead)
+  CHECK((*keeping)->typed_constant_bytes() == weights_and_bias);
   for (const auto* inputs : {&first, &second, &first}) {
     const auto got = RunOnce(**freeing, *inputs), want = RunOnce(**keeping, *inputs);
     REQUIRE(got.size() == 1);
