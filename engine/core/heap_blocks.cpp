@@ -2,7 +2,21 @@
 
 #include <malloc.h>
 
+#include <atomic>
+
 namespace tilebank::engine {
+namespace {
+
+std::atomic<bool> huge_pages{false};
+
+}  // namespace
+
+void SetMallocUsesHugePages(bool huge) { huge_pages = huge; }
+bool MallocUsesHugePages() { return huge_pages; }
+
+void PrepareHeapForLoading() {
+  if (!MallocUsesHugePages()) KeepLargeBlocksInTheHeap();
+}
 
 void KeepLargeBlocksInTheHeap() {
   static const bool set = [] {

@@ -5,12 +5,26 @@
 // it loads (the proto's bytes as they are read, the graph's constants, the kernels' packed copies),
 // paid for fresh pages at each: video R3D-18 (133 MB of weights) loaded in 0.31-0.82 s, with the
 // blocks kept in the heap in 0.15-0.19 s. KeepLargeBlocksInTheHeap raises the mmap and trim
-// thresholds so that freed blocks stay in the heap and serve the next ones. Set once per process;
-// call before a model is read.
+// thresholds so that freed blocks stay in the heap and serve the next ones.
+//
+// But blocks kept in the heap stay resident, and a load's buffers, of every size, fragment it: a
+// large model peaked at its weights about twice over (video R3D-18 290 MiB, ResNet-50 265, Swin-T
+// 291). Where malloc maps its memory in transparent huge pages (engine/core/startup_environment.h:
+// the command line's large models), a fresh page costs a fault per 2 MiB, not per 4 KiB, so there
+// the load leaves the blocks to glibc's default, each returned as it is freed (226, 227 and 252 MiB),
+// and the heap keeps them from the end of the load on, for the runs.
 #pragma once
 
 namespace tilebank::engine {
 
+// Whether malloc maps its memory in huge pages (glibc.malloc.hugetlb was set as the process started:
+// PrepareStartupEnvironment says so). False until told.
+void SetMallocUsesHugePages(bool huge);
+bool MallocUsesHugePages();
+
+// Call before a model is read: KeepLargeBlocksInTheHeap, unless malloc uses huge pages.
+void PrepareHeapForLoading();
+// Call at the end of a load, before the runs (and by PrepareHeapForLoading). Set once per process.
 void KeepLargeBlocksInTheHeap();
 
 }  // namespace tilebank::engine

@@ -1,5 +1,7 @@
 #include "engine/core/startup_environment.h"
 
+#include "engine/core/heap_blocks.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,7 +55,16 @@ void RestoreTunables(const char* before) {
 
 }  // namespace
 
+bool TunablesUseHugePages(const char* tunables) {
+  const std::string list = tunables ? tunables : "", name = "glibc.malloc.hugetlb=";
+  for (size_t at = list.find(name); at != std::string::npos; at = list.find(name, at + 1))
+    if ((at == 0 || list[at - 1] == ':') && at + name.size() < list.size() && (list[at + name.size()] == '1' || list[at + name.size()] == '2'))
+      return true;
+  return false;
+}
+
 void PrepareStartupEnvironment(int argc, char** argv) {
+  SetMallocUsesHugePages(TunablesUseHugePages(std::getenv("GLIBC_TUNABLES")));  // what glibc read as this start began
   if (const char* before = std::getenv(kTunablesBefore)) {  // the second start: glibc has read them
     RestoreTunables(std::string(before).c_str());
     return;

@@ -28,6 +28,10 @@ inline constexpr long long kHugePagesModelBytes = 32LL << 20;
 // (name=value) added; "" when `current` already sets that name, to any value.
 std::string TunablesWith(const char* current, const std::string& tunable);
 
+// Whether GLIBC_TUNABLES (`tunables`, null when unset) has malloc use huge pages:
+// glibc.malloc.hugetlb 1 (transparent, on advice) or 2 (reserved pages).
+bool TunablesUseHugePages(const char* tunables);
+
 // The size of the model file a command line names (-m PATH, --model PATH, --model=PATH); 0 where it
 // names none or the file cannot be read.
 long long ModelFileBytes(int argc, char** argv);
@@ -36,7 +40,7 @@ long long ModelFileBytes(int argc, char** argv);
 // /sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise".
 bool TransparentHugePagesOffered();
 
-// Call first in main: sets GOMP_SPINCOUNT and GLIBC_TUNABLES as above where they are wanted and not
+// Call first in main: tells the heap (engine/core/heap_blocks.h) whether malloc uses huge pages; sets GOMP_SPINCOUNT and GLIBC_TUNABLES as above where they are wanted and not
 // set, and if it changed either, executes the program again with them (once: the second start finds
 // them set). The second start puts GLIBC_TUNABLES back as the user had it (glibc read it as the
 // program started), so that the processes it starts decide for their own models. Where executing

@@ -21,6 +21,16 @@ TEST_CASE("TunablesWith adds the huge-page tunable unless GLIBC_TUNABLES names i
   CHECK(TunablesWith("glibc.malloc.hugetlbx=1", kMallocHugePagesTunable) == "glibc.malloc.hugetlbx=1:glibc.malloc.hugetlb=1");
 }
 
+TEST_CASE("TunablesUseHugePages reads glibc.malloc.hugetlb 1 or 2 in GLIBC_TUNABLES") {
+  CHECK_FALSE(TunablesUseHugePages(nullptr));
+  CHECK_FALSE(TunablesUseHugePages(""));
+  CHECK(TunablesUseHugePages("glibc.malloc.hugetlb=1"));
+  CHECK(TunablesUseHugePages("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=2"));
+  CHECK_FALSE(TunablesUseHugePages("glibc.malloc.hugetlb=0"));
+  CHECK_FALSE(TunablesUseHugePages("glibc.malloc.xhugetlb=1"));
+  CHECK_FALSE(TunablesUseHugePages("glibc.malloc.hugetlb="));
+}
+
 TEST_CASE("ModelFileBytes reads the size of the file -m or --model names") {
   const std::string path = (std::filesystem::temp_directory_path() / "tilebank_model_file_bytes.onnx").string();
   std::ofstream(path) << std::string(1000, 'x');

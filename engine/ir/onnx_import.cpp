@@ -715,7 +715,7 @@ Result<ModelSignature> ReadModelSignature(const std::string& path) {
 
 Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                          const std::vector<std::vector<int64_t>>& shapes_by_position, LoadPhases* phases) {
-  KeepLargeBlocksInTheHeap();  // before the weights are read: each large buffer reuses the last one's pages
+  PrepareHeapForLoading();  // before the weights are read: each large buffer reuses the last one's pages, or returns them
   PhaseClock clock;
   onnx::ModelProto model;
   TB_RETURN_IF_ERROR(ReadModelProto(path, &model));

@@ -18,7 +18,7 @@ namespace tilebank::engine::model {
 Executor::~Executor() = default;
 
 Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion, LoadOptions options) {
-  KeepLargeBlocksInTheHeap();
+  PrepareHeapForLoading();
   PhaseClock clock;
   std::unique_ptr<Executor> e(new Executor());
   auto defaults = DefaultPoliciesFromEnvironment();
@@ -100,6 +100,7 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   e->arena_.reset(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64))));
   if (!e->arena_) return Status::IoError("cannot allocate " + std::to_string(bytes >> 20) + " MiB for the model's tensors");
   std::memset(e->arena_.get(), 0, bytes);
+  KeepLargeBlocksInTheHeap();  // the runs reuse the blocks they free
   clock.Lap(options.phases ? &options.phases->finish : nullptr);
   return e;
 }
