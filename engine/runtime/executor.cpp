@@ -9,6 +9,7 @@
 #include "engine/backends/halide/kernel_disk_cache.h"
 #include "engine/core/heap_blocks.h"
 #include "engine/core/sample_stats.h"
+#include "engine/core/zeroed_pages.h"
 #include "engine/runtime/executor_step.h"
 #include "engine/catalog/op_list_check.h"
 #include "engine/kernels/kernel_registry.h"
@@ -95,11 +96,12 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   if (needed > AvailableMemoryBytes())
     return Status::InvalidInput("the model needs about " + std::to_string(needed >> 20) + " MiB for its tensors and weights; this machine has " +
                                 std::to_string(AvailableMemoryBytes() >> 20) + " MiB available");
-  // 64-byte aligned, as the plan's offsets assume.
-  const size_t bytes = (static_cast<size_t>(e->arena_floats_) * sizeof(float) + 63) / 64 * 64;
-  e->arena_.reset(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64))));
-  if (!e->arena_) return Status::IoError("cannot allocate " + std::to_string(bytes >> 20) + " MiB for the model's tensors");
-  std::memset(e->arena_.get(), 0, bytes);
+  // Page-aligned (the plan's offsets are 64-byte aligned) and zero, the pages faulted in by the first
+  // run (engine/core/zeroed_pages.h).
+  e->arena_block_ = ZeroedPages(static_cast<size_t>(e->arena_floats_) * sizeof(float));
+  if (!e->arena_block_.data())
+    return Status::IoError("cannot allocate " + std::to_string(e->arena_bytes() >> 20) + " MiB for the model's tensors");
+  e->arena_ = static_cast<float*>(e->arena_block_.data());
   KeepLargeBlocksInTheHeap();  // the runs reuse the blocks they free
   clock.Lap(options.phases ? &options.phases->finish : nullptr);
   return e;

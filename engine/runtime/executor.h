@@ -28,6 +28,7 @@
 #include "engine/passes/partition.h"
 #include "engine/core/typed_tensor.h"
 #include "engine/core/precision_mode.h"
+#include "engine/core/zeroed_pages.h"
 #include "engine/runtime/branch_plan.h"
 #include "engine/core/search_space.h"
 #include "engine/backends/fused_policy.h"
@@ -262,10 +263,8 @@ class Executor {
   // own (OpKernel::HoldsConstantInput, counted after each registry step's first Compute). At zero
   // its data in typed_ is freed: a Conv3d's weights are then held once, packed, not twice.
   std::vector<int> typed_readers_;
-  struct FreeDeleter {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float[], FreeDeleter> arena_;
+  ZeroedPages arena_block_;
+  float* arena_ = nullptr;  // arena_block_'s floats
   std::vector<std::pair<size_t, std::unique_ptr<Step>>> swapped_;  // SwapSteps: the model's own steps
   int64_t arena_floats_ = 0;
   uint64_t constant_bytes_ = 0;

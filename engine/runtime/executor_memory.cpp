@@ -37,7 +37,7 @@ void Executor::PlanMemory() {
 float* Executor::Address(int value) {
   if (value < 0) return nullptr;
   if (storage_of_[value] < 0) return constant_data_[value].empty() ? nullptr : constant_data_[value].data();
-  return arena_.get() + storage_offset_[storage_of_[value]];
+  return arena_ + storage_offset_[storage_of_[value]];
 }
 
 bool Executor::ReadsTyped(const Step& s, int value) const {
