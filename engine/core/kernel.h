@@ -73,6 +73,11 @@ class Kernel {
     (void)inputs, (void)output;
     return Status::InvalidInput("this kernel converts no layouts");
   }
+  // After the layout plan has told the kernel what it hands over (UseNativeLayouts, UseGivenLayouts,
+  // or neither: row-major), once: the kernel finishes binding for those layouts (a convolution that
+  // bound its own layouts for the plan to see, and runs faster on row-major ones alone, binds those
+  // now). The executor calls it for every direct step. Nothing by default.
+  virtual Status FinishLayouts() { return Status::Ok(); }
   // After binding and the layouts: what this kernel runs, such that two kernels of one operator
   // with the same identity run the same code on the same layouts (oneDNN's implementation and
   // memory formats, an own kernel's algorithm); "" when unknown. A tuning candidate identical to

@@ -56,6 +56,8 @@ Status Executor::HandOverLayouts() {
     if (any || handed_output)
       TB_RETURN_IF_ERROR(s.kernel->UseNativeLayouts(handed_inputs, handed_output).WithContext("node '" + bindings_[i].name + "'"));
   }
+  for (size_t i = 0; i < steps_.size(); ++i)
+    if (steps_[i]->kind == Step::Kind::kDirect) TB_RETURN_IF_ERROR(steps_[i]->kernel->FinishLayouts().WithContext("node '" + bindings_[i].name + "'"));
   return Status::Ok();
 }
 

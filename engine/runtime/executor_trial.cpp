@@ -59,6 +59,8 @@ Result<std::vector<size_t>> Executor::SwapSteps(const std::string& op_key, const
       if (handed_output && trial->kernel->NativeLayout(-1).key != layout_of_[own.output].key) return refuse("it does not write " + layouts);
       if (Status s = trial->kernel->UseNativeLayouts(handed, handed_output); !s.ok()) return refuse(s.message());
     }
+    if (trial->kind == Step::Kind::kDirect)
+      if (Status s = trial->kernel->FinishLayouts(); !s.ok()) return refuse(s.message());
     swapped_.emplace_back(i, std::move(steps_[i]));
     steps_[i] = std::move(trial);
     swapped.push_back(i);

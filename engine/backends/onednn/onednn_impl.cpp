@@ -374,6 +374,12 @@ class ConvKernel : public Kernel {
     if (const auto known = key.empty() ? std::nullopt : RecallMeasuredChoice(key)) {
       const bool blocked = bind_layout(false);
       if (*known == "blocked" && blocked) return true;
+      // NCHW activations won: bound for them only if the plan hands this convolution none of its
+      // own layouts (FinishLayouts), so that one it hands them to is not bound three times.
+      if (*known == "plain" && blocked) {
+        plain_later_ = true;
+        return true;
+      }
       if (*known == "plain" && bind_layout(true)) return true;
     }
     for (bool plain : {false, true}) {
@@ -432,7 +438,18 @@ class ConvKernel : public Kernel {
       return Status::Ok();
     });
   }
+  Status FinishLayouts() override {
+    if (!plain_later_) return Status::Ok();
+    plain_later_ = false;
+    return CatchOneDnnErrors([&] {
+      plain_activations_ = true;
+      const memory current_wts = wts_;
+      BindLayouts(current_wts, nullptr);  // the weights move from the blocked primitive's layout
+      return Status::Ok();
+    });
+  }
   Status UseNativeLayouts(const std::vector<bool>& inputs, bool output) override {
+    plain_later_ = false;  // handed its own layouts: the blocked primitive bound for them stays
     return CatchOneDnnErrors([&] {
       handed_src_ = !inputs.empty() && inputs[0];
       handed_dst_ = output;
@@ -468,6 +485,7 @@ class ConvKernel : public Kernel {
   // Every primitive and reorder it runs takes the calling thread's scratchpad (UseCallerScratchpad).
   bool RunsOnAnyThread() const override { return true; }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    if (plain_later_) TB_RETURN_IF_ERROR(FinishLayouts());  // run before the layout plan (timed alone at load)
     caller_src_.set_data_handle(const_cast<float*>(in[0]));
     caller_dst_.set_data_handle(out);
     if (reorder_src_) src_reorder_.Run(stream_, caller_src_, src_);
@@ -566,6 +584,7 @@ class ConvKernel : public Kernel {
   memory src_, wts_, dst_, bias_, caller_src_, caller_dst_;
   bool reorder_src_ = false, reorder_dst_ = false;
   bool plain_activations_ = false;  // direct path: NCHW source and destination
+  bool plain_later_ = false;        // bound blocked for the layout plan; NCHW once it hands none over (FinishLayouts)
   CallerReorder src_reorder_, dst_reorder_;
   CallerScratchpad scratchpad_;
   ConvEpilogue own_tail_;  // before post_, which is made from what WithoutOwnTail leaves
