@@ -18,6 +18,8 @@ void PrepareHeapForLoading() {
   if (!MallocUsesHugePages()) KeepLargeBlocksInTheHeap();
 }
 
+void ReturnFreeHeapPages() { malloc_trim(0); }
+
 void KeepLargeBlocksInTheHeap() {
   static const bool set = [] {
     mallopt(M_MMAP_THRESHOLD, 256 << 20);

@@ -26,5 +26,10 @@ bool MallocUsesHugePages();
 void PrepareHeapForLoading();
 // Call at the end of a load, before the runs (and by PrepareHeapForLoading). Set once per process.
 void KeepLargeBlocksInTheHeap();
+// Gives the kernel back the whole pages of the heap's free blocks (malloc_trim): what a load's
+// phase freed stops counting in the resident memory, and the next phase faults in only what it uses.
+// Called between a load's phases (the import's proto freed; the graph's weights freed): peak RSS
+// GoogLeNet 115 -> 103 MiB, EfficientNet-B0 116 -> 101, MobileNetV2 74 -> 64, for 0-0.03 s of load.
+void ReturnFreeHeapPages();
 
 }  // namespace tilebank::engine

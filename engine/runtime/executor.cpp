@@ -20,6 +20,7 @@ Executor::~Executor() = default;
 
 Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup& lookup, const FusionLookup& fusion, LoadOptions options) {
   PrepareHeapForLoading();
+  ReturnFreeHeapPages();  // what importing freed (the proto's bytes)
   PhaseClock clock;
   std::unique_ptr<Executor> e(new Executor());
   auto defaults = DefaultPoliciesFromEnvironment();
@@ -96,6 +97,7 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   if (needed > AvailableMemoryBytes())
     return Status::InvalidInput("the model needs about " + std::to_string(needed >> 20) + " MiB for its tensors and weights; this machine has " +
                                 std::to_string(AvailableMemoryBytes() >> 20) + " MiB available");
+  ReturnFreeHeapPages();  // what binding freed (the graph's weights, the bind's scratch)
   // Page-aligned (the plan's offsets are 64-byte aligned) and zero, the pages faulted in by the first
   // run (engine/core/zeroed_pages.h).
   e->arena_block_ = ZeroedPages(static_cast<size_t>(e->arena_floats_) * sizeof(float));
