@@ -78,6 +78,7 @@ BranchPlan PlanBranches(const std::vector<BranchStepFacts>& steps, double min_ba
       if (v >= 0) last_read[v] = std::max(last_read[v], static_cast<int>(i));
   }
   const std::vector<size_t> cuts = Cuts(steps, writer, last_read);
+  Chains chains(n);  // the stretches are disjoint: a step is joined only to steps of its own
   for (size_t c = 0; c + 1 < cuts.size(); ++c) {
     const size_t begin = cuts[c], stop = cuts[c + 1];
     auto keep_in_order = [&](size_t from, size_t to) {
@@ -88,7 +89,6 @@ BranchPlan PlanBranches(const std::vector<BranchStepFacts>& steps, double min_ba
       keep_in_order(begin, stop);
       continue;
     }
-    Chains chains(n);
     const size_t join = stop - 1;
     bool movable = true;
     for (size_t i = begin; i < join; ++i) {

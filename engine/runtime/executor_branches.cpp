@@ -1,6 +1,5 @@
 // The executor's independent branches side by side (engine/runtime/branch_plan.h): which steps run
 // as two lanes, and the run order that puts each lane's steps together.
-#include <cstdlib>
 #include <exception>
 #include <string>
 

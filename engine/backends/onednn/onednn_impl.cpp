@@ -376,11 +376,13 @@ class ConvKernel : public Kernel {
       if (*known == "blocked" && blocked) return true;
       // NCHW activations won: bound for them only if the plan hands this convolution none of its
       // own layouts (FinishLayouts), so that one it hands them to is not bound three times.
-      if (*known == "plain" && blocked) {
-        plain_later_ = true;
-        return true;
+      if (*known == "plain") {
+        if (blocked) {
+          plain_later_ = true;
+          return true;
+        }
+        if (bind_layout(true)) return true;
       }
-      if (*known == "plain" && bind_layout(true)) return true;
     }
     for (bool plain : {false, true}) {
       if ((choice_.layout == "plain" && !plain) || (choice_.layout != "plain" && choice_.layout != "auto" && plain)) continue;  // the policy's layout only
