@@ -14,6 +14,8 @@
 #include "engine/catalog/template_registry.h"
 #include "engine/jobs/in_context_measure.h"
 #include "engine/jobs/model_opat_job.h"
+#include "engine/jobs/opat_job.h"
+#include "engine/ir/node_op_spec.h"
 #include "engine/core/precision_mode.h"
 #include "engine/core/soc_version.h"
 #include "tests/onnx_model_builder.h"
@@ -350,6 +352,61 @@ TEST_CASE("in context: a candidate runs in place of its operator's steps, checke
   REQUIRE((*fresh)->Run(pointers, &before).ok());
   REQUIRE((*executor)->Run(pointers, &after).ok());
   CHECK(engine::model::CompareTypedTensors(after, before).ok);
+}
+
+TEST_CASE("bf16 between layers: a bf16 job tries its chained convolutions in bf16 together, and what it stores of them is its own to take back") {
+  TempDir dir;
+  const std::string model = SaveInvertedResidual(dir / "block.onnx");
+  auto graph = engine::model::ImportModel(model, {});
+  REQUIRE(graph.ok());
+  auto depthwise = engine::model::NodeOpSpec(*graph, graph->nodes[2]);
+  REQUIRE(depthwise.ok());
+  const engine::OpSpec& op = depthwise->op;
+  REQUIRE(op.op_type == "Conv");
+  const engine::OpTemplate& onednn = engine::OneDnnImpl();
+  const engine::SearchSpace space = onednn.Space(op);
+  auto tuned = RunCli("tune -j 2 -m " + model + " --precision-mode allow_fp32_to_bf16 --trials 4 --bank " + (dir / "bank") + " --output " + (dir / "out"));
+  REQUIRE_MESSAGE(tuned.exit_code == 0, tuned.err);
+  const std::string said = tuned.out + tuned.err;
+  const bool native = space.IndexOf(engine::kPrecisionKnob) >= 0;
+  CHECK_MESSAGE((said.find("bf16 between layers: ") != std::string::npos) == native, said);
+  if (!native) return;  // no native bf16 on this CPU: nothing to try
+  // An entry added to the job as its own (as the job stores its bf16 twins) goes when the job takes
+  // its entries back, and what the key held before comes back.
+  auto bank = OpenExisting((dir / "bank") + "/" + HostSocVersion());
+  auto job = engine::LatestOpatJob(*bank);
+  REQUIRE(job.ok());
+  REQUIRE(job->has_value());
+  auto get = [&]() -> Result<std::optional<Entry>> {
+    auto snapshot = bank->Read();
+    if (!snapshot.ok()) return snapshot.status();
+    return snapshot->Get(EntryKind::kOp, op.canonical.key);
+  };
+  auto before = get();
+  REQUIRE(before.ok());
+  Entry twin;
+  twin.op_type = op.op_type;
+  twin.descriptor = op.canonical.text;
+  twin.template_id = onednn.id();
+  twin.template_version = onednn.version();
+  twin.policy = space.With(onednn.DefaultPolicy(op), engine::kPrecisionKnob, std::string("bf16"));
+  twin.before = {20, 1, 10};
+  twin.after = {10, 1, 10};
+  const std::string key = FormatKey(EntryKind::kOp, op.canonical.key);
+  auto replaced = engine::AddToOpatJob(*bank, (*job)->job_name, {twin});
+  REQUIRE_MESSAGE(replaced.ok(), replaced.status().message());
+  REQUIRE(replaced->count(key));
+  auto stored = get();
+  REQUIRE(stored.ok());
+  REQUIRE(stored->has_value());
+  CHECK(engine::PolicyPrecision((*stored)->policy) == "bf16");
+  const std::set<std::string> only = {key};
+  auto taken = engine::TakeBackOpatJob(*bank, (*job)->job_name, &only);
+  REQUIRE_MESSAGE(taken.ok(), taken.status().message());
+  auto after = get();
+  REQUIRE(after.ok());
+  REQUIRE(after->has_value() == before->has_value());
+  if (after->has_value()) CHECK((*after)->SameContent(**before));
 }
 
 TEST_CASE("precision mode: --precision-mode is OPAT's, checked, and a bf16 step is measured in context and counted by the run") {

@@ -118,4 +118,24 @@ struct ModelBuilder {
   }
 };
 
+// MobileNetV2's inverted residual block without its residual Add: x [1, 64, 14, 14] -> 1x1 Conv
+// 64->96 + Relu -> depthwise 3x3 Conv 96 + Clip(0, 6) -> 1x1 Conv 96->64 -> y. The nodes write c0,
+// r0, c1, r1 and y; the weights' second dimensions tell the convolutions apart (64, 1, 96).
+inline std::string SaveInvertedResidual(const std::string& path) {
+  ModelBuilder b;
+  b.Input("x", {1, 64, 14, 14});
+  b.Weight("w0", {96, 64, 1, 1});
+  b.Weight("w1", {96, 1, 3, 3});
+  b.Weight("w2", {64, 96, 1, 1});
+  b.Node("Conv", {"x", "w0"}, {"c0"});
+  b.Node("Relu", {"c0"}, {"r0"});
+  ModelBuilder::IntAttr(ModelBuilder::IntsAttr(b.Node("Conv", {"r0", "w1"}, {"c1"}), "pads", {1, 1, 1, 1}), "group", 96);
+  b.Floats("lo", {}, {0.f});
+  b.Floats("hi", {}, {6.f});
+  b.Node("Clip", {"c1", "lo", "hi"}, {"r1"});
+  b.Node("Conv", {"r1", "w2"}, {"y"});
+  b.Output("y", {1, 64, 14, 14});
+  return b.Save(path);
+}
+
 }  // namespace tilebank::testing

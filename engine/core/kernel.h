@@ -18,6 +18,7 @@ namespace tilebank::engine {
 struct HandoverLayout {
   std::string key, name;
   int64_t floats = 0;
+  bool narrow = false;  // bfloat16 elements (Kernel::NarrowLayout); float32 otherwise
   bool row_major() const { return key.empty(); }
 };
 
@@ -62,6 +63,19 @@ class Kernel {
   virtual Status UseNativeLayouts(const std::vector<bool>& inputs, bool output) {
     (void)inputs, (void)output;
     return Status::InvalidInput("this kernel hands over row-major tensors only");
+  }
+  // After BindDirect: NativeLayout(input) (the output when -1) with bfloat16 elements, where this
+  // kernel computes in bf16 and reads (writes) that with no conversion; empty otherwise. The layout
+  // plan hands a value over so ("narrow") only where its writer and every reader take it so.
+  virtual HandoverLayout NarrowLayout(int input) const {
+    (void)input;
+    return {};
+  }
+  // Before UseNativeLayouts: of the values handed over, these inputs (and the output when `output`)
+  // come in NarrowLayout.
+  virtual Status UseNarrowLayouts(const std::vector<bool>& inputs, bool output) {
+    (void)inputs, (void)output;
+    return Status::InvalidInput("this kernel hands over float32 tensors only");
   }
   // After BindDirect: whether RunDirect takes its run-time inputs and writes its output in whatever
   // layouts its neighbours hand over, converting to and from its own (UseGivenLayouts): the layout

@@ -11,6 +11,9 @@
 #include "engine/jobs/entries_in_context.h"
 #include "engine/jobs/model_verdict.h"
 #include "engine/jobs/result_file.h"
+#include "engine/jobs/winner_entry.h"
+#include "engine/backends/library_impls.h"
+#include "engine/core/precision_mode.h"
 #include "engine/backends/op_template.h"
 #include "repo/bank.h"
 #include "repo/bank_location.h"
@@ -104,6 +107,114 @@ Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph,
   return Status::Ok();
 }
 
+// bf16 between layers. A convolution in bf16 pays most where its neighbours compute in bf16 too and
+// the value between them goes over in bf16 (engine/runtime/layout_plan.h: "narrow"); the search
+// timed each candidate alone in the model, converting its source, where none of that shows (a
+// depthwise convolution in bf16 loses alone and wins between two bf16 ones). So where the job
+// allows bf16, every float32 convolution oneDNN computes natively in bf16 here is tried so at once:
+// its policy's bf16 twin (the built-in choice's where the bank has no impl.onednn entry for it). The
+// model with all twins is timed interleaved against the model as the search left it; only when it
+// is faster beyond the spread are the twins stored, as this job's entries, and then judged one by
+// one in context and as a whole with the rest, as every entry is (DecideOnEntries). `note` says what
+// was measured.
+Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const std::string& bank_dir, OpatJobReport* job, std::string* note) {
+  const OpTemplate& onednn = OneDnnImpl();
+  std::vector<Entry> twins;
+  std::unique_ptr<model::Executor> current, twinned;
+  {
+    auto bank = OpenIfPresent(bank_dir);
+    if (!bank.ok()) return bank.status();
+    const model::PolicyLookup now = model::BankLookup(bank->get(), o.job.tune.precision_mode);
+    auto bound = BindWithBank(graph, bank_dir, o.model_path, o.job.tune.precision_mode);
+    if (!bound.ok()) return bound.status();
+    current = std::move(bound.value());
+    std::map<std::string, Entry> by_key;
+    const std::string bank_id = *bank ? (*bank)->meta_at_open().bank_id : "";
+    for (const model::NodeBinding& b : current->bindings()) {
+      if (!b.op || b.op->op.op_type != "Conv" || b.precision != "fp32") continue;
+      const OpSpec& op = b.op->op;
+      const std::string key = FormatKey(EntryKind::kOp, op.canonical.key);
+      if (by_key.count(key)) continue;
+      const SearchSpace space = onednn.Space(op);
+      if (space.IndexOf(kPrecisionKnob) < 0) continue;  // no native bf16 kernel for it here
+      const auto found = now ? now(op) : std::nullopt;
+      std::optional<Policy> twin;
+      for (const Policy& base : {found && !found->nearest && found->entry.template_id == onednn.id() ? found->entry.policy : onednn.DefaultPolicy(op),
+                                 onednn.DefaultPolicy(op)}) {
+        const Policy candidate = space.With(base, kPrecisionKnob, std::string("bf16"));
+        if (space.valid(candidate)) {
+          twin = candidate;
+          break;
+        }
+      }
+      if (!twin) continue;
+      by_key.emplace(key, WinnerEntry(EntryKind::kOp, op.op_type, op.canonical.text, WinnerTemplate{onednn.id(), onednn.version(), TuneMode::kImpl, *twin},
+                                      {}, {}, 0, "bf16 twin", bank_id));
+    }
+    if (by_key.empty()) return Status::Ok();
+    model::PolicyLookup with_twins = [&](const OpSpec& op) -> std::optional<model::FoundPolicy> {
+      if (auto it = by_key.find(FormatKey(EntryKind::kOp, op.canonical.key)); it != by_key.end()) return model::FoundPolicy{it->second, false};
+      return now ? now(op) : std::nullopt;
+    };
+    model::LoadOptions options;
+    options.precision = o.job.tune.precision_mode;
+    // Bound with every twin, then with only those in chains: a twin whose steps neither read nor
+    // write a value handed over narrow only pays for converting its source.
+    std::map<std::string, size_t> node_named;
+    for (size_t n = 0; n < graph.nodes.size(); ++n) node_named.emplace(graph.nodes[n].name, n);
+    for (int pass = 0; pass < 2; ++pass) {
+      auto loaded = model::Executor::Load(graph, with_twins, model::BankFusionLookup(bank->get()), options);
+      if (!loaded.ok()) return loaded.status().WithContext(o.model_path);
+      twinned = std::move(loaded.value());
+      std::set<std::string> chained;
+      for (const model::NodeBinding& b : twinned->bindings()) {
+        if (!b.op || b.node < 0 || !by_key.count(FormatKey(EntryKind::kOp, b.op->op.canonical.key))) continue;
+        bool narrow = false;
+        for (int v : graph.nodes[b.node].inputs) narrow |= v >= 0 && twinned->LayoutOf(v).narrow;
+        for (int v : graph.nodes[b.node].outputs) narrow |= v >= 0 && twinned->LayoutOf(v).narrow;
+        for (const std::string& fused : b.fused_nodes)  // a fused chain's last node writes the step's output
+          if (auto it = node_named.find(fused); it != node_named.end())
+            for (int v : graph.nodes[it->second].outputs) narrow |= v >= 0 && twinned->LayoutOf(v).narrow;
+        if (narrow) chained.insert(FormatKey(EntryKind::kOp, b.op->op.canonical.key));
+      }
+      if (chained.empty()) {
+        *note = "bf16 between layers: no two of the " + std::to_string(by_key.size()) + " convolutions oneDNN computes in bf16 here hand a value to each other; nothing tried. ";
+        return Status::Ok();
+      }
+      if (chained.size() == by_key.size()) break;
+      for (auto it = by_key.begin(); it != by_key.end();) it = chained.count(it->first) ? std::next(it) : by_key.erase(it);
+    }
+    for (auto& [key, e] : by_key) twins.push_back(std::move(e));
+  }  // the bank closed: it is opened for writing below
+  if (twinned->LowerPrecisionSteps() <= current->LowerPrecisionSteps()) return Status::Ok();
+  const std::vector<TypedTensor> inputs = model::RandomTypedInputs(graph, 3);
+  auto timing = model::TimeInterleaved(*current, *twinned, inputs, o.warmup, o.repeats);
+  if (!timing.ok()) return timing.status();
+  const ModelVerdict verdict = ModelVerdict::Of(*timing);
+  *note = "bf16 between layers: " + std::to_string(twins.size()) + " convolutions tried in bf16 together, " +
+          std::to_string(twinned->LowerPrecisionSteps() - current->LowerPrecisionSteps()) + " more steps in bf16: " + verdict.Measured(twins.size());
+  if (!verdict.Faster()) {
+    *note += "; not stored. ";
+    return Status::Ok();
+  }
+  std::vector<std::string> keys;
+  for (const Entry& e : twins) keys.push_back(FormatKey(EntryKind::kOp, e.key()));
+  const std::vector<EntryInContext> judged = JudgeEntriesInContext(*current, *twinned, *timing, keys);
+  for (size_t i = 0; i < twins.size(); ++i) {  // what its steps took in the model, without and with it
+    twins[i].before = {judged[i].without_us, judged[i].spread_us, static_cast<uint32_t>(timing->a.node_us.empty() ? 0 : timing->a.node_us[0].size())};
+    twins[i].after = {judged[i].with_us, judged[i].spread_us, twins[i].before.runs};
+  }
+  current.reset();
+  twinned.reset();
+  auto bank = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.job.soc_version, o.job.fingerprint});
+  if (!bank.ok()) return bank.status();
+  auto replaced = AddToOpatJob(**bank, job->job_name, twins);
+  if (!replaced.ok()) return replaced.status();
+  job->replaced = std::move(replaced.value());
+  *note += "; stored as this run's entries. ";
+  return Status::Ok();
+}
+
 // The job's end: the model with this run's entries against the model without them (`before`, bound
 // before the job, or bound now from the job's record of what it replaced), timed interleaved. The
 // entries stay only when the model is faster with them by more than the spread of the runs.
@@ -132,7 +243,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   const ModelVerdict verdict = ModelVerdict::Of(*timing);
   report->baseline_ms = verdict.without_ms;
   report->result_ms = verdict.with_ms;
-  report->note = in_context + "model: " + verdict.Measured(replaced.size());
+  report->note += in_context + "model: " + verdict.Measured(replaced.size());
   // Each bf16 entry was checked in context alone; together their roundings add up, so the model
   // with all of them must still match the model without them within bf16's tolerance.
   std::string beyond_tolerance;
@@ -214,6 +325,8 @@ Result<ModelOpatReport> RunModelJob(const ModelOpatOptions& o, const model::Grap
   auto result = RunOpatJob(job);
   if (!result.ok()) return result.status();
   report.job = std::move(result.value());
+  if (o.in_context && o.job.tune.precision_mode == PrecisionMode::kAllowFp32ToBf16 && !report.job.stopped)
+    TB_RETURN_IF_ERROR(TryBf16Twins(o, graph, bank_dir, &report.job, &report.note));
   const auto bind_start = std::chrono::steady_clock::now();
   auto tuned = BindWithBank(graph, bank_dir, o.model_path, o.job.tune.precision_mode);
   if (!tuned.ok()) return tuned.status();

@@ -436,4 +436,33 @@ Result<nlohmann::json> TakeBackOpatJob(Bank& bank, const std::string& job_name, 
   return result;
 }
 
+Result<ReplacedEntries> AddToOpatJob(Bank& bank, const std::string& job_name, const std::vector<Entry>& entries) {
+  auto stored = ReadStoredJob(bank, job_name, JobTypeOf(2).latest_key, "tuning job", bank.dir());
+  if (!stored.ok()) return stored.status();
+  auto read = Checkpoint::FromJson(stored->second, stored->first);
+  if (!read.ok()) return read.status();
+  Checkpoint cp;
+  TB_RETURN_IF_ERROR(bank.Write([&](WriteTxn& txn) -> Status {
+    cp = *read;  // the body may run again when the map grows
+    for (const Entry& e : entries) {
+      const std::string key = FormatKey(EntryKind::kOp, e.key());
+      auto earlier = txn.Get(EntryKind::kOp, e.key());
+      if (!earlier.ok()) return earlier.status();
+      auto put = txn.Put(e, PutPolicy::kOverwrite);
+      if (!put.ok()) return put.status();
+      cp.replaced.try_emplace(key, earlier.value());
+      const bool added = !cp.replaced.at(key).has_value();
+      for (OpRecord& r : cp.records)
+        if (r.key == key) {
+          r.status = added ? "add" : "update";
+          r.before_us = e.before.median_us;
+          r.after_us = e.after.median_us;
+        }
+    }
+    return txn.PutJob(cp.job_name, DumpJson(cp.ToJson()));
+  }));
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, cp.elapsed_s, cp.records, cp.finished, cp.model_baseline_ms)));
+  return cp.replaced;
+}
+
 }  // namespace tilebank::engine

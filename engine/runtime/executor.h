@@ -136,6 +136,8 @@ class Executor {
 
   const Graph& graph() const { return graph_; }
   const std::vector<NodeBinding>& bindings() const { return bindings_; }
+  // The layout run-time value `value` is handed over in (row-major: an empty key).
+  const HandoverLayout& LayoutOf(int value) const { return layout_of_[value]; }
   // How many kernels a second thread built ahead while the model was bound (KernelPrefetch).
   size_t kernels_built_ahead() const { return built_ahead_; }
   // How many steps compute in less than float32 (bank policies of a job that allowed bf16).
@@ -237,6 +239,9 @@ class Executor {
   Status HandOverLayouts();
   // Tells a kernel that converts layouts (Kernel::ConvertsLayouts) those of its values.
   Status UseGivenLayouts(Step& s);
+  // Tells direct step `s`'s kernel which of its values come and go in its native layouts, and which
+  // of those narrow (layout_of_); refuses, naming it, a layout the kernel does not read or write.
+  Status UseHandedLayouts(Step& s);
   void PlanMemory();
   float* Address(int value);
   // An arena step's input of another type than float32 (Where's condition): read as the elements of

@@ -27,7 +27,11 @@ Status Executor::HandOverLayouts() {
     if (s.kind == Step::Kind::kDirect) {
       f.converts = s.kernel->ConvertsLayouts();
       f.native_output = s.kernel->NativeLayout(-1);
-      for (size_t k = 0; k < s.inputs.size(); ++k) f.native_inputs.push_back(s.kernel->NativeLayout(static_cast<int>(k)));
+      f.narrow_output = s.kernel->NarrowLayout(-1);
+      for (size_t k = 0; k < s.inputs.size(); ++k) {
+        f.native_inputs.push_back(s.kernel->NativeLayout(static_cast<int>(k)));
+        f.narrow_inputs.push_back(s.kernel->NarrowLayout(static_cast<int>(k)));
+      }
     }
   }
   LayoutPlan plan = PlanLayouts(graph_, facts, HandOverNativeLayouts());
@@ -49,16 +53,38 @@ Status Executor::HandOverLayouts() {
       TB_RETURN_IF_ERROR(UseGivenLayouts(s).WithContext("node '" + bindings_[i].name + "'"));
       continue;
     }
-    std::vector<bool> handed_inputs(s.inputs.size(), false);
-    bool any = false;
-    for (size_t k = 0; k < s.inputs.size(); ++k) any |= handed_inputs[k] = s.inputs[k] >= 0 && !layout_of_[s.inputs[k]].row_major();
-    const bool handed_output = s.output >= 0 && !layout_of_[s.output].row_major();
-    if (any || handed_output)
-      TB_RETURN_IF_ERROR(s.kernel->UseNativeLayouts(handed_inputs, handed_output).WithContext("node '" + bindings_[i].name + "'"));
+    TB_RETURN_IF_ERROR(UseHandedLayouts(s).WithContext("node '" + bindings_[i].name + "'"));
   }
   for (size_t i = 0; i < steps_.size(); ++i)
     if (steps_[i]->kind == Step::Kind::kDirect) TB_RETURN_IF_ERROR(steps_[i]->kernel->FinishLayouts().WithContext("node '" + bindings_[i].name + "'"));
   return Status::Ok();
+}
+
+Status Executor::UseHandedLayouts(Step& s) {
+  std::vector<bool> handed(s.inputs.size(), false), narrow(s.inputs.size(), false);
+  bool any = false, any_narrow = false;
+  // Whether value `v` comes (goes, k = -1) in the kernel's native layout, or its narrow one.
+  auto check = [&](int v, int k, bool* is_narrow) -> Result<bool> {
+    if (v < 0 || layout_of_[v].row_major()) return false;
+    const HandoverLayout& layout = layout_of_[v];
+    *is_narrow = layout.key == s.kernel->NarrowLayout(k).key;
+    if (!*is_narrow && layout.key != s.kernel->NativeLayout(k).key)
+      return Status::InvalidInput(std::string("it does not ") + (k < 0 ? "write" : "read") + " the layout its neighbours hand over (" + layout.name + ")");
+    return true;
+  };
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    bool is_narrow = false;
+    auto h = check(s.inputs[k], static_cast<int>(k), &is_narrow);
+    if (!h.ok()) return h.status();
+    any |= handed[k] = h.value();
+    any_narrow |= narrow[k] = is_narrow;
+  }
+  bool narrow_output = false;
+  auto handed_output = check(s.output, -1, &narrow_output);
+  if (!handed_output.ok()) return handed_output.status();
+  if (!any && !handed_output.value()) return Status::Ok();
+  if (any_narrow || narrow_output) TB_RETURN_IF_ERROR(s.kernel->UseNarrowLayouts(narrow, narrow_output));
+  return s.kernel->UseNativeLayouts(handed, handed_output.value());
 }
 
 Status Executor::UseGivenLayouts(Step& s) {

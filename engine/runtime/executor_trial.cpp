@@ -45,19 +45,13 @@ Result<std::vector<size_t>> Executor::SwapSteps(const std::string& op_key, const
       if (v >= 0 && own.output >= 0 && storage_of_[v] >= 0 && storage_of_[v] == storage_of_[own.output] && trial->in_place_input != static_cast<int>(k))
         return refuse("its output is placed over an input it does not write over");
     }
-    std::vector<bool> handed(trial->inputs.size(), false);
-    bool any = false;
-    for (size_t k = 0; k < trial->inputs.size(); ++k) any |= handed[k] = trial->inputs[k] >= 0 && !layout_of_[trial->inputs[k]].row_major();
-    const bool handed_output = own.output >= 0 && !layout_of_[own.output].row_major();
+    bool any = own.output >= 0 && !layout_of_[own.output].row_major();
+    for (int v : trial->inputs) any |= v >= 0 && !layout_of_[v].row_major();
     if (trial->kind == Step::Kind::kDirect && trial->kernel->ConvertsLayouts()) {
       if (Status s = UseGivenLayouts(*trial); !s.ok()) return refuse(s.message());
-    } else if (any || handed_output) {
-      const std::string layouts = "the layouts its neighbours hand over (" + (handed_output ? layout_of_[own.output].name : std::string("its inputs'")) + ")";
-      if (trial->kind != Step::Kind::kDirect) return refuse("it cannot take " + layouts);
-      for (size_t k = 0; k < handed.size(); ++k)
-        if (handed[k] && trial->kernel->NativeLayout(static_cast<int>(k)).key != layout_of_[trial->inputs[k]].key) return refuse("it does not read " + layouts);
-      if (handed_output && trial->kernel->NativeLayout(-1).key != layout_of_[own.output].key) return refuse("it does not write " + layouts);
-      if (Status s = trial->kernel->UseNativeLayouts(handed, handed_output); !s.ok()) return refuse(s.message());
+    } else if (any) {
+      if (trial->kind != Step::Kind::kDirect) return refuse("it cannot take the layouts its neighbours hand over");
+      if (Status s = UseHandedLayouts(*trial); !s.ok()) return refuse(s.message());
     }
     if (trial->kind == Step::Kind::kDirect)
       if (Status s = trial->kernel->FinishLayouts(); !s.ok()) return refuse(s.message());

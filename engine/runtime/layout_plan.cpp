@@ -171,6 +171,38 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
   return std::nullopt;
 }
 
+// A value handed over in a native layout goes narrow (bfloat16) when the step writing it and every
+// step reading it take it so in that layout: no elementwise, data-movement or converting step, no
+// model input or output (those are row-major already), one writer.
+void NarrowWhereAllComputeInBf16(const Graph& graph, const std::vector<LayoutStep>& steps, const std::vector<bool>& agnostic,
+                                 const std::vector<std::optional<LayoutFamilyOp>>& family_op, std::vector<HandoverLayout>* layout_of) {
+  const size_t values = graph.values.size();
+  std::vector<HandoverLayout> narrow(values);
+  std::vector<bool> refused(values, false);
+  std::vector<int> writers(values, 0);
+  // `offered` for value v by one of its steps: all must offer the same narrow layout.
+  auto take = [&](int v, const HandoverLayout& offered) {
+    if (offered.row_major() || (!narrow[v].row_major() && narrow[v].key != offered.key)) refused[v] = true;
+    else narrow[v] = offered;
+  };
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const LayoutStep& s = steps[i];
+    const bool takes = s.kind == LayoutStep::Kind::kLayoutKernel && !agnostic[i] && !family_op[i] && !s.converts;
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      const int v = s.inputs[k];
+      if (v < 0 || graph.IsConstant(v)) continue;
+      if (takes && k < s.narrow_inputs.size()) take(v, s.narrow_inputs[k]);
+      else refused[v] = true;
+    }
+    if (s.output < 0) continue;
+    ++writers[s.output];
+    if (takes) take(s.output, s.narrow_output);
+    else refused[s.output] = true;
+  }
+  for (size_t v = 0; v < values; ++v)
+    if (!refused[v] && writers[v] == 1 && !(*layout_of)[v].row_major() && !narrow[v].row_major()) (*layout_of)[v] = narrow[v];
+}
+
 }  // namespace
 
 LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps, bool enabled, const FamilyKernelBuilder& build) {
@@ -311,6 +343,7 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
   for (size_t v = 0; v < values; ++v)
     if (auto it = groups.find(find(static_cast<int>(v))); it != groups.end() && it->second.possible && !graph.IsConstant(static_cast<int>(v)))
       plan.layout_of[v] = layout_in_group(static_cast<int>(v));
+  NarrowWhereAllComputeInBf16(graph, steps, is_agnostic, family_op, &plan.layout_of);
   for (size_t i = 0; i < steps.size(); ++i) {
     if (family_op[i] && groups.at(find(family_anchor[i])).possible) {
       plan.family[i] = groups.at(find(family_anchor[i])).family;

@@ -1,5 +1,6 @@
 // The layout plan: which run-time values are handed between steps in a native (blocked) layout
-// instead of row-major. Values form groups (a producer, its readers, elementwise steps that compute
+// instead of row-major, and which of those in bfloat16 ("narrow": between two steps computing in
+// bf16, written by the one and read by the other as they are). Values form groups (a producer, its readers, elementwise steps that compute
 // the same in any layout, data movement and per-channel steps that run in a layout family); a group
 // takes a native layout when every producer writes it and every reader takes it natively, and it is
 // not a model input or output. The executor asks the kernels what they take and applies the plan.
@@ -27,6 +28,10 @@ struct LayoutStep {
   // natively; row-major otherwise.
   HandoverLayout native_output;
   std::vector<HandoverLayout> native_inputs;
+  // The same in bfloat16, where the kernel computes in bf16 and writes (reads) that as it is
+  // (Kernel::NarrowLayout); empty otherwise.
+  HandoverLayout narrow_output;
+  std::vector<HandoverLayout> narrow_inputs;
   // A kernel that takes and writes whatever layouts its neighbours hand over (Kernel::ConvertsLayouts):
   // it constrains no group; the executor tells it the layouts the plan chose.
   bool converts = false;

@@ -63,5 +63,30 @@ TEST_CASE("layout plan: a value a reader takes row-major only stays row-major, a
   for (const auto& layout : off.layout_of) CHECK(layout.row_major());
 }
 
+TEST_CASE("layout plan: a value goes narrow (bf16) only where its writer and every reader take it so in its native layout") {
+  const HandoverLayout narrow{kBlocked.key + ":dt2", "nChw16c bf16", 1024};
+  // Every step computes in bf16: both values between them go narrow, the model's ends stay row-major.
+  std::vector<LayoutStep> steps = Steps();
+  for (LayoutStep& s : steps) s.narrow_output = narrow, s.narrow_inputs = {narrow};
+  LayoutPlan plan = PlanLayouts(Chain(), steps, true);
+  CHECK(plan.layout_of[0].row_major());
+  CHECK(plan.layout_of[1].key == narrow.key);
+  CHECK(plan.layout_of[2].key == narrow.key);
+  CHECK(plan.layout_of[3].row_major());
+  // The last step reads float32 only: v2 goes over in the float32 layout, v1 stays narrow.
+  steps[2].narrow_inputs = {HandoverLayout{}};
+  plan = PlanLayouts(Chain(), steps, true);
+  CHECK(plan.layout_of[1].key == narrow.key);
+  CHECK(plan.layout_of[2].key == kBlocked.key);
+  // A writer that writes float32 only keeps its value float32; a value handed over row-major is
+  // never narrow.
+  steps = Steps(2);
+  for (LayoutStep& s : steps) s.narrow_output = narrow, s.narrow_inputs = {narrow};
+  steps[0].narrow_output = {};
+  plan = PlanLayouts(Chain(), steps, true);
+  CHECK(plan.layout_of[1].key == kBlocked.key);
+  CHECK(plan.layout_of[2].row_major());
+}
+
 }  // namespace
 }  // namespace tilebank::engine::model

@@ -27,8 +27,7 @@ std::string OneDnnIdentity(const std::string& what, const std::string& impl, con
   std::string id = "onednn " + what + "|" + impl;
   for (const dnnl::memory::desc& md : mds) {
     const HandoverLayout layout = HandoverLayoutOf(md);
-    id += "|" + (layout.row_major() ? std::string("row-major") : layout.key);
-    if (md.data.data_type != dnnl_f32) id += ":dt" + std::to_string(static_cast<int>(md.data.data_type));  // a bf16 operand
+    id += "|" + (layout.row_major() ? std::string("row-major") : layout.key);  // a bf16 operand's key ends in its type
   }
   for (const std::string& step : steps) id += "+" + step;
   return id;
@@ -36,10 +35,12 @@ std::string OneDnnIdentity(const std::string& what, const std::string& impl, con
 
 HandoverLayout HandoverLayoutOf(const dnnl::memory::desc& md) {
   const dnnl_memory_desc_t& d = md.data;
-  if (d.format_kind != dnnl_blocked) return {"onednn:format_kind=" + std::to_string(d.format_kind), "opaque", static_cast<int64_t>(md.get_size() / 4)};
+  const std::string type = d.data_type == dnnl_f32 ? "" : kHandoverTypeMark + std::to_string(static_cast<int>(d.data_type));
+  const int64_t floats = static_cast<int64_t>((md.get_size() + sizeof(float) - 1) / sizeof(float));
+  if (d.format_kind != dnnl_blocked) return {"onednn:format_kind=" + std::to_string(d.format_kind) + type, "opaque", floats, d.data_type == dnnl_bf16};
   const auto& b = d.format_desc.blocking;
   const int n = d.ndims;
-  bool row_major = b.inner_nblks == 0 && d.offset0 == 0;
+  bool row_major = type.empty() && b.inner_nblks == 0 && d.offset0 == 0;  // a bf16 tensor is never the executor's row-major
   int64_t stride = 1;
   for (int i = n; i-- > 0 && row_major;) {
     row_major = d.padded_dims[i] == d.dims[i] && (d.dims[i] == 1 || b.strides[i] == stride);
@@ -64,7 +65,8 @@ HandoverLayout HandoverLayoutOf(const dnnl::memory::desc& md) {
     name += blocked ? static_cast<char>(letters[i] - 'a' + 'A') : letters[i];
   }
   for (int k = 0; k < b.inner_nblks; ++k) name += std::to_string(b.inner_blks[k]) + letters[b.inner_idxs[k]];
-  return {key, name, static_cast<int64_t>(md.get_size() / sizeof(float))};
+  if (!type.empty()) name += d.data_type == dnnl_bf16 ? " bf16" : " dt" + std::to_string(static_cast<int>(d.data_type));
+  return {key + type, name, floats, d.data_type == dnnl_bf16};
 }
 
 std::optional<dnnl::memory::desc> DescOfHandover(const HandoverLayout& layout, const std::vector<int64_t>& shape) {
@@ -76,7 +78,12 @@ std::optional<dnnl::memory::desc> DescOfHandover(const HandoverLayout& layout, c
   d.data_type = dnnl_f32;
   d.format_kind = dnnl_blocked;
   auto& b = d.format_desc.blocking;
-  std::istringstream in(layout.key.substr(prefix.size()));
+  std::string blocking = layout.key.substr(prefix.size());
+  if (const size_t mark = blocking.find(kHandoverTypeMark); mark != std::string::npos) {  // another element type than float32
+    d.data_type = static_cast<dnnl_data_type_t>(std::stoi(blocking.substr(mark + std::strlen(kHandoverTypeMark))));
+    blocking.resize(mark);
+  }
+  std::istringstream in(blocking);
   char sep = 0;
   for (int i = 0; i < d.ndims; ++i) {  // dims/padded/padded_offset/stride,
     if (!(in >> d.dims[i] >> sep >> d.padded_dims[i] >> sep >> d.padded_offsets[i] >> sep >> b.strides[i] >> sep) || d.dims[i] != shape[i])
@@ -126,13 +133,15 @@ dnnl::memory::dims ConvWeightDims(const ConvProblem& p) {
   return p.G == 1 ? dnnl::memory::dims{p.OC, p.Cg, p.KH, p.KW} : dnnl::memory::dims{p.G, p.OCg, p.Cg, p.KH, p.KW};
 }
 
-dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout, bool bf16) {
+dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout, bool bf16,
+                                         const dnnl::memory::desc* dst_given) {
   using memory = dnnl::memory;
   using tag = memory::format_tag;
   const memory::data_type f32 = memory::data_type::f32, operands = bf16 ? memory::data_type::bf16 : f32;
   const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
   const tag activations = layout == "plain" ? tag::nchw : layout == "nhwc" ? tag::nhwc : tag::any;
-  const memory::desc src_md(src, operands, activations), wts_md(ConvWeightDims(p), operands, tag::any), dst_md(dst, f32, activations);
+  const memory::desc src_md(src, operands, activations), wts_md(ConvWeightDims(p), operands, tag::any),
+      dst_md = dst_given ? *dst_given : memory::desc(dst, f32, activations);
   const auto a = algo == "winograd" ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
   const memory::dims strides{p.sh, p.sw}, dilates{p.dh - 1, p.dw - 1}, pads{p.ph, p.pw}, pads_end{p.ph_end, p.pw_end};
   if (p.bias)
@@ -144,6 +153,12 @@ dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string
 dnnl::memory::desc WithF32(const dnnl::memory::desc& md) {
   dnnl_memory_desc_t d = md.data;
   d.data_type = dnnl_f32;
+  return dnnl::memory::desc(d);
+}
+
+dnnl::memory::desc WithBf16(const dnnl::memory::desc& md) {
+  dnnl_memory_desc_t d = md.data;
+  d.data_type = dnnl_bf16;
   return dnnl::memory::desc(d);
 }
 

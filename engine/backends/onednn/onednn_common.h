@@ -23,14 +23,16 @@ dnnl::memory::desc RowMajorDesc(const std::vector<int64_t>& shape);
 dnnl::memory MemoryFromTensor(const Tensor& t, const dnnl::memory::desc& md);
 // A row-major tensor of `shape` copied from memory in a plain layout.
 Tensor TensorFromMemory(const dnnl::memory& m, const std::vector<int64_t>& shape);
-// `md` as a layout the model executor hands over (key: its dims, padding, strides and blocks); an
-// empty key when `md` is dense row-major.
+// `md` as a layout the model executor hands over (key: its dims, padding, strides and blocks, then
+// kHandoverTypeMark and the element type where that is not float32); an empty key when `md` is dense
+// row-major float32.
 HandoverLayout HandoverLayoutOf(const dnnl::memory::desc& md);
+inline constexpr const char* kHandoverTypeMark = ":dt";
 // A kernel's identity (Kernel::Identity) on a oneDNN primitive: `what` it is, the implementation
 // oneDNN picked, the layouts of `mds` (the caller's and the primitive's) and `steps` fused into it.
 std::string OneDnnIdentity(const std::string& what, const std::string& impl, const std::vector<dnnl::memory::desc>& mds,
                            const std::vector<std::string>& steps);
-// The f32 descriptor a layout HandoverLayoutOf made stands for, over `shape` (row-major when the
+// The descriptor a layout HandoverLayoutOf made stands for, over `shape` (row-major when the
 // key is empty); nullopt for a key it did not make or of another shape.
 std::optional<dnnl::memory::desc> DescOfHandover(const HandoverLayout& layout, const std::vector<int64_t>& shape);
 // Runs `body` (returning a Status or a Result); a oneDNN exception becomes kInvalidInput "oneDNN: ...".
@@ -57,10 +59,12 @@ void ExecuteAndWait(const dnnl::primitive& prim, dnnl::stream& stream, const std
 dnnl::memory::dims ConvWeightDims(const ConvProblem& p);
 // The inference convolution of `p` with `algo` ("direct", "winograd"), activations in `layout`
 // ("plain": NCHW, "nhwc", else oneDNN's preferred one), weights in its preferred layout; `bf16`:
-// source and weights in bfloat16 (destination and bias stay float32).
-dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout, bool bf16 = false);
-// `md` with float32 elements: the same dimensions and layout.
+// source and weights in bfloat16 (bias stays float32, the destination too unless `dst` describes it).
+dnnl::convolution_forward::desc ConvDesc(const ConvProblem& p, const std::string& algo, const std::string& layout, bool bf16 = false,
+                                         const dnnl::memory::desc* dst = nullptr);
+// `md` with float32 (bfloat16) elements: the same dimensions and layout.
 dnnl::memory::desc WithF32(const dnnl::memory::desc& md);
+dnnl::memory::desc WithBf16(const dnnl::memory::desc& md);
 // Whether an implementation oneDNN names computes bfloat16 natively (its ISA has bf16 dot products
 // or AMX), not by converting to float32 or in a reference loop.
 bool NativeBf16Implementation(const std::string& impl_name);

@@ -23,6 +23,19 @@ TEST_CASE("oneDNN layouts: a handed-over layout's key gives back its descriptor"
     CHECK(*back == md);
     CHECK(!DescOfHandover(layout, {1, 24, 5, 8}).has_value());  // another shape
   }
+  // bf16: a key of its own (the same layout in float32 is another tensor), half the memory, and
+  // never row-major, even dense.
+  for (auto tag : {memory::format_tag::nhwc, memory::format_tag::nchw}) {
+    const memory::desc md({1, 24, 5, 7}, memory::data_type::bf16, tag);
+    const HandoverLayout layout = HandoverLayoutOf(md), wide = HandoverLayoutOf(WithF32(md));
+    REQUIRE(!layout.row_major());
+    CHECK(layout.key != wide.key);
+    CHECK(layout.floats == (24 * 5 * 7 + 1) / 2);
+    CHECK(layout.name.find("bf16") != std::string::npos);
+    auto back = DescOfHandover(layout, {1, 24, 5, 7});
+    REQUIRE(back.has_value());
+    CHECK(*back == md);
+  }
   CHECK(*DescOfHandover(HandoverLayout{}, {2, 3}) == RowMajorDesc({2, 3}));
   CHECK(!DescOfHandover(HandoverLayout{"halide:x", "x", 6}, {2, 3}).has_value());
 }

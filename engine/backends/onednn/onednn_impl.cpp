@@ -307,6 +307,7 @@ class ConvKernel : public Kernel {
   }
   Status Run() override {
     if (post_.sum_input() >= 0) sum_reorder_.Run(stream_, residual_, dst_);
+    EnsurePrimitive();
     Execute(prim_, stream_, src_, wts_, dst_, bias_, post_, scratchpad_);
     RunOwnTail();
     return Status::Ok();
@@ -352,6 +353,7 @@ class ConvKernel : public Kernel {
     bool any = false;
     std::string why;
     const memory user_wts = UserWeights(*constants[1]);
+    const bool bf16_in_own_layouts = choice_.bf16() && choice_.layout != "plain";
     // The layout's primitive and weights; false (and `why`) where oneDNN has no kernel for it.
     auto bind_layout = [&](bool plain) {
       plain_activations_ = plain;
@@ -365,9 +367,15 @@ class ConvKernel : public Kernel {
       if (!plain) {
         native_src_ = HandoverLayoutOf(HandedSrcDesc());
         native_dst_ = HandoverLayoutOf(pd_.dst_desc());
+        OfferNarrowLayouts();
       }
       return true;
     };
+    // oneDNN has bf16 kernels for its own layouts and NHWC only: nothing to time.
+    if (bf16_in_own_layouts) {
+      if (!bind_layout(false)) return Status::InvalidInput("oneDNN: " + why);
+      return true;
+    }
     // "auto" timed once per instance and host: a later load binds the remembered winner (the
     // blocked primitive first all the same, whose layouts the executor's plan may still hand over).
     const std::string key = choice_.layout == "auto" ? LayoutChoiceKey() : "";
@@ -426,6 +434,19 @@ class ConvKernel : public Kernel {
     if (input == -1 || (input >= 0 && input == post_.sum_input())) return native_dst_;
     return input == 0 ? native_src_ : HandoverLayout{};
   }
+  HandoverLayout NarrowLayout(int input) const override {
+    if (ConvertsLayouts()) return {};
+    return input == 0 ? narrow_src_layout_ : input == -1 ? narrow_dst_layout_ : HandoverLayout{};
+  }
+  Status UseNarrowLayouts(const std::vector<bool>& inputs, bool output) override {
+    for (size_t k = 1; k < inputs.size(); ++k)
+      if (inputs[k]) return Status::InvalidInput("this convolution reads only its source in bfloat16");
+    narrow_src_ = !inputs.empty() && inputs[0];
+    narrow_dst_ = output;
+    if ((narrow_src_ && narrow_src_layout_.row_major()) || (narrow_dst_ && narrow_dst_layout_.row_major()))
+      return Status::InvalidInput("this convolution computes in float32, or writes its output so");
+    return Status::Ok();
+  }
   bool ConvertsLayouts() const override { return choice_.layout == "convert"; }
   Status UseGivenLayouts(const std::vector<HandoverLayout>& inputs, const HandoverLayout& output) override {
     if (!ConvertsLayouts()) return Kernel::UseGivenLayouts(inputs, output);
@@ -441,7 +462,10 @@ class ConvKernel : public Kernel {
     });
   }
   Status FinishLayouts() override {
-    if (!plain_later_) return Status::Ok();
+    if (!plain_later_) return CatchOneDnnErrors([&] {
+      EnsurePrimitive();
+      return Status::Ok();
+    });
     plain_later_ = false;
     return CatchOneDnnErrors([&] {
       plain_activations_ = true;
@@ -461,21 +485,22 @@ class ConvKernel : public Kernel {
       // The primitive bound for its own layouts stays (its descriptor and weights made again would
       // be the same); one bound for NCHW activations is made again for them, the weights moving
       // from its layout.
-      if (plain_activations_ || !prim_) {
+      // A bf16 destination is another primitive.
+      if (plain_activations_ || !pd_ || narrow_dst_) {
         plain_activations_ = false;
         const memory current_wts = wts_;
         BindLayouts(current_wts, nullptr);
       } else {
         BindCallerMemories();
       }
-      if ((handed_src_ && HandoverLayoutOf(HandedSrcDesc()).key != native_src_.key) ||
-          ((handed_dst_ || handed_residual_) && HandoverLayoutOf(pd_.dst_desc()).key != native_dst_.key))
+      if ((handed_src_ && HandoverLayoutOf(HandedSrcDesc()).key != (narrow_src_ ? narrow_src_layout_ : native_src_).key) ||
+          ((handed_dst_ || handed_residual_) && HandoverLayoutOf(pd_.dst_desc()).key != (narrow_dst_ ? narrow_dst_layout_ : native_dst_).key))
         return Status::InvalidInput("oneDNN chose other layouts for this convolution than at load");
       return Status::Ok();
     });
   }
   std::string Identity() const override {
-    if (!prim_) return "";
+    if (!pd_) return "";
     std::vector<std::string> steps = StepNames(post_);
     if (!own_tail_.steps.empty()) steps.push_back("own Swish");
     // The caller's memories exist on the direct path (the measured one reorders outside the run).
@@ -488,6 +513,7 @@ class ConvKernel : public Kernel {
   bool RunsOnAnyThread() const override { return true; }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     if (plain_later_) TB_RETURN_IF_ERROR(FinishLayouts());  // run before the layout plan (timed alone at load)
+    EnsurePrimitive();
     caller_src_.set_data_handle(const_cast<float*>(in[0]));
     caller_dst_.set_data_handle(out);
     if (reorder_src_) src_reorder_.Run(stream_, caller_src_, src_);
@@ -513,9 +539,41 @@ class ConvKernel : public Kernel {
   void RunOwnTail() {
     ApplyActivationsInPlace(own_tail_, static_cast<float*>(dst_.get_data_handle()), static_cast<int64_t>(pd_.dst_desc().get_size() / sizeof(float)));
   }
+  // The primitive for pd_, where CreatePrimitive left it to be made on first need.
+  void EnsurePrimitive() {
+    if (!prim_) prim_ = dnnl::convolution_forward(pd_);
+  }
   // The source as neighbours hand it over in the primitive's layout: float32 (a bf16 primitive's
-  // source is its own copy, converted on each run).
-  memory::desc HandedSrcDesc() const { return choice_.bf16() ? WithF32(pd_.src_desc()) : pd_.src_desc(); }
+  // source is its own copy, converted on each run) unless handed over narrow.
+  memory::desc HandedSrcDesc() const { return choice_.bf16() && !narrow_src_ ? WithF32(pd_.src_desc()) : pd_.src_desc(); }
+  // A bf16 primitive in its own layouts reads its source in bf16 as it is; it writes its
+  // destination in bf16 too, in the same layout, where oneDNN has a native kernel for that and
+  // nothing after the primitive reads the float32 sums (a residual Add, the own Swish pass).
+  void OfferNarrowLayouts() {
+    narrow_src_layout_ = narrow_dst_layout_ = {};
+    if (!choice_.bf16() || ConvertsLayouts()) return;
+    narrow_src_layout_ = HandoverLayoutOf(pd_.src_desc());
+    if (post_.sum_input() >= 0 || !own_tail_.steps.empty()) return;
+    const memory::desc narrow_dst = WithBf16(pd_.dst_desc());
+    try {
+      dnnl::primitive_attr attr;
+      post_.Attach(attr, PostOpDims());
+      UseCallerScratchpad(&attr);
+      const auto desc = ConvDesc(p_, choice_.algo, choice_.layout, true, &narrow_dst);
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, OneDnnCpuEngine());
+      SelectImplementation(pd, choice_.impl);
+      if (NativeBf16Implementation(pd.impl_info_str())) narrow_dst_layout_ = HandoverLayoutOf(narrow_dst);
+    } catch (const dnnl::error&) {  // no such kernel here: the destination stays float32
+    }
+  }
+  // The rank-4 dims oneDNN takes a binary post-op's operand in.
+  static std::function<memory::dims(const std::vector<int64_t>&)> PostOpDims() {
+    return [](const std::vector<int64_t>& operand) {
+      memory::dims d(4 - std::min<size_t>(4, operand.size()), 1);
+      d.insert(d.end(), operand.begin(), operand.end());
+      return d;
+    };
+  }
   // The ONNX weights (OIHW, or GOIHW when grouped) as oneDNN memory.
   memory UserWeights(const Tensor& weights) const {
     return MemoryFromTensor(weights, memory::desc(ConvWeightDims(p_), dt::f32, p_.G == 1 ? tag::oihw : tag::goihw));
@@ -554,19 +612,19 @@ class ConvKernel : public Kernel {
     const auto& p = p_;
     const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
     const memory::desc bias_md({p.OC}, dt::f32, tag::a);
-    const auto desc = ConvDesc(p, choice_.algo, plain_activations_ ? "plain" : choice_.layout, choice_.bf16());
+    const memory::desc narrow_dst = narrow_dst_ ? WithBf16(pd_.dst_desc()) : memory::desc();  // the float32 primitive's layout
+    const auto desc = ConvDesc(p, choice_.algo, plain_activations_ ? "plain" : choice_.layout, choice_.bf16(), narrow_dst_ ? &narrow_dst : nullptr);
     dnnl::primitive_attr attr;
-    post_.Attach(attr, [&](const std::vector<int64_t>& operand) {
-      memory::dims d(4 - std::min<size_t>(4, operand.size()), 1);
-      d.insert(d.end(), operand.begin(), operand.end());
-      return d;
-    });
+    post_.Attach(attr, PostOpDims());
     UseCallerScratchpad(&attr);
     pd_ = dnnl::convolution_forward::primitive_desc(desc, attr, OneDnnCpuEngine());
     SelectImplementation(pd_, choice_.impl);
     scratchpad_.Describe(pd_.scratchpad_desc());
     post_.RefuseReference(pd_.impl_info_str());
-    prim_ = dnnl::convolution_forward(pd_);
+    // A bf16 primitive waits until the plan says what type its destination is (UseNarrowLayouts):
+    // made twice, the first would stay in oneDNN's primitive cache, its code resident.
+    prim_ = {};
+    if (!choice_.bf16()) prim_ = dnnl::convolution_forward(pd_);
     // Weights into the primitive's layout (not timed; in a model, once at load).
     user_src_md_ = memory::desc(src, dt::f32, tag::nchw);
     user_dst_md_ = memory::desc(dst, dt::f32, tag::nchw);
@@ -595,6 +653,9 @@ class ConvKernel : public Kernel {
   // which of source, destination and residual the caller gives in them.
   HandoverLayout native_src_, native_dst_;
   bool handed_src_ = false, handed_dst_ = false, handed_residual_ = false;
+  // The same layouts in bf16 (NarrowLayout), and whether the source and destination are handed so.
+  HandoverLayout narrow_src_layout_, narrow_dst_layout_;
+  bool narrow_src_ = false, narrow_dst_ = false;
   memory residual_;             // the sum post-op's residual, in the caller's layout
   bool copy_residual_ = false;  // the residual is in dst_'s layout: copied, not reordered
   CallerReorder sum_reorder_;   // residual -> dst_ otherwise

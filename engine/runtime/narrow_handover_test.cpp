@@ -1,0 +1,99 @@
+// Values handed between two convolutions that both compute in bf16 go over in bf16 ("narrow",
+// engine/runtime/layout_plan.h): the producer writes bf16, the reader takes it as it is. The model
+// computes what it computes in float32 within bf16's tolerance; a float32 neighbour keeps a value
+// float32. Only where oneDNN has native bf16 kernels (AVX512_BF16 or AMX); elsewhere nothing to check.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/backends/library_impls.h"
+#include "engine/backends/op_template.h"
+#include "engine/core/precision_mode.h"
+#include "engine/ir/node_op_spec.h"
+#include "engine/ir/onnx_import.h"
+#include "engine/runtime/model_session.h"
+#include "tests/onnx_model_builder.h"
+#include "tests/test_support.h"
+
+namespace tilebank::engine::model {
+namespace {
+
+using testing::TempDir;
+
+// impl.onednn's policy in bf16 for each Conv whose weights' second dimension (64: the first, 1: the
+// depthwise one, 96: the last) is in `channels`.
+PolicyLookup Bf16Where(const std::vector<int64_t>& channels) {
+  return [channels](const OpSpec& op) -> std::optional<FoundPolicy> {
+    if (op.op_type != "Conv" || std::find(channels.begin(), channels.end(), op.inputs[1].shape[1]) == channels.end()) return std::nullopt;
+    Entry e;
+    e.kind = EntryKind::kOp;
+    e.op_type = op.op_type;
+    e.descriptor = op.canonical.text;
+    e.template_id = OneDnnImpl().id();
+    e.policy = MakePolicy({{"algo", std::string("direct")}, {"impl", std::string("default")}, {"layout", std::string("auto")},
+                           {kPrecisionKnob, std::string("bf16")}});
+    return FoundPolicy{e, false};
+  };
+}
+
+// The layout name each value is handed over in, by the name of the node writing it.
+std::string LayoutOf(const Executor& e, const std::string& node) {
+  for (const NodeBinding& b : e.bindings()) {
+    if (b.name == node) return b.layout;
+    for (const std::string& fused : b.fused_nodes)
+      if (fused == node) return b.layout;
+  }
+  return "(no such step)";
+}
+
+TEST_CASE("narrow handover: two bf16 convolutions hand their value over in bf16, a float32 neighbour keeps it float32") {
+  TempDir dir;
+  auto graph = ImportModel(testing::SaveInvertedResidual(dir / "block.onnx"), {});
+  REQUIRE_MESSAGE(graph.ok(), graph.status().message());
+  auto conv = NodeOpSpec(*graph, graph->nodes[0]);
+  REQUIRE(conv.ok());
+  if (OneDnnImpl().Space(conv->op).IndexOf(kPrecisionKnob) < 0) return;  // no native bf16 on this CPU
+
+  auto exact = Executor::Load(*graph, nullptr, BankFusionLookup(nullptr));
+  REQUIRE_MESSAGE(exact.ok(), exact.status().message());
+  const std::vector<Tensor> inputs = RandomInputs(*graph, 5);
+  std::vector<const Tensor*> in = {&inputs[0]};
+  std::vector<Tensor> want;
+  REQUIRE((*exact)->Run(in, &want).ok());
+
+  SUBCASE("all three in bf16: both values between them narrow") {
+    auto lowered = Executor::Load(*graph, Bf16Where({64, 1, 96}), BankFusionLookup(nullptr));
+    REQUIRE_MESSAGE(lowered.ok(), lowered.status().message());
+    CHECK((*lowered)->LowerPrecisionSteps() == 3);
+    const std::string first = LayoutOf(**lowered, "Conv_c0"), second = LayoutOf(**lowered, "Conv_c1");
+    CHECK_MESSAGE(first.find("bf16") != std::string::npos, first);
+    CHECK_MESSAGE(second.find("bf16") != std::string::npos, second);
+    std::vector<Tensor> got;
+    REQUIRE((*lowered)->Run(in, &got).ok());
+    REQUIRE(got.size() == 1);
+    double scale = 0, worst = 0;
+    for (float v : want[0].data) scale = std::max(scale, std::fabs(static_cast<double>(v)));
+    for (size_t i = 0; i < got[0].data.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(got[0].data[i]) - want[0].data[i]));
+    CHECK(worst > 0);
+    CHECK(worst <= kBf16Tolerance * scale);
+  }
+  SUBCASE("the depthwise convolution in float32: nothing narrow") {
+    auto mixed = Executor::Load(*graph, Bf16Where({64, 96}), BankFusionLookup(nullptr));
+    REQUIRE_MESSAGE(mixed.ok(), mixed.status().message());
+    CHECK((*mixed)->LowerPrecisionSteps() == 2);
+    for (const char* node : {"Conv_c0", "Conv_c1"}) {
+      const std::string layout = LayoutOf(**mixed, node);
+      CHECK_MESSAGE(layout.find("bf16") == std::string::npos, layout);
+    }
+    std::vector<Tensor> got;
+    REQUIRE((*mixed)->Run(in, &got).ok());
+    double scale = 0, worst = 0;
+    for (float v : want[0].data) scale = std::max(scale, std::fabs(static_cast<double>(v)));
+    for (size_t i = 0; i < got[0].data.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(got[0].data[i]) - want[0].data[i]));
+    CHECK(worst <= kBf16Tolerance * scale);
+  }
+}
+
+}  // namespace
+}  // namespace tilebank::engine::model
