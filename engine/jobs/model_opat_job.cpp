@@ -14,6 +14,7 @@
 #include "engine/jobs/winner_entry.h"
 #include "engine/backends/library_impls.h"
 #include "engine/core/precision_mode.h"
+#include "engine/runtime/branch_plan.h"
 #include "engine/backends/op_template.h"
 #include "repo/bank.h"
 #include "repo/bank_location.h"
@@ -125,8 +126,11 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
     auto bank = OpenIfPresent(bank_dir);
     if (!bank.ok()) return bank.status();
     const model::PolicyLookup now = model::BankLookup(bank->get(), o.job.tune.precision_mode);
-    auto bound = BindWithBank(graph, bank_dir, o.model_path, o.job.tune.precision_mode);
-    if (!bound.ok()) return bound.status();
+    model::LoadOptions options;
+    options.precision = o.job.tune.precision_mode;
+    if (const char* branches = std::getenv("TILEBANK_BRANCHES"); branches) model::ParseBranchMode(branches, &options.branches);  // as BindToBank
+    auto bound = model::Executor::Load(graph, now, model::BankFusionLookup(bank->get()), options);  // the bank open once in this process
+    if (!bound.ok()) return bound.status().WithContext(o.model_path);
     current = std::move(bound.value());
     std::map<std::string, Entry> by_key;
     const std::string bank_id = *bank ? (*bank)->meta_at_open().bank_id : "";
@@ -134,30 +138,29 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
       if (!b.op || b.op->op.op_type != "Conv" || b.precision != "fp32") continue;
       const OpSpec& op = b.op->op;
       const std::string key = FormatKey(EntryKind::kOp, op.canonical.key);
-      if (by_key.count(key)) continue;
+      // A key this job stored keeps the search's winner: taking a twin back restores what the key
+      // held before the job.
+      if (by_key.count(key) || job->replaced.count(key)) continue;
       const SearchSpace space = onednn.Space(op);
       if (space.IndexOf(kPrecisionKnob) < 0) continue;  // no native bf16 kernel for it here
+      // The policy the step runs, in bf16: none where that is not impl.onednn's, or has no bf16 form
+      // (an own Winograd or depthwise kernel the search chose stays).
       const auto found = now ? now(op) : std::nullopt;
-      std::optional<Policy> twin;
-      for (const Policy& base : {found && !found->nearest && found->entry.template_id == onednn.id() ? found->entry.policy : onednn.DefaultPolicy(op),
-                                 onednn.DefaultPolicy(op)}) {
-        const Policy candidate = space.With(base, kPrecisionKnob, std::string("bf16"));
-        if (space.valid(candidate)) {
-          twin = candidate;
-          break;
-        }
-      }
-      if (!twin) continue;
-      by_key.emplace(key, WinnerEntry(EntryKind::kOp, op.op_type, op.canonical.text, WinnerTemplate{onednn.id(), onednn.version(), TuneMode::kImpl, *twin},
+      const bool from_bank = found && !found->nearest;
+      if (from_bank && found->entry.template_id != onednn.id()) continue;
+      const Policy twin = space.With(from_bank ? found->entry.policy : onednn.DefaultPolicy(op), kPrecisionKnob, std::string("bf16"));
+      if (!space.valid(twin)) continue;
+      by_key.emplace(key, WinnerEntry(EntryKind::kOp, op.op_type, op.canonical.text, WinnerTemplate{onednn.id(), onednn.version(), TuneMode::kImpl, twin},
                                       {}, {}, 0, "bf16 twin", bank_id));
     }
-    if (by_key.empty()) return Status::Ok();
+    if (by_key.empty()) {
+      *note = "bf16 between layers: no float32 convolution left that oneDNN computes in bf16 here. ";
+      return Status::Ok();
+    }
     model::PolicyLookup with_twins = [&](const OpSpec& op) -> std::optional<model::FoundPolicy> {
       if (auto it = by_key.find(FormatKey(EntryKind::kOp, op.canonical.key)); it != by_key.end()) return model::FoundPolicy{it->second, false};
       return now ? now(op) : std::nullopt;
     };
-    model::LoadOptions options;
-    options.precision = o.job.tune.precision_mode;
     // Bound with every twin, then with only those in chains: a twin whose steps neither read nor
     // write a value handed over narrow only pays for converting its source.
     std::map<std::string, size_t> node_named;
@@ -186,7 +189,10 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
     }
     for (auto& [key, e] : by_key) twins.push_back(std::move(e));
   }  // the bank closed: it is opened for writing below
-  if (twinned->LowerPrecisionSteps() <= current->LowerPrecisionSteps()) return Status::Ok();
+  if (twinned->LowerPrecisionSteps() <= current->LowerPrecisionSteps()) {
+    *note = "bf16 between layers: the model bound with them computes no more steps in bf16. ";
+    return Status::Ok();
+  }
   const std::vector<TypedTensor> inputs = model::RandomTypedInputs(graph, 3);
   auto timing = model::TimeInterleaved(*current, *twinned, inputs, o.warmup, o.repeats);
   if (!timing.ok()) return timing.status();
@@ -208,9 +214,7 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
   twinned.reset();
   auto bank = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.job.soc_version, o.job.fingerprint});
   if (!bank.ok()) return bank.status();
-  auto replaced = AddToOpatJob(**bank, job->job_name, twins);
-  if (!replaced.ok()) return replaced.status();
-  job->replaced = std::move(replaced.value());
+  TB_RETURN_IF_ERROR(AddToOpatJob(**bank, job, twins));
   *note += "; stored as this run's entries. ";
   return Status::Ok();
 }

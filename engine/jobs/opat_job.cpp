@@ -436,8 +436,8 @@ Result<nlohmann::json> TakeBackOpatJob(Bank& bank, const std::string& job_name, 
   return result;
 }
 
-Result<ReplacedEntries> AddToOpatJob(Bank& bank, const std::string& job_name, const std::vector<Entry>& entries) {
-  auto stored = ReadStoredJob(bank, job_name, JobTypeOf(2).latest_key, "tuning job", bank.dir());
+Status AddToOpatJob(Bank& bank, OpatJobReport* job, const std::vector<Entry>& entries) {
+  auto stored = ReadStoredJob(bank, job->job_name, JobTypeOf(2).latest_key, "tuning job", bank.dir());
   if (!stored.ok()) return stored.status();
   auto read = Checkpoint::FromJson(stored->second, stored->first);
   if (!read.ok()) return read.status();
@@ -453,16 +453,20 @@ Result<ReplacedEntries> AddToOpatJob(Bank& bank, const std::string& job_name, co
       cp.replaced.try_emplace(key, earlier.value());
       const bool added = !cp.replaced.at(key).has_value();
       for (OpRecord& r : cp.records)
-        if (r.key == key) {
+        if (r.key == key && r.status != "hit") {  // the key's first record (later ones are hits)
           r.status = added ? "add" : "update";
+          r.mode = TuneModeName(e.tune_mode);
           r.before_us = e.before.median_us;
           r.after_us = e.after.median_us;
+          break;
         }
     }
     return txn.PutJob(cp.job_name, DumpJson(cp.ToJson()));
   }));
-  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, OpatResultJson(cp.tuning_name, cp.elapsed_s, cp.records, cp.finished, cp.model_baseline_ms)));
-  return cp.replaced;
+  job->result = OpatResultJson(cp.tuning_name, cp.elapsed_s, cp.records, cp.finished, cp.model_baseline_ms);
+  TB_RETURN_IF_ERROR(WriteJsonAtomically(cp.result_path, job->result));
+  job->replaced = cp.replaced;
+  return Status::Ok();
 }
 
 }  // namespace tilebank::engine

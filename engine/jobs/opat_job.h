@@ -74,11 +74,12 @@ Result<OpatJobReport> RunOpatJob(const OpatJobOptions& options);
 // (FormatKey) to take back; the job's other entries stay.
 Result<nlohmann::json> TakeBackOpatJob(Bank& bank, const std::string& job_name, const std::set<std::string>* only = nullptr);
 
-// Stores `entries` in `bank` as job `job_name`'s own, each over whatever the bank holds at its key,
-// in one transaction: the checkpoint records what each replaced (so TakeBackOpatJob takes them back
-// with the rest), and the records of their keys become add or update with the entry's times.
-// Rewrites the job's result file; returns what the job has replaced now.
-Result<ReplacedEntries> AddToOpatJob(Bank& bank, const std::string& job_name, const std::vector<Entry>& entries);
+// Stores `entries` in `bank` as job `job`'s own, each over whatever the bank holds at its key, in
+// one transaction: the checkpoint records what each replaced (for a key the job had stored already,
+// what the key held before the job), so TakeBackOpatJob takes them back with the rest; the first
+// record of each key becomes add or update with the entry's times. Rewrites the job's result file;
+// `job`'s replaced entries and result follow.
+Status AddToOpatJob(Bank& bank, OpatJobReport* job, const std::vector<Entry>& entries);
 
 // The latest OPAT job checkpointed in a bank, as a reader beside it sees it (engine/batch reads
 // a shard's progress from it).

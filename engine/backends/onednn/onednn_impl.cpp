@@ -562,7 +562,9 @@ class ConvKernel : public Kernel {
       const auto desc = ConvDesc(p_, choice_.algo, choice_.layout, true, &narrow_dst);
       dnnl::convolution_forward::primitive_desc pd(desc, attr, OneDnnCpuEngine());
       SelectImplementation(pd, choice_.impl);
-      if (NativeBf16Implementation(pd.impl_info_str())) narrow_dst_layout_ = HandoverLayoutOf(narrow_dst);
+      // The same source and weights layouts, or the plan's narrow value would be another tensor.
+      if (NativeBf16Implementation(pd.impl_info_str()) && pd.src_desc() == pd_.src_desc() && pd.weights_desc() == pd_.weights_desc())
+        narrow_dst_layout_ = HandoverLayoutOf(narrow_dst);
     } catch (const dnnl::error&) {  // no such kernel here: the destination stays float32
     }
   }
