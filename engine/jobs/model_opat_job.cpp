@@ -88,7 +88,18 @@ Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph,
   }
   *note = "in context: " + std::to_string(keys.size() - losing.size()) + " of " + std::to_string(keys.size()) +
           " entries made their steps faster where the model runs them";
-  if (losing.empty()) {
+  // A bf16 twin not faster gives its key back to the search's winner it replaced.
+  std::vector<Entry> restored;
+  for (auto it = losing.begin(); it != losing.end();) {
+    auto under = report->under_twins.find(*it);
+    if (under == report->under_twins.end()) {
+      ++it;
+      continue;
+    }
+    restored.push_back(under->second);
+    it = losing.erase(it);
+  }
+  if (losing.empty() && restored.empty()) {
     *note += "; ";
     *unchanged = std::move(timing.value());
     return Status::Ok();
@@ -96,12 +107,16 @@ Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph,
   {
     auto bank = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.job.soc_version, o.job.fingerprint});
     if (!bank.ok()) return bank.status();
-    auto result = TakeBackOpatJob(**bank, report->job.job_name, &losing);
-    if (!result.ok()) return result.status();
-    report->job.result = std::move(result.value());
+    if (!restored.empty()) TB_RETURN_IF_ERROR(AddToOpatJob(**bank, &report->job, restored));
+    if (!losing.empty()) {
+      auto result = TakeBackOpatJob(**bank, report->job.job_name, &losing);
+      if (!result.ok()) return result.status();
+      report->job.result = std::move(result.value());
+    }
   }
   for (const std::string& key : losing) report->job.replaced.erase(key);
-  *note += ", the other " + std::to_string(losing.size()) + " were taken back; ";
+  if (!restored.empty()) *note += ", " + std::to_string(restored.size()) + " bf16 forms gave their keys back to the search's choice";
+  *note += losing.empty() ? "; " : ", the other " + std::to_string(losing.size()) + " were taken back; ";
   auto rebound = BindWithBank(graph, bank_dir, o.model_path, o.job.tune.precision_mode);
   if (!rebound.ok()) return rebound.status();
   *tuned = std::move(rebound.value());
@@ -112,13 +127,17 @@ Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph,
 // the value between them goes over in bf16 (engine/runtime/layout_plan.h: "narrow"); the search
 // timed each candidate alone in the model, converting its source, where none of that shows (a
 // depthwise convolution in bf16 loses alone and wins between two bf16 ones). So where the job
-// allows bf16, every float32 convolution oneDNN computes natively in bf16 here is tried so at once:
-// its policy's bf16 twin (the built-in choice's where the bank has no impl.onednn entry for it). The
-// model with all twins is timed interleaved against the model as the search left it; only when it
-// is faster beyond the spread are the twins stored, as this job's entries, and then judged one by
-// one in context and as a whole with the rest, as every entry is (DecideOnEntries). `note` says what
-// was measured.
-Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const std::string& bank_dir, OpatJobReport* job, std::string* note) {
+// allows bf16, every float32 convolution oneDNN computes natively in bf16 here, and that hands a
+// value to or takes one from another such, is tried so at once: the bf16 twin of the policy its
+// step runs (impl.onednn's; an own kernel the bank chose stays). The model with all twins is timed
+// interleaved against the model as the search left it; only when it is faster beyond the spread are
+// the twins whose steps were faster stored, as this job's entries (a twin over the job's own entry
+// remembers it in `report->under_twins`), and then judged one by one in context and as a whole with
+// the rest, as every entry is (DecideOnEntries). `report->note` says what was measured.
+Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const std::string& bank_dir, ModelOpatReport* report) {
+  OpatJobReport* job = &report->job;
+  std::string* note = &report->note;
+  std::map<std::string, Entry> under;  // key -> this job's entry its twin would replace
   const OpTemplate& onednn = OneDnnImpl();
   std::vector<Entry> twins;
   std::unique_ptr<model::Executor> current, twinned;
@@ -138,9 +157,7 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
       if (!b.op || b.op->op.op_type != "Conv" || b.precision != "fp32") continue;
       const OpSpec& op = b.op->op;
       const std::string key = FormatKey(EntryKind::kOp, op.canonical.key);
-      // A key this job stored keeps the search's winner: taking a twin back restores what the key
-      // held before the job.
-      if (by_key.count(key) || job->replaced.count(key)) continue;
+      if (by_key.count(key)) continue;
       const SearchSpace space = onednn.Space(op);
       if (space.IndexOf(kPrecisionKnob) < 0) continue;  // no native bf16 kernel for it here
       // The policy the step runs, in bf16: none where that is not impl.onednn's, or has no bf16 form
@@ -150,6 +167,7 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
       if (from_bank && found->entry.template_id != onednn.id()) continue;
       const Policy twin = space.With(from_bank ? found->entry.policy : onednn.DefaultPolicy(op), kPrecisionKnob, std::string("bf16"));
       if (!space.valid(twin)) continue;
+      if (from_bank && job->replaced.count(key)) under.emplace(key, found->entry);
       by_key.emplace(key, WinnerEntry(EntryKind::kOp, op.op_type, op.canonical.text, WinnerTemplate{onednn.id(), onednn.version(), TuneMode::kImpl, twin},
                                       {}, {}, 0, "bf16 twin", bank_id));
     }
@@ -205,17 +223,26 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
   }
   std::vector<std::string> keys;
   for (const Entry& e : twins) keys.push_back(FormatKey(EntryKind::kOp, e.key()));
+  // Each stored with what its steps (and their readers) took in the model without and with the
+  // twins; one whose steps were slower would not stay in context (DecideOnEntries), and is left out.
   const std::vector<EntryInContext> judged = JudgeEntriesInContext(*current, *twinned, *timing, keys);
-  for (size_t i = 0; i < twins.size(); ++i) {  // what its steps took in the model, without and with it
-    twins[i].before = {judged[i].without_us, judged[i].spread_us, static_cast<uint32_t>(timing->a.node_us.empty() ? 0 : timing->a.node_us[0].size())};
-    twins[i].after = {judged[i].with_us, judged[i].spread_us, twins[i].before.runs};
+  std::vector<Entry> faster;
+  for (size_t i = 0; i < twins.size(); ++i) {
+    if (judged[i].steps == 0 || judged[i].with_us >= judged[i].without_us) continue;
+    const uint32_t runs = static_cast<uint32_t>(timing->a.node_us.empty() ? 0 : timing->a.node_us[0].size());
+    twins[i].before = {judged[i].without_us, judged[i].spread_us, runs};
+    twins[i].after = {judged[i].with_us, judged[i].spread_us, runs};
+    faster.push_back(std::move(twins[i]));
   }
+  twins = std::move(faster);
   current.reset();
   twinned.reset();
   auto bank = Bank::Open(bank_dir, {OpenMode::kReadWrite, o.job.soc_version, o.job.fingerprint});
   if (!bank.ok()) return bank.status();
   TB_RETURN_IF_ERROR(AddToOpatJob(**bank, job, twins));
-  *note += "; stored as this run's entries. ";
+  *note += "; the " + std::to_string(twins.size()) + " whose steps were faster with them stored as this run's entries. ";
+  for (const Entry& e : twins)
+    if (auto it = under.find(FormatKey(EntryKind::kOp, e.key())); it != under.end()) report->under_twins.insert(*it);
   return Status::Ok();
 }
 
@@ -330,7 +357,7 @@ Result<ModelOpatReport> RunModelJob(const ModelOpatOptions& o, const model::Grap
   if (!result.ok()) return result.status();
   report.job = std::move(result.value());
   if (o.in_context && o.job.tune.precision_mode == PrecisionMode::kAllowFp32ToBf16 && !report.job.stopped)
-    TB_RETURN_IF_ERROR(TryBf16Twins(o, graph, bank_dir, &report.job, &report.note));
+    TB_RETURN_IF_ERROR(TryBf16Twins(o, graph, bank_dir, &report));
   const auto bind_start = std::chrono::steady_clock::now();
   auto tuned = BindWithBank(graph, bank_dir, o.model_path, o.job.tune.precision_mode);
   if (!tuned.ok()) return tuned.status();

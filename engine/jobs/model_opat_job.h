@@ -42,6 +42,9 @@ struct ModelOpatReport {
   // Each entry judged in context (engine/jobs/entries_in_context.h): key, node, the medians of its
   // steps without and with it, the spread, and whether it stayed; in the result file as "in_context".
   nlohmann::json in_context = nlohmann::json::array();
+  // op key -> this job's own entry a bf16 twin replaced: where the twin is not faster in context,
+  // the search's winner comes back instead of what the key held before the job.
+  std::map<std::string, Entry> under_twins;
 };
 
 // "resnet50" for .../resnet50/model.onnx (exported models are <name>/model.onnx), else the file's stem.
