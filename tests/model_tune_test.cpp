@@ -547,5 +547,44 @@ TEST_CASE("entries in context: an entry stays only when the steps it changes are
   CHECK(large[0].without_us - large[0].with_us == doctest::Approx(50));
 }
 
+TEST_CASE("entries in context: entries judged together, as a bf16 chain is, stay when their steps are faster as a whole") {
+  TempDir dir;
+  auto graph = engine::model::ImportModel(SaveInvertedResidual(dir / "block.onnx"), {});
+  REQUIRE(graph.ok());
+  auto without = engine::model::Executor::Load(*graph, nullptr);
+  auto with = engine::model::Executor::Load(*graph, nullptr);
+  REQUIRE(without.ok());
+  REQUIRE(with.ok());
+  const auto& bindings = (*with)->bindings();
+  std::vector<size_t> convs;
+  for (size_t i = 0; i < bindings.size(); ++i)
+    if (bindings[i].op && bindings[i].op->op.op_type == "Conv") convs.push_back(i);
+  REQUIRE(convs.size() == 3);
+  const std::string first = FormatKey(EntryKind::kOp, bindings[convs[0]].op->op.canonical.key),
+                    depthwise = FormatKey(EntryKind::kOp, bindings[convs[1]].op->op.canonical.key);
+  REQUIRE(first != depthwise);
+  // The first convolution's time rises over five runs while the depthwise one's falls: each alone
+  // spreads 10 us, the two together not at all; with the entries each is 6 us faster.
+  engine::model::InterleavedTiming t;
+  for (size_t k = 0; k < bindings.size(); ++k) {
+    std::vector<double> runs(5, 100.0);
+    if (k == convs[0]) runs = {90, 95, 100, 105, 110};
+    if (k == convs[1]) runs = {110, 105, 100, 95, 90};
+    t.a.node_us.push_back(runs);
+    if (k == convs[0] || k == convs[1])
+      for (double& us : runs) us -= 6;
+    t.b.node_us.push_back(runs);
+  }
+  const auto alone = engine::JudgeEntriesInContext(**without, **with, t, {first, depthwise});
+  REQUIRE(alone.size() == 2);
+  CHECK_FALSE(alone[0].Faster());
+  CHECK_FALSE(alone[1].Faster());
+  const engine::EntryInContext together = engine::JudgeTogetherInContext(**without, **with, t, {first, depthwise});
+  CHECK(together.key == first);
+  CHECK(together.steps >= alone[0].steps + alone[1].steps - 1);
+  CHECK(together.Faster());
+  CHECK(together.without_us - together.with_us == doctest::Approx(12));
+}
+
 }  // namespace
 }  // namespace tilebank::testing

@@ -8,18 +8,18 @@
 namespace tilebank::engine {
 namespace {
 
-// Whether binding `b` runs the operator of bank key `key`.
-bool RunsOperator(const model::NodeBinding& b, const std::string& key) { return b.op && FormatKey(EntryKind::kOp, b.op->op.canonical.key) == key; }
+// Whether binding `b` runs the operator of one of the bank keys `keys`.
+bool RunsOperator(const model::NodeBinding& b, const std::set<std::string>& keys) { return b.op && keys.count(FormatKey(EntryKind::kOp, b.op->op.canonical.key)); }
 
-// The names of the steps (and of the nodes fused into them) that run the operator of `key`, and of
+// The names of the steps (and of the nodes fused into them) that run the operators of `keys`, and of
 // the steps reading what those produce.
-std::set<std::string> ChangedSteps(const model::Executor& ex, const std::string& key) {
+std::set<std::string> ChangedSteps(const model::Executor& ex, const std::set<std::string>& keys) {
   std::set<std::string> names;
   std::set<int> produced;
   const auto& bindings = ex.bindings();
   const auto& graph = ex.graph();
   for (const auto& b : bindings) {
-    if (!RunsOperator(b, key)) continue;
+    if (!RunsOperator(b, keys)) continue;
     names.insert(b.name);
     names.insert(b.fused_nodes.begin(), b.fused_nodes.end());
   }
@@ -52,35 +52,44 @@ std::vector<double> RunSums(const model::Executor& ex, const model::ModelTiming&
   return sums;
 }
 
+// The entries of `keys` judged as one (`key`: the first of them).
+EntryInContext Judge(const model::Executor& without, const model::Executor& with, const model::InterleavedTiming& timing, const std::set<std::string>& keys,
+                     const std::string& first) {
+  EntryInContext e;
+  e.key = first;
+  for (const auto& b : with.bindings())
+    if (RunsOperator(b, {first})) {
+      e.node = b.name;
+      e.precision = b.precision;
+      break;
+    }
+  std::set<std::string> names = ChangedSteps(with, keys);
+  const std::set<std::string> before = ChangedSteps(without, keys);
+  names.insert(before.begin(), before.end());
+  int steps_without = 0;
+  const auto a = RunSums(without, timing.a, names, &steps_without);
+  const auto b = RunSums(with, timing.b, names, &e.steps);
+  if (!a.empty() && !b.empty()) {
+    const SampleSummary sa = Summarize(a), sb = Summarize(b);
+    e.without_us = sa.median;
+    e.with_us = sb.median;
+    e.spread_us = std::max(sa.spread, sb.spread);
+  }
+  return e;
+}
+
 }  // namespace
 
 std::vector<EntryInContext> JudgeEntriesInContext(const model::Executor& without, const model::Executor& with,
                                                   const model::InterleavedTiming& timing, const std::vector<std::string>& keys) {
   std::vector<EntryInContext> judged;
-  for (const std::string& key : keys) {
-    EntryInContext e;
-    e.key = key;
-    for (const auto& b : with.bindings())
-      if (RunsOperator(b, key)) {
-        e.node = b.name;
-        e.precision = b.precision;
-        break;
-      }
-    std::set<std::string> names = ChangedSteps(with, key);
-    const std::set<std::string> before = ChangedSteps(without, key);
-    names.insert(before.begin(), before.end());
-    int steps_without = 0;
-    const auto a = RunSums(without, timing.a, names, &steps_without);
-    const auto b = RunSums(with, timing.b, names, &e.steps);
-    if (!a.empty() && !b.empty()) {
-      const SampleSummary sa = Summarize(a), sb = Summarize(b);
-      e.without_us = sa.median;
-      e.with_us = sb.median;
-      e.spread_us = std::max(sa.spread, sb.spread);
-    }
-    judged.push_back(std::move(e));
-  }
+  for (const std::string& key : keys) judged.push_back(Judge(without, with, timing, {key}, key));
   return judged;
+}
+
+EntryInContext JudgeTogetherInContext(const model::Executor& without, const model::Executor& with, const model::InterleavedTiming& timing,
+                                      const std::vector<std::string>& keys) {
+  return Judge(without, with, timing, std::set<std::string>(keys.begin(), keys.end()), keys.empty() ? std::string() : keys.front());
 }
 
 }  // namespace tilebank::engine

@@ -27,5 +27,10 @@ struct EntryInContext {
 // One judgement per key in `keys`, in that order.
 std::vector<EntryInContext> JudgeEntriesInContext(const model::Executor& without, const model::Executor& with,
                                                   const model::InterleavedTiming& timing, const std::vector<std::string>& keys);
+// The entries of `keys` judged as one: the steps of all of them and their readers summed per run
+// (entries that only pay together, as convolutions handing bf16 values to each other). Its `key`
+// and `node` are the first key's.
+EntryInContext JudgeTogetherInContext(const model::Executor& without, const model::Executor& with, const model::InterleavedTiming& timing,
+                                      const std::vector<std::string>& keys);
 
 }  // namespace tilebank::engine

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -69,6 +70,38 @@ model::PolicyLookup PoliciesWithoutThisRun(const Bank* bank, const ReplacedEntri
   };
 }
 
+// The bf16 twins `twins` (op keys) the model runs, grouped by the values handed over in bf16 between
+// their steps: each group a chain of steps that read and write bf16 among themselves.
+std::vector<std::vector<std::string>> Bf16Chains(const model::Executor& ex, const std::set<std::string>& twins) {
+  const model::Graph& graph = ex.graph();
+  std::map<std::string, std::string> parent;  // union-find over keys
+  std::function<std::string(const std::string&)> find = [&](const std::string& k) { return parent[k] == k ? k : parent[k] = find(parent[k]); };
+  std::map<int, std::string> writer;  // value -> the twin key of the step writing it
+  std::map<std::string, size_t> node_named;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) node_named.emplace(graph.nodes[n].name, n);
+  std::vector<std::pair<size_t, std::string>> steps;  // binding -> its twin key
+  for (size_t i = 0; i < ex.bindings().size(); ++i) {
+    const model::NodeBinding& b = ex.bindings()[i];
+    if (!b.op || b.node < 0) continue;
+    const std::string key = FormatKey(EntryKind::kOp, b.op->op.canonical.key);
+    if (!twins.count(key)) continue;
+    parent.emplace(key, key);
+    steps.emplace_back(i, key);
+    for (int v : graph.nodes[b.node].outputs) writer[v] = key;
+    for (const std::string& fused : b.fused_nodes)
+      if (auto it = node_named.find(fused); it != node_named.end())
+        for (int v : graph.nodes[it->second].outputs) writer[v] = key;
+  }
+  for (const auto& [i, key] : steps)
+    for (int v : graph.nodes[ex.bindings()[i].node].inputs)
+      if (auto w = writer.find(v); v >= 0 && w != writer.end() && ex.LayoutOf(v).narrow) parent[find(key)] = find(w->second);
+  std::map<std::string, std::vector<std::string>> chains;
+  for (const auto& [key, up] : parent) chains[find(key)].push_back(key);
+  std::vector<std::vector<std::string>> out;
+  for (auto& [root, keys] : chains) out.push_back(std::move(keys));
+  return out;
+}
+
 // Each of the job's entries judged where the model runs it (engine/jobs/entries_in_context.h):
 // those whose steps are not faster with it beyond the spread go back, and `tuned` is bound again
 // without them. `note` says what was measured and decided; `unchanged` receives the timing when
@@ -81,13 +114,23 @@ Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph,
   std::vector<std::string> keys;
   for (const auto& [key, earlier] : report->job.replaced) keys.push_back(key);
   std::set<std::string> losing;
-  for (const EntryInContext& e : JudgeEntriesInContext(before, **tuned, *timing, keys)) {
+  const std::vector<EntryInContext> judged = JudgeEntriesInContext(before, **tuned, *timing, keys);
+  for (const EntryInContext& e : judged)
     if (!e.Faster()) losing.insert(e.key);
-    report->in_context.push_back({{"key", e.key}, {"node", e.node}, {"steps", e.steps}, {"without_us", RoundForResult(e.without_us, 1e3)},
-                                  {"with_us", RoundForResult(e.with_us, 1e3)}, {"spread_us", RoundForResult(e.spread_us, 1e3)}, {"precision", e.precision}, {"kept", e.Faster()}});
-  }
   *note = "in context: " + std::to_string(keys.size() - losing.size()) + " of " + std::to_string(keys.size()) +
           " entries made their steps faster where the model runs them";
+  // bf16 twins handing values to each other pay together: a chain whose steps are faster as a whole
+  // keeps every entry of it.
+  size_t chained = 0;
+  for (const std::vector<std::string>& chain : Bf16Chains(**tuned, report->bf16_twins)) {
+    if (chain.size() < 2 || !JudgeTogetherInContext(before, **tuned, *timing, chain).Faster()) continue;
+    for (const std::string& key : chain) chained += losing.erase(key);
+  }
+  if (chained) *note += ", " + std::to_string(chained) + " more in bf16 chains faster together";
+  for (const EntryInContext& e : judged)
+    report->in_context.push_back({{"key", e.key}, {"node", e.node}, {"steps", e.steps}, {"without_us", RoundForResult(e.without_us, 1e3)},
+                                  {"with_us", RoundForResult(e.with_us, 1e3)}, {"spread_us", RoundForResult(e.spread_us, 1e3)}, {"precision", e.precision},
+                                  {"kept", !losing.count(e.key)}});
   // A bf16 twin not faster gives its key back to the search's winner it replaced.
   std::vector<Entry> restored;
   for (auto it = losing.begin(); it != losing.end();) {
@@ -241,8 +284,11 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
   if (!bank.ok()) return bank.status();
   TB_RETURN_IF_ERROR(AddToOpatJob(**bank, job, twins));
   *note += "; the " + std::to_string(twins.size()) + " whose steps were faster with them stored as this run's entries. ";
-  for (const Entry& e : twins)
-    if (auto it = under.find(FormatKey(EntryKind::kOp, e.key())); it != under.end()) report->under_twins.insert(*it);
+  for (const Entry& e : twins) {
+    const std::string key = FormatKey(EntryKind::kOp, e.key());
+    report->bf16_twins.insert(key);
+    if (auto it = under.find(key); it != under.end()) report->under_twins.insert(*it);
+  }
   return Status::Ok();
 }
 

@@ -7,6 +7,7 @@
 // The model is imported once and bound to the bank before and after.
 #pragma once
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,7 @@ struct ModelOpatReport {
   // op key -> this job's own entry a bf16 twin replaced: where the twin is not faster in context,
   // the search's winner comes back instead of what the key held before the job.
   std::map<std::string, Entry> under_twins;
+  std::set<std::string> bf16_twins;  // op keys of the bf16 twins the job stored: judged along their chains too
 };
 
 // "resnet50" for .../resnet50/model.onnx (exported models are <name>/model.onnx), else the file's stem.
