@@ -195,14 +195,20 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
     if (!bound.ok()) return bound.status().WithContext(o.model_path);
     current = std::move(bound.value());
     std::map<std::string, Entry> by_key;
+    bool native = false;  // a convolution of the model has a bf16 kernel here
     const std::string bank_id = *bank ? (*bank)->meta_at_open().bank_id : "";
     for (const model::NodeBinding& b : current->bindings()) {
-      if (!b.op || b.op->op.op_type != "Conv" || b.precision != "fp32") continue;
+      if (!b.op || b.op->op.op_type != "Conv") continue;
+      if (b.precision != "fp32") {
+        native = true;  // the search put it in bf16 already
+        continue;
+      }
       const OpSpec& op = b.op->op;
       const std::string key = FormatKey(EntryKind::kOp, op.canonical.key);
       if (by_key.count(key)) continue;
       const SearchSpace space = onednn.Space(op);
       if (space.IndexOf(kPrecisionKnob) < 0) continue;  // no native bf16 kernel for it here
+      native = true;
       // The policy the step runs, in bf16: none where that is not impl.onednn's, or has no bf16 form
       // (an own Winograd or depthwise kernel the search chose stays).
       const auto found = now ? now(op) : std::nullopt;
@@ -214,8 +220,8 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
       by_key.emplace(key, WinnerEntry(EntryKind::kOp, op.op_type, op.canonical.text, WinnerTemplate{onednn.id(), onednn.version(), TuneMode::kImpl, twin},
                                       {}, {}, 0, "bf16 twin", bank_id));
     }
-    if (by_key.empty()) {
-      *note = "bf16 between layers: no float32 convolution left that oneDNN computes in bf16 here. ";
+    if (by_key.empty()) {  // nothing to say where this CPU has no bf16 kernels
+      if (native) *note = "bf16 between layers: no float32 convolution left that oneDNN computes in bf16 here. ";
       return Status::Ok();
     }
     model::PolicyLookup with_twins = [&](const OpSpec& op) -> std::optional<model::FoundPolicy> {
