@@ -512,15 +512,21 @@ TEST_CASE("precision mode: --precision-mode is OPAT's, checked, and a bf16 step 
   CHECK(OpatOf(dir / "fp32_out")["repo_summary"]["repo_hit_num"] == 0);
 }
 
-TEST_CASE("entries in context: an entry stays only when the steps it changes are faster with it beyond their spread") {
-  TempDir dir;
-  auto graph = engine::model::ImportModel(SmallModel(dir), {});
+// The model at `path` bound twice to its built-in choices: the two sides of a judgement in context.
+std::pair<std::unique_ptr<engine::model::Executor>, std::unique_ptr<engine::model::Executor>> BoundTwice(const std::string& path) {
+  auto graph = engine::model::ImportModel(path, {});
   REQUIRE(graph.ok());
   auto without = engine::model::Executor::Load(*graph, nullptr);
   auto with = engine::model::Executor::Load(*graph, nullptr);
   REQUIRE(without.ok());
   REQUIRE(with.ok());
-  const auto& bindings = (*with)->bindings();
+  return {std::move(without.value()), std::move(with.value())};
+}
+
+TEST_CASE("entries in context: an entry stays only when the steps it changes are faster with it beyond their spread") {
+  TempDir dir;
+  auto [without, with] = BoundTwice(SmallModel(dir));
+  const auto& bindings = with->bindings();
   size_t tuned = bindings.size();
   for (size_t i = 0; i < bindings.size() && tuned == bindings.size(); ++i)
     if (bindings[i].op) tuned = i;
@@ -535,7 +541,7 @@ TEST_CASE("entries in context: an entry stays only when the steps it changes are
       if (k == tuned)
         for (double& us : t.b.node_us.back()) us -= gain;
     }
-    return engine::JudgeEntriesInContext(**without, **with, t, {key, "0xnosuchkey"});
+    return engine::JudgeEntriesInContext(*without, *with, t, {key, "0xnosuchkey"});
   };
   const auto small = judge(5);
   REQUIRE(small.size() == 2);
@@ -549,13 +555,8 @@ TEST_CASE("entries in context: an entry stays only when the steps it changes are
 
 TEST_CASE("entries in context: entries judged together, as a bf16 chain is, stay when their steps are faster as a whole") {
   TempDir dir;
-  auto graph = engine::model::ImportModel(SaveInvertedResidual(dir / "block.onnx"), {});
-  REQUIRE(graph.ok());
-  auto without = engine::model::Executor::Load(*graph, nullptr);
-  auto with = engine::model::Executor::Load(*graph, nullptr);
-  REQUIRE(without.ok());
-  REQUIRE(with.ok());
-  const auto& bindings = (*with)->bindings();
+  auto [without, with] = BoundTwice(SaveInvertedResidual(dir / "block.onnx"));
+  const auto& bindings = with->bindings();
   std::vector<size_t> convs;
   for (size_t i = 0; i < bindings.size(); ++i)
     if (bindings[i].op && bindings[i].op->op.op_type == "Conv") convs.push_back(i);
@@ -575,11 +576,11 @@ TEST_CASE("entries in context: entries judged together, as a bf16 chain is, stay
       for (double& us : runs) us -= 6;
     t.b.node_us.push_back(runs);
   }
-  const auto alone = engine::JudgeEntriesInContext(**without, **with, t, {first, depthwise});
+  const auto alone = engine::JudgeEntriesInContext(*without, *with, t, {first, depthwise});
   REQUIRE(alone.size() == 2);
   CHECK_FALSE(alone[0].Faster());
   CHECK_FALSE(alone[1].Faster());
-  const engine::EntryInContext together = engine::JudgeTogetherInContext(**without, **with, t, {first, depthwise});
+  const engine::EntryInContext together = engine::JudgeTogetherInContext(*without, *with, t, {first, depthwise});
   CHECK(together.key == first);
   CHECK(together.steps >= alone[0].steps + alone[1].steps - 1);
   CHECK(together.Faster());
