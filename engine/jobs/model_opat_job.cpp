@@ -15,7 +15,6 @@
 #include "engine/jobs/winner_entry.h"
 #include "engine/backends/library_impls.h"
 #include "engine/core/precision_mode.h"
-#include "engine/runtime/branch_plan.h"
 #include "engine/backends/op_template.h"
 #include "repo/bank.h"
 #include "repo/bank_location.h"
@@ -70,6 +69,22 @@ model::PolicyLookup PoliciesWithoutThisRun(const Bank* bank, const ReplacedEntri
   };
 }
 
+// Node index by name.
+std::map<std::string, size_t> NodesByName(const model::Graph& graph) {
+  std::map<std::string, size_t> named;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) named.emplace(graph.nodes[n].name, n);
+  return named;
+}
+
+// The values step `b` writes: its node's outputs and those of the nodes fused into it (the chain's
+// last node writes the step's output).
+std::vector<int> WrittenBy(const model::Graph& graph, const model::NodeBinding& b, const std::map<std::string, size_t>& node_named) {
+  std::vector<int> values(graph.nodes[b.node].outputs.begin(), graph.nodes[b.node].outputs.end());
+  for (const std::string& fused : b.fused_nodes)
+    if (auto it = node_named.find(fused); it != node_named.end()) values.insert(values.end(), graph.nodes[it->second].outputs.begin(), graph.nodes[it->second].outputs.end());
+  return values;
+}
+
 // The bf16 twins `twins` (op keys) the model runs, grouped by the values handed over in bf16 between
 // their steps: each group a chain of steps that read and write bf16 among themselves.
 std::vector<std::vector<std::string>> Bf16Chains(const model::Executor& ex, const std::set<std::string>& twins) {
@@ -77,8 +92,7 @@ std::vector<std::vector<std::string>> Bf16Chains(const model::Executor& ex, cons
   std::map<std::string, std::string> parent;  // union-find over keys
   std::function<std::string(const std::string&)> find = [&](const std::string& k) { return parent[k] == k ? k : parent[k] = find(parent[k]); };
   std::map<int, std::string> writer;  // value -> the twin key of the step writing it
-  std::map<std::string, size_t> node_named;
-  for (size_t n = 0; n < graph.nodes.size(); ++n) node_named.emplace(graph.nodes[n].name, n);
+  const std::map<std::string, size_t> node_named = NodesByName(graph);
   std::vector<std::pair<size_t, std::string>> steps;  // binding -> its twin key
   for (size_t i = 0; i < ex.bindings().size(); ++i) {
     const model::NodeBinding& b = ex.bindings()[i];
@@ -87,10 +101,7 @@ std::vector<std::vector<std::string>> Bf16Chains(const model::Executor& ex, cons
     if (!twins.count(key)) continue;
     parent.emplace(key, key);
     steps.emplace_back(i, key);
-    for (int v : graph.nodes[b.node].outputs) writer[v] = key;
-    for (const std::string& fused : b.fused_nodes)
-      if (auto it = node_named.find(fused); it != node_named.end())
-        for (int v : graph.nodes[it->second].outputs) writer[v] = key;
+    for (int v : WrittenBy(graph, b, node_named)) writer[v] = key;
   }
   for (const auto& [i, key] : steps)
     for (int v : graph.nodes[ex.bindings()[i].node].inputs)
@@ -190,7 +201,7 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
     const model::PolicyLookup now = model::BankLookup(bank->get(), o.job.tune.precision_mode);
     model::LoadOptions options;
     options.precision = o.job.tune.precision_mode;
-    if (const char* branches = std::getenv("TILEBANK_BRANCHES"); branches) model::ParseBranchMode(branches, &options.branches);  // as BindToBank
+    TB_RETURN_IF_ERROR(model::ReadLoadEnvironment(&options));
     auto bound = model::Executor::Load(graph, now, model::BankFusionLookup(bank->get()), options);  // the bank open once in this process
     if (!bound.ok()) return bound.status().WithContext(o.model_path);
     current = std::move(bound.value());
@@ -230,8 +241,7 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
     };
     // Bound with every twin, then with only those in chains: a twin whose steps neither read nor
     // write a value handed over narrow only pays for converting its source.
-    std::map<std::string, size_t> node_named;
-    for (size_t n = 0; n < graph.nodes.size(); ++n) node_named.emplace(graph.nodes[n].name, n);
+    const std::map<std::string, size_t> node_named = NodesByName(graph);
     for (int pass = 0; pass < 2; ++pass) {
       auto loaded = model::Executor::Load(graph, with_twins, model::BankFusionLookup(bank->get()), options);
       if (!loaded.ok()) return loaded.status().WithContext(o.model_path);
@@ -241,10 +251,7 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
         if (!b.op || b.node < 0 || !by_key.count(FormatKey(EntryKind::kOp, b.op->op.canonical.key))) continue;
         bool narrow = false;
         for (int v : graph.nodes[b.node].inputs) narrow |= v >= 0 && twinned->LayoutOf(v).narrow;
-        for (int v : graph.nodes[b.node].outputs) narrow |= v >= 0 && twinned->LayoutOf(v).narrow;
-        for (const std::string& fused : b.fused_nodes)  // a fused chain's last node writes the step's output
-          if (auto it = node_named.find(fused); it != node_named.end())
-            for (int v : graph.nodes[it->second].outputs) narrow |= v >= 0 && twinned->LayoutOf(v).narrow;
+        for (int v : WrittenBy(graph, b, node_named)) narrow |= v >= 0 && twinned->LayoutOf(v).narrow;
         if (narrow) chained.insert(FormatKey(EntryKind::kOp, b.op->op.canonical.key));
       }
       if (chained.empty()) {

@@ -81,9 +81,14 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
   return graph;
 }
 
-Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank, LoadOptions options) {
-  if (const char* branches = std::getenv("TILEBANK_BRANCHES"); branches && !ParseBranchMode(branches, &options.branches))
+Status ReadLoadEnvironment(LoadOptions* options) {
+  if (const char* branches = std::getenv("TILEBANK_BRANCHES"); branches && !ParseBranchMode(branches, &options->branches))
     return Status::InvalidInput(std::string("TILEBANK_BRANCHES is '") + branches + "': expected on or off");
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank, LoadOptions options) {
+  TB_RETURN_IF_ERROR(ReadLoadEnvironment(&options));
   return Executor::Load(std::move(graph), BankLookup(bank, options.precision), BankFusionLookup(bank), options);
 }
 

@@ -19,6 +19,8 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
 // Binds the graph to the bank's operator and graph entries; `bank` may be null (every node gets
 // its op class's built-in choice). Pass a copy to bind one graph more than once.
 Result<std::unique_ptr<Executor>> BindToBank(Graph graph, const Bank* bank, LoadOptions options = {});
+// `options` with what the environment sets for a load (TILEBANK_BRANCHES); an invalid value is an error naming it.
+Status ReadLoadEnvironment(LoadOptions* options);
 // ImportModel then BindToBank; failures name the model.
 Result<std::unique_ptr<Executor>> LoadModel(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                                             const Bank* bank, const std::vector<std::vector<int64_t>>& shapes_by_position = {},
