@@ -525,7 +525,9 @@ std::pair<std::unique_ptr<engine::model::Executor>, std::unique_ptr<engine::mode
 
 TEST_CASE("entries in context: an entry stays only when the steps it changes are faster with it beyond their spread") {
   TempDir dir;
-  auto [without, with] = BoundTwice(SmallModel(dir));
+  auto bound = BoundTwice(SmallModel(dir));
+  auto& without = bound.first;  // named references: clang 14 cannot capture structured bindings in a lambda
+  auto& with = bound.second;
   const auto& bindings = with->bindings();
   size_t tuned = bindings.size();
   for (size_t i = 0; i < bindings.size() && tuned == bindings.size(); ++i)
@@ -555,7 +557,9 @@ TEST_CASE("entries in context: an entry stays only when the steps it changes are
 
 TEST_CASE("entries in context: entries judged together, as a bf16 chain is, stay when their steps are faster as a whole") {
   TempDir dir;
-  auto [without, with] = BoundTwice(SaveInvertedResidual(dir / "block.onnx"));
+  auto bound = BoundTwice(SaveInvertedResidual(dir / "block.onnx"));
+  auto& without = bound.first;
+  auto& with = bound.second;
   const auto& bindings = with->bindings();
   std::vector<size_t> convs;
   for (size_t i = 0; i < bindings.size(); ++i)
