@@ -138,4 +138,23 @@ inline std::string SaveInvertedResidual(const std::string& path) {
   return b.Save(path);
 }
 
+// A squeeze-excitation between two 1x1 convolutions, as EfficientNet-B0's blocks have it: Conv
+// [96, 32] then Swish (x * Sigmoid(x), 96x32x32 values: an own pass after the convolution), its
+// global average pool's Sigmoid scaling it per channel, then Conv [32, 96].
+inline std::string SaveSqueezeExcitation(const std::string& path) {
+  ModelBuilder b;
+  b.Input("x", {1, 32, 32, 32});
+  b.Weight("w0", {96, 32, 1, 1});
+  b.Weight("w1", {32, 96, 1, 1});
+  b.Node("Conv", {"x", "w0"}, {"c0"});
+  b.Node("Sigmoid", {"c0"}, {"g0"});
+  b.Node("Mul", {"c0", "g0"}, {"e0"});
+  b.Node("GlobalAveragePool", {"e0"}, {"p"});
+  b.Node("Sigmoid", {"p"}, {"s"});
+  b.Node("Mul", {"e0", "s"}, {"m"});
+  b.Node("Conv", {"m", "w1"}, {"y"});
+  b.Output("y", {1, 32, 32, 32});
+  return b.Save(path);
+}
+
 }  // namespace tilebank::testing

@@ -85,29 +85,33 @@ std::vector<int> WrittenBy(const model::Graph& graph, const model::NodeBinding& 
   return values;
 }
 
-// The bf16 twins `twins` (op keys) the model runs, grouped by the values handed over in bf16 between
-// their steps: each group a chain of steps that read and write bf16 among themselves.
+// The bf16 twins `twins` (op keys) the model runs, grouped by the values handed over in bf16 that
+// join their steps, directly or through other steps that read and write bf16 (a squeeze-excitation's
+// scale between two convolutions): each group a chain of steps that pay together.
 std::vector<std::vector<std::string>> Bf16Chains(const model::Executor& ex, const std::set<std::string>& twins) {
   const model::Graph& graph = ex.graph();
-  std::map<std::string, std::string> parent;  // union-find over keys
-  std::function<std::string(const std::string&)> find = [&](const std::string& k) { return parent[k] == k ? k : parent[k] = find(parent[k]); };
-  std::map<int, std::string> writer;  // value -> the twin key of the step writing it
+  std::map<std::string, std::string> parent;  // union-find over twin keys ("k" + key) and narrow values ("v" + id)
+  std::function<std::string(const std::string&)> find = [&](const std::string& k) {
+    parent.emplace(k, k);
+    return parent[k] == k ? k : parent[k] = find(parent[k]);
+  };
   const std::map<std::string, size_t> node_named = NodesByName(graph);
-  std::vector<std::pair<size_t, std::string>> steps;  // binding -> its twin key
-  for (size_t i = 0; i < ex.bindings().size(); ++i) {
-    const model::NodeBinding& b = ex.bindings()[i];
-    if (!b.op || b.node < 0) continue;
-    const std::string key = FormatKey(EntryKind::kOp, b.op->op.canonical.key);
-    if (!twins.count(key)) continue;
-    parent.emplace(key, key);
-    steps.emplace_back(i, key);
-    for (int v : WrittenBy(graph, b, node_named)) writer[v] = key;
+  std::set<std::string> present;  // the twins' keys the model runs
+  for (const model::NodeBinding& b : ex.bindings()) {
+    if (b.node < 0) continue;
+    std::vector<std::string> joined;
+    if (b.op) {
+      const std::string key = FormatKey(EntryKind::kOp, b.op->op.canonical.key);
+      if (twins.count(key)) joined.push_back("k" + key), present.insert(key);
+    }
+    std::vector<int> touched = WrittenBy(graph, b, node_named);
+    touched.insert(touched.end(), graph.nodes[b.node].inputs.begin(), graph.nodes[b.node].inputs.end());
+    for (int v : touched)
+      if (v >= 0 && ex.LayoutOf(v).narrow) joined.push_back("v" + std::to_string(v));
+    for (size_t k = 1; k < joined.size(); ++k) parent[find(joined[k])] = find(joined[0]);
   }
-  for (const auto& [i, key] : steps)
-    for (int v : graph.nodes[ex.bindings()[i].node].inputs)
-      if (auto w = writer.find(v); v >= 0 && w != writer.end() && ex.LayoutOf(v).narrow) parent[find(key)] = find(w->second);
   std::map<std::string, std::vector<std::string>> chains;
-  for (const auto& [key, up] : parent) chains[find(key)].push_back(key);
+  for (const std::string& key : present) chains[find("k" + key)].push_back(key);
   std::vector<std::vector<std::string>> out;
   for (auto& [root, keys] : chains) out.push_back(std::move(keys));
   return out;

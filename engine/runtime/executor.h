@@ -242,6 +242,8 @@ class Executor {
   // Tells direct step `s`'s kernel which of its values come and go in its native layouts, and which
   // of those narrow (layout_of_); refuses, naming it, a layout the kernel does not read or write.
   Status UseHandedLayouts(Step& s);
+  // Tells a family step's kernel (the plan's, in its group's family) which of its values are narrow.
+  Status UseNarrowFamilyLayouts(Step& s);
   void PlanMemory();
   float* Address(int value);
   // An arena step's input of another type than float32 (Where's condition): read as the elements of

@@ -46,6 +46,7 @@ Status Executor::HandOverLayouts() {
       s.in_place_input = -1;
       bindings_[i].template_id = "impl.onednn";
       bindings_[i].policy = "layout=" + plan.family[i];
+      TB_RETURN_IF_ERROR(UseNarrowFamilyLayouts(s).WithContext("node '" + bindings_[i].name + "'"));
       continue;
     }
     if (plan.agnostic[i] || s.kind != Step::Kind::kDirect) continue;
@@ -85,6 +86,18 @@ Status Executor::UseHandedLayouts(Step& s) {
   if (!any && !handed_output.value()) return Status::Ok();
   if (any_narrow || narrow_output) TB_RETURN_IF_ERROR(s.kernel->UseNarrowLayouts(narrow, narrow_output));
   return s.kernel->UseNativeLayouts(handed, handed_output.value());
+}
+
+Status Executor::UseNarrowFamilyLayouts(Step& s) {
+  std::vector<bool> narrow;
+  bool any = false;
+  for (int v : s.inputs) {
+    narrow.push_back(v >= 0 && layout_of_[v].narrow);
+    any |= narrow.back();
+  }
+  const bool narrow_output = s.output >= 0 && layout_of_[s.output].narrow;
+  if (!any && !narrow_output) return Status::Ok();
+  return s.kernel->UseNarrowLayouts(narrow, narrow_output);
 }
 
 Status Executor::UseGivenLayouts(Step& s) {

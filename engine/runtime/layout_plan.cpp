@@ -172,10 +172,13 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
 }
 
 // A value handed over in a native layout goes narrow (bfloat16) when the step writing it and every
-// step reading it take it so in that layout: no elementwise, data-movement or converting step, no
-// model input or output (those are row-major already), one writer.
+// step reading it take it so in that layout: a kernel computing in bf16, or a family step whose
+// kernel in its group's family reads or writes bf16 (a squeeze-excitation's pool and scale between
+// two bf16 convolutions); no elementwise, other data-movement or converting step, no model input or
+// output (those are row-major already), one writer.
 void NarrowWhereAllComputeInBf16(const Graph& graph, const std::vector<LayoutStep>& steps, const std::vector<bool>& agnostic,
-                                 const std::vector<std::optional<LayoutFamilyOp>>& family_op, std::vector<HandoverLayout>* layout_of) {
+                                 const std::vector<std::optional<LayoutFamilyOp>>& family_op, const LayoutPlan& plan,
+                                 std::vector<HandoverLayout>* layout_of) {
   const size_t values = graph.values.size();
   std::vector<HandoverLayout> narrow(values);
   std::vector<bool> refused(values, false);
@@ -187,16 +190,19 @@ void NarrowWhereAllComputeInBf16(const Graph& graph, const std::vector<LayoutSte
   };
   for (size_t i = 0; i < steps.size(); ++i) {
     const LayoutStep& s = steps[i];
-    const bool takes = s.kind == LayoutStep::Kind::kLayoutKernel && !agnostic[i] && !family_op[i] && !s.converts;
-    for (size_t k = 0; k < s.inputs.size(); ++k) {
-      const int v = s.inputs[k];
+    const Kernel* in_family = plan.family_kernels[i].get();  // null unless the step runs in its group's family
+    const bool takes = in_family || (s.kind == LayoutStep::Kind::kLayoutKernel && !agnostic[i] && !family_op[i] && !s.converts);
+    const std::vector<int>& inputs = in_family ? plan.family_inputs[i] : s.inputs;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const int v = inputs[k];
       if (v < 0 || graph.IsConstant(v)) continue;
-      if (takes && k < s.narrow_inputs.size()) take(v, s.narrow_inputs[k]);
+      if (in_family) take(v, in_family->NarrowLayout(static_cast<int>(k)));
+      else if (takes && k < s.narrow_inputs.size()) take(v, s.narrow_inputs[k]);
       else refused[v] = true;
     }
     if (s.output < 0) continue;
     ++writers[s.output];
-    if (takes) take(s.output, s.narrow_output);
+    if (takes) take(s.output, in_family ? in_family->NarrowLayout(-1) : s.narrow_output);
     else refused[s.output] = true;
   }
   for (size_t v = 0; v < values; ++v)
@@ -343,7 +349,6 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
   for (size_t v = 0; v < values; ++v)
     if (auto it = groups.find(find(static_cast<int>(v))); it != groups.end() && it->second.possible && !graph.IsConstant(static_cast<int>(v)))
       plan.layout_of[v] = layout_in_group(static_cast<int>(v));
-  NarrowWhereAllComputeInBf16(graph, steps, is_agnostic, family_op, &plan.layout_of);
   for (size_t i = 0; i < steps.size(); ++i) {
     if (family_op[i] && groups.at(find(family_anchor[i])).possible) {
       plan.family[i] = groups.at(find(family_anchor[i])).family;
@@ -352,6 +357,7 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
       family_inputs[i].clear();
     }
   }
+  NarrowWhereAllComputeInBf16(graph, steps, is_agnostic, family_op, plan, &plan.layout_of);
   return plan;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "engine/backends/library_impls.h"
 #include "engine/backends/op_template.h"
@@ -47,6 +48,14 @@ std::string LayoutOf(const Executor& e, const std::string& node) {
   return "(no such step)";
 }
 
+// The largest absolute difference of `got` from `want`, and the largest magnitude in `want`.
+std::pair<double, double> WorstError(const Tensor& want, const Tensor& got) {
+  double worst = 0, scale = 0;
+  for (float v : want.data) scale = std::max(scale, std::fabs(static_cast<double>(v)));
+  for (size_t i = 0; i < got.data.size() && i < want.data.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(got.data[i]) - want.data[i]));
+  return {worst, scale};
+}
+
 TEST_CASE("narrow handover: two bf16 convolutions hand their value over in bf16, a float32 neighbour keeps it float32") {
   TempDir dir;
   auto graph = ImportModel(testing::SaveInvertedResidual(dir / "block.onnx"), {});
@@ -72,9 +81,7 @@ TEST_CASE("narrow handover: two bf16 convolutions hand their value over in bf16,
     std::vector<Tensor> got;
     REQUIRE((*lowered)->Run(in, &got).ok());
     REQUIRE(got.size() == 1);
-    double scale = 0, worst = 0;
-    for (float v : want[0].data) scale = std::max(scale, std::fabs(static_cast<double>(v)));
-    for (size_t i = 0; i < got[0].data.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(got[0].data[i]) - want[0].data[i]));
+    const auto [worst, scale] = WorstError(want[0], got[0]);
     CHECK(worst > 0);
     CHECK(worst <= kBf16Tolerance * scale);
   }
@@ -88,11 +95,49 @@ TEST_CASE("narrow handover: two bf16 convolutions hand their value over in bf16,
     }
     std::vector<Tensor> got;
     REQUIRE((*mixed)->Run(in, &got).ok());
-    double scale = 0, worst = 0;
-    for (float v : want[0].data) scale = std::max(scale, std::fabs(static_cast<double>(v)));
-    for (size_t i = 0; i < got[0].data.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(got[0].data[i]) - want[0].data[i]));
+    const auto [worst, scale] = WorstError(want[0], got[0]);
     CHECK(worst <= kBf16Tolerance * scale);
   }
+}
+
+TEST_CASE("narrow handover: a squeeze-excitation between two bf16 convolutions reads and writes bf16, the Swish pass writing it") {
+  TempDir dir;
+  auto graph = ImportModel(testing::SaveSqueezeExcitation(dir / "se.onnx"), {});
+  REQUIRE_MESSAGE(graph.ok(), graph.status().message());
+  auto conv = NodeOpSpec(*graph, graph->nodes[0]);
+  REQUIRE(conv.ok());
+  if (OneDnnImpl().Space(conv->op).IndexOf(kPrecisionKnob) < 0) return;  // no native bf16 on this CPU
+
+  auto exact = Executor::Load(*graph, nullptr, BankFusionLookup(nullptr));
+  REQUIRE_MESSAGE(exact.ok(), exact.status().message());
+  const std::vector<Tensor> inputs = RandomInputs(*graph, 7);
+  std::vector<const Tensor*> in = {&inputs[0]};
+  std::vector<Tensor> want;
+  REQUIRE((*exact)->Run(in, &want).ok());
+
+  auto lowered = Executor::Load(*graph, Bf16Where({32, 96}), BankFusionLookup(nullptr));
+  REQUIRE_MESSAGE(lowered.ok(), lowered.status().message());
+  CHECK((*lowered)->LowerPrecisionSteps() == 2);
+  // The first convolution's step (Swish fused) writes e0, the scale m: both bf16.
+  int e0 = -1, m = -1;
+  for (size_t v = 0; v < graph->values.size(); ++v) {
+    if (graph->values[v].name == "e0") e0 = static_cast<int>(v);
+    if (graph->values[v].name == "m") m = static_cast<int>(v);
+  }
+  REQUIRE(e0 >= 0);
+  REQUIRE(m >= 0);
+  CHECK_MESSAGE((*lowered)->LayoutOf(e0).narrow, (*lowered)->LayoutOf(e0).name);
+  CHECK_MESSAGE((*lowered)->LayoutOf(m).narrow, (*lowered)->LayoutOf(m).name);
+  std::vector<Tensor> got;
+  REQUIRE((*lowered)->Run(in, &got).ok());
+  REQUIRE(got.size() == 1);
+  const auto [worst, scale] = WorstError(want[0], got[0]);
+  CHECK(worst > 0);
+  CHECK(worst <= kBf16Tolerance * scale);
+
+  // The float32 model, bound the same way but for the precision, hands nothing over narrow.
+  CHECK(!(*exact)->LayoutOf(e0).narrow);
+  CHECK(!(*exact)->LayoutOf(m).narrow);
 }
 
 }  // namespace

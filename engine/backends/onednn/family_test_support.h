@@ -30,24 +30,35 @@ inline dnnl::memory::desc FamilyTagDesc(const std::string& family, const std::ve
 
 // x (row-major, `shape`) reordered into `family`, the kernel run on it and the `extra` inputs
 // (passed as they are: row-major operands), its output (first filled with 1234) reordered back.
+// narrow_in / narrow_out: the tensor comes, and the output goes, in the family's layout in bf16
+// (the kernel told so first: Kernel::UseNarrowLayouts); `raw` then holds the output widened.
 inline FamilyRun RunInFamily(Kernel& kernel, const std::string& family, const std::vector<int64_t>& shape, std::vector<float> x,
-                             const std::vector<const float*>& extra = {}) {
+                             const std::vector<const float*>& extra = {}, bool narrow_in = false, bool narrow_out = false) {
   const HandoverLayout layout = LayoutInFamily(family, shape);
   REQUIRE(layout.name == family);
   const auto md = DescOfHandover(layout, shape);
   REQUIRE(md);
+  if (narrow_in || narrow_out) {
+    std::vector<bool> inputs(1 + extra.size(), false);
+    inputs[0] = narrow_in;
+    REQUIRE(kernel.UseNarrowLayouts(inputs, narrow_out).ok());
+  }
+  const dnnl::memory::desc in_md = narrow_in ? WithBf16(*md) : *md, out_md = narrow_out ? WithBf16(*md) : *md;
   dnnl::stream stream(OneDnnCpuEngine());
-  dnnl::memory plain(RowMajorDesc(shape), OneDnnCpuEngine(), x.data()), in(*md, OneDnnCpuEngine()), out(*md, OneDnnCpuEngine());
-  std::memset(in.get_data_handle(), 0, md->get_size());
+  dnnl::memory plain(RowMajorDesc(shape), OneDnnCpuEngine(), x.data()), in(in_md, OneDnnCpuEngine()), out(out_md, OneDnnCpuEngine());
+  std::memset(in.get_data_handle(), 0, in_md.get_size());
   dnnl::reorder(plain, in).execute(stream, plain, in);
   stream.wait();
   FamilyRun run;
   run.raw.assign(md->get_size() / sizeof(float), 1234.0f);
-  std::memcpy(out.get_data_handle(), run.raw.data(), md->get_size());
+  dnnl::memory raw(*md, OneDnnCpuEngine(), run.raw.data());
+  dnnl::reorder(raw, out).execute(stream, raw, out);
+  stream.wait();
   std::vector<const float*> inputs = {static_cast<const float*>(in.get_data_handle())};
   inputs.insert(inputs.end(), extra.begin(), extra.end());
   REQUIRE(kernel.RunDirect(inputs, static_cast<float*>(out.get_data_handle())).ok());
-  std::memcpy(run.raw.data(), out.get_data_handle(), md->get_size());
+  dnnl::reorder(out, raw).execute(stream, out, raw);
+  stream.wait();
   run.output.assign(x.size(), 0.0f);
   dnnl::memory back(RowMajorDesc(shape), OneDnnCpuEngine(), run.output.data());
   dnnl::reorder(out, back).execute(stream, out, back);

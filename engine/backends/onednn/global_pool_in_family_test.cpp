@@ -14,7 +14,8 @@
 namespace tilebank::engine {
 namespace {
 
-void CheckPool(const std::vector<int64_t>& shape, bool max) {
+// narrow: the input comes in bf16 (Kernel::UseNarrowLayouts), the result within its rounding.
+void CheckPool(const std::vector<int64_t>& shape, bool max, bool narrow = false) {
   const int64_t N = shape[0], C = shape[1], S = Tensor::NumElements(shape) / (N * C);
   std::vector<float> x(static_cast<size_t>(N * C * S));
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(std::sin(0.37 * i) * 3 + (i % 11) * 0.25 - 2);
@@ -29,9 +30,11 @@ void CheckPool(const std::vector<int64_t>& shape, bool max) {
     REQUIRE(md);
     auto kernel = GlobalPoolInFamily(op, *md);
     REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+    if (narrow) REQUIRE((*kernel)->UseNarrowLayouts({true}, false).ok());
+    const dnnl::memory::desc in_md = narrow ? WithBf16(*md) : *md;
     dnnl::stream stream(OneDnnCpuEngine());
-    dnnl::memory plain(RowMajorDesc(shape), OneDnnCpuEngine(), x.data()), in(*md, OneDnnCpuEngine());
-    std::memset(in.get_data_handle(), 0, md->get_size());
+    dnnl::memory plain(RowMajorDesc(shape), OneDnnCpuEngine(), x.data()), in(in_md, OneDnnCpuEngine());
+    std::memset(in.get_data_handle(), 0, in_md.get_size());
     dnnl::reorder(plain, in).execute(stream, plain, in);
     stream.wait();
     std::vector<float> out(static_cast<size_t>(N * C), 1234.f);
@@ -46,7 +49,7 @@ void CheckPool(const std::vector<int64_t>& shape, bool max) {
         }
         worst = std::max(worst, std::fabs(want - out[static_cast<size_t>(n * C + c)]));
       }
-    CHECK(worst < 1e-5);
+    CHECK(worst < (narrow ? 3.0 / 256 : 1e-5));  // |x| < 5: bf16 rounds each by at most 5 * 2^-9
   }
 }
 
@@ -56,6 +59,14 @@ TEST_CASE("a global pool in a layout family computes the row-major max and avera
     CheckPool({2, 20, 3, 5}, max);
     CheckPool({1, 70, 1, 700}, max);   // channels-last: three chunks of rows
     CheckPool({2, 16, 30, 20}, max);
+  }
+}
+
+TEST_CASE("a global pool in a layout family reads its input in bf16 where handed over so") {
+  for (bool max : {true, false}) {
+    CAPTURE(max);
+    CheckPool({2, 20, 3, 5}, max, true);
+    CheckPool({1, 70, 1, 700}, max, true);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "engine/backends/simd/per_channel_rows.h"
+#include "engine/backends/simd/bf16-inl.h"
 #include "engine/backends/simd/conv_epilogue-inl.h"
 #include "engine/backends/simd/vector_math-inl.h"
 
@@ -38,8 +39,8 @@ HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> x, const float* a, const float* b) {
 }
 
 // The lanes past `valid` of a partial vector are computed from zeros and not stored (a Div's by 1).
-template <PerChannelMap kMap>
-void Rows(const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a, const float* b) {
+template <PerChannelMap kMap, class In, class Out>
+void Rows(const In* x, Out* y, int64_t rows, int64_t width, int64_t valid, const float* a, const float* b) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d)), whole = valid / N * N;
   const size_t rest = static_cast<size_t>(valid - whole);
@@ -50,13 +51,14 @@ void Rows(const float* x, float* y, int64_t rows, int64_t width, int64_t valid, 
     for (int64_t j = valid - whole; j < N; ++j) tail_a[j] = 1.f;
   for (int64_t r = 0; r < rows; ++r, x += width, y += width) {
     int64_t j = 0;
-    for (; j < whole; j += N) hn::StoreU(Apply<kMap>(d, hn::LoadU(d, x + j), a + j, b + j), d, y + j);
-    if (j < valid) StoreTail(d, Apply<kMap>(d, LoadTail(d, x + j, rest, 0.f), tail_a, tail_b), y + j, rest);
-    for (int64_t k = valid; k < width; ++k) y[k] = 0.f;
+    for (; j < whole; j += N) StoreAs(d, Apply<kMap>(d, LoadAs(d, x + j), a + j, b + j), y + j);
+    if (j < valid) StoreTailAs(d, Apply<kMap>(d, LoadTailAs(d, x + j, rest, 0.f), tail_a, tail_b), y + j, rest);
+    for (int64_t k = valid; k < width; ++k) y[k] = Out{0};
   }
 }
 
-void MapRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a, const float* b) {
+template <class In, class Out>
+void MapRowsOf(PerChannelMap map, const In* x, Out* y, int64_t rows, int64_t width, int64_t valid, const float* a, const float* b) {
   switch (map) {
     case PerChannelMap::kAdd: return Rows<PerChannelMap::kAdd>(x, y, rows, width, valid, a, b);
     case PerChannelMap::kSub: return Rows<PerChannelMap::kSub>(x, y, rows, width, valid, a, b);
@@ -66,6 +68,20 @@ void MapRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t 
     case PerChannelMap::kAffineRelu: return Rows<PerChannelMap::kAffineRelu>(x, y, rows, width, valid, a, b);
     case PerChannelMap::kAffineSwish: return Rows<PerChannelMap::kAffineSwish>(x, y, rows, width, valid, a, b);
   }
+}
+
+// One exported function per pair of element types (HWY_EXPORT takes no templates).
+void MapRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a, const float* b) {
+  MapRowsOf(map, x, y, rows, width, valid, a, b);
+}
+void MapRowsFromBf16(PerChannelMap map, const uint16_t* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a, const float* b) {
+  MapRowsOf(map, x, y, rows, width, valid, a, b);
+}
+void MapRowsToBf16(PerChannelMap map, const float* x, uint16_t* y, int64_t rows, int64_t width, int64_t valid, const float* a, const float* b) {
+  MapRowsOf(map, x, y, rows, width, valid, a, b);
+}
+void MapRowsBf16(PerChannelMap map, const uint16_t* x, uint16_t* y, int64_t rows, int64_t width, int64_t valid, const float* a, const float* b) {
+  MapRowsOf(map, x, y, rows, width, valid, a, b);
 }
 
 template <PerChannelMap kMap>
@@ -101,8 +117,8 @@ HWY_INLINE V Fold(V a, V v, V m) {
 // Channels go down every row four vectors at a time (four cache lines a row on AVX-512), the rest
 // one vector at a time, the accumulators in registers. A partial vector's lanes past `valid` are
 // loaded as 0 and not stored.
-template <PerChannelFold kFold>
-void FoldRows(const float* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
+template <PerChannelFold kFold, class In>
+void FoldRows(const In* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   auto means = [&](int64_t j, size_t count) {
@@ -113,12 +129,12 @@ void FoldRows(const float* x, int64_t rows, int64_t width, int64_t valid, float*
   for (; j + 4 * N <= valid; j += 4 * N) {
     auto a0 = hn::LoadU(d, acc + j), a1 = hn::LoadU(d, acc + j + N), a2 = hn::LoadU(d, acc + j + 2 * N), a3 = hn::LoadU(d, acc + j + 3 * N);
     const auto m0 = means(j, N), m1 = means(j + N, N), m2 = means(j + 2 * N, N), m3 = means(j + 3 * N, N);
-    const float* p = x + j;
+    const In* p = x + j;
     for (int64_t r = 0; r < rows; ++r, p += width) {
-      a0 = Fold<kFold>(a0, hn::LoadU(d, p), m0);
-      a1 = Fold<kFold>(a1, hn::LoadU(d, p + N), m1);
-      a2 = Fold<kFold>(a2, hn::LoadU(d, p + 2 * N), m2);
-      a3 = Fold<kFold>(a3, hn::LoadU(d, p + 3 * N), m3);
+      a0 = Fold<kFold>(a0, LoadAs(d, p), m0);
+      a1 = Fold<kFold>(a1, LoadAs(d, p + N), m1);
+      a2 = Fold<kFold>(a2, LoadAs(d, p + 2 * N), m2);
+      a3 = Fold<kFold>(a3, LoadAs(d, p + 3 * N), m3);
     }
     hn::StoreU(a0, d, acc + j), hn::StoreU(a1, d, acc + j + N), hn::StoreU(a2, d, acc + j + 2 * N), hn::StoreU(a3, d, acc + j + 3 * N);
   }
@@ -127,19 +143,26 @@ void FoldRows(const float* x, int64_t rows, int64_t width, int64_t valid, float*
     const bool whole = count == static_cast<size_t>(N);
     auto a = whole ? hn::LoadU(d, acc + j) : LoadTail(d, acc + j, count, 0.f);
     const auto m = means(j, count);
-    const float* p = x + j;
-    for (int64_t r = 0; r < rows; ++r, p += width) a = Fold<kFold>(a, whole ? hn::LoadU(d, p) : LoadTail(d, p, count, 0.f), m);
+    const In* p = x + j;
+    for (int64_t r = 0; r < rows; ++r, p += width) a = Fold<kFold>(a, whole ? LoadAs(d, p) : LoadTailAs(d, p, count, 0.f), m);
     if (whole) hn::StoreU(a, d, acc + j);
     else StoreTail(d, a, acc + j, count);
   }
 }
 
-void FoldPerChannel(PerChannelFold fold, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
+template <class In>
+void FoldPerChannelOf(PerChannelFold fold, const In* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
   switch (fold) {
     case PerChannelFold::kMax: return FoldRows<PerChannelFold::kMax>(x, rows, width, valid, acc, mean);
     case PerChannelFold::kSum: return FoldRows<PerChannelFold::kSum>(x, rows, width, valid, acc, mean);
     case PerChannelFold::kSquaredDeviation: return FoldRows<PerChannelFold::kSquaredDeviation>(x, rows, width, valid, acc, mean);
   }
+}
+void FoldPerChannel(PerChannelFold fold, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
+  FoldPerChannelOf(fold, x, rows, width, valid, acc, mean);
+}
+void FoldPerChannelBf16(PerChannelFold fold, const uint16_t* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
+  FoldPerChannelOf(fold, x, rows, width, valid, acc, mean);
 }
 
 }  // namespace tilebank::engine::HWY_NAMESPACE
@@ -149,13 +172,29 @@ HWY_AFTER_NAMESPACE();
 namespace tilebank::engine {
 
 HWY_EXPORT(MapRows);
+HWY_EXPORT(MapRowsFromBf16);
+HWY_EXPORT(MapRowsToBf16);
+HWY_EXPORT(MapRowsBf16);
 
 void MapPerChannelRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a,
                        const float* b) {
   if (rows > 0) HWY_DYNAMIC_DISPATCH(MapRows)(map, x, y, rows, width, valid, a, b ? b : a);
 }
+void MapPerChannelRows(PerChannelMap map, const uint16_t* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a,
+                       const float* b) {
+  if (rows > 0) HWY_DYNAMIC_DISPATCH(MapRowsFromBf16)(map, x, y, rows, width, valid, a, b ? b : a);
+}
+void MapPerChannelRows(PerChannelMap map, const float* x, uint16_t* y, int64_t rows, int64_t width, int64_t valid, const float* a,
+                       const float* b) {
+  if (rows > 0) HWY_DYNAMIC_DISPATCH(MapRowsToBf16)(map, x, y, rows, width, valid, a, b ? b : a);
+}
+void MapPerChannelRows(PerChannelMap map, const uint16_t* x, uint16_t* y, int64_t rows, int64_t width, int64_t valid, const float* a,
+                       const float* b) {
+  if (rows > 0) HWY_DYNAMIC_DISPATCH(MapRowsBf16)(map, x, y, rows, width, valid, a, b ? b : a);
+}
 
 HWY_EXPORT(FoldPerChannel);
+HWY_EXPORT(FoldPerChannelBf16);
 HWY_EXPORT(MapRun);
 
 void MapAffineRun(PerChannelMap map, const float* x, float* y, int64_t count, float a, float b) {
@@ -164,6 +203,9 @@ void MapAffineRun(PerChannelMap map, const float* x, float* y, int64_t count, fl
 
 void ReducePerChannelRows(PerChannelFold fold, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
   if (rows > 0 && valid > 0) HWY_DYNAMIC_DISPATCH(FoldPerChannel)(fold, x, rows, width, valid, acc, mean);
+}
+void ReducePerChannelRows(PerChannelFold fold, const uint16_t* x, int64_t rows, int64_t width, int64_t valid, float* acc, const float* mean) {
+  if (rows > 0 && valid > 0) HWY_DYNAMIC_DISPATCH(FoldPerChannelBf16)(fold, x, rows, width, valid, acc, mean);
 }
 
 }  // namespace tilebank::engine

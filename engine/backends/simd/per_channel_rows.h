@@ -15,6 +15,14 @@ enum class PerChannelFold { kMax, kSum, kSquaredDeviation };
 // j < valid get f(x[j], a[j], b[j]) (b used by the affine maps only; null: a), lanes from valid to width 0.
 void MapPerChannelRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a,
                        const float* b);
+// The same with x or y (or both) in bfloat16, as uint16_t bits (a value handed over narrow between
+// steps computing in bf16): read widened, computed in float32, written rounded to nearest even.
+void MapPerChannelRows(PerChannelMap map, const uint16_t* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* a,
+                       const float* b);
+void MapPerChannelRows(PerChannelMap map, const float* x, uint16_t* y, int64_t rows, int64_t width, int64_t valid, const float* a,
+                       const float* b);
+void MapPerChannelRows(PerChannelMap map, const uint16_t* x, uint16_t* y, int64_t rows, int64_t width, int64_t valid, const float* a,
+                       const float* b);
 
 // y[k] = f(x[k], a, b) for k < count, one channel's contiguous run of a row-major tensor (an affine
 // map: kAffine, kAffineRelu or kAffineSwish; y may be x).
@@ -24,6 +32,9 @@ void MapAffineRun(PerChannelMap map, const float* x, float* y, int64_t count, fl
 // acc[j] = max(acc[j], x[j] of every row) (kMax), acc[j] + their sum (kSum), or acc[j] + the sum of
 // (x[j] - mean[j])^2 (kSquaredDeviation; `mean` holds `valid` values).
 void ReducePerChannelRows(PerChannelFold fold, const float* x, int64_t rows, int64_t width, int64_t valid, float* acc,
+                          const float* mean = nullptr);
+// The same over x in bfloat16 (uint16_t bits), folded in float32.
+void ReducePerChannelRows(PerChannelFold fold, const uint16_t* x, int64_t rows, int64_t width, int64_t valid, float* acc,
                           const float* mean = nullptr);
 
 }  // namespace tilebank::engine
