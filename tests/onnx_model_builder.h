@@ -139,8 +139,8 @@ inline std::string SaveInvertedResidual(const std::string& path) {
 }
 
 // A squeeze-excitation between two 1x1 convolutions, as EfficientNet-B0's blocks have it: Conv
-// [96, 32] then Swish (x * Sigmoid(x), 96x32x32 values: an own pass after the convolution), its
-// global average pool's Sigmoid scaling it per channel, then Conv [32, 96].
+// [96, 32] then Swish (x * Sigmoid(x), 96x32x32 values: in float32 an own pass after the
+// convolution), its global average pool's Sigmoid scaling it per channel, then Conv [32, 96].
 inline std::string SaveSqueezeExcitation(const std::string& path) {
   ModelBuilder b;
   b.Input("x", {1, 32, 32, 32});

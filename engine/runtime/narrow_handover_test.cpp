@@ -100,7 +100,7 @@ TEST_CASE("narrow handover: two bf16 convolutions hand their value over in bf16,
   }
 }
 
-TEST_CASE("narrow handover: a squeeze-excitation between two bf16 convolutions reads and writes bf16, the Swish pass writing it") {
+TEST_CASE("narrow handover: a squeeze-excitation between two bf16 convolutions reads and writes bf16") {
   TempDir dir;
   auto graph = ImportModel(testing::SaveSqueezeExcitation(dir / "se.onnx"), {});
   REQUIRE_MESSAGE(graph.ok(), graph.status().message());

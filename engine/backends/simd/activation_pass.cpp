@@ -10,7 +10,6 @@
 #include <algorithm>
 
 #include "engine/backends/simd/activation_pass.h"
-#include "engine/backends/simd/bf16-inl.h"
 #include "engine/backends/simd/conv_epilogue-inl.h"
 #include "engine/core/parallel_for.h"
 
@@ -27,24 +26,6 @@ void ActivationsInPlace(const ConvEpilogue& e, float* data, int64_t n) {
   StoreTail(d, ApplyConvEpilogue(d, LoadTail(d, data + whole, rest, 0.f), e, nullptr), data + whole, rest);
 }
 
-// Floats a block of ActivationsToBf16 takes: 16 KiB, in the L1 cache between its two passes.
-constexpr int64_t kBf16Block = 4096;
-
-void ActivationsToBf16(const ConvEpilogue& e, float* x, uint16_t* y, int64_t n) {
-  const hn::ScalableTag<float> d;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  for (int64_t first = 0; first < n; first += kBf16Block) {
-    const int64_t count = std::min(kBf16Block, n - first);
-    ActivationsInPlace(e, x + first, count);
-    int64_t k = first;
-    for (; k + N <= first + count; k += N) StoreAs(d, hn::LoadU(d, x + k), y + k);
-    if (k < first + count) {
-      const size_t rest = static_cast<size_t>(first + count - k);
-      StoreTailAs(d, LoadTail(d, x + k, rest, 0.f), y + k, rest);
-    }
-  }
-}
-
 }  // namespace tilebank::engine::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -57,12 +38,6 @@ void ApplyActivationsInPlace(const ConvEpilogue& e, float* data, int64_t n) {
   if (e.steps.empty()) return;
   // Tasks of 16 KiB at least, a multiple of every vector.
   ParallelForChunks(n, 4096, [&](int64_t first, int64_t count) { HWY_DYNAMIC_DISPATCH(ActivationsInPlace)(e, data + first, count); });
-}
-
-HWY_EXPORT(ActivationsToBf16);
-
-void ApplyActivationsToBf16(const ConvEpilogue& e, float* x, uint16_t* y, int64_t n) {
-  ParallelForChunks(n, 4096, [&](int64_t first, int64_t count) { HWY_DYNAMIC_DISPATCH(ActivationsToBf16)(e, x + first, y + first, count); });
 }
 
 }  // namespace tilebank::engine

@@ -13,9 +13,4 @@ namespace tilebank::engine {
 // (engine/core/parallel_for.h); each step must be an activation (not kAddResidual), e's bias null.
 void ApplyActivationsInPlace(const ConvEpilogue& e, float* data, int64_t n);
 
-// The same over x[0, n), the results rounded to bfloat16 (uint16_t bits) into y[0, n): a step
-// computing in bf16 after an own activation pass writes its output so. x is overwritten (with the
-// float32 results); a block at a time, so that each is converted while it is in the cache.
-void ApplyActivationsToBf16(const ConvEpilogue& e, float* x, uint16_t* y, int64_t n);
-
 }  // namespace tilebank::engine
