@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "engine/backends/onednn/onednn_common.h"
 #include "engine/runtime/layout_plan.h"
 
 namespace tilebank::engine::model {
@@ -86,6 +87,59 @@ TEST_CASE("layout plan: a value goes narrow (bf16) only where its writer and eve
   plan = PlanLayouts(Chain(), steps, true);
   CHECK(plan.layout_of[1].key == kBlocked.key);
   CHECK(plan.layout_of[2].row_major());
+}
+
+// v0 -> Conv -> v1 -> Mul(v1, s) -> v2 -> Conv -> v3, s = v4 a per-channel scale [1, 32, 1, 1]
+// (the model's second input): a squeeze-excitation's scale between two convolutions.
+Graph ScaledChain() {
+  Graph g = Chain();
+  g.nodes.resize(2);
+  g.nodes[1].name = "scale";
+  g.nodes[1].op_type = "Mul";
+  g.nodes[1].inputs = {1, 4};
+  g.nodes[1].outputs = {2};
+  Node last;
+  last.name = "conv1";
+  last.op_type = "Conv";
+  last.inputs = {2};
+  last.outputs = {3};
+  g.nodes.push_back(last);
+  Value scale = g.values[0];
+  scale.name = "s";
+  scale.shape = {1, 32, 1, 1};
+  g.values.push_back(scale);
+  g.inputs = {0, 4};
+  return g;
+}
+
+TEST_CASE("layout plan: a per-channel scale in its family passes a bf16 value on between two steps that take it so") {
+  const Graph g = ScaledChain();
+  const HandoverLayout nhwc = LayoutInFamily("nhwc", {1, 32, 8, 8});
+  const auto md = DescOfHandover(nhwc, {1, 32, 8, 8});
+  REQUIRE(md);
+  const HandoverLayout narrow = HandoverLayoutOf(WithBf16(*md));
+  REQUIRE(narrow.narrow);
+  std::vector<LayoutStep> steps(3);
+  for (int i = 0; i < 3; ++i) {
+    steps[i].kind = LayoutStep::Kind::kLayoutKernel;
+    steps[i].node = i;
+    steps[i].inputs = g.nodes[i].inputs;
+    steps[i].output = g.nodes[i].outputs[0];
+  }
+  for (int i : {0, 2}) {
+    steps[i].native_output = nhwc, steps[i].native_inputs = {nhwc};
+    steps[i].narrow_output = narrow, steps[i].narrow_inputs = {narrow};
+  }
+  LayoutPlan plan = PlanLayouts(g, steps, true);
+  REQUIRE(plan.family_kernels[1]);  // the scale runs in the group's family, on its own loop
+  CHECK(plan.layout_of[1].key == narrow.key);
+  CHECK(plan.layout_of[2].key == narrow.key);
+  CHECK(plan.layout_of[4].row_major());
+  // The last convolution reads float32 only: the scale reads bf16 and writes float32.
+  steps[2].narrow_inputs = {HandoverLayout{}};
+  plan = PlanLayouts(g, steps, true);
+  CHECK(plan.layout_of[1].key == narrow.key);
+  CHECK(plan.layout_of[2].key == nhwc.key);
 }
 
 }  // namespace
