@@ -174,19 +174,21 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
 // A value handed over in a native layout goes narrow (bfloat16) when the step writing it and every
 // step reading it take it so in that layout: a kernel computing in bf16, or a family step whose
 // kernel in its group's family reads or writes bf16 (a squeeze-excitation's pool and scale between
-// two bf16 convolutions); no elementwise, other data-movement or converting step, no model input or
-// output (those are row-major already), one writer.
+// two bf16 convolutions), with at least one of them a kernel computing in bf16 (two family steps
+// alone would round a float32 value for nothing); no elementwise, other data-movement or converting
+// step, no model input or output (those are row-major already), one writer.
 void NarrowWhereAllComputeInBf16(const Graph& graph, const std::vector<LayoutStep>& steps, const std::vector<bool>& agnostic,
                                  const std::vector<std::optional<LayoutFamilyOp>>& family_op, const LayoutPlan& plan,
                                  std::vector<HandoverLayout>* layout_of) {
   const size_t values = graph.values.size();
   std::vector<HandoverLayout> narrow(values);
   std::vector<bool> refused(values, false);
+  std::vector<bool> computed(values, false);  // a step computing in bf16 writes or reads it
   std::vector<int> writers(values, 0);
   // `offered` for value v by one of its steps: all must offer the same narrow layout.
-  auto take = [&](int v, const HandoverLayout& offered) {
+  auto take = [&](int v, const HandoverLayout& offered, bool computes) {
     if (offered.row_major() || (!narrow[v].row_major() && narrow[v].key != offered.key)) refused[v] = true;
-    else narrow[v] = offered;
+    else narrow[v] = offered, computed[v] = computed[v] || computes;
   };
   for (size_t i = 0; i < steps.size(); ++i) {
     const LayoutStep& s = steps[i];
@@ -196,17 +198,17 @@ void NarrowWhereAllComputeInBf16(const Graph& graph, const std::vector<LayoutSte
     for (size_t k = 0; k < inputs.size(); ++k) {
       const int v = inputs[k];
       if (v < 0 || graph.IsConstant(v)) continue;
-      if (in_family) take(v, in_family->NarrowLayout(static_cast<int>(k)));
-      else if (takes && k < s.narrow_inputs.size()) take(v, s.narrow_inputs[k]);
+      if (in_family) take(v, in_family->NarrowLayout(static_cast<int>(k)), false);
+      else if (takes && k < s.narrow_inputs.size()) take(v, s.narrow_inputs[k], true);
       else refused[v] = true;
     }
     if (s.output < 0) continue;
     ++writers[s.output];
-    if (takes) take(s.output, in_family ? in_family->NarrowLayout(-1) : s.narrow_output);
+    if (takes) take(s.output, in_family ? in_family->NarrowLayout(-1) : s.narrow_output, !in_family);
     else refused[s.output] = true;
   }
   for (size_t v = 0; v < values; ++v)
-    if (!refused[v] && writers[v] == 1 && !(*layout_of)[v].row_major() && !narrow[v].row_major()) (*layout_of)[v] = narrow[v];
+    if (!refused[v] && computed[v] && writers[v] == 1 && !(*layout_of)[v].row_major() && !narrow[v].row_major()) (*layout_of)[v] = narrow[v];
 }
 
 }  // namespace

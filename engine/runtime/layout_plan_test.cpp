@@ -140,6 +140,12 @@ TEST_CASE("layout plan: a per-channel scale in its family passes a bf16 value on
   plan = PlanLayouts(g, steps, true);
   CHECK(plan.layout_of[1].key == narrow.key);
   CHECK(plan.layout_of[2].key == nhwc.key);
+  // Neither convolution computes in bf16: the scale, which could read and write bf16, makes nothing
+  // narrow on its own.
+  for (int i : {0, 2}) steps[i].narrow_output = {}, steps[i].narrow_inputs = {HandoverLayout{}};
+  plan = PlanLayouts(g, steps, true);
+  CHECK(plan.layout_of[1].key == nhwc.key);
+  CHECK(plan.layout_of[2].key == nhwc.key);
 }
 
 }  // namespace
