@@ -140,12 +140,29 @@ TEST_CASE("layout plan: a per-channel scale in its family passes a bf16 value on
   plan = PlanLayouts(g, steps, true);
   CHECK(plan.layout_of[1].key == narrow.key);
   CHECK(plan.layout_of[2].key == nhwc.key);
-  // Neither convolution computes in bf16: the scale, which could read and write bf16, makes nothing
-  // narrow on its own.
-  for (int i : {0, 2}) steps[i].narrow_output = {}, steps[i].narrow_inputs = {HandoverLayout{}};
-  plan = PlanLayouts(g, steps, true);
-  CHECK(plan.layout_of[1].key == nhwc.key);
+  // A second scale after the first (v2 -> Mul(v2, s) -> v5 -> Conv): the value between the two
+  // scales, which both could read and write bf16, stays float32, no step computing in bf16 touching it.
+  Graph twice = g;
+  Node second = twice.nodes[1];
+  second.name = "scale2";
+  second.inputs = {2, 4};
+  second.outputs = {5};
+  twice.nodes[2].inputs = {5};
+  twice.nodes.insert(twice.nodes.begin() + 2, second);
+  Value v5 = twice.values[2];
+  v5.name = "v5";
+  twice.values.push_back(v5);
+  std::vector<LayoutStep> four(steps.begin(), steps.begin() + 2);
+  LayoutStep scale2 = steps[1];
+  scale2.node = 2, scale2.inputs = {2, 4}, scale2.output = 5;
+  four.push_back(scale2);
+  four.push_back(steps[2]);
+  four[3].node = 3, four[3].inputs = {5};
+  four[3].narrow_inputs = {narrow};
+  plan = PlanLayouts(twice, four, true);
+  CHECK(plan.layout_of[1].key == narrow.key);
   CHECK(plan.layout_of[2].key == nhwc.key);
+  CHECK(plan.layout_of[5].key == narrow.key);
 }
 
 }  // namespace
