@@ -76,10 +76,12 @@ std::map<std::string, size_t> NodesByName(const model::Graph& graph) {
   return named;
 }
 
-// The values step `b` writes: its node's outputs and those of the nodes fused into it (the chain's
-// last node writes the step's output).
-std::vector<int> WrittenBy(const model::Graph& graph, const model::NodeBinding& b, const std::map<std::string, size_t>& node_named) {
-  std::vector<int> values(graph.nodes[b.node].outputs.begin(), graph.nodes[b.node].outputs.end());
+// The values step `b` reads (its node's inputs) or writes (its node's outputs and those of the
+// nodes fused into it: the chain's last node writes the step's output).
+std::vector<int> TouchedBy(const model::Graph& graph, const model::NodeBinding& b, const std::map<std::string, size_t>& node_named) {
+  const model::Node& node = graph.nodes[b.node];
+  std::vector<int> values(node.inputs.begin(), node.inputs.end());
+  values.insert(values.end(), node.outputs.begin(), node.outputs.end());
   for (const std::string& fused : b.fused_nodes)
     if (auto it = node_named.find(fused); it != node_named.end()) values.insert(values.end(), graph.nodes[it->second].outputs.begin(), graph.nodes[it->second].outputs.end());
   return values;
@@ -104,9 +106,7 @@ std::vector<std::vector<std::string>> Bf16Chains(const model::Executor& ex, cons
       const std::string key = FormatKey(EntryKind::kOp, b.op->op.canonical.key);
       if (twins.count(key)) joined.push_back("k" + key), present.insert(key);
     }
-    std::vector<int> touched = WrittenBy(graph, b, node_named);
-    touched.insert(touched.end(), graph.nodes[b.node].inputs.begin(), graph.nodes[b.node].inputs.end());
-    for (int v : touched)
+    for (int v : TouchedBy(graph, b, node_named))
       if (v >= 0 && ex.LayoutOf(v).narrow) joined.push_back("v" + std::to_string(v));
     for (size_t k = 1; k < joined.size(); ++k) parent[find(joined[k])] = find(joined[0]);
   }
@@ -254,8 +254,7 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
       for (const model::NodeBinding& b : twinned->bindings()) {
         if (!b.op || b.node < 0 || !by_key.count(FormatKey(EntryKind::kOp, b.op->op.canonical.key))) continue;
         bool narrow = false;
-        for (int v : graph.nodes[b.node].inputs) narrow |= v >= 0 && twinned->LayoutOf(v).narrow;
-        for (int v : WrittenBy(graph, b, node_named)) narrow |= v >= 0 && twinned->LayoutOf(v).narrow;
+        for (int v : TouchedBy(graph, b, node_named)) narrow |= v >= 0 && twinned->LayoutOf(v).narrow;
         if (narrow) chained.insert(FormatKey(EntryKind::kOp, b.op->op.canonical.key));
       }
       if (chained.empty()) {

@@ -177,9 +177,9 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
 // two bf16 convolutions), with at least one of them a kernel computing in bf16 (two family steps
 // alone would round a float32 value for nothing); no elementwise, other data-movement or converting
 // step, no model input or output (those are row-major already), one writer.
-void NarrowWhereAllComputeInBf16(const Graph& graph, const std::vector<LayoutStep>& steps, const std::vector<bool>& agnostic,
-                                 const std::vector<std::optional<LayoutFamilyOp>>& family_op, const LayoutPlan& plan,
-                                 std::vector<HandoverLayout>* layout_of) {
+// `plan` has its family kernels; its layout_of is narrowed in place.
+void NarrowWhereAllComputeInBf16(const Graph& graph, const std::vector<LayoutStep>& steps,
+                                 const std::vector<std::optional<LayoutFamilyOp>>& family_op, LayoutPlan* plan) {
   const size_t values = graph.values.size();
   std::vector<HandoverLayout> narrow(values);
   std::vector<bool> refused(values, false);
@@ -192,9 +192,9 @@ void NarrowWhereAllComputeInBf16(const Graph& graph, const std::vector<LayoutSte
   };
   for (size_t i = 0; i < steps.size(); ++i) {
     const LayoutStep& s = steps[i];
-    const Kernel* in_family = plan.family_kernels[i].get();  // null unless the step runs in its group's family
-    const bool takes = in_family || (s.kind == LayoutStep::Kind::kLayoutKernel && !agnostic[i] && !family_op[i] && !s.converts);
-    const std::vector<int>& inputs = in_family ? plan.family_inputs[i] : s.inputs;
+    const Kernel* in_family = plan->family_kernels[i].get();  // null unless the step runs in its group's family
+    const bool takes = in_family || (s.kind == LayoutStep::Kind::kLayoutKernel && !plan->agnostic[i] && !family_op[i] && !s.converts);
+    const std::vector<int>& inputs = in_family ? plan->family_inputs[i] : s.inputs;
     for (size_t k = 0; k < inputs.size(); ++k) {
       const int v = inputs[k];
       if (v < 0 || graph.IsConstant(v)) continue;
@@ -207,8 +207,9 @@ void NarrowWhereAllComputeInBf16(const Graph& graph, const std::vector<LayoutSte
     if (takes) take(s.output, in_family ? in_family->NarrowLayout(-1) : s.narrow_output, !in_family);
     else refused[s.output] = true;
   }
+  std::vector<HandoverLayout>& layout_of = plan->layout_of;
   for (size_t v = 0; v < values; ++v)
-    if (!refused[v] && computed[v] && writers[v] == 1 && !(*layout_of)[v].row_major() && !narrow[v].row_major()) (*layout_of)[v] = narrow[v];
+    if (!refused[v] && computed[v] && writers[v] == 1 && !layout_of[v].row_major() && !narrow[v].row_major()) layout_of[v] = narrow[v];
 }
 
 }  // namespace
@@ -359,7 +360,7 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
       family_inputs[i].clear();
     }
   }
-  NarrowWhereAllComputeInBf16(graph, steps, is_agnostic, family_op, plan, &plan.layout_of);
+  NarrowWhereAllComputeInBf16(graph, steps, family_op, &plan);
   return plan;
 }
 

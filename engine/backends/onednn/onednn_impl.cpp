@@ -550,13 +550,13 @@ class ConvKernel : public Kernel {
   // source is its own copy, converted on each run) unless handed over narrow.
   memory::desc HandedSrcDesc() const { return choice_.bf16() && !narrow_src_ ? WithF32(pd_.src_desc()) : pd_.src_desc(); }
   // A bf16 primitive in its own layouts reads its source in bf16 as it is; it writes its
-  // destination in bf16 too, in the same layout, where oneDNN has a native kernel for that and
-  // nothing after the primitive reads the float32 sums (a residual Add, the own Swish pass).
+  // destination in bf16 too, in the same layout, where oneDNN has a native kernel for that and no
+  // residual Add reads the float32 sums (a bf16 primitive has no own Swish pass: WithoutOwnTail).
   void OfferNarrowLayouts() {
     narrow_src_layout_ = narrow_dst_layout_ = {};
     if (!choice_.bf16() || ConvertsLayouts()) return;
     narrow_src_layout_ = HandoverLayoutOf(pd_.src_desc());
-    if (post_.sum_input() >= 0 || !own_tail_.steps.empty()) return;
+    if (post_.sum_input() >= 0) return;
     const memory::desc narrow_dst = WithBf16(pd_.dst_desc());
     try {
       dnnl::primitive_attr attr;

@@ -58,13 +58,9 @@ HWY_INLINE hn::Vec<D> LoadTailAs(D d, const float* HWY_RESTRICT p, size_t count,
 
 template <class D>
 HWY_INLINE hn::Vec<D> LoadTailAs(D d, const uint16_t* HWY_RESTRICT p, size_t count, float fill) {
-  HWY_ALIGN float buffer[HWY_MAX_BYTES / sizeof(float)];
   HWY_ALIGN uint16_t bits[HWY_MAX_BYTES / sizeof(float)] = {};
   for (size_t k = 0; k < count; ++k) bits[k] = p[k];
-  const auto v = LoadAs(d, bits);
-  hn::Store(v, d, buffer);
-  for (size_t k = count; k < hn::Lanes(d); ++k) buffer[k] = fill;
-  return hn::Load(d, buffer);
+  return hn::IfThenElse(hn::FirstN(d, count), LoadAs(d, bits), hn::Set(d, fill));
 }
 
 template <class D>
