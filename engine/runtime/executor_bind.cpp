@@ -133,7 +133,7 @@ void Executor::PlanPrefetch(KernelPrefetch* prefetch, const std::map<int, std::p
       std::vector<int> nodes(s->chain.begin(), s->chain.begin() + s->NodesOf(choice.policy.fuse));
       nodes.push_back(s->anchor);
       const Policy anchor_policy = FusedAnchorPolicy(node_op->op, lookup);
-      if (!OneDnnOwnAlgorithm(anchor_policy)) continue;
+      if (!OneDnnOwnAlgorithm(anchor_policy.empty() ? OneDnnImpl().DefaultPolicy(node_op->op) : anchor_policy)) continue;
       prefetch->Add(FusedBuildKey(steps.size(), anchor_policy, inputs), nodes,
                     [this, op = node_op->op, steps, anchor_policy, inputs] { return BoundDirect(graph_, inputs, OneDnnFusedKernel(op, steps, anchor_policy)); });
       continue;

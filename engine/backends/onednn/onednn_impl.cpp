@@ -32,6 +32,7 @@
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_post_op_chain.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
+#include "engine/backends/onednn/vector_product_conv_kernel.h"
 #include "engine/backends/onednn/winograd_conv_kernel.h"
 #include "engine/backends/simd/activation_pass.h"
 #include "engine/core/op_semantics.h"
@@ -670,12 +671,16 @@ class ConvKernel : public Kernel {
   std::optional<memory::desc> given_src_md_, given_dst_md_, given_residual_md_;
 };
 
+// Whether a convolution policy's algorithm is one of tilebank's own kernels, not oneDNN's.
+bool OwnConvAlgorithm(const std::string& algo) { return OwnWinogradTile(algo) || algo == kOwnDepthwiseAlgo || algo == kOwnVectorProductAlgo; }
+
 // The convolution kernel of `op` with `post_ops` fused, for the policy's choice: the own Winograd,
-// the own depthwise convolution, or oneDNN's.
+// the own depthwise convolution, the own vector product, or oneDNN's.
 Result<std::unique_ptr<Kernel>> ConvKernelOf(const OpSpec& op, const std::vector<ChainStep>& post_ops, const CubeChoice& choice) {
   const ConvProblem p = AnalyzeConv(op).value();
   if (OwnWinogradTile(choice.algo)) return OwnWinogradConvKernel(p, op.outputs[0].shape, OwnWinogradTile(choice.algo), post_ops, choice.layout);
   if (choice.algo == kOwnDepthwiseAlgo) return OwnDepthwiseConvKernel(p, op.outputs[0].shape, post_ops, choice.layout, choice.impl);
+  if (choice.algo == kOwnVectorProductAlgo) return OwnVectorProductConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
   return std::unique_ptr<Kernel>(new ConvKernel(p, op.outputs[0].shape, post_ops, choice));
 }
 
@@ -707,6 +712,10 @@ class OneDnnLibraryTemplate : public OpTemplate {
     if (OneDnnImplementsVectorOp(op.op_type)) return MakePolicy({{"library", std::string("onednn")}});
     const CubeChoice d;
     if (op.op_type != "Conv") return MakePolicy({{"impl", d.impl}});
+    // One output pixel: a run of oneDNN's primitive costs more than the own product computes
+    // (EfficientNet-B0's squeeze-excitations: docs/PERFORMANCE.md).
+    if (auto p = AnalyzeConv(op); p.ok() && OwnVectorProductRefuses(*p).empty())
+      return MakePolicy({{"algo", std::string(kOwnVectorProductAlgo)}, {"impl", d.impl}, {"layout", std::string("plain")}});
     return MakePolicy({{"algo", d.algo}, {"impl", d.impl}, {"layout", d.layout}});
   }
   Result<std::unique_ptr<Kernel>> Build(const OpSpec& op, const Policy& policy) const override {
@@ -757,6 +766,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
         }
         for (auto& [algo, layout] : OwnWinogradOffers(p)) found.push_back({std::move(algo), std::move(layout), "default"});
         for (OwnDepthwiseOffer& o : OwnDepthwiseOffers(p)) found.push_back({std::move(o.algo), std::move(o.layout), std::move(o.impl)});
+        if (OwnVectorProductRefuses(p).empty()) found.push_back({kOwnVectorProductAlgo, "plain", "default"});
       } else {
         std::optional<Tensor> bias;
         if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);
@@ -811,7 +821,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
     space.valid = [offered](const Policy& policy) {
       const CubeChoice c = CubeChoice::Of(policy);
       if (c.layout == "auto" && c.impl != "default") return false;
-      if ((OwnWinogradTile(c.algo) || c.algo == kOwnDepthwiseAlgo) && c.layout == "convert") return false;  // its own layouts or NCHW
+      if (OwnConvAlgorithm(c.algo) && c.layout == "convert") return false;  // its own layouts or NCHW
       if (offered.empty()) return c.impl == "default" && !c.bf16();  // oneDNN offered nothing: the kernel's build says why
       return std::any_of(offered.begin(), offered.end(), [&](const Offered& o) {
         const std::string layout = c.layout == "convert" ? "blocked" : c.layout;  // its own layout, the neighbours' converted
@@ -829,8 +839,13 @@ Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const st
     if (!IsOneDnnPostOp(op.op_type)) return Status::InvalidInput("oneDNN has no post-op for " + op.op_type);
   if (Status s = tilebank::engine::OneDnnImpl().Supports(anchor); !s.ok()) return s;
   return CatchOneDnnErrors([&]() -> Result<std::unique_ptr<Kernel>> {
-    const CubeChoice choice = CubeChoice::Of(anchor_policy);
-    if (anchor.op_type == "Conv") return ConvKernelOf(anchor, post_ops, choice);
+    const CubeChoice choice = CubeChoice::Of(anchor_policy.empty() ? OneDnnImpl().DefaultPolicy(anchor) : anchor_policy);
+    if (anchor.op_type == "Conv") {
+      auto kernel = ConvKernelOf(anchor, post_ops, choice);
+      // The built-in choice of an own kernel gives way to oneDNN's where the chain is not one it fuses.
+      if (!kernel.ok() && anchor_policy.empty() && OwnConvAlgorithm(choice.algo)) return ConvKernelOf(anchor, post_ops, CubeChoice{});
+      return kernel;
+    }
     if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm" || anchor.op_type == "BatchMatMul")
       return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(anchor).value(), anchor.outputs[0].shape, anchor.inputs.size(), post_ops, choice));
     return Status::InvalidInput("oneDNN fuses post-ops into Conv, MatMul and Gemm, not " + anchor.op_type);

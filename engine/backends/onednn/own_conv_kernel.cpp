@@ -54,7 +54,7 @@ Status OwnConvEpilogueOf(const ConvProblem& p, const std::vector<ChainStep>& pos
 }
 
 OwnConvKernel::OwnConvKernel(const ConvProblem& p, std::vector<int64_t> shape, int residual_input, tag inside, bool plain)
-    : p_(p), shape_(std::move(shape)), residual_input_(residual_input), plain_(plain), stream_(OneDnnCpuEngine()) {
+    : p_(p), shape_(std::move(shape)), residual_input_(residual_input), plain_(plain), inside_plain_(inside == tag::nchw), stream_(OneDnnCpuEngine()) {
   src_md_ = memory::desc({p.N, p.C, p.H, p.W}, dt::f32, inside);
   dst_md_ = memory::desc({p.N, p.OC, p.OH, p.OW}, dt::f32, inside);
 }
@@ -132,15 +132,16 @@ Status OwnConvKernel::RunDirect(const std::vector<const float*>& in, float* out)
   return CatchOneDnnErrors([&]() -> Status {
     BindScratch();
     const float* src = in[0];
-    if (!handed_src_) src = Reordered(plain_src_, src, src_reorder_, blocked_src_);
+    if (!handed_src_ && !inside_plain_) src = Reordered(plain_src_, src, src_reorder_, blocked_src_);
     const float* residual = nullptr;
     if (residual_input_ >= 0) {
       residual = in[residual_input_] ? in[residual_input_] : residual_constant_.data();
-      if (!handed_residual_ || !in[residual_input_]) residual = Reordered(plain_residual_, residual, residual_reorder_, blocked_residual_);
+      if ((!handed_residual_ || !in[residual_input_]) && !inside_plain_) residual = Reordered(plain_residual_, residual, residual_reorder_, blocked_residual_);
     }
-    float* dst = handed_dst_ ? out : static_cast<float*>(blocked_dst_.get_data_handle());
+    const bool direct_dst = handed_dst_ || inside_plain_;
+    float* dst = direct_dst ? out : static_cast<float*>(blocked_dst_.get_data_handle());
     TB_RETURN_IF_ERROR(Compute(src, residual, dst));
-    if (!handed_dst_) {
+    if (!direct_dst) {
       plain_dst_.set_data_handle(out);
       dst_reorder_.execute(stream_, {{DNNL_ARG_FROM, blocked_dst_}, {DNNL_ARG_TO, plain_dst_}});
       stream_.wait();
@@ -157,6 +158,7 @@ std::string OwnConvKernel::Identity() const {
 // The subclass's packed weights, and the reorders from and to NCHW.
 Status OwnConvKernel::Setup(const Tensor& weights, const Tensor* bias) {
   TB_RETURN_IF_ERROR(PackWeights(weights, bias));
+  if (inside_plain_) return Status::Ok();  // nothing to reorder
   return CatchOneDnnErrors([&]() -> Status {
     const memory::desc plain_src({p_.N, p_.C, p_.H, p_.W}, dt::f32, tag::nchw), plain_dst({p_.N, p_.OC, p_.OH, p_.OW}, dt::f32, tag::nchw);
     plain_src_ = memory(plain_src, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
@@ -179,9 +181,11 @@ Status OwnConvKernel::Setup(const Tensor& weights, const Tensor* bias) {
 void OwnConvKernel::BindScratch() {
   const bool constant_residual = !residual_constant_.empty();
   std::vector<memory*> parts = RunBuffers();
-  for (memory* m : {handed_src_ ? nullptr : &blocked_src_, handed_dst_ ? nullptr : &blocked_dst_,
-                    residual_input_ >= 0 && (!handed_residual_ || constant_residual) ? &blocked_residual_ : nullptr})
-    if (m) parts.push_back(m);
+  if (!inside_plain_) {
+    for (memory* m : {handed_src_ ? nullptr : &blocked_src_, handed_dst_ ? nullptr : &blocked_dst_,
+                      residual_input_ >= 0 && (!handed_residual_ || constant_residual) ? &blocked_residual_ : nullptr})
+      if (m) parts.push_back(m);
+  }
   size_t total = 0;
   for (memory* m : parts) total += FloatsOf(m->get_desc());
   float* at = RunScratch(total);

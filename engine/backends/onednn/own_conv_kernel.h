@@ -1,7 +1,7 @@
 // The part the own convolutions of impl.onednn (Winograd: winograd_conv_kernel.h, depthwise:
 // depthwise_conv_kernel.h) share: their activations in one layout of oneDNN's inside (a tag:
 // nChw16c, nChw8c or NHWC), handed over by neighbours that keep it, else reordered from and to
-// NCHW here (layout "plain": always); an optional residual input in the output's layout; the
+// NCHW here (layout "plain": always; an inside layout of NCHW: never); an optional residual input in the output's layout; the
 // measured path of a tuning job; run buffers in one per-thread scratch. A subclass packs its
 // weights and computes in the inside layout.
 #pragma once
@@ -93,6 +93,7 @@ class OwnConvKernel : public Kernel {
   std::vector<int64_t> shape_;
   int residual_input_ = -1;
   bool plain_ = false;
+  bool inside_plain_ = false;  // the inside layout is NCHW: nothing is reordered (a subclass passes `plain` too)
   dnnl::stream stream_;
   dnnl::memory::desc src_md_, dst_md_;  // the layouts inside
   dnnl::memory plain_src_, plain_dst_, plain_residual_, blocked_src_, blocked_dst_, blocked_residual_;
