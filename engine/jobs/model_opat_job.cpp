@@ -124,7 +124,7 @@ std::vector<std::vector<std::string>> Bf16Chains(const model::Executor& ex, cons
 Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph, const std::string& bank_dir, model::Executor& before,
                            const std::vector<TypedTensor>& inputs, std::unique_ptr<model::Executor>* tuned, ModelOpatReport* report,
                            std::string* note, std::optional<model::InterleavedTiming>* unchanged) {
-  auto timing = model::TimeInterleaved(before, **tuned, inputs, o.warmup, o.repeats);
+  auto timing = model::TimeInterleaved(before, **tuned, inputs, o.warmup, o.repeats, o.min_timing_s);
   if (!timing.ok()) return timing.status();
   std::vector<std::string> keys;
   for (const auto& [key, earlier] : report->job.replaced) keys.push_back(key);
@@ -271,7 +271,7 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
     return Status::Ok();
   }
   const std::vector<TypedTensor> inputs = model::RandomTypedInputs(graph, 3);
-  auto timing = model::TimeInterleaved(*current, *twinned, inputs, o.warmup, o.repeats);
+  auto timing = model::TimeInterleaved(*current, *twinned, inputs, o.warmup, o.repeats, o.min_timing_s);
   if (!timing.ok()) return timing.status();
   const ModelVerdict verdict = ModelVerdict::Of(*timing);
   *note = "bf16 between layers: " + std::to_string(twins.size()) + " convolutions tried in bf16 together, " +
@@ -331,7 +331,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   const ReplacedEntries replaced = report->job.replaced;
   auto timing = o.time_models ? o.time_models(*before, *tuned, inputs)
                 : unchanged   ? Result<model::InterleavedTiming>(std::move(*unchanged))
-                              : model::TimeInterleaved(*before, *tuned, inputs, o.warmup, o.repeats);
+                              : model::TimeInterleaved(*before, *tuned, inputs, o.warmup, o.repeats, o.min_timing_s);
   if (!timing.ok()) return timing.status();
   const ModelVerdict verdict = ModelVerdict::Of(*timing);
   report->baseline_ms = verdict.without_ms;

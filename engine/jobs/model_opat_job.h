@@ -26,6 +26,7 @@ struct ModelOpatOptions {
   std::vector<std::vector<int64_t>> shapes_by_position;  // dims input_shapes leaves dynamic (model::ImportModel)
   OpatJobOptions job;  // ops_path is set here: the model's operator list, written to the output directory
   int warmup = 2, repeats = 10;  // whole-model timing
+  double min_timing_s = 0.5;     // and more runs, up to ten times as many, until it took this long (model::TimeInterleaved)
   TimeModels time_models;        // the final comparison (engine/jobs/model_verdict.h)
   // The candidates of each operator the model runs alone measured where it runs them
   // (engine/jobs/in_context_measure.h), and before the final comparison each entry judged there

@@ -206,7 +206,7 @@ Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<TypedTe
   if (!with.ok()) return with.status();
   auto without = LoadAndRun(graph, ops, FusionsWithoutThisRun(&bank, cp->replaced), inputs, &without_outputs);
   if (!without.ok()) return without.status();
-  auto timing = o.time_models ? o.time_models(**without, **with, inputs) : model::TimeInterleaved(**without, **with, inputs, o.warmup, o.repeats);
+  auto timing = o.time_models ? o.time_models(**without, **with, inputs) : model::TimeInterleaved(**without, **with, inputs, o.warmup, o.repeats, o.min_timing_s);
   if (!timing.ok()) return timing.status();
   const ModelVerdict verdict = ModelVerdict::Of(*timing);
   const model::Comparison check = model::CompareTypedTensors(with_outputs, reference);

@@ -39,6 +39,7 @@ struct ModelSgatOptions {
   int trials = 48;           // at most this many candidates per subgraph
   double time_budget_s = 0;  // 0: none; else subgraphs left when it runs out are not tuned
   int warmup = 3, repeats = 20;               // whole-model timing (its noise decides whether entries are taken back)
+  double min_timing_s = 0.5;                  // and more runs, up to ten times as many, until it took this long (model::TimeInterleaved)
   // How the model is timed without (a) and with (b) this run's entries at the end; empty:
   // model::TimeInterleaved with warmup and repeats. Tests replace it to see the take-back happen.
   TimeModels time_models;

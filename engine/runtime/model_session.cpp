@@ -183,13 +183,15 @@ Result<ModelTiming> TimeModel(Executor& executor, const std::vector<TypedTensor>
 namespace {
 
 template <class T>
-Result<InterleavedTiming> Interleave(Executor& a, Executor& b, const std::vector<T>& inputs, int warmup, int rounds) {
+Result<InterleavedTiming> Interleave(Executor& a, Executor& b, const std::vector<T>& inputs, int warmup, int rounds, double min_seconds) {
   RunRecorder<T> runs_a(a, inputs), runs_b(b, inputs);
   for (int i = 0; i < warmup; ++i) {
     TB_RETURN_IF_ERROR(runs_a.Untimed());
     TB_RETURN_IF_ERROR(runs_b.Untimed());
   }
-  for (int i = 0; i < rounds; ++i) {
+  const auto start = std::chrono::steady_clock::now();
+  auto short_of_time = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < min_seconds; };
+  for (int i = 0; i < rounds || (i < 10 * rounds && short_of_time()); ++i) {
     RunRecorder<T>& first = i % 2 ? runs_b : runs_a;
     RunRecorder<T>& second = i % 2 ? runs_a : runs_b;
     TB_RETURN_IF_ERROR(first.Timed());
@@ -200,12 +202,12 @@ Result<InterleavedTiming> Interleave(Executor& a, Executor& b, const std::vector
 
 }  // namespace
 
-Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int warmup, int rounds) {
-  return Interleave(a, b, inputs, warmup, rounds);
+Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int warmup, int rounds, double min_seconds) {
+  return Interleave(a, b, inputs, warmup, rounds, min_seconds);
 }
 
-Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<TypedTensor>& inputs, int warmup, int rounds) {
-  return Interleave(a, b, inputs, warmup, rounds);
+Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<TypedTensor>& inputs, int warmup, int rounds, double min_seconds) {
+  return Interleave(a, b, inputs, warmup, rounds, min_seconds);
 }
 
 namespace {

@@ -63,8 +63,12 @@ Result<ModelTiming> TimeModel(Executor& executor, const std::vector<TypedTensor>
 struct InterleavedTiming {
   ModelTiming a, b;
 };
-Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int warmup, int rounds);
-Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<TypedTensor>& inputs, int warmup, int rounds);
+// Where the rounds took less than `min_seconds`, more follow, up to ten times `rounds`, until they
+// took that long: a model of a few milliseconds then runs often enough that a burst of noise on
+// the machine falls on a part of its runs, not on all of them.
+Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int warmup, int rounds, double min_seconds = 0);
+Result<InterleavedTiming> TimeInterleaved(Executor& a, Executor& b, const std::vector<TypedTensor>& inputs, int warmup, int rounds,
+                                          double min_seconds = 0);
 
 // Two runs' outputs compared (a tuning candidate against its reference run, fused against
 // unfused): |got - want| <= atol + rtol |want| with rtol 1e-3 and atol 1e-4 times the largest
