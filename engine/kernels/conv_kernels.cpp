@@ -205,11 +205,12 @@ Result<std::unique_ptr<OpKernel>> MakeOneDnnConvTransposeOverReference(const Ker
   return MakeOneDnnConvTranspose(info, std::move(reference.value()));
 }
 
-// The tiling instances as a GEMM and a scatter, the others on oneDNN's deconvolution.
+// The tiling instances as a GEMM and a scatter, the others so where that ran faster than oneDNN's
+// deconvolution, which runs the rest.
 Result<std::unique_ptr<OpKernel>> MakeConvTransposeByGemmOverOneDnn(const KernelInfo& info) {
   auto onednn = MakeOneDnnConvTransposeOverReference(info);
   if (!onednn.ok()) return onednn;
-  return MakeConvTransposeByGemm(info, std::move(onednn.value()));
+  return MakeConvTransposeByGemm(info, std::move(onednn.value()), MakeOneDnnConvTransposeOverReference);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The convolution core Conv, ConvInteger and QLinearConv share (engine/kernels/conv_kernels.cpp,
 // quantize_kernels.cpp): N-D, grouped, dilated, padded, on doubles.
 #pragma once
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,10 +28,13 @@ Result<TransposedWindow> ResolveTransposed(const KernelInfo& info, const std::ve
 // convolution and deconvolution; `reference` computes what they cannot take.
 Result<std::unique_ptr<OpKernel>> MakeOneDnnConv(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
 Result<std::unique_ptr<OpKernel>> MakeOneDnnConvTranspose(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
-// The float32 ConvTranspose whose kernel tiles the output (strides = kernel, no pads, dilation 1, one
-// group) as one GEMM per image and a scatter (engine/kernels/conv_transpose_gemm_kernel.cpp);
-// `fallback` computes every other instance.
-Result<std::unique_ptr<OpKernel>> MakeConvTransposeByGemm(const KernelInfo& info, std::unique_ptr<OpKernel> fallback);
+// The float32 ConvTranspose of one group as one GEMM per image and a scatter of its taps
+// (engine/kernels/conv_transpose_gemm_kernel.cpp): always where the kernel tiles the output
+// (strides = kernel, no pads, dilation 1); for another instance of static shapes where it ran
+// faster than the kernel `rival` makes of it (timed once per instance and host, on a kernel of its
+// own that holds no constants). `fallback` computes every other instance.
+Result<std::unique_ptr<OpKernel>> MakeConvTransposeByGemm(const KernelInfo& info, std::unique_ptr<OpKernel> fallback,
+                                                          const std::function<Result<std::unique_ptr<OpKernel>>(const KernelInfo&)>& rival = {});
 
 // y[N, M, out...] as doubles with the output's shape in *shape; errors name the node.
 Result<std::vector<double>> Convolve(const KernelInfo& info, const ConvOperands& operands, std::vector<int64_t>* shape);

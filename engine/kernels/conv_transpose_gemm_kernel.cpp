@@ -11,7 +11,9 @@
 #include <mutex>
 #include <optional>
 
+#include "engine/backends/measured_choice_cache.h"
 #include "engine/core/parallel_for.h"
+#include "engine/core/sample_stats.h"
 #include "engine/kernels/conv_kernels.h"
 #include "engine/kernels/kernel_registry.h"
 
@@ -20,60 +22,105 @@ namespace {
 
 // The instance as the GEMM sees it; spatial axes as three (leading 1s), so that one loop nest
 // serves 1-D, 2-D and 3-D.
-struct Tiling {
+struct Geometry {
   int64_t N = 0, C = 0, M = 0;
-  int64_t D[3] = {1, 1, 1}, k[3] = {1, 1, 1};
+  int64_t D[3] = {1, 1, 1}, k[3] = {1, 1, 1};                     // input positions, taps
+  int64_t s[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, O[3] = {1, 1, 1};  // pad: before; O: the output
+  bool tiles = false;  // strides = kernel, no pads, dilation 1: each output position written by one tap
   std::vector<int64_t> y_shape;
   int64_t positions() const { return D[0] * D[1] * D[2]; }
   int64_t taps() const { return k[0] * k[1] * k[2]; }
+  int64_t outputs() const { return O[0] * O[1] * O[2]; }
 };
 
-std::optional<Tiling> TilingOf(const KernelInfo& info, const std::vector<int64_t>& x, const std::vector<int64_t>& w) {
+// One group, float32 shapes of rank 3 to 5; nullopt for what the GEMM does not take.
+std::optional<Geometry> GeometryOf(const KernelInfo& info, const std::vector<int64_t>& x, const std::vector<int64_t>& w) {
   if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || w[0] != x[1] || info.attrs.Int("group", 1) != 1) return std::nullopt;
   const std::vector<int64_t> dims(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
   auto window = ResolveTransposed(info, dims, kernel);
   if (!window.ok() || window->kernel != kernel) return std::nullopt;
-  for (size_t d = 0; d < dims.size(); ++d)
-    if (window->strides[d] != kernel[d] || window->dilations[d] != 1 || window->out[d] != dims[d] * kernel[d]) return std::nullopt;
-  for (int64_t p : window->pads)
-    if (p != 0) return std::nullopt;
-  Tiling t;
-  t.N = x[0], t.C = x[1], t.M = w[1];
+  Geometry g;
+  g.N = x[0], g.C = x[1], g.M = w[1];
+  g.tiles = true;
   const size_t lead = 3 - dims.size();
-  for (size_t d = 0; d < dims.size(); ++d) t.D[lead + d] = dims[d], t.k[lead + d] = kernel[d];
-  t.y_shape = {t.N, t.M};
-  for (size_t d = 0; d < dims.size(); ++d) t.y_shape.push_back(dims[d] * kernel[d]);
-  return t;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    g.D[lead + d] = dims[d], g.k[lead + d] = kernel[d], g.s[lead + d] = window->strides[d], g.dil[lead + d] = window->dilations[d];
+    g.pad[lead + d] = window->pads[d], g.O[lead + d] = window->out[d];
+    g.tiles &= window->strides[d] == kernel[d] && window->dilations[d] == 1 && window->pads[d] == 0 && window->out[d] == dims[d] * kernel[d];
+  }
+  g.y_shape = {g.N, g.M};
+  g.y_shape.insert(g.y_shape.end(), window->out.begin(), window->out.end());
+  return g;
+}
+
+// A tiling's channel m: each tap's rows of Z copied, bias added, to the output positions it alone reaches.
+void ScatterTiles(const Geometry& g, const float* z, float shift, int64_t m, float* channel) {
+  const int64_t positions = g.positions(), *D = g.D, *k = g.k;
+  for (int64_t t0 = 0; t0 < k[0]; ++t0)
+    for (int64_t t1 = 0; t1 < k[1]; ++t1)
+      for (int64_t t2 = 0; t2 < k[2]; ++t2) {
+        const float* from = z + ((m * k[0] + t0) * k[1] * k[2] + t1 * k[2] + t2) * positions;
+        for (int64_t p0 = 0; p0 < D[0]; ++p0)
+          for (int64_t p1 = 0; p1 < D[1]; ++p1) {
+            const float* src = from + (p0 * D[1] + p1) * D[2];
+            float* dst = channel + ((p0 * k[0] + t0) * D[1] * k[1] + p1 * k[1] + t1) * D[2] * k[2] + t2;
+            for (int64_t p2 = 0; p2 < D[2]; ++p2) dst[p2 * k[2]] = src[p2] + shift;
+          }
+      }
+}
+
+// The input positions p along one axis whose tap t lands inside the output (p s - pad + t dil in
+// [0, O)): [lo, hi).
+void InsideRange(const Geometry& g, int axis, int64_t t, int64_t* lo, int64_t* hi) {
+  const int64_t offset = t * g.dil[axis] - g.pad[axis], s = g.s[axis];
+  *lo = offset >= 0 ? 0 : (-offset + s - 1) / s;
+  *hi = std::min(g.D[axis], offset > g.O[axis] - 1 ? 0 : (g.O[axis] - 1 - offset) / s + 1);
+}
+
+// Any other instance's channel m (col2im): the bias, then each tap's rows of Z added where they land.
+void AddTaps(const Geometry& g, const float* z, float shift, int64_t m, float* channel) {
+  const int64_t positions = g.positions(), *D = g.D, *k = g.k, *O = g.O;
+  std::fill(channel, channel + g.outputs(), shift);
+  for (int64_t t0 = 0; t0 < k[0]; ++t0) {
+    int64_t lo0, hi0;
+    InsideRange(g, 0, t0, &lo0, &hi0);
+    for (int64_t t1 = 0; t1 < k[1]; ++t1) {
+      int64_t lo1, hi1;
+      InsideRange(g, 1, t1, &lo1, &hi1);
+      for (int64_t t2 = 0; t2 < k[2]; ++t2) {
+        int64_t lo2, hi2;
+        InsideRange(g, 2, t2, &lo2, &hi2);
+        const float* from = z + ((m * k[0] + t0) * k[1] * k[2] + t1 * k[2] + t2) * positions;
+        for (int64_t p0 = lo0; p0 < hi0; ++p0)
+          for (int64_t p1 = lo1; p1 < hi1; ++p1) {
+            const float* src = from + (p0 * D[1] + p1) * D[2];
+            const int64_t o0 = p0 * g.s[0] - g.pad[0] + t0 * g.dil[0], o1 = p1 * g.s[1] - g.pad[1] + t1 * g.dil[1];
+            float* dst = channel + (o0 * O[1] + o1) * O[2] - g.pad[2] + t2 * g.dil[2];
+            for (int64_t p2 = lo2; p2 < hi2; ++p2) dst[p2 * g.s[2]] += src[p2];
+          }
+      }
+    }
+  }
 }
 
 // y = the ConvTranspose of x by w (+ bias, may be null); `z` is scratch kept between runs.
-void RunTiled(const Tiling& t, const float* x, const float* w, const float* bias, float* y, std::vector<float>* z) {
-  const int64_t positions = t.positions(), taps = t.taps(), rows = t.M * taps, plane = positions * taps;
-  if (positions == 0 || rows == 0) return;
+void RunByGemm(const Geometry& g, const float* x, const float* w, const float* bias, float* y, std::vector<float>* z) {
+  const int64_t positions = g.positions(), rows = g.M * g.taps(), plane = g.outputs();
+  if (rows == 0) return;
+  if (positions == 0) {  // nothing reaches the output: the bias alone
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t m = 0; m < g.M; ++m) std::fill(y + (n * g.M + m) * plane, y + (n * g.M + m + 1) * plane, bias ? bias[m] : 0.0f);
+    return;
+  }
   z->resize(static_cast<size_t>(rows * positions));
-  const int64_t *D = t.D, *k = t.k;
-  for (int64_t n = 0; n < t.N; ++n) {
-    if (t.C > 0)  // W is [C, M k...] row-major: its transpose times X's image [C, D...]
-      dnnl_sgemm('T', 'N', rows, positions, t.C, 1.0f, w, rows, x + n * t.C * positions, positions, 0.0f, z->data(), positions);
+  for (int64_t n = 0; n < g.N; ++n) {
+    if (g.C > 0)  // W is [C, M k...] row-major: its transpose times X's image [C, D...]
+      dnnl_sgemm('T', 'N', rows, positions, g.C, 1.0f, w, rows, x + n * g.C * positions, positions, 0.0f, z->data(), positions);
     else
       std::fill(z->begin(), z->end(), 0.0f);
-    float* image = y + n * t.M * plane;
-    ParallelFor(t.M, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t m = begin; m < end; ++m) {
-        const float shift = bias ? bias[m] : 0.0f;
-        float* channel = image + m * plane;
-        for (int64_t t0 = 0; t0 < k[0]; ++t0)
-          for (int64_t t1 = 0; t1 < k[1]; ++t1)
-            for (int64_t t2 = 0; t2 < k[2]; ++t2) {
-              const float* from = z->data() + ((m * k[0] + t0) * k[1] * k[2] + t1 * k[2] + t2) * positions;
-              for (int64_t p0 = 0; p0 < D[0]; ++p0)
-                for (int64_t p1 = 0; p1 < D[1]; ++p1) {
-                  const float* src = from + (p0 * D[1] + p1) * D[2];
-                  float* dst = channel + ((p0 * k[0] + t0) * D[1] * k[1] + p1 * k[1] + t1) * D[2] * k[2] + t2;
-                  for (int64_t p2 = 0; p2 < D[2]; ++p2) dst[p2 * k[2]] = src[p2] + shift;
-                }
-            }
-      }
+    float* image = y + n * g.M * plane;
+    ParallelFor(g.M, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t m = begin; m < end; ++m) (g.tiles ? ScatterTiles : AddTaps)(g, z->data(), bias ? bias[m] : 0.0f, m, image + m * plane);
     });
   }
 }
@@ -86,12 +133,12 @@ class ConvTransposeByGemm : public OpKernel {
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
     if (in.size() < 2 || !in[0] || !in[1] || in[0]->dtype != DType::kFloat32 || in[1]->dtype != DType::kFloat32) return fallback_->Compute(in, out);
     const TypedTensor* bias = in.size() > 2 ? in[2] : nullptr;
-    const auto tiling = TilingOf(info_, in[0]->shape, in[1]->shape);
-    if (!tiling || (bias && (bias->dtype != DType::kFloat32 || bias->size() != tiling->M))) return fallback_->Compute(in, out);
+    const auto g = GeometryOf(info_, in[0]->shape, in[1]->shape);
+    if (!g || !g->tiles || (bias && (bias->dtype != DType::kFloat32 || bias->size() != g->M))) return fallback_->Compute(in, out);
     TypedTensor& y = (*out)[0];
-    ReshapeForOverwrite(&y, DType::kFloat32, tiling->y_shape);  // last run's buffer: nothing allocated or cleared
+    ReshapeForOverwrite(&y, DType::kFloat32, g->y_shape);  // last run's buffer: nothing allocated or cleared
     std::lock_guard<std::mutex> lock(mutex_);
-    RunTiled(*tiling, in[0]->data<float>(), in[1]->data<float>(), bias ? bias->data<float>() : nullptr, y.data<float>(), &z_);
+    RunByGemm(*g, in[0]->data<float>(), in[1]->data<float>(), bias ? bias->data<float>() : nullptr, y.data<float>(), &z_);
     return Status::Ok();
   }
 
@@ -102,25 +149,62 @@ class ConvTransposeByGemm : public OpKernel {
   mutable std::vector<float> z_;
 };
 
+// Whether the GEMM and col2im run instance `g` faster than `rival` (oneDNN's deconvolution): both
+// timed once per instance and host on zeros, and remembered (engine/backends/measured_choice_cache.h).
+// A DCGAN's 4x4 stride-2 layers: oneDNN blocks 3 output channels to 16 (64 -> 3 at 32x32) and
+// spreads a 4x4 input over two threads poorly (512 -> 256); the GEMM streams the weights once.
+bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias, const std::function<Result<std::unique_ptr<OpKernel>>(const KernelInfo&)>& rival) {
+  std::string key = "registry deconv gemm v1|";
+  for (int64_t v : {g.N, g.C, g.M}) key += std::to_string(v) + ",";
+  for (const int64_t* a : {g.D, g.k, g.s, g.dil, g.pad, g.O}) {
+    key += "|";
+    for (int d = 0; d < 3; ++d) key += std::to_string(a[d]) + ",";
+  }
+  key += has_bias ? "|bias" : "|";
+  if (const auto known = RecallMeasuredChoice(key)) return *known == "gemm";
+  KernelInfo timed = info;  // holding no weights: a kernel that packed the zeros it was timed on would keep them
+  timed.constant_input.assign(timed.constant_input.size(), false);
+  timed.constant_inputs.clear();
+  auto other = rival(timed);
+  if (!other.ok()) return true;
+  std::vector<int64_t> x_shape = {g.N, g.C}, w_shape = {g.C, g.M};
+  for (int d = 0; d < 3; ++d)
+    if (g.y_shape.size() + d >= 5) x_shape.push_back(g.D[d]), w_shape.push_back(g.k[d]);  // the spatial axes the instance has
+  TypedTensor x(DType::kFloat32, x_shape), w(DType::kFloat32, w_shape), b(DType::kFloat32, {g.M});
+  const KernelInputs in = {&x, &w, has_bias ? &b : nullptr};
+  std::vector<TypedTensor> out(1);
+  std::vector<float> y(static_cast<size_t>(g.N * g.M * g.outputs())), z;
+  const double gemm = FastestOf(5, 1, [&] {
+    RunByGemm(g, x.data<float>(), w.data<float>(), has_bias ? b.data<float>() : nullptr, y.data(), &z);
+    return true;
+  });
+  const double library = FastestOf(5, 1, [&] { return (*other)->Compute(in, &out).ok(); });
+  const bool faster = gemm < library;
+  RememberMeasuredChoice(key, faster ? "gemm" : "library");
+  return faster;
+}
+
 }  // namespace
 
-Result<std::unique_ptr<OpKernel>> MakeConvTransposeByGemm(const KernelInfo& info, std::unique_ptr<OpKernel> fallback) {
+Result<std::unique_ptr<OpKernel>> MakeConvTransposeByGemm(const KernelInfo& info, std::unique_ptr<OpKernel> fallback,
+                                                          const std::function<Result<std::unique_ptr<OpKernel>>(const KernelInfo&)>& rival) {
   const auto &x = info.InputShape(0), &w = info.InputShape(1);
   const bool has_bias = info.HasInput(2);
   bool float32 = info.InputType(0) == DType::kFloat32 && info.InputType(1) == DType::kFloat32 && (!has_bias || info.InputType(2) == DType::kFloat32);
   if (float32 && x && w && info.OutputShape(0) && info.num_outputs == 1) {
-    const auto tiling = TilingOf(info, *x, *w);
-    if (!tiling || *info.OutputShape(0) != tiling->y_shape || (has_bias && (!info.InputShape(2) || Tensor::NumElements(*info.InputShape(2)) != tiling->M)))
+    const auto g = GeometryOf(info, *x, *w);
+    if (!g || *info.OutputShape(0) != g->y_shape || (has_bias && (!info.InputShape(2) || Tensor::NumElements(*info.InputShape(2)) != g->M)))
       return fallback;  // an instance the GEMM does not take
+    if (!g->tiles && (!rival || !GemmIsFaster(info, *g, has_bias, rival))) return fallback;
     struct Scratch {
       std::mutex mutex;
       std::vector<float> z;
     };
     auto scratch = std::make_shared<Scratch>();
     ArenaFunction arena;
-    arena.run = [t = *tiling, has_bias, scratch](const std::vector<const float*>& in, float* out) {
+    arena.run = [g = *g, has_bias, scratch](const std::vector<const float*>& in, float* out) {
       std::lock_guard<std::mutex> lock(scratch->mutex);
-      RunTiled(t, in[0], in[1], has_bias ? in[2] : nullptr, out, &scratch->z);
+      RunByGemm(g, in[0], in[1], has_bias ? in[2] : nullptr, out, &scratch->z);
     };
     return ArenaKernel(info, std::move(arena));
   }
