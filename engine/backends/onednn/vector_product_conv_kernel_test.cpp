@@ -1,5 +1,6 @@
 // The own vector product against a convolution in double: a squeeze-excitation's 1x1 convolutions
-// over one pixel (outputs fewer than a vector, not a multiple of one, more than a tile of four),
+// over one pixel (outputs fewer than a vector, not a multiple of one, more than a tile of four, a
+// last tile partly padding),
 // a filter covering a 3x2 input, two and three images, with and without the bias, each epilogue
 // fused after a residual Add or alone; NCHW in and out and the measured path, on one thread and on
 // several (outputs split); and what it refuses, and oneDNN taking over a chain it cannot fuse.
@@ -29,6 +30,8 @@ TEST_CASE("own vector product: 1x1 over one pixel and filters covering the input
       WholeInput(1, 8, 32, 1, 1, true),      // excite
       WholeInput(2, 1152, 48, 1, 1, true),   // two images; many inputs (the odd/even chains)
       WholeInput(1, 47, 1000, 1, 1, false),  // an odd input count; tiles of four, then a part vector
+      WholeInput(1, 208, 52, 1, 1, true),    // a tile of four vectors, the last partly padding (RegNetY's)
+      WholeInput(1, 20, 116, 1, 1, true),    // a whole tile, then four vectors the last partly padding
       WholeInput(3, 5, 20, 3, 2, true)};     // a 3x2 filter over a 3x2 input
   for (int threads : {1, 3}) {
     SetLibraryThreads(threads);

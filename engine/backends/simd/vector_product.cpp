@@ -93,8 +93,10 @@ void RowsOf(D d, const VectorProductShape& s, const float* x, const float* packe
 #if HWY_HAVE_SCALABLE
     for (; o < end; o += N) Tile<1>(d, s, row_x, packed, e, row_residual, row_y, o);
 #else
-    for (; o + kMaxTile * N <= end; o += kMaxTile * N) Tile<kMaxTile>(d, s, row_x, packed, e, row_residual, row_y, o);
-    switch ((end - o + N - 1) / N) {  // the vectors left, the last one maybe partly padding
+    // Whole tiles while four vectors are left, the last of them maybe partly padding (52 outputs
+    // are four vectors of 16), then the one to three vectors left.
+    for (; (end - o + N - 1) / N >= kMaxTile; o += kMaxTile * N) Tile<kMaxTile>(d, s, row_x, packed, e, row_residual, row_y, o);
+    switch ((end - o + N - 1) / N) {
       case 3: Tile<3>(d, s, row_x, packed, e, row_residual, row_y, o); break;
       case 2: Tile<2>(d, s, row_x, packed, e, row_residual, row_y, o); break;
       case 1: Tile<1>(d, s, row_x, packed, e, row_residual, row_y, o); break;
