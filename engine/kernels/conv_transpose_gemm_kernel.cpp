@@ -150,10 +150,11 @@ class ConvTransposeByGemm : public OpKernel {
 };
 
 // Whether the GEMM and col2im run instance `g` faster than `rival` (oneDNN's deconvolution): both
-// timed once per instance and host on zeros, and remembered (engine/backends/measured_choice_cache.h).
-// A DCGAN's 4x4 stride-2 layers: oneDNN blocks 3 output channels to 16 (64 -> 3 at 32x32) and
-// spreads a 4x4 input over two threads poorly (512 -> 256); the GEMM streams the weights once.
-bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias, const std::function<Result<std::unique_ptr<OpKernel>>(const KernelInfo&)>& rival) {
+// timed once per instance and host on zeros of the static shapes `info` holds, and remembered
+// (engine/backends/measured_choice_cache.h). Alone, as timed here, oneDNN won every layer of the
+// zoo's DCGAN on a Zen 5 (docs/PERFORMANCE.md).
+bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias,
+                  const std::function<Result<std::unique_ptr<OpKernel>>(const KernelInfo&)>& rival) {
   std::string key = "registry deconv gemm v1|";
   for (int64_t v : {g.N, g.C, g.M}) key += std::to_string(v) + ",";
   for (const int64_t* a : {g.D, g.k, g.s, g.dil, g.pad, g.O}) {
@@ -167,10 +168,7 @@ bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias, cons
   timed.constant_inputs.clear();
   auto other = rival(timed);
   if (!other.ok()) return true;
-  std::vector<int64_t> x_shape = {g.N, g.C}, w_shape = {g.C, g.M};
-  for (int d = 0; d < 3; ++d)
-    if (g.y_shape.size() + d >= 5) x_shape.push_back(g.D[d]), w_shape.push_back(g.k[d]);  // the spatial axes the instance has
-  TypedTensor x(DType::kFloat32, x_shape), w(DType::kFloat32, w_shape), b(DType::kFloat32, {g.M});
+  TypedTensor x(DType::kFloat32, *info.InputShape(0)), w(DType::kFloat32, *info.InputShape(1)), b(DType::kFloat32, {g.M});
   const KernelInputs in = {&x, &w, has_bias ? &b : nullptr};
   std::vector<TypedTensor> out(1);
   std::vector<float> y(static_cast<size_t>(g.N * g.M * g.outputs())), z;

@@ -9,15 +9,10 @@
 
 #include "engine/kernels/conv_kernels.h"
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/kernel_test_values.h"
 
 namespace tilebank::engine::kernels {
 namespace {
-
-TypedTensor Filled(std::vector<int64_t> shape, int seed) {
-  TypedTensor t(DType::kFloat32, std::move(shape));
-  for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = static_cast<float>(std::sin(0.37 * i + seed) * 0.5);
-  return t;
-}
 
 struct Instance {
   std::vector<int64_t> x, w, y;
@@ -55,7 +50,7 @@ TEST_CASE("ConvTranspose by GEMM: overlapping and clipped taps added where they 
     auto gemm = MakeConvTransposeByGemm(info, nullptr, unmade);
     REQUIRE(gemm.ok());
     REQUIRE(*gemm);  // not the (null) fallback: the GEMM took the instance
-    const TypedTensor x = Filled(c.x, 1), w = Filled(c.w, 2), b = Filled({c.w[1]}, 3);
+    const TypedTensor x = SineValues(c.x, 1), w = SineValues(c.w, 2), b = SineValues({c.w[1]}, 3);
     const KernelInputs in = {&x, &w, c.bias ? &b : nullptr};
     std::vector<TypedTensor> want(1), got(1);
     REQUIRE((*reference)->Compute(in, &want).ok());

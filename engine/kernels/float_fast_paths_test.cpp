@@ -13,6 +13,7 @@
 #include "engine/core/parallel_for.h"
 #include "engine/core/threads.h"
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/kernel_test_values.h"
 #include "engine/kernels/onednn_rnn_kernel.h"
 
 namespace tilebank::engine::kernels {
@@ -29,12 +30,6 @@ struct Case {
 
 bool Recurrent(const std::string& op_type) { return op_type == "LSTM" || op_type == "GRU" || op_type == "RNN"; }
 
-TypedTensor Filled(std::vector<int64_t> shape, int seed) {
-  TypedTensor t(DType::kFloat32, std::move(shape));
-  for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = static_cast<float>(std::sin(0.37 * i + seed) * 0.5);
-  return t;
-}
-
 // The node's outputs computed with its floating inputs in `dtype`, by the implementation named
 // `implementation` (empty: the one Create chooses).
 std::vector<TypedTensor> Run(const Case& c, DType dtype, const std::string& implementation = "") {
@@ -44,7 +39,7 @@ std::vector<TypedTensor> Run(const Case& c, DType dtype, const std::string& impl
       operands.push_back(TypedTensor::Of<int32_t>({static_cast<int64_t>(c.sequence_lens.size())}, {c.sequence_lens.begin(), c.sequence_lens.end()}));
       continue;
     }
-    operands.push_back(c.inputs[i] ? std::optional<TypedTensor>(Filled(*c.inputs[i], static_cast<int>(i)).CastTo(dtype)) : std::nullopt);
+    operands.push_back(c.inputs[i] ? std::optional<TypedTensor>(SineValues(*c.inputs[i], static_cast<int>(i)).CastTo(dtype)) : std::nullopt);
   }
   KernelInfo info;
   info.op_type = c.op_type;
@@ -201,7 +196,7 @@ TEST_CASE("the LSTM on oneDNN's primitive reads weights that are not graph const
   CHECK(implementation == "onednn.rnn");
   auto reference = KernelRegistry::Default().Create(info, std::string("reference"));
   REQUIRE(reference.ok());
-  TypedTensor x = Filled({4, 1, 5}, 1), w = Filled({1, 12, 5}, 2), r = Filled({1, 12, 3}, 3);
+  TypedTensor x = SineValues({4, 1, 5}, 1), w = SineValues({1, 12, 5}, 2), r = SineValues({1, 12, 3}, 3);
   for (int call = 0; call < 2; ++call) {
     CAPTURE(call);
     if (call == 1)

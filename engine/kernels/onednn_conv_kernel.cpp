@@ -280,7 +280,8 @@ class OneDnnConv : public OpKernel {
       if (has_bias) args[DNNL_ARG_BIAS] = b;
       dnnl::reorder src_in, residual_in, dst_out;  // as the plan makes them: once
       if (reorder_src) src_in = PlainReorder(user_x, pd.src_desc());
-      if (reorder_dst) residual_in = PlainReorder(user_y, pd.dst_desc()), dst_out = PlainReorder(pd.dst_desc(), user_y);
+      if (reorder_dst) dst_out = PlainReorder(pd.dst_desc(), user_y);
+      if (reorder_dst && residual) residual_in = PlainReorder(user_y, pd.dst_desc());
       return FastestOf(6, 1, [&] {
         if (reorder_src) src_in.execute(stream, x, src);
         if (residual && reorder_dst) residual_in.execute(stream, z, dst);

@@ -1,9 +1,9 @@
 // The part the own convolutions of impl.onednn (Winograd: winograd_conv_kernel.h, depthwise:
 // depthwise_conv_kernel.h) share: their activations in one layout of oneDNN's inside (a tag:
 // nChw16c, nChw8c or NHWC), handed over by neighbours that keep it, else reordered from and to
-// NCHW here (layout "plain": always; an inside layout of NCHW: never); an optional residual input in the output's layout; the
-// measured path of a tuning job; run buffers in one per-thread scratch. A subclass packs its
-// weights and computes in the inside layout.
+// NCHW here (layout "plain": always; an inside layout of NCHW: never); an optional residual input
+// in the output's layout; the measured path of a tuning job; run buffers in one per-thread
+// scratch. A subclass packs its weights and computes in the inside layout.
 #pragma once
 #include <dnnl.hpp>
 

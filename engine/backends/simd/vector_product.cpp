@@ -54,12 +54,13 @@ HWY_INLINE void Tile(D d, const VectorProductShape& s, const float* HWY_RESTRICT
   HWY_ALIGN float residual_block[kMaxTile * kMaxLanes];
   for (int t = 0; t < TILE; ++t) hn::Store(hn::Add(even[t], odd[t]), d, block + t * N);
   const int64_t count = std::min<int64_t>(static_cast<int64_t>(TILE * N), s.out - o);  // the outputs past `out` are padding
-  if (residual) {  // copied to a whole block: the residual has no padding to read
-    if (count < static_cast<int64_t>(TILE * N)) std::memset(residual_block, 0, sizeof(residual_block));
+  const float* tile_residual = residual ? residual + o : nullptr;
+  if (residual && count < static_cast<int64_t>(TILE * N)) {  // copied to a whole block: the residual has no padding to read
+    std::memset(residual_block, 0, sizeof(residual_block));
     std::memcpy(residual_block, residual + o, static_cast<size_t>(count) * sizeof(float));
-    residual = residual_block;
+    tile_residual = residual_block;
   }
-  ApplyConvEpilogueToBlock(d, block, TILE, e, residual, N);
+  ApplyConvEpilogueToBlock(d, block, TILE, e, tile_residual, N);
   std::memcpy(y + o, block, static_cast<size_t>(count) * sizeof(float));
 }
 
