@@ -14,4 +14,22 @@ int LibraryThreadsHere();
 // keeps its own count, and a new one starts from the default, not from SetLibraryThreads'.
 void UseLibraryThreadsHere(int threads);
 
+// While it lives, the calling thread's OpenMP regions (oneDNN's calls among them) run on one thread
+// when `serial` is true; the count before it comes back after. For work too small to split: a
+// parallel region's start and join cost more than the second thread gains.
+class SerialLibraryScope {
+ public:
+  explicit SerialLibraryScope(bool serial) : before_(serial ? LibraryThreadsHere() : 0) {
+    if (before_ > 1) UseLibraryThreadsHere(1);
+  }
+  ~SerialLibraryScope() {
+    if (before_ > 1) UseLibraryThreadsHere(before_);
+  }
+  SerialLibraryScope(const SerialLibraryScope&) = delete;
+  SerialLibraryScope& operator=(const SerialLibraryScope&) = delete;
+
+ private:
+  int before_;
+};
+
 }  // namespace tilebank::engine

@@ -4,13 +4,13 @@
 // oneDNN's deconvolution ran the same on its generic GEMM path in about three times the time
 // (UNet's two upsamplings: 0.85 ms against 0.3). Static shapes run in the executor's arena (nothing
 // copied in or out); others as a registry kernel. Every other instance goes to `fallback`.
-#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <memory>
 #include <mutex>
 #include <optional>
 
+#include "engine/backends/onednn/row_major_sgemm.h"
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/core/parallel_for.h"
 #include "engine/core/sample_stats.h"
@@ -115,7 +115,7 @@ void RunByGemm(const Geometry& g, const float* x, const float* w, const float* b
   z->resize(static_cast<size_t>(rows * positions));
   for (int64_t n = 0; n < g.N; ++n) {
     if (g.C > 0)  // W is [C, M k...] row-major: its transpose times X's image [C, D...]
-      dnnl_sgemm('T', 'N', rows, positions, g.C, 1.0f, w, rows, x + n * g.C * positions, positions, 0.0f, z->data(), positions);
+      RowMajorSgemm('T', 'N', rows, positions, g.C, 1.0f, w, rows, x + n * g.C * positions, positions, 0.0f, z->data(), positions);
     else
       std::fill(z->begin(), z->end(), 0.0f);
     float* image = y + n * g.M * plane;

@@ -1,12 +1,12 @@
 // Ops over a dimension or two: Softmax, LogSoftmax and Hardmax (along an axis), LpNormalization,
 // MatMul and Gemm (every numeric type in the reference; float32 also on oneDNN's sgemm, where the
 // tuned kernels do not run them: shapes known at run time, subgraphs) and TopK.
-#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
+#include "engine/backends/onednn/row_major_sgemm.h"
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/tensor_index.h"
@@ -93,7 +93,7 @@ Result<std::unique_ptr<OpKernel>> MakeMatMulKernel(const KernelInfo& info, bool 
             T* c_mat = C + bt * M * N;
             if constexpr (std::is_same_v<T, float>) {
               if (sgemm && M > 0 && N > 0 && K > 0) {
-                dnnl_sgemm('N', 'N', M, N, K, 1.0f, a_mat, K, b_mat, N, 0.0f, c_mat, N);
+                RowMajorSgemm('N', 'N', M, N, K, 1.0f, a_mat, K, b_mat, N, 0.0f, c_mat, N);
                 continue;
               }
             }
@@ -146,7 +146,7 @@ Result<std::unique_ptr<OpKernel>> MakeGemmKernel(const KernelInfo& info, bool sg
           for (int64_t k = 0; k < rows.inner(); ++k) to[k] = scale * from[rows.step(0) ? k : 0];
         }
       }
-      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, static_cast<float>(alpha), a.data<float>(), ta ? M : K, b.data<float>(), tb ? K : N,
+      RowMajorSgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, static_cast<float>(alpha), a.data<float>(), ta ? M : K, b.data<float>(), tb ? K : N,
                  with_c ? 1.0f : 0.0f, cp, N);
       (*out)[0] = std::move(c);
       return Status::Ok();

@@ -3,11 +3,11 @@
 // functions and both layouts. float32 computes in float with X's projection for all steps in one
 // product and the recurrent ones per step on oneDNN's sgemm; the other types in double. Last in the
 // table, oneDNN's RNN primitives (engine/kernels/onednn_rnn_kernel.h) for the instances they take.
-#include <oneapi/dnnl/dnnl.h>
 
 #include <cmath>
 #include <type_traits>
 
+#include "engine/backends/onednn/row_major_sgemm.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_rnn_kernel.h"
 #include "engine/kernels/tensor_index.h"
@@ -70,7 +70,7 @@ struct Geometry {
 
 // C[M, N] = A[M, K] * B[N, K]^T + beta * C, row-major: oneDNN's sgemm for float, loops for double.
 void MultiplyTransposed(int64_t M, int64_t N, int64_t K, const float* A, const float* B, float beta, float* C) {
-  dnnl_sgemm('N', 'T', M, N, K, 1.0f, A, K, B, K, beta, C, N);
+  RowMajorSgemm('N', 'T', M, N, K, 1.0f, A, K, B, K, beta, C, N);
 }
 void MultiplyTransposed(int64_t M, int64_t N, int64_t K, const double* A, const double* B, double beta, double* C) {
   for (int64_t m = 0; m < M; ++m)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/backends/onednn/row_major_sgemm.h"
 #include "engine/core/parallel_for.h"
 
 namespace tilebank::engine {
@@ -34,7 +35,7 @@ class ConvTransposeFamilyKernel : public Kernel {
     if (positions == 0 || M_ == 0) return Status::Ok();
     z_.resize(static_cast<size_t>(positions * width));
     if (C_ > 0)
-      dnnl_sgemm('N', 'N', positions, width, C_, 1.0f, in[0], C_, weights_.data(), width, 0.0f, z_.data(), width);
+      RowMajorSgemm('N', 'N', positions, width, C_, 1.0f, in[0], C_, weights_.data(), width, 0.0f, z_.data(), width);
     else
       std::fill(z_.begin(), z_.end(), 0.0f);
     const int64_t O1 = D_[1] * k_[1], O2 = D_[2] * k_[2], O0 = D_[0] * k_[0];
