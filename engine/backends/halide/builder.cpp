@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "engine/backends/halide/halide_target.h"
+#include "engine/backends/halide/openmp_par_for.h"
 #include "engine/backends/halide/prebuilt_kernel.h"
 
 namespace tilebank::engine {
@@ -60,7 +61,13 @@ Result<std::shared_ptr<const HalideProgram>> Builder::Compile(uint64_t compile_k
   std::shared_ptr<HalideProgram> program;
   try {
     program = std::make_shared<HalideProgram>(define());
-    if (!disk || !CompileThroughDisk(*disk, compile_key, *program)) program->pipeline.compile_jit(HostHalideTarget());
+    if (!disk || !CompileThroughDisk(*disk, compile_key, *program)) {
+      program->pipeline.jit_handlers().custom_do_par_for = [](Halide::JITUserContext* context, int (*task)(Halide::JITUserContext*, int, uint8_t*),
+                                                               int min, int size, uint8_t* closure) {
+        return RunParallelTasks(min, size, [&](int i) { return task(context, i, closure); });
+      };
+      program->pipeline.compile_jit(HostHalideTarget());
+    }
   } catch (const Halide::Error& e) {
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.failures++;

@@ -17,6 +17,8 @@
 #include <memory>
 #include <thread>
 
+#include "engine/backends/halide/openmp_par_for.h"
+
 extern char** environ;
 
 namespace tilebank::engine {
@@ -117,7 +119,9 @@ Status KernelDiskCache::OpenRuntime(const std::string& file) {
   if (runtimes_open_.count(file)) return Status::Ok();
   // Global, so each kernel's references to halide_* resolve to this one runtime (and thread pool).
   const std::string path = dir_ + "/" + file;
-  if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) return Status::IoError(std::string("cannot load the Halide runtime: ") + dlerror());
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!handle) return Status::IoError(std::string("cannot load the Halide runtime: ") + dlerror());
+  UseOpenMpForHalideRuntime(handle);
   runtimes_open_.insert(file);
   return Status::Ok();
 }
