@@ -35,4 +35,11 @@ double FastestOf(int runs, int warmup, const std::function<bool()>& run) {
   return fastest;
 }
 
+std::vector<double> FastestOfAlternated(int rounds, int runs, int warmup, const std::vector<std::function<bool()>>& ways) {
+  std::vector<double> fastest(ways.size(), 1e30);
+  for (int round = 0; round < rounds; ++round)
+    for (size_t k = 0; k < ways.size(); ++k) fastest[k] = std::min(fastest[k], FastestOf(runs, warmup, ways[k]));
+  return fastest;
+}
+
 }  // namespace tilebank::engine

@@ -19,4 +19,9 @@ SampleSummary Summarize(std::vector<double> samples);
 // the first `warmup` of them untimed; 1e30 as soon as a call returns false (it failed).
 double FastestOf(int runs, int warmup, const std::function<bool()>& run);
 
+// A choice among ways, each `run` timed by FastestOf(runs, warmup) in turn, for `rounds` rounds:
+// each way's fastest over the rounds. Timed one after the other, the first way paid for a cold start
+// (after a load's serial phases OpenMP's second thread sleeps, and its first regions wait for it).
+std::vector<double> FastestOfAlternated(int rounds, int runs, int warmup, const std::vector<std::function<bool()>>& ways);
+
 }  // namespace tilebank::engine

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 namespace tilebank::engine {
 
 TEST_CASE("sample stats: one rule for the median and the interquartile spread, whatever the order of the samples") {
@@ -30,6 +32,24 @@ TEST_CASE("FastestOf: every run called, the warm-up untimed, a failure gives 1e3
   CHECK(FastestOf(5, 1, [&] { return ++calls < 3; }) == 1e30);
   CHECK(calls == 3);
   CHECK(FastestOf(2, 2, [] { return true; }) == 1e30);  // nothing timed
+}
+
+TEST_CASE("FastestOfAlternated: the ways take turns, round by round; a failing way gives 1e30, the others their times") {
+  std::string order;
+  const std::vector<double> fastest = FastestOfAlternated(3, 2, 1,
+                                                          {[&] {
+                                                             order += 'a';
+                                                             return true;
+                                                           },
+                                                           [&] {
+                                                             order += 'b';
+                                                             return order.size() < 3;  // fails at each of its calls
+                                                           }});
+  CHECK(order == "aabaabaab");  // FastestOf stops a way at its first failure
+  REQUIRE(fastest.size() == 2);
+  CHECK(fastest[0] < 1e30);
+  CHECK(fastest[1] == 1e30);
+  CHECK(FastestOfAlternated(2, 3, 0, {}).empty());
 }
 
 }  // namespace tilebank::engine

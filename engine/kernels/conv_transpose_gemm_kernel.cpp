@@ -174,17 +174,15 @@ bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias,
   const KernelInputs in = {&x, &w, has_bias ? &b : nullptr};
   std::vector<TypedTensor> out(1);
   std::vector<float> y(static_cast<size_t>(g.N * g.M * g.outputs())), z;
-  // Alternated in rounds, each side's fastest: the first runs after a load's serial phases are slow
-  // (OpenMP's second thread asleep), and a single pair of timings made DCGAN's 64 -> 3 layer pick
-  // oneDNN (204 against 158 us) where the GEMM runs it in 55-65 us and oneDNN in 131-148.
-  double gemm = 1e30, library = 1e30;
-  for (int round = 0; round < kChoiceRounds; ++round) {
-    gemm = std::min(gemm, FastestOf(4, 1, [&] {
-                      RunByGemm(g, x.data<float>(), w.data<float>(), has_bias ? b.data<float>() : nullptr, y.data(), &z);
-                      return true;
-                    }));
-    library = std::min(library, FastestOf(4, 1, [&] { return (*other)->Compute(in, &out).ok(); }));
-  }
+  // One pair of timings made DCGAN's 64 -> 3 layer pick oneDNN (204 against 158 us) where the GEMM
+  // runs it in 55-65 us and oneDNN in 131-148: the first one timed paid for a cold start.
+  const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 4, 1,
+                                                          {[&] {
+                                                             RunByGemm(g, x.data<float>(), w.data<float>(), has_bias ? b.data<float>() : nullptr, y.data(), &z);
+                                                             return true;
+                                                           },
+                                                           [&] { return (*other)->Compute(in, &out).ok(); }});
+  const double gemm = fastest[0], library = fastest[1];
   const bool faster = gemm < library;
   RememberMeasuredChoice(key, faster ? "gemm" : "library");
   return faster;
