@@ -3,13 +3,17 @@
 // a scatter: Z [M k1..kn, D1..Dn] = W^T [M k..., C] X [C, D...], then Y[m, d_i k_i + j_i] = Z + bias.
 // oneDNN's deconvolution ran the same on its generic GEMM path in about three times the time
 // (UNet's two upsamplings: 0.85 ms against 0.3). Static shapes run in the executor's arena (nothing
-// copied in or out); others as a registry kernel. Every other instance goes to `fallback`.
+// copied in or out); others as a registry kernel. An instance of static shapes whose taps overlap or
+// fall outside the output runs the same GEMM and a col2im (each tap's rows added where they land)
+// where that ran faster than `rival` on this host (GemmIsFaster); its weights, when a constant of the
+// graph, packed once (PackedTransposedGemm). Every other instance goes to `fallback`.
 
 #include <algorithm>
 #include <memory>
 #include <mutex>
 #include <optional>
 
+#include "engine/backends/onednn/packed_transposed_gemm.h"
 #include "engine/backends/onednn/row_major_sgemm.h"
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/core/parallel_for.h"
@@ -103,8 +107,10 @@ void AddTaps(const Geometry& g, const float* z, float shift, int64_t m, float* c
   }
 }
 
-// y = the ConvTranspose of x by w (+ bias, may be null); `z` is scratch kept between runs.
-void RunByGemm(const Geometry& g, const float* x, const float* w, const float* bias, float* y, std::vector<float>* z) {
+// y = the ConvTranspose of x by w (+ bias, may be null); `z` is scratch kept between runs. `packed`,
+// where given, holds w packed and makes each image's product.
+void RunByGemm(const Geometry& g, const float* x, const float* w, const float* bias, float* y, std::vector<float>* z,
+               PackedTransposedGemm* packed = nullptr) {
   const int64_t positions = g.positions(), rows = g.M * g.taps(), plane = g.outputs();
   if (rows == 0) return;
   if (positions == 0) {  // nothing reaches the output: the bias alone
@@ -114,7 +120,9 @@ void RunByGemm(const Geometry& g, const float* x, const float* w, const float* b
   }
   z->resize(static_cast<size_t>(rows * positions));
   for (int64_t n = 0; n < g.N; ++n) {
-    if (g.C > 0)  // W is [C, M k...] row-major: its transpose times X's image [C, D...]
+    if (g.C > 0 && packed)
+      packed->Run(x + n * g.C * positions, z->data());
+    else if (g.C > 0)  // W is [C, M k...] row-major: its transpose times X's image [C, D...]
       RowMajorSgemm('T', 'N', rows, positions, g.C, 1.0f, w, rows, x + n * g.C * positions, positions, 0.0f, z->data(), positions);
     else
       std::fill(z->begin(), z->end(), 0.0f);
@@ -155,9 +163,9 @@ class ConvTransposeByGemm : public OpKernel {
 // won DCGAN's last layer (64 -> 3 channels at 64x64) and oneDNN the four before it (docs/PERFORMANCE.md).
 constexpr int kChoiceRounds = 4;
 
-bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias,
+bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias, bool pack,
                   const std::function<Result<std::unique_ptr<OpKernel>>(const KernelInfo&)>& rival) {
-  std::string key = "registry deconv gemm v2|";
+  std::string key = std::string("registry deconv gemm v3") + (pack ? " packed|" : "|");
   for (int64_t v : {g.N, g.C, g.M}) key += std::to_string(v) + ",";
   for (const int64_t* a : {g.D, g.k, g.s, g.dil, g.pad, g.O}) {
     key += "|";
@@ -174,11 +182,14 @@ bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias,
   const KernelInputs in = {&x, &w, has_bias ? &b : nullptr};
   std::vector<TypedTensor> out(1);
   std::vector<float> y(static_cast<size_t>(g.N * g.M * g.outputs())), z;
+  std::unique_ptr<PackedTransposedGemm> packed;  // the zeros packed, as the kernel packs its weights
+  if (pack)
+    if (auto made = PackedTransposedGemm::Make(g.C, g.M * g.taps(), g.positions(), w.data<float>()); made.ok()) packed = std::move(made.value());
   // One pair of timings made DCGAN's 64 -> 3 layer pick oneDNN (204 against 158 us) where the GEMM
   // runs it in 55-65 us and oneDNN in 131-148: the first one timed paid for a cold start.
   const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 4, 1,
                                                           {[&] {
-                                                             RunByGemm(g, x.data<float>(), w.data<float>(), has_bias ? b.data<float>() : nullptr, y.data(), &z);
+                                                             RunByGemm(g, x.data<float>(), w.data<float>(), has_bias ? b.data<float>() : nullptr, y.data(), &z, packed.get());
                                                              return true;
                                                            },
                                                            [&] { return (*other)->Compute(in, &out).ok(); }});
@@ -199,16 +210,27 @@ Result<std::unique_ptr<OpKernel>> MakeConvTransposeByGemm(const KernelInfo& info
     const auto g = GeometryOf(info, *x, *w);
     if (!g || *info.OutputShape(0) != g->y_shape || (has_bias && (!info.InputShape(2) || Tensor::NumElements(*info.InputShape(2)) != g->M)))
       return fallback;  // an instance the GEMM does not take
-    if (!g->tiles && (!rival || !GemmIsFaster(info, *g, has_bias, rival))) return fallback;
+    // Weights known at load (a constant of the graph) are packed once, on the first run, where
+    // oneDNN has a matmul for the product and the choice was timed with it.
+    const bool pack = !g->tiles && info.IsConstantInput(1) && g->C > 0;
+    if (!g->tiles && (!rival || !GemmIsFaster(info, *g, has_bias, pack, rival))) return fallback;
     struct Scratch {
       std::mutex mutex;
       std::vector<float> z;
+      bool pack = false;
+      std::unique_ptr<PackedTransposedGemm> packed;
     };
     auto scratch = std::make_shared<Scratch>();
+    scratch->pack = pack;
     ArenaFunction arena;
     arena.run = [g = *g, has_bias, scratch](const std::vector<const float*>& in, float* out) {
       std::lock_guard<std::mutex> lock(scratch->mutex);
-      RunByGemm(g, in[0], in[1], has_bias ? in[2] : nullptr, out, &scratch->z);
+      if (scratch->pack && !scratch->packed) {
+        auto made = PackedTransposedGemm::Make(g.C, g.M * g.taps(), g.positions(), in[1]);
+        if (made.ok()) scratch->packed = std::move(made.value());
+        scratch->pack = made.ok();
+      }
+      RunByGemm(g, in[0], in[1], has_bias ? in[2] : nullptr, out, &scratch->z, scratch->packed.get());
     };
     return ArenaKernel(info, std::move(arena));
   }

@@ -1,7 +1,7 @@
 // ConvTranspose as one GEMM and the scatter of its taps against the reference kernel, on instances
 // whose taps overlap or fall outside the output (strides under the kernel, pads, dilations,
-// output_padding, output_shape; 1-3 spatial dims, two images, with and without the bias), the GEMM
-// chosen by a rival that cannot be made; and the choice left to oneDNN's deconvolution where the
+// output_padding, output_shape; 1-3 spatial dims, two images, with and without the bias; weights
+// given per run or constant, then packed once), the GEMM chosen by a rival that cannot be made; and the choice left to oneDNN's deconvolution where the
 // kernel is given none to time against.
 #include <doctest/doctest.h>
 
@@ -41,26 +41,35 @@ TEST_CASE("ConvTranspose by GEMM: overlapping and clipped taps added where they 
       {{1, 2, 3, 4, 3}, {2, 3, 3, 3, 3}, {1, 3, 5, 7, 5}, {{"strides", {2, 2, 2}}, {"pads", {1, 1, 1, 1, 1, 1}}}, true},  // 3-D
       {{1, 3, 4, 4}, {3, 5, 3, 3}, {1, 5, 13, 14}, {{"strides", {3, 3}}, {"output_shape", {13, 14}}}, true},
       {{1, 5, 1, 1}, {5, 7, 4, 4}, {1, 7, 4, 4}, nlohmann::json::object(), false}};  // one pixel: a DCGAN's first layer
-  for (const Instance& c : cases) {
-    CAPTURE(c.attrs.dump());
-    const KernelInfo info = InfoOf(c);
-    auto reference = KernelRegistry::Default().Create(info, "reference");
-    REQUIRE(reference.ok());
-    auto unmade = [](const KernelInfo&) -> Result<std::unique_ptr<OpKernel>> { return Status::InvalidInput("no rival"); };
-    auto gemm = MakeConvTransposeByGemm(info, nullptr, unmade);
-    REQUIRE(gemm.ok());
-    REQUIRE(*gemm);  // not the (null) fallback: the GEMM took the instance
-    const TypedTensor x = SineValues(c.x, 1), w = SineValues(c.w, 2), b = SineValues({c.w[1]}, 3);
-    const KernelInputs in = {&x, &w, c.bias ? &b : nullptr};
-    std::vector<TypedTensor> want(1), got(1);
-    REQUIRE((*reference)->Compute(in, &want).ok());
-    REQUIRE((*gemm)->Compute(in, &got).ok());
-    REQUIRE(got[0].shape == c.y);
-    REQUIRE(want[0].shape == c.y);
-    double worst = 0;
-    for (int64_t i = 0; i < want[0].size(); ++i) worst = std::max(worst, std::abs(got[0].At(i) - want[0].At(i)));
-    CHECK(worst < 1e-5);
-  }
+  for (const Instance& c : cases)
+    for (bool constant_weights : {false, true}) {  // constant: packed on the first run (PackedTransposedGemm)
+      CAPTURE(c.attrs.dump());
+      CAPTURE(constant_weights);
+      KernelInfo info = InfoOf(c);
+      const auto w = std::make_shared<const TypedTensor>(SineValues(c.w, 2));
+      if (constant_weights) {
+        info.constant_input = {false, true, false};
+        info.constant_inputs = {nullptr, w};
+      }
+      auto reference = KernelRegistry::Default().Create(info, "reference");
+      REQUIRE(reference.ok());
+      auto unmade = [](const KernelInfo&) -> Result<std::unique_ptr<OpKernel>> { return Status::InvalidInput("no rival"); };
+      auto gemm = MakeConvTransposeByGemm(info, nullptr, unmade);
+      REQUIRE(gemm.ok());
+      REQUIRE(*gemm);  // not the (null) fallback: the GEMM took the instance
+      const TypedTensor x = SineValues(c.x, 1), b = SineValues({c.w[1]}, 3);
+      const KernelInputs in = {&x, w.get(), c.bias ? &b : nullptr};
+      std::vector<TypedTensor> want(1), got(1);
+      REQUIRE((*reference)->Compute(in, &want).ok());
+      for (int run = 0; run < 2; ++run) {
+        REQUIRE((*gemm)->Compute(in, &got).ok());
+        REQUIRE(got[0].shape == c.y);
+        REQUIRE(want[0].shape == c.y);
+        double worst = 0;
+        for (int64_t i = 0; i < want[0].size(); ++i) worst = std::max(worst, std::abs(got[0].At(i) - want[0].At(i)));
+        CHECK(worst < 1e-5);
+      }
+    }
 }
 
 TEST_CASE("ConvTranspose by GEMM: an overlapping instance with no rival to time goes to the fallback") {
