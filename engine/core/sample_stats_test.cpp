@@ -34,7 +34,7 @@ TEST_CASE("FastestOf: every run called, the warm-up untimed, a failure gives 1e3
   CHECK(FastestOf(2, 2, [] { return true; }) == 1e30);  // nothing timed
 }
 
-TEST_CASE("FastestOfAlternated: the ways take turns, round by round; a failing way gives 1e30, the others their times") {
+TEST_CASE("FastestOfAlternated: the ways take turns, round by round, and a failing way gives 1e30, the others their times") {
   std::string order;
   const std::vector<double> fastest = FastestOfAlternated(3, 2, 1,
                                                           {[&] {

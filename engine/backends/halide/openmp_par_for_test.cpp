@@ -23,7 +23,7 @@ int CountCall(void*, int i, uint8_t* closure) {
   return i == c->fail_at ? 7 : 0;
 }
 
-TEST_CASE("OpenMpDoParFor: each task once, on one or two threads; a failing task's result comes back") {
+TEST_CASE("OpenMpDoParFor: each task once, on one or two threads, and a failing task's result comes back") {
   const int before = LibraryThreadsHere();
   for (int threads : {1, 2}) {
     UseLibraryThreadsHere(threads);

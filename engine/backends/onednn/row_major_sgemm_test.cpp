@@ -44,7 +44,7 @@ TEST_CASE("RowMajorSgemm: products on either side of the serial size, and the th
   UseLibraryThreadsHere(before);
 }
 
-TEST_CASE("SerialLibraryScope: one thread inside, the count before it after; nothing when not serial") {
+TEST_CASE("SerialLibraryScope: one thread inside, the count before it after, and nothing when not serial") {
   const int before = LibraryThreadsHere();
   UseLibraryThreadsHere(2);
   {
