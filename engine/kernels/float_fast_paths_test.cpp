@@ -26,6 +26,7 @@ struct Case {
   std::vector<int64_t> sequence_lens = {};  // the recurrent ops' input 4 (int32), when not empty
   int outputs = 1;
   bool rnn_primitive = false;  // a recurrent op oneDNN's RNN primitives compute (else the per-step kernel)
+  bool constant_weights = false;  // W, R, B and P are constants of the graph
 };
 
 bool Recurrent(const std::string& op_type) { return op_type == "LSTM" || op_type == "GRU" || op_type == "RNN"; }
@@ -46,6 +47,7 @@ std::vector<TypedTensor> Run(const Case& c, DType dtype, const std::string& impl
   info.node_name = c.op_type;
   info.attrs = Attrs(c.attrs);
   info.num_outputs = c.outputs;
+  if (c.constant_weights) info.constant_input = {false, true, true, true, false, false, false, true};  // W, R, B, P
   KernelInputs in;
   for (const auto& t : operands) {
     info.input_types.push_back(t ? t->dtype : DType::kUndefined);
@@ -93,9 +95,9 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
       {"LSTM", {dims({3, 6, 5}), dims({2, 16, 5}), dims({2, 16, 4}), dims({2, 32}), dims({3}), dims({3, 2, 4})},
        {{"hidden_size", 4}, {"layout", 1}, {"direction", "bidirectional"}}, {6, 6, 6}, 3, true},
       {"LSTM", {dims({5, 1, 7}), dims({1, 12, 7}), dims({1, 12, 3})}, {{"direction", "reverse"}}, {}, 2, true},
-      // Input at least hidden, hidden 128 or more: oneDNN's GEMM-based RNN on plain weights.
+      // Constant weights: oneDNN's GEMM-based RNN on plain weights timed against its own choice.
       {"LSTM", {dims({4, 2, 130}), dims({2, 512, 130}), dims({2, 512, 128}), dims({2, 1024}), none, dims({2, 2, 128}), dims({2, 2, 128}), dims({2, 384})},
-       {{"hidden_size", 128}, {"direction", "bidirectional"}}, {}, 3, true},
+       {{"hidden_size", 128}, {"direction", "bidirectional"}}, {}, 3, true, true},
       {"GRU", {dims({6, 2, 5}), dims({2, 12, 5}), dims({2, 12, 4}), dims({2, 24}), none, dims({2, 2, 4})},
        {{"hidden_size", 4}, {"direction", "bidirectional"}, {"linear_before_reset", 1}}, {}, 2, true},
       {"GRU", {dims({2, 6, 5}), dims({1, 12, 5}), dims({1, 12, 4}), dims({1, 24})}, {{"layout", 1}, {"linear_before_reset", 1}}, {}, 2, true},

@@ -15,8 +15,10 @@
 #include <mutex>
 #include <optional>
 
+#include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/core/parallel_for.h"
+#include "engine/core/sample_stats.h"
 
 namespace tilebank::engine::kernels {
 namespace {
@@ -25,6 +27,8 @@ using dnnl::memory;
 using tag = memory::format_tag;
 
 std::atomic<int64_t> onednn_calls{0};
+
+constexpr int kChoiceRounds = 3;  // rounds of the weights layout's timing
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -160,7 +164,8 @@ class OneDnnRecurrent : public OpKernel {
     return bias;
   }
 
-  Status Prepare(const KernelInputs& in, const Sizes& z) const {
+  // The primitives and packed weights for weights in `weights_tag` (oneDNN's choice: any).
+  Result<Plan> PlanFor(const KernelInputs& in, const Sizes& z, memory::format_tag weights_tag) const {
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::stream stream(engine);
     const TypedTensor *bias = Optional(in, 3), *peep = Optional(in, 7);
@@ -170,14 +175,7 @@ class OneDnnRecurrent : public OpKernel {
     p.peephole = cell_ == RecurrentCell::kLstm && peep;
     const int G = Gates(cell_);
     const memory::data_type f32 = memory::data_type::f32;
-    // oneDNN 2.6 picks its brgemm RNN for weights in the layout it chooses; with plain ldigo weights
-    // it runs its GEMM-based one, which computes an LSTM's input projection (all steps in one product)
-    // faster where that product outweighs the steps' ones. Measured on a 2-core Zen 4, 2 threads,
-    // one layer at batch 1 (brgemm -> plain): input 1024, hidden 256: 1.34 -> 0.85 ms (bidirectional
-    // 2.11 -> 1.17); 512/128: 0.65 -> 0.52; 256/256 and 128/128: 5% faster; but input 64, hidden 256:
-    // 7% slower, and 32/64: 3.5x slower. GRU and RNN: no difference either way.
-    const memory::format_tag weights_tag = cell_ == RecurrentCell::kLstm && z.I >= z.H && z.H >= 128 ? tag::ldigo : tag::any;
-    const memory::desc src_layer({z.S, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc),
+        const memory::desc src_layer({z.S, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc),
         dst_layer({z.S, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc), state({1, 1, z.B, z.H}, f32, tag::ldnc),
         weights_layer({1, 1, z.I, G, z.H}, f32, weights_tag), weights_iter({1, 1, z.H, G, z.H}, f32, weights_tag),
         bias_md({1, 1, G + (lbr_ ? 1 : 0), z.H}, f32, tag::ldgo), peephole_md({1, 1, 3, z.H}, f32, tag::ldgo);
@@ -222,20 +220,53 @@ class OneDnnRecurrent : public OpKernel {
       }
       p.dirs.push_back(std::move(dir));
     }
-    plan_ = std::move(p);
+    return p;
+  }
+
+  // oneDNN 2.6 picks its brgemm RNN for weights in the layout it chooses; with plain ldigo weights
+  // it runs its GEMM-based one, which computes the input projection (all steps in one product) apart.
+  // Which is faster depends on the CPU: on a Zen 4 (AVX-512), one LSTM layer at batch 1, input
+  // 1024, hidden 256, ran 1.34 ms by brgemm and 0.85 by GEMM, but input 32, hidden 64, 3.5x slower
+  // by GEMM; on a Zen 3 (AVX2), CRNN's 1024/256 layer 3.15 ms by GEMM and 2.1 by brgemm. With
+  // constant weights both are timed on the first call, alternated, once per instance and host
+  // (engine/backends/measured_choice_cache.h); otherwise oneDNN chooses.
+  Status ChoosePlan(const KernelInputs& in, const Sizes& z, std::vector<TypedTensor>* out) const {
+    auto chosen = PlanFor(in, z, tag::any);
+    if (!chosen.ok()) return chosen.status();
+    auto plain = weights_constant_ ? PlanFor(in, z, tag::ldigo) : Result<Plan>(Status::InvalidInput("weights change"));
+    if (!plain.ok() || plain->dirs[0].weights_iter.get_desc() == chosen->dirs[0].weights_iter.get_desc()) {
+      plan_ = std::move(*chosen);
+      return Status::Ok();
+    }
+    std::string key = std::string("registry rnn weights v1|") + std::to_string(static_cast<int>(cell_)) + (lbr_ ? "lbr" : "") + (plain->peephole ? "p|" : "|");
+    for (int64_t v : {static_cast<int64_t>(dirs_), z.S, z.B, z.I, z.H}) key += std::to_string(v) + ",";
+    std::optional<std::string> known = RecallMeasuredChoice(key);
+    if (!known) {
+      const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 2, 1,
+                                                              {[&] { return RunPlan(*chosen, in, z, out).ok(); },
+                                                               [&] { return RunPlan(*plain, in, z, out).ok(); }});
+      known = fastest[1] < fastest[0] ? "plain" : "library";
+      RememberMeasuredChoice(key, *known);
+    }
+    plan_ = std::move(*known == "plain" ? *plain : *chosen);
     return Status::Ok();
   }
 
   Status Run(const KernelInputs& in, std::vector<TypedTensor>* out) const {
     const Sizes z = SizesOf(in);
-    const TypedTensor *bias = Optional(in, 3), *h0 = Optional(in, 5), *c0 = Optional(in, 6), *peep = Optional(in, 7);
+    const TypedTensor *bias = Optional(in, 3), *peep = Optional(in, 7);
     const std::vector<const void*> weights = {in[1]->bytes.data(), in[2]->bytes.data(), bias ? bias->bytes.data() : nullptr,
                                               peep ? peep->bytes.data() : nullptr};
     if (!plan_ || !(plan_->sizes == z) || plan_->weights != weights || !weights_constant_) {
       plan_.reset();
-      TB_RETURN_IF_ERROR(Prepare(in, z));
+      TB_RETURN_IF_ERROR(ChoosePlan(in, z, out));
     }
-    const Plan& p = *plan_;
+    onednn_calls++;
+    return RunPlan(*plan_, in, z, out);
+  }
+
+  Status RunPlan(const Plan& p, const KernelInputs& in, const Sizes& z, std::vector<TypedTensor>* out) const {
+    const TypedTensor *h0 = Optional(in, 5), *c0 = Optional(in, 6);
     dnnl::engine& engine = OneDnnCpuEngine();
     const memory::data_type f32 = memory::data_type::f32;
     const memory::desc seq_x({z.S, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc), seq_y({z.S, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc),
@@ -309,7 +340,6 @@ class OneDnnRecurrent : public OpKernel {
           std::memcpy(yc.data<float>() + state_at(d, b), buf.c_out.data() + b * z.H, static_cast<size_t>(z.H) * sizeof(float));
       }
     }
-    onednn_calls++;
     (*out)[0] = std::move(y);
     if (out->size() > 1) (*out)[1] = std::move(yh);
     if (out->size() > 2 && cell_ == RecurrentCell::kLstm) (*out)[2] = std::move(yc);

@@ -1,9 +1,11 @@
 #include "engine/backends/onednn/onednn_vector_ops.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 #include "engine/backends/onednn/onednn_common.h"
+#include "engine/backends/onednn/planar_pool.h"
 #include "engine/core/op_semantics.h"
 
 namespace tilebank::engine {
@@ -95,7 +97,8 @@ class VectorKernel : public Kernel {
     });
   }
   Status Run() override {
-    ExecuteAndWait(prim_, stream_, args_);
+    if (own_pool_) own_pool_->Run(static_cast<const float*>(args_.at(DNNL_ARG_SRC).get_data_handle()), static_cast<float*>(args_.at(DNNL_ARG_DST).get_data_handle()));
+    else ExecuteAndWait(prim_, stream_, args_);
     return Status::Ok();
   }
   Status Fetch(Tensor* out) override {
@@ -125,8 +128,7 @@ class VectorKernel : public Kernel {
     for (size_t i = 0; i < direct_.size(); ++i)
       if (direct_[i]) args_.at(ArgOfInput(i)).set_data_handle(const_cast<float*>(in[i]));
     args_.at(DNNL_ARG_DST).set_data_handle(out);
-    ExecuteAndWait(prim_, stream_, args_);
-    return Status::Ok();
+    return Run();
   }
 
  private:
@@ -144,10 +146,14 @@ class VectorKernel : public Kernel {
     const std::string& t = op_.op_type;
     const auto& shape = op_.inputs[0].shape;
     args_.clear();
+    own_pool_.reset();
     if (IsPooling(t)) {
       memory::desc src = RowMajorDesc(shape), dst = RowMajorDesc(op_.outputs[0].shape);
       auto pd = OneDnnPoolingPrimitive(op_, src, dst);
       prim_ = dnnl::pooling_v2_forward(pd);
+      // oneDNN's kernels for channels-first tensors short of JIT are scalar loops (simple_nchw).
+      if (auto window = OwnPoolWindowOf(op_); window.ok() && std::string(pd.impl_info_str()).rfind("jit", 0) != 0)
+        own_pool_.emplace(*window, shape[0] * shape[1]);
       args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], src);
       if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
       args_[DNNL_ARG_DST] = memory(dst, engine);
@@ -207,6 +213,7 @@ class VectorKernel : public Kernel {
   dnnl::stream stream_;
   dnnl::primitive prim_;
   std::unordered_map<int, memory> args_;
+  std::optional<PlanarPool> own_pool_;  // a pool oneDNN would run on a scalar loop, on ours
 };
 
 }  // namespace

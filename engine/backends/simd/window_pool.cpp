@@ -71,6 +71,68 @@ void LineOfWidth(const PoolLine& p, float* out) {
 
 void PoolLineVectors(bool max, const PoolLine& p, float* out) { max ? LineOfWidth<true>(p, out) : LineOfWidth<false>(p, out); }
 
+// Lanes at, at + 2, at + 4, ... (2 Lanes(d) floats read from `at`).
+template <class D>
+HWY_INLINE hn::VFromD<D> EvenLanes(D d, const float* at) {
+#if HWY_TARGET == HWY_SCALAR
+  return hn::LoadU(d, at);
+#else
+  return hn::ConcatEven(d, hn::LoadU(d, at + hn::Lanes(d)), hn::LoadU(d, at));
+#endif
+}
+
+// The lines folded into one (the scratch) where there are several; then along W: whole vectors of
+// outputs whose windows lie inside the line, for strides 1 and 2 (stride 2's even lanes gathered
+// from two loads), and one output at a time elsewhere (the pads' edges, other strides, the tail).
+template <bool kMax>
+void PlaneLine(const PoolPlane& p, float* out) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), in = p.w.in;
+  const float* row = p.lines[0];
+  if (p.line_count > 1) {
+    int64_t i = 0;
+    for (; i + N <= in; i += N) {
+      auto acc = hn::LoadU(d, p.lines[0] + i);
+      for (int64_t l = 1; l < p.line_count; ++l) acc = Fold<kMax>(acc, hn::LoadU(d, p.lines[l] + i));
+      hn::StoreU(acc, d, p.scratch + i);
+    }
+    for (; i < in; ++i) {
+      float acc = p.lines[0][i];
+      for (int64_t l = 1; l < p.line_count; ++l) acc = kMax ? std::max(acc, p.lines[l][i]) : acc + p.lines[l][i];
+      p.scratch[i] = acc;
+    }
+    row = p.scratch;
+  }
+  const PoolAxis& w = p.w;
+  const int64_t k = w.kernel, s = w.stride;
+  const float inner_scale = 1.f / static_cast<float>(p.pad_divisor ? p.pad_divisor : p.line_count * k);
+  const auto scale = hn::Set(d, inner_scale);
+  for (int64_t o = 0; o < w.out;) {
+    const int64_t start = o * s - w.pad;
+    // The last input a vector of outputs from o reads: stride 1 loads N from start + k - 1; stride
+    // 2 loads 2N from start + k - 1.
+    const bool vector = (s == 1 || s == 2) && N > 1 && o + N <= w.out && start >= 0 && start + k - 1 + s * N <= in;
+    if (vector) {
+      auto acc = s == 1 ? hn::LoadU(d, row + start) : EvenLanes(d, row + start);
+      for (int64_t j = 1; j < k; ++j) {
+        const float* at = row + start + j;
+        acc = Fold<kMax>(acc, s == 1 ? hn::LoadU(d, at) : EvenLanes(d, at));
+      }
+      hn::StoreU(kMax ? acc : hn::Mul(acc, scale), d, out + o);
+      o += N;
+      continue;
+    }
+    const int64_t w0 = w.First(o), w1 = w.End(o);
+    float acc = row[w0];
+    for (int64_t i = w0 + 1; i < w1; ++i) acc = kMax ? std::max(acc, row[i]) : acc + row[i];
+    const int64_t divisor = p.pad_divisor ? p.pad_divisor : p.line_count * (w1 - w0);
+    out[o] = kMax ? acc : acc * (1.f / static_cast<float>(divisor));
+    ++o;
+  }
+}
+
+void PoolPlaneVectors(bool max, const PoolPlane& p, float* out) { max ? PlaneLine<true>(p, out) : PlaneLine<false>(p, out); }
+
 }  // namespace tilebank::engine::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -78,10 +140,16 @@ HWY_AFTER_NAMESPACE();
 namespace tilebank::engine {
 
 HWY_EXPORT(PoolLineVectors);
+HWY_EXPORT(PoolPlaneVectors);
 
 void PoolLineRows(bool max, const PoolLine& line, float* out) {
   if (line.width <= 0 || line.w.out <= 0) return;
   HWY_DYNAMIC_DISPATCH(PoolLineVectors)(max, line, out);
+}
+
+void PoolPlaneLine(bool max, const PoolPlane& line, float* out) {
+  if (line.line_count <= 0 || line.w.out <= 0) return;
+  HWY_DYNAMIC_DISPATCH(PoolPlaneVectors)(max, line, out);
 }
 
 }  // namespace tilebank::engine

@@ -1,6 +1,7 @@
-// One output line of a MaxPool or AveragePool window over rows of channels (channels-last: a row is
-// one position's channels; channel-blocked: one block's), with Highway for the running CPU's best
-// SIMD: each output position's channels folded over the window's rows in whole vectors.
+// One output line of a MaxPool or AveragePool window, with Highway for the running CPU's best SIMD:
+// over rows of channels (channels-last: a row is one position's channels; channel-blocked: one
+// block's), each output position's channels folded over the window's rows in whole vectors; or
+// channels first (row-major [N, C, ...]), one channel's positions along W in whole vectors.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -26,5 +27,18 @@ struct PoolLine {
 // out (w.out rows of `width` floats) = the max (`max`) or average of each output position's window.
 // Every window holds at least one input.
 void PoolLineRows(bool max, const PoolLine& line, float* out);
+
+// Channels first: a line is one channel's w.in inputs along W at one D and H.
+struct PoolPlane {
+  const float* const* lines = nullptr;  // the input lines the window covers along D and H
+  int64_t line_count = 0;
+  PoolAxis w;
+  int64_t pad_divisor = 0;    // as PoolLine's
+  float* scratch = nullptr;   // w.in floats, where line_count > 1: the lines folded into one
+};
+
+// out (w.out floats) = the max (`max`) or average of each output position's window. Every window
+// holds at least one input.
+void PoolPlaneLine(bool max, const PoolPlane& line, float* out);
 
 }  // namespace tilebank::engine
