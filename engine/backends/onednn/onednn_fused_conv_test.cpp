@@ -1,7 +1,7 @@
-// impl.onednn's convolution with a chain SGAT fused into it: a chain ending in Swish runs the
-// Swish as an own pass over a large output (from 2^12 values) and as oneDNN's post-op below;
-// both, after a residual Add or alone, compute the convolution in double, on the measured path and
-// the direct one (NCHW).
+// impl.onednn's convolution with a chain SGAT fused into it: a chain ending in Swish (or in Tanh,
+// where oneDNN runs without AVX-512) runs it as an own pass over a large output (from 2^12 values)
+// and as oneDNN's post-op below; both, after a residual Add or alone, compute the convolution in
+// double, on the measured path and the direct one (NCHW).
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -15,9 +15,13 @@ namespace {
 
 using namespace own_conv_test;
 
-TEST_CASE("impl.onednn convolution: a fused Swish, as an own pass over a large output or a post-op, computes the chain") {
+TEST_CASE("impl.onednn convolution: a fused Swish or Tanh, as an own pass over a large output or a post-op, computes the chain") {
+  const unsigned isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()), avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  for (const std::string activation : {"Swish", "Tanh"})
   for (int side : {64, 4}) {  // 64x64x64 values: the own pass; 4x4x64 (2^10): the post-op
+    CAPTURE(activation);
     CAPTURE(side);
+    const bool own = side == 64 && (activation == "Swish" || (isa & avx512) != avx512);
     ConvProblem p;
     p.N = 1, p.C = 16, p.H = p.W = side, p.OC = 64, p.OH = p.OW = side, p.KH = p.KW = 1, p.Cg = 16, p.OCg = 64, p.bias = true;
     const std::vector<int64_t> in_shape = {1, 16, side, side}, out_shape = {1, 64, side, side};
@@ -32,8 +36,8 @@ TEST_CASE("impl.onednn convolution: a fused Swish, as an own pass over a large o
     input.data = x, weights.data = w, bias.data = b, residual.data = z;
     for (bool with_residual : {false, true}) {
       CAPTURE(with_residual);
-      const std::vector<double> want = Reference(p, x, w, b, with_residual ? z : std::vector<float>{}, "Swish");
-      const std::vector<ChainStep> chain = Epilogue(with_residual, "Swish", out_shape);
+      const std::vector<double> want = Reference(p, x, w, b, with_residual ? z : std::vector<float>{}, activation);
+      const std::vector<ChainStep> chain = Epilogue(with_residual, activation, out_shape);
       // The measured path.
       auto measured = OneDnnFusedKernel(*op, chain);
       REQUIRE_MESSAGE(measured.ok(), measured.status().message());
@@ -57,8 +61,8 @@ TEST_CASE("impl.onednn convolution: a fused Swish, as an own pass over a large o
       std::vector<float> y(want.size());
       REQUIRE((*kernel)->RunDirect(in, y.data()).ok());
       CHECK(WorstError(y, want) < 1e-5);
-      CHECK(((*kernel)->Identity().find("own Swish") != std::string::npos) == (side == 64));
-      CHECK(((*measured)->Identity().find("own Swish") != std::string::npos) == (side == 64));
+      CHECK(((*kernel)->Identity().find("own " + activation) != std::string::npos) == own);
+      CHECK(((*measured)->Identity().find("own " + activation) != std::string::npos) == own);
       // Another layout is another kernel: NCHW and NHWC activations have different identities.
       auto layout = [&](const char* name) {
         auto k = OneDnnFusedKernel(*op, chain, {{"algo", std::string("direct")}, {"impl", std::string("default")}, {"layout", std::string(name)}});

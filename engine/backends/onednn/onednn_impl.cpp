@@ -270,21 +270,32 @@ class MatMulKernel : public Kernel {
 };
 
 // A chain's last step, when it is one oneDNN 2.6 runs slower as a post-op than an own pass over
-// the output does, moved to `own`; the rest stays for oneDNN. Swish as a post-op costs 2-4x a large
-// 1x1 convolution's own time, as a pass (engine/backends/simd/activation_pass.h) about a third of
-// that; from 2^12 output values on (EfficientNet-B0 3-5% and a YOLO-style detector 2% faster than
-// from 2^18, where Highway's general exp made the pass slower), below which the pass's start
-// on the threads eats the gain (docs/PERFORMANCE.md). A convolution computing in bf16 keeps Swish
-// as its post-op: its primitive then writes a bf16 output for bf16 readers (a pass would read and
-// write the float32 sums once more), EfficientNet-B0's convolutions with Swish 4.4 -> 3.2 ms in
-// bf16 on a Zen 5.
+// the output does, moved to `own`; the rest stays for oneDNN. From 2^12 output values on, below
+// which the pass's start on the threads eats the gain (docs/PERFORMANCE.md):
+// - Swish: as a post-op it costs 2-4x a large 1x1 convolution's own time, as a pass
+//   (engine/backends/simd/activation_pass.h) about a third of that (EfficientNet-B0 3-5% and a
+//   YOLO-style detector 2% faster than from 2^18, where Highway's general exp made the pass slower).
+//   A convolution computing in bf16 keeps Swish as its post-op: its primitive then writes a bf16
+//   output for bf16 readers (a pass would read and write the float32 sums once more),
+//   EfficientNet-B0's convolutions with Swish 4.4 -> 3.2 ms in bf16 on a Zen 5.
+// - Tanh, where oneDNN runs without AVX-512: its tanh gathers a polynomial's coefficients from a
+//   table, ESPCN's 1 -> 64 5x5 convolution at 224x224 10.8 ms with Tanh fused against 2.8 without
+//   on a Zen 3 (AVX2).
 std::vector<ChainStep> WithoutOwnTail(std::vector<ChainStep> ops, int64_t output_values, bool bf16, ConvEpilogue* own) {
   constexpr int64_t kOwnPassFrom = int64_t{1} << 12;
-  if (!bf16 && output_values >= kOwnPassFrom && !ops.empty() && ops.back().op_type == "Swish" && !ops.back().has_operand) {
-    ops.pop_back();
-    own->steps.push_back({ConvEpilogueStep::Kind::kSwish, 0.f, 0.f});
-  }
+  if (bf16 || output_values < kOwnPassFrom || ops.empty() || ops.back().has_operand) return ops;
+  const unsigned isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()), avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  if (ops.back().op_type == "Swish") own->steps.push_back({ConvEpilogueStep::Kind::kSwish, 0.f, 0.f});
+  else if (ops.back().op_type == "Tanh" && (isa & avx512) != avx512) own->steps.push_back({ConvEpilogueStep::Kind::kTanh, 0.f, 0.f});
+  else return ops;
+  ops.pop_back();
   return ops;
+}
+
+// What the own pass of WithoutOwnTail runs, for identities and keys ("" when none).
+std::string OwnTailName(const ConvEpilogue& own) {
+  if (own.steps.empty()) return "";
+  return own.steps.back().kind == ConvEpilogueStep::Kind::kTanh ? "own Tanh" : "own Swish";
 }
 
 class ConvKernel : public Kernel {
@@ -430,7 +441,7 @@ class ConvKernel : public Kernel {
       k << "|" << op.op_type;
       if (op.has_operand) k << "[" << op.operand_shape.size() << "]";
     }
-    if (!own_tail_.steps.empty()) k << "|own Swish";
+    if (!own_tail_.steps.empty()) k << "|" << OwnTailName(own_tail_);
     return k.str();
   }
   HandoverLayout NativeLayout(int input) const override {
@@ -506,7 +517,7 @@ class ConvKernel : public Kernel {
   std::string Identity() const override {
     if (!pd_) return "";
     std::vector<std::string> steps = StepNames(post_);
-    if (!own_tail_.steps.empty()) steps.push_back("own Swish");
+    if (!own_tail_.steps.empty()) steps.push_back(OwnTailName(own_tail_));
     // The caller's memories exist on the direct path (the measured one reorders outside the run).
     const memory::desc caller_src = caller_src_ ? caller_src_.get_desc() : user_src_md_, caller_dst = caller_dst_ ? caller_dst_.get_desc() : user_dst_md_;
     std::vector<memory::desc> mds = {caller_src, pd_.src_desc(), pd_.weights_desc(), pd_.dst_desc(), caller_dst};
