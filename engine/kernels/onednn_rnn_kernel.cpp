@@ -231,24 +231,30 @@ class OneDnnRecurrent : public OpKernel {
   // constant weights both are timed on the first call, alternated, once per instance and host
   // (engine/backends/measured_choice_cache.h); otherwise oneDNN chooses.
   Status ChoosePlan(const KernelInputs& in, const Sizes& z, std::vector<TypedTensor>* out) const {
+    auto keep = [&](Result<Plan> plan) {
+      if (plan.ok()) plan_ = std::move(*plan);
+      return plan.status();
+    };
+    if (!weights_constant_) return keep(PlanFor(in, z, tag::any));
+    std::string key = std::string("registry rnn weights v1|") + std::to_string(static_cast<int>(cell_)) + (lbr_ ? "lbr" : "") +
+                      (cell_ == RecurrentCell::kLstm && Optional(in, 7) ? "p|" : "|");
+    for (int64_t v : {static_cast<int64_t>(dirs_), z.S, z.B, z.I, z.H}) key += std::to_string(v) + ",";
+    if (const auto known = RecallMeasuredChoice(key)) {  // only the plan chosen is made
+      auto plan = PlanFor(in, z, *known == "plain" ? tag::ldigo : tag::any);
+      return plan.ok() || *known != "plain" ? keep(std::move(plan)) : keep(PlanFor(in, z, tag::any));
+    }
     auto chosen = PlanFor(in, z, tag::any);
     if (!chosen.ok()) return chosen.status();
-    auto plain = weights_constant_ ? PlanFor(in, z, tag::ldigo) : Result<Plan>(Status::InvalidInput("weights change"));
-    if (!plain.ok() || plain->dirs[0].weights_iter.get_desc() == chosen->dirs[0].weights_iter.get_desc()) {
-      plan_ = std::move(*chosen);
-      return Status::Ok();
-    }
-    std::string key = std::string("registry rnn weights v1|") + std::to_string(static_cast<int>(cell_)) + (lbr_ ? "lbr" : "") + (plain->peephole ? "p|" : "|");
-    for (int64_t v : {static_cast<int64_t>(dirs_), z.S, z.B, z.I, z.H}) key += std::to_string(v) + ",";
-    std::optional<std::string> known = RecallMeasuredChoice(key);
-    if (!known) {
+    auto plain = PlanFor(in, z, tag::ldigo);
+    std::string choice = "library";
+    if (plain.ok() && plain->dirs[0].weights_iter.get_desc() != chosen->dirs[0].weights_iter.get_desc()) {
       const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 2, 1,
                                                               {[&] { return RunPlan(*chosen, in, z, out).ok(); },
                                                                [&] { return RunPlan(*plain, in, z, out).ok(); }});
-      known = fastest[1] < fastest[0] ? "plain" : "library";
-      RememberMeasuredChoice(key, *known);
+      if (fastest[1] < fastest[0]) choice = "plain";
     }
-    plan_ = std::move(*known == "plain" ? *plain : *chosen);
+    RememberMeasuredChoice(key, choice);
+    plan_ = std::move(choice == "plain" ? *plain : *chosen);
     return Status::Ok();
   }
 
