@@ -29,6 +29,7 @@
 #include "engine/core/sample_stats.h"
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/depthwise_conv_kernel.h"
+#include "engine/backends/onednn/gemm_weights_placement.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_post_op_chain.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
@@ -157,7 +158,8 @@ class MatMulKernel : public Kernel {
   }
   std::string Identity() const override {
     if (!prim_) return "";
-    return OneDnnIdentity(prepack_b_ ? "matmul prepacked" : "matmul", pd_.impl_info_str(), {a_md_, b_md_, c_md_}, StepNames(post_));
+    const std::string kind = placed_b_.past_alignment() ? "matmul prepacked, B past alignment" : prepack_b_ ? "matmul prepacked" : "matmul";
+    return OneDnnIdentity(kind, pd_.impl_info_str(), {a_md_, b_md_, c_md_}, StepNames(post_));
   }
   // Every primitive and reorder it runs takes the calling thread's scratchpad (UseCallerScratchpad).
   bool RunsOnAnyThread() const override { return true; }
@@ -180,12 +182,19 @@ class MatMulKernel : public Kernel {
   }
   size_t bias_input() const { return p_.bias != BiasShape::kNone ? 2 : SIZE_MAX; }
   // B in the primitive's weights layout (prepacked when it differs from the op's).
+  // A float32 B the primitive reads row-major (oneDNN's GEMM-based matmul) goes where that product
+  // runs faster (engine/backends/onednn/gemm_weights_placement.h).
   memory PlacedWeights(const Tensor& b) {
     memory user_b(user_b_md_, OneDnnCpuEngine(), const_cast<float*>(b.data.data()));  // read in place, not copied
     memory placed(b_md_, OneDnnCpuEngine());
     dnnl::reorder(user_b, placed).execute(stream_, user_b, placed);
     stream_.wait();
-    return placed;
+    const dnnl_memory_desc_t& d = b_md_.data;
+    const bool row_major = b_md_.data_type() == dt::f32 && d.ndims == 2 && d.format_kind == dnnl_blocked && d.format_desc.blocking.inner_nblks == 0;
+    if (!row_major || std::string(pd_.impl_info_str()).rfind("gemm", 0) != 0) return placed;
+    const bool trans_b = d.format_desc.blocking.strides[0] == 1 && d.dims[1] > 1;
+    placed_b_ = PlacedGemmWeights::Place(static_cast<const float*>(placed.get_data_handle()), p_.M, p_.K, p_.N, trans_b);
+    return memory(b_md_, OneDnnCpuEngine(), placed_b_.data());
   }
 
   // An operand as oneDNN's (batch, M, N) (engine/core/chain_step.h); a vector output is one row.
@@ -265,6 +274,7 @@ class MatMulKernel : public Kernel {
   CallerScratchpad scratchpad_;
   bool direct_a_ = false, direct_b_ = false;
   bool prepack_b_ = false;  // B is a constant, in the primitive's own layout
+  PlacedGemmWeights placed_b_;  // B read row-major where it sits
   PostOpChain post_;
   CubeChoice choice_;
 };
