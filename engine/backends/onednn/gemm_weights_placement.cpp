@@ -17,37 +17,44 @@ namespace {
 constexpr size_t kPastAlignmentBytes = 16;
 constexpr int kChoiceRounds = 3;
 
-// `floats` copied from `from` into a new 64-byte aligned buffer, at its start or kPastAlignmentBytes on.
-std::pair<std::shared_ptr<void>, float*> Copy(const float* from, size_t floats, bool past_alignment) {
-  const size_t bytes = (floats * sizeof(float) + kPastAlignmentBytes + 63) / 64 * 64;
-  std::shared_ptr<void> buffer(std::aligned_alloc(64, bytes), &std::free);
-  if (!buffer) throw std::bad_alloc();
-  float* data = reinterpret_cast<float*>(static_cast<char*>(buffer.get()) + (past_alignment ? kPastAlignmentBytes : 0));
-  std::memcpy(data, from, floats * sizeof(float));
-  return {buffer, data};
-}
-
 }  // namespace
 
-PlacedGemmWeights PlacedGemmWeights::Place(const float* weights, int64_t M, int64_t K, int64_t N, bool trans_b) {
-  const size_t floats = static_cast<size_t>(K * N);
-  const std::string key = "onednn gemm weights placement v1|" + std::to_string(M) + "," + std::to_string(K) + "," + std::to_string(N) + (trans_b ? "|T" : "|N");
+PlacedGemmWeights PlacedGemmWeights::Place(const std::function<void(float* to)>& fill, int64_t M, int64_t K, int64_t N, bool trans_b) {
+  const size_t bytes = static_cast<size_t>(K * N) * sizeof(float);
   PlacedGemmWeights placed;
-  if (const auto known = RecallMeasuredChoice(key)) {
-    placed.past_alignment_ = *known == "past";
-    std::tie(placed.buffer_, placed.data_) = Copy(weights, floats, placed.past_alignment_);
-    return placed;
-  }
-  auto aligned = Copy(weights, floats, false), past = Copy(weights, floats, true);
+  placed.buffer_ = std::shared_ptr<void>(std::aligned_alloc(64, (bytes + kPastAlignmentBytes + 63) / 64 * 64), &std::free);
+  if (!placed.buffer_) throw std::bad_alloc();
+  char* const start = static_cast<char*>(placed.buffer_.get());
+  float* const aligned = reinterpret_cast<float*>(start);
+  float* const past = reinterpret_cast<float*>(start + kPastAlignmentBytes);
+  const std::string key = "onednn gemm weights placement v1|" + std::to_string(M) + "," + std::to_string(K) + "," + std::to_string(N) + (trans_b ? "|T" : "|N");
+  const auto known = RecallMeasuredChoice(key);
+  placed.past_alignment_ = known && *known == "past";
+  placed.data_ = placed.past_alignment_ ? past : aligned;
+  fill(placed.data_);
+  if (known) return placed;
   std::vector<float> a(static_cast<size_t>(M * K), 0.f), c(static_cast<size_t>(M * N));
   auto product = [&](const float* b) {
     return dnnl_sgemm('N', trans_b ? 'T' : 'N', M, N, K, 1.f, a.data(), K, b, trans_b ? K : N, 0.f, c.data(), N) == dnnl_success;
   };
-  const std::vector<double> fastest =
-      FastestOfAlternated(kChoiceRounds, 3, 1, {[&] { return product(aligned.second); }, [&] { return product(past.second); }});
+  bool at_past = false;  // where the weights are now
+  auto move_to = [&](bool to_past) {
+    if (to_past != at_past) std::memmove(to_past ? past : aligned, to_past ? aligned : past, bytes);
+    at_past = to_past;
+  };
+  const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 3, 1,
+                                                          {[&] {
+                                                             move_to(false);
+                                                             return product(aligned);
+                                                           },
+                                                           [&] {
+                                                             move_to(true);
+                                                             return product(past);
+                                                           }});
   placed.past_alignment_ = fastest[1] < fastest[0];
+  move_to(placed.past_alignment_);
+  placed.data_ = placed.past_alignment_ ? past : aligned;
   RememberMeasuredChoice(key, placed.past_alignment_ ? "past" : "aligned");
-  std::tie(placed.buffer_, placed.data_) = placed.past_alignment_ ? past : aligned;
   return placed;
 }
 

@@ -8,15 +8,17 @@
 // host (engine/backends/measured_choice_cache.h).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace tilebank::engine {
 
 class PlacedGemmWeights {
  public:
-  // B of row-major C[M,N] = A[M,K] B (`trans_b`: the [N,K] `weights` read transposed), `weights`
-  // copied to where the product ran faster.
-  static PlacedGemmWeights Place(const float* weights, int64_t M, int64_t K, int64_t N, bool trans_b);
+  // B of row-major C[M,N] = A[M,K] B (`trans_b`: read from [N,K] transposed), written by
+  // `fill(to)` (K * N floats) where the product ran faster. One buffer holds it, the choice timed by
+  // moving the weights within it.
+  static PlacedGemmWeights Place(const std::function<void(float* to)>& fill, int64_t M, int64_t K, int64_t N, bool trans_b);
   float* data() const { return data_; }
   bool past_alignment() const { return past_alignment_; }  // 16 bytes past a 64-byte boundary
 

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -17,12 +18,13 @@ TEST_CASE("a product's weights are placed aligned or 16 bytes past a boundary, t
     const int64_t M = 8, K = 48, N = 40;
     std::vector<float> w(static_cast<size_t>(K * N));
     for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 97) * 0.5f - 3.f;
-    const PlacedGemmWeights first = PlacedGemmWeights::Place(w.data(), M, K, N, trans_b);
+    auto fill = [&](float* to) { std::copy(w.begin(), w.end(), to); };
+    const PlacedGemmWeights first = PlacedGemmWeights::Place(fill, M, K, N, trans_b);
     REQUIRE(first.data() != nullptr);
     CHECK(first.data() != w.data());
     CHECK(std::vector<float>(first.data(), first.data() + w.size()) == w);
     CHECK(reinterpret_cast<uintptr_t>(first.data()) % 64 == (first.past_alignment() ? 16u : 0u));
-    const PlacedGemmWeights again = PlacedGemmWeights::Place(w.data(), M, K, N, trans_b);
+    const PlacedGemmWeights again = PlacedGemmWeights::Place(fill, M, K, N, trans_b);
     CHECK(again.past_alignment() == first.past_alignment());
     CHECK(again.data() != first.data());
     CHECK(std::vector<float>(again.data(), again.data() + w.size()) == w);

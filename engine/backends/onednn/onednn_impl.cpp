@@ -186,14 +186,21 @@ class MatMulKernel : public Kernel {
   // runs faster (engine/backends/onednn/gemm_weights_placement.h).
   memory PlacedWeights(const Tensor& b) {
     memory user_b(user_b_md_, OneDnnCpuEngine(), const_cast<float*>(b.data.data()));  // read in place, not copied
-    memory placed(b_md_, OneDnnCpuEngine());
-    dnnl::reorder(user_b, placed).execute(stream_, user_b, placed);
-    stream_.wait();
     const dnnl_memory_desc_t& d = b_md_.data;
     const bool row_major = b_md_.data_type() == dt::f32 && d.ndims == 2 && d.format_kind == dnnl_blocked && d.format_desc.blocking.inner_nblks == 0;
-    if (!row_major || std::string(pd_.impl_info_str()).rfind("gemm", 0) != 0) return placed;
+    if (!row_major || std::string(pd_.impl_info_str()).rfind("gemm", 0) != 0) {
+      memory placed(b_md_, OneDnnCpuEngine());
+      dnnl::reorder(user_b, placed).execute(stream_, user_b, placed);
+      stream_.wait();
+      return placed;
+    }
     const bool trans_b = d.format_desc.blocking.strides[0] == 1 && d.dims[1] > 1;
-    placed_b_ = PlacedGemmWeights::Place(static_cast<const float*>(placed.get_data_handle()), p_.M, p_.K, p_.N, trans_b);
+    auto fill = [&](float* to) {
+      memory placed(b_md_, OneDnnCpuEngine(), to);
+      dnnl::reorder(user_b, placed).execute(stream_, user_b, placed);
+      stream_.wait();
+    };
+    placed_b_ = PlacedGemmWeights::Place(fill, p_.M, p_.K, p_.N, trans_b);
     return memory(b_md_, OneDnnCpuEngine(), placed_b_.data());
   }
 
