@@ -77,5 +77,36 @@ TEST_CASE("impl.onednn convolution: a fused Swish or Tanh, as an own pass over a
   }
 }
 
+TEST_CASE("impl.onednn convolution: a fused Mul by a whole tensor never takes oneDNN off its JIT convolution") {
+  // A 3x3 convolution every x86 ISA has a JIT kernel for; with Sigmoid and a Mul by a tensor of the
+  // output's shape fused (a ConvGRU's reset gate), oneDNN without AVX-512 has only its im2col and
+  // GEMM one: the kernel refuses the chain there, and computes it where it binds.
+  ConvProblem p;
+  p.N = 1, p.C = 16, p.H = p.W = 16, p.OC = 16, p.OH = p.OW = 16, p.KH = p.KW = 3, p.Cg = 16, p.OCg = 16, p.ph = p.pw = p.ph_end = p.pw_end = 1, p.bias = true;
+  const std::vector<int64_t> in_shape = {1, 16, 16, 16}, out_shape = {1, 16, 16, 16};
+  auto op = ParseOpSpec(nlohmann::json{{"op", "Conv"},
+                                       {"input_desc", {{{"shape", in_shape}, {"type", "float32"}}, {{"shape", {16, 16, 3, 3}}, {"type", "float32"}},
+                                                       {{"shape", {16}}, {"type", "float32"}}}},
+                                       {"output_desc", {{{"shape", out_shape}, {"type", "float32"}}}},
+                                       {"attr", {{{"name", "pads"}, {"type", "list_int"}, {"value", {1, 1, 1, 1}}}}}},
+                        0);
+  REQUIRE(op.ok());
+  const std::vector<float> x = Values(16 * 16 * 16, 1), w = Values(16 * 16 * 9, 2), b = Values(16, 3), h = Values(16 * 16 * 16, 4);
+  Tensor weights({16, 16, 3, 3}), bias({16});
+  weights.data = w, bias.data = b;
+  const std::vector<ChainStep> chain = {{"Sigmoid", 0, 0, false, {}}, {"Mul", 0, 0, true, out_shape}};
+  auto kernel = OneDnnFusedKernel(*op, chain);
+  REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+  auto bound = (*kernel)->BindDirect({}, {nullptr, &weights, &bias, nullptr});
+  if (!bound.ok()) return;  // refused: the model runs a shorter chain
+  REQUIRE(*bound);
+  CHECK((*kernel)->Identity().find("gemm") == std::string::npos);
+  std::vector<double> want = Reference(p, x, w, b, {}, "Sigmoid");
+  for (size_t i = 0; i < want.size(); ++i) want[i] *= h[i];
+  std::vector<float> y(want.size());
+  REQUIRE((*kernel)->RunDirect({x.data(), nullptr, nullptr, h.data()}, y.data()).ok());
+  CHECK(WorstError(y, want) < 1e-5);
+}
+
 }  // namespace
 }  // namespace tilebank::engine
