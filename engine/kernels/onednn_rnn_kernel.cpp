@@ -164,8 +164,12 @@ class OneDnnRecurrent : public OpKernel {
     return bias;
   }
 
-  // The primitives and packed weights for weights in `weights_tag` (oneDNN's choice: any).
+  // The primitives and packed weights for weights in `weights_tag` (oneDNN's choice: any); a
+  // oneDNN error as kInvalidInput.
   Result<Plan> PlanFor(const KernelInputs& in, const Sizes& z, memory::format_tag weights_tag) const {
+    return CatchOneDnnErrors([&]() -> Result<Plan> { return MakePlan(in, z, weights_tag); });
+  }
+  Result<Plan> MakePlan(const KernelInputs& in, const Sizes& z, memory::format_tag weights_tag) const {
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::stream stream(engine);
     const TypedTensor *bias = Optional(in, 3), *peep = Optional(in, 7);
@@ -236,8 +240,9 @@ class OneDnnRecurrent : public OpKernel {
       return plan.status();
     };
     if (!weights_constant_) return keep(PlanFor(in, z, tag::any));
-    std::string key = std::string("registry rnn weights v1|") + std::to_string(static_cast<int>(cell_)) + (lbr_ ? "lbr" : "") +
-                      (cell_ == RecurrentCell::kLstm && Optional(in, 7) ? "p|" : "|");
+    std::string key = std::string("registry rnn weights v2|") + std::to_string(static_cast<int>(cell_)) + (lbr_ ? "lbr" : "") +
+                      (cell_ == RecurrentCell::kLstm && Optional(in, 7) ? "p" : "") + (Optional(in, 3) ? "b" : "") + (batch_first_ ? "ntc|" : "tnc|") +
+                      std::to_string(static_cast<int>(activation_)) + "|";
     for (int64_t v : {static_cast<int64_t>(dirs_), z.S, z.B, z.I, z.H}) key += std::to_string(v) + ",";
     if (const auto known = RecallMeasuredChoice(key)) {  // only the plan chosen is made
       auto plan = PlanFor(in, z, *known == "plain" ? tag::ldigo : tag::any);

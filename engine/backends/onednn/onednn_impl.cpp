@@ -189,6 +189,7 @@ class MatMulKernel : public Kernel {
     const dnnl_memory_desc_t& d = b_md_.data;
     const bool row_major = b_md_.data_type() == dt::f32 && d.ndims == 2 && d.format_kind == dnnl_blocked && d.format_desc.blocking.inner_nblks == 0;
     if (!row_major || std::string(pd_.impl_info_str()).rfind("gemm", 0) != 0) {
+      placed_b_ = PlacedGemmWeights();
       memory placed(b_md_, OneDnnCpuEngine());
       dnnl::reorder(user_b, placed).execute(stream_, user_b, placed);
       stream_.wait();
@@ -648,10 +649,14 @@ class ConvKernel : public Kernel {
   void RefuseGemmForOperands() const {
     const std::string impl = pd_.impl_info_str();
     if (choice_.impl != "default" || impl.find("gemm") == std::string::npos) return;
-    const bool operand = std::any_of(post_.ops().begin(), post_.ops().end(), [](const ChainStep& op) { return op.has_operand && op.op_type != "Add"; });
+    // A residual Add of the output's shape is oneDNN's sum post-op, which every kernel takes.
+    const std::vector<int64_t> output = {p_.N, p_.OC, p_.OH, p_.OW};
+    const bool operand = std::any_of(post_.ops().begin(), post_.ops().end(),
+                                     [&](const ChainStep& op) { return op.has_operand && !(op.op_type == "Add" && op.operand_shape == output); });
     if (!operand) return;
     const dnnl::convolution_forward::primitive_desc bare(ConvDesc(p_, choice_.algo, "auto", false), OneDnnCpuEngine());  // its own layouts, no chain
-    if (std::string(bare.impl_info_str()).find("gemm") == std::string::npos)
+    const std::string bare_impl = bare.impl_info_str();
+    if (bare_impl.find("gemm") == std::string::npos && bare_impl.rfind("ref", 0) != 0)
       throw dnnl::error(dnnl_unimplemented, ("a binary step fused here takes oneDNN's convolution off its JIT kernel, to " + impl).c_str());
   }
 
