@@ -179,7 +179,7 @@ class OneDnnRecurrent : public OpKernel {
     p.peephole = cell_ == RecurrentCell::kLstm && peep;
     const int G = Gates(cell_);
     const memory::data_type f32 = memory::data_type::f32;
-        const memory::desc src_layer({z.S, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc),
+    const memory::desc src_layer({z.S, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc),
         dst_layer({z.S, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc), state({1, 1, z.B, z.H}, f32, tag::ldnc),
         weights_layer({1, 1, z.I, G, z.H}, f32, weights_tag), weights_iter({1, 1, z.H, G, z.H}, f32, weights_tag),
         bias_md({1, 1, G + (lbr_ ? 1 : 0), z.H}, f32, tag::ldgo), peephole_md({1, 1, 3, z.H}, f32, tag::ldgo);
