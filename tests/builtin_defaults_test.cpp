@@ -130,7 +130,7 @@ TEST_CASE("run at a batch the bank never saw takes the nearest batch's entry, co
   auto outcome = engine::TuneOp(op, options, [&](const engine::TrialEvent& e) { tried.push_back(e.template_id + " " + e.policy_text); });
   REQUIRE_MESSAGE(outcome.ok(), outcome.status().message());
   REQUIRE(tried.size() >= 2);
-  CHECK(tried[0] == "impl.onednn impl=default");
+  CHECK(tried[0] == "impl.onednn algo=auto,impl=default");
   CHECK(tried[1] == "impl.openblas library=openblas");
   CHECK(std::count(tried.begin(), tried.end(), tried[1]) == 1);  // Impl mode does not measure it again
 

@@ -30,6 +30,7 @@
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/depthwise_conv_kernel.h"
 #include "engine/backends/onednn/gemm_weights_placement.h"
+#include "engine/backends/onednn/packed_gemm_kernel.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_post_op_chain.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
@@ -733,6 +734,20 @@ Result<std::unique_ptr<Kernel>> ConvKernelOf(const OpSpec& op, const std::vector
   return std::unique_ptr<Kernel>(new ConvKernel(p, op.outputs[0].shape, post_ops, choice));
 }
 
+// The product kernel of `op` with `post_ops` fused, for the policy's choice: the own packed GEMM
+// (algo "packed_gemm"; "auto": where it ran the instance faster than oneDNN's matmul on this host,
+// remembered per instance and host), or oneDNN's matmul.
+Result<std::unique_ptr<Kernel>> MatMulKernelOf(const OpSpec& op, const std::vector<ChainStep>& post_ops, const CubeChoice& choice) {
+  const GemmProblem p = AnalyzeGemm(op).value();
+  if (choice.algo == kOwnPackedGemmAlgo) return OwnPackedGemmKernel(p, op.outputs[0].shape, op.inputs.size(), post_ops);
+  auto onednn = [&] { return std::unique_ptr<Kernel>(new MatMulKernel(p, op.outputs[0].shape, op.inputs.size(), post_ops, choice)); };
+  if (choice.algo == "auto" && !choice.bf16() && choice.impl == "default" && OwnPackedGemmRefuses(p, post_ops, op.outputs[0].shape).empty()) {
+    auto rival = onednn();
+    if (OwnPackedGemmRunsFaster(op, post_ops, *rival)) return OwnPackedGemmKernel(p, op.outputs[0].shape, op.inputs.size(), post_ops);
+  }
+  return onednn();
+}
+
 class OneDnnLibraryTemplate : public OpTemplate {
  public:
   const char* id() const override { return "impl.onednn"; }
@@ -760,7 +775,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
   Policy DefaultPolicy(const OpSpec& op) const override {
     if (OneDnnImplementsVectorOp(op.op_type)) return MakePolicy({{"library", std::string("onednn")}});
     const CubeChoice d;
-    if (op.op_type != "Conv") return MakePolicy({{"impl", d.impl}});
+    if (op.op_type != "Conv") return MakePolicy({{"algo", std::string("auto")}, {"impl", d.impl}});
     // One output pixel: a run of oneDNN's primitive costs more than the own product computes
     // (EfficientNet-B0's squeeze-excitations: docs/PERFORMANCE.md).
     if (auto p = AnalyzeConv(op); p.ok() && OwnVectorProductRefuses(*p).empty())
@@ -772,7 +787,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
       if (OneDnnImplementsVectorOp(op.op_type)) return OneDnnVectorKernel(op);
       const CubeChoice choice = CubeChoice::Of(policy);
       if (op.op_type == "Conv") return ConvKernelOf(op, {}, choice);
-      return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(op).value(), op.outputs[0].shape, op.inputs.size(), {}, choice));
+      return MatMulKernelOf(op, {}, choice);
     });
   }
 
@@ -821,7 +836,8 @@ class OneDnnLibraryTemplate : public OpTemplate {
         if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);
         const GemmProblem p = AnalyzeGemm(op).value();
         MatMulKernel kernel(p, op.outputs[0].shape, op.inputs.size());
-        for (auto& name : kernel.Offered(bias ? &*bias : nullptr)) found.push_back({"", "", std::move(name)});
+        for (auto& name : kernel.Offered(bias ? &*bias : nullptr)) found.push_back({"direct", "", std::move(name)});
+        if (OwnPackedGemmRefuses(p, {}, op.outputs[0].shape).empty()) found.push_back({kOwnPackedGemmAlgo, "", "default"});
         if (!p.b_batched) {  // bf16 prepacks B: weights only
           CubeChoice bf16;
           bf16.precision = "bf16";
@@ -829,7 +845,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
           try {
             std::string first;  // the one a bf16 policy builds
             lowered.Offered(bias ? &*bias : nullptr, &first);
-            if (NativeBf16Implementation(first)) found.push_back({"", "", "default", "bf16"});
+            if (NativeBf16Implementation(first)) found.push_back({"direct", "", "default", "bf16"});
           } catch (const dnnl::error&) {
           }
         }
@@ -852,14 +868,21 @@ class OneDnnLibraryTemplate : public OpTemplate {
     for (const Offered& o : offered) {
       auto has = [](const KnobDomain& d, const std::string& v) { return std::find(d.values.begin(), d.values.end(), KnobValue(v)) != d.values.end(); };
       if (!has(impl, o.impl)) impl.values.emplace_back(o.impl);
-      if (conv && !has(algo, o.algo)) algo.values.emplace_back(o.algo);
+      if (!has(algo, o.algo)) algo.values.emplace_back(o.algo);
       if (!has(precision, o.precision)) precision.values.emplace_back(o.precision);
     }
     const bool lowered = precision.values.size() > 1;
-    if (!conv) {
-      space.knobs = {impl};
+    if (!conv) {  // a product: oneDNN's implementations ("direct"), the own packed GEMM, or the faster of the two ("auto")
+      if (std::find(algo.values.begin(), algo.values.end(), KnobValue(std::string(kOwnPackedGemmAlgo))) != algo.values.end())
+        algo.values.insert(algo.values.begin(), std::string("auto"));
+      if (algo.values.empty()) algo.values.emplace_back(std::string("direct"));
+      space.knobs = {algo, impl};
       if (lowered) space.knobs.insert(space.knobs.begin(), precision);
-      space.valid = [](const Policy& policy) { return !LowersPrecision(policy) || CubeChoice::Of(policy).impl == "default"; };
+      space.valid = [](const Policy& policy) {
+        const CubeChoice c = CubeChoice::Of(policy);
+        if (c.algo != "direct" && (c.impl != "default" || c.bf16())) return false;  // own and "auto": float32, oneDNN's first
+        return !LowersPrecision(policy) || c.impl == "default";
+      };
       return space;
     }
     if (algo.values.empty()) algo.values.emplace_back(std::string("direct"));
@@ -895,8 +918,7 @@ Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const st
       if (!kernel.ok() && anchor_policy.empty() && OwnConvAlgorithm(choice.algo)) return ConvKernelOf(anchor, post_ops, CubeChoice{});
       return kernel;
     }
-    if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm" || anchor.op_type == "BatchMatMul")
-      return std::unique_ptr<Kernel>(new MatMulKernel(AnalyzeGemm(anchor).value(), anchor.outputs[0].shape, anchor.inputs.size(), post_ops, choice));
+    if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm" || anchor.op_type == "BatchMatMul") return MatMulKernelOf(anchor, post_ops, choice);
     return Status::InvalidInput("oneDNN fuses post-ops into Conv, MatMul and Gemm, not " + anchor.op_type);
   });
 }

@@ -27,28 +27,32 @@ size_t FloatsOf(const memory::desc& md) { return (md.get_size() / sizeof(float) 
 
 }  // namespace
 
-Status OwnConvEpilogueOf(const ConvProblem& p, const std::vector<ChainStep>& post_ops, const std::vector<int64_t>& out_shape, const std::string& who,
-                         std::vector<ConvEpilogueStep>* steps, int* residual_input) {
+std::optional<ConvEpilogueStep> OwnEpilogueActivation(const ChainStep& op) {
   using Kind = ConvEpilogueStep::Kind;
   static const std::map<std::string, Kind> kActivations = {{"Relu", Kind::kRelu},       {"LeakyRelu", Kind::kLeakyRelu}, {"Clip", Kind::kClip},
                                                            {"Sigmoid", Kind::kSigmoid}, {"Swish", Kind::kSwish},         {"HardSwish", Kind::kHardSwish},
-                                                           {"Tanh", Kind::kTanh},       {"GeluTanh", Kind::kGeluTanh}};
+                                                           {"Tanh", Kind::kTanh},       {"GeluTanh", Kind::kGeluTanh},   {"Gelu", Kind::kGeluErf}};
+  const auto it = op.has_operand ? kActivations.end() : kActivations.find(op.op_type);
+  if (it == kActivations.end()) return std::nullopt;
+  return ConvEpilogueStep{it->second, op.alpha, op.beta};  // LeakyRelu's slope, Clip's bounds
+}
+
+Status OwnConvEpilogueOf(const ConvProblem& p, const std::vector<ChainStep>& post_ops, const std::vector<int64_t>& out_shape, const std::string& who,
+                         std::vector<ConvEpilogueStep>* steps, int* residual_input) {
   steps->clear();
   *residual_input = -1;
   int operand_input = p.bias ? 3 : 2;
   for (const ChainStep& op : post_ops) {
-    ConvEpilogueStep s;
     if (op.has_operand) {
       if (op.op_type != "Add" || op.operand_shape != out_shape || *residual_input >= 0)
         return Status::InvalidInput(who + " fuses one Add of a tensor of the output's shape, not " + op.op_type + " of another");
-      s.kind = Kind::kAddResidual;
+      steps->push_back({ConvEpilogueStep::Kind::kAddResidual, 0.f, 0.f});
       *residual_input = operand_input++;
-    } else if (const auto it = kActivations.find(op.op_type); it != kActivations.end()) {
-      s.kind = it->second, s.alpha = op.alpha, s.beta = op.beta;  // LeakyRelu's slope, Clip's bounds
+    } else if (const auto activation = OwnEpilogueActivation(op); activation && activation->kind != ConvEpilogueStep::Kind::kGeluErf) {
+      steps->push_back(*activation);  // Gelu (erf) measured in products only: convolutions leave it to oneDNN
     } else {
       return Status::InvalidInput(who + " fuses Relu, LeakyRelu, Clip, Sigmoid, Swish, HardSwish, Tanh, GeluTanh and a residual Add, not " + op.op_type);
     }
-    steps->push_back(s);
   }
   return Status::Ok();
 }

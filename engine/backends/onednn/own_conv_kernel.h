@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,13 @@
 
 namespace tilebank::engine {
 
-// The epilogue steps of the chain SGAT fused after `p` (Relu, LeakyRelu, Clip, Sigmoid, Swish,
-// HardSwish, Tanh, GeluTanh, and one Add of a tensor of the output's shape, whose input index goes
+// The activations an own kernel's epilogue runs, for messages.
+inline constexpr char kOwnEpilogueActivations[] = "Relu, LeakyRelu, Clip, Sigmoid, Swish, HardSwish, Tanh, Gelu, GeluTanh";
+
+// The epilogue step of a chain's activation, nullopt for a binary step or an activation it lacks.
+std::optional<ConvEpilogueStep> OwnEpilogueActivation(const ChainStep& op);
+
+// The epilogue steps of the chain SGAT fused after `p` (the activations above but Gelu, and one Add of a tensor of the output's shape, whose input index goes
 // to residual_input, else -1); kInvalidInput naming `who` and the step it does not run.
 Status OwnConvEpilogueOf(const ConvProblem& p, const std::vector<ChainStep>& post_ops, const std::vector<int64_t>& out_shape, const std::string& who,
                          std::vector<ConvEpilogueStep>* steps, int* residual_input);

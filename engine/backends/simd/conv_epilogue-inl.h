@@ -36,6 +36,27 @@ HWY_INLINE hn::Vec<D> SigmoidOf(D d, hn::Vec<D> x) {
   return hn::IfThenElse(hn::IsNaN(x), x, hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(e, s), s));
 }
 
+// 0.5 x (1 + erf(x / sqrt(2))), erf by Abramowitz and Stegun 7.1.26 (absolute error under 1.5e-7),
+// as oneDNN's gelu_erf computes it: 1 - erf(z) = t (a1 + t (a2 + ...)) exp(-z^2), t = 1 / (1 + p z).
+template <class D>
+HWY_INLINE hn::Vec<D> GeluErfOf(D d, hn::Vec<D> x) {
+  const auto z = hn::Mul(hn::Abs(x), hn::Set(d, 0.70710678f));
+  const auto q = hn::MulAdd(z, hn::Set(d, 0.3275911f), hn::Set(d, 1.f));  // >= 1
+#if HWY_ARCH_X86
+  const auto r = hn::ApproximateReciprocal(q);  // and a Newton step, as SigmoidOf
+  const auto t = hn::Mul(r, hn::NegMulAdd(q, r, hn::Set(d, 2.f)));
+#else
+  const auto t = hn::Div(hn::Set(d, 1.f), q);
+#endif
+  auto poly = hn::MulAdd(hn::Set(d, 1.061405429f), t, hn::Set(d, -1.453152027f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
+  poly = hn::Mul(hn::MulAdd(poly, t, hn::Set(d, 0.254829592f)), t);
+  const auto tail = hn::Mul(poly, ExpNonPositive(d, hn::Neg(hn::Mul(z, z))));  // 1 - erf(|x| / sqrt(2))
+  const auto half_x = hn::Mul(hn::Set(d, 0.5f), x);
+  return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(half_x, tail), hn::Mul(half_x, hn::Sub(hn::Set(d, 2.f), tail)));
+}
+
 // y through one step; `residual`: this vector's residual, where the step adds it.
 template <class D>
 HWY_INLINE hn::Vec<D> ApplyConvEpilogueStep(D d, hn::Vec<D> y, const ConvEpilogueStep& s, const float* residual) {
@@ -53,6 +74,7 @@ HWY_INLINE hn::Vec<D> ApplyConvEpilogueStep(D d, hn::Vec<D> y, const ConvEpilogu
       const auto inner = hn::Mul(hn::Set(d, 0.7978845608f), hn::MulAdd(hn::Mul(hn::Mul(y, y), y), hn::Set(d, 0.044715f), y));
       return hn::Mul(hn::Mul(hn::Set(d, 0.5f), y), hn::Add(hn::Set(d, 1.f), hn::Tanh(d, inner)));
     }
+    case Kind::kGeluErf: return GeluErfOf(d, y);
   }
   return y;
 }

@@ -8,7 +8,7 @@
 namespace tilebank::engine {
 
 struct ConvEpilogueStep {
-  enum class Kind { kAddResidual, kRelu, kLeakyRelu, kClip, kSigmoid, kSwish, kHardSwish, kTanh, kGeluTanh } kind = Kind::kRelu;
+  enum class Kind { kAddResidual, kRelu, kLeakyRelu, kClip, kSigmoid, kSwish, kHardSwish, kTanh, kGeluTanh, kGeluErf } kind = Kind::kRelu;
   float alpha = 0, beta = 0;  // LeakyRelu's slope; Clip's bounds
 };
 

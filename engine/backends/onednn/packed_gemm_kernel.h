@@ -1,0 +1,38 @@
+// impl.onednn's own product, policy algo "packed_gemm": C = A B with B packed once into the panels
+// of engine/backends/simd/packed_gemm.h (a constant B at load; a B computed by the model on each
+// run), and the epilogue SGAT fuses in its output loop: a Gemm's bias, Adds of a row of N values
+// (a Linear's bias), one Add of a tensor of the output's shape (a residual) and the activations of
+// own_conv_kernel.h (Gelu with erf among them). A with or without a batch axis, B without one.
+// Policy algo "auto" (impl.onednn's built-in choice for a float32 product) runs it where it ran the
+// instance faster than oneDNN's matmul on this host, timed once per instance and host.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/core/chain_step.h"
+#include "engine/core/gemm_problem.h"
+#include "engine/core/kernel.h"
+#include "engine/core/op_spec.h"
+
+namespace tilebank::engine {
+
+inline constexpr char kOwnPackedGemmAlgo[] = "packed_gemm";
+
+// Empty when the own packed GEMM runs `p` with `post_ops` (`out_shape`: the product's output);
+// otherwise why not.
+std::string OwnPackedGemmRefuses(const GemmProblem& p, const std::vector<ChainStep>& post_ops, const std::vector<int64_t>& out_shape);
+
+// The kernel of `p` (`anchor_inputs`: the op's inputs, the chain's operands after them);
+// kInvalidInput naming what it does not run.
+Result<std::unique_ptr<Kernel>> OwnPackedGemmKernel(const GemmProblem& p, const std::vector<int64_t>& out_shape, size_t anchor_inputs,
+                                                    const std::vector<ChainStep>& post_ops);
+
+// Whether the own packed GEMM ran `op` with `post_ops` faster than `rival` (a kernel of the same
+// op and chain, not bound yet) on inputs of the op's shapes: the two alternated, the verdict
+// remembered per instance and host (engine/backends/measured_choice_cache.h). False where the own
+// kernel refuses the instance.
+bool OwnPackedGemmRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, Kernel& rival);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,164 @@
+// engine/backends/simd/packed_gemm.h, compiled once per instruction set Highway targets
+// (hwy/foreach_target.h re-includes this file); HWY_DYNAMIC_DISPATCH picks the best the CPU
+// supports on the first call.
+//
+// A tile is up to kRows rows by one panel (two vectors): 2 * kRows sums in registers, each step of
+// K one broadcast of A per row and two loads of B. The sums go through the epilogue in a block on
+// the stack (the columns past N of a last panel are never stored, its residual never read there).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "engine/backends/simd/packed_gemm.cpp"
+#include <hwy/foreach_target.h>  // must come before highway.h
+
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "engine/backends/simd/conv_epilogue-inl.h"
+#include "engine/backends/simd/packed_gemm.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tilebank::engine::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+constexpr size_t kMaxLanes = 16;
+// Rows of a tile: 12 sums, 2 loads of B and a broadcast of A fill AVX2's 16 registers.
+constexpr int kRows = 6;
+
+int64_t PanelColumns() { return static_cast<int64_t>(2 * hn::Lanes(hn::CappedTag<float, kMaxLanes>())); }
+
+#if !HWY_HAVE_SCALABLE  // a tile holds arrays of vectors, which sizeless vector types cannot be
+
+// The rows of a tile, each a named pair of sums: arrays of vectors are kept in memory by GCC and
+// stored on every step of K (a third of the speed).
+#define TILEBANK_PACKED_GEMM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+// ROWS rows by the panel at `bp` (columns col0 on, `cols` of them real).
+template <int ROWS, class D>
+HWY_INLINE void Tile(D d, const float* HWY_RESTRICT A, int64_t lda, const float* HWY_RESTRICT bp, int64_t K, const ConvEpilogue& e,
+                     int64_t col0, int64_t cols, float* C, int64_t ldc) {
+  static_assert(ROWS >= 1 && ROWS <= kRows, "a tile has one to kRows rows");
+  const size_t N = hn::Lanes(d);
+  const auto bias_lo = e.bias ? hn::LoadU(d, e.bias + col0) : hn::Zero(d), bias_hi = e.bias ? hn::LoadU(d, e.bias + col0 + N) : hn::Zero(d);
+#define TILEBANK_SUMS(R) auto lo##R = bias_lo, hi##R = bias_hi;
+  TILEBANK_PACKED_GEMM_ROWS(TILEBANK_SUMS)
+#undef TILEBANK_SUMS
+  for (int64_t k = 0; k < K; ++k, bp += 2 * N) {
+    const auto b0 = hn::Load(d, bp), b1 = hn::Load(d, bp + N);
+#define TILEBANK_STEP(R)                               \
+  if constexpr (ROWS > R) {                            \
+    const auto a = hn::Set(d, A[R * lda + k]);         \
+    lo##R = hn::MulAdd(a, b0, lo##R);                  \
+    hi##R = hn::MulAdd(a, b1, hi##R);                  \
+  }
+    TILEBANK_PACKED_GEMM_ROWS(TILEBANK_STEP)
+#undef TILEBANK_STEP
+  }
+  const bool whole = cols == static_cast<int64_t>(2 * N);
+  HWY_ALIGN float block[2 * kMaxLanes];
+  HWY_ALIGN float residual_block[2 * kMaxLanes];
+  // Row r's sums to C: stored as they are, or through the epilogue in a block.
+  auto out = [&](int r, hn::Vec<D> sum_lo, hn::Vec<D> sum_hi) HWY_ATTR {
+    float* c = C + r * ldc + col0;
+    if (whole && e.steps.empty()) {
+      hn::StoreU(sum_lo, d, c), hn::StoreU(sum_hi, d, c + N);
+      return;
+    }
+    hn::Store(sum_lo, d, block), hn::Store(sum_hi, d, block + N);
+    const float* residual = e.residual ? e.residual + r * ldc + col0 : nullptr;
+    if (residual && !whole) {  // copied to a whole block: the residual has no padding to read
+      std::memset(residual_block, 0, sizeof(residual_block));
+      std::memcpy(residual_block, residual, static_cast<size_t>(cols) * sizeof(float));
+      residual = residual_block;
+    }
+    ApplyConvEpilogueToBlock(d, block, 2, e, residual, N);
+    std::memcpy(c, block, static_cast<size_t>(cols) * sizeof(float));
+  };
+#define TILEBANK_OUT(R) \
+  if constexpr (ROWS > R) out(R, lo##R, hi##R);
+  TILEBANK_PACKED_GEMM_ROWS(TILEBANK_OUT)
+#undef TILEBANK_OUT
+}
+
+#undef TILEBANK_PACKED_GEMM_ROWS
+
+#else  // a row and a vector at a time
+
+template <class D>
+HWY_INLINE void RowPanel(D d, const float* HWY_RESTRICT a, const float* HWY_RESTRICT bp, int64_t K, const ConvEpilogue& e, int64_t col0, int64_t cols,
+                         const float* residual, float* c) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t v = 0; v < 2 && v * N < cols; ++v) {
+    const int64_t first = col0 + v * N, count = std::min(N, cols - v * N);
+    auto acc = e.bias ? hn::LoadU(d, e.bias + first) : hn::Zero(d);
+    for (int64_t k = 0; k < K; ++k) acc = hn::MulAdd(hn::Set(d, a[k]), hn::Load(d, bp + k * 2 * N + v * N), acc);
+    const auto mask = hn::FirstN(d, static_cast<size_t>(count));
+    for (const ConvEpilogueStep& step : e.steps)
+      acc = step.kind == ConvEpilogueStep::Kind::kAddResidual ? hn::Add(acc, hn::MaskedLoad(mask, d, residual + first)) : ApplyConvEpilogueStep(d, acc, step, nullptr);
+    hn::BlendedStore(acc, mask, d, c + first);
+  }
+}
+
+#endif  // !HWY_HAVE_SCALABLE
+
+void Panels(const float* A, int64_t lda, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc,
+            int64_t panel_begin, int64_t panel_end) {
+  const hn::CappedTag<float, kMaxLanes> d;
+  const int64_t K = w.K(), P = w.panel();
+  for (int64_t p = panel_begin; p < panel_end; ++p) {
+    const float* bp = w.data() + p * K * P;
+    const int64_t col0 = p * P, cols = std::min(P, w.N() - col0);
+#if HWY_HAVE_SCALABLE
+    for (int64_t m = 0; m < M; ++m) RowPanel(d, A + m * lda, bp, K, e, col0, cols, e.residual ? e.residual + m * ldc : nullptr, C + m * ldc);
+#else
+    ConvEpilogue rows = e;
+    int64_t m = 0;
+    for (; m + kRows <= M; m += kRows) {
+      rows.residual = e.residual ? e.residual + m * ldc : nullptr;
+      Tile<kRows>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc);
+    }
+    rows.residual = e.residual ? e.residual + m * ldc : nullptr;
+    switch (M - m) {
+      case 5: Tile<5>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc); break;
+      case 4: Tile<4>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc); break;
+      case 3: Tile<3>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc); break;
+      case 2: Tile<2>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc); break;
+      case 1: Tile<1>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc); break;
+      default: break;
+    }
+#endif
+  }
+}
+
+}  // namespace tilebank::engine::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tilebank::engine {
+
+HWY_EXPORT(PanelColumns);
+HWY_EXPORT(Panels);
+
+PackedGemmWeights::PackedGemmWeights(int64_t K, int64_t N) : K_(K), N_(N), panel_(HWY_DYNAMIC_DISPATCH(PanelColumns)()) {
+  data_ = hwy::AllocateAligned<float>(static_cast<size_t>(padded_columns() * K));
+  if (!data_) throw std::bad_alloc();
+}
+
+void PackedGemmWeights::Fill(const float* b, int64_t row_stride, int64_t col_stride, float scale) {
+  float* out = data_.get();
+  for (int64_t p = 0; p < panels(); ++p)
+    for (int64_t k = 0; k < K_; ++k, out += panel_)
+      for (int64_t j = 0; j < panel_; ++j) {
+        const int64_t n = p * panel_ + j;
+        out[j] = n < N_ ? scale * b[k * row_stride + n * col_stride] : 0.f;
+      }
+}
+
+void PackedGemm(const float* A, int64_t lda, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc,
+                int64_t panel_begin, int64_t panel_end) {
+  HWY_DYNAMIC_DISPATCH(Panels)(A, lda, M, w, e, C, ldc, panel_begin, panel_end);
+}
+
+}  // namespace tilebank::engine
+#endif  // HWY_ONCE
