@@ -32,7 +32,7 @@ Result<std::unique_ptr<Kernel>> OwnPackedGemmKernel(const GemmProblem& p, const 
 // Whether the own packed GEMM ran `op` with `post_ops` faster than `rival` (a kernel of the same
 // op and chain, not bound yet) on inputs of the op's shapes: the two alternated, the verdict
 // remembered per instance and host (engine/backends/measured_choice_cache.h). False where the own
-// kernel refuses the instance.
+// kernel refuses the instance; true where `rival` cannot run it (oneDNN without the chain's post-ops).
 bool OwnPackedGemmRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, Kernel& rival);
 
 }  // namespace tilebank::engine

@@ -169,5 +169,21 @@ TEST_CASE("own packed GEMM: impl.onednn offers it for a product, and its built-i
   }
 }
 
+
+TEST_CASE("own packed GEMM: chosen where the rival cannot run the product, never where it refuses it") {
+  struct Unmade : Kernel {
+    Status Prepare(const std::vector<const Tensor*>&) override { return Status::InvalidInput("this rival runs nothing"); }
+    Status Run() override { return Status::Ok(); }
+    Status Fetch(Tensor*) override { return Status::Ok(); }
+  } unmade;
+  auto op = ParseOpSpec(nlohmann::json{{"op", "MatMul"},
+                                       {"input_desc", {{{"shape", {7, 13}}, {"type", "float32"}}, {{"shape", {13, 9}}, {"type", "float32"}}}},
+                                       {"output_desc", {{{"shape", {7, 9}}, {"type", "float32"}}}}},
+                        0);
+  REQUIRE(op.ok());
+  CHECK(OwnPackedGemmRunsFaster(*op, {{"Add", 0, 0, true, {7, 9}}}, unmade));
+  CHECK_FALSE(OwnPackedGemmRunsFaster(*op, {{"Mul", 0, 0, true, {7, 9}}}, unmade));  // a chain it does not fuse
+}
+
 }  // namespace
 }  // namespace tilebank::engine
