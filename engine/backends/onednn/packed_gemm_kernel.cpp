@@ -86,10 +86,12 @@ class PackedGemmKernel : public Kernel {
   }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     if (!b_constant_) FillWeights(in[1]);
-    if (!runtime_rows_.empty()) {
+    if (!runtime_rows_.empty() || gemm_c_runtime_) {
       bias_ = base_bias_;
       for (int input : runtime_rows_)
         for (int64_t n = 0; n < p_.N; ++n) bias_[static_cast<size_t>(n)] += in[input][n];
+      if (gemm_c_runtime_)
+        for (int64_t n = 0; n < p_.N; ++n) bias_[static_cast<size_t>(n)] += p_.beta * in[2][p_.bias == BiasShape::kScalar ? 0 : n];
     }
     Compute(in[0], plan_.residual_input >= 0 ? in[plan_.residual_input] : nullptr, out);
     return Status::Ok();
@@ -128,7 +130,6 @@ class PackedGemmKernel : public Kernel {
       }
       for (int64_t n = 0; n < p_.N; ++n) base_bias_[static_cast<size_t>(n)] += row->data[static_cast<size_t>(n)];
     }
-    if (gemm_c_runtime_) runtime_rows_.insert(runtime_rows_.begin(), 2);
     bias_ = base_bias_;
     epilogue_.bias = has_bias ? bias_.data() : nullptr;
   }
@@ -154,7 +155,7 @@ class PackedGemmKernel : public Kernel {
   ConvEpilogue epilogue_;
   bool b_constant_ = false, gemm_c_runtime_ = false;
   std::vector<float> base_bias_, bias_;  // padded to the panels; bias_ = base_bias_ + the run-time rows
-  std::vector<int> runtime_rows_;        // inputs added into the bias on each run (a Gemm's C is input 2)
+  std::vector<int> runtime_rows_;        // the chain's rows added into the bias on each run (and a Gemm's C, input 2, where gemm_c_runtime_)
   std::vector<float> a_, residual_, c_;  // the measured path's
 };
 

@@ -96,7 +96,7 @@ TEST_CASE("own packed GEMM: products of every edge, B packed at bind or per run,
             // Direct: the weights and the bias row constant or given per run; the output over the residual.
             std::vector<const Tensor*> constants(in.size(), nullptr);
             if (constant_b) constants[1] = &in[1], constants[anchor_inputs] = &in[anchor_inputs];
-            if (c.bias != BiasShape::kNone) constants[2] = &in[2];
+            if (c.bias != BiasShape::kNone && constant_b) constants[2] = &in[2];  // a Gemm's C given per run too
             std::vector<std::vector<int64_t>> shapes;
             for (const Tensor& t : in) shapes.push_back(t.shape);
             auto direct = OwnPackedGemmKernel(p, out_shape, anchor_inputs, chain);
