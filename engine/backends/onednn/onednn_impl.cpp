@@ -30,6 +30,7 @@
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/depthwise_conv_kernel.h"
 #include "engine/backends/onednn/gemm_weights_placement.h"
+#include "engine/backends/onednn/packed_gemm_conv_kernel.h"
 #include "engine/backends/onednn/packed_gemm_kernel.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_post_op_chain.h"
@@ -722,7 +723,9 @@ class ConvKernel : public Kernel {
 };
 
 // Whether a convolution policy's algorithm is one of tilebank's own kernels, not oneDNN's.
-bool OwnConvAlgorithm(const std::string& algo) { return OwnWinogradTile(algo) || algo == kOwnDepthwiseAlgo || algo == kOwnVectorProductAlgo; }
+bool OwnConvAlgorithm(const std::string& algo) {
+  return OwnWinogradTile(algo) || algo == kOwnDepthwiseAlgo || algo == kOwnVectorProductAlgo || algo == kOwnPackedGemmAlgo;
+}
 
 // The convolution kernel of `op` with `post_ops` fused, for the policy's choice: the own Winograd,
 // the own depthwise convolution, the own vector product, or oneDNN's.
@@ -731,6 +734,7 @@ Result<std::unique_ptr<Kernel>> ConvKernelOf(const OpSpec& op, const std::vector
   if (OwnWinogradTile(choice.algo)) return OwnWinogradConvKernel(p, op.outputs[0].shape, OwnWinogradTile(choice.algo), post_ops, choice.layout);
   if (choice.algo == kOwnDepthwiseAlgo) return OwnDepthwiseConvKernel(p, op.outputs[0].shape, post_ops, choice.layout, choice.impl);
   if (choice.algo == kOwnVectorProductAlgo) return OwnVectorProductConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
+  if (choice.algo == kOwnPackedGemmAlgo) return OwnPackedGemmConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
   return std::unique_ptr<Kernel>(new ConvKernel(p, op.outputs[0].shape, post_ops, choice));
 }
 
@@ -780,6 +784,10 @@ class OneDnnLibraryTemplate : public OpTemplate {
     // (EfficientNet-B0's squeeze-excitations: docs/PERFORMANCE.md).
     if (auto p = AnalyzeConv(op); p.ok() && OwnVectorProductRefuses(*p).empty())
       return MakePolicy({{"algo", std::string(kOwnVectorProductAlgo)}, {"impl", d.impl}, {"layout", std::string("plain")}});
+    // A dilated convolution oneDNN runs by im2col and GEMM (no JIT kernel for it without AVX-512):
+    // the own packed GEMM reads each window in place (docs/PERFORMANCE.md).
+    if (auto p = AnalyzeConv(op); p.ok() && (p->dh > 1 || p->dw > 1) && OwnPackedGemmConvRefuses(*p).empty() && OneDnnPicksGemm(op))
+      return MakePolicy({{"algo", std::string(kOwnPackedGemmAlgo)}, {"impl", d.impl}, {"layout", d.layout}});
     return MakePolicy({{"algo", d.algo}, {"impl", d.impl}, {"layout", d.layout}});
   }
   Result<std::unique_ptr<Kernel>> Build(const OpSpec& op, const Policy& policy) const override {
@@ -792,6 +800,16 @@ class OneDnnLibraryTemplate : public OpTemplate {
   }
 
  private:
+  // Whether oneDNN runs the convolution's direct algorithm by im2col and GEMM only, in every layout.
+  static bool OneDnnPicksGemm(const OpSpec& op) {
+    bool offered = false;
+    for (const Offered& o : OfferedFor(op)) {
+      if (o.algo != "direct" || o.precision != "fp32") continue;
+      if (o.impl.find("gemm") == std::string::npos) return false;
+      offered = true;
+    }
+    return offered;
+  }
   // One implementation oneDNN offers for a cube op: its name, and for a convolution the algorithm
   // and activations' layout ("blocked": oneDNN's choice, "plain", "nhwc") it was offered with; and
   // the precision it computes in ("bf16": only oneDNN's first implementation, where it is native).
@@ -831,6 +849,8 @@ class OneDnnLibraryTemplate : public OpTemplate {
         for (auto& [algo, layout] : OwnWinogradOffers(p)) found.push_back({std::move(algo), std::move(layout), "default"});
         for (OwnDepthwiseOffer& o : OwnDepthwiseOffers(p)) found.push_back({std::move(o.algo), std::move(o.layout), std::move(o.impl)});
         if (OwnVectorProductRefuses(p).empty()) found.push_back({kOwnVectorProductAlgo, "plain", "default"});
+        if (OwnPackedGemmConvRefuses(p).empty())
+          for (const char* layout : {"nhwc", "plain"}) found.push_back({kOwnPackedGemmAlgo, layout, "default"});
       } else {
         std::optional<Tensor> bias;
         if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);

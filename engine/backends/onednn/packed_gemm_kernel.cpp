@@ -144,7 +144,7 @@ class PackedGemmKernel : public Kernel {
     epilogue_.residual = residual;
     const int64_t per_panel = std::max<int64_t>(1, rows_ * p_.K * weights_.panel());
     const int64_t grain = std::max<int64_t>(1, (kSerialSgemmMacs + per_panel - 1) / per_panel);
-    ParallelFor(weights_.panels(), grain, [&](int64_t begin, int64_t end) { PackedGemm(a, p_.K, rows_, weights_, epilogue_, c, p_.N, begin, end); });
+    ParallelFor(weights_.panels(), grain, [&](int64_t begin, int64_t end) { PackedGemm(PackedGemmA::Rows(a, p_.K, p_.K), rows_, weights_, epilogue_, c, p_.N, begin, end); });
   }
 
   GemmProblem p_;

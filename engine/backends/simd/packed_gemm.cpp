@@ -36,24 +36,28 @@ int64_t PanelColumns() { return static_cast<int64_t>(2 * hn::Lanes(hn::CappedTag
 
 // ROWS rows by the panel at `bp` (columns col0 on, `cols` of them real).
 template <int ROWS, class D>
-HWY_INLINE void Tile(D d, const float* HWY_RESTRICT A, int64_t lda, const float* HWY_RESTRICT bp, int64_t K, const ConvEpilogue& e,
-                     int64_t col0, int64_t cols, float* C, int64_t ldc) {
+HWY_INLINE void Tile(D d, const PackedGemmA& a, const float* HWY_RESTRICT A, const float* HWY_RESTRICT bp, const ConvEpilogue& e, int64_t col0,
+                     int64_t cols, float* C, int64_t ldc) {
   static_assert(ROWS >= 1 && ROWS <= kRows, "a tile has one to kRows rows");
   const size_t N = hn::Lanes(d);
   const auto bias_lo = e.bias ? hn::LoadU(d, e.bias + col0) : hn::Zero(d), bias_hi = e.bias ? hn::LoadU(d, e.bias + col0 + N) : hn::Zero(d);
 #define TILEBANK_SUMS(R) auto lo##R = bias_lo, hi##R = bias_hi;
   TILEBANK_PACKED_GEMM_ROWS(TILEBANK_SUMS)
 #undef TILEBANK_SUMS
-  for (int64_t k = 0; k < K; ++k, bp += 2 * N) {
-    const auto b0 = hn::Load(d, bp), b1 = hn::Load(d, bp + N);
-#define TILEBANK_STEP(R)                               \
-  if constexpr (ROWS > R) {                            \
-    const auto a = hn::Set(d, A[R * lda + k]);         \
-    lo##R = hn::MulAdd(a, b0, lo##R);                  \
-    hi##R = hn::MulAdd(a, b1, hi##R);                  \
+  const int64_t lda = a.lda;
+  for (int64_t s = 0; s < a.segments; ++s) {
+    const float* HWY_RESTRICT As = A + a.offsets[s];
+    for (int64_t k = 0; k < a.segment; ++k, bp += 2 * N) {
+      const auto b0 = hn::Load(d, bp), b1 = hn::Load(d, bp + N);
+#define TILEBANK_STEP(R)                          \
+  if constexpr (ROWS > R) {                       \
+    const auto av = hn::Set(d, As[R * lda + k]);  \
+    lo##R = hn::MulAdd(av, b0, lo##R);            \
+    hi##R = hn::MulAdd(av, b1, hi##R);            \
   }
-    TILEBANK_PACKED_GEMM_ROWS(TILEBANK_STEP)
+      TILEBANK_PACKED_GEMM_ROWS(TILEBANK_STEP)
 #undef TILEBANK_STEP
+    }
   }
   const bool whole = cols == static_cast<int64_t>(2 * N);
   HWY_ALIGN float block[2 * kMaxLanes];
@@ -86,13 +90,14 @@ HWY_INLINE void Tile(D d, const float* HWY_RESTRICT A, int64_t lda, const float*
 #else  // a row and a vector at a time
 
 template <class D>
-HWY_INLINE void RowPanel(D d, const float* HWY_RESTRICT a, const float* HWY_RESTRICT bp, int64_t K, const ConvEpilogue& e, int64_t col0, int64_t cols,
-                         const float* residual, float* c) {
+HWY_INLINE void RowPanel(D d, const PackedGemmA& a, const float* HWY_RESTRICT row, const float* HWY_RESTRICT bp, const ConvEpilogue& e, int64_t col0,
+                         int64_t cols, const float* residual, float* c) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   for (int64_t v = 0; v < 2 && v * N < cols; ++v) {
     const int64_t first = col0 + v * N, count = std::min(N, cols - v * N);
     auto acc = e.bias ? hn::LoadU(d, e.bias + first) : hn::Zero(d);
-    for (int64_t k = 0; k < K; ++k) acc = hn::MulAdd(hn::Set(d, a[k]), hn::Load(d, bp + k * 2 * N + v * N), acc);
+    for (int64_t s = 0, k = 0; s < a.segments; ++s)
+      for (int64_t j = 0; j < a.segment; ++j, ++k) acc = hn::MulAdd(hn::Set(d, row[a.offsets[s] + j]), hn::Load(d, bp + k * 2 * N + v * N), acc);
     const auto mask = hn::FirstN(d, static_cast<size_t>(count));
     for (const ConvEpilogueStep& step : e.steps)
       acc = step.kind == ConvEpilogueStep::Kind::kAddResidual ? hn::Add(acc, hn::MaskedLoad(mask, d, residual + first)) : ApplyConvEpilogueStep(d, acc, step, nullptr);
@@ -102,29 +107,30 @@ HWY_INLINE void RowPanel(D d, const float* HWY_RESTRICT a, const float* HWY_REST
 
 #endif  // !HWY_HAVE_SCALABLE
 
-void Panels(const float* A, int64_t lda, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc,
-            int64_t panel_begin, int64_t panel_end) {
+void Panels(const PackedGemmA& a, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc, int64_t panel_begin,
+            int64_t panel_end) {
   const hn::CappedTag<float, kMaxLanes> d;
-  const int64_t K = w.K(), P = w.panel();
+  const int64_t K = w.K(), P = w.panel(), lda = a.lda;
+  const float* A = a.data;
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     const float* bp = w.data() + p * K * P;
     const int64_t col0 = p * P, cols = std::min(P, w.N() - col0);
 #if HWY_HAVE_SCALABLE
-    for (int64_t m = 0; m < M; ++m) RowPanel(d, A + m * lda, bp, K, e, col0, cols, e.residual ? e.residual + m * ldc : nullptr, C + m * ldc);
+    for (int64_t m = 0; m < M; ++m) RowPanel(d, a, A + m * lda, bp, e, col0, cols, e.residual ? e.residual + m * ldc : nullptr, C + m * ldc);
 #else
     ConvEpilogue rows = e;
     int64_t m = 0;
     for (; m + kRows <= M; m += kRows) {
       rows.residual = e.residual ? e.residual + m * ldc : nullptr;
-      Tile<kRows>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc);
+      Tile<kRows>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc);
     }
     rows.residual = e.residual ? e.residual + m * ldc : nullptr;
     switch (M - m) {
-      case 5: Tile<5>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc); break;
-      case 4: Tile<4>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc); break;
-      case 3: Tile<3>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc); break;
-      case 2: Tile<2>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc); break;
-      case 1: Tile<1>(d, A + m * lda, lda, bp, K, rows, col0, cols, C + m * ldc, ldc); break;
+      case 5: Tile<5>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc); break;
+      case 4: Tile<4>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc); break;
+      case 3: Tile<3>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc); break;
+      case 2: Tile<2>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc); break;
+      case 1: Tile<1>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc); break;
       default: break;
     }
 #endif
@@ -155,9 +161,9 @@ void PackedGemmWeights::Fill(const float* b, int64_t row_stride, int64_t col_str
       }
 }
 
-void PackedGemm(const float* A, int64_t lda, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc,
-                int64_t panel_begin, int64_t panel_end) {
-  HWY_DYNAMIC_DISPATCH(Panels)(A, lda, M, w, e, C, ldc, panel_begin, panel_end);
+void PackedGemm(const PackedGemmA& A, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc, int64_t panel_begin,
+                int64_t panel_end) {
+  HWY_DYNAMIC_DISPATCH(Panels)(A, M, w, e, C, ldc, panel_begin, panel_end);
 }
 
 }  // namespace tilebank::engine

@@ -34,11 +34,25 @@ class PackedGemmWeights {
   hwy::AlignedFreeUniquePtr<float[]> data_;
 };
 
+// Where A's values lie: row r's k-th at data + r * lda + offsets[k / segment] + k % segment. A
+// row-major [M][K] is one segment of K values at offset 0 (Rows); a convolution reads each output
+// position's window as one segment of input channels per filter tap, at the tap's offset.
+struct PackedGemmA {
+  const float* data = nullptr;
+  int64_t lda = 0, segment = 0;
+  const int64_t* offsets = nullptr;
+  int64_t segments = 0;  // segments * segment = K
+  static PackedGemmA Rows(const float* a, int64_t lda, int64_t K) {
+    static constexpr int64_t kNoOffset = 0;
+    return {a, lda, K, &kNoOffset, 1};
+  }
+};
+
 // The columns of panels [panel_begin, panel_end) of every row of C = A B through `e`: e.bias
 // padded_columns() values (the columns' bias) or null; a kAddResidual step reads e.residual, [M][N]
-// with rows `ldc` apart like C. A is [M][K] with rows `lda` apart. C must not overlap A; it may be
-// the residual. Threads split the panels (each panel's columns are written by one call).
-void PackedGemm(const float* A, int64_t lda, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc,
-                int64_t panel_begin, int64_t panel_end);
+// with rows `ldc` apart like C. C must not overlap A; it may be the residual. Threads split the
+// panels (each panel's columns are written by one call).
+void PackedGemm(const PackedGemmA& A, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc, int64_t panel_begin,
+                int64_t panel_end);
 
 }  // namespace tilebank::engine

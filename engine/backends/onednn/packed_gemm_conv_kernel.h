@@ -1,0 +1,29 @@
+// impl.onednn's own convolution on the packed GEMM (policy algo "packed_gemm"): in NHWC each output
+// row of an image is a product of its OW positions by the weights, each position's window read in
+// place as one segment of input channels per filter tap (engine/backends/simd/packed_gemm.h), the
+// input copied into a zero-bordered image first where the convolution pads. No im2col buffer, any
+// strides, dilations and pads, ungrouped. oneDNN 2.6 without AVX-512 has no JIT kernel for a dilated
+// convolution and runs it by im2col and GEMM (a TCN's dilated Conv1d 64 -> 64 over 1000 positions:
+// 435-478 us against 234 undilated on a Zen 3); it is the built-in choice there. Layout "nhwc" or
+// "auto": NHWC inside and handed over; "plain": NCHW outside, reordered.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/core/chain_step.h"
+#include "engine/core/conv_problem.h"
+#include "engine/core/kernel.h"
+
+namespace tilebank::engine {
+
+// Empty when the own packed-GEMM convolution runs `p`; otherwise why not.
+std::string OwnPackedGemmConvRefuses(const ConvProblem& p);
+
+// The kernel of `p` with `post_ops` (the activations of own_conv_kernel.h and a residual Add);
+// kInvalidInput naming what it does not run.
+Result<std::unique_ptr<Kernel>> OwnPackedGemmConvKernel(const ConvProblem& p, const std::vector<int64_t>& out_shape,
+                                                        const std::vector<ChainStep>& post_ops, const std::string& layout);
+
+}  // namespace tilebank::engine

@@ -1,0 +1,89 @@
+// The own packed-GEMM convolution against a convolution in double: 1-D convolutions dilated and
+// padded on one side (a TCN's causal layers), a strided and padded 2-D one with odd channel counts,
+// two images, 1x1; each epilogue after a residual Add or alone; NCHW in and out, the measured path,
+// NHWC handed over; on one thread and three. What it refuses, and the built-in choice for a dilated
+// convolution.
+#include <doctest/doctest.h>
+
+#include "engine/backends/library_impls.h"
+#include "engine/backends/onednn/own_conv_test_support.h"
+#include "engine/backends/onednn/packed_gemm_conv_kernel.h"
+#include "engine/backends/onednn/packed_gemm_kernel.h"
+#include "engine/core/op_spec.h"
+#include "engine/core/threads.h"
+
+namespace tilebank::engine {
+namespace {
+
+using namespace own_conv_test;
+
+ConvProblem Conv(int n, int c, int oc, int h, int w, int kh, int kw, int sh, int sw, int dh, int dw, int ph, int pw, int ph_end, int pw_end, bool bias) {
+  ConvProblem p;
+  p.N = n, p.C = c, p.H = h, p.W = w, p.OC = oc, p.KH = kh, p.KW = kw, p.G = 1, p.Cg = c, p.OCg = oc;
+  p.sh = sh, p.sw = sw, p.dh = dh, p.dw = dw, p.ph = ph, p.pw = pw, p.ph_end = ph_end, p.pw_end = pw_end, p.bias = bias;
+  p.OH = (h + ph + ph_end - dh * (kh - 1) - 1) / sh + 1;
+  p.OW = (w + pw + pw_end - dw * (kw - 1) - 1) / sw + 1;
+  return p;
+}
+
+TEST_CASE("own packed-GEMM convolution: dilated, strided, padded one side or both, its epilogue fused, NCHW, measured and NHWC") {
+  const std::vector<ConvProblem> problems = {
+      Conv(1, 16, 24, 1, 50, 1, 3, 1, 1, 1, 4, 0, 8, 0, 0, true),    // causal, dilation 4
+      Conv(1, 24, 19, 1, 37, 1, 3, 1, 1, 1, 2, 0, 4, 0, 0, false),   // an odd output count, no bias
+      Conv(2, 5, 33, 9, 11, 3, 3, 2, 1, 2, 1, 1, 1, 2, 0, true),     // 2-D: strided, dilated rows, uneven pads, two images
+      Conv(1, 7, 8, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true)};      // 1x1, no pads
+  for (int threads : {1, 3}) {
+    SetLibraryThreads(threads);
+    for (size_t k = 0; k < problems.size(); ++k)
+      for (bool with_residual : {false, true})
+        for (const std::string activation : {"", "Relu", "Sigmoid", "GeluTanh"}) {
+          CAPTURE(threads);
+          CAPTURE(k);
+          CAPTURE(with_residual);
+          CAPTURE(activation);
+          const OwnConvCheck check(problems[k], with_residual, activation);
+          auto kernel = [&](const char* layout) {
+            auto made = OwnPackedGemmConvKernel(problems[k], check.out_shape(), check.steps(), layout);
+            REQUIRE_MESSAGE(made.ok(), made.status().message());
+            return std::move(made.value());
+          };
+          CHECK(check.Measured(*kernel("auto")) < 1e-5);
+          CHECK(check.Nchw(*kernel("plain")) < 1e-5);
+          std::vector<float> output;
+          HandoverLayout layout;
+          CHECK(check.HandedOver(*kernel("nhwc"), &output, &layout) < 1e-5);
+        }
+  }
+  SetLibraryThreads(1);
+}
+
+TEST_CASE("own packed-GEMM convolution: what it does not run is refused, and the built-in choice of a dilated convolution") {
+  ConvProblem grouped = Conv(1, 8, 8, 1, 10, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0, false);
+  grouped.G = 2, grouped.Cg = 4, grouped.OCg = 4;
+  CHECK(OwnPackedGemmConvRefuses(grouped).find("ungrouped") != std::string::npos);
+  const ConvProblem p = Conv(1, 8, 8, 1, 10, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0, false);
+  CHECK_FALSE(OwnPackedGemmConvKernel(p, {1, 8, 1, 8}, {}, "blocked").ok());
+  CHECK_FALSE(OwnPackedGemmConvKernel(p, {1, 8, 1, 8}, {{"Mul", 0, 0, true, {1, 8, 1, 8}}}, "auto").ok());
+  // A dilated Conv1d: the built-in choice is the own kernel where oneDNN's is its im2col and GEMM.
+  auto op = ParseOpSpec(nlohmann::json{{"op", "Conv"},
+                                       {"attr", {{"dilations", {1, 2}}, {"kernel_shape", {1, 3}}, {"pads", {0, 4, 0, 0}}}},
+                                       {"input_desc", {{{"shape", {1, 64, 1, 100}}, {"type", "float32"}}, {{"shape", {64, 64, 1, 3}}, {"type", "float32"}}}},
+                                       {"output_desc", {{{"shape", {1, 64, 1, 100}}, {"type", "float32"}}}}},
+                        0);
+  REQUIRE_MESSAGE(op.ok(), op.status().message());
+  const std::string policy = PolicyText(OneDnnImpl().DefaultPolicy(*op));
+  CAPTURE(policy);
+  // Where oneDNN has a kernel of its own for it (AVX-512), its direct convolution stays.
+  const SearchSpace space = OneDnnImpl().Space(*op);
+  const auto& impls = space.knobs[static_cast<size_t>(space.IndexOf("impl"))].values;
+  const bool jit = std::any_of(impls.begin(), impls.end(), [](const KnobValue& v) {
+    const std::string name = KnobValueText(v);
+    return name != "default" && name.find("gemm") == std::string::npos;
+  });
+  CHECK(policy == (jit ? "algo=direct,impl=default,layout=auto" : "algo=packed_gemm,impl=default,layout=auto"));
+  auto kernel = OneDnnImpl().Build(*op, OneDnnImpl().DefaultPolicy(*op));
+  CHECK(kernel.ok());
+}
+
+}  // namespace
+}  // namespace tilebank::engine
