@@ -4,6 +4,7 @@
 // reorders into the layouts neighbours hand over.
 #pragma once
 #include <dnnl.hpp>
+#include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "engine/core/chain_step.h"
 #include "engine/core/conv_problem.h"
 #include "engine/core/kernel.h"
+#include "engine/core/threads.h"
 
 namespace tilebank::engine::own_conv_test {
 
@@ -165,5 +167,26 @@ class OwnConvCheck {
   std::vector<double> want_;
   std::vector<ChainStep> steps_;
 };
+
+// Calls check_case(k, check) for each problems[k], without and with a residual Add, each of
+// `activations` ("" for none) after it, on one thread and on three (the library's threads set back
+// to one after).
+template <class F>
+void ForEachOwnConvCase(const std::vector<ConvProblem>& problems, const std::vector<std::string>& activations, F&& check_case) {
+  for (int threads : {1, 3}) {
+    SetLibraryThreads(threads);
+    for (size_t k = 0; k < problems.size(); ++k)
+      for (bool with_residual : {false, true})
+        for (const std::string& activation : activations) {
+          CAPTURE(threads);
+          CAPTURE(k);
+          CAPTURE(with_residual);
+          CAPTURE(activation);
+          const OwnConvCheck check(problems[k], with_residual, activation);
+          check_case(k, check);
+        }
+  }
+  SetLibraryThreads(1);
+}
 
 }  // namespace tilebank::engine::own_conv_test

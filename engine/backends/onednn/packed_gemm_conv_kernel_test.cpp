@@ -10,7 +10,6 @@
 #include "engine/backends/onednn/packed_gemm_conv_kernel.h"
 #include "engine/backends/onednn/packed_gemm_kernel.h"
 #include "engine/core/op_spec.h"
-#include "engine/core/threads.h"
 
 namespace tilebank::engine {
 namespace {
@@ -32,29 +31,18 @@ TEST_CASE("own packed-GEMM convolution: dilated, strided, padded one side or bot
       Conv(1, 24, 19, 1, 37, 1, 3, 1, 1, 1, 2, 0, 4, 0, 0, false),   // an odd output count, no bias
       Conv(2, 5, 33, 9, 11, 3, 3, 2, 1, 2, 1, 1, 1, 2, 0, true),     // 2-D: strided, dilated rows, uneven pads, two images
       Conv(1, 7, 8, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true)};      // 1x1, no pads
-  for (int threads : {1, 3}) {
-    SetLibraryThreads(threads);
-    for (size_t k = 0; k < problems.size(); ++k)
-      for (bool with_residual : {false, true})
-        for (const std::string activation : {"", "Relu", "Sigmoid", "GeluTanh"}) {
-          CAPTURE(threads);
-          CAPTURE(k);
-          CAPTURE(with_residual);
-          CAPTURE(activation);
-          const OwnConvCheck check(problems[k], with_residual, activation);
-          auto kernel = [&](const char* layout) {
-            auto made = OwnPackedGemmConvKernel(problems[k], check.out_shape(), check.steps(), layout);
-            REQUIRE_MESSAGE(made.ok(), made.status().message());
-            return std::move(made.value());
-          };
-          CHECK(check.Measured(*kernel("auto")) < 1e-5);
-          CHECK(check.Nchw(*kernel("plain")) < 1e-5);
-          std::vector<float> output;
-          HandoverLayout layout;
-          CHECK(check.HandedOver(*kernel("nhwc"), &output, &layout) < 1e-5);
-        }
-  }
-  SetLibraryThreads(1);
+  ForEachOwnConvCase(problems, {"", "Relu", "Sigmoid", "GeluTanh"}, [&](size_t k, const OwnConvCheck& check) {
+    auto kernel = [&](const char* layout) {
+      auto made = OwnPackedGemmConvKernel(problems[k], check.out_shape(), check.steps(), layout);
+      REQUIRE_MESSAGE(made.ok(), made.status().message());
+      return std::move(made.value());
+    };
+    CHECK(check.Measured(*kernel("auto")) < 1e-5);
+    CHECK(check.Nchw(*kernel("plain")) < 1e-5);
+    std::vector<float> output;
+    HandoverLayout layout;
+    CHECK(check.HandedOver(*kernel("nhwc"), &output, &layout) < 1e-5);
+  });
 }
 
 TEST_CASE("own packed-GEMM convolution: what it does not run is refused, and the built-in choice of a dilated convolution") {

@@ -33,27 +33,16 @@ TEST_CASE("own vector product: 1x1 over one pixel and filters covering the input
       WholeInput(1, 208, 52, 1, 1, true),    // a tile of four vectors, the last partly padding (RegNetY's)
       WholeInput(1, 20, 116, 1, 1, true),    // a whole tile, then four vectors the last partly padding
       WholeInput(3, 5, 20, 3, 2, true)};     // a 3x2 filter over a 3x2 input
-  for (int threads : {1, 3}) {
-    SetLibraryThreads(threads);
-    for (size_t k = 0; k < problems.size(); ++k)
-      for (bool with_residual : {false, true})
-        for (const std::string activation : {"", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Swish", "HardSwish", "Tanh", "GeluTanh"}) {
-          CAPTURE(threads);
-          CAPTURE(k);
-          CAPTURE(with_residual);
-          CAPTURE(activation);
-          const OwnConvCheck check(problems[k], with_residual, activation);
-          auto kernel = [&](const char* layout) {
-            auto made = OwnVectorProductConvKernel(problems[k], check.out_shape(), check.steps(), layout);
-            REQUIRE(made.ok());
-            return std::move(made.value());
-          };
-          CHECK(check.Measured(*kernel("auto")) < 1e-5);
-          CHECK(check.Nchw(*kernel("plain")) < 1e-5);
-          CHECK(kernel("plain")->NativeLayout(0).row_major());  // nothing to hand over: NCHW is its layout
-        }
-  }
-  SetLibraryThreads(1);
+  ForEachOwnConvCase(problems, {"", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Swish", "HardSwish", "Tanh", "GeluTanh"}, [&](size_t k, const OwnConvCheck& check) {
+    auto kernel = [&](const char* layout) {
+      auto made = OwnVectorProductConvKernel(problems[k], check.out_shape(), check.steps(), layout);
+      REQUIRE(made.ok());
+      return std::move(made.value());
+    };
+    CHECK(check.Measured(*kernel("auto")) < 1e-5);
+    CHECK(check.Nchw(*kernel("plain")) < 1e-5);
+    CHECK(kernel("plain")->NativeLayout(0).row_major());  // nothing to hand over: NCHW is its layout
+  });
 }
 
 TEST_CASE("own vector product: what it does not run is refused, naming it") {
