@@ -747,7 +747,7 @@ Result<std::unique_ptr<Kernel>> MatMulKernelOf(const OpSpec& op, const std::vect
   auto onednn = [&] { return std::unique_ptr<Kernel>(new MatMulKernel(p, op.outputs[0].shape, op.inputs.size(), post_ops, choice)); };
   if (choice.algo == "auto" && !choice.bf16() && choice.impl == "default" && OwnPackedGemmRefuses(p, post_ops, op.outputs[0].shape).empty()) {
     auto rival = onednn();
-    if (OwnPackedGemmRunsFaster(op, post_ops, *rival)) return OwnPackedGemmKernel(p, op.outputs[0].shape, op.inputs.size(), post_ops);
+    if (OwnPackedGemmRunsFaster(op, post_ops, *rival)) return OwnPackedGemmKernel(p, op.outputs[0].shape, op.inputs.size(), post_ops, onednn);
   }
   return onednn();
 }
@@ -885,17 +885,17 @@ class OneDnnLibraryTemplate : public OpTemplate {
     KnobDomain impl{"impl", {std::string("default")}, TuneMode::kSchedule};
     KnobDomain algo{"algo", {}, TuneMode::kSchedule};
     KnobDomain precision{kPrecisionKnob, {std::string("fp32")}, TuneMode::kSchedule, std::string("fp32")};
+    auto has = [](const KnobDomain& d, const std::string& v) { return std::find(d.values.begin(), d.values.end(), KnobValue(v)) != d.values.end(); };
     for (const Offered& o : offered) {
-      auto has = [](const KnobDomain& d, const std::string& v) { return std::find(d.values.begin(), d.values.end(), KnobValue(v)) != d.values.end(); };
       if (!has(impl, o.impl)) impl.values.emplace_back(o.impl);
       if (!has(algo, o.algo)) algo.values.emplace_back(o.algo);
       if (!has(precision, o.precision)) precision.values.emplace_back(o.precision);
     }
     const bool lowered = precision.values.size() > 1;
-    if (!conv) {  // a product: oneDNN's implementations ("direct"), the own packed GEMM, or the faster of the two ("auto")
-      if (std::find(algo.values.begin(), algo.values.end(), KnobValue(std::string(kOwnPackedGemmAlgo))) != algo.values.end())
-        algo.values.insert(algo.values.begin(), std::string("auto"));
-      if (algo.values.empty()) algo.values.emplace_back(std::string("direct"));
+    if (!conv) {  // a product: oneDNN's implementations ("direct", the unset value of policies from before the knob), the own packed GEMM, or the faster of the two ("auto")
+      algo.unset = std::string("direct");
+      for (const char* always : {"direct", "auto"})
+        if (!has(algo, always)) algo.values.insert(algo.values.begin(), std::string(always));
       space.knobs = {algo, impl};
       if (lowered) space.knobs.insert(space.knobs.begin(), precision);
       space.valid = [](const Policy& policy) {

@@ -45,11 +45,15 @@ class PackedGemmConvKernel : public OwnConvKernel {
     epilogue_.bias = bias ? bias_.data() : nullptr;
     return Status::Ok();
   }
-  // NHWC in and out: each image's output rows, the panels split among the threads.
+  // NHWC in and out. The work of an image is split among the threads in blocks of output positions
+  // by panels of output channels (a Conv1d of 64 channels is 4 panels on AVX2: too few for many
+  // cores alone), each block all of the image's output rows.
   Status Compute(const float* src, const float* residual, float* dst) override {
     const ConvProblem& p = problem();
-    const int64_t out_row = int64_t{p.OW} * p.OC, per_panel = int64_t{p.OH} * p.OW * weights_.K() * weights_.panel();  // an image's
-    const int64_t grain = std::max<int64_t>(1, (kSerialSgemmMacs + per_panel - 1) / std::max<int64_t>(1, per_panel));
+    constexpr int64_t kPositionsPerBlock = 48;  // a multiple of the tile's rows
+    const int64_t out_row = int64_t{p.OW} * p.OC, panels = weights_.panels(), blocks = (p.OW + kPositionsPerBlock - 1) / kPositionsPerBlock;
+    const int64_t per_item = int64_t{p.OH} * std::min<int64_t>(p.OW, kPositionsPerBlock) * weights_.K() * weights_.panel();
+    const int64_t grain = std::max<int64_t>(1, (kSerialSgemmMacs + per_item - 1) / std::max<int64_t>(1, per_item));
     for (int n = 0; n < p.N; ++n) {
       const float* image = src + int64_t{n} * p.H * p.W * p.C;
       if (!padded_.empty()) {  // into the zero-bordered image, a row of W positions at a time
@@ -59,12 +63,16 @@ class PackedGemmConvKernel : public OwnConvKernel {
       }
       float* out = dst + int64_t{n} * p.OH * out_row;
       const float* res = residual ? residual + int64_t{n} * p.OH * out_row : nullptr;
-      ParallelFor(weights_.panels(), grain, [&](int64_t begin, int64_t end) {
+      ParallelFor(blocks * panels, grain, [&](int64_t begin, int64_t end) {
         ConvEpilogue e = epilogue_;
-        for (int oh = 0; oh < p.OH; ++oh) {
-          const PackedGemmA a{image + int64_t{oh} * p.sh * padded_w_ * p.C, int64_t{p.sw} * p.C, p.C, taps_.data(), static_cast<int64_t>(taps_.size())};
-          e.residual = res ? res + oh * out_row : nullptr;
-          PackedGemm(a, p.OW, weights_, e, out + oh * out_row, p.OC, begin, end);
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t m0 = item / panels * kPositionsPerBlock, rows = std::min<int64_t>(kPositionsPerBlock, p.OW - m0), panel = item % panels;
+          for (int oh = 0; oh < p.OH; ++oh) {
+            const PackedGemmA a{image + (int64_t{oh} * p.sh * padded_w_ + m0 * p.sw) * p.C, int64_t{p.sw} * p.C, p.C, taps_.data(),
+                                static_cast<int64_t>(taps_.size())};
+            e.residual = res ? res + oh * out_row + m0 * p.OC : nullptr;
+            PackedGemm(a, rows, weights_, e, out + oh * out_row + m0 * p.OC, p.OC, panel, panel + 1);
+          }
         }
       });
     }

@@ -52,14 +52,15 @@ Result<ChainPlan> PlanChain(const GemmProblem& p, size_t anchor_inputs, const st
 
 class PackedGemmKernel : public Kernel {
  public:
-  PackedGemmKernel(const GemmProblem& p, std::vector<int64_t> shape, ChainPlan plan)
-      : p_(p), shape_(std::move(shape)), plan_(std::move(plan)), rows_(p.batch * p.M), weights_(p.K, p.N) {
+  PackedGemmKernel(const GemmProblem& p, std::vector<int64_t> shape, ChainPlan plan, std::function<std::unique_ptr<Kernel>()> runtime_b_kernel)
+      : p_(p), shape_(std::move(shape)), plan_(std::move(plan)), rows_(p.batch * p.M), weights_(p.K, p.N), runtime_b_kernel_(std::move(runtime_b_kernel)) {
     epilogue_.steps = plan_.steps;
     epilogue_.channels = p.N;
   }
 
-  int InPlaceInput() const override { return plan_.residual_input; }  // each tile reads its residual before writing it
-  bool RunsOnAnyThread() const override { return true; }               // own loops over ParallelFor, no scratch
+  // Each tile reads its residual before writing it.
+  int InPlaceInput() const override { return instead_ ? instead_->InPlaceInput() : plan_.residual_input; }
+  bool RunsOnAnyThread() const override { return instead_ ? instead_->RunsOnAnyThread() : true; }  // own loops over ParallelFor, no scratch
 
   Status Prepare(const std::vector<const Tensor*>& in) override {
     std::vector<const Tensor*> constants = in;
@@ -80,11 +81,18 @@ class PackedGemmKernel : public Kernel {
     out->data = c_;
     return Status::Ok();
   }
-  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) override {
+  Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
+    instead_.reset();
+    if (runtime_b_kernel_ && !(constants.size() > 1 && constants[1])) {
+      instead_ = runtime_b_kernel_();
+      return instead_->BindDirect(shapes, constants);
+    }
     Bind(constants);
     return true;
   }
+  Status FinishLayouts() override { return instead_ ? instead_->FinishLayouts() : Status::Ok(); }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    if (instead_) return instead_->RunDirect(in, out);
     if (!b_constant_) FillWeights(in[1]);
     if (!runtime_rows_.empty() || gemm_c_runtime_) {
       bias_ = base_bias_;
@@ -93,10 +101,12 @@ class PackedGemmKernel : public Kernel {
       if (gemm_c_runtime_)
         for (int64_t n = 0; n < p_.N; ++n) bias_[static_cast<size_t>(n)] += p_.beta * in[2][p_.bias == BiasShape::kScalar ? 0 : n];
     }
-    Compute(in[0], plan_.residual_input >= 0 ? in[plan_.residual_input] : nullptr, out);
+    const float* residual = plan_.residual_input >= 0 ? in[plan_.residual_input] : nullptr;
+    Compute(in[0] ? in[0] : a_constant_.data(), residual || plan_.residual_input < 0 ? residual : residual_constant_.data(), out);
     return Status::Ok();
   }
   std::string Identity() const override {
+    if (instead_) return instead_->Identity();
     std::string id = "own packed GEMM, panels of " + std::to_string(weights_.panel());
     for (const ConvEpilogueStep& s : plan_.steps) id += "," + std::to_string(static_cast<int>(s.kind));
     return id;
@@ -104,8 +114,12 @@ class PackedGemmKernel : public Kernel {
 
  private:
   // `constants[i]`: input i's value where it never changes, else null. The weights packed (when
-  // constant), the bias made of the Gemm's C and the constant rows, the run-time rows noted.
+  // constant), the bias made of the Gemm's C and the constant rows, the run-time rows noted, a
+  // constant A or residual kept (RunDirect is given null for them).
   void Bind(const std::vector<const Tensor*>& constants) {
+    a_constant_ = constants[0] ? constants[0]->data : std::vector<float>();
+    const int r = plan_.residual_input;
+    residual_constant_ = r >= 0 && static_cast<size_t>(r) < constants.size() && constants[r] ? constants[r]->data : std::vector<float>();
     b_constant_ = constants.size() > 1 && constants[1];
     gemm_c_runtime_ = false;
     if (b_constant_) FillWeights(constants[1]->data.data());
@@ -157,6 +171,9 @@ class PackedGemmKernel : public Kernel {
   std::vector<float> base_bias_, bias_;  // padded to the panels; bias_ = base_bias_ + the run-time rows
   std::vector<int> runtime_rows_;        // the chain's rows added into the bias on each run (and a Gemm's C, input 2, where gemm_c_runtime_)
   std::vector<float> a_, residual_, c_;  // the measured path's
+  std::vector<float> a_constant_, residual_constant_;
+  std::function<std::unique_ptr<Kernel>()> runtime_b_kernel_;  // makes the kernel a run-time B is bound to, or null
+  std::unique_ptr<Kernel> instead_;                            // that kernel, bound instead of this one
 };
 
 constexpr int kChoiceRounds = 3;
@@ -174,11 +191,11 @@ std::string OwnPackedGemmRefuses(const GemmProblem& p, const std::vector<ChainSt
 }
 
 Result<std::unique_ptr<Kernel>> OwnPackedGemmKernel(const GemmProblem& p, const std::vector<int64_t>& out_shape, size_t anchor_inputs,
-                                                    const std::vector<ChainStep>& post_ops) {
+                                                    const std::vector<ChainStep>& post_ops, std::function<std::unique_ptr<Kernel>()> runtime_b_kernel) {
   if (std::string why = OwnPackedGemmRefuses(p, post_ops, out_shape); !why.empty()) return Status::InvalidInput(why);
   auto plan = PlanChain(p, anchor_inputs, post_ops, out_shape);
   if (!plan.ok()) return plan.status();
-  return std::unique_ptr<Kernel>(new PackedGemmKernel(p, out_shape, std::move(plan.value())));
+  return std::unique_ptr<Kernel>(new PackedGemmKernel(p, out_shape, std::move(plan.value()), std::move(runtime_b_kernel)));
 }
 
 bool OwnPackedGemmRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, Kernel& rival) {

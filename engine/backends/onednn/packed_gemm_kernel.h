@@ -6,6 +6,7 @@
 // Policy algo "auto" (impl.onednn's built-in choice for a float32 product) runs it where it ran the
 // instance faster than oneDNN's matmul on this host, timed once per instance and host.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,13 +26,16 @@ inline constexpr char kOwnPackedGemmAlgo[] = "packed_gemm";
 std::string OwnPackedGemmRefuses(const GemmProblem& p, const std::vector<ChainStep>& post_ops, const std::vector<int64_t>& out_shape);
 
 // The kernel of `p` (`anchor_inputs`: the op's inputs, the chain's operands after them);
-// kInvalidInput naming what it does not run.
+// kInvalidInput naming what it does not run. `runtime_b_kernel`, when given, makes the kernel that
+// binds and runs instead where B is not a constant at BindDirect (the built-in choice: that kernel
+// reads such a B in place, this one would pack it on every run).
 Result<std::unique_ptr<Kernel>> OwnPackedGemmKernel(const GemmProblem& p, const std::vector<int64_t>& out_shape, size_t anchor_inputs,
-                                                    const std::vector<ChainStep>& post_ops);
+                                                    const std::vector<ChainStep>& post_ops,
+                                                    std::function<std::unique_ptr<Kernel>()> runtime_b_kernel = nullptr);
 
 // Whether the own packed GEMM ran `op` with `post_ops` faster than `rival` (a kernel of the same
 // op and chain, not bound yet) on inputs of the op's shapes: the two alternated, the verdict
-// remembered per instance and host (engine/backends/measured_choice_cache.h). False where the own
+// remembered per instance and host (engine/backends/measured_choice_cache.h), B packed as a constant. False where the own
 // kernel refuses the instance; true where `rival` cannot run it (oneDNN without the chain's post-ops).
 bool OwnPackedGemmRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, Kernel& rival);
 

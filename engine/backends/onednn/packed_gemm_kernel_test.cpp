@@ -148,6 +148,20 @@ TEST_CASE("own packed GEMM: impl.onednn offers it for a product, and its built-i
   const auto& values = space.knobs[static_cast<size_t>(algo)].values;
   for (const char* v : {"auto", "direct", kOwnPackedGemmAlgo}) CHECK(std::find(values.begin(), values.end(), KnobValue(std::string(v))) != values.end());
   CHECK(PolicyText(OneDnnImpl().DefaultPolicy(*op)) == "algo=auto,impl=default");
+  // A policy from before the knob (no algo) is oneDNN's ("direct"), and keeps its text.
+  Config config;
+  const Policy old = MakePolicy({{"impl", std::string("default")}});
+  REQUIRE(space.ConfigOf(old, &config));
+  CHECK(space.PolicyOf(config) == old);
+  REQUIRE(space.ConfigOf(OneDnnImpl().DefaultPolicy(*op), &config));
+  // A product the own kernel refuses (B with a batch axis) keeps "auto" and "direct" in its space.
+  auto batched = ParseOpSpec(nlohmann::json{{"op", "MatMul"},
+                                            {"input_desc", {{{"shape", {2, 4, 8}}, {"type", "float32"}}, {{"shape", {2, 8, 5}}, {"type", "float32"}}}},
+                                            {"output_desc", {{{"shape", {2, 4, 5}}, {"type", "float32"}}}}},
+                             0);
+  REQUIRE(batched.ok());
+  CHECK(OneDnnImpl().Space(*batched).ConfigOf(OneDnnImpl().DefaultPolicy(*batched), &config));
+  CHECK(OneDnnImpl().Space(*batched).ConfigOf(old, &config));
   const Tensor a = Filled({24, 40}, 7), b = Filled({40, 56}, 8);
   for (const char* algo_value : {"auto", kOwnPackedGemmAlgo, "direct"}) {
     CAPTURE(algo_value);
@@ -169,6 +183,58 @@ TEST_CASE("own packed GEMM: impl.onednn offers it for a product, and its built-i
   }
 }
 
+
+TEST_CASE("own packed GEMM: a constant A or residual bound once, and a run-time B bound to the kernel given for it") {
+  GemmProblem p;
+  p.M = 7, p.K = 9, p.N = 21;
+  const Tensor a = Filled({7, 9}, 11), b = Filled({9, 21}, 12), z = Filled({7, 21}, 13);
+  std::vector<double> want(7 * 21);
+  for (int64_t m = 0; m < 7; ++m)
+    for (int64_t n = 0; n < 21; ++n) {
+      double sum = z.data[m * 21 + n];
+      for (int64_t k = 0; k < 9; ++k) sum += double(a.data[m * 9 + k]) * b.data[k * 21 + n];
+      want[m * 21 + n] = sum;
+    }
+  const std::vector<ChainStep> chain = {{"Add", 0, 0, true, {7, 21}}};
+  auto made = OwnPackedGemmKernel(p, {7, 21}, 2, chain);
+  REQUIRE(made.ok());
+  REQUIRE((*made)->BindDirect({{7, 9}, {9, 21}, {7, 21}}, {&a, &b, &z}).value());  // everything constant: given null on each run
+  std::vector<float> y(7 * 21);
+  REQUIRE((*made)->RunDirect({nullptr, nullptr, nullptr}, y.data()).ok());
+  double worst = 0;
+  for (size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::abs(y[i] - want[i]));
+  CHECK(worst < 1e-4);
+  // A B computed by the model goes to the kernel made for it; a constant B stays here.
+  struct Marker : Kernel {
+    Status Prepare(const std::vector<const Tensor*>&) override { return Status::Ok(); }
+    Status Run() override { return Status::Ok(); }
+    Status Fetch(Tensor*) override { return Status::Ok(); }
+    Result<bool> BindDirect(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>&) override { return true; }
+    Status RunDirect(const std::vector<const float*>&, float* out) override {
+      out[0] = 12345.f;
+      return Status::Ok();
+    }
+    std::string Identity() const override { return "marker"; }
+  };
+  int made_instead = 0;
+  auto delegating = OwnPackedGemmKernel(p, {7, 21}, 2, chain, [&] {
+    ++made_instead;
+    return std::unique_ptr<Kernel>(new Marker);
+  });
+  REQUIRE(delegating.ok());
+  REQUIRE((*delegating)->BindDirect({{7, 9}, {9, 21}, {7, 21}}, {nullptr, nullptr, nullptr}).value());
+  CHECK(made_instead == 1);
+  CHECK((*delegating)->Identity() == "marker");
+  REQUIRE((*delegating)->RunDirect({a.data.data(), b.data.data(), z.data.data()}, y.data()).ok());
+  CHECK(y[0] == 12345.f);
+  REQUIRE((*delegating)->BindDirect({{7, 9}, {9, 21}, {7, 21}}, {nullptr, &b, nullptr}).value());
+  CHECK(made_instead == 1);
+  CHECK((*delegating)->Identity().find("own packed GEMM") == 0);
+  REQUIRE((*delegating)->RunDirect({a.data.data(), nullptr, z.data.data()}, y.data()).ok());
+  worst = 0;
+  for (size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::abs(y[i] - want[i]));
+  CHECK(worst < 1e-4);
+}
 
 TEST_CASE("own packed GEMM: chosen where the rival cannot run the product, never where it refuses it") {
   struct Unmade : Kernel {

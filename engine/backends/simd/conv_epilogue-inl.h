@@ -40,7 +40,7 @@ HWY_INLINE hn::Vec<D> SigmoidOf(D d, hn::Vec<D> x) {
 // as oneDNN's gelu_erf computes it: 1 - erf(z) = t (a1 + t (a2 + ...)) exp(-z^2), t = 1 / (1 + p z).
 template <class D>
 HWY_INLINE hn::Vec<D> GeluErfOf(D d, hn::Vec<D> x) {
-  const auto z = hn::Mul(hn::Abs(x), hn::Set(d, 0.70710678f));
+  const auto z = hn::Min(hn::Mul(hn::Abs(x), hn::Set(d, 0.70710678f)), hn::Set(d, 10.f));  // erf(10) is 1 in float; an infinity stays finite here
   const auto q = hn::MulAdd(z, hn::Set(d, 0.3275911f), hn::Set(d, 1.f));  // >= 1
 #if HWY_ARCH_X86
   const auto r = hn::ApproximateReciprocal(q);  // and a Newton step, as SigmoidOf

@@ -36,8 +36,8 @@ int64_t PanelColumns() { return static_cast<int64_t>(2 * hn::Lanes(hn::CappedTag
 
 // ROWS rows by the panel at `bp` (columns col0 on, `cols` of them real).
 template <int ROWS, class D>
-HWY_INLINE void Tile(D d, const PackedGemmA& a, const float* HWY_RESTRICT A, const float* HWY_RESTRICT bp, const ConvEpilogue& e, int64_t col0,
-                     int64_t cols, float* C, int64_t ldc) {
+HWY_INLINE void Tile(D d, const PackedGemmA& a, const float* HWY_RESTRICT A, const float* HWY_RESTRICT bp, const ConvEpilogue& e, const float* residual_rows,
+                     int64_t col0, int64_t cols, float* C, int64_t ldc) {
   static_assert(ROWS >= 1 && ROWS <= kRows, "a tile has one to kRows rows");
   const size_t N = hn::Lanes(d);
   const auto bias_lo = e.bias ? hn::LoadU(d, e.bias + col0) : hn::Zero(d), bias_hi = e.bias ? hn::LoadU(d, e.bias + col0 + N) : hn::Zero(d);
@@ -70,7 +70,7 @@ HWY_INLINE void Tile(D d, const PackedGemmA& a, const float* HWY_RESTRICT A, con
       return;
     }
     hn::Store(sum_lo, d, block), hn::Store(sum_hi, d, block + N);
-    const float* residual = e.residual ? e.residual + r * ldc + col0 : nullptr;
+    const float* residual = residual_rows ? residual_rows + r * ldc + col0 : nullptr;
     if (residual && !whole) {  // copied to a whole block: the residual has no padding to read
       std::memset(residual_block, 0, sizeof(residual_block));
       std::memcpy(residual_block, residual, static_cast<size_t>(cols) * sizeof(float));
@@ -111,6 +111,7 @@ void Panels(const PackedGemmA& a, int64_t M, const PackedGemmWeights& w, const C
             int64_t panel_end) {
   const hn::CappedTag<float, kMaxLanes> d;
   const int64_t K = w.K(), P = w.panel(), lda = a.lda;
+  HWY_ASSERT(P == static_cast<int64_t>(2 * hn::Lanes(d)));  // packed for the target that runs (both chosen by dispatch)
   const float* A = a.data;
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     const float* bp = w.data() + p * K * P;
@@ -118,19 +119,15 @@ void Panels(const PackedGemmA& a, int64_t M, const PackedGemmWeights& w, const C
 #if HWY_HAVE_SCALABLE
     for (int64_t m = 0; m < M; ++m) RowPanel(d, a, A + m * lda, bp, e, col0, cols, e.residual ? e.residual + m * ldc : nullptr, C + m * ldc);
 #else
-    ConvEpilogue rows = e;
+    auto residual = [&](int64_t m) { return e.residual ? e.residual + m * ldc : nullptr; };
     int64_t m = 0;
-    for (; m + kRows <= M; m += kRows) {
-      rows.residual = e.residual ? e.residual + m * ldc : nullptr;
-      Tile<kRows>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc);
-    }
-    rows.residual = e.residual ? e.residual + m * ldc : nullptr;
+    for (; m + kRows <= M; m += kRows) Tile<kRows>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc);
     switch (M - m) {
-      case 5: Tile<5>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc); break;
-      case 4: Tile<4>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc); break;
-      case 3: Tile<3>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc); break;
-      case 2: Tile<2>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc); break;
-      case 1: Tile<1>(d, a, A + m * lda, bp, rows, col0, cols, C + m * ldc, ldc); break;
+      case 5: Tile<5>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc); break;
+      case 4: Tile<4>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc); break;
+      case 3: Tile<3>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc); break;
+      case 2: Tile<2>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc); break;
+      case 1: Tile<1>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc); break;
       default: break;
     }
 #endif
