@@ -744,7 +744,10 @@ Result<std::unique_ptr<Kernel>> ConvKernelOf(const OpSpec& op, const std::vector
 Result<std::unique_ptr<Kernel>> MatMulKernelOf(const OpSpec& op, const std::vector<ChainStep>& post_ops, const CubeChoice& choice) {
   const GemmProblem p = AnalyzeGemm(op).value();
   if (choice.algo == kOwnPackedGemmAlgo) return OwnPackedGemmKernel(p, op.outputs[0].shape, op.inputs.size(), post_ops);
-  auto onednn = [&] { return std::unique_ptr<Kernel>(new MatMulKernel(p, op.outputs[0].shape, op.inputs.size(), post_ops, choice)); };
+  // By value: the own kernel keeps it to make oneDNN's where B turns out to be computed by the model.
+  auto onednn = [p, shape = op.outputs[0].shape, inputs = op.inputs.size(), post_ops, choice] {
+    return std::unique_ptr<Kernel>(new MatMulKernel(p, shape, inputs, post_ops, choice));
+  };
   if (choice.algo == "auto" && !choice.bf16() && choice.impl == "default" && OwnPackedGemmRefuses(p, post_ops, op.outputs[0].shape).empty()) {
     auto rival = onednn();
     if (OwnPackedGemmRunsFaster(op, post_ops, *rival)) return OwnPackedGemmKernel(p, op.outputs[0].shape, op.inputs.size(), post_ops, onednn);
