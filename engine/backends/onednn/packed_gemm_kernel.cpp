@@ -178,34 +178,40 @@ class PackedGemmKernel : public Kernel {
 
 constexpr int kChoiceRounds = 3;
 
-}  // namespace
-
-std::string OwnPackedGemmRefuses(const GemmProblem& p, const std::vector<ChainStep>& post_ops, const std::vector<int64_t>& out_shape) {
+// What the own packed GEMM refuses in the product itself, its chain aside ("" when nothing).
+std::string ProductRefusal(const GemmProblem& p) {
   if (p.b_batched) return "the own packed GEMM runs a B without a batch axis only";
   if (p.trans_a) return "the own packed GEMM reads A row-major, not transposed";
   if (p.bias != BiasShape::kNone && p.bias != BiasShape::kScalar && p.bias != BiasShape::kRow && p.beta != 0.f)
     return "the own packed GEMM adds a Gemm's C of one value or one row only";
   if (p.M * p.batch == 0 || p.N == 0 || p.K == 0) return "the own packed GEMM runs non-empty products only";
+  return "";
+}
+
+}  // namespace
+
+std::string OwnPackedGemmRefuses(const GemmProblem& p, const std::vector<ChainStep>& post_ops, const std::vector<int64_t>& out_shape) {
+  if (std::string why = ProductRefusal(p); !why.empty()) return why;
   auto plan = PlanChain(p, 0, post_ops, out_shape);
   return plan.ok() ? "" : plan.status().message();
 }
 
 Result<std::unique_ptr<Kernel>> OwnPackedGemmKernel(const GemmProblem& p, const std::vector<int64_t>& out_shape, size_t anchor_inputs,
                                                     const std::vector<ChainStep>& post_ops, std::function<std::unique_ptr<Kernel>()> runtime_b_kernel) {
-  if (std::string why = OwnPackedGemmRefuses(p, post_ops, out_shape); !why.empty()) return Status::InvalidInput(why);
-  auto plan = PlanChain(p, anchor_inputs, post_ops, out_shape);
+  if (std::string why = ProductRefusal(p); !why.empty()) return Status::InvalidInput(why);
+  auto plan = PlanChain(p, anchor_inputs, post_ops, out_shape);  // the chain's refusal, if any
   if (!plan.ok()) return plan.status();
   return std::unique_ptr<Kernel>(new PackedGemmKernel(p, out_shape, std::move(plan.value()), std::move(runtime_b_kernel)));
 }
 
 bool OwnPackedGemmRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, Kernel& rival) {
   auto p = AnalyzeGemm(op);
-  if (!p.ok() || !OwnPackedGemmRefuses(*p, post_ops, op.outputs[0].shape).empty()) return false;
+  if (!p.ok()) return false;
   std::string key = "own packed gemm v1|" + op.canonical.text;
   for (const ChainStep& s : post_ops) key += "|" + s.op_type + (s.has_operand ? ":" + std::to_string(Tensor::NumElements(s.operand_shape)) : "");
   if (const auto known = RecallMeasuredChoice(key)) return *known == "own";
   auto own = OwnPackedGemmKernel(*p, op.outputs[0].shape, op.inputs.size(), post_ops);
-  if (!own.ok()) return false;
+  if (!own.ok()) return false;  // refused: no verdict was ever remembered for it
   // Inputs of the op's shapes and the chain's operands, small values of either sign.
   std::vector<Tensor> values;
   for (const auto& input : op.inputs) values.emplace_back(input.shape);
