@@ -12,66 +12,109 @@ Scope ImplicitScope(const KernelInfo& info, const KernelInputs& inputs) {
   return scope;
 }
 
-Status SubgraphRunner::Run(const std::vector<const TypedTensor*>& inputs, const Scope& outer, std::vector<TypedTensor>* outputs) {
-  const std::string where = "subgraph '" + graph_.name + "'";
-  if (inputs.size() != graph_.inputs.size())
-    return Status::InvalidInput(where + " takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
-  // A name is looked up in this run's values, the formal inputs, the constants, then the enclosing
-  // scopes, nearest first (nothing is copied per run: a Loop runs its body once per iteration).
-  std::map<std::string, TypedTensor> local;
-  auto find = [&](const std::string& name) -> const TypedTensor* {
-    if (auto it = local.find(name); it != local.end()) return &it->second;
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (graph_.inputs[i] == name) return inputs[i];
-    if (auto it = graph_.constants.find(name); it != graph_.constants.end()) return &it->second;
-    if (auto it = outer.find(name); it != outer.end()) return it->second;
-    return nullptr;
+void SubgraphRunner::Resolve() {
+  std::map<std::string, std::pair<size_t, size_t>> produced;  // name -> (node, output index), so far
+  auto source_of = [&](const std::string& name) {
+    Source s;
+    s.name = &name;
+    if (name.empty()) return s;
+    if (auto it = produced.find(name); it != produced.end()) {
+      s.from = Source::From::kNode;
+      std::tie(s.node, s.index) = it->second;
+      return s;
+    }
+    for (size_t i = 0; i < graph_.inputs.size(); ++i)
+      if (graph_.inputs[i] == name) {
+        s.from = Source::From::kInput;
+        s.index = i;
+        return s;
+      }
+    if (auto it = graph_.constants.find(name); it != graph_.constants.end()) {
+      s.from = Source::From::kConstant;
+      s.constant = &it->second;
+      return s;
+    }
+    s.from = Source::From::kOuter;
+    return s;
   };
+  node_inputs_.assign(graph_.nodes.size(), {});
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const SubgraphNode& node = graph_.nodes[i];
+    for (const std::string& name : node.inputs) node_inputs_[i].push_back(source_of(name));
+    for (const std::string& name : node.info.implicit_inputs) node_inputs_[i].push_back(source_of(name));
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      if (!node.outputs[k].empty()) produced[node.outputs[k]] = {i, k};
+  }
+  outputs_.clear();
+  for (const std::string& name : graph_.outputs) outputs_.push_back(source_of(name));
+  results_.resize(graph_.nodes.size());
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) results_[i].resize(graph_.nodes[i].outputs.size());
   kernels_.resize(graph_.nodes.size());
   kernel_types_.resize(graph_.nodes.size());
   kernel_kinds_.resize(graph_.nodes.size());
+  resolved_ = true;
+}
+
+const TypedTensor* SubgraphRunner::Find(const Source& source, const std::vector<const TypedTensor*>& inputs, const Scope& outer) const {
+  switch (source.from) {
+    case Source::From::kNode: return &results_[source.node][source.index];
+    case Source::From::kInput: return inputs[source.index];
+    case Source::From::kConstant: return source.constant;
+    case Source::From::kOuter: {
+      auto it = outer.find(*source.name);
+      return it == outer.end() ? nullptr : it->second;
+    }
+    case Source::From::kNone: break;
+  }
+  return nullptr;
+}
+
+Status SubgraphRunner::Run(const std::vector<const TypedTensor*>& inputs, const Scope& outer, std::vector<TypedTensor>* outputs) {
+  auto where = [&] { return "subgraph '" + graph_.name + "'"; };
+  if (inputs.size() != graph_.inputs.size())
+    return Status::InvalidInput(where() + " takes " + std::to_string(graph_.inputs.size()) + " inputs, not " + std::to_string(inputs.size()));
+  if (!resolved_) Resolve();
+  // A name is this run's value of the node that computes it (when an earlier node does), else the
+  // formal input, the constant, then the enclosing scopes', nearest first: nothing is copied per
+  // run (a Loop runs its body once per iteration).
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const SubgraphNode& node = graph_.nodes[i];
-    KernelInputs in;
-    std::vector<DType> types;
-    std::vector<ValueKind> kinds;
-    auto read = [&](const std::string& name) -> Status {
-      if (name.empty()) {
-        in.push_back(nullptr);
-        types.push_back(DType::kUndefined);
-        kinds.push_back(ValueKind::kTensor);
-        return Status::Ok();
+    const std::vector<Source>& sources = node_inputs_[i];
+    in_.assign(sources.size(), nullptr);
+    bool same_types = kernels_[i] && kernel_types_[i].size() == sources.size();
+    for (size_t j = 0; j < sources.size(); ++j) {
+      if (sources[j].from == Source::From::kNone) {
+        same_types = same_types && kernel_types_[i][j] == DType::kUndefined && kernel_kinds_[i][j] == ValueKind::kTensor;
+        continue;
       }
-      const TypedTensor* value = find(name);
-      if (!value) return node.info.Bad("its input '" + name + "' is in no enclosing scope");
-      in.push_back(value);
-      types.push_back(value->dtype);
-      kinds.push_back(value->kind);
-      return Status::Ok();
-    };
-    for (const std::string& name : node.inputs) TB_RETURN_IF_ERROR(read(name));
-    for (const std::string& name : node.info.implicit_inputs) TB_RETURN_IF_ERROR(read(name));
-    if (!kernels_[i] || kernel_types_[i] != types || kernel_kinds_[i] != kinds) {
+      in_[j] = Find(sources[j], inputs, outer);
+      if (!in_[j]) return node.info.Bad("its input '" + *sources[j].name + "' is in no enclosing scope");
+      same_types = same_types && kernel_types_[i][j] == in_[j]->dtype && kernel_kinds_[i][j] == in_[j]->kind;
+    }
+    if (!same_types) {
+      std::vector<DType> types;
+      std::vector<ValueKind> kinds;
+      for (const TypedTensor* value : in_) {
+        types.push_back(value ? value->dtype : DType::kUndefined);
+        kinds.push_back(value ? value->kind : ValueKind::kTensor);
+      }
       KernelInfo info = node.info;
       info.opset = opset_;
       info.input_types = types;
       info.input_kinds = kinds;
       info.num_outputs = static_cast<int>(node.outputs.size());
       auto made = KernelRegistry::Default().Create(info);
-      if (!made.ok()) return made.status().WithContext(where);
+      if (!made.ok()) return made.status().WithContext(where());
       kernels_[i] = std::move(made.value());
-      kernel_types_[i] = types;
-      kernel_kinds_[i] = kinds;
+      kernel_types_[i] = std::move(types);
+      kernel_kinds_[i] = std::move(kinds);
     }
-    std::vector<TypedTensor> results(node.outputs.size());
-    TB_RETURN_IF_ERROR(kernels_[i]->Compute(in, &results).WithContext(where));
-    for (size_t k = 0; k < node.outputs.size(); ++k)
-      if (!node.outputs[k].empty()) local[node.outputs[k]] = std::move(results[k]);
+    if (Status computed = kernels_[i]->Compute(in_, &results_[i]); !computed.ok()) return computed.WithContext(where());
   }
   outputs->clear();
-  for (const std::string& name : graph_.outputs) {
-    const TypedTensor* value = find(name);
-    if (!value) return Status::InvalidInput(where + ": its output '" + name + "' is computed nowhere");
+  for (const Source& source : outputs_) {
+    const TypedTensor* value = Find(source, inputs, outer);
+    if (!value) return Status::InvalidInput(where() + ": its output '" + *source.name + "' is computed nowhere");
     outputs->push_back(*value);
   }
   return Status::Ok();

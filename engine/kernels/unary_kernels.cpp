@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/backends/simd/unary_float_simd.h"
 #include "engine/core/odd_rational.h"
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
@@ -126,11 +127,26 @@ KernelFactory Float32Fit(const OddRationalFit& fit) {
       const float* x = in[0]->data<float>();
       float* to = y.data<float>();
       ParallelFor(y.size(), kUnaryGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) to[i] = EvaluateOddRational(fit, x[i]);
+        const OddRationalFit local = fit;  // a copy the stores cannot alias: the loop vectorizes
+        for (int64_t i = begin; i < end; ++i) to[i] = EvaluateOddRational(local, x[i]);
       });
       return Status::Ok();
     });
   };
+}
+
+// float32 at any shape on Highway (engine/backends/simd/unary_float_simd.h), as the arena's kernels
+// run a static shape: a Loop's body and the shapes known only per run get the same functions.
+Result<std::unique_ptr<OpKernel>> Float32Simd(const KernelInfo& info) {
+  const auto f = UnaryFloatFunctionOf(info.op_type, [&](const char* name, float fallback) { return info.attrs.Float(name, fallback); });
+  if (!f) return info.Bad("has no float32 SIMD form");
+  return FunctionKernel([f = *f, info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
+    if (in.empty() || !in[0] || in[0]->dtype != DType::kFloat32) return info.Bad("takes one float32 input");
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, DType::kFloat32, in[0]->shape);
+    UnaryFloatSimd(f, in[0]->data<float>(), y.data<float>(), y.size());
+    return Status::Ok();
+  });
 }
 
 }  // namespace
@@ -170,7 +186,6 @@ void RegisterUnaryKernels(KernelRegistry* r) {
   r->Add({"Sigmoid", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); })});
   r->Add({"Tanh", 6, INT_MAX, floats, 0, Unary([](auto x, A) { return std::tanh(x); })});
   r->Add({"Erf", 9, INT_MAX, {DType::kFloat32}, 0, Float32Fit(kErfFit), false, "float32"});
-  r->Add({"Tanh", 6, INT_MAX, {DType::kFloat32}, 0, Float32Fit(kTanhFit), false, "float32"});
   r->Add({"Softplus", 1, INT_MAX, floats, 0, Unary([](auto x, A) { return std::log1p(std::exp(x)); })});
   r->Add({"Softsign", 1, INT_MAX, floats, 0, Unary([](auto x, A) { return x / (decltype(x)(1) + (x < decltype(x)(0) ? -x : x)); })});
   r->Add({"HardSigmoid", 6, INT_MAX, floats, 0, UnaryOfAttrs([](A a) {
@@ -206,6 +221,12 @@ void RegisterUnaryKernels(KernelRegistry* r) {
             return [=](double v) { return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0; };
           })});
   r->Add({"Clip", 6, INT_MAX, numeric, 0, MakeClip});
+  // float32 on Highway, after each op's reference (with the first opset the reference takes).
+  for (const auto& [op, since] : std::vector<std::pair<const char*, int>>{
+           {"Abs", 6}, {"Neg", 6}, {"Sign", 9}, {"Reciprocal", 6}, {"Exp", 6}, {"Log", 6}, {"Sqrt", 6}, {"Floor", 6}, {"Ceil", 6}, {"Round", 11},
+           {"Sin", 7}, {"Cos", 7}, {"Relu", 6}, {"Sigmoid", 6}, {"Tanh", 6}, {"Softplus", 1}, {"Softsign", 1}, {"HardSigmoid", 6},
+           {"HardSwish", 14}, {"Elu", 6}, {"Celu", 12}, {"Selu", 6}, {"LeakyRelu", 6}, {"ThresholdedRelu", 10}, {"Shrink", 9}})
+    r->Add({op, since, INT_MAX, {DType::kFloat32}, 0, Float32Simd, false, "float32"});
   // Predicates.
   r->Add({"IsNaN", 9, INT_MAX, floats, 0, Predicate([](double x, A) { return std::isnan(x); })});
   r->Add({"IsInf", 10, INT_MAX, floats, 0, Predicate([](double x, A a) {

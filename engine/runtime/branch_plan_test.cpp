@@ -5,7 +5,7 @@
 namespace tilebank::engine::model {
 namespace {
 
-BranchStepFacts Step(std::vector<int> reads, std::vector<int> writes, double cost = 1) {
+BranchStepFacts BranchStep(std::vector<int> reads, std::vector<int> writes, double cost = 1) {
   BranchStepFacts s;
   s.reads = std::move(reads);
   s.writes = std::move(writes);
@@ -16,8 +16,8 @@ BranchStepFacts Step(std::vector<int> reads, std::vector<int> writes, double cos
 TEST_CASE("branch plan: an Inception-like fork runs its branches as two lanes, the join after them, each lane in its order") {
   // v0 input; 0: v1 = A(v0) the fork's input; branches: 1: v2 = B(v1), 2: v3 = C(v2); 3: v4 = D(v1);
   // 4: v5 = E(v1), 5: v6 = F(v5); 6: v7 = Join(v3, v4, v6); 7: v8 = G(v7).
-  const std::vector<BranchStepFacts> steps = {Step({0}, {1}), Step({1}, {2}, 2), Step({2}, {3}, 2), Step({1}, {4}, 2),
-                                              Step({1}, {5}, 1), Step({5}, {6}, 1), Step({3, 4, 6}, {7}), Step({7}, {8})};
+  const std::vector<BranchStepFacts> steps = {BranchStep({0}, {1}), BranchStep({1}, {2}, 2), BranchStep({2}, {3}, 2), BranchStep({1}, {4}, 2),
+                                              BranchStep({1}, {5}, 1), BranchStep({5}, {6}, 1), BranchStep({3, 4, 6}, {7}), BranchStep({7}, {8})};
   const BranchPlan plan = PlanBranches(steps, 0.5);
   REQUIRE(plan.sections.size() == 1);
   const BranchSection& s = plan.sections[0];
@@ -34,14 +34,14 @@ TEST_CASE("branch plan: an Inception-like fork runs its branches as two lanes, t
 
 TEST_CASE("branch plan: a chain, a residual block and a lopsided or unmovable fork stay in turn") {
   // A chain: nothing to split.
-  CHECK(PlanBranches({Step({0}, {1}), Step({1}, {2}), Step({2}, {3}), Step({3}, {4})}, 0.5).sections.empty());
+  CHECK(PlanBranches({BranchStep({0}, {1}), BranchStep({1}, {2}), BranchStep({2}, {3}), BranchStep({3}, {4})}, 0.5).sections.empty());
   // Residual: v1 -> B -> C -> Add(v3, v1): one chain beside nothing.
-  CHECK(PlanBranches({Step({0}, {1}), Step({1}, {2}), Step({2}, {3}), Step({3, 1}, {4})}, 0.5).sections.empty());
+  CHECK(PlanBranches({BranchStep({0}, {1}), BranchStep({1}, {2}), BranchStep({2}, {3}), BranchStep({3, 1}, {4})}, 0.5).sections.empty());
   // Two branches of cost 9 and 1: the lighter lane holds 1/9 of the heavier's.
-  const std::vector<BranchStepFacts> lopsided = {Step({0}, {1}), Step({1}, {2}, 9), Step({1}, {3}, 1), Step({2, 3}, {4})};
+  const std::vector<BranchStepFacts> lopsided = {BranchStep({0}, {1}), BranchStep({1}, {2}, 9), BranchStep({1}, {3}, 1), BranchStep({2, 3}, {4})};
   CHECK(PlanBranches(lopsided, 0.5).sections.empty());
   CHECK(PlanBranches(lopsided, 0.1).sections.size() == 1);
-  std::vector<BranchStepFacts> pinned = {Step({0}, {1}), Step({1}, {2}), Step({1}, {3}), Step({2, 3}, {4})};
+  std::vector<BranchStepFacts> pinned = {BranchStep({0}, {1}), BranchStep({1}, {2}), BranchStep({1}, {3}), BranchStep({2, 3}, {4})};
   CHECK(PlanBranches(pinned, 0.5).sections.size() == 1);
   pinned[2].movable = false;
   CHECK(PlanBranches(pinned, 0.5).sections.empty());
@@ -49,7 +49,7 @@ TEST_CASE("branch plan: a chain, a residual block and a lopsided or unmovable fo
 
 TEST_CASE("branch plan: two towers from the model's inputs to its two outputs, no join, are two lanes") {
   // v0, v1 inputs; 0: v2 = A(v0), 1: v3 = B(v1), 2: v4 = C(v2), 3: v5 = D(v3); v4 and v5 are outputs.
-  const BranchPlan plan = PlanBranches({Step({0}, {2}), Step({1}, {3}), Step({2}, {4}), Step({3}, {5})}, 0.5);
+  const BranchPlan plan = PlanBranches({BranchStep({0}, {2}), BranchStep({1}, {3}), BranchStep({2}, {4}), BranchStep({3}, {5})}, 0.5);
   REQUIRE(plan.sections.size() == 1);
   CHECK(plan.order == std::vector<size_t>{0, 2, 1, 3});
   CHECK(plan.sections[0].split == 2);
