@@ -64,7 +64,8 @@ Result<std::optional<std::vector<FoldedValue>>> Fold(const Graph& g, const Node&
   using Folded = std::optional<std::vector<FoldedValue>>;
   // While folding, the graph's shapes are not settled (the caller tracks which are known): the
   // kernel sizes its outputs from the values, so the implementations made for static shapes (the
-  // arena ones) do not apply and the op's reference computes it.
+  // arena ones) do not apply; the op's reference computes it, or an implementation made for any
+  // shape (float32 unary functions on Highway, within a few ULP of the reference).
   auto kernel = kernels::KernelRegistry::Default().Create(KernelInfoOf(g, n));
   if (!kernel.ok()) return Folded();  // the binder names what is missing
   std::vector<TypedTensor> inputs;

@@ -117,6 +117,11 @@ Status SubgraphRunner::Run(const std::vector<const TypedTensor*>& inputs, const 
     if (!value) return Status::InvalidInput(where() + ": its output '" + *source.name + "' is computed nowhere");
     outputs->push_back(*value);
   }
+  // Large values are not held between runs (a branch not taken again, a body's last iteration
+  // of a growing cache): the reuse pays where a run allocates many small ones.
+  for (auto& node_results : results_)
+    for (TypedTensor& t : node_results)
+      if (t.bytes.capacity() > kKeptBytes) t = TypedTensor();
   return Status::Ok();
 }
 

@@ -57,6 +57,7 @@ class SubgraphRunner {
   bool resolved_ = false;
   std::vector<std::vector<Source>> node_inputs_;  // per node: its inputs, then its implicit inputs
   std::vector<Source> outputs_;
+  static constexpr size_t kKeptBytes = 1 << 20;    // results_ larger than this are freed after each run
   std::vector<std::vector<TypedTensor>> results_;  // per node: last run's outputs
   std::vector<std::unique_ptr<OpKernel>> kernels_;
   std::vector<std::vector<DType>> kernel_types_;

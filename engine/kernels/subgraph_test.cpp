@@ -53,6 +53,7 @@ TEST_CASE("SubgraphRunner: each run's values, shapes and dtypes, an earlier node
       CHECK(out[1].data<float>()[i] == doctest::Approx(std::abs(std::tanh(xs[i])) + sigmoid).epsilon(1e-5));
     }
     CHECK(out[0].data<float>()[n] == 5.f);
+    REQUIRE(out[2].shape == std::vector<int64_t>{1});
     CHECK(out[2].data<float>()[0] == -2.f);  // Neg read the enclosing scope's "shadow"
   }
   // The same runner with a float64 input: its kernels are made again for the new dtype.
@@ -70,6 +71,27 @@ TEST_CASE("SubgraphRunner: each run's values, shapes and dtypes, an earlier node
     REQUIRE(out[0].dtype == dtype);
     CHECK(out[0].At(0) == doctest::Approx(std::tanh(0.5)).epsilon(1e-6));
   }
+  // Outputs that no node computes (a formal input, a constant, an enclosing scope's value), and an
+  // optional input left out (Clip without its min).
+  Subgraph passing;
+  passing.name = "passing";
+  passing.inputs = {"x"};
+  passing.outputs = {"x", "k", "v", "c"};
+  passing.constants["k"] = TypedTensor::Of<float>({1}, {7.f});
+  passing.constants["hi"] = TypedTensor::Of<float>({}, {0.5f});
+  passing.nodes.push_back(BodyNode("Clip", {"x", "", "hi"}, {"c"}));
+  SubgraphRunner passing_runner(passing, 17);
+  const TypedTensor v = TypedTensor::Of<float>({1}, {3.f}), px = TypedTensor::Of<float>({2}, {-4.f, 4.f});
+  for (int run = 0; run < 2; ++run) {
+    std::vector<TypedTensor> out;
+    REQUIRE(passing_runner.Run({&px}, {{"v", &v}}, &out).ok());
+    REQUIRE(out.size() == 4);
+    CHECK(out[0].At(1) == 4.0);
+    CHECK(out[1].At(0) == 7.0);
+    CHECK(out[2].At(0) == 3.0);
+    CHECK(out[3].At(0) == -4.0);
+    CHECK(out[3].At(1) == 0.5);
+  }
   // A name no scope has is refused, naming the node and the name.
   Subgraph missing;
   missing.name = "missing";
@@ -79,7 +101,7 @@ TEST_CASE("SubgraphRunner: each run's values, shapes and dtypes, an earlier node
   std::vector<TypedTensor> out;
   const Status s = missing_runner.Run({}, {}, &out);
   REQUIRE(!s.ok());
-  CHECK(s.message().find("nowhere") != std::string::npos);
+  CHECK_MESSAGE(s.message().find("input 'nowhere' is in no enclosing scope") != std::string::npos, s.message());
 }
 
 }  // namespace

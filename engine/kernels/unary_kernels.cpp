@@ -221,12 +221,13 @@ void RegisterUnaryKernels(KernelRegistry* r) {
             return [=](double v) { return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0; };
           })});
   r->Add({"Clip", 6, INT_MAX, numeric, 0, MakeClip});
-  // float32 on Highway, after each op's reference (with the first opset the reference takes).
+  // float32 on Highway at any shape ("simd"; the arena's "float32", registered later, takes the
+  // static shapes), after each op's reference, from the first opset the reference takes.
   for (const auto& [op, since] : std::vector<std::pair<const char*, int>>{
            {"Abs", 6}, {"Neg", 6}, {"Sign", 9}, {"Reciprocal", 6}, {"Exp", 6}, {"Log", 6}, {"Sqrt", 6}, {"Floor", 6}, {"Ceil", 6}, {"Round", 11},
            {"Sin", 7}, {"Cos", 7}, {"Relu", 6}, {"Sigmoid", 6}, {"Tanh", 6}, {"Softplus", 1}, {"Softsign", 1}, {"HardSigmoid", 6},
            {"HardSwish", 14}, {"Elu", 6}, {"Celu", 12}, {"Selu", 6}, {"LeakyRelu", 6}, {"ThresholdedRelu", 10}, {"Shrink", 9}})
-    r->Add({op, since, INT_MAX, {DType::kFloat32}, 0, Float32Simd, false, "float32"});
+    r->Add({op, since, INT_MAX, {DType::kFloat32}, 0, Float32Simd, false, "simd"});
   // Predicates.
   r->Add({"IsNaN", 9, INT_MAX, floats, 0, Predicate([](double x, A) { return std::isnan(x); })});
   r->Add({"IsInf", 10, INT_MAX, floats, 0, Predicate([](double x, A a) {

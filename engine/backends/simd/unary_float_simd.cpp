@@ -109,7 +109,7 @@ void UnaryFloatRange(const UnaryFloatFunction& fn, const float* x, float* y, int
         return hn::IfThenElse(hn::Lt(v, hn::Neg(alpha)), hn::Add(v, beta), hn::IfThenElseZero(hn::Gt(v, alpha), hn::Sub(v, beta)));
       });
     case K::kSigmoid: return epilogue(ConvEpilogueStep::Kind::kSigmoid);
-    case K::kHardSigmoid: return map([&](auto v) HWY_ATTR { return hn::Min(hn::Max(hn::MulAdd(alpha, v, beta), zero), one); });
+    case K::kHardSigmoid: return map([&](auto v) HWY_ATTR { return KeepNaN<decltype(d)>(v, hn::Min(hn::Max(hn::MulAdd(alpha, v, beta), zero), one)); });
     case K::kHardSwish: return epilogue(ConvEpilogueStep::Kind::kHardSwish);
     case K::kTanh: return epilogue(ConvEpilogueStep::Kind::kTanh);
     case K::kSoftplus:  // max(x, 0) + log1p(e^-|x|): no overflow

@@ -52,7 +52,10 @@ std::optional<UnaryFloatFunction> UnaryFloatFunctionOf(const std::string& t, con
   if (t == "LeakyRelu") return with(K::kLeakyRelu, attr("alpha", 0.01f), 0);
   if (t == "Elu") return with(K::kElu, attr("alpha", 1.0f), 0);
   if (t == "Selu") return with(K::kSelu, attr("alpha", 1.67326319217681884765625f), attr("gamma", 1.05070102214813232421875f));
-  if (t == "Celu") return with(K::kCelu, attr("alpha", 1.0f), 0);
+  if (t == "Celu") {  // the SIMD form takes the min before e^x - 1, which equals ONNX's for alpha > 0 only
+    const float alpha = attr("alpha", 1.0f);
+    return alpha > 0 ? with(K::kCelu, alpha, 0) : std::nullopt;
+  }
   if (t == "ThresholdedRelu") return with(K::kThresholdedRelu, attr("alpha", 1.0f), 0);
   if (t == "Shrink") return with(K::kShrink, attr("lambd", 0.5f), attr("bias", 0.0f));
   if (t == "HardSigmoid") return with(K::kHardSigmoid, attr("alpha", 0.2f), attr("beta", 0.5f));
