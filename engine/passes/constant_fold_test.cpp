@@ -1,6 +1,6 @@
 // A fake-quantized weight (QuantizeLinear -> DequantizeLinear of a float constant, as torch.onnx
 // exports quantization-aware training) folds into the float constant it stands for, per tensor and
-// per axis (0 and 1), int8 and uint8: the same values as the QuantizeLinear and DequantizeLinear
+// per axis (0 and 1), int8 and uint8, in range and clamped: the same values as the QuantizeLinear and DequantizeLinear
 // kernels compute (x / scale in float32 rounded to even, clamped, then (q - zero) * scale), and no
 // quantization node is left.
 #include "engine/passes/constant_fold.h"
@@ -24,10 +24,12 @@ TEST_CASE("constant folding: a fake-quantized weight becomes the float constant 
   struct Case {
     int64_t axis;       // -1: per tensor
     bool is_signed;
+    float scale = 0.01f;  // the first channel's; 0.002: most weights beyond the 8-bit range, clamped
   };
   const std::vector<int64_t> shape = {4, 3, 5};
-  for (const Case& c : {Case{-1, true}, Case{0, true}, Case{1, false}}) {
+  for (const Case& c : {Case{-1, true}, Case{0, true}, Case{1, false}, Case{0, true, 0.002f}, Case{-1, false, 0.002f}}) {
     CAPTURE(c.axis);
+    CAPTURE(c.scale);
     CAPTURE(c.is_signed);
     ModelBuilder b;
     b.Input("x", shape);
@@ -35,7 +37,7 @@ TEST_CASE("constant folding: a fake-quantized weight becomes the float constant 
     const int64_t channels = c.axis < 0 ? 1 : shape[c.axis];
     std::vector<float> scales;
     std::vector<int64_t> zeros;
-    for (int64_t k = 0; k < channels; ++k) scales.push_back(0.01f + 0.005f * k), zeros.push_back(c.is_signed ? 0 : 100 + k);
+    for (int64_t k = 0; k < channels; ++k) scales.push_back(c.scale + 0.005f * k), zeros.push_back(c.is_signed ? 0 : 100 + k);
     b.Floats("scale", channels == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{channels}, scales);
     auto* z = b.g->add_initializer();
     z->set_name("zero");
