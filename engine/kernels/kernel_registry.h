@@ -5,11 +5,12 @@
 //
 // An op's kernels form its implementation table, as oneDNN's implementation lists do: the
 // reference first (every dtype the op allows, plain loops in double: the oracle the tuner's checks
-// and the tests trust; constant folding runs what applies at any shape), then the faster implementations of some instances, each
-// named (`implementation`) and saying when it applies. Create runs the last one that applies, the
-// most specialized; Create(info, name) a named one. After them come the op's tunable
-// implementations: templates (Halide, SIMD, oneDNN, OpenBLAS, int8) whose search space the tuner
-// searches and whose policy the bank or the built-in choice names (engine/kernels/tunable_kernels.cpp).
+// and the tests trust; constant folding runs what applies at any shape), then the faster
+// implementations of some instances, each named (`implementation`) and saying when it applies.
+// Create runs the last one that applies, the most specialized; Create(info, name) a named one.
+// After them come the op's tunable implementations: templates (Halide, SIMD, oneDNN, OpenBLAS,
+// int8) whose search space the tuner searches and whose policy the bank or the built-in choice
+// names (engine/kernels/tunable_kernels.cpp).
 // A new implementation of either kind is one line in the table.
 #pragma once
 #include <climits>

@@ -127,8 +127,7 @@ KernelFactory Float32Fit(const OddRationalFit& fit) {
       const float* x = in[0]->data<float>();
       float* to = y.data<float>();
       ParallelFor(y.size(), kUnaryGrain, [&](int64_t begin, int64_t end) {
-        const OddRationalFit local = fit;  // a copy the stores cannot alias: the loop vectorizes
-        for (int64_t i = begin; i < end; ++i) to[i] = EvaluateOddRational(local, x[i]);
+        for (int64_t i = begin; i < end; ++i) to[i] = EvaluateOddRational(fit, x[i]);
       });
       return Status::Ok();
     });

@@ -1,8 +1,8 @@
 // A fake-quantized weight (QuantizeLinear -> DequantizeLinear of a float constant, as torch.onnx
 // exports quantization-aware training) folds into the float constant it stands for, per tensor and
-// per axis (0 and 1), int8 and uint8, in range and clamped: the same values as the QuantizeLinear and DequantizeLinear
-// kernels compute (x / scale in float32 rounded to even, clamped, then (q - zero) * scale), and no
-// quantization node is left.
+// per axis (0 and 1), int8 and uint8, in range and clamped: the same values as the QuantizeLinear
+// and DequantizeLinear kernels compute (x / scale in float32 rounded to even, clamped, then
+// (q - zero) * scale), and no quantization node is left.
 #include "engine/passes/constant_fold.h"
 
 #include <doctest/doctest.h>
