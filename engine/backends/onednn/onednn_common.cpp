@@ -14,6 +14,14 @@ dnnl::engine& OneDnnCpuEngine() {
   return engine;
 }
 
+const std::string& OneDnnVersionText() {
+  static const std::string text = [] {
+    const dnnl_version_t* v = dnnl_version();
+    return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + " " + (v->hash ? v->hash : "");
+  }();
+  return text;
+}
+
 dnnl::memory::desc RowMajorDesc(const std::vector<int64_t>& shape) {
   dnnl::memory::dims dims(shape.begin(), shape.end()), strides(shape.size());
   if (dims.empty()) dims = {1}, strides = {1};

@@ -804,14 +804,21 @@ class OneDnnLibraryTemplate : public OpTemplate {
 
  private:
   // Whether oneDNN runs the convolution's direct algorithm by im2col and GEMM only, in every layout.
+  // Remembered per instance, host and oneDNN release (measured_choice_cache.h): the walk of what
+  // oneDNN offers makes a primitive descriptor per layout and algorithm, 2-3 ms each for a dilated
+  // Conv1d on AVX-512, where a TCN's load is 0.1-0.2 s.
   static bool OneDnnPicksGemm(const OpSpec& op) {
-    bool offered = false;
+    const std::string key = "onednn conv picks gemm v1|" + OneDnnVersionText() + "|" + op.canonical.text;
+    if (const auto known = RecallMeasuredChoice(key)) return *known == "gemm";
+    bool offered = false, jit = false;
     for (const Offered& o : OfferedFor(op)) {
       if (o.algo != "direct" || o.precision != "fp32") continue;
-      if (o.impl.find("gemm") == std::string::npos) return false;
+      if (o.impl.find("gemm") == std::string::npos) jit = true;
       offered = true;
     }
-    return offered;
+    const bool gemm = offered && !jit;
+    RememberMeasuredChoice(key, gemm ? "gemm" : "other");
+    return gemm;
   }
   // One implementation oneDNN offers for a cube op: its name, and for a convolution the algorithm
   // and activations' layout ("blocked": oneDNN's choice, "plain", "nhwc") it was offered with; and
