@@ -58,6 +58,7 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   pointnet            PointNet classification: shared MLPs as 1x1 Conv1d with BatchNorm and ReLU
                       (3 -> 64 -> 128 -> 1024 per point), max over the points, an MLP head;
                       [1,3,2048] points -> [1,40]
+  convnext, conformer, vae_decoder, deeplab: scripts/user_models_modern.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -66,6 +67,8 @@ import math
 
 import torch
 import torchvision
+
+from user_models_modern import Conformer, ConvNeXt, DeepLab, VaeDecoder
 
 VOCAB = 1000
 
@@ -685,6 +688,32 @@ def _pointnet(small):
     return random_batch_norm_statistics(model).eval(), (torch.randn(1, 3, 64 if small else 2048, generator=torch.Generator().manual_seed(1)),), ["input"], None
 
 
+def _image(small, side, small_side):
+    side = small_side if small else side
+    return (torch.randn(1, 3, side, side, generator=torch.Generator().manual_seed(1)),)
+
+
+def _convnext(small):
+    model = ConvNeXt(dims=(8, 16, 32, 64), depths=(1, 1, 1, 1), classes=10) if small else ConvNeXt()
+    return model.eval(), _image(small, 224, 64), ["input"], None
+
+
+def _conformer(small):
+    model = Conformer(mels=20, front=8, d_model=32, heads=2, kernel=7, blocks=1, vocab=16) if small else Conformer()
+    shape = (1, 1, 40, 20) if small else (1, 1, 200, 80)
+    return random_batch_norm_statistics(model).eval(), (torch.randn(*shape, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _vae_decoder(small):
+    model = VaeDecoder(channels=(16, 16, 8, 8), groups=4) if small else VaeDecoder()
+    side = 8 if small else 32
+    return model.eval(), (torch.randn(1, 4, side, side, generator=torch.Generator().manual_seed(1)),), ["input"], None
+
+
+def _deeplab(small):
+    return random_batch_norm_statistics(DeepLab(small)).eval(), _image(small, 256, 64), ["input"], None
+
+
 def _qat_resnet18(small):
     """torchvision's ResNet-18 prepared for quantization-aware training in eager mode without fusing
     its modules (so a BatchNormalization follows each Conv), fake quantization calibrated on a few
@@ -748,9 +777,14 @@ BUILDERS = {
     "espcn": ("super-resolution", _espcn),
     "dcgan": ("generative", _dcgan),
     "pointnet": ("point cloud", _pointnet),
+    "convnext": ("modern CNN", _convnext),
+    "conformer": ("speech", _conformer),
+    "vae_decoder": ("generative", _vae_decoder),
+    "deeplab": ("segmentation", _deeplab),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
-         "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet"]
+         "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
+         "convnext", "conformer", "vae_decoder", "deeplab"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.
