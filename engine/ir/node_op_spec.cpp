@@ -57,7 +57,30 @@ nlohmann::json NodeDescription(const Graph& g, const Node& n, const std::vector<
   return {{"op", n.op_type}, {"name", n.name}, {"input_desc", inputs}, {"output_desc", outputs}, {"attr", attrs}};
 }
 
+namespace {
+
+thread_local NodeOpSpecMemo* active_memo = nullptr;
+
+Result<NodeOp> DescribedNodeOp(const Graph& g, const Node& n);
+
+}  // namespace
+
+NodeOpSpecMemo::NodeOpSpecMemo(const Graph& graph) : graph_(graph), known_(graph.nodes.size()), outer_(active_memo) { active_memo = this; }
+
+NodeOpSpecMemo::~NodeOpSpecMemo() { active_memo = outer_; }
+
 Result<NodeOp> NodeOpSpec(const Graph& g, const Node& n) {
+  NodeOpSpecMemo* memo = active_memo;
+  if (!memo || &memo->graph_ != &g || g.nodes.size() != memo->known_.size() || &n < g.nodes.data() || &n >= g.nodes.data() + g.nodes.size())
+    return DescribedNodeOp(g, n);
+  std::optional<Result<NodeOp>>& known = memo->known_[static_cast<size_t>(&n - g.nodes.data())];
+  if (!known) known = DescribedNodeOp(g, n);
+  return *known;
+}
+
+namespace {
+
+Result<NodeOp> DescribedNodeOp(const Graph& g, const Node& n) {
   NodeOp out;
   const bool typed = IsQuantizedTunedOp(n.op_type);
   for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -86,5 +109,7 @@ Result<NodeOp> NodeOpSpec(const Graph& g, const Node& n) {
   out.op = std::move(op.value());
   return out;
 }
+
+}  // namespace
 
 }  // namespace tilebank::engine::model

@@ -37,14 +37,17 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   for (size_t v = 0; v < read.size(); ++v)
     if (!read[v]) e->graph_.values[v].constant.reset();
   {
-    // Compiled kernels persist across processes (engine/backends/halide/kernel_disk_cache.h).
-    const std::string cache_dir = DefaultKernelCacheDir();
-    KernelDiskCacheScope scope(cache_dir.empty() ? nullptr : &KernelDiskCacheAt(cache_dir));
-    TB_RETURN_IF_ERROR(e->Bind(lookup, fusion));
+    NodeOpSpecMemo node_ops(e->graph_);  // the graph's nodes stay as they are until the plans are made
+    {
+      // Compiled kernels persist across processes (engine/backends/halide/kernel_disk_cache.h).
+      const std::string cache_dir = DefaultKernelCacheDir();
+      KernelDiskCacheScope scope(cache_dir.empty() ? nullptr : &KernelDiskCacheAt(cache_dir));
+      TB_RETURN_IF_ERROR(e->Bind(lookup, fusion));
+    }
+    clock.Lap(options.phases ? &options.phases->bind : nullptr);
+    TB_RETURN_IF_ERROR(e->HandOverLayouts());
+    TB_RETURN_IF_ERROR(e->PlanSideBySide(options.branches));
   }
-  clock.Lap(options.phases ? &options.phases->bind : nullptr);
-  TB_RETURN_IF_ERROR(e->HandOverLayouts());
-  TB_RETURN_IF_ERROR(e->PlanSideBySide(options.branches));
   // Float copies of the constants that steps read from memory (direct kernels hold their own), and
   // TypedTensors of the constants' own types for kRegistry steps.
   const size_t values = e->graph_.values.size();
