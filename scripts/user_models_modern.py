@@ -152,7 +152,7 @@ class DeepLab(torch.nn.Module):
         super().__init__()
         backbone = torchvision.models.mobilenet_v3_small(weights=None) if small else torchvision.models.mobilenet_v3_large(weights=None)
         self.backbone = backbone.features[:9] if small else backbone.features[:16]
-        channels = self.backbone(torch.zeros(1, 3, 64, 64)).shape[1]
+        channels = [m for m in self.backbone.modules() if isinstance(m, torch.nn.Conv2d)][-1].out_channels
         self.aspp = Aspp(channels, 16 if small else 128, rates=(2, 4, 6) if small else (6, 12, 18))
         self.classifier = torch.nn.Conv2d(16 if small else 128, classes, 1)
 

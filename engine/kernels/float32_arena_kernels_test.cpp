@@ -3,6 +3,7 @@
 // the output shape is known at load and the arena kernel runs through `tilebank run --data`.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <onnx/onnx_pb.h>
@@ -86,6 +87,36 @@ TEST_CASE("Where in the arena selects as the reference does under every broadcas
     REQUIRE((*reference)->Compute({&c, &x, &z}, &slow).ok());
     CHECK(fast[0].shape == slow[0].shape);
     CHECK(fast[0].bytes == slow[0].bytes);
+  }
+}
+
+TEST_CASE("Transpose in the arena moves every element as the reference does: every permutation of 4-D shapes around the tiles and the threads' split") {
+  using kernels::KernelRegistry;
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{2, 5, 3, 7}, {1, 24, 17, 19}, {1, 48, 30, 30}, {3, 1, 33, 4}}) {
+    TypedTensor x(DType::kFloat32, shape);
+    for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>(i) + 0.5f;
+    std::vector<int64_t> perm = {0, 1, 2, 3};
+    do {
+      CAPTURE(shape[1]);
+      CAPTURE(perm[0] * 1000 + perm[1] * 100 + perm[2] * 10 + perm[3]);
+      kernels::KernelInfo info;
+      info.op_type = info.node_name = "Transpose";
+      info.num_outputs = 1;
+      info.input_types = {DType::kFloat32};
+      info.input_shapes = {shape};
+      info.output_shapes = {std::vector<int64_t>{shape[perm[0]], shape[perm[1]], shape[perm[2]], shape[perm[3]]}};
+      info.attrs = kernels::Attrs(nlohmann::json{{"perm", perm}});
+      auto arena = KernelRegistry::Default().Create(info, "float32");
+      auto reference = KernelRegistry::Default().Create(info, "reference");
+      REQUIRE_MESSAGE(arena.ok(), arena.status().message());
+      REQUIRE(reference.ok());
+      REQUIRE((*arena)->Arena() != nullptr);
+      std::vector<TypedTensor> fast(1), slow(1);
+      REQUIRE((*arena)->Compute({&x}, &fast).ok());
+      REQUIRE((*reference)->Compute({&x}, &slow).ok());
+      CHECK(fast[0].shape == slow[0].shape);
+      CHECK(fast[0].bytes == slow[0].bytes);
+    } while (std::next_permutation(perm.begin(), perm.end()));
   }
 }
 

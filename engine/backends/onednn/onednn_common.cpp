@@ -17,7 +17,8 @@ dnnl::engine& OneDnnCpuEngine() {
 const std::string& OneDnnVersionText() {
   static const std::string text = [] {
     const dnnl_version_t* v = dnnl_version();
-    return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + " " + (v->hash ? v->hash : "");
+    return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + " " + (v->hash ? v->hash : "") + " isa " +
+           std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
   }();
   return text;
 }

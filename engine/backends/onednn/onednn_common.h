@@ -17,8 +17,9 @@
 namespace tilebank::engine {
 
 dnnl::engine& OneDnnCpuEngine();
-// The running oneDNN's version and commit ("2.6.0 52b5f107"): part of the key of anything
-// remembered about what it offers, which another release may offer otherwise.
+// The running oneDNN's version, commit (Debian's: "N/A") and the instruction set it runs at
+// (ONEDNN_MAX_CPU_ISA may lower it): part of the key of anything remembered about what it offers,
+// which another release or ISA may offer otherwise.
 const std::string& OneDnnVersionText();
 // A dense row-major f32 descriptor of `shape` (a scalar is one element).
 dnnl::memory::desc RowMajorDesc(const std::vector<int64_t>& shape);

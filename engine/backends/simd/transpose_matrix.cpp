@@ -27,7 +27,8 @@ void Transpose(const float* HWY_RESTRICT in, int64_t in_stride, int64_t rows, in
   for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
     const int64_t r1 = std::min(rows, r0 + kBlock), r_tiles = r0 + (r1 - r0) / kTile * kTile;
     for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
-      const int64_t c1 = std::min(cols, c0 + kBlock), c_tiles = c0 + (c1 - c0) / kTile * kTile;
+      // The columns the tiles cover; none without them (the edge loop below then takes every one).
+      const int64_t c1 = std::min(cols, c0 + kBlock), c_tiles = kTile > 1 ? c0 + (c1 - c0) / kTile * kTile : c0;
       for (int64_t r = r0; r < r_tiles; r += kTile) {
 #if HWY_TARGET != HWY_SCALAR
         const hn::Full128<float> d;  // 4 lanes: a 4 x 4 tile is four vectors

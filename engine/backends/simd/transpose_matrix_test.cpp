@@ -1,14 +1,23 @@
 #include "engine/backends/simd/transpose_matrix.h"
 
 #include <doctest/doctest.h>
+#include <hwy/highway.h>
+#include <hwy/targets.h>
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace tilebank::engine {
 namespace {
 
-TEST_CASE("TransposeMatrix: every shape around the tile and block edges, strides wider than the matrix") {
+TEST_CASE("TransposeMatrix: every shape around the tile and block edges, strides wider than the matrix, on every target this build has") {
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();  // the scalar fallback among them
+  REQUIRE(!targets.empty());
+  for (int64_t target : targets) {
+  hwy::SetSupportedTargetsForTest(target);
+  const std::string target_name = hwy::TargetName(target);
+  CAPTURE(target_name);
   for (int64_t rows : {1, 3, 4, 5, 15, 16, 17, 33, 48})
     for (int64_t cols : {1, 2, 4, 7, 16, 18, 40}) {
       const int64_t in_stride = rows + 3, out_stride = cols + 5;
@@ -26,6 +35,8 @@ TEST_CASE("TransposeMatrix: every shape around the tile and block edges, strides
         }
       CHECK(all);
     }
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 }  // namespace
