@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 #include "engine/backends/halide/builder.h"
 #include "engine/backends/halide/kernel_disk_cache.h"
@@ -222,27 +224,43 @@ void Executor::PrepareRegistryStepAhead(Step& s) {
     }
 }
 
+namespace {
+
+// The typed tensors registry steps take their arena inputs in and give their arena outputs from,
+// shared by every step run on this thread: one per input or output position and byte size (steps of
+// one size reuse its memory, and it never grows, so nothing is cleared), rather than each step
+// holding its own pair between runs (a 3-D ResNet-18's 21 registry steps held 28 MB of them).
+TypedTensor& RegistryBuffer(bool output, size_t position, size_t bytes) {
+  thread_local std::map<std::tuple<bool, size_t, size_t>, TypedTensor> buffers;
+  return buffers[{output, position, bytes}];
+}
+
+}  // namespace
+
 Status Executor::RunRegistryStep(Step& s) {
-  s.input_copies.resize(s.inputs.size());
-  s.arena_outputs.resize(s.outputs.size());
   kernels::KernelInputs in;
   for (size_t k = 0; k < s.inputs.size(); ++k) {
     const int v = s.inputs[k];
     if (v < 0) {
       in.push_back(nullptr);
     } else if (InArena(v)) {
-      ReshapeForOverwrite(&s.input_copies[k], DType::kFloat32, graph_.values[v].shape);
-      std::memcpy(s.input_copies[k].bytes.data(), Address(v), s.input_copies[k].bytes.size());
-      in.push_back(&s.input_copies[k]);
+      const std::vector<int64_t>& shape = graph_.values[v].shape;
+      TypedTensor& copy = RegistryBuffer(false, k, static_cast<size_t>(Tensor::NumElements(shape)) * sizeof(float));
+      ReshapeForOverwrite(&copy, DType::kFloat32, shape);
+      std::memcpy(copy.bytes.data(), Address(v), copy.bytes.size());
+      in.push_back(&copy);
     } else {
       in.push_back(&typed_[v]);
     }
   }
   // Each output starts as last run's tensor: a kernel that writes its output over the memory it is
   // given (ReshapeForOverwrite) allocates nothing.
+  auto arena_output = [&](size_t k) -> TypedTensor& {
+    return RegistryBuffer(true, k, static_cast<size_t>(Tensor::NumElements(graph_.values[s.outputs[k]].shape)) * sizeof(float));
+  };
   std::vector<TypedTensor> results(s.outputs.size());
   for (size_t k = 0; k < s.outputs.size(); ++k)
-    if (s.outputs[k] >= 0) results[k] = std::move(InArena(s.outputs[k]) ? s.arena_outputs[k] : typed_[s.outputs[k]]);
+    if (s.outputs[k] >= 0) results[k] = std::move(InArena(s.outputs[k]) ? arena_output(k) : typed_[s.outputs[k]]);
   TB_RETURN_IF_ERROR(s.op->Compute(in, &results));
   CountHoldings(s);
   for (size_t k = 0; k < s.outputs.size(); ++k) {
@@ -262,7 +280,7 @@ Status Executor::RunRegistryStep(Step& s) {
       return Status::InvalidInput("output '" + value.name + "' came out " + ShapeText(results[k].shape) + "; shape inference said " +
                                   ShapeText(value.shape));
     std::memcpy(Address(v), results[k].bytes.data(), results[k].bytes.size());
-    s.arena_outputs[k] = std::move(results[k]);
+    arena_output(k) = std::move(results[k]);
   }
   return Status::Ok();
 }

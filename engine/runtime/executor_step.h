@@ -24,9 +24,6 @@ struct Executor::Step {
   int output = -1;          // the first output (kRegistry: every output is in `outputs`)
   std::vector<int> outputs;                  // kRegistry: value per node output (-1: unused)
   std::unique_ptr<kernels::OpKernel> op;     // kRegistry, kArena
-  // kRegistry: the float32 inputs copied out of the arena and the float32 outputs before they are
-  // copied into it, kept from run to run so that their memory is allocated once.
-  std::vector<TypedTensor> input_copies, arena_outputs;
   bool holdings_counted = false;  // kRegistry: its first Compute ran and what it holds was counted (typed_readers_)
   const kernels::ArenaFunction* arena = nullptr;  // kArena: op's
   std::unique_ptr<Kernel> kernel;
