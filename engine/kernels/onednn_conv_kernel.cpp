@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/backends/measured_choice_cache.h"
+#include "engine/backends/onednn/call_scratch.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/core/sample_stats.h"
 #include "engine/kernels/conv_kernels.h"
@@ -22,17 +23,6 @@ namespace tilebank::engine::kernels {
 namespace {
 
 using dnnl::memory;
-
-// Room for one call's source and destination in oneDNN's layouts, on the calling thread: the
-// largest call's, shared by every layer run there, rather than each layer's own pair held between
-// runs (a 3-D ResNet-18's 17 convolutions held 33 MiB of them). 64-byte aligned.
-std::byte* CallScratch(size_t bytes) {
-  constexpr size_t kAlign = 64;
-  thread_local std::vector<std::byte> room;
-  if (room.size() < bytes + kAlign) room.resize(bytes + kAlign);
-  const auto address = reinterpret_cast<uintptr_t>(room.data());
-  return room.data() + (kAlign - address % kAlign) % kAlign;
-}
 
 class OneDnnConv : public OpKernel {
  public:
@@ -324,7 +314,7 @@ class OneDnnConv : public OpKernel {
     ReshapeForOverwrite(&y, DType::kFloat32, p.y_shape);  // last run's buffer: nothing allocated or cleared
     memory user_x(RowMajorDesc(p.x_shape), engine, const_cast<std::byte*>(in[0]->bytes.data()));
     memory user_y(RowMajorDesc(p.y_shape), engine, y.bytes.data());
-    const size_t src_bytes = p.src_plain ? 0 : (p.src.get_desc().get_size() + 63) / 64 * 64;
+    const size_t src_bytes = p.src_plain ? 0 : CallScratchRegion(p.src.get_desc().get_size());
     std::byte* scratch = CallScratch(src_bytes + (p.dst_plain ? 0 : p.dst.get_desc().get_size()));
     if (!p.src_plain) p.src.set_data_handle(scratch);
     if (!p.dst_plain) p.dst.set_data_handle(scratch + src_bytes);

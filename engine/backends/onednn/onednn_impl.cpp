@@ -22,6 +22,7 @@
 
 
 #include "engine/backends/library_impls.h"
+#include "engine/backends/onednn/call_scratch.h"
 #include "engine/backends/onednn/caller_scratchpad.h"
 #include "engine/core/chain_step.h"
 #include "engine/core/conv_problem.h"
@@ -551,6 +552,12 @@ class ConvKernel : public Kernel {
     EnsurePrimitive();
     caller_src_.set_data_handle(const_cast<float*>(in[0]));
     caller_dst_.set_data_handle(out);
+    if (reorder_src_ || reorder_dst_) {  // the primitive's own layouts, in the thread's room for this run
+      const size_t src_bytes = reorder_src_ ? CallScratchRegion(pd_.src_desc().get_size()) : 0;
+      std::byte* room = CallScratch(src_bytes + (reorder_dst_ ? pd_.dst_desc().get_size() : 0));
+      if (reorder_src_) src_.set_data_handle(room);
+      if (reorder_dst_) dst_.set_data_handle(room + src_bytes);
+    }
     if (reorder_src_) src_reorder_.Run(stream_, caller_src_, src_);
     post_.SetRuntime(in);
     if (copy_residual_) {
@@ -631,8 +638,8 @@ class ConvKernel : public Kernel {
     caller_dst_ = memory(caller_dst_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     reorder_src_ = pd_.src_desc() != caller_src_md;
     reorder_dst_ = pd_.dst_desc() != caller_dst_md;
-    src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine()) : caller_src_;
-    dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine()) : caller_dst_;
+    src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine(), DNNL_MEMORY_NONE) : caller_src_;  // in CallScratch, placed per run
+    dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine(), DNNL_MEMORY_NONE) : caller_dst_;
     if (reorder_src_) src_reorder_ = CallerReorder(caller_src_, src_);
     if (reorder_dst_) dst_reorder_ = CallerReorder(dst_, caller_dst_);
     if (post_.sum_input() >= 0) {
