@@ -33,6 +33,7 @@
 #include "engine/backends/onednn/gemm_weights_placement.h"
 #include "engine/backends/onednn/packed_gemm_conv_kernel.h"
 #include "engine/backends/onednn/packed_gemm_kernel.h"
+#include "engine/backends/onednn/shared_weights.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/onednn_post_op_chain.h"
 #include "engine/backends/onednn/onednn_vector_ops.h"
@@ -692,9 +693,7 @@ class ConvKernel : public Kernel {
     // Weights into the primitive's layout (not timed; in a model, once at load).
     user_src_md_ = memory::desc(src, dt::f32, tag::nchw);
     user_dst_md_ = memory::desc(dst, dt::f32, tag::nchw);
-    memory from = weights_from, placed(pd_.weights_desc(), OneDnnCpuEngine());
-    dnnl::reorder(from, placed).execute(stream_, from, placed);
-    wts_ = placed;
+    wts_ = PlaceWeights(weights_from, pd_.weights_desc(), stream_, &wts_holder_);
     if (bias) bias_ = MemoryFromTensor(*bias, bias_md);
     stream_.wait();
   }
@@ -706,6 +705,7 @@ class ConvKernel : public Kernel {
   dnnl::convolution_forward prim_;
   memory::desc user_src_md_, user_dst_md_;
   memory src_, wts_, dst_, bias_, caller_src_, caller_dst_;
+  std::shared_ptr<const void> wts_holder_;  // keeps wts_ when it is shared with other kernels (PlaceWeights)
   bool reorder_src_ = false, reorder_dst_ = false;
   bool plain_activations_ = false;  // direct path: NCHW source and destination
   bool plain_later_ = false;        // bound blocked for the layout plan; NCHW once it hands none over (FinishLayouts)
