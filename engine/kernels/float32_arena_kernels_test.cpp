@@ -56,8 +56,21 @@ TEST_CASE("Resize matches ONNX's node tests in every mode with roi, scales and s
 // Where's arena kernel (a bool condition read as its bytes) against the reference, over the
 // broadcasts an attention mask makes: a mask shared by the heads, a scalar fill, a column
 // condition (stride 0 along the row), ragged rows.
+// The op's arena kernel ("float32") and its reference kernel on `inputs`: the same output, bit for bit.
+void CheckArenaAgainstReference(const kernels::KernelInfo& info, const kernels::KernelInputs& inputs) {
+  auto arena = kernels::KernelRegistry::Default().Create(info, "float32");
+  auto reference = kernels::KernelRegistry::Default().Create(info, "reference");
+  REQUIRE_MESSAGE(arena.ok(), arena.status().message());
+  REQUIRE(reference.ok());
+  REQUIRE((*arena)->Arena() != nullptr);
+  std::vector<TypedTensor> fast(1), slow(1);
+  REQUIRE((*arena)->Compute(inputs, &fast).ok());
+  REQUIRE((*reference)->Compute(inputs, &slow).ok());
+  CHECK(fast[0].shape == slow[0].shape);
+  CHECK(fast[0].bytes == slow[0].bytes);
+}
+
 TEST_CASE("Where in the arena selects as the reference does under every broadcast of its three operands") {
-  using kernels::KernelRegistry;
   struct Shapes {
     std::vector<int64_t> c, x, z, out;
   };
@@ -77,21 +90,11 @@ TEST_CASE("Where in the arena selects as the reference does under every broadcas
     info.input_types = {DType::kBool, DType::kFloat32, DType::kFloat32};
     info.input_shapes = {sh.c, sh.x, sh.z};
     info.output_shapes = {sh.out};
-    auto arena = KernelRegistry::Default().Create(info, "float32");
-    auto reference = KernelRegistry::Default().Create(info, "reference");
-    REQUIRE_MESSAGE(arena.ok(), arena.status().message());
-    REQUIRE(reference.ok());
-    REQUIRE((*arena)->Arena() != nullptr);
-    std::vector<TypedTensor> fast(1), slow(1);
-    REQUIRE((*arena)->Compute({&c, &x, &z}, &fast).ok());
-    REQUIRE((*reference)->Compute({&c, &x, &z}, &slow).ok());
-    CHECK(fast[0].shape == slow[0].shape);
-    CHECK(fast[0].bytes == slow[0].bytes);
+    CheckArenaAgainstReference(info, {&c, &x, &z});
   }
 }
 
 TEST_CASE("Transpose in the arena moves every element as the reference does: every permutation of 4-D shapes around the tiles and the threads' split") {
-  using kernels::KernelRegistry;
   for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{2, 5, 3, 7}, {1, 24, 17, 19}, {1, 48, 30, 30}, {3, 1, 33, 4}}) {
     TypedTensor x(DType::kFloat32, shape);
     for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>(i) + 0.5f;
@@ -106,16 +109,7 @@ TEST_CASE("Transpose in the arena moves every element as the reference does: eve
       info.input_shapes = {shape};
       info.output_shapes = {std::vector<int64_t>{shape[perm[0]], shape[perm[1]], shape[perm[2]], shape[perm[3]]}};
       info.attrs = kernels::Attrs(nlohmann::json{{"perm", perm}});
-      auto arena = KernelRegistry::Default().Create(info, "float32");
-      auto reference = KernelRegistry::Default().Create(info, "reference");
-      REQUIRE_MESSAGE(arena.ok(), arena.status().message());
-      REQUIRE(reference.ok());
-      REQUIRE((*arena)->Arena() != nullptr);
-      std::vector<TypedTensor> fast(1), slow(1);
-      REQUIRE((*arena)->Compute({&x}, &fast).ok());
-      REQUIRE((*reference)->Compute({&x}, &slow).ok());
-      CHECK(fast[0].shape == slow[0].shape);
-      CHECK(fast[0].bytes == slow[0].bytes);
+      CheckArenaAgainstReference(info, {&x});
     } while (std::next_permutation(perm.begin(), perm.end()));
   }
 }
