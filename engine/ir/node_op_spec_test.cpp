@@ -29,7 +29,7 @@ Graph TwoNodes() {
   return g;
 }
 
-TEST_CASE("NodeOpSpecMemo: within its scope a node's description is what was computed first; other graphs and after the scope, computed anew") {
+TEST_CASE("NodeOpSpecMemo: within its scope a node's description is what was computed first, other graphs and after the scope, computed anew") {
   Graph g = TwoNodes();
   Graph other = TwoNodes();
   {

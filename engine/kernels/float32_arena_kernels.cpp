@@ -75,18 +75,42 @@ StridedView Merged(const std::vector<int64_t>& shape, const std::vector<int64_t>
   return v;
 }
 
-// The input offset (from `base`) and output offset of outer coordinate `o` over `dims` of `view`
-// (the last of them fastest), the output row-major over the whole view (`out_strides`).
-void OuterOffsets(int64_t o, const std::vector<size_t>& dims, const StridedView& view, const std::vector<int64_t>& out_strides, int64_t* in_offset,
-                  int64_t* out_offset) {
-  for (size_t k = dims.size(); k-- > 0;) {
-    const size_t d = dims[k];
-    const int64_t c = o % view.shape[d];
-    o /= view.shape[d];
-    *in_offset += c * view.strides[d];
-    *out_offset += c * out_strides[d];
+// A walk over the outer coordinates `dims` of `view` (the last of them fastest), from outer index
+// `o` on, keeping the input offset (from `base`) and the output offset (the output row-major over
+// the whole view, `out_strides`): divisions once where it starts, additions per step after.
+class OuterCursor {
+ public:
+  OuterCursor(const std::vector<size_t>& dims, const StridedView& view, const std::vector<int64_t>& out_strides, int64_t base, int64_t o)
+      : dims_(dims), view_(view), out_strides_(out_strides), coord_(dims.size(), 0), in_(base) {
+    for (size_t k = dims.size(); k-- > 0;) {
+      const size_t d = dims[k];
+      coord_[k] = o % view.shape[d];
+      o /= view.shape[d];
+      in_ += coord_[k] * view.strides[d];
+      out_ += coord_[k] * out_strides[d];
+    }
   }
-}
+  int64_t in() const { return in_; }
+  int64_t out() const { return out_; }
+  void Next() {
+    for (size_t k = dims_.size(); k-- > 0;) {
+      const size_t d = dims_[k];
+      in_ += view_.strides[d];
+      out_ += out_strides_[d];
+      if (++coord_[k] < view_.shape[d]) return;
+      in_ -= coord_[k] * view_.strides[d];
+      out_ -= coord_[k] * out_strides_[d];
+      coord_[k] = 0;
+    }
+  }
+
+ private:
+  const std::vector<size_t>& dims_;
+  const StridedView& view_;
+  const std::vector<int64_t>& out_strides_;
+  std::vector<int64_t> coord_;
+  int64_t in_ = 0, out_ = 0;
+};
 
 // Copies a strided view: out[i] = in[base + sum(coord_d * stride_d)] over view.shape, on the
 // threads. A view whose innermost dimension has stride 1 is copied a run at a time. One that reads
@@ -113,12 +137,10 @@ void StridedCopy(const float* in, int64_t base, const StridedView& view, float* 
     std::vector<size_t> outer_dims;
     for (size_t d = 0; d < last; ++d) outer_dims.push_back(d);
     ParallelFor(rows, std::max<int64_t>(1, kElementsPerTask / inner), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        int64_t in_offset = base, out_offset = 0;
-        OuterOffsets(r, outer_dims, view, out_strides, &in_offset, &out_offset);
-        float* o = out + out_offset;
-        if (inner_stride == 1) std::memcpy(o, in + in_offset, inner * sizeof(float));
-        else for (int64_t k = 0; k < inner; ++k) o[k] = in[in_offset + k * inner_stride];
+      for (OuterCursor row(outer_dims, view, out_strides, base, begin); begin < end; ++begin, row.Next()) {
+        float* o = out + row.out();
+        if (inner_stride == 1) std::memcpy(o, in + row.in(), inner * sizeof(float));
+        else for (int64_t k = 0; k < inner; ++k) o[k] = in[row.in() + k * inner_stride];
       }
     });
     return;
@@ -131,10 +153,9 @@ void StridedCopy(const float* in, int64_t base, const StridedView& view, float* 
   const int64_t a_items = (A + kRowsPerItem - 1) / kRowsPerItem, items = total / (A * B) * a_items;
   ParallelFor(items, std::max<int64_t>(1, kElementsPerTask / (kRowsPerItem * B)), [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
-      int64_t in_offset = base, out_offset = 0;
-      OuterOffsets(item / a_items, outer_dims, view, out_strides, &in_offset, &out_offset);
+      const OuterCursor at(outer_dims, view, out_strides, base, item / a_items);  // a block of 16 x B: divisions are cheap beside it
       const int64_t a0 = item % a_items * kRowsPerItem;
-      TransposeMatrix(in + in_offset + a0, view.strides[last], std::min(kRowsPerItem, A - a0), B, out + out_offset + a0 * a_out_stride, a_out_stride);
+      TransposeMatrix(in + at.in() + a0, view.strides[last], std::min(kRowsPerItem, A - a0), B, out + at.out() + a0 * a_out_stride, a_out_stride);
     }
   });
 }

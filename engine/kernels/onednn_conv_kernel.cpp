@@ -9,7 +9,6 @@
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/call_scratch.h"
@@ -314,10 +313,7 @@ class OneDnnConv : public OpKernel {
     ReshapeForOverwrite(&y, DType::kFloat32, p.y_shape);  // last run's buffer: nothing allocated or cleared
     memory user_x(RowMajorDesc(p.x_shape), engine, const_cast<std::byte*>(in[0]->bytes.data()));
     memory user_y(RowMajorDesc(p.y_shape), engine, y.bytes.data());
-    const size_t src_bytes = p.src_plain ? 0 : CallScratchRegion(p.src.get_desc().get_size());
-    std::byte* scratch = CallScratch(src_bytes + (p.dst_plain ? 0 : p.dst.get_desc().get_size()));
-    if (!p.src_plain) p.src.set_data_handle(scratch);
-    if (!p.dst_plain) p.dst.set_data_handle(scratch + src_bytes);
+    PlaceInCallScratch(p.src_plain ? nullptr : &p.src, p.dst_plain ? nullptr : &p.dst);
     if (!p.src_plain) p.src_in.execute(stream, user_x, p.src);
     if (const TypedTensor* z = Residual(in)) {  // the sum post-op adds what dst holds
       if (z->shape != p.y_shape) return info_.Bad("the residual " + ShapeText(z->shape) + " is not the output's shape");

@@ -93,7 +93,8 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
       bool reads_constant = false;
       for (int v : s->inputs)
         if (v >= 0 && e->graph_.IsConstant(v)) {
-          if (const auto& c = e->graph_.values[v].constant; !copied[v] && c) copied_bytes += c->floats.size() * sizeof(float) + c->ints.size() * sizeof(int64_t) + c->bytes.size();
+          if (const auto& c = e->graph_.values[v].constant; !copied[v] && c)
+            copied_bytes += c->floats.size() * sizeof(float) + c->ints.size() * sizeof(int64_t) + c->bytes.size();
           copy_constant(static_cast<size_t>(v));
           reads_constant = true;
         }
@@ -230,6 +231,7 @@ namespace {
 // shared by every step run on this thread: one per input or output position and byte size (steps of
 // one size reuse its memory, and it never grows, so nothing is cleared), rather than each step
 // holding its own pair between runs (a 3-D ResNet-18's 21 registry steps held 28 MB of them).
+// Kept until the thread ends, as engine/backends/onednn/call_scratch.h's room is.
 TypedTensor& RegistryBuffer(bool output, size_t position, size_t bytes) {
   thread_local std::map<std::tuple<bool, size_t, size_t>, TypedTensor> buffers;
   return buffers[{output, position, bytes}];

@@ -6,6 +6,8 @@
 #pragma once
 #include <cstddef>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 namespace tilebank::engine {
 
 inline constexpr size_t kCallScratchAlign = 64;
@@ -13,7 +15,8 @@ inline constexpr size_t kCallScratchAlign = 64;
 // At least `bytes` of the calling thread's room, kCallScratchAlign-aligned; what it held is lost.
 std::byte* CallScratch(size_t bytes);
 
-// `bytes` rounded up to kCallScratchAlign: where the next region of the room may start.
-inline size_t CallScratchRegion(size_t bytes) { return (bytes + kCallScratchAlign - 1) / kCallScratchAlign * kCallScratchAlign; }
+// Places `first` and then `second` (either null: none) in the calling thread's room, each over as
+// many bytes as its descriptor says: a kernel's reordered source and destination for one call.
+void PlaceInCallScratch(dnnl::memory* first, dnnl::memory* second);
 
 }  // namespace tilebank::engine

@@ -553,12 +553,7 @@ class ConvKernel : public Kernel {
     EnsurePrimitive();
     caller_src_.set_data_handle(const_cast<float*>(in[0]));
     caller_dst_.set_data_handle(out);
-    if (reorder_src_ || reorder_dst_) {  // the primitive's own layouts, in the thread's room for this run
-      const size_t src_bytes = reorder_src_ ? CallScratchRegion(pd_.src_desc().get_size()) : 0;
-      std::byte* room = CallScratch(src_bytes + (reorder_dst_ ? pd_.dst_desc().get_size() : 0));
-      if (reorder_src_) src_.set_data_handle(room);
-      if (reorder_dst_) dst_.set_data_handle(room + src_bytes);
-    }
+    PlaceInCallScratch(reorder_src_ ? &src_ : nullptr, reorder_dst_ ? &dst_ : nullptr);  // the primitive's own layouts, for this run
     if (reorder_src_) src_reorder_.Run(stream_, caller_src_, src_);
     post_.SetRuntime(in);
     if (copy_residual_) {

@@ -12,7 +12,7 @@ namespace {
 
 using dnnl::memory;
 
-TEST_CASE("PlaceWeights: the same values into the same layout share one memory while a kernel holds it; other values, layouts or a released one are placed anew") {
+TEST_CASE("PlaceWeights: the same values into the same layout share one memory while a kernel holds it, other values, layouts or a released one are placed anew") {
   dnnl::stream stream(OneDnnCpuEngine());
   const memory::dims dims = {32, 16, 3, 3};
   const memory::desc plain(dims, memory::data_type::f32, memory::format_tag::oihw);
