@@ -165,17 +165,20 @@ void ModelBeforeAfter(HtmlPage& page, const JobTrace& job) {
   if (section.contains("in_context") && section["in_context"].is_array() && !section["in_context"].empty()) {
     page.Heading("Each entry in context", 3);
     page.Paragraph("The model timed without and with the job's entries in interleaved runs; for each entry, the time of the steps it changes (its "
-                   "operator's steps and the steps reading their outputs), median of the runs. An entry stays only when its steps are faster "
-                   "with it by more than the spread (the larger interquartile range).");
+                   "operator's steps and the steps reading their outputs), median of the runs. The gain is taken round by round (the two "
+                   "runs of a round side by side) with its 95% interval; an entry stays only when that interval is above zero and the gain "
+                   "is at least 1% of its steps' time.");
     std::vector<std::vector<std::string>> rows;
     for (const json& e : section["in_context"]) {
       const double without = e.value("without_us", 0.0), with = e.value("with_us", 0.0);
       rows.push_back({e.value("node", std::string()), e.value("key", std::string()), std::to_string(e.value("steps", 0)), Fixed(without), Fixed(with),
-                      Fixed(e.value("spread_us", 0.0)), without > 0 ? Fixed((without - with) / without * 100, 1) : "",
+                      Fixed(e.value("spread_us", 0.0)), Fixed(e.value("gain_us", 0.0)),
+                      Fixed(e.value("gain_low_us", 0.0)) + " to " + Fixed(e.value("gain_high_us", 0.0)),
+                      without > 0 ? Fixed(e.value("gain_us", 0.0) / without * 100, 1) : "",
                       e.value("precision", std::string("fp32")), e.value("kept", false) ? "kept" : "taken back"});
     }
-    page.Table({"node", "key", "steps", "without us", "with us", "spread us", "gain %", "precision", "verdict"}, rows,
-               {false, false, true, true, true, true, true, false, false});
+    page.Table({"node", "key", "steps", "without us", "with us", "spread us", "gain us", "95% interval us", "gain %", "precision", "verdict"}, rows,
+               {false, false, true, true, true, true, true, true, true, false, false});
   }
 }
 

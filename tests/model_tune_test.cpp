@@ -3,6 +3,7 @@
 // starts at once) and offline tuning (`run --dump`, tune the list elsewhere, merge, run tuned).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -58,6 +59,13 @@ nlohmann::json OpatOf(const std::string& dir) {
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().filename().string().rfind("aoe_result_opat_", 0) == 0) return nlohmann::json::parse(ReadFile(e.path().string())).at(1).at("OPAT");
   return nullptr;
+}
+
+// `t`'s runs each `ms` longer.
+engine::model::ModelTiming Shifted(const engine::model::ModelTiming& t, double ms) {
+  std::vector<double> runs = t.run_ms;
+  for (double& r : runs) r += ms;
+  return engine::model::SummarizeRuns(runs);
 }
 
 // OPAT on SmallModel with the final comparison's times adjusted; every operator's entry is stored
@@ -118,9 +126,8 @@ TEST_CASE("tune --model: whole-model times, one task per bank key, the stored en
   // Which entries a 7 us model keeps is the machine's noise: the job keeps every operator's winner
   // and the model is measured faster with them, so both are stored, whatever this machine measures.
   OpatWithTiming(dir, "stored", [](engine::model::InterleavedTiming* t) {
-    t->a.spread_ms = t->b.spread_ms = 0.01;
-    t->a.median_ms = 2.0;
-    t->b.median_ms = 1.0;
+    t->a = engine::model::SummarizeRuns({2.0, 2.1, 1.9, 2.0, 2.05});
+    t->b = engine::model::SummarizeRuns({1.0, 1.1, 0.9, 1.0, 1.05});  // a second faster in every round
   });
   CHECK(OpEntries(dir / "stored_bank") == 2);
   // One task per key, named after its first node (the trials file's task_done lines).
@@ -173,10 +180,11 @@ TEST_CASE("tune -j 2 --model: a model with no operator to tune is refused with e
 
 TEST_CASE("tune --model: entries the model is not faster with beyond the spread are taken back, and 0% reported") {
   TempDir dir;
-  // Slower by half the spread: no gain measured, so the entries go (a tuned choice never loses).
+  // Slower by half a millisecond in the median, the rounds' differences on both sides of zero: no
+  // gain measured, so the entries go (a tuned choice never loses).
   const engine::ModelOpatReport noise = OpatWithTiming(dir, "noise", [](engine::model::InterleavedTiming* t) {
-    t->a.spread_ms = t->b.spread_ms = 1.0;
-    t->b.median_ms = t->a.median_ms + 0.5;
+    t->a = engine::model::SummarizeRuns({10, 10, 10, 10, 10});
+    t->b = engine::model::SummarizeRuns({11.5, 9.5, 11.5, 9.5, 10.5});
   });
   CHECK(noise.reverted);
   CHECK_MESSAGE(noise.note.find("no faster with them beyond the spread: they were taken back") != std::string::npos, noise.note);
@@ -184,16 +192,17 @@ TEST_CASE("tune --model: entries the model is not faster with beyond the spread 
   CHECK(noise.job.improvement_percent == 0);
   CHECK(OpatOf(dir / "noise_out")["model_performance_improvement"] == "0.00%");
 
-  // Faster by half the spread: still no gain beyond the noise, taken back.
+  // Faster by half a millisecond in the median, one round slower: still no gain beyond the noise
+  // (five rounds: every one must be faster), taken back.
   const engine::ModelOpatReport close = OpatWithTiming(dir, "close", [](engine::model::InterleavedTiming* t) {
-    t->a.spread_ms = t->b.spread_ms = 1.0;
-    t->b.median_ms = t->a.median_ms - 0.5;
+    t->a = engine::model::SummarizeRuns({10, 10, 10, 10, 10});
+    t->b = engine::model::SummarizeRuns({9.5, 9.0, 10.5, 9.5, 9.0});
   });
   CHECK(close.reverted);
   CHECK(OpEntries(dir / "close_bank") == 0);
 
   // Slower by a second: the entries go, and the report and the result file say how it now runs.
-  const engine::ModelOpatReport taken = OpatWithTiming(dir, "taken", [](engine::model::InterleavedTiming* t) { t->b.median_ms += 1000; });
+  const engine::ModelOpatReport taken = OpatWithTiming(dir, "taken", [](engine::model::InterleavedTiming* t) { t->b = Shifted(t->b, 1000); });
   CHECK(taken.reverted);
   CHECK_MESSAGE(taken.note.find("slower with them by more than the spread: they were taken back") != std::string::npos, taken.note);
   CHECK_MESSAGE(taken.note.find("interleaved whole-model runs, median of 5 each") != std::string::npos, taken.note);
@@ -205,11 +214,10 @@ TEST_CASE("tune --model: entries the model is not faster with beyond the spread 
   CHECK(opat["model_result_performance(ms)"].get<double>() == opat["model_baseline_performance(ms)"].get<double>());
   CHECK(opat["model_performance_improvement"] == "0.00%");
 
-  // Faster by more than the spread: kept, and the gain measured is the gain reported.
+  // Faster in every round: kept, and the gain measured is the gain reported.
   const engine::ModelOpatReport faster = OpatWithTiming(dir, "faster", [](engine::model::InterleavedTiming* t) {
-    t->a.spread_ms = t->b.spread_ms = 0.01;
-    t->a.median_ms = 2.0;
-    t->b.median_ms = 1.0;
+    t->a = engine::model::SummarizeRuns({2.0, 2.5, 1.8, 2.0, 2.2});
+    t->b = engine::model::SummarizeRuns({1.0, 1.4, 0.7, 1.0, 1.1});
   });
   CHECK(!faster.reverted);
   CHECK(faster.job.improvement_percent == doctest::Approx(100.0));
@@ -227,7 +235,9 @@ TEST_CASE("tune --model: each entry's judgement in context is in the result file
     CHECK(e["key"].get<std::string>().rfind("0x", 0) == 0);
     CHECK(e["steps"].get<int>() > 0);
     CHECK(e["precision"] == "fp32");  // the job's precision mode was force_fp32
-    CHECK(e["kept"].get<bool>() == (e["with_us"].get<double>() < e["without_us"].get<double>() - e["spread_us"].get<double>()));
+    CHECK(e["kept"].get<bool>() == (e["gain_low_us"].get<double>() > 0 && e["gain_us"].get<double>() >= 0.01 * e["without_us"].get<double>()));
+    CHECK(e["gain_low_us"].get<double>() <= e["gain_us"].get<double>());
+    CHECK(e["gain_us"].get<double>() <= e["gain_high_us"].get<double>());
   }
   std::string result;
   for (const auto& f : std::filesystem::directory_iterator(dir / "judged_out"))
@@ -542,14 +552,17 @@ TEST_CASE("entries in context: an entry stays only when the steps it changes are
     if (bindings[i].op) tuned = i;
   REQUIRE(tuned < bindings.size());
   const std::string key = FormatKey(EntryKind::kOp, bindings[tuned].op->op.canonical.key);
-  // Each step 90..110 us over five runs (spread 10); the tuned step and its readers `gain` us faster with the entry.
+  // Each step 90..110 us over five runs (spread 10); the tuned step `gain` us faster with the entry,
+  // its runs with it in the reverse order (round by round: -20 + gain ... 20 + gain).
   auto judge = [&](double gain) {
     engine::model::InterleavedTiming t;
     for (size_t k = 0; k < bindings.size(); ++k) {
       t.a.node_us.push_back({90, 95, 100, 105, 110});
       t.b.node_us.push_back({90, 95, 100, 105, 110});
-      if (k == tuned)
+      if (k == tuned) {  // its runs in the other order: the rounds' differences spread over 40 us
+        t.b.node_us.back() = {110, 105, 100, 95, 90};
         for (double& us : t.b.node_us.back()) us -= gain;
+      }
     }
     return engine::JudgeEntriesInContext(*without, *with, t, {key, "0xnosuchkey"});
   };
@@ -576,16 +589,19 @@ TEST_CASE("entries in context: entries judged together, as a bf16 chain is, stay
   const std::string first = FormatKey(EntryKind::kOp, bindings[convs[0]].op->op.canonical.key),
                     depthwise = FormatKey(EntryKind::kOp, bindings[convs[1]].op->op.canonical.key);
   REQUIRE(first != depthwise);
-  // The first convolution's time rises over five runs while the depthwise one's falls: each alone
-  // spreads 10 us, the two together not at all; with the entries each is 6 us faster.
+  // The first convolution's time rises over five runs while the depthwise one's falls, and the
+  // other way with the entries, each 6 us faster: each alone differs round by round from -14 to 26
+  // us, the two together by 12 us in every round.
   engine::model::InterleavedTiming t;
   for (size_t k = 0; k < bindings.size(); ++k) {
     std::vector<double> runs(5, 100.0);
     if (k == convs[0]) runs = {90, 95, 100, 105, 110};
     if (k == convs[1]) runs = {110, 105, 100, 95, 90};
     t.a.node_us.push_back(runs);
-    if (k == convs[0] || k == convs[1])
+    if (k == convs[0] || k == convs[1]) {
+      std::reverse(runs.begin(), runs.end());
       for (double& us : runs) us -= 6;
+    }
     t.b.node_us.push_back(runs);
   }
   const auto alone = engine::JudgeEntriesInContext(*without, *with, t, {first, depthwise});

@@ -25,6 +25,42 @@ SampleSummary Summarize(std::vector<double> samples) {
   return {Quantile(samples, 0.5), upper - lower, lower, upper};
 }
 
+namespace {
+
+// P(X <= k) for X ~ Binomial(n, 1/2).
+double BinomialHalfCdf(int n, int k) {
+  double sum = 0;
+  for (int i = 0; i <= k; ++i)
+    sum += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) - n * std::log(2.0));
+  return sum;
+}
+
+}  // namespace
+
+PairedDifference PairedDifferenceOf(const std::vector<double>& a, const std::vector<double>& b) {
+  const size_t n = std::min(a.size(), b.size());
+  if (n == 0) return {};
+  std::vector<double> d(n);
+  for (size_t i = 0; i < n; ++i) d[i] = a[i] - b[i];
+  std::sort(d.begin(), d.end());
+  // The interval [d(k), d(n+1-k)] (1-based) covers the median with probability 1 - 2 P(X <= k-1):
+  // the largest k with that at least 95%, else k = 1.
+  int k = 1;
+  while (k + 1 <= static_cast<int>(n + 1) / 2 && 2 * BinomialHalfCdf(static_cast<int>(n), k) <= 0.05) ++k;
+  PairedDifference p;
+  p.pairs = static_cast<int>(n);
+  p.median = Quantile(d, 0.5);
+  p.low = d[k - 1];
+  p.high = d[n - k];
+  return p;
+}
+
+bool FasterBeyondSpread(const PairedDifference& gain, double baseline) {
+  return gain.pairs > 0 && gain.low > 0 && gain.median >= kSmallestGainKept * baseline;
+}
+
+bool SlowerBeyondSpread(const PairedDifference& gain) { return gain.pairs > 0 && gain.high < 0; }
+
 double FastestOf(int runs, int warmup, const std::function<bool()>& run) {
   double fastest = 1e30;
   for (int i = 0; i < runs; ++i) {

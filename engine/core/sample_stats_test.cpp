@@ -52,4 +52,40 @@ TEST_CASE("FastestOfAlternated: the ways take turns, round by round, and a faili
   CHECK(FastestOfAlternated(2, 3, 0, {}).empty());
 }
 
+TEST_CASE("PairedDifferenceOf: the median of the pairs' differences and the sign test's 95% interval") {
+  CHECK(PairedDifferenceOf({}, {1, 2}).pairs == 0);
+  // Ten pairs: the interval is the 2nd to the 9th smallest difference (coverage 97.9%).
+  const std::vector<double> a = {10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
+  std::vector<double> b = a;
+  const std::vector<double> d = {0.5, -0.2, 0.9, 0.3, 0.7, 0.1, 0.4, 0.8, 0.6, 0.2};  // sorted: -0.2 0.1 0.2 ... 0.9
+  for (size_t i = 0; i < b.size(); ++i) b[i] -= d[i];
+  const PairedDifference p = PairedDifferenceOf(a, b);
+  CHECK(p.pairs == 10);
+  CHECK(p.median == doctest::Approx(0.45));
+  CHECK(p.low == doctest::Approx(0.1));
+  CHECK(p.high == doctest::Approx(0.8));
+  // Fewer than 6 pairs: the smallest and largest difference.
+  const PairedDifference few = PairedDifferenceOf({5, 5, 5}, {4, 4.5, 3});
+  CHECK(few.low == doctest::Approx(0.5));
+  CHECK(few.high == doctest::Approx(2));
+  // Unpaired samples past the shorter side are left out.
+  CHECK(PairedDifferenceOf({1, 1, 1, 100}, {0, 0, 0}).pairs == 3);
+  // Many pairs narrow the interval around the median: 100 pairs alternating 0.9 and 1.1.
+  std::vector<double> many_a(100, 10), many_b;
+  for (int i = 0; i < 100; ++i) many_b.push_back(10 - (i % 2 ? 0.9 : 1.1));
+  const PairedDifference many = PairedDifferenceOf(many_a, many_b);
+  CHECK(many.low == doctest::Approx(0.9));
+  CHECK(many.high == doctest::Approx(1.1));
+}
+
+TEST_CASE("FasterBeyondSpread: kept only when the whole interval is above zero and the gain is at least 1% of the baseline") {
+  CHECK(FasterBeyondSpread({0.5, 0.1, 0.9, 10}, 10.0));
+  CHECK_FALSE(FasterBeyondSpread({0.5, -0.1, 0.9, 10}, 10.0));  // the interval reaches zero
+  CHECK_FALSE(FasterBeyondSpread({0.05, 0.01, 0.09, 10}, 10.0));  // a clear gain, but 0.5% of 10
+  CHECK_FALSE(FasterBeyondSpread({}, 10.0));  // nothing measured
+  CHECK(SlowerBeyondSpread({-0.5, -0.9, -0.1, 10}));
+  CHECK_FALSE(SlowerBeyondSpread({-0.5, -0.9, 0.1, 10}));
+  CHECK_FALSE(SlowerBeyondSpread({}));
+}
+
 }  // namespace tilebank::engine

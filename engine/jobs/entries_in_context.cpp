@@ -74,6 +74,7 @@ EntryInContext Judge(const model::Executor& without, const model::Executor& with
     e.without_us = sa.median;
     e.with_us = sb.median;
     e.spread_us = std::max(sa.spread, sb.spread);
+    e.gain = PairedDifferenceOf(a, b);
   }
   return e;
 }

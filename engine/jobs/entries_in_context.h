@@ -1,6 +1,7 @@
 // A model job's operator entries judged where the model runs them: the model bound without (a) and
 // with (b) the job's entries, timed in interleaved rounds (model::TimeInterleaved, each step's time
-// kept per run). For each entry, the steps it changes are summed per run on each side: the steps
+// kept per run). For each entry, the steps it changes are summed per run on each side (the sums of
+// one round paired): the steps
 // running its operator (fused chains included) and the steps reading their outputs, where a layout
 // change or a lost fusion lands. The candidate was timed alone when it was tuned; here it runs with
 // its real input layout, epilogue, prepacked weights and neighbours.
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/sample_stats.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/model_session.h"
 
@@ -19,9 +21,11 @@ struct EntryInContext {
   std::string precision = "fp32";        // what that step computes in with it (engine/core/precision_mode.h)
   double without_us = 0, with_us = 0;    // medians of the per-run sums
   double spread_us = 0;                  // the larger interquartile range of the two
+  PairedDifference gain;                 // without - with, run by run (us), and its 95% interval
   int steps = 0;                         // steps summed with the entry
-  // Faster with the entry beyond the spread: the only verdict under which it stays.
-  bool Faster() const { return steps > 0 && with_us < without_us - spread_us; }
+  // Faster with the entry beyond the spread (FasterBeyondSpread on the paired sums): the only
+  // verdict under which it stays.
+  bool Faster() const { return steps > 0 && FasterBeyondSpread(gain, without_us); }
 };
 
 // One judgement per key in `keys`, in that order.

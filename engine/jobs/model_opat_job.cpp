@@ -144,7 +144,9 @@ Status KeepFasterInContext(const ModelOpatOptions& o, const model::Graph& graph,
   if (chained) *note += ", " + std::to_string(chained) + " more in bf16 chains faster together";
   for (const EntryInContext& e : judged)
     report->in_context.push_back({{"key", e.key}, {"node", e.node}, {"steps", e.steps}, {"without_us", RoundForResult(e.without_us, 1e3)},
-                                  {"with_us", RoundForResult(e.with_us, 1e3)}, {"spread_us", RoundForResult(e.spread_us, 1e3)}, {"precision", e.precision},
+                                  {"with_us", RoundForResult(e.with_us, 1e3)}, {"spread_us", RoundForResult(e.spread_us, 1e3)},
+                                  {"gain_us", RoundForResult(e.gain.median, 1e3)}, {"gain_low_us", RoundForResult(e.gain.low, 1e3)},
+                                  {"gain_high_us", RoundForResult(e.gain.high, 1e3)}, {"precision", e.precision},
                                   {"kept", !losing.count(e.key)}});
   // A bf16 twin not faster gives its key back to the search's winner it replaced.
   std::vector<Entry> restored;

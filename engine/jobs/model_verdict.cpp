@@ -1,6 +1,6 @@
 #include "engine/jobs/model_verdict.h"
 
-#include <cmath>
+#include <algorithm>
 #include <cstdio>
 
 #include "repo/improvement.h"
@@ -8,11 +8,13 @@
 namespace tilebank::engine {
 namespace {
 
-std::string Millis(double ms) {
+std::string Thousandths(double x) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.3f ms", ms);
+  std::snprintf(text, sizeof text, "%.3f", x);
   return text;
 }
+
+std::string Millis(double ms) { return Thousandths(ms) + " ms"; }
 
 }  // namespace
 
@@ -21,11 +23,10 @@ ModelVerdict ModelVerdict::Of(const model::InterleavedTiming& timing) {
   v.without_ms = timing.a.median_ms;
   v.with_ms = timing.b.median_ms;
   v.spread_ms = std::max(timing.a.spread_ms, timing.b.spread_ms);
+  v.gain = PairedDifferenceOf(timing.a.run_ms, timing.b.run_ms);
   v.runs = timing.b.runs;
   return v;
 }
-
-bool ModelVerdict::WithinSpread() const { return std::abs(with_ms - without_ms) <= spread_ms; }
 
 double ModelVerdict::ReportedPercent(bool taken_back) const {
   if (taken_back || WithinSpread()) return 0;
@@ -39,7 +40,8 @@ std::string ModelVerdict::ReportedText(bool taken_back) const {
 
 std::string ModelVerdict::Measured(size_t entries) const {
   return Millis(without_ms) + " without this run's " + std::to_string(entries) + " entries, " + Millis(with_ms) +
-         " with them (interleaved whole-model runs, median of " + std::to_string(runs) + " each, spread " + Millis(spread_ms) + ")";
+         " with them (interleaved whole-model runs, median of " + std::to_string(runs) + " each, spread " + Millis(spread_ms) + "; gain " +
+         Millis(gain.median) + " a round, 95% interval " + Thousandths(gain.low) + " to " + Millis(gain.high) + ")";
 }
 
 }  // namespace tilebank::engine

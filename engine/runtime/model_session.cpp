@@ -132,6 +132,7 @@ ModelTiming Summarize(const std::vector<double>& ms, const std::vector<std::vect
   const SampleSummary whole = engine::Summarize(ms);
   t.median_ms = whole.median;
   t.spread_ms = whole.spread;
+  t.run_ms = ms;
   for (const auto& v : per_node) t.node_median_us.push_back(engine::Summarize(v).median);
   t.node_us = per_node;
   return t;
@@ -171,6 +172,8 @@ Result<ModelTiming> TimeRuns(Executor& executor, const std::vector<T>& inputs, i
 }
 
 }  // namespace
+
+ModelTiming SummarizeRuns(const std::vector<double>& runs) { return Summarize(runs, {}); }
 
 Result<ModelTiming> TimeModel(Executor& executor, const std::vector<Tensor>& inputs, int warmup, int repeats) {
   return TimeRuns(executor, inputs, warmup, repeats);

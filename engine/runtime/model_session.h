@@ -50,6 +50,7 @@ Result<std::vector<std::vector<int64_t>>> InputFileShapes(const std::string& dat
 struct ModelTiming {
   double median_ms = 0, spread_ms = 0;  // spread: interquartile range
   int runs = 0;
+  std::vector<double> run_ms;           // each timed run, in the order they ran
   std::vector<double> node_median_us;   // per executor node
   std::vector<std::vector<double>> node_us;  // per executor node, each timed run's microseconds
 };
@@ -61,8 +62,11 @@ Result<ModelTiming> TimeModel(Executor& executor, const std::vector<TypedTensor>
 // `rounds` rounds that run each once, the order alternating (ab, ba, ab, ...), so that a change
 // in the machine's speed while they run (clock, another process, the cache) falls on both alike.
 struct InterleavedTiming {
-  ModelTiming a, b;
+  ModelTiming a, b;  // a.run_ms[i] and b.run_ms[i] ran in round i, side by side
 };
+// The times of `runs` summed up as ModelTiming says (no per-node times): what tests hand a job's
+// verdict in place of a measurement.
+ModelTiming SummarizeRuns(const std::vector<double>& runs);
 // Where the rounds took less than `min_seconds`, more follow, up to ten times `rounds`, until they
 // took that long: a model of a few milliseconds then runs often enough that a burst of noise on
 // the machine falls on a part of its runs, not on all of them.
