@@ -209,7 +209,7 @@ int RunModel(const RunFlags& f) {
       out["load_phases_s"] = {{"read", load_phases->read}, {"onnx_passes", load_phases->onnx_passes}, {"graph", load_phases->graph},
                               {"bind", load_phases->bind}, {"finish", load_phases->finish}};
     if (comparison)
-      out["check"] = {{"ok", comparison->ok}, {"quantized_tolerance", comparison->quantized_tolerance}, {"bf16_tolerance", comparison->bf16_tolerance}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
+      out["check"] = {{"ok", comparison->ok}, {"quantized_tolerance", comparison->quantized_tolerance}, {"bf16_tolerance", comparison->bf16_tolerance}, {"scale_tolerance", comparison->scale_tolerance}, {"max_abs_error", comparison->max_abs_error}, {"max_rel_error", comparison->max_rel_error},
                       {"mismatched_elements", comparison->mismatched}, {"compared_elements", comparison->compared}, {"worst", comparison->worst}};
     if (f.profile) {
       nlohmann::json nodes = nlohmann::json::array();
@@ -239,13 +239,14 @@ int RunModel(const RunFlags& f) {
     if (unusable)
       std::printf("           %zu built-in in place of a bank policy this host's target cannot run (--profile says why)\n", unusable);
     if (comparison)
-      std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)%s%s%s\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
+      std::printf("check      %s: worst absolute error %.3g, relative %.3g (%s)%s%s%s%s\n", comparison->ok ? "outputs match" : "OUTPUTS DIFFER",
                   comparison->max_abs_error, comparison->max_rel_error, comparison->worst.c_str(),
                   comparison->mismatched ? ("; " + std::to_string(comparison->mismatched) + " of " + std::to_string(comparison->compared) +
                                             " elements beyond the tolerance").c_str()
                                          : "",
                   comparison->quantized_tolerance ? "; quantized outputs within two steps of their scale" : "",
-                  comparison->bf16_tolerance ? "; bf16 steps: within 1/32 of each value and of the output's largest" : "");
+                  comparison->bf16_tolerance ? "; bf16 steps: within 1/32 of each value and of the output's largest" : "",
+                  comparison->scale_tolerance ? "; float32 rounding: some elements beyond ONNX's atol 1e-7, within 1e-5 of the output's largest" : "");
     if (f.profile) {
       std::printf("\n%-40s %-20s %-18s %10s %6s  %-9s %-20s %s\n", "node", "op", "shape", "time us", "share", "layout", "template", "policy");
       for (size_t i = 0; i < ex.bindings().size(); ++i) {

@@ -120,7 +120,7 @@ class InferenceSession {
 
   // The model run on a test-data directory's inputs, its outputs judged against the expected ones as
   // `run --data` judges them (engine/runtime/model_session.h, JudgeTestData): {'ok', 'worst',
-  // 'max_abs_error', 'max_rel_error', 'quantized_tolerance'}.
+  // 'max_abs_error', 'max_rel_error', 'quantized_tolerance', 'bf16_tolerance', 'scale_tolerance'}.
   py::dict Check(const std::string& data_dir) {
     std::vector<engine::ValueKind> kinds;
     for (const auto& in : signature_.inputs) kinds.push_back(in.kind);
@@ -137,6 +137,7 @@ class InferenceSession {
     out["max_rel_error"] = c.max_rel_error;
     out["quantized_tolerance"] = c.quantized_tolerance;
     out["bf16_tolerance"] = c.bf16_tolerance;
+    out["scale_tolerance"] = c.scale_tolerance;
     return out;
   }
 
@@ -343,8 +344,8 @@ void RegisterSession(py::module_& m) {
            "run, and each step's time in this run: (outputs, [{'name', 'op_type', 'time_us', 'template', 'policy', 'source', 'layout'}])")
       .def("check", &InferenceSession::Check, py::arg("data_dir"),
            "runs the inputs of ONNX test data (input_<i>.pb) and judges the outputs against output_<i>.pb as `tilebank run --data` "
-           "does (dtype and shape equal, integers exact, floats within rtol 1e-3 and atol 1e-7): {'ok', 'worst', 'max_abs_error', "
-           "'max_rel_error', 'quantized_tolerance'}")
+           "does (dtype and shape equal, integers exact, floats within rtol 1e-3 and atol 1e-7, or 1e-5 of the output's largest value): "
+           "{'ok', 'worst', 'max_abs_error', 'max_rel_error', 'quantized_tolerance', 'bf16_tolerance', 'scale_tolerance'}")
       .def("profile", &InferenceSession::Profile, py::arg("input_feed") = py::none(), py::arg("warmup") = 3, py::arg("repeat") = 10,
            "each step's median time, share, template, policy and its source (bank, nearest, builtin)")
       .def("benchmark", &InferenceSession::Benchmark, py::arg("input_feed") = py::none(), py::arg("warmup") = 3, py::arg("repeat") = 30,
