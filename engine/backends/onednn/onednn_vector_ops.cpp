@@ -91,10 +91,9 @@ class VectorKernel : public Kernel {
   explicit VectorKernel(OpSpec op) : op_(std::move(op)), stream_(OneDnnCpuEngine()) {}
 
   Status Prepare(const std::vector<const Tensor*>& in) override {
-    return CatchOneDnnErrors([&] {
-      Create(in);
-      return Status::Ok();
-    });
+    direct_.clear();
+    direct_output_ = false;
+    return CreateCatching(in);
   }
   Status Run() override {
     if (own_pool_) own_pool_->Run(static_cast<const float*>(args_.at(DNNL_ARG_SRC).get_data_handle()), static_cast<float*>(args_.at(DNNL_ARG_DST).get_data_handle()));
@@ -107,21 +106,18 @@ class VectorKernel : public Kernel {
   }
   // Every operand is a plain row-major memory: the primitive reads the caller's inputs and writes
   // its output in place; constants (LayerNorm's scale and shift, a bias) are copied once here.
+  // The caller's operands get memories without a buffer (their handles are set at each run), so
+  // binding allocates and copies nothing the size of an activation.
   Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
-    std::vector<Tensor> placeholders(shapes.size());
-    std::vector<const Tensor*> in;
-    for (size_t i = 0; i < shapes.size(); ++i) {
-      if (i < constants.size() && constants[i]) {
-        in.push_back(constants[i]);
-        continue;
-      }
-      placeholders[i] = Tensor(shapes[i]);
-      in.push_back(&placeholders[i]);
-    }
-    Status s = Prepare(in);
-    if (!s.ok()) return s;
+    std::vector<const Tensor*> in(shapes.size(), nullptr);
     direct_.assign(shapes.size(), false);
-    for (size_t i = 0; i < shapes.size(); ++i) direct_[i] = !(i < constants.size() && constants[i]);
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (i < constants.size() && constants[i]) in[i] = constants[i];
+      else direct_[i] = true;
+    }
+    direct_output_ = true;
+    Status s = CreateCatching(in);
+    if (!s.ok()) return s;
     return true;
   }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
@@ -140,7 +136,24 @@ class VectorKernel : public Kernel {
     return static_cast<int>(i) == BinaryFirst(op_) ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1;
   }
 
-  std::vector<bool> direct_;  // BindDirect: which inputs are read from the caller's memory
+  std::vector<bool> direct_;    // BindDirect: which inputs are read from the caller's memory
+  bool direct_output_ = false;  // BindDirect: the output is written to the caller's memory
+
+  // A memory of `md` holding a copy of `t`; without a buffer where `t` is null (a direct operand).
+  static memory InputMemory(const Tensor* t, const memory::desc& md) {
+    return t ? MemoryFromTensor(*t, md) : memory(md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+  }
+  memory OutputMemory(const memory::desc& md) const {
+    return direct_output_ ? memory(md, OneDnnCpuEngine(), DNNL_MEMORY_NONE) : memory(md, OneDnnCpuEngine());
+  }
+
+  Status CreateCatching(const std::vector<const Tensor*>& in) {
+    return CatchOneDnnErrors([&] {
+      Create(in);
+      return Status::Ok();
+    });
+  }
+  // `in`: the op's inputs; null for one a direct run hands over (BindDirect).
   void Create(const std::vector<const Tensor*>& in) {
     auto& engine = OneDnnCpuEngine();
     const std::string& t = op_.op_type;
@@ -154,16 +167,16 @@ class VectorKernel : public Kernel {
       // oneDNN's kernels for channels-first tensors short of JIT are scalar loops (simple_nchw).
       if (auto window = OwnPoolWindowOf(op_); window.ok() && std::string(pd.impl_info_str()).rfind("jit", 0) != 0)
         own_pool_.emplace(*window, shape[0] * shape[1]);
-      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], src);
+      args_[DNNL_ARG_SRC] = InputMemory(in[0], src);
       if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
-      args_[DNNL_ARG_DST] = memory(dst, engine);
+      args_[DNNL_ARG_DST] = OutputMemory(dst);
     } else if (t == "Softmax") {
       memory::desc md = RowMajorDesc(shape);
       auto pd = dnnl::softmax_v2_forward::primitive_desc(
           {prop_kind::forward_inference, algorithm::softmax_accurate, md, md, static_cast<int>(NormalizedAxis(op_, -1))}, engine);
       prim_ = dnnl::softmax_v2_forward(pd);
-      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], md);
-      args_[DNNL_ARG_DST] = memory(md, engine);
+      args_[DNNL_ARG_SRC] = InputMemory(in[0], md);
+      args_[DNNL_ARG_DST] = OutputMemory(md);
     } else if (t == "LayerNormalization") {
       const int64_t axis = NormalizedAxis(op_, -1);
       int64_t rows = 1, len = 1;
@@ -174,21 +187,21 @@ class VectorKernel : public Kernel {
       auto pd = dnnl::layer_normalization_forward::primitive_desc(
           {prop_kind::forward_inference, md, static_cast<float>(op_.Real("epsilon", 1e-5)), flags}, engine);
       prim_ = dnnl::layer_normalization_forward(pd);
-      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], md);
-      args_[DNNL_ARG_SCALE] = MemoryFromTensor(*in[1], vec);
-      if (bias) args_[DNNL_ARG_SHIFT] = MemoryFromTensor(*in[2], vec);
+      args_[DNNL_ARG_SRC] = InputMemory(in[0], md);
+      args_[DNNL_ARG_SCALE] = InputMemory(in[1], vec);
+      if (bias) args_[DNNL_ARG_SHIFT] = InputMemory(in[2], vec);
       if (pd.mean_desc().get_size() > 0) args_[DNNL_ARG_MEAN] = memory(pd.mean_desc(), engine);
       if (pd.variance_desc().get_size() > 0) args_[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), engine);
       if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
-      args_[DNNL_ARG_DST] = memory(md, engine);
+      args_[DNNL_ARG_DST] = OutputMemory(md);
     } else if (IsUnaryElementwiseOp(t)) {
       memory::desc md = RowMajorDesc(shape);
       algorithm a = t == "Relu" ? algorithm::eltwise_relu : t == "Sigmoid" ? algorithm::eltwise_logistic
                     : t == "Tanh" ? algorithm::eltwise_tanh
                     : op_.Text("approximate", "none") == "tanh" ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf;
       prim_ = dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc({prop_kind::forward_inference, a, md, 0.f, 0.f}, engine));
-      args_[DNNL_ARG_SRC] = MemoryFromTensor(*in[0], md);
-      args_[DNNL_ARG_DST] = memory(md, engine);
+      args_[DNNL_ARG_SRC] = InputMemory(in[0], md);
+      args_[DNNL_ARG_DST] = OutputMemory(md);
     } else {
       const auto& out = op_.outputs[0].shape;
       const int first = BinaryFirst(op_);
@@ -203,9 +216,9 @@ class VectorKernel : public Kernel {
         if (!IsReferenceImplementation(merged)) a = ma, b = mb, pd = merged;
       }
       prim_ = dnnl::binary(pd);
-      args_[DNNL_ARG_SRC_0] = MemoryFromTensor(*in[first], a);
-      args_[DNNL_ARG_SRC_1] = MemoryFromTensor(*in[1 - first], b);
-      args_[DNNL_ARG_DST] = memory(a, engine);
+      args_[DNNL_ARG_SRC_0] = InputMemory(in[first], a);
+      args_[DNNL_ARG_SRC_1] = InputMemory(in[1 - first], b);
+      args_[DNNL_ARG_DST] = OutputMemory(a);
     }
   }
 
