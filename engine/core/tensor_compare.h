@@ -24,8 +24,9 @@ inline constexpr double kOnnxRtol = 1e-3, kOnnxAtol = 1e-7;
 
 // rtol and atol as ONNX's backend test runner uses them by default, unless given. `allowance`
 // widens the check of a quantized model's output by that much (absolute; for an integer output,
-// that many units): the one exception to ONNX's rule, for outputs another runtime may round a
-// step apart (engine/runtime/model_session.h, OutputQuanta).
+// that many units), for outputs another runtime may round a step apart (engine/runtime/model_session.h,
+// OutputQuanta). `run --data` makes two more exceptions, there: bf16 steps, and float32 rounding
+// small beside an output's largest value (CompareTypedOutputs).
 TensorMatch MatchTensor(const TypedTensor& got, const TypedTensor& want, double rtol = kOnnxRtol, double atol = kOnnxAtol,
                         double allowance = 0);
 

@@ -289,7 +289,7 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
   const std::vector<EntryInContext> judged = JudgeEntriesInContext(*current, *twinned, *timing, keys);
   std::vector<Entry> faster;
   for (size_t i = 0; i < twins.size(); ++i) {
-    if (judged[i].steps == 0 || judged[i].with_us >= judged[i].without_us) continue;
+    if (judged[i].steps == 0 || judged[i].with_us >= judged[i].without_us || SlowerBeyondSpread(judged[i].gain)) continue;
     const uint32_t runs = static_cast<uint32_t>(timing->a.node_us.empty() ? 0 : timing->a.node_us[0].size());
     twins[i].before = {judged[i].without_us, judged[i].spread_us, runs};
     twins[i].after = {judged[i].with_us, judged[i].spread_us, runs};
@@ -312,7 +312,7 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
 
 // The job's end: the model with this run's entries against the model without them (`before`, bound
 // before the job, or bound now from the job's record of what it replaced), timed interleaved. The
-// entries stay only when the model is faster with them by more than the spread of the runs.
+// entries stay only when the model is faster with them beyond the spread (ModelVerdict::Faster).
 Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, const std::string& bank_dir, model::Executor* before,
                        std::unique_ptr<model::Executor> tuned, ModelOpatReport* report, std::unique_ptr<model::Executor>* after) {
   const ReplacedEntries stored = report->job.replaced;

@@ -194,7 +194,7 @@ model::FusionLookup FusionsWithoutThisRun(const Bank* bank, const ReplacedEntrie
 // The job's end on a whole model: the model with this run's entries against the model without
 // them, timed interleaved in one process (o.time_models), and the fused outputs against the
 // unfused model's. The entries go back (with the checkpoint, in one transaction) when the outputs
-// differ or the model is not faster with them by more than the spread of the runs. The report's
+// differ or the model is not faster with them beyond the spread (ModelVerdict::Faster). The report's
 // baseline and result are that comparison's medians, the result being the model as it now runs;
 // its note says what was measured and what was decided.
 Status DecideOnEntries(const Graph& graph, Bank& bank, const std::vector<TypedTensor>& inputs, const ModelSgatOptions& o, SgatCheckpoint* cp,

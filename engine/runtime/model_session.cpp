@@ -355,11 +355,13 @@ std::vector<double> OutputQuanta(const Graph& graph) {
 
 namespace {
 
-// The largest |value| of a floating tensor (0 for none).
+// The largest finite |value| of a floating tensor (0 for none): an infinity expected is no scale
+// (it would allow any finite value elsewhere).
 double LargestMagnitude(const TypedTensor& t) {
   double scale = 0;
   const Tensor w = t.ToFloat();
-  for (float v : w.data) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  for (float v : w.data)
+    if (std::isfinite(v)) scale = std::max(scale, static_cast<double>(std::fabs(v)));
   return scale;
 }
 
