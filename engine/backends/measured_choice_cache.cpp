@@ -12,6 +12,7 @@
 
 #include "engine/backends/halide/kernel_disk_cache.h"
 #include "engine/core/parallel_for.h"
+#include "engine/core/run_queue_watch.h"
 #include "engine/core/soc_version.h"
 
 namespace tilebank::engine {
@@ -53,10 +54,12 @@ std::optional<std::string> RecallMeasuredChoice(const std::string& key) {
   return choice;
 }
 
-void RememberMeasuredChoice(const std::string& key, const std::string& choice) {
+void RememberMeasuredChoice(const std::string& key, const std::string& choice, const RunQueueWatch* timed_under) {
   const std::string full = HostKey(key);
+  const bool busy = timed_under && !timed_under->Quiet();
   std::lock_guard<std::mutex> lock(Mutex());
   InProcess()[full] = choice;
+  if (busy) return;
   const std::string file = FileOf(full);
   if (file.empty()) return;
   std::error_code ec;

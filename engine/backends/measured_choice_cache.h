@@ -10,10 +10,13 @@
 
 namespace tilebank::engine {
 
+class RunQueueWatch;
+
 // The choice remembered for `key` (with the host's soc_version and threads appended), if any.
 std::optional<std::string> RecallMeasuredChoice(const std::string& key);
 // Remembers `choice` for `key` (likewise extended); a cache that cannot be written keeps it in the
-// process only.
-void RememberMeasuredChoice(const std::string& key, const std::string& choice);
+// process only, and so does a choice timed under `timed_under` while the machine was busy (its
+// threads waited for the cores: engine/core/run_queue_watch.h), which the next load times again.
+void RememberMeasuredChoice(const std::string& key, const std::string& choice, const RunQueueWatch* timed_under = nullptr);
 
 }  // namespace tilebank::engine

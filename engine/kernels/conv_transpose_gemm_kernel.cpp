@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "engine/backends/onednn/packed_transposed_gemm.h"
+#include "engine/core/run_queue_watch.h"
 #include "engine/backends/onednn/row_major_sgemm.h"
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/core/parallel_for.h"
@@ -187,6 +188,7 @@ bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias, bool
     if (auto made = PackedTransposedGemm::Make(g.C, g.M * g.taps(), g.positions(), w.data<float>()); made.ok()) packed = std::move(made.value());
   // One pair of timings made DCGAN's 64 -> 3 layer pick oneDNN (204 against 158 us) where the GEMM
   // runs it in 55-65 us and oneDNN in 131-148: the first one timed paid for a cold start.
+  const RunQueueWatch watch;
   const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 4, 1,
                                                           {[&] {
                                                              RunByGemm(g, x.data<float>(), w.data<float>(), has_bias ? b.data<float>() : nullptr, y.data(), &z, packed.get());
@@ -195,7 +197,7 @@ bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias, bool
                                                            [&] { return (*other)->Compute(in, &out).ok(); }});
   const double gemm = fastest[0], library = fastest[1];
   const bool faster = gemm < library;
-  RememberMeasuredChoice(key, faster ? "gemm" : "library");
+  RememberMeasuredChoice(key, faster ? "gemm" : "library", &watch);
   return faster;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/backends/measured_choice_cache.h"
+#include "engine/core/run_queue_watch.h"
 #include "engine/backends/onednn/call_scratch.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/core/sample_stats.h"
@@ -294,9 +295,10 @@ class OneDnnConv : public OpKernel {
         return true;
       };
     };
+    const RunQueueWatch watch;
     const std::vector<double> fastest = FastestOfAlternated(3, 4, 1, {way(plain), way(preferred)});
     const bool faster = fastest[0] < fastest[1];
-    RememberMeasuredChoice(key, faster ? "plain" : "preferred");
+    RememberMeasuredChoice(key, faster ? "plain" : "preferred", &watch);
     return faster;
   }
 

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 
+#include "engine/core/run_queue_watch.h"
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/core/parallel_for.h"
@@ -252,13 +253,14 @@ class OneDnnRecurrent : public OpKernel {
     if (!chosen.ok()) return chosen.status();
     auto plain = PlanFor(in, z, tag::ldigo);
     std::string choice = "library";
+    const RunQueueWatch watch;
     if (plain.ok() && plain->dirs[0].weights_iter.get_desc() != chosen->dirs[0].weights_iter.get_desc()) {
       const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 2, 1,
                                                               {[&] { return RunPlan(*chosen, in, z, out).ok(); },
                                                                [&] { return RunPlan(*plain, in, z, out).ok(); }});
       if (fastest[1] < fastest[0]) choice = "plain";
     }
-    RememberMeasuredChoice(key, choice);
+    RememberMeasuredChoice(key, choice, &watch);
     plan_ = std::move(choice == "plain" ? *plain : *chosen);
     return Status::Ok();
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/run_queue_watch.h"
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/core/sample_stats.h"
 
@@ -42,6 +43,7 @@ PlacedGemmWeights PlacedGemmWeights::Place(const std::function<void(float* to)>&
     if (to_past != at_past) std::memmove(to_past ? past : aligned, to_past ? aligned : past, bytes);
     at_past = to_past;
   };
+  const RunQueueWatch watch;
   const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 3, 1,
                                                           {[&] {
                                                              move_to(false);
@@ -54,7 +56,7 @@ PlacedGemmWeights PlacedGemmWeights::Place(const std::function<void(float* to)>&
   placed.past_alignment_ = fastest[1] < fastest[0];
   move_to(placed.past_alignment_);
   placed.data_ = placed.past_alignment_ ? past : aligned;
-  RememberMeasuredChoice(key, placed.past_alignment_ ? "past" : "aligned");
+  RememberMeasuredChoice(key, placed.past_alignment_ ? "past" : "aligned", &watch);
   return placed;
 }
 

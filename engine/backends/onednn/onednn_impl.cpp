@@ -22,6 +22,7 @@
 
 
 #include "engine/backends/library_impls.h"
+#include "engine/core/run_queue_watch.h"
 #include "engine/backends/onednn/call_scratch.h"
 #include "engine/backends/onednn/caller_scratchpad.h"
 #include "engine/core/chain_step.h"
@@ -429,6 +430,7 @@ class ConvKernel : public Kernel {
         if (bind_layout(true)) return true;
       }
     }
+    const RunQueueWatch watch;
     for (bool plain : {false, true}) {
       if ((choice_.layout == "plain" && !plain) || (choice_.layout != "plain" && choice_.layout != "auto" && plain)) continue;  // the policy's layout only
       if (plain && choice_.bf16()) continue;  // oneDNN has bf16 kernels for its own layouts and NHWC only
@@ -445,7 +447,7 @@ class ConvKernel : public Kernel {
       any = true;
     }
     if (!any) return Status::InvalidInput("oneDNN: " + why);
-    if (!key.empty()) RememberMeasuredChoice(key, best_plain ? "plain" : "blocked");
+    if (!key.empty()) RememberMeasuredChoice(key, best_plain ? "plain" : "blocked", &watch);
     if (best_plain != plain_activations_) {
       plain_activations_ = best_plain;
       BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 
+#include "engine/core/run_queue_watch.h"
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/own_conv_kernel.h"
 #include "engine/backends/onednn/row_major_sgemm.h"
@@ -224,11 +225,12 @@ bool OwnPackedGemmRunsFaster(const OpSpec& op, const std::vector<ChainStep>& pos
   for (const Tensor& t : values) in.push_back(&t);
   if (!(*own)->Prepare(in).ok()) return false;
   bool faster = true;  // where oneDNN cannot run the chain, the own kernel runs it
+  const RunQueueWatch watch;
   if (rival.Prepare(in).ok()) {
     const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 3, 1, {[&] { return (*own)->Run().ok(); }, [&] { return rival.Run().ok(); }});
     faster = fastest[0] < fastest[1];
   }
-  RememberMeasuredChoice(key, faster ? "own" : "rival");
+  RememberMeasuredChoice(key, faster ? "own" : "rival", &watch);
   return faster;
 }
 
