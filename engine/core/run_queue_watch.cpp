@@ -6,8 +6,8 @@
 
 namespace tilebank::engine {
 
-std::map<long, double> ThreadRunQueueDelays() {
-  std::map<long, double> delays;
+std::map<long, ThreadSchedule> ThreadSchedules() {
+  std::map<long, ThreadSchedule> threads;
   std::error_code ec;
   for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) {
     // schedstat: time on the CPU, time waiting on a run queue (both ns), timeslices run.
@@ -15,24 +15,24 @@ std::map<long, double> ThreadRunQueueDelays() {
     unsigned long long on_cpu = 0, waiting = 0;
     if (!(in >> on_cpu >> waiting)) continue;  // the thread ended, or no schedstat
     try {
-      delays[std::stol(it->path().filename().string())] = static_cast<double>(waiting) * 1e-9;
+      threads[std::stol(it->path().filename().string())] = {static_cast<double>(on_cpu) * 1e-9, static_cast<double>(waiting) * 1e-9};
     } catch (const std::exception&) {
     }
   }
-  return delays;
+  return threads;
 }
 
-RunQueueWatch::RunQueueWatch() : start_(std::chrono::steady_clock::now()), waited_at_start_(ThreadRunQueueDelays()) {}
+RunQueueWatch::RunQueueWatch() : at_start_(ThreadSchedules()) {}
 
 double RunQueueWatch::WaitedShare() const {
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  if (wall <= 0) return 0;
-  double waited = 0;
-  for (const auto& [tid, seconds] : ThreadRunQueueDelays()) {
-    const auto before = waited_at_start_.find(tid);
-    waited += seconds - (before == waited_at_start_.end() ? 0.0 : before->second);
+  double ran = 0, waited = 0;
+  for (const auto& [tid, now] : ThreadSchedules()) {
+    const auto before = at_start_.find(tid);
+    const ThreadSchedule start = before == at_start_.end() ? ThreadSchedule{} : before->second;
+    ran += now.on_cpu_s - start.on_cpu_s;
+    waited += now.waiting_s - start.waiting_s;
   }
-  return waited > 0 ? waited / wall : 0;
+  return ran + waited > 0 && waited > 0 ? waited / (ran + waited) : 0;
 }
 
 }  // namespace tilebank::engine

@@ -1,5 +1,5 @@
 // The run-queue watch sees this process's threads wait when there are more of them runnable than
-// cores, and sees no waiting over a sleep.
+// cores. (That an idle machine reads quiet is not tested: CTest runs other tests beside this one.)
 #include "engine/core/run_queue_watch.h"
 
 #include <doctest/doctest.h>
@@ -13,18 +13,19 @@
 namespace tilebank::engine {
 namespace {
 
-TEST_CASE("run-queue watch: threads beyond the cores wait, a sleep waits for nothing") {
-  if (ThreadRunQueueDelays().empty()) {
+TEST_CASE("run-queue watch: threads beyond the cores wait most of their runnable time") {
+  if (ThreadSchedules().empty()) {
     MESSAGE("no /proc/self/task/*/schedstat here: the watch reads 0");
     CHECK(RunQueueWatch().WaitedShare() == 0);
     return;
   }
-  {
+  {  // a share, whatever else the machine runs (CTest runs other tests beside this one)
     RunQueueWatch watch;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    CHECK_MESSAGE(watch.WaitedShare() < RunQueueWatch::kBusyShare, watch.WaitedShare());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(watch.WaitedShare() >= 0);
+    CHECK(watch.WaitedShare() <= 1);
   }
-  // Three spinning threads per core for 300 ms: together they wait about twice the wall time.
+  // Three spinning threads per core for 300 ms: each waits about two thirds of its runnable time.
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   RunQueueWatch watch;
   std::atomic<bool> stop{false};
@@ -39,7 +40,7 @@ TEST_CASE("run-queue watch: threads beyond the cores wait, a sleep waits for not
   const bool quiet = watch.Quiet();
   stop = true;
   for (auto& t : spinners) t.join();  // read before: an ended thread's waiting is no longer counted
-  CHECK_MESSAGE(share > 1.0, share);
+  CHECK_MESSAGE(share > 0.4, share);
   CHECK_FALSE(quiet);
 }
 

@@ -254,13 +254,14 @@ class OneDnnRecurrent : public OpKernel {
     auto plain = PlanFor(in, z, tag::ldigo);
     std::string choice = "library";
     const RunQueueWatch watch;
-    if (plain.ok() && plain->dirs[0].weights_iter.get_desc() != chosen->dirs[0].weights_iter.get_desc()) {
+    const bool timed = plain.ok() && plain->dirs[0].weights_iter.get_desc() != chosen->dirs[0].weights_iter.get_desc();
+    if (timed) {
       const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 2, 1,
                                                               {[&] { return RunPlan(*chosen, in, z, out).ok(); },
                                                                [&] { return RunPlan(*plain, in, z, out).ok(); }});
       if (fastest[1] < fastest[0]) choice = "plain";
     }
-    RememberMeasuredChoice(key, choice, &watch);
+    RememberMeasuredChoice(key, choice, timed ? &watch : nullptr);  // "library" untimed: kept whatever the machine ran
     plan_ = std::move(choice == "plain" ? *plain : *chosen);
     return Status::Ok();
   }
