@@ -311,16 +311,24 @@ Status TryBf16Twins(const ModelOpatOptions& o, const model::Graph& graph, const 
 }
 
 // The job's end: the model with this run's entries against the model without them (`before`, bound
-// before the job, or bound now from the job's record of what it replaced), timed interleaved. The
-// entries stay only when the model is faster with them beyond the spread (ModelVerdict::Faster).
+// before the job, or bound now: with `as_before`, the answers the bank gave before the job, when
+// given, else from the job's record of what it replaced), timed interleaved. The entries stay only
+// when the model is faster with them beyond the spread (ModelVerdict::Faster).
 Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, const std::string& bank_dir, model::Executor* before,
+                       const model::PolicyLookup& as_before,
                        std::unique_ptr<model::Executor> tuned, ModelOpatReport* report, std::unique_ptr<model::Executor>* after) {
   const ReplacedEntries stored = report->job.replaced;
   std::unique_ptr<model::Executor> rebound;
   if (!before) {
     auto bank = OpenIfPresent(bank_dir);
     if (!bank.ok()) return bank.status();
-    auto without = model::Executor::Load(graph, PoliciesWithoutThisRun(bank->get(), stored, o.job.tune.precision_mode), model::BankFusionLookup(bank->get()));
+    model::LoadOptions options;
+    options.precision = o.job.tune.precision_mode;
+    TB_RETURN_IF_ERROR(model::ReadLoadEnvironment(&options));
+    // The policies the model was bound with before the job when known: the bank's answers now (its
+    // nearest shapes) may be this run's entries even for operators the job left alone.
+    const model::PolicyLookup policies = as_before ? as_before : PoliciesWithoutThisRun(bank->get(), stored, o.job.tune.precision_mode);
+    auto without = model::Executor::Load(graph, policies, model::BankFusionLookup(bank->get()), options);
     if (!without.ok()) return without.status().WithContext(o.model_path);
     rebound = std::move(without.value());
     before = rebound.get();
@@ -429,7 +437,8 @@ Result<ModelOpatReport> RunModelJob(const ModelOpatOptions& o, const model::Grap
   // The model the search swapped candidates into runs slower than a fresh bind of the same policies
   // (efficientnet_b0: 11.3 ms against 8.4), which made entries look faster than they are: the final
   // comparison binds the model without this run's entries again.
-  TB_RETURN_IF_ERROR(DecideOnEntries(o, graph, bank_dir, context ? nullptr : before, std::move(tuned.value()), &report, after));
+  TB_RETURN_IF_ERROR(DecideOnEntries(o, graph, bank_dir, context ? nullptr : before, before ? before->LookupAsBound() : nullptr, std::move(tuned.value()),
+                                     &report, after));
   return report;
 }
 

@@ -44,7 +44,14 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
       // Compiled kernels persist across processes (engine/backends/halide/kernel_disk_cache.h).
       const std::string cache_dir = DefaultKernelCacheDir();
       KernelDiskCacheScope scope(cache_dir.empty() ? nullptr : &KernelDiskCacheAt(cache_dir));
-      TB_RETURN_IF_ERROR(e->Bind(lookup, fusion));
+      auto answers = std::make_shared<std::map<std::string, std::optional<FoundPolicy>>>();
+      e->answers_as_bound_ = answers;
+      const PolicyLookup recorded = [&lookup, answers](const OpSpec& op) -> std::optional<FoundPolicy> {
+        std::optional<FoundPolicy> found = lookup ? lookup(op) : std::nullopt;
+        answers->insert_or_assign(op.canonical.text, found);
+        return found;
+      };
+      TB_RETURN_IF_ERROR(e->Bind(recorded, fusion));
     }
     clock.Lap(options.phases ? &options.phases->bind : nullptr);
     TB_RETURN_IF_ERROR(e->HandOverLayouts());
@@ -385,6 +392,15 @@ Status Executor::Run(const std::vector<const TypedTensor*>& inputs, std::vector<
     }
   }
   return Status::Ok();
+}
+
+PolicyLookup Executor::LookupAsBound() const {
+  std::shared_ptr<const std::map<std::string, std::optional<FoundPolicy>>> answers = answers_as_bound_;
+  return [answers](const OpSpec& op) -> std::optional<FoundPolicy> {
+    if (!answers) return std::nullopt;
+    auto it = answers->find(op.canonical.text);
+    return it == answers->end() ? std::nullopt : it->second;
+  };
 }
 
 }  // namespace tilebank::engine::model

@@ -133,6 +133,11 @@ class Executor {
   // What the kernels swapped in run (Kernel::Identity, joined); "" when one does not say.
   std::string SwappedIdentity() const;
 
+  // The bank's answers this model was bound with, replayed: binding the graph again with it gives
+  // the same policies whatever the bank holds by then (an operator it was not asked about runs the
+  // built-in choice). A tuning job's baseline is the model as it was before the job wrote entries.
+  PolicyLookup LookupAsBound() const;
+
 
   const Graph& graph() const { return graph_; }
   const std::vector<NodeBinding>& bindings() const { return bindings_; }
@@ -253,6 +258,8 @@ class Executor {
   const float* StepInput(const Step& s, int value);
 
   Graph graph_;
+  // What Load's lookup answered, by canonical operator text (LookupAsBound).
+  std::shared_ptr<std::map<std::string, std::optional<FoundPolicy>>> answers_as_bound_;
   KernelPrefetch* prefetch_ = nullptr;  // while Bind runs: kernels built ahead on a second thread
   size_t built_ahead_ = 0;
   DefaultPolicies default_policies_ = DefaultPolicies::kBuiltin;

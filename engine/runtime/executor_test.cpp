@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "engine/backends/library_impls.h"
+#include "engine/catalog/template_registry.h"
 #include "engine/core/threads.h"
 #include "engine/runtime/model_session.h"
 #include "engine/ir/onnx_import.h"
@@ -103,6 +105,55 @@ TEST_CASE("executor: a stored policy this host's target cannot run gives way to 
   CHECK_MESSAGE(mm.policy_note.find("breaks matmul.tiled's constraints") != std::string::npos, mm.policy_note);
   auto inputs = RandomInputs((*e)->graph(), 1);
   CHECK(RunOnce(**e, inputs).front().shape == std::vector<int64_t>{8, 24});
+}
+
+TEST_CASE("executor: bound again with the answers it was bound with, a model keeps its policies whatever the bank answers by then") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {8, 32});
+  b.Weight("w1", {32, 24});
+  b.Weight("w2", {24, 16});
+  b.Node("MatMul", {"x", "w1"}, {"y"});
+  b.Node("MatMul", {"y", "w2"}, {"z"});
+  b.Output("z", {8, 16});
+  auto graph = ImportModel(b.Save(dir / "m.onnx"), {});
+  REQUIRE(graph.ok());
+  // The bank answers the first operator asked about; once "changed", every one.
+  bool changed = false;
+  std::set<std::string> answered;
+  PolicyLookup bank_now = [&](const OpSpec& op) -> std::optional<FoundPolicy> {
+    if (!changed && !answered.empty() && !answered.count(op.canonical.text)) return std::nullopt;
+    answered.insert(op.canonical.text);
+    const OpTemplate* t = TemplateById("matmul.tiled");
+    REQUIRE(t);
+    Entry e;
+    e.kind = EntryKind::kOp;
+    e.op_type = op.op_type;
+    e.descriptor = op.canonical.text;
+    e.template_id = t->id();
+    e.policy = t->DefaultPolicy(op);
+    return FoundPolicy{e, false};
+  };
+  auto sources = [](const Executor& e) {
+    std::vector<std::string> s;
+    for (const NodeBinding& nb : e.bindings()) s.push_back(nb.name + ":" + nb.policy_source + ":" + nb.template_id);
+    return s;
+  };
+  auto first = Executor::Load(*graph, bank_now);
+  REQUIRE_MESSAGE(first.ok(), first.status().message());
+  const std::vector<std::string> as_first = sources(**first);
+  REQUIRE(as_first.size() == 2);
+  CHECK(std::count_if(as_first.begin(), as_first.end(), [](const std::string& s) { return s.find(":bank:") != std::string::npos; }) == 1);
+  changed = true;
+  auto now = Executor::Load(*graph, bank_now);  // the bank as it answers now: both operators from it
+  REQUIRE(now.ok());
+  for (const std::string& s : sources(**now)) CHECK_MESSAGE(s.find(":bank:") != std::string::npos, s);
+  auto again = Executor::Load(*graph, (*first)->LookupAsBound());
+  REQUIRE_MESSAGE(again.ok(), again.status().message());
+  CHECK(sources(**again) == as_first);
+  auto inputs = RandomInputs((*again)->graph(), 1);
+  const std::vector<Tensor> want = RunOnce(**first, inputs), got = RunOnce(**again, inputs);
+  CHECK(got.front().data == want.front().data);
 }
 
 TEST_CASE("executor: a Split's outputs (one unused, one a model output) each computed as a Slice of the input") {
