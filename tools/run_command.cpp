@@ -194,7 +194,7 @@ int RunModel(const RunFlags& f) {
   if (f.json) {
     const std::optional<IsaLevel> isa = engine::Host().level;
     nlohmann::json out = {{"model", f.model}, {"soc_version", HostSocVersion()}, {"isa", isa ? std::string(IsaName(*isa)) : "unknown"}, {"nodes", ex.bindings().size()}, {"load_s", load_s}, {"gflop", flops / 1e9},
-                          {"kernel_cache", {{"dir", kernel_cache}, {"loaded", kernels.loaded}, {"compiled", kernels.compiled}}},
+                          {"kernel_cache", {{"dir", kernel_cache}, {"loaded", kernels.loaded}, {"compiled", kernels.compiled}}}, {"kernels_built_ahead", ex.kernels_built_ahead()},
                           {"latency_ms", {{"median", timing->median_ms}, {"spread", timing->spread_ms}, {"runs", timing->runs}, {"warmup", f.warmup}}},
                           {"memory", {{"activations_bytes", ex.arena_bytes()}, {"weights_bytes", ex.constant_bytes()}, {"peak_rss_mib", PeakRssMiB()}}},
                           {"policies", {{"bank", from_bank}, {"nearest", nearest}, {"builtin", builtin}, {"converts", converts}, {"bank_unusable_here", unusable}}},

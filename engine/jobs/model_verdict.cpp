@@ -30,12 +30,12 @@ ModelVerdict ModelVerdict::Of(const model::InterleavedTiming& timing) {
 
 double ModelVerdict::ReportedPercent(bool taken_back) const {
   if (taken_back || WithinSpread()) return 0;
-  return ImprovementPercent(without_ms, with_ms);
+  return ImprovementPercent(without_ms, without_ms - gain.median);
 }
 
 std::string ModelVerdict::ReportedText(bool taken_back) const {
   if (taken_back || WithinSpread()) return ImprovementText(1, 1);
-  return ImprovementText(without_ms, with_ms);
+  return ImprovementText(without_ms, without_ms - gain.median);
 }
 
 std::string ModelVerdict::Measured(size_t entries) const {

@@ -33,8 +33,10 @@ struct ModelVerdict {
   bool Slower() const { return SlowerBeyondSpread(gain); }
   // Neither faster nor slower beyond the spread: no gain and no loss measured.
   bool WithinSpread() const { return !Faster() && !Slower(); }
-  // The improvement reported ("Performance improved by"), AOE's before/after - 1: 0 when neither
-  // a gain nor a loss was measured, and when the entries were taken back (the model runs as before).
+  // The improvement reported ("Performance improved by"), AOE's before/after - 1 with "after" the
+  // time without the entries less the paired gain (the quantity the verdict judged: the medians'
+  // ratio can disagree with it on a noisy machine): 0 when neither a gain nor a loss was measured,
+  // and when the entries were taken back (the model runs as before).
   double ReportedPercent(bool taken_back) const;
   std::string ReportedText(bool taken_back) const;
   // "6.477 ms without this run's 3 entries, 6.370 ms with them (interleaved whole-model runs,
