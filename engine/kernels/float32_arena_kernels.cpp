@@ -280,44 +280,85 @@ Result<std::unique_ptr<OpKernel>> Gather(const KernelInfo& info) {
   });
 }
 
+// Where output position `o` of a dimension of `extent` input elements, `before` of them added in
+// front (negative: cut), reads from under padding `mode`; -1: the constant fill. Reflect mirrors
+// without repeating the edge, and again beyond the far one (numpy's "reflect", as ONNX's reference).
+int64_t PadSource(int64_t o, int64_t before, int64_t extent, const std::string& mode) {
+  int64_t i = o - before;
+  if (i >= 0 && i < extent) return i;
+  if (mode == "constant") return -1;
+  if (mode == "edge") return i < 0 ? 0 : extent - 1;
+  const int64_t period = 2 * (extent - 1);  // reflect
+  if (period == 0) return 0;
+  i = ((i % period) + period) % period;
+  return i < extent ? i : period - i;
+}
+
+// Pad in every mode (constant, reflect, edge), pads negative or not, over the axes given: each
+// output row (every dimension but the last) reads one input row or is the fill; its interior is
+// one copy, its borders the few positions each side.
 Result<std::unique_ptr<OpKernel>> Pad(const KernelInfo& info) {
-  if (info.attrs.String("mode", "constant") != "constant") return info.Bad("only constant padding is supported");
-  auto pads = ConstantValues(info, 1), value = ConstantValues(info, 2);
+  const std::string mode = info.attrs.String("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge") return info.Bad("mode '" + mode + "' is not constant, reflect or edge");
+  auto pads = ConstantValues(info, 1), value = ConstantValues(info, 2), axes_given = ConstantValues(info, 3);
   if (!pads.ok()) return pads.status();
   if (!value.ok()) return value.status();
-  if (info.HasInput(3)) return info.Bad("the axes input is not supported");
+  if (!axes_given.ok()) return axes_given.status();
+  if (!*pads) return info.Bad("the pads input is missing");
   const auto& shape = InShape(info, 0);
   const auto& out_shape = OutShape(info);
-  const size_t rank = shape.size();
-  std::vector<int64_t> before(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    before[d] = static_cast<int64_t>((**pads)[d]);
-    if (before[d] < 0 || (**pads)[d + rank] < 0) return info.Bad("negative pads are not supported");
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (rank == 0) return info.Bad("a scalar has nothing to pad");
+  std::vector<int64_t> axes;
+  if (*axes_given)
+    for (double a : **axes_given) axes.push_back(a < 0 ? static_cast<int64_t>(a) + rank : static_cast<int64_t>(a));
+  else
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  if ((**pads).size() != 2 * axes.size()) return info.Bad("pads must hold a begin and an end per axis");
+  std::vector<int64_t> before(rank, 0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if (axes[k] < 0 || axes[k] >= rank) return info.Bad("axis outside the input's rank");
+    before[axes[k]] = static_cast<int64_t>((**pads)[k]);
   }
-  const float fill = *value ? static_cast<float>((**value)[0]) : 0.f;
-  const auto out_strides = RowMajorStrides(out_shape);
-  int64_t base = 0;
-  for (size_t d = 0; d < rank; ++d) base += before[d] * out_strides[d];
-  const int64_t count = Tensor::NumElements(out_shape);
-  return MakeArena(info, [shape, out_strides, base, fill, count](const std::vector<const float*>& in, float* out) {
-    std::fill(out, out + count, fill);
-    // Scatter the input into the interior: the transposed form of a strided copy.
-    const size_t rank = shape.size();
-    const int64_t inner = rank ? shape.back() : 1;
-    int64_t outer = 1;
-    for (size_t d = 0; d + 1 < rank; ++d) outer *= shape[d];
-    std::vector<int64_t> coord(rank, 0);
-    const float* src = in[0];
-    for (int64_t o = 0; o < outer; ++o) {
-      int64_t offset = base;
-      for (size_t d = 0; d + 1 < rank; ++d) offset += coord[d] * out_strides[d];
-      std::memcpy(out + offset, src, inner * sizeof(float));
-      src += inner;
-      for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
-        if (++coord[d] < shape[d]) break;
-        coord[d] = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    if (mode != "constant" && shape[d] == 0 && out_shape[d] > 0) return info.Bad(mode + " padding of an empty dimension");
+  // Per dimension, the input position each output position reads (-1: the fill).
+  std::vector<std::vector<int64_t>> source(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    for (int64_t o = 0; o < out_shape[d]; ++o) source[d].push_back(PadSource(o, before[d], shape[d], mode));
+  const float fill = *value && !(**value).empty() ? static_cast<float>((**value)[0]) : 0.f;
+  const std::vector<int64_t> in_strides = RowMajorStrides(shape);
+  const int64_t width = out_shape.back(), rows = width ? Tensor::NumElements(out_shape) / width : 0;
+  // The last dimension's interior: output positions [first, first + run) read input [from, from + run).
+  int64_t first = 0;
+  while (first < width && source.back()[first] < 0) ++first;
+  int64_t run = 0;
+  while (first + run < width && source.back()[first + run] == source.back()[first] + run) ++run;
+  const int64_t from = run ? source.back()[first] : 0;
+  return MakeArena(info, [source, in_strides, out_shape, fill, width, rows, first, run, from](const std::vector<const float*>& in, float* out) {
+    const size_t outer_rank = out_shape.size() - 1;
+    const std::vector<int64_t>& last = source.back();
+    ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, width)), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        float* row = out + r * width;
+        int64_t offset = 0, rest = r;
+        bool filled = false;
+        for (size_t d = outer_rank; d-- > 0;) {
+          const int64_t i = source[d][rest % out_shape[d]];
+          rest /= out_shape[d];
+          if (i < 0) filled = true;
+          offset += i * in_strides[d];
+        }
+        if (filled) {
+          std::fill(row, row + width, fill);
+          continue;
+        }
+        const float* src = in[0] + offset;
+        for (int64_t o = 0; o < first; ++o) row[o] = last[o] < 0 ? fill : src[last[o]];
+        if (run) std::memcpy(row + first, src + from, run * sizeof(float));
+        for (int64_t o = first + run; o < width; ++o) row[o] = last[o] < 0 ? fill : src[last[o]];
       }
-    }
+    });
   });
 }
 

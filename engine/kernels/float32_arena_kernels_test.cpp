@@ -94,6 +94,60 @@ TEST_CASE("Where in the arena selects as the reference does under every broadcas
   }
 }
 
+TEST_CASE("Pad in the arena matches ONNX's node tests and the reference in every mode: pads wider than the input, cuts, axes") {
+  TempDir scratch;
+  for (const char* name : {"test_constant_pad", "test_reflect_pad", "test_edge_pad"}) {
+    CAPTURE(name);
+    auto r = RunWithConstantOperands(fs::path("/usr/share/libonnx-testdata/data/node") / name, scratch);
+    CHECK_MESSAGE(r.exit_code == 0, r.err << r.out);
+  }
+  struct Case {
+    std::string mode;
+    std::vector<int64_t> shape, pads, axes;
+  };
+  // Reflect and edge beyond the input's extent, negative pads (a cut), a pad on the last axis only,
+  // rows wholly of the fill (constant on an outer axis), one-element dimensions.
+  const std::vector<Case> cases = {{"reflect", {1, 3, 5, 6}, {0, 0, 2, 3, 0, 0, 1, 4}, {}},  {"reflect", {2, 4, 3}, {0, 5, 4, 0, 6, 7}, {}},
+                                   {"edge", {1, 3, 5, 6}, {0, 0, 4, 9, 0, 0, 3, 1}, {}},     {"constant", {2, 3, 4}, {1, 2, 0, 1, 0, 3}, {}},
+                                   {"constant", {2, 5, 7}, {0, -1, 2, 0, -2, -3}, {}},       {"reflect", {1, 8, 1, 5}, {2, 2, 0, 3}, {2, 3}},
+                                   {"edge", {3, 1, 4}, {2, 1, 0, 5, 3, 2}, {}},              {"reflect", {64, 130}, {0, 4, 0, 4}, {}}};
+  for (const Case& c : cases) {
+    CAPTURE(c.mode);
+    CAPTURE(c.shape.size());
+    TypedTensor x(DType::kFloat32, c.shape), pads(DType::kInt64, {static_cast<int64_t>(c.pads.size())}), value(DType::kFloat32, {});
+    for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>(i) + 0.5f;
+    for (size_t i = 0; i < c.pads.size(); ++i) pads.data<int64_t>()[i] = c.pads[i];
+    value.data<float>()[0] = -7.f;
+    TypedTensor axes(DType::kInt64, {static_cast<int64_t>(c.axes.size())});
+    for (size_t i = 0; i < c.axes.size(); ++i) axes.data<int64_t>()[i] = c.axes[i];
+    std::vector<int64_t> out = c.shape;
+    const std::vector<int64_t> axis_list = c.axes.empty() ? [&] {
+      std::vector<int64_t> all;
+      for (size_t d = 0; d < c.shape.size(); ++d) all.push_back(static_cast<int64_t>(d));
+      return all;
+    }()
+                                                          : c.axes;
+    for (size_t k = 0; k < axis_list.size(); ++k) out[axis_list[k]] += c.pads[k] + c.pads[k + axis_list.size()];
+    kernels::KernelInfo info;
+    info.op_type = info.node_name = "Pad";
+    info.opset = 18;
+    info.num_outputs = 1;
+    info.attrs = kernels::Attrs(nlohmann::json{{"mode", c.mode}});
+    info.input_types = {DType::kFloat32, DType::kInt64, DType::kFloat32};
+    info.input_shapes = {c.shape, pads.shape, value.shape};
+    info.constant_inputs = {nullptr, std::make_shared<TypedTensor>(pads), std::make_shared<TypedTensor>(value)};
+    kernels::KernelInputs inputs = {&x, &pads, &value};
+    if (!c.axes.empty()) {
+      info.input_types.push_back(DType::kInt64);
+      info.input_shapes.push_back(axes.shape);
+      info.constant_inputs.push_back(std::make_shared<TypedTensor>(axes));
+      inputs.push_back(&axes);
+    }
+    info.output_shapes = {out};
+    CheckArenaAgainstReference(info, inputs);
+  }
+}
+
 TEST_CASE("Transpose in the arena moves every element as the reference does: every permutation of 4-D shapes around the tiles and the threads' split") {
   for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{2, 5, 3, 7}, {1, 24, 17, 19}, {1, 48, 30, 30}, {3, 1, 33, 4}}) {
     TypedTensor x(DType::kFloat32, shape);
