@@ -148,6 +148,42 @@ TEST_CASE("Pad in the arena matches ONNX's node tests and the reference in every
   }
 }
 
+TEST_CASE("GatherElements in the arena gathers as the reference does along every axis, int64 and int32 indices, and names an index out of range") {
+  for (const char* name : {"test_gather_elements_0", "test_gather_elements_1", "test_gather_elements_negative_indices"}) {
+    TempDir scratch;
+    CAPTURE(name);
+    auto r = RunWithConstantOperands(fs::path("/usr/share/libonnx-testdata/data/node") / name, scratch);
+    CHECK_MESSAGE(r.exit_code == 0, r.err << r.out);
+  }
+  const std::vector<int64_t> shape = {2, 5, 7, 3};
+  TypedTensor x(DType::kFloat32, shape);
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>(i) + 0.5f;
+  for (DType index_type : {DType::kInt64, DType::kInt32})
+    for (int64_t axis = -1; axis < 4; ++axis) {
+      CAPTURE(axis);
+      const int64_t a = axis < 0 ? axis + 4 : axis;
+      std::vector<int64_t> idx_shape = {2, 4, 6, 3};  // narrower than x but along the axis
+      idx_shape[a] = 9;
+      TypedTensor idx(index_type, idx_shape);
+      for (int64_t i = 0; i < idx.size(); ++i) idx.SetAt(i, static_cast<double>((i * 7919) % (2 * shape[a]) - shape[a]));  // [-dim, dim)
+      kernels::KernelInfo info;
+      info.op_type = info.node_name = "GatherElements";
+      info.opset = 13;
+      info.num_outputs = 1;
+      info.attrs = kernels::Attrs(nlohmann::json{{"axis", axis}});
+      info.input_types = {DType::kFloat32, index_type};
+      info.input_shapes = {shape, idx_shape};
+      info.output_shapes = {idx_shape};
+      CheckArenaAgainstReference(info, {&x, &idx});
+      idx.SetAt(idx.size() - 1, static_cast<double>(shape[a]));
+      auto arena = kernels::KernelRegistry::Default().Create(info, "float32");
+      REQUIRE(arena.ok());
+      std::vector<TypedTensor> out(1);
+      const Status refused = (*arena)->Compute({&x, &idx}, &out);
+      CHECK_MESSAGE(refused.message().find("index " + std::to_string(shape[a]) + " is outside its dimension") != std::string::npos, refused.message());
+    }
+}
+
 TEST_CASE("Transpose in the arena moves every element as the reference does: every permutation of 4-D shapes around the tiles and the threads' split") {
   for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{2, 5, 3, 7}, {1, 24, 17, 19}, {1, 48, 30, 30}, {3, 1, 33, 4}}) {
     TypedTensor x(DType::kFloat32, shape);

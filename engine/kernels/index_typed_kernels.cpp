@@ -1,10 +1,11 @@
-// Typed implementations of the routing and detection ops: Gather, GatherND, ScatterElements,
+// Typed implementations of the routing and detection ops: Gather, GatherElements, GatherND, ScatterElements,
 // ScatterND, NonZero, TopK, and the Transpose between them (NonZero's indices turned to rows), each
 // last but the float32 arena kernels in its op's table ("typed"). Elements move as bytes (whole rows and slices at once) or are compared and reduced in
 // their own type, where the reference reads and writes each element through a dtype switch; the
 // results are the reference's. Anything else (strings, another reduction or dtype, an index
 // outside its dimension, which the reference reports) runs the reference kernel.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <numeric>
 #include <optional>
@@ -89,6 +90,54 @@ Result<TypedFn> Gather(const KernelInfo& info) {
       }
     });
     return true;
+  });
+}
+
+// GatherElements (torch.gather): element j of the output is x at j's coordinates with idx[j] along
+// `axis`. Rows of the last dimension at a time: each row's base offset once, then one index read
+// and one element moved per position, in the element's width.
+Result<TypedFn> GatherElements(const KernelInfo& info) {
+  const int64_t axis_attr = info.attrs.Int("axis", 0);
+  return TypedFn([axis_attr](const KernelInputs& in, std::vector<TypedTensor>* out) {
+    const TypedTensor &x = *in[0], &idx = *in[1];
+    auto axis = Axis(axis_attr, x.rank());
+    if (!axis || x.rank() == 0 || idx.rank() != x.rank() || (idx.dtype != DType::kInt64 && idx.dtype != DType::kInt32)) return false;
+    for (int64_t k = 0; k < x.rank(); ++k)
+      if (k != *axis && idx.shape[k] > x.shape[k]) return false;  // the reference reports it
+    const size_t bytes = ElementBytes(x.dtype);
+    if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) return false;
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, x.dtype, idx.shape);
+    const int64_t rank = x.rank(), last = rank - 1, width = idx.shape.back(), rows = width ? idx.size() / width : 0, dim = x.shape[*axis];
+    const std::vector<int64_t> strides = Strides(x.shape);
+    std::atomic<bool> in_range{true};
+    auto gather = [&](auto* dst, const auto* src) {
+      ParallelFor(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, width)), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end && in_range.load(std::memory_order_relaxed); ++r) {
+          int64_t base = 0, rest = r;
+          for (int64_t k = last - 1; k >= 0; --k) {
+            const int64_t c = rest % idx.shape[k];
+            rest /= idx.shape[k];
+            if (k != *axis) base += c * strides[k];
+          }
+          for (int64_t j = 0; j < width; ++j) {
+            int64_t i = IndexAt(idx, r * width + j);
+            if (!Wrap(&i, dim)) {
+              in_range = false;
+              return;
+            }
+            dst[r * width + j] = src[base + i * strides[*axis] + (*axis == last ? 0 : j)];
+          }
+        }
+      });
+    };
+    switch (bytes) {
+      case 1: gather(reinterpret_cast<uint8_t*>(y.bytes.data()), reinterpret_cast<const uint8_t*>(x.bytes.data())); break;
+      case 2: gather(reinterpret_cast<uint16_t*>(y.bytes.data()), reinterpret_cast<const uint16_t*>(x.bytes.data())); break;
+      case 4: gather(reinterpret_cast<uint32_t*>(y.bytes.data()), reinterpret_cast<const uint32_t*>(x.bytes.data())); break;
+      default: gather(reinterpret_cast<uint64_t*>(y.bytes.data()), reinterpret_cast<const uint64_t*>(x.bytes.data())); break;
+    }
+    return in_range.load();  // out of range: the reference reports the index
   });
 }
 
@@ -418,6 +467,7 @@ void RegisterTypedIndexKernels(KernelRegistry* r) {
     r->Add({op, since, INT_MAX, std::move(types), 0, Typed(std::move(make)), false, "typed"});
   };
   add("Gather", 1, Gather, movable);
+  add("GatherElements", 11, GatherElements, movable);
   add("GatherND", 11, GatherND, movable);
   add("ScatterElements", 11, ScatterElements, movable);
   add("ScatterND", 11, ScatterND, movable);

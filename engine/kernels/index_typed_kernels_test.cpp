@@ -106,6 +106,35 @@ TEST_CASE("typed Transpose: every permutation of a 4-D tensor, NonZero's [rank, 
   CHECK(chosen == "typed");
 }
 
+TEST_CASE("typed GatherElements: torch.gather along every axis as the reference gathers it, indices narrower than the input, negative, out of range refused") {
+  for (DType dtype : {DType::kFloat32, DType::kInt64, DType::kUInt8}) {
+    CAPTURE(DTypeName(dtype));
+    TypedTensor x(dtype, {2, 5, 7, 3});
+    for (int64_t i = 0; i < x.size(); ++i) x.SetAt(i, static_cast<double>(i % 251));
+    for (int64_t axis = -1; axis < 4; ++axis) {
+      CAPTURE(axis);
+      const int64_t a = axis < 0 ? axis + 4 : axis;
+      std::vector<int64_t> shape = {2, 4, 6, 3};  // narrower than x but along the axis, which it exceeds
+      shape[a] = 9;
+      TypedTensor idx(DType::kInt64, shape);
+      for (int64_t i = 0; i < idx.size(); ++i) idx.data<int64_t>()[i] = (i * 7919) % (2 * x.shape[a]) - x.shape[a];  // [-dim, dim)
+      KernelInfo info;
+      info.op_type = "GatherElements", info.node_name = "g", info.opset = 13, info.input_types = {dtype, DType::kInt64};
+      info.attrs = Attrs(nlohmann::json{{"axis", axis}});
+      auto typed = KernelRegistry::Default().Create(info, "typed");
+      auto reference = KernelRegistry::Default().Create(info, "reference");
+      REQUIRE((typed.ok() && reference.ok()));
+      std::vector<TypedTensor> got(1), want(1);
+      REQUIRE((*typed)->Compute({&x, &idx}, &got).ok());
+      REQUIRE((*reference)->Compute({&x, &idx}, &want).ok());
+      CHECK(got[0] == want[0]);
+      idx.data<int64_t>()[idx.size() / 2] = x.shape[a];
+      std::vector<TypedTensor> refused(1);
+      CHECK_FALSE((*typed)->Compute({&x, &idx}, &refused).ok());  // the reference reports it
+    }
+  }
+}
+
 TEST_CASE("typed GatherND: one element per index (a score per selected box) as the reference gathers it, negative indices, out of range refused") {
   for (DType dtype : {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kFloat64}) {
     CAPTURE(DTypeName(dtype));

@@ -30,6 +30,8 @@ class ArenaOpKernel : public OpKernel {
     }
     TypedTensor y(DType::kFloat32, *out_shape);
     arena_.run(pointers, y.data<float>());
+    if (arena_.verdict)
+      if (Status s = arena_.verdict(); !s.ok()) return s;
     (*outputs)[0] = std::move(y);
     return Status::Ok();
   }

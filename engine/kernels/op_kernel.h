@@ -85,6 +85,9 @@ struct ArenaFunction {
   // `run` may run on any thread, beside another kernel, serially there: plain loops over
   // ParallelFor, no library state of the thread that made it (Kernel::RunsOnAnyThread).
   bool runs_on_any_thread = false;
+  // After `run`, on the same thread: what it found wrong in its run-time inputs (an index out of
+  // range: kInvalidInput naming the node, the output then undefined); empty: nothing it checks.
+  std::function<Status()> verdict;
 };
 
 class OpKernel {

@@ -154,7 +154,10 @@ void Executor::ReleaseWeight(int v) {
 Status Executor::RunStep(Step& s, const std::vector<const float*>& in, float* out) {
   switch (s.kind) {
     case Step::Kind::kAlias: break;
-    case Step::Kind::kArena: s.arena->run(in, out); break;
+    case Step::Kind::kArena:
+      s.arena->run(in, out);
+      if (s.arena->verdict) return s.arena->verdict();
+      break;
     case Step::Kind::kDirect: return s.kernel->RunDirect(in, out);
     case Step::Kind::kCopying: {
       std::vector<Tensor> copies(s.inputs.size());
