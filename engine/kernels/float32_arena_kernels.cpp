@@ -1,6 +1,6 @@
 // The float32 arena implementations (ArenaFunction, op_kernel.h): data movement (Transpose,
 // Slice, DepthToSpace, SpaceToDepth, Concat, Gather, GatherElements, Pad, Expand, Where, Resize, GridSample), Clip, Pow, the functions of
-// engine/backends/simd/unary_float_simd.h (Exp, Log, Sqrt, LeakyRelu, Elu, Softplus, ...), LogSoftmax,
+// engine/backends/simd/unary_float_simd.h (Exp, Log, Sqrt, LeakyRelu, Elu, Softplus, ...), PRelu, LogSoftmax,
 // FakeQuantizeLinear (a fused QuantizeLinear -> DequantizeLinear pair), inference
 // BatchNormalization, InstanceNormalization and GroupNormalization (float32_norm_kernels.h) and copies (Identity, Dropout, a Cast to float32, the reshaping ops), each
 // made for its node's static shapes with its constant operands (Clip bounds, Gather indices, Pad
@@ -671,6 +671,37 @@ Result<std::unique_ptr<OpKernel>> SimdUnary(const KernelInfo& info) {
   return MakeArena(info, [f = *f, count](const std::vector<const float*>& in, float* out) { UnaryFloatSimd(f, in[0], out, count); }, true);
 }
 
+// PRelu: x where x >= 0, slope * x below, the slope broadcast to x (one value, or one per channel
+// as torch's PReLU(num_parameters=C) exports it). A row whose slope is one value runs as LeakyRelu
+// on SIMD; a slope that varies along the row, element by element.
+Result<std::unique_ptr<OpKernel>> PRelu(const KernelInfo& info) {
+  const auto& shape = OutShape(info);
+  if (InShape(info, 0) != shape) return info.Bad("the output's shape differs from the input's");
+  if (InShape(info, 1).size() > shape.size()) return info.Bad("the slope has a higher rank than the input");
+  const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(InShape(info, 1), shape)};
+  const int64_t width = shape.empty() ? 1 : shape.back(), rows = width ? Tensor::NumElements(shape) / width : 0;
+  const int64_t along = shape.empty() ? 0 : strides[0].back();  // the slope's step along a row
+  return MakeArena(
+      info,
+      [shape, strides, width, rows, along](const std::vector<const float*>& in, float* out) {
+        ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, width)), [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            int64_t offset = 0;
+            if (!shape.empty()) BroadcastRowOffsets(r, shape, strides, &offset);
+            const float* x = in[0] + r * width;
+            const float* slope = in[1] + offset;
+            float* y = out + r * width;
+            if (along == 0) {
+              UnaryFloatSimd(UnaryFloatFunction{UnaryFloatKind::kLeakyRelu, *slope, 0, 0}, x, y, width);
+              continue;
+            }
+            for (int64_t i = 0; i < width; ++i) y[i] = x[i] < 0 ? slope[i * along] * x[i] : x[i];
+          }
+        });
+      },
+      true);
+}
+
 // LogSoftmax (opset 13) over the last axis: rows on the threads, each on Highway (softmax_rows_simd.h).
 Result<std::unique_ptr<OpKernel>> LogSoftmax(const KernelInfo& info) {
   const auto& shape = OutShape(info);
@@ -801,6 +832,7 @@ void RegisterFloat32ArenaKernels(KernelRegistry* r) {
     add(op, since, SimdUnary);
   add("FakeQuantizeLinear", 1, FakeQuantize);  // fake_quant_fusion.h
   add("LogSoftmax", 13, LogSoftmax);
+  add("PRelu", 9, PRelu);
   add("BatchNormalization", 9, [](const KernelInfo& info) { return BatchNorm(info, false); });
   add("FusedBatchNormalization", 1, [](const KernelInfo& info) { return BatchNorm(info, true); });  // batch_norm_relu_fusion.h
   add("InstanceNormalization", 6, [](const KernelInfo& info) { return Float32GroupedNorm(info, true); });

@@ -184,6 +184,25 @@ TEST_CASE("GatherElements in the arena gathers as the reference does along every
     }
 }
 
+TEST_CASE("PRelu in the arena computes the reference's bits for every slope broadcast: one value, per channel, along the row") {
+  const std::vector<int64_t> shape = {1, 6, 5, 37};
+  TypedTensor x(DType::kFloat32, shape);
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 201 - 100) * 0.37f;
+  for (const std::vector<int64_t>& slope_shape : std::vector<std::vector<int64_t>>{{}, {1}, {6, 1, 1}, {37}, {5, 37}, {1, 6, 5, 37}}) {
+    CAPTURE(slope_shape.size());
+    TypedTensor slope(DType::kFloat32, slope_shape);
+    for (int64_t i = 0; i < slope.size(); ++i) slope.data<float>()[i] = 0.01f + 0.13f * static_cast<float>(i % 7);
+    kernels::KernelInfo info;
+    info.op_type = info.node_name = "PRelu";
+    info.opset = 16;
+    info.num_outputs = 1;
+    info.input_types = {DType::kFloat32, DType::kFloat32};
+    info.input_shapes = {shape, slope_shape};
+    info.output_shapes = {shape};
+    CheckArenaAgainstReference(info, {&x, &slope});
+  }
+}
+
 TEST_CASE("Transpose in the arena moves every element as the reference does: every permutation of 4-D shapes around the tiles and the threads' split") {
   for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{2, 5, 3, 7}, {1, 24, 17, 19}, {1, 48, 30, 30}, {3, 1, 33, 4}}) {
     TypedTensor x(DType::kFloat32, shape);
