@@ -518,18 +518,98 @@ bool StaticWhere(const KernelInfo& info) {
 
 // Resize (opset 11+): nearest or (multi)linear along every axis whose size changes, with ONNX's
 // coordinate transformations half_pixel, pytorch_half_pixel, align_corners and asymmetric.
+// Where output coordinate `o` of an axis resized from `in` to `out` elements (`scale`, and the
+// resized length ONNX divides by: not rounded when scales are given) reads in the input, under
+// `transform`.
+double ResizeSourceCoordinate(int64_t o, int64_t in, int64_t out, double scale, double resized_length, const std::string& transform) {
+  if (transform == "align_corners") return resized_length > 1 ? o * double(in - 1) / (resized_length - 1) : 0;
+  if (transform == "asymmetric") return o / scale;
+  if (transform == "pytorch_half_pixel" && out == 1) return 0;
+  return (o + 0.5) / scale - 0.5;
+}
+
+// Cubic Resize of the last two axes (bicubic upsampling, as torch's interpolate(mode="bicubic")
+// exports it): per output coordinate four input taps and their weights (cubic_coeff_a; taps past
+// the edge read the edge, or with exclude_outside weigh nothing and the rest are renormalized, as
+// ONNX's reference); each output row the vertical sum of four rows filtered horizontally.
+Result<std::unique_ptr<OpKernel>> ResizeCubicPlanes(const KernelInfo& info, const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape,
+                                                    const std::optional<std::vector<double>>& scales, const std::string& transform) {
+  const size_t rank = in_shape.size();
+  if (rank < 2) return info.Bad("cubic resizing of fewer than two axes");
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (in_shape[d] != out_shape[d]) return info.Bad("cubic resizing of an axis other than the last two");
+  const double a = info.attrs.Float("cubic_coeff_a", -0.75f);
+  const bool exclude_outside = info.attrs.Int("exclude_outside", 0) != 0;
+  struct Taps {
+    int64_t at[4];
+    float w[4];
+  };
+  auto axis_taps = [&](size_t d) {
+    const int64_t in = in_shape[d], out = out_shape[d];
+    const bool scaled = scales && scales->size() == rank && (*scales)[d] > 0;
+    const double scale = scaled ? (*scales)[d] : static_cast<double>(out) / in;
+    const double resized_length = scaled ? in * scale : static_cast<double>(out);
+    std::vector<Taps> taps(static_cast<size_t>(out));
+    for (int64_t o = 0; o < out; ++o) {
+      const double x = ResizeSourceCoordinate(o, in, out, scale, resized_length, transform);
+      int64_t base = static_cast<int64_t>(std::floor(x));
+      double t = x - base;
+      if (t == 0) t = 1, base -= 1;  // an exact tap: ONNX's reference takes the four nearest, the lower first
+      const double s[4] = {1 + t, t, 1 - t, 2 - t};
+      double w[4], sum = 0;
+      for (int k = 0; k < 4; ++k) {
+        const double d = s[k];
+        w[k] = d <= 1 ? ((a + 2) * d - (a + 3)) * d * d + 1 : ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+        const int64_t i = base - 1 + k;
+        if (exclude_outside && (i < 0 || i >= in)) w[k] = 0;
+        sum += w[k];
+      }
+      for (int k = 0; k < 4; ++k) {
+        taps[o].at[k] = std::clamp<int64_t>(base - 1 + k, 0, in - 1);
+        taps[o].w[k] = static_cast<float>(exclude_outside && sum != 0 ? w[k] / sum : w[k]);
+      }
+    }
+    return taps;
+  };
+  const std::vector<Taps> ys = axis_taps(rank - 2), xs = axis_taps(rank - 1);
+  const int64_t out_h = out_shape[rank - 2], out_w = out_shape[rank - 1], in_h = in_shape[rank - 2], in_w = in_shape[rank - 1];
+  const int64_t planes = Tensor::NumElements(out_shape) / std::max<int64_t>(out_h * out_w, 1);
+  return MakeArena(info, [ys, xs, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
+    ParallelFor(planes * out_h, std::max<int64_t>(1, 2048 / std::max<int64_t>(1, out_w)), [&](int64_t begin, int64_t end) {
+      std::vector<float> filtered(static_cast<size_t>(4 * out_w));
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t p = r / out_h, oy = r % out_h;
+        const float* src = in[0] + p * in_h * in_w;
+        const Taps& ty = ys[oy];
+        for (int k = 0; k < 4; ++k) {
+          const float* row = src + ty.at[k] * in_w;
+          float* f = filtered.data() + k * out_w;
+          for (int64_t ox = 0; ox < out_w; ++ox) {
+            const Taps& tx = xs[ox];
+            f[ox] = tx.w[0] * row[tx.at[0]] + tx.w[1] * row[tx.at[1]] + tx.w[2] * row[tx.at[2]] + tx.w[3] * row[tx.at[3]];
+          }
+        }
+        float* dst = out + r * out_w;
+        for (int64_t ox = 0; ox < out_w; ++ox)
+          dst[ox] = ty.w[0] * filtered[ox] + ty.w[1] * filtered[out_w + ox] + ty.w[2] * filtered[2 * out_w + ox] + ty.w[3] * filtered[3 * out_w + ox];
+      }
+    });
+  });
+}
+
 Result<std::unique_ptr<OpKernel>> Resize(const KernelInfo& info) {
   const auto& in_shape = InShape(info, 0);
   const auto& out_shape = OutShape(info);
   const std::string mode = info.attrs.String("mode", "nearest");
   const std::string transform = info.attrs.String("coordinate_transformation_mode", "half_pixel");
   const std::string nearest_mode = info.attrs.String("nearest_mode", "round_prefer_floor");
-  if (mode != "nearest" && mode != "linear") return info.Bad("mode '" + mode + "' is not supported (nearest and linear are)");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic") return info.Bad("mode '" + mode + "' is not supported (nearest, linear and cubic are)");
   if (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "align_corners" && transform != "asymmetric")
     return info.Bad("coordinate_transformation_mode '" + transform + "' is not supported");
   if (in_shape.size() != out_shape.size()) return info.Bad("the output's rank differs from the input's");
   auto scales = ConstantValues(info, 2);
   if (!scales.ok()) return scales.status();
+  if (mode == "cubic") return ResizeCubicPlanes(info, in_shape, out_shape, *scales, transform);
   const size_t rank = in_shape.size();
   // Per output axis and coordinate: the two input indices and the second one's weight.
   struct Tap {
@@ -543,11 +623,7 @@ Result<std::unique_ptr<OpKernel>> Resize(const KernelInfo& info) {
     const double scale = scaled ? (**scales)[d] : static_cast<double>(out) / in;
     const double resized_length = scaled ? in * scale : static_cast<double>(out);  // ONNX: not rounded when scales are given
     for (int64_t o = 0; o < out; ++o) {
-      double x;
-      if (transform == "align_corners") x = resized_length > 1 ? o * double(in - 1) / (resized_length - 1) : 0;
-      else if (transform == "asymmetric") x = o / scale;
-      else if (transform == "pytorch_half_pixel" && out == 1) x = 0;
-      else x = (o + 0.5) / scale - 0.5;
+      double x = ResizeSourceCoordinate(o, in, out, scale, resized_length, transform);
       if (mode == "nearest") {
         int64_t k;
         if (nearest_mode == "floor") k = static_cast<int64_t>(std::floor(x));

@@ -20,7 +20,7 @@ using testing::RunCli;
 using testing::TempDir;
 
 // Runs node test `dir` with every input after the first made an initializer; the CLI's result.
-testing::CommandResult RunWithConstantOperands(const fs::path& dir, const TempDir& scratch) {
+testing::CommandResult RunWithConstantOperands(const fs::path& dir, const TempDir& scratch, const std::string& flags = "") {
   onnx::ModelProto model;
   REQUIRE(testing::ReadProtoFile(dir / "model.onnx", &model));
   auto* g = model.mutable_graph();
@@ -36,7 +36,7 @@ testing::CommandResult RunWithConstantOperands(const fs::path& dir, const TempDi
   fs::copy_file(dir / "test_data_set_0/input_0.pb", data / "input_0.pb");
   fs::copy_file(dir / "test_data_set_0/output_0.pb", data / "output_0.pb");
   std::ofstream(data / "model.onnx", std::ios::binary) << model.SerializeAsString();
-  return RunCli("run -m " + (data / "model.onnx").string() + " --data " + data.string() + " --repeat 1 --warmup 0 --bank " + (scratch / "none"));
+  return RunCli("run -m " + (data / "model.onnx").string() + " --data " + data.string() + " --repeat 1 --warmup 0 --bank " + (scratch / "none") + flags);
 }
 
 TEST_CASE("Resize matches ONNX's node tests in every mode with roi, scales and sizes as constants") {
@@ -51,6 +51,24 @@ TEST_CASE("Resize matches ONNX's node tests in every mode with roi, scales and s
     matched += r.exit_code == 0;
   }
   CHECK(matched >= 22);  // nearest (four roundings), linear, cubic, tf_crop_and_resize, exclude_outside
+}
+
+TEST_CASE("Resize's cubic node tests run on the arena and match: scales and sizes, up and down, A -0.5 with exclude_outside, align_corners, asymmetric") {
+  TempDir scratch;
+  int cubic = 0;
+  for (const auto& e : fs::directory_iterator("/usr/share/libonnx-testdata/data/node")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("test_resize_", 0) != 0 || name.find("cubic") == std::string::npos) continue;
+    CAPTURE(name);
+    auto r = RunWithConstantOperands(e.path(), scratch, " --json --profile");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err << r.out);
+    const auto report = nlohmann::json::parse(r.out);
+    CHECK(report["check"]["ok"] == true);
+    for (const auto& step : report["profile"])
+      if (step["op_type"] == "Resize") CHECK(step["source"] == "float32");
+    ++cubic;
+  }
+  CHECK(cubic >= 9);
 }
 
 // Where's arena kernel (a bool condition read as its bytes) against the reference, over the
