@@ -1,6 +1,6 @@
 // The float32 arena implementations (ArenaFunction, op_kernel.h): data movement (Transpose,
 // Slice, DepthToSpace, SpaceToDepth, Concat, Gather, GatherElements, Pad, Expand, Where, Resize, GridSample), Clip, Pow, the functions of
-// engine/backends/simd/unary_float_simd.h (Exp, Log, Sqrt, LeakyRelu, Elu, Softplus, ...), PRelu, LogSoftmax,
+// engine/backends/simd/unary_float_simd.h (Exp, Log, Sqrt, LeakyRelu, Elu, Softplus, ...), PRelu, CumSum, LogSoftmax,
 // FakeQuantizeLinear (a fused QuantizeLinear -> DequantizeLinear pair), inference
 // BatchNormalization, InstanceNormalization and GroupNormalization (float32_norm_kernels.h) and copies (Identity, Dropout, a Cast to float32, the reshaping ops), each
 // made for its node's static shapes with its constant operands (Clip bounds, Gather indices, Pad
@@ -778,6 +778,44 @@ Result<std::unique_ptr<OpKernel>> PRelu(const KernelInfo& info) {
       true);
 }
 
+constexpr int64_t kRun = 64;  // CumSum: the positions after the axis one task sums
+
+// CumSum along a constant axis, exclusive and reverse as the attributes say: each task a run of
+// the positions after the axis (contiguous), summed step by step along it in double, as the
+// reference sums.
+Result<std::unique_ptr<OpKernel>> CumSum(const KernelInfo& info) {
+  auto axis_value = ConstantValues(info, 1);
+  if (!axis_value.ok()) return axis_value.status();
+  if (!*axis_value || (**axis_value).size() != 1) return info.Bad("takes a constant scalar axis");
+  const auto& shape = InShape(info, 0);
+  const int64_t axis = PositiveAxis(static_cast<int64_t>((**axis_value)[0]), shape.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size())) return info.Bad("axis outside the input's rank");
+  const bool exclusive = info.attrs.Int("exclusive", 0) != 0, reverse = info.attrs.Int("reverse", 0) != 0;
+  int64_t inner = 1;
+  for (size_t k = static_cast<size_t>(axis) + 1; k < shape.size(); ++k) inner *= shape[k];
+  const int64_t dim = shape[axis], outer = dim * inner ? Tensor::NumElements(shape) / (dim * inner) : 0;
+  const int64_t runs = (inner + kRun - 1) / kRun;
+  return MakeArena(info, [exclusive, reverse, inner, dim, outer, runs](const std::vector<const float*>& in, float* out) {
+    ParallelFor(outer * runs, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, dim * kRun)), [&](int64_t begin, int64_t end) {
+      double sum[kRun];
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t o = t / runs, first = (t % runs) * kRun, n = std::min(kRun, inner - first);
+        std::fill(sum, sum + n, 0.0);
+        for (int64_t step = 0; step < dim; ++step) {
+          const int64_t at = (o * dim + (reverse ? dim - 1 - step : step)) * inner + first;
+          const float* x = in[0] + at;
+          float* y = out + at;
+          for (int64_t i = 0; i < n; ++i) {
+            if (exclusive) y[i] = static_cast<float>(sum[i]);
+            sum[i] += x[i];
+            if (!exclusive) y[i] = static_cast<float>(sum[i]);
+          }
+        }
+      }
+    });
+  });
+}
+
 // LogSoftmax (opset 13) over the last axis: rows on the threads, each on Highway (softmax_rows_simd.h).
 Result<std::unique_ptr<OpKernel>> LogSoftmax(const KernelInfo& info) {
   const auto& shape = OutShape(info);
@@ -909,6 +947,7 @@ void RegisterFloat32ArenaKernels(KernelRegistry* r) {
   add("FakeQuantizeLinear", 1, FakeQuantize);  // fake_quant_fusion.h
   add("LogSoftmax", 13, LogSoftmax);
   add("PRelu", 9, PRelu);
+  add("CumSum", 11, CumSum);
   add("BatchNormalization", 9, [](const KernelInfo& info) { return BatchNorm(info, false); });
   add("FusedBatchNormalization", 1, [](const KernelInfo& info) { return BatchNorm(info, true); });  // batch_norm_relu_fusion.h
   add("InstanceNormalization", 6, [](const KernelInfo& info) { return Float32GroupedNorm(info, true); });

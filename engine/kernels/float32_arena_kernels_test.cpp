@@ -221,6 +221,31 @@ TEST_CASE("PRelu in the arena computes the reference's bits for every slope broa
   }
 }
 
+TEST_CASE("CumSum in the arena computes the reference's bits along every axis, exclusive and reverse") {
+  const std::vector<int64_t> shape = {2, 7, 3, 70};
+  TypedTensor x(DType::kFloat32, shape);
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 201 - 100) * 0.0137f;
+  for (int64_t axis = -1; axis < 4; ++axis)
+    for (int exclusive = 0; exclusive < 2; ++exclusive)
+      for (int reverse = 0; reverse < 2; ++reverse) {
+        CAPTURE(axis);
+        CAPTURE(exclusive);
+        CAPTURE(reverse);
+        TypedTensor a(DType::kInt64, {});
+        a.data<int64_t>()[0] = axis;
+        kernels::KernelInfo info;
+        info.op_type = info.node_name = "CumSum";
+        info.opset = 14;
+        info.num_outputs = 1;
+        info.attrs = kernels::Attrs(nlohmann::json{{"exclusive", exclusive}, {"reverse", reverse}});
+        info.input_types = {DType::kFloat32, DType::kInt64};
+        info.input_shapes = {shape, a.shape};
+        info.output_shapes = {shape};
+        info.constant_inputs = {nullptr, std::make_shared<TypedTensor>(a)};
+        CheckArenaAgainstReference(info, {&x, &a});
+      }
+}
+
 TEST_CASE("Transpose in the arena moves every element as the reference does: every permutation of 4-D shapes around the tiles and the threads' split") {
   for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{2, 5, 3, 7}, {1, 24, 17, 19}, {1, 48, 30, 30}, {3, 1, 33, 4}}) {
     TypedTensor x(DType::kFloat32, shape);
