@@ -59,6 +59,7 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       (3 -> 64 -> 128 -> 1024 per point), max over the points, an MLP head;
                       [1,3,2048] points -> [1,40]
   convnext, conformer, vae_decoder, deeplab: scripts/user_models_modern.py
+  style_transfer, conv_tasnet, dgcnn, regnet_x, bicubic_sr, gated_scan: scripts/user_models_held_out.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -69,6 +70,7 @@ import torch
 import torchvision
 
 from user_models_modern import Conformer, ConvNeXt, DeepLab, VaeDecoder
+import user_models_held_out as held_out
 
 VOCAB = 1000
 
@@ -781,10 +783,16 @@ BUILDERS = {
     "conformer": ("speech", _conformer),
     "vae_decoder": ("generative", _vae_decoder),
     "deeplab": ("segmentation", _deeplab),
+    "style_transfer": ("image-to-image", held_out.style_transfer),
+    "conv_tasnet": ("speech separation", held_out.conv_tasnet),
+    "dgcnn": ("point cloud", lambda small: held_out.dgcnn(small, random_batch_norm_statistics)),
+    "regnet_x": ("grouped CNN", lambda small: held_out.regnet_x(small, random_batch_norm_statistics)),
+    "bicubic_sr": ("super-resolution", held_out.bicubic_sr),
+    "gated_scan": ("sequence (scan)", held_out.gated_scan),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
-         "convnext", "conformer", "vae_decoder", "deeplab"]
+         "convnext", "conformer", "vae_decoder", "deeplab", "style_transfer", "conv_tasnet", "dgcnn", "regnet_x", "bicubic_sr", "gated_scan"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.

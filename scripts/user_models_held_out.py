@@ -1,0 +1,165 @@
+"""Six families first run as held-out models (nobody had tuned for them), each of which had an op on
+the reference kernels; scripts/user_models.py registers them:
+
+  style_transfer      Johnson et al.'s fast style transfer: ReflectionPad2d before every convolution,
+                      InstanceNorm2d with ReLU, three residual blocks, nearest 2x upsampling, Tanh;
+                      [1,3,256,256] -> [1,3,256,256]
+  conv_tasnet         Conv-TasNet speech separation: a strided Conv1d encoder, GroupNorm(1), blocks of
+                      1x1 Conv1d, PReLU, GroupNorm(1), dilated depthwise Conv1d; sigmoid masks and a
+                      ConvTranspose1d decoder per source; [1,1,16000] -> [1,2,16000]
+  dgcnn               DGCNN point-cloud classification: k-nearest neighbours from pairwise distances
+                      (MatMul, TopK), neighbour features by torch.gather over an expanded tensor
+                      (GatherElements), 1x1 Conv2d edge convolutions, max over neighbours; [1,3,512]
+  regnet_x            torchvision's RegNetX-400MF: bottlenecks whose 3x3 convolutions are grouped
+                      (16 channels a group); [1,3,224,224]
+  bicubic_sr          super-resolution around a bicubic upsampling (Resize cubic) with a Mish
+                      residual branch; [1,3,128,128] -> [1,3,256,256]
+  gated_scan          a state-space-flavoured sequence block: LayerNorm, a gated projection, decays
+                      by CumSum and Exp, SiLU gating; [1,256,128]
+"""
+import torch
+import torch.nn.functional as F
+import torchvision
+
+
+def _seeded(*shape):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(1))
+
+
+def _conv_norm_relu(c_in, c_out, kernel, stride=1):
+    return torch.nn.Sequential(torch.nn.ReflectionPad2d(kernel // 2), torch.nn.Conv2d(c_in, c_out, kernel, stride),
+                               torch.nn.InstanceNorm2d(c_out, affine=True), torch.nn.ReLU())
+
+
+class StyleTransfer(torch.nn.Module):
+    def __init__(self, width=32, blocks=3):
+        super().__init__()
+        w = width
+        self.down = torch.nn.Sequential(_conv_norm_relu(3, w, 9), _conv_norm_relu(w, 2 * w, 3, 2), _conv_norm_relu(2 * w, 4 * w, 3, 2))
+        self.res = torch.nn.ModuleList([
+            torch.nn.Sequential(_conv_norm_relu(4 * w, 4 * w, 3), torch.nn.ReflectionPad2d(1), torch.nn.Conv2d(4 * w, 4 * w, 3),
+                                torch.nn.InstanceNorm2d(4 * w, affine=True)) for _ in range(blocks)])
+        self.up = torch.nn.Sequential(torch.nn.Upsample(scale_factor=2, mode="nearest"), _conv_norm_relu(4 * w, 2 * w, 3),
+                                      torch.nn.Upsample(scale_factor=2, mode="nearest"), _conv_norm_relu(2 * w, w, 3))
+        self.out = torch.nn.Sequential(torch.nn.ReflectionPad2d(4), torch.nn.Conv2d(w, 3, 9))
+
+    def forward(self, x):
+        y = self.down(x)
+        for block in self.res:
+            y = y + block(y)
+        return torch.tanh(self.out(self.up(y)))
+
+
+class TasBlock(torch.nn.Module):
+    def __init__(self, channels, hidden, dilation):
+        super().__init__()
+        self.expand = torch.nn.Conv1d(channels, hidden, 1)
+        self.act1, self.norm1 = torch.nn.PReLU(), torch.nn.GroupNorm(1, hidden)
+        self.depthwise = torch.nn.Conv1d(hidden, hidden, 3, padding=dilation, dilation=dilation, groups=hidden)
+        self.act2, self.norm2 = torch.nn.PReLU(), torch.nn.GroupNorm(1, hidden)
+        self.project = torch.nn.Conv1d(hidden, channels, 1)
+
+    def forward(self, x):
+        return x + self.project(self.norm2(self.act2(self.depthwise(self.norm1(self.act1(self.expand(x)))))))
+
+
+class ConvTasNet(torch.nn.Module):
+    def __init__(self, basis=128, channels=64, hidden=128, repeats=2, depth=6, sources=2):
+        super().__init__()
+        self.sources = sources
+        self.encoder = torch.nn.Conv1d(1, basis, 16, 8, bias=False)
+        self.norm = torch.nn.GroupNorm(1, basis)
+        self.bottleneck = torch.nn.Conv1d(basis, channels, 1)
+        self.blocks = torch.nn.Sequential(*[TasBlock(channels, hidden, 2 ** i) for _ in range(repeats) for i in range(depth)])
+        self.mask = torch.nn.Conv1d(channels, sources * basis, 1)
+        self.decoder = torch.nn.ConvTranspose1d(basis, 1, 16, 8, bias=False)
+
+    def forward(self, x):
+        w = F.relu(self.encoder(x))
+        m = torch.sigmoid(self.mask(self.blocks(self.bottleneck(self.norm(w))))).view(1, self.sources, w.shape[1], -1)
+        return torch.cat([self.decoder(w * m[:, i]) for i in range(self.sources)], 1)
+
+
+class Dgcnn(torch.nn.Module):
+    def __init__(self, k=16, width=64, classes=10):
+        super().__init__()
+        self.k = k
+        self.edge1 = torch.nn.Sequential(torch.nn.Conv2d(6, width, 1, bias=False), torch.nn.BatchNorm2d(width), torch.nn.LeakyReLU(0.2))
+        self.edge2 = torch.nn.Sequential(torch.nn.Conv2d(2 * width, width, 1, bias=False), torch.nn.BatchNorm2d(width), torch.nn.LeakyReLU(0.2))
+        self.head = torch.nn.Sequential(torch.nn.Linear(2 * width, width), torch.nn.ReLU(), torch.nn.Linear(width, classes))
+
+    def edges(self, x):  # x [B,C,N] -> [B,2C,N,k]: each point's k nearest neighbours less it, and it
+        inner = -2 * torch.matmul(x.transpose(2, 1), x)
+        squares = (x ** 2).sum(1, keepdim=True)
+        nearest = (-squares - inner - squares.transpose(2, 1)).topk(k=self.k, dim=-1)[1]
+        b, c, n = x.shape
+        points = x.transpose(2, 1)
+        neighbours = torch.gather(points.unsqueeze(1).expand(b, n, n, c), 2, nearest.unsqueeze(-1).expand(b, n, self.k, c))
+        centres = points.unsqueeze(2).expand(b, n, self.k, c)
+        return torch.cat([neighbours - centres, centres], 3).permute(0, 3, 1, 2)
+
+    def forward(self, x):
+        a = self.edge1(self.edges(x)).max(-1)[0]
+        b = self.edge2(self.edges(a)).max(-1)[0]
+        return self.head(torch.cat([a, b], 1).max(-1)[0])
+
+
+class BicubicSr(torch.nn.Module):
+    def __init__(self, width=32):
+        super().__init__()
+        self.residual = torch.nn.Sequential(torch.nn.Conv2d(3, width, 3, padding=1), torch.nn.Mish(), torch.nn.Conv2d(width, 3, 3, padding=1))
+
+    def forward(self, x):
+        up = F.interpolate(x, scale_factor=2, mode="bicubic", align_corners=False)
+        return up + self.residual(up)
+
+
+class GatedScanBlock(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.norm, self.inp, self.step, self.out = torch.nn.LayerNorm(d), torch.nn.Linear(d, 2 * d), torch.nn.Linear(d, d), torch.nn.Linear(d, d)
+
+    def forward(self, x):
+        h, gate = self.inp(self.norm(x)).chunk(2, -1)
+        decay = torch.cumsum(-F.softplus(self.step(h)), 1)
+        state = torch.cumsum(torch.exp(-decay) * h, 1) * torch.exp(decay)
+        return x + self.out(state * F.silu(gate))
+
+
+class GatedScan(torch.nn.Module):
+    def __init__(self, d=128, blocks=4):
+        super().__init__()
+        self.blocks = torch.nn.Sequential(*[GatedScanBlock(d) for _ in range(blocks)])
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+def style_transfer(small):
+    model = StyleTransfer(width=8, blocks=1) if small else StyleTransfer()
+    return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None
+
+
+def conv_tasnet(small):
+    model = ConvTasNet(basis=16, channels=8, hidden=16, repeats=1, depth=3) if small else ConvTasNet()
+    return model.eval(), (_seeded(1, 1, 800) if small else _seeded(1, 1, 16000),), ["input"], None
+
+
+def dgcnn(small, batch_norm_statistics):
+    model = Dgcnn(k=4, width=8) if small else Dgcnn()
+    return batch_norm_statistics(model).eval(), (_seeded(1, 3, 64) if small else _seeded(1, 3, 512),), ["input"], None
+
+
+def regnet_x(small, batch_norm_statistics):
+    model = torchvision.models.regnet_x_400mf()
+    return batch_norm_statistics(model).eval(), (_seeded(1, 3, 64, 64) if small else _seeded(1, 3, 224, 224),), ["input"], None
+
+
+def bicubic_sr(small):
+    model = BicubicSr(width=8) if small else BicubicSr()
+    return model.eval(), (_seeded(1, 3, 16, 16) if small else _seeded(1, 3, 128, 128),), ["input"], None
+
+
+def gated_scan(small):
+    model = GatedScan(d=16, blocks=1) if small else GatedScan()
+    return model.eval(), (_seeded(1, 32, 16) if small else _seeded(1, 256, 128),), ["input"], None
