@@ -106,6 +106,20 @@ TEST_CASE("typed Transpose: every permutation of a 4-D tensor, NonZero's [rank, 
   CHECK(chosen == "typed");
 }
 
+// `info`'s typed kernel computes what the reference does on `inputs`, and refuses `outside` (an
+// index out of range), which the reference reports.
+void CheckTypedAgainstReference(const KernelInfo& info, const KernelInputs& inputs, const KernelInputs& outside) {
+  auto typed = KernelRegistry::Default().Create(info, "typed");
+  auto reference = KernelRegistry::Default().Create(info, "reference");
+  REQUIRE((typed.ok() && reference.ok()));
+  std::vector<TypedTensor> got(1), want(1);
+  REQUIRE((*typed)->Compute(inputs, &got).ok());
+  REQUIRE((*reference)->Compute(inputs, &want).ok());
+  CHECK(got[0] == want[0]);
+  std::vector<TypedTensor> refused(1);
+  CHECK_FALSE((*typed)->Compute(outside, &refused).ok());
+}
+
 TEST_CASE("typed GatherElements: torch.gather along every axis as the reference gathers it, indices narrower than the input, negative, out of range refused") {
   for (DType dtype : {DType::kFloat32, DType::kInt64, DType::kUInt8}) {
     CAPTURE(DTypeName(dtype));
@@ -121,16 +135,9 @@ TEST_CASE("typed GatherElements: torch.gather along every axis as the reference 
       KernelInfo info;
       info.op_type = "GatherElements", info.node_name = "g", info.opset = 13, info.input_types = {dtype, DType::kInt64};
       info.attrs = Attrs(nlohmann::json{{"axis", axis}});
-      auto typed = KernelRegistry::Default().Create(info, "typed");
-      auto reference = KernelRegistry::Default().Create(info, "reference");
-      REQUIRE((typed.ok() && reference.ok()));
-      std::vector<TypedTensor> got(1), want(1);
-      REQUIRE((*typed)->Compute({&x, &idx}, &got).ok());
-      REQUIRE((*reference)->Compute({&x, &idx}, &want).ok());
-      CHECK(got[0] == want[0]);
-      idx.data<int64_t>()[idx.size() / 2] = x.shape[a];
-      std::vector<TypedTensor> refused(1);
-      CHECK_FALSE((*typed)->Compute({&x, &idx}, &refused).ok());  // the reference reports it
+      TypedTensor outside = idx;
+      outside.data<int64_t>()[idx.size() / 2] = x.shape[a];
+      CheckTypedAgainstReference(info, {&x, &idx}, {&x, &outside});
     }
   }
 }
@@ -143,16 +150,8 @@ TEST_CASE("typed GatherND: one element per index (a score per selected box) as t
     const TypedTensor idx = TypedTensor::Of<int64_t>({6, 1}, {0, 9, -1, 4, 4, -10});
     KernelInfo info;
     info.op_type = "GatherND", info.node_name = "g", info.opset = 13, info.input_types = {dtype, DType::kInt64};
-    auto typed = KernelRegistry::Default().Create(info, "typed");
-    auto reference = KernelRegistry::Default().Create(info, "reference");
-    REQUIRE((typed.ok() && reference.ok()));
-    std::vector<TypedTensor> got(1), want(1);
-    REQUIRE((*typed)->Compute({&x, &idx}, &got).ok());
-    REQUIRE((*reference)->Compute({&x, &idx}, &want).ok());
-    CHECK(got[0] == want[0]);
     const TypedTensor outside = TypedTensor::Of<int64_t>({2, 1}, {3, 10});
-    std::vector<TypedTensor> refused(1);
-    CHECK_FALSE((*typed)->Compute({&x, &outside}, &refused).ok());  // the reference reports it
+    CheckTypedAgainstReference(info, {&x, &idx}, {&x, &outside});
   }
 }
 
