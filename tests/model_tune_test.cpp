@@ -223,6 +223,7 @@ TEST_CASE("tune --model: entries the model is not faster with beyond the spread 
   CHECK(!faster.reverted);
   CHECK(faster.job.improvement_percent == doctest::Approx(100.0 * (2.0 / 0.9 - 1)));
   CHECK(OpatOf(dir / "faster_out")["model_performance_improvement"] == "122.22%");
+  CHECK(OpatOf(dir / "faster_out")["model_result_performance(ms)"].get<double>() == doctest::Approx(0.9));  // baseline / result - 1: the same
 }
 
 TEST_CASE("tune --model: each entry's judgement in context is in the result file and the report") {

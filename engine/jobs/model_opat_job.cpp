@@ -345,7 +345,7 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   if (!timing.ok()) return timing.status();
   const ModelVerdict verdict = ModelVerdict::Of(*timing);
   report->baseline_ms = verdict.without_ms;
-  report->result_ms = verdict.with_ms;
+  report->result_ms = verdict.ReportedResultMs(false);
   report->note += in_context + "model: " + verdict.Measured(replaced.size());
   // Each bf16 entry was checked in context alone; together their roundings add up, so the model
   // with all of them must still match the model without them within bf16's tolerance.

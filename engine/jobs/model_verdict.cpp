@@ -29,13 +29,16 @@ ModelVerdict ModelVerdict::Of(const model::InterleavedTiming& timing) {
 }
 
 double ModelVerdict::ReportedPercent(bool taken_back) const {
-  if (taken_back || WithinSpread()) return 0;
-  return ImprovementPercent(without_ms, without_ms - gain.median);
+  return ImprovementPercent(without_ms, ReportedResultMs(taken_back));
+}
+
+double ModelVerdict::ReportedResultMs(bool taken_back) const {
+  if (taken_back || WithinSpread()) return without_ms;
+  return without_ms - gain.median;
 }
 
 std::string ModelVerdict::ReportedText(bool taken_back) const {
-  if (taken_back || WithinSpread()) return ImprovementText(1, 1);
-  return ImprovementText(without_ms, without_ms - gain.median);
+  return ImprovementText(without_ms, ReportedResultMs(taken_back));
 }
 
 std::string ModelVerdict::Measured(size_t entries) const {

@@ -332,11 +332,9 @@ Result<std::unique_ptr<OpKernel>> Pad(const KernelInfo& info) {
   const std::vector<int64_t> in_strides = RowMajorStrides(shape);
   const int64_t width = out_shape.back(), rows = width ? Tensor::NumElements(out_shape) / width : 0;
   // The last dimension's interior: output positions [first, first + run) read input [from, from + run).
-  int64_t first = 0;
-  while (first < width && source.back()[first] < 0) ++first;
-  int64_t run = 0;
-  while (first + run < width && source.back()[first + run] == source.back()[first] + run) ++run;
-  const int64_t from = run ? source.back()[first] : 0;
+  const int64_t pad_last = before.back(), extent_last = shape.back();
+  const int64_t first = std::clamp<int64_t>(pad_last, 0, width), from = std::max<int64_t>(-pad_last, 0);
+  const int64_t run = std::max<int64_t>(0, std::min(extent_last - from, width - first));
   return MakeArena(info, [source, in_strides, out_shape, fill, width, rows, first, run, from](const std::vector<const float*>& in, float* out) {
     const size_t outer_rank = out_shape.size() - 1;
     const std::vector<int64_t>& last = source.back();
@@ -607,6 +605,7 @@ Result<std::unique_ptr<OpKernel>> Resize(const KernelInfo& info) {
   if (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "align_corners" && transform != "asymmetric")
     return info.Bad("coordinate_transformation_mode '" + transform + "' is not supported");
   if (in_shape.size() != out_shape.size()) return info.Bad("the output's rank differs from the input's");
+  if (!info.attrs.Ints("axes").empty() || info.attrs.Int("antialias", 0) != 0) return info.Bad("the axes and antialias attributes are not supported");
   auto scales = ConstantValues(info, 2);
   if (!scales.ok()) return scales.status();
   if (mode == "cubic") return ResizeCubicPlanes(info, in_shape, out_shape, *scales, transform);
@@ -753,8 +752,15 @@ Result<std::unique_ptr<OpKernel>> SimdUnary(const KernelInfo& info) {
 Result<std::unique_ptr<OpKernel>> PRelu(const KernelInfo& info) {
   const auto& shape = OutShape(info);
   if (InShape(info, 0) != shape) return info.Bad("the output's shape differs from the input's");
-  if (InShape(info, 1).size() > shape.size()) return info.Bad("the slope has a higher rank than the input");
-  const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(InShape(info, 1), shape)};
+  std::vector<int64_t> slope_shape = InShape(info, 1);
+  // A 1-D slope of one value per channel (PRelu-6 and earlier, kept by the version converter)
+  // applies along axis 1, as the reference takes it.
+  if (slope_shape.size() == 1 && shape.size() > 2 && slope_shape[0] == shape[1] && slope_shape[0] != shape.back()) slope_shape.resize(shape.size() - 1, 1);
+  if (slope_shape.size() > shape.size()) return info.Bad("the slope has a higher rank than the input");
+  for (size_t k = 0; k < slope_shape.size(); ++k)
+    if (const int64_t d = slope_shape[slope_shape.size() - 1 - k]; d != 1 && d != shape[shape.size() - 1 - k])
+      return info.Bad("the slope does not broadcast to the input");
+  const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(slope_shape, shape)};
   const int64_t width = shape.empty() ? 1 : shape.back(), rows = width ? Tensor::NumElements(shape) / width : 0;
   const int64_t along = shape.empty() ? 0 : strides[0].back();  // the slope's step along a row
   return MakeArena(

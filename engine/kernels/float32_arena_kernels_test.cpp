@@ -202,11 +202,12 @@ TEST_CASE("GatherElements in the arena gathers as the reference does along every
     }
 }
 
-TEST_CASE("PRelu in the arena computes the reference's bits for every slope broadcast: one value, per channel, along the row") {
+TEST_CASE("PRelu in the arena computes the reference's bits for every slope broadcast: one value, per channel, along the row; refuses a slope that does not broadcast") {
   const std::vector<int64_t> shape = {1, 6, 5, 37};
   TypedTensor x(DType::kFloat32, shape);
   for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 201 - 100) * 0.37f;
-  for (const std::vector<int64_t>& slope_shape : std::vector<std::vector<int64_t>>{{}, {1}, {6, 1, 1}, {37}, {5, 37}, {1, 6, 5, 37}}) {
+  // {6}: one slope per channel as PRelu-6 defined it (axis 1, not the last).
+  for (const std::vector<int64_t>& slope_shape : std::vector<std::vector<int64_t>>{{}, {1}, {6, 1, 1}, {37}, {5, 37}, {1, 6, 5, 37}, {6}}) {
     CAPTURE(slope_shape.size());
     TypedTensor slope(DType::kFloat32, slope_shape);
     for (int64_t i = 0; i < slope.size(); ++i) slope.data<float>()[i] = 0.01f + 0.13f * static_cast<float>(i % 7);
@@ -219,6 +220,14 @@ TEST_CASE("PRelu in the arena computes the reference's bits for every slope broa
     info.output_shapes = {shape};
     CheckArenaAgainstReference(info, {&x, &slope});
   }
+  kernels::KernelInfo info;
+  info.op_type = info.node_name = "PRelu";
+  info.opset = 16;
+  info.num_outputs = 1;
+  info.input_types = {DType::kFloat32, DType::kFloat32};
+  info.input_shapes = {shape, std::vector<int64_t>{5, 36}};
+  info.output_shapes = {shape};
+  CHECK_FALSE(kernels::KernelRegistry::Default().Create(info, "float32").ok());
 }
 
 TEST_CASE("CumSum in the arena computes the reference's bits along every axis, exclusive and reverse") {
