@@ -852,20 +852,30 @@ Result<std::unique_ptr<OpKernel>> FakeQuantize(const KernelInfo& info) {
   return MakeArena(info, [f, count](const std::vector<const float*>& in, float* out) { UnaryFloatSimd(f, in[0], out, count); }, true);
 }
 
+// Pow by one constant exponent, on the threads: squares and cubes as products (a cube in double,
+// rounded once, as the reference's double pow rounds it), 0.5 as a square root, 1 and -1 as a copy
+// and a reciprocal; any other exponent by std::pow.
 Result<std::unique_ptr<OpKernel>> Pow(const KernelInfo& info) {
   auto exponent = ConstantValues(info, 1);
   if (!exponent.ok()) return exponent.status();
-  if ((**exponent).size() != 1) return info.Bad("the exponent must be one constant value");
+  if (!*exponent || (**exponent).size() != 1) return info.Bad("the exponent must be one constant value");
   const float e = static_cast<float>((**exponent)[0]);
   const int64_t count = Tensor::NumElements(OutShape(info));
-  if (e == 2.f)  // RMSNorm's square: a loop the compiler vectorizes, not a branch per element
-    return MakeArena(info, [count](const std::vector<const float*>& in, float* out) {
-      const float* x = in[0];
-      for (int64_t i = 0; i < count; ++i) out[i] = x[i] * x[i];
+  auto elementwise = [&info, count](auto f) {
+    return MakeArena(info, [count, f](const std::vector<const float*>& in, float* out) {
+      ParallelForChunks(count, 4096, [&](int64_t first, int64_t n) {
+        const float* x = in[0] + first;
+        float* y = out + first;
+        for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+      });
     }, true);
-  return MakeArena(info, [e, count](const std::vector<const float*>& in, float* out) {
-    for (int64_t i = 0; i < count; ++i) out[i] = std::pow(in[0][i], e);
-  }, true);
+  };
+  if (e == 2.f) return elementwise([](float x) { return x * x; });  // RMSNorm's square
+  if (e == 3.f) return elementwise([](float x) { return static_cast<float>(static_cast<double>(x) * x * x); });
+  if (e == 1.f) return elementwise([](float x) { return x; });
+  if (e == -1.f) return elementwise([](float x) { return 1.f / x; });
+  if (e == 0.5f) return elementwise([](float x) { return x == 0.f ? 0.f : std::sqrt(x); });  // pow(-0, 0.5) is +0
+  return elementwise([e](float x) { return std::pow(x, e); });
 }
 
 // Inference BatchNormalization as x * scale + shift per channel; `relu`: FusedBatchNormalization,

@@ -9,6 +9,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "engine/kernels/kernel_registry.h"
+#include "engine/runtime/model_session.h"
 #include "tests/test_support.h"
 #include "tests/onnx_node_case.h"
 
@@ -253,6 +254,34 @@ TEST_CASE("CumSum in the arena computes the reference's bits along every axis, e
         info.constant_inputs = {nullptr, std::make_shared<TypedTensor>(a)};
         CheckArenaAgainstReference(info, {&x, &a});
       }
+}
+
+TEST_CASE("Pow in the arena: squares, cubes, roots, reciprocals and other exponents as the reference computes them") {
+  const std::vector<int64_t> shape = {3, 70, 41};
+  TypedTensor x(DType::kFloat32, shape);
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 401 - 100) * 0.0371f;
+  for (float e : {2.f, 3.f, 1.f, -1.f, 0.5f, 1.f / 3, 2.5f, -2.f}) {
+    CAPTURE(e);
+    TypedTensor exponent(DType::kFloat32, {});
+    exponent.data<float>()[0] = e;
+    kernels::KernelInfo info;
+    info.op_type = info.node_name = "Pow";
+    info.opset = 15;
+    info.num_outputs = 1;
+    info.input_types = {DType::kFloat32, DType::kFloat32};
+    info.input_shapes = {shape, exponent.shape};
+    info.output_shapes = {shape};
+    info.constant_inputs = {nullptr, std::make_shared<TypedTensor>(exponent)};
+    auto arena = kernels::KernelRegistry::Default().Create(info, "float32");
+    auto reference = kernels::KernelRegistry::Default().Create(info, "reference");
+    REQUIRE((arena.ok() && reference.ok()));
+    REQUIRE((*arena)->Arena() != nullptr);
+    std::vector<TypedTensor> fast(1), slow(1);
+    REQUIRE((*arena)->Compute({&x, &exponent}, &fast).ok());
+    REQUIRE((*reference)->Compute({&x, &exponent}, &slow).ok());
+    const Comparison c = CompareTypedTensors(fast, slow);  // NaN where the base is negative, on both sides
+    CHECK_MESSAGE(c.ok, c.worst);
+  }
 }
 
 TEST_CASE("Transpose in the arena moves every element as the reference does: every permutation of 4-D shapes around the tiles and the threads' split") {
