@@ -203,7 +203,7 @@ TEST_CASE("GatherElements in the arena gathers as the reference does along every
     }
 }
 
-TEST_CASE("PRelu in the arena computes the reference's bits for every slope broadcast: one value, per channel, along the row; refuses a slope that does not broadcast") {
+TEST_CASE("PRelu in the arena computes the reference's bits for every slope broadcast: one value, per channel, along the row, and refuses a slope that does not broadcast") {
   const std::vector<int64_t> shape = {1, 6, 5, 37};
   TypedTensor x(DType::kFloat32, shape);
   for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 201 - 100) * 0.37f;

@@ -7,6 +7,7 @@
 
 #include "engine/kernels/grid_sample_taps.h"
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/roi_align_samples.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
@@ -169,47 +170,33 @@ Result<std::unique_ptr<OpKernel>> MakeRoiAlign(const KernelInfo& info) {
     const bool half_pixel = info.attrs.String("coordinate_transformation_mode", info.opset >= 16 ? "half_pixel" : "output_half_pixel") == "half_pixel";
     const bool use_max = info.attrs.String("mode", "avg") == "max";
     const std::vector<double> xv = AsDoubles(x), rois = AsDoubles(*in[1]);
+    const RoiAlignShape shape{H, W, ph_n, pw_n, sampling, scale, half_pixel};
     std::vector<double> y(static_cast<size_t>(R * C * ph_n * pw_n), 0.0);
+    std::vector<RoiSample> samples;
+    int64_t per_bin = 0;
     for (int64_t r = 0; r < R; ++r) {
       const int64_t batch = in[2]->IntAt(r);
       if (batch < 0 || batch >= x.shape[0]) return info.Bad("batch index " + std::to_string(batch) + " is outside X's batch");
-      const double offset = half_pixel ? 0.5 : 0.0;
-      const double x1 = rois[r * 4] * scale - offset, y1 = rois[r * 4 + 1] * scale - offset;
-      double roi_w = rois[r * 4 + 2] * scale - offset - x1, roi_h = rois[r * 4 + 3] * scale - offset - y1;
-      if (!half_pixel) roi_w = std::max(roi_w, 1.0), roi_h = std::max(roi_h, 1.0);
-      const double bin_h = roi_h / ph_n, bin_w = roi_w / pw_n;
-      const int64_t grid_h = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(roi_h / ph_n)),
-                    grid_w = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(roi_w / pw_n));
-      const double count = std::max<int64_t>(grid_h * grid_w, 1);
+      RoiAlignSamples(shape, rois.data() + r * 4, &samples, &per_bin);
+      const double count = std::max<int64_t>(per_bin, 1);
       for (int64_t c = 0; c < C; ++c) {
         const double* plane = xv.data() + (batch * C + c) * H * W;
-        for (int64_t ph = 0; ph < ph_n; ++ph)
-          for (int64_t pw = 0; pw < pw_n; ++pw) {
-            double acc = 0;
-            bool first = true;
-            for (int64_t iy = 0; iy < grid_h; ++iy)
-              for (int64_t ix = 0; ix < grid_w; ++ix) {
-                double sy = y1 + ph * bin_h + (iy + 0.5) * bin_h / grid_h, sx = x1 + pw * bin_w + (ix + 0.5) * bin_w / grid_w;
-                double v[4] = {0, 0, 0, 0};
-                if (!(sy < -1.0 || sy > H || sx < -1.0 || sx > W)) {
-                  sy = std::max(sy, 0.0), sx = std::max(sx, 0.0);
-                  int64_t y_lo = static_cast<int64_t>(sy), x_lo = static_cast<int64_t>(sx), y_hi = y_lo + 1, x_hi = x_lo + 1;
-                  if (y_lo >= H - 1) y_hi = y_lo = H - 1, sy = static_cast<double>(y_lo);
-                  if (x_lo >= W - 1) x_hi = x_lo = W - 1, sx = static_cast<double>(x_lo);
-                  const double ly = sy - y_lo, lx = sx - x_lo, hy = 1 - ly, hx = 1 - lx;
-                  v[0] = hy * hx * plane[y_lo * W + x_lo], v[1] = hy * lx * plane[y_lo * W + x_hi];
-                  v[2] = ly * hx * plane[y_hi * W + x_lo], v[3] = ly * lx * plane[y_hi * W + x_hi];
-                }
-                if (use_max) {
-                  const double m = std::max({v[0], v[1], v[2], v[3]});
-                  acc = first ? m : std::max(acc, m);
-                } else {
-                  acc += v[0] + v[1] + v[2] + v[3];
-                }
-                first = false;
-              }
-            y[((r * C + c) * ph_n + ph) * pw_n + pw] = use_max ? acc : acc / count;
+        for (int64_t bin = 0; bin < ph_n * pw_n; ++bin) {
+          double acc = 0;
+          for (int64_t k = bin * per_bin; k < (bin + 1) * per_bin; ++k) {
+            const RoiSample& p = samples[k];
+            double v[4] = {0, 0, 0, 0};
+            if (p.inside)
+              for (int t = 0; t < 4; ++t) v[t] = p.w[t] * plane[p.at[t]];
+            if (use_max) {
+              const double m = std::max({v[0], v[1], v[2], v[3]});
+              acc = k == bin * per_bin ? m : std::max(acc, m);
+            } else {
+              acc += v[0] + v[1] + v[2] + v[3];
+            }
           }
+          y[(r * C + c) * ph_n * pw_n + bin] = use_max ? acc : acc / count;
+        }
       }
     }
     (*out)[0] = FromDoubles(x.dtype, {R, C, ph_n, pw_n}, y);
