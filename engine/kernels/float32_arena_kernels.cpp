@@ -9,7 +9,6 @@
 // node has one output of static shape (Where's condition and GatherElements' indices, of their own
 // types, are read as their elements): what the executor runs in its arena with nothing copied.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -21,6 +20,7 @@
 #include "engine/core/channel_affine.h"
 #include "engine/core/parallel_for.h"
 #include "engine/kernels/float32_norm_kernels.h"
+#include "engine/kernels/gather_elements_rows.h"
 #include "engine/kernels/grid_sample_taps.h"
 #include "engine/kernels/kernel_registry.h"
 
@@ -446,57 +446,32 @@ Result<std::unique_ptr<OpKernel>> GridSample(const KernelInfo& info) {
   });
 }
 
-// Every input of Where float32 but the bool condition, each of static shape or a constant; one
-// output, of static shape.
 // GatherElements (torch.gather) on float32 data with run-time int64 or int32 indices (passed as
-// their own elements): a row of the last dimension at a time, its base offset once. An index
-// outside its dimension is the run's error (ArenaFunction::verdict), as the reference reports it.
+// their own elements; gather_elements_rows.h). An index outside its dimension is the run's error
+// (ArenaFunction::verdict), as the reference reports it.
 Result<std::unique_ptr<OpKernel>> GatherElements(const KernelInfo& info) {
   const auto& x_shape = InShape(info, 0);
   const auto& idx_shape = InShape(info, 1);
   const int64_t rank = static_cast<int64_t>(x_shape.size());
-  const int64_t axis = info.attrs.Int("axis", 0) < 0 ? info.attrs.Int("axis", 0) + rank : info.attrs.Int("axis", 0);
+  const int64_t axis = PositiveAxis(info.attrs.Int("axis", 0), x_shape.size());
   if (rank == 0 || axis < 0 || axis >= rank) return info.Bad("axis outside the input's rank");
   if (static_cast<int64_t>(idx_shape.size()) != rank || OutShape(info) != idx_shape) return info.Bad("indices must have the input's rank and the output's shape");
   for (int64_t k = 0; k < rank; ++k)
     if (k != axis && idx_shape[k] > x_shape[k]) return info.Bad("indices must fit the input's shape but along axis");
   const bool wide = info.InputType(1) == DType::kInt64;
   const std::vector<int64_t> strides = RowMajorStrides(x_shape);
-  const int64_t width = idx_shape.back(), rows = width ? Tensor::NumElements(idx_shape) / width : 0, dim = x_shape[axis];
-  auto bad = std::make_shared<std::atomic<int64_t>>(0);  // 0, or the first index found outside [-dim, dim), + 1 past the sign
-  auto found = std::make_shared<std::atomic<bool>>(false);
+  const int64_t dim = x_shape[axis];
+  auto fault = std::make_shared<RunFault>();
   ArenaFunction f;
   f.runs_on_any_thread = true;
   f.run = [=](const std::vector<const float*>& in, float* out) {
-    found->store(false, std::memory_order_relaxed);
-    const float* x = in[0];
-    const void* idx = in[1];
-    ParallelFor(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, width)), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        int64_t base = 0, rest = r;
-        for (int64_t k = rank - 2; k >= 0; --k) {
-          const int64_t c = rest % idx_shape[k];
-          rest /= idx_shape[k];
-          if (k != axis) base += c * strides[k];
-        }
-        const int64_t step = axis == rank - 1 ? 0 : 1;
-        for (int64_t j = 0; j < width; ++j) {
-          const int64_t at = r * width + j;
-          int64_t i = wide ? static_cast<const int64_t*>(idx)[at] : static_cast<const int32_t*>(idx)[at];
-          if (i < 0) i += dim;
-          if (i < 0 || i >= dim) {
-            if (!found->exchange(true)) bad->store(wide ? static_cast<const int64_t*>(idx)[at] : static_cast<const int32_t*>(idx)[at]);
-            out[at] = 0.f;
-            continue;
-          }
-          out[at] = x[base + i * strides[axis] + j * step];
-        }
-      }
-    });
+    fault->Clear();
+    if (const auto bad = GatherElementsRows(out, in[0], in[1], wide, idx_shape, strides, axis, dim)) fault->Record(*bad);
   };
-  f.verdict = [info, found, bad, dim]() -> Status {
-    if (!found->load()) return Status::Ok();
-    return info.Bad("index " + std::to_string(bad->load()) + " is outside its dimension of " + std::to_string(dim));
+  f.verdict = [info, fault, dim]() -> Status {
+    const std::optional<int64_t> bad = fault->First();
+    if (!bad) return Status::Ok();
+    return info.Bad("index " + std::to_string(*bad) + " is outside its dimension of " + std::to_string(dim));
   };
   return ArenaKernel(info, std::move(f));
 }
@@ -507,6 +482,8 @@ bool StaticGatherElements(const KernelInfo& info) {
          info.InputShape(1);
 }
 
+// Every input of Where float32 but the bool condition, each of static shape or a constant; one
+// output, of static shape.
 bool StaticWhere(const KernelInfo& info) {
   if (info.num_outputs != 1 || !info.OutputShape(0) || !info.graphs.empty() || info.input_types.size() != 3) return false;
   for (size_t i = 0; i < 3; ++i)
@@ -514,8 +491,6 @@ bool StaticWhere(const KernelInfo& info) {
   return true;
 }
 
-// Resize (opset 11+): nearest or (multi)linear along every axis whose size changes, with ONNX's
-// coordinate transformations half_pixel, pytorch_half_pixel, align_corners and asymmetric.
 // Where output coordinate `o` of an axis resized from `in` to `out` elements (`scale`, and the
 // resized length ONNX divides by: not rounded when scales are given) reads in the input, under
 // `transform`.
@@ -595,6 +570,9 @@ Result<std::unique_ptr<OpKernel>> ResizeCubicPlanes(const KernelInfo& info, cons
   });
 }
 
+// Resize (opset 11+): nearest or (multi)linear along every axis whose size changes, cubic along the
+// last two, with ONNX's coordinate transformations half_pixel, pytorch_half_pixel, align_corners and
+// asymmetric.
 Result<std::unique_ptr<OpKernel>> Resize(const KernelInfo& info) {
   const auto& in_shape = InShape(info, 0);
   const auto& out_shape = OutShape(info);

@@ -5,13 +5,13 @@
 // results are the reference's. Anything else (strings, another reduction or dtype, an index
 // outside its dimension, which the reference reports) runs the reference kernel.
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <numeric>
 #include <optional>
 #include <type_traits>
 
 #include "engine/core/parallel_for.h"
+#include "engine/kernels/gather_elements_rows.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/tensor_index.h"
 
@@ -93,9 +93,8 @@ Result<TypedFn> Gather(const KernelInfo& info) {
   });
 }
 
-// GatherElements (torch.gather): element j of the output is x at j's coordinates with idx[j] along
-// `axis`. Rows of the last dimension at a time: each row's base offset once, then one index read
-// and one element moved per position, in the element's width.
+// GatherElements (torch.gather) in the data's own element width (gather_elements_rows.h); an index
+// out of range is left to the reference, which reports it.
 Result<TypedFn> GatherElements(const KernelInfo& info) {
   const int64_t axis_attr = info.attrs.Int("axis", 0);
   return TypedFn([axis_attr](const KernelInputs& in, std::vector<TypedTensor>* out) {
@@ -108,36 +107,16 @@ Result<TypedFn> GatherElements(const KernelInfo& info) {
     if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) return false;
     TypedTensor& y = (*out)[0];
     ReshapeForOverwrite(&y, x.dtype, idx.shape);
-    const int64_t rank = x.rank(), last = rank - 1, width = idx.shape.back(), rows = width ? idx.size() / width : 0, dim = x.shape[*axis];
     const std::vector<int64_t> strides = Strides(x.shape);
-    std::atomic<bool> in_range{true};
     auto gather = [&](auto* dst, const auto* src) {
-      ParallelFor(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, width)), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end && in_range.load(std::memory_order_relaxed); ++r) {
-          int64_t base = 0, rest = r;
-          for (int64_t k = last - 1; k >= 0; --k) {
-            const int64_t c = rest % idx.shape[k];
-            rest /= idx.shape[k];
-            if (k != *axis) base += c * strides[k];
-          }
-          for (int64_t j = 0; j < width; ++j) {
-            int64_t i = IndexAt(idx, r * width + j);
-            if (!Wrap(&i, dim)) {
-              in_range = false;
-              return;
-            }
-            dst[r * width + j] = src[base + i * strides[*axis] + (*axis == last ? 0 : j)];
-          }
-        }
-      });
+      return !GatherElementsRows(dst, src, idx.bytes.data(), idx.dtype == DType::kInt64, idx.shape, strides, *axis, x.shape[*axis]);
     };
     switch (bytes) {
-      case 1: gather(reinterpret_cast<uint8_t*>(y.bytes.data()), reinterpret_cast<const uint8_t*>(x.bytes.data())); break;
-      case 2: gather(reinterpret_cast<uint16_t*>(y.bytes.data()), reinterpret_cast<const uint16_t*>(x.bytes.data())); break;
-      case 4: gather(reinterpret_cast<uint32_t*>(y.bytes.data()), reinterpret_cast<const uint32_t*>(x.bytes.data())); break;
-      default: gather(reinterpret_cast<uint64_t*>(y.bytes.data()), reinterpret_cast<const uint64_t*>(x.bytes.data())); break;
+      case 1: return gather(reinterpret_cast<uint8_t*>(y.bytes.data()), reinterpret_cast<const uint8_t*>(x.bytes.data()));
+      case 2: return gather(reinterpret_cast<uint16_t*>(y.bytes.data()), reinterpret_cast<const uint16_t*>(x.bytes.data()));
+      case 4: return gather(reinterpret_cast<uint32_t*>(y.bytes.data()), reinterpret_cast<const uint32_t*>(x.bytes.data()));
+      default: return gather(reinterpret_cast<uint64_t*>(y.bytes.data()), reinterpret_cast<const uint64_t*>(x.bytes.data()));
     }
-    return in_range.load();  // out of range: the reference reports the index
   });
 }
 

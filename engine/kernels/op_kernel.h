@@ -3,6 +3,8 @@
 // shapes and values, so an output whose shape is known only at run time needs nothing else.
 // Correct before fast: the tuned templates and library kernels are a layer above them.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -88,6 +90,21 @@ struct ArenaFunction {
   // After `run`, on the same thread: what it found wrong in its run-time inputs (an index out of
   // range: kInvalidInput naming the node, the output then undefined); empty: nothing it checks.
   std::function<Status()> verdict;
+};
+
+// The first bad value (an index out of range) an arena kernel's run met, on any of its threads, for
+// its ArenaFunction::verdict: Clear at the run's start, Record where met, First after the run.
+class RunFault {
+ public:
+  void Clear() { found_.store(false, std::memory_order_relaxed); }
+  void Record(int64_t value) {
+    if (!found_.exchange(true)) value_.store(value);
+  }
+  std::optional<int64_t> First() const { return found_.load() ? std::optional<int64_t>(value_.load()) : std::nullopt; }
+
+ private:
+  std::atomic<bool> found_{false};
+  std::atomic<int64_t> value_{0};
 };
 
 class OpKernel {

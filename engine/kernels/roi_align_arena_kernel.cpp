@@ -4,8 +4,8 @@
 // the reference finds them, then every channel of its image sums (or takes the max of) them, the
 // rois' channels on the threads. A batch index outside X is the run's error (ArenaFunction::verdict).
 #include <algorithm>
-#include <atomic>
 #include <cmath>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,29 +29,29 @@ Result<std::unique_ptr<OpKernel>> RoiAlign(const KernelInfo& info) {
   const bool use_max = info.attrs.String("mode", "avg") == "max";
   const bool wide = info.InputType(2) == DType::kInt64;
   const RoiAlignShape shape{H, W, ph_n, pw_n, sampling, scale, half_pixel};
-  auto bad = std::make_shared<std::atomic<int64_t>>(0);
-  auto found = std::make_shared<std::atomic<bool>>(false);
+  auto fault = std::make_shared<RunFault>();
   ArenaFunction f;
   f.runs_on_any_thread = true;
   f.run = [=](const std::vector<const float*>& in, float* out) {
-    found->store(false);
+    fault->Clear();
     const float* x = in[0];
     const float* rois = in[1];
     const void* batches = in[2];
     const int64_t bins = ph_n * pw_n;
     ParallelFor(R, 1, [&](int64_t begin, int64_t end) {
       std::vector<RoiSample> samples;
+      std::vector<float> weights;  // samples' weights in float32, four each
       int64_t per_bin = 0;
       for (int64_t r = begin; r < end; ++r) {
         const int64_t batch = wide ? static_cast<const int64_t*>(batches)[r] : static_cast<const int32_t*>(batches)[r];
         if (batch < 0 || batch >= N) {
-          if (!found->exchange(true)) bad->store(batch);
+          fault->Record(batch);
           std::fill(out + r * C * bins, out + (r + 1) * C * bins, 0.f);
           continue;
         }
         const double roi[4] = {rois[r * 4], rois[r * 4 + 1], rois[r * 4 + 2], rois[r * 4 + 3]};
         RoiAlignSamples(shape, roi, &samples, &per_bin);
-        std::vector<float> weights(samples.size() * 4);
+        weights.resize(samples.size() * 4);
         for (size_t k = 0; k < samples.size(); ++k)
           for (int t = 0; t < 4; ++t) weights[k * 4 + t] = static_cast<float>(samples[k].w[t]);
         const float count = static_cast<float>(std::max<int64_t>(per_bin, 1));
@@ -79,9 +79,10 @@ Result<std::unique_ptr<OpKernel>> RoiAlign(const KernelInfo& info) {
       }
     });
   };
-  f.verdict = [info, found, bad, N]() -> Status {
-    if (!found->load()) return Status::Ok();
-    return info.Bad("batch index " + std::to_string(bad->load()) + " is outside X's batch of " + std::to_string(N));
+  f.verdict = [info, fault, N]() -> Status {
+    const std::optional<int64_t> bad = fault->First();
+    if (!bad) return Status::Ok();
+    return info.Bad("batch index " + std::to_string(*bad) + " is outside X's batch of " + std::to_string(N));
   };
   return ArenaKernel(info, std::move(f));
 }
