@@ -168,9 +168,20 @@ TypedTensor TypedTensor::CastTo(DType to) const {
   TypedTensor out(to, shape);
   if (!IsNumeric(dtype) || !IsNumeric(to)) return out;
   const int64_t n = size();
-  // Integers go through int64 (exact), everything else through double.
+  // Integers go through int64 (exact), everything else through double; one loop per pair of types.
   const bool exact = (IsInteger(dtype) || dtype == DType::kBool) && (IsInteger(to) || to == DType::kBool);
-  for (int64_t i = 0; i < n; ++i) exact ? out.SetIntAt(i, IntAt(i)) : out.SetAt(i, At(i));
+  VisitNumeric(dtype, [&](auto from_tag) {
+    using From = decltype(from_tag);
+    const From* src = data<From>();
+    VisitNumeric(to, [&](auto to_tag) {
+      using To = decltype(to_tag);
+      To* dst = out.data<To>();
+      if (exact)
+        for (int64_t i = 0; i < n; ++i) dst[i] = FromInt<To>(AsInt(src[i]));
+      else
+        for (int64_t i = 0; i < n; ++i) dst[i] = FromDouble<To>(AsDouble(src[i]));
+    }, [] {});
+  }, [] {});
   return out;
 }
 

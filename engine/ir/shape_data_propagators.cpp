@@ -321,6 +321,22 @@ void ShapeOfPad(onnx::InferenceContext& ctx) {
   SetOutputShape(ctx, out);
 }
 
+// OneHot: ONNX's inference leaves the depth axis unknown even where depth is a constant (torch.onnx's
+// F.one_hot writes it as a Constant node): the indices' shape with depth inserted at `axis`.
+void ShapeOfOneHot(onnx::InferenceContext& ctx) {
+  auto dims = StaticShape(ctx.getInputType(0));
+  auto depth = SymbolicInts(ctx, 1);
+  if (!dims || !depth || depth->size() != 1 || (*depth)[0] <= 0) return;
+  const auto* axis_attr = ctx.getAttribute("axis");
+  const int64_t rank = static_cast<int64_t>(dims->size()) + 1;
+  int64_t axis = axis_attr ? axis_attr->i() : -1;
+  if (axis < -rank || axis >= rank) return;
+  if (axis < 0) axis += rank;
+  std::vector<int64_t> out = *dims;
+  out.insert(out.begin() + axis, (*depth)[0]);
+  SetOutputShape(ctx, out);
+}
+
 void Register(const char* op_type, onnx::DataPropagationFunction propagate) {
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op_type, kExecutorOpset, "");
   // The registry owns its schemas as mutable objects; it hands them out const.
@@ -379,6 +395,7 @@ void RegisterShapeDataPropagators() {
     RegisterShapeFallback("Range", ShapeOfRange);
     RegisterShapeFallback("Pad", ShapeOfPad);
     RegisterShapeFallback("Slice", ShapeOfSlice);
+    RegisterShapeFallback("OneHot", ShapeOfOneHot);
   });
 }
 

@@ -151,6 +151,24 @@ TEST_CASE("shape data propagators: a computed Range, Slice and Expand target giv
   CHECK(shapes["expanded"] == std::vector<int64_t>{1, 5, 6, 3});
 }
 
+TEST_CASE("shape data propagators: OneHot with a constant depth (a Constant node, as torch.onnx writes it) has a known shape") {
+  ModelBuilder b;
+  ModelBuilder::SetShape(b.g->add_input(), "i", {2, 5, 7}, onnx::TensorProto::INT64);
+  auto* depth = b.Node("Constant", {}, {"depth"})->add_attribute();
+  depth->set_name("value");
+  depth->set_type(onnx::AttributeProto::TENSOR);
+  depth->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  depth->mutable_t()->add_int64_data(10);
+  b.Ints("values", {0, 1});
+  b.Node("OneHot", {"i", "depth", "values"}, {"last"});
+  b.g->add_output()->set_name("last");
+  b.IntAttr(b.Node("OneHot", {"i", "depth", "values"}, {"second"}), "axis", 1);
+  b.g->add_output()->set_name("second");
+  auto shapes = InferredOutputs(b);
+  CHECK(shapes["last"] == std::vector<int64_t>{2, 5, 7, 10});
+  CHECK(shapes["second"] == std::vector<int64_t>{2, 10, 5, 7});
+}
+
 TEST_CASE("shape data propagators: a Concat whose first values are none (an empty Slice of a Shape) still propagates") {
   ModelBuilder b;
   b.Input("x", {2, 3, 4});

@@ -1,5 +1,5 @@
 // Typed implementations of the routing and detection ops: Gather, GatherElements, GatherND, ScatterElements,
-// ScatterND, NonZero, TopK, and the Transpose between them (NonZero's indices turned to rows), each
+// ScatterND, NonZero, TopK, OneHot, ArgMax, ArgMin, and the Transpose between them (NonZero's indices turned to rows), each
 // last but the float32 arena kernels in its op's table ("typed"). Elements move as bytes (whole rows and slices at once) or are compared and reduced in
 // their own type, where the reference reads and writes each element through a dtype switch; the
 // results are the reference's. Anything else (strings, another reduction or dtype, an index
@@ -10,6 +10,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "engine/backends/simd/arg_extreme_simd.h"
 #include "engine/core/parallel_for.h"
 #include "engine/kernels/gather_elements_rows.h"
 #include "engine/kernels/kernel_registry.h"
@@ -437,6 +438,104 @@ Result<TypedFn> TopK(const KernelInfo& info) {
   });
 }
 
+// One block of `n` (at most kArgBlock) inner positions of ArgMax / ArgMin: row[a * inner + i] for
+// a in [0, dim), the winner's a into at[i]. Branch-free and on locals, so it runs a vector at a time.
+constexpr int64_t kArgBlock = 256;
+template <bool kMax, bool kLast, class T>
+void ArgExtremeBlock(const T* __restrict row, int64_t dim, int64_t inner, int64_t n, int64_t* __restrict at) {
+  T best[kArgBlock];
+  int32_t which[kArgBlock];
+  for (int64_t i = 0; i < n; ++i) best[i] = row[i], which[i] = 0;
+  for (int32_t a = 1; a < dim; ++a) {
+    const T* __restrict r = row + a * inner;
+    for (int64_t i = 0; i < n; ++i) {
+      const bool take = (kMax ? r[i] > best[i] : r[i] < best[i]) || (kLast && r[i] == best[i]);
+      best[i] = take ? r[i] : best[i];
+      which[i] = take ? a : which[i];
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) at[i] = which[i];
+}
+
+// ArgMax / ArgMin compared in T, with the reference's rule: the first extreme (the last with
+// select_last_index), a NaN never taken; blocks of the inner axes on the threads.
+template <bool kMax>
+Result<TypedFn> ArgExtreme(const KernelInfo& info) {
+  const int64_t axis_attr = info.attrs.Int("axis", 0);
+  const bool keepdims = info.attrs.Int("keepdims", 1) != 0, last = info.attrs.Int("select_last_index", 0) != 0;
+  return TypedFn([axis_attr, keepdims, last](const KernelInputs& in, std::vector<TypedTensor>* out) {
+    const TypedTensor& x = *in[0];
+    auto axis = Axis(axis_attr, x.rank());
+    if (!axis || x.size() == 0 || x.shape[*axis] > INT32_MAX) return false;
+    const int64_t dim = x.shape[*axis];
+    int64_t inner = 1;
+    for (int64_t d = *axis + 1; d < x.rank(); ++d) inner *= x.shape[d];
+    const int64_t outer = x.size() / (dim * inner), blocks = (inner + kArgBlock - 1) / kArgBlock;
+    std::vector<int64_t> shape = x.shape;
+    if (keepdims) shape[*axis] = 1;
+    else shape.erase(shape.begin() + *axis);
+    TypedTensor y(DType::kInt64, shape);
+    return VisitReducible(x.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T* v = x.data<T>();
+      int64_t* winners = y.data<int64_t>();
+      auto block = last ? ArgExtremeBlock<kMax, true, T> : ArgExtremeBlock<kMax, false, T>;
+      if constexpr (std::is_same_v<T, float>)
+        block = last ? [](const float* r, int64_t dim, int64_t inner, int64_t n, int64_t* at) { ArgExtremeFloatRows(r, dim, inner, n, kMax, true, at); }
+                     : [](const float* r, int64_t dim, int64_t inner, int64_t n, int64_t* at) { ArgExtremeFloatRows(r, dim, inner, n, kMax, false, at); };
+      ParallelFor(outer * blocks, std::max<int64_t>(1, 16384 / (dim * std::min(inner, kArgBlock))), [&](int64_t begin, int64_t end) {
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t o = item / blocks, i0 = item % blocks * kArgBlock;
+          block(v + o * dim * inner + i0, dim, inner, std::min(kArgBlock, inner - i0), winners + o * inner + i0);
+        }
+      });
+      (*out)[0] = std::move(y);
+    });
+  });
+}
+
+// OneHot: the off value everywhere, the on value at each index in range (a negative one counts
+// from the end), the values moved as bit patterns of their width.
+Result<TypedFn> OneHot(const KernelInfo& info) {
+  const int64_t axis_attr = info.attrs.Int("axis", -1);
+  return TypedFn([axis_attr](const KernelInputs& in, std::vector<TypedTensor>* out) {
+    if (in.size() < 3 || !in[0] || !in[1] || !in[2]) return false;
+    const TypedTensor &indices = *in[0], &depth_t = *in[1], &values = *in[2];
+    if (depth_t.size() != 1 || values.size() != 2 || !IsNumeric(indices.dtype)) return false;
+    const int64_t depth = static_cast<int64_t>(depth_t.At(0));
+    auto axis = Axis(axis_attr, indices.rank() + 1);
+    if (depth <= 0 || !axis) return false;
+    std::vector<int64_t> shape = indices.shape;
+    shape.insert(shape.begin() + *axis, depth);
+    int64_t inner = 1;
+    for (int64_t k = *axis; k < indices.rank(); ++k) inner *= indices.shape[k];
+    TypedTensor y(values.dtype, shape);
+    auto fill = [&](auto word) {
+      using W = decltype(word);
+      W off, on;
+      std::memcpy(&off, values.bytes.data(), sizeof(W));
+      std::memcpy(&on, values.bytes.data() + sizeof(W), sizeof(W));
+      W* dst = reinterpret_cast<W*>(y.bytes.data());
+      std::fill_n(dst, y.size(), off);
+      for (int64_t j = 0; j < indices.size(); ++j) {
+        int64_t i = indices.dtype == DType::kInt64 ? indices.data<int64_t>()[j] : static_cast<int64_t>(indices.At(j));
+        if (i < -depth || i >= depth) continue;
+        if (i < 0) i += depth;
+        dst[(j / inner * depth + i) * inner + j % inner] = on;
+      }
+    };
+    switch (ElementBytes(values.dtype)) {
+      case 1: fill(uint8_t{}); break;
+      case 2: fill(uint16_t{}); break;
+      case 4: fill(uint32_t{}); break;
+      case 8: fill(uint64_t{}); break;
+      default: return false;
+    }
+    (*out)[0] = std::move(y);
+    return true;
+  });
+}
+
 }  // namespace
 
 void RegisterTypedIndexKernels(KernelRegistry* r) {
@@ -453,6 +552,10 @@ void RegisterTypedIndexKernels(KernelRegistry* r) {
   add("NonZero", 9, NonZero, {DType::kBool, DType::kUInt8, DType::kInt8, DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat64});
   add("TopK", 10, TopK, {DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat64});
   add("Transpose", 1, Transpose, movable);
+  const std::vector<DType> comparable = {DType::kFloat32, DType::kFloat64, DType::kInt64, DType::kInt32};
+  add("ArgMax", 1, ArgExtreme<true>, comparable);
+  add("ArgMin", 1, ArgExtreme<false>, comparable);
+  r->Add({"OneHot", 9, INT_MAX, NumericTypes(), 1, Typed(OneHot), false, "typed"});
 }
 
 }  // namespace tilebank::engine::kernels

@@ -5,8 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
 namespace {
@@ -153,6 +156,85 @@ TEST_CASE("typed GatherND: one element per index (a score per selected box) as t
     const TypedTensor outside = TypedTensor::Of<int64_t>({2, 1}, {3, 10});
     CheckTypedAgainstReference(info, {&x, &idx}, {&x, &outside});
   }
+}
+
+// Both kernels' outputs on `inputs`, which both must take.
+void CheckSameOutputs(const KernelInfo& info, const KernelInputs& inputs, size_t outputs = 1) {
+  auto typed = KernelRegistry::Default().Create(info, "typed");
+  auto reference = KernelRegistry::Default().Create(info, "reference");
+  REQUIRE((typed.ok() && reference.ok()));
+  std::vector<TypedTensor> got(outputs), want(outputs);
+  REQUIRE((*typed)->Compute(inputs, &got).ok());
+  REQUIRE((*reference)->Compute(inputs, &want).ok());
+  for (size_t o = 0; o < outputs; ++o) CHECK(got[o] == want[o]);
+}
+
+TEST_CASE("typed ArgMax and ArgMin: every axis, ties first or last, NaN never taken, as the reference picks") {
+  for (DType dtype : {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kFloat64}) {
+    CAPTURE(DTypeName(dtype));
+    TypedTensor x(dtype, {2, 7, 5, 300});  // inner 1500: several blocks of 256
+    for (int64_t i = 0; i < x.size(); ++i) x.SetAt(i, static_cast<double>((i * 7919) % 13));  // many ties
+    if (dtype == DType::kFloat32) x.data<float>()[17] = std::nanf(""), x.data<float>()[5 * 300 + 17] = std::nanf("");
+    for (const char* op : {"ArgMax", "ArgMin"})
+      for (int64_t axis = -4; axis < 4; ++axis)
+        for (int keepdims : {0, 1})
+          for (int last : {0, 1}) {
+            CAPTURE(op);
+            CAPTURE(axis);
+            CAPTURE(keepdims);
+            CAPTURE(last);
+            KernelInfo info;
+            info.op_type = op, info.node_name = "a", info.opset = 13, info.input_types = {dtype};
+            info.attrs = Attrs(nlohmann::json{{"axis", axis}, {"keepdims", keepdims}, {"select_last_index", last}});
+            CheckSameOutputs(info, {&x});
+          }
+  }
+}
+
+TEST_CASE("typed OneHot: every axis, negative and out-of-range indices, values of every width, as the reference writes it") {
+  TypedTensor idx(DType::kInt64, {3, 4, 5});
+  for (int64_t i = 0; i < idx.size(); ++i) idx.data<int64_t>()[i] = (i * 31) % 25 - 12;  // [-12, 12]: some outside depth 10
+  const TypedTensor depth = TypedTensor::Of<int64_t>({}, {10});
+  for (DType dtype : {DType::kFloat32, DType::kInt64, DType::kUInt8, DType::kFloat16, DType::kBool}) {
+    TypedTensor values(dtype, {2});
+    values.SetAt(0, 0), values.SetAt(1, 1);
+    for (int64_t axis = -4; axis < 4; ++axis) {
+      CAPTURE(DTypeName(dtype));
+      CAPTURE(axis);
+      KernelInfo info;
+      info.op_type = "OneHot", info.node_name = "h", info.opset = 11, info.input_types = {DType::kInt64, DType::kInt64, dtype};
+      info.attrs = Attrs(nlohmann::json{{"axis", axis}});
+      CheckSameOutputs(info, {&idx, &depth, &values});
+    }
+  }
+}
+
+TEST_CASE("typed TopK: a few of many (one pass) as the full sort orders them, ties, NaN rows, largest and smallest, sorted or not") {
+  TypedTensor x(DType::kFloat32, {3, 2000});
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 97) - 48.f;
+  x.data<float>()[2000 + 500] = std::nanf("");  // row 1 falls back to the sort
+  for (int64_t k : {1, 5, 64, 125, 200})
+    for (int largest : {0, 1})
+      for (int sorted : {0, 1}) {
+        CAPTURE(k);
+        CAPTURE(largest);
+        CAPTURE(sorted);
+        const TypedTensor kt = TypedTensor::Of<int64_t>({1}, {k});
+        KernelInfo info;
+        info.op_type = "TopK", info.node_name = "t", info.opset = 11, info.input_types = {DType::kFloat32, DType::kInt64};
+        info.attrs = Attrs(nlohmann::json{{"largest", largest}, {"sorted", sorted}});
+        CheckSameOutputs(info, {&x, &kt}, 2);
+        // And the one pass against a full sort, on the rows without NaN.
+        for (int64_t row : {0, 2}) {
+          std::vector<int64_t> want(2000), got(2000);
+          std::iota(want.begin(), want.end(), 0);
+          const float* v = x.data<float>() + row * 2000;
+          std::stable_sort(want.begin(), want.end(), [&](int64_t p, int64_t q) { return largest ? v[p] > v[q] : v[p] < v[q]; });
+          if (!sorted) std::sort(want.begin(), want.begin() + k);
+          TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[a]); }, &got);
+          CHECK(std::equal(want.begin(), want.begin() + k, got.begin()));
+        }
+      }
 }
 
 }  // namespace

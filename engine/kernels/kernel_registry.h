@@ -123,6 +123,7 @@ void RegisterTypedIndexKernels(KernelRegistry* registry);
 // Then the float32 arena implementations, each at the end of its op's table.
 void RegisterFloat32ArenaKernels(KernelRegistry* registry);
 void RegisterRoiAlignArenaKernel(KernelRegistry* registry);  // roi_align_arena_kernel.cpp
+void RegisterScatterNDArenaKernel(KernelRegistry* registry);  // scatter_nd_arena_kernel.cpp
 // Then the tunable implementations.
 void RegisterTunableKernels(KernelRegistry* registry);
 

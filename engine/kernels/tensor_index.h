@@ -30,6 +30,28 @@ inline bool Wrap(int64_t* i, int64_t dim) {
 // value_at(a) gives them (NaN before nothing); sorted by index instead when !sorted.
 template <class ValueAt>
 void TopKOrder(int64_t k, bool largest, bool sorted, ValueAt value_at, std::vector<int64_t>* order) {
+  const int64_t dim = static_cast<int64_t>(order->size());
+  if (k > 0 && k <= 64 && k * 16 <= dim) {
+    // Few of many: one pass keeping the best k so far in order; a later index loses a tie. A NaN
+    // (which `before` below orders with nothing) falls through to the sort.
+    double kept[64];
+    int64_t count = 0;
+    bool nan = false;
+    for (int64_t a = 0; a < dim && !nan; ++a) {
+      const double v = value_at(a);
+      if (v != v) nan = true;
+      else if (count < k || (largest ? v > kept[k - 1] : v < kept[k - 1])) {
+        int64_t at = count < k ? count++ : k - 1;
+        for (; at > 0 && (largest ? v > kept[at - 1] : v < kept[at - 1]); --at) kept[at] = kept[at - 1], (*order)[at] = (*order)[at - 1];
+        kept[at] = v;
+        (*order)[at] = a;
+      }
+    }
+    if (!nan) {
+      if (!sorted) std::sort(order->begin(), order->begin() + k);
+      return;
+    }
+  }
   std::iota(order->begin(), order->end(), 0);
   auto before = [&](int64_t p, int64_t q) {
     const double vp = value_at(p), vq = value_at(q);
