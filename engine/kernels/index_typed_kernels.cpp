@@ -14,6 +14,7 @@
 #include "engine/core/parallel_for.h"
 #include "engine/kernels/gather_elements_rows.h"
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/typed_kernel.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
@@ -21,46 +22,6 @@ namespace {
 
 int64_t IndexAt(const TypedTensor& idx, int64_t j) {
   return idx.dtype == DType::kInt64 ? idx.data<int64_t>()[j] : idx.dtype == DType::kInt32 ? idx.data<int32_t>()[j] : idx.IntAt(j);
-}
-
-// A kernel that runs `typed` and, where it returns false (it does not take the inputs, or an index
-// is out of range), the reference kernel.
-using TypedFn = std::function<bool(const KernelInputs& in, std::vector<TypedTensor>* out)>;
-class TypedKernel : public OpKernel {
- public:
-  TypedKernel(TypedFn typed, std::unique_ptr<OpKernel> reference) : typed_(std::move(typed)), reference_(std::move(reference)) {}
-  Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
-    for (const TypedTensor* t : in)
-      if (t && (t->dtype == DType::kString || !t->IsTensor())) return reference_->Compute(in, out);
-    return typed_(in, out) ? Status::Ok() : reference_->Compute(in, out);
-  }
-
- private:
-  TypedFn typed_;
-  std::unique_ptr<OpKernel> reference_;
-};
-
-KernelFactory Typed(std::function<Result<TypedFn>(const KernelInfo&)> make) {
-  return [make](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
-    auto reference = KernelRegistry::Default().Create(info, std::string(KernelDef::kReferenceImplementation));
-    if (!reference.ok()) return reference.status();
-    auto typed = make(info);
-    if (!typed.ok()) return typed.status();
-    return std::unique_ptr<OpKernel>(new TypedKernel(std::move(typed.value()), std::move(reference.value())));
-  };
-}
-
-// Calls fn with a value of the C++ type of `dtype` among those the typed reductions and comparisons
-// take; false for another dtype.
-template <class Fn>
-bool VisitReducible(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::kFloat32: fn(float{}); return true;
-    case DType::kFloat64: fn(double{}); return true;
-    case DType::kInt64: fn(int64_t{}); return true;
-    case DType::kInt32: fn(int32_t{}); return true;
-    default: return false;
-  }
 }
 
 Result<TypedFn> Gather(const KernelInfo& info) {

@@ -51,7 +51,7 @@ const KernelRegistry& KernelRegistry::Default() {
                           RegisterIndexKernels, RegisterReduceKernels, RegisterMathKernels, RegisterConvKernels, RegisterPoolKernels, RegisterNormKernels,
                           RegisterLossKernels, RegisterRandomKernels, RegisterResizeKernels, RegisterVisionKernels, RegisterLinalgKernels, RegisterQuantizeKernels, RegisterRnnKernels,
                           RegisterSignalKernels, RegisterStringKernels, RegisterControlFlowKernels, RegisterSequenceKernels, RegisterFusedGemmKernels,
-                          RegisterTypedIndexKernels, RegisterFloat32ArenaKernels, RegisterRoiAlignArenaKernel, RegisterScatterNDArenaKernel, RegisterTunableKernels}) family(&r);
+                          RegisterTypedIndexKernels, RegisterTypedReduceKernels, RegisterFloat32ArenaKernels, RegisterRoiAlignArenaKernel, RegisterScatterNDArenaKernel, RegisterTunableKernels}) family(&r);
     return r;
   }();
   return registry;

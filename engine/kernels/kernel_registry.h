@@ -124,6 +124,7 @@ void RegisterTypedIndexKernels(KernelRegistry* registry);
 void RegisterFloat32ArenaKernels(KernelRegistry* registry);
 void RegisterRoiAlignArenaKernel(KernelRegistry* registry);  // roi_align_arena_kernel.cpp
 void RegisterScatterNDArenaKernel(KernelRegistry* registry);  // scatter_nd_arena_kernel.cpp
+void RegisterTypedReduceKernels(KernelRegistry* registry);  // reduce_typed_kernels.cpp
 // Then the tunable implementations.
 void RegisterTunableKernels(KernelRegistry* registry);
 

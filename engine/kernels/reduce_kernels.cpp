@@ -7,38 +7,13 @@
 
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/reduction_plan.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
 namespace {
 
 enum class Kind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
-
-// Which dimensions are reduced, and the output's shape; nullopt (with `why`) for a bad axis.
-struct Reduction {
-  std::vector<bool> reduced;
-  std::vector<int64_t> out_shape;  // with keepdims' ones
-  std::vector<int64_t> kept_shape;  // the shape written (without the reduced dims unless keepdims)
-};
-
-std::optional<Reduction> Plan(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, bool keepdims, bool noop, std::string* why) {
-  Reduction r;
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  r.reduced.assign(shape.size(), axes.empty() && !noop);
-  for (int64_t a : axes) {
-    auto axis = Axis(a, std::max<int64_t>(rank, 1));
-    if (!axis || (rank == 0 && *axis != 0)) {
-      *why = "axis " + std::to_string(a) + " outside the input's rank";
-      return std::nullopt;
-    }
-    if (rank) r.reduced[*axis] = true;
-  }
-  for (int64_t k = 0; k < rank; ++k) {
-    r.out_shape.push_back(r.reduced[k] ? 1 : shape[k]);
-    if (!r.reduced[k] || keepdims) r.kept_shape.push_back(r.reduced[k] ? 1 : shape[k]);
-  }
-  return r;
-}
 
 // Calls visit(in_index, out_index) for every input element.
 template <class F>
@@ -68,7 +43,7 @@ KernelFactory Reduce(Kind kind) {
       std::vector<int64_t> axes = info.attrs.Ints("axes");
       if (in.size() > 1 && in[1]) axes = IntValues(*in[1]);
       std::string why;
-      auto plan = Plan(x.shape, axes, info.attrs.Int("keepdims", 1) != 0, info.attrs.Int("noop_with_empty_axes", 0) != 0, &why);
+      auto plan = PlanReduction(x.shape, axes, info.attrs.Int("keepdims", 1) != 0, info.attrs.Int("noop_with_empty_axes", 0) != 0, &why);
       if (!plan) return info.Bad(why);
       const int64_t outputs = Tensor::NumElements(plan->out_shape);
       const int64_t per_output = outputs ? x.size() / outputs : 0;
@@ -134,7 +109,7 @@ KernelFactory ArgExtreme(bool max) {
     return FunctionKernel([max, info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
       const TypedTensor& x = *in[0];
       std::string why;
-      auto plan = Plan(x.shape, {info.attrs.Int("axis", 0)}, info.attrs.Int("keepdims", 1) != 0, false, &why);
+      auto plan = PlanReduction(x.shape, {info.attrs.Int("axis", 0)}, info.attrs.Int("keepdims", 1) != 0, false, &why);
       if (!plan || x.rank() == 0) return info.Bad(why.empty() ? "takes an input of rank 1 or more" : why);
       const bool last = info.attrs.Int("select_last_index", 0) != 0;
       int64_t axis_dim = 1, inner = 1;
