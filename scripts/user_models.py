@@ -60,6 +60,8 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       [1,3,2048] points -> [1,40]
   convnext, conformer, vae_decoder, deeplab: scripts/user_models_modern.py
   style_transfer, conv_tasnet, dgcnn, regnet_x, bicubic_sr, gated_scan: scripts/user_models_held_out.py
+  temporal_shift, dlrm, segment_onehot, retrieval, relative_bias, demucs_lite:
+                      scripts/user_models_index_heavy.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -71,6 +73,7 @@ import torchvision
 
 from user_models_modern import Conformer, ConvNeXt, DeepLab, VaeDecoder
 import user_models_held_out as held_out
+import user_models_index_heavy as index_heavy
 
 VOCAB = 1000
 
@@ -789,10 +792,17 @@ BUILDERS = {
     "regnet_x": ("grouped CNN", lambda small: held_out.regnet_x(small, random_batch_norm_statistics)),
     "bicubic_sr": ("super-resolution", held_out.bicubic_sr),
     "gated_scan": ("sequence (scan)", held_out.gated_scan),
+    "temporal_shift": ("video (temporal shift)", index_heavy.temporal_shift),
+    "dlrm": ("recommendation", index_heavy.dlrm),
+    "segment_onehot": ("segmentation head", index_heavy.segment_onehot),
+    "retrieval": ("retrieval (TopK)", index_heavy.retrieval),
+    "relative_bias": ("text (relative position)", index_heavy.relative_bias),
+    "demucs_lite": ("audio (1-D UNet)", index_heavy.demucs_lite),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
-         "convnext", "conformer", "vae_decoder", "deeplab", "style_transfer", "conv_tasnet", "dgcnn", "regnet_x", "bicubic_sr", "gated_scan"]
+         "convnext", "conformer", "vae_decoder", "deeplab", "style_transfer", "conv_tasnet", "dgcnn", "regnet_x", "bicubic_sr", "gated_scan",
+         "temporal_shift", "dlrm", "segment_onehot", "retrieval", "relative_bias", "demucs_lite"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.

@@ -10,7 +10,7 @@
 #include <optional>
 #include <type_traits>
 
-#include "engine/backends/simd/arg_extreme_simd.h"
+#include "engine/backends/simd/extreme_search_simd.h"
 #include "engine/core/parallel_for.h"
 #include "engine/kernels/gather_elements_rows.h"
 #include "engine/kernels/kernel_registry.h"
@@ -385,7 +385,9 @@ Result<TypedFn> TopK(const KernelInfo& info) {
         for (int64_t row = begin; row < end; ++row) {
           const int64_t o = row / inner, i = row % inner;
           auto at = [&](int64_t a) { return (o * dim + a) * inner + i; };
-          TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[at(a)]); }, &order);
+          const float* contiguous = nullptr;
+          if constexpr (std::is_same_v<T, float>) contiguous = inner == 1 ? v + o * dim : nullptr;
+          TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[at(a)]); }, &order, contiguous);
           for (int64_t j = 0; j < k; ++j) {
             const int64_t to = (o * k + j) * inner + i;
             values.data<T>()[to] = v[at(order[j])];

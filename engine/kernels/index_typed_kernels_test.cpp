@@ -233,6 +233,9 @@ TEST_CASE("typed TopK: a few of many (one pass) as the full sort orders them, ti
           if (!sorted) std::sort(want.begin(), want.begin() + k);
           TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[a]); }, &got);
           CHECK(std::equal(want.begin(), want.begin() + k, got.begin()));
+          std::vector<int64_t> skipping(2000);  // passing over values that cannot enter, a vector at a time
+          TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[a]); }, &skipping, v);
+          CHECK(std::equal(want.begin(), want.begin() + k, skipping.begin()));
         }
       }
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/backends/simd/extreme_search_simd.h"
 #include "engine/kernels/op_kernel.h"
 
 namespace tilebank::engine::kernels {
@@ -28,8 +29,10 @@ inline bool Wrap(int64_t* i, int64_t dim) {
 // TopK's order along one row of `dim` values: `order` (size dim) gets the indices of the first
 // k, larger (smaller, when !largest) first, ties by the lower index, compared as doubles as
 // value_at(a) gives them (NaN before nothing); sorted by index instead when !sorted.
+// `contiguous`, when given, holds the row's values as float32 (value_at(a) == contiguous[a]): then
+// values that could not enter are passed over a vector at a time.
 template <class ValueAt>
-void TopKOrder(int64_t k, bool largest, bool sorted, ValueAt value_at, std::vector<int64_t>* order) {
+void TopKOrder(int64_t k, bool largest, bool sorted, ValueAt value_at, std::vector<int64_t>* order, const float* contiguous = nullptr) {
   const int64_t dim = static_cast<int64_t>(order->size());
   if (k > 0 && k <= 64 && k * 16 <= dim) {
     // Few of many: one pass keeping the best k so far in order; a later index loses a tie. A NaN
@@ -37,7 +40,7 @@ void TopKOrder(int64_t k, bool largest, bool sorted, ValueAt value_at, std::vect
     double kept[64];
     int64_t count = 0;
     bool nan = false;
-    for (int64_t a = 0; a < dim && !nan; ++a) {
+    auto offer = [&](int64_t a) {
       const double v = value_at(a);
       if (v != v) nan = true;
       else if (count < k || (largest ? v > kept[k - 1] : v < kept[k - 1])) {
@@ -46,6 +49,14 @@ void TopKOrder(int64_t k, bool largest, bool sorted, ValueAt value_at, std::vect
         kept[at] = v;
         (*order)[at] = a;
       }
+    };
+    for (int64_t a = 0; a < dim && !nan;) {
+      if (contiguous && count == k) {
+        // The next value that could enter (or a NaN), a vector at a time.
+        a += FirstBeyond(contiguous + a, dim - a, static_cast<float>(kept[k - 1]), largest);  // exact: a float32's value
+        if (a == dim) break;
+      }
+      offer(a++);
     }
     if (!nan) {
       if (!sorted) std::sort(order->begin(), order->begin() + k);

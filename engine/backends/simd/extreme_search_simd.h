@@ -1,5 +1,6 @@
-// ArgMax / ArgMin of float32 along one axis, with Highway for the running CPU's best SIMD: a vector
-// of inner positions at a time, each compared along the axis.
+// Searches for extremes of float32 rows, with Highway for the running CPU's best SIMD: ArgMax /
+// ArgMin along one axis (a vector of inner positions at a time), and the next value past a bar
+// (TopK passing over values that cannot enter its k).
 #pragma once
 #include <cstdint>
 
@@ -9,5 +10,8 @@ namespace tilebank::engine {
 // [0, n): the first one, or the last with `last`; a NaN is never taken (nothing compares greater
 // than it, nor it greater than anything), as ONNX's reference compares.
 void ArgExtremeFloatRows(const float* row, int64_t dim, int64_t inner, int64_t n, bool max, bool last, int64_t* at);
+
+// The first i in [0, n) with v[i] > bar (v[i] < bar when !above) or v[i] NaN; n when none.
+int64_t FirstBeyond(const float* v, int64_t n, float bar, bool above);
 
 }  // namespace tilebank::engine

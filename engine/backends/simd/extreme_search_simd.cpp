@@ -1,13 +1,13 @@
-// engine/backends/simd/arg_extreme_simd.h, compiled once per instruction set Highway targets
+// engine/backends/simd/extreme_search_simd.h, compiled once per instruction set Highway targets
 // (hwy/foreach_target.h re-includes this file); HWY_DYNAMIC_DISPATCH picks the best the CPU
 // supports on the first call.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "engine/backends/simd/arg_extreme_simd.cpp"
+#define HWY_TARGET_INCLUDE "engine/backends/simd/extreme_search_simd.cpp"
 #include <hwy/foreach_target.h>  // must come before highway.h
 
 #include <hwy/highway.h>
 
-#include "engine/backends/simd/arg_extreme_simd.h"
+#include "engine/backends/simd/extreme_search_simd.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tilebank::engine::HWY_NAMESPACE {
@@ -48,6 +48,24 @@ void ArgExtremeRowsAny(const float* row, int64_t dim, int64_t inner, int64_t n, 
   else last ? ArgExtremeRows<false, true>(row, dim, inner, n, at) : ArgExtremeRows<false, false>(row, dim, inner, n, at);
 }
 
+template <bool kAbove>
+int64_t FirstBeyondIn(const float* v, int64_t count, float bar) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d), n = static_cast<size_t>(count);
+  const auto line = hn::Set(d, bar);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto x = hn::LoadU(d, v + i);
+    const auto hit = hn::Or(kAbove ? hn::Gt(x, line) : hn::Lt(x, line), hn::Ne(x, x));
+    if (!hn::AllFalse(d, hit)) return static_cast<int64_t>(i) + hn::FindFirstTrue(d, hit);
+  }
+  for (; i < n; ++i)
+    if ((kAbove ? v[i] > bar : v[i] < bar) || v[i] != v[i]) return static_cast<int64_t>(i);
+  return count;
+}
+
+int64_t FirstBeyondAny(const float* v, int64_t n, float bar, bool above) { return above ? FirstBeyondIn<true>(v, n, bar) : FirstBeyondIn<false>(v, n, bar); }
+
 }  // namespace tilebank::engine::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -55,10 +73,13 @@ HWY_AFTER_NAMESPACE();
 namespace tilebank::engine {
 
 HWY_EXPORT(ArgExtremeRowsAny);
+HWY_EXPORT(FirstBeyondAny);
 
 void ArgExtremeFloatRows(const float* row, int64_t dim, int64_t inner, int64_t n, bool max, bool last, int64_t* at) {
   if (n > 0 && dim > 0) HWY_DYNAMIC_DISPATCH(ArgExtremeRowsAny)(row, dim, inner, n, max, last, at);
 }
+
+int64_t FirstBeyond(const float* v, int64_t n, float bar, bool above) { return n > 0 ? HWY_DYNAMIC_DISPATCH(FirstBeyondAny)(v, n, bar, above) : n; }
 
 }  // namespace tilebank::engine
 #endif  // HWY_ONCE
