@@ -257,15 +257,50 @@ Result<std::unique_ptr<OpKernel>> Concat(const KernelInfo& info) {
   });
 }
 
+// Gather with indices computed at run time (an embedding lookup of token ids): int64 or int32, one
+// row of `inner` floats copied per index, on the threads; an index outside [-extent, extent) is
+// the run's error, as the reference reports it.
+Result<std::unique_ptr<OpKernel>> GatherAtRunTime(const KernelInfo& info, int64_t outer, int64_t inner, int64_t extent) {
+  const int64_t count = Tensor::NumElements(InShape(info, 1));
+  const bool wide = info.InputType(1) == DType::kInt64;
+  auto fault = std::make_shared<RunFault>();
+  ArenaFunction f;
+  f.runs_on_any_thread = true;
+  f.run = [=](const std::vector<const float*>& in, float* out) {
+    fault->Clear();
+    const auto* idx64 = reinterpret_cast<const int64_t*>(in[1]);
+    const auto* idx32 = reinterpret_cast<const int32_t*>(in[1]);
+    ParallelFor(outer * count, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t begin, int64_t end) {
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t o = item / count, j = item % count;
+        int64_t k = wide ? idx64[j] : idx32[j];
+        if (!Wrap(&k, extent)) {
+          fault->Record(wide ? idx64[j] : idx32[j]);
+          continue;
+        }
+        std::memcpy(out + item * inner, in[0] + (o * extent + k) * inner, inner * sizeof(float));
+      }
+    });
+  };
+  f.verdict = [info, fault, extent]() -> Status {
+    const std::optional<int64_t> bad = fault->First();
+    if (!bad) return Status::Ok();
+    return info.Bad("index " + std::to_string(*bad) + " is outside its dimension of " + std::to_string(extent));
+  };
+  return ArenaKernel(info, std::move(f));
+}
+
 Result<std::unique_ptr<OpKernel>> Gather(const KernelInfo& info) {
-  auto indices = ConstantValues(info, 1);
-  if (!indices.ok()) return indices.status();
   const auto& shape = InShape(info, 0);
   const int64_t axis = PositiveAxis(info.attrs.Int("axis", 0), shape.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size())) return info.Bad("axis outside the input's rank");
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
   for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
   const int64_t extent = shape[axis];
+  if (!info.ConstantInput(1)) return GatherAtRunTime(info, outer, inner, extent);
+  auto indices = ConstantValues(info, 1);
+  if (!indices.ok()) return indices.status();
   std::vector<int64_t> index;
   for (double v : **indices) {
     int64_t k = static_cast<int64_t>(v);
@@ -480,6 +515,14 @@ bool StaticGatherElements(const KernelInfo& info) {
   if (info.num_outputs != 1 || !info.OutputShape(0) || !info.graphs.empty() || info.input_types.size() != 2) return false;
   return info.InputType(0) == DType::kFloat32 && (info.InputType(1) == DType::kInt64 || info.InputType(1) == DType::kInt32) && info.InputShape(0) &&
          info.InputShape(1);
+}
+
+// Gather: the data float32 of static shape (or a constant), the indices a constant, or int64 or
+// int32 of static shape read at run time.
+bool StaticGather(const KernelInfo& info) {
+  if (info.num_outputs != 1 || !info.OutputShape(0) || !info.graphs.empty() || info.input_types.size() != 2) return false;
+  if (info.InputType(0) != DType::kFloat32 || !info.InputShape(0)) return false;
+  return info.ConstantInput(1) || ((info.InputType(1) == DType::kInt64 || info.InputType(1) == DType::kInt32) && info.InputShape(1));
 }
 
 // Every input of Where float32 but the bool condition, each of static shape or a constant; one
@@ -924,7 +967,7 @@ void RegisterFloat32ArenaKernels(KernelRegistry* r) {
   add("DepthToSpace", 1, DepthToSpace);
   add("SpaceToDepth", 1, SpaceToDepth);
   add("Concat", 4, Concat);
-  add("Gather", 1, Gather);
+  r->Add({"Gather", 1, INT_MAX, f32, 0, Gather, false, "float32", StaticGather});
   add("Pad", 11, Pad);
   add("Expand", 8, Expand);
   r->Add({"Where", 9, INT_MAX, f32, 1, Where, false, "float32", StaticWhere});

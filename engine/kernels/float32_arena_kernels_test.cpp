@@ -203,6 +203,38 @@ TEST_CASE("GatherElements in the arena gathers as the reference does along every
     }
 }
 
+TEST_CASE("Gather in the arena with indices known at run time (token ids) gathers as the reference along every axis, int64 and int32, and names an index out of range") {
+  const std::vector<int64_t> shape = {6, 5, 7};
+  TypedTensor x(DType::kFloat32, shape);
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>(i) + 0.25f;
+  for (DType index_type : {DType::kInt64, DType::kInt32})
+    for (int64_t axis = -3; axis < 3; ++axis) {
+      CAPTURE(axis);
+      const int64_t a = axis < 0 ? axis + 3 : axis;
+      const std::vector<int64_t> idx_shape = {4, 3};
+      TypedTensor idx(index_type, idx_shape);
+      for (int64_t i = 0; i < idx.size(); ++i) idx.SetAt(i, static_cast<double>((i * 7919) % (2 * shape[a]) - shape[a]));  // [-dim, dim)
+      std::vector<int64_t> out_shape(shape.begin(), shape.begin() + a);
+      out_shape.insert(out_shape.end(), idx_shape.begin(), idx_shape.end());
+      out_shape.insert(out_shape.end(), shape.begin() + a + 1, shape.end());
+      kernels::KernelInfo info;
+      info.op_type = info.node_name = "Gather";
+      info.opset = 13;
+      info.num_outputs = 1;
+      info.attrs = kernels::Attrs(nlohmann::json{{"axis", axis}});
+      info.input_types = {DType::kFloat32, index_type};
+      info.input_shapes = {shape, idx_shape};
+      info.output_shapes = {out_shape};
+      CheckArenaAgainstReference(info, {&x, &idx});
+      idx.SetAt(idx.size() - 1, static_cast<double>(-shape[a] - 1));
+      auto arena = kernels::KernelRegistry::Default().Create(info, "float32");
+      REQUIRE(arena.ok());
+      std::vector<TypedTensor> out(1);
+      const Status refused = (*arena)->Compute({&x, &idx}, &out);
+      CHECK_MESSAGE(refused.message().find("index " + std::to_string(-shape[a] - 1) + " is outside its dimension") != std::string::npos, refused.message());
+    }
+}
+
 TEST_CASE("PRelu in the arena computes the reference's bits for every slope broadcast: one value, per channel, along the row, and refuses a slope that does not broadcast") {
   const std::vector<int64_t> shape = {1, 6, 5, 37};
   TypedTensor x(DType::kFloat32, shape);
