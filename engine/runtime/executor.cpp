@@ -304,7 +304,14 @@ Status Executor::RunOneStep(size_t i, std::vector<const float*>* in, std::vector
     TB_RETURN_IF_ERROR(RunRegistryStep(s).WithContext("node '" + bindings_[i].name + "'"));
   } else {
     in->clear();
-    for (int v : s.inputs) in->push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : StepInput(s, v));
+    for (int v : s.inputs) {
+      // An arena kernel reads a typed value (indices, a condition) at the shape the graph inferred
+      // for it: one computed at run time must have come out so.
+      if (ReadsTyped(s, v) && !graph_.IsConstant(v) && typed_[v].shape != graph_.values[v].shape)
+        return Status::InvalidInput("node '" + bindings_[i].name + "': input '" + graph_.values[v].name + "' came out " + ShapeText(typed_[v].shape) +
+                                    "; shape inference said " + ShapeText(graph_.values[v].shape));
+      in->push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : StepInput(s, v));
+    }
     TB_RETURN_IF_ERROR(RunStep(s, *in, Address(s.output)).WithContext("node '" + bindings_[i].name + "'"));
   }
   if (node_us) (*node_us)[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
