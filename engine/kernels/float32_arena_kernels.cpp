@@ -3,11 +3,12 @@
 // engine/backends/simd/unary_float_simd.h (Exp, Log, Sqrt, LeakyRelu, Elu, Softplus, ...), PRelu, CumSum, LogSoftmax,
 // FakeQuantizeLinear (a fused QuantizeLinear -> DequantizeLinear pair), inference
 // BatchNormalization, InstanceNormalization and GroupNormalization (float32_norm_kernels.h) and copies (Identity, Dropout, a Cast to float32, the reshaping ops), each
-// made for its node's static shapes with its constant operands (Clip bounds, Gather indices, Pad
-// widths, a Pow exponent, Resize scales) read once. Each is the last entry of its op's table, after
-// the reference, and applies where every input is float32 of static shape or a constant and the
-// node has one output of static shape (Where's condition and GatherElements' indices, of their own
-// types, are read as their elements): what the executor runs in its arena with nothing copied.
+// made for its node's static shapes with its constant operands (Clip bounds, constant Gather indices,
+// Pad widths, a Pow exponent, Resize scales) read once. Each is the last entry of its op's table,
+// after the reference, and applies where every input is float32 of static shape or a constant and
+// the node has one output of static shape (Where's condition, and Gather's and GatherElements'
+// run-time indices, of their own types and static shapes, are read as their elements): what the
+// executor runs in its arena with nothing copied.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

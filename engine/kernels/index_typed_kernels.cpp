@@ -402,26 +402,29 @@ Result<TypedFn> TopK(const KernelInfo& info) {
 }
 
 // One block of `n` (at most kArgBlock) inner positions of ArgMax / ArgMin: row[a * inner + i] for
-// a in [0, dim), the winner's a into at[i]. Branch-free and on locals, so it runs a vector at a time.
+// a in [0, dim), the winner's a into at[i]. Compared as the reference compares (int64 as double).
 constexpr int64_t kArgBlock = 256;
 template <bool kMax, bool kLast, class T>
 void ArgExtremeBlock(const T* __restrict row, int64_t dim, int64_t inner, int64_t n, int64_t* __restrict at) {
-  T best[kArgBlock];
+  using C = std::conditional_t<std::is_same_v<T, int64_t>, double, T>;
+  C best[kArgBlock];
   int32_t which[kArgBlock];
-  for (int64_t i = 0; i < n; ++i) best[i] = row[i], which[i] = 0;
+  for (int64_t i = 0; i < n; ++i) best[i] = static_cast<C>(row[i]), which[i] = 0;
   for (int32_t a = 1; a < dim; ++a) {
     const T* __restrict r = row + a * inner;
     for (int64_t i = 0; i < n; ++i) {
-      const bool take = (kMax ? r[i] > best[i] : r[i] < best[i]) || (kLast && r[i] == best[i]);
-      best[i] = take ? r[i] : best[i];
+      const C v = static_cast<C>(r[i]);
+      const bool take = (kMax ? v > best[i] : v < best[i]) || (kLast && v == best[i]);
+      best[i] = take ? v : best[i];
       which[i] = take ? a : which[i];
     }
   }
   for (int64_t i = 0; i < n; ++i) at[i] = which[i];
 }
 
-// ArgMax / ArgMin compared in T, with the reference's rule: the first extreme (the last with
-// select_last_index), a NaN never taken; blocks of the inner axes on the threads.
+// ArgMax / ArgMin with the reference's rule: the first extreme (the last with select_last_index);
+// nothing compares past a NaN, so one in front stays and a later one is never taken; blocks of the
+// inner axes on the threads.
 template <bool kMax>
 Result<TypedFn> ArgExtreme(const KernelInfo& info) {
   const int64_t axis_attr = info.attrs.Int("axis", 0);

@@ -117,14 +117,15 @@ void RegisterControlFlowKernels(KernelRegistry* registry);
 void RegisterSequenceKernels(KernelRegistry* registry);
 // FusedGemm, written by engine/passes/dynamic_gemm_fusion.h (fused_gemm_kernels.cpp).
 void RegisterFusedGemmKernels(KernelRegistry* registry);
-// The typed implementations of Gather, GatherND, ScatterElements, ScatterND, NonZero and TopK
-// (index_typed_kernels.cpp).
+// The typed implementations (typed_kernel.h) of Gather, GatherElements, GatherND, ScatterElements,
+// ScatterND, NonZero, TopK, OneHot, ArgMax, ArgMin and Transpose (index_typed_kernels.cpp), and of
+// the reductions (reduce_typed_kernels.cpp).
 void RegisterTypedIndexKernels(KernelRegistry* registry);
+void RegisterTypedReduceKernels(KernelRegistry* registry);
 // Then the float32 arena implementations, each at the end of its op's table.
 void RegisterFloat32ArenaKernels(KernelRegistry* registry);
 void RegisterRoiAlignArenaKernel(KernelRegistry* registry);  // roi_align_arena_kernel.cpp
 void RegisterScatterNDArenaKernel(KernelRegistry* registry);  // scatter_nd_arena_kernel.cpp
-void RegisterTypedReduceKernels(KernelRegistry* registry);  // reduce_typed_kernels.cpp
 // Then the tunable implementations.
 void RegisterTunableKernels(KernelRegistry* registry);
 

@@ -3,8 +3,10 @@
 // slice is computed once, when the kernel is made, and runs of slices adjacent in both the output
 // and the updates are merged into one copy. The output may be placed over the data (each element
 // reads the same element of it, or an update), and then only the updates are written. Run-time
-// indices, a reduction, or an index outside its dimension (which the reference reports) leave the
-// node to the typed kernel.
+// indices, a reduction, an index outside its dimension or updates of another size (which the
+// reference reports) leave the node to the typed kernel, and so do updates of the data's own shape:
+// the layout plan takes a step that may write over its input, all of whose other inputs have its
+// shape or one element, as elementwise, free to run in any layout, which a scatter is not.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -46,12 +48,13 @@ Result<std::unique_ptr<OpKernel>> ScatterND(const KernelInfo& info) {
     else runs.push_back({to, t * slice, slice});
   }
   const int64_t total = Tensor::NumElements(data_shape);
+  if (Tensor::NumElements(*info.InputShape(2)) != tuples * slice) return info.Bad("updates do not match the indices: the typed kernel reports it");
   ArenaFunction f;
-  f.overwrites_input = true;
   f.runs_on_any_thread = true;
   const int64_t updated = tuples * slice;
+  f.overwrites_input = true;
   f.run = [runs, total, updated](const std::vector<const float*>& in, float* out) {
-    // The updates read from a copy where they share the output's memory (data and updates one value).
+    // The updates read from a copy where they share the output's memory (an alias of the data).
     std::vector<float> held;
     const float* updates = in[2];
     if (updates < out + total && out < updates + updated) updates = (held = std::vector<float>(updates, updates + updated)).data();
@@ -64,11 +67,12 @@ Result<std::unique_ptr<OpKernel>> ScatterND(const KernelInfo& info) {
   return ArenaKernel(info, std::move(f));
 }
 
-// Data and updates float32 of static shapes; the indices a constant the graph holds.
+// Data and updates float32 of static shapes, the updates not of the data's shape; the indices a
+// constant the graph holds.
 bool StaticScatterND(const KernelInfo& info) {
   if (info.num_outputs != 1 || !info.OutputShape(0) || !info.graphs.empty() || info.input_types.size() != 3) return false;
   return info.InputType(0) == DType::kFloat32 && info.InputType(2) == DType::kFloat32 && info.InputShape(0) && info.InputShape(2) &&
-         info.InputType(1) == DType::kInt64 && info.ConstantInput(1) && info.ConstantInput(1)->size() > 0;
+         *info.InputShape(2) != *info.InputShape(0) && info.InputType(1) == DType::kInt64 && info.ConstantInput(1) && info.ConstantInput(1)->size() > 0;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // ScatterND's arena kernel (scatter_nd_arena_kernel.cpp) against the reference: torch.onnx's slice
 // assignment (whole planes, merged into runs), single elements, negative indices; written over the
-// data in place; duplicate slices, an index outside its dimension and a reduction left to the others.
+// data in place; duplicate slices, an index outside its dimension, updates of another size or of
+// the data's own shape, and a reduction left to the others.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -66,13 +67,19 @@ TEST_CASE("ScatterND in the arena: slice assignment, elements and negative indic
   }
 }
 
-TEST_CASE("ScatterND in the arena: a slice written twice, an index outside its dimension and a reduction run elsewhere") {
+TEST_CASE("ScatterND in the arena: a slice written twice, an index outside its dimension, short updates, updates of the data's shape and a reduction run elsewhere") {
   const TypedTensor data = Counting({4, 3}, 1.0f), updates = Counting({2, 3}, 2.0f);
   const TypedTensor twice = TypedTensor::Of<int64_t>({2, 1}, {1, 1}), outside = TypedTensor::Of<int64_t>({2, 1}, {0, 4}),
                     fine = TypedTensor::Of<int64_t>({2, 1}, {0, 2});
   CHECK_FALSE(KernelRegistry::Default().Create(ScatterInfo(data, twice, updates), "float32").ok());
   CHECK_FALSE(KernelRegistry::Default().Create(ScatterInfo(data, outside, updates), "float32").ok());
   CHECK_FALSE(KernelRegistry::Default().Create(ScatterInfo(data, fine, updates, "add"), "float32").ok());
+  CHECK_FALSE(KernelRegistry::Default().Create(ScatterInfo(data, fine, Counting({1, 3}, 2.0f)), "float32").ok());
+  // [1, 3] data, indices [[0]], updates [1, 3]: elementwise in shape, which the layout plan would move.
+  const TypedTensor row = Counting({1, 3}, 1.0f), first = TypedTensor::Of<int64_t>({1, 1}, {0});
+  std::string whole;
+  REQUIRE(KernelRegistry::Default().Create(ScatterInfo(row, first, Counting({1, 3}, 2.0f)), &whole).ok());
+  CHECK(whole != "float32");
   CHECK(KernelRegistry::Default().Create(ScatterInfo(data, fine, updates), "float32").ok());
   // The table's choice for the duplicate still writes in order, as the reference does.
   std::string chosen;

@@ -18,7 +18,7 @@ void ArgExtremeRows(const float* row, int64_t dim, int64_t inner, int64_t count,
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   const size_t N = hn::Lanes(d), n = static_cast<size_t>(count);
-  int32_t which_lanes[64];  // at least the lanes of any vector of int32
+  int32_t which_lanes[HWY_MAX_BYTES / sizeof(int32_t)];  // the lanes of the widest vector
   auto taken = [](float v, float best) { return (kMax ? v > best : v < best) || (kLast && v == best); };
   size_t i = 0;
   for (; i + N <= n; i += N) {

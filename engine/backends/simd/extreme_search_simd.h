@@ -7,8 +7,8 @@
 namespace tilebank::engine {
 
 // at[i] = the a in [0, dim) of the largest (smallest, when !max) row[a * inner + i], for i in
-// [0, n): the first one, or the last with `last`; a NaN is never taken (nothing compares greater
-// than it, nor it greater than anything), as ONNX's reference compares.
+// [0, n): the first one, or the last with `last`. Nothing compares past a NaN: one at a = 0 stays the
+// answer, a later one is never taken (tilebank's reference kernel compares so).
 void ArgExtremeFloatRows(const float* row, int64_t dim, int64_t inner, int64_t n, bool max, bool last, int64_t* at);
 
 // The first i in [0, n) with v[i] > bar (v[i] < bar when !above) or v[i] NaN; n when none.
