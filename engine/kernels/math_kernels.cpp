@@ -57,9 +57,35 @@ KernelFactory AlongAxis(RowOp op) {
   };
 }
 
+// Products this small (a capsule network's 16x8 by 8x1, 23040 of them) cost less computed here than
+// one library call's dispatch each.
+constexpr int64_t kSmallProduct = 4096;
+
+// C[bt] = A[bt] B[bt] for every batch of the broadcast `batch` shape, in float, the batches on the
+// threads; each sum in k order.
+void SmallProducts(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, const std::vector<std::vector<int64_t>>& operand_batches,
+                   const std::vector<int64_t>& batch) {
+  const BroadcastRows rows(operand_batches, batch);
+  const int64_t inner = rows.inner(), batches = rows.rows() * inner, work = std::max<int64_t>(1, M * N * K);
+  ParallelFor(batches, std::max<int64_t>(1, kElementwiseGrain / work), [&](int64_t begin, int64_t end) {
+    for (int64_t bt = begin; bt < end; ++bt) {
+      const int64_t row = bt / inner, at = bt % inner;
+      const float* a = A + (rows.RowStart(0, row) + at * rows.step(0)) * M * K;
+      const float* b = B + (rows.RowStart(1, row) + at * rows.step(1)) * K * N;
+      float* c = C + bt * M * N;
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          float sum = 0.f;
+          for (int64_t k = 0; k < K; ++k) sum += a[m * K + k] * b[k * N + n];
+          c[m * N + n] = sum;
+        }
+    }
+  });
+}
+
 // numpy matmul: 1-D operands promoted and their dimension removed, batch dimensions broadcast.
-// `sgemm`: float32 products on oneDNN's sgemm; otherwise (the reference) each row summed in Acc
-// (double for floating types) in k order.
+// `sgemm`: float32 products on oneDNN's sgemm (tiny ones in many batches: SmallProducts); otherwise
+// (the reference) each row summed in Acc (double for floating types) in k order.
 Result<std::unique_ptr<OpKernel>> MakeMatMulKernel(const KernelInfo& info, bool sgemm) {
   return FunctionKernel([info, sgemm](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() != 2 || !in[0] || !in[1] || in[0]->dtype != in[1]->dtype) return info.Bad("takes two inputs of one type");
@@ -87,6 +113,12 @@ Result<std::unique_ptr<OpKernel>> MakeMatMulKernel(const KernelInfo& info, bool 
           using Acc = std::conditional_t<kIsFloat<T>, double, int64_t>;
           const T *A = in[0]->data<T>(), *B = in[1]->data<T>();
           T* C = y.data<T>();
+          if constexpr (std::is_same_v<T, float>) {
+            if (sgemm && batches > 1 && M * N * K <= kSmallProduct) {
+              SmallProducts(A, B, C, M, N, K, {std::vector<int64_t>(a.begin(), a.end() - 2), std::vector<int64_t>(b.begin(), b.end() - 2)}, batch);
+              return;
+            }
+          }
           for (int64_t bt = 0; bt < batches; ++bt, walk.Next()) {
             const T* a_mat = A + walk.offset(0) * M * K;
             const T* b_mat = B + walk.offset(1) * K * N;
