@@ -167,6 +167,27 @@ TEST_CASE("Pad in the arena matches ONNX's node tests and the reference in every
   }
 }
 
+// `op` (Gather or GatherElements) along `axis` with run-time indices: the arena's output against the
+// reference's, then `outside` written into the last index, which the arena's run must name.
+void CheckIndexedAgainstReference(const char* op, int64_t axis, const TypedTensor& x, TypedTensor* idx, const std::vector<int64_t>& out_shape,
+                                  int64_t outside) {
+  kernels::KernelInfo info;
+  info.op_type = info.node_name = op;
+  info.opset = 13;
+  info.num_outputs = 1;
+  info.attrs = kernels::Attrs(nlohmann::json{{"axis", axis}});
+  info.input_types = {DType::kFloat32, idx->dtype};
+  info.input_shapes = {x.shape, idx->shape};
+  info.output_shapes = {out_shape};
+  CheckArenaAgainstReference(info, {&x, idx});
+  idx->SetAt(idx->size() - 1, static_cast<double>(outside));
+  auto arena = kernels::KernelRegistry::Default().Create(info, "float32");
+  REQUIRE(arena.ok());
+  std::vector<TypedTensor> out(1);
+  const Status refused = (*arena)->Compute({&x, idx}, &out);
+  CHECK_MESSAGE(refused.message().find("index " + std::to_string(outside) + " is outside its dimension") != std::string::npos, refused.message());
+}
+
 TEST_CASE("GatherElements in the arena gathers as the reference does along every axis, int64 and int32 indices, and names an index out of range") {
   for (const char* name : {"test_gather_elements_0", "test_gather_elements_1", "test_gather_elements_negative_indices"}) {
     TempDir scratch;
@@ -185,21 +206,7 @@ TEST_CASE("GatherElements in the arena gathers as the reference does along every
       idx_shape[a] = 9;
       TypedTensor idx(index_type, idx_shape);
       for (int64_t i = 0; i < idx.size(); ++i) idx.SetAt(i, static_cast<double>((i * 7919) % (2 * shape[a]) - shape[a]));  // [-dim, dim)
-      kernels::KernelInfo info;
-      info.op_type = info.node_name = "GatherElements";
-      info.opset = 13;
-      info.num_outputs = 1;
-      info.attrs = kernels::Attrs(nlohmann::json{{"axis", axis}});
-      info.input_types = {DType::kFloat32, index_type};
-      info.input_shapes = {shape, idx_shape};
-      info.output_shapes = {idx_shape};
-      CheckArenaAgainstReference(info, {&x, &idx});
-      idx.SetAt(idx.size() - 1, static_cast<double>(shape[a]));
-      auto arena = kernels::KernelRegistry::Default().Create(info, "float32");
-      REQUIRE(arena.ok());
-      std::vector<TypedTensor> out(1);
-      const Status refused = (*arena)->Compute({&x, &idx}, &out);
-      CHECK_MESSAGE(refused.message().find("index " + std::to_string(shape[a]) + " is outside its dimension") != std::string::npos, refused.message());
+      CheckIndexedAgainstReference("GatherElements", axis, x, &idx, idx_shape, shape[a]);
     }
 }
 
@@ -217,21 +224,7 @@ TEST_CASE("Gather in the arena with indices known at run time (token ids) gather
       std::vector<int64_t> out_shape(shape.begin(), shape.begin() + a);
       out_shape.insert(out_shape.end(), idx_shape.begin(), idx_shape.end());
       out_shape.insert(out_shape.end(), shape.begin() + a + 1, shape.end());
-      kernels::KernelInfo info;
-      info.op_type = info.node_name = "Gather";
-      info.opset = 13;
-      info.num_outputs = 1;
-      info.attrs = kernels::Attrs(nlohmann::json{{"axis", axis}});
-      info.input_types = {DType::kFloat32, index_type};
-      info.input_shapes = {shape, idx_shape};
-      info.output_shapes = {out_shape};
-      CheckArenaAgainstReference(info, {&x, &idx});
-      idx.SetAt(idx.size() - 1, static_cast<double>(-shape[a] - 1));
-      auto arena = kernels::KernelRegistry::Default().Create(info, "float32");
-      REQUIRE(arena.ok());
-      std::vector<TypedTensor> out(1);
-      const Status refused = (*arena)->Compute({&x, &idx}, &out);
-      CHECK_MESSAGE(refused.message().find("index " + std::to_string(-shape[a] - 1) + " is outside its dimension") != std::string::npos, refused.message());
+      CheckIndexedAgainstReference("Gather", axis, x, &idx, out_shape, -shape[a] - 1);
     }
 }
 
