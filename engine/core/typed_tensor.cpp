@@ -200,6 +200,22 @@ void CopyElements(const TypedTensor& from, int64_t from_at, TypedTensor* to, int
   std::memcpy(to->bytes.data() + to_at * bytes, from.bytes.data() + from_at * bytes, count * bytes);
 }
 
+// `count` copies of the element of `bytes` bytes at `src`, one after the other from `dst`.
+void RepeatElement(const std::byte* src, size_t bytes, int64_t count, std::byte* dst) {
+  auto fill = [&](auto word) {
+    std::memcpy(&word, src, sizeof word);
+    std::fill_n(reinterpret_cast<decltype(word)*>(dst), count, word);
+  };
+  switch (bytes) {
+    case 1: return void(std::memset(dst, static_cast<int>(*src), static_cast<size_t>(count)));
+    case 2: return fill(uint16_t{});
+    case 4: return fill(uint32_t{});
+    case 8: return fill(uint64_t{});
+    default:
+      for (int64_t k = 0; k < count; ++k) std::memcpy(dst + k * bytes, src, bytes);
+  }
+}
+
 std::string ShapeText(const std::vector<int64_t>& shape) {
   if (shape.empty()) return "scalar";
   std::string text;

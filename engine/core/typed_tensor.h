@@ -82,6 +82,8 @@ void ReshapeForOverwrite(TypedTensor* t, DType dtype, std::vector<int64_t> shape
 // Copies `count` elements of `from` starting at element `from_at` into `to` at `to_at` (both of one
 // dtype, numbers or strings; nothing when count <= 0).
 void CopyElements(const TypedTensor& from, int64_t from_at, TypedTensor* to, int64_t to_at, int64_t count);
+// `count` copies of the element of `bytes` bytes at `src`, one after the other from `dst`.
+void RepeatElement(const std::byte* src, size_t bytes, int64_t count, std::byte* dst);
 
 // While one lives on a thread, a TypedTensor made or reshaped there with more than `max_elements`
 // elements (or dims whose product overflows) throws TensorTooLarge instead of allocating: constant

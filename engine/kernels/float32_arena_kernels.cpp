@@ -283,11 +283,7 @@ Result<std::unique_ptr<OpKernel>> GatherAtRunTime(const KernelInfo& info, int64_
       }
     });
   };
-  f.verdict = [info, fault, extent]() -> Status {
-    const std::optional<int64_t> bad = fault->First();
-    if (!bad) return Status::Ok();
-    return info.Bad("index " + std::to_string(*bad) + " is outside its dimension of " + std::to_string(extent));
-  };
+  f.verdict = RunFault::Verdict(fault, info, "index", "its dimension", extent);
   return ArenaKernel(info, std::move(f));
 }
 
@@ -504,11 +500,7 @@ Result<std::unique_ptr<OpKernel>> GatherElements(const KernelInfo& info) {
     fault->Clear();
     if (const auto bad = GatherElementsRows(out, in[0], in[1], wide, idx_shape, strides, axis, dim)) fault->Record(*bad);
   };
-  f.verdict = [info, fault, dim]() -> Status {
-    const std::optional<int64_t> bad = fault->First();
-    if (!bad) return Status::Ok();
-    return info.Bad("index " + std::to_string(*bad) + " is outside its dimension of " + std::to_string(dim));
-  };
+  f.verdict = RunFault::Verdict(fault, info, "index", "its dimension", dim);
   return ArenaKernel(info, std::move(f));
 }
 

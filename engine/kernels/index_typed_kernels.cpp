@@ -445,14 +445,12 @@ Result<TypedFn> ArgExtreme(const KernelInfo& info) {
       using T = decltype(tag);
       const T* v = x.data<T>();
       int64_t* winners = y.data<int64_t>();
-      auto block = last ? ArgExtremeBlock<kMax, true, T> : ArgExtremeBlock<kMax, false, T>;
-      if constexpr (std::is_same_v<T, float>)
-        block = last ? [](const float* r, int64_t dim, int64_t inner, int64_t n, int64_t* at) { ArgExtremeFloatRows(r, dim, inner, n, kMax, true, at); }
-                     : [](const float* r, int64_t dim, int64_t inner, int64_t n, int64_t* at) { ArgExtremeFloatRows(r, dim, inner, n, kMax, false, at); };
+      const auto block = last ? ArgExtremeBlock<kMax, true, T> : ArgExtremeBlock<kMax, false, T>;
       ParallelFor(outer * blocks, std::max<int64_t>(1, 16384 / (dim * std::min(inner, kArgBlock))), [&](int64_t begin, int64_t end) {
         for (int64_t item = begin; item < end; ++item) {
-          const int64_t o = item / blocks, i0 = item % blocks * kArgBlock;
-          block(v + o * dim * inner + i0, dim, inner, std::min(kArgBlock, inner - i0), winners + o * inner + i0);
+          const int64_t o = item / blocks, i0 = item % blocks * kArgBlock, n = std::min(kArgBlock, inner - i0);
+          if constexpr (std::is_same_v<T, float>) ArgExtremeFloatRows(v + o * dim * inner + i0, dim, inner, n, kMax, last, winners + o * inner + i0);
+          else block(v + o * dim * inner + i0, dim, inner, n, winners + o * inner + i0);
         }
       });
       (*out)[0] = std::move(y);
@@ -461,7 +459,7 @@ Result<TypedFn> ArgExtreme(const KernelInfo& info) {
 }
 
 // OneHot: the off value everywhere, the on value at each index in range (a negative one counts
-// from the end), the values moved as bit patterns of their width.
+// from the end), the values moved as bytes.
 Result<TypedFn> OneHot(const KernelInfo& info) {
   const int64_t axis_attr = info.attrs.Int("axis", -1);
   return TypedFn([axis_attr](const KernelInputs& in, std::vector<TypedTensor>* out) {
@@ -476,26 +474,13 @@ Result<TypedFn> OneHot(const KernelInfo& info) {
     int64_t inner = 1;
     for (int64_t k = *axis; k < indices.rank(); ++k) inner *= indices.shape[k];
     TypedTensor y(values.dtype, shape);
-    auto fill = [&](auto word) {
-      using W = decltype(word);
-      W off, on;
-      std::memcpy(&off, values.bytes.data(), sizeof(W));
-      std::memcpy(&on, values.bytes.data() + sizeof(W), sizeof(W));
-      W* dst = reinterpret_cast<W*>(y.bytes.data());
-      std::fill_n(dst, y.size(), off);
-      for (int64_t j = 0; j < indices.size(); ++j) {
-        int64_t i = indices.dtype == DType::kInt64 ? indices.data<int64_t>()[j] : static_cast<int64_t>(indices.At(j));
-        if (i < -depth || i >= depth) continue;
-        if (i < 0) i += depth;
-        dst[(j / inner * depth + i) * inner + j % inner] = on;
-      }
-    };
-    switch (ElementBytes(values.dtype)) {
-      case 1: fill(uint8_t{}); break;
-      case 2: fill(uint16_t{}); break;
-      case 4: fill(uint32_t{}); break;
-      case 8: fill(uint64_t{}); break;
-      default: return false;
+    const size_t bytes = ElementBytes(values.dtype);
+    const std::byte *off = values.bytes.data(), *on = off + bytes;
+    RepeatElement(off, bytes, y.size(), y.bytes.data());
+    for (int64_t j = 0; j < indices.size(); ++j) {
+      int64_t i = indices.dtype == DType::kInt64 ? indices.data<int64_t>()[j] : static_cast<int64_t>(indices.At(j));
+      if (!Wrap(&i, depth)) continue;
+      std::memcpy(y.bytes.data() + ((j / inner * depth + i) * inner + j % inner) * bytes, on, bytes);
     }
     (*out)[0] = std::move(y);
     return true;

@@ -90,4 +90,13 @@ std::unique_ptr<OpKernel> FunctionKernel(ComputeFn compute) { return std::make_u
 
 std::unique_ptr<OpKernel> ArenaKernel(const KernelInfo& info, ArenaFunction arena) { return std::make_unique<ArenaOpKernel>(info, std::move(arena)); }
 
+std::function<Status()> RunFault::Verdict(std::shared_ptr<const RunFault> fault, const KernelInfo& info, std::string what, std::string where,
+                                          int64_t extent) {
+  return [fault, info, what, where, extent]() -> Status {
+    const std::optional<int64_t> bad = fault->First();
+    if (!bad) return Status::Ok();
+    return info.Bad(what + " " + std::to_string(*bad) + " is outside " + where + " of " + std::to_string(extent));
+  };
+}
+
 }  // namespace tilebank::engine::kernels

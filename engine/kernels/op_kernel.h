@@ -101,6 +101,10 @@ class RunFault {
     if (!found_.exchange(true)) value_.store(value);
   }
   std::optional<int64_t> First() const { return found_.load() ? std::optional<int64_t>(value_.load()) : std::nullopt; }
+  // The ArenaFunction::verdict of a kernel with this fault: kInvalidInput naming the node,
+  // "<what> <first value> is outside <where> of <extent>", or Ok when nothing was recorded.
+  static std::function<Status()> Verdict(std::shared_ptr<const RunFault> fault, const KernelInfo& info, std::string what, std::string where,
+                                         int64_t extent);
 
  private:
   std::atomic<bool> found_{false};

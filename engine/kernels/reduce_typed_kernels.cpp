@@ -59,7 +59,6 @@ Result<TypedFn> Reduce(const KernelInfo& info) {
       if (d >= first && d <= last && !plan->reduced[d] && x.shape[d] != 1) return false;
       (d < first ? outer : d <= last ? reduced : inner) *= x.shape[d];
     }
-    if (last < 0) outer = x.size(), reduced = 1, inner = 1;
     const bool integral = IsInteger(x.dtype);
     if (integral && kOp != Op::kSum && kOp != Op::kMean && kOp != Op::kMax && kOp != Op::kMin) return false;
     TypedTensor y(x.dtype, plan->kept_shape);

@@ -79,11 +79,7 @@ Result<std::unique_ptr<OpKernel>> RoiAlign(const KernelInfo& info) {
       }
     });
   };
-  f.verdict = [info, fault, N]() -> Status {
-    const std::optional<int64_t> bad = fault->First();
-    if (!bad) return Status::Ok();
-    return info.Bad("batch index " + std::to_string(*bad) + " is outside X's batch of " + std::to_string(N));
-  };
+  f.verdict = RunFault::Verdict(fault, info, "batch index", "X's batch", N);
   return ArenaKernel(info, std::move(f));
 }
 

@@ -123,22 +123,6 @@ Result<std::unique_ptr<OpKernel>> MakeUnsqueeze(const KernelInfo& info) {
   });
 }
 
-// `count` copies of the element of `bytes` bytes at `src`, one after the other from `dst`.
-void RepeatElement(const std::byte* src, size_t bytes, int64_t count, std::byte* dst) {
-  auto fill = [&](auto word) {
-    std::memcpy(&word, src, sizeof word);
-    std::fill_n(reinterpret_cast<decltype(word)*>(dst), count, word);
-  };
-  switch (bytes) {
-    case 1: return void(std::memset(dst, static_cast<int>(*src), static_cast<size_t>(count)));
-    case 2: return fill(uint16_t{});
-    case 4: return fill(uint32_t{});
-    case 8: return fill(uint64_t{});
-    default:
-      for (int64_t k = 0; k < count; ++k) std::memcpy(dst + k * bytes, src, bytes);
-  }
-}
-
 Result<std::unique_ptr<OpKernel>> MakeExpand(const KernelInfo& info) {
   return FunctionKernel([info](const KernelInputs& in, std::vector<TypedTensor>* out) -> Status {
     if (in.size() < 2 || !in[1]) return info.Bad("takes the shape as input 1");
