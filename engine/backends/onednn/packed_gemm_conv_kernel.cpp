@@ -26,7 +26,12 @@ class PackedGemmConvKernel : public OwnConvKernel {
     // Tap (kh, kw) of output position (oh, ow) reads input row oh * sh + kh * dh, column ow * sw + kw * dw.
     for (int kh = 0; kh < p.KH; ++kh)
       for (int kw = 0; kw < p.KW; ++kw) taps_.push_back((int64_t{kh} * p.dh * padded_w_ + int64_t{kw} * p.dw) * p.C);
-    if (p.Padded()) padded_.assign(static_cast<size_t>(padded_h_ * padded_w_ * p.C), 0.f);  // the border stays zero
+    // Output position (n, oh, ow) of every image, in NHWC order, as a row of A: its window's origin.
+    const int64_t image = padded_h_ * padded_w_ * p.C;
+    for (int n = 0; n < p.N; ++n)
+      for (int oh = 0; oh < p.OH; ++oh)
+        for (int ow = 0; ow < p.OW; ++ow) rows_.push_back(n * image + (int64_t{oh} * p.sh * padded_w_ + int64_t{ow} * p.sw) * p.C);
+    if (p.Padded()) padded_.assign(static_cast<size_t>(p.N * image), 0.f);  // the border stays zero
   }
 
  protected:
@@ -45,37 +50,37 @@ class PackedGemmConvKernel : public OwnConvKernel {
     epilogue_.bias = bias ? bias_.data() : nullptr;
     return Status::Ok();
   }
-  // NHWC in and out. The work of an image is split among the threads in blocks of output positions
-  // by panels of output channels (a Conv1d of 64 channels is 4 panels on AVX2: too few for many
-  // cores alone), each block all of the image's output rows.
+  // NHWC in and out. The output positions of all images are the rows of one product, split among
+  // the threads in blocks of positions by panels of output channels (a Conv1d of 64 channels is 4
+  // panels on AVX2: too few for many cores alone). One product over the batch reads a large
+  // filter bank once (packed_gemm.h), not once an image or an output row.
   Status Compute(const float* src, const float* residual, float* dst) override {
     const ConvProblem& p = problem();
-    constexpr int64_t kPositionsPerBlock = 48;  // a multiple of the tile's rows
-    const int64_t out_row = int64_t{p.OW} * p.OC, panels = weights_.panels(), blocks = (p.OW + kPositionsPerBlock - 1) / kPositionsPerBlock;
-    const int64_t per_item = int64_t{p.OH} * std::min<int64_t>(p.OW, kPositionsPerBlock) * weights_.K() * weights_.panel();
+    const int64_t positions = static_cast<int64_t>(rows_.size()), panels = weights_.panels();
+    // Blocks of at most 48 positions (96 where B is read in chunks: each block reads all of it), of
+    // even size in whole tiles of rows, so that threads taking blocks get even shares.
+    constexpr int64_t kTileMultiple = 12;
+    const int64_t most = weights_.chunks_k() ? 96 : 48, blocks = (positions + most - 1) / most;
+    const int64_t per_block = ((positions + blocks - 1) / blocks + kTileMultiple - 1) / kTileMultiple * kTileMultiple;
+    const int64_t per_item = std::min(positions, per_block) * weights_.K() * weights_.panel();
     const int64_t grain = std::max<int64_t>(1, (kSerialSgemmMacs + per_item - 1) / std::max<int64_t>(1, per_item));
-    for (int n = 0; n < p.N; ++n) {
-      const float* image = src + int64_t{n} * p.H * p.W * p.C;
-      if (!padded_.empty()) {  // into the zero-bordered image, a row of W positions at a time
+    const float* images = src;
+    if (!padded_.empty()) {  // into the zero-bordered images, a row of W positions at a time
+      for (int n = 0; n < p.N; ++n)
         for (int h = 0; h < p.H; ++h)
-          std::memcpy(padded_.data() + ((h + p.ph) * padded_w_ + p.pw) * p.C, image + int64_t{h} * p.W * p.C, sizeof(float) * p.W * p.C);
-        image = padded_.data();
-      }
-      float* out = dst + int64_t{n} * p.OH * out_row;
-      const float* res = residual ? residual + int64_t{n} * p.OH * out_row : nullptr;
-      ParallelFor(blocks * panels, grain, [&](int64_t begin, int64_t end) {
-        ConvEpilogue e = epilogue_;
-        for (int64_t item = begin; item < end; ++item) {
-          const int64_t m0 = item / panels * kPositionsPerBlock, rows = std::min<int64_t>(kPositionsPerBlock, p.OW - m0), panel = item % panels;
-          for (int oh = 0; oh < p.OH; ++oh) {
-            const PackedGemmA a{image + (int64_t{oh} * p.sh * padded_w_ + m0 * p.sw) * p.C, int64_t{p.sw} * p.C, p.C, taps_.data(),
-                                static_cast<int64_t>(taps_.size())};
-            e.residual = res ? res + oh * out_row + m0 * p.OC : nullptr;
-            PackedGemm(a, rows, weights_, e, out + oh * out_row + m0 * p.OC, p.OC, panel, panel + 1);
-          }
-        }
-      });
+          std::memcpy(padded_.data() + ((int64_t{n} * padded_h_ + h + p.ph) * padded_w_ + p.pw) * p.C, src + (int64_t{n} * p.H + h) * p.W * p.C,
+                      sizeof(float) * p.W * p.C);
+      images = padded_.data();
     }
+    ParallelFor(blocks * panels, grain, [&](int64_t begin, int64_t end) {
+      ConvEpilogue e = epilogue_;
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t m0 = item / panels * per_block, count = std::min(per_block, positions - m0), panel = item % panels;
+        const PackedGemmA a{images, 0, p.C, taps_.data(), static_cast<int64_t>(taps_.size()), rows_.data() + m0};
+        e.residual = residual ? residual + m0 * p.OC : nullptr;
+        PackedGemm(a, count, weights_, e, dst + m0 * p.OC, p.OC, panel, panel + 1);
+      }
+    });
     return Status::Ok();
   }
 
@@ -83,9 +88,10 @@ class PackedGemmConvKernel : public OwnConvKernel {
   PackedGemmWeights weights_;
   int64_t padded_h_, padded_w_;
   std::vector<int64_t> taps_;  // each tap's offset in the (padded) NHWC image
+  std::vector<int64_t> rows_;  // each output position's window origin in the (padded) NHWC images
   ConvEpilogue epilogue_;
   std::vector<float> bias_;
-  std::vector<float> padded_;  // the zero-bordered image, where the convolution pads
+  std::vector<float> padded_;  // the zero-bordered images, where the convolution pads
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The own packed-GEMM convolution against a convolution in double: 1-D convolutions dilated and
 // padded on one side (a TCN's causal layers), a strided and padded 2-D one with odd channel counts,
-// two images, 1x1; each epilogue after a residual Add or alone; NCHW in and out, the measured path,
+// two images, 1x1, a 9x9 filter bank too large to stay in cache; each epilogue after a residual Add or alone; NCHW in and out, the measured path,
 // NHWC handed over; on one thread and three. What it refuses, and the built-in choice for a dilated
 // convolution.
 #include <doctest/doctest.h>
@@ -30,7 +30,8 @@ TEST_CASE("own packed-GEMM convolution: dilated, strided, padded one side or bot
       Conv(1, 16, 24, 1, 50, 1, 3, 1, 1, 1, 4, 0, 8, 0, 0, true),    // causal, dilation 4
       Conv(1, 24, 19, 1, 37, 1, 3, 1, 1, 1, 2, 0, 4, 0, 0, false),   // an odd output count, no bias
       Conv(2, 5, 33, 9, 11, 3, 3, 2, 1, 2, 1, 1, 1, 2, 0, true),     // 2-D: strided, dilated rows, uneven pads, two images
-      Conv(1, 7, 8, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true)};      // 1x1, no pads
+      Conv(1, 7, 8, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true),       // 1x1, no pads
+      Conv(2, 129, 33, 9, 9, 9, 9, 1, 1, 1, 1, 1, 1, 0, 0, true)};  // K 10449: taken in chunks that end inside a tap
   ForEachOwnConvCase(problems, {"", "Relu", "Sigmoid", "GeluTanh"}, [&](size_t k, const OwnConvCheck& check) {
     auto kernel = [&](const char* layout) {
       auto made = OwnPackedGemmConvKernel(problems[k], check.out_shape(), check.steps(), layout);

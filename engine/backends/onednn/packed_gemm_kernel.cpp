@@ -208,7 +208,7 @@ Result<std::unique_ptr<Kernel>> OwnPackedGemmKernel(const GemmProblem& p, const 
 bool OwnPackedGemmRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, Kernel& rival) {
   auto p = AnalyzeGemm(op);
   if (!p.ok()) return false;
-  std::string key = "own packed gemm v1|" + op.canonical.text;
+  std::string key = "own packed gemm v2|" + op.canonical.text;
   for (const ChainStep& s : post_ops) key += "|" + s.op_type + (s.has_operand ? ":" + std::to_string(Tensor::NumElements(s.operand_shape)) : "");
   if (const auto known = RecallMeasuredChoice(key)) return *known == "own";
   auto own = OwnPackedGemmKernel(*p, op.outputs[0].shape, op.inputs.size(), post_ops);

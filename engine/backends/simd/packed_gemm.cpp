@@ -3,7 +3,8 @@
 // supports on the first call.
 //
 // A tile is up to kRows rows by one panel (two vectors): 2 * kRows sums in registers, each step of
-// K one broadcast of A per row and two loads of B. The sums go through the epilogue in a block on
+// K one broadcast of A per row and two loads of B. A panel too large for a core's cache is run in
+// chunks of K, each over all rows (the sums kept aside between chunks), so that B is read once. The sums go through the epilogue in a block on
 // the stack (the columns past N of a last panel are never stored, its residual never read there).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "engine/backends/simd/packed_gemm.cpp"
@@ -23,8 +24,13 @@ namespace tilebank::engine::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr size_t kMaxLanes = 16;
-// Rows of a tile: 12 sums, 2 loads of B and a broadcast of A fill AVX2's 16 registers.
+// Rows of a tile: 12 sums, 2 loads of B and a broadcast of A fill AVX2's 16 registers; AVX-512's 32
+// hold 24 sums, each load of B then feeding twice the products.
+#if HWY_TARGET <= HWY_AVX3
+constexpr int kRows = 12;
+#else
 constexpr int kRows = 6;
+#endif
 
 int64_t PanelColumns() { return static_cast<int64_t>(2 * hn::Lanes(hn::CappedTag<float, kMaxLanes>())); }
 
@@ -32,32 +38,50 @@ int64_t PanelColumns() { return static_cast<int64_t>(2 * hn::Lanes(hn::CappedTag
 
 // The rows of a tile, each a named pair of sums: arrays of vectors are kept in memory by GCC and
 // stored on every step of K (a third of the speed).
-#define TILEBANK_PACKED_GEMM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define TILEBANK_PACKED_GEMM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
-// ROWS rows by the panel at `bp` (columns col0 on, `cols` of them real).
+// The K values [begin, end) a tile sums in one call.
+struct KSpan {
+  int64_t begin, end;
+};
+
+// ROWS rows starting at `m` by the panel at `bp` (columns col0 on, `cols` of them real), over the
+// K values of `span`. The sums start from the bias where span starts K, else from `partial`
+// ([ROWS][panel], aligned); they go through the epilogue to C where span ends K, else to `partial`.
 template <int ROWS, class D>
-HWY_INLINE void Tile(D d, const PackedGemmA& a, const float* HWY_RESTRICT A, const float* HWY_RESTRICT bp, const ConvEpilogue& e, const float* residual_rows,
-                     int64_t col0, int64_t cols, float* C, int64_t ldc) {
+HWY_INLINE void Tile(D d, const PackedGemmA& a, int64_t m, KSpan span, int64_t K, const float* HWY_RESTRICT bp, float* HWY_RESTRICT partial,
+                     const ConvEpilogue& e, const float* residual_rows, int64_t col0, int64_t cols, float* C, int64_t ldc) {
   static_assert(ROWS >= 1 && ROWS <= kRows, "a tile has one to kRows rows");
   const size_t N = hn::Lanes(d);
+  const bool first = span.begin == 0, last = span.end == K;
   const auto bias_lo = e.bias ? hn::LoadU(d, e.bias + col0) : hn::Zero(d), bias_hi = e.bias ? hn::LoadU(d, e.bias + col0 + N) : hn::Zero(d);
-#define TILEBANK_SUMS(R) auto lo##R = bias_lo, hi##R = bias_hi;
+#define TILEBANK_SUMS(R)                                                              \
+  auto lo##R = first ? bias_lo : hn::Load(d, partial + R * 2 * N);                    \
+  auto hi##R = first ? bias_hi : hn::Load(d, partial + R * 2 * N + N);                \
+  const float* HWY_RESTRICT row##R = ROWS > R ? a.data + a.Row(m + R) : nullptr;
   TILEBANK_PACKED_GEMM_ROWS(TILEBANK_SUMS)
 #undef TILEBANK_SUMS
-  const int64_t lda = a.lda;
-  for (int64_t s = 0; s < a.segments; ++s) {
-    const float* HWY_RESTRICT As = A + a.offsets[s];
-    for (int64_t k = 0; k < a.segment; ++k, bp += 2 * N) {
+  for (int64_t k = span.begin; k < span.end;) {
+    const int64_t s = k / a.segment, j0 = k % a.segment, j1 = std::min(a.segment, j0 + (span.end - k)), at = a.offsets[s];
+    for (int64_t j = j0; j < j1; ++j, bp += 2 * N) {
       const auto b0 = hn::Load(d, bp), b1 = hn::Load(d, bp + N);
-#define TILEBANK_STEP(R)                          \
-  if constexpr (ROWS > R) {                       \
-    const auto av = hn::Set(d, As[R * lda + k]);  \
-    lo##R = hn::MulAdd(av, b0, lo##R);            \
-    hi##R = hn::MulAdd(av, b1, hi##R);            \
+#define TILEBANK_STEP(R)                        \
+  if constexpr (ROWS > R) {                     \
+    const auto av = hn::Set(d, row##R[at + j]); \
+    lo##R = hn::MulAdd(av, b0, lo##R);          \
+    hi##R = hn::MulAdd(av, b1, hi##R);          \
   }
       TILEBANK_PACKED_GEMM_ROWS(TILEBANK_STEP)
 #undef TILEBANK_STEP
     }
+    k += j1 - j0;
+  }
+  if (!last) {
+#define TILEBANK_KEEP(R) \
+  if constexpr (ROWS > R) hn::Store(lo##R, d, partial + R * 2 * N), hn::Store(hi##R, d, partial + R * 2 * N + N);
+    TILEBANK_PACKED_GEMM_ROWS(TILEBANK_KEEP)
+#undef TILEBANK_KEEP
+    return;
   }
   const bool whole = cols == static_cast<int64_t>(2 * N);
   HWY_ALIGN float block[2 * kMaxLanes];
@@ -87,6 +111,17 @@ HWY_INLINE void Tile(D d, const PackedGemmA& a, const float* HWY_RESTRICT A, con
 
 #undef TILEBANK_PACKED_GEMM_ROWS
 
+// The last `rows` (fewer than kRows) rows as one tile of that many.
+template <int ROWS, class D>
+HWY_INLINE void RemainderTile(D d, const PackedGemmA& a, int64_t m, int64_t rows, KSpan span, int64_t K, const float* HWY_RESTRICT bp,
+                              float* HWY_RESTRICT partial, const ConvEpilogue& e, const float* residual_rows, int64_t col0, int64_t cols, float* C,
+                              int64_t ldc) {
+  if constexpr (ROWS >= 1) {
+    if (rows == ROWS) return Tile<ROWS>(d, a, m, span, K, bp, partial, e, residual_rows, col0, cols, C, ldc);
+    RemainderTile<ROWS - 1>(d, a, m, rows, span, K, bp, partial, e, residual_rows, col0, cols, C, ldc);
+  }
+}
+
 #else  // a row and a vector at a time
 
 template <class D>
@@ -110,25 +145,30 @@ HWY_INLINE void RowPanel(D d, const PackedGemmA& a, const float* HWY_RESTRICT ro
 void Panels(const PackedGemmA& a, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc, int64_t panel_begin,
             int64_t panel_end) {
   const hn::CappedTag<float, kMaxLanes> d;
-  const int64_t K = w.K(), P = w.panel(), lda = a.lda;
+  const int64_t K = w.K(), P = w.panel();
   HWY_ASSERT(P == static_cast<int64_t>(2 * hn::Lanes(d)));  // packed for the target that runs (both chosen by dispatch)
-  const float* A = a.data;
+  const int64_t chunk = w.chunks_k() ? std::max<int64_t>(1, PackedGemmWeights::kChunkBytes / (P * static_cast<int64_t>(sizeof(float)))) : K;
+  hwy::AlignedFreeUniquePtr<float[]> partial;
+  if (chunk < K) {
+    partial = hwy::AllocateAligned<float>(static_cast<size_t>(std::max<int64_t>(M, kRows) * P));
+    if (!partial) throw std::bad_alloc();
+  }
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     const float* bp = w.data() + p * K * P;
     const int64_t col0 = p * P, cols = std::min(P, w.N() - col0);
 #if HWY_HAVE_SCALABLE
-    for (int64_t m = 0; m < M; ++m) RowPanel(d, a, A + m * lda, bp, e, col0, cols, e.residual ? e.residual + m * ldc : nullptr, C + m * ldc);
+    (void)chunk;
+    for (int64_t m = 0; m < M; ++m) RowPanel(d, a, a.data + a.Row(m), bp, e, col0, cols, e.residual ? e.residual + m * ldc : nullptr, C + m * ldc);
 #else
     auto residual = [&](int64_t m) { return e.residual ? e.residual + m * ldc : nullptr; };
-    int64_t m = 0;
-    for (; m + kRows <= M; m += kRows) Tile<kRows>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc);
-    switch (M - m) {
-      case 5: Tile<5>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc); break;
-      case 4: Tile<4>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc); break;
-      case 3: Tile<3>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc); break;
-      case 2: Tile<2>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc); break;
-      case 1: Tile<1>(d, a, A + m * lda, bp, e, residual(m), col0, cols, C + m * ldc, ldc); break;
-      default: break;
+    for (int64_t k0 = 0; k0 < K; k0 += chunk) {  // each chunk of the panel over every row
+      const KSpan span{k0, std::min(K, k0 + chunk)};
+      const float* chunk_bp = bp + k0 * P;
+      float* rows_partial = partial.get();
+      int64_t m = 0;
+      auto at = [&](int64_t row) { return rows_partial ? rows_partial + row * P : nullptr; };
+      for (; m + kRows <= M; m += kRows) Tile<kRows>(d, a, m, span, K, chunk_bp, at(m), e, residual(m), col0, cols, C + m * ldc, ldc);
+      if (m < M) RemainderTile<kRows - 1>(d, a, m, M - m, span, K, chunk_bp, at(m), e, residual(m), col0, cols, C + m * ldc, ldc);
     }
 #endif
   }

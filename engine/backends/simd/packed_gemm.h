@@ -28,20 +28,27 @@ class PackedGemmWeights {
   int64_t padded_columns() const { return panels() * panel_; }
   const float* data() const { return data_.get(); }
   size_t bytes() const { return static_cast<size_t>(padded_columns() * K_) * sizeof(float); }
+  // Whether a panel is too large to stay in a core's cache (over 512 KiB: AVX-512's 32 columns over
+  // K 4096), so that PackedGemm takes its K in chunks of 256 KiB.
+  static constexpr int64_t kWholePanelBytes = 512 << 10, kChunkBytes = 256 << 10;
+  bool chunks_k() const { return K_ * panel_ * static_cast<int64_t>(sizeof(float)) > kWholePanelBytes; }
 
  private:
   int64_t K_ = 0, N_ = 0, panel_ = 0;
   hwy::AlignedFreeUniquePtr<float[]> data_;
 };
 
-// Where A's values lie: row r's k-th at data + r * lda + offsets[k / segment] + k % segment. A
-// row-major [M][K] is one segment of K values at offset 0 (Rows); a convolution reads each output
-// position's window as one segment of input channels per filter tap, at the tap's offset.
+// Where A's values lie: row r's k-th at data + Row(r) + offsets[k / segment] + k % segment, Row(r)
+// rows[r] where a table of rows is given, else r * lda. A row-major [M][K] is one segment of K values
+// at offset 0 (Rows); a convolution reads each output position's window as one segment of input
+// channels per filter tap, at the tap's offset, each position's window starting where `rows` says.
 struct PackedGemmA {
   const float* data = nullptr;
   int64_t lda = 0, segment = 0;
   const int64_t* offsets = nullptr;
-  int64_t segments = 0;  // segments * segment = K
+  int64_t segments = 0;          // segments * segment = K
+  const int64_t* rows = nullptr;  // M offsets from data, or null
+  int64_t Row(int64_t r) const { return rows ? rows[r] : r * lda; }
   static PackedGemmA Rows(const float* a, int64_t lda, int64_t K) {
     static constexpr int64_t kNoOffset = 0;
     return {a, lda, K, &kNoOffset, 1};
@@ -51,7 +58,9 @@ struct PackedGemmA {
 // The columns of panels [panel_begin, panel_end) of every row of C = A B through `e`: e.bias
 // padded_columns() values (the columns' bias) or null; a kAddResidual step reads e.residual, [M][N]
 // with rows `ldc` apart like C. C must not overlap A; it may be the residual. Threads split the
-// panels (each panel's columns are written by one call).
+// panels (each panel's columns are written by one call). Where a panel's K rows would not stay in a
+// core's cache (a 9x9 convolution of 256 channels: K 20736), K is taken in chunks, each chunk of the
+// panel run over all M rows before the next, the partial sums kept aside.
 void PackedGemm(const PackedGemmA& A, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc, int64_t panel_begin,
                 int64_t panel_end);
 
