@@ -1,5 +1,5 @@
-"""Six families first run as held-out models (nobody had tuned for them), each of which had an op on
-the reference kernels; scripts/user_models.py registers them:
+"""Seven families first run as held-out models (nobody had tuned for them), each of which had an op on
+the reference kernels or a slow path; scripts/user_models.py registers them:
 
   style_transfer      Johnson et al.'s fast style transfer: ReflectionPad2d before every convolution,
                       InstanceNorm2d with ReLU, three residual blocks, nearest 2x upsampling, Tanh;
@@ -16,6 +16,10 @@ the reference kernels; scripts/user_models.py registers them:
                       residual branch; [1,3,128,128] -> [1,3,256,256]
   gated_scan          a state-space-flavoured sequence block: LayerNorm, a gated projection, decays
                       by CumSum and Exp, SiLU gating; [1,256,128]
+  capsule             a capsule network (dynamic routing): a 9x9 convolution, primary capsules by a
+                      9x9 stride-2 convolution of 256 channels onto 6x6, 1152 x 10 tiny MatMuls of
+                      the capsule transforms, three routing rounds (Softmax, ReduceSum, squash);
+                      [2,1,28,28] -> [2,10]
 """
 import torch
 import torch.nn.functional as F
@@ -135,6 +139,32 @@ class GatedScan(torch.nn.Module):
         return self.blocks(x)
 
 
+class Capsule(torch.nn.Module):
+    def __init__(self, channels=256, types=32, classes=10):
+        super().__init__()
+        self.types = types
+        self.conv = torch.nn.Conv2d(1, channels, 9)
+        self.primary = torch.nn.Conv2d(channels, types * 8, 9, 2)
+        self.transforms = torch.nn.Parameter(0.01 * _seeded(1, types * 36, classes, 16, 8))
+
+    @staticmethod
+    def squash(v):
+        n = (v ** 2).sum(-1, keepdim=True)
+        return n / (1 + n) * v / torch.sqrt(n + 1e-8)
+
+    def forward(self, x):
+        b = x.shape[0]
+        u = self.primary(F.relu(self.conv(x))).view(b, self.types, 8, 36).permute(0, 1, 3, 2).reshape(b, self.types * 36, 8)
+        u = self.squash(u)
+        predictions = (self.transforms @ u[:, :, None, :, None]).squeeze(-1)  # [b, capsules, classes, 16]
+        logits = torch.zeros(b, self.types * 36, self.transforms.shape[2])
+        for _ in range(3):
+            coupling = torch.softmax(logits, 2)
+            v = self.squash((coupling[..., None] * predictions).sum(1))
+            logits = logits + (predictions * v[:, None]).sum(-1)
+        return v.norm(dim=-1)
+
+
 def style_transfer(small):
     model = StyleTransfer(width=8, blocks=1) if small else StyleTransfer()
     return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None
@@ -163,3 +193,8 @@ def bicubic_sr(small):
 def gated_scan(small):
     model = GatedScan(d=16, blocks=1) if small else GatedScan()
     return model.eval(), (_seeded(1, 32, 16) if small else _seeded(1, 256, 128),), ["input"], None
+
+
+def capsule(small):
+    model = Capsule(channels=32, types=4) if small else Capsule()
+    return model.eval(), (_seeded(2, 1, 28, 28),), ["input"], None
