@@ -765,13 +765,23 @@ bool OwnConvAlgorithm(const std::string& algo) {
 }
 
 // The convolution kernel of `op` with `post_ops` fused, for the policy's choice: the own Winograd,
-// the own depthwise convolution, the own vector product, or oneDNN's.
+// the own depthwise convolution, the own vector product, the own packed GEMM, oneDNN's, or ("auto")
+// the faster of the last two.
 Result<std::unique_ptr<Kernel>> ConvKernelOf(const OpSpec& op, const std::vector<ChainStep>& post_ops, const CubeChoice& choice) {
   const ConvProblem p = AnalyzeConv(op).value();
   if (OwnWinogradTile(choice.algo)) return OwnWinogradConvKernel(p, op.outputs[0].shape, OwnWinogradTile(choice.algo), post_ops, choice.layout);
   if (choice.algo == kOwnDepthwiseAlgo) return OwnDepthwiseConvKernel(p, op.outputs[0].shape, post_ops, choice.layout, choice.impl);
   if (choice.algo == kOwnVectorProductAlgo) return OwnVectorProductConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
   if (choice.algo == kOwnPackedGemmAlgo) return OwnPackedGemmConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
+  if (choice.algo == "auto") {  // oneDNN's direct convolution, or the own packed GEMM where it ran faster here
+    CubeChoice direct = choice;
+    direct.algo = "direct";
+    auto onednn = [&] { return std::unique_ptr<Kernel>(new ConvKernel(p, op.outputs[0].shape, post_ops, direct)); };
+    if (!choice.bf16() && choice.impl == "default" && OwnPackedGemmConvRefuses(p).empty() && OwnPackedGemmConvChunksFilters(p) &&
+        OwnPackedGemmConvRunsFaster(op, post_ops, onednn))
+      return OwnPackedGemmConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
+    return onednn();
+  }
   return std::unique_ptr<Kernel>(new ConvKernel(p, op.outputs[0].shape, post_ops, choice));
 }
 
@@ -786,8 +796,7 @@ Result<std::unique_ptr<Kernel>> MatMulKernelOf(const OpSpec& op, const std::vect
     return std::unique_ptr<Kernel>(new MatMulKernel(p, shape, inputs, post_ops, choice));
   };
   if (choice.algo == "auto" && !choice.bf16() && choice.impl == "default" && OwnPackedGemmRefuses(p, post_ops, op.outputs[0].shape).empty()) {
-    auto rival = onednn();
-    if (OwnPackedGemmRunsFaster(op, post_ops, *rival)) return OwnPackedGemmKernel(p, op.outputs[0].shape, op.inputs.size(), post_ops, onednn);
+    if (OwnPackedGemmRunsFaster(op, post_ops, onednn)) return OwnPackedGemmKernel(p, op.outputs[0].shape, op.inputs.size(), post_ops, onednn);
   }
   return onednn();
 }
@@ -828,6 +837,9 @@ class OneDnnLibraryTemplate : public OpTemplate {
     // the own packed GEMM reads each window in place (docs/PERFORMANCE.md).
     if (auto p = AnalyzeConv(op); p.ok() && (p->dh > 1 || p->dw > 1) && OwnPackedGemmConvRefuses(*p).empty() && OneDnnPicksGemm(op))
       return MakePolicy({{"algo", std::string(kOwnPackedGemmAlgo)}, {"impl", d.impl}, {"layout", d.layout}});
+    // A filter bank too large for a core's cache: oneDNN's or the own packed GEMM, timed at bind.
+    if (auto p = AnalyzeConv(op); p.ok() && OwnPackedGemmConvRefuses(*p).empty() && OwnPackedGemmConvChunksFilters(*p))
+      return MakePolicy({{"algo", std::string("auto")}, {"impl", d.impl}, {"layout", d.layout}});
     return MakePolicy({{"algo", d.algo}, {"impl", d.impl}, {"layout", d.layout}});
   }
   Result<std::unique_ptr<Kernel>> Build(const OpSpec& op, const Policy& policy) const override {
@@ -898,6 +910,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
         if (OwnVectorProductRefuses(p).empty()) found.push_back({kOwnVectorProductAlgo, "plain", "default"});
         if (OwnPackedGemmConvRefuses(p).empty())
           for (const char* layout : {"nhwc", "plain"}) found.push_back({kOwnPackedGemmAlgo, layout, "default"});
+        if (OwnPackedGemmConvRefuses(p).empty() && OwnPackedGemmConvChunksFilters(p)) found.push_back({"auto", "auto", "default"});  // the built-in choice there
       } else {
         std::optional<Tensor> bias;
         if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);

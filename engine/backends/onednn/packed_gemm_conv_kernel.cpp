@@ -5,6 +5,7 @@
 
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/own_conv_kernel.h"
+#include "engine/backends/onednn/own_or_rival.h"
 #include "engine/backends/onednn/packed_gemm_kernel.h"
 #include "engine/backends/onednn/row_major_sgemm.h"
 #include "engine/backends/simd/packed_gemm.h"
@@ -39,12 +40,7 @@ class PackedGemmConvKernel : public OwnConvKernel {
   // B[(kh, kw, c)][oc] from OIHW.
   Status PackWeights(const Tensor& weights, const Tensor* bias) override {
     const ConvProblem& p = problem();
-    const int64_t K = weights_.K(), taps = int64_t{p.KH} * p.KW;
-    std::vector<float> b(static_cast<size_t>(K * p.OC));
-    for (int64_t oc = 0; oc < p.OC; ++oc)
-      for (int64_t c = 0; c < p.C; ++c)
-        for (int64_t t = 0; t < taps; ++t) b[static_cast<size_t>((t * p.C + c) * p.OC + oc)] = weights.data[static_cast<size_t>((oc * p.C + c) * taps + t)];
-    weights_.Fill(b.data(), p.OC, 1);
+    weights_.FillFromFilters(weights.data.data(), p.C, int64_t{p.KH} * p.KW);
     bias_.assign(static_cast<size_t>(weights_.padded_columns()), 0.f);
     if (bias) std::copy(bias->data.begin(), bias->data.begin() + p.OC, bias_.begin());
     epilogue_.bias = bias ? bias_.data() : nullptr;
@@ -100,6 +96,15 @@ std::string OwnPackedGemmConvRefuses(const ConvProblem& p) {
   if (p.G != 1) return "the own packed-GEMM convolution runs ungrouped convolutions only";
   if (p.N <= 0 || p.OH <= 0 || p.OW <= 0) return "the own packed-GEMM convolution runs non-empty outputs only";
   return "";
+}
+
+bool OwnPackedGemmConvChunksFilters(const ConvProblem& p) { return PackedGemmWeights::ChunksK(int64_t{p.KH} * p.KW * p.C); }
+
+bool OwnPackedGemmConvRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, const std::function<std::unique_ptr<Kernel>()>& make_rival) {
+  auto p = AnalyzeConv(op);
+  if (!p.ok()) return false;
+  return OwnKernelRunsFaster("own packed gemm conv v1", op, post_ops, [&] { return OwnPackedGemmConvKernel(*p, op.outputs[0].shape, post_ops, "plain"); },
+                             make_rival);
 }
 
 Result<std::unique_ptr<Kernel>> OwnPackedGemmConvKernel(const ConvProblem& p, const std::vector<int64_t>& out_shape,

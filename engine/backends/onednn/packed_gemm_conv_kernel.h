@@ -7,6 +7,7 @@
 // 435-478 us against 234 undilated on a Zen 3); it is the built-in choice there. Layout "nhwc" or
 // "auto": NHWC inside and handed over; "plain": NCHW outside, reordered.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,11 +16,23 @@
 #include "engine/core/chain_step.h"
 #include "engine/core/conv_problem.h"
 #include "engine/core/kernel.h"
+#include "engine/core/op_spec.h"
 
 namespace tilebank::engine {
 
 // Empty when the own packed-GEMM convolution runs `p`; otherwise why not.
 std::string OwnPackedGemmConvRefuses(const ConvProblem& p);
+
+// Whether the own packed-GEMM convolution takes `p`'s filter bank in chunks of its depth (a bank
+// too large for a core's cache: engine/backends/simd/packed_gemm.h), reading it once for all output
+// positions where oneDNN's brgconv reads it again for each output row (a capsule network's 9x9
+// stride-2 convolution of 256 channels: 4.9 against 2.7 ms). impl.onednn's built-in choice for such
+// a convolution is "auto": the two timed at bind (own_or_rival.h).
+bool OwnPackedGemmConvChunksFilters(const ConvProblem& p);
+
+// Whether the own packed-GEMM convolution ran `op` with `post_ops` faster than the kernel
+// `make_rival` makes, NCHW on both sides (own_or_rival.h: timed once per instance and host).
+bool OwnPackedGemmConvRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, const std::function<std::unique_ptr<Kernel>()>& make_rival);
 
 // The kernel of `p` with `post_ops` (the activations of own_conv_kernel.h and a residual Add);
 // kInvalidInput naming what it does not run.

@@ -74,5 +74,46 @@ TEST_CASE("own packed-GEMM convolution: what it does not run is refused, and the
   CHECK(kernel.ok());
 }
 
+TEST_CASE("own packed-GEMM convolution: a filter bank too large for the cache is the built-in choice's 'auto', timed against oneDNN's") {
+  auto conv = [](int channels, int kernel) {
+    auto op = ParseOpSpec(nlohmann::json{{"op", "Conv"},
+                                         {"attr", {{"kernel_shape", {kernel, kernel}}, {"strides", {2, 2}}}},
+                                         {"input_desc", {{{"shape", {2, channels, 13, 13}}, {"type", "float32"}}, {{"shape", {12, channels, kernel, kernel}}, {"type", "float32"}}}},
+                                         {"output_desc", {{{"shape", {2, 12, (13 - kernel) / 2 + 1, (13 - kernel) / 2 + 1}}, {"type", "float32"}}}}},
+                          0);
+    REQUIRE_MESSAGE(op.ok(), op.status().message());
+    return *op;
+  };
+  // K = 129 * 81 = 10449: in chunks on AVX2's 16-column panels and AVX-512's 32.
+  const OpSpec large = conv(129, 9), small = conv(16, 3);
+  CHECK(OwnPackedGemmConvChunksFilters(AnalyzeConv(large).value()));
+  CHECK_FALSE(OwnPackedGemmConvChunksFilters(AnalyzeConv(small).value()));
+  CHECK(PolicyText(OneDnnImpl().DefaultPolicy(large)) == "algo=auto,impl=default,layout=auto");
+  CHECK(PolicyText(OneDnnImpl().DefaultPolicy(small)) == "algo=direct,impl=default,layout=auto");
+  // "auto" is in the op's space (a policy the bank can hold), and computes what oneDNN's direct one does.
+  const SearchSpace space = OneDnnImpl().Space(large);
+  const auto& algos = space.knobs[static_cast<size_t>(space.IndexOf("algo"))].values;
+  CHECK(std::find(algos.begin(), algos.end(), KnobValue(std::string("auto"))) != algos.end());
+  CHECK(space.valid(OneDnnImpl().DefaultPolicy(large)));
+  std::vector<Tensor> in = {Tensor(large.inputs[0].shape), Tensor(large.inputs[1].shape)};
+  for (size_t i = 0; i < in[0].data.size(); ++i) in[0].data[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
+  for (size_t i = 0; i < in[1].data.size(); ++i) in[1].data[i] = static_cast<float>(i % 5) * 0.01f - 0.02f;
+  auto output_of = [&](const Policy& policy) {
+    auto kernel = OneDnnImpl().Build(large, policy);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+    REQUIRE((*kernel)->Prepare({&in[0], &in[1]}).ok());
+    REQUIRE((*kernel)->Run().ok());
+    Tensor out;
+    REQUIRE((*kernel)->Fetch(&out).ok());
+    return out;
+  };
+  const Tensor chosen = output_of(OneDnnImpl().DefaultPolicy(large));
+  const Tensor direct = output_of(MakePolicy({{"algo", std::string("direct")}, {"impl", std::string("default")}, {"layout", std::string("auto")}}));
+  REQUIRE(chosen.shape == direct.shape);
+  double worst = 0;
+  for (size_t i = 0; i < chosen.data.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(chosen.data[i] - direct.data[i])));
+  CHECK(worst < 1e-3);
+}
+
 }  // namespace
 }  // namespace tilebank::engine

@@ -4,13 +4,11 @@
 #include <cstring>
 #include <functional>
 
-#include "engine/core/run_queue_watch.h"
-#include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/own_conv_kernel.h"
+#include "engine/backends/onednn/own_or_rival.h"
 #include "engine/backends/onednn/row_major_sgemm.h"
 #include "engine/backends/simd/packed_gemm.h"
 #include "engine/core/parallel_for.h"
-#include "engine/core/sample_stats.h"
 
 namespace tilebank::engine {
 
@@ -177,8 +175,6 @@ class PackedGemmKernel : public Kernel {
   std::unique_ptr<Kernel> instead_;                            // that kernel, bound instead of this one
 };
 
-constexpr int kChoiceRounds = 3;
-
 // What the own packed GEMM refuses in the product itself, its chain aside ("" when nothing).
 std::string ProductRefusal(const GemmProblem& p) {
   if (p.b_batched) return "the own packed GEMM runs a B without a batch axis only";
@@ -205,33 +201,10 @@ Result<std::unique_ptr<Kernel>> OwnPackedGemmKernel(const GemmProblem& p, const 
   return std::unique_ptr<Kernel>(new PackedGemmKernel(p, out_shape, std::move(plan.value()), std::move(runtime_b_kernel)));
 }
 
-bool OwnPackedGemmRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, Kernel& rival) {
+bool OwnPackedGemmRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, const std::function<std::unique_ptr<Kernel>()>& make_rival) {
   auto p = AnalyzeGemm(op);
   if (!p.ok()) return false;
-  std::string key = "own packed gemm v2|" + op.canonical.text;
-  for (const ChainStep& s : post_ops) key += "|" + s.op_type + (s.has_operand ? ":" + std::to_string(Tensor::NumElements(s.operand_shape)) : "");
-  if (const auto known = RecallMeasuredChoice(key)) return *known == "own";
-  auto own = OwnPackedGemmKernel(*p, op.outputs[0].shape, op.inputs.size(), post_ops);
-  if (!own.ok()) return false;  // refused: no verdict was ever remembered for it
-  // Inputs of the op's shapes and the chain's operands, small values of either sign.
-  std::vector<Tensor> values;
-  for (const auto& input : op.inputs) values.emplace_back(input.shape);
-  for (const ChainStep& s : post_ops)
-    if (s.has_operand) values.emplace_back(s.operand_shape);
-  uint32_t state = 12345;
-  for (Tensor& t : values)
-    for (float& v : t.data) v = static_cast<float>((state = state * 1664525u + 1013904223u) >> 8) / 16777216.f - 0.5f;
-  std::vector<const Tensor*> in;
-  for (const Tensor& t : values) in.push_back(&t);
-  if (!(*own)->Prepare(in).ok()) return false;
-  bool faster = true;  // where oneDNN cannot run the chain, the own kernel runs it
-  const RunQueueWatch watch;
-  if (rival.Prepare(in).ok()) {
-    const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 3, 1, {[&] { return (*own)->Run().ok(); }, [&] { return rival.Run().ok(); }});
-    faster = fastest[0] < fastest[1];
-  }
-  RememberMeasuredChoice(key, faster ? "own" : "rival", &watch);
-  return faster;
+  return OwnKernelRunsFaster("own packed gemm v2", op, post_ops, [&] { return OwnPackedGemmKernel(*p, op.outputs[0].shape, op.inputs.size(), post_ops); }, make_rival);
 }
 
 }  // namespace tilebank::engine

@@ -33,10 +33,10 @@ Result<std::unique_ptr<Kernel>> OwnPackedGemmKernel(const GemmProblem& p, const 
                                                     const std::vector<ChainStep>& post_ops,
                                                     std::function<std::unique_ptr<Kernel>()> runtime_b_kernel = nullptr);
 
-// Whether the own packed GEMM ran `op` with `post_ops` faster than `rival` (a kernel of the same
-// op and chain, not bound yet) on inputs of the op's shapes: the two alternated, the verdict
-// remembered per instance and host (engine/backends/measured_choice_cache.h), B packed as a constant. False where the own
-// kernel refuses the instance; true where `rival` cannot run it (oneDNN without the chain's post-ops).
-bool OwnPackedGemmRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, Kernel& rival);
+// Whether the own packed GEMM ran `op` with `post_ops` faster than the kernel `make_rival` makes (of
+// the same op and chain) on inputs of the op's shapes, B packed as a constant (own_or_rival.h: the
+// two alternated, the verdict remembered per instance and host). False where the own kernel
+// refuses the instance; true where the rival cannot run it (oneDNN without the chain's post-ops).
+bool OwnPackedGemmRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, const std::function<std::unique_ptr<Kernel>()>& make_rival);
 
 }  // namespace tilebank::engine

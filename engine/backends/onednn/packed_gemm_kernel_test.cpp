@@ -243,7 +243,8 @@ TEST_CASE("own packed GEMM: chosen where the rival cannot run the product, never
     Status Prepare(const std::vector<const Tensor*>&) override { return Status::InvalidInput("this rival runs nothing"); }
     Status Run() override { return Status::Ok(); }
     Status Fetch(Tensor*) override { return Status::Ok(); }
-  } unmade;
+  };
+  auto unmade = [] { return std::unique_ptr<Kernel>(new Unmade); };
   auto op = ParseOpSpec(nlohmann::json{{"op", "MatMul"},
                                        {"input_desc", {{{"shape", {7, 13}}, {"type", "float32"}}, {{"shape", {13, 9}}, {"type", "float32"}}}},
                                        {"output_desc", {{{"shape", {7, 9}}, {"type", "float32"}}}}},

@@ -188,6 +188,23 @@ PackedGemmWeights::PackedGemmWeights(int64_t K, int64_t N) : K_(K), N_(N), panel
   if (!data_) throw std::bad_alloc();
 }
 
+void PackedGemmWeights::FillFromFilters(const float* filters, int64_t channels, int64_t taps) {
+  HWY_ASSERT(channels * taps == K_);
+  for (int64_t p = 0; p < panels(); ++p) {
+    float* panel = data_.get() + p * K_ * panel_;
+    for (int64_t c = 0; c < channels; ++c)  // a channel's taps of the panel's filters: a few cache lines read, a column written
+      for (int64_t j = 0; j < panel_; ++j) {
+        const int64_t oc = p * panel_ + j;
+        const float* from = oc < N_ ? filters + (oc * channels + c) * taps : nullptr;
+        for (int64_t t = 0; t < taps; ++t) panel[(t * channels + c) * panel_ + j] = from ? from[t] : 0.f;
+      }
+  }
+}
+
+bool PackedGemmWeights::ChunksK(int64_t K) {
+  return K * HWY_DYNAMIC_DISPATCH(PanelColumns)() * static_cast<int64_t>(sizeof(float)) > kWholePanelBytes;
+}
+
 void PackedGemmWeights::Fill(const float* b, int64_t row_stride, int64_t col_stride, float scale) {
   float* out = data_.get();
   for (int64_t p = 0; p < panels(); ++p)

@@ -21,6 +21,9 @@ class PackedGemmWeights {
   // B[k][n] = scale * b[k * row_stride + n * col_stride]: row-major [K,N] is (N, 1), a transposed
   // [N,K] read as B is (1, K). The columns past N are zero.
   void Fill(const float* b, int64_t row_stride, int64_t col_stride, float scale = 1.f);
+  // A convolution's filters as B: B[t * channels + c][oc] = filters[(oc * channels + c) * taps + t]
+  // from OIHW (K = channels * taps, N the filters), in blocks that stay in cache both sides.
+  void FillFromFilters(const float* filters, int64_t channels, int64_t taps);
   int64_t K() const { return K_; }
   int64_t N() const { return N_; }
   int64_t panel() const { return panel_; }  // columns per panel
@@ -32,6 +35,8 @@ class PackedGemmWeights {
   // K 4096), so that PackedGemm takes its K in chunks of 256 KiB.
   static constexpr int64_t kWholePanelBytes = 512 << 10, kChunkBytes = 256 << 10;
   bool chunks_k() const { return K_ * panel_ * static_cast<int64_t>(sizeof(float)) > kWholePanelBytes; }
+  // Whether weights of depth K packed on this CPU would be taken in chunks.
+  static bool ChunksK(int64_t K);
 
  private:
   int64_t K_ = 0, N_ = 0, panel_ = 0;

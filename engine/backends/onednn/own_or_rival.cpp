@@ -1,0 +1,48 @@
+#include "engine/backends/onednn/own_or_rival.h"
+
+#include <cstdint>
+
+#include "engine/backends/measured_choice_cache.h"
+#include "engine/core/run_queue_watch.h"
+#include "engine/core/sample_stats.h"
+#include "engine/core/tensor.h"
+
+namespace tilebank::engine {
+
+namespace {
+
+// Rounds of the two alternated at bind, each their fastest of 3 runs.
+constexpr int kChoiceRounds = 3;
+
+}  // namespace
+
+bool OwnKernelRunsFaster(const std::string& key, const OpSpec& op, const std::vector<ChainStep>& post_ops,
+                         const std::function<Result<std::unique_ptr<Kernel>>()>& make_own, const std::function<std::unique_ptr<Kernel>()>& make_rival) {
+  std::string instance = key + "|" + op.canonical.text;
+  for (const ChainStep& s : post_ops) instance += "|" + s.op_type + (s.has_operand ? ":" + std::to_string(Tensor::NumElements(s.operand_shape)) : "");
+  if (const auto known = RecallMeasuredChoice(instance)) return *known == "own";
+  auto own = make_own();
+  if (!own.ok()) return false;  // refused: no verdict was ever remembered for it
+  // Inputs of the op's shapes and the chain's operands, small values of either sign.
+  std::vector<Tensor> values;
+  for (const auto& input : op.inputs) values.emplace_back(input.shape);
+  for (const ChainStep& s : post_ops)
+    if (s.has_operand) values.emplace_back(s.operand_shape);
+  uint32_t state = 12345;
+  for (Tensor& t : values)
+    for (float& v : t.data) v = static_cast<float>((state = state * 1664525u + 1013904223u) >> 8) / 16777216.f - 0.5f;
+  std::vector<const Tensor*> in;
+  for (const Tensor& t : values) in.push_back(&t);
+  if (!(*own)->Prepare(in).ok()) return false;
+  bool faster = true;  // where oneDNN cannot run the chain, the own kernel runs it
+  const RunQueueWatch watch;
+  const std::unique_ptr<Kernel> rival = make_rival();
+  if (rival->Prepare(in).ok()) {
+    const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 3, 1, {[&] { return (*own)->Run().ok(); }, [&] { return rival->Run().ok(); }});
+    faster = fastest[0] < fastest[1];
+  }
+  RememberMeasuredChoice(instance, faster ? "own" : "rival", &watch);
+  return faster;
+}
+
+}  // namespace tilebank::engine
