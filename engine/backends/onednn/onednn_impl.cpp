@@ -837,7 +837,8 @@ class OneDnnLibraryTemplate : public OpTemplate {
     // the own packed GEMM reads each window in place (docs/PERFORMANCE.md).
     if (auto p = AnalyzeConv(op); p.ok() && (p->dh > 1 || p->dw > 1) && OwnPackedGemmConvRefuses(*p).empty() && OneDnnPicksGemm(op))
       return MakePolicy({{"algo", std::string(kOwnPackedGemmAlgo)}, {"impl", d.impl}, {"layout", d.layout}});
-    // A filter bank too large for a core's cache: oneDNN's or the own packed GEMM, timed at bind.
+    // A filter depth K too large for one of the own packed GEMM's panels to stay in a core's cache:
+    // oneDNN's or the own packed GEMM, timed at bind.
     if (auto p = AnalyzeConv(op); p.ok() && OwnPackedGemmConvRefuses(*p).empty() && OwnPackedGemmConvChunksFilters(*p))
       return MakePolicy({{"algo", std::string("auto")}, {"impl", d.impl}, {"layout", d.layout}});
     return MakePolicy({{"algo", d.algo}, {"impl", d.impl}, {"layout", d.layout}});
@@ -910,7 +911,11 @@ class OneDnnLibraryTemplate : public OpTemplate {
         if (OwnVectorProductRefuses(p).empty()) found.push_back({kOwnVectorProductAlgo, "plain", "default"});
         if (OwnPackedGemmConvRefuses(p).empty())
           for (const char* layout : {"nhwc", "plain"}) found.push_back({kOwnPackedGemmAlgo, layout, "default"});
-        if (OwnPackedGemmConvRefuses(p).empty() && OwnPackedGemmConvChunksFilters(p)) found.push_back({"auto", "auto", "default"});  // the built-in choice there
+        if (OwnPackedGemmConvRefuses(p).empty() && OwnPackedGemmConvChunksFilters(p)) {  // the built-in choice there, and its bf16 twin (oneDNN's)
+          const bool bf16 = std::any_of(found.begin(), found.end(), [](const Offered& o) { return o.precision == "bf16"; });
+          found.push_back({"auto", "auto", "default"});
+          if (bf16) found.push_back({"auto", "auto", "default", "bf16"});
+        }
       } else {
         std::optional<Tensor> bias;
         if (op.inputs.size() > 2) bias.emplace(op.inputs[2].shape);

@@ -1,5 +1,7 @@
 #include "engine/backends/onednn/own_or_rival.h"
 
+#include <dnnl.hpp>
+
 #include <cstdint>
 
 #include "engine/backends/measured_choice_cache.h"
@@ -12,7 +14,7 @@ namespace tilebank::engine {
 namespace {
 
 // Rounds of the two alternated at bind, each their fastest of 3 runs.
-constexpr int kChoiceRounds = 3;
+constexpr int kOwnOrRivalRounds = 3;
 
 }  // namespace
 
@@ -36,9 +38,15 @@ bool OwnKernelRunsFaster(const std::string& key, const OpSpec& op, const std::ve
   if (!(*own)->Prepare(in).ok()) return false;
   bool faster = true;  // where oneDNN cannot run the chain, the own kernel runs it
   const RunQueueWatch watch;
-  const std::unique_ptr<Kernel> rival = make_rival();
-  if (rival->Prepare(in).ok()) {
-    const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 3, 1, {[&] { return (*own)->Run().ok(); }, [&] { return rival->Run().ok(); }});
+  std::unique_ptr<Kernel> rival;
+  bool rival_runs = false;
+  try {  // oneDNN throws where it has no primitive for the instance and chain: the rival cannot run it
+    rival = make_rival();
+    rival_runs = rival->Prepare(in).ok();
+  } catch (const dnnl::error&) {
+  }
+  if (rival_runs) {
+    const std::vector<double> fastest = FastestOfAlternated(kOwnOrRivalRounds, 3, 1, {[&] { return (*own)->Run().ok(); }, [&] { return rival->Run().ok(); }});
     faster = fastest[0] < fastest[1];
   }
   RememberMeasuredChoice(instance, faster ? "own" : "rival", &watch);

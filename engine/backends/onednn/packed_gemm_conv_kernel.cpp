@@ -49,15 +49,16 @@ class PackedGemmConvKernel : public OwnConvKernel {
   // NHWC in and out. The output positions of all images are the rows of one product, split among
   // the threads in blocks of positions by panels of output channels (a Conv1d of 64 channels is 4
   // panels on AVX2: too few for many cores alone). One product over the batch reads a large
-  // filter bank once (packed_gemm.h), not once an image or an output row.
+  // filter bank once per block of positions (packed_gemm.h), not once an image or an output row.
   Status Compute(const float* src, const float* residual, float* dst) override {
     const ConvProblem& p = problem();
     const int64_t positions = static_cast<int64_t>(rows_.size()), panels = weights_.panels();
     // Blocks of at most 48 positions (96 where B is read in chunks: each block reads all of it), of
-    // even size in whole tiles of rows, so that threads taking blocks get even shares.
+    // near-even size in whole tiles of rows, so that threads taking blocks get near-even shares.
     constexpr int64_t kTileMultiple = 12;
-    const int64_t most = weights_.chunks_k() ? 96 : 48, blocks = (positions + most - 1) / most;
-    const int64_t per_block = ((positions + blocks - 1) / blocks + kTileMultiple - 1) / kTileMultiple * kTileMultiple;
+    const int64_t most = weights_.chunks_k() ? 96 : 48, even = (positions + most - 1) / most;
+    const int64_t per_block = ((positions + even - 1) / even + kTileMultiple - 1) / kTileMultiple * kTileMultiple;
+    const int64_t blocks = (positions + per_block - 1) / per_block;
     const int64_t per_item = std::min(positions, per_block) * weights_.K() * weights_.panel();
     const int64_t grain = std::max<int64_t>(1, (kSerialSgemmMacs + per_item - 1) / std::max<int64_t>(1, per_item));
     const float* images = src;
@@ -103,7 +104,7 @@ bool OwnPackedGemmConvChunksFilters(const ConvProblem& p) { return PackedGemmWei
 bool OwnPackedGemmConvRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, const std::function<std::unique_ptr<Kernel>()>& make_rival) {
   auto p = AnalyzeConv(op);
   if (!p.ok()) return false;
-  return OwnKernelRunsFaster("own packed gemm conv v1", op, post_ops, [&] { return OwnPackedGemmConvKernel(*p, op.outputs[0].shape, post_ops, "plain"); },
+  return OwnKernelRunsFaster("own packed gemm conv v2", op, post_ops, [&] { return OwnPackedGemmConvKernel(*p, op.outputs[0].shape, post_ops, "auto"); },
                              make_rival);
 }
 

@@ -55,9 +55,9 @@ HWY_INLINE void Tile(D d, const PackedGemmA& a, int64_t m, KSpan span, int64_t K
   const size_t N = hn::Lanes(d);
   const bool first = span.begin == 0, last = span.end == K;
   const auto bias_lo = e.bias ? hn::LoadU(d, e.bias + col0) : hn::Zero(d), bias_hi = e.bias ? hn::LoadU(d, e.bias + col0 + N) : hn::Zero(d);
-#define TILEBANK_SUMS(R)                                                              \
-  auto lo##R = first ? bias_lo : hn::Load(d, partial + R * 2 * N);                    \
-  auto hi##R = first ? bias_hi : hn::Load(d, partial + R * 2 * N + N);                \
+#define TILEBANK_SUMS(R)                                                                      \
+  auto lo##R = ROWS > R && !first ? hn::Load(d, partial + R * 2 * N) : bias_lo;               \
+  auto hi##R = ROWS > R && !first ? hn::Load(d, partial + R * 2 * N + N) : bias_hi;           \
   const float* HWY_RESTRICT row##R = ROWS > R ? a.data + a.Row(m + R) : nullptr;
   TILEBANK_PACKED_GEMM_ROWS(TILEBANK_SUMS)
 #undef TILEBANK_SUMS
@@ -148,11 +148,13 @@ void Panels(const PackedGemmA& a, int64_t M, const PackedGemmWeights& w, const C
   const int64_t K = w.K(), P = w.panel();
   HWY_ASSERT(P == static_cast<int64_t>(2 * hn::Lanes(d)));  // packed for the target that runs (both chosen by dispatch)
   const int64_t chunk = w.chunks_k() ? std::max<int64_t>(1, PackedGemmWeights::kChunkBytes / (P * static_cast<int64_t>(sizeof(float)))) : K;
-  hwy::AlignedFreeUniquePtr<float[]> partial;
+  hwy::AlignedFreeUniquePtr<float[]> partial;  // [M][P]: the sums between chunks
+#if !HWY_HAVE_SCALABLE
   if (chunk < K) {
-    partial = hwy::AllocateAligned<float>(static_cast<size_t>(std::max<int64_t>(M, kRows) * P));
+    partial = hwy::AllocateAligned<float>(static_cast<size_t>(M * P));
     if (!partial) throw std::bad_alloc();
   }
+#endif
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     const float* bp = w.data() + p * K * P;
     const int64_t col0 = p * P, cols = std::min(P, w.N() - col0);

@@ -1,7 +1,7 @@
 // C[M,N] = epilogue(A[M,K] B + bias) for a B known at load (a product's constant weights), packed
 // once into panels: each panel two of the running CPU's widest vectors of columns, [K][panel]
-// inside, so that a tile of rows by one panel keeps its sums in registers over the whole of K and
-// reads B in order. Hand-written with Highway (the best SIMD chosen at run time). On a 2-core Zen 3
+// inside, so that a tile of rows by one panel keeps its sums in registers over K (or a chunk of K,
+// below) and reads B in order. Hand-written with Highway (the best SIMD chosen at run time). On a 2-core Zen 3
 // (AVX2) it ran transformer products at 145-180 GFLOP/s where oneDNN 2.6's GEMM ran 75-160
 // (docs/PERFORMANCE.md).
 #pragma once
@@ -63,9 +63,10 @@ struct PackedGemmA {
 // The columns of panels [panel_begin, panel_end) of every row of C = A B through `e`: e.bias
 // padded_columns() values (the columns' bias) or null; a kAddResidual step reads e.residual, [M][N]
 // with rows `ldc` apart like C. C must not overlap A; it may be the residual. Threads split the
-// panels (each panel's columns are written by one call). Where a panel's K rows would not stay in a
-// core's cache (a 9x9 convolution of 256 channels: K 20736), K is taken in chunks, each chunk of the
-// panel run over all M rows before the next, the partial sums kept aside.
+// panels or the rows (the calls write disjoint rows of disjoint panels). Where a panel's K rows
+// would not stay in a core's cache (a 9x9 convolution of 256 channels: K 20736), K is taken in
+// chunks, each chunk of the panel run over all M rows before the next, the partial sums kept aside
+// (fixed-width vector targets; SVE and RVV run a row at a time over all of K).
 void PackedGemm(const PackedGemmA& A, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc, int64_t panel_begin,
                 int64_t panel_end);
 
