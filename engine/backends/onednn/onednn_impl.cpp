@@ -215,11 +215,10 @@ class MatMulKernel : public Kernel {
     const dnnl_memory_desc_t& d = b_md_.data;
     const bool row_major = b_md_.data_type() == dt::f32 && d.ndims == 2 && d.format_kind == dnnl_blocked && d.format_desc.blocking.inner_nblks == 0;
     if (!row_major || std::string(pd_.impl_info_str()).rfind("gemm", 0) != 0) {
+      // Held once for every product that reads these weights in this layout (a decoder's unrolled
+      // steps each projecting onto one vocabulary held 12 copies of it: 120 MB, each run from DRAM).
       placed_b_ = PlacedGemmWeights();
-      memory placed(b_md_, OneDnnCpuEngine());
-      dnnl::reorder(user_b, placed).execute(stream_, user_b, placed);
-      stream_.wait();
-      return placed;
+      return PlaceWeights(user_b, b_md_, stream_, &b_holder_);
     }
     const bool trans_b = d.format_desc.blocking.strides[0] == 1 && d.dims[1] > 1;
     auto fill = [&](float* to) {
@@ -309,6 +308,7 @@ class MatMulKernel : public Kernel {
   bool direct_a_ = false, direct_b_ = false;
   bool prepack_b_ = false;  // B is a constant, in the primitive's own layout
   PlacedGemmWeights placed_b_;  // B read row-major where it sits
+  std::shared_ptr<const void> b_holder_;  // keeps b_ when it is shared with other kernels (PlaceWeights)
   PostOpChain post_;
   CubeChoice choice_;
 };
