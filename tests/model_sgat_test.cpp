@@ -4,6 +4,7 @@
 // entries, and `bank validate` on sgat.fused policies.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -661,6 +662,51 @@ TEST_CASE("sgat: impl halide runs a MatMul's whole chain in the GEMM's epilogue 
   CHECK(engine::PolicyProblem(e).find("the anchor's knobs") != std::string::npos);
   e.policy = engine::FusedPolicy{2, "vulkan", {}}.Knobs();
   CHECK(engine::PolicyProblem(e).find("'impl'") != std::string::npos);
+}
+
+// A transformer's second FFN product as torch exports it: A with a batch, B without (the batch runs as
+// more rows), then its bias and a residual of the output's shape.
+std::string ResidualFfnModel(const TempDir& dir) {
+  ModelBuilder b;
+  b.Input("x", {3, 10, 16});
+  b.Input("skip", {3, 10, 8});  // the residual stream
+  b.Weight("w", {16, 8});
+  b.Weight("bias", {8});
+  b.Node("MatMul", {"x", "w"}, {"h"});
+  b.Node("Add", {"bias", "h"}, {"hb"});
+  b.Node("Add", {"hb", "skip"}, {"y"});
+  b.Output("y", {3, 10, 8});
+  return b.Save(dir / "residual_ffn.onnx");
+}
+
+TEST_CASE("sgat: impl halide reads a residual of a batched A's product as the rows its batch became (the program read past the operand)") {
+  TempDir dir;
+  const Graph g = Load(ResidualFfnModel(dir));
+  const auto unfused = Run(g, nullptr);
+  const auto subgraphs = PartitionSubgraphs(g);
+  const Subgraph* chained = nullptr;
+  for (const Subgraph& s : subgraphs)
+    if (s.steps.size() == 2) chained = &s;
+  REQUIRE(chained != nullptr);
+  const auto anchor = NodeOpSpec(g, g.nodes[chained->anchor]);
+  REQUIRE(anchor.ok());
+  const engine::OpTemplate* gemm = engine::HalideGemmTemplateFor(anchor->op);
+  REQUIRE(gemm != nullptr);
+  std::vector<NodeBinding> bindings;
+  const auto fused = Run(
+      g,
+      [&](const Subgraph& s) -> std::optional<FusionChoice> {
+        if (s.canonical.text != chained->canonical.text) return std::nullopt;
+        return FusionChoice{engine::FusedPolicy{2, "halide", gemm->DefaultPolicy(anchor->op)}, "test"};
+      },
+      &bindings);
+  const bool ran_fused = std::any_of(bindings.begin(), bindings.end(), [](const NodeBinding& b) { return b.op_type == "MatMul+Add+Add" && b.policy.find("impl=halide") != std::string::npos; });
+  CHECK(ran_fused);
+  const Comparison c = CompareTensors(fused, unfused);
+  CHECK_MESSAGE(c.ok, c.worst);
+  // An operand broadcast over the batch cannot be read as those rows: refused, not read past.
+  std::vector<engine::ChainStep> over_batch = {{"Add", 0, 0, true, {10, 8}}};
+  CHECK_FALSE(engine::HalideFusedGemmKernel(anchor->op, gemm->DefaultPolicy(anchor->op), over_batch).ok());
 }
 
 // The fused steps in `run --profile --json`'s output.

@@ -43,6 +43,10 @@ Result<std::unique_ptr<Kernel>> HalideFusedGemmKernel(const OpSpec& anchor, cons
   const OpTemplate* t = HalideGemmTemplateFor(anchor);
   if (!t) return Status::InvalidInput("no Halide GEMM template runs " + anchor.name + " (" + anchor.op_type + ")");
   const std::vector<int64_t>& out = anchor.outputs[0].shape;
+  // A product whose A alone has a batch takes that batch as more rows (gemm_problem.h): its program
+  // runs M = batch x rows with a batch of 1, and an operand must be read the same way.
+  const GemmProblem problem = AnalyzeGemm(anchor).value();
+  const bool rows_folded = out.size() > 2 && problem.batch == 1 && problem.M != out[out.size() - 2];
   std::vector<std::vector<int>> extents(post_ops.size());
   for (size_t i = 0; i < post_ops.size(); ++i) {
     if (!IsOneDnnPostOp(post_ops[i].op_type)) return Status::InvalidInput("no fused epilogue step for " + post_ops[i].op_type);
@@ -50,7 +54,15 @@ Result<std::unique_ptr<Kernel>> HalideFusedGemmKernel(const OpSpec& anchor, cons
     // Extents (n, m, batch) over the output's (N, M, batch): each is the output's or 1.
     const auto dims = OperandMatrixDims(post_ops[i].operand_shape, out);
     if (!dims) return Status::InvalidInput("a post-op operand has more axes than the output, or is broadcast over part of the batch");
-    extents[i] = {static_cast<int>((*dims)[2]), static_cast<int>((*dims)[1]), static_cast<int>((*dims)[0])};
+    int64_t batch = (*dims)[0], rows = (*dims)[1];
+    if (rows_folded) {  // one row for all, or every batch's every row one after the other as in memory
+      if (batch > 1 && rows == out[out.size() - 2])
+        rows = problem.M;
+      else if (batch > 1 || rows > 1)
+        return Status::InvalidInput("a post-op operand broadcast over part of the rows of a product that runs its batch as more rows");
+      batch = 1;
+    }
+    extents[i] = {static_cast<int>((*dims)[2]), static_cast<int>(rows), static_cast<int>(batch)};
   }
   const uint64_t key = CompileKey(std::string(kFusedTemplateId) + ".halide", t->version(), anchor.canonical.text + StepsText(post_ops),
                                   PolicyText(anchor_policy), HostHalideTargetId());
