@@ -709,6 +709,36 @@ TEST_CASE("sgat: impl halide reads a residual of a batched A's product as the ro
   CHECK_FALSE(engine::HalideFusedGemmKernel(anchor->op, gemm->DefaultPolicy(anchor->op), over_batch).ok());
 }
 
+// A conditioning added per batch item after a Linear (FiLM, a diffusion block's time embedding):
+// [3,10,16] by [16,8], its bias, then a [3,1,8] operand.
+std::string PerItemShiftModel(const TempDir& dir) {
+  ModelBuilder b;
+  b.Input("x", {3, 10, 16});
+  b.Input("shift", {3, 1, 8});
+  b.Weight("w", {16, 8});
+  b.Weight("bias", {8});
+  b.Node("MatMul", {"x", "w"}, {"h"});
+  b.Node("Add", {"h", "bias"}, {"hb"});
+  b.Node("Add", {"hb", "shift"}, {"y"});
+  b.Output("y", {3, 10, 8});
+  return b.Save(dir / "per_item_shift.onnx");
+}
+
+TEST_CASE("sgat: an operand per batch item after a batched A's product is not taken for one row (oneDNN's chain overran it)") {
+  TempDir dir;
+  const Graph g = Load(PerItemShiftModel(dir));
+  const auto unfused = Run(g, [](const Subgraph&) -> std::optional<FusionChoice> { return FusionChoice{engine::FusedPolicy{0, "onednn", {}}, "test"}; });
+  for (int fuse : {1, 2}) {  // the bias alone, and the bias with the per-item operand (refused: run another way)
+    CAPTURE(fuse);
+    const auto fused = Run(g, [&](const Subgraph&) -> std::optional<FusionChoice> { return FusionChoice{engine::FusedPolicy{fuse, "onednn", {}}, "test"}; });
+    const Comparison c = CompareTensors(fused, unfused);
+    CHECK_MESSAGE(c.ok, c.worst);
+  }
+  const auto built_in = Run(g, nullptr);
+  const Comparison c = CompareTensors(built_in, unfused);
+  CHECK_MESSAGE(c.ok, c.worst);
+}
+
 // The fused steps in `run --profile --json`'s output.
 int FusedSteps(const std::string& run_json) {
   const auto profile = nlohmann::json::parse(run_json)["profile"];

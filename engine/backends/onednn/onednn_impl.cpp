@@ -226,6 +226,7 @@ class MatMulKernel : public Kernel {
       dnnl::reorder(user_b, placed).execute(stream_, user_b, placed);
       stream_.wait();
     };
+    b_holder_.reset();
     placed_b_ = PlacedGemmWeights::Place(fill, p_.M, p_.K, p_.N, trans_b);
     return memory(b_md_, OneDnnCpuEngine(), placed_b_.data());
   }
@@ -236,6 +237,15 @@ class MatMulKernel : public Kernel {
     if (out.size() < 2) out.insert(out.begin(), 2 - out.size(), 1);
     const auto dims = OperandMatrixDims(operand, out);
     if (!dims) throw dnnl::error(dnnl_unimplemented, "a post-op operand broadcast over part of the batch");
+    // A product whose A alone has a batch runs it as more rows (gemm_problem.h): an operand is one
+    // row for all, or every batch's every row one after the other as in memory. A [batch, 1, N]
+    // operand was taken for one row and overran its buffer.
+    const int64_t out_rows = out[out.size() - 2];
+    if (out.size() > 2 && p_.batch == 1 && p_.M != out_rows) {
+      if ((*dims)[0] > 1 && (*dims)[1] == out_rows) return Dims(1, p_.M, (*dims)[2]);
+      if ((*dims)[0] > 1 || (*dims)[1] > 1)
+        throw dnnl::error(dnnl_unimplemented, "a post-op operand broadcast over part of the rows of a product that runs its batch as more rows");
+    }
     return Dims((*dims)[0], (*dims)[1], (*dims)[2]);
   }
   // {batch, rows, cols}, or {rows, cols} for a product of batch 1: oneDNN picks blocked
