@@ -664,25 +664,30 @@ TEST_CASE("sgat: impl halide runs a MatMul's whole chain in the GEMM's epilogue 
   CHECK(engine::PolicyProblem(e).find("'impl'") != std::string::npos);
 }
 
-// A transformer's second FFN product as torch exports it: A with a batch, B without (the batch runs as
-// more rows), then its bias and a residual of the output's shape.
-std::string ResidualFfnModel(const TempDir& dir) {
+// A product as torch exports a Linear over [3,10,16] (A with a batch, B without: the batch runs as
+// more rows), its bias, then an Add of the model's input "operand" of `operand_shape`: [3,10,8] a
+// transformer FFN's residual stream, [3,1,8] a shift per batch item (FiLM, a diffusion block's time
+// embedding).
+std::string BatchedLinearThenAddModel(const TempDir& dir, const std::vector<int64_t>& operand_shape, const std::string& file) {
   ModelBuilder b;
   b.Input("x", {3, 10, 16});
-  b.Input("skip", {3, 10, 8});  // the residual stream
+  b.Input("operand", operand_shape);
   b.Weight("w", {16, 8});
   b.Weight("bias", {8});
   b.Node("MatMul", {"x", "w"}, {"h"});
-  b.Node("Add", {"bias", "h"}, {"hb"});
-  b.Node("Add", {"hb", "skip"}, {"y"});
+  b.Node("Add", {"h", "bias"}, {"hb"});
+  b.Node("Add", {"hb", "operand"}, {"y"});
   b.Output("y", {3, 10, 8});
-  return b.Save(dir / "residual_ffn.onnx");
+  return b.Save(dir / file);
 }
+
+// Every subgraph run unfused.
+std::optional<FusionChoice> Unfused(const Subgraph&) { return FusionChoice{engine::FusedPolicy{0, "onednn", {}}, "test"}; }
 
 TEST_CASE("sgat: impl halide reads a residual of a batched A's product as the rows its batch became (the program read past the operand)") {
   TempDir dir;
-  const Graph g = Load(ResidualFfnModel(dir));
-  const auto unfused = Run(g, nullptr);
+  const Graph g = Load(BatchedLinearThenAddModel(dir, {3, 10, 8}, "residual_ffn.onnx"));
+  const auto unfused = Run(g, Unfused);
   const auto subgraphs = PartitionSubgraphs(g);
   const Subgraph* chained = nullptr;
   for (const Subgraph& s : subgraphs)
@@ -709,25 +714,10 @@ TEST_CASE("sgat: impl halide reads a residual of a batched A's product as the ro
   CHECK_FALSE(engine::HalideFusedGemmKernel(anchor->op, gemm->DefaultPolicy(anchor->op), over_batch).ok());
 }
 
-// A conditioning added per batch item after a Linear (FiLM, a diffusion block's time embedding):
-// [3,10,16] by [16,8], its bias, then a [3,1,8] operand.
-std::string PerItemShiftModel(const TempDir& dir) {
-  ModelBuilder b;
-  b.Input("x", {3, 10, 16});
-  b.Input("shift", {3, 1, 8});
-  b.Weight("w", {16, 8});
-  b.Weight("bias", {8});
-  b.Node("MatMul", {"x", "w"}, {"h"});
-  b.Node("Add", {"h", "bias"}, {"hb"});
-  b.Node("Add", {"hb", "shift"}, {"y"});
-  b.Output("y", {3, 10, 8});
-  return b.Save(dir / "per_item_shift.onnx");
-}
-
 TEST_CASE("sgat: an operand per batch item after a batched A's product is not taken for one row (oneDNN's chain overran it)") {
   TempDir dir;
-  const Graph g = Load(PerItemShiftModel(dir));
-  const auto unfused = Run(g, [](const Subgraph&) -> std::optional<FusionChoice> { return FusionChoice{engine::FusedPolicy{0, "onednn", {}}, "test"}; });
+  const Graph g = Load(BatchedLinearThenAddModel(dir, {3, 1, 8}, "per_item_shift.onnx"));
+  const auto unfused = Run(g, Unfused);
   for (int fuse : {1, 2}) {  // the bias alone, and the bias with the per-item operand (refused: run another way)
     CAPTURE(fuse);
     const auto fused = Run(g, [&](const Subgraph&) -> std::optional<FusionChoice> { return FusionChoice{engine::FusedPolicy{fuse, "onednn", {}}, "test"}; });

@@ -787,7 +787,7 @@ Result<std::unique_ptr<Kernel>> ConvKernelOf(const OpSpec& op, const std::vector
     CubeChoice direct = choice;
     direct.algo = "direct";
     auto onednn = [&] { return std::unique_ptr<Kernel>(new ConvKernel(p, op.outputs[0].shape, post_ops, direct)); };
-    if (!choice.bf16() && choice.impl == "default" && OwnPackedGemmConvRefuses(p).empty() && OwnPackedGemmConvChunksFilters(p) &&
+    if (!choice.bf16() && choice.impl == "default" && OwnPackedGemmConvChunksFilters(p) &&
         OwnPackedGemmConvRunsFaster(op, post_ops, onednn))
       return OwnPackedGemmConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
     return onednn();
@@ -849,7 +849,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
       return MakePolicy({{"algo", std::string(kOwnPackedGemmAlgo)}, {"impl", d.impl}, {"layout", d.layout}});
     // A filter depth K too large for one of the own packed GEMM's panels to stay in a core's cache:
     // oneDNN's or the own packed GEMM, timed at bind.
-    if (auto p = AnalyzeConv(op); p.ok() && OwnPackedGemmConvRefuses(*p).empty() && OwnPackedGemmConvChunksFilters(*p))
+    if (auto p = AnalyzeConv(op); p.ok() && OwnPackedGemmConvChunksFilters(*p))
       return MakePolicy({{"algo", std::string("auto")}, {"impl", d.impl}, {"layout", d.layout}});
     return MakePolicy({{"algo", d.algo}, {"impl", d.impl}, {"layout", d.layout}});
   }
@@ -921,7 +921,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
         if (OwnVectorProductRefuses(p).empty()) found.push_back({kOwnVectorProductAlgo, "plain", "default"});
         if (OwnPackedGemmConvRefuses(p).empty())
           for (const char* layout : {"nhwc", "plain"}) found.push_back({kOwnPackedGemmAlgo, layout, "default"});
-        if (OwnPackedGemmConvRefuses(p).empty() && OwnPackedGemmConvChunksFilters(p)) {  // the built-in choice there, and its bf16 twin (oneDNN's)
+        if (OwnPackedGemmConvChunksFilters(p)) {  // the built-in choice there, and its bf16 twin (oneDNN's)
           const bool bf16 = std::any_of(found.begin(), found.end(), [](const Offered& o) { return o.precision == "bf16"; });
           found.push_back({"auto", "auto", "default"});
           if (bf16) found.push_back({"auto", "auto", "default", "bf16"});

@@ -99,7 +99,9 @@ std::string OwnPackedGemmConvRefuses(const ConvProblem& p) {
   return "";
 }
 
-bool OwnPackedGemmConvChunksFilters(const ConvProblem& p) { return PackedGemmWeights::ChunksK(int64_t{p.KH} * p.KW * p.C); }
+bool OwnPackedGemmConvChunksFilters(const ConvProblem& p) {
+  return OwnPackedGemmConvRefuses(p).empty() && PackedGemmWeights::ChunksK(int64_t{p.KH} * p.KW * p.C);
+}
 
 bool OwnPackedGemmConvRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, const std::function<std::unique_ptr<Kernel>()>& make_rival) {
   auto p = AnalyzeConv(op);

@@ -23,7 +23,7 @@ namespace tilebank::engine {
 // Empty when the own packed-GEMM convolution runs `p`; otherwise why not.
 std::string OwnPackedGemmConvRefuses(const ConvProblem& p);
 
-// Whether the own packed-GEMM convolution takes `p`'s filter bank in chunks of its depth (a bank
+// Whether the own packed-GEMM convolution runs `p` and takes its filter bank in chunks of its depth (a bank
 // too large for a core's cache: engine/backends/simd/packed_gemm.h), reading it once per block of up
 // to 96 output positions where oneDNN's brgconv reads it again for each output row (a capsule network's 9x9
 // stride-2 convolution of 256 channels: 4.9 against 2.7 ms). impl.onednn's built-in choice for such
