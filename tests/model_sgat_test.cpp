@@ -604,6 +604,7 @@ TEST_CASE("sgat: an attention block (encoder with key padding mask, decoder with
     const auto unfused = Run(g, unfused_choice);
     std::vector<engine::Policy> policies = engine::AttentionPolicies(geometry);
     policies.push_back({{"head_tile", int64_t{1}}, {"query_tile", int64_t{5}}});  // a remainder of queries
+    policies.push_back({{"kernel", std::string("one_pass")}, {"query_tile", int64_t{5}}});
     for (const auto& tiles : policies) {
       CAPTURE(engine::PolicyText(tiles));
       std::vector<NodeBinding> bindings;
@@ -622,6 +623,16 @@ TEST_CASE("sgat: an attention block (encoder with key padding mask, decoder with
     CHECK(engine::FusedPolicyProblem(d, engine::OneDnnFusion(0).Knobs()).empty());
     CHECK(!engine::FusedPolicyProblem(d, engine::OneDnnFusion(1).Knobs()).empty());
     CHECK(!engine::FusedPolicyProblem(d, engine::FusedPolicy{1, "attention", {{"head_tile", int64_t{0}}, {"query_tile", int64_t{4}}}}.Knobs()).empty());
+    CHECK(engine::FusedPolicyProblem(d, engine::FusedPolicy{1, "attention", {{"kernel", std::string("one_pass")}, {"query_tile", int64_t{4}}}}.Knobs()).empty());
+    CHECK(!engine::FusedPolicyProblem(d, engine::FusedPolicy{1, "attention", {{"kernel", std::string("flash")}, {"query_tile", int64_t{4}}}}.Knobs()).empty());
+    CHECK(!engine::FusedPolicyProblem(d, engine::FusedPolicy{1, "attention", {{"kernel", std::string("one_pass")}, {"head_tile", int64_t{1}}, {"query_tile", int64_t{4}}}}.Knobs()).empty());
+    CHECK(engine::AttentionPolicyProblem(geometry, {{"kernel", std::string("one_pass")}, {"query_tile", int64_t{13}}}).find("from 1 to 12") != std::string::npos);
+    // The built-in tiles: oneDNN's whole pass for this block; the one-pass kernel where the scores would take 64 MiB (MobileViT's).
+    CHECK(engine::PolicyText(engine::DefaultAttentionPolicy(geometry)) == "head_tile=2,query_tile=12");
+    engine::AttentionGeometry long_sequence = geometry;
+    long_sequence.query.shape = {1, 16, 1024, 4};
+    long_sequence.keys_transposed.shape = {1, 16, 4, 1024};
+    CHECK(engine::PolicyText(engine::DefaultAttentionPolicy(long_sequence)) == "kernel=one_pass,query_tile=24");
   }
 }
 

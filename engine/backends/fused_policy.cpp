@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/search_space.h"
+#include "engine/backends/onednn/attention_kernel.h"
 #include "engine/backends/onednn/onednn_post_ops.h"
 #include "engine/core/template_catalog.h"
 
@@ -45,20 +46,14 @@ std::optional<FusedPolicy> CurrentFusedPolicy(const Entry& entry) {
 namespace {
 
 // An attention block's policy: fuse 0 (unfused, impl onednn) or fuse 1 with impl attention and its
-// tile knobs (their bounds are the block's; engine/backends/onednn/attention_kernel.h checks them at bind).
+// tile knobs (AttentionTilesProblem; their bounds are the block's, checked at bind).
 std::string AttentionPolicyProblem(const std::vector<Knob>& policy) {
   auto parsed = ParseFusedPolicy(policy);
   if (!parsed) return std::string("the policy of ") + kFusedTemplateId + " needs an integer 'fuse' and an 'impl' of onednn, halide or attention";
   if (parsed->fuse == 0) return parsed->impl == "onednn" && parsed->anchor.empty() ? "" : "an unfused attention block (fuse 0) has impl 'onednn' and no other knob";
   if (parsed->fuse != 1) return "knob 'fuse' = " + std::to_string(parsed->fuse) + " is outside its domain for an attention block (0 or 1)";
   if (parsed->impl != "attention") return "an attention block runs fused with impl 'attention', not '" + parsed->impl + "'";
-  for (const char* name : {"head_tile", "query_tile"}) {
-    const auto it = std::find_if(parsed->anchor.begin(), parsed->anchor.end(), [&](const Knob& k) { return k.name == name; });
-    const auto* v = it == parsed->anchor.end() ? nullptr : std::get_if<int64_t>(&it->value);
-    if (!v || *v < 1) return std::string("knob '") + name + "' must be a positive integer";
-  }
-  if (parsed->anchor.size() != 2) return "the attention policy is 'fuse', 'impl', 'head_tile' and 'query_tile' only";
-  return {};
+  return AttentionTilesProblem(parsed->anchor, nullptr);
 }
 
 }  // namespace

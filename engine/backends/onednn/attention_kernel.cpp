@@ -4,6 +4,8 @@
 #include <cstring>
 #include <map>
 
+#include "engine/backends/onednn/attention_kernel_base.h"
+#include "engine/backends/onednn/one_pass_attention.h"
 #include "engine/backends/onednn/onednn_common.h"
 
 namespace tilebank::engine {
@@ -19,7 +21,17 @@ std::optional<int64_t> IntKnob(const Policy& policy, const char* name) {
   return std::nullopt;
 }
 
+std::optional<std::string> StringKnob(const Policy& policy, const char* name) {
+  for (const Knob& k : policy)
+    if (k.name == name)
+      if (const auto* v = std::get_if<std::string>(&k.value)) return *v;
+  return std::nullopt;
+}
+
+constexpr const char* kOnePass = "one_pass";
+
 Policy TilePolicy(int64_t head_tile, int64_t query_tile) { return {{"head_tile", head_tile}, {"query_tile", query_tile}}; }
+Policy OnePassPolicy(int64_t query_tile) { return {{"kernel", std::string(kOnePass)}, {"query_tile", query_tile}}; }
 
 // A oneDNN descriptor of `dims` read with `strides` (extent-1 dimensions get a stride oneDNN accepts).
 memory::desc ViewDesc(const memory::dims& dims, std::vector<int64_t> strides) {
@@ -30,35 +42,14 @@ memory::desc ViewDesc(const memory::dims& dims, std::vector<int64_t> strides) {
   return memory::desc(dims, memory::data_type::f32, memory::dims(strides.begin(), strides.end()));
 }
 
-class FusedAttention : public Kernel {
+// Per tile of heads and queries, oneDNN's three primitives over a scratch of the tile's scores.
+class OneDnnAttention : public AttentionKernelBase {
  public:
-  FusedAttention(AttentionGeometry g, int64_t head_tile, int64_t query_tile) : g_(std::move(g)), head_tile_(head_tile), query_tile_(query_tile) {}
-
-  Status Prepare(const std::vector<const Tensor*>& inputs) override {
-    if (inputs.size() != (g_.mask ? 4u : 3u)) return Status::InvalidInput("attention: takes Q, K, V" + std::string(g_.mask ? " and the mask" : ""));
-    std::vector<std::vector<int64_t>> shapes;
-    std::vector<const Tensor*> none(inputs.size(), nullptr);
-    for (const Tensor* t : inputs) shapes.push_back(t->shape);
-    auto bound = BindDirect(shapes, none);
-    if (!bound.ok()) return bound.status();
-    prepared_ = inputs;
-    return Status::Ok();
-  }
-  Status Run() override {
-    result_ = Tensor(g_.output_shape);
-    std::vector<const float*> in;
-    for (const Tensor* t : prepared_) in.push_back(t->data.data());
-    return RunDirect(in, result_.data.data());
-  }
-  Status Fetch(Tensor* output) override {
-    *output = result_;
-    return Status::Ok();
-  }
+  OneDnnAttention(AttentionGeometry g, int64_t head_tile, int64_t query_tile) : AttentionKernelBase(std::move(g)), head_tile_(head_tile), query_tile_(query_tile) {}
 
   Result<bool> BindDirect(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& constants) override {
     return CatchOneDnnErrors([&]() -> Result<bool> {
-      if (shapes.size() != (g_.mask ? 4u : 3u)) return Status::InvalidInput("attention: takes Q, K, V" + std::string(g_.mask ? " and the mask" : ""));
-      if (g_.mask && constants.size() > 3 && constants[3]) mask_constant_ = constants[3]->data;
+      if (Status taken = TakeInputs(shapes.size(), constants); !taken.ok()) return taken;
       stream_ = dnnl::stream(OneDnnCpuEngine());
       for (int64_t h : {head_tile_, g_.heads() % head_tile_})
         for (int64_t q : {query_tile_, g_.queries() % query_tile_})
@@ -69,7 +60,7 @@ class FusedAttention : public Kernel {
 
   Status RunDirect(const std::vector<const float*>& inputs, float* output) override {
     return CatchOneDnnErrors([&]() -> Status {
-      const float* mask = g_.mask ? (mask_constant_.empty() ? inputs[3] : mask_constant_.data()) : nullptr;
+      const float* mask = MaskOf(inputs);
       for (int64_t h0 = 0; h0 < g_.heads(); h0 += head_tile_)
         for (int64_t q0 = 0; q0 < g_.queries(); q0 += query_tile_) {
           const int64_t h = std::min(head_tile_, g_.heads() - h0), q = std::min(query_tile_, g_.queries() - q0);
@@ -127,32 +118,29 @@ class FusedAttention : public Kernel {
 
   // scores[b, h, q, k] += mask at (b, h0 + h, q0 + q, k).
   void AddMask(Pass& p, const float* mask, int64_t h0, int64_t q0) {
-    const StridedView& m = *g_.mask;
     const int64_t keys = g_.keys();
-    float* row = p.scratch.data();
     for (int64_t b = 0; b < g_.batch(); ++b)
       for (int64_t h = 0; h < p.heads; ++h)
-        for (int64_t q = 0; q < p.queries; ++q, row += keys) {
-          const float* src = mask + m.offset + b * m.strides[0] + (h0 + h) * m.strides[1] + (q0 + q) * m.strides[2];
-          if (m.strides[3] == 1)
-            for (int64_t k = 0; k < keys; ++k) row[k] += src[k];
-          else
-            for (int64_t k = 0; k < keys; ++k) row[k] += src[k * m.strides[3]];
-        }
+        AddMaskRows(mask, b, h0 + h, q0, p.queries, p.scratch.data() + (b * p.heads + h) * p.queries * keys, keys);
   }
 
-  AttentionGeometry g_;
   int64_t head_tile_, query_tile_;
   std::map<std::pair<int64_t, int64_t>, Pass> passes_;  // (heads, queries) of a pass -> its primitives
-  std::vector<float> mask_constant_;
   dnnl::stream stream_;  // made at bind
-  std::vector<const Tensor*> prepared_;
-  Tensor result_;
 };
 
 }  // namespace
 
-Policy DefaultAttentionPolicy(const AttentionGeometry& g) { return TilePolicy(g.heads(), g.queries()); }
+Policy DefaultAttentionPolicy(const AttentionGeometry& g) {
+  // oneDNN's passes over all heads and queries at once write every score; beyond a few MiB those
+  // leave the cache (MobileViT's 16 heads of 1024 x 1024: 64 MiB, 1.4x slower than one pass, and the
+  // scratch in the process's peak memory). At or below, oneDNN's primitives ran BERT's and ViT's
+  // blocks faster (docs/PERFORMANCE.md).
+  constexpr int64_t kWholeScoresBytes = 4 << 20;
+  const int64_t scores_bytes = g.batch() * g.heads() * g.queries() * g.keys() * static_cast<int64_t>(sizeof(float));
+  if (scores_bytes > kWholeScoresBytes) return OnePassPolicy(std::min<int64_t>(24, g.queries()));
+  return TilePolicy(g.heads(), g.queries());
+}
 
 std::vector<Policy> AttentionPolicies(const AttentionGeometry& g) {
   std::vector<int64_t> head_tiles, query_tiles;
@@ -163,20 +151,34 @@ std::vector<Policy> AttentionPolicies(const AttentionGeometry& g) {
   std::vector<Policy> out;
   for (int64_t h : head_tiles)
     for (int64_t q : query_tiles) out.push_back(TilePolicy(h, q));
+  for (int64_t rows : {12, 24, 48, 96}) {
+    out.push_back(OnePassPolicy(std::min<int64_t>(rows, g.queries())));
+    if (rows >= g.queries()) break;
+  }
   return out;
 }
 
-std::string AttentionPolicyProblem(const AttentionGeometry& g, const Policy& policy) {
-  const auto h = IntKnob(policy, "head_tile"), q = IntKnob(policy, "query_tile");
-  if (!h || *h < 1 || *h > g.heads()) return "knob 'head_tile' must be an integer from 1 to " + std::to_string(g.heads());
-  if (!q || *q < 1 || *q > g.queries()) return "knob 'query_tile' must be an integer from 1 to " + std::to_string(g.queries());
-  if (policy.size() != 2) return "the attention policy is 'head_tile' and 'query_tile' only";
-  return {};
+std::string AttentionTilesProblem(const Policy& tiles, const AttentionGeometry* g) {
+  const std::optional<std::string> kernel = StringKnob(tiles, "kernel");
+  const bool one_pass = kernel && *kernel == kOnePass;
+  if (kernel && !one_pass) return "knob 'kernel' must be '" + std::string(kOnePass) + "' where given (oneDNN's passes have none)";
+  if (tiles.size() != 2) return one_pass ? "the one-pass attention policy is 'kernel' and 'query_tile' only" : "the attention policy is 'head_tile' and 'query_tile' only";
+  auto within = [&](const char* name, int64_t most) -> std::string {
+    const auto v = IntKnob(tiles, name);
+    if (v && *v >= 1 && (!g || *v <= most)) return {};
+    return std::string("knob '") + name + "' must be " + (g ? "an integer from 1 to " + std::to_string(most) : std::string("a positive integer"));
+  };
+  if (!one_pass)
+    if (std::string problem = within("head_tile", g ? g->heads() : 0); !problem.empty()) return problem;
+  return within("query_tile", g ? g->queries() : 0);
 }
+
+std::string AttentionPolicyProblem(const AttentionGeometry& g, const Policy& policy) { return AttentionTilesProblem(policy, &g); }
 
 Result<std::unique_ptr<Kernel>> AttentionKernel(const AttentionGeometry& g, const Policy& policy) {
   if (const std::string problem = AttentionPolicyProblem(g, policy); !problem.empty()) return Status::InvalidInput("attention: " + problem);
-  return std::unique_ptr<Kernel>(new FusedAttention(g, *IntKnob(policy, "head_tile"), *IntKnob(policy, "query_tile")));
+  if (StringKnob(policy, "kernel")) return OnePassAttentionKernel(g, *IntKnob(policy, "query_tile"));
+  return std::unique_ptr<Kernel>(new OneDnnAttention(g, *IntKnob(policy, "head_tile"), *IntKnob(policy, "query_tile")));
 }
 
 }  // namespace tilebank::engine

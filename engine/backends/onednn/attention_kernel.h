@@ -5,6 +5,10 @@
 // tile, the mask added and oneDNN's softmax there, then oneDNN's matmul with V written straight
 // into the output's final layout. With tiles smaller than the whole, the scores are never written
 // whole. Knobs: head_tile (heads per pass) and query_tile (queries per pass).
+//
+// Or, with the knob kernel = one_pass, the own kernel of engine/backends/onednn/one_pass_attention.h:
+// per head and block of query_tile queries, both products and the softmax in one pass over a block
+// of scores that stays in cache.
 #pragma once
 #include <memory>
 #include <optional>
@@ -32,11 +36,15 @@ struct AttentionGeometry {
   int64_t keys() const { return keys_transposed.shape[3]; }
 };
 
-// The default policy (all heads, all queries in one pass).
+// The default policy: all heads and queries in one pass of oneDNN's where their scores take at most
+// 4 MiB, else the one-pass kernel in blocks of 24 queries.
 Policy DefaultAttentionPolicy(const AttentionGeometry& g);
-// The policies SGAT tries: head tiles dividing the heads, query tiles of the queries and halves of it.
+// The policies SGAT tries: head tiles dividing the heads by query tiles of the queries and halves
+// of it (oneDNN's passes), then the one-pass kernel's blocks of 12 to 96 queries.
 std::vector<Policy> AttentionPolicies(const AttentionGeometry& g);
-// "" when `policy` is head_tile and query_tile within 1 .. heads and 1 .. queries; else the problem.
+// "" when `tiles` is head_tile and query_tile, or kernel one_pass and query_tile, within 1 ..
+// heads and 1 .. queries of `g` (positive where `g` is null); else the problem.
+std::string AttentionTilesProblem(const Policy& tiles, const AttentionGeometry* g);
 std::string AttentionPolicyProblem(const AttentionGeometry& g, const Policy& policy);
 
 // Inputs: the memory holding Q, K, V (and the mask when there is one), in their own row-major shapes;

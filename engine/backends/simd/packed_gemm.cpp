@@ -18,6 +18,7 @@
 
 #include "engine/backends/simd/conv_epilogue-inl.h"
 #include "engine/backends/simd/packed_gemm.h"
+#include "engine/backends/simd/transpose_matrix.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tilebank::engine::HWY_NAMESPACE {
@@ -89,10 +90,6 @@ HWY_INLINE void Tile(D d, const PackedGemmA& a, int64_t m, KSpan span, int64_t K
   // Row r's sums to C: stored as they are, or through the epilogue in a block.
   auto out = [&](int r, hn::Vec<D> sum_lo, hn::Vec<D> sum_hi) HWY_ATTR {
     float* c = C + r * ldc + col0;
-    if (whole && e.steps.empty()) {
-      hn::StoreU(sum_lo, d, c), hn::StoreU(sum_hi, d, c + N);
-      return;
-    }
     hn::Store(sum_lo, d, block), hn::Store(sum_hi, d, block + N);
     const float* residual = residual_rows ? residual_rows + r * ldc + col0 : nullptr;
     if (residual && !whole) {  // copied to a whole block: the residual has no padding to read
@@ -103,6 +100,13 @@ HWY_INLINE void Tile(D d, const PackedGemmA& a, int64_t m, KSpan span, int64_t K
     ApplyConvEpilogueToBlock(d, block, 2, e, residual, N);
     std::memcpy(c, block, static_cast<size_t>(cols) * sizeof(float));
   };
+  if (whole && e.steps.empty()) {  // stored as they are, inline: with a short K (attention's head width) stores weigh
+#define TILEBANK_STORE(R) \
+  if constexpr (ROWS > R) hn::StoreU(lo##R, d, C + R * ldc + col0), hn::StoreU(hi##R, d, C + R * ldc + col0 + N);
+    TILEBANK_PACKED_GEMM_ROWS(TILEBANK_STORE)
+#undef TILEBANK_STORE
+    return;
+  }
 #define TILEBANK_OUT(R) \
   if constexpr (ROWS > R) out(R, lo##R, hi##R);
   TILEBANK_PACKED_GEMM_ROWS(TILEBANK_OUT)
@@ -208,13 +212,31 @@ bool PackedGemmWeights::ChunksK(int64_t K) {
 }
 
 void PackedGemmWeights::Fill(const float* b, int64_t row_stride, int64_t col_stride, float scale) {
-  float* out = data_.get();
-  for (int64_t p = 0; p < panels(); ++p)
-    for (int64_t k = 0; k < K_; ++k, out += panel_)
-      for (int64_t j = 0; j < panel_; ++j) {
-        const int64_t n = p * panel_ + j;
-        out[j] = n < N_ ? scale * b[k * row_stride + n * col_stride] : 0.f;
+  for (int64_t p = 0; p < panels(); ++p) {
+    float* panel = data_.get() + p * K_ * panel_;
+    const int64_t col0 = p * panel_, cols = std::min(panel_, N_ - col0);
+    if (col_stride == 1) {  // a row's columns adjacent: copied
+      for (int64_t k = 0; k < K_; ++k) {
+        const float* from = b + k * row_stride + col0;
+        float* to = panel + k * panel_;
+        for (int64_t j = 0; j < cols; ++j) to[j] = scale * from[j];
+        std::fill(to + cols, to + panel_, 0.f);
       }
+      continue;
+    }
+    if (row_stride == 1) {  // a column's rows adjacent (a transposed B: attention's K^T): transposed in blocks
+      TransposeMatrix(b + col0 * col_stride, col_stride, K_, cols, panel, panel_);
+    } else {
+      for (int64_t k = 0; k < K_; ++k)
+        for (int64_t j = 0; j < cols; ++j) panel[k * panel_ + j] = b[k * row_stride + (col0 + j) * col_stride];
+    }
+    for (int64_t k = 0; k < K_; ++k) {
+      float* to = panel + k * panel_;
+      if (scale != 1.f)
+        for (int64_t j = 0; j < cols; ++j) to[j] *= scale;
+      std::fill(to + cols, to + panel_, 0.f);
+    }
+  }
 }
 
 void PackedGemm(const PackedGemmA& A, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc, int64_t panel_begin,
