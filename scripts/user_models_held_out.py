@@ -1,4 +1,4 @@
-"""Seven families first run as held-out models (nobody had tuned for them), each of which had an op on
+"""Families first run as held-out models (nobody had tuned for them), each of which had an op on
 the reference kernels or a slow path; scripts/user_models.py registers them:
 
   style_transfer      Johnson et al.'s fast style transfer: ReflectionPad2d before every convolution,
@@ -20,6 +20,10 @@ the reference kernels or a slow path; scripts/user_models.py registers them:
                       9x9 stride-2 convolution of 256 channels onto 6x6, 1152 x 10 tiny MatMuls of
                       the capsule transforms, three routing rounds (Softmax, ReduceSum, squash);
                       [2,1,28,28] -> [2,10]
+  mobilevit           a MobileViT-style hybrid: strided convolution stem, blocks of a local 3x3 and 1x1
+                      convolution, 2x2 patches unfolded into 4 sequences of 1024 tokens, two
+                      transformer encoder layers (4 heads of width 24, GELU), folded back and fused
+                      with the input by a 3x3 convolution; [1,3,256,256] -> [1,1000]
 """
 import torch
 import torch.nn.functional as F
@@ -165,6 +169,40 @@ class Capsule(torch.nn.Module):
         return v.norm(dim=-1)
 
 
+class MobileVitBlock(torch.nn.Module):
+    def __init__(self, channels=64, width=96, patch=2, layers=2):
+        super().__init__()
+        self.patch = patch
+        self.local = torch.nn.Sequential(torch.nn.Conv2d(channels, channels, 3, padding=1), torch.nn.SiLU(), torch.nn.Conv2d(channels, width, 1))
+        layer = torch.nn.TransformerEncoderLayer(width, 4, 2 * width, 0.0, batch_first=True, activation="gelu")
+        self.transformer = torch.nn.TransformerEncoder(layer, layers)
+        self.project = torch.nn.Conv2d(width, channels, 1)
+        self.fuse = torch.nn.Conv2d(2 * channels, channels, 3, padding=1)
+
+    def forward(self, x):
+        y = self.local(x)
+        b, d, h, w = y.shape
+        p = self.patch
+        # Each of the p x p pixel offsets a sequence of (h/p)(w/p) tokens.
+        tokens = y.reshape(b, d, h // p, p, w // p, p).permute(0, 3, 5, 2, 4, 1).reshape(b * p * p, (h // p) * (w // p), d)
+        tokens = self.transformer(tokens)
+        y = tokens.reshape(b, p, p, h // p, w // p, d).permute(0, 5, 3, 1, 4, 2).reshape(b, d, h, w)
+        return self.fuse(torch.cat([x, self.project(y)], 1))
+
+
+class MobileVit(torch.nn.Module):
+    def __init__(self, channels=64, width=96, classes=1000):
+        super().__init__()
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 32, 3, 2, 1), torch.nn.SiLU(), torch.nn.Conv2d(32, channels, 3, 2, 1), torch.nn.SiLU())
+        self.block1 = MobileVitBlock(channels, width)
+        self.down = torch.nn.Conv2d(channels, channels, 3, 2, 1)
+        self.block2 = MobileVitBlock(channels, width)
+        self.head = torch.nn.Linear(channels, classes)
+
+    def forward(self, x):
+        return self.head(self.block2(self.down(self.block1(self.stem(x)))).mean((2, 3)))
+
+
 def style_transfer(small):
     model = StyleTransfer(width=8, blocks=1) if small else StyleTransfer()
     return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None
@@ -198,3 +236,8 @@ def gated_scan(small):
 def capsule(small):
     model = Capsule(channels=32, types=4) if small else Capsule()
     return model.eval(), (_seeded(2, 1, 28, 28),), ["input"], None
+
+
+def mobilevit(small):
+    model = MobileVit(channels=16, width=24, classes=10) if small else MobileVit()
+    return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None

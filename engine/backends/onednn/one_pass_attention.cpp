@@ -46,6 +46,7 @@ class OnePassAttention : public AttentionKernelBase {
     PackedGemmWeights keys, values;  // the head's scale * K^T [D, Sk] and V [Sk, Dv]
     int64_t packed_head = -1;        // b * heads + h of what keys and values hold, or -1
     std::vector<float> scores;       // [query_tile][Sk]
+    std::vector<float> reciprocal_sums;  // [query_tile]: 1 / each row's sum of exponentials
     std::vector<float> query_rows;   // [query_tile][D], where Q's rows are not contiguous
     std::vector<float> output_rows;  // [query_tile][Dv], where the output's rows are not contiguous
   };
@@ -53,7 +54,8 @@ class OnePassAttention : public AttentionKernelBase {
   void Workspaces(int64_t threads) {
     const int64_t d = g_.query.shape[3], keys = g_.keys(), dv = g_.values.shape[3];
     while (static_cast<int64_t>(workspaces_.size()) < threads) {
-      Workspace w{PackedGemmWeights(d, keys), PackedGemmWeights(keys, dv), -1, std::vector<float>(static_cast<size_t>(query_tile_ * keys)), {}, {}};
+      Workspace w{PackedGemmWeights(d, keys), PackedGemmWeights(keys, dv), -1, std::vector<float>(static_cast<size_t>(query_tile_ * keys)),
+                  std::vector<float>(static_cast<size_t>(query_tile_)), {}, {}};
       if (g_.query.strides[3] != 1) w.query_rows.resize(static_cast<size_t>(query_tile_ * d));
       if (g_.output.strides[3] != 1) w.output_rows.resize(static_cast<size_t>(query_tile_ * dv));
       workspaces_.push_back(std::move(w));
@@ -84,14 +86,21 @@ class OnePassAttention : public AttentionKernelBase {
     const ConvEpilogue none;
     PackedGemm(PackedGemmA::Rows(query, lda, d), count, w.keys, none, w.scores.data(), keys, 0, w.keys.panels());
     if (mask) AddMaskRows(mask, b, h, q0, count, w.scores.data(), keys);
-    SoftmaxRowsSimd(w.scores.data(), w.scores.data(), count, keys, keys, keys, {});
+    SoftmaxRowsOptions unscaled;  // each row's 1 / sum applied to its Dv results, not its Sk scores
+    unscaled.reciprocal_sums = w.reciprocal_sums.data();
+    SoftmaxRowsSimd(w.scores.data(), w.scores.data(), count, keys, keys, keys, unscaled);
     float* out = const_cast<float*>(At(output, g_.output, b, h, q0));
     const int64_t ldc = w.output_rows.empty() ? g_.output.strides[2] : dv;
     PackedGemm(PackedGemmA::Rows(w.scores.data(), keys, keys), count, w.values, none, w.output_rows.empty() ? out : w.output_rows.data(),
                ldc, 0, w.values.panels());
-    if (!w.output_rows.empty())  // the output's columns are not adjacent: the rows scattered there
+    if (w.output_rows.empty()) {
       for (int64_t r = 0; r < count; ++r)
-        for (int64_t c = 0; c < dv; ++c) out[r * g_.output.strides[2] + c * g_.output.strides[3]] = w.output_rows[static_cast<size_t>(r * dv + c)];
+        for (float *o = out + r * ldc, *end = o + dv; o < end; ++o) *o *= w.reciprocal_sums[static_cast<size_t>(r)];
+    } else {  // the output's columns are not adjacent: the rows scattered there
+      for (int64_t r = 0; r < count; ++r)
+        for (int64_t c = 0; c < dv; ++c)
+          out[r * g_.output.strides[2] + c * g_.output.strides[3]] = w.output_rows[static_cast<size_t>(r * dv + c)] * w.reciprocal_sums[static_cast<size_t>(r)];
+    }
   }
 
   int64_t query_tile_;

@@ -21,7 +21,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // One row. `scratch` holds `len` floats (used by kStreaming).
 template <class D>
 HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, size_t len, const float* next_x, float* scratch,
-                    const SoftmaxRowsOptions& options) {
+                    const SoftmaxRowsOptions& options, float* reciprocal_sum) {
   const size_t N = hn::Lanes(d);
   const auto minus_inf = hn::Set(d, -std::numeric_limits<float>::infinity());
   // Pass 1: the maximum.
@@ -41,7 +41,7 @@ HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, siz
     return;
   }
   // Pass 2: exp(x - max) to the destination, summed.
-  float* e = options.store == SoftmaxStore::kStreaming ? scratch : y;
+  float* e = options.store == SoftmaxStore::kStreaming && !reciprocal_sum ? scratch : y;
   auto s0 = hn::Zero(d), s1 = hn::Zero(d);
   i = 0;
   for (; i + 2 * N <= len; i += 2 * N) {
@@ -62,6 +62,10 @@ HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, siz
     s0 = hn::Add(s0, e0);
   }
   const auto scale = hn::Div(hn::Set(d, 1.f), hn::SumOfLanes(d, hn::Add(s0, s1)));
+  if (reciprocal_sum) {  // left to the caller
+    *reciprocal_sum = hn::GetLane(scale);
+    return;
+  }
   // Pass 3: scaled, in place or streamed from the scratch row (non-temporal stores need vector
   // alignment; a misaligned row is stored normally).
   const bool stream = options.store == SoftmaxStore::kStreaming && reinterpret_cast<uintptr_t>(y) % (N * sizeof(float)) == 0;
@@ -78,7 +82,8 @@ void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t len, int64_t x_
   auto scratch = options.store == SoftmaxStore::kStreaming && !options.log ? hwy::AllocateAligned<float>(len) : nullptr;
   for (int64_t r = 0; r < rows; ++r) {
     const float* next = options.prefetch_next_row && r + 1 < rows ? x + (r + 1) * x_stride : nullptr;
-    Row(d, x + r * x_stride, y + r * y_stride, static_cast<size_t>(len), next, scratch.get(), options);
+    Row(d, x + r * x_stride, y + r * y_stride, static_cast<size_t>(len), next, scratch.get(), options,
+        options.reciprocal_sums ? options.reciprocal_sums + r : nullptr);
   }
   if (options.store == SoftmaxStore::kStreaming && !options.log) hwy::FlushStream();
 }

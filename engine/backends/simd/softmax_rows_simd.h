@@ -21,6 +21,9 @@ struct SoftmaxRowsOptions {
   // LogSoftmax: y = x - max - log(sum of exp(x - max)); the exponentials are not stored (`store`
   // unused), and y may be x.
   bool log = false;
+  // Where given (not with log; `store` unused): y = exp(x - max) left unscaled, and row r's 1 / sum of it
+  // written here; a caller that takes a product of the rows next scales its fewer results instead.
+  float* reciprocal_sums = nullptr;
 };
 
 // Softmax of `rows` rows of `len` floats: row r is x[r * x_stride ...] -> y[r * y_stride ...].

@@ -24,12 +24,16 @@ HWY_INLINE hn::Vec<D> ExpNonPositive(D d, hn::Vec<D> x) {
   const hn::RebindToSigned<D> di;
   const auto lowest = hn::Set(d, c::kLowest);
   const auto clamped = hn::Max(x, lowest);
-  const auto k = hn::Round(hn::Mul(clamped, hn::Set(d, c::kLog2e)));
+  // k = round(x log2 e) by the float adder: adding 1.5 * 2^23 leaves k in the low mantissa bits.
+  const auto shifter = hn::Set(d, 12582912.f);
+  const auto shifted = hn::MulAdd(clamped, hn::Set(d, c::kLog2e), shifter);
+  const auto k = hn::Sub(shifted, shifter);
   auto r = hn::NegMulAdd(k, hn::Set(d, c::kLn2High), clamped);
   r = hn::NegMulAdd(k, hn::Set(d, c::kLn2Low), r);
   auto p = hn::Set(d, c::kTaylor[6]);
   for (int i = 5; i >= 0; --i) p = hn::MulAdd(p, r, hn::Set(d, c::kTaylor[i]));
-  const auto two_to_k = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, k), hn::Set(di, 127))));
+  // 2^k: (k + 127) << 23, with k + 127 the shifted bits less those of 1.5 * 2^23 (0x4B400000), plus 127.
+  const auto two_to_k = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, shifted), hn::Set(di, 127 - 0x4B400000))));
   return hn::IfThenZeroElse(x < lowest, hn::Mul(p, two_to_k));
 }
 
