@@ -108,6 +108,9 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
       {"MatMul", {dims({3, 7}), dims({7})}, nlohmann::json::object()},
       // A capsule network's prediction vectors: many tiny products, batches broadcast on both sides.
       {"MatMul", {dims({1, 6, 5, 16, 8}), dims({2, 6, 1, 8, 1})}, nlohmann::json::object()},
+      // ... with a K of a vector and a part, A shared by three; products of two columns, each side broadcast over a different dimension.
+      {"MatMul", {dims({1, 6, 5, 16, 11}), dims({3, 6, 1, 11, 1})}, nlohmann::json::object()},
+      {"MatMul", {dims({2, 1, 3, 4, 5}), dims({1, 4, 3, 5, 2})}, nlohmann::json::object()},
       {"MatMul", {dims({2, 40, 3, 64}), dims({64, 70})}, nlohmann::json::object()},
       {"Gemm", {dims({4, 3}), dims({5, 4}), dims({5})}, {{"transA", 1}, {"transB", 1}, {"alpha", 0.5}, {"beta", 2.0}}},
       {"Gemm", {dims({3, 4}), dims({4, 5}), dims({3, 1})}, {{"beta", 0.0}}},
