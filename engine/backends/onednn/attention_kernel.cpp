@@ -1,6 +1,7 @@
 #include "engine/backends/onednn/attention_kernel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -143,18 +144,26 @@ Policy DefaultAttentionPolicy(const AttentionGeometry& g) {
 }
 
 std::vector<Policy> AttentionPolicies(const AttentionGeometry& g) {
+  std::vector<Policy> out;
+  for (int64_t rows : {24, 48, 12, 96}) {
+    const int64_t tile = std::min<int64_t>(rows, g.queries());
+    if (std::find(out.begin(), out.end(), OnePassPolicy(tile)) == out.end()) out.push_back(OnePassPolicy(tile));
+  }
   std::vector<int64_t> head_tiles, query_tiles;
   for (int64_t h = 1; h <= g.heads(); ++h)
     if (g.heads() % h == 0) head_tiles.push_back(h);
   for (int64_t q = g.queries(); q >= 8; q = (q + 1) / 2) query_tiles.push_back(q);
   if (query_tiles.empty()) query_tiles.push_back(g.queries());
-  std::vector<Policy> out;
+  // oneDNN's tilings, those whose scores take nearest 1 MiB (a core's cache) first: a search cut
+  // short by its trials tries those before the ones that spill or run many small passes.
+  std::vector<std::pair<double, Policy>> tilings;
   for (int64_t h : head_tiles)
-    for (int64_t q : query_tiles) out.push_back(TilePolicy(h, q));
-  for (int64_t rows : {12, 24, 48, 96}) {
-    out.push_back(OnePassPolicy(std::min<int64_t>(rows, g.queries())));
-    if (rows >= g.queries()) break;
-  }
+    for (int64_t q : query_tiles) {
+      const double bytes = static_cast<double>(g.batch() * h * q * g.keys()) * sizeof(float);
+      tilings.emplace_back(std::fabs(std::log2(bytes / (1 << 20))), TilePolicy(h, q));
+    }
+  std::stable_sort(tilings.begin(), tilings.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [distance, tiles] : tilings) out.push_back(std::move(tiles));
   return out;
 }
 

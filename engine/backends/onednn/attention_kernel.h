@@ -39,8 +39,9 @@ struct AttentionGeometry {
 // The default policy: all heads and queries in one pass of oneDNN's where their scores take at most
 // 4 MiB, else the one-pass kernel in blocks of 24 queries.
 Policy DefaultAttentionPolicy(const AttentionGeometry& g);
-// The policies SGAT tries: head tiles dividing the heads by query tiles of the queries and halves
-// of it (oneDNN's passes), then the one-pass kernel's blocks of 12 to 96 queries.
+// The policies SGAT tries, in order: the one-pass kernel's blocks of 24, 48, 12 and 96 queries, then
+// oneDNN's passes over head tiles dividing the heads by query tiles of the queries and halves of it,
+// those whose scores take nearest 1 MiB first.
 std::vector<Policy> AttentionPolicies(const AttentionGeometry& g);
 // "" when `tiles` is head_tile and query_tile, or kernel one_pass and query_tile, within 1 ..
 // heads and 1 .. queries of `g` (positive where `g` is null); else the problem.
