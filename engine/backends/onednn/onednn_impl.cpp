@@ -444,10 +444,43 @@ class ConvKernel : public Kernel {
       if (!bind_layout(false)) return Status::InvalidInput("oneDNN: " + why);
       return true;
     }
+    // A 1-D convolution (H and KH 1) whose default is brgconv: oneDNN's plain JIT kernel is timed
+    // against it once per instance and host, alternated, and taken where it is not slower. brgconv
+    // makes code for each row width at every load (a WaveNet's dilated convolutions over 8000
+    // samples: 30-75 ms each, Whisper's stem 44 and 29 ms); the plain JIT kernel takes 0.4 ms.
+    if (choice_.impl == "default" && choice_.algo == "direct" && choice_.layout == "auto" && p_.H == 1 && p_.KH == 1) {
+      static constexpr const char* kPlainJit = "jit:avx512_core";
+      const std::string impl_key = "onednn conv 1-D impl v1|" + LayoutChoiceKey();
+      std::optional<std::string> known = RecallMeasuredChoice(impl_key);
+      if (!known) {
+        known = "default";
+        const RunQueueWatch watch;
+        if (bind_layout(false) && std::string(pd_.impl_info_str()).rfind("brgconv", 0) == 0) {
+          timing_buffers();
+          double fastest[2] = {INFINITY, INFINITY};  // default, plain JIT
+          for (int round = 0; round < 2; ++round)
+            for (int way = 0; way < 2; ++way) {
+              choice_.impl = way ? kPlainJit : "default";
+              if (!bind_layout(false)) break;  // oneDNN has no plain JIT kernel for it (a dilation of 256)
+              fastest[way] = std::min(fastest[way], FastestOf(5, 1, [&] {
+                                        RunDirect(inputs, dst.data());
+                                        return true;
+                                      }));
+            }
+          if (fastest[1] <= fastest[0]) known = kPlainJit;
+          choice_.impl = "default";
+        }
+        RememberMeasuredChoice(impl_key, *known, &watch);
+      }
+      if (*known == kPlainJit) choice_.impl = kPlainJit;
+    }
     // "auto" timed once per instance and host: a later load binds the remembered winner (the
     // blocked primitive first all the same, whose layouts the executor's plan may still hand over).
     const std::string key = choice_.layout == "auto" ? LayoutChoiceKey() : "";
     if (const auto known = key.empty() ? std::nullopt : RecallMeasuredChoice(key)) {
+      // A 1-D convolution that runs NCHW is not bound blocked first: brgconv would make its code
+      // (tens of ms a load, above) for layouts the plan then seldom hands it.
+      if (*known == "plain" && p_.H == 1 && p_.KH == 1 && bind_layout(true)) return true;
       const bool blocked = bind_layout(false);
       if (*known == "blocked" && blocked) return true;
       // NCHW activations won: bound for them only if the plan hands this convolution none of its
