@@ -147,6 +147,27 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
   }
 }
 
+TEST_CASE("float32 MaxPool and AveragePool of 1 to 3 spatial dimensions (on the own pool loop) compute what the float64 reference does") {
+  const std::vector<Case> cases = {
+      {"MaxPool", {std::vector<int64_t>{1, 3, 8, 10, 12}}, {{"kernel_shape", {2, 2, 2}}, {"strides", {2, 2, 2}}}},
+      {"MaxPool", {std::vector<int64_t>{2, 4, 7, 9, 11}}, {{"kernel_shape", {3, 3, 3}}, {"strides", {2, 1, 2}}, {"pads", {1, 0, 1, 1, 2, 0}}}},
+      {"AveragePool", {std::vector<int64_t>{1, 3, 7, 9, 11}}, {{"kernel_shape", {3, 2, 3}}, {"pads", {1, 1, 1, 1, 0, 1}}}},
+      {"AveragePool", {std::vector<int64_t>{1, 3, 7, 9, 11}}, {{"kernel_shape", {3, 2, 3}}, {"pads", {1, 1, 1, 1, 0, 1}}, {"count_include_pad", 1}}},
+      {"AveragePool", {std::vector<int64_t>{2, 5, 33}}, {{"kernel_shape", {4}}, {"strides", {3}}, {"pads", {2, 1}}}},
+      {"MaxPool", {std::vector<int64_t>{1, 6, 13, 17}}, {{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}}},
+      {"MaxPool", {std::vector<int64_t>{1, 2, 9, 9}}, {{"kernel_shape", {2, 2}}, {"dilations", {2, 2}}}},  // dilated: the reference
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.op_type);
+    CAPTURE(c.attrs.dump());
+    const std::vector<TypedTensor> fast = Run(c, DType::kFloat32), reference = Run(c, DType::kFloat64);
+    REQUIRE(fast[0].shape == reference[0].shape);
+    double worst = 0;
+    for (int64_t i = 0; i < fast[0].size(); ++i) worst = std::max(worst, std::abs(fast[0].At(i) - reference[0].At(i)));
+    CHECK(worst < 1e-5);
+  }
+}
+
 // Worst absolute difference of two runs' outputs, which must have the same shapes.
 double WorstDifference(const std::vector<TypedTensor>& a, const std::vector<TypedTensor>& b) {
   REQUIRE(a.size() == b.size());

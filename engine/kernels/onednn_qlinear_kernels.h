@@ -24,9 +24,10 @@ std::unique_ptr<OpKernel> WrapOneDnnMatMulInteger(const KernelInfo& info, std::u
 // MatMuls (engine/passes/qdq_fusion.h), on oneDNN's int8 matmul (7-bit weights without VNNI).
 Result<std::unique_ptr<OpKernel>> MakeDynamicQuantizedMatMul(const KernelInfo& info);
 
-// MaxPool over u8 or s8 4-D tensors (channels-last with the "nhwc" attribute) on oneDNN's pooling
-// (engine/kernels/onednn_int8_pool_kernel.cpp); `reference` for anything else.
-std::unique_ptr<OpKernel> WrapOneDnnMaxPool8Bit(const KernelInfo& info, std::unique_ptr<OpKernel> reference);
+// MaxPool (AveragePool where `average`): float32 of 1 to 3 spatial dimensions on the own pool loop,
+// and (max only) u8 or s8 4-D tensors on oneDNN's pooling, channels-last with the "nhwc" attribute
+// (engine/kernels/onednn_pool_kernel.cpp); `reference` for anything else.
+std::unique_ptr<OpKernel> WrapFastPool(const KernelInfo& info, std::unique_ptr<OpKernel> reference, bool average);
 
 // 8 where oneDNN sums int8 products in int32 (VNNI), else 7: the weights are halved there so that
 // vpmaddubsw's int16 pair sums cannot saturate (onednn_qlinear_kernels.cpp).

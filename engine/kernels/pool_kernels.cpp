@@ -130,9 +130,13 @@ void RegisterPoolKernels(KernelRegistry* r) {
   r->Add({"MaxPool", 1, INT_MAX, max_types, 0, [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
             auto reference = Pooling(Pool::kMax, false)(info);
             if (!reference.ok()) return reference.status();
-            return WrapOneDnnMaxPool8Bit(info, std::move(reference.value()));  // 8-bit tensors on oneDNN
+            return WrapFastPool(info, std::move(reference.value()), false);  // float32 on the own loop, 8-bit on oneDNN
           }});
-  r->Add({"AveragePool", 1, INT_MAX, FloatTypes(), 0, Pooling(Pool::kAverage, false)});
+  r->Add({"AveragePool", 1, INT_MAX, FloatTypes(), 0, [](const KernelInfo& info) -> Result<std::unique_ptr<OpKernel>> {
+            auto reference = Pooling(Pool::kAverage, false)(info);
+            if (!reference.ok()) return reference.status();
+            return WrapFastPool(info, std::move(reference.value()), true);  // float32 on the own loop
+          }});
   r->Add({"LpPool", 1, INT_MAX, FloatTypes(), 0, Pooling(Pool::kLp, false)});
   r->Add({"GlobalMaxPool", 1, INT_MAX, FloatTypes(), 0, Pooling(Pool::kMax, true)});
   r->Add({"GlobalAveragePool", 1, INT_MAX, FloatTypes(), 0, Pooling(Pool::kAverage, true)});

@@ -1,11 +1,16 @@
-// The fast path of the registry's MaxPool on 8-bit tensors (the QDQ fusion's pool between a
-// DequantizeLinear and a QuantizeLinear of one scale, engine/passes/qdq_fusion.h): oneDNN's max
-// pooling over u8 or s8, read and written channels-first, or channels-last where the fusion hands
-// the tensor over so ("nhwc"). What oneDNN's pooling does not take (a second output, dilations,
-// ceil_mode, other ranks) runs the reference kernel.
+// The fast paths of the registry's MaxPool and AveragePool:
+// - float32 over [N, C, ...] of 1 to 3 spatial dimensions on the own planar pool loop
+//   (engine/backends/onednn/planar_pool.h): the pools the templates do not take (3-D ones; a 3-D
+//   UNet's MaxPool3d took 15 ms on the reference loops, in double, one thread);
+// - MaxPool on 8-bit tensors (the QDQ fusion's pool between a DequantizeLinear and a QuantizeLinear
+//   of one scale, engine/passes/qdq_fusion.h): oneDNN's max pooling over u8 or s8, read and written
+//   channels-first, or channels-last where the fusion hands the tensor over so ("nhwc").
+// What neither takes (a second output, dilations, ceil_mode, storage_order, windows that hold only
+// padding) runs the reference kernel.
 #include <mutex>
 
 #include "engine/backends/onednn/onednn_common.h"
+#include "engine/backends/onednn/planar_pool.h"
 #include "engine/kernels/kernel_registry.h"
 #include "engine/kernels/onednn_qlinear_kernels.h"
 #include "engine/kernels/spatial_window.h"
@@ -15,15 +20,16 @@ namespace {
 
 using dnnl::memory;
 
-class OneDnnMaxPool8Bit : public OpKernel {
+class FastPool : public OpKernel {
  public:
-  OneDnnMaxPool8Bit(KernelInfo info, std::unique_ptr<OpKernel> reference)
-      : info_(std::move(info)), reference_(std::move(reference)), nhwc_(info_.attrs.Int("nhwc", 0) != 0) {}
+  FastPool(KernelInfo info, std::unique_ptr<OpKernel> reference, bool average)
+      : info_(std::move(info)), reference_(std::move(reference)), nhwc_(info_.attrs.Int("nhwc", 0) != 0), average_(average) {}
 
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
     const TypedTensor* x = in.empty() ? nullptr : in[0];
-    const bool takes = x && (x->dtype == DType::kUInt8 || x->dtype == DType::kInt8) && x->rank() == 4 && out->size() == 1 &&
-                       info_.attrs.Int("ceil_mode", 0) == 0 && info_.attrs.Int("storage_order", 0) == 0;
+    const bool plain_options = x && out->size() == 1 && info_.attrs.Int("ceil_mode", 0) == 0 && info_.attrs.Int("storage_order", 0) == 0;
+    if (plain_options && x->dtype == DType::kFloat32 && x->rank() >= 3 && x->rank() <= 5 && !nhwc_ && OwnPool(*x, out).ok()) return Status::Ok();
+    const bool takes = plain_options && !average_ && (x->dtype == DType::kUInt8 || x->dtype == DType::kInt8) && x->rank() == 4;
     if (takes) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (CatchOneDnnErrors([&]() -> Status { return Pool(*x, out); }).ok()) return Status::Ok();
@@ -33,6 +39,27 @@ class OneDnnMaxPool8Bit : public OpKernel {
   }
 
  private:
+  // The own loop over row-major float32; kRefused where a window is dilated or holds only padding.
+  Status OwnPool(const TypedTensor& x, std::vector<TypedTensor>* out) const {
+    auto window = SpatialWindow::Resolve(info_, {x.shape.begin() + 2, x.shape.end()}, {});
+    if (!window.ok()) return window.status();
+    const size_t spatial = window->rank();
+    OwnPoolWindow own;
+    own.max = !average_;
+    own.include_pad = average_ && info_.attrs.Int("count_include_pad", 0) != 0;
+    for (size_t i = 0; i < spatial; ++i) {
+      PoolAxis& a = own.axes[3 - spatial + i];
+      a = {window->in[i], window->out[i], window->kernel[i], window->strides[i], window->pad_begin[i]};
+      if (window->dilations[i] != 1 || a.pad >= a.kernel || window->pad_end[i] >= a.kernel || a.stride < 1) return Status::Refused("a window the pool loop does not take");
+    }
+    std::vector<int64_t> y_shape = {x.shape[0], x.shape[1]};
+    y_shape.insert(y_shape.end(), window->out.begin(), window->out.end());
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, DType::kFloat32, y_shape);
+    PlanarPool(own, x.shape[0] * x.shape[1]).Run(x.data<float>(), y.data<float>());
+    return Status::Ok();
+  }
+
   struct Plan {
     std::vector<int64_t> x_shape, y_shape;
     DType type;
@@ -82,14 +109,15 @@ class OneDnnMaxPool8Bit : public OpKernel {
   KernelInfo info_;
   std::unique_ptr<OpKernel> reference_;
   bool nhwc_;
+  bool average_;  // AveragePool (float32 only); else MaxPool
   mutable std::mutex mutex_;
   mutable std::optional<Plan> plan_;
 };
 
 }  // namespace
 
-std::unique_ptr<OpKernel> WrapOneDnnMaxPool8Bit(const KernelInfo& info, std::unique_ptr<OpKernel> reference) {
-  return std::make_unique<OneDnnMaxPool8Bit>(info, std::move(reference));
+std::unique_ptr<OpKernel> WrapFastPool(const KernelInfo& info, std::unique_ptr<OpKernel> reference, bool average) {
+  return std::make_unique<FastPool>(info, std::move(reference), average);
 }
 
 }  // namespace tilebank::engine::kernels
