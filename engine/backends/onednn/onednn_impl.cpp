@@ -445,9 +445,10 @@ class ConvKernel : public Kernel {
       return true;
     }
     // A 1-D convolution (H and KH 1) whose default is brgconv: oneDNN's plain JIT kernel is timed
-    // against it once per instance and host, alternated, and taken where it is not slower. brgconv
-    // makes code for each row width at every load (a WaveNet's dilated convolutions over 8000
-    // samples: 30-75 ms each, Whisper's stem 44 and 29 ms); the plain JIT kernel takes 0.4 ms.
+    // against it once per instance and host in its own (blocked) layouts, alternated, and taken for
+    // them where it is not slower; NCHW binds oneDNN's default as before. brgconv makes code for each
+    // row width at every load (a WaveNet's dilated convolutions over 8000 samples: 30-75 ms each,
+    // Whisper's stem 44 and 29 ms); the plain JIT kernel takes 0.4 ms.
     if (choice_.impl == "default" && choice_.algo == "direct" && choice_.layout == "auto" && p_.H == 1 && p_.KH == 1) {
       static constexpr const char* kPlainJit = "jit:avx512_core";
       const std::string impl_key = "onednn conv 1-D impl v1|" + LayoutChoiceKey();
@@ -460,7 +461,7 @@ class ConvKernel : public Kernel {
           double fastest[2] = {INFINITY, INFINITY};  // default, plain JIT
           for (int round = 0; round < 2; ++round)
             for (int way = 0; way < 2; ++way) {
-              choice_.impl = way ? kPlainJit : "default";
+              blocked_impl_ = way ? kPlainJit : "";
               if (!bind_layout(false)) break;  // oneDNN has no plain JIT kernel for it (a dilation of 256)
               fastest[way] = std::min(fastest[way], FastestOf(5, 1, [&] {
                                         RunDirect(inputs, dst.data());
@@ -468,19 +469,24 @@ class ConvKernel : public Kernel {
                                       }));
             }
           if (fastest[1] <= fastest[0]) known = kPlainJit;
-          choice_.impl = "default";
+          // The layouts the plan sees are the chosen kernel's (the timing left the last one tried bound).
+          blocked_impl_ = *known == kPlainJit ? kPlainJit : "";
+          bind_layout(false);
         }
         RememberMeasuredChoice(impl_key, *known, &watch);
       }
-      if (*known == kPlainJit) choice_.impl = kPlainJit;
+      blocked_impl_ = *known == kPlainJit ? kPlainJit : "";
     }
     // "auto" timed once per instance and host: a later load binds the remembered winner (the
     // blocked primitive first all the same, whose layouts the executor's plan may still hand over).
     const std::string key = choice_.layout == "auto" ? LayoutChoiceKey() : "";
     if (const auto known = key.empty() ? std::nullopt : RecallMeasuredChoice(key)) {
       // A 1-D convolution that runs NCHW is not bound blocked first: brgconv would make its code
-      // (tens of ms a load, above) for layouts the plan then seldom hands it.
-      if (*known == "plain" && p_.H == 1 && p_.KH == 1 && bind_layout(true)) return true;
+      // (tens of ms a load, above) for layouts the plan then seldom hands it. It offers the plan none.
+      if (*known == "plain" && p_.H == 1 && p_.KH == 1 && bind_layout(true)) {
+        native_src_ = native_dst_ = {};
+        return true;
+      }
       const bool blocked = bind_layout(false);
       if (*known == "blocked" && blocked) return true;
       // NCHW activations won: bound for them only if the plan hands this convolution none of its
@@ -510,10 +516,13 @@ class ConvKernel : public Kernel {
     };
     time_layouts();
     // NCHW winning is the exception (the blocked kernel lost more to its reorders than it gained), and
-    // a disturbed first timing would keep it for good: it must win a second, alternated round too.
-    // (A first-layer convolution of 3 channels once kept oneDNN's NCHW GEMM at 3.7 ms where its
-    // blocked kernel runs 0.3 ms.)
-    if (any && fastest[1] < fastest[0] && fastest[0] < INFINITY) time_layouts();
+    // a disturbed first timing would keep it for good: it must win a second, alternated round too,
+    // which decides. (A first-layer convolution of 3 channels once kept oneDNN's NCHW GEMM at 3.7 ms
+    // where its blocked kernel runs 0.3 ms.)
+    if (any && fastest[1] < fastest[0] && fastest[0] < INFINITY) {
+      fastest[0] = fastest[1] = INFINITY;
+      time_layouts();
+    }
     if (!any) return Status::InvalidInput("oneDNN: " + why);
     best_plain = fastest[1] < fastest[0];
     if (!key.empty()) RememberMeasuredChoice(key, best_plain ? "plain" : "blocked", &watch);
@@ -748,7 +757,7 @@ class ConvKernel : public Kernel {
     post_.Attach(attr, PostOpDims());
     UseCallerScratchpad(&attr);
     pd_ = dnnl::convolution_forward::primitive_desc(desc, attr, OneDnnCpuEngine());
-    SelectImplementation(pd_, choice_.impl);
+    SelectImplementation(pd_, plain_activations_ || blocked_impl_.empty() ? choice_.impl : blocked_impl_);
     // A grouped convolution (not depthwise) whose kernel prefers a blocked layout, on a host where
     // ordinary convolutions work in NHWC (brgconv): the same kernel in NHWC, when oneDNN has it, so
     // that the layout plan hands NHWC through ResNeXt/RegNet blocks instead of reordering to NCHW
@@ -786,6 +795,7 @@ class ConvKernel : public Kernel {
   std::shared_ptr<const void> wts_holder_;  // keeps wts_ when it is shared with other kernels (PlaceWeights)
   bool reorder_src_ = false, reorder_dst_ = false;
   bool plain_activations_ = false;  // direct path: NCHW source and destination
+  std::string blocked_impl_;        // where set, the implementation bound for oneDNN's own layouts (a 1-D convolution's plain JIT kernel)
   bool plain_later_ = false;        // bound blocked for the layout plan; NCHW once it hands none over (FinishLayouts)
   CallerReorder src_reorder_, dst_reorder_;
   CallerScratchpad scratchpad_;

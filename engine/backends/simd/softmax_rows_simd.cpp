@@ -20,7 +20,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // One row. `scratch` holds `len` floats (used by kStreaming).
 template <class D>
-HWY_INLINE void Row(D d, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, size_t len, const float* next_x, float* scratch,
+HWY_INLINE void Row(D d, const float* x, float* y, size_t len, const float* next_x, float* scratch,
                     const SoftmaxRowsOptions& options, float* reciprocal_sum) {
   const size_t N = hn::Lanes(d);
   const auto minus_inf = hn::Set(d, -std::numeric_limits<float>::infinity());

@@ -27,7 +27,8 @@ struct SoftmaxRowsOptions {
 };
 
 // Softmax of `rows` rows of `len` floats: row r is x[r * x_stride ...] -> y[r * y_stride ...].
-// The exponential is engine/backends/halide/exp_non_positive.h's; rows may not overlap. Thread-safe.
+// The exponential is engine/backends/halide/exp_non_positive.h's. A row may be computed in place
+// (y == x); distinct rows may not overlap. Thread-safe.
 void SoftmaxRowsSimd(const float* x, float* y, int64_t rows, int64_t len, int64_t x_stride, int64_t y_stride,
                      const SoftmaxRowsOptions& options);
 
