@@ -39,24 +39,20 @@ class FastPool : public OpKernel {
   }
 
  private:
-  // The own loop over row-major float32; kRefused where a window is dilated or holds only padding.
+  // The own loop over row-major float32; an error where a window is dilated or holds only padding.
   Status OwnPool(const TypedTensor& x, std::vector<TypedTensor>* out) const {
     auto window = SpatialWindow::Resolve(info_, {x.shape.begin() + 2, x.shape.end()}, {});
     if (!window.ok()) return window.status();
-    const size_t spatial = window->rank();
-    OwnPoolWindow own;
-    own.max = !average_;
-    own.include_pad = average_ && info_.attrs.Int("count_include_pad", 0) != 0;
-    for (size_t i = 0; i < spatial; ++i) {
-      PoolAxis& a = own.axes[3 - spatial + i];
-      a = {window->in[i], window->out[i], window->kernel[i], window->strides[i], window->pad_begin[i]};
-      if (window->dilations[i] != 1 || a.pad >= a.kernel || window->pad_end[i] >= a.kernel || a.stride < 1) return Status::Refused("a window the pool loop does not take");
-    }
+    std::vector<PoolAxisParts> axes;
+    for (size_t i = 0; i < window->rank(); ++i)
+      axes.push_back({window->in[i], window->out[i], window->kernel[i], window->strides[i], window->pad_begin[i], window->pad_end[i], window->dilations[i]});
+    auto own = OwnPoolWindowOfAxes(!average_, average_ && info_.attrs.Int("count_include_pad", 0) != 0, axes);
+    if (!own.ok()) return own.status();
     std::vector<int64_t> y_shape = {x.shape[0], x.shape[1]};
     y_shape.insert(y_shape.end(), window->out.begin(), window->out.end());
     TypedTensor& y = (*out)[0];
     ReshapeForOverwrite(&y, DType::kFloat32, y_shape);
-    PlanarPool(own, x.shape[0] * x.shape[1]).Run(x.data<float>(), y.data<float>());
+    PlanarPool(*own, x.shape[0] * x.shape[1]).Run(x.data<float>(), y.data<float>());
     return Status::Ok();
   }
 

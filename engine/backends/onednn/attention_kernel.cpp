@@ -22,13 +22,6 @@ std::optional<int64_t> IntKnob(const Policy& policy, const char* name) {
   return std::nullopt;
 }
 
-std::optional<std::string> StringKnob(const Policy& policy, const char* name) {
-  for (const Knob& k : policy)
-    if (k.name == name)
-      if (const auto* v = std::get_if<std::string>(&k.value)) return *v;
-  return std::nullopt;
-}
-
 constexpr const char* kOnePass = "one_pass";
 
 Policy TilePolicy(int64_t head_tile, int64_t query_tile) { return {{"head_tile", head_tile}, {"query_tile", query_tile}}; }
@@ -168,9 +161,9 @@ std::vector<Policy> AttentionPolicies(const AttentionGeometry& g) {
 }
 
 std::string AttentionTilesProblem(const Policy& tiles, const AttentionGeometry* g) {
-  const std::optional<std::string> kernel = StringKnob(tiles, "kernel");
-  const bool one_pass = kernel && *kernel == kOnePass;
-  if (kernel && !one_pass) return "knob 'kernel' must be '" + std::string(kOnePass) + "' where given (oneDNN's passes have none)";
+  const std::string kernel = TextKnob(tiles, "kernel", "");
+  const bool one_pass = kernel == kOnePass;
+  if (!kernel.empty() && !one_pass) return "knob 'kernel' must be '" + std::string(kOnePass) + "' where given (oneDNN's passes have none)";
   if (tiles.size() != 2) return one_pass ? "the one-pass attention policy is 'kernel' and 'query_tile' only" : "the attention policy is 'head_tile' and 'query_tile' only";
   auto within = [&](const char* name, int64_t most) -> std::string {
     const auto v = IntKnob(tiles, name);
@@ -186,7 +179,7 @@ std::string AttentionPolicyProblem(const AttentionGeometry& g, const Policy& pol
 
 Result<std::unique_ptr<Kernel>> AttentionKernel(const AttentionGeometry& g, const Policy& policy) {
   if (const std::string problem = AttentionPolicyProblem(g, policy); !problem.empty()) return Status::InvalidInput("attention: " + problem);
-  if (StringKnob(policy, "kernel")) return OnePassAttentionKernel(g, *IntKnob(policy, "query_tile"));
+  if (TextKnob(policy, "kernel", "") == kOnePass) return OnePassAttentionKernel(g, *IntKnob(policy, "query_tile"));
   return std::unique_ptr<Kernel>(new OneDnnAttention(g, *IntKnob(policy, "head_tile"), *IntKnob(policy, "query_tile")));
 }
 

@@ -399,24 +399,29 @@ class ConvKernel : public Kernel {
   }
   Result<bool> Bind(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) {
     if (constants.size() < 2 || !constants[1] || (p_.bias && (constants.size() < 3 || !constants[2]))) return false;
-    bool best_plain = false;
-    // Made only where the layouts are timed (not when a remembered choice binds): zeros for the
+    // Made only where a binding is timed (not when a remembered choice binds): zeros for the
     // source and for the runtime post-op operands, and a destination.
     std::vector<float> src, dst;
     std::vector<std::vector<float>> operands;
     std::vector<const float*> inputs;
-    auto timing_buffers = [&] {
-      if (!inputs.empty()) return;
-      src.assign(static_cast<size_t>(p_.N) * p_.C * p_.H * p_.W, 0.f);
-      dst.resize(static_cast<size_t>(p_.N) * p_.OC * p_.OH * p_.OW);
-      inputs = {src.data()};
-      inputs.resize(post_.first_operand_input(), nullptr);
-      operands.reserve(post_.ops().size());
-      for (const ChainStep& op : post_.ops())
-        if (op.has_operand) {
-          operands.emplace_back(Tensor::NumElements(op.operand_shape), 0.f);
-          inputs.push_back(operands.back().data());
-        }
+    // The bound primitive's fastest of `runs` runs after `warmup`.
+    auto time_bound = [&](int runs, int warmup) {
+      if (inputs.empty()) {
+        src.assign(static_cast<size_t>(p_.N) * p_.C * p_.H * p_.W, 0.f);
+        dst.resize(static_cast<size_t>(p_.N) * p_.OC * p_.OH * p_.OW);
+        inputs = {src.data()};
+        inputs.resize(post_.first_operand_input(), nullptr);
+        operands.reserve(post_.ops().size());
+        for (const ChainStep& op : post_.ops())
+          if (op.has_operand) {
+            operands.emplace_back(Tensor::NumElements(op.operand_shape), 0.f);
+            inputs.push_back(operands.back().data());
+          }
+      }
+      return FastestOf(runs, warmup, [&] {
+        RunDirect(inputs, dst.data());
+        return true;
+      });
     };
     bool any = false;
     std::string why;
@@ -449,7 +454,8 @@ class ConvKernel : public Kernel {
     // them where it is not slower; NCHW binds oneDNN's default as before. brgconv makes code for each
     // row width at every load (a WaveNet's dilated convolutions over 8000 samples: 30-75 ms each,
     // Whisper's stem 44 and 29 ms); the plain JIT kernel takes 0.4 ms.
-    if (choice_.impl == "default" && choice_.algo == "direct" && choice_.layout == "auto" && p_.H == 1 && p_.KH == 1) {
+    const bool one_dimensional = p_.H == 1 && p_.KH == 1;
+    if (choice_.impl == "default" && choice_.algo == "direct" && choice_.layout == "auto" && one_dimensional) {
       static constexpr const char* kPlainJit = "jit:avx512_core";
       const std::string impl_key = "onednn conv 1-D impl v1|" + LayoutChoiceKey();
       std::optional<std::string> known = RecallMeasuredChoice(impl_key);
@@ -457,16 +463,12 @@ class ConvKernel : public Kernel {
         known = "default";
         const RunQueueWatch watch;
         if (bind_layout(false) && std::string(pd_.impl_info_str()).rfind("brgconv", 0) == 0) {
-          timing_buffers();
           double fastest[2] = {INFINITY, INFINITY};  // default, plain JIT
           for (int round = 0; round < 2; ++round)
             for (int way = 0; way < 2; ++way) {
               blocked_impl_ = way ? kPlainJit : "";
               if (!bind_layout(false)) break;  // oneDNN has no plain JIT kernel for it (a dilation of 256)
-              fastest[way] = std::min(fastest[way], FastestOf(5, 1, [&] {
-                                        RunDirect(inputs, dst.data());
-                                        return true;
-                                      }));
+              fastest[way] = std::min(fastest[way], time_bound(5, 1));
             }
           if (fastest[1] <= fastest[0]) known = kPlainJit;
           // The layouts the plan sees are the chosen kernel's (the timing left the last one tried bound).
@@ -483,7 +485,7 @@ class ConvKernel : public Kernel {
     if (const auto known = key.empty() ? std::nullopt : RecallMeasuredChoice(key)) {
       // A 1-D convolution that runs NCHW is not bound blocked first: brgconv would make its code
       // (tens of ms a load, above) for layouts the plan then seldom hands it. It offers the plan none.
-      if (*known == "plain" && p_.H == 1 && p_.KH == 1 && bind_layout(true)) {
+      if (*known == "plain" && one_dimensional && bind_layout(true)) {
         native_src_ = native_dst_ = {};
         return true;
       }
@@ -506,11 +508,7 @@ class ConvKernel : public Kernel {
         if ((choice_.layout == "plain" && !plain) || (choice_.layout != "plain" && choice_.layout != "auto" && plain)) continue;  // the policy's layout only
         if (plain && choice_.bf16()) continue;  // oneDNN has bf16 kernels for its own layouts and NHWC only
         if (!bind_layout(plain)) continue;
-        timing_buffers();
-        fastest[plain] = std::min(fastest[plain], FastestOf(7, 2, [&] {
-                                    RunDirect(inputs, dst.data());
-                                    return true;
-                                  }));
+        fastest[plain] = std::min(fastest[plain], time_bound(7, 2));
         any = true;
       }
     };
@@ -524,7 +522,7 @@ class ConvKernel : public Kernel {
       time_layouts();
     }
     if (!any) return Status::InvalidInput("oneDNN: " + why);
-    best_plain = fastest[1] < fastest[0];
+    const bool best_plain = fastest[1] < fastest[0];
     if (!key.empty()) RememberMeasuredChoice(key, best_plain ? "plain" : "blocked", &watch);
     if (best_plain != plain_activations_) {
       plain_activations_ = best_plain;

@@ -2,6 +2,7 @@
 // window_pool.h): three axes D, H, W, undilated, every window holding an input.
 #pragma once
 #include <array>
+#include <vector>
 
 #include "base/status.h"
 #include "engine/backends/simd/window_pool.h"
@@ -20,5 +21,13 @@ struct OwnPoolWindow {
 // is dilated, a window holds padding only, or an AveragePool counting the padding has windows past
 // its pads (ceil_mode).
 Result<OwnPoolWindow> OwnPoolWindowOf(const OpSpec& spec);
+
+// One spatial axis of a pool as resolved from its node: `dilation` 1 is undilated.
+struct PoolAxisParts {
+  int64_t in, out, kernel, stride, pad_begin, pad_end, dilation;
+};
+// The window over 1 to 3 `axes` (D, H, W; the last ones given); kInvalidInput where an axis is
+// dilated or a window holds padding only (a pad of a kernel or more, or a negative one).
+Result<OwnPoolWindow> OwnPoolWindowOfAxes(bool max, bool include_pad, const std::vector<PoolAxisParts>& axes);
 
 }  // namespace tilebank::engine
