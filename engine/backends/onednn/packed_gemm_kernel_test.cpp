@@ -41,7 +41,8 @@ TEST_CASE("own packed GEMM: products of every edge, B packed at bind or per run,
   const std::vector<Case> cases = {{1, 1, 1, 1, false, 1.f, 1.f, BiasShape::kNone},    {1, 5, 3, 7, true, 1.f, 1.f, BiasShape::kRow},
                                    {2, 7, 64, 17, false, 0.5f, 1.f, BiasShape::kNone}, {1, 13, 300, 33, true, 1.f, 2.f, BiasShape::kScalar},
                                    {1, 64, 96, 100, false, 1.f, 0.5f, BiasShape::kRow}, {3, 6, 17, 16, false, 1.f, 1.f, BiasShape::kNone},
-                                   {1, 13, 9000, 40, true, 1.f, 1.f, BiasShape::kRow}};  // K in chunks: B too large to stay in cache
+                                   {1, 13, 9000, 40, true, 1.f, 1.f, BiasShape::kRow},   // K in chunks: B too large to stay in cache
+                                   {1, 530, 8200, 3, false, 1.f, 1.f, BiasShape::kNone}};  // and the rows in groups, their sums between chunks on the stack
   for (int threads : {1, 3}) {
     SetLibraryThreads(threads);
     for (size_t k = 0; k < cases.size(); ++k)

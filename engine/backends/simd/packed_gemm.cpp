@@ -4,7 +4,8 @@
 //
 // A tile is up to kRows rows by one panel (two vectors): 2 * kRows sums in registers, each step of
 // K one broadcast of A per row and two loads of B. A panel too large for a core's cache is run in
-// chunks of K, each over all rows (the sums kept aside between chunks), so that B is read once. The sums go through the epilogue in a block on
+// chunks of K, each over a group of rows (the sums kept aside on the stack between chunks), so that
+// B is read once a group. The sums go through the epilogue in a block on
 // the stack (the columns past N of a last panel are never stored, its residual never read there).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "engine/backends/simd/packed_gemm.cpp"
@@ -146,19 +147,16 @@ HWY_INLINE void RowPanel(D d, const PackedGemmA& a, const float* HWY_RESTRICT ro
 
 #endif  // !HWY_HAVE_SCALABLE
 
+// The sums kept between chunks of K, on the stack: groups of at most this many bytes of rows each
+// take every chunk in turn (so a chunk, sized for a core's L2, is read from memory once a group).
+constexpr size_t kPartialBytes = 32 << 10;
+
 void Panels(const PackedGemmA& a, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc, int64_t panel_begin,
             int64_t panel_end) {
   const hn::CappedTag<float, kMaxLanes> d;
   const int64_t K = w.K(), P = w.panel();
   HWY_ASSERT(P == static_cast<int64_t>(2 * hn::Lanes(d)));  // packed for the target that runs (both chosen by dispatch)
   const int64_t chunk = w.chunks_k() ? std::max<int64_t>(1, PackedGemmWeights::kChunkBytes / (P * static_cast<int64_t>(sizeof(float)))) : K;
-  hwy::AlignedFreeUniquePtr<float[]> partial;  // [M][P]: the sums between chunks
-#if !HWY_HAVE_SCALABLE
-  if (chunk < K) {
-    partial = hwy::AllocateAligned<float>(static_cast<size_t>(M * P));
-    if (!partial) throw std::bad_alloc();
-  }
-#endif
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     const float* bp = w.data() + p * K * P;
     const int64_t col0 = p * P, cols = std::min(P, w.N() - col0);
@@ -166,15 +164,20 @@ void Panels(const PackedGemmA& a, int64_t M, const PackedGemmWeights& w, const C
     (void)chunk;
     for (int64_t m = 0; m < M; ++m) RowPanel(d, a, a.data + a.Row(m), bp, e, col0, cols, e.residual ? e.residual + m * ldc : nullptr, C + m * ldc);
 #else
+    alignas(64) float partial[kPartialBytes / sizeof(float)];  // [group rows][P], used only where K is chunked
+    const int64_t group = chunk < K ? static_cast<int64_t>(kPartialBytes / sizeof(float)) / P / kRows * kRows : M;
+    HWY_ASSERT(chunk == K || group >= kRows);
     auto residual = [&](int64_t m) { return e.residual ? e.residual + m * ldc : nullptr; };
-    for (int64_t k0 = 0; k0 < K; k0 += chunk) {  // each chunk of the panel over every row
-      const KSpan span{k0, std::min(K, k0 + chunk)};
-      const float* chunk_bp = bp + k0 * P;
-      float* rows_partial = partial.get();
-      int64_t m = 0;
-      auto at = [&](int64_t row) { return rows_partial ? rows_partial + row * P : nullptr; };
-      for (; m + kRows <= M; m += kRows) Tile<kRows>(d, a, m, span, K, chunk_bp, at(m), e, residual(m), col0, cols, C + m * ldc, ldc);
-      if (m < M) RemainderTile<kRows - 1>(d, a, m, M - m, span, K, chunk_bp, at(m), e, residual(m), col0, cols, C + m * ldc, ldc);
+    for (int64_t g0 = 0; g0 < M; g0 += group) {
+      const int64_t g1 = std::min(M, g0 + group);
+      auto at = [&](int64_t row) { return chunk < K ? partial + (row - g0) * P : nullptr; };
+      for (int64_t k0 = 0; k0 < K; k0 += chunk) {  // each chunk of the panel over the group's rows
+        const KSpan span{k0, std::min(K, k0 + chunk)};
+        const float* chunk_bp = bp + k0 * P;
+        int64_t m = g0;
+        for (; m + kRows <= g1; m += kRows) Tile<kRows>(d, a, m, span, K, chunk_bp, at(m), e, residual(m), col0, cols, C + m * ldc, ldc);
+        if (m < g1) RemainderTile<kRows - 1>(d, a, m, g1 - m, span, K, chunk_bp, at(m), e, residual(m), col0, cols, C + m * ldc, ldc);
+      }
     }
 #endif
   }

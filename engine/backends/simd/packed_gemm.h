@@ -65,8 +65,9 @@ struct PackedGemmA {
 // with rows `ldc` apart like C. C must not overlap A; it may be the residual. Threads split the
 // panels or the rows (the calls write disjoint rows of disjoint panels). Where a panel's K rows
 // would not stay in a core's cache (a 9x9 convolution of 256 channels: K 20736), K is taken in
-// chunks, each chunk of the panel run over all M rows before the next, the partial sums kept aside
-// (fixed-width vector targets; SVE and RVV run a row at a time over all of K).
+// chunks, each chunk of the panel run over a group of rows (up to 32 KiB of their sums, kept on the
+// stack) before the next (fixed-width vector targets; SVE and RVV run a row at a time over all of
+// K). Allocates nothing: it may run on any thread.
 void PackedGemm(const PackedGemmA& A, int64_t M, const PackedGemmWeights& w, const ConvEpilogue& e, float* C, int64_t ldc, int64_t panel_begin,
                 int64_t panel_end);
 
