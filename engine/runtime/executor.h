@@ -234,7 +234,7 @@ class Executor {
   };
   PolicyChoice ChoosePolicy(const OpSpec& op, const PolicyLookup& lookup) const;
   // The built-in fusion of `s` (nullopt: none): every leading step oneDNN runs as a post-op, when
-  // the anchor runs in oneDNN anyway.
+  // the anchor runs in oneDNN anyway; a convolution's up to the first whole-sized operand past its sum.
   std::optional<FusionChoice> BuiltinFusion(const Subgraph& s, const PolicyLookup& lookup) const;
   // Binds subgraph `s` with its first `choice.policy.fuse` chain steps inside the anchor; false when the
   // implementation cannot run them.

@@ -107,6 +107,45 @@ TEST_CASE("executor: a stored policy this host's target cannot run gives way to 
   CHECK(RunOnce(**e, inputs).front().shape == std::vector<int64_t>{8, 24});
 }
 
+TEST_CASE("executor: a convolution's built-in fusion takes one whole-sized Add as its sum and stops before a second whole-sized operand") {
+  // RepVGG's three branches summed: conv + conv1x1 + identity, then Relu. oneDNN would run the
+  // second whole-sized Add as a full-tensor binary post-op, read row-major, many times slower.
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {1, 16, 10, 10});
+  b.Input("y", {1, 16, 10, 10});
+  b.Input("z", {1, 16, 10, 10});
+  const std::vector<float> w = b.Weight("w", {16, 16, 3, 3});
+  ModelBuilder::IntsAttr(b.Node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  b.Node("Add", {"c", "y"}, {"s1"});
+  b.Node("Add", {"s1", "z"}, {"s2"});
+  b.Node("Relu", {"s2"}, {"out"});
+  b.Output("out", {1, 16, 10, 10});
+  auto e = LoadModel(b.Save(dir / "m.onnx"), {}, nullptr);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  const NodeBinding& conv = (*e)->bindings().front();
+  CHECK(conv.op_type == "Conv+Add");  // the first Add only
+  CHECK(conv.fused_nodes.size() == 1);
+  auto inputs = RandomInputs((*e)->graph(), 7);
+  auto out = RunOnce(**e, inputs);
+  const auto &x = inputs[0].data, &y = inputs[1].data, &z = inputs[2].data;
+  double worst = 0;
+  for (int oc = 0; oc < 16; ++oc)
+    for (int h = 0; h < 10; ++h)
+      for (int x0 = 0; x0 < 10; ++x0) {
+        double sum = 0;
+        for (int ic = 0; ic < 16; ++ic)
+          for (int kh = 0; kh < 3; ++kh)
+            for (int kw = 0; kw < 3; ++kw) {
+              const int ih = h + kh - 1, iw = x0 + kw - 1;
+              if (ih >= 0 && ih < 10 && iw >= 0 && iw < 10) sum += double(x[(ic * 10 + ih) * 10 + iw]) * w[((oc * 16 + ic) * 3 + kh) * 3 + kw];
+            }
+        const int at = (oc * 10 + h) * 10 + x0;
+        worst = std::max(worst, std::abs(out[0].data[at] - std::max(0.0, sum + y[at] + z[at])));
+      }
+  CHECK(worst < 1e-4);
+}
+
 TEST_CASE("executor: bound again with the answers it was bound with, a model keeps its policies whatever the bank answers by then") {
   TempDir dir;
   ModelBuilder b;
