@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -451,18 +452,20 @@ class ConvKernel : public Kernel {
     }
     // A 1-D convolution (H and KH 1) whose default is brgconv: oneDNN's plain JIT kernel is timed
     // against it once per instance and host in its own (blocked) layouts, alternated, and taken for
-    // them where it is not slower; NCHW binds oneDNN's default as before. brgconv makes code for each
+    // them unless brgconv's gain pays for its code (below); NCHW binds oneDNN's default as before. brgconv makes code for each
     // row width at every load (a WaveNet's dilated convolutions over 8000 samples: 30-75 ms each,
     // Whisper's stem 44 and 29 ms); the plain JIT kernel takes 0.4 ms.
     const bool one_dimensional = p_.H == 1 && p_.KH == 1;
     if (choice_.impl == "default" && choice_.algo == "direct" && choice_.layout == "auto" && one_dimensional) {
       static constexpr const char* kPlainJit = "jit:avx512_core";
-      const std::string impl_key = "onednn conv 1-D impl v1|" + LayoutChoiceKey();
+      const std::string impl_key = "onednn conv 1-D impl v2|" + LayoutChoiceKey();
       std::optional<std::string> known = RecallMeasuredChoice(impl_key);
       if (!known) {
         known = "default";
         const RunQueueWatch watch;
+        const auto making = std::chrono::steady_clock::now();
         if (bind_layout(false) && std::string(pd_.impl_info_str()).rfind("brgconv", 0) == 0) {
+          const double making_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - making).count();
           double fastest[2] = {INFINITY, INFINITY};  // default, plain JIT
           for (int round = 0; round < 2; ++round)
             for (int way = 0; way < 2; ++way) {
@@ -470,7 +473,11 @@ class ConvKernel : public Kernel {
               if (!bind_layout(false)) break;  // oneDNN has no plain JIT kernel for it (a dilation of 256)
               fastest[way] = std::min(fastest[way], time_bound(5, 1));
             }
-          if (fastest[1] <= fastest[0]) known = kPlainJit;
+          // brgconv is kept only where what it saves over kRunsPayingForCode runs exceeds what making
+          // its code took (at every load): MelGAN's 16 -> 16 channels over 25600 samples run 176 us
+          // by brgconv, 224 by the plain JIT kernel, and brgconv makes its code in 55 ms.
+          constexpr double kRunsPayingForCode = 1000;
+          if (fastest[1] <= fastest[0] + making_s / kRunsPayingForCode) known = kPlainJit;
           // The layouts the plan sees are the chosen kernel's (the timing left the last one tried bound).
           blocked_impl_ = *known == kPlainJit ? kPlainJit : "";
           bind_layout(false);
