@@ -108,5 +108,39 @@ TEST_CASE("impl.onednn convolution: a fused Mul by a whole tensor never takes on
   CHECK(WorstError(y, want) < 1e-5);
 }
 
+TEST_CASE("impl.onednn convolution: weights and bias the model computes, and a constant source, on the direct path in each layout") {
+  // StyleGAN's modulated convolutions: the weights are a run-time value, read where they are (NCHW's
+  // GEMM kernel takes OIHW) or reordered on each run; its first one reads a learned constant input.
+  ConvProblem p;
+  p.N = 1, p.C = 24, p.H = p.W = 9, p.OC = 40, p.OH = p.OW = 9, p.KH = p.KW = 3, p.ph = p.pw = p.ph_end = p.pw_end = 1, p.Cg = 24, p.OCg = 40, p.bias = true;
+  const std::vector<int64_t> in_shape = {1, 24, 9, 9}, w_shape = {40, 24, 3, 3}, out_shape = {1, 40, 9, 9};
+  auto op = ParseOpSpec(nlohmann::json{{"op", "Conv"},
+                                       {"input_desc", {{{"shape", in_shape}, {"type", "float32"}}, {{"shape", w_shape}, {"type", "float32"}},
+                                                       {{"shape", {40}}, {"type", "float32"}}}},
+                                       {"output_desc", {{{"shape", out_shape}, {"type", "float32"}}}},
+                                       {"attr", {{{"name", "pads"}, {"type", "list_int"}, {"value", {1, 1, 1, 1}}}}}},
+                        0);
+  REQUIRE(op.ok());
+  Tensor input(in_shape), bias({40});
+  input.data = Values(24 * 81, 1), bias.data = Values(40, 3);
+  for (const char* layout : {"auto", "plain", "nhwc"})
+    for (bool constant_source : {false, true}) {
+      CAPTURE(layout);
+      CAPTURE(constant_source);
+      auto kernel = OneDnnFusedKernel(*op, Epilogue(false, "Relu", out_shape), {{"algo", std::string("direct")}, {"impl", std::string("default")}, {"layout", std::string(layout)}});
+      REQUIRE(kernel.ok());
+      auto bound = (*kernel)->BindDirect({in_shape, w_shape, {40}}, {constant_source ? &input : nullptr, nullptr, nullptr});
+      REQUIRE_MESSAGE(bound.ok(), bound.status().message());
+      REQUIRE(*bound);
+      for (uint32_t seed : {5u, 6u}) {  // new weights and bias on each run
+        const std::vector<float> w = Values(40 * 24 * 9, seed), b = Values(40, seed + 10);
+        const std::vector<double> want = Reference(p, input.data, w, b, {}, "Relu");
+        std::vector<float> y(want.size());
+        REQUIRE((*kernel)->RunDirect({constant_source ? nullptr : input.data.data(), w.data(), b.data()}, y.data()).ok());
+        CHECK(WorstError(y, want) < 1e-4);
+      }
+    }
+}
+
 }  // namespace
 }  // namespace tilebank::engine

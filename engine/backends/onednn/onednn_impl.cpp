@@ -389,7 +389,9 @@ class ConvKernel : public Kernel {
     *out = TensorFromMemory(user_dst, shape_);
     return Status::Ok();
   }
-  // Weights (and bias) must be constants: they go into oneDNN's layout once. Source and
+  // Constant weights (and bias) go into oneDNN's layout once; weights a model computes (StyleGAN's
+  // modulated convolutions) are read where they are when the primitive takes OIHW (NCHW's GEMM
+  // kernels), else reordered into its layout on each run, the timing below deciding. Source and
   // destination are the caller's NCHW memory. The primitive either works in the layouts it prefers
   // (blocked), with a reorder on each side, or in NCHW itself; both are timed here, at load, and
   // the faster is kept: which wins depends on the shape (MobileNetV2's 1x1 convolutions lose more
@@ -399,10 +401,15 @@ class ConvKernel : public Kernel {
     return CatchOneDnnErrors([&] { return Bind(shapes, constants); });
   }
   Result<bool> Bind(const std::vector<std::vector<int64_t>>&, const std::vector<const Tensor*>& constants) {
-    if (constants.size() < 2 || !constants[1] || (p_.bias && (constants.size() < 3 || !constants[2]))) return false;
+    if (constants.size() < 2) return false;
+    const bool runtime_weights = !constants[1], runtime_bias = p_.bias && (constants.size() < 3 || !constants[2]);
+    if ((runtime_weights || runtime_bias) && choice_.bf16()) return false;  // bf16 weights are converted once, at load
+    runtime_weights_ = runtime_weights;
+    runtime_bias_ = runtime_bias;
+    if (constants[0]) constant_src_ = constants[0]->data;  // StyleGAN's learned 4x4 input: read from here on each run
     // Made only where a binding is timed (not when a remembered choice binds): zeros for the
     // source and for the runtime post-op operands, and a destination.
-    std::vector<float> src, dst;
+    std::vector<float> src, dst, weights, bias;
     std::vector<std::vector<float>> operands;
     std::vector<const float*> inputs;
     // The bound primitive's fastest of `runs` runs after `warmup`.
@@ -410,8 +417,10 @@ class ConvKernel : public Kernel {
       if (inputs.empty()) {
         src.assign(static_cast<size_t>(p_.N) * p_.C * p_.H * p_.W, 0.f);
         dst.resize(static_cast<size_t>(p_.N) * p_.OC * p_.OH * p_.OW);
-        inputs = {src.data()};
+        inputs = {constant_src_.empty() ? src.data() : nullptr};
         inputs.resize(post_.first_operand_input(), nullptr);
+        if (runtime_weights_) weights.assign(UserWeightsDesc().get_size() / sizeof(float), 0.f), inputs[1] = weights.data();
+        if (runtime_bias_) bias.assign(static_cast<size_t>(p_.OC), 0.f), inputs[2] = bias.data();
         operands.reserve(post_.ops().size());
         for (const ChainStep& op : post_.ops())
           if (op.has_operand) {
@@ -426,13 +435,13 @@ class ConvKernel : public Kernel {
     };
     bool any = false;
     std::string why;
-    const memory user_wts = UserWeights(*constants[1]);
+    const memory user_wts = runtime_weights_ ? memory(UserWeightsDesc(), OneDnnCpuEngine(), DNNL_MEMORY_NONE) : UserWeights(*constants[1]);
     const bool bf16_in_own_layouts = choice_.bf16() && choice_.layout != "plain";
     // The layout's primitive and weights; false (and `why`) where oneDNN has no kernel for it.
     auto bind_layout = [&](bool plain) {
       plain_activations_ = plain;
       try {
-        BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);
+        BindLayouts(user_wts, p_.bias && !runtime_bias_ ? constants[2] : nullptr);
         post_.Bind(constants);
       } catch (const dnnl::error& e) {  // a kernel (fused, Winograd) oneDNN has for one layout only
         why = e.what();
@@ -533,7 +542,7 @@ class ConvKernel : public Kernel {
     if (!key.empty()) RememberMeasuredChoice(key, best_plain ? "plain" : "blocked", &watch);
     if (best_plain != plain_activations_) {
       plain_activations_ = best_plain;
-      BindLayouts(user_wts, p_.bias ? constants[2] : nullptr);
+      BindLayouts(user_wts, p_.bias && !runtime_bias_ ? constants[2] : nullptr);
       post_.Bind(constants);
     }
     return true;
@@ -549,12 +558,13 @@ class ConvKernel : public Kernel {
       if (op.has_operand) k << "[" << op.operand_shape.size() << "]";
     }
     if (!own_tail_.steps.empty()) k << "|" << OwnTailName(own_tail_);
+    if (runtime_weights_) k << "|weights per run";
     return k.str();
   }
   HandoverLayout NativeLayout(int input) const override {
     if (ConvertsLayouts()) return {};  // it takes whatever its neighbours hand over
     if (input == -1 || (input >= 0 && input == post_.sum_input())) return native_dst_;
-    return input == 0 ? native_src_ : HandoverLayout{};
+    return input == 0 && constant_src_.empty() ? native_src_ : HandoverLayout{};
   }
   HandoverLayout NarrowLayout(int input) const override {
     if (ConvertsLayouts()) return {};
@@ -636,10 +646,15 @@ class ConvKernel : public Kernel {
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     if (plain_later_) TB_RETURN_IF_ERROR(FinishLayouts());  // run before the layout plan (timed alone at load)
     EnsurePrimitive();
-    caller_src_.set_data_handle(const_cast<float*>(in[0]));
+    caller_src_.set_data_handle(const_cast<float*>(constant_src_.empty() ? in[0] : constant_src_.data()));
     caller_dst_.set_data_handle(out);
     PlaceInCallScratch(reorder_src_ ? &src_ : nullptr, reorder_dst_ ? &dst_ : nullptr);  // the primitive's own layouts, for this run
     if (reorder_src_) src_reorder_.Run(stream_, caller_src_, src_);
+    if (runtime_weights_) {
+      caller_wts_.set_data_handle(const_cast<float*>(in[1]));
+      if (reorder_wts_) wts_reorder_.Run(stream_, caller_wts_, wts_);
+    }
+    if (runtime_bias_) bias_.set_data_handle(const_cast<float*>(in[2]));
     post_.SetRuntime(in);
     if (copy_residual_) {
       post_.LoadResidual(dst_.get_data_handle(), pd_.dst_desc().get_size());
@@ -699,10 +714,9 @@ class ConvKernel : public Kernel {
       return d;
     };
   }
-  // The ONNX weights (OIHW, or GOIHW when grouped) as oneDNN memory.
-  memory UserWeights(const Tensor& weights) const {
-    return MemoryFromTensor(weights, memory::desc(ConvWeightDims(p_), dt::f32, p_.G == 1 ? tag::oihw : tag::goihw));
-  }
+  // The ONNX weights (OIHW, or GOIHW when grouped) as oneDNN describes them, and as its memory.
+  memory::desc UserWeightsDesc() const { return memory::desc(ConvWeightDims(p_), dt::f32, p_.G == 1 ? tag::oihw : tag::goihw); }
+  memory UserWeights(const Tensor& weights) const { return MemoryFromTensor(weights, UserWeightsDesc()); }
 
   // The direct path's primitive, memories and reorder primitives for the current layout choice: the
   // caller's source and destination are NCHW unless handed over in the primitive's own layouts.
@@ -785,8 +799,16 @@ class ConvKernel : public Kernel {
     // Weights into the primitive's layout (not timed; in a model, once at load).
     user_src_md_ = memory::desc(src, dt::f32, tag::nchw);
     user_dst_md_ = memory::desc(dst, dt::f32, tag::nchw);
-    wts_ = PlaceWeights(weights_from, pd_.weights_desc(), stream_, &wts_holder_);
+    if (runtime_weights_) {  // the caller's on each run: read where they are, or reordered into wts_
+      caller_wts_ = memory(UserWeightsDesc(), OneDnnCpuEngine(), DNNL_MEMORY_NONE);
+      reorder_wts_ = pd_.weights_desc() != UserWeightsDesc();
+      wts_ = reorder_wts_ ? memory(pd_.weights_desc(), OneDnnCpuEngine()) : caller_wts_;
+      if (reorder_wts_) wts_reorder_ = CallerReorder(caller_wts_, wts_);
+    } else {
+      wts_ = PlaceWeights(weights_from, pd_.weights_desc(), stream_, &wts_holder_);
+    }
     if (bias) bias_ = MemoryFromTensor(*bias, bias_md);
+    else if (runtime_bias_) bias_ = memory(bias_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     stream_.wait();
   }
 
@@ -799,6 +821,12 @@ class ConvKernel : public Kernel {
   memory src_, wts_, dst_, bias_, caller_src_, caller_dst_;
   std::shared_ptr<const void> wts_holder_;  // keeps wts_ when it is shared with other kernels (PlaceWeights)
   bool reorder_src_ = false, reorder_dst_ = false;
+  // Direct path: weights (bias) the model computes, given on each run; the caller's weights memory
+  // and, where the primitive's layout is not OIHW, their reorder into wts_.
+  bool runtime_weights_ = false, runtime_bias_ = false, reorder_wts_ = false;
+  memory caller_wts_;
+  CallerReorder wts_reorder_;
+  std::vector<float> constant_src_;  // a constant source (its weights computed), NCHW; empty otherwise
   bool plain_activations_ = false;  // direct path: NCHW source and destination
   std::string blocked_impl_;        // where set, the implementation bound for oneDNN's own layouts (a 1-D convolution's plain JIT kernel)
   bool plain_later_ = false;        // bound blocked for the layout plan; NCHW once it hands none over (FinishLayouts)
