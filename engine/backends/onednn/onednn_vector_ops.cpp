@@ -73,6 +73,28 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> MergedBroadcastDims(const 
   return {a, b};
 }
 
+// Where `other` (padded to out's rank) is full over a block of axes [j, k] and broadcast before and
+// after it, the after part a short run (2 to 15 values: StyleGAN's [1,C,1,1] modulation of 3x3
+// taps), the elements per outer index (out's axes from j on) and the run's length: the operand
+// repeated over the run is then one row oneDNN broadcasts over the outer index at full speed, where
+// it ran a masked vector per run (256x256x3x3 by 1x256x1x1: 537 us). {0, 0} otherwise, and where
+// the row would exceed 64Ki values.
+std::pair<int64_t, int64_t> ShortRunBroadcast(const std::vector<int64_t>& out, const std::vector<int64_t>& other) {
+  const int rank = static_cast<int>(out.size());
+  int j = 0, k = rank - 1;
+  while (j < rank && other[j] == 1) ++j;
+  while (k >= 0 && other[k] == 1) --k;
+  if (j > k) return {0, 0};
+  int64_t row = 1, run = 1;
+  for (int a = j; a < rank; ++a) {
+    if (a <= k && other[a] != out[a]) return {0, 0};
+    row *= out[a];
+    if (a > k) run *= out[a];
+  }
+  if (run < 2 || run > 15 || row > (int64_t{1} << 16)) return {0, 0};
+  return {row, run};
+}
+
 bool IsGlobalPooling(const std::string& t) { return t == "GlobalAveragePool" || t == "GlobalMaxPool"; }
 bool IsPooling(const std::string& t) { return t == "MaxPool" || t == "AveragePool" || IsGlobalPooling(t); }
 
@@ -96,6 +118,7 @@ class VectorKernel : public Kernel {
     return CreateCatching(in);
   }
   Status Run() override {
+    if (short_run_per_call_) RepeatShortRuns();
     if (own_pool_) own_pool_->Run(static_cast<const float*>(args_.at(DNNL_ARG_SRC).get_data_handle()), static_cast<float*>(args_.at(DNNL_ARG_DST).get_data_handle()));
     else ExecuteAndWait(prim_, stream_, args_);
     return Status::Ok();
@@ -122,7 +145,10 @@ class VectorKernel : public Kernel {
   }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     for (size_t i = 0; i < direct_.size(); ++i)
-      if (direct_[i]) args_.at(ArgOfInput(i)).set_data_handle(const_cast<float*>(in[i]));
+      if (direct_[i]) {
+        const int arg = ArgOfInput(i);
+        (short_run_ && arg == DNNL_ARG_SRC_1 ? short_run_operand_ : args_.at(arg)).set_data_handle(const_cast<float*>(in[i]));
+      }
     args_.at(DNNL_ARG_DST).set_data_handle(out);
     return Run();
   }
@@ -134,6 +160,12 @@ class VectorKernel : public Kernel {
     if (t == "LayerNormalization") return i == 0 ? DNNL_ARG_SRC : i == 1 ? DNNL_ARG_SCALE : DNNL_ARG_SHIFT;
     if (t == "Softmax" || IsPooling(t) || IsUnaryElementwiseOp(t)) return DNNL_ARG_SRC;
     return static_cast<int>(i) == BinaryFirst(op_) ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1;
+  }
+
+  // ShortRunBroadcast's operand repeated over its run into repeated_ (src1).
+  void RepeatShortRuns() {
+    const float* given = static_cast<const float*>(short_run_operand_.get_data_handle());
+    for (size_t i = 0; i < repeated_.size(); ++i) repeated_[i] = given[i / static_cast<size_t>(short_run_)];
   }
 
   std::vector<bool> direct_;    // BindDirect: which inputs are read from the caller's memory
@@ -207,9 +239,11 @@ class VectorKernel : public Kernel {
       const int first = BinaryFirst(op_);
       const std::vector<int64_t> other = PaddedTo(op_.inputs[1 - first].shape, out.size());
       auto [a_dims, b_dims] = BinaryDims(out, other);
+      const auto [row, run] = ShortRunBroadcast(out, other);
+      if (run) a_dims = {Tensor::NumElements(out) / row, row}, b_dims = {1, row};
       memory::desc a = RowMajorDesc(a_dims), b = RowMajorDesc(b_dims);
       auto pd = dnnl::binary::primitive_desc({OneDnnBinaryAlgorithm(t), a, b, a}, engine);
-      if (IsReferenceImplementation(pd)) {  // the same elements in merged dims may reach a JIT kernel
+      if (!run && IsReferenceImplementation(pd)) {  // the same elements in merged dims may reach a JIT kernel
         std::tie(a_dims, b_dims) = MergedBroadcastDims(out, other);
         memory::desc ma = RowMajorDesc(a_dims), mb = RowMajorDesc(b_dims);
         auto merged = dnnl::binary::primitive_desc({OneDnnBinaryAlgorithm(t), ma, mb, ma}, engine);
@@ -219,6 +253,14 @@ class VectorKernel : public Kernel {
       args_[DNNL_ARG_SRC_0] = InputMemory(in[first], a);
       args_[DNNL_ARG_SRC_1] = InputMemory(in[1 - first], b);
       args_[DNNL_ARG_DST] = OutputMemory(a);
+      short_run_ = run;
+      if (run) {  // src1 is the repeated row; the operand as given goes to short_run_operand_
+        short_run_operand_ = InputMemory(in[1 - first], RowMajorDesc({row / run}));
+        repeated_.resize(static_cast<size_t>(row));
+        args_[DNNL_ARG_SRC_1] = memory(b, engine, repeated_.data());
+        short_run_per_call_ = !in[1 - first];
+        if (!short_run_per_call_) RepeatShortRuns();
+      }
     }
   }
 
@@ -226,6 +268,10 @@ class VectorKernel : public Kernel {
   dnnl::stream stream_;
   dnnl::primitive prim_;
   std::unordered_map<int, memory> args_;
+  int64_t short_run_ = 0;            // a binary op's operand broadcast over this short run (ShortRunBroadcast); 0: none
+  bool short_run_per_call_ = false;  // that operand is given on each run (else repeated once, at bind)
+  memory short_run_operand_;         // the operand as given
+  std::vector<float> repeated_;      // the operand repeated over the run: src1's row
   std::optional<PlanarPool> own_pool_;  // a pool oneDNN would run on a scalar loop, on ours
 };
 

@@ -1,0 +1,93 @@
+// impl.onednn's binary elementwise kernel against plain loops where its second operand broadcasts
+// over a short run of trailing values (ShortRunBroadcast: repeated into one row per outer index),
+// beside runs too long for that and operands full over the trailing axes: each of Add, Sub, Mul and
+// Div, the operand constant (repeated once at bind) or given on each run (two runs, new values).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "engine/backends/onednn/onednn_vector_ops.h"
+#include "engine/core/op_spec.h"
+
+namespace tilebank::engine {
+namespace {
+
+std::vector<float> ValuesOf(int64_t n, double seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(0.37 * i + seed) * 1.5 + 2.0);  // no zero divisors
+  return v;
+}
+
+// a (out's shape) op b (padded to out's rank, broadcast), in plain loops.
+std::vector<float> Broadcast(const std::string& type, const std::vector<int64_t>& out, const std::vector<float>& a, std::vector<int64_t> b_shape,
+                             const std::vector<float>& b) {
+  b_shape.insert(b_shape.begin(), out.size() - b_shape.size(), 1);
+  std::vector<float> y(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    int64_t rest = static_cast<int64_t>(i), at = 0, stride = 1;
+    for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) {
+      const int64_t coordinate = rest % out[d];
+      rest /= out[d];
+      if (b_shape[d] != 1) at += coordinate * stride;
+      stride *= b_shape[d];
+    }
+    const float x = a[i], z = b[static_cast<size_t>(at)];
+    y[i] = type == "Add" ? x + z : type == "Sub" ? x - z : type == "Mul" ? x * z : x / z;
+  }
+  return y;
+}
+
+TEST_CASE("impl.onednn binary ops: an operand broadcast over a short run of trailing values, given at bind or on each run") {
+  struct Case {
+    std::vector<int64_t> out, other;
+  };
+  const std::vector<Case> cases = {{{6, 10, 3, 3}, {1, 10, 1, 1}},   // StyleGAN's modulation: runs of 9
+                                   {{2, 5, 7, 2}, {5, 7, 1}},         // runs of 2 after two full axes
+                                   {{3, 4, 15}, {4, 1}},              // 15: the longest repeated
+                                   {{2, 8, 4, 4}, {1, 8, 1, 1}},      // 16: broadcast by oneDNN as it is
+                                   {{4, 6, 5}, {6, 5}}};              // full trailing axes: no run
+  for (const std::string type : {"Add", "Sub", "Mul", "Div"})
+    for (const Case& c : cases) {
+      CAPTURE(type);
+      CAPTURE(c.out.size());
+      CAPTURE(c.out.back());
+      OpSpec op;
+      op.op_type = type;
+      op.name = "binary";
+      op.inputs = {{c.out, "float32"}, {c.other, "float32"}};
+      op.outputs = {{c.out, "float32"}};
+      REQUIRE(OneDnnSupportsVectorOp(op).ok());
+      const std::vector<float> a = ValuesOf(Tensor::NumElements(c.out), 1);
+      Tensor first(c.out), second(c.other);
+      first.data = a;
+      for (bool constant_operand : {true, false}) {
+        CAPTURE(constant_operand);
+        auto kernel = OneDnnVectorKernel(op);
+        second.data = ValuesOf(Tensor::NumElements(c.other), 2);
+        REQUIRE((*kernel).BindDirect({c.out, c.other}, {nullptr, constant_operand ? &second : nullptr}).value());
+        for (double seed : {2.0, 3.0}) {
+          if (!constant_operand) second.data = ValuesOf(Tensor::NumElements(c.other), seed);
+          const std::vector<float> want = Broadcast(type, c.out, a, c.other, second.data);
+          std::vector<float> got(want.size(), 1234.f);
+          REQUIRE(kernel->RunDirect({a.data(), constant_operand ? nullptr : second.data.data()}, got.data()).ok());
+          double worst = 0;
+          for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(want[i] - got[i])));
+          CHECK(worst < 1e-5);
+        }
+      }
+      // The measured path: both operands copied in.
+      auto measured = OneDnnVectorKernel(op);
+      REQUIRE(measured->Prepare({&first, &second}).ok());
+      REQUIRE(measured->Run().ok());
+      Tensor output;
+      REQUIRE(measured->Fetch(&output).ok());
+      CHECK(output.shape == c.out);
+      const std::vector<float> want = Broadcast(type, c.out, a, c.other, second.data);
+      double worst = 0;
+      for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(want[i] - output.data[i])));
+      CHECK(worst < 1e-5);
+    }
+}
+
+}  // namespace
+}  // namespace tilebank::engine
