@@ -31,12 +31,12 @@ SearchSpace RowwiseSpace(const RowShape& shape) {
   return space;
 }
 
-Policy RowwiseDefault(const RowShape& shape) {
+Policy RowwiseDefault(const RowShape& shape, int64_t cost_per_read) {
   int64_t rpt = 1;
   // Tasks of at least ~16K elements read, one row at the least; threads from 64K elements read (a
   // reduction's rows read `span` elements each: ReduceMax of [1024, 2048] over its last axis ran
   // on one thread, 0.30 ms, as 1024 elements).
-  const int64_t row_reads = shape.inner * std::max<int64_t>(1, shape.span);
+  const int64_t row_reads = shape.inner * std::max<int64_t>(1, shape.span) * std::max<int64_t>(1, cost_per_read);
   while (rpt < 128 && rpt * 2 <= shape.rows && rpt * row_reads < 16384) rpt *= 2;
   std::vector<Knob> knobs = {{"vector", int64_t{1}}, {"unroll", int64_t{1}}, {"rows_per_task", rpt},
                              {"parallel", int64_t{shape.rows * row_reads > 65536 ? 1 : 0}}};

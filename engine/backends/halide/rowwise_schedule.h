@@ -18,7 +18,9 @@ struct RowShape {
 };
 
 SearchSpace RowwiseSpace(const RowShape& shape);
-Policy RowwiseDefault(const RowShape& shape);
+// The built-in policy; `cost_per_read`: an element's work in loads (an exp or a tanh's about 4), so
+// that costly ops take their threads and tasks at fewer elements.
+Policy RowwiseDefault(const RowShape& shape, int64_t cost_per_read = 1);
 
 // Schedules `out` (pure, dims (inner, rows)) and returns the row loop var, at which per-row stages
 // can be computed. `out` must already be bounded.
