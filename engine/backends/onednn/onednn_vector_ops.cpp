@@ -194,13 +194,17 @@ class VectorKernel : public Kernel {
     own_pool_.reset();
     if (IsPooling(t)) {
       memory::desc src = RowMajorDesc(shape), dst = RowMajorDesc(op_.outputs[0].shape);
-      auto pd = OneDnnPoolingPrimitive(op_, src, dst);
-      prim_ = dnnl::pooling_v2_forward(pd);
-      // oneDNN's kernels for channels-first tensors short of JIT are scalar loops (simple_nchw).
-      if (auto window = OwnPoolWindowOf(op_); window.ok() && std::string(pd.impl_info_str()).rfind("jit", 0) != 0)
+      // oneDNN's kernels for channels-first tensors are scalar loops short of JIT (simple_nchw), and
+      // its JIT kernel ran slower than the own loop in models (PoolFormer's 3x3 averages: 64x56x56
+      // 333 -> 180 us, 320x14x14 342 -> 158): oneDNN pools only windows the own loop refuses.
+      if (auto window = OwnPoolWindowOf(op_); window.ok()) {
         own_pool_.emplace(*window, shape[0] * shape[1]);
+      } else {
+        auto pd = OneDnnPoolingPrimitive(op_, src, dst);
+        prim_ = dnnl::pooling_v2_forward(pd);
+        if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
+      }
       args_[DNNL_ARG_SRC] = InputMemory(in[0], src);
-      if (pd.scratchpad_desc().get_size() > 0) args_[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), engine);
       args_[DNNL_ARG_DST] = OutputMemory(dst);
     } else if (t == "Softmax") {
       memory::desc md = RowMajorDesc(shape);

@@ -81,22 +81,47 @@ HWY_INLINE hn::VFromD<D> EvenLanes(D d, const float* at) {
 #endif
 }
 
-// The lines folded into one (the scratch) where there are several; then along W: whole vectors of
-// outputs whose windows lie inside the line, for strides 1 and 2 (stride 2's even lanes gathered
-// from two loads), and one output at a time elsewhere (the pads' edges, other strides, the tail).
+// Folds the lines into the scratch from `i` in vectors of D's lanes while a whole one fits; returns
+// where it stopped.
+template <bool kMax, class D>
+HWY_INLINE int64_t FoldLines(D d, const PoolPlane& p, int64_t i) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  for (; i + N <= p.w.in; i += N) {
+    auto acc = hn::LoadU(d, p.lines[0] + i);
+    for (int64_t l = 1; l < p.line_count; ++l) acc = Fold<kMax>(acc, hn::LoadU(d, p.lines[l] + i));
+    hn::StoreU(acc, d, p.scratch + i);
+  }
+  return i;
+}
+
+// One vector of D's lanes of outputs from `o`, where their windows lie inside the line and the
+// stride is 1 or 2 (stride 2's even lanes gathered from two loads); false, nothing written, elsewhere.
+template <bool kMax, class D>
+HWY_INLINE bool OutputVector(D d, const float* row, const PoolAxis& w, float scale, int64_t o, float* out) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), k = w.kernel, s = w.stride, start = o * s - w.pad;
+  // The last input it reads: stride 1 loads N from start + k - 1; stride 2 loads 2N from there.
+  if (!((s == 1 || s == 2) && N > 1 && o + N <= w.out && start >= 0 && start + k - 1 + s * N <= w.in)) return false;
+  auto acc = s == 1 ? hn::LoadU(d, row + start) : EvenLanes(d, row + start);
+  for (int64_t j = 1; j < k; ++j) {
+    const float* at = row + start + j;
+    acc = Fold<kMax>(acc, s == 1 ? hn::LoadU(d, at) : EvenLanes(d, at));
+  }
+  hn::StoreU(kMax ? acc : hn::Mul(acc, hn::Set(d, scale)), d, out + o);
+  return true;
+}
+
+// The lines folded into one (the scratch) where there are several; then along W: vectors of
+// outputs whose windows lie inside the line, the CPU's widest, then 8 and 4 lanes (a line of 14, or
+// a vector's tail), and one output at a time elsewhere (the pads' edges, other strides).
 template <bool kMax>
 void PlaneLine(const PoolPlane& p, float* out) {
   const hn::ScalableTag<float> d;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), in = p.w.in;
+  const hn::CappedTag<float, 8> d8;
+  const hn::CappedTag<float, 4> d4;
   const float* row = p.lines[0];
   if (p.line_count > 1) {
-    int64_t i = 0;
-    for (; i + N <= in; i += N) {
-      auto acc = hn::LoadU(d, p.lines[0] + i);
-      for (int64_t l = 1; l < p.line_count; ++l) acc = Fold<kMax>(acc, hn::LoadU(d, p.lines[l] + i));
-      hn::StoreU(acc, d, p.scratch + i);
-    }
-    for (; i < in; ++i) {
+    int64_t i = FoldLines<kMax>(d4, p, FoldLines<kMax>(d8, p, FoldLines<kMax>(d, p, 0)));
+    for (; i < p.w.in; ++i) {
       float acc = p.lines[0][i];
       for (int64_t l = 1; l < p.line_count; ++l) acc = kMax ? std::max(acc, p.lines[l][i]) : acc + p.lines[l][i];
       p.scratch[i] = acc;
@@ -104,30 +129,23 @@ void PlaneLine(const PoolPlane& p, float* out) {
     row = p.scratch;
   }
   const PoolAxis& w = p.w;
-  const int64_t k = w.kernel, s = w.stride;
-  const float inner_scale = 1.f / static_cast<float>(p.pad_divisor ? p.pad_divisor : p.line_count * k);
-  const auto scale = hn::Set(d, inner_scale);
+  const float inner_scale = 1.f / static_cast<float>(p.pad_divisor ? p.pad_divisor : p.line_count * w.kernel);
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), N8 = static_cast<int64_t>(hn::Lanes(d8)), N4 = static_cast<int64_t>(hn::Lanes(d4));
   for (int64_t o = 0; o < w.out;) {
-    const int64_t start = o * s - w.pad;
-    // The last input a vector of outputs from o reads: stride 1 loads N from start + k - 1; stride
-    // 2 loads 2N from start + k - 1.
-    const bool vector = (s == 1 || s == 2) && N > 1 && o + N <= w.out && start >= 0 && start + k - 1 + s * N <= in;
-    if (vector) {
-      auto acc = s == 1 ? hn::LoadU(d, row + start) : EvenLanes(d, row + start);
-      for (int64_t j = 1; j < k; ++j) {
-        const float* at = row + start + j;
-        acc = Fold<kMax>(acc, s == 1 ? hn::LoadU(d, at) : EvenLanes(d, at));
-      }
-      hn::StoreU(kMax ? acc : hn::Mul(acc, scale), d, out + o);
+    if (OutputVector<kMax>(d, row, w, inner_scale, o, out)) {
       o += N;
-      continue;
+    } else if (N8 < N && OutputVector<kMax>(d8, row, w, inner_scale, o, out)) {
+      o += N8;
+    } else if (N4 < N8 && OutputVector<kMax>(d4, row, w, inner_scale, o, out)) {
+      o += N4;
+    } else {
+      const int64_t w0 = w.First(o), w1 = w.End(o);
+      float acc = row[w0];
+      for (int64_t i = w0 + 1; i < w1; ++i) acc = kMax ? std::max(acc, row[i]) : acc + row[i];
+      const int64_t divisor = p.pad_divisor ? p.pad_divisor : p.line_count * (w1 - w0);
+      out[o] = kMax ? acc : acc * (1.f / static_cast<float>(divisor));
+      ++o;
     }
-    const int64_t w0 = w.First(o), w1 = w.End(o);
-    float acc = row[w0];
-    for (int64_t i = w0 + 1; i < w1; ++i) acc = kMax ? std::max(acc, row[i]) : acc + row[i];
-    const int64_t divisor = p.pad_divisor ? p.pad_divisor : p.line_count * (w1 - w0);
-    out[o] = kMax ? acc : acc * (1.f / static_cast<float>(divisor));
-    ++o;
   }
 }
 
