@@ -794,6 +794,9 @@ BUILDERS = {
     "gated_scan": ("sequence (scan)", held_out.gated_scan),
     "capsule": ("capsule network", held_out.capsule),
     "mobilevit": ("hybrid CNN-transformer", held_out.mobilevit),
+    "repvgg": ("multi-branch CNN", lambda small: held_out.repvgg(small, random_batch_norm_statistics)),
+    "stylegan": ("generative (modulated convolutions)", held_out.stylegan),
+    "melgan": ("vocoder", held_out.melgan),
     "temporal_shift": ("video (temporal shift)", index_heavy.temporal_shift),
     "dlrm": ("recommendation", index_heavy.dlrm),
     "segment_onehot": ("segmentation head", index_heavy.segment_onehot),
@@ -804,7 +807,7 @@ BUILDERS = {
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
          "convnext", "conformer", "vae_decoder", "deeplab", "style_transfer", "conv_tasnet", "dgcnn", "regnet_x", "bicubic_sr", "gated_scan", "capsule", "mobilevit",
-         "temporal_shift", "dlrm", "segment_onehot", "retrieval", "relative_bias", "demucs_lite"]
+         "repvgg", "stylegan", "melgan", "temporal_shift", "dlrm", "segment_onehot", "retrieval", "relative_bias", "demucs_lite"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.

@@ -24,6 +24,14 @@ the reference kernels or a slow path; scripts/user_models.py registers them:
                       convolution, 2x2 patches unfolded into 4 sequences of 1024 tokens, two
                       transformer encoder layers (4 heads of width 24, GELU), folded back and fused
                       with the input by a 3x3 convolution; [1,3,256,256] -> [1,1000]
+  repvgg              RepVGG-A0 in its training form: each block sums a 3x3 and a 1x1 convolution with
+                      BatchNorm and an identity BatchNorm branch, then ReLU; [1,3,224,224] -> [1,1000]
+  stylegan            a StyleGAN2-style generator: a mapping MLP, convolutions whose weights the style
+                      modulates and demodulates at run time (their source a learned constant), bilinear
+                      upsampling, noise; [1,256] -> [1,3,64,64]
+  melgan              a MelGAN-style vocoder: reflection pads, weight-normalised Conv1d and
+                      ConvTranspose1d upsampling x256, residual stacks of dilations 1, 3 and 9;
+                      [1,80,100] -> [1,1,25600]
 """
 import torch
 import torch.nn.functional as F
@@ -203,6 +211,94 @@ class MobileVit(torch.nn.Module):
         return self.head(self.block2(self.down(self.block1(self.stem(x)))).mean((2, 3)))
 
 
+class RepVggBlock(torch.nn.Module):
+    def __init__(self, c_in, c_out, stride):
+        super().__init__()
+        self.dense = torch.nn.Sequential(torch.nn.Conv2d(c_in, c_out, 3, stride, 1, bias=False), torch.nn.BatchNorm2d(c_out))
+        self.pointwise = torch.nn.Sequential(torch.nn.Conv2d(c_in, c_out, 1, stride, bias=False), torch.nn.BatchNorm2d(c_out))
+        self.identity = torch.nn.BatchNorm2d(c_out) if c_in == c_out and stride == 1 else None
+
+    def forward(self, x):
+        return F.relu(self.dense(x) + self.pointwise(x) + (self.identity(x) if self.identity is not None else 0))
+
+
+class RepVgg(torch.nn.Module):
+    def __init__(self, widths=(48, 48, 96, 192, 1280), depths=(1, 2, 4, 14, 1), classes=1000):
+        super().__init__()
+        blocks, c = [], 3
+        for width, depth in zip(widths, depths):
+            for i in range(depth):
+                blocks.append(RepVggBlock(c, width, 2 if i == 0 else 1))
+                c = width
+        self.features = torch.nn.Sequential(*blocks)
+        self.head = torch.nn.Linear(c, classes)
+
+    def forward(self, x):
+        return self.head(self.features(x).mean((2, 3)))
+
+
+class ModulatedConv(torch.nn.Module):
+    def __init__(self, c_in, c_out, style, upsample=False):
+        super().__init__()
+        self.weight = torch.nn.Parameter(_seeded(c_out, c_in, 3, 3))
+        self.affine = torch.nn.Linear(style, c_in)
+        self.upsample = upsample
+        self.noise = torch.nn.Parameter(torch.full((1,), 0.05))
+
+    def forward(self, x, w):
+        weight = self.weight * self.affine(w)[0][None, :, None, None]
+        weight = weight * torch.rsqrt((weight * weight).sum((1, 2, 3), keepdim=True) + 1e-8)
+        if self.upsample:
+            x = F.interpolate(x, scale_factor=2.0, mode="bilinear", align_corners=False)
+        y = F.conv2d(x, weight, padding=1)
+        return F.leaky_relu(y + self.noise * torch.ones_like(y[:, :1]), 0.2)
+
+
+class StyleGan(torch.nn.Module):
+    def __init__(self, style=256, widths=(256, 128, 128, 64, 64, 32, 32)):
+        super().__init__()
+        self.mapping = torch.nn.Sequential(*[m for _ in range(4) for m in (torch.nn.Linear(style, style), torch.nn.LeakyReLU(0.2))])
+        self.constant = torch.nn.Parameter(_seeded(1, widths[0], 4, 4))
+        ups = (False, True, False, True, False, True, True)
+        self.convs = torch.nn.ModuleList([ModulatedConv(c_in, c_out, style, up) for c_in, c_out, up in zip((widths[0],) + widths[:-1], widths, ups)])
+        self.rgb = torch.nn.Conv2d(widths[-1], 3, 1)
+
+    def forward(self, z):
+        w = self.mapping(F.normalize(z, dim=1))
+        x = self.constant
+        for conv in self.convs:
+            x = conv(x, w)
+        return torch.tanh(self.rgb(x))
+
+
+class MelResidualStack(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        wn = torch.nn.utils.weight_norm
+        self.branches = torch.nn.ModuleList([torch.nn.Sequential(torch.nn.LeakyReLU(0.2), torch.nn.ReflectionPad1d(d), wn(torch.nn.Conv1d(c, c, 3, dilation=d)),
+                                                                 torch.nn.LeakyReLU(0.2), wn(torch.nn.Conv1d(c, c, 1))) for d in (1, 3, 9)])
+
+    def forward(self, x):
+        for branch in self.branches:
+            x = x + branch(x)
+        return x
+
+
+class MelGan(torch.nn.Module):
+    def __init__(self, c=256, mels=80):
+        super().__init__()
+        wn = torch.nn.utils.weight_norm
+        layers = [torch.nn.ReflectionPad1d(3), wn(torch.nn.Conv1d(mels, c, 7))]
+        for r in (8, 8, 2, 2):
+            layers += [torch.nn.LeakyReLU(0.2), wn(torch.nn.ConvTranspose1d(c, c // 2, 2 * r, r, r // 2 + r % 2, r % 2)), MelResidualStack(c // 2)]
+            c //= 2
+        layers += [torch.nn.LeakyReLU(0.2), torch.nn.ReflectionPad1d(3), wn(torch.nn.Conv1d(c, 1, 7)), torch.nn.Tanh()]
+        self.net = torch.nn.Sequential(*layers)
+
+    def forward(self, mel):
+        return self.net(mel)
+
+
 def style_transfer(small):
     model = StyleTransfer(width=8, blocks=1) if small else StyleTransfer()
     return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None
@@ -241,3 +337,18 @@ def capsule(small):
 def mobilevit(small):
     model = MobileVit(channels=16, width=24, classes=10) if small else MobileVit()
     return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None
+
+
+def repvgg(small, batch_norm_statistics):
+    model = RepVgg(widths=(8, 8, 16, 16, 32), depths=(1, 2, 2, 2, 1), classes=10) if small else RepVgg()
+    return batch_norm_statistics(model).eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 224, 224),), ["input"], None
+
+
+def stylegan(small):
+    model = StyleGan(style=32, widths=(32, 16, 16, 8)) if small else StyleGan()
+    return model.eval(), (_seeded(1, 32) if small else _seeded(1, 256),), ["input"], None
+
+
+def melgan(small):
+    model = MelGan(c=32, mels=16) if small else MelGan()
+    return model.eval(), (_seeded(1, 16, 8) if small else _seeded(1, 80, 100),), ["input"], None
