@@ -294,8 +294,10 @@ std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const Pol
   bool sum_taken = false;
   for (; fused < static_cast<int>(s.steps.size()) && IsOneDnnPostOp(s.steps[fused].step.op_type); ++fused) {
     const ChainStep& step = s.steps[fused].step;
-    if (anchor.op_type != "Conv" || !step.has_operand || step.operand_shape != whole) continue;
-    if (sum_taken || step.op_type != "Add") break;
+    // Whole-sized by its count of values (a [C,H,W] operand of a [1,C,H,W] output too); the sum's
+    // shape must be the output's own (PostOpChain).
+    if (anchor.op_type != "Conv" || !step.has_operand || Tensor::NumElements(step.operand_shape) != Tensor::NumElements(whole)) continue;
+    if (sum_taken || step.op_type != "Add" || step.operand_shape != whole) break;
     sum_taken = true;
   }
   if (fused == 0) return std::nullopt;

@@ -362,6 +362,8 @@ class ConvKernel : public Kernel {
   }
   int InPlaceInput() const override { return post_.sum_input(); }
   Status Prepare(const std::vector<const Tensor*>& in) override {
+    runtime_weights_ = runtime_bias_ = false;  // the measured path: every input copied in
+    constant_src_.clear();
     CreatePrimitive(UserWeights(*in[1]), p_.bias ? in[2] : nullptr);
     post_.Bind(in);
     memory user_src = MemoryFromTensor(*in[0], user_src_md_);
@@ -583,6 +585,8 @@ class ConvKernel : public Kernel {
   bool ConvertsLayouts() const override { return choice_.layout == "convert"; }
   Status UseGivenLayouts(const std::vector<HandoverLayout>& inputs, const HandoverLayout& output) override {
     if (!ConvertsLayouts()) return Kernel::UseGivenLayouts(inputs, output);
+    for (size_t k = 1; k < std::min<size_t>(inputs.size(), 3); ++k)  // weights and bias given per run are read as ONNX lays them out
+      if (!inputs[k].row_major()) return Status::InvalidInput("this convolution reads its weights and bias row-major");
     return CatchOneDnnErrors([&] {
       const std::vector<int64_t> src{p_.N, p_.C, p_.H, p_.W}, dst{p_.N, p_.OC, p_.OH, p_.OW};
       given_src_md_ = DescOfHandover(inputs.empty() ? HandoverLayout{} : inputs[0], src);

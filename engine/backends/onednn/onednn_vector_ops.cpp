@@ -91,7 +91,7 @@ std::pair<int64_t, int64_t> ShortRunBroadcast(const std::vector<int64_t>& out, c
     row *= out[a];
     if (a > k) run *= out[a];
   }
-  if (run < 2 || run > 15 || row > (int64_t{1} << 16)) return {0, 0};
+  if (run < 2 || run > 15 || row == 0 || row > (int64_t{1} << 16)) return {0, 0};
   return {row, run};
 }
 
@@ -165,7 +165,8 @@ class VectorKernel : public Kernel {
   // ShortRunBroadcast's operand repeated over its run into repeated_ (src1).
   void RepeatShortRuns() {
     const float* given = static_cast<const float*>(short_run_operand_.get_data_handle());
-    for (size_t i = 0; i < repeated_.size(); ++i) repeated_[i] = given[i / static_cast<size_t>(short_run_)];
+    float* at = repeated_.data();
+    for (size_t i = 0; i < repeated_.size() / static_cast<size_t>(short_run_); ++i, at += short_run_) std::fill(at, at + short_run_, given[i]);
   }
 
   std::vector<bool> direct_;    // BindDirect: which inputs are read from the caller's memory
