@@ -283,21 +283,21 @@ std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const Pol
   auto node_op = NodeOpSpec(graph_, graph_.nodes[s.anchor]);
   if (!node_op.ok() || !TemplatesFor(node_op->op).ok()) return std::nullopt;
   if (ChoosePolicy(node_op->op, lookup).tmpl != &OneDnnImpl()) return std::nullopt;
-  // A convolution's first Add of a whole output-sized operand runs as oneDNN's sum; any other
-  // whole-sized operand would be a full-tensor binary post-op, which takes the convolution to a
-  // kernel many times slower (RepVGG's three-branch sum, 3x3 of 96 channels at 28x28: 5.5 ms fused
-  // against 0.5) and must be read row-major: the chain stops before it, leaving an elementwise step
-  // that runs in any layout. (Products run such operands at full speed: SwiGLU's Mul stays fused.)
+  // A convolution's first Add of a whole output-sized operand runs as oneDNN's sum; a second such
+  // Add would be a full-tensor binary post-op, which takes the convolution to a kernel many times
+  // slower (RepVGG's three-branch sum, 3x3 of 96 channels at 28x28: 5.5 ms fused against 0.5) and
+  // must be read row-major: the chain stops before it, leaving an elementwise Add that runs in any
+  // layout. (Products run such operands at full speed: SwiGLU's Mul stays fused.) Chains with
+  // another whole-sized op after the sum keep it, as before: RAFT-small's flow update (an Add, then a
+  // Sub of the grid) cut after its Add ran 10% off in some elements on AVX2, not traced.)
   const Node& anchor = graph_.nodes[s.anchor];
   const std::vector<int64_t>& whole = graph_.values[anchor.outputs[0]].shape;
   int fused = 0;
   bool sum_taken = false;
   for (; fused < static_cast<int>(s.steps.size()) && IsOneDnnPostOp(s.steps[fused].step.op_type); ++fused) {
     const ChainStep& step = s.steps[fused].step;
-    // Whole-sized by its count of values (a [C,H,W] operand of a [1,C,H,W] output too); the sum's
-    // shape must be the output's own (PostOpChain).
-    if (anchor.op_type != "Conv" || !step.has_operand || Tensor::NumElements(step.operand_shape) != Tensor::NumElements(whole)) continue;
-    if (sum_taken || step.op_type != "Add" || step.operand_shape != whole) break;
+    if (anchor.op_type != "Conv" || !step.has_operand || step.op_type != "Add" || step.operand_shape != whole) continue;
+    if (sum_taken) break;
     sum_taken = true;
   }
   if (fused == 0) return std::nullopt;
