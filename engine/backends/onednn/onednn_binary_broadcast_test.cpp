@@ -37,6 +37,12 @@ std::vector<float> Broadcast(const std::string& type, const std::vector<int64_t>
   return y;
 }
 
+double WorstDifference(const std::vector<float>& want, const float* got) {
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(want[i] - got[i])));
+  return worst;
+}
+
 TEST_CASE("impl.onednn binary ops: an operand broadcast over a short run of trailing values, given at bind or on each run") {
   struct Case {
     std::vector<int64_t> out, other;
@@ -70,9 +76,7 @@ TEST_CASE("impl.onednn binary ops: an operand broadcast over a short run of trai
           const std::vector<float> want = Broadcast(type, c.out, a, c.other, second.data);
           std::vector<float> got(want.size(), 1234.f);
           REQUIRE(kernel->RunDirect({a.data(), constant_operand ? nullptr : second.data.data()}, got.data()).ok());
-          double worst = 0;
-          for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(want[i] - got[i])));
-          CHECK(worst < 1e-5);
+          CHECK(WorstDifference(want, got.data()) < 1e-5);
         }
       }
       // The measured path: both operands copied in.
@@ -83,9 +87,7 @@ TEST_CASE("impl.onednn binary ops: an operand broadcast over a short run of trai
       REQUIRE(measured->Fetch(&output).ok());
       CHECK(output.shape == c.out);
       const std::vector<float> want = Broadcast(type, c.out, a, c.other, second.data);
-      double worst = 0;
-      for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(want[i] - output.data[i])));
-      CHECK(worst < 1e-5);
+      CHECK(WorstDifference(want, output.data.data()) < 1e-5);
     }
 }
 
