@@ -296,7 +296,7 @@ std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const Pol
   bool sum_taken = false;
   for (; fused < static_cast<int>(s.steps.size()) && IsOneDnnPostOp(s.steps[fused].step.op_type); ++fused) {
     const ChainStep& step = s.steps[fused].step;
-    if (anchor.op_type != "Conv" || !step.has_operand || step.op_type != "Add" || step.operand_shape != whole) continue;
+    if (anchor.op_type != "Conv" || !IsSumCandidate(step, whole)) continue;
     if (sum_taken) break;
     sum_taken = true;
   }

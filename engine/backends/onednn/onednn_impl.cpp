@@ -761,7 +761,7 @@ class ConvKernel : public Kernel {
     // A residual Add of the output's shape is oneDNN's sum post-op, which every kernel takes.
     const std::vector<int64_t> output = {p_.N, p_.OC, p_.OH, p_.OW};
     const bool operand = std::any_of(post_.ops().begin(), post_.ops().end(),
-                                     [&](const ChainStep& op) { return op.has_operand && !(op.op_type == "Add" && op.operand_shape == output); });
+                                     [&](const ChainStep& op) { return op.has_operand && !IsSumCandidate(op, output); });
     if (!operand) return;
     const dnnl::convolution_forward::primitive_desc bare(ConvDesc(p_, choice_.algo, "auto", false), OneDnnCpuEngine());  // its own layouts, no chain
     const std::string bare_impl = bare.impl_info_str();

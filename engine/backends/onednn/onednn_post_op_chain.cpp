@@ -21,12 +21,16 @@ bool IsOneDnnPostOp(const std::string& op_type) {
   return types.count(op_type) > 0;
 }
 
+bool IsSumCandidate(const ChainStep& step, const std::vector<int64_t>& output_shape) {
+  return step.has_operand && step.op_type == "Add" && step.operand_shape == output_shape;
+}
+
 PostOpChain::PostOpChain(std::vector<ChainStep> ops, size_t first_operand_input, const std::vector<int64_t>& output_shape)
     : ops_(std::move(ops)), first_operand_input_(first_operand_input) {
   int slots = 0;
   for (const ChainStep& op : ops_) {
     slot_of_op_.push_back(op.has_operand ? slots++ : -1);
-    if (sum_slot_ < 0 && op.has_operand && op.op_type == "Add" && op.operand_shape == output_shape) sum_slot_ = slot_of_op_.back();
+    if (sum_slot_ < 0 && IsSumCandidate(op, output_shape)) sum_slot_ = slot_of_op_.back();
   }
 }
 

@@ -18,6 +18,10 @@ namespace tilebank::engine {
 // Whether oneDNN runs `op_type` as a post-op.
 bool IsOneDnnPostOp(const std::string& op_type);
 
+// Whether `step` may be a chain's sum post-op: an Add of an operand of the output's own shape (the
+// chain's first such Add is; engine/backends/onednn/onednn_post_op_chain.h).
+bool IsSumCandidate(const ChainStep& step, const std::vector<int64_t>& output_shape);
+
 // The kernel's inputs are the anchor's, then one per post-op with an operand, in order; its output
 // is the last post-op's. kInvalidInput when oneDNN cannot fuse them (a broadcast it lacks, or only a
 // reference implementation would run them).
