@@ -73,6 +73,15 @@ std::string BlocksModel(const TempDir& dir) {
   return b.Save(dir / "blocks.onnx");
 }
 
+// Whether oneDNN's convolution of `g`'s first Conv takes a residual Add as its sum post-op on this
+// host (not below AVX-512: OneDnnConvAddsResidualOnce); where not, a chain with it runs row-major.
+bool ResidualSumsFuse(const Graph& g) {
+  const auto conv = std::find_if(g.nodes.begin(), g.nodes.end(), [](const auto& n) { return n.op_type == "Conv"; });
+  auto op = engine::model::NodeOpSpec(g, *conv);
+  REQUIRE(op.ok());
+  return engine::OneDnnConvAddsResidualOnce(op->op);
+}
+
 Graph Load(const std::string& path) {
   auto g = ImportOnnx(path, {});
   REQUIRE_MESSAGE(g.ok(), g.status().message());
@@ -170,7 +179,7 @@ TEST_CASE("sgat: tensors pass between oneDNN convolutions in their native layout
     const std::string layouts = LayoutsText(native_bindings);
     int handed = 0;
     for (const auto& b : native_bindings) handed += !b.layout.empty();
-    CHECK_MESSAGE(handed >= 3, layouts);
+    CHECK_MESSAGE(handed >= (fuse == 0 || ResidualSumsFuse(g) ? 3 : 1), layouts);
     CHECK(native_bindings.back().layout.empty());
   }
 }
@@ -1049,7 +1058,7 @@ TEST_CASE("sgat: a graph entry with fuse 0 runs its subgraph unfused where the b
   std::vector<NodeBinding> builtin, with_fuse0;
   const auto reference = Run(g, nullptr, nullptr, OneDnnConvs);
   Run(g, BankFusionLookup(nullptr), &builtin, OneDnnConvs);
-  CHECK(fused_anchors(builtin) == 4);
+  CHECK(fused_anchors(builtin) == (ResidualSumsFuse(g) ? 4 : 2));  // below AVX-512, the blocks' chains stop before their sums
   const std::string root = dir / "bank";
   PutFusedEntry(root, subgraphs[0], 0, "onednn");
   {

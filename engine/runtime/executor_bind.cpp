@@ -287,9 +287,9 @@ std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const Pol
   // Add would be a full-tensor binary post-op, which takes the convolution to a kernel many times
   // slower (RepVGG's three-branch sum, 3x3 of 96 channels at 28x28: 5.5 ms fused against 0.5) and
   // must be read row-major: the chain stops before it, leaving an elementwise Add that runs in any
-  // layout. (Products run such operands at full speed: SwiGLU's Mul stays fused.) Chains with
-  // another whole-sized op after the sum keep it, as before: RAFT-small's flow update (an Add, then a
-  // Sub of the grid) cut after its Add ran 10% off in some elements on AVX2, not traced.)
+  // layout. (Products run such operands at full speed: SwiGLU's Mul stays fused.) Where oneDNN's
+  // convolution would start its sums from the residual (below AVX-512, OneDnnConvAddsResidualOnce),
+  // the chain stops before the first such Add.
   const Node& anchor = graph_.nodes[s.anchor];
   const std::vector<int64_t>& whole = graph_.values[anchor.outputs[0]].shape;
   int fused = 0;
@@ -297,7 +297,7 @@ std::optional<FusionChoice> Executor::BuiltinFusion(const Subgraph& s, const Pol
   for (; fused < static_cast<int>(s.steps.size()) && IsOneDnnPostOp(s.steps[fused].step.op_type); ++fused) {
     const ChainStep& step = s.steps[fused].step;
     if (anchor.op_type != "Conv" || !IsSumCandidate(step, whole)) continue;
-    if (sum_taken) break;
+    if (sum_taken || !OneDnnConvAddsResidualOnce(node_op->op)) break;
     sum_taken = true;
   }
   if (fused == 0) return std::nullopt;

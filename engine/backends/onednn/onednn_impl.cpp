@@ -353,6 +353,11 @@ std::string OwnTailName(const ConvEpilogue& own) {
   return own.steps.back().kind == ConvEpilogueStep::Kind::kTanh ? "own Tanh" : "own Swish";
 }
 
+// Whether a convolution implementation of oneDNN starts its accumulators from the destination when
+// it has a sum post-op (the direct JIT kernels below AVX-512; its 1x1, depthwise and AVX-512 kernels
+// add the destination to finished sums).
+bool AccumulatesOnResidual(const std::string& impl) { return impl.rfind("jit:avx2", 0) == 0 || impl.rfind("jit:sse41", 0) == 0; }
+
 class ConvKernel : public Kernel {
  public:
   ConvKernel(ConvProblem p, std::vector<int64_t> out_shape, std::vector<ChainStep> post_ops = {}, CubeChoice choice = {})
@@ -769,6 +774,13 @@ class ConvKernel : public Kernel {
       throw dnnl::error(dnnl_unimplemented, ("a binary step fused here takes oneDNN's convolution off its JIT kernel, to " + impl).c_str());
   }
 
+  // A residual the primitive would start its accumulators from (OneDnnConvAddsResidualOnce) is refused.
+  void RefuseResidualAccumulation() const {
+    const std::string impl = pd_.impl_info_str();
+    if (post_.sum_input() >= 0 && AccumulatesOnResidual(impl))
+      throw dnnl::error(dnnl_unimplemented, ("a residual Add fused here would round every product at the residual's magnitude: " + impl).c_str());
+  }
+
   // The primitive for layouts of its choosing (or NCHW activations), with the weights (and bias,
   // when given; else the bound one stays) in them.
   void CreatePrimitive(const memory& weights_from, const Tensor* bias) {
@@ -797,6 +809,7 @@ class ConvKernel : public Kernel {
     scratchpad_.Describe(pd_.scratchpad_desc());
     post_.RefuseReference(pd_.impl_info_str());
     RefuseGemmForOperands();
+    RefuseResidualAccumulation();
     // A bf16 primitive waits until the plan says what type its destination is (UseNarrowLayouts):
     // made twice, the first would stay in oneDNN's primitive cache, its code resident.
     prim_ = {};
@@ -1110,6 +1123,22 @@ Result<std::unique_ptr<Kernel>> OneDnnFusedKernel(const OpSpec& anchor, const st
 const OpTemplate& OneDnnImpl() {
   static const OneDnnLibraryTemplate t;
   return t;
+}
+
+bool OneDnnConvAddsResidualOnce(const OpSpec& conv) {
+  const auto p = AnalyzeConv(conv);
+  if (!p.ok()) return true;
+  try {
+    dnnl::post_ops sum;
+    sum.append_sum(1.f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(sum);
+    const auto desc = ConvDesc(p.value(), "direct", "auto");  // alive while the descriptor reads it
+    const dnnl::convolution_forward::primitive_desc pd(desc, attr, OneDnnCpuEngine());
+    return !AccumulatesOnResidual(pd.impl_info_str());
+  } catch (const dnnl::error&) {  // no such convolution: nothing to fuse the sum into either
+    return true;
+  }
 }
 
 }  // namespace tilebank::engine

@@ -22,6 +22,14 @@ bool IsOneDnnPostOp(const std::string& op_type);
 // chain's first such Add is; engine/backends/onednn/onednn_post_op_chain.h).
 bool IsSumCandidate(const ChainStep& step, const std::vector<int64_t>& output_shape);
 
+// Whether oneDNN's convolution for `conv` (its default, in its own layouts) adds a sum post-op's
+// residual to finished sums of products. Its direct JIT kernels below AVX-512 (jit:avx2, jit:sse41)
+// start their accumulators from the residual instead: each of the IC x KH x KW products then rounds
+// at the residual's magnitude (RAFT's flow, a small update added to a coordinate grid of up to 127,
+// came out up to 10% off). Such a kernel takes no sum (ConvKernel refuses the chain); a chain stops
+// before it (engine/runtime/executor_bind.cpp).
+bool OneDnnConvAddsResidualOnce(const OpSpec& conv);
+
 // The kernel's inputs are the anchor's, then one per post-op with an operand, in order; its output
 // is the last post-op's. kInvalidInput when oneDNN cannot fuse them (a broadcast it lacks, or only a
 // reference implementation would run them).
