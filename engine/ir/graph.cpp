@@ -1,5 +1,7 @@
 #include "engine/ir/graph.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 namespace tilebank::engine::model {
@@ -63,6 +65,10 @@ TypedTensor ConstTensor::AsTyped(DType dtype) const {
   }
   for (int64_t i = 0; i < t.size() && dtype != DType::kString; ++i) IsInteger() ? t.SetIntAt(i, IntAt(i)) : t.SetAt(i, floats[i]);
   return t;
+}
+
+bool ConstTensor::Uniform() const {
+  return type == Type::kFloat && !floats.empty() && std::all_of(floats.begin(), floats.end(), [&](float f) { return f == floats[0]; });
 }
 
 ConstTensor ConstTensor::Floats(std::vector<int64_t> shape, std::vector<float> values) {

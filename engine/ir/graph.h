@@ -36,6 +36,10 @@ struct ConstTensor {
     return type == Type::kInt8 ? static_cast<int8_t>(bytes[i]) : type == Type::kUInt8 ? bytes[i] : ints[i];
   }
   double At(int64_t i) const { return type == Type::kFloat ? floats[i] : static_cast<double>(IntAt(i)); }
+  // Whether a float constant holds one value throughout (false when its floats are empty).
+  bool Uniform() const;
+  // Whether Uniform() held when the data was released (Executor::ReleaseWeight: a kernel holds it).
+  bool released_uniform = false;
   Tensor AsTensor() const;  // float32 copy
   TypedTensor AsTyped(DType dtype) const;  // the values as `dtype` (integers exactly)
   static ConstTensor Floats(std::vector<int64_t> shape, std::vector<float> values);

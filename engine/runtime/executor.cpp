@@ -145,6 +145,7 @@ void Executor::ReleaseWeight(int v) {
                                                   : static_cast<size_t>(c->size()) * sizeof(int64_t) < kReleasedIntegerWeightBytes))
     return;
   if (std::find(graph_.outputs.begin(), graph_.outputs.end(), v) != graph_.outputs.end()) return;
+  c->released_uniform = c->Uniform();
   std::vector<float>().swap(c->floats);
   std::vector<int64_t>().swap(c->ints);
   std::vector<uint8_t>().swap(c->bytes);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "engine/backends/onednn/onednn_vector_ops.h"
 #include "engine/ir/node_op_spec.h"
@@ -19,6 +20,14 @@ std::vector<int64_t> ConstantInts(const Graph& g, const Node& n, size_t slot) {
   const auto& c = *g.values[n.inputs[slot]].constant;
   for (int64_t i = 0; i < c.size(); ++i) out.push_back(static_cast<int64_t>(c.At(i)));
   return out;
+}
+
+// Whether `v` is a float32 constant of one value throughout: the same in any layout of its shape.
+bool UniformConstant(const Graph& g, int v) {
+  if (!g.IsConstant(v)) return false;
+  const ConstTensor& c = *g.values[v].constant;
+  if (c.type != ConstTensor::Type::kFloat) return false;
+  return c.floats.empty() ? c.released_uniform : c.Uniform();
 }
 
 // Node `n` as an operator that runs in any layout family (engine/backends/onednn/onednn_layout_ops.h), with
@@ -234,11 +243,16 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
     for (int v : s.inputs) {
       if (v < 0) continue;
       const bool same = graph.values[v].shape == graph.values[s.output].shape && !graph.IsConstant(v);
-      if (!same && Tensor::NumElements(graph.values[v].shape) != 1) return false;
+      if (!same && Tensor::NumElements(graph.values[v].shape) != 1 && !UniformConstant(graph, v)) return false;
       same_shape_input |= same;
     }
     return same_shape_input;
   };
+  // The step writing each value, where a step does.
+  std::vector<int> producer(values, -1);
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].output >= 0) producer[steps[i].output] = static_cast<int>(i);
+  const std::set<int> model_inputs(graph.inputs.begin(), graph.inputs.end());
   // Data movement and per-channel work (Concat, Slice, pooling, nearest Resize, BatchNormalization, group norms,
   // per-channel binary ops: engine/backends/onednn/onednn_layout_ops.h) runs in whichever layout family its
   // neighbours write: its inputs and output join one group that takes one family, each value in
@@ -259,14 +273,30 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
     is_agnostic[i] = agnostic(i);
     if (is_agnostic[i]) {
       for (int v : s.inputs)
-        if (v >= 0 && graph.values[v].shape == graph.values[s.output].shape) group[find(v)] = find(s.output);
+        if (v >= 0 && !graph.IsConstant(v) && graph.values[v].shape == graph.values[s.output].shape) group[find(v)] = find(s.output);
       continue;
     }
     if (s.kind == LayoutStep::Kind::kLayoutKernel && s.output >= 0)
       family_op[i] = FamilyOpOf(graph, graph.nodes[s.node], &family_inputs[i]);
     if (!family_op[i]) continue;
+    // A Concat reads an input row-major, outside its group, where nothing could write it natively:
+    // a model input, or the output of a step with no native layout that neither computes the same in
+    // any layout nor runs in a family (ConvLSTM's frame Gather, joined to the hidden state before
+    // each gate convolution). One reorder of that input instead of the whole group row-major.
+    auto written_row_major = [&](int v) {
+      if (model_inputs.count(v)) return true;
+      const int p = producer[v];
+      if (p < 0 || is_agnostic[p] || family_op[p] || steps[p].converts) return false;
+      return steps[p].kind == LayoutStep::Kind::kOther || steps[p].native_output.row_major();
+    };
+    if (family_op[i]->kind == LayoutFamilyOp::Kind::kConcat) {
+      std::vector<bool> row_major(family_inputs[i].size());
+      for (size_t k = 0; k < row_major.size(); ++k) row_major[k] = written_row_major(family_inputs[i][k]);
+      if (std::count(row_major.begin(), row_major.end(), false) > 0) family_op[i]->row_major_inputs = row_major;
+    }
     std::vector<int> tied = {s.output};
-    tied.insert(tied.end(), family_inputs[i].begin(), family_inputs[i].end());
+    for (size_t k = 0; k < family_inputs[i].size(); ++k)
+      if (k >= family_op[i]->row_major_inputs.size() || !family_op[i]->row_major_inputs[k]) tied.push_back(family_inputs[i][k]);
     for (int v : tied) {
       if (LayoutFree(graph.values[v].shape) || graph.values[v].shape.size() < 3) {  // a reduction's [N, C] too
         row_major_only.push_back(v);

@@ -47,6 +47,18 @@ std::vector<LayoutStep> Steps(int row_major_reader = -1) {
   return steps;
 }
 
+// One layout-kernel step per node of `g`, reading and writing what the node does (native layouts: none).
+std::vector<LayoutStep> StepPerNode(const Graph& g) {
+  std::vector<LayoutStep> steps(g.nodes.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    steps[i].kind = LayoutStep::Kind::kLayoutKernel;
+    steps[i].node = static_cast<int>(i);
+    steps[i].inputs = g.nodes[i].inputs;
+    steps[i].output = g.nodes[i].outputs[0];
+  }
+  return steps;
+}
+
 TEST_CASE("layout plan: values between kernels that write and read one native layout are handed over in it, the model's inputs and outputs stay row-major") {
   const LayoutPlan plan = PlanLayouts(Chain(), Steps(), true);
   CHECK(plan.layout_of[0].row_major());
@@ -119,13 +131,7 @@ TEST_CASE("layout plan: a per-channel scale in its family passes a bf16 value on
   REQUIRE(md);
   const HandoverLayout narrow = HandoverLayoutOf(WithBf16(*md));
   REQUIRE(narrow.narrow);
-  std::vector<LayoutStep> steps(3);
-  for (int i = 0; i < 3; ++i) {
-    steps[i].kind = LayoutStep::Kind::kLayoutKernel;
-    steps[i].node = i;
-    steps[i].inputs = g.nodes[i].inputs;
-    steps[i].output = g.nodes[i].outputs[0];
-  }
+  std::vector<LayoutStep> steps = StepPerNode(g);
   for (int i : {0, 2}) {
     steps[i].native_output = nhwc, steps[i].native_inputs = {nhwc};
     steps[i].narrow_output = narrow, steps[i].narrow_inputs = {narrow};
@@ -163,6 +169,95 @@ TEST_CASE("layout plan: a per-channel scale in its family passes a bf16 value on
   CHECK(plan.layout_of[1].key == narrow.key);
   CHECK(plan.layout_of[2].key == nhwc.key);
   CHECK(plan.layout_of[5].key == narrow.key);
+}
+
+// v0 (the model's input) -> Conv -> v1; v0 -> a step with no native layout (a frame Gather) -> v2;
+// Concat(v2, v1) -> v3 -> Conv -> v4 (the model's output). Every value [1, 16, 8, 8] but v3 and v4
+// ([1, 32, 8, 8]).
+Graph ConcatOfRowMajorInput() {
+  Graph g;
+  auto value = [&](const std::string& name, int64_t channels) {
+    Value v;
+    v.name = name;
+    v.shape = {1, channels, 8, 8};
+    g.values.push_back(v);
+  };
+  for (const char* name : {"v0", "v1", "v2"}) value(name, 16);
+  value("v3", 32);
+  value("v4", 32);
+  auto node = [&](const std::string& op, std::vector<int> inputs, int output) {
+    Node n;
+    n.name = op + std::to_string(g.nodes.size());
+    n.op_type = op;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    g.nodes.push_back(n);
+  };
+  node("Conv", {0}, 1);
+  node("Gather", {0}, 2);
+  node("Concat", {2, 1}, 3);
+  g.nodes.back().attrs["axis"] = 1;
+  node("Conv", {3}, 4);
+  g.inputs = {0};
+  g.outputs = {4};
+  return g;
+}
+
+TEST_CASE("layout plan: a Concat reads an input nothing writes natively row-major, and its group keeps the native layout") {
+  const Graph g = ConcatOfRowMajorInput();
+  const HandoverLayout blocked16 = LayoutInFamily("nChw16c", {1, 16, 8, 8}), blocked32 = LayoutInFamily("nChw16c", {1, 32, 8, 8});
+  REQUIRE(!blocked16.row_major());
+  std::vector<LayoutStep> steps = StepPerNode(g);
+  steps[0].native_output = blocked16, steps[0].native_inputs = {blocked16};
+  steps[1].kind = LayoutStep::Kind::kOther;  // the Gather: row-major only
+  steps[3].native_output = blocked32, steps[3].native_inputs = {blocked32};
+  const LayoutPlan plan = PlanLayouts(g, steps, true);
+  CHECK(plan.layout_of[1].key == blocked16.key);
+  CHECK(plan.layout_of[2].row_major());
+  CHECK(plan.layout_of[3].key == blocked32.key);
+  CHECK(plan.layout_of[4].row_major());
+  REQUIRE(plan.family_kernels[2]);
+  // The Concat's kernel: v2 row-major into the first block, v1 as it is into the second.
+  std::vector<float> v2(16 * 64), v1(16 * 64), v3(32 * 64, -1.f);
+  for (size_t i = 0; i < v2.size(); ++i) v2[i] = static_cast<float>(i), v1[i] = 10000.f + static_cast<float>(i);
+  REQUIRE(plan.family_kernels[2]->RunDirect({v2.data(), v1.data()}, v3.data()).ok());
+  int wrong = 0;
+  for (int c = 0; c < 16; ++c)
+    for (int hw = 0; hw < 64; ++hw) {
+      wrong += v3[hw * 16 + c] != v2[c * 64 + hw];                // block 0: channels 0-15 from row-major v2
+      wrong += v3[(64 + hw) * 16 + c] != v1[hw * 16 + c];         // block 1: v1, nChw16c already
+    }
+  CHECK(wrong == 0);
+  // The same Concat with its row-major input a step that writes natively: all of it in the family.
+  std::vector<LayoutStep> native = steps;
+  native[1].kind = LayoutStep::Kind::kLayoutKernel;
+  native[1].native_output = blocked16, native[1].native_inputs = {blocked16};
+  CHECK(PlanLayouts(g, native, true).layout_of[2].key == blocked16.key);
+}
+
+TEST_CASE("layout plan: an elementwise step with a constant of one value throughout (a zero initial state) computes the same in any layout") {
+  // v0 -> Conv -> v1 -> Mul(v1, zeros) -> v2 -> Conv -> v3, zeros a [1, 32, 8, 8] constant.
+  Graph g = Chain();
+  g.nodes[1].op_type = "Mul";
+  Value zeros = g.values[1];
+  zeros.name = "zeros";
+  zeros.constant = ConstTensor::Floats({1, 32, 8, 8}, std::vector<float>(32 * 64, 0.f));
+  g.values.push_back(zeros);
+  g.nodes[1].inputs = {1, 4};
+  std::vector<LayoutStep> steps = Steps();
+  steps[1].kind = LayoutStep::Kind::kOther;
+  steps[1].pointwise = true;
+  steps[1].inputs = {1, 4};
+  steps[1].native_output = {}, steps[1].native_inputs = {};
+  LayoutPlan plan = PlanLayouts(g, steps, true);
+  CHECK(plan.agnostic[1]);
+  CHECK(plan.layout_of[1].key == kBlocked.key);
+  CHECK(plan.layout_of[2].key == kBlocked.key);
+  // One value differing: the constant reads differently in another layout.
+  g.values[4].constant->floats[5] = 1.f;
+  plan = PlanLayouts(g, steps, true);
+  CHECK_FALSE(plan.agnostic[1]);
+  CHECK(plan.layout_of[1].row_major());
 }
 
 }  // namespace

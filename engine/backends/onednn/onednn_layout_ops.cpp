@@ -65,8 +65,12 @@ class FamilyKernel : public Kernel {
   void Create(const LayoutFamilyOp& op, const std::string& family) {
     auto& engine = OneDnnCpuEngine();
     std::vector<memory::desc> srcs;
-    for (size_t i = 0; i < op.inputs.size(); ++i)
-      srcs.push_back(op.kind == LayoutFamilyOp::Kind::kBinary && i == 1 ? RowMajorDesc(op.inputs[i]) : FamilyDesc(family, op.inputs[i]));
+    bool mixed = false;  // a Concat with inputs read row-major: oneDNN's concat by one reorder per input
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const bool row_major = (op.kind == LayoutFamilyOp::Kind::kBinary && i == 1) || (i < op.row_major_inputs.size() && op.row_major_inputs[i]);
+      mixed |= op.kind == LayoutFamilyOp::Kind::kConcat && row_major;
+      srcs.push_back(row_major ? RowMajorDesc(op.inputs[i]) : FamilyDesc(family, op.inputs[i]));
+    }
     const memory::desc dst = FamilyDesc(family, op.output);
     for (const auto& md : srcs)
       if (md.is_zero()) throw dnnl::error(dnnl_invalid_arguments, "no such layout family for an input");
@@ -131,10 +135,11 @@ class FamilyKernel : public Kernel {
     }
     args_[output_arg_] = memory(dst, engine, DNNL_MEMORY_NONE);
     // oneDNN's reference kernels (what it falls back to for a format its JIT kernels lack) lose
-    // more than the layout saves: such a family is refused and the group stays row-major.
+    // more than the layout saves: such a family is refused and the group stays row-major. (A concat
+    // of mixed layouts is "ref:any" by name, a reorder into its part of the output per input.)
     const char* impl = nullptr;
     dnnl_primitive_desc_query(prim_.get_primitive_desc(), dnnl_query_impl_info_str, 0, &impl);
-    if (impl && std::string(impl).rfind("ref", 0) == 0) throw dnnl::error(dnnl_unimplemented, "only a reference kernel in this layout family");
+    if (impl && std::string(impl).rfind("ref", 0) == 0 && !mixed) throw dnnl::error(dnnl_unimplemented, "only a reference kernel in this layout family");
   }
 
  private:
@@ -195,7 +200,8 @@ Result<std::unique_ptr<Kernel>> LayoutFamilyKernel(const LayoutFamilyOp& op, con
       if (!md.is_zero() && !LayoutFree(op.inputs[0]))
         if (auto own = GlobalPoolInFamily(op, md); own.ok()) return own;
     }
-    if (op.kind == LayoutFamilyOp::Kind::kConcat) {  // our copy loop where every value is dense in whole blocks
+    const bool mixed = std::count(op.row_major_inputs.begin(), op.row_major_inputs.end(), true) > 0;
+    if (op.kind == LayoutFamilyOp::Kind::kConcat && !mixed) {  // our copy loop where every value is dense in whole blocks
       std::vector<memory::desc> srcs;
       for (const auto& shape : op.inputs) srcs.push_back(FamilyDesc(family, shape));
       const memory::desc dst = FamilyDesc(family, op.output);

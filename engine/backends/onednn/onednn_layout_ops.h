@@ -26,6 +26,9 @@ namespace tilebank::engine {
 struct LayoutFamilyOp {
   enum class Kind { kConcat, kSlice, kPool, kGlobalPool, kResize, kBinary, kAffine, kGroupNorm, kConvTransposeTiled } kind = Kind::kConcat;
   std::vector<std::vector<int64_t>> inputs;
+  // kConcat: per input, read row-major whatever the family (written so by a step that has no native
+  // layout: a frame Gather before a recurrent convolution); empty: every input in the family.
+  std::vector<bool> row_major_inputs;
   std::vector<int64_t> output;
   int64_t axis = 1;              // kConcat: the axis joined
   std::vector<int64_t> offsets;  // kSlice: where the output starts in the input, per axis
