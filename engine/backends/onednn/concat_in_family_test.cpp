@@ -1,7 +1,8 @@
 // The concat loop of a layout family (concat_in_family.h) against a plain row-major concat: along
 // channels in channels-last (counts that leave partial vectors, an input of one channel) and in
 // blocked layouts of whole blocks, along a spatial axis, two images, and enough floats that the
-// threads split runs in the middle; a blocked concat of partial blocks is refused.
+// threads split runs in the middle; a blocked concat of partial blocks is refused. The slice loop
+// likewise against a row-major slice, and refusing a slice that starts inside a block.
 #include "engine/backends/onednn/concat_in_family.h"
 
 #include <doctest/doctest.h>
@@ -93,6 +94,61 @@ TEST_CASE("a concat in a layout family refuses blocks it would split") {
   op.axis = 1;
   auto kernel = ConcatInFamily(op, {FamilyTagDesc("blocked16", op.inputs[0]), FamilyTagDesc("blocked16", op.inputs[1])}, FamilyTagDesc("blocked16", op.output));
   CHECK_FALSE(kernel.ok());
+}
+
+// `shape` sliced along `axis` from `offset`, `size` indices, moved into `family` and back, against
+// the row-major slice.
+void CheckSlice(const std::string& family, const std::vector<int64_t>& shape, size_t axis, int64_t offset, int64_t size) {
+  CAPTURE(family);
+  CAPTURE(axis);
+  CAPTURE(offset);
+  LayoutFamilyOp op;
+  op.kind = LayoutFamilyOp::Kind::kSlice;
+  op.inputs = {shape};
+  op.output = shape;
+  op.output[axis] = size;
+  op.offsets.assign(shape.size(), 0);
+  op.offsets[axis] = offset;
+  const dnnl::memory::desc src = FamilyTagDesc(family, shape), dst = FamilyTagDesc(family, op.output);
+  auto kernel = SliceInFamily(op, src, dst);
+  REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+  std::vector<float> x(static_cast<size_t>(Tensor::NumElements(shape)));
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(k);
+  dnnl::stream stream(OneDnnCpuEngine());
+  dnnl::memory plain(RowMajorDesc(shape), OneDnnCpuEngine(), x.data()), moved(src, OneDnnCpuEngine()), out(dst, OneDnnCpuEngine());
+  dnnl::reorder(plain, moved).execute(stream, plain, moved);
+  stream.wait();
+  REQUIRE((*kernel)->RunDirect({static_cast<const float*>(moved.get_data_handle())}, static_cast<float*>(out.get_data_handle())).ok());
+  std::vector<float> got(static_cast<size_t>(Tensor::NumElements(op.output)));
+  dnnl::memory back(RowMajorDesc(op.output), OneDnnCpuEngine(), got.data());
+  dnnl::reorder(out, back).execute(stream, out, back);
+  stream.wait();
+  // The row-major slice: outer runs of the input's axis span, the part from `offset`.
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  std::vector<float> want;
+  for (int64_t o = 0; o < outer; ++o) {
+    const auto from = x.begin() + (o * shape[axis] + offset) * inner;
+    want.insert(want.end(), from, from + size * inner);
+  }
+  CHECK(got == want);
+}
+
+TEST_CASE("a slice in a layout family takes its part as a row-major slice does, and refuses to start inside a block") {
+  CheckSlice("channels-last", {1, 256, 32, 32}, 1, 64, 64);  // a ConvLSTM gate
+  CheckSlice("channels-last", {2, 7, 5, 3}, 1, 2, 3);
+  CheckSlice("channels-last", {2, 6, 5, 9}, 2, 1, 3);
+  CheckSlice("blocked16", {2, 48, 6, 5}, 1, 16, 32);
+  CheckSlice("blocked8", {1, 24, 40, 30}, 1, 8, 8);
+  CheckSlice("blocked16", {1, 20, 6, 5}, 2, 2, 4);  // padded channels, sliced along H
+  CheckSlice("channels-last", {1, 12, 2, 3, 3}, 1, 4, 8);
+  LayoutFamilyOp op;
+  op.kind = LayoutFamilyOp::Kind::kSlice;
+  op.inputs = {{1, 32, 4, 4}};
+  op.output = {1, 16, 4, 4};
+  op.offsets = {0, 8, 0, 0};
+  CHECK_FALSE(SliceInFamily(op, FamilyTagDesc("blocked16", op.inputs[0]), FamilyTagDesc("blocked16", op.output)).ok());
 }
 
 }  // namespace

@@ -209,6 +209,11 @@ Result<std::unique_ptr<Kernel>> LayoutFamilyKernel(const LayoutFamilyOp& op, con
       if (described)
         if (auto own = ConcatInFamily(op, srcs, dst); own.ok()) return own;
     }
+    if (op.kind == LayoutFamilyOp::Kind::kSlice) {  // our copy loop where the slice takes whole blocks of one axis
+      const memory::desc src = FamilyDesc(family, op.inputs[0]), dst = FamilyDesc(family, op.output);
+      if (!src.is_zero() && !dst.is_zero())
+        if (auto own = SliceInFamily(op, src, dst); own.ok()) return own;
+    }
     if (op.kind == LayoutFamilyOp::Kind::kPool) {  // our loop where the family is dense over channels
       const memory::desc src = FamilyDesc(family, op.inputs[0]), dst = FamilyDesc(family, op.output);
       if (!src.is_zero() && !dst.is_zero() && !LayoutFree(op.inputs[0]) && !LayoutFree(op.output))
