@@ -243,7 +243,8 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
     for (int v : s.inputs) {
       if (v < 0) continue;
       const bool same = graph.values[v].shape == graph.values[s.output].shape && !graph.IsConstant(v);
-      if (!same && Tensor::NumElements(graph.values[v].shape) != 1 && !UniformConstant(graph, v)) return false;
+      const bool uniform_same_shape = graph.values[v].shape == graph.values[s.output].shape && UniformConstant(graph, v);
+      if (!same && Tensor::NumElements(graph.values[v].shape) != 1 && !uniform_same_shape) return false;
       same_shape_input |= same;
     }
     return same_shape_input;
@@ -295,8 +296,13 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
       if (std::count(row_major.begin(), row_major.end(), false) > 0) family_op[i]->row_major_inputs = row_major;
     }
     std::vector<int> tied = {s.output};
-    for (size_t k = 0; k < family_inputs[i].size(); ++k)
-      if (k >= family_op[i]->row_major_inputs.size() || !family_op[i]->row_major_inputs[k]) tied.push_back(family_inputs[i][k]);
+    for (size_t k = 0; k < family_inputs[i].size(); ++k) {
+      if (k < family_op[i]->row_major_inputs.size() && family_op[i]->row_major_inputs[k]) {
+        row_major_only.push_back(family_inputs[i][k]);  // whatever its own group would take: the Concat reads it row-major
+        continue;
+      }
+      tied.push_back(family_inputs[i][k]);
+    }
     for (int v : tied) {
       if (LayoutFree(graph.values[v].shape) || graph.values[v].shape.size() < 3) {  // a reduction's [N, C] too
         row_major_only.push_back(v);

@@ -258,6 +258,10 @@ TEST_CASE("layout plan: an elementwise step with a constant of one value through
   plan = PlanLayouts(g, steps, true);
   CHECK_FALSE(plan.agnostic[1]);
   CHECK(plan.layout_of[1].row_major());
+  // One value throughout but broadcast ([1, 32, 1, 1]): not taken (small_unet's outputs went wrong).
+  g.values[4].shape = {1, 32, 1, 1};
+  g.values[4].constant = ConstTensor::Floats({1, 32, 1, 1}, std::vector<float>(32, 0.f));
+  CHECK_FALSE(PlanLayouts(g, steps, true).agnostic[1]);
 }
 
 }  // namespace
