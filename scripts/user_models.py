@@ -59,7 +59,7 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       (3 -> 64 -> 128 -> 1024 per point), max over the points, an MLP head;
                       [1,3,2048] points -> [1,40]
   convnext, conformer, vae_decoder, deeplab: scripts/user_models_modern.py
-  style_transfer, conv_tasnet, dgcnn, regnet_x, bicubic_sr, gated_scan: scripts/user_models_held_out.py
+  style_transfer, conv_tasnet, dgcnn, regnet_x, bicubic_sr, gated_scan, ...: scripts/user_models_held_out.py
   temporal_shift, dlrm, segment_onehot, retrieval, relative_bias, demucs_lite:
                       scripts/user_models_index_heavy.py
 
@@ -797,6 +797,7 @@ BUILDERS = {
     "repvgg": ("multi-branch CNN", lambda small: held_out.repvgg(small, random_batch_norm_statistics)),
     "stylegan": ("generative (modulated convolutions)", held_out.stylegan),
     "melgan": ("vocoder", held_out.melgan),
+    "convlstm": ("recurrent convolution (video)", held_out.convlstm),
     "temporal_shift": ("video (temporal shift)", index_heavy.temporal_shift),
     "dlrm": ("recommendation", index_heavy.dlrm),
     "segment_onehot": ("segmentation head", index_heavy.segment_onehot),
@@ -807,7 +808,7 @@ BUILDERS = {
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
          "convnext", "conformer", "vae_decoder", "deeplab", "style_transfer", "conv_tasnet", "dgcnn", "regnet_x", "bicubic_sr", "gated_scan", "capsule", "mobilevit",
-         "repvgg", "stylegan", "melgan", "temporal_shift", "dlrm", "segment_onehot", "retrieval", "relative_bias", "demucs_lite"]
+         "repvgg", "stylegan", "melgan", "convlstm", "temporal_shift", "dlrm", "segment_onehot", "retrieval", "relative_bias", "demucs_lite"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.

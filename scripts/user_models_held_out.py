@@ -32,6 +32,9 @@ the reference kernels or a slow path; scripts/user_models.py registers them:
   melgan              a MelGAN-style vocoder: reflection pads, weight-normalised Conv1d and
                       ConvTranspose1d upsampling x256, residual stacks of dilations 1, 3 and 9;
                       [1,80,100] -> [1,1,25600]
+  convlstm            a convolutional LSTM over 8 video frames: each step one 3x3 convolution of the frame
+                      and the hidden state (16 + 64 -> 256 channels) split into four gates; sigmoid and
+                      tanh cells from a zero state; a 1x1 head; [1,8,16,32,32] -> [1,10,32,32]
 """
 import torch
 import torch.nn.functional as F
@@ -299,6 +302,24 @@ class MelGan(torch.nn.Module):
         return self.net(mel)
 
 
+class ConvLstm(torch.nn.Module):
+    def __init__(self, c_in=16, hidden=64, steps=8, classes=10):
+        super().__init__()
+        self.hidden, self.steps = hidden, steps
+        self.gates = torch.nn.Conv2d(c_in + hidden, 4 * hidden, 3, padding=1)
+        self.head = torch.nn.Conv2d(hidden, classes, 1)
+
+    def forward(self, frames):  # [N, T, C, H, W]
+        n, _, _, height, width = frames.shape
+        h = torch.zeros(n, self.hidden, height, width)
+        c = torch.zeros(n, self.hidden, height, width)
+        for t in range(self.steps):
+            i, f, o, g = torch.split(self.gates(torch.cat([frames[:, t], h], 1)), self.hidden, 1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+        return self.head(h)
+
+
 def style_transfer(small):
     model = StyleTransfer(width=8, blocks=1) if small else StyleTransfer()
     return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None
@@ -352,3 +373,8 @@ def stylegan(small):
 def melgan(small):
     model = MelGan(c=32, mels=16) if small else MelGan()
     return model.eval(), (_seeded(1, 16, 8) if small else _seeded(1, 80, 100),), ["input"], None
+
+
+def convlstm(small):
+    model = ConvLstm(c_in=4, hidden=8, steps=3, classes=4) if small else ConvLstm()
+    return model.eval(), (_seeded(1, 3, 4, 8, 8) if small else _seeded(1, 8, 16, 32, 32),), ["input"], None

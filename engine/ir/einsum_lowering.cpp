@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,11 +11,10 @@ namespace tilebank::engine::model {
 
 namespace {
 
-// The batched-product reading of a two-input equation: each operand transposed to [batch..., rows,
-// contracted] and [batch..., contracted, columns], their MatMul [batch..., rows, columns] transposed
-// to the output's order. An empty permutation is the identity (no Transpose).
-struct ProductForm {
-  std::vector<int64_t> perm_a, perm_b, perm_out;
+// An equation with one letter string per operand and the output's, each without repeated letters.
+struct Equation {
+  std::vector<std::string> operands;
+  std::string output;
 };
 
 bool Distinct(const std::string& s) {
@@ -23,95 +23,239 @@ bool Distinct(const std::string& s) {
   return std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
 }
 
-std::vector<int64_t> IdentityOrEmpty(std::vector<int64_t> perm) {
-  for (size_t d = 0; d < perm.size(); ++d)
-    if (perm[d] != static_cast<int64_t>(d)) return perm;
-  return {};
-}
+bool Has(const std::string& s, char c) { return s.find(c) != std::string::npos; }
 
-std::optional<ProductForm> AsProduct(const std::string& equation) {
+// The equation's operands and output, the implicit output ("ij,jk": the letters seen once, in
+// alphabetical order) made explicit; nullopt for ellipses, repeated letters and output letters no
+// operand has.
+std::optional<Equation> Parse(const std::string& text, int inputs) {
   std::string eq;
-  for (char c : equation)
+  for (char c : text)
     if (!std::isspace(static_cast<unsigned char>(c))) eq += c;
-  const size_t arrow = eq.find("->"), comma = eq.find(',');
-  if (arrow == std::string::npos || comma == std::string::npos || comma > arrow) return std::nullopt;
-  const std::string a = eq.substr(0, comma), b = eq.substr(comma + 1, arrow - comma - 1), o = eq.substr(arrow + 2);
-  for (const std::string* t : {&a, &b, &o})
-    if (!std::all_of(t->begin(), t->end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }) || !Distinct(*t)) return std::nullopt;
-  auto in = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
-  std::string batch, rows, cols, contracted;
-  for (char c : o) {
-    if (in(a, c) && in(b, c)) batch += c;
-    else if (in(a, c)) rows += c;
-    else if (in(b, c)) cols += c;
-    else return std::nullopt;  // an output letter no input has
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  Equation e;
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    e.operands.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
   }
-  for (char c : a)
-    if (!in(o, c)) {
-      if (!in(b, c)) return std::nullopt;  // summed over one operand alone
-      contracted += c;
-    }
-  for (char c : b)
-    if (!in(o, c) && !in(a, c)) return std::nullopt;
-  if (rows.size() != 1 || cols.size() != 1 || contracted.size() != 1) return std::nullopt;
-  ProductForm form;
-  const std::string order_a = batch + rows + contracted, order_b = batch + contracted + cols, product = batch + rows + cols;
-  std::vector<int64_t> pa, pb, po;
-  for (char c : order_a) pa.push_back(static_cast<int64_t>(a.find(c)));
-  for (char c : order_b) pb.push_back(static_cast<int64_t>(b.find(c)));
-  for (char c : o) po.push_back(static_cast<int64_t>(product.find(c)));
-  form.perm_a = IdentityOrEmpty(pa), form.perm_b = IdentityOrEmpty(pb), form.perm_out = IdentityOrEmpty(po);
-  return form;
+  if (static_cast<int>(e.operands.size()) != inputs) return std::nullopt;
+  if (arrow != std::string::npos) {
+    e.output = eq.substr(arrow + 2);
+  } else {
+    std::map<char, int> seen;
+    for (const auto& t : e.operands)
+      for (char c : t) ++seen[c];
+    for (const auto& [c, count] : seen)
+      if (count == 1) e.output += c;
+  }
+  std::string all;
+  for (const auto& t : e.operands) all += t;
+  for (const auto& t : e.operands)
+    if (!Distinct(t)) return std::nullopt;
+  if (!Distinct(e.output)) return std::nullopt;
+  for (char c : all + e.output)
+    if (!std::isalpha(static_cast<unsigned char>(c))) return std::nullopt;
+  for (char c : e.output)
+    if (!Has(all, c)) return std::nullopt;
+  return e;
 }
 
-onnx::NodeProto* AddTranspose(google::protobuf::RepeatedPtrField<onnx::NodeProto>* nodes, const std::string& name, const std::string& input,
-                              const std::string& output, const std::vector<int64_t>& perm) {
-  onnx::NodeProto* t = nodes->Add();
-  t->set_op_type("Transpose");
-  t->set_name(name);
-  t->add_input(input);
-  t->add_output(output);
-  auto* attr = t->add_attribute();
-  attr->set_name("perm");
-  attr->set_type(onnx::AttributeProto::INTS);
-  for (int64_t d : perm) attr->add_ints(d);
-  return t;
+// Writes the nodes (and the int64 initializers their axes and shapes take) that compute an
+// equation, in the graph's opset: Unsqueeze, Squeeze and ReduceSum take their axes as an input
+// from opset 13, as an attribute before.
+class Emitter {
+ public:
+  Emitter(onnx::GraphProto* graph, google::protobuf::RepeatedPtrField<onnx::NodeProto>* nodes, std::string base, int opset)
+      : graph_(graph), nodes_(nodes), base_(std::move(base)), opset_(opset) {}
+
+  // `x` (letters `from`) reordered to `to` (the same letters); `x` itself where the order is the same.
+  std::string Transpose(const std::string& x, const std::string& from, const std::string& to) {
+    if (from == to) return x;
+    std::vector<int64_t> perm;
+    for (char c : to) perm.push_back(static_cast<int64_t>(from.find(c)));
+    onnx::NodeProto* n = Node("Transpose", {x});
+    Ints(n, "perm", perm);
+    return n->output(0);
+  }
+  std::string Unsqueeze(const std::string& x, const std::vector<int64_t>& axes) { return WithAxes("Unsqueeze", x, axes); }
+  std::string Squeeze(const std::string& x, const std::vector<int64_t>& axes) { return WithAxes("Squeeze", x, axes); }
+  std::string ReduceSum(const std::string& x, const std::vector<int64_t>& axes) {
+    onnx::NodeProto* n = Node("ReduceSum", {x});
+    if (opset_ >= 13) {
+      n->add_input(Constant(axes));
+    } else {
+      Ints(n, "axes", axes);
+    }
+    auto* keep = n->add_attribute();
+    keep->set_name("keepdims");
+    keep->set_type(onnx::AttributeProto::INT);
+    keep->set_i(0);
+    return n->output(0);
+  }
+  // The trailing dims from `first` on merged into one (Reshape to [0, ..., 0, -1]).
+  std::string MergeTrailing(const std::string& x, int64_t first) {
+    std::vector<int64_t> shape(static_cast<size_t>(first), 0);
+    shape.push_back(-1);
+    return Node("Reshape", {x, Constant(shape)})->output(0);
+  }
+  std::string Binary(const std::string& op, const std::string& a, const std::string& b) { return Node(op, {a, b})->output(0); }
+  std::string Identity(const std::string& x) { return Node("Identity", {x})->output(0); }
+  // The last node written now writes `name` (the Einsum's own output).
+  void RenameLastOutput(const std::string& name) { nodes_->Mutable(nodes_->size() - 1)->set_output(0, name); }
+  int written() const { return nodes_->size(); }
+
+ private:
+  std::string Fresh(const std::string& what) { return base_ + what + "_" + std::to_string(count_++); }
+  onnx::NodeProto* Node(const std::string& op, const std::vector<std::string>& inputs) {
+    onnx::NodeProto* n = nodes_->Add();
+    n->set_op_type(op);
+    n->set_name(Fresh(op));
+    for (const auto& i : inputs) n->add_input(i);
+    n->add_output(n->name() + "_output");
+    return n;
+  }
+  std::string WithAxes(const std::string& op, const std::string& x, const std::vector<int64_t>& axes) {
+    if (axes.empty()) return x;
+    onnx::NodeProto* n = Node(op, {x});
+    if (opset_ >= 13) {
+      n->add_input(Constant(axes));
+    } else {
+      Ints(n, "axes", axes);
+    }
+    return n->output(0);
+  }
+  std::string Constant(const std::vector<int64_t>& values) {
+    onnx::TensorProto* t = graph_->add_initializer();
+    t->set_name(Fresh("constant"));
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+    return t->name();
+  }
+  static void Ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
+    auto* attr = n->add_attribute();
+    attr->set_name(name);
+    attr->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values) attr->add_ints(v);
+  }
+
+  onnx::GraphProto* graph_;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto>* nodes_;
+  std::string base_;
+  int opset_;
+  int count_ = 0;
+};
+
+// A value and the letters of its axes, in order.
+struct Term {
+  std::string value, letters;
+};
+
+std::string Filter(const std::string& s, const std::string& keep_in, bool keep) {
+  std::string out;
+  for (char c : s)
+    if (Has(keep_in, c) == keep) out += c;
+  return out;
+}
+
+// `t` summed over its letters outside `needed`.
+Term SumOut(Emitter& emit, const Term& t, const std::string& needed) {
+  std::vector<int64_t> axes;
+  for (size_t d = 0; d < t.letters.size(); ++d)
+    if (!Has(needed, t.letters[d])) axes.push_back(static_cast<int64_t>(d));
+  if (axes.empty()) return t;
+  return {emit.ReduceSum(t.value, axes), Filter(t.letters, needed, true)};
+}
+
+// The product of `a` and `b` summed over their shared letters outside `needed` (each operand first
+// summed over its own letters outside `needed`): a MatMul over [batch..., extra rows, extra
+// columns, row, contracted] x [..., contracted, column], or a broadcast Mul where nothing is
+// contracted. Returns the result in the order batch, rows, columns.
+Term Contract(Emitter& emit, Term a, Term b, const std::string& needed) {
+  a = SumOut(emit, a, needed + b.letters);
+  b = SumOut(emit, b, needed + a.letters);
+  std::string batch, contracted;
+  for (char c : a.letters)
+    if (Has(b.letters, c)) (Has(needed, c) ? batch : contracted) += c;
+  const std::string rows = Filter(a.letters, b.letters, false), cols = Filter(b.letters, a.letters, false);
+  const auto nb = static_cast<int64_t>(batch.size()), nr = static_cast<int64_t>(rows.size()), nc = static_cast<int64_t>(cols.size());
+  auto range = [](int64_t from, int64_t count) {
+    std::vector<int64_t> axes;
+    for (int64_t k = 0; k < count; ++k) axes.push_back(from + k);
+    return axes;
+  };
+  if (contracted.empty()) {  // [batch, rows, 1...] * [batch, 1..., cols]
+    const std::string x = emit.Unsqueeze(emit.Transpose(a.value, a.letters, batch + rows), range(nb + nr, nc));
+    const std::string y = emit.Unsqueeze(emit.Transpose(b.value, b.letters, batch + cols), range(nb, nr));
+    return {emit.Binary("Mul", x, y), batch + rows + cols};
+  }
+  // The last row and column letters are the product's; the others broadcast like batch letters.
+  const std::string row = rows.empty() ? "" : rows.substr(rows.size() - 1), col = cols.empty() ? "" : cols.substr(cols.size() - 1);
+  const std::string extra_rows = rows.substr(0, rows.size() - row.size()), extra_cols = cols.substr(0, cols.size() - col.size());
+  const auto nk = static_cast<int64_t>(contracted.size()), ner = static_cast<int64_t>(extra_rows.size()), nec = static_cast<int64_t>(extra_cols.size());
+  // a: [batch, extra rows, 1 per extra column, row or 1, contracted merged]
+  std::string x = emit.Transpose(a.value, a.letters, batch + extra_rows + row + contracted);
+  if (nk > 1) x = emit.MergeTrailing(x, nb + ner + static_cast<int64_t>(row.size()));
+  std::vector<int64_t> x_axes = range(nb + ner, nec);
+  if (row.empty()) x_axes.push_back(nb + ner + nec);
+  x = emit.Unsqueeze(x, x_axes);
+  // b: [batch, 1 per extra row, extra columns, contracted merged, column or 1]
+  std::string y;
+  if (nk > 1 && !col.empty()) {  // merged as the last axis, then swapped with the column
+    y = emit.MergeTrailing(emit.Transpose(b.value, b.letters, batch + extra_cols + col + contracted), nb + nec + 1);
+    std::string order, swapped;  // stand-in letters for the merged layout's axes
+    for (int64_t k = 0; k < nb + nec + 2; ++k) order += static_cast<char>('a' + k);
+    swapped = order.substr(0, order.size() - 2) + order.back() + order[order.size() - 2];
+    y = emit.Transpose(y, order, swapped);
+  } else {
+    y = emit.Transpose(b.value, b.letters, batch + extra_cols + contracted + col);
+    if (nk > 1) y = emit.MergeTrailing(y, nb + nec);
+    if (col.empty()) y = emit.Unsqueeze(y, {nb + nec + 1});
+  }
+  y = emit.Unsqueeze(y, range(nb, ner));
+  std::string product = emit.Binary("MatMul", x, y);
+  std::vector<int64_t> squeeze;
+  if (row.empty()) squeeze.push_back(nb + ner + nec);
+  if (col.empty()) squeeze.push_back(nb + ner + nec + 1);
+  product = emit.Squeeze(product, squeeze);
+  return {product, batch + extra_rows + extra_cols + row + col};
+}
+
+// Writes the nodes that compute `eq` over the inputs of `n`, the operands contracted left to right,
+// each step keeping the letters the output or a later operand needs; the last writes n's output.
+void Lower(Emitter& emit, const Equation& eq, const onnx::NodeProto& n) {
+  const int start = emit.written();
+  Term acc{n.input(0), eq.operands[0]};
+  for (size_t k = 1; k < eq.operands.size(); ++k) {
+    std::string needed = eq.output;
+    for (size_t later = k + 1; later < eq.operands.size(); ++later) needed += eq.operands[later];
+    acc = Contract(emit, acc, {n.input(static_cast<int>(k)), eq.operands[k]}, needed);
+  }
+  acc = SumOut(emit, acc, eq.output);
+  acc.value = emit.Transpose(acc.value, acc.letters, eq.output);
+  if (emit.written() == start) emit.Identity(acc.value);  // "ij->ij"
+  emit.RenameLastOutput(n.output(0));
 }
 
 }  // namespace
 
-int LowerEinsums(onnx::GraphProto* graph) {
+int LowerEinsums(onnx::GraphProto* graph, int opset) {
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   int lowered = 0;
   for (auto& n : *graph->mutable_node()) {
-    std::optional<ProductForm> form;
-    if (n.op_type() == "Einsum" && (n.domain().empty() || n.domain() == "ai.onnx") && n.input_size() == 2 && n.output_size() == 1)
+    std::optional<Equation> eq;
+    if (n.op_type() == "Einsum" && (n.domain().empty() || n.domain() == "ai.onnx") && n.input_size() >= 1 && n.output_size() == 1)
       for (const auto& a : n.attribute())
-        if (a.name() == "equation") form = AsProduct(a.s());
-    if (!form) {
+        if (a.name() == "equation") eq = Parse(a.s(), n.input_size());
+    if (!eq) {
       *nodes.Add() = std::move(n);
       continue;
     }
-    const std::string base = (n.name().empty() ? n.output(0) : n.name()) + "/einsum_";
-    std::string operands[2] = {n.input(0), n.input(1)};
-    const std::vector<int64_t>* perms[2] = {&form->perm_a, &form->perm_b};
-    for (int k = 0; k < 2; ++k) {
-      if (perms[k]->empty()) continue;
-      const std::string name = base + "transpose_" + std::to_string(k);
-      AddTranspose(&nodes, name, operands[k], name + "_output", *perms[k]);
-      operands[k] = name + "_output";
-    }
-    onnx::NodeProto* m = nodes.Add();
-    m->set_op_type("MatMul");
-    m->set_name(n.name());
-    m->add_input(operands[0]);
-    m->add_input(operands[1]);
-    if (form->perm_out.empty()) {
-      m->add_output(n.output(0));
-    } else {
-      m->add_output(base + "product");
-      AddTranspose(&nodes, base + "transpose_out", base + "product", n.output(0), form->perm_out);
-    }
+    Emitter emit(graph, &nodes, (n.name().empty() ? n.output(0) : n.name()) + "/einsum_", opset);
+    Lower(emit, *eq, n);
     ++lowered;
   }
   graph->mutable_node()->Swap(&nodes);

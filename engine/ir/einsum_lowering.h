@@ -1,19 +1,21 @@
-// Einsum written as a batched matrix product ("bhid,bhjd->bhij", as torchvision's MaxViT and many
-// attention layers write it) becomes Transpose and MatMul nodes before ONNX's passes: ONNX 1.12's
-// shape inference does not read such equations, and the executor runs MatMul.
+// Einsum ("bhid,bhjd->bhij" as torchvision's MaxViT and many attention layers write it, the
+// three-operand products of linear attention) becomes Transpose, MatMul, Mul and ReduceSum nodes
+// before ONNX's passes: ONNX 1.12's shape inference does not read such equations, and the executor
+// runs MatMul on its fast kernels where the Einsum kernel loops in double.
 #pragma once
 #include <onnx/onnx_pb.h>
 
 namespace tilebank::engine::model {
 
-// Rewrites every two-input Einsum of `graph` whose equation is a batched matrix product in any
-// order of its letters: every letter of both inputs and the output a batch letter, one letter of
-// the first input and the output alone (rows), one of the second and the output (columns) and one
-// of both inputs alone (contracted), as "bhid,bhjd->bhij" or a graph attention's "hij,jhf->ihf".
-// Each input is transposed to [batch..., rows, contracted] / [batch..., contracted, columns] where
-// it is not so already, and the MatMul's result to the output's order. Other Einsums (ellipses,
-// repeated letters, letters summed over one input, groups of several letters) stay as they are.
-// Returns how many were rewritten.
-int LowerEinsums(onnx::GraphProto* graph);
+// Rewrites every Einsum of `graph` (ONNX opset `opset`, which decides how Unsqueeze, Squeeze and
+// ReduceSum take their axes) whose equation names each axis by a letter, once per operand, as
+// nodes that compute it: the operands contracted left to right, each pair as a MatMul over
+// [batch..., rows, contracted] x [..., contracted, columns] (further row and column letters
+// broadcast like batch letters, several contracted letters merged by a Reshape) or a broadcast Mul
+// where the two share no summed letter; letters a single operand alone sums over by ReduceSum; the
+// output transposed to the equation's order. An implicit output ("ij,jk") is the letters seen once,
+// alphabetically. Einsums with ellipses or a letter repeated within one operand (diagonals) stay
+// as they are, for the Einsum kernel. Returns how many were rewritten.
+int LowerEinsums(onnx::GraphProto* graph, int opset);
 
 }  // namespace tilebank::engine::model

@@ -721,7 +721,7 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
   TB_RETURN_IF_ERROR(LoadAllExternalData(&model, path));
   clock.Lap(phases ? &phases->read : nullptr);
-  LowerEinsums(model.mutable_graph());
+  LowerEinsums(model.mutable_graph(), DefaultDomainOpset(model));
   LowerContribQuantizedOps(&model);
   ReadOldIrInitializersAsConstants(&model);
   // ONNX's shape inference stops at shape arithmetic it does not propagate (Range, Mod, Where,

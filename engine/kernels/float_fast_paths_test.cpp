@@ -168,6 +168,34 @@ TEST_CASE("float32 MaxPool and AveragePool of 1 to 3 spatial dimensions (on the 
   }
 }
 
+TEST_CASE("float32 MaxPool with its Indices output (the own loop over the taps) computes what the float64 reference does, indices exactly") {
+  const std::vector<Case> cases = {
+      {"MaxPool", {std::vector<int64_t>{1, 5, 16, 18}}, {{"kernel_shape", {2, 2}}, {"strides", {2, 2}}}, {}, 2},  // torch's max_pool2d(return_indices)
+      {"MaxPool", {std::vector<int64_t>{1, 4, 6, 7}}, {{"kernel_shape", {1, 1}}}, {}, 2},  // torch.onnx's offsets of each plane
+      {"MaxPool", {std::vector<int64_t>{2, 3, 9, 11}}, {{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}, {"ceil_mode", 1}}, {}, 2},
+      {"MaxPool", {std::vector<int64_t>{1, 3, 9, 7}}, {{"kernel_shape", {2, 3}}, {"storage_order", 1}}, {}, 2},
+      {"MaxPool", {std::vector<int64_t>{1, 2, 9, 9}}, {{"kernel_shape", {2, 2}}, {"dilations", {2, 2}}}, {}, 2},
+      {"MaxPool", {std::vector<int64_t>{1, 3, 6, 8, 10}}, {{"kernel_shape", {2, 2, 2}}, {"strides", {2, 2, 2}}}, {}, 2},
+      {"MaxPool", {std::vector<int64_t>{3, 2, 21}}, {{"kernel_shape", {4}}, {"strides", {3}}, {"pads", {2, 2}}}, {}, 2},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.attrs.dump());
+    const std::vector<TypedTensor> fast = Run(c, DType::kFloat32), reference = Run(c, DType::kFloat64);
+    REQUIRE(fast.size() == 2);
+    REQUIRE(fast[0].shape == reference[0].shape);
+    REQUIRE(fast[1].shape == reference[1].shape);
+    REQUIRE(fast[1].dtype == DType::kInt64);
+    double worst = 0;
+    int64_t index_mismatches = 0;
+    for (int64_t i = 0; i < fast[0].size(); ++i) {
+      worst = std::max(worst, std::abs(fast[0].At(i) - reference[0].At(i)));
+      index_mismatches += fast[1].data<int64_t>()[i] != reference[1].data<int64_t>()[i];
+    }
+    CHECK(worst < 1e-6);
+    CHECK(index_mismatches == 0);
+  }
+}
+
 // Worst absolute difference of two runs' outputs, which must have the same shapes.
 double WorstDifference(const std::vector<TypedTensor>& a, const std::vector<TypedTensor>& b) {
   REQUIRE(a.size() == b.size());

@@ -26,7 +26,6 @@ std::vector<int64_t> ConstantInts(const Graph& g, const Node& n, size_t slot) {
 bool UniformConstant(const Graph& g, int v) {
   if (!g.IsConstant(v)) return false;
   const ConstTensor& c = *g.values[v].constant;
-  if (c.type != ConstTensor::Type::kFloat) return false;
   return c.floats.empty() ? c.released_uniform : c.Uniform();
 }
 

@@ -65,10 +65,9 @@ class FamilyKernel : public Kernel {
   void Create(const LayoutFamilyOp& op, const std::string& family) {
     auto& engine = OneDnnCpuEngine();
     std::vector<memory::desc> srcs;
-    bool mixed = false;  // a Concat with inputs read row-major: oneDNN's concat by one reorder per input
+    const bool mixed = op.ReadsRowMajorInputs();
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       const bool row_major = (op.kind == LayoutFamilyOp::Kind::kBinary && i == 1) || (i < op.row_major_inputs.size() && op.row_major_inputs[i]);
-      mixed |= op.kind == LayoutFamilyOp::Kind::kConcat && row_major;
       srcs.push_back(row_major ? RowMajorDesc(op.inputs[i]) : FamilyDesc(family, op.inputs[i]));
     }
     const memory::desc dst = FamilyDesc(family, op.output);
@@ -200,8 +199,7 @@ Result<std::unique_ptr<Kernel>> LayoutFamilyKernel(const LayoutFamilyOp& op, con
       if (!md.is_zero() && !LayoutFree(op.inputs[0]))
         if (auto own = GlobalPoolInFamily(op, md); own.ok()) return own;
     }
-    const bool mixed = std::count(op.row_major_inputs.begin(), op.row_major_inputs.end(), true) > 0;
-    if (op.kind == LayoutFamilyOp::Kind::kConcat && !mixed) {  // our copy loop where every value is dense in whole blocks
+    if (op.kind == LayoutFamilyOp::Kind::kConcat && !op.ReadsRowMajorInputs()) {  // our copy loop where every value is dense in whole blocks
       std::vector<memory::desc> srcs;
       for (const auto& shape : op.inputs) srcs.push_back(FamilyDesc(family, shape));
       const memory::desc dst = FamilyDesc(family, op.output);

@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <algorithm>
 #include <vector>
 
 #include "engine/core/kernel.h"
@@ -29,6 +30,10 @@ struct LayoutFamilyOp {
   // kConcat: per input, read row-major whatever the family (written so by a step that has no native
   // layout: a frame Gather before a recurrent convolution); empty: every input in the family.
   std::vector<bool> row_major_inputs;
+  // A Concat that reads at least one input row-major (oneDNN's concat, one reorder per input).
+  bool ReadsRowMajorInputs() const {
+    return kind == Kind::kConcat && std::find(row_major_inputs.begin(), row_major_inputs.end(), true) != row_major_inputs.end();
+  }
   std::vector<int64_t> output;
   int64_t axis = 1;              // kConcat: the axis joined
   std::vector<int64_t> offsets;  // kSlice: where the output starts in the input, per axis
