@@ -62,6 +62,8 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   style_transfer, conv_tasnet, dgcnn, regnet_x, bicubic_sr, gated_scan, ...: scripts/user_models_held_out.py
   temporal_shift, dlrm, segment_onehot, retrieval, relative_bias, demucs_lite:
                       scripts/user_models_index_heavy.py
+  segnet, pspnet, mlp_mixer, linear_attention, nerf, lrn_alexnet, hrnet_lite:
+                      scripts/user_models_pooling_mixing.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -74,6 +76,7 @@ import torchvision
 from user_models_modern import Conformer, ConvNeXt, DeepLab, VaeDecoder
 import user_models_held_out as held_out
 import user_models_index_heavy as index_heavy
+import user_models_pooling_mixing as pooling_mixing
 
 VOCAB = 1000
 
@@ -804,11 +807,19 @@ BUILDERS = {
     "retrieval": ("retrieval (TopK)", index_heavy.retrieval),
     "relative_bias": ("text (relative position)", index_heavy.relative_bias),
     "demucs_lite": ("audio (1-D UNet)", index_heavy.demucs_lite),
+    "segnet": ("segmentation (unpooling)", lambda small: pooling_mixing.segnet(small, random_batch_norm_statistics)),
+    "pspnet": ("segmentation (pyramid pooling)", pooling_mixing.pspnet),
+    "mlp_mixer": ("MLP-Mixer", pooling_mixing.mlp_mixer),
+    "linear_attention": ("linear attention (einsum)", pooling_mixing.linear_attention),
+    "nerf": ("neural field (NeRF MLP)", pooling_mixing.nerf),
+    "lrn_alexnet": ("CNN with local response norm", pooling_mixing.lrn_alexnet),
+    "hrnet_lite": ("pose (multi-resolution fusion)", lambda small: pooling_mixing.hrnet_lite(small, random_batch_norm_statistics)),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
          "convnext", "conformer", "vae_decoder", "deeplab", "style_transfer", "conv_tasnet", "dgcnn", "regnet_x", "bicubic_sr", "gated_scan", "capsule", "mobilevit",
-         "repvgg", "stylegan", "melgan", "convlstm", "temporal_shift", "dlrm", "segment_onehot", "retrieval", "relative_bias", "demucs_lite"]
+         "repvgg", "stylegan", "melgan", "convlstm", "temporal_shift", "dlrm", "segment_onehot", "retrieval", "relative_bias", "demucs_lite",
+         "segnet", "pspnet", "mlp_mixer", "linear_attention", "nerf", "lrn_alexnet", "hrnet_lite"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.
