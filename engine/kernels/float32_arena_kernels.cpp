@@ -305,12 +305,26 @@ Result<std::unique_ptr<OpKernel>> Gather(const KernelInfo& info) {
     if (k < 0 || k >= extent) return info.Bad("index " + std::to_string(static_cast<int64_t>(v)) + " is out of range");
     index.push_back(k);
   }
-  return MakeArena(info, [outer, inner, extent, index](const std::vector<const float*>& in, float* out) {
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t k : index) {
-        std::memcpy(out, in[0] + (o * extent + k) * inner, inner * sizeof(float));
-        out += inner;
+  // Consecutive indices read one run of the input (an unfold's windows, a slice written as a Gather).
+  struct Run {
+    int64_t from, length;
+  };
+  std::vector<Run> runs;
+  for (int64_t k : index) {
+    if (!runs.empty() && runs.back().from + runs.back().length == k) ++runs.back().length;
+    else runs.push_back({k, 1});
+  }
+  const int64_t count = static_cast<int64_t>(index.size());
+  return MakeArena(info, [outer, inner, extent, count, runs](const std::vector<const float*>& in, float* out) {
+    ParallelFor(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, count * inner)), [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        float* to = out + o * count * inner;
+        for (const Run& run : runs) {
+          std::memcpy(to, in[0] + (o * extent + run.from) * inner, run.length * inner * sizeof(float));
+          to += run.length * inner;
+        }
       }
+    });
   });
 }
 

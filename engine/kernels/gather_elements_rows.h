@@ -25,7 +25,8 @@ std::optional<int64_t> GatherElementsRows(T* dst, const T* src, const void* idx,
   const int64_t rows = width ? count / width : 0, along = axis == last ? 0 : 1;
   std::atomic<bool> found{false};
   std::atomic<int64_t> bad{0};
-  ParallelFor(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, width)), [&](int64_t begin, int64_t end) {
+  const int64_t step = strides[axis];
+  ParallelFor(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, width)), [&, step, width, along, dim, wide](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end && !found.load(std::memory_order_relaxed); ++r) {
       int64_t base = 0, rest = r;
       for (int64_t k = last - 1; k >= 0; --k) {
@@ -33,15 +34,20 @@ std::optional<int64_t> GatherElementsRows(T* dst, const T* src, const void* idx,
         rest /= idx_shape[k];
         if (k != axis) base += c * strides[k];
       }
+      // The row's positions, the indices in their width, read into locals: nothing the stores
+      // could change is read again.
+      const T* __restrict from = src + base;
+      T* __restrict to = dst + r * width;
+      const int64_t* idx64 = static_cast<const int64_t*>(idx) + r * width;
+      const int32_t* idx32 = static_cast<const int32_t*>(idx) + r * width;
       for (int64_t j = 0; j < width; ++j) {
-        const int64_t at = r * width + j;
-        const int64_t given = wide ? static_cast<const int64_t*>(idx)[at] : static_cast<const int32_t*>(idx)[at];
+        const int64_t given = wide ? idx64[j] : idx32[j];
         const int64_t i = given < 0 ? given + dim : given;
         if (i < 0 || i >= dim) {
           if (!found.exchange(true)) bad.store(given);
           return;
         }
-        dst[at] = src[base + i * strides[axis] + j * along];
+        to[j] = from[i * step + j * along];
       }
     }
   });

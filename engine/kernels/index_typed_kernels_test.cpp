@@ -209,11 +209,11 @@ TEST_CASE("typed OneHot: every axis, negative and out-of-range indices, values o
   }
 }
 
-TEST_CASE("typed TopK: a few of many (one pass) as the full sort orders them, ties, NaN rows, largest and smallest, sorted or not") {
+TEST_CASE("typed TopK: a few of many (one pass) and many of many (nth_element of pairs) as the full sort orders them, ties, NaN rows, largest and smallest, sorted or not") {
   TypedTensor x(DType::kFloat32, {3, 2000});
   for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 97) - 48.f;
   x.data<float>()[2000 + 500] = std::nanf("");  // row 1 falls back to the sort
-  for (int64_t k : {1, 5, 64, 125, 200})
+  for (int64_t k : {1, 5, 64, 125, 200, 1999, 2000})  // 125 on: the pairs (an argsort: 2000)
     for (int largest : {0, 1})
       for (int sorted : {0, 1}) {
         CAPTURE(k);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <numeric>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/backends/simd/extreme_search_simd.h"
@@ -62,6 +63,35 @@ void TopKOrder(int64_t k, bool largest, bool sorted, ValueAt value_at, std::vect
       if (!sorted) std::sort(order->begin(), order->begin() + k);
       return;
     }
+  }
+  if (dim >= 64) {
+    // Many of many (an argsort): the (value, index) pairs, the first k by nth_element and sorted, in
+    // one total order (value, then index), so the same as the heap below; rows with a NaN go on to
+    // it. A float32 row sorts pairs of its floats and int32 positions (half the bytes to move).
+    auto by_pairs = [&](auto key_of, auto key_tag, auto index_tag) {
+      using Key = decltype(key_tag);
+      using Index = decltype(index_tag);
+      std::vector<std::pair<Key, Index>> pairs(static_cast<size_t>(dim));
+      bool nan = false;
+      for (int64_t a = 0; a < dim; ++a) {
+        const Key v = key_of(a);
+        nan |= v != v;
+        pairs[a] = {v, static_cast<Index>(a)};
+      }
+      if (nan) return false;
+      auto first = [largest](const std::pair<Key, Index>& p, const std::pair<Key, Index>& q) {
+        if (p.first != q.first) return largest ? p.first > q.first : p.first < q.first;
+        return p.second < q.second;
+      };
+      if (k < dim) std::nth_element(pairs.begin(), pairs.begin() + k, pairs.end(), first);
+      std::sort(pairs.begin(), pairs.begin() + k, first);
+      for (int64_t j = 0; j < k; ++j) (*order)[j] = pairs[j].second;
+      if (!sorted) std::sort(order->begin(), order->begin() + k);
+      return true;
+    };
+    const bool done = contiguous && dim <= INT32_MAX ? by_pairs([&](int64_t a) { return contiguous[a]; }, float{}, int32_t{})
+                                                     : by_pairs(value_at, double{}, int64_t{});
+    if (done) return;
   }
   std::iota(order->begin(), order->end(), 0);
   auto before = [&](int64_t p, int64_t q) {
