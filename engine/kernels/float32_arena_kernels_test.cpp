@@ -228,6 +228,32 @@ TEST_CASE("Gather in the arena with indices known at run time (token ids) gather
     }
 }
 
+TEST_CASE("Gather in the arena with constant indices (an unfold's windows: runs of consecutive indices; a repeated and a negative one) gathers as the reference along every axis") {
+  const std::vector<int64_t> shape = {5, 10, 12};
+  TypedTensor x(DType::kFloat32, shape);
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>(i) + 0.75f;
+  for (int64_t axis = 0; axis < 3; ++axis) {
+    CAPTURE(axis);
+    const int64_t dim = shape[axis];
+    // A run of 4, a run of 2, the last index twice (once negative).
+    auto idx = std::make_shared<TypedTensor>(TypedTensor::Of<int64_t>({2, 4}, {0, 1, 2, 3, 1, 2, dim - 1, -1}));
+    std::vector<int64_t> out_shape(shape.begin(), shape.begin() + axis);
+    out_shape.insert(out_shape.end(), {2, 4});
+    out_shape.insert(out_shape.end(), shape.begin() + axis + 1, shape.end());
+    kernels::KernelInfo info;
+    info.op_type = info.node_name = "Gather";
+    info.opset = 13;
+    info.num_outputs = 1;
+    info.attrs = kernels::Attrs(nlohmann::json{{"axis", axis}});
+    info.input_types = {DType::kFloat32, DType::kInt64};
+    info.input_shapes = {shape, idx->shape};
+    info.output_shapes = {out_shape};
+    info.constant_inputs = {nullptr, idx};
+    info.constant_input = {false, true};
+    CheckArenaAgainstReference(info, {&x, idx.get()});
+  }
+}
+
 TEST_CASE("PRelu in the arena computes the reference's bits for every slope broadcast: one value, per channel, along the row, and refuses a slope that does not broadcast") {
   const std::vector<int64_t> shape = {1, 6, 5, 37};
   TypedTensor x(DType::kFloat32, shape);
