@@ -64,6 +64,7 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       scripts/user_models_index_heavy.py
   segnet, pspnet, mlp_mixer, linear_attention, nerf, lrn_alexnet, hrnet_lite:
                       scripts/user_models_pooling_mixing.py
+  involution, clip_head, seq2seq, ctc_bigru, point_sort, ft_transformer: scripts/user_models_unfold_sort.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -77,6 +78,7 @@ from user_models_modern import Conformer, ConvNeXt, DeepLab, VaeDecoder
 import user_models_held_out as held_out
 import user_models_index_heavy as index_heavy
 import user_models_pooling_mixing as pooling_mixing
+import user_models_unfold_sort as unfold_sort
 
 VOCAB = 1000
 
@@ -814,12 +816,19 @@ BUILDERS = {
     "nerf": ("neural field (NeRF MLP)", pooling_mixing.nerf),
     "lrn_alexnet": ("CNN with local response norm", pooling_mixing.lrn_alexnet),
     "hrnet_lite": ("pose (multi-resolution fusion)", lambda small: pooling_mixing.hrnet_lite(small, random_batch_norm_statistics)),
+    "involution": ("involution (unfold)", unfold_sort.involution),
+    "clip_head": ("zero-shot head (cosine)", unfold_sort.clip_head),
+    "seq2seq": ("encoder-decoder transformer", unfold_sort.seq2seq),
+    "ctc_bigru": ("speech (CTC, bidirectional GRU)", unfold_sort.ctc_bigru),
+    "point_sort": ("point cloud (argsort, gather)", unfold_sort.point_sort),
+    "ft_transformer": ("tabular transformer", unfold_sort.ft_transformer),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
          "convnext", "conformer", "vae_decoder", "deeplab", "style_transfer", "conv_tasnet", "dgcnn", "regnet_x", "bicubic_sr", "gated_scan", "capsule", "mobilevit",
          "repvgg", "stylegan", "melgan", "convlstm", "temporal_shift", "dlrm", "segment_onehot", "retrieval", "relative_bias", "demucs_lite",
-         "segnet", "pspnet", "mlp_mixer", "linear_attention", "nerf", "lrn_alexnet", "hrnet_lite"]
+         "segnet", "pspnet", "mlp_mixer", "linear_attention", "nerf", "lrn_alexnet", "hrnet_lite",
+         "involution", "clip_head", "seq2seq", "ctc_bigru", "point_sort", "ft_transformer"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.
