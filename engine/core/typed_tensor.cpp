@@ -6,6 +6,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "engine/core/cast_elements.h"
+
 namespace tilebank::engine {
 namespace {
 
@@ -167,22 +169,25 @@ TypedTensor TypedTensor::CastTo(DType to) const {
   if (to == dtype) return *this;
   TypedTensor out(to, shape);
   if (!IsNumeric(dtype) || !IsNumeric(to)) return out;
-  const int64_t n = size();
+  CastElements(*this, 0, size(), &out);
+  return out;
+}
+
+void CastElements(const TypedTensor& from, int64_t first, int64_t count, TypedTensor* to) {
   // Integers go through int64 (exact), everything else through double; one loop per pair of types.
-  const bool exact = (IsInteger(dtype) || dtype == DType::kBool) && (IsInteger(to) || to == DType::kBool);
-  VisitNumeric(dtype, [&](auto from_tag) {
+  const bool exact = (IsInteger(from.dtype) || from.dtype == DType::kBool) && (IsInteger(to->dtype) || to->dtype == DType::kBool);
+  VisitNumeric(from.dtype, [&](auto from_tag) {
     using From = decltype(from_tag);
-    const From* src = data<From>();
-    VisitNumeric(to, [&](auto to_tag) {
+    const From* src = from.data<From>() + first;
+    VisitNumeric(to->dtype, [&](auto to_tag) {
       using To = decltype(to_tag);
-      To* dst = out.data<To>();
+      To* dst = to->data<To>() + first;
       if (exact)
-        for (int64_t i = 0; i < n; ++i) dst[i] = FromInt<To>(AsInt(src[i]));
+        for (int64_t i = 0; i < count; ++i) dst[i] = FromInt<To>(AsInt(src[i]));
       else
-        for (int64_t i = 0; i < n; ++i) dst[i] = FromDouble<To>(AsDouble(src[i]));
+        for (int64_t i = 0; i < count; ++i) dst[i] = FromDouble<To>(AsDouble(src[i]));
     }, [] {});
   }, [] {});
-  return out;
 }
 
 bool TypedTensor::operator==(const TypedTensor& other) const {

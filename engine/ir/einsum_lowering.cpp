@@ -240,14 +240,40 @@ void Lower(Emitter& emit, const Equation& eq, const onnx::NodeProto& n) {
   emit.RenameLastOutput(n.output(0));
 }
 
+// The element types the graph declares (inputs, initializers, value_info), by value name.
+std::map<std::string, int> DeclaredTypes(const onnx::GraphProto& graph) {
+  std::map<std::string, int> types;
+  for (const auto* list : {&graph.input(), &graph.value_info(), &graph.output()})
+    for (const auto& v : *list)
+      if (v.type().has_tensor_type()) types[v.name()] = v.type().tensor_type().elem_type();
+  for (const auto& t : graph.initializer()) types[t.name()] = t.data_type();
+  return types;
+}
+
+// Whether MatMul, Mul and ReduceSum take this element type (not the 8- and 16-bit integers the
+// Einsum kernel also takes).
+bool ProductType(int type) {
+  switch (type) {
+    case onnx::TensorProto::FLOAT: case onnx::TensorProto::DOUBLE: case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16:
+    case onnx::TensorProto::INT32: case onnx::TensorProto::INT64: case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 int LowerEinsums(onnx::GraphProto* graph, int opset) {
+  const std::map<std::string, int> types = DeclaredTypes(*graph);
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   int lowered = 0;
   for (auto& n : *graph->mutable_node()) {
     std::optional<Equation> eq;
-    if (n.op_type() == "Einsum" && (n.domain().empty() || n.domain() == "ai.onnx") && n.input_size() >= 1 && n.output_size() == 1)
+    bool typed = true;  // no operand declared of a type the products do not take
+    for (const auto& input : n.input())
+      if (auto t = types.find(input); t != types.end() && !ProductType(t->second)) typed = false;
+    if (typed && n.op_type() == "Einsum" && (n.domain().empty() || n.domain() == "ai.onnx") && n.input_size() >= 1 && n.output_size() == 1)
       for (const auto& a : n.attribute())
         if (a.name() == "equation") eq = Parse(a.s(), n.input_size());
     if (!eq) {

@@ -14,8 +14,9 @@ namespace tilebank::engine::model {
 // broadcast like batch letters, several contracted letters merged by a Reshape) or a broadcast Mul
 // where the two share no summed letter; letters a single operand alone sums over by ReduceSum; the
 // output transposed to the equation's order. An implicit output ("ij,jk") is the letters seen once,
-// alphabetically. Einsums with ellipses or a letter repeated within one operand (diagonals) stay
-// as they are, for the Einsum kernel. Returns how many were rewritten.
+// alphabetically. Einsums with ellipses, a letter repeated within one operand (diagonals), or an
+// operand the graph declares an 8- or 16-bit integer (which MatMul does not take) stay as they
+// are, for the Einsum kernel. Returns how many were rewritten.
 int LowerEinsums(onnx::GraphProto* graph, int opset);
 
 }  // namespace tilebank::engine::model

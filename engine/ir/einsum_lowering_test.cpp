@@ -129,5 +129,21 @@ TEST_CASE("einsum lowering: equations of one letter per axis become MatMul, Mul,
   }
 }
 
+TEST_CASE("einsum lowering: an operand declared an 8-bit integer stays on the Einsum kernel (MatMul does not take it)") {
+  ModelBuilder m;
+  ModelBuilder::SetShape(m.g->add_input(), "x", {3, 4}, onnx::TensorProto::UINT8);
+  ModelBuilder::SetShape(m.g->add_input(), "y", {4, 5}, onnx::TensorProto::UINT8);
+  auto* node = m.Node("Einsum", {"x", "y"}, {"z"});
+  auto* attr = node->add_attribute();
+  attr->set_name("equation");
+  attr->set_type(onnx::AttributeProto::STRING);
+  attr->set_s("ij,jk->ik");
+  ModelBuilder::SetShape(m.g->add_output(), "z", {3, 5}, onnx::TensorProto::UINT8);
+  onnx::GraphProto copy = m.model.graph();
+  CHECK(LowerEinsums(&copy, 17) == 0);
+  for (int i = 0; i < 2; ++i) copy.mutable_input(i)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  CHECK(LowerEinsums(&copy, 17) == 1);
+}
+
 }  // namespace
 }  // namespace tilebank::engine::model

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "engine/core/cast_elements.h"
+#include "engine/core/parallel_for.h"
 #include "engine/kernels/elementwise.h"
 #include "engine/kernels/kernel_registry.h"
 
@@ -72,7 +74,12 @@ Status CastTensor(const KernelInfo& info, const TypedTensor& x, DType to, TypedT
   }
   if (to == DType::kString) return ToStrings(info, x, y);
   if (x.dtype == DType::kString) return FromStrings(info, x, to, y);
-  *y = x.CastTo(to);
+  if (!IsNumeric(x.dtype) || !IsNumeric(to)) {
+    *y = x.CastTo(to);
+    return Status::Ok();
+  }
+  ReshapeForOverwrite(y, to, x.shape);  // last run's buffer, on the threads
+  ParallelForChunks(x.size(), int64_t{1} << 15, [&](int64_t first, int64_t count) { CastElements(x, first, count, y); });
   return Status::Ok();
 }
 

@@ -63,8 +63,9 @@ class BroadcastRows {
 inline constexpr int64_t kElementwiseGrain = int64_t{1} << 15;
 
 // out[i] = f(a[.], b[.]) over the broadcast of a and b; `out` gets dtype R's and the broadcast
-// shape. kInvalidInput (from `info`) when the shapes do not broadcast. A floating result is
-// computed on the threads (ParallelFor): `f` must then be safe to call from several at once.
+// shape. kInvalidInput (from `info`) when the shapes do not broadcast. A floating or bool result
+// (a comparison's, a logical op's) is computed on the threads (ParallelFor): `f` must then be
+// safe to call from several at once; an integer f may report an error, and runs on one.
 template <class A, class B, class R, class F>
 Status Map2(const KernelInfo& info, const TypedTensor& a, const TypedTensor& b, TypedTensor* out, F f) {
   std::vector<int64_t> shape;
@@ -76,7 +77,7 @@ Status Map2(const KernelInfo& info, const TypedTensor& a, const TypedTensor& b, 
   R* z = out->data<R>();
   const int64_t n = out->size();
   if (n == 0) return Status::Ok();
-  const int64_t grain = kIsFloat<R> ? kElementwiseGrain : n;  // an integer f may report an error: one thread
+  const int64_t grain = kIsFloat<R> || std::is_same_v<R, bool> ? kElementwiseGrain : n;
   if (a.shape == b.shape) {
     ParallelFor(n, grain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) z[i] = f(x[i], y[i]);

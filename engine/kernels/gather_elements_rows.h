@@ -38,8 +38,8 @@ std::optional<int64_t> GatherElementsRows(T* dst, const T* src, const void* idx,
       // could change is read again.
       const T* __restrict from = src + base;
       T* __restrict to = dst + r * width;
-      const int64_t* idx64 = static_cast<const int64_t*>(idx) + r * width;
-      const int32_t* idx32 = static_cast<const int32_t*>(idx) + r * width;
+      const int64_t* idx64 = wide ? static_cast<const int64_t*>(idx) + r * width : nullptr;
+      const int32_t* idx32 = wide ? nullptr : static_cast<const int32_t*>(idx) + r * width;
       for (int64_t j = 0; j < width; ++j) {
         const int64_t given = wide ? idx64[j] : idx32[j];
         const int64_t i = given < 0 ? given + dim : given;

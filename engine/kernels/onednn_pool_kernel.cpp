@@ -156,7 +156,7 @@ class FastPool : public OpKernel {
         };
         for (int64_t ow = 0; ow < lo; ++ow) one(ow);
         for (int64_t ow = hi; ow < OW; ++ow) one(ow);
-        if (kd0 >= kd1 || kh0 >= kh1) {  // rows of padding alone
+        if (kd0 >= kd1 || kh0 >= kh1 || KW == 0) {  // rows of padding alone
           for (int64_t ow = lo; ow < hi; ++ow) yr[ow] = -std::numeric_limits<float>::infinity(), ir[ow] = -1;
         } else {
           bool first = true;
