@@ -65,6 +65,7 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   segnet, pspnet, mlp_mixer, linear_attention, nerf, lrn_alexnet, hrnet_lite:
                       scripts/user_models_pooling_mixing.py
   involution, clip_head, seq2seq, ctc_bigru, point_sort, ft_transformer: scripts/user_models_unfold_sort.py
+  gnn_scatter, perceiver, textcnn, bifpn_lite, kan, sparse_topk: scripts/user_models_scatter_masks.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -78,6 +79,7 @@ from user_models_modern import Conformer, ConvNeXt, DeepLab, VaeDecoder
 import user_models_held_out as held_out
 import user_models_index_heavy as index_heavy
 import user_models_pooling_mixing as pooling_mixing
+import user_models_scatter_masks as scatter_masks
 import user_models_unfold_sort as unfold_sort
 
 VOCAB = 1000
@@ -822,13 +824,20 @@ BUILDERS = {
     "ctc_bigru": ("speech (CTC, bidirectional GRU)", unfold_sort.ctc_bigru),
     "point_sort": ("point cloud (argsort, gather)", unfold_sort.point_sort),
     "ft_transformer": ("tabular transformer", unfold_sort.ft_transformer),
+    "gnn_scatter": ("graph (scatter_add messages)", scatter_masks.gnn_scatter),
+    "perceiver": ("Perceiver (latent cross-attention)", scatter_masks.perceiver),
+    "textcnn": ("text CNN", scatter_masks.textcnn),
+    "bifpn_lite": ("detection neck (BiFPN)", lambda small: scatter_masks.bifpn_lite(small, random_batch_norm_statistics)),
+    "kan": ("Kolmogorov-Arnold network", scatter_masks.kan),
+    "sparse_topk": ("top-k sparse attention", scatter_masks.sparse_topk),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
          "convnext", "conformer", "vae_decoder", "deeplab", "style_transfer", "conv_tasnet", "dgcnn", "regnet_x", "bicubic_sr", "gated_scan", "capsule", "mobilevit",
          "repvgg", "stylegan", "melgan", "convlstm", "temporal_shift", "dlrm", "segment_onehot", "retrieval", "relative_bias", "demucs_lite",
          "segnet", "pspnet", "mlp_mixer", "linear_attention", "nerf", "lrn_alexnet", "hrnet_lite",
-         "involution", "clip_head", "seq2seq", "ctc_bigru", "point_sort", "ft_transformer"]
+         "involution", "clip_head", "seq2seq", "ctc_bigru", "point_sort", "ft_transformer",
+         "gnn_scatter", "perceiver", "textcnn", "bifpn_lite", "kan", "sparse_topk"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.
