@@ -337,6 +337,19 @@ void ShapeOfOneHot(onnx::InferenceContext& ctx) {
   SetOutputShape(ctx, out);
 }
 
+// Resize with computed `sizes` (torch.onnx's F.interpolate(size=...): Concat(Shape(x)[:2], size)):
+// the output shape is the sizes, where they are as many as the input's axes.
+void ShapeOfResize(onnx::InferenceContext& ctx) {
+  if (ctx.getNumInputs() < 4 || !ctx.getInputType(3)) return;
+  auto sizes = SymbolicInts(ctx, 3);
+  if (!sizes || sizes->empty()) return;
+  const onnx::TypeProto* x = ctx.getInputType(0);
+  if (x && x->has_tensor_type() && x->tensor_type().has_shape() && x->tensor_type().shape().dim_size() != static_cast<int>(sizes->size())) return;
+  for (int64_t d : *sizes)
+    if (d < 0) return;
+  SetOutputShape(ctx, *sizes);
+}
+
 void Register(const char* op_type, onnx::DataPropagationFunction propagate) {
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op_type, kExecutorOpset, "");
   // The registry owns its schemas as mutable objects; it hands them out const.
@@ -396,6 +409,7 @@ void RegisterShapeDataPropagators() {
     RegisterShapeFallback("Pad", ShapeOfPad);
     RegisterShapeFallback("Slice", ShapeOfSlice);
     RegisterShapeFallback("OneHot", ShapeOfOneHot);
+    RegisterShapeFallback("Resize", ShapeOfResize);
   });
 }
 

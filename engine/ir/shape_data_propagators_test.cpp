@@ -151,6 +151,25 @@ TEST_CASE("shape data propagators: a computed Range, Slice and Expand target giv
   CHECK(shapes["expanded"] == std::vector<int64_t>{1, 5, 6, 3});
 }
 
+TEST_CASE("shape data propagators: a Resize to computed sizes (torch.onnx's interpolate to another tensor's size) has a known shape in one pass") {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 4, 5});
+  b.Input("level", {1, 3, 8, 10});
+  // sizes = Concat(Shape(x)[:2], Shape(level)[2:]), as torch.onnx writes F.interpolate(x, size=level.shape[2:]).
+  b.Node("Shape", {"x"}, {"sx"});
+  b.Node("Shape", {"level"}, {"sl"});
+  b.Ints("zero", {0});
+  b.Ints("two", {2});
+  b.Ints("four", {4});
+  b.Node("Slice", {"sx", "zero", "two"}, {"nc"});
+  b.Node("Slice", {"sl", "two", "four"}, {"hw"});
+  b.IntAttr(b.Node("Concat", {"nc", "hw"}, {"sizes"}), "axis", 0);
+  b.Node("Resize", {"x", "", "", "sizes"}, {"y"});
+  b.g->add_output()->set_name("y");
+  auto shapes = InferredOutputs(b);
+  CHECK(shapes["y"] == std::vector<int64_t>{1, 8, 8, 10});
+}
+
 TEST_CASE("shape data propagators: OneHot with a constant depth (a Constant node, as torch.onnx writes it) has a known shape") {
   ModelBuilder b;
   ModelBuilder::SetShape(b.g->add_input(), "i", {2, 5, 7}, onnx::TensorProto::INT64);
