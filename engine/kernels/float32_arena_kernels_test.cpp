@@ -228,7 +228,7 @@ TEST_CASE("Gather in the arena with indices known at run time (token ids) gather
     }
 }
 
-TEST_CASE("Gather in the arena with constant indices (an unfold's windows: runs of consecutive indices; a repeated and a negative one) gathers as the reference along every axis") {
+TEST_CASE("Gather in the arena with constant indices (an unfold's windows: runs of consecutive indices, a repeated and a negative one) gathers as the reference along every axis") {
   const std::vector<int64_t> shape = {5, 10, 12};
   TypedTensor x(DType::kFloat32, shape);
   for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>(i) + 0.75f;
