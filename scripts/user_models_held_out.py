@@ -40,9 +40,7 @@ import torch
 import torch.nn.functional as F
 import torchvision
 
-
-def _seeded(*shape):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(1))
+from seeded_inputs import seeded
 
 
 def _conv_norm_relu(c_in, c_out, kernel, stride=1):
@@ -160,7 +158,7 @@ class Capsule(torch.nn.Module):
         self.types = types
         self.conv = torch.nn.Conv2d(1, channels, 9)
         self.primary = torch.nn.Conv2d(channels, types * 8, 9, 2)
-        self.transforms = torch.nn.Parameter(0.01 * _seeded(1, types * 36, classes, 16, 8))
+        self.transforms = torch.nn.Parameter(0.01 * seeded(1, types * 36, classes, 16, 8))
 
     @staticmethod
     def squash(v):
@@ -243,7 +241,7 @@ class RepVgg(torch.nn.Module):
 class ModulatedConv(torch.nn.Module):
     def __init__(self, c_in, c_out, style, upsample=False):
         super().__init__()
-        self.weight = torch.nn.Parameter(_seeded(c_out, c_in, 3, 3))
+        self.weight = torch.nn.Parameter(seeded(c_out, c_in, 3, 3))
         self.affine = torch.nn.Linear(style, c_in)
         self.upsample = upsample
         self.noise = torch.nn.Parameter(torch.full((1,), 0.05))
@@ -261,7 +259,7 @@ class StyleGan(torch.nn.Module):
     def __init__(self, style=256, widths=(256, 128, 128, 64, 64, 32, 32)):
         super().__init__()
         self.mapping = torch.nn.Sequential(*[m for _ in range(4) for m in (torch.nn.Linear(style, style), torch.nn.LeakyReLU(0.2))])
-        self.constant = torch.nn.Parameter(_seeded(1, widths[0], 4, 4))
+        self.constant = torch.nn.Parameter(seeded(1, widths[0], 4, 4))
         ups = (False, True, False, True, False, True, True)
         self.convs = torch.nn.ModuleList([ModulatedConv(c_in, c_out, style, up) for c_in, c_out, up in zip((widths[0],) + widths[:-1], widths, ups)])
         self.rgb = torch.nn.Conv2d(widths[-1], 3, 1)
@@ -322,59 +320,59 @@ class ConvLstm(torch.nn.Module):
 
 def style_transfer(small):
     model = StyleTransfer(width=8, blocks=1) if small else StyleTransfer()
-    return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None
+    return model.eval(), (seeded(1, 3, 32, 32) if small else seeded(1, 3, 256, 256),), ["input"], None
 
 
 def conv_tasnet(small):
     model = ConvTasNet(basis=16, channels=8, hidden=16, repeats=1, depth=3) if small else ConvTasNet()
-    return model.eval(), (_seeded(1, 1, 800) if small else _seeded(1, 1, 16000),), ["input"], None
+    return model.eval(), (seeded(1, 1, 800) if small else seeded(1, 1, 16000),), ["input"], None
 
 
 def dgcnn(small, batch_norm_statistics):
     model = Dgcnn(k=4, width=8) if small else Dgcnn()
-    return batch_norm_statistics(model).eval(), (_seeded(1, 3, 64) if small else _seeded(1, 3, 512),), ["input"], None
+    return batch_norm_statistics(model).eval(), (seeded(1, 3, 64) if small else seeded(1, 3, 512),), ["input"], None
 
 
 def regnet_x(small, batch_norm_statistics):
     model = torchvision.models.regnet_x_400mf()
-    return batch_norm_statistics(model).eval(), (_seeded(1, 3, 64, 64) if small else _seeded(1, 3, 224, 224),), ["input"], None
+    return batch_norm_statistics(model).eval(), (seeded(1, 3, 64, 64) if small else seeded(1, 3, 224, 224),), ["input"], None
 
 
 def bicubic_sr(small):
     model = BicubicSr(width=8) if small else BicubicSr()
-    return model.eval(), (_seeded(1, 3, 16, 16) if small else _seeded(1, 3, 128, 128),), ["input"], None
+    return model.eval(), (seeded(1, 3, 16, 16) if small else seeded(1, 3, 128, 128),), ["input"], None
 
 
 def gated_scan(small):
     model = GatedScan(d=16, blocks=1) if small else GatedScan()
-    return model.eval(), (_seeded(1, 32, 16) if small else _seeded(1, 256, 128),), ["input"], None
+    return model.eval(), (seeded(1, 32, 16) if small else seeded(1, 256, 128),), ["input"], None
 
 
 def capsule(small):
     model = Capsule(channels=32, types=4) if small else Capsule()
-    return model.eval(), (_seeded(2, 1, 28, 28),), ["input"], None
+    return model.eval(), (seeded(2, 1, 28, 28),), ["input"], None
 
 
 def mobilevit(small):
     model = MobileVit(channels=16, width=24, classes=10) if small else MobileVit()
-    return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None
+    return model.eval(), (seeded(1, 3, 32, 32) if small else seeded(1, 3, 256, 256),), ["input"], None
 
 
 def repvgg(small, batch_norm_statistics):
     model = RepVgg(widths=(8, 8, 16, 16, 32), depths=(1, 2, 2, 2, 1), classes=10) if small else RepVgg()
-    return batch_norm_statistics(model).eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 224, 224),), ["input"], None
+    return batch_norm_statistics(model).eval(), (seeded(1, 3, 32, 32) if small else seeded(1, 3, 224, 224),), ["input"], None
 
 
 def stylegan(small):
     model = StyleGan(style=32, widths=(32, 16, 16, 8)) if small else StyleGan()
-    return model.eval(), (_seeded(1, 32) if small else _seeded(1, 256),), ["input"], None
+    return model.eval(), (seeded(1, 32) if small else seeded(1, 256),), ["input"], None
 
 
 def melgan(small):
     model = MelGan(c=32, mels=16) if small else MelGan()
-    return model.eval(), (_seeded(1, 16, 8) if small else _seeded(1, 80, 100),), ["input"], None
+    return model.eval(), (seeded(1, 16, 8) if small else seeded(1, 80, 100),), ["input"], None
 
 
 def convlstm(small):
     model = ConvLstm(c_in=4, hidden=8, steps=3, classes=4) if small else ConvLstm()
-    return model.eval(), (_seeded(1, 3, 4, 8, 8) if small else _seeded(1, 8, 16, 32, 32),), ["input"], None
+    return model.eval(), (seeded(1, 3, 4, 8, 8) if small else seeded(1, 8, 16, 32, 32),), ["input"], None

@@ -22,9 +22,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-
-def _seeded(*shape):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(1))
+from seeded_inputs import seeded
 
 
 class TemporalShift(torch.nn.Module):
@@ -86,7 +84,7 @@ class Retrieval(torch.nn.Module):
         super().__init__()
         self.k = k
         self.encoder = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.GELU(), torch.nn.Linear(512, dim))
-        self.register_buffer("gallery", F.normalize(_seeded(gallery, dim), dim=1))
+        self.register_buffer("gallery", F.normalize(seeded(gallery, dim), dim=1))
 
     def forward(self, query):
         scores = F.normalize(self.encoder(query), dim=-1) @ self.gallery.t()
@@ -148,31 +146,31 @@ class DemucsLite(torch.nn.Module):
 
 def temporal_shift(small):
     model = TemporalShift(width=16) if small else TemporalShift()
-    return model.eval(), (_seeded(8, 3, 32, 32) if small else _seeded(8, 3, 112, 112),), ["input"], None
+    return model.eval(), (seeded(8, 3, 32, 32) if small else seeded(8, 3, 112, 112),), ["input"], None
 
 
 def dlrm(small):
     model = Dlrm(tables=3, rows=100, dim=8) if small else Dlrm()
     tables, rows = (3, 100) if small else (8, 10000)
     ids = torch.randint(0, rows, (4 if small else 32, tables, 5 if small else 20), generator=torch.Generator().manual_seed(2))
-    return model.eval(), (_seeded(ids.shape[0], 13), ids), ["dense", "sparse"], None
+    return model.eval(), (seeded(ids.shape[0], 13), ids), ["dense", "sparse"], None
 
 
 def segment_onehot(small):
     model = SegmentOneHot(width=8, classes=5) if small else SegmentOneHot()
-    return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None
+    return model.eval(), (seeded(1, 3, 32, 32) if small else seeded(1, 3, 256, 256),), ["input"], None
 
 
 def retrieval(small):
     model = Retrieval(gallery=500, dim=32, k=5) if small else Retrieval()
-    return model.eval(), (_seeded(2 if small else 4, 512),), ["query"], None
+    return model.eval(), (seeded(2 if small else 4, 512),), ["query"], None
 
 
 def relative_bias(small):
     model = RelativeBias(d=32, heads=2) if small else RelativeBias()
-    return model.eval(), (_seeded(1, 24, 32) if small else _seeded(1, 128, 256),), ["input"], None
+    return model.eval(), (seeded(1, 24, 32) if small else seeded(1, 128, 256),), ["input"], None
 
 
 def demucs_lite(small):
     model = DemucsLite(width=8, depth=2) if small else DemucsLite()
-    return model.eval(), (_seeded(1, 1, 1600) if small else _seeded(1, 1, 32000),), ["input"], None
+    return model.eval(), (seeded(1, 1, 1600) if small else seeded(1, 1, 32000),), ["input"], None

@@ -29,9 +29,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-
-def _seeded(*shape):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(1))
+from seeded_inputs import seeded
 
 
 def _conv_bn_relu(c_in, c_out):
@@ -189,34 +187,34 @@ class HrnetLite(torch.nn.Module):
 
 def segnet(small, batch_norm_statistics):
     model = SegNet(widths=(4, 8, 8), classes=3) if small else SegNet()
-    return batch_norm_statistics(model).eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None
+    return batch_norm_statistics(model).eval(), (seeded(1, 3, 32, 32) if small else seeded(1, 3, 256, 256),), ["input"], None
 
 
 def pspnet(small):
     model = PspNet(width=4, classes=3) if small else PspNet()
-    return model.eval(), (_seeded(1, 3, 48, 48) if small else _seeded(1, 3, 384, 384),), ["input"], None
+    return model.eval(), (seeded(1, 3, 48, 48) if small else seeded(1, 3, 384, 384),), ["input"], None
 
 
 def mlp_mixer(small):
     model = MlpMixer(d=16, layers=1, patch=8, image=32, classes=10) if small else MlpMixer()
-    return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 224, 224),), ["input"], None
+    return model.eval(), (seeded(1, 3, 32, 32) if small else seeded(1, 3, 224, 224),), ["input"], None
 
 
 def linear_attention(small):
     model = LinearAttention(d=16, heads=2, layers=1) if small else LinearAttention()
-    return model.eval(), (_seeded(1, 16, 16) if small else _seeded(1, 1024, 256),), ["input"], None
+    return model.eval(), (seeded(1, 16, 16) if small else seeded(1, 1024, 256),), ["input"], None
 
 
 def nerf(small):
     model = Nerf(width=16, frequencies=2) if small else Nerf()
-    return model.eval(), (_seeded(64, 3) if small else _seeded(4096, 3),), ["input"], None
+    return model.eval(), (seeded(64, 3) if small else seeded(4096, 3),), ["input"], None
 
 
 def lrn_alexnet(small):
     model = LrnAlexNet(widths=(8, 16, 16, 8), hidden=32, classes=10) if small else LrnAlexNet()
-    return model.eval(), (_seeded(1, 3, 224, 224),), ["input"], None
+    return model.eval(), (seeded(1, 3, 224, 224),), ["input"], None
 
 
 def hrnet_lite(small, batch_norm_statistics):
     model = HrnetLite(w=4, stages=1, joints=3) if small else HrnetLite()
-    return batch_norm_statistics(model).eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 256, 256),), ["input"], None
+    return batch_norm_statistics(model).eval(), (seeded(1, 3, 32, 32) if small else seeded(1, 3, 256, 256),), ["input"], None

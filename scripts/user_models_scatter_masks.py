@@ -22,13 +22,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-
-def _seeded(*shape):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(1))
-
-
-def _ids(high, shape, seed):
-    return torch.randint(0, high, shape, generator=torch.Generator().manual_seed(seed))
+from seeded_inputs import random_ids, seeded
 
 
 class GnnScatter(torch.nn.Module):
@@ -142,29 +136,29 @@ class SparseTopk(torch.nn.Module):
 def gnn_scatter(small):
     model = GnnScatter(width=8, layers=1) if small else GnnScatter()
     nodes, edges = (50, 200) if small else (2000, 16000)
-    return model.eval(), (_seeded(nodes, 16), torch.stack([_ids(nodes, (edges,), 1), _ids(nodes, (edges,), 2)])), ["features", "edges"], None
+    return model.eval(), (seeded(nodes, 16), torch.stack([random_ids(nodes, (edges,), 1), random_ids(nodes, (edges,), 2)])), ["features", "edges"], None
 
 
 def perceiver(small):
     model = Perceiver(d=16, latents=8, inputs=8, layers=1) if small else Perceiver()
-    return model.eval(), (_seeded(1, 64, 8) if small else _seeded(1, 4096, 64),), ["input"], None
+    return model.eval(), (seeded(1, 64, 8) if small else seeded(1, 4096, 64),), ["input"], None
 
 
 def textcnn(small):
     model = TextCnn(vocab=100, d=16, filters=4) if small else TextCnn()
-    return model.eval(), (_ids(100, (1, 20), 1) if small else _ids(20000, (1, 400), 1),), ["tokens"], None
+    return model.eval(), (random_ids(100, (1, 20), 1) if small else random_ids(20000, (1, 400), 1),), ["tokens"], None
 
 
 def bifpn_lite(small, batch_norm_statistics):
     model = BiFpnLite(c=8, anchors=1) if small else BiFpnLite()
-    return batch_norm_statistics(model).eval(), (_seeded(1, 3, 64, 64) if small else _seeded(1, 3, 256, 256),), ["input"], None
+    return batch_norm_statistics(model).eval(), (seeded(1, 3, 64, 64) if small else seeded(1, 3, 256, 256),), ["input"], None
 
 
 def kan(small):
     model = Kan(dims=(8, 8, 4), grid=4) if small else Kan()
-    return model.eval(), (_seeded(16, 8) if small else _seeded(256, 64),), ["input"], None
+    return model.eval(), (seeded(16, 8) if small else seeded(256, 64),), ["input"], None
 
 
 def sparse_topk(small):
     model = SparseTopk(d=16, heads=2, topk=4, layers=1) if small else SparseTopk()
-    return model.eval(), (_seeded(1, 16, 16) if small else _seeded(1, 512, 256),), ["input"], None
+    return model.eval(), (seeded(1, 16, 16) if small else seeded(1, 512, 256),), ["input"], None

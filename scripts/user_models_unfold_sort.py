@@ -20,13 +20,7 @@ registers them:
 import torch
 import torch.nn.functional as F
 
-
-def _seeded(*shape):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(1))
-
-
-def _ids(high, shape, seed):
-    return torch.randint(0, high, shape, generator=torch.Generator().manual_seed(seed))
+from seeded_inputs import random_ids, seeded
 
 
 class Involution(torch.nn.Module):
@@ -116,32 +110,32 @@ class FtTransformer(torch.nn.Module):
 
 def involution(small):
     model = Involution(c=16, blocks=1) if small else Involution()
-    return model.eval(), (_seeded(1, 3, 16, 16) if small else _seeded(1, 3, 128, 128),), ["input"], None
+    return model.eval(), (seeded(1, 3, 16, 16) if small else seeded(1, 3, 128, 128),), ["input"], None
 
 
 def clip_head(small):
     model = ClipHead(width=8, d=16, classes=10) if small else ClipHead()
-    return model.eval(), (_seeded(1, 3, 32, 32) if small else _seeded(1, 3, 224, 224),), ["input"], None
+    return model.eval(), (seeded(1, 3, 32, 32) if small else seeded(1, 3, 224, 224),), ["input"], None
 
 
 def seq2seq(small):
     model = Seq2Seq(d=16, heads=2, layers=1, vocab=50) if small else Seq2Seq()
     vocab = 50 if small else 1000
-    inputs = (_ids(vocab, (1, 8), 1), _ids(vocab, (1, 5), 2)) if small else (_ids(vocab, (1, 64), 1), _ids(vocab, (1, 32), 2))
+    inputs = (random_ids(vocab, (1, 8), 1), random_ids(vocab, (1, 5), 2)) if small else (random_ids(vocab, (1, 64), 1), random_ids(vocab, (1, 32), 2))
     return model.eval(), inputs, ["source", "target"], None
 
 
 def ctc_bigru(small):
     model = CtcBiGru(mels=16, channels=4, hidden=8, symbols=5) if small else CtcBiGru()
-    return model.eval(), (_seeded(1, 1, 24, 16) if small else _seeded(1, 1, 400, 80),), ["input"], None
+    return model.eval(), (seeded(1, 1, 24, 16) if small else seeded(1, 1, 400, 80),), ["input"], None
 
 
 def point_sort(small):
     model = PointSort(c=8) if small else PointSort()
-    return model.eval(), (_seeded(2, 3, 64) if small else _seeded(4, 3, 4096),), ["input"], None
+    return model.eval(), (seeded(2, 3, 64) if small else seeded(4, 3, 4096),), ["input"], None
 
 
 def ft_transformer(small):
     model = FtTransformer(categories=(10, 5, 7), numbers=4, d=16, layers=1) if small else FtTransformer()
-    categories = _ids(5, (8, 3), 1) if small else _ids(7, (64, 8), 1)
-    return model.eval(), (categories, _seeded(8, 4) if small else _seeded(64, 16)), ["categories", "numbers"], None
+    categories = random_ids(5, (8, 3), 1) if small else random_ids(7, (64, 8), 1)
+    return model.eval(), (categories, seeded(8, 4) if small else seeded(64, 16)), ["categories", "numbers"], None

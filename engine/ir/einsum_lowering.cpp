@@ -80,15 +80,10 @@ class Emitter {
     Ints(n, "perm", perm);
     return n->output(0);
   }
-  std::string Unsqueeze(const std::string& x, const std::vector<int64_t>& axes) { return WithAxes("Unsqueeze", x, axes); }
-  std::string Squeeze(const std::string& x, const std::vector<int64_t>& axes) { return WithAxes("Squeeze", x, axes); }
+  std::string Unsqueeze(const std::string& x, const std::vector<int64_t>& axes) { return axes.empty() ? x : WithAxes("Unsqueeze", x, axes)->output(0); }
+  std::string Squeeze(const std::string& x, const std::vector<int64_t>& axes) { return axes.empty() ? x : WithAxes("Squeeze", x, axes)->output(0); }
   std::string ReduceSum(const std::string& x, const std::vector<int64_t>& axes) {
-    onnx::NodeProto* n = Node("ReduceSum", {x});
-    if (opset_ >= 13) {
-      n->add_input(Constant(axes));
-    } else {
-      Ints(n, "axes", axes);
-    }
+    onnx::NodeProto* n = WithAxes("ReduceSum", x, axes);
     auto* keep = n->add_attribute();
     keep->set_name("keepdims");
     keep->set_type(onnx::AttributeProto::INT);
@@ -117,15 +112,15 @@ class Emitter {
     n->add_output(n->name() + "_output");
     return n;
   }
-  std::string WithAxes(const std::string& op, const std::string& x, const std::vector<int64_t>& axes) {
-    if (axes.empty()) return x;
+  // `op` over `x` with `axes`: an input from opset 13, an attribute before.
+  onnx::NodeProto* WithAxes(const std::string& op, const std::string& x, const std::vector<int64_t>& axes) {
     onnx::NodeProto* n = Node(op, {x});
     if (opset_ >= 13) {
       n->add_input(Constant(axes));
     } else {
       Ints(n, "axes", axes);
     }
-    return n->output(0);
+    return n;
   }
   std::string Constant(const std::vector<int64_t>& values) {
     onnx::TensorProto* t = graph_->add_initializer();

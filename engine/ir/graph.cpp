@@ -1,7 +1,6 @@
 #include "engine/ir/graph.h"
 
 #include <algorithm>
-
 #include <cstring>
 
 namespace tilebank::engine::model {

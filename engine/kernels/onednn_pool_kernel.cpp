@@ -127,9 +127,9 @@ class FastPool : public OpKernel {
     const int64_t* kw_first = aw.first.data();
     const int64_t* kw_end = aw.end.data();
     const int64_t KW = aw.out > 0 ? *std::max_element(aw.end.begin(), aw.end.end()) : 0;
-    int64_t lo = 0, hi = OW;  // the outputs whose windows hold every kernel position along W
+    int64_t lo = 0;  // [lo, hi): the outputs whose windows hold every kernel position along W
     while (lo < OW && (kw_first[lo] != 0 || kw_end[lo] != KW)) ++lo;
-    hi = lo;
+    int64_t hi = lo;
     while (hi < OW && kw_first[hi] == 0 && kw_end[hi] == KW) ++hi;
     for (int64_t od = 0; od < ad.out; ++od) {
       const int64_t kd0 = ad.first[od], kd1 = ad.end[od], id0 = od * ad.stride - ad.pad;

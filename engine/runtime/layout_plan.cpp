@@ -241,9 +241,9 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
     bool same_shape_input = false;
     for (int v : s.inputs) {
       if (v < 0) continue;
-      const bool same = graph.values[v].shape == graph.values[s.output].shape && !graph.IsConstant(v);
-      const bool uniform_same_shape = graph.values[v].shape == graph.values[s.output].shape && UniformConstant(graph, v);
-      if (!same && Tensor::NumElements(graph.values[v].shape) != 1 && !uniform_same_shape) return false;
+      const bool same_shape = graph.values[v].shape == graph.values[s.output].shape;
+      const bool same = same_shape && !graph.IsConstant(v);
+      if (!same && Tensor::NumElements(graph.values[v].shape) != 1 && !(same_shape && UniformConstant(graph, v))) return false;
       same_shape_input |= same;
     }
     return same_shape_input;
@@ -296,7 +296,7 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
     }
     std::vector<int> tied = {s.output};
     for (size_t k = 0; k < family_inputs[i].size(); ++k) {
-      if (k < family_op[i]->row_major_inputs.size() && family_op[i]->row_major_inputs[k]) {
+      if (family_op[i]->ReadsRowMajor(k)) {
         row_major_only.push_back(family_inputs[i][k]);  // whatever its own group would take: the Concat reads it row-major
         continue;
       }

@@ -67,7 +67,7 @@ class FamilyKernel : public Kernel {
     std::vector<memory::desc> srcs;
     const bool mixed = op.ReadsRowMajorInputs();
     for (size_t i = 0; i < op.inputs.size(); ++i) {
-      const bool row_major = (op.kind == LayoutFamilyOp::Kind::kBinary && i == 1) || (i < op.row_major_inputs.size() && op.row_major_inputs[i]);
+      const bool row_major = (op.kind == LayoutFamilyOp::Kind::kBinary && i == 1) || op.ReadsRowMajor(i);
       srcs.push_back(row_major ? RowMajorDesc(op.inputs[i]) : FamilyDesc(family, op.inputs[i]));
     }
     const memory::desc dst = FamilyDesc(family, op.output);

@@ -12,9 +12,9 @@
 // block without a reorder back to NCHW at every Concat, Split, pool and upsampling.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
-#include <algorithm>
 #include <vector>
 
 #include "engine/core/kernel.h"
@@ -30,6 +30,8 @@ struct LayoutFamilyOp {
   // kConcat: per input, read row-major whatever the family (written so by a step that has no native
   // layout: a frame Gather before a recurrent convolution); empty: every input in the family.
   std::vector<bool> row_major_inputs;
+  // Whether input `i` is read row-major (see row_major_inputs).
+  bool ReadsRowMajor(size_t i) const { return i < row_major_inputs.size() && row_major_inputs[i]; }
   // A Concat that reads at least one input row-major (oneDNN's concat, one reorder per input).
   bool ReadsRowMajorInputs() const {
     return kind == Kind::kConcat && std::find(row_major_inputs.begin(), row_major_inputs.end(), true) != row_major_inputs.end();
