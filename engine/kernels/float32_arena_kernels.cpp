@@ -249,12 +249,47 @@ Result<std::unique_ptr<OpKernel>> Concat(const KernelInfo& info) {
   for (size_t d = axis + 1; d < out_shape.size(); ++d) inner *= out_shape[d];
   std::vector<int64_t> chunks;
   for (size_t i = 0; i < info.input_types.size(); ++i) chunks.push_back(InShape(info, i)[axis] * inner);
-  return MakeArena(info, [outer, chunks](const std::vector<const float*>& in, float* out) {
-    for (int64_t o = 0; o < outer; ++o)
-      for (size_t i = 0; i < chunks.size(); ++i) {
-        std::memcpy(out, in[i] + o * chunks[i], chunks[i] * sizeof(float));
-        out += chunks[i];
+  int64_t row = 0;  // the output elements of one outer index
+  for (int64_t c : chunks) row += c;
+  if (outer * row < (int64_t{1} << 16))  // small: one thread copies it all
+    return MakeArena(info, [outer, chunks](const std::vector<const float*>& in, float* out) {
+      for (int64_t o = 0; o < outer; ++o)
+        for (size_t i = 0; i < chunks.size(); ++i) {
+          std::memcpy(out, in[i] + o * chunks[i], chunks[i] * sizeof(float));
+          out += chunks[i];
+        }
+    });
+  if (outer > 64)  // many rows: each task copies whole rows
+    return MakeArena(info, [outer, chunks, row](const std::vector<const float*>& in, float* out) {
+      ParallelFor(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row)), [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+          float* to = out + o * row;
+          for (size_t i = 0; i < chunks.size(); ++i) {
+            std::memcpy(to, in[i] + o * chunks[i], chunks[i] * sizeof(float));
+            to += chunks[i];
+          }
+        }
+      });
+    });
+  // Few large rows (channels of an NCHW map): pieces of at most 32Ki elements, on the threads.
+  struct Piece {
+    size_t input;
+    int64_t from, to, count;
+  };
+  constexpr int64_t kPiece = 32768;
+  std::vector<Piece> pieces;
+  int64_t at = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t i = 0; i < chunks.size(); ++i)
+      for (int64_t done = 0; done < chunks[i]; done += kPiece) {
+        const int64_t count = std::min(kPiece, chunks[i] - done);
+        pieces.push_back({i, o * chunks[i] + done, at, count});
+        at += count;
       }
+  return MakeArena(info, [pieces](const std::vector<const float*>& in, float* out) {
+    ParallelFor(static_cast<int64_t>(pieces.size()), 1, [&](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) std::memcpy(out + pieces[k].to, in[pieces[k].input] + pieces[k].from, pieces[k].count * sizeof(float));
+    });
   });
 }
 
@@ -683,44 +718,54 @@ Result<std::unique_ptr<OpKernel>> Resize(const KernelInfo& info) {
     const int64_t planes = count / std::max<int64_t>(out_h * out_w, 1);
     const bool nearest = std::all_of(taps[rank - 2].begin(), taps[rank - 2].end(), [](const Tap& t) { return t.hi == t.lo; }) &&
                          std::all_of(taps[rank - 1].begin(), taps[rank - 1].end(), [](const Tap& t) { return t.hi == t.lo; });
-    if (nearest) {  // each output row gathers one input row, or repeats the row above when both read the same one
-      std::vector<int64_t> xs, ys;
-      for (const Tap& t : taps[rank - 1]) xs.push_back(t.lo);
-      for (const Tap& t : taps[rank - 2]) ys.push_back(t.lo);
-      return MakeArena(info, [xs, ys, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
-        for (int64_t p = 0; p < planes; ++p) {
-          const float* src = in[0] + p * in_h * in_w;
-          float* dst = out + p * out_h * out_w;
-          for (int64_t oy = 0; oy < out_h; ++oy) {
-            float* row = dst + oy * out_w;
-            if (oy > 0 && ys[oy] == ys[oy - 1]) {
+    std::vector<int32_t> x_lo, x_hi, y_lo, y_hi;
+    std::vector<float> x_w, y_w;
+    for (const Tap& t : taps[rank - 1]) x_lo.push_back(static_cast<int32_t>(t.lo)), x_hi.push_back(static_cast<int32_t>(t.hi)), x_w.push_back(t.w);
+    for (const Tap& t : taps[rank - 2]) y_lo.push_back(static_cast<int32_t>(t.lo)), y_hi.push_back(static_cast<int32_t>(t.hi)), y_w.push_back(t.w);
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, out_w));
+    if (nearest) {  // each output row gathers one input row, or copies the row above when both read the same one
+      return MakeArena(info, [x_lo, y_lo, out_h, out_w, in_h, in_w, planes, grain](const std::vector<const float*>& in, float* out) {
+        ParallelFor(planes * out_h, grain, [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t p = r / out_h, oy = r % out_h;
+            float* row = out + r * out_w;
+            if (r > begin && oy > 0 && y_lo[oy] == y_lo[oy - 1]) {
               std::copy(row - out_w, row, row);
               continue;
             }
-            const float* from = src + ys[oy] * in_w;
-            for (int64_t ox = 0; ox < out_w; ++ox) row[ox] = from[xs[ox]];
+            const float* from = in[0] + (p * in_h + y_lo[oy]) * in_w;
+            for (int64_t ox = 0; ox < out_w; ++ox) row[ox] = from[x_lo[ox]];
           }
-        }
+        });
       });
     }
-    return MakeArena(info, [taps, rank, out_h, out_w, in_h, in_w, planes](const std::vector<const float*>& in, float* out) {
-      const std::vector<Tap>& ys = taps[rank - 2];
-      const std::vector<Tap>& xs = taps[rank - 1];
-      for (int64_t p = 0; p < planes; ++p) {
-        const float* src = in[0] + p * in_h * in_w;
-        float* dst = out + p * out_h * out_w;
-        for (int64_t oy = 0; oy < out_h; ++oy) {
-          const Tap& ty = ys[oy];
-          const float* r0 = src + ty.lo * in_w;
-          const float* r1 = src + ty.hi * in_w;
-          for (int64_t ox = 0; ox < out_w; ++ox) {
-            const Tap& tx = xs[ox];
-            const float top = (1.f - tx.w) * r0[tx.lo] + tx.w * r0[tx.hi];
-            const float bottom = (1.f - tx.w) * r1[tx.lo] + tx.w * r1[tx.hi];
-            dst[oy * out_w + ox] = (1.f - ty.w) * top + ty.w * bottom;
-          }
+    // Bilinear: each input row a task's rows read is filtered horizontally once (two rows kept), and
+    // each output row blends its two filtered rows.
+    return MakeArena(info, [x_lo, x_hi, x_w, y_lo, y_hi, y_w, out_h, out_w, in_h, in_w, planes, grain](const std::vector<const float*>& in, float* out) {
+      ParallelFor(planes * out_h, grain, [&](int64_t begin, int64_t end) {
+        std::vector<float> buffers(static_cast<size_t>(2 * out_w));
+        float* filtered[2] = {buffers.data(), buffers.data() + out_w};
+        int64_t holds[2] = {-1, -1};  // the input row (plane * in_h + y) each buffer holds
+        auto row_of = [&](int64_t source, int64_t keep) -> const float* {
+          for (int k = 0; k < 2; ++k)
+            if (holds[k] == source) return filtered[k];
+          const int k = holds[0] == keep ? 1 : 0;
+          const float* from = in[0] + source * in_w;
+          float* f = filtered[k];
+          for (int64_t ox = 0; ox < out_w; ++ox) f[ox] = (1.f - x_w[ox]) * from[x_lo[ox]] + x_w[ox] * from[x_hi[ox]];
+          holds[k] = source;
+          return f;
+        };
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t p = r / out_h, oy = r % out_h;
+          const int64_t lo = p * in_h + y_lo[oy], hi = p * in_h + y_hi[oy];
+          const float* top = row_of(lo, -1);
+          const float* bottom = row_of(hi, lo);
+          const float w = y_w[oy];
+          float* dst = out + r * out_w;
+          for (int64_t ox = 0; ox < out_w; ++ox) dst[ox] = (1.f - w) * top[ox] + w * bottom[ox];
         }
-      }
+      });
     });
   }
   return MakeArena(info, [taps, resized, in_strides, out_strides, out_shape, count, rank](const std::vector<const float*>& in, float* out) {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <onnx/onnx_pb.h>
@@ -353,6 +354,78 @@ TEST_CASE("Transpose in the arena moves every element as the reference does: eve
       CheckArenaAgainstReference(info, {&x});
     } while (std::next_permutation(perm.begin(), perm.end()));
   }
+}
+
+TEST_CASE("Concat in the arena copies as the reference does: small, many rows on the threads, and few large rows cut into pieces") {
+  // {shapes of the inputs, axis}: one thread; 300 rows of 3 inputs along the last axis; one row of
+  // channel planes whose pieces (32Ki elements) end inside an input.
+  const std::vector<std::pair<std::vector<std::vector<int64_t>>, int64_t>> cases = {
+      {{{1, 3, 8, 8}, {1, 5, 8, 8}}, 1},
+      {{{300, 100}, {300, 7}, {300, 150}}, 1},
+      {{{1, 40, 37, 41}, {1, 13, 37, 41}, {1, 1, 37, 41}}, 1},
+      {{{2, 20, 64, 33}, {2, 20, 64, 33}}, 2},
+  };
+  for (const auto& [shapes, axis] : cases) {
+    CAPTURE(shapes.size());
+    std::vector<TypedTensor> xs;
+    std::vector<int64_t> out_shape = shapes[0];
+    out_shape[axis] = 0;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      xs.emplace_back(DType::kFloat32, shapes[i]);
+      for (int64_t k = 0; k < xs.back().size(); ++k) xs.back().data<float>()[k] = static_cast<float>(k % 977) * 0.5f + static_cast<float>(i);
+      out_shape[axis] += shapes[i][axis];
+    }
+    kernels::KernelInfo info;
+    info.op_type = info.node_name = "Concat";
+    info.opset = 13;
+    info.num_outputs = 1;
+    info.attrs = kernels::Attrs(nlohmann::json{{"axis", axis}});
+    info.input_types.assign(shapes.size(), DType::kFloat32);
+    info.input_shapes.assign(shapes.begin(), shapes.end());
+    info.output_shapes = {out_shape};
+    kernels::KernelInputs inputs;
+    for (const auto& x : xs) inputs.push_back(&x);
+    CheckArenaAgainstReference(info, inputs);
+  }
+}
+
+TEST_CASE("Resize of NCHW planes in the arena, linear and nearest, up and down, under each coordinate transformation, on the threads: as the reference computes it") {
+  const std::vector<int64_t> shape = {1, 6, 40, 50};
+  TypedTensor x(DType::kFloat32, shape);
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 1013) * 0.01f - 5.f;
+  TypedTensor roi(DType::kFloat32, std::vector<int64_t>{0});
+  for (const std::string mode : {"linear", "nearest"})
+    for (const std::string transform : {"align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric"})
+      for (const std::vector<int64_t>& out_shape : std::vector<std::vector<int64_t>>{{1, 6, 80, 100}, {1, 6, 17, 23}, {1, 6, 40, 129}}) {
+        CAPTURE(mode);
+        CAPTURE(transform);
+        CAPTURE(out_shape[2]);
+        auto sizes = std::make_shared<TypedTensor>(TypedTensor::Of<int64_t>({4}, {out_shape[0], out_shape[1], out_shape[2], out_shape[3]}));
+        kernels::KernelInfo info;
+        info.op_type = info.node_name = "Resize";
+        info.opset = 13;
+        info.num_outputs = 1;
+        info.attrs = kernels::Attrs(nlohmann::json{{"mode", mode}, {"coordinate_transformation_mode", transform}});
+        info.input_types = {DType::kFloat32, DType::kFloat32, DType::kFloat32, DType::kInt64};
+        info.input_shapes = {shape, roi.shape, std::vector<int64_t>{0}, sizes->shape};
+        info.output_shapes = {out_shape};
+        auto no_scales = std::make_shared<TypedTensor>(DType::kFloat32, std::vector<int64_t>{0});
+        auto empty_roi = std::make_shared<TypedTensor>(roi);
+        info.constant_inputs = {nullptr, empty_roi, no_scales, sizes};
+        info.constant_input = {false, true, true, true};
+        auto arena = kernels::KernelRegistry::Default().Create(info, "float32");
+        auto reference = kernels::KernelRegistry::Default().Create(info, "reference");
+        REQUIRE_MESSAGE(arena.ok(), arena.status().message());
+        REQUIRE(reference.ok());
+        REQUIRE((*arena)->Arena() != nullptr);
+        std::vector<TypedTensor> fast(1), slow(1);
+        REQUIRE((*arena)->Compute({&x, empty_roi.get(), no_scales.get(), sizes.get()}, &fast).ok());
+        REQUIRE((*reference)->Compute({&x, empty_roi.get(), no_scales.get(), sizes.get()}, &slow).ok());
+        REQUIRE(fast[0].shape == slow[0].shape);
+        float worst = 0.f;
+        for (int64_t i = 0; i < fast[0].size(); ++i) worst = std::max(worst, std::abs(fast[0].data<float>()[i] - slow[0].data<float>()[i]));
+        CHECK(worst <= 1e-5f);
+      }
 }
 
 }  // namespace
