@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace tilebank::engine {
 namespace {
@@ -83,6 +84,17 @@ void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t begi
 void ParallelForChunks(int64_t n, int64_t chunk, const std::function<void(int64_t first, int64_t count)>& body) {
   if (n <= 0) return;
   ParallelFor((n + chunk - 1) / chunk, 1, [&](int64_t begin, int64_t end) { body(begin * chunk, std::min(n, end * chunk) - begin * chunk); });
+}
+
+void CopyOnThreads(void* to, const void* from, size_t bytes) {
+  constexpr int64_t kPiece = 256 << 10;
+  if (bytes <= static_cast<size_t>(kPiece)) {
+    if (bytes) std::memcpy(to, from, bytes);
+    return;
+  }
+  ParallelForChunks(static_cast<int64_t>(bytes), kPiece, [&](int64_t first, int64_t count) {
+    std::memcpy(static_cast<char*>(to) + first, static_cast<const char*>(from) + first, static_cast<size_t>(count));
+  });
 }
 
 }  // namespace tilebank::engine

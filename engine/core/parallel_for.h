@@ -18,6 +18,9 @@ void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t begi
 // of every vector keeps each call's tail to the buffer's end.
 void ParallelForChunks(int64_t n, int64_t chunk, const std::function<void(int64_t first, int64_t count)>& body);
 
+// memcpy(to, from, bytes), on the threads in pieces of 256 KiB where it is larger than that.
+void CopyOnThreads(void* to, const void* from, size_t bytes);
+
 // The threads ParallelFor would use for unbounded work.
 int ParallelThreads();
 

@@ -365,7 +365,9 @@ TEST_CASE("Concat in the arena copies as the reference does: small, many rows on
       {{{1, 40, 37, 41}, {1, 13, 37, 41}, {1, 1, 37, 41}}, 1},
       {{{2, 20, 64, 33}, {2, 20, 64, 33}}, 2},
   };
-  for (const auto& [shapes, axis] : cases) {
+  for (const auto& one : cases) {
+    const std::vector<std::vector<int64_t>>& shapes = one.first;
+    const int64_t axis = one.second;
     CAPTURE(shapes.size());
     std::vector<TypedTensor> xs;
     std::vector<int64_t> out_shape = shapes[0];

@@ -35,11 +35,32 @@ double BlockedSum(const float* x, int64_t n, PerChannelFold fold, float mean) {
   return total;
 }
 
-double Sum(const float* x, int64_t n) { return BlockedSum(x, n, PerChannelFold::kSum, 0.f); }
+// Groups shorter than this are summed by a plain loop in double, not a vector call.
+constexpr int64_t kShortGroup = 256;
+
+// sum of f(x[i]) in double, eight sums side by side (no chain of dependent adds).
+template <class F>
+double ShortSum(const float* x, int64_t n, F f) {
+  double lanes[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) lanes[k] += f(x[i + k]);
+  for (; i < n; ++i) lanes[0] += f(x[i]);
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
+double Sum(const float* x, int64_t n) {
+  if (n >= kShortGroup) return BlockedSum(x, n, PerChannelFold::kSum, 0.f);
+  return ShortSum(x, n, [](float v) { return static_cast<double>(v); });
+}
 
 double SquaredDeviations(const float* x, int64_t n, double mean) {
-  return BlockedSum(x, n, PerChannelFold::kSquaredDeviation, static_cast<float>(mean));
+  if (n >= kShortGroup) return BlockedSum(x, n, PerChannelFold::kSquaredDeviation, static_cast<float>(mean));
+  return ShortSum(x, n, [mean](float v) { return (v - mean) * (v - mean); });
 }
+
+// Channels of fewer values than this are mapped by a plain loop, not a vector call each.
+constexpr int64_t kShortRun = 16;
 
 // A constant input's values as floats; empty when the input is not a constant (read per run).
 std::vector<float> ConstantFloats(const KernelInfo& info, size_t i) {
@@ -75,7 +96,7 @@ Result<std::unique_ptr<OpKernel>> Float32GroupedNorm(const KernelInfo& info, boo
   arena.run = [=](const std::vector<const float*>& in, float* out) {
     const float* s = scale.empty() ? in[1] : scale.data();
     const float* b = bias.empty() ? in[2] : bias.data();
-    ParallelFor(N * groups, 1, [&](int64_t begin, int64_t end) {
+    ParallelFor(N * groups, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, per_group)), [&](int64_t begin, int64_t end) {
       for (int64_t task = begin; task < end; ++task) {
         const int64_t n = task / groups, g = task % groups;
         const int64_t offset = (n * C + g * channels_per_group) * inner;
@@ -83,10 +104,24 @@ Result<std::unique_ptr<OpKernel>> Float32GroupedNorm(const KernelInfo& info, boo
         float* y = out + offset;
         const double mean = per_group ? Sum(x, per_group) / per_group : 0.0;
         const double inv = 1.0 / std::sqrt((per_group ? SquaredDeviations(x, per_group, mean) / per_group : 0.0) + epsilon);
+        if (inner == 1 && per_channel && !swish) {  // one value a channel (a norm over tokens' features): a loop the compiler vectorizes
+          const float* sg = s + g * channels_per_group;
+          const float* bg = b + g * channels_per_group;
+          const float m = static_cast<float>(mean), r = static_cast<float>(inv);
+          for (int64_t cc = 0; cc < channels_per_group; ++cc) y[cc] = (x[cc] - m) * (sg[cc] * r) + bg[cc];
+          continue;
+        }
         for (int64_t cc = 0; cc < channels_per_group; ++cc) {
           const int64_t p = per_channel ? g * channels_per_group + cc : g;
           const float a = static_cast<float>(s[p] * inv), shift = static_cast<float>(b[p] - mean * s[p] * inv);
-          MapAffineRun(swish ? PerChannelMap::kAffineSwish : PerChannelMap::kAffine, x + cc * inner, y + cc * inner, inner, a, shift);
+          if (inner >= kShortRun) {
+            MapAffineRun(swish ? PerChannelMap::kAffineSwish : PerChannelMap::kAffine, x + cc * inner, y + cc * inner, inner, a, shift);
+            continue;
+          }
+          for (int64_t i = cc * inner; i < (cc + 1) * inner; ++i) {  // a few values a channel (a norm over tokens' features): no call per channel
+            const float v = x[i] * a + shift;
+            y[i] = swish ? v / (1.f + std::exp(-v)) : v;
+          }
         }
       }
     });

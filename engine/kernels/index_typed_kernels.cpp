@@ -446,6 +446,14 @@ Result<TypedFn> ArgExtreme(const KernelInfo& info) {
       const T* v = x.data<T>();
       int64_t* winners = y.data<int64_t>();
       const auto block = last ? ArgExtremeBlock<kMax, true, T> : ArgExtremeBlock<kMax, false, T>;
+      if constexpr (std::is_same_v<T, float>)
+        if (inner == 1) {  // along contiguous rows (the last axis): a vector of each row's elements at a time
+          ParallelFor(outer, std::max<int64_t>(1, 16384 / dim), [&](int64_t begin, int64_t end) {
+            for (int64_t o = begin; o < end; ++o) winners[o] = ArgExtremeAlongRow(v + o * dim, dim, kMax, last);
+          });
+          (*out)[0] = std::move(y);
+          return;
+        }
       ParallelFor(outer * blocks, std::max<int64_t>(1, 16384 / (dim * std::min(inner, kArgBlock))), [&](int64_t begin, int64_t end) {
         for (int64_t item = begin; item < end; ++item) {
           const int64_t o = item / blocks, i0 = item % blocks * kArgBlock, n = std::min(kArgBlock, inner - i0);

@@ -191,6 +191,34 @@ TEST_CASE("typed ArgMax and ArgMin: every axis, ties first or last, NaN never ta
   }
 }
 
+TEST_CASE("typed ArgMax and ArgMin along contiguous rows (a vector of each row at a time): every row length, NaN first, in the first vector and later, infinities, all equal") {
+  for (int64_t dim : {1, 2, 7, 15, 16, 17, 31, 32, 33, 47, 64, 65, 100, 513}) {
+    CAPTURE(dim);
+    const int64_t rows = 9;
+    TypedTensor x(DType::kFloat32, {rows, dim});
+    float* v = x.data<float>();
+    for (int64_t i = 0; i < x.size(); ++i) v[i] = static_cast<float>((i * 7919) % 11) - 5.f;  // ties in every row
+    auto at = [&](int64_t r, int64_t a) -> float* { return a < dim ? v + r * dim + a : nullptr; };
+    if (float* p = at(1, 0)) *p = std::nanf("");
+    if (float* p = at(2, 3)) *p = std::nanf("");
+    if (float* p = at(3, dim - 1)) *p = std::nanf("");
+    if (float* p = at(4, dim / 2)) *p = INFINITY;
+    if (float* p = at(5, dim / 3)) *p = -INFINITY;
+    for (int64_t a = 0; a < dim; ++a) *at(6, a) = 2.5f;  // all equal: the first, or the last
+    for (int64_t a = 0; a < dim; ++a) *at(7, a) = a % 2 ? -0.f : 0.f;
+    for (int64_t a = 0; a < dim; ++a) *at(8, a) = static_cast<float>(a % 17);  // the extreme at the end of a lane's run
+    for (const char* op : {"ArgMax", "ArgMin"})
+      for (int last : {0, 1}) {
+        CAPTURE(op);
+        CAPTURE(last);
+        KernelInfo info;
+        info.op_type = op, info.node_name = "a", info.opset = 13, info.input_types = {DType::kFloat32};
+        info.attrs = Attrs(nlohmann::json{{"axis", -1}, {"keepdims", 1}, {"select_last_index", last}});
+        CheckSameOutputs(info, {&x});
+      }
+  }
+}
+
 TEST_CASE("typed OneHot: every axis, negative and out-of-range indices, values of every width, as the reference writes it") {
   TypedTensor idx(DType::kInt64, {3, 4, 5});
   for (int64_t i = 0; i < idx.size(); ++i) idx.data<int64_t>()[i] = (i * 31) % 25 - 12;  // [-12, 12]: some outside depth 10

@@ -17,11 +17,11 @@ namespace {
 using testing::ModelBuilder;
 using testing::TempDir;
 
-constexpr int64_t N = 1, C = 8, G = 2, H = 5, W = 6;
+constexpr int64_t N = 1, C = 8, G = 2;
 
 // x [N, C, H, W] -> Reshape [N, G, -1] -> InstanceNormalization -> Reshape -> Mul gamma -> Add beta
 // [-> Sigmoid, Mul]; `tap`: the Mul's output is also a graph output.
-std::string Write(const TempDir& dir, bool silu, bool tap, std::vector<float>* gamma, std::vector<float>* beta) {
+std::string Write(const TempDir& dir, bool silu, bool tap, std::vector<float>* gamma, std::vector<float>* beta, int64_t H = 5, int64_t W = 6) {
   ModelBuilder b;
   b.Input("x", {N, C, H, W});
   b.Ints("grouped_shape", {N, G, -1});
@@ -44,12 +44,17 @@ std::string Write(const TempDir& dir, bool silu, bool tap, std::vector<float>* g
   return b.Save(dir / "group_norm.onnx");
 }
 
-TEST_CASE("group norm fusion: torch's GroupNorm (and SiLU) is one node, computing what the chain computes") {
+TEST_CASE("group norm fusion: torch's GroupNorm (and SiLU) is one node, computing what the chain computes, for one value a channel up to large groups") {
+  // {H, W}: a vector run a channel; one value a channel (GroupNorm over tokens' features); three;
+  // groups of 1280 values (summed in blocks).
+  for (const auto& hw : std::vector<std::pair<int64_t, int64_t>>{{5, 6}, {1, 1}, {1, 3}, {16, 20}})
   for (bool silu : {false, true}) {
+    const int64_t H = hw.first, W = hw.second;
     CAPTURE(silu);
+    CAPTURE(H * W);
     TempDir dir;
     std::vector<float> gamma, beta;
-    auto e = LoadModel(Write(dir, silu, false, &gamma, &beta), {}, nullptr);
+    auto e = LoadModel(Write(dir, silu, false, &gamma, &beta, H, W), {}, nullptr);
     REQUIRE_MESSAGE(e.ok(), e.status().message());
     const Graph& g = (*e)->graph();
     REQUIRE(g.nodes.size() == 1);

@@ -10,6 +10,7 @@
 #include "engine/backends/halide/builder.h"
 #include "engine/backends/halide/kernel_disk_cache.h"
 #include "engine/core/heap_blocks.h"
+#include "engine/core/parallel_for.h"
 #include "engine/core/sample_stats.h"
 #include "engine/core/zeroed_pages.h"
 #include "engine/runtime/executor_step.h"
@@ -260,7 +261,7 @@ Status Executor::RunRegistryStep(Step& s) {
       const std::vector<int64_t>& shape = graph_.values[v].shape;
       TypedTensor& copy = RegistryBuffer(false, k, static_cast<size_t>(Tensor::NumElements(shape)) * sizeof(float));
       ReshapeForOverwrite(&copy, DType::kFloat32, shape);
-      std::memcpy(copy.bytes.data(), Address(v), copy.bytes.size());
+      CopyOnThreads(copy.bytes.data(), Address(v), copy.bytes.size());
       in.push_back(&copy);
     } else {
       in.push_back(&typed_[v]);
@@ -292,7 +293,7 @@ Status Executor::RunRegistryStep(Step& s) {
     if (results[k].shape != value.shape)
       return Status::InvalidInput("output '" + value.name + "' came out " + ShapeText(results[k].shape) + "; shape inference said " +
                                   ShapeText(value.shape));
-    std::memcpy(Address(v), results[k].bytes.data(), results[k].bytes.size());
+    CopyOnThreads(Address(v), results[k].bytes.data(), results[k].bytes.size());
     arena_output(k) = std::move(results[k]);
   }
   return Status::Ok();

@@ -48,6 +48,55 @@ void ArgExtremeRowsAny(const float* row, int64_t dim, int64_t inner, int64_t n, 
   else last ? ArgExtremeRows<false, true>(row, dim, inner, n, at) : ArgExtremeRows<false, false>(row, dim, inner, n, at);
 }
 
+// One row: lane l keeps the extreme of row[l], row[l + N], ... and where it was; the lanes then
+// meet (the extreme value, the lowest index among equals, the highest with kLast) and the tail goes
+// on from there in order. A NaN in the first vector goes to the scalar walk, which keeps a NaN at
+// a = 0 and never takes a later one, as a lane never takes one either.
+template <bool kMax, bool kLast>
+int64_t ArgExtremeRow(const float* row, int64_t dim) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  auto taken = [](float v, float best) { return (kMax ? v > best : v < best) || (kLast && v == best); };
+  float best_value = row[0];
+  int64_t best_at = 0, a = 1;
+  if (dim >= 2 * N) {
+    auto best = hn::LoadU(d, row);
+    if (hn::AllTrue(d, hn::Eq(best, best))) {  // no NaN (Eq is false for one; Ne is ordered on some targets)
+      auto which = hn::Iota(di, 0);
+      auto at = hn::Iota(di, 0);
+      const auto step = hn::Set(di, static_cast<int32_t>(N));
+      a = N;
+      for (; a + N <= dim; a += N) {
+        at = hn::Add(at, step);
+        const auto v = hn::LoadU(d, row + a);
+        auto take = kMax ? hn::Gt(v, best) : hn::Lt(v, best);
+        if (kLast) take = hn::Or(take, hn::Eq(v, best));
+        best = hn::IfThenElse(take, v, best);
+        which = hn::IfThenElse(hn::RebindMask(di, take), at, which);
+      }
+      float values[HWY_MAX_BYTES / sizeof(float)];
+      int32_t indices[HWY_MAX_BYTES / sizeof(int32_t)];
+      hn::StoreU(best, d, values);
+      hn::StoreU(which, di, indices);
+      best_value = values[0], best_at = indices[0];
+      for (int64_t l = 1; l < N; ++l) {
+        const bool better = kMax ? values[l] > best_value : values[l] < best_value;
+        const bool tie = values[l] == best_value && (kLast ? indices[l] > best_at : indices[l] < best_at);
+        if (better || tie) best_value = values[l], best_at = indices[l];
+      }
+    }
+  }
+  for (; a < dim; ++a)
+    if (taken(row[a], best_value)) best_value = row[a], best_at = a;
+  return best_at;
+}
+
+int64_t ArgExtremeRowAny(const float* row, int64_t dim, bool max, bool last) {
+  if (max) return last ? ArgExtremeRow<true, true>(row, dim) : ArgExtremeRow<true, false>(row, dim);
+  return last ? ArgExtremeRow<false, true>(row, dim) : ArgExtremeRow<false, false>(row, dim);
+}
+
 template <bool kAbove>
 int64_t FirstBeyondIn(const float* v, int64_t count, float bar) {
   const hn::ScalableTag<float> d;
@@ -56,7 +105,7 @@ int64_t FirstBeyondIn(const float* v, int64_t count, float bar) {
   size_t i = 0;
   for (; i + N <= n; i += N) {
     const auto x = hn::LoadU(d, v + i);
-    const auto hit = hn::Or(kAbove ? hn::Gt(x, line) : hn::Lt(x, line), hn::Ne(x, x));
+    const auto hit = hn::Or(kAbove ? hn::Gt(x, line) : hn::Lt(x, line), hn::Not(hn::Eq(x, x)));  // or NaN
     if (!hn::AllFalse(d, hit)) return static_cast<int64_t>(i) + hn::FindFirstTrue(d, hit);
   }
   for (; i < n; ++i)
@@ -74,9 +123,14 @@ namespace tilebank::engine {
 
 HWY_EXPORT(ArgExtremeRowsAny);
 HWY_EXPORT(FirstBeyondAny);
+HWY_EXPORT(ArgExtremeRowAny);
 
 void ArgExtremeFloatRows(const float* row, int64_t dim, int64_t inner, int64_t n, bool max, bool last, int64_t* at) {
   if (n > 0 && dim > 0) HWY_DYNAMIC_DISPATCH(ArgExtremeRowsAny)(row, dim, inner, n, max, last, at);
+}
+
+int64_t ArgExtremeAlongRow(const float* row, int64_t dim, bool max, bool last) {
+  return dim > 0 ? HWY_DYNAMIC_DISPATCH(ArgExtremeRowAny)(row, dim, max, last) : 0;
 }
 
 int64_t FirstBeyond(const float* v, int64_t n, float bar, bool above) { return n > 0 ? HWY_DYNAMIC_DISPATCH(FirstBeyondAny)(v, n, bar, above) : n; }
