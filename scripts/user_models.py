@@ -66,6 +66,8 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       scripts/user_models_pooling_mixing.py
   involution, clip_head, seq2seq, ctc_bigru, point_sort, ft_transformer: scripts/user_models_unfold_sort.py
   gnn_scatter, perceiver, textcnn, bifpn_lite, kan, sparse_topk: scripts/user_models_scatter_masks.py
+  vqvae, ghostnet, hourglass, quartznet, alibi_encoder, retnet, attention_unet, srresnet, convseq, siamese:
+                      scripts/user_models_codebooks_gates.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -76,6 +78,7 @@ import torch
 import torchvision
 
 from user_models_modern import Conformer, ConvNeXt, DeepLab, VaeDecoder
+import user_models_codebooks_gates as codebooks_gates
 import user_models_held_out as held_out
 import user_models_index_heavy as index_heavy
 import user_models_pooling_mixing as pooling_mixing
@@ -830,6 +833,16 @@ BUILDERS = {
     "bifpn_lite": ("detection neck (BiFPN)", lambda small: scatter_masks.bifpn_lite(small, random_batch_norm_statistics)),
     "kan": ("Kolmogorov-Arnold network", scatter_masks.kan),
     "sparse_topk": ("top-k sparse attention", scatter_masks.sparse_topk),
+    "vqvae": ("VQ-VAE (codebook argmin)", codebooks_gates.vqvae),
+    "ghostnet": ("GhostNet", lambda small: codebooks_gates.ghostnet(small, random_batch_norm_statistics)),
+    "hourglass": ("pose (stacked hourglass, soft-argmax)", lambda small: codebooks_gates.hourglass(small, random_batch_norm_statistics)),
+    "quartznet": ("speech (depthwise separable Conv1d)", lambda small: codebooks_gates.quartznet(small, random_batch_norm_statistics)),
+    "alibi_encoder": ("causal transformer (ALiBi, GLU)", codebooks_gates.alibi_encoder),
+    "retnet": ("retention (decay mask, GroupNorm)", codebooks_gates.retnet),
+    "attention_unet": ("segmentation (attention gates)", lambda small: codebooks_gates.attention_unet(small, random_batch_norm_statistics)),
+    "srresnet": ("super-resolution (PReLU, PixelShuffle)", lambda small: codebooks_gates.srresnet(small, random_batch_norm_statistics)),
+    "convseq": ("ConvS2S encoder (GLU)", codebooks_gates.convseq),
+    "siamese": ("twin towers (cosine)", lambda small: codebooks_gates.siamese(small, random_batch_norm_statistics)),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
@@ -837,7 +850,8 @@ SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "a
          "repvgg", "stylegan", "melgan", "convlstm", "temporal_shift", "dlrm", "segment_onehot", "retrieval", "relative_bias", "demucs_lite",
          "segnet", "pspnet", "mlp_mixer", "linear_attention", "nerf", "lrn_alexnet", "hrnet_lite",
          "involution", "clip_head", "seq2seq", "ctc_bigru", "point_sort", "ft_transformer",
-         "gnn_scatter", "perceiver", "textcnn", "bifpn_lite", "kan", "sparse_topk"]
+         "gnn_scatter", "perceiver", "textcnn", "bifpn_lite", "kan", "sparse_topk",
+         "vqvae", "ghostnet", "hourglass", "quartznet", "alibi_encoder", "retnet", "attention_unet", "srresnet", "convseq", "siamese"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.
