@@ -402,7 +402,8 @@ TEST_CASE("Resize of NCHW planes in the arena, linear and nearest, up and down, 
   const std::vector<int64_t> shape = {1, 6, 40, 50};
   TypedTensor x(DType::kFloat32, shape);
   for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 1013) * 0.01f - 5.f;
-  TypedTensor roi(DType::kFloat32, std::vector<int64_t>{0});
+  const auto empty_roi = std::make_shared<TypedTensor>(DType::kFloat32, std::vector<int64_t>{0});
+  const auto no_scales = std::make_shared<TypedTensor>(DType::kFloat32, std::vector<int64_t>{0});
   for (const std::string mode : {"linear", "nearest"})
     for (const std::string transform : {"align_corners", "half_pixel", "pytorch_half_pixel", "asymmetric"})
       for (const std::vector<int64_t>& out_shape : std::vector<std::vector<int64_t>>{{1, 6, 80, 100}, {1, 6, 17, 23}, {1, 6, 40, 129}}) {
@@ -416,10 +417,8 @@ TEST_CASE("Resize of NCHW planes in the arena, linear and nearest, up and down, 
         info.num_outputs = 1;
         info.attrs = kernels::Attrs(nlohmann::json{{"mode", mode}, {"coordinate_transformation_mode", transform}});
         info.input_types = {DType::kFloat32, DType::kFloat32, DType::kFloat32, DType::kInt64};
-        info.input_shapes = {shape, roi.shape, std::vector<int64_t>{0}, sizes->shape};
+        info.input_shapes = {shape, empty_roi->shape, no_scales->shape, sizes->shape};
         info.output_shapes = {out_shape};
-        auto no_scales = std::make_shared<TypedTensor>(DType::kFloat32, std::vector<int64_t>{0});
-        auto empty_roi = std::make_shared<TypedTensor>(roi);
         info.constant_inputs = {nullptr, empty_roi, no_scales, sizes};
         info.constant_input = {false, true, true, true};
         const auto outputs = ArenaAndReferenceOutputs(info, {&x, empty_roi.get(), no_scales.get(), sizes.get()});

@@ -58,8 +58,7 @@ Result<std::unique_ptr<OpKernel>> ScatterND(const KernelInfo& info) {
     std::vector<float> held;
     const float* updates = in[2];
     if (updates < out + total && out < updates + updated) updates = (held = std::vector<float>(updates, updates + updated)).data();
-    if (in[0] != out)
-      ParallelForChunks(total, 1 << 16, [&](int64_t first, int64_t count) { std::memcpy(out + first, in[0] + first, count * sizeof(float)); });
+    if (in[0] != out) CopyOnThreads(out, in[0], total * sizeof(float));
     ParallelFor(static_cast<int64_t>(runs.size()), std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, runs[0].count)), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) std::memcpy(out + runs[r].to, updates + runs[r].from, runs[r].count * sizeof(float));
     });
