@@ -20,6 +20,7 @@
 #include "engine/core/broadcast.h"
 #include "engine/core/channel_affine.h"
 #include "engine/core/parallel_for.h"
+#include "engine/core/resize_taps.h"
 #include "engine/kernels/float32_norm_kernels.h"
 #include "engine/kernels/gather_elements_rows.h"
 #include "engine/kernels/grid_sample_taps.h"
@@ -576,16 +577,6 @@ bool StaticWhere(const KernelInfo& info) {
   return true;
 }
 
-// Where output coordinate `o` of an axis resized from `in` to `out` elements (`scale`, and the
-// resized length ONNX divides by: not rounded when scales are given) reads in the input, under
-// `transform`.
-double ResizeSourceCoordinate(int64_t o, int64_t in, int64_t out, double scale, double resized_length, const std::string& transform) {
-  if (transform == "align_corners") return resized_length > 1 ? o * double(in - 1) / (resized_length - 1) : 0;
-  if (transform == "asymmetric") return o / scale;
-  if (transform == "pytorch_half_pixel" && out == 1) return 0;
-  return (o + 0.5) / scale - 0.5;
-}
-
 // Cubic Resize of the last two axes (bicubic upsampling, as torch's interpolate(mode="bicubic")
 // exports it): per output coordinate four input taps and their weights (cubic_coeff_a; taps past
 // the edge read the edge, or with exclude_outside weigh nothing and the rest are renormalized, as
@@ -674,37 +665,15 @@ Result<std::unique_ptr<OpKernel>> Resize(const KernelInfo& info) {
   if (mode == "cubic") return ResizeCubicPlanes(info, in_shape, out_shape, *scales, transform);
   const size_t rank = in_shape.size();
   // Per output axis and coordinate: the two input indices and the second one's weight.
-  struct Tap {
-    int64_t lo, hi;
-    float w;
-  };
+  using Tap = ResizeTap;
   std::vector<std::vector<Tap>> taps(rank);
   for (size_t d = 0; d < rank; ++d) {
-    const int64_t in = in_shape[d], out = out_shape[d];
     const bool scaled = *scales && (**scales).size() == rank && (**scales)[d] > 0;
-    const double scale = scaled ? (**scales)[d] : static_cast<double>(out) / in;
-    const double resized_length = scaled ? in * scale : static_cast<double>(out);  // ONNX: not rounded when scales are given
-    for (int64_t o = 0; o < out; ++o) {
-      double x = ResizeSourceCoordinate(o, in, out, scale, resized_length, transform);
-      if (mode == "nearest") {
-        int64_t k;
-        if (nearest_mode == "floor") k = static_cast<int64_t>(std::floor(x));
-        else if (nearest_mode == "ceil") k = static_cast<int64_t>(std::ceil(x));
-        else if (nearest_mode == "round_prefer_ceil") k = static_cast<int64_t>(std::floor(x + 0.5));
-        else k = static_cast<int64_t>(std::ceil(x - 0.5));  // round_prefer_floor
-        k = std::clamp<int64_t>(k, 0, in - 1);
-        taps[d].push_back({k, k, 0.f});
-      } else {
-        x = std::clamp(x, 0.0, static_cast<double>(in - 1));
-        const int64_t lo = static_cast<int64_t>(std::floor(x));
-        const int64_t hi = std::min(lo + 1, in - 1);
-        taps[d].push_back({lo, hi, static_cast<float>(x - lo)});
-      }
-    }
+    taps[d] = ResizeAxisTaps(in_shape[d], out_shape[d], scaled ? (**scales)[d] : 0.0, mode, transform, nearest_mode);
   }
   std::vector<size_t> resized;  // the axes with two distinct taps somewhere
   for (size_t d = 0; d < rank; ++d)
-    if (std::any_of(taps[d].begin(), taps[d].end(), [](const Tap& t) { return t.hi != t.lo; })) resized.push_back(d);
+    if (ResizeTapsBlend(taps[d])) resized.push_back(d);
   const auto in_strides = RowMajorStrides(in_shape);
   const auto out_strides = RowMajorStrides(out_shape);
   const int64_t count = Tensor::NumElements(out_shape);

@@ -72,8 +72,13 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
     std::vector<int64_t> other = g.values[n.inputs[1 - full]].shape;
     if (x != out.shape || other.size() > out.shape.size()) return std::nullopt;
     other.insert(other.begin(), out.shape.size() - other.size(), 1);
-    if (!LayoutFree(other) || other[1] != out.shape[1]) return std::nullopt;  // a scalar operand is elementwise already
-    op.kind = LayoutFamilyOp::Kind::kBinary;
+    const bool per_channel = LayoutFree(other) && other[1] == out.shape[1];  // a scalar operand is elementwise already
+    // One value per position (an attention gate's map), read row-major: alike in every unblocked family.
+    const bool per_position = other[1] == 1 && !LayoutFree(other) && std::equal(other.begin() + 2, other.end(), out.shape.begin() + 2) &&
+                              (other[0] == 1 || other[0] == out.shape[0]);
+    if (!per_channel && !per_position) return std::nullopt;
+    op.kind = per_channel ? LayoutFamilyOp::Kind::kBinary : LayoutFamilyOp::Kind::kPerPositionBinary;
+    if (per_position) op.row_major_inputs = {false, true};
     op.op_type = n.op_type;
     op.inputs = {x, g.values[n.inputs[1 - full]].shape};
     *runtime_inputs = {n.inputs[full], n.inputs[1 - full]};
@@ -164,15 +169,25 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
     op.pool = spec->op;
     return op;
   }
-  if (n.op_type == "Resize") {  // nearest by whole factors, as PyTorch's Upsample exports it
-    if (g.AttrString(n, "mode", "nearest") != "nearest" || g.AttrString(n, "coordinate_transformation_mode", "half_pixel") != "asymmetric" ||
-        g.AttrString(n, "nearest_mode", "round_prefer_floor") != "floor")
+  if (n.op_type == "Resize") {  // nearest or linear along the spatial axes, N and C unchanged (ResizeTap)
+    const std::string mode = g.AttrString(n, "mode", "nearest"), transform = g.AttrString(n, "coordinate_transformation_mode", "half_pixel");
+    const std::string nearest_mode = g.AttrString(n, "nearest_mode", "round_prefer_floor");
+    if (g.opset < 11 || (mode != "nearest" && mode != "linear") || g.AttrInt(n, "antialias", 0) != 0 || !g.AttrInts(n, "axes", {}).empty() ||
+        (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "align_corners" && transform != "asymmetric"))
       return std::nullopt;
     for (size_t k = 1; k < n.inputs.size(); ++k)
       if (n.inputs[k] >= 0 && !g.IsConstant(n.inputs[k])) return std::nullopt;
     if (out.shape[0] != in[0] || out.shape[1] != in[1]) return std::nullopt;
-    for (int d = 2; d < rank; ++d)
-      if (in[d] == 0 || out.shape[d] % in[d] != 0) return std::nullopt;
+    std::vector<double> scales;  // as given (ONNX divides by in * scale, not the rounded size)
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0)
+      for (int64_t i = 0; i < g.values[n.inputs[2]].constant->size(); ++i) scales.push_back(g.values[n.inputs[2]].constant->At(i));
+    op.whole_factor_nearest = mode == "nearest" && transform == "asymmetric" && nearest_mode == "floor";
+    for (int d = 2; d < rank; ++d) {
+      if (in[d] == 0 || out.shape[d] == 0) return std::nullopt;
+      op.whole_factor_nearest = op.whole_factor_nearest && out.shape[d] % in[d] == 0;
+      const double scale = static_cast<int>(scales.size()) == rank ? scales[d] : 0.0;
+      op.taps.push_back(ResizeAxisTaps(in[d], out.shape[d], scale, mode, transform, nearest_mode));
+    }
     op.kind = LayoutFamilyOp::Kind::kResize;
     return op;
   }
@@ -253,8 +268,8 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
   for (size_t i = 0; i < steps.size(); ++i)
     if (steps[i].output >= 0) producer[steps[i].output] = static_cast<int>(i);
   const std::set<int> model_inputs(graph.inputs.begin(), graph.inputs.end());
-  // Data movement and per-channel work (Concat, Slice, pooling, nearest Resize, BatchNormalization, group norms,
-  // per-channel binary ops: engine/backends/onednn/onednn_layout_ops.h) runs in whichever layout family its
+  // Data movement and per-channel work (Concat, Slice, pooling, Resize, BatchNormalization, group norms,
+  // per-channel and per-position binary ops: engine/backends/onednn/onednn_layout_ops.h) runs in whichever layout family its
   // neighbours write: its inputs and output join one group that takes one family, each value in
   // that family over its own shape.
   std::vector<std::optional<LayoutFamilyOp>> family_op(steps.size());

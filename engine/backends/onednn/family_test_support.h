@@ -32,26 +32,31 @@ inline dnnl::memory::desc FamilyTagDesc(const std::string& family, const std::ve
 // (passed as they are: row-major operands), its output (first filled with 1234) reordered back.
 // narrow_in / narrow_out: the tensor comes, and the output goes, in the family's layout in bf16
 // (the kernel told so first: Kernel::UseNarrowLayouts); `raw` then holds the output widened.
+// `out_shape`: the output's, where it differs from the input's (a resize).
 inline FamilyRun RunInFamily(Kernel& kernel, const std::string& family, const std::vector<int64_t>& shape, std::vector<float> x,
-                             const std::vector<const float*>& extra = {}, bool narrow_in = false, bool narrow_out = false) {
-  const HandoverLayout layout = LayoutInFamily(family, shape);
+                             const std::vector<const float*>& extra = {}, bool narrow_in = false, bool narrow_out = false,
+                             std::vector<int64_t> out_shape = {}) {
+  if (out_shape.empty()) out_shape = shape;
+  const HandoverLayout layout = LayoutInFamily(family, shape), out_layout = LayoutInFamily(family, out_shape);
   REQUIRE(layout.name == family);
-  const auto md = DescOfHandover(layout, shape);
+  REQUIRE(out_layout.name == family);
+  const auto md = DescOfHandover(layout, shape), out_family = DescOfHandover(out_layout, out_shape);
   REQUIRE(md);
+  REQUIRE(out_family);
   if (narrow_in || narrow_out) {
     std::vector<bool> inputs(1 + extra.size(), false);
     inputs[0] = narrow_in;
     REQUIRE(kernel.UseNarrowLayouts(inputs, narrow_out).ok());
   }
-  const dnnl::memory::desc in_md = narrow_in ? WithBf16(*md) : *md, out_md = narrow_out ? WithBf16(*md) : *md;
+  const dnnl::memory::desc in_md = narrow_in ? WithBf16(*md) : *md, out_md = narrow_out ? WithBf16(*out_family) : *out_family;
   dnnl::stream stream(OneDnnCpuEngine());
   dnnl::memory plain(RowMajorDesc(shape), OneDnnCpuEngine(), x.data()), in(in_md, OneDnnCpuEngine()), out(out_md, OneDnnCpuEngine());
   std::memset(in.get_data_handle(), 0, in_md.get_size());
   dnnl::reorder(plain, in).execute(stream, plain, in);
   stream.wait();
   FamilyRun run;
-  run.raw.assign(md->get_size() / sizeof(float), 1234.0f);
-  dnnl::memory raw(*md, OneDnnCpuEngine(), run.raw.data());
+  run.raw.assign(out_family->get_size() / sizeof(float), 1234.0f);
+  dnnl::memory raw(*out_family, OneDnnCpuEngine(), run.raw.data());
   dnnl::reorder(raw, out).execute(stream, raw, out);
   stream.wait();
   std::vector<const float*> inputs = {static_cast<const float*>(in.get_data_handle())};
@@ -59,8 +64,8 @@ inline FamilyRun RunInFamily(Kernel& kernel, const std::string& family, const st
   REQUIRE(kernel.RunDirect(inputs, static_cast<float*>(out.get_data_handle())).ok());
   dnnl::reorder(out, raw).execute(stream, out, raw);
   stream.wait();
-  run.output.assign(x.size(), 0.0f);
-  dnnl::memory back(RowMajorDesc(shape), OneDnnCpuEngine(), run.output.data());
+  run.output.assign(static_cast<size_t>(Tensor::NumElements(out_shape)), 0.0f);
+  dnnl::memory back(RowMajorDesc(out_shape), OneDnnCpuEngine(), run.output.data());
   dnnl::reorder(out, back).execute(stream, out, back);
   stream.wait();
   return run;
@@ -70,7 +75,7 @@ inline FamilyRun RunInFamily(Kernel& kernel, const std::string& family, const st
 inline bool PaddingIsZero(const FamilyRun& run, const std::string& family, int64_t N, int64_t C, int64_t S) {
   const int64_t padded = static_cast<int64_t>(run.raw.size()) / (N * S);
   if (padded == C) return true;
-  const int64_t block = family.find("16c") != std::string::npos ? 16 : family.find("8c") != std::string::npos ? 8 : 4;
+  const int64_t block = family.find("16") != std::string::npos ? 16 : family.find('8') != std::string::npos ? 8 : 4;  // nChw16c, aBc8b...
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = C; c < padded; ++c)
       for (int64_t s = 0; s < S; ++s)

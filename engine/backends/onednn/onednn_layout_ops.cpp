@@ -10,7 +10,9 @@
 #include "engine/backends/onednn/onednn_vector_ops.h"
 #include "engine/backends/onednn/global_pool_in_family.h"
 #include "engine/backends/onednn/per_channel_in_family.h"
+#include "engine/backends/onednn/per_position_in_family.h"
 #include "engine/backends/onednn/pool_in_family.h"
+#include "engine/backends/onednn/resize_in_family.h"
 
 namespace tilebank::engine {
 
@@ -193,6 +195,16 @@ Result<std::unique_ptr<Kernel>> LayoutFamilyKernel(const LayoutFamilyOp& op, con
       const memory::desc md = FamilyDesc(family, op.output);
       if (!md.is_zero() && !LayoutFree(op.output))
         if (auto own = PerChannelInFamily(op, md); own.ok()) return own;
+    }
+    if (op.kind == LayoutFamilyOp::Kind::kPerPositionBinary) {  // our loop only
+      const memory::desc md = FamilyDesc(family, op.output);
+      if (md.is_zero() || LayoutFree(op.output)) return Status::InvalidInput("no layout of family " + family + " for it");
+      return PerPositionInFamily(op, md);
+    }
+    if (op.kind == LayoutFamilyOp::Kind::kResize && !op.whole_factor_nearest) {  // our loop where the family is dense over channels
+      const memory::desc src = FamilyDesc(family, op.inputs[0]), dst = FamilyDesc(family, op.output);
+      if (src.is_zero() || dst.is_zero() || LayoutFree(op.output)) return Status::InvalidInput("no layout of family " + family + " for it");
+      return ResizeInFamily(op, src, dst);  // oneDNN's resampling has neither these coordinates nor nearest's rounding modes
     }
     if (op.kind == LayoutFamilyOp::Kind::kGlobalPool) {  // our loop where the family is dense over channels
       const memory::desc md = FamilyDesc(family, op.inputs[0]);

@@ -1,15 +1,17 @@
 // Data-movement operators that run in whatever layout family their neighbours hand over (the
 // model executor's layout plan, engine/runtime/executor_layouts.cpp): channel Concat, channel Slice
-// (what Split lowers to), MaxPool, AveragePool and the global pools, nearest Resize by integer
-// factors, inference BatchNormalization (x * scale + shift per channel: DenseNet's norm before each
-// convolution), and Add, Sub, Mul, Div with a per-channel operand (a squeeze-and-excitation
-// scale), each a oneDNN primitive (concat, reorder of a sub-memory, pooling, resampling) but the
-// per-channel maps (the binary operators and BatchNormalization: a loop of our own where the family is
-// dense over channels, per_channel_in_family.h; oneDNN's binary primitive otherwise), and group normalization with SiLU after it (a UNet's GroupNorm: a loop of its own,
-// group_norm_in_family.h) and the ConvTranspose whose kernel tiles the output (a GEMM and a
-// scatter, channels-last only: conv_transpose_in_family.h), over memory descriptors of one family: the name HandoverLayoutOf gives, such as "nhwc" or "nChw16c", applied to each
-// value's own shape. A convolution's blocked output can then flow through a YOLO neck or a DenseNet
-// block without a reorder back to NCHW at every Concat, Split, pool and upsampling.
+// (what Split lowers to), MaxPool, AveragePool and the global pools, nearest and linear Resize of
+// the spatial axes, inference BatchNormalization (x * scale + shift per channel: DenseNet's norm
+// before each convolution), Add, Sub, Mul, Div with a per-channel operand (a squeeze-and-excitation
+// scale) or with one value per position (an attention gate's map), group normalization with SiLU
+// after it, and the ConvTranspose whose kernel tiles the output. Each is a loop of our own where
+// the family is dense over channels (per_channel_in_family.h, per_position_in_family.h,
+// resize_in_family.h, group_norm_in_family.h, conv_transpose_in_family.h...) or a oneDNN
+// primitive (concat, reorder of a sub-memory, pooling, resampling, binary), over memory
+// descriptors of one family: the name HandoverLayoutOf gives, such as "nhwc" or "nChw16c", applied
+// to each value's own shape. A convolution's blocked output can then flow through a YOLO neck, a
+// DenseNet block or a UNet's decoder without a reorder back to NCHW at every Concat, Split, pool,
+// gate and upsampling.
 #pragma once
 
 #include <algorithm>
@@ -19,13 +21,16 @@
 
 #include "engine/core/kernel.h"
 #include "engine/core/op_spec.h"
+#include "engine/core/resize_taps.h"
 #include "base/status.h"
 
 namespace tilebank::engine {
 
 // One such operator: its run-time inputs' shapes and its output's.
 struct LayoutFamilyOp {
-  enum class Kind { kConcat, kSlice, kPool, kGlobalPool, kResize, kBinary, kAffine, kGroupNorm, kConvTransposeTiled } kind = Kind::kConcat;
+  enum class Kind {
+    kConcat, kSlice, kPool, kGlobalPool, kResize, kBinary, kPerPositionBinary, kAffine, kGroupNorm, kConvTransposeTiled
+  } kind = Kind::kConcat;
   std::vector<std::vector<int64_t>> inputs;
   // kConcat: per input, read row-major whatever the family (written so by a step that has no native
   // layout: a frame Gather before a recurrent convolution); empty: every input in the family.
@@ -41,13 +46,20 @@ struct LayoutFamilyOp {
   std::vector<int64_t> offsets;  // kSlice: where the output starts in the input, per axis
   OpSpec pool;                   // kPool: the MaxPool or AveragePool node as an op
   std::string op_type;           // kGlobalPool: GlobalAveragePool or GlobalMaxPool; kBinary: Add, Sub, Mul or Div
-                                 // (kBinary: inputs[0] has the output's shape, inputs[1] is [N or 1, C, 1, ...])
+                                 // (kBinary: inputs[0] has the output's shape, inputs[1] is [N or 1, C, 1, ...];
+                                 // kPerPositionBinary: the same, inputs[1] one value per position, [N or 1, 1, spatial...],
+                                 // read row-major whatever the family)
   std::vector<float> scale, shift;  // kAffine, kGroupNorm: per channel; kConvTransposeTiled: W [C, M, k...] and the bias (or none)
   std::vector<int64_t> kernel;      // kConvTransposeTiled: its kernel (= its strides)
   bool relu = false;                // kAffine: Relu after it (FusedBatchNormalization)
   int64_t groups = 1;               // kGroupNorm: channel groups (the channels: InstanceNormalization)
   float epsilon = 1e-5f;            // kGroupNorm
   bool swish = false;               // kGroupNorm: SiLU after it
+  // kResize: per spatial axis, each output coordinate's input taps (N and C unchanged); nearest by
+  // whole factors with asymmetric coordinates and floor (PyTorch's nearest Upsample) also runs on
+  // oneDNN's resampling where our loop does not fit the family.
+  std::vector<std::vector<ResizeTap>> taps;
+  bool whole_factor_nearest = false;
 };
 
 // Whether every unpadded layout family lays `shape` out as row-major: every spatial axis 1 (a pooled

@@ -85,6 +85,36 @@ void MapRowsBf16(PerChannelMap map, const uint16_t* x, uint16_t* y, int64_t rows
 }
 
 template <PerChannelMap kMap>
+void RowValueRows(const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* g) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), whole = valid / N * N;
+  const size_t rest = static_cast<size_t>(valid - whole);
+  for (int64_t r = 0; r < rows; ++r, x += width, y += width) {
+    const auto vg = hn::Set(d, g[r]);
+    auto apply = [&](hn::Vec<decltype(d)> v) {
+      if constexpr (kMap == PerChannelMap::kAdd) return hn::Add(v, vg);
+      if constexpr (kMap == PerChannelMap::kSub) return hn::Sub(v, vg);
+      if constexpr (kMap == PerChannelMap::kMul) return hn::Mul(v, vg);
+      if constexpr (kMap == PerChannelMap::kDiv) return hn::Div(v, vg);
+    };
+    int64_t j = 0;
+    for (; j < whole; j += N) hn::StoreU(apply(hn::LoadU(d, x + j)), d, y + j);
+    if (j < valid) StoreTail(d, apply(LoadTail(d, x + j, rest, 0.f)), y + j, rest);
+    for (int64_t k = valid; k < width; ++k) y[k] = 0.f;
+  }
+}
+
+void MapRowValueRows(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* g) {
+  switch (map) {
+    case PerChannelMap::kAdd: return RowValueRows<PerChannelMap::kAdd>(x, y, rows, width, valid, g);
+    case PerChannelMap::kSub: return RowValueRows<PerChannelMap::kSub>(x, y, rows, width, valid, g);
+    case PerChannelMap::kMul: return RowValueRows<PerChannelMap::kMul>(x, y, rows, width, valid, g);
+    case PerChannelMap::kDiv: return RowValueRows<PerChannelMap::kDiv>(x, y, rows, width, valid, g);
+    default: return;
+  }
+}
+
+template <PerChannelMap kMap>
 void AffineRun(const float* x, float* y, int64_t count, float a, float b) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
@@ -191,6 +221,12 @@ void MapPerChannelRows(PerChannelMap map, const float* x, uint16_t* y, int64_t r
 void MapPerChannelRows(PerChannelMap map, const uint16_t* x, uint16_t* y, int64_t rows, int64_t width, int64_t valid, const float* a,
                        const float* b) {
   if (rows > 0) HWY_DYNAMIC_DISPATCH(MapRowsBf16)(map, x, y, rows, width, valid, a, b ? b : a);
+}
+
+HWY_EXPORT(MapRowValueRows);
+
+void MapRowsByRowValue(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* g) {
+  if (rows > 0) HWY_DYNAMIC_DISPATCH(MapRowValueRows)(map, x, y, rows, width, valid, g);
 }
 
 HWY_EXPORT(FoldPerChannel);

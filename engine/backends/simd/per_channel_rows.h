@@ -24,6 +24,11 @@ void MapPerChannelRows(PerChannelMap map, const float* x, uint16_t* y, int64_t r
 void MapPerChannelRows(PerChannelMap map, const uint16_t* x, uint16_t* y, int64_t rows, int64_t width, int64_t valid, const float* a,
                        const float* b);
 
+// For each of `rows` rows of `width` floats: lanes j < valid get f(x[j], g[r]), one operand value
+// per row (kAdd, kSub, kMul or kDiv: a per-position map's value over a position's channels), lanes
+// from valid to width 0.
+void MapRowsByRowValue(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* g);
+
 // y[k] = f(x[k], a, b) for k < count, one channel's contiguous run of a row-major tensor (an affine
 // map: kAffine, kAffineRelu or kAffineSwish; y may be x).
 void MapAffineRun(PerChannelMap map, const float* x, float* y, int64_t count, float a, float b);
