@@ -40,7 +40,7 @@ std::vector<ResizeTap> ResizeAxisTaps(int64_t in, int64_t out, double scale, con
 }
 
 bool ResizeTapsBlend(const std::vector<ResizeTap>& taps) {
-  return std::any_of(taps.begin(), taps.end(), [](const ResizeTap& t) { return t.hi != t.lo; });
+  return std::any_of(taps.begin(), taps.end(), [](const ResizeTap& t) { return t.hi != t.lo && t.w != 0.f; });
 }
 
 }  // namespace tilebank::engine

@@ -27,7 +27,8 @@ double ResizeSourceCoordinate(int64_t o, int64_t in, int64_t out, double scale, 
 std::vector<ResizeTap> ResizeAxisTaps(int64_t in, int64_t out, double scale, const std::string& mode, const std::string& transform,
                                       const std::string& nearest_mode);
 
-// Whether some tap of the axis blends two distinct inputs.
+// Whether some tap of the axis blends two distinct inputs, the second weighing something (an axis
+// kept at its size under half_pixel has taps of weight 0: a copy).
 bool ResizeTapsBlend(const std::vector<ResizeTap>& taps);
 
 }  // namespace tilebank::engine

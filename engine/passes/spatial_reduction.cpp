@@ -58,6 +58,13 @@ bool ReducesEverySpatialAxis(const Graph& g, const Node& n) {
   return ReducedAxes(g, n, static_cast<int64_t>(x.shape.size())) == SpatialAxes(x.shape.size());
 }
 
+bool ReducesChannelAxis(const Graph& g, const Node& n) {
+  if (n.op_type.rfind("Reduce", 0) != 0 || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  const Value& x = g.values[n.inputs[0]];
+  if (!SpatialTensor(x) || !g.values[n.outputs[0]].shape_known) return false;
+  return ReducedAxes(g, n, static_cast<int64_t>(x.shape.size())) == std::vector<int64_t>{1};
+}
+
 size_t LiftSpatialReductions(Graph* g) {
   const GraphUses u = UsesOf(*g);
   std::vector<size_t> lifted_readers(g->nodes.size(), 0);  // per Reshape: its readers now reading past it

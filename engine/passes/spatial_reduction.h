@@ -15,6 +15,10 @@ namespace tilebank::engine::model {
 // rank 3 to 5, with some spatial element (its axes attribute or constant axes input).
 bool ReducesEverySpatialAxis(const Graph& g, const Node& n);
 
+// Whether node `n` is a Reduce* op over exactly the channel axis (1) of such an input: a CBAM
+// spatial attention's mean and max over channels.
+bool ReducesChannelAxis(const Graph& g, const Node& n);
+
 // Rewrites `graph` in place (after conv1d_lifting.h); returns how many reductions now read past a
 // Reshape. A reduction keeping its dims writes the Reshape input's rank, reshaped back after it.
 size_t LiftSpatialReductions(Graph* graph);

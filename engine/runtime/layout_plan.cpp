@@ -43,6 +43,15 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
     *runtime_inputs = {n.inputs[0]};
     return op;
   }
+  if ((n.op_type == "ReduceMean" || n.op_type == "ReduceSum" || n.op_type == "ReduceMax") && ReducesChannelAxis(g, n)) {  // one channel, row-major
+    LayoutFamilyOp op;
+    op.kind = LayoutFamilyOp::Kind::kChannelReduce;
+    op.op_type = n.op_type;
+    op.inputs = {g.values[n.inputs[0]].shape};
+    op.output = g.values[n.outputs[0]].shape;
+    *runtime_inputs = {n.inputs[0]};
+    return op;
+  }
   for (size_t k = 1; k < n.outputs.size(); ++k)
     if (n.outputs[k] >= 0) return std::nullopt;
   const auto& out = g.values[n.outputs[0]];
@@ -64,7 +73,7 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
     return op.axis == 1 && op.inputs.size() >= 2 ? std::optional(op) : std::nullopt;
   }
   if (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div") {
-    // The full-shape operand first (Sub and Div only as written), the other per channel.
+    // The full-shape operand first (Sub and Div only as written), the other per channel or per position.
     if (n.inputs.size() != 2 || !runtime(n.inputs[0]) || !runtime(n.inputs[1])) return std::nullopt;
     int full = g.values[n.inputs[0]].shape == out.shape ? 0 : 1;
     if (full == 1 && (n.op_type == "Sub" || n.op_type == "Div")) return std::nullopt;
@@ -172,21 +181,25 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
   if (n.op_type == "Resize") {  // nearest or linear along the spatial axes, N and C unchanged (ResizeTap)
     const std::string mode = g.AttrString(n, "mode", "nearest"), transform = g.AttrString(n, "coordinate_transformation_mode", "half_pixel");
     const std::string nearest_mode = g.AttrString(n, "nearest_mode", "round_prefer_floor");
-    if (g.opset < 11 || (mode != "nearest" && mode != "linear") || g.AttrInt(n, "antialias", 0) != 0 || !g.AttrInts(n, "axes", {}).empty() ||
+    if ((mode != "nearest" && mode != "linear") || g.AttrInt(n, "antialias", 0) != 0 || !g.AttrInts(n, "axes", {}).empty() ||
         (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "align_corners" && transform != "asymmetric"))
       return std::nullopt;
     for (size_t k = 1; k < n.inputs.size(); ++k)
       if (n.inputs[k] >= 0 && !g.IsConstant(n.inputs[k])) return std::nullopt;
-    if (out.shape[0] != in[0] || out.shape[1] != in[1]) return std::nullopt;
+    // N and C as they are; an output of one position is a global pool, not a resize in the family.
+    if (out.shape[0] != in[0] || out.shape[1] != in[1] || LayoutFree(out.shape)) return std::nullopt;
     std::vector<double> scales;  // as given (ONNX divides by in * scale, not the rounded size)
     if (n.inputs.size() > 2 && n.inputs[2] >= 0)
       for (int64_t i = 0; i < g.values[n.inputs[2]].constant->size(); ++i) scales.push_back(g.values[n.inputs[2]].constant->At(i));
-    op.whole_factor_nearest = mode == "nearest" && transform == "asymmetric" && nearest_mode == "floor";
+    if (static_cast<int>(scales.size()) == rank && (scales[0] != 1 || scales[1] != 1)) return std::nullopt;
+    // oneDNN's nearest resampling reads input o * in / out along each axis: whole factors, those taps.
+    op.whole_factor_nearest = mode == "nearest";
     for (int d = 2; d < rank; ++d) {
       if (in[d] == 0 || out.shape[d] == 0) return std::nullopt;
-      op.whole_factor_nearest = op.whole_factor_nearest && out.shape[d] % in[d] == 0;
       const double scale = static_cast<int>(scales.size()) == rank ? scales[d] : 0.0;
       op.taps.push_back(ResizeAxisTaps(in[d], out.shape[d], scale, mode, transform, nearest_mode));
+      op.whole_factor_nearest = op.whole_factor_nearest && out.shape[d] % in[d] == 0;
+      for (int64_t o = 0; op.whole_factor_nearest && o < out.shape[d]; ++o) op.whole_factor_nearest = op.taps.back()[o].lo == o * in[d] / out.shape[d];
     }
     op.kind = LayoutFamilyOp::Kind::kResize;
     return op;
@@ -269,7 +282,7 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
     if (steps[i].output >= 0) producer[steps[i].output] = static_cast<int>(i);
   const std::set<int> model_inputs(graph.inputs.begin(), graph.inputs.end());
   // Data movement and per-channel work (Concat, Slice, pooling, Resize, BatchNormalization, group norms,
-  // per-channel and per-position binary ops: engine/backends/onednn/onednn_layout_ops.h) runs in whichever layout family its
+  // per-channel and per-position binary ops, reductions over channels: engine/backends/onednn/onednn_layout_ops.h) runs in whichever layout family its
   // neighbours write: its inputs and output join one group that takes one family, each value in
   // that family over its own shape.
   std::vector<std::optional<LayoutFamilyOp>> family_op(steps.size());
@@ -309,10 +322,12 @@ LayoutPlan PlanLayouts(const Graph& graph, const std::vector<LayoutStep>& steps,
       for (size_t k = 0; k < row_major.size(); ++k) row_major[k] = written_row_major(family_inputs[i][k]);
       if (std::count(row_major.begin(), row_major.end(), false) > 0) family_op[i]->row_major_inputs = row_major;
     }
-    std::vector<int> tied = {s.output};
+    std::vector<int> tied;
+    if (family_op[i]->WritesRowMajor()) row_major_only.push_back(s.output);
+    else tied.push_back(s.output);
     for (size_t k = 0; k < family_inputs[i].size(); ++k) {
       if (family_op[i]->ReadsRowMajor(k)) {
-        row_major_only.push_back(family_inputs[i][k]);  // whatever its own group would take: the Concat reads it row-major
+        row_major_only.push_back(family_inputs[i][k]);  // whatever its own group would take: the step reads it row-major
         continue;
       }
       tied.push_back(family_inputs[i][k]);

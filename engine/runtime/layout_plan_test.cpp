@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/runtime/layout_plan.h"
 
@@ -262,6 +264,121 @@ TEST_CASE("layout plan: an elementwise step with a constant of one value through
   g.values[4].shape = {1, 32, 1, 1};
   g.values[4].constant = ConstTensor::Floats({1, 32, 1, 1}, std::vector<float>(32, 0.f));
   CHECK_FALSE(PlanLayouts(g, steps, true).agnostic[1]);
+}
+
+// v0 -> Conv -> v1 [1, 16, 8, 8]; v1 -> Conv -> v2 [1, 1, 8, 8] (an attention gate's map); Mul(v2, v1)
+// -> v3; Resize(v3, no roi, scales) -> v4 [1, 16, 16, 16] (bilinear, align_corners); Conv(v4) -> v5.
+Graph AttentionGate() {
+  Graph g;
+  auto value = [&](const std::string& name, std::vector<int64_t> shape) {
+    Value v;
+    v.name = name;
+    v.shape = std::move(shape);
+    g.values.push_back(v);
+  };
+  value("v0", {1, 16, 8, 8});
+  value("v1", {1, 16, 8, 8});
+  value("v2", {1, 1, 8, 8});
+  value("v3", {1, 16, 8, 8});
+  value("v4", {1, 16, 16, 16});
+  value("v5", {1, 16, 16, 16});
+  value("scales", {4});
+  g.values.back().constant = ConstTensor::Floats({4}, {1.f, 1.f, 2.f, 2.f});
+  auto node = [&](const std::string& op, std::vector<int> inputs, int output) {
+    Node n;
+    n.name = op + std::to_string(g.nodes.size());
+    n.op_type = op;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    g.nodes.push_back(n);
+  };
+  node("Conv", {0}, 1);
+  node("Conv", {1}, 2);
+  node("Mul", {2, 1}, 3);
+  node("Resize", {3, -1, 6}, 4);
+  g.nodes.back().attrs["mode"] = "linear";
+  g.nodes.back().attrs["coordinate_transformation_mode"] = "align_corners";
+  node("Conv", {4}, 5);
+  g.inputs = {0};
+  g.outputs = {5};
+  return g;
+}
+
+TEST_CASE("layout plan: an attention gate's Mul by a one-channel map and a bilinear Resize run in the family, the map row-major") {
+  Graph g = AttentionGate();
+  const HandoverLayout nhwc8 = LayoutInFamily("nhwc", {1, 16, 8, 8}), nhwc16 = LayoutInFamily("nhwc", {1, 16, 16, 16});
+  REQUIRE(!nhwc8.row_major());
+  std::vector<LayoutStep> steps = StepPerNode(g);
+  steps[0].native_output = nhwc8, steps[0].native_inputs = {nhwc8};
+  steps[1].native_inputs = {nhwc8};  // the gate's map: written row-major
+  steps[4].native_output = nhwc16, steps[4].native_inputs = {nhwc16};
+  const LayoutPlan plan = PlanLayouts(g, steps, true);
+  CHECK(plan.layout_of[1].key == nhwc8.key);
+  CHECK(plan.layout_of[2].row_major());
+  CHECK(plan.layout_of[3].key == nhwc8.key);
+  CHECK(plan.layout_of[4].key == nhwc16.key);
+  REQUIRE(plan.family_kernels[2]);
+  REQUIRE(plan.family_kernels[3]);
+  CHECK(plan.family_inputs[2] == std::vector<int>{1, 2});  // the tensor in the family first, then the map
+  // The Mul: each position's 16 channels (NHWC) by that position's value of the row-major map.
+  std::vector<float> x(16 * 64), map(64), y(16 * 64, -1.f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  for (size_t i = 0; i < map.size(); ++i) map[i] = 0.5f * static_cast<float>(i);
+  REQUIRE(plan.family_kernels[2]->RunDirect({x.data(), map.data()}, y.data()).ok());
+  int wrong = 0;
+  for (int p = 0; p < 64; ++p)
+    for (int c = 0; c < 16; ++c) wrong += y[p * 16 + c] != x[p * 16 + c] * map[p];
+  CHECK(wrong == 0);
+  // The Resize's output of one position (a global pool in disguise): no family op, so its group
+  // (here the gate's output) goes as its other readers allow: row-major, read by a row-major Resize.
+  g.values[4].shape = g.values[5].shape = {1, 16, 1, 1};
+  g.values[6].constant = ConstTensor::Floats({4}, {1.f, 1.f, 0.125f, 0.125f});
+  steps[4].native_output = steps[4].native_inputs[0] = HandoverLayout{};
+  const LayoutPlan pooled = PlanLayouts(g, steps, true);
+  CHECK_FALSE(pooled.family_kernels[3]);
+  CHECK(pooled.layout_of[3].row_major());
+}
+
+TEST_CASE("layout plan: a spatial attention's max over channels reads the family and writes its one channel row-major") {
+  // v0 -> Conv -> v1 [1, 16, 8, 8]; ReduceMax(v1, axes [1]) -> v2 [1, 1, 8, 8]; Conv(v2) -> v3 (the map);
+  // Mul(v1, v3) -> v4; Conv(v4) -> v5.
+  Graph g;
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{1, 16, 8, 8}, {1, 16, 8, 8}, {1, 1, 8, 8}, {1, 1, 8, 8}, {1, 16, 8, 8}, {1, 16, 8, 8}}) {
+    Value v;
+    v.name = "v" + std::to_string(g.values.size());
+    v.shape = shape;
+    g.values.push_back(v);
+  }
+  const std::vector<std::pair<std::string, std::vector<int>>> nodes = {{"Conv", {0}}, {"ReduceMax", {1}}, {"Conv", {2}}, {"Mul", {1, 3}}, {"Conv", {4}}};
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node n;
+    n.name = nodes[i].first + std::to_string(i);
+    n.op_type = nodes[i].first;
+    n.inputs = nodes[i].second;
+    n.outputs = {static_cast<int>(i) + 1};
+    g.nodes.push_back(n);
+  }
+  g.nodes[1].attrs["axes"] = std::vector<int64_t>{1};
+  g.inputs = {0};
+  g.outputs = {5};
+  const HandoverLayout nhwc = LayoutInFamily("nhwc", {1, 16, 8, 8});
+  std::vector<LayoutStep> steps = StepPerNode(g);
+  steps[0].native_output = nhwc, steps[0].native_inputs = {nhwc};
+  steps[4].native_output = nhwc, steps[4].native_inputs = {nhwc};
+  const LayoutPlan plan = PlanLayouts(g, steps, true);
+  CHECK(plan.layout_of[1].key == nhwc.key);
+  CHECK(plan.layout_of[2].row_major());
+  CHECK(plan.layout_of[3].row_major());
+  CHECK(plan.layout_of[4].key == nhwc.key);
+  REQUIRE(plan.family_kernels[1]);
+  REQUIRE(plan.family_kernels[3]);
+  // The reduction: each position's 16 channels (NHWC) to its largest, one row-major value a position.
+  std::vector<float> x(16 * 64), y(64, -1.f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 101);
+  REQUIRE(plan.family_kernels[1]->RunDirect({x.data()}, y.data()).ok());
+  int wrong = 0;
+  for (int p = 0; p < 64; ++p) wrong += y[p] != *std::max_element(x.begin() + p * 16, x.begin() + p * 16 + 16);
+  CHECK(wrong == 0);
 }
 
 }  // namespace

@@ -14,8 +14,8 @@ Result<ChannelRows> ChannelRowsOf(const dnnl::memory::desc& md, const std::vecto
   }
   // The outer order must be N, channel blocks (blocked), spatial axes, channels (channels-last): dense.
   int64_t expect = r.block ? r.block : shape[1];
-  for (int d = md.data.ndims - 1; d >= 2; --d) {
-    if (blocking.strides[d] != expect) return Status::InvalidInput("a per-channel loop in a layout family takes dense layouts");
+  for (int d = md.data.ndims - 1; d >= 2; --d) {  // an axis of one: any stride (a row-major [N, C, 1, 1])
+    if (shape[d] != 1 && blocking.strides[d] != expect) return Status::InvalidInput("a per-channel loop in a layout family takes dense layouts");
     expect *= md.data.padded_dims[d];
   }
   if (r.block && blocking.strides[1] != expect) return Status::InvalidInput("a per-channel loop in a layout family takes dense layouts");

@@ -1,7 +1,8 @@
 // A tensor [N, C, spatial...] in a dense layout family seen as rows of channels: channels-last
 // ([N, spatial, C]: a row is one position's C channels) or channel-blocked ([N, C/b, spatial, b]: a
 // row is one position's b channels of one block, the last block padded past C). The loops of the
-// family kernels that work per channel (group norm, per-channel binary ops) walk these rows.
+// family kernels of our own (group norm, per-channel and per-position binary ops, pools, resize)
+// walk these rows.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/backends/onednn/channel_reduce_in_family.h"
 #include "engine/backends/onednn/concat_in_family.h"
 #include "engine/backends/onednn/conv_transpose_in_family.h"
 #include "engine/backends/onednn/group_norm_in_family.h"
@@ -196,14 +197,27 @@ Result<std::unique_ptr<Kernel>> LayoutFamilyKernel(const LayoutFamilyOp& op, con
       if (!md.is_zero() && !LayoutFree(op.output))
         if (auto own = PerChannelInFamily(op, md); own.ok()) return own;
     }
+    if (op.kind == LayoutFamilyOp::Kind::kChannelReduce) {  // our loop only
+      const memory::desc md = FamilyDesc(family, op.inputs[0]);
+      if (md.is_zero() || LayoutFree(op.inputs[0])) return Status::InvalidInput("no layout of family " + family + " for it");
+      return ChannelReduceInFamily(op, md);
+    }
     if (op.kind == LayoutFamilyOp::Kind::kPerPositionBinary) {  // our loop only
       const memory::desc md = FamilyDesc(family, op.output);
       if (md.is_zero() || LayoutFree(op.output)) return Status::InvalidInput("no layout of family " + family + " for it");
       return PerPositionInFamily(op, md);
     }
-    if (op.kind == LayoutFamilyOp::Kind::kResize && !op.whole_factor_nearest) {  // our loop where the family is dense over channels
+    if (op.kind == LayoutFamilyOp::Kind::kResize) {  // oneDNN's JIT resampling for whole-factor nearest, else our loop
+      if (op.whole_factor_nearest) {
+        auto kernel = std::make_unique<FamilyKernel>();
+        try {
+          kernel->Create(op, family);
+          return std::unique_ptr<Kernel>(std::move(kernel));
+        } catch (const dnnl::error&) {  // only a reference kernel in this family
+        }
+      }
       const memory::desc src = FamilyDesc(family, op.inputs[0]), dst = FamilyDesc(family, op.output);
-      if (src.is_zero() || dst.is_zero() || LayoutFree(op.output)) return Status::InvalidInput("no layout of family " + family + " for it");
+      if (src.is_zero() || dst.is_zero()) return Status::InvalidInput("no layout of family " + family + " for it");
       return ResizeInFamily(op, src, dst);  // oneDNN's resampling has neither these coordinates nor nearest's rounding modes
     }
     if (op.kind == LayoutFamilyOp::Kind::kGlobalPool) {  // our loop where the family is dense over channels

@@ -1,7 +1,8 @@
 // Data-movement operators that run in whatever layout family their neighbours hand over (the
 // model executor's layout plan, engine/runtime/executor_layouts.cpp): channel Concat, channel Slice
 // (what Split lowers to), MaxPool, AveragePool and the global pools, nearest and linear Resize of
-// the spatial axes, inference BatchNormalization (x * scale + shift per channel: DenseNet's norm
+// the spatial axes, the mean, sum or max over channels (written row-major: one channel), inference
+// BatchNormalization (x * scale + shift per channel: DenseNet's norm
 // before each convolution), Add, Sub, Mul, Div with a per-channel operand (a squeeze-and-excitation
 // scale) or with one value per position (an attention gate's map), group normalization with SiLU
 // after it, and the ConvTranspose whose kernel tiles the output. Each is a loop of our own where
@@ -29,11 +30,12 @@ namespace tilebank::engine {
 // One such operator: its run-time inputs' shapes and its output's.
 struct LayoutFamilyOp {
   enum class Kind {
-    kConcat, kSlice, kPool, kGlobalPool, kResize, kBinary, kPerPositionBinary, kAffine, kGroupNorm, kConvTransposeTiled
+    kConcat, kSlice, kPool, kGlobalPool, kChannelReduce, kResize, kBinary, kPerPositionBinary, kAffine, kGroupNorm, kConvTransposeTiled
   } kind = Kind::kConcat;
   std::vector<std::vector<int64_t>> inputs;
-  // kConcat: per input, read row-major whatever the family (written so by a step that has no native
-  // layout: a frame Gather before a recurrent convolution); empty: every input in the family.
+  // Per input, read row-major whatever the family: kConcat's written so by a step that has no native
+  // layout (a frame Gather before a recurrent convolution), kPerPositionBinary's map; empty: every
+  // input in the family.
   std::vector<bool> row_major_inputs;
   // Whether input `i` is read row-major (see row_major_inputs).
   bool ReadsRowMajor(size_t i) const { return i < row_major_inputs.size() && row_major_inputs[i]; }
@@ -45,7 +47,10 @@ struct LayoutFamilyOp {
   int64_t axis = 1;              // kConcat: the axis joined
   std::vector<int64_t> offsets;  // kSlice: where the output starts in the input, per axis
   OpSpec pool;                   // kPool: the MaxPool or AveragePool node as an op
-  std::string op_type;           // kGlobalPool: GlobalAveragePool or GlobalMaxPool; kBinary: Add, Sub, Mul or Div
+  // Whether the output goes row-major whatever the family: kChannelReduce's one channel.
+  bool WritesRowMajor() const { return kind == Kind::kChannelReduce; }
+  std::string op_type;           // kGlobalPool: GlobalAveragePool or GlobalMaxPool; kChannelReduce: ReduceMean, ReduceSum
+                                 // or ReduceMax over axis 1; kBinary: Add, Sub, Mul or Div
                                  // (kBinary: inputs[0] has the output's shape, inputs[1] is [N or 1, C, 1, ...];
                                  // kPerPositionBinary: the same, inputs[1] one value per position, [N or 1, 1, spatial...],
                                  // read row-major whatever the family)
@@ -55,9 +60,9 @@ struct LayoutFamilyOp {
   int64_t groups = 1;               // kGroupNorm: channel groups (the channels: InstanceNormalization)
   float epsilon = 1e-5f;            // kGroupNorm
   bool swish = false;               // kGroupNorm: SiLU after it
-  // kResize: per spatial axis, each output coordinate's input taps (N and C unchanged); nearest by
-  // whole factors with asymmetric coordinates and floor (PyTorch's nearest Upsample) also runs on
-  // oneDNN's resampling where our loop does not fit the family.
+  // kResize: per spatial axis, each output coordinate's input taps (N and C unchanged). Nearest by
+  // whole factors reading input o * in / out (PyTorch's nearest Upsample) runs on oneDNN's
+  // resampling, every other resize on our loop (resize_in_family.h).
   std::vector<std::vector<ResizeTap>> taps;
   bool whole_factor_nearest = false;
 };

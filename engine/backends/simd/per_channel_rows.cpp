@@ -8,6 +8,7 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "engine/backends/simd/per_channel_rows.h"
 #include "engine/backends/simd/bf16-inl.h"
@@ -112,6 +113,31 @@ void MapRowValueRows(PerChannelMap map, const float* x, float* y, int64_t rows, 
     case PerChannelMap::kDiv: return RowValueRows<PerChannelMap::kDiv>(x, y, rows, width, valid, g);
     default: return;
   }
+}
+
+template <PerChannelFold kFold>
+void EachRowFolded(const float* x, int64_t rows, int64_t width, int64_t valid, float* out, bool combine) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), whole = valid / N * N;
+  const size_t rest = static_cast<size_t>(valid - whole);
+  constexpr bool kMax = kFold == PerChannelFold::kMax;
+  const float start = kMax ? -std::numeric_limits<float>::infinity() : 0.f;
+  for (int64_t r = 0; r < rows; ++r, x += width) {
+    auto acc = hn::Set(d, start);
+    int64_t j = 0;
+    for (; j < whole; j += N) acc = kMax ? hn::Max(acc, hn::LoadU(d, x + j)) : hn::Add(acc, hn::LoadU(d, x + j));
+    if (j < valid) {
+      const auto tail = LoadTail(d, x + j, rest, start);
+      acc = kMax ? hn::Max(acc, tail) : hn::Add(acc, tail);
+    }
+    const float v = hn::GetLane(kMax ? hn::MaxOfLanes(d, acc) : hn::SumOfLanes(d, acc));
+    out[r] = !combine ? v : kMax ? std::max(out[r], v) : out[r] + v;
+  }
+}
+
+void FoldEachRowSimd(PerChannelFold fold, const float* x, int64_t rows, int64_t width, int64_t valid, float* out, bool combine) {
+  if (fold == PerChannelFold::kMax) EachRowFolded<PerChannelFold::kMax>(x, rows, width, valid, out, combine);
+  else EachRowFolded<PerChannelFold::kSum>(x, rows, width, valid, out, combine);
 }
 
 template <PerChannelMap kMap>
@@ -224,6 +250,11 @@ void MapPerChannelRows(PerChannelMap map, const uint16_t* x, uint16_t* y, int64_
 }
 
 HWY_EXPORT(MapRowValueRows);
+HWY_EXPORT(FoldEachRowSimd);
+
+void FoldEachRow(PerChannelFold fold, const float* x, int64_t rows, int64_t width, int64_t valid, float* out, bool combine) {
+  if (rows > 0 && valid > 0) HWY_DYNAMIC_DISPATCH(FoldEachRowSimd)(fold, x, rows, width, valid, out, combine);
+}
 
 void MapRowsByRowValue(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* g) {
   if (rows > 0) HWY_DYNAMIC_DISPATCH(MapRowValueRows)(map, x, y, rows, width, valid, g);

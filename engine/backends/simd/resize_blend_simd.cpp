@@ -16,7 +16,8 @@ HWY_BEFORE_NAMESPACE();
 namespace tilebank::engine::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// (1 - w) * a + w * b, as the scalar loops of the row-major Resize compute it (no fused multiply-add).
+// (1 - w) * a + w * b, the row-major Resize's expression (a multiply-add there may round once
+// where this rounds twice: the two agree within an ulp or two).
 template <class D>
 HWY_INLINE void Blend(D d, const float* a, const float* b, hn::Vec<D> v, hn::Vec<D> w, float* y, int64_t n) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
