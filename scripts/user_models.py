@@ -68,6 +68,7 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   gnn_scatter, perceiver, textcnn, bifpn_lite, kan, sparse_topk: scripts/user_models_scatter_masks.py
   vqvae, ghostnet, hourglass, quartznet, alibi_encoder, retnet, attention_unet, srresnet, convseq, siamese:
                       scripts/user_models_codebooks_gates.py
+  cbam_resnet, sknet, eca_net, nonlocal_net, bisenet, res2net: scripts/user_models_attention_maps.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -78,6 +79,7 @@ import torch
 import torchvision
 
 from user_models_modern import Conformer, ConvNeXt, DeepLab, VaeDecoder
+import user_models_attention_maps as attention_maps
 import user_models_codebooks_gates as codebooks_gates
 import user_models_held_out as held_out
 import user_models_index_heavy as index_heavy
@@ -843,6 +845,12 @@ BUILDERS = {
     "srresnet": ("super-resolution (PReLU, PixelShuffle)", lambda small: codebooks_gates.srresnet(small, random_batch_norm_statistics)),
     "convseq": ("ConvS2S encoder (GLU)", codebooks_gates.convseq),
     "siamese": ("twin towers (cosine)", lambda small: codebooks_gates.siamese(small, random_batch_norm_statistics)),
+    "cbam_resnet": ("classification (CBAM channel and spatial attention)", lambda small: attention_maps.cbam_resnet(small, random_batch_norm_statistics)),
+    "sknet": ("classification (selective kernels)", lambda small: attention_maps.sknet(small, random_batch_norm_statistics)),
+    "eca_net": ("classification (ECA: Conv1d across channels)", lambda small: attention_maps.eca_net(small, random_batch_norm_statistics)),
+    "nonlocal_net": ("classification (non-local blocks)", lambda small: attention_maps.nonlocal_net(small, random_batch_norm_statistics)),
+    "bisenet": ("segmentation (BiSeNet)", lambda small: attention_maps.bisenet(small, random_batch_norm_statistics)),
+    "res2net": ("classification (Res2Net scales)", lambda small: attention_maps.res2net(small, random_batch_norm_statistics)),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
@@ -851,7 +859,8 @@ SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "a
          "segnet", "pspnet", "mlp_mixer", "linear_attention", "nerf", "lrn_alexnet", "hrnet_lite",
          "involution", "clip_head", "seq2seq", "ctc_bigru", "point_sort", "ft_transformer",
          "gnn_scatter", "perceiver", "textcnn", "bifpn_lite", "kan", "sparse_topk",
-         "vqvae", "ghostnet", "hourglass", "quartznet", "alibi_encoder", "retnet", "attention_unet", "srresnet", "convseq", "siamese"]
+         "vqvae", "ghostnet", "hourglass", "quartznet", "alibi_encoder", "retnet", "attention_unet", "srresnet", "convseq", "siamese",
+         "cbam_resnet", "sknet", "eca_net", "nonlocal_net", "bisenet", "res2net"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.

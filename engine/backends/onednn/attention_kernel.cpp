@@ -130,9 +130,13 @@ Policy DefaultAttentionPolicy(const AttentionGeometry& g) {
   // leave the cache (MobileViT's 16 heads of 1024 x 1024: 64 MiB, 1.4x slower than one pass, and the
   // scratch in the process's peak memory). At or below, oneDNN's primitives ran BERT's and ViT's
   // blocks faster (docs/PERFORMANCE.md).
+  // oneDNN 2.6's matmul takes no destination whose rows are strided (a non-local block's output,
+  // transposed back to [C, positions] in the fused step): its reference kernel then ran a 1024-query
+  // block 80 times slower than one pass, which gathers such rows itself.
   constexpr int64_t kWholeScoresBytes = 4 << 20;
   const int64_t scores_bytes = g.batch() * g.heads() * g.queries() * g.keys() * static_cast<int64_t>(sizeof(float));
-  if (scores_bytes > kWholeScoresBytes) return OnePassPolicy(std::min<int64_t>(24, g.queries()));
+  const bool strided_rows = g.output.strides[3] != 1 || g.query.strides[3] != 1;
+  if (scores_bytes > kWholeScoresBytes || strided_rows) return OnePassPolicy(std::min<int64_t>(24, g.queries()));
   return TilePolicy(g.heads(), g.queries());
 }
 
