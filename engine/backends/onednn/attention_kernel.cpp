@@ -71,6 +71,11 @@ class OneDnnAttention : public AttentionKernelBase {
     dnnl::softmax_forward softmax;
     memory::desc query_md, keys_md, scores_md, values_md, output_md;
     std::vector<float> scratch;
+    // Where the output's rows are strided (oneDNN 2.6's matmul has only its reference kernel for
+    // such a destination): the context goes into `rows` first, then a reorder puts it in place.
+    std::vector<float> rows;
+    memory::desc rows_md;
+    dnnl::reorder place;
   };
 
   Pass MakePass(int64_t heads, int64_t queries) {
@@ -89,7 +94,14 @@ class OneDnnAttention : public AttentionKernelBase {
     p.scores = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.query_md, p.keys_md, p.scores_md), scaled, engine));
     p.softmax = dnnl::softmax_forward(
         dnnl::softmax_forward::primitive_desc(dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, p.scores_md, 3), engine));
-    p.context = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.scores_md, p.values_md, p.output_md), engine));
+    memory::desc context_md = p.output_md;
+    if (g_.output.strides[3] != 1) {
+      p.rows_md = memory::desc({b, heads, queries, dv}, memory::data_type::f32, memory::format_tag::abcd);
+      p.rows.assign(static_cast<size_t>(b * heads * queries * dv), 0.f);
+      p.place = dnnl::reorder(dnnl::reorder::primitive_desc(engine, p.rows_md, engine, p.output_md));
+      context_md = p.rows_md;
+    }
+    p.context = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.scores_md, p.values_md, context_md), engine));
     p.scratch.assign(static_cast<size_t>(b * heads * queries * keys), 0.f);
     return p;
   }
@@ -107,7 +119,13 @@ class OneDnnAttention : public AttentionKernelBase {
     ExecuteAndWait(p.scores, stream_, {{DNNL_ARG_SRC, query}, {DNNL_ARG_WEIGHTS, keys}, {DNNL_ARG_DST, scores}});
     if (mask) AddMask(p, mask, h0, q0);
     ExecuteAndWait(p.softmax, stream_, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
-    ExecuteAndWait(p.context, stream_, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_WEIGHTS, values}, {DNNL_ARG_DST, out}});
+    if (p.rows.empty()) {
+      ExecuteAndWait(p.context, stream_, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_WEIGHTS, values}, {DNNL_ARG_DST, out}});
+      return;
+    }
+    memory rows(p.rows_md, engine, p.rows.data());
+    ExecuteAndWait(p.context, stream_, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_WEIGHTS, values}, {DNNL_ARG_DST, rows}});
+    ExecuteAndWait(p.place, stream_, {{DNNL_ARG_FROM, rows}, {DNNL_ARG_TO, out}});
   }
 
   // scores[b, h, q, k] += mask at (b, h0 + h, q0 + q, k).
@@ -130,13 +148,9 @@ Policy DefaultAttentionPolicy(const AttentionGeometry& g) {
   // leave the cache (MobileViT's 16 heads of 1024 x 1024: 64 MiB, 1.4x slower than one pass, and the
   // scratch in the process's peak memory). At or below, oneDNN's primitives ran BERT's and ViT's
   // blocks faster (docs/PERFORMANCE.md).
-  // oneDNN 2.6's matmul takes no destination whose rows are strided (a non-local block's output,
-  // transposed back to [C, positions] in the fused step): its reference kernel then ran a 1024-query
-  // block 80 times slower than one pass, which gathers such rows itself.
   constexpr int64_t kWholeScoresBytes = 4 << 20;
   const int64_t scores_bytes = g.batch() * g.heads() * g.queries() * g.keys() * static_cast<int64_t>(sizeof(float));
-  const bool strided_rows = g.output.strides[3] != 1 || g.query.strides[3] != 1;
-  if (scores_bytes > kWholeScoresBytes || strided_rows) return OnePassPolicy(std::min<int64_t>(24, g.queries()));
+  if (scores_bytes > kWholeScoresBytes) return OnePassPolicy(std::min<int64_t>(24, g.queries()));
   return TilePolicy(g.heads(), g.queries());
 }
 
