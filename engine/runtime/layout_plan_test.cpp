@@ -34,6 +34,25 @@ Graph Chain() {
   return g;
 }
 
+// Appends a float32 value of `shape` to `g`.
+void AddValue(Graph& g, const std::string& name, std::vector<int64_t> shape) {
+  Value v;
+  v.name = name;
+  v.shape = std::move(shape);
+  g.values.push_back(v);
+}
+
+// Appends a node `op` reading `inputs` and writing `output` to `g`.
+Node& AddNode(Graph& g, const std::string& op, std::vector<int> inputs, int output) {
+  Node n;
+  n.name = op + std::to_string(g.nodes.size());
+  n.op_type = op;
+  n.inputs = std::move(inputs);
+  n.outputs = {output};
+  g.nodes.push_back(n);
+  return g.nodes.back();
+}
+
 // Each convolution writes and reads the blocked layout natively, unless `row_major_reader` says
 // which step reads its input row-major only.
 std::vector<LayoutStep> Steps(int row_major_reader = -1) {
@@ -178,28 +197,13 @@ TEST_CASE("layout plan: a per-channel scale in its family passes a bf16 value on
 // ([1, 32, 8, 8]).
 Graph ConcatOfRowMajorInput() {
   Graph g;
-  auto value = [&](const std::string& name, int64_t channels) {
-    Value v;
-    v.name = name;
-    v.shape = {1, channels, 8, 8};
-    g.values.push_back(v);
-  };
-  for (const char* name : {"v0", "v1", "v2"}) value(name, 16);
-  value("v3", 32);
-  value("v4", 32);
-  auto node = [&](const std::string& op, std::vector<int> inputs, int output) {
-    Node n;
-    n.name = op + std::to_string(g.nodes.size());
-    n.op_type = op;
-    n.inputs = std::move(inputs);
-    n.outputs = {output};
-    g.nodes.push_back(n);
-  };
-  node("Conv", {0}, 1);
-  node("Gather", {0}, 2);
-  node("Concat", {2, 1}, 3);
-  g.nodes.back().attrs["axis"] = 1;
-  node("Conv", {3}, 4);
+  for (const char* name : {"v0", "v1", "v2"}) AddValue(g, name, {1, 16, 8, 8});
+  AddValue(g, "v3", {1, 32, 8, 8});
+  AddValue(g, "v4", {1, 32, 8, 8});
+  AddNode(g, "Conv", {0}, 1);
+  AddNode(g, "Gather", {0}, 2);
+  AddNode(g, "Concat", {2, 1}, 3).attrs["axis"] = 1;
+  AddNode(g, "Conv", {3}, 4);
   g.inputs = {0};
   g.outputs = {4};
   return g;
@@ -270,35 +274,21 @@ TEST_CASE("layout plan: an elementwise step with a constant of one value through
 // -> v3; Resize(v3, no roi, scales) -> v4 [1, 16, 16, 16] (bilinear, align_corners); Conv(v4) -> v5.
 Graph AttentionGate() {
   Graph g;
-  auto value = [&](const std::string& name, std::vector<int64_t> shape) {
-    Value v;
-    v.name = name;
-    v.shape = std::move(shape);
-    g.values.push_back(v);
-  };
-  value("v0", {1, 16, 8, 8});
-  value("v1", {1, 16, 8, 8});
-  value("v2", {1, 1, 8, 8});
-  value("v3", {1, 16, 8, 8});
-  value("v4", {1, 16, 16, 16});
-  value("v5", {1, 16, 16, 16});
-  value("scales", {4});
+  AddValue(g, "v0", {1, 16, 8, 8});
+  AddValue(g, "v1", {1, 16, 8, 8});
+  AddValue(g, "v2", {1, 1, 8, 8});
+  AddValue(g, "v3", {1, 16, 8, 8});
+  AddValue(g, "v4", {1, 16, 16, 16});
+  AddValue(g, "v5", {1, 16, 16, 16});
+  AddValue(g, "scales", {4});
   g.values.back().constant = ConstTensor::Floats({4}, {1.f, 1.f, 2.f, 2.f});
-  auto node = [&](const std::string& op, std::vector<int> inputs, int output) {
-    Node n;
-    n.name = op + std::to_string(g.nodes.size());
-    n.op_type = op;
-    n.inputs = std::move(inputs);
-    n.outputs = {output};
-    g.nodes.push_back(n);
-  };
-  node("Conv", {0}, 1);
-  node("Conv", {1}, 2);
-  node("Mul", {2, 1}, 3);
-  node("Resize", {3, -1, 6}, 4);
-  g.nodes.back().attrs["mode"] = "linear";
-  g.nodes.back().attrs["coordinate_transformation_mode"] = "align_corners";
-  node("Conv", {4}, 5);
+  AddNode(g, "Conv", {0}, 1);
+  AddNode(g, "Conv", {1}, 2);
+  AddNode(g, "Mul", {2, 1}, 3);
+  Node& resize = AddNode(g, "Resize", {3, -1, 6}, 4);
+  resize.attrs["mode"] = "linear";
+  resize.attrs["coordinate_transformation_mode"] = "align_corners";
+  AddNode(g, "Conv", {4}, 5);
   g.inputs = {0};
   g.outputs = {5};
   return g;
@@ -343,22 +333,13 @@ TEST_CASE("layout plan: a spatial attention's max over channels reads the family
   // v0 -> Conv -> v1 [1, 16, 8, 8]; ReduceMax(v1, axes [1]) -> v2 [1, 1, 8, 8]; Conv(v2) -> v3 (the map);
   // Mul(v1, v3) -> v4; Conv(v4) -> v5.
   Graph g;
-  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{1, 16, 8, 8}, {1, 16, 8, 8}, {1, 1, 8, 8}, {1, 1, 8, 8}, {1, 16, 8, 8}, {1, 16, 8, 8}}) {
-    Value v;
-    v.name = "v" + std::to_string(g.values.size());
-    v.shape = shape;
-    g.values.push_back(v);
-  }
-  const std::vector<std::pair<std::string, std::vector<int>>> nodes = {{"Conv", {0}}, {"ReduceMax", {1}}, {"Conv", {2}}, {"Mul", {1, 3}}, {"Conv", {4}}};
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    Node n;
-    n.name = nodes[i].first + std::to_string(i);
-    n.op_type = nodes[i].first;
-    n.inputs = nodes[i].second;
-    n.outputs = {static_cast<int>(i) + 1};
-    g.nodes.push_back(n);
-  }
-  g.nodes[1].attrs["axes"] = std::vector<int64_t>{1};
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{1, 16, 8, 8}, {1, 16, 8, 8}, {1, 1, 8, 8}, {1, 1, 8, 8}, {1, 16, 8, 8}, {1, 16, 8, 8}})
+    AddValue(g, "v" + std::to_string(g.values.size()), shape);
+  AddNode(g, "Conv", {0}, 1);
+  AddNode(g, "ReduceMax", {1}, 2).attrs["axes"] = std::vector<int64_t>{1};
+  AddNode(g, "Conv", {2}, 3);
+  AddNode(g, "Mul", {1, 3}, 4);
+  AddNode(g, "Conv", {4}, 5);
   g.inputs = {0};
   g.outputs = {5};
   const HandoverLayout nhwc = LayoutInFamily("nhwc", {1, 16, 8, 8});

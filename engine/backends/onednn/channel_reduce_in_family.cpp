@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/backends/onednn/channel_rows.h"
+#include "engine/backends/onednn/direct_family_kernel.h"
 #include "engine/backends/simd/per_channel_rows.h"
 #include "engine/core/parallel_for.h"
 
@@ -12,13 +13,10 @@ namespace {
 // Positions a task folds at least.
 constexpr int64_t kPositionsPerTask = 256;
 
-class ChannelReduceFamilyKernel : public Kernel {
+class ChannelReduceFamilyKernel : public DirectFamilyKernel {
  public:
   ChannelReduceFamilyKernel(PerChannelFold fold, bool mean, ChannelRows rows) : fold_(fold), mean_(mean), rows_(rows) {}
   bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
-  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
-  Status Run() override { return Unsupported(); }
-  Status Fetch(Tensor*) override { return Unsupported(); }
 
   // in[0]: the tensor in the family; out: row-major, one value per image and position.
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
@@ -41,8 +39,6 @@ class ChannelReduceFamilyKernel : public Kernel {
   }
 
  private:
-  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
-
   PerChannelFold fold_;  // kMax or kSum
   bool mean_ = false;    // the sum scaled by 1 / C
   ChannelRows rows_;

@@ -32,13 +32,7 @@ TEST_CASE("a reduction over channels in a layout family folds each position's ch
       REQUIRE(md);
       auto kernel = ChannelReduceInFamily(op, *md);
       REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
-      // The input moved into the family (padding 0) as the kernels before it write it.
-      const dnnl::memory::desc in_md = *md;
-      dnnl::stream stream(OneDnnCpuEngine());
-      dnnl::memory plain(RowMajorDesc(shape), OneDnnCpuEngine(), x.data()), in(in_md, OneDnnCpuEngine());
-      std::memset(in.get_data_handle(), 0, in_md.get_size());
-      dnnl::reorder(plain, in).execute(stream, plain, in);
-      stream.wait();
+      const dnnl::memory in = MovedInto(*md, shape, x);
       std::vector<float> y(static_cast<size_t>(N * S), 1234.f);
       REQUIRE((*kernel)->RunDirect({static_cast<const float*>(in.get_data_handle())}, y.data()).ok());
       double worst = 0;

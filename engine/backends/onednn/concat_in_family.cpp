@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/backends/onednn/direct_family_kernel.h"
 #include "engine/core/broadcast.h"
 #include "engine/core/parallel_for.h"
 
@@ -35,13 +36,10 @@ int64_t RunOf(const dnnl::memory::desc& md, int axis) {
 }
 
 // Each output run: `out_run` floats of an input run of `in_run`, from `start` in it.
-class SliceFamilyKernel : public Kernel {
+class SliceFamilyKernel : public DirectFamilyKernel {
  public:
   bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
   SliceFamilyKernel(int64_t outer, int64_t in_run, int64_t out_run, int64_t start) : outer_(outer), in_run_(in_run), out_run_(out_run), start_(start) {}
-  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
-  Status Run() override { return Unsupported(); }
-  Status Fetch(Tensor*) override { return Unsupported(); }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     ParallelFor(outer_ * out_run_, kConcatGrain, [&](int64_t begin, int64_t end) {
       for (int64_t done = begin; done < end;) {
@@ -54,20 +52,16 @@ class SliceFamilyKernel : public Kernel {
   }
 
  private:
-  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
   int64_t outer_, in_run_, out_run_, start_;
 };
 
-class ConcatFamilyKernel : public Kernel {
+class ConcatFamilyKernel : public DirectFamilyKernel {
  public:
   bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
   explicit ConcatFamilyKernel(ConcatRuns runs) : runs_(std::move(runs)) {
     starts_.push_back(0);
     for (int64_t c : runs_.chunks) starts_.push_back(starts_.back() + c);
   }
-  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
-  Status Run() override { return Unsupported(); }
-  Status Fetch(Tensor*) override { return Unsupported(); }
 
   // in: the inputs in the family, in order; out: the output in the family.
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
@@ -91,8 +85,6 @@ class ConcatFamilyKernel : public Kernel {
   }
 
  private:
-  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
-
   ConcatRuns runs_;
   std::vector<int64_t> starts_;  // where input i's chunk starts in an output run; the last: out_chunk
 };

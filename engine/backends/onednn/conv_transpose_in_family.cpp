@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/backends/onednn/direct_family_kernel.h"
 #include "engine/backends/onednn/row_major_sgemm.h"
 #include "engine/core/parallel_for.h"
 
 namespace tilebank::engine {
 namespace {
 
-class ConvTransposeFamilyKernel : public Kernel {
+class ConvTransposeFamilyKernel : public DirectFamilyKernel {
  public:
   explicit ConvTransposeFamilyKernel(const LayoutFamilyOp& op) {
     const auto& x = op.inputs[0];
@@ -26,9 +27,6 @@ class ConvTransposeFamilyKernel : public Kernel {
         for (int64_t t = 0; t < taps_; ++t) weights_[(c * taps_ + t) * M_ + m] = op.scale[(c * M_ + m) * taps_ + t];
     bias_ = op.shift.empty() ? std::vector<float>(static_cast<size_t>(M_), 0.0f) : op.shift;
   }
-  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
-  Status Run() override { return Unsupported(); }
-  Status Fetch(Tensor*) override { return Unsupported(); }
 
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     const int64_t positions = N_ * D_[0] * D_[1] * D_[2], width = taps_ * M_;
@@ -62,8 +60,6 @@ class ConvTransposeFamilyKernel : public Kernel {
   }
 
  private:
-  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
-
   int64_t N_ = 0, C_ = 0, M_ = 0, taps_ = 1;
   int64_t D_[3] = {1, 1, 1}, k_[3] = {1, 1, 1};
   std::vector<float> weights_, bias_, z_;

@@ -28,6 +28,17 @@ inline dnnl::memory::desc FamilyTagDesc(const std::string& family, const std::ve
   return dnnl::memory::desc(dnnl::memory::dims(shape.begin(), shape.end()), dnnl::memory::data_type::f32, t);
 }
 
+// x (row-major, `shape`) reordered into a memory of `md` (its padding 0, as the kernels writing a
+// family leave it): the input of a kernel whose output is not in the family.
+inline dnnl::memory MovedInto(const dnnl::memory::desc& md, const std::vector<int64_t>& shape, std::vector<float>& x) {
+  dnnl::stream stream(OneDnnCpuEngine());
+  dnnl::memory plain(RowMajorDesc(shape), OneDnnCpuEngine(), x.data()), in(md, OneDnnCpuEngine());
+  std::memset(in.get_data_handle(), 0, md.get_size());
+  dnnl::reorder(plain, in).execute(stream, plain, in);
+  stream.wait();
+  return in;
+}
+
 // x (row-major, `shape`) reordered into `family`, the kernel run on it and the `extra` inputs
 // (passed as they are: row-major operands), its output (first filled with 1234) reordered back.
 // narrow_in / narrow_out: the tensor comes, and the output goes, in the family's layout in bf16

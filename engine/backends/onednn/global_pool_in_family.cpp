@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/backends/onednn/channel_rows.h"
+#include "engine/backends/onednn/direct_family_kernel.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/simd/per_channel_rows.h"
 #include "engine/core/parallel_for.h"
@@ -15,7 +16,7 @@ namespace {
 // Rows of a channels-last image a task folds at least (its partial result is one row).
 constexpr int64_t kRowsPerTask = 256;
 
-class GlobalPoolFamilyKernel : public Kernel {
+class GlobalPoolFamilyKernel : public DirectFamilyKernel {
  public:
   bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
   GlobalPoolFamilyKernel(bool max, ChannelRows rows, HandoverLayout narrow)
@@ -31,9 +32,6 @@ class GlobalPoolFamilyKernel : public Kernel {
     narrow_in_ = !inputs.empty() && inputs[0];
     return Status::Ok();
   }
-  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
-  Status Run() override { return Unsupported(); }
-  Status Fetch(Tensor*) override { return Unsupported(); }
 
   // in[0]: the tensor in the family; out: row-major [N, C].
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
@@ -74,7 +72,6 @@ class GlobalPoolFamilyKernel : public Kernel {
   }
 
  private:
-  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
   // `rows` rows of the input from element `at` on (narrow: bf16 bits) folded into acc.
   void Fold(const float* x, int64_t at, int64_t rows, int64_t valid, float* acc) const {
     if (narrow_in_) ReducePerChannelRows(fold_, reinterpret_cast<const uint16_t*>(x) + at, rows, rows_.width, valid, acc);

@@ -31,12 +31,7 @@ void CheckPool(const std::vector<int64_t>& shape, bool max, bool narrow = false)
     auto kernel = GlobalPoolInFamily(op, *md);
     REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
     if (narrow) REQUIRE((*kernel)->UseNarrowLayouts({true}, false).ok());
-    const dnnl::memory::desc in_md = narrow ? WithBf16(*md) : *md;
-    dnnl::stream stream(OneDnnCpuEngine());
-    dnnl::memory plain(RowMajorDesc(shape), OneDnnCpuEngine(), x.data()), in(in_md, OneDnnCpuEngine());
-    std::memset(in.get_data_handle(), 0, in_md.get_size());
-    dnnl::reorder(plain, in).execute(stream, plain, in);
-    stream.wait();
+    const dnnl::memory in = MovedInto(narrow ? WithBf16(*md) : *md, shape, x);
     std::vector<float> out(static_cast<size_t>(N * C), 1234.f);
     REQUIRE((*kernel)->RunDirect({static_cast<const float*>(in.get_data_handle())}, out.data()).ok());
     double worst = 0;

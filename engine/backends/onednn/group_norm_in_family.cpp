@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "engine/backends/onednn/channel_rows.h"
+#include "engine/backends/onednn/direct_family_kernel.h"
 #include "engine/backends/simd/per_channel_rows.h"
 #include "engine/core/parallel_for.h"
 
@@ -16,13 +17,10 @@ constexpr int64_t kRowsPerBlock = 64;
 // Elements a thread takes at least.
 constexpr int64_t kGrain = int64_t{1} << 14;
 
-class GroupNormFamilyKernel : public Kernel {
+class GroupNormFamilyKernel : public DirectFamilyKernel {
  public:
   bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
   GroupNormFamilyKernel(const LayoutFamilyOp& op, const ChannelRows& rows) : op_(op), r_(rows), per_group_(rows.channels / op.groups) {}
-  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
-  Status Run() override { return Unsupported(); }
-  Status Fetch(Tensor*) override { return Unsupported(); }
 
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     const int64_t image = r_.image_size(), padded = r_.padded, C = r_.channels;
@@ -54,8 +52,6 @@ class GroupNormFamilyKernel : public Kernel {
   }
 
  private:
-  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
-
   // sums[c] = the sum over channel c's elements of x (kSum) or of (x - mean[c])^2, for every (padded) channel.
   void ChannelSums(const float* x, PerChannelFold fold, const std::vector<float>& mean, std::vector<double>* sums) const {
     std::fill(sums->begin(), sums->end(), 0.0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/backends/onednn/channel_rows.h"
+#include "engine/backends/onednn/direct_family_kernel.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/simd/per_channel_rows.h"
 #include "engine/core/parallel_for.h"
@@ -13,7 +14,7 @@ namespace {
 // Floats a thread takes at least.
 constexpr int64_t kPerChannelGrain = int64_t{1} << 14;
 
-class PerChannelFamilyKernel : public Kernel {
+class PerChannelFamilyKernel : public DirectFamilyKernel {
  public:
   bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
   PerChannelFamilyKernel(PerChannelMap map, ChannelRows rows, bool operand_per_image, std::vector<float> scale, std::vector<float> shift,
@@ -28,9 +29,6 @@ class PerChannelFamilyKernel : public Kernel {
     narrow_out_ = output;
     return Status::Ok();
   }
-  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
-  Status Run() override { return Unsupported(); }
-  Status Fetch(Tensor*) override { return Unsupported(); }
 
   // in[0]: the tensor in the family; in[1] (kBinary): the operand, row-major [N or 1, C].
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
@@ -51,7 +49,6 @@ class PerChannelFamilyKernel : public Kernel {
   }
 
  private:
-  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
   // Rows [row, row + count) of x into y, each as it is handed over (narrow: bf16 bits).
   void Map(const float* x, float* y, int64_t row, int64_t count, int64_t valid, const float* a, const float* b) const {
     const int64_t at = row * rows_.width;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/backends/onednn/channel_rows.h"
+#include "engine/backends/onednn/direct_family_kernel.h"
 #include "engine/backends/simd/per_channel_rows.h"
 #include "engine/core/parallel_for.h"
 
@@ -12,13 +13,10 @@ namespace {
 // Floats a thread takes at least.
 constexpr int64_t kPerPositionGrain = int64_t{1} << 14;
 
-class PerPositionFamilyKernel : public Kernel {
+class PerPositionFamilyKernel : public DirectFamilyKernel {
  public:
   PerPositionFamilyKernel(PerChannelMap map, ChannelRows rows, bool operand_per_image) : map_(map), rows_(rows), operand_per_image_(operand_per_image) {}
   bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
-  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
-  Status Run() override { return Unsupported(); }
-  Status Fetch(Tensor*) override { return Unsupported(); }
 
   // in[0]: the tensor in the family; in[1]: the operand, row-major [N or 1, 1, spatial...].
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
@@ -37,8 +35,6 @@ class PerPositionFamilyKernel : public Kernel {
   }
 
  private:
-  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
-
   PerChannelMap map_;
   ChannelRows rows_;
   bool operand_per_image_ = false;  // the operand is [N, 1, ...], not [1, 1, ...]

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/backends/onednn/channel_rows.h"
+#include "engine/backends/onednn/direct_family_kernel.h"
 #include "engine/backends/onednn/own_pool_window.h"
 #include "engine/backends/simd/window_pool.h"
 #include "engine/core/parallel_for.h"
@@ -13,13 +14,10 @@ namespace {
 // Floats of output a thread writes at least.
 constexpr int64_t kPoolGrain = 4096;
 
-class PoolFamilyKernel : public Kernel {
+class PoolFamilyKernel : public DirectFamilyKernel {
  public:
   bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
   PoolFamilyKernel(OwnPoolWindow window, ChannelRows in, ChannelRows out) : window_(window), in_(in), out_(out) {}
-  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
-  Status Run() override { return Unsupported(); }
-  Status Fetch(Tensor*) override { return Unsupported(); }
 
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
     const PoolAxis &d = window_.axes[0], &h = window_.axes[1], &w = window_.axes[2];
@@ -48,8 +46,6 @@ class PoolFamilyKernel : public Kernel {
   }
 
  private:
-  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
-
   OwnPoolWindow window_;
   ChannelRows in_, out_;
 };

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "engine/backends/onednn/channel_rows.h"
+#include "engine/backends/onednn/direct_family_kernel.h"
 #include "engine/backends/simd/resize_blend_simd.h"
 #include "engine/core/parallel_for.h"
 
@@ -48,7 +49,7 @@ class FilteredLines {
   int64_t held_[kLines] = {-1, -1, -1, -1};
 };
 
-class ResizeFamilyKernel : public Kernel {
+class ResizeFamilyKernel : public DirectFamilyKernel {
  public:
   // taps: depth, height, width (an axis the op lacks: one tap of index 0).
   ResizeFamilyKernel(ChannelRows in, ChannelRows out, std::array<std::vector<ResizeTap>, 3> taps, std::array<int64_t, 3> in_dims)
@@ -56,9 +57,6 @@ class ResizeFamilyKernel : public Kernel {
     for (int a = 0; a < 3; ++a) blends_[a] = ResizeTapsBlend(taps_[a]);
   }
   bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor
-  Status Prepare(const std::vector<const Tensor*>&) override { return Unsupported(); }
-  Status Run() override { return Unsupported(); }
-  Status Fetch(Tensor*) override { return Unsupported(); }
 
   // An output line (one depth and height index of an image's channel block) blends the input lines
   // of its taps, each filtered along the width once per task; the padding channels of a blocked
@@ -99,8 +97,6 @@ class ResizeFamilyKernel : public Kernel {
   }
 
  private:
-  static Status Unsupported() { return Status::InvalidInput("a layout-family kernel runs only on a model's direct path"); }
-
   ChannelRows in_, out_;
   std::array<std::vector<ResizeTap>, 3> taps_;
   std::array<int64_t, 3> in_dims_;  // the input's depth, height and width (1 where absent)
