@@ -171,6 +171,17 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
     op.op_type = n.op_type;
     return op;
   }
+  if ((n.op_type == "MaxPool" || n.op_type == "AveragePool") && LayoutFree(out.shape) && out.shape[1] == in[1]) {
+    // A window of the whole map, unpadded (torch's adaptive_max_pool2d(x, 1)): a global pool.
+    const std::vector<int64_t> spatial(in.begin() + 2, in.end()), ones(spatial.size(), 1), zeros(2 * spatial.size(), 0);
+    const std::string auto_pad = g.AttrString(n, "auto_pad", "NOTSET");
+    if (g.AttrInts(n, "kernel_shape", {}) == spatial && g.AttrInts(n, "pads", zeros) == zeros && g.AttrInts(n, "dilations", ones) == ones &&
+        (auto_pad == "NOTSET" || auto_pad == "VALID")) {
+      op.kind = LayoutFamilyOp::Kind::kGlobalPool;
+      op.op_type = n.op_type == "MaxPool" ? "GlobalMaxPool" : "GlobalAveragePool";
+      return op;
+    }
+  }
   if (n.op_type == "MaxPool" || n.op_type == "AveragePool") {
     auto spec = NodeOpSpec(g, n);
     if (!spec.ok() || !OneDnnSupportsVectorOp(spec->op).ok()) return std::nullopt;

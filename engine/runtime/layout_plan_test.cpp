@@ -362,5 +362,34 @@ TEST_CASE("layout plan: a spatial attention's max over channels reads the family
   CHECK(wrong == 0);
 }
 
+TEST_CASE("layout plan: a MaxPool whose window is the whole map runs as the family's global max pool") {
+  // v0 -> Conv -> v1 [1, 16, 8, 8] -> MaxPool (kernel 8x8) -> v2 [1, 16, 1, 1]; v1 -> Conv -> v3.
+  Graph g;
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{1, 16, 8, 8}, {1, 16, 8, 8}, {1, 16, 1, 1}, {1, 16, 8, 8}})
+    AddValue(g, "v" + std::to_string(g.values.size()), shape);
+  AddNode(g, "Conv", {0}, 1);
+  AddNode(g, "MaxPool", {1}, 2).attrs["kernel_shape"] = std::vector<int64_t>{8, 8};
+  AddNode(g, "Conv", {1}, 3);
+  g.inputs = {0};
+  g.outputs = {2, 3};
+  const HandoverLayout nhwc = LayoutInFamily("nhwc", {1, 16, 8, 8});
+  std::vector<LayoutStep> steps = StepPerNode(g);
+  steps[0].native_output = nhwc, steps[0].native_inputs = {nhwc};
+  steps[2].native_output = nhwc, steps[2].native_inputs = {nhwc};
+  const LayoutPlan plan = PlanLayouts(g, steps, true);
+  CHECK(plan.layout_of[1].key == nhwc.key);
+  REQUIRE(plan.family_kernels[1]);
+  std::vector<float> x(16 * 64), y(16, -1.f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 101) - 50.f;
+  REQUIRE(plan.family_kernels[1]->RunDirect({x.data()}, y.data()).ok());
+  int wrong = 0;
+  for (int c = 0; c < 16; ++c) {
+    float want = x[static_cast<size_t>(c)];
+    for (int p = 0; p < 64; ++p) want = std::max(want, x[static_cast<size_t>(p * 16 + c)]);
+    wrong += y[static_cast<size_t>(c)] != want;
+  }
+  CHECK(wrong == 0);
+}
+
 }  // namespace
 }  // namespace tilebank::engine::model
