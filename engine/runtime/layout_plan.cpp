@@ -192,6 +192,7 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
   if (n.op_type == "Resize") {  // nearest or linear along the spatial axes, N and C unchanged (ResizeTap)
     const std::string mode = g.AttrString(n, "mode", "nearest"), transform = g.AttrString(n, "coordinate_transformation_mode", "half_pixel");
     const std::string nearest_mode = g.AttrString(n, "nearest_mode", "round_prefer_floor");
+    if (g.opset != 0 && g.opset < 11) return std::nullopt;  // opset 10's Resize: scales its input 1, asymmetric coordinates
     if ((mode != "nearest" && mode != "linear") || g.AttrInt(n, "antialias", 0) != 0 || !g.AttrInts(n, "axes", {}).empty() ||
         (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "align_corners" && transform != "asymmetric"))
       return std::nullopt;

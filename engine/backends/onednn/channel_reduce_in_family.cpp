@@ -51,7 +51,9 @@ Result<std::unique_ptr<Kernel>> ChannelReduceInFamily(const LayoutFamilyOp& op, 
   const std::string& t = op.op_type;
   if (t != "ReduceMean" && t != "ReduceSum" && t != "ReduceMax") return Status::InvalidInput("a channel reduction is ReduceMean, ReduceSum or ReduceMax, not " + t);
   const std::vector<int64_t>& in = op.inputs[0];
-  if (in.size() < 3 || Tensor::NumElements(op.output) * in[1] != Tensor::NumElements(in))
+  std::vector<int64_t> kept = in, dropped = in;  // the output's shape with dims kept, and without
+  if (in.size() >= 3) kept[1] = 1, dropped.erase(dropped.begin() + 1);
+  if (in.size() < 3 || (op.output != kept && op.output != dropped))
     return Status::InvalidInput("a channel reduction writes one value per image and position");
   auto rows = ChannelRowsOf(md, in);
   if (!rows.ok()) return rows.status();

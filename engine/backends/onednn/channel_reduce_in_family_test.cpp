@@ -51,6 +51,30 @@ TEST_CASE("a reduction over channels in a layout family folds each position's ch
   }
 }
 
+TEST_CASE("a max over channels in a layout family is NaN where a channel is, in any block") {
+  const std::vector<int64_t> shape = {1, 20, 1, 3};
+  std::vector<float> x(60, 1.f);
+  x[5 * 3 + 0] = NAN;   // channel 5 of position 0: the first block
+  x[18 * 3 + 2] = NAN;  // channel 18 of position 2: the last, padded block
+  LayoutFamilyOp op;
+  op.kind = LayoutFamilyOp::Kind::kChannelReduce;
+  op.op_type = "ReduceMax";
+  op.inputs = {shape};
+  op.output = {1, 1, 1, 3};
+  for (const char* family : {"channels-last", "blocked8", "blocked16"}) {
+    CAPTURE(family);
+    const dnnl::memory::desc md = FamilyTagDesc(family, shape);
+    auto kernel = ChannelReduceInFamily(op, md);
+    REQUIRE(kernel.ok());
+    const dnnl::memory in = MovedInto(md, shape, x);
+    std::vector<float> y(3, 0.f);
+    REQUIRE((*kernel)->RunDirect({static_cast<const float*>(in.get_data_handle())}, y.data()).ok());
+    CHECK(std::isnan(y[0]));
+    CHECK(y[1] == 1.f);
+    CHECK(std::isnan(y[2]));
+  }
+}
+
 TEST_CASE("a reduction over channels in a layout family refuses what it cannot do") {
   LayoutFamilyOp op;
   op.kind = LayoutFamilyOp::Kind::kChannelReduce;
@@ -63,6 +87,13 @@ TEST_CASE("a reduction over channels in a layout family refuses what it cannot d
   op.op_type = "ReduceMean";
   op.output = {1, 20, 1, 1};  // over the spatial axes: a global pool
   CHECK_FALSE(ChannelReduceInFamily(op, *md).ok());
+  op.inputs = {{1, 4, 2, 2}};  // as many channels as positions
+  op.output = {1, 4, 1, 1};
+  const auto square = DescOfHandover(LayoutInFamily("nhwc", op.inputs[0]), op.inputs[0]);
+  REQUIRE(square);
+  CHECK_FALSE(ChannelReduceInFamily(op, *square).ok());
+  op.output = {1, 2, 2};  // dims dropped: taken
+  CHECK(ChannelReduceInFamily(op, *square).ok());
 }
 
 }  // namespace

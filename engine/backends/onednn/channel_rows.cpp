@@ -19,6 +19,9 @@ Result<ChannelRows> ChannelRowsOf(const dnnl::memory::desc& md, const std::vecto
     expect *= md.data.padded_dims[d];
   }
   if (r.block && blocking.strides[1] != expect) return Status::InvalidInput("a per-channel loop in a layout family takes dense layouts");
+  if (r.block) expect *= md.data.padded_dims[1] / r.block;
+  if (md.data.offset0 != 0 || (shape[0] > 1 && blocking.strides[0] != expect))
+    return Status::InvalidInput("a per-channel loop in a layout family takes dense layouts");
   r.images = shape[0], r.channels = shape[1];
   for (size_t d = 2; d < shape.size(); ++d) r.spatial *= shape[d];
   r.padded = r.block ? (r.channels + r.block - 1) / r.block * r.block : r.channels;

@@ -8,6 +8,7 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "engine/backends/simd/per_channel_rows.h"
@@ -122,16 +123,26 @@ void EachRowFolded(const float* x, int64_t rows, int64_t width, int64_t valid, f
   const size_t rest = static_cast<size_t>(valid - whole);
   constexpr bool kMax = kFold == PerChannelFold::kMax;
   const float start = kMax ? -std::numeric_limits<float>::infinity() : 0.f;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   for (int64_t r = 0; r < rows; ++r, x += width) {
     auto acc = hn::Set(d, start);
+    auto nans = hn::Zero(d);  // kMax: all bits set in a lane that met a NaN (x86's max passes over one)
+    auto fold = [&](hn::Vec<decltype(d)> v) {
+      if constexpr (kMax) {
+        acc = hn::Max(acc, v);
+        nans = hn::Or(nans, hn::VecFromMask(d, hn::Not(hn::Eq(v, v))));
+      } else {
+        acc = hn::Add(acc, v);
+      }
+    };
     int64_t j = 0;
-    for (; j < whole; j += N) acc = kMax ? hn::Max(acc, hn::LoadU(d, x + j)) : hn::Add(acc, hn::LoadU(d, x + j));
-    if (j < valid) {
-      const auto tail = LoadTail(d, x + j, rest, start);
-      acc = kMax ? hn::Max(acc, tail) : hn::Add(acc, tail);
-    }
-    const float v = hn::GetLane(kMax ? hn::MaxOfLanes(d, acc) : hn::SumOfLanes(d, acc));
-    out[r] = !combine ? v : kMax ? std::max(out[r], v) : out[r] + v;
+    for (; j < whole; j += N) fold(hn::LoadU(d, x + j));
+    if (j < valid) fold(LoadTail(d, x + j, rest, start));
+    float v = hn::GetLane(kMax ? hn::MaxOfLanes(d, acc) : hn::SumOfLanes(d, acc));
+    if (kMax && !hn::AllFalse(d, hn::MaskFromVec(nans))) v = nan;
+    if (!combine) out[r] = v;
+    else if (!kMax) out[r] += v;
+    else out[r] = std::isnan(out[r]) || std::isnan(v) ? nan : std::max(out[r], v);
   }
 }
 

@@ -29,8 +29,9 @@ void MapPerChannelRows(PerChannelMap map, const uint16_t* x, uint16_t* y, int64_
 // from valid to width 0.
 void MapRowsByRowValue(PerChannelMap map, const float* x, float* y, int64_t rows, int64_t width, int64_t valid, const float* g);
 
-// out[r] = the fold of row r's lanes j < valid (kMax: the largest, kSum: the sum) for each of `rows`
-// rows of `width` floats; with `combine`, folded into out[r] as it holds (the next channel block).
+// out[r] = the fold of row r's lanes j < valid (kMax: the largest, NaN where one is; kSum: the sum)
+// for each of `rows` rows of `width` floats; with `combine`, folded into out[r] as it holds (the
+// next channel block).
 void FoldEachRow(PerChannelFold fold, const float* x, int64_t rows, int64_t width, int64_t valid, float* out, bool combine);
 
 // y[k] = f(x[k], a, b) for k < count, one channel's contiguous run of a row-major tensor (an affine
