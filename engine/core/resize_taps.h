@@ -14,7 +14,6 @@ namespace tilebank::engine {
 struct ResizeTap {
   int64_t lo = 0, hi = 0;
   float w = 0.f;
-  bool operator==(const ResizeTap& o) const { return lo == o.lo && hi == o.hi && w == o.w; }
 };
 
 // Where output coordinate `o` of an axis resized from `in` to `out` elements (`scale`, and the

@@ -29,15 +29,22 @@ HWY_INLINE hn::Vec<D> ApplyAffine(D d, hn::Vec<D> x, hn::Vec<D> a, hn::Vec<D> b)
   return y;
 }
 
+// A binary map's y = x op a (kAdd, kSub, kMul, kDiv).
+template <PerChannelMap kMap, class V>
+HWY_INLINE V ApplyBinary(V x, V a) {
+  if constexpr (kMap == PerChannelMap::kAdd) return hn::Add(x, a);
+  if constexpr (kMap == PerChannelMap::kSub) return hn::Sub(x, a);
+  if constexpr (kMap == PerChannelMap::kMul) return hn::Mul(x, a);
+  if constexpr (kMap == PerChannelMap::kDiv) return hn::Div(x, a);
+}
+
 template <PerChannelMap kMap, class D>
 HWY_INLINE hn::Vec<D> Apply(D d, hn::Vec<D> x, const float* a, const float* b) {
   const auto va = hn::LoadU(d, a);
-  if constexpr (kMap == PerChannelMap::kAdd) return hn::Add(x, va);
-  if constexpr (kMap == PerChannelMap::kSub) return hn::Sub(x, va);
-  if constexpr (kMap == PerChannelMap::kMul) return hn::Mul(x, va);
-  if constexpr (kMap == PerChannelMap::kDiv) return hn::Div(x, va);
   if constexpr (kMap == PerChannelMap::kAffine || kMap == PerChannelMap::kAffineRelu || kMap == PerChannelMap::kAffineSwish)
     return ApplyAffine<kMap>(d, x, va, hn::LoadU(d, b));
+  else
+    return ApplyBinary<kMap>(x, va);
 }
 
 // The lanes past `valid` of a partial vector are computed from zeros and not stored (a Div's by 1).
@@ -93,15 +100,9 @@ void RowValueRows(const float* x, float* y, int64_t rows, int64_t width, int64_t
   const size_t rest = static_cast<size_t>(valid - whole);
   for (int64_t r = 0; r < rows; ++r, x += width, y += width) {
     const auto vg = hn::Set(d, g[r]);
-    auto apply = [&](hn::Vec<decltype(d)> v) {
-      if constexpr (kMap == PerChannelMap::kAdd) return hn::Add(v, vg);
-      if constexpr (kMap == PerChannelMap::kSub) return hn::Sub(v, vg);
-      if constexpr (kMap == PerChannelMap::kMul) return hn::Mul(v, vg);
-      if constexpr (kMap == PerChannelMap::kDiv) return hn::Div(v, vg);
-    };
     int64_t j = 0;
-    for (; j < whole; j += N) hn::StoreU(apply(hn::LoadU(d, x + j)), d, y + j);
-    if (j < valid) StoreTail(d, apply(LoadTail(d, x + j, rest, 0.f)), y + j, rest);
+    for (; j < whole; j += N) hn::StoreU(ApplyBinary<kMap>(hn::LoadU(d, x + j), vg), d, y + j);
+    if (j < valid) StoreTail(d, ApplyBinary<kMap>(LoadTail(d, x + j, rest, 0.f), vg), y + j, rest);
     for (int64_t k = valid; k < width; ++k) y[k] = 0.f;
   }
 }
