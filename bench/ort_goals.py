@@ -1,11 +1,11 @@
 """model_bench.py --ort: tilebank against ONNX Runtime 1.30 (issue 37), side by side in one run.
 
-For each model, tilebank with an empty bank (and, with --tuned, after SGAT then OPAT into a fresh
+For each model, tilebank with an empty bank (and, with --tuned, after OPAT then SGAT into a fresh
 bank, each job within --tune-budget seconds) and ONNX Runtime (graph optimizations "all", the same threads and inputs, through
 bench/ort_anchor.py) are run alternated for --rounds rounds (bench/alternate.py), each a process of its own with its
 warm-up and --repeat timed runs; each side's time is the median of its round medians. Then one
 profiled run of each gives the time per op type side by side, so every gap has a name. Printed
-with the goals, met or not: empty bank at most 1.0x ONNX Runtime (issue 37); after SGAT then OPAT
+with the goals, met or not: empty bank at most 1.0x ONNX Runtime (issue 37); after OPAT then SGAT
 (issue 49) at least 1.3x faster than ONNX Runtime on every model, at least 1.25x faster than the
 empty bank in geometric mean with no model slower, within 5 minutes of tuning a model; load time (warm kernel cache) and peak resident memory at most ONNX
 Runtime's (its figures include Node.js itself); the transformers at 90% or more of the fp32 FMA peak
@@ -23,7 +23,7 @@ import ort_anchor
 from alternate import alternate  # bench/alternate.py
 
 EMPTY_BANK_GOAL = 1.0   # tilebank / ONNX Runtime, empty bank: at most
-TUNED_SPEEDUP_GOAL = 1.3  # ONNX Runtime / tilebank after SGAT then OPAT: at least, every model
+TUNED_SPEEDUP_GOAL = 1.3  # ONNX Runtime / tilebank after OPAT then SGAT: at least, every model
 TUNED_OVER_EMPTY_GOAL = 1.25  # empty bank / tuned: at least, geometric mean; and no model slower
 TUNE_SECONDS_GOAL = 300       # SGAT and OPAT together, a model
 TRANSFORMER_PEAK_GOAL = 0.90  # share of the measured FMA peak, transformers
@@ -72,7 +72,7 @@ def print_tuning_goals(rows, precision_mode="force_fp32"):
     """Issue 49's goals: tuned against the empty bank (geometric mean, none slower beyond the rounds'
     spread), against ONNX Runtime (every model) and the tuning time (a model). The error columns: the
     largest absolute difference from the test data's expected outputs (PyTorch's), tuned and ORT."""
-    print(f"\ntuned (SGAT then OPAT, OPAT with --precision-mode {precision_mode}) against the empty bank and ONNX Runtime (issue 49)")
+    print(f"\ntuned (OPAT then SGAT, OPAT with --precision-mode {precision_mode}) against the empty bank and ONNX Runtime (issue 49)")
     fmt = "{:<14}{:>11}{:>11}{:>13}{:>11}{:>13}{:>11}{:>11}{:>12}{:>12}"
     print(fmt.format("model", "empty ms", "tuned ms", "empty/tuned", "slower?", "ORT/tuned", f">={TUNED_SPEEDUP_GOAL}x", "tune s",
                      "tuned err", "ORT err"))
@@ -97,7 +97,7 @@ def print_tuning_goals(rows, precision_mode="force_fp32"):
           f"; tuning within {TUNE_SECONDS_GOAL} s a model: " + ("met" if not too_long else "NOT met (" + ", ".join(too_long) + ")"))
 
 
-def ort_section(args, export_models, names, run_json, tune_job):
+def ort_section(args, export_models, names, run_json, tune_model):
     if not ort_anchor.available():
         raise SystemExit("model_bench --ort: ONNX Runtime is not installed: run scripts/setup.sh --ort")
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -110,11 +110,7 @@ def ort_section(args, export_models, names, run_json, tune_job):
         print(f"== {name} (against ONNX Runtime)", file=sys.stderr, flush=True)
         with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory() as kernels:
             tuned_bank = os.path.join(out, "bank")  # fresh: what this run's tuning finds, nothing cached from another
-            tune_s = 0.0
-            if args.tuned:
-                for job, where in (("1", "sgat"), ("2", "sgat_opat")):
-                    _, seconds = tune_job(args, model, job, tuned_bank, os.path.join(out, where))
-                    tune_s += seconds
+            tune_s = tune_model(args, model, tuned_bank, out) if args.tuned else 0.0
             run_json(args.build, model_dir, empty, args.threads, 1, 1, kernels)  # fills the kernel cache: loads below are warm
             if args.tuned:
                 run_json(args.build, model_dir, tuned_bank, args.threads, 1, 1, kernels)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Gain against tuning time (issue 49): each model tuned into a fresh bank once per time budget
-(SGAT then OPAT, each job half of the budget), then every bank and the empty one timed side by
+(OPAT then SGAT, each job half of the budget), then every bank and the empty one timed side by
 side in alternated rounds. Prints, per budget, the job's wall time, the entries kept, the model's
 time and its speedup over the empty bank, and what share of the longest budget's gain it reached.
 
@@ -42,14 +42,10 @@ def entries_in(build, bank):
 
 
 def tune_with_budget(args, model, bank, out, budget_s):
-    """SGAT then OPAT into `bank`, each with half of `budget_s`; returns the wall seconds of both."""
+    """OPAT then SGAT (model_bench.TUNED_JOBS) into `bank`, each with half of `budget_s`; returns the wall seconds of both."""
     job_args = types.SimpleNamespace(build=args.build, threads=args.threads, trials=args.trials, tune_budget=budget_s / 2,
                                      precision_mode=args.precision_mode)
-    seconds = 0.0
-    for job, where in (("1", "sgat"), ("2", "opat")):
-        _, s = model_bench.tune_job(job_args, model, job, bank, os.path.join(out, where))
-        seconds += s
-    return seconds
+    return model_bench.tune_model(job_args, model, bank, out)
 
 
 def curve(args, export_models, name):

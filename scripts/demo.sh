@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: a real model (MobileNetV2, exported by PyTorch at opset 17) run with default
-# policies, tuned as AOE advises, subgraphs first (SGAT) and then operators (OPAT, a small budget:
-# a few minutes on 2 cores, bf16 allowed where the CPU has it), run tuned and checked against PyTorch's output; the sample operator list tuned into a fresh bank and
+# policies, tuned: operators first (OPAT, a small budget: a few minutes on 2 cores, bf16 allowed
+# where the CPU has it), then subgraphs (SGAT, each fusion judged against the tuned operators), run tuned and checked against PyTorch's output; the sample operator list tuned into a fresh bank and
 # again (all hits); then the bank tools: load two machines' sample banks, merge them, query, diff,
 # validate, and check that export -> import -> export round-trips.
 set -euo pipefail
@@ -15,9 +15,9 @@ trap 'rm -rf "$work"' EXIT
 soc=$(head -1 data/sample_bank.jsonl | python3 -c 'import json,sys; print(json.load(sys.stdin)["soc_version"])')
 set -x
 $tb run -m "$model/model.onnx" --data "$model/test_data_set_0" --bank "$work/model" --repeat 20          # default policies
-$tb tune -j 1 -m "$model/model.onnx" --bank "$work/model" --output "$work"                              # SGAT: fused subgraphs
-# OPAT on what SGAT left; bf16 kernels may be tried where the CPU computes bf16 natively (README: precision)
+# OPAT; bf16 kernels may be tried where the CPU computes bf16 natively (README: precision)
 $tb tune -j 2 -m "$model/model.onnx" --bank "$work/model" --output "$work" --trials 12 --time-budget 240 --precision-mode allow_fp32_to_bf16
+$tb tune -j 1 -m "$model/model.onnx" --bank "$work/model" --output "$work"                              # SGAT: fused subgraphs
 $tb run -m "$model/model.onnx" --data "$model/test_data_set_0" --bank "$work/model" --repeat 20          # tuned, checked against PyTorch
 $tb report "$work"/aoe_result_*.json -o build/demo_tuning_report.html                           # both jobs: trials, knobs, tasks over time
 $tb report --bank "$work/model" --model "$model/model.onnx" -o build/demo_bank_report.html       # the bank and the model's coverage

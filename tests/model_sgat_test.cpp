@@ -834,7 +834,8 @@ TEST_CASE("tune -j 1 --model: the SGAT result file, graph entries, hits on the n
 
 // SGAT on the blocks model into a fresh bank, the final whole-model timing replaced by
 // `time_models`'s (the real interleaved timing, then changed by `adjust`).
-engine::ModelSgatReport SgatWithTiming(const TempDir& dir, const std::string& name, const std::function<void(InterleavedTiming*)>& adjust) {
+engine::ModelSgatReport SgatWithTiming(const TempDir& dir, const std::string& name, const std::function<void(InterleavedTiming*)>& adjust,
+                                       double min_gain = -10.0) {
   engine::ModelSgatOptions o;
   o.model_path = BlocksModel(dir);
   o.bank_root = dir / (name + "_bank");
@@ -842,9 +843,9 @@ engine::ModelSgatReport SgatWithTiming(const TempDir& dir, const std::string& na
   o.fingerprint = HostFingerprint();
   o.output_dir = dir / (name + "_out");
   o.trials = 6;
-  // Any fused candidate that runs correctly is stored, however it measured: the take-back below is
-  // the mechanism under test, whatever fusion is worth on this machine.
-  o.min_gain = -10.0;
+  // By default any fused candidate that runs correctly is stored, however it measured: the take-back
+  // below is the mechanism under test, whatever fusion is worth on this machine.
+  o.min_gain = min_gain;
   o.time_models = [&](Executor& without, Executor& with, const std::vector<engine::TypedTensor>& inputs) -> Result<InterleavedTiming> {
     auto t = TimeInterleaved(without, with, inputs, 1, 5);
     if (t.ok()) adjust(&t.value());
@@ -904,6 +905,25 @@ TEST_CASE("SGAT: entries the model is not faster with beyond the spread are take
   CHECK(sgat["model_performance_improvement"] == "0.00%");
   // The job is finished, with its entries taken back: nothing to resume.
   CheckRefused(RunCli("tune -j 1 --reload --bank " + (dir / (name + "_bank"))), "already finished");
+}
+
+TEST_CASE("SGAT: a job that stores nothing reports no improvement, whatever its two runs of one model measured" * doctest::test_suite("measured")) {
+  TempDir dir;
+  // No candidate beats its baseline by 1000%: nothing is stored, and the model "with" this run's
+  // entries (none) is made to measure a second slower.
+  const engine::ModelSgatReport none = SgatWithTiming(dir, "none", [](InterleavedTiming* t) {
+    std::vector<double> runs = t->b.run_ms;
+    for (double& ms : runs) ms += 1000;
+    t->b = engine::model::SummarizeRuns(runs);
+  }, /*min_gain=*/10.0);
+  for (const auto& r : none.records) CHECK_MESSAGE(!r.Stored(), r.repo_key << " is " << r.status);
+  CHECK_MESSAGE(none.note.find("this run stored nothing") != std::string::npos, none.note);
+  CHECK(!none.reverted);
+  CHECK(none.improvement == "0.00%");
+  CHECK(none.result_ms == none.baseline_ms);
+  const auto sgat = SgatOf(dir / "none_out")[1]["SGAT"];
+  CHECK(sgat["model_performance_improvement"] == "0.00%");
+  CHECK(sgat["model_result_performance(ms)"].get<double>() == sgat["model_baseline_performance(ms)"].get<double>());
 }
 
 TEST_CASE("offline SGAT: run --dump writes the subgraphs, tune -j 1 --subgraphs tunes them without the model, the model runs fused" * doctest::test_suite("measured")) {

@@ -345,7 +345,8 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   if (!timing.ok()) return timing.status();
   const ModelVerdict verdict = ModelVerdict::Of(*timing);
   report->baseline_ms = verdict.without_ms;
-  report->result_ms = verdict.ReportedResultMs(false);
+  // Without entries the two runs are one model: their difference is the machine's, reported as none.
+  report->result_ms = verdict.ReportedResultMs(replaced.empty());
   report->note += in_context + "model: " + verdict.Measured(replaced.size());
   // Each bf16 entry was checked in context alone; together their roundings add up, so the model
   // with all of them must still match the model without them within bf16's tolerance.
@@ -377,10 +378,10 @@ Status DecideOnEntries(const ModelOpatOptions& o, const model::Graph& graph, con
   auto& opat = report->job.result.at(1).at("OPAT");
   opat["model_baseline_performance(ms)"] = report->baseline_ms;
   opat["model_result_performance(ms)"] = report->result_ms;
-  opat["model_performance_improvement"] = verdict.ReportedText(report->reverted);
+  opat["model_performance_improvement"] = verdict.ReportedText(report->reverted || replaced.empty());
   if (!report->in_context.empty()) opat["in_context"] = report->in_context;
   if (o.job.tune.precision_mode != PrecisionMode::kForceFp32) opat["precision_mode"] = PrecisionModeName(o.job.tune.precision_mode);
-  report->job.improvement_percent = verdict.ReportedPercent(report->reverted);
+  report->job.improvement_percent = verdict.ReportedPercent(report->reverted || replaced.empty());
   TB_RETURN_IF_ERROR(WriteJsonAtomically(report->job.result_path, report->job.result));
   if (after) {
     if (report->reverted) {  // the model as it now runs: bound without the entries taken back

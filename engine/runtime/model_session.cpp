@@ -273,7 +273,9 @@ Comparison CompareTypedTensors(const std::vector<TypedTensor>& outputs, const st
   return CompareRuns(outputs, expected, lower_precision);
 }
 
-Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected) { return CompareRuns(outputs, expected); }
+Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected, bool lower_precision) {
+  return CompareRuns(outputs, expected, lower_precision);
+}
 
 std::vector<TypedTensor> RandomTypedInputs(const Graph& graph, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -114,8 +114,8 @@ Result<Comparison> JudgeTestData(const Executor& ex, const std::vector<TypedTens
 // round either way in another runtime, and the value before it may too.
 std::vector<double> OutputQuanta(const Graph& graph);
 // Two runs' outputs, by Comparison's tolerance (`expected`: the reference run's); `lower_precision`:
-// the run computed steps in bfloat16, so rtol and atol are kBf16Tolerance (engine/core/precision_mode.h).
-Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected);
+// either run computed steps in bfloat16, so rtol and atol are kBf16Tolerance (engine/core/precision_mode.h).
+Comparison CompareTensors(const std::vector<Tensor>& outputs, const std::vector<Tensor>& expected, bool lower_precision = false);
 Comparison CompareTypedTensors(const std::vector<TypedTensor>& outputs, const std::vector<TypedTensor>& expected, bool lower_precision = false);
 
 }  // namespace tilebank::engine::model

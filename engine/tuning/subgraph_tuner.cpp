@@ -24,6 +24,7 @@ using model::Subgraph;
 struct Measured {
   bool fused = false;  // the anchor runs with steps inside it (false: the implementation could not, or fuse 0)
   size_t fused_nodes = 0;  // how many chain nodes run inside it
+  bool lowered = false;    // some step computes in bf16 (a bank entry of OPAT's under allow_fp32_to_bf16)
   Measurement time;    // the sum of the steps' medians: input copies are not the subgraph's
   std::vector<Tensor> outputs;
 };
@@ -37,6 +38,7 @@ Result<Measured> MeasureSubgraph(const Graph& graph, const model::PolicyLookup& 
   std::vector<const Tensor*> in;
   for (const auto& t : inputs) in.push_back(&t);
   TB_RETURN_IF_ERROR((*executor)->Run(in, &m.outputs));
+  m.lowered = (*executor)->LowerPrecisionSteps() > 0;
   for (const auto& b : (*executor)->bindings())
     if (b.template_id == kFusedTemplateId) {
       m.fused = true;
@@ -98,7 +100,8 @@ Result<SubgraphOutcome> TuneSubgraph(const Graph& graph, const Subgraph& s, cons
       trial.failure = candidate.status().message();
     } else if (!candidate->fused) {
       trial.failure = policy.impl + " has no fused kernel for it";
-    } else if (const model::Comparison check = model::CompareTensors(candidate->outputs, unfused->outputs); !check.ok) {
+    } else if (const model::Comparison check = model::CompareTensors(candidate->outputs, unfused->outputs, unfused->lowered || candidate->lowered);
+               !check.ok) {
       trial.failure = "wrong result: differs from the unfused subgraph: " + check.worst;
     }
     if (!trial.failure.empty()) {

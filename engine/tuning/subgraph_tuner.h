@@ -3,7 +3,7 @@
 // `ops` gives its operators.
 //
 // Measured first: the subgraph unfused (its outputs are the reference every candidate is checked
-// against before it is timed), unfused with the anchor in oneDNN (so that fusion must also beat
+// against before it is timed, within bf16's tolerance where either computes a step in bf16), unfused with the anchor in oneDNN (so that fusion must also beat
 // the library OPAT could pick for the anchor alone), and with the built-in fusion (what runs
 // without a graph entry: engine/runtime/executor.h). The fastest of them is the baseline. Then,
 // within `trials` candidates: 1, 2, ... steps of the chain as oneDNN post-ops (but the count the
