@@ -111,7 +111,7 @@ namespace {
 // One subgraph tuned (engine/tuning/subgraph_tuner.h) or found in the bank: its record, and the entry
 // to store when it won.
 SubgraphRecord TuneTask(const model::SubgraphTask& task, const Bank& bank, const model::PolicyLookup& ops, const ModelSgatOptions& o,
-                        bool out_of_time, const std::function<void(const SubgraphTrial&)>& on_trial, std::optional<Entry>* winner,
+                        const std::function<bool()>& out_of_time, const std::function<void(const SubgraphTrial&)>& on_trial, std::optional<Entry>* winner,
                         std::optional<Entry>* existing_out, bool* stale_out) {
   const Subgraph& s = task.subgraph;
   SubgraphRecord r;
@@ -138,7 +138,7 @@ SubgraphRecord TuneTask(const model::SubgraphTask& task, const Bank& bank, const
     r.after_ms = existing->after.median_us / 1000;
     return r;
   }
-  if (out_of_time) {
+  if (out_of_time && out_of_time()) {
     r.status = "skipped";
     return r;
   }
@@ -147,6 +147,7 @@ SubgraphRecord TuneTask(const model::SubgraphTask& task, const Bank& bank, const
   options.warmup = o.subgraph_warmup;
   options.repeats = o.subgraph_repeats;
   options.on_trial = on_trial;
+  options.out_of_time = out_of_time;  // a task begun before the budget ran out stops its candidates when it does
   auto tuned = TuneSubgraph(task.graph, s, ops, options);
   if (!tuned.ok()) {
     r.status = "failed";
@@ -371,11 +372,13 @@ Result<ModelSgatReport> RunModelSgatJob(const ModelSgatOptions& o) {
   loop.JobStarted();
 
   const model::PolicyLookup ops = model::BankLookup(bank.get());
+  std::function<bool()> out_of_time;  // --time-budget: this run's seconds
+  if (o.time_budget_s > 0) out_of_time = [&loop, &o] { return loop.ElapsedThisRun() > o.time_budget_s; };
   for (size_t t = cp.records.size(); t < tasks.size(); ++t) {
     std::optional<Entry> winner, existing;
     bool stale = false;
     loop.TaskStarted(t, tasks[t].name, model::SubgraphOpType(tasks[t]));
-    SubgraphRecord r = TuneTask(tasks[t], *bank, ops, o, o.time_budget_s > 0 && loop.ElapsedThisRun() > o.time_budget_s,
+    SubgraphRecord r = TuneTask(tasks[t], *bank, ops, o, out_of_time,
                                 [&](const SubgraphTrial& trial) { loop.Trial(TrialRecordOf(trial, o.trials)); }, &winner, &existing, &stale);
     // The winner (if any) and the checkpoint commit together.
     const auto records_before = cp.records.size();

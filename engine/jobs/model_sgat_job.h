@@ -37,7 +37,7 @@ struct ModelSgatOptions {
   std::optional<std::string> reload;  // go on with this job ("" = the latest SGAT job); its model or file and shapes are the job's
   double min_gain = 0.02;    // as OPAT's
   int trials = 48;           // at most this many candidates per subgraph
-  double time_budget_s = 0;  // 0: none; else subgraphs left when it runs out are not tuned
+  double time_budget_s = 0;  // 0: none; else subgraphs left when it runs out are not tuned, and the one under way stops its candidates
   int warmup = 3, repeats = 20;               // whole-model timing (its noise decides whether entries are taken back)
   double min_timing_s = 0.5;                  // and more runs, up to ten times as many, until it took this long (model::TimeInterleaved)
   // How the model is timed without (a) and with (b) this run's entries at the end; empty:

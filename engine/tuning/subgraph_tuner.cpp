@@ -85,6 +85,8 @@ Result<SubgraphOutcome> TuneSubgraph(const Graph& graph, const Subgraph& s, cons
   out.baseline = *std::min_element(baselines.begin(), baselines.end(),
                                    [](const Measurement& a, const Measurement& b) { return a.median_us < b.median_us; });
 
+  // Whether another candidate may be tried: within `trials` and the job's time.
+  auto may_try = [&] { return out.tried < o.trials && !(o.out_of_time && o.out_of_time()); };
   // A candidate counts when it runs fused and computes what the unfused subgraph does.
   auto consider = [&](const FusedPolicy& policy) -> double {
     const std::string name = PolicyText(policy.Knobs());
@@ -121,15 +123,15 @@ Result<SubgraphOutcome> TuneSubgraph(const Graph& graph, const Subgraph& s, cons
     out.strategy = "exhaustive";
     const Policy builtin_tiles = DefaultAttentionPolicy(s.attention->geometry);
     for (const Policy& tiles : AttentionPolicies(s.attention->geometry))
-      if (out.tried < o.trials && (tiles != builtin_tiles || !builtin_fuses)) consider({1, "attention", tiles});
+      if (may_try() && (tiles != builtin_tiles || !builtin_fuses)) consider({1, "attention", tiles});
     return out;
   }
   const int steps = static_cast<int>(s.steps.size());
-  for (int k = 1; k <= steps && out.tried < o.trials; ++k)  // the built-in fusion's own count is measured already
+  for (int k = 1; k <= steps && may_try(); ++k)  // the built-in fusion's own count is measured already
     if (!builtin_fuses || builtin->fused_nodes != static_cast<size_t>(s.NodesOf(k))) consider(OneDnnFusion(k));
   auto anchor = model::NodeOpSpec(graph, graph.nodes[s.anchor]);
   const OpTemplate* gemm = anchor.ok() ? HalideGemmTemplateFor(anchor->op) : nullptr;
-  if (gemm && out.tried < o.trials) {
+  if (gemm && may_try()) {
     out.strategy = "exhaustive+GA";
     const SearchSpace space = gemm->Space(anchor->op);
     std::vector<Config> seeds;
@@ -139,7 +141,8 @@ Result<SubgraphOutcome> TuneSubgraph(const Graph& graph, const Subgraph& s, cons
       seeds.push_back(seed);
     if (space.ConfigOf(gemm->DefaultPolicy(anchor->op), &seed)) seeds.push_back(seed);
     auto search = MakeStrategy(StrategyKind::kGenetic, space, o.seed, seeds);
-    RunSearch(*search, o.trials - out.tried, [&](const Config& c) { return consider({steps, "halide", space.PolicyOf(c)}); });
+    RunSearch(*search, o.trials - out.tried, [&](const Config& c) { return consider({steps, "halide", space.PolicyOf(c)}); },
+              o.out_of_time);
   }
   return out;
 }

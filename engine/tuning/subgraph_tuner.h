@@ -45,6 +45,9 @@ struct SubgraphTuneOptions {
   int warmup = 3, repeats = 20;
   uint64_t seed = 14;
   std::function<void(const SubgraphTrial&)> on_trial;  // after each candidate
+  // Asked before each candidate once the baselines are measured: true leaves the rest untried (the
+  // job's time budget ran out); the best so far is the outcome.
+  std::function<bool()> out_of_time;
 };
 
 struct SubgraphOutcome {

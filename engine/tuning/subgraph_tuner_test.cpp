@@ -82,5 +82,23 @@ TEST_CASE("subgraph tuner: with one trial only the first post-op count is tried,
   CHECK(tuned->strategy == "exhaustive");
 }
 
+TEST_CASE("subgraph tuner: when the job's time runs out the candidates left are not tried, the baselines still are") {
+  TempDir dir;
+  const Graph g = MatMulBiasRelu(dir);
+  const auto subgraphs = PartitionSubgraphs(g);
+  REQUIRE(subgraphs.size() == 1);
+  engine::SubgraphTuneOptions o;
+  o.trials = 20;
+  o.warmup = 0;
+  o.repeats = 1;
+  int tried = 0;
+  o.on_trial = [&tried](const engine::SubgraphTrial&) { ++tried; };
+  o.out_of_time = [&tried] { return tried >= 2; };  // two candidates, then the budget is spent
+  auto tuned = engine::TuneSubgraph(g, subgraphs[0], nullptr, o);
+  REQUIRE_MESSAGE(tuned.ok(), tuned.status().message());
+  CHECK(tuned->baseline.median_us > 0);
+  CHECK(tuned->tried == 2);
+}
+
 }  // namespace
 }  // namespace tilebank::testing
