@@ -147,11 +147,26 @@ Result<std::unique_ptr<OpKernel>> MakeSlice(const KernelInfo& info) {
     }
     const std::vector<int64_t> strides = Strides(x.shape);
     TypedTensor y(x.dtype, shape);
-    ForEachIndex(shape, [&](int64_t j, const std::vector<int64_t>& index) {
-      int64_t from = 0;
-      for (int64_t k = 0; k < rank; ++k) from += (begin[k] + index[k] * step[k]) * strides[k];
-      CopyElement(x, from, &y, j);
-    });
+    const size_t bytes = ElementBytes(x.dtype);
+    if (rank == 0 || x.dtype == DType::kString || bytes == 0) {
+      ForEachIndex(shape, [&](int64_t j, const std::vector<int64_t>& index) {
+        int64_t from = 0;
+        for (int64_t k = 0; k < rank; ++k) from += (begin[k] + index[k] * step[k]) * strides[k];
+        CopyElement(x, from, &y, j);
+      });
+    } else if (y.size() > 0) {  // rows of the last axis, a run copied where its step is 1
+      const int64_t last = rank - 1, inner = shape[last], rows = y.size() / inner, inner_step = step[last] * strides[last];
+      std::vector<int64_t> index(static_cast<size_t>(last), 0);
+      const std::byte* src = x.bytes.data();
+      std::byte* dst = y.bytes.data();
+      for (int64_t r = 0; r < rows; ++r, dst += inner * bytes) {
+        int64_t from = begin[last] * strides[last];
+        for (int64_t k = 0; k < last; ++k) from += (begin[k] + index[k] * step[k]) * strides[k];
+        if (inner_step == 1) std::memcpy(dst, src + from * bytes, inner * bytes);
+        else for (int64_t j = 0; j < inner; ++j) std::memcpy(dst + j * bytes, src + (from + j * inner_step) * bytes, bytes);
+        for (int64_t k = last - 1; k >= 0 && ++index[k] == shape[k]; --k) index[k] = 0;
+      }
+    }
     (*out)[0] = std::move(y);
     return Status::Ok();
   });

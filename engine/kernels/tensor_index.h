@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/backends/simd/extreme_search_simd.h"
+#include "engine/kernels/radix_order.h"
 #include "engine/kernels/op_kernel.h"
 
 namespace tilebank::engine::kernels {
@@ -89,6 +90,17 @@ void TopKOrder(int64_t k, bool largest, bool sorted, ValueAt value_at, std::vect
       if (!sorted) std::sort(order->begin(), order->begin() + k);
       return true;
     };
+    // A float32 row kept in a large share (k at least an eighth of it: an argsort) without a NaN:
+    // a radix sort's three passes.
+    if (contiguous && dim <= INT32_MAX && k * 8 >= dim) {
+      bool nan = false;
+      for (int64_t a = 0; a < dim; ++a) nan |= contiguous[a] != contiguous[a];
+      if (!nan) {
+        RadixOrder(contiguous, dim, largest, k, order->data());
+        if (!sorted) std::sort(order->begin(), order->begin() + k);
+        return;
+      }
+    }
     const bool done = contiguous && dim <= INT32_MAX ? by_pairs([&](int64_t a) { return contiguous[a]; }, float{}, int32_t{})
                                                      : by_pairs(value_at, double{}, int64_t{});
     if (done) return;
