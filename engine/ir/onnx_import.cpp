@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "engine/core/heap_blocks.h"
 #include "engine/ir/constant_eval.h"
@@ -716,6 +717,10 @@ Result<ModelSignature> ReadModelSignature(const std::string& path) {
 Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                          const std::vector<std::vector<int64_t>>& shapes_by_position, LoadPhases* phases) {
   PrepareHeapForLoading();  // before the weights are read: each large buffer reuses the last one's pages, or returns them
+  // libonnx builds its registry of every op's schema on first use (30-40 ms): built on the other
+  // core while the model is read, once a process, so that each child process of the passes below
+  // inherits it instead of building it again.
+  std::jthread schemas([] { static const bool built = onnx::OpSchemaRegistry::Schema("Add", kExecutorOpset, "") != nullptr; (void)built; });
   PhaseClock clock;
   onnx::ModelProto model;
   TB_RETURN_IF_ERROR(ReadModelProto(path, &model));
@@ -740,6 +745,7 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
                                        : ""));
   if (const std::string problem = WiringProblem(model.graph(), {}, path); !problem.empty()) return Status::InvalidInput(problem);
   TB_RETURN_IF_ERROR(FixInputShapes(&model, input_shapes, shapes_by_position, path));
+  schemas.join();  // no thread but this one may run when the passes' child process is forked
   MovedConstants moved;
   for (int round = 0;; ++round) {
     // libonnx 1.12 crashes on some malformed models inside these passes: they run in a child process.
