@@ -714,6 +714,29 @@ Result<ModelSignature> ReadModelSignature(const std::string& path) {
   return s;
 }
 
+namespace {
+
+// Whether another round of shape inference can learn a shape from this round's folding: some node
+// whose output shape is unknown while its inputs' are known (where inference stopped) reads a value
+// the folding made constant. Everything computable from constants is folded by then, so a node
+// stopped on values known only when the model runs (NonZero's count, a shape read from its output)
+// has no such input, and inferring the whole model again would change nothing.
+bool FoldingMayTellShapes(const Graph& graph, const std::vector<bool>& shape_known, const std::vector<bool>& was_constant) {
+  auto known = [&](int v) { return v < 0 || (v < static_cast<int>(shape_known.size()) && shape_known[v]) || graph.values[v].constant.has_value(); };
+  for (const Node& n : graph.nodes) {
+    bool stopped = false, reads_folded = false, inputs_known = true;
+    for (int v : n.outputs) stopped |= !known(v);
+    for (int v : n.inputs) {
+      inputs_known &= known(v);
+      reads_folded |= v >= 0 && graph.values[v].constant.has_value() && !was_constant[v];
+    }
+    if (stopped && inputs_known && reads_folded) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
                          const std::vector<std::vector<int64_t>>& shapes_by_position, LoadPhases* phases) {
   PrepareHeapForLoading();  // before the weights are read: each large buffer reuses the last one's pages, or returns them
@@ -761,9 +784,12 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
       clock.Lap(phases ? &phases->graph : nullptr);
       return std::move(built->graph);
     }
+    std::vector<bool> was_constant(built->graph.values.size());
+    for (size_t v = 0; v < was_constant.size(); ++v) was_constant[v] = built->graph.values[v].constant.has_value();
     auto folded = EvaluateConstantNodes(&built->graph, &built->shape_known);
     if (!folded.ok()) return folded.status().WithContext(path);
-    if (ReplaceFoldedNodes(&model, built->graph) != 0 && round + 1 < kMaxRounds) {
+    if (FoldingMayTellShapes(built->graph, built->shape_known, was_constant) && ReplaceFoldedNodes(&model, built->graph) != 0 &&
+        round + 1 < kMaxRounds) {
       // Another round: the weights whose data left the proto go on to its graph.
       std::set<std::string> dropped;
       for (const auto& t : model.graph().initializer())

@@ -4,6 +4,7 @@
 #include <onnx/defs/shape_inference.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -274,6 +275,27 @@ std::optional<std::vector<int64_t>> SymbolicInts(onnx::InferenceContext& ctx, si
   return ValuesOf(ctx.getSymbolicInput(k));
 }
 
+// Input `k`'s one value as a real number: a 0-D or one-element initializer or Constant of a float or
+// integer type, else the one integer data propagation carried to it (a Cast of a shape value).
+std::optional<double> SymbolicReal(onnx::InferenceContext& ctx, size_t k) {
+  if (k >= ctx.getNumInputs() || !ctx.getInputType(k)) return std::nullopt;
+  if (const onnx::TensorProto* t = ctx.getInputData(k)) {
+    std::vector<double> values;
+    switch (t->data_type()) {
+      case onnx::TensorProto::FLOAT: for (float v : onnx::ParseData<float>(t)) values.push_back(v); break;
+      case onnx::TensorProto::DOUBLE: for (double v : onnx::ParseData<double>(t)) values.push_back(v); break;
+      case onnx::TensorProto::INT64: for (int64_t v : onnx::ParseData<int64_t>(t)) values.push_back(static_cast<double>(v)); break;
+      case onnx::TensorProto::INT32: for (int32_t v : onnx::ParseData<int32_t>(t)) values.push_back(v); break;
+      default: return std::nullopt;
+    }
+    if (values.size() != 1) return std::nullopt;
+    return values[0];
+  }
+  auto ints = ValuesOf(ctx.getSymbolicInput(k));
+  if (!ints || ints->size() != 1) return std::nullopt;
+  return static_cast<double>((*ints)[0]);
+}
+
 // Whether output 0's every dimension is known.
 bool OutputShapeKnown(onnx::InferenceContext& ctx) {
   const onnx::TypeProto* t = ctx.getOutputType(0);
@@ -289,11 +311,38 @@ void SetOutputShape(onnx::InferenceContext& ctx, const std::vector<int64_t>& dim
 // Output shapes ONNX's own inference functions of these ops leave unknown where an input they
 // read is computed, not an initializer: from that input's propagated values.
 void ShapeOfRange(onnx::InferenceContext& ctx) {
+  const onnx::TypeProto* type = ctx.getInputType(0);
+  const int elem = type && type->has_tensor_type() ? type->tensor_type().elem_type() : 0;
+  if (elem == onnx::TensorProto::FLOAT || elem == onnx::TensorProto::DOUBLE) {
+    // torch.arange(n, dtype=float) of a computed n: a float Range whose limit is a Cast of shape
+    // values. ONNX's count, max(ceil((limit - start) / delta), 0), in the inputs' own type.
+    auto start = SymbolicReal(ctx, 0), limit = SymbolicReal(ctx, 1), delta = SymbolicReal(ctx, 2);
+    if (!start || !limit || !delta || *delta == 0) return;
+    const double n = elem == onnx::TensorProto::FLOAT
+                         ? std::ceil(static_cast<double>((static_cast<float>(*limit) - static_cast<float>(*start)) / static_cast<float>(*delta)))
+                         : std::ceil((*limit - *start) / *delta);
+    if (!(n < 1e15)) return;
+    SetOutputShape(ctx, {std::max<int64_t>(static_cast<int64_t>(n), 0)});
+    return;
+  }
   auto start = SymbolicInts(ctx, 0), limit = SymbolicInts(ctx, 1), delta = SymbolicInts(ctx, 2);
   if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1 || (*delta)[0] == 0) return;
   const int64_t span = (*limit)[0] - (*start)[0], step = (*delta)[0];
   const int64_t n = (span + step + (step > 0 ? -1 : 1)) / step;  // ceil(span / step)
   SetOutputShape(ctx, {std::max<int64_t>(n, 0)});
+}
+
+// Tile with computed repeats (torchvision's anchor grid): each input dimension times its repeat.
+void ShapeOfTile(onnx::InferenceContext& ctx) {
+  auto dims = StaticShape(ctx.getInputType(0));
+  auto repeats = SymbolicInts(ctx, 1);
+  if (!dims || !repeats || repeats->size() != dims->size()) return;
+  std::vector<int64_t> out(dims->size());
+  for (size_t i = 0; i < dims->size(); ++i) {
+    if ((*repeats)[i] < 0) return;
+    out[i] = (*dims)[i] * (*repeats)[i];
+  }
+  SetOutputShape(ctx, out);
 }
 
 void ShapeOfSlice(onnx::InferenceContext& ctx) {
@@ -406,6 +455,7 @@ void RegisterShapeDataPropagators() {
     Register("Slice", PropagateSlice);
     Register("ConstantOfShape", PropagateConstantOfShape);
     RegisterShapeFallback("Range", ShapeOfRange);
+    RegisterShapeFallback("Tile", ShapeOfTile);
     RegisterShapeFallback("Pad", ShapeOfPad);
     RegisterShapeFallback("Slice", ShapeOfSlice);
     RegisterShapeFallback("OneHot", ShapeOfOneHot);

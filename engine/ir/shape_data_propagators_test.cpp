@@ -151,6 +151,32 @@ TEST_CASE("shape data propagators: a computed Range, Slice and Expand target giv
   CHECK(shapes["expanded"] == std::vector<int64_t>{1, 5, 6, 3});
 }
 
+TEST_CASE("shape data propagators: a float Range to a computed limit and a Tile by computed repeats (an anchor grid) give their outputs' shapes") {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 5, 7});
+  b.Node("Shape", {"x"}, {"s"});
+  Scalar(b, "axis_w", 3);
+  b.Node("Gather", {"s", "axis_w"}, {"w"});  // 0-D: 7
+  b.IntAttr(b.Node("Cast", {"w"}, {"limit"}), "to", onnx::TensorProto::FLOAT);
+  b.Floats("start", {}, {0.f});
+  b.Floats("half", {}, {0.5f});
+  b.Node("Range", {"start", "limit", "half"}, {"r"});  // 0, 0.5, ..., 6.5: 14
+  b.g->add_output()->set_name("r");
+  b.Floats("cell", {1, 4}, {0.f, 0.f, 1.f, 1.f});
+  Scalar(b, "axis_h", 2);
+  b.Node("Gather", {"s", "axis_h"}, {"h"});
+  b.Node("Mul", {"h", "w"}, {"cells"});  // 35
+  b.Ints("axes0", {0});
+  b.Node("Unsqueeze", {"cells", "axes0"}, {"cells_1"});
+  b.Ints("one", {1});
+  b.IntAttr(b.Node("Concat", {"cells_1", "one"}, {"repeats"}), "axis", 0);
+  b.Node("Tile", {"cell", "repeats"}, {"grid"});
+  b.g->add_output()->set_name("grid");
+  auto shapes = InferredOutputs(b);
+  CHECK(shapes["r"] == std::vector<int64_t>{14});
+  CHECK(shapes["grid"] == std::vector<int64_t>{35, 4});
+}
+
 TEST_CASE("shape data propagators: a Resize to computed sizes (torch.onnx's interpolate to another tensor's size) has a known shape in one pass") {
   ModelBuilder b;
   b.Input("x", {1, 8, 4, 5});
