@@ -332,6 +332,29 @@ void ShapeOfRange(onnx::InferenceContext& ctx) {
   SetOutputShape(ctx, {std::max<int64_t>(n, 0)});
 }
 
+// TopK with a computed k (torch.topk(x, x.size(-1)), an argsort): values and indices both the
+// input's shape with k along the axis.
+void ShapeOfTopK(onnx::InferenceContext& ctx) {
+  auto dims = StaticShape(ctx.getInputType(0));
+  auto k = SymbolicInts(ctx, 1);
+  if (!dims || dims->empty() || !k || k->size() != 1 || (*k)[0] < 0) return;
+  const auto* axis_attr = ctx.getAttribute("axis");
+  const int64_t rank = static_cast<int64_t>(dims->size());
+  int64_t axis = axis_attr ? axis_attr->i() : -1;
+  if (axis < -rank || axis >= rank) return;
+  if (axis < 0) axis += rank;
+  if ((*k)[0] > (*dims)[axis]) return;
+  std::vector<int64_t> out = *dims;
+  out[axis] = (*k)[0];
+  for (size_t i = 0; i < ctx.getNumOutputs() && i < 2; ++i) {
+    onnx::TypeProto* type = ctx.getOutputType(i);
+    if (!type || !type->has_tensor_type()) continue;
+    onnx::TensorShapeProto* shape = type->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : out) shape->add_dim()->set_dim_value(d);
+  }
+}
+
 // Tile with computed repeats (torchvision's anchor grid): each input dimension times its repeat.
 void ShapeOfTile(onnx::InferenceContext& ctx) {
   auto dims = StaticShape(ctx.getInputType(0));
@@ -456,6 +479,7 @@ void RegisterShapeDataPropagators() {
     Register("ConstantOfShape", PropagateConstantOfShape);
     RegisterShapeFallback("Range", ShapeOfRange);
     RegisterShapeFallback("Tile", ShapeOfTile);
+    RegisterShapeFallback("TopK", ShapeOfTopK);
     RegisterShapeFallback("Pad", ShapeOfPad);
     RegisterShapeFallback("Slice", ShapeOfSlice);
     RegisterShapeFallback("OneHot", ShapeOfOneHot);

@@ -151,7 +151,7 @@ TEST_CASE("shape data propagators: a computed Range, Slice and Expand target giv
   CHECK(shapes["expanded"] == std::vector<int64_t>{1, 5, 6, 3});
 }
 
-TEST_CASE("shape data propagators: a float Range to a computed limit and a Tile by computed repeats (an anchor grid) give their outputs' shapes") {
+TEST_CASE("shape data propagators: a float Range to a computed limit, a Tile by computed repeats (an anchor grid) and a TopK of a computed k give their outputs' shapes") {
   ModelBuilder b;
   b.Input("x", {1, 8, 5, 7});
   b.Node("Shape", {"x"}, {"s"});
@@ -172,7 +172,15 @@ TEST_CASE("shape data propagators: a float Range to a computed limit and a Tile 
   b.IntAttr(b.Node("Concat", {"cells_1", "one"}, {"repeats"}), "axis", 0);
   b.Node("Tile", {"cell", "repeats"}, {"grid"});
   b.g->add_output()->set_name("grid");
+  // torch.topk(x, x.size(-1)): k from the shape, both outputs [1, 8, 5, 7].
+  b.Ints("last", {3});
+  b.Node("Gather", {"s", "last"}, {"k"});
+  b.IntAttr(b.Node("TopK", {"x", "k"}, {"values", "indices"}), "axis", -1);
+  b.g->add_output()->set_name("values");
+  b.g->add_output()->set_name("indices");
   auto shapes = InferredOutputs(b);
+  CHECK(shapes["values"] == std::vector<int64_t>{1, 8, 5, 7});
+  CHECK(shapes["indices"] == std::vector<int64_t>{1, 8, 5, 7});
   CHECK(shapes["r"] == std::vector<int64_t>{14});
   CHECK(shapes["grid"] == std::vector<int64_t>{35, 4});
 }
