@@ -717,20 +717,29 @@ Result<ModelSignature> ReadModelSignature(const std::string& path) {
 namespace {
 
 // Whether another round of shape inference can learn a shape from this round's folding: some node
-// whose output shape is unknown while its inputs' are known (where inference stopped) reads a value
-// the folding made constant. Everything computable from constants is folded by then, so a node
-// stopped on values known only when the model runs (NonZero's count, a shape read from its output)
-// has no such input, and inferring the whole model again would change nothing.
+// whose output shape is unknown (where inference stopped) reads a value the folding made constant,
+// or an integer value of at most one axis computed from one (ONNX's data propagation carries such
+// values on: a Concat of a folded size and a shape known only per run). A node stopped on values
+// known only when the model runs (NonZero's count, the boxes before it) reads neither, and
+// inferring the whole model again would tell nothing new.
 bool FoldingMayTellShapes(const Graph& graph, const std::vector<bool>& shape_known, const std::vector<bool>& was_constant) {
-  auto known = [&](int v) { return v < 0 || (v < static_cast<int>(shape_known.size()) && shape_known[v]) || graph.values[v].constant.has_value(); };
-  for (const Node& n : graph.nodes) {
-    bool stopped = false, reads_folded = false, inputs_known = true;
-    for (int v : n.outputs) stopped |= !known(v);
-    for (int v : n.inputs) {
-      inputs_known &= known(v);
-      reads_folded |= v >= 0 && graph.values[v].constant.has_value() && !was_constant[v];
-    }
-    if (stopped && inputs_known && reads_folded) return true;
+  const size_t count = graph.values.size();
+  std::vector<bool> from_folded(count, false);
+  for (size_t v = 0; v < count; ++v) from_folded[v] = graph.values[v].constant.has_value() && !was_constant[v];
+  auto carried = [&](int v) {  // a value data propagation can carry: integers, at most one axis (or of unknown shape)
+    const Value& value = graph.values[v];
+    if (value.dtype != "int64" && value.dtype != "int32") return false;
+    const bool known = v < static_cast<int>(shape_known.size()) && shape_known[v];
+    return !known || value.shape.size() <= 1;
+  };
+  for (const Node& n : graph.nodes) {  // in graph order: producers before readers
+    bool reads = false, stopped = false;
+    for (int v : n.inputs) reads = reads || (v >= 0 && from_folded[v]);
+    for (int v : n.outputs) stopped = stopped || (v >= 0 && !graph.values[v].constant.has_value() && !(v < static_cast<int>(shape_known.size()) && shape_known[v]));
+    if (reads && stopped) return true;
+    if (reads)
+      for (int v : n.outputs)
+        if (v >= 0 && carried(v)) from_folded[v] = true;
   }
   return false;
 }
@@ -754,7 +763,7 @@ Result<Graph> ImportOnnx(const std::string& path, const std::map<std::string, st
   ReadOldIrInitializersAsConstants(&model);
   // ONNX's shape inference stops at shape arithmetic it does not propagate (Range, Mod, Where,
   // ScatterND, ...). Each round folds what became constant into initializers and infers again,
-  // until every shape is known or a round changes nothing.
+  // until every shape is known or the folding can tell no stopped node anything (FoldingMayTellShapes).
   constexpr int kMaxRounds = 64;
   // tilebank's own checks of the proto, here rather than in the child: the domains, the wiring, the
   // fixed input shapes.

@@ -315,12 +315,13 @@ void ShapeOfRange(onnx::InferenceContext& ctx) {
   const int elem = type && type->has_tensor_type() ? type->tensor_type().elem_type() : 0;
   if (elem == onnx::TensorProto::FLOAT || elem == onnx::TensorProto::DOUBLE) {
     // torch.arange(n, dtype=float) of a computed n: a float Range whose limit is a Cast of shape
-    // values. ONNX's count, max(ceil((limit - start) / delta), 0), in the inputs' own type.
+    // values. The count as the Range kernel (and ONNX Runtime) computes it: each input in its own
+    // type, then max(ceil((limit - start) / delta), 0) in double.
     auto start = SymbolicReal(ctx, 0), limit = SymbolicReal(ctx, 1), delta = SymbolicReal(ctx, 2);
     if (!start || !limit || !delta || *delta == 0) return;
-    const double n = elem == onnx::TensorProto::FLOAT
-                         ? std::ceil(static_cast<double>((static_cast<float>(*limit) - static_cast<float>(*start)) / static_cast<float>(*delta)))
-                         : std::ceil((*limit - *start) / *delta);
+    auto own = [elem](double v) { return elem == onnx::TensorProto::FLOAT ? static_cast<double>(static_cast<float>(v)) : v; };
+    if (own(*delta) == 0) return;
+    const double n = std::ceil((own(*limit) - own(*start)) / own(*delta));
     if (!(n < 1e15)) return;
     SetOutputShape(ctx, {std::max<int64_t>(static_cast<int64_t>(n), 0)});
     return;

@@ -162,6 +162,11 @@ TEST_CASE("shape data propagators: a float Range to a computed limit, a Tile by 
   b.Floats("half", {}, {0.5f});
   b.Node("Range", {"start", "limit", "half"}, {"r"});  // 0, 0.5, ..., 6.5: 14
   b.g->add_output()->set_name("r");
+  // 7 / 0.7f is 10.0000002 in double, as the Range kernel and ONNX Runtime divide: 11 elements
+  // (float32's own division would round it to 10).
+  b.Floats("tenths", {}, {0.7f});
+  b.Node("Range", {"start", "limit", "tenths"}, {"r11"});
+  b.g->add_output()->set_name("r11");
   b.Floats("cell", {1, 4}, {0.f, 0.f, 1.f, 1.f});
   Scalar(b, "axis_h", 2);
   b.Node("Gather", {"s", "axis_h"}, {"h"});
@@ -182,6 +187,7 @@ TEST_CASE("shape data propagators: a float Range to a computed limit, a Tile by 
   CHECK(shapes["values"] == std::vector<int64_t>{1, 8, 5, 7});
   CHECK(shapes["indices"] == std::vector<int64_t>{1, 8, 5, 7});
   CHECK(shapes["r"] == std::vector<int64_t>{14});
+  CHECK(shapes["r11"] == std::vector<int64_t>{11});
   CHECK(shapes["grid"] == std::vector<int64_t>{35, 4});
 }
 

@@ -12,13 +12,10 @@
 
 namespace tilebank::engine::kernels {
 
-// dst (of idx_shape) at each position: src (row-major strides `strides`, `dim` long along `axis`)
-// at that position's coordinates with the index there along `axis` (int64 when `wide`, else int32;
-// negative counted from the end). Returns an index outside [-dim, dim) when one is met, the output
-// then undefined; nullopt otherwise.
-// One row of `width` positions: to[j] = from[index j * step + j * along], the index checked against
-// [-dim, dim) (a negative one counted from the end). Returns false at the first index outside, which
-// `*bad` then holds. Index type and `along` (0: the row runs along the gathered axis) are template
+// One row of `width` positions: to[j] = from[index_j * step] when the row runs along the gathered
+// axis (kAlongAxis), else from[index_j * step + j] (the row runs along the data's last axis, stride
+// 1), each index checked against [-dim, dim) (a negative one counted from the end). Returns false
+// at the first index outside, which `*bad` then holds. Index type and kAlongAxis are template
 // arguments so that the loop has no branch on them.
 template <class T, class I, bool kAlongAxis>
 bool GatherElementsRow(T* __restrict to, const T* __restrict from, const I* __restrict idx, int64_t width, int64_t step, int64_t dim,
@@ -35,6 +32,10 @@ bool GatherElementsRow(T* __restrict to, const T* __restrict from, const I* __re
   return true;
 }
 
+// dst (of idx_shape) at each position: src (row-major strides `strides`, `dim` long along `axis`)
+// at that position's coordinates with the index there along `axis` (int64 when `wide`, else int32;
+// negative counted from the end). Returns an index outside [-dim, dim) when one is met, the output
+// then undefined; nullopt otherwise.
 template <class T>
 std::optional<int64_t> GatherElementsRows(T* dst, const T* src, const void* idx, bool wide, const std::vector<int64_t>& idx_shape,
                                           const std::vector<int64_t>& strides, int64_t axis, int64_t dim) {

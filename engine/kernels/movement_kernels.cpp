@@ -133,14 +133,19 @@ Result<std::unique_ptr<OpKernel>> MakeSlice(const KernelInfo& info) {
       const int64_t dim = x.shape[*axis], s = steps[i];
       if (s == 0) return info.Bad("a step is 0");
       int64_t b = starts[i] < 0 ? starts[i] + dim : starts[i], e = ends[i] < 0 ? ends[i] + dim : ends[i];
-      if (s > 0) {
+      // ONNX's clamping: starts into [0, dim] stepping forward and [0, dim - 1] backward, ends into
+      // [0, dim] and [-1, dim - 1]; the count without overflow for any step.
+      if (dim == 0) {
+        b = 0;
+        shape[*axis] = 0;
+      } else if (s > 0) {
         b = std::clamp<int64_t>(b, 0, dim);
         e = std::clamp<int64_t>(e, 0, dim);
-        shape[*axis] = e > b ? (e - b + s - 1) / s : 0;
+        shape[*axis] = e > b ? (e - b - 1) / s + 1 : 0;
       } else {
-        b = std::clamp<int64_t>(b, -1, dim - 1);
+        b = std::clamp<int64_t>(b, 0, dim - 1);
         e = std::clamp<int64_t>(e, -1, dim - 1);
-        shape[*axis] = b > e ? (b - e - s - 1) / -s : 0;
+        shape[*axis] = b > e ? (b - e - 1) / (s == INT64_MIN ? INT64_MAX : -s) + 1 : 0;
       }
       begin[*axis] = b;
       step[*axis] = s;
