@@ -154,6 +154,10 @@ SubgraphRecord TuneTask(const model::SubgraphTask& task, const Bank& bank, const
     r.failure = tuned.status().message();
     return r;
   }
+  if (tuned->tried == 0 && out_of_time && out_of_time()) {  // the budget ran out before its first candidate: skipped, as the subgraphs after it are
+    r.status = "skipped";
+    return r;
+  }
   r.failure = tuned->failure;
   r.before_ms = tuned->baseline.median_us / 1000;
   r.after_ms = tuned->found ? tuned->best.median_us / 1000 : r.before_ms;
