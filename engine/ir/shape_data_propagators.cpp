@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/core/broadcast.h"
+#include "engine/core/slice_walk.h"
 #include "engine/core/tensor.h"
 #include "engine/ir/onnx_import.h"
 
@@ -140,47 +141,6 @@ void PropagateTranspose(onnx::DataPropagationContext& ctx) {
   Emit(ctx, result);
 }
 
-// A Slice over a tensor of `dims`: per axis, the first index taken, the step and how many (ONNX's
-// clamping of starts and ends); nullopt for an axis out of range or a zero step.
-struct SliceWalk {
-  std::vector<int64_t> first, step, count;
-};
-std::optional<SliceWalk> WalkOfSlice(const std::vector<int64_t>& dims, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
-                                     std::optional<std::vector<int64_t>> axes, std::optional<std::vector<int64_t>> steps) {
-  const int64_t rank = static_cast<int64_t>(dims.size());
-  if (starts.size() != ends.size()) return std::nullopt;
-  if (!axes) {
-    axes.emplace(starts.size());
-    for (size_t i = 0; i < axes->size(); ++i) (*axes)[i] = static_cast<int64_t>(i);
-  }
-  if (!steps) steps.emplace(starts.size(), 1);
-  if (axes->size() != starts.size() || steps->size() != starts.size()) return std::nullopt;
-  SliceWalk w{std::vector<int64_t>(dims.size(), 0), std::vector<int64_t>(dims.size(), 1), dims};
-  for (size_t i = 0; i < axes->size(); ++i) {
-    const int64_t axis = PositiveAxis((*axes)[i], dims.size()), s = (*steps)[i];
-    if (axis < 0 || axis >= rank || s == 0) return std::nullopt;
-    const size_t a = static_cast<size_t>(axis);
-    const int64_t dim = dims[a];
-    int64_t b = starts[i], e = ends[i];
-    if (b < 0) b += dim;
-    if (e < 0) e += dim;
-    // ONNX's clamping: a positive step takes [start, end) within [0, dim]; a negative one starts
-    // within [0, dim - 1] and ends within [-1, dim - 1]. Counts without overflow for any step.
-    if (dim == 0) {
-      w.count[a] = 0;
-    } else if (s > 0) {
-      b = std::clamp<int64_t>(b, 0, dim), e = std::clamp<int64_t>(e, 0, dim);
-      w.count[a] = e > b ? (e - b - 1) / s + 1 : 0;
-    } else {
-      b = std::clamp<int64_t>(b, 0, dim - 1), e = std::clamp<int64_t>(e, -1, dim - 1);
-      const int64_t magnitude = s == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -s;
-      w.count[a] = b > e ? (b - e - 1) / magnitude + 1 : 0;
-    }
-    w.first[a] = b, w.step[a] = s;
-  }
-  return w;
-}
-
 // Slice of shape data of any rank, negative steps included (ONNX's own propagator takes 1-D data
 // only). The values are copied as they come, known or not: Shape(y)[2:] keeps H and W when y's
 // batch is unknown. Data of more than one axis needs its type's shape.
@@ -197,7 +157,7 @@ void PropagateSlice(onnx::DataPropagationContext& ctx) {
   if (ctx.getNumInputs() > 4 && ctx.getInputType(4) && !(steps = KnownInts(ctx, 4))) return;
   if (!starts || !ends) return;
   auto walk = WalkOfSlice(*dims, *starts, *ends, axes, steps);
-  if (!walk) return;
+  if (!walk.ok()) return;
   onnx::TensorShapeProto result;
   for (int64_t at : WalkedPositions(walk->count, walk->first, walk->step, RowMajorStrides(*dims))) *result.add_dim() = data->dim(static_cast<int>(at));
   ctx.addOutputData(0, std::move(result));
@@ -302,8 +262,8 @@ bool OutputShapeKnown(onnx::InferenceContext& ctx) {
   return t && t->has_tensor_type() && StaticShape(t).has_value();
 }
 
-void SetOutputShape(onnx::InferenceContext& ctx, const std::vector<int64_t>& dims) {
-  onnx::TensorShapeProto* shape = ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+void SetOutputShape(onnx::InferenceContext& ctx, const std::vector<int64_t>& dims, size_t output = 0) {
+  onnx::TensorShapeProto* shape = ctx.getOutputType(output)->mutable_tensor_type()->mutable_shape();
   shape->clear_dim();
   for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
 }
@@ -347,13 +307,8 @@ void ShapeOfTopK(onnx::InferenceContext& ctx) {
   if ((*k)[0] > (*dims)[axis]) return;
   std::vector<int64_t> out = *dims;
   out[axis] = (*k)[0];
-  for (size_t i = 0; i < ctx.getNumOutputs() && i < 2; ++i) {
-    onnx::TypeProto* type = ctx.getOutputType(i);
-    if (!type || !type->has_tensor_type()) continue;
-    onnx::TensorShapeProto* shape = type->mutable_tensor_type()->mutable_shape();
-    shape->clear_dim();
-    for (int64_t d : out) shape->add_dim()->set_dim_value(d);
-  }
+  for (size_t i = 0; i < ctx.getNumOutputs() && i < 2; ++i)
+    if (const onnx::TypeProto* type = ctx.getOutputType(i); type && type->has_tensor_type()) SetOutputShape(ctx, out, i);
 }
 
 // Tile with computed repeats (torchvision's anchor grid): each input dimension times its repeat.
@@ -377,7 +332,7 @@ void ShapeOfSlice(onnx::InferenceContext& ctx) {
   if (ctx.getNumInputs() > 3 && ctx.getInputType(3) && !(axes = SymbolicInts(ctx, 3))) return;
   if (ctx.getNumInputs() > 4 && ctx.getInputType(4) && !(steps = SymbolicInts(ctx, 4))) return;
   if (!starts || !ends) return;
-  if (auto walk = WalkOfSlice(*dims, *starts, *ends, axes, steps)) SetOutputShape(ctx, walk->count);
+  if (auto walk = WalkOfSlice(*dims, *starts, *ends, axes, steps); walk.ok()) SetOutputShape(ctx, walk->count);
 }
 
 void ShapeOfPad(onnx::InferenceContext& ctx) {

@@ -21,6 +21,7 @@
 #include "engine/core/channel_affine.h"
 #include "engine/core/parallel_for.h"
 #include "engine/core/resize_taps.h"
+#include "engine/core/slice_walk.h"
 #include "engine/kernels/float32_norm_kernels.h"
 #include "engine/kernels/gather_elements_rows.h"
 #include "engine/kernels/grid_sample_taps.h"
@@ -222,22 +223,22 @@ Result<std::unique_ptr<OpKernel>> Slice(const KernelInfo& info) {
   auto starts = ConstantValues(info, 1), ends = ConstantValues(info, 2), axes = ConstantValues(info, 3), steps = ConstantValues(info, 4);
   for (auto* r : {&starts, &ends, &axes, &steps})
     if (!r->ok()) return r->status();
-  const auto& st = **starts;
-  std::vector<int64_t> begin(rank, 0), step(rank, 1);
-  for (size_t i = 0; i < st.size(); ++i) {
-    const int64_t a = PositiveAxis(*axes ? static_cast<int64_t>((**axes)[i]) : static_cast<int64_t>(i), rank);
-    const int64_t s = *steps ? static_cast<int64_t>((**steps)[i]) : 1, dim = shape[a];
-    int64_t b = static_cast<int64_t>(std::max(-9.0e18, std::min(9.0e18, st[i])));
-    if (b < 0) b += dim;
-    begin[a] = s > 0 ? std::clamp<int64_t>(b, 0, dim) : std::clamp<int64_t>(b, 0, dim - 1);
-    step[a] = s;
-  }
+  // The constants as integers (a start or end past int64's range is clamped by the walk alike).
+  auto ints = [](const std::optional<std::vector<double>>& values) -> std::optional<std::vector<int64_t>> {
+    if (!values) return std::nullopt;
+    std::vector<int64_t> out;
+    for (double v : *values) out.push_back(static_cast<int64_t>(std::max(-9.0e18, std::min(9.0e18, v))));
+    return out;
+  };
+  auto walk = WalkOfSlice(shape, ints(*starts).value_or(std::vector<int64_t>{}), ints(*ends).value_or(std::vector<int64_t>{}), ints(*axes),
+                          ints(*steps));
+  if (!walk.ok()) return info.Bad(walk.status().message());
   const auto in_strides = RowMajorStrides(shape);
   int64_t base = 0;
   std::vector<int64_t> strides(rank);
   for (size_t d = 0; d < rank; ++d) {
-    base += begin[d] * in_strides[d];
-    strides[d] = step[d] * in_strides[d];
+    base += walk->first[d] * in_strides[d];
+    strides[d] = walk->step[d] * in_strides[d];
   }
   return MakeArena(info, [view = Merged(out_shape, strides), base](const std::vector<const float*>& in, float* out) { StridedCopy(in[0], base, view, out); });
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/kernels/kernel_registry.h"
+#include "engine/core/slice_walk.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
@@ -121,35 +122,13 @@ Result<std::unique_ptr<OpKernel>> MakeSlice(const KernelInfo& info) {
       ends = info.attrs.Ints("ends");
       axes = info.attrs.Ints("axes");
     }
-    if (axes.empty())
-      for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
-    if (steps.empty()) steps.assign(starts.size(), 1);
-    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-      return info.Bad("starts, ends, axes and steps differ in length");
-    std::vector<int64_t> begin(rank, 0), step(rank, 1), shape = x.shape;
-    for (size_t i = 0; i < starts.size(); ++i) {
-      auto axis = Axis(axes[i], rank);
-      if (!axis) return info.Bad("axis " + std::to_string(axes[i]) + " outside the input's rank");
-      const int64_t dim = x.shape[*axis], s = steps[i];
-      if (s == 0) return info.Bad("a step is 0");
-      int64_t b = starts[i] < 0 ? starts[i] + dim : starts[i], e = ends[i] < 0 ? ends[i] + dim : ends[i];
-      // ONNX's clamping: starts into [0, dim] stepping forward and [0, dim - 1] backward, ends into
-      // [0, dim] and [-1, dim - 1]; the count without overflow for any step.
-      if (dim == 0) {
-        b = 0;
-        shape[*axis] = 0;
-      } else if (s > 0) {
-        b = std::clamp<int64_t>(b, 0, dim);
-        e = std::clamp<int64_t>(e, 0, dim);
-        shape[*axis] = e > b ? (e - b - 1) / s + 1 : 0;
-      } else {
-        b = std::clamp<int64_t>(b, 0, dim - 1);
-        e = std::clamp<int64_t>(e, -1, dim - 1);
-        shape[*axis] = b > e ? (b - e - 1) / (s == INT64_MIN ? INT64_MAX : -s) + 1 : 0;
-      }
-      begin[*axis] = b;
-      step[*axis] = s;
-    }
+    // Absent (or, before opset 10, empty) axes and steps: ONNX's defaults.
+    auto walk = WalkOfSlice(x.shape, starts, ends, axes.empty() ? std::nullopt : std::optional(axes),
+                            steps.empty() ? std::nullopt : std::optional(steps));
+    if (!walk.ok()) return info.Bad(walk.status().message());
+    const std::vector<int64_t>& begin = walk->first;
+    const std::vector<int64_t>& step = walk->step;
+    const std::vector<int64_t>& shape = walk->count;
     const std::vector<int64_t> strides = Strides(x.shape);
     TypedTensor y(x.dtype, shape);
     const size_t bytes = ElementBytes(x.dtype);
