@@ -69,6 +69,8 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   vqvae, ghostnet, hourglass, quartznet, alibi_encoder, retnet, attention_unet, srresnet, convseq, siamese:
                       scripts/user_models_codebooks_gates.py
   cbam_resnet, sknet, eca_net, nonlocal_net, bisenet, res2net: scripts/user_models_attention_maps.py
+  convmixer, dit, glow, keyword_spotter, patchtst, poolformer, dcn_v2, detr:
+                      scripts/user_models_flows_spectra.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -81,6 +83,7 @@ import torchvision
 from user_models_modern import Conformer, ConvNeXt, DeepLab, VaeDecoder
 import user_models_attention_maps as attention_maps
 import user_models_codebooks_gates as codebooks_gates
+import user_models_flows_spectra as flows_spectra
 import user_models_held_out as held_out
 import user_models_index_heavy as index_heavy
 import user_models_pooling_mixing as pooling_mixing
@@ -851,6 +854,14 @@ BUILDERS = {
     "nonlocal_net": ("classification (non-local blocks)", lambda small: attention_maps.nonlocal_net(small, random_batch_norm_statistics)),
     "bisenet": ("segmentation (BiSeNet)", lambda small: attention_maps.bisenet(small, random_batch_norm_statistics)),
     "res2net": ("classification (Res2Net scales)", lambda small: attention_maps.res2net(small, random_batch_norm_statistics)),
+    "convmixer": ("ConvMixer (depthwise 9x9, norm after GELU)", lambda small: flows_spectra.convmixer(small, random_batch_norm_statistics)),
+    "dit": ("diffusion transformer (adaLN)", flows_spectra.dit),
+    "glow": ("normalizing flow (Glow)", flows_spectra.glow),
+    "keyword_spotter": ("audio from the waveform (STFT, mel)", lambda small: flows_spectra.keyword_spotter(small, random_batch_norm_statistics)),
+    "patchtst": ("time series (patches, BatchNorm transformer)", lambda small: flows_spectra.patchtst(small, random_batch_norm_statistics)),
+    "poolformer": ("PoolFormer (pooling token mixer)", flows_spectra.poolformer),
+    "dcn_v2": ("recommendation (cross network)", flows_spectra.dcn_v2),
+    "detr": ("detection transformer (DETR)", lambda small: flows_spectra.detr(small, random_batch_norm_statistics)),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
@@ -860,7 +871,8 @@ SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "a
          "involution", "clip_head", "seq2seq", "ctc_bigru", "point_sort", "ft_transformer",
          "gnn_scatter", "perceiver", "textcnn", "bifpn_lite", "kan", "sparse_topk",
          "vqvae", "ghostnet", "hourglass", "quartznet", "alibi_encoder", "retnet", "attention_unet", "srresnet", "convseq", "siamese",
-         "cbam_resnet", "sknet", "eca_net", "nonlocal_net", "bisenet", "res2net"]
+         "cbam_resnet", "sknet", "eca_net", "nonlocal_net", "bisenet", "res2net",
+         "convmixer", "dit", "glow", "keyword_spotter", "patchtst", "poolformer", "dcn_v2", "detr"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.

@@ -11,7 +11,32 @@ namespace {
 constexpr int64_t kPlanarPoolGrain = 4096;  // floats of output a thread writes at least
 }  // namespace
 
-void PlanarPool::Run(const float* in, float* out) const {
+PlanarPool::PlanarPool(OwnPoolWindow window, int64_t planes) : window_(window), planes_(planes) {
+  const PoolAxis &d = window_.axes[0], &h = window_.axes[1], &w = window_.axes[2];
+  same_planes_ = d.in == 1 && d.out == 1 && d.kernel == 1 && TakesSamePlane(h, w);
+  if (!same_planes_ || window_.max) return;
+  reciprocal_.resize(static_cast<size_t>(h.out * w.out));
+  const int64_t pad_divisor = window_.pad_divisor();
+  for (int64_t o = 0; o < h.out; ++o)
+    for (int64_t q = 0; q < w.out; ++q) {
+      const int64_t divisor = pad_divisor ? pad_divisor : (h.End(o) - h.First(o)) * (w.End(q) - w.First(q));
+      reciprocal_[o * w.out + q] = 1.f / static_cast<float>(divisor);
+    }
+}
+
+void PlanarPool::Run(const float* in, float* out) const { same_planes_ ? RunSamePlanes(in, out) : RunLines(in, out); }
+
+void PlanarPool::RunSamePlanes(const float* in, float* out) const {
+  const PoolAxis &h = window_.axes[1], &w = window_.axes[2];
+  const int64_t plane = h.in * w.in;
+  ParallelFor(planes_, std::max<int64_t>(1, kPlanarPoolGrain / plane), [&](int64_t begin, int64_t end) {
+    std::vector<float> scratch(static_cast<size_t>(plane));
+    SamePlane p{h, w, window_.max ? nullptr : reciprocal_.data(), scratch.data()};
+    for (int64_t i = begin; i < end; ++i) PoolSamePlane(window_.max, p, in + i * plane, out + i * plane);
+  });
+}
+
+void PlanarPool::RunLines(const float* in, float* out) const {
   const PoolAxis &d = window_.axes[0], &h = window_.axes[1], &w = window_.axes[2];
   const int64_t tasks = planes_ * d.out * h.out;  // one output line (all of W) each
   ParallelFor(tasks, std::max<int64_t>(1, kPlanarPoolGrain / std::max<int64_t>(1, w.out)), [&](int64_t begin, int64_t end) {

@@ -68,6 +68,20 @@ TEST_CASE("the channels-first pool loop computes ONNX's MaxPool and AveragePool"
   CheckPool({"AveragePool", {1, 4, 12, 40}, {3, 3}, {1, 1}, {1, 1, 1, 1}, true});  // the padding counted
 }
 
+TEST_CASE("the channels-first pool loop pools whole planes where the output keeps the input's size") {
+  for (const char* type : {"MaxPool", "AveragePool"}) {
+    CheckPool({type, {1, 64, 56, 56}, {3, 3}, {1, 1}, {1, 1, 1, 1}});            // PoolFormer's
+    CheckPool({type, {1, 20, 7, 7}, {3, 3}, {1, 1}, {1, 1, 1, 1}});              // rows shorter than a vector
+    CheckPool({type, {2, 3, 14, 14}, {5, 5}, {1, 1}, {2, 2, 2, 2}});             // YOLO's SPPF
+    CheckPool({type, {1, 2, 20, 20}, {13, 13}, {1, 1}, {6, 6, 6, 6}});           // SPP's largest
+    CheckPool({type, {1, 3, 2, 3}, {5, 5}, {1, 1}, {2, 2, 2, 2}});               // a plane smaller than the window
+    CheckPool({type, {1, 3, 9, 10}, {2, 4}, {1, 1}, {0, 1, 1, 2}});              // uneven pads
+    CheckPool({type, {1, 5, 1, 33}, {1, 3}, {1, 1}, {0, 1, 0, 1}});              // one row
+    CheckPool({type, {1, 2, 1, 9, 17}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1, 0, 1, 1}});  // 3-D of depth 1
+  }
+  CheckPool({"AveragePool", {1, 4, 11, 13}, {3, 3}, {1, 1}, {1, 1, 1, 1}, true});  // the padding counted
+}
+
 TEST_CASE("the channels-first pool loop refuses dilated windows") {
   OpSpec spec = SpecOf({"MaxPool", {1, 8, 10, 10}, {3, 3}, {1, 1}, {0, 0, 0, 0}});
   spec.attrs["dilations"] = std::vector<int64_t>{2, 2};

@@ -151,6 +151,82 @@ void PlaneLine(const PoolPlane& p, float* out) {
 
 void PoolPlaneVectors(bool max, const PoolPlane& p, float* out) { max ? PlaneLine<true>(p, out) : PlaneLine<false>(p, out); }
 
+// dst[i] = the fold of src[t][i] over t < count, for i < n.
+template <bool kMax>
+void FoldSpans(const float* const* src, int64_t count, int64_t n, float* dst) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto acc = hn::LoadU(d, src[0] + i);
+    for (int64_t t = 1; t < count; ++t) acc = Fold<kMax>(acc, hn::LoadU(d, src[t] + i));
+    hn::StoreU(acc, d, dst + i);
+  }
+  for (; i < n; ++i) {
+    float acc = src[0][i];
+    for (int64_t t = 1; t < count; ++t) acc = kMax ? std::max(acc, src[t][i]) : acc + src[t][i];
+    dst[i] = acc;
+  }
+}
+
+// dst[i] = the fold of src[i + t] over t < k (times reciprocal[i] where given), for i < n.
+template <bool kMax>
+void FoldShifted(const float* src, int64_t k, int64_t n, const float* reciprocal, float* dst) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto acc = hn::LoadU(d, src + i);
+    for (int64_t t = 1; t < k; ++t) acc = Fold<kMax>(acc, hn::LoadU(d, src + i + t));
+    hn::StoreU(reciprocal ? hn::Mul(acc, hn::LoadU(d, reciprocal + i)) : acc, d, dst + i);
+  }
+  for (; i < n; ++i) {
+    float acc = src[i];
+    for (int64_t t = 1; t < k; ++t) acc = kMax ? std::max(acc, src[i + t]) : acc + src[i + t];
+    dst[i] = reciprocal ? acc * reciprocal[i] : acc;
+  }
+}
+
+template <bool kMax>
+void SamePlaneOf(const SamePlane& p, const float* in, float* out) {
+  const PoolAxis &h = p.h, &w = p.w;
+  const int64_t W = w.in;
+  float* columns = p.scratch;  // columns[o * W + j]: the fold of input column j over output row o's rows
+  const float* rows[kSamePlaneKernel];
+  // Output rows whose window lies inside the plane: one span of whole rows, a pass per tap.
+  const int64_t inner_begin = std::min(h.pad, h.out), inner_end = std::max(inner_begin, h.in - (h.kernel - 1 - h.pad));
+  if (inner_end > inner_begin) {
+    for (int64_t t = 0; t < h.kernel; ++t) rows[t] = in + (inner_begin - h.pad + t) * W;
+    FoldSpans<kMax>(rows, h.kernel, (inner_end - inner_begin) * W, columns + inner_begin * W);
+  }
+  for (int64_t o = 0; o < h.out; ++o) {
+    if (o >= inner_begin && o < inner_end) continue;
+    int64_t count = 0;
+    for (int64_t r = h.First(o); r < h.End(o); ++r) rows[count++] = in + r * W;
+    FoldSpans<kMax>(rows, count, W, columns + o * W);
+  }
+  // Along the plane as one line: right wherever the window stays inside its row.
+  const int64_t right = w.kernel - 1 - w.pad;  // taps right of the output position
+  const int64_t total = h.out * W, first = std::min(w.pad, total), last = std::max(first, total - right);
+  FoldShifted<kMax>(columns + first - w.pad, w.kernel, last - first, p.reciprocal ? p.reciprocal + first : nullptr, out + first);
+  // The columns whose window crosses the row's ends, again within the row.
+  for (int64_t o = 0; o < h.out; ++o) {
+    const float* row = columns + o * W;
+    for (int64_t q = 0; q < W; ++q) {
+      if (q >= w.pad && q + right < W) {
+        q = std::max(q, W - right - 1);
+        continue;
+      }
+      const int64_t c0 = w.First(q), c1 = w.End(q);
+      float acc = row[c0];
+      for (int64_t c = c0 + 1; c < c1; ++c) acc = kMax ? std::max(acc, row[c]) : acc + row[c];
+      out[o * W + q] = p.reciprocal ? acc * p.reciprocal[o * W + q] : acc;
+    }
+  }
+}
+
+void SamePlaneVectors(bool max, const SamePlane& p, const float* in, float* out) { max ? SamePlaneOf<true>(p, in, out) : SamePlaneOf<false>(p, in, out); }
+
 }  // namespace tilebank::engine::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -159,6 +235,14 @@ namespace tilebank::engine {
 
 HWY_EXPORT(PoolLineVectors);
 HWY_EXPORT(PoolPlaneVectors);
+HWY_EXPORT(SamePlaneVectors);
+
+bool TakesSamePlane(const PoolAxis& h, const PoolAxis& w) {
+  auto same = [](const PoolAxis& a) { return a.stride == 1 && a.out == a.in && a.kernel <= kSamePlaneKernel && a.pad >= 0 && a.pad < a.kernel; };
+  return same(h) && same(w) && h.in > 0 && w.in > 0;
+}
+
+void PoolSamePlane(bool max, const SamePlane& plane, const float* in, float* out) { HWY_DYNAMIC_DISPATCH(SamePlaneVectors)(max, plane, in, out); }
 
 void PoolLineRows(bool max, const PoolLine& line, float* out) {
   if (line.width <= 0 || line.w.out <= 0) return;

@@ -41,4 +41,20 @@ struct PoolPlane {
 // holds at least one input.
 void PoolPlaneLine(bool max, const PoolPlane& line, float* out);
 
+// Channels first, a whole [H, W] plane at once, for windows of stride 1 whose output has the
+// input's size on both axes (PoolFormer's 3x3 averages, YOLO's 5x5 SPPF maxima): the rows folded
+// into a plane of column sums, then along the plane read as one line, the columns a window crosses
+// a row's end of recomputed. Lines of 7 to 56 floats each cost a call and a scalar edge on the
+// line-by-line path; here the plane is one vector loop per pass.
+struct SamePlane {
+  PoolAxis h, w;                      // stride 1, out == in
+  const float* reciprocal = nullptr;  // AveragePool: each output's 1 / divisor (h.out * w.out); MaxPool: null
+  float* scratch = nullptr;           // h.in * w.in floats
+};
+// Whether a window over these axes takes the whole-plane path; at most kSamePlaneKernel taps an axis.
+constexpr int64_t kSamePlaneKernel = 16;
+bool TakesSamePlane(const PoolAxis& h, const PoolAxis& w);
+// out (the plane's h.out * w.out floats) = the max (`max`) or average of each position's window of in.
+void PoolSamePlane(bool max, const SamePlane& plane, const float* in, float* out);
+
 }  // namespace tilebank::engine
