@@ -77,7 +77,7 @@ void PrepareStartupEnvironment(int argc, char** argv) {
     changed |= setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 1) == 0;
   const char* set = std::getenv("TILEBANK_HUGE_PAGES");
   const std::string huge = set ? set : "";
-  const bool wanted = huge == "on" || (huge != "off" && ModelFileBytes(argc, argv) >= kHugePagesModelBytes);
+  const bool wanted = huge == "on" || (huge != "off" && ModelFileBytes(argc, argv) > 0);
   if (wanted && TransparentHugePagesOffered())
     if (const std::string added = TunablesWith(before.c_str(), kMallocHugePagesTunable); !added.empty())
       tunables_changed = setenv("GLIBC_TUNABLES", added.c_str(), 1) == 0 && setenv(kTunablesBefore, before.c_str(), 1) == 0;

@@ -14,15 +14,16 @@ inline constexpr const char* kOpenMpSpinCount = "30000";
 
 // The glibc tunable that has malloc advise transparent huge pages for the memory it maps. A model's
 // weights pass through large buffers while it loads (the proto's bytes, the graph's constants, the
-// kernels' packed copies), each 4 KiB page touched first through a page fault and zeroed: in 2 MiB
-// pages video R3D-18 (128 MiB) loaded in 0.23-0.73 s instead of 1.3-1.6, ResNet-50 in 0.34-0.60
-// instead of 1.2-1.9. But a 2 MiB page is resident whole once touched, and the heap's sparse parts
-// (oneDNN's JIT code, what binding frees) then count whole: MobileNetV2 (14 MiB) peaked at 105 MiB
-// instead of 69. So used for a command whose model file (-m, --model) holds at least
-// kHugePagesModelBytes, where Linux offers transparent huge pages (on advice or always), unless
-// GLIBC_TUNABLES already names it or TILEBANK_HUGE_PAGES is "off" ("on": for any model).
+// kernels' packed copies), each 4 KiB page touched first through a page fault and zeroed (about 12 us
+// a page in these VMs): in 2 MiB pages video R3D-18 (128 MiB) loaded in 0.23-0.73 s instead of
+// 1.3-1.6, MobileNetV2 (14 MiB) in 0.17 instead of 0.31, QuartzNet (18 MiB) in 0.13 instead of 0.26.
+// A 2 MiB page is resident whole once touched; since the weights are held once and the activation
+// arena is left untouched until the first run, that cost 0-3 MiB of peak memory on every model
+// measured (MobileNetV2 had peaked at 105 MiB instead of 69 before; 65 against 64 now). So used for
+// every command given a model file (-m, --model), where Linux offers transparent huge pages (on
+// advice or always), unless GLIBC_TUNABLES already names it or TILEBANK_HUGE_PAGES is "off" ("on":
+// also for commands without a model).
 inline constexpr const char* kMallocHugePagesTunable = "glibc.malloc.hugetlb=1";
-inline constexpr long long kHugePagesModelBytes = 32LL << 20;
 
 // GLIBC_TUNABLES (`current`, null when unset: a colon-separated list of name=value) with `tunable`
 // (name=value) added; "" when `current` already sets that name, to any value.
