@@ -71,6 +71,8 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   cbam_resnet, sknet, eca_net, nonlocal_net, bisenet, res2net: scripts/user_models_attention_maps.py
   convmixer, dit, glow, keyword_spotter, patchtst, poolformer, dcn_v2, detr:
                       scripts/user_models_flows_spectra.py
+  mamba2, condconv, wavenet, tabnet, siren, gqa_decoder, tacotron_step, informer:
+                      scripts/user_models_scans_dynamic.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -87,6 +89,7 @@ import user_models_flows_spectra as flows_spectra
 import user_models_held_out as held_out
 import user_models_index_heavy as index_heavy
 import user_models_pooling_mixing as pooling_mixing
+import user_models_scans_dynamic as scans_dynamic
 import user_models_scatter_masks as scatter_masks
 import user_models_unfold_sort as unfold_sort
 
@@ -862,6 +865,14 @@ BUILDERS = {
     "poolformer": ("PoolFormer (pooling token mixer)", flows_spectra.poolformer),
     "dcn_v2": ("recommendation (cross network)", flows_spectra.dcn_v2),
     "detr": ("detection transformer (DETR)", lambda small: flows_spectra.detr(small, random_batch_norm_statistics)),
+    "mamba2": ("state-space language model (Mamba-2 scan)", scans_dynamic.mamba2),
+    "condconv": ("CondConv (kernels made at run time)", lambda small: scans_dynamic.condconv(small, random_batch_norm_statistics)),
+    "wavenet": ("WaveNet (gated dilated causal Conv1d)", scans_dynamic.wavenet),
+    "tabnet": ("TabNet (sparsemax attention)", lambda small: scans_dynamic.tabnet(small, random_batch_norm_statistics)),
+    "siren": ("SIREN (sine coordinate MLP)", scans_dynamic.siren),
+    "gqa_decoder": ("decode step, grouped-query attention", scans_dynamic.gqa_decoder),
+    "tacotron_step": ("Tacotron-2 decoder step (LSTM cells)", scans_dynamic.tacotron_step),
+    "informer": ("Informer (ProbSparse attention)", lambda small: scans_dynamic.informer(small, random_batch_norm_statistics)),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
@@ -872,7 +883,8 @@ SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "a
          "gnn_scatter", "perceiver", "textcnn", "bifpn_lite", "kan", "sparse_topk",
          "vqvae", "ghostnet", "hourglass", "quartznet", "alibi_encoder", "retnet", "attention_unet", "srresnet", "convseq", "siamese",
          "cbam_resnet", "sknet", "eca_net", "nonlocal_net", "bisenet", "res2net",
-         "convmixer", "dit", "glow", "keyword_spotter", "patchtst", "poolformer", "dcn_v2", "detr"]
+         "convmixer", "dit", "glow", "keyword_spotter", "patchtst", "poolformer", "dcn_v2", "detr",
+         "mamba2", "condconv", "wavenet", "tabnet", "siren", "gqa_decoder", "tacotron_step", "informer"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.
