@@ -273,5 +273,36 @@ TEST_CASE("typed TopK: a few of many (one pass), some of many (nth_element of pa
       }
 }
 
+TEST_CASE("typed TopK: short rows (at most 128) ordered by counting, as the full sort orders them, ties, -0 and +0, infinities, padding lanes, NaN rows") {
+  for (int64_t dim : {1, 7, 16, 17, 54, 128}) {
+    TypedTensor x(DType::kFloat32, {2, dim});
+    float* v = x.data<float>();
+    for (int64_t i = 0; i < dim; ++i) v[i] = static_cast<float>((i * 31) % 11) - 5.f;  // ties throughout
+    if (dim > 4) v[1] = -0.f, v[2] = 0.f, v[3] = -INFINITY, v[dim - 1] = INFINITY;
+    for (int64_t i = 0; i < dim; ++i) v[dim + i] = v[i];
+    v[dim + dim / 2] = std::nanf("");  // row 1: the sort's NaN order
+    for (int64_t k : {int64_t{0}, int64_t{1}, dim / 3, dim - 1, dim})
+      for (int largest : {0, 1})
+        for (int sorted : {0, 1}) {
+          if (k < 0) continue;
+          CAPTURE(dim);
+          CAPTURE(k);
+          CAPTURE(largest);
+          CAPTURE(sorted);
+          const TypedTensor kt = TypedTensor::Of<int64_t>({1}, {k});
+          KernelInfo info;
+          info.op_type = "TopK", info.node_name = "t", info.opset = 11, info.input_types = {DType::kFloat32, DType::kInt64};
+          info.attrs = Attrs(nlohmann::json{{"largest", largest}, {"sorted", sorted}});
+          CheckSameOutputs(info, {&x, &kt}, 2);
+          std::vector<int64_t> want(dim), got(dim);
+          std::iota(want.begin(), want.end(), 0);
+          std::stable_sort(want.begin(), want.end(), [&](int64_t p, int64_t q) { return largest ? v[p] > v[q] : v[p] < v[q]; });
+          if (!sorted) std::sort(want.begin(), want.begin() + k);
+          TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[a]); }, &got, v);
+          CHECK(std::equal(want.begin(), want.begin() + k, got.begin()));
+        }
+  }
+}
+
 }  // namespace
 }  // namespace tilebank::engine::kernels

@@ -65,6 +65,9 @@ void TopKOrder(int64_t k, bool largest, bool sorted, ValueAt value_at, std::vect
       return;
     }
   }
+  // A short float32 row: each value's place counted against the others a vector at a time (rows
+  // with a NaN go on to the sorts below).
+  if (contiguous && dim <= kRankRowMax && RankOrderRow(contiguous, dim, largest, sorted, k, order->data())) return;
   if (dim >= 64) {
     // Many of many (an argsort): the (value, index) pairs, the first k by nth_element and sorted, in
     // one total order (value, then index), so the same as the heap below; rows with a NaN go on to

@@ -25,6 +25,16 @@ void Redirect(Graph* g, int from, int to) {
 
 bool IsGraphOutput(const Graph& g, int v) { return std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end(); }
 
+// A new constant value holding `c`; returns its index.
+int AddConstant(Graph* g, const std::string& name, ConstTensor c) {
+  Value v;
+  v.name = name;
+  v.shape = c.shape;
+  v.constant = std::move(c);
+  g->values.push_back(std::move(v));
+  return static_cast<int>(g->values.size() - 1);
+}
+
 // W' = W * gamma / sqrt(var + eps) per output channel, b' = (b - mean) * gamma / sqrt(var + eps) + beta.
 bool FoldBatchNorm(Graph* g, Node* conv, const Node& bn, const std::map<int, int>& consumers) {
   if (conv->op_type != "Conv" || bn.op_type != "BatchNormalization" || bn.inputs[0] != conv->outputs[0]) return false;
@@ -42,18 +52,58 @@ bool FoldBatchNorm(Graph* g, Node* conv, const Node& bn, const std::map<int, int
     for (int64_t j = 0; j < per_channel; ++j) nw.floats[c * per_channel + j] = static_cast<float>(nw.floats[c * per_channel + j] * k);
     bias[c] = static_cast<float>(bias[c] * k + affine->shift[c]);
   }
-  auto add_const = [&](const std::string& name, ConstTensor c) {
-    Value v;
-    v.name = name;
-    v.shape = c.shape;
-    v.constant = std::move(c);
-    g->values.push_back(std::move(v));
-    return static_cast<int>(g->values.size() - 1);
-  };
   conv->inputs.resize(3);
-  conv->inputs[1] = add_const(conv->name + ".folded_weight", std::move(nw));
-  conv->inputs[2] = add_const(conv->name + ".folded_bias", ConstTensor::Floats({oc}, bias));
+  conv->inputs[1] = AddConstant(g, conv->name + ".folded_weight", std::move(nw));
+  conv->inputs[2] = AddConstant(g, conv->name + ".folded_bias", ConstTensor::Floats({oc}, bias));
   conv->outputs[0] = bn.outputs[0];
+  return true;
+}
+
+// A MatMul of a 2-D input and a constant [K, M] matrix, or a Gemm with a constant B and a constant
+// (or absent) C of M values, followed by a BatchNormalization over its M columns (TabNet's and
+// other tabular models' Linear + BatchNorm1d): B's columns scaled, the shift made Gemm's C
+// (alpha kept, beta 1); a MatMul becomes that Gemm.
+bool FoldBatchNormIntoGemm(Graph* g, Node* gemm, const Node& bn, const std::map<int, int>& consumers) {
+  if ((gemm->op_type != "MatMul" && gemm->op_type != "Gemm") || bn.op_type != "BatchNormalization" || bn.inputs[0] != gemm->outputs[0]) return false;
+  if (consumers.count(gemm->outputs[0]) == 0 || consumers.at(gemm->outputs[0]) != 1 || IsGraphOutput(*g, gemm->outputs[0])) return false;
+  const Value& a = g->values[gemm->inputs[0]];
+  if (!g->IsConstant(gemm->inputs[1]) || !a.shape_known || a.shape.size() != 2 || a.dtype != "float32") return false;
+  const ConstTensor& w = *g->values[gemm->inputs[1]].constant;
+  if (w.type != ConstTensor::Type::kFloat || w.shape.size() != 2) return false;
+  const bool is_gemm = gemm->op_type == "Gemm";
+  if (is_gemm && g->AttrInt(*gemm, "transA", 0) != 0) return false;
+  const bool trans_b = is_gemm && g->AttrInt(*gemm, "transB", 0) != 0;
+  const int64_t columns = trans_b ? w.shape[0] : w.shape[1], depth = trans_b ? w.shape[1] : w.shape[0];
+  std::vector<float> bias(columns, 0.f);
+  const bool has_c = is_gemm && gemm->inputs.size() > 2 && gemm->inputs[2] >= 0;
+  if (has_c) {
+    if (!g->IsConstant(gemm->inputs[2])) return false;
+    const ConstTensor& c = *g->values[gemm->inputs[2]].constant;
+    const float beta = g->AttrFloat(*gemm, "beta", 1.f);
+    if (c.type != ConstTensor::Type::kFloat || (c.size() != columns && c.size() != 1) || (c.shape.size() == 2 && c.shape[0] != 1)) return false;
+    const std::vector<float> values = c.AsTensor().data;
+    for (int64_t m = 0; m < columns; ++m) bias[m] = beta * values[c.size() == 1 ? 0 : m];
+  }
+  auto affine = BatchNormAffine(*g, bn, columns);  // not constant, or another channel count: left as it is
+  if (!affine.ok()) return false;
+  ConstTensor nw = ConstTensor::Floats(w.shape, w.AsTensor().data);
+  for (int64_t m = 0; m < columns; ++m) {
+    const double k = affine->scale[m];
+    for (int64_t d = 0; d < depth; ++d) {
+      float& x = nw.floats[trans_b ? m * depth + d : d * columns + m];
+      x = static_cast<float>(x * k);
+    }
+    bias[m] = static_cast<float>(bias[m] * k + affine->shift[m]);
+  }
+  if (!is_gemm) {
+    gemm->op_type = "Gemm";
+    gemm->attrs = nlohmann::json::object();
+  }
+  gemm->attrs["beta"] = 1.0;
+  gemm->inputs.resize(3);
+  gemm->inputs[1] = AddConstant(g, gemm->name + ".folded_weight", std::move(nw));
+  gemm->inputs[2] = AddConstant(g, gemm->name + ".folded_bias", ConstTensor::Floats({columns}, bias));
+  gemm->outputs[0] = bn.outputs[0];
   return true;
 }
 
@@ -178,7 +228,7 @@ Status FoldConstants(Graph* g) {
   auto folded = EvaluateConstantNodes(g, &shape_known, /*fold_quantization=*/true);
   if (!folded.ok()) return folded.status();
   TB_RETURN_IF_ERROR(LowerSplits(g));
-  // BatchNormalization into the Conv before it.
+  // BatchNormalization into the Conv, MatMul or Gemm before it.
   std::map<int, int> consumers;
   for (const Node& n : g->nodes)
     for (int v : n.inputs) ++consumers[v];
@@ -190,7 +240,8 @@ Status FoldConstants(Graph* g) {
     const Node& bn = g->nodes[i];
     if (bn.op_type != "BatchNormalization" || (bn.outputs.size() > 1 && bn.outputs[1] >= 0)) continue;
     auto p = producer.find(bn.inputs[0]);
-    if (p != producer.end() && FoldBatchNorm(g, &g->nodes[p->second], bn, consumers)) drop[i] = true;
+    if (p != producer.end() && (FoldBatchNorm(g, &g->nodes[p->second], bn, consumers) || FoldBatchNormIntoGemm(g, &g->nodes[p->second], bn, consumers)))
+      drop[i] = true;
   }
   // Drop nodes whose outputs nothing reads (folding leaves some behind).
   std::set<int> live(g->outputs.begin(), g->outputs.end());

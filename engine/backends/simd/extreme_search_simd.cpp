@@ -7,6 +7,8 @@
 
 #include <hwy/highway.h>
 
+#include <cmath>
+
 #include "engine/backends/simd/extreme_search_simd.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -113,6 +115,47 @@ int64_t FirstBeyondIn(const float* v, int64_t count, float bar) {
   return count;
 }
 
+template <bool kLargest>
+bool RankOrderIn(const float* row, size_t n, bool sorted, size_t k, int64_t* order) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  // The row padded to whole vectors with values that never go before another: -inf (+inf) at indices
+  // past every real one, so a tie with them never counts.
+  HWY_ALIGN float padded[kRankRowMax + HWY_MAX_BYTES / sizeof(float)];
+  for (size_t j = 0; j < n; ++j) {
+    if (row[j] != row[j]) return false;
+    padded[j] = row[j];
+  }
+  const size_t whole = (n + N - 1) / N * N;
+  for (size_t j = n; j < whole; ++j) padded[j] = kLargest ? -HUGE_VALF : HUGE_VALF;
+  int32_t rank[kRankRowMax];
+  for (size_t i = 0; i < n; ++i) {
+    const auto x = hn::Set(d, padded[i]), at = hn::Set(d, static_cast<float>(i));  // exact: i < 2^24
+    size_t before = 0;
+    for (size_t j = 0; j < whole; j += N) {
+      const auto y = hn::Load(d, padded + j);
+      const auto ahead = kLargest ? hn::Gt(y, x) : hn::Lt(y, x);
+      const auto tie_earlier = hn::And(hn::Eq(y, x), hn::Lt(hn::Iota(d, static_cast<float>(j)), at));
+      before += hn::CountTrue(d, hn::Or(ahead, tie_earlier));
+    }
+    rank[i] = static_cast<int32_t>(before);
+  }
+  if (sorted) {
+    for (size_t i = 0; i < n; ++i)
+      if (static_cast<size_t>(rank[i]) < k) order[rank[i]] = static_cast<int64_t>(i);
+  } else {
+    size_t out = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (static_cast<size_t>(rank[i]) < k) order[out++] = static_cast<int64_t>(i);
+  }
+  return true;
+}
+
+bool RankOrderAny(const float* row, int64_t dim, bool largest, bool sorted, int64_t k, int64_t* order) {
+  return largest ? RankOrderIn<true>(row, static_cast<size_t>(dim), sorted, static_cast<size_t>(k), order)
+                 : RankOrderIn<false>(row, static_cast<size_t>(dim), sorted, static_cast<size_t>(k), order);
+}
+
 int64_t FirstBeyondAny(const float* v, int64_t n, float bar, bool above) { return above ? FirstBeyondIn<true>(v, n, bar) : FirstBeyondIn<false>(v, n, bar); }
 
 }  // namespace tilebank::engine::HWY_NAMESPACE
@@ -124,6 +167,7 @@ namespace tilebank::engine {
 HWY_EXPORT(ArgExtremeRowsAny);
 HWY_EXPORT(FirstBeyondAny);
 HWY_EXPORT(ArgExtremeRowAny);
+HWY_EXPORT(RankOrderAny);
 
 void ArgExtremeFloatRows(const float* row, int64_t dim, int64_t inner, int64_t n, bool max, bool last, int64_t* at) {
   if (n > 0 && dim > 0) HWY_DYNAMIC_DISPATCH(ArgExtremeRowsAny)(row, dim, inner, n, max, last, at);
@@ -131,6 +175,11 @@ void ArgExtremeFloatRows(const float* row, int64_t dim, int64_t inner, int64_t n
 
 int64_t ArgExtremeAlongRow(const float* row, int64_t dim, bool max, bool last) {
   return dim > 0 ? HWY_DYNAMIC_DISPATCH(ArgExtremeRowAny)(row, dim, max, last) : 0;
+}
+
+bool RankOrderRow(const float* row, int64_t dim, bool largest, bool sorted, int64_t k, int64_t* order) {
+  if (dim > kRankRowMax || k < 0 || k > dim) return false;
+  return dim == 0 || HWY_DYNAMIC_DISPATCH(RankOrderAny)(row, dim, largest, sorted, k, order);
 }
 
 int64_t FirstBeyond(const float* v, int64_t n, float bar, bool above) { return n > 0 ? HWY_DYNAMIC_DISPATCH(FirstBeyondAny)(v, n, bar, above) : n; }
