@@ -865,19 +865,37 @@ Result<std::unique_ptr<OpKernel>> CumSum(const KernelInfo& info) {
   });
 }
 
-// LogSoftmax (opset 13) over the last axis: rows on the threads, each on Highway (softmax_rows_simd.h).
+// LogSoftmax (opset 13) along any axis, on Highway (softmax_rows_simd.h): over the last axis rows on
+// the threads; over another (WaveNet's log-softmax over its channels) blocks of columns on the threads.
 Result<std::unique_ptr<OpKernel>> LogSoftmax(const KernelInfo& info) {
   const auto& shape = OutShape(info);
   const int64_t rank = static_cast<int64_t>(shape.size());
-  if (rank == 0 || PositiveAxis(info.attrs.Int("axis", -1), shape.size()) != rank - 1) return info.Bad("runs over the last axis only");
-  const int64_t len = shape.back(), rows = len ? Tensor::NumElements(shape) / len : 0;
-  return MakeArena(info, [len, rows](const std::vector<const float*>& in, float* out) {
-    SoftmaxRowsOptions options;
-    options.log = true;
-    ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, len)), [&](int64_t begin, int64_t end) {
-      SoftmaxRowsSimd(in[0] + begin * len, out + begin * len, end - begin, len, len, len, options);
+  if (rank == 0) return info.Bad("takes a tensor of rank 1 or more");
+  const int64_t axis = PositiveAxis(info.attrs.Int("axis", -1), shape.size());
+  if (axis < 0 || axis >= rank) return info.Bad("the axis is outside the input's rank");
+  const int64_t dim = shape[axis], total = Tensor::NumElements(shape);
+  if (axis == rank - 1) {
+    const int64_t rows = dim ? total / dim : 0;
+    return MakeArena(info, [dim, rows](const std::vector<const float*>& in, float* out) {
+      SoftmaxRowsOptions options;
+      options.log = true;
+      ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, dim)), [&](int64_t begin, int64_t end) {
+        SoftmaxRowsSimd(in[0] + begin * dim, out + begin * dim, end - begin, dim, dim, dim, options);
+      });
+    });  // not over its input: the plan would take that for an elementwise step, free of layout
+  }
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
+  static constexpr int64_t kColumns = 64;  // a task's columns: dim x 64 floats stay in the first-level cache
+  const int64_t outer = dim && inner ? total / (dim * inner) : 0, blocks = (inner + kColumns - 1) / kColumns;
+  return MakeArena(info, [dim, inner, outer, blocks](const std::vector<const float*>& in, float* out) {
+    ParallelFor(outer * blocks, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t o = t / blocks, first = (t % blocks) * kColumns;
+        SoftmaxColumnsSimd(in[0] + o * dim * inner, out + o * dim * inner, dim, inner, first, std::min(kColumns, inner - first), /*log=*/true);
+      }
     });
-  });  // not over its input: the plan would take that for an elementwise step, free of layout
+  });
 }
 
 // FakeQuantizeLinear (engine/passes/fake_quant_fusion.h): QuantizeLinear's inputs, per-tensor

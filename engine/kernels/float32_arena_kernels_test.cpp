@@ -317,6 +317,31 @@ TEST_CASE("CumSum in the arena computes the reference's bits along every axis, e
       }
 }
 
+TEST_CASE("LogSoftmax in the arena along every axis (rows for the last, blocks of columns for the others) as the reference computes it, -inf and large values") {
+  const std::vector<int64_t> shape = {2, 37, 3, 70};
+  TypedTensor x(DType::kFloat32, shape);
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 201 - 100) * 0.137f;
+  x.data<float>()[5] = -INFINITY, x.data<float>()[300] = 80.f;
+  for (int64_t axis = -1; axis < 4; ++axis) {
+    CAPTURE(axis);
+    kernels::KernelInfo info;
+    info.op_type = info.node_name = "LogSoftmax";
+    info.opset = 13;
+    info.num_outputs = 1;
+    info.attrs = kernels::Attrs(nlohmann::json{{"axis", axis}});
+    info.input_types = {DType::kFloat32};
+    info.input_shapes = {shape};
+    info.output_shapes = {shape};
+    const auto [fast, slow] = ArenaAndReferenceOutputs(info, {&x});
+    REQUIRE(fast.shape == slow.shape);
+    for (int64_t i = 0; i < fast.size(); ++i) {
+      const float got = fast.data<float>()[i], want = slow.data<float>()[i];
+      if (std::isinf(want)) CHECK(got == want);
+      else CHECK(got == doctest::Approx(want).epsilon(1e-5).scale(1.0));
+    }
+  }
+}
+
 TEST_CASE("Pow in the arena: squares, cubes, roots, reciprocals and other exponents as the reference computes them") {
   const std::vector<int64_t> shape = {3, 70, 41};
   TypedTensor x(DType::kFloat32, shape);

@@ -8,6 +8,7 @@
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -88,6 +89,41 @@ void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t len, int64_t x_
   if (options.store == SoftmaxStore::kStreaming && !options.log) hwy::FlushStream();
 }
 
+// One vector of `lanes` (at most a vector's) columns starting at x[c]: the maximum down the column,
+// the sum of exp(x - max), then the output from x (log) or from the exponentials stored in y.
+template <class D>
+HWY_INLINE void Columns(D d, const float* x, float* y, size_t dim, size_t inner, size_t c, size_t lanes, bool log) {
+  const size_t N = hn::Lanes(d);
+  const float lowest = -std::numeric_limits<float>::infinity();
+  auto load = [&](const float* p) { return lanes == N ? hn::LoadU(d, p) : LoadTail(d, p, lanes, lowest); };
+  auto store = [&](hn::Vec<D> v, float* p) { lanes == N ? hn::StoreU(v, d, p) : StoreTail(d, v, p, lanes); };
+  auto max = hn::Set(d, lowest);
+  for (size_t a = 0; a < dim; ++a) max = hn::Max(max, load(x + a * inner + c));
+  auto sum = hn::Zero(d);
+  for (size_t a = 0; a < dim; ++a) {
+    const auto e = ExpNonPositive(d, hn::Sub(load(x + a * inner + c), max));
+    if (!log) store(e, y + a * inner + c);
+    sum = hn::Add(sum, e);
+  }
+  if (log) {
+    HWY_ALIGN float lane_sums[HWY_MAX_BYTES / sizeof(float)];
+    hn::Store(sum, d, lane_sums);
+    for (size_t l = 0; l < N; ++l) lane_sums[l] = std::log(lane_sums[l]);
+    const auto shift = hn::Add(max, hn::Load(d, lane_sums));
+    for (size_t a = 0; a < dim; ++a) store(hn::Sub(load(x + a * inner + c), shift), y + a * inner + c);
+    return;
+  }
+  const auto scale = hn::Div(hn::Set(d, 1.f), sum);
+  for (size_t a = 0; a < dim; ++a) store(hn::Mul(load(y + a * inner + c), scale), y + a * inner + c);
+}
+
+void SoftmaxColumns(const float* x, float* y, int64_t dim, int64_t inner, int64_t first, int64_t count, bool log) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d), end = static_cast<size_t>(first + count);
+  for (size_t c = static_cast<size_t>(first); c < end; c += N)
+    Columns(d, x, y, static_cast<size_t>(dim), static_cast<size_t>(inner), c, std::min(N, end - c), log);
+}
+
 }  // namespace tilebank::engine::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -95,10 +131,15 @@ HWY_AFTER_NAMESPACE();
 namespace tilebank::engine {
 
 HWY_EXPORT(SoftmaxRows);
+HWY_EXPORT(SoftmaxColumns);
 
 void SoftmaxRowsSimd(const float* x, float* y, int64_t rows, int64_t len, int64_t x_stride, int64_t y_stride,
                      const SoftmaxRowsOptions& options) {
   HWY_DYNAMIC_DISPATCH(SoftmaxRows)(x, y, rows, len, x_stride, y_stride, options);
+}
+
+void SoftmaxColumnsSimd(const float* x, float* y, int64_t dim, int64_t inner, int64_t first, int64_t count, bool log) {
+  if (dim > 0 && count > 0) HWY_DYNAMIC_DISPATCH(SoftmaxColumns)(x, y, dim, inner, first, count, log);
 }
 
 }  // namespace tilebank::engine

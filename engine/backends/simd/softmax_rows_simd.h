@@ -32,4 +32,9 @@ struct SoftmaxRowsOptions {
 void SoftmaxRowsSimd(const float* x, float* y, int64_t rows, int64_t len, int64_t x_stride, int64_t y_stride,
                      const SoftmaxRowsOptions& options);
 
+// Softmax (LogSoftmax with `log`) along an axis that is not the last: `x` and `y` hold `dim` rows of
+// `inner` floats (one outer index's block), the softmax runs down each column, for columns
+// [first, first + count), a vector of columns at a time. y may be x. Thread-safe.
+void SoftmaxColumnsSimd(const float* x, float* y, int64_t dim, int64_t inner, int64_t first, int64_t count, bool log);
+
 }  // namespace tilebank::engine
