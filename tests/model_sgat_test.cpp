@@ -645,6 +645,84 @@ TEST_CASE("sgat: an attention block (encoder with key padding mask, decoder with
   }
 }
 
+// Grouped-query attention as LLaMA-style exports write it: x [1, S, 16] -> Q of 4 heads of 4; keys
+// and values given [1, 2, 6, 4] (2 key/value heads, 6 steps), each repeated for 2 query heads by
+// Unsqueeze, Expand [1, 2, 2, 6, 4] and Reshape [1, 4, 6, 4]; the keys transposed; a mask [1, 6]
+// broadcast over heads and queries; the heads merged into [1, S, 16].
+std::string GroupedQueryAttentionModel(const TempDir& dir, int64_t queries) {
+  ModelBuilder b;
+  b.Input("x", {1, queries, 16});
+  b.Input("keys", {1, 2, 6, 4});
+  b.Input("values", {1, 2, 6, 4});
+  b.Input("mask", {1, 6});
+  b.Weight("wq", {16, 16});
+  b.Ints("heads", {1, queries, 4, 4});
+  b.Ints("merged", {1, queries, 16});
+  b.Ints("group_axis", {2});
+  b.Ints("repeated", {1, 2, 2, 6, 4});
+  b.Ints("grouped", {1, 4, 6, 4});
+  b.Floats("inv_sqrt_d", {}, {0.5f});
+  auto perm = [](onnx::NodeProto* n, std::vector<int64_t> p) { ModelBuilder::IntsAttr(n, "perm", p); };
+  b.Node("MatMul", {"x", "wq"}, {"q2"});
+  b.Node("Reshape", {"q2", "heads"}, {"q4"});
+  perm(b.Node("Transpose", {"q4"}, {"q"}), {0, 2, 1, 3});
+  for (const std::string side : {"keys", "values"}) {
+    b.Node("Unsqueeze", {side, "group_axis"}, {side + "_5"});
+    b.Node("Expand", {side + "_5", "repeated"}, {side + "_repeated"});
+    b.Node("Reshape", {side + "_repeated", "grouped"}, {side + "_grouped"});
+  }
+  perm(b.Node("Transpose", {"keys_grouped"}, {"kt"}), {0, 1, 3, 2});
+  b.Node("MatMul", {"q", "kt"}, {"scores"});
+  b.Node("Mul", {"scores", "inv_sqrt_d"}, {"scaled"});
+  b.Node("Add", {"scaled", "mask"}, {"masked"});
+  ModelBuilder::IntAttr(b.Node("Softmax", {"masked"}, {"p"}), "axis", -1);
+  b.Node("MatMul", {"p", "values_grouped"}, {"context"});
+  perm(b.Node("Transpose", {"context"}, {"ct"}), {0, 2, 1, 3});
+  b.Node("Reshape", {"ct", "merged"}, {"y"});
+  b.Output("y", {1, queries, 16});
+  return b.Save(dir / "gqa.onnx");
+}
+
+TEST_CASE("sgat: grouped-query attention reads each key/value head for its group of query heads, the repeats never copied, as the unfused nodes compute it") {
+  for (const int64_t queries : {int64_t{1}, int64_t{3}}) {  // a decode step; a prefill, whose queries' rows cannot take the group
+    CAPTURE(queries);
+    TempDir dir;
+    const Graph g = Load(GroupedQueryAttentionModel(dir, queries));
+    const auto subgraphs = PartitionSubgraphs(g);
+    const Subgraph* block = nullptr;
+    for (const auto& s : subgraphs)
+      if (s.attention) block = &s;
+    REQUIRE(block != nullptr);
+    const auto& geometry = block->attention->geometry;
+    int expands_in_block = 0;
+    for (int n : block->chain) expands_in_block += g.nodes[n].op_type == "Expand";
+    if (queries == 1) {
+      CHECK(geometry.heads() == 2);  // the key/value heads, each with its group's 2 queries
+      CHECK(geometry.queries() == 2);
+      CHECK(expands_in_block == 2);  // read in place: K and V are the model's inputs
+      CHECK(g.values[block->attention->inputs[1]].name == "keys");
+      CHECK(g.values[block->attention->inputs[2]].name == "values");
+    } else {
+      CHECK(expands_in_block == 0);
+      CHECK(geometry.heads() == 4);
+      CHECK(geometry.queries() == 3);
+    }
+    CHECK(geometry.keys() == 6);
+    const FusionLookup unfused_choice = [](const Subgraph&) { return FusionChoice{engine::OneDnnFusion(0), "test"}; };
+    const auto unfused = Run(g, unfused_choice);
+    std::vector<engine::Policy> policies = engine::AttentionPolicies(geometry);
+    policies.push_back({{"kernel", std::string("one_pass")}, {"query_tile", int64_t{1}}});
+    for (const auto& tiles : policies) {
+      CAPTURE(engine::PolicyText(tiles));
+      const auto fused = Run(g, [&](const Subgraph& s) {
+        return s.attention ? FusionChoice{engine::FusedPolicy{1, "attention", tiles}, "test"} : FusionChoice{engine::OneDnnFusion(0), "test"};
+      });
+      const Comparison c = CompareTensors(fused, unfused);
+      CHECK_MESSAGE(c.ok, c.worst);
+    }
+  }
+}
+
 TEST_CASE("sgat: impl halide runs a MatMul's whole chain in the GEMM's epilogue under the anchor's knobs, and validate checks those knobs") {
   TempDir dir;
   const Graph g = Load(GeluModel(dir));

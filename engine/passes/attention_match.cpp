@@ -43,7 +43,14 @@ struct Context {
 };
 
 bool IsReshapeLike(const std::string& t) { return t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze"; }
-bool IsViewOp(const std::string& t) { return t == "Transpose" || t == "Slice" || IsReshapeLike(t); }
+bool IsViewOp(const std::string& t) { return t == "Transpose" || t == "Slice" || t == "Expand" || IsReshapeLike(t); }
+
+// Whether `v` repeats elements along a dimension (an Expand's broadcast: stride 0, extent above 1).
+bool Broadcasts(const StridedView& v) {
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (v.strides[d] == 0 && v.shape[d] > 1) return true;
+  return false;
+}
 
 std::vector<int64_t> TransposePerm(const Graph& g, const Node& n, size_t rank) {
   std::vector<int64_t> perm(rank);
@@ -56,6 +63,19 @@ std::optional<StridedView> ForwardView(const Graph& g, const Node& n, const Stri
   const std::vector<int64_t>& out_shape = g.values[n.outputs[0]].shape;
   if (n.op_type == "Transpose") return TransposeView(in, TransposePerm(g, n, in.shape.size()));
   if (IsReshapeLike(n.op_type)) return ReshapeView(in, out_shape);
+  if (n.op_type == "Expand") {  // numpy broadcasting of `in` to the output's shape: repeats read again (stride 0)
+    if (out_shape.size() < in.shape.size()) return std::nullopt;
+    StridedView view;
+    view.offset = in.offset;
+    view.shape = out_shape;
+    view.strides.assign(out_shape.size(), 0);
+    const size_t lead = out_shape.size() - in.shape.size();
+    for (size_t d = 0; d < in.shape.size(); ++d) {
+      if (in.shape[d] == out_shape[lead + d]) view.strides[lead + d] = in.strides[d];
+      else if (in.shape[d] != 1) return std::nullopt;
+    }
+    return view;
+  }
   if (n.op_type != "Slice" || n.inputs.size() < 3) return std::nullopt;
   auto ints = [&](size_t i) -> std::optional<std::vector<int64_t>> {
     if (i >= n.inputs.size() || n.inputs[i] < 0) return std::vector<int64_t>{};
@@ -98,15 +118,40 @@ struct Source {
   int base = -1;
   StridedView view;
   std::vector<int> nodes;  // the view nodes folded, from the base outward
+  // Grouped-query attention's keys or values: a Reshape merged dimension group_axis of the view
+  // with a broadcast one of extent `group` after it ([B, KV, G, T, D] -> [B, KV * G, T, D]), each
+  // key/value head read by `group` query heads; the view keeps the KV heads. 1: no such merge.
+  int64_t group = 1;
+  int group_axis = -1;
 };
 
+// A reshape of `v` that merges dimension i with a broadcast dimension i + 1 (stride 0) and keeps
+// every other: the view without dimension i + 1, and i and the broadcast extent; nullopt otherwise.
+std::optional<std::pair<StridedView, std::pair<int, int64_t>>> GroupingReshape(const StridedView& v, const std::vector<int64_t>& out_shape) {
+  if (out_shape.size() + 1 != v.shape.size()) return std::nullopt;
+  for (size_t i = 0; i + 1 < v.shape.size(); ++i) {
+    if (v.strides[i + 1] != 0 || v.shape[i + 1] < 2 || v.strides[i] == 0) continue;
+    std::vector<int64_t> merged = v.shape;
+    merged[i] *= merged[i + 1];
+    merged.erase(merged.begin() + static_cast<int64_t>(i) + 1);
+    if (merged != out_shape) continue;
+    StridedView kept = v;
+    kept.shape.erase(kept.shape.begin() + static_cast<int64_t>(i) + 1);
+    kept.strides.erase(kept.strides.begin() + static_cast<int64_t>(i) + 1);
+    return std::make_pair(kept, std::make_pair(static_cast<int>(i), v.shape[i + 1]));
+  }
+  return std::nullopt;
+}
+
 // Walks back from `v` through view nodes the block may take in, then builds the view from the base
-// outward; a node that would need a copy ends the walk there (its output becomes the base).
-Source ViewOf(const Context& c, int v) {
+// outward; a node that would need a copy ends the walk there (its output becomes the base). An
+// Expand folds only where a grouping Reshape takes its repeats away again (grouped-query attention);
+// otherwise the walk is made again with Expand ending it (`expand` false).
+Source ViewOf(const Context& c, int v, bool expand = true) {
   std::vector<int> chain;  // from `v` back
   for (int at = v;;) {
     const int p = c.PrivateProducer(at);
-    if (p < 0 || !IsViewOp(c.g.nodes[p].op_type)) break;
+    if (p < 0 || !IsViewOp(c.g.nodes[p].op_type) || (!expand && c.g.nodes[p].op_type == "Expand")) break;
     const int data = c.g.nodes[p].inputs[0];
     if (data < 0 || c.g.IsConstant(data) || c.g.values[data].dtype != "float32" || !c.g.values[data].shape_known) break;
     chain.push_back(p);
@@ -117,16 +162,30 @@ Source ViewOf(const Context& c, int v) {
   s.view = RowMajorView(c.g.values[s.base].shape);
   for (size_t k = chain.size(); k-- > 0;) {
     const Node& n = c.g.nodes[chain[k]];
-    auto next = ForwardView(c.g, n, s.view);
+    std::optional<StridedView> next;
+    if (s.group == 1 || n.op_type == "Transpose") next = ForwardView(c.g, n, s.view);  // a grouped view only transposes
+    if (next && s.group > 1) {
+      const std::vector<int64_t> perm = TransposePerm(c.g, n, s.view.shape.size());
+      s.group_axis = static_cast<int>(std::find(perm.begin(), perm.end(), s.group_axis) - perm.begin());
+    }
+    if (!next && s.group == 1 && IsReshapeLike(n.op_type)) {
+      if (auto grouped = GroupingReshape(s.view, c.g.values[n.outputs[0]].shape)) {
+        next = grouped->first;
+        s.group_axis = grouped->second.first;
+        s.group = grouped->second.second;
+      }
+    }
     if (!next) {  // start again past this node
       s.base = n.outputs[0];
       s.view = RowMajorView(c.g.values[s.base].shape);
       s.nodes.clear();
+      s.group = 1, s.group_axis = -1;
       continue;
     }
     s.view = *next;
     s.nodes.push_back(chain[k]);
   }
+  if (expand && Broadcasts(s.view)) return ViewOf(c, v, false);
   return s;
 }
 
@@ -140,7 +199,8 @@ std::optional<StridedView> Rank4(StridedView view) {
   return view;
 }
 
-std::optional<AttentionMatch> MatchAt(const Context& c, int context_matmul) {
+// `grouped`: keys and values may fold an Expand and a grouping Reshape (grouped-query attention).
+std::optional<AttentionMatch> MatchAt(const Context& c, int context_matmul, bool grouped) {
   const Graph& g = c.g;
   const Node& m2 = g.nodes[context_matmul];
   if (m2.op_type != "MatMul" || m2.inputs.size() != 2 || m2.outputs.empty() || m2.outputs[0] < 0) return std::nullopt;
@@ -195,7 +255,7 @@ std::optional<AttentionMatch> MatchAt(const Context& c, int context_matmul) {
     scale *= scaled->second;
     block.push_back(p);
   }
-  const Source q = ViewOf(c, query), k = ViewOf(c, m1.inputs[1]), v = ViewOf(c, m2.inputs[1]);
+  const Source q = ViewOf(c, query, false), k = ViewOf(c, m1.inputs[1], grouped), v = ViewOf(c, m2.inputs[1], grouped);
   for (const Source* s : {&q, &k, &v}) block.insert(block.end(), s->nodes.begin(), s->nodes.end());
   // Forward from the context: the view nodes that merge the heads again.
   std::vector<int> after;
@@ -225,6 +285,31 @@ std::optional<AttentionMatch> MatchAt(const Context& c, int context_matmul) {
   block.insert(block.end(), after.begin(), after.end());
   auto q4 = Rank4(q.view), k4 = Rank4(k.view), v4 = Rank4(v.view), o4 = Rank4(out);
   if (!q4 || !k4 || !v4 || !o4) return std::nullopt;
+  // The scores' shape and the mask's broadcast over it, before any regrouping.
+  const std::vector<int64_t> scores4 = {q4->shape[0], q4->shape[1], q4->shape[2], k4->shape[3]};
+  std::optional<StridedView> mask_view;
+  if (mask >= 0) {
+    std::vector<int64_t> mask_shape = g.values[mask].shape;
+    while (mask_shape.size() < 4) mask_shape.insert(mask_shape.begin(), 1);
+    for (int d = 0; d < 4; ++d)
+      if (mask_shape[d] != 1 && mask_shape[d] != scores4[d]) return std::nullopt;
+    mask_view = StridedView{scores4, BroadcastStrides(mask_shape, scores4), 0};
+  }
+  // Grouped-query attention: keys and values of KV heads, each read by G query heads. The G heads
+  // of a group become G times the queries of one head, [B, KV * G, Sq, D] -> [B, KV, G * Sq, D], where
+  // the query, output and mask views allow it without a copy (one query per head: a decode step).
+  if (k.group > 1 || v.group > 1) {
+    const int64_t group = k.group;
+    if (v.group != group || k.group_axis + 4 - static_cast<int>(k.view.shape.size()) != 1 || v.group_axis + 4 - static_cast<int>(v.view.shape.size()) != 1)
+      return std::nullopt;
+    if (k4->shape[1] * group != q4->shape[1] || q4->shape[1] % group != 0) return std::nullopt;
+    auto regroup = [&](const StridedView& view) {
+      return ReshapeView(view, {view.shape[0], view.shape[1] / group, group * view.shape[2], view.shape[3]});
+    };
+    q4 = regroup(*q4), o4 = regroup(*o4);
+    if (mask_view) mask_view = regroup(*mask_view);
+    if (!q4 || !o4 || (mask >= 0 && !mask_view)) return std::nullopt;
+  }
   // No broadcasting between the operands' batch and head dimensions.
   for (int d = 0; d < 2; ++d)
     if (k4->shape[d] != q4->shape[d] || v4->shape[d] != q4->shape[d] || o4->shape[d] != q4->shape[d]) return std::nullopt;
@@ -237,15 +322,7 @@ std::optional<AttentionMatch> MatchAt(const Context& c, int context_matmul) {
   m.geometry.scale = static_cast<float>(scale);
   m.inputs = {q.base, k.base, v.base};
   if (mask >= 0) {
-    const std::vector<int64_t> scores4 = {q4->shape[0], q4->shape[1], q4->shape[2], k4->shape[3]};
-    std::vector<int64_t> mask_shape = g.values[mask].shape;
-    while (mask_shape.size() < 4) mask_shape.insert(mask_shape.begin(), 1);
-    for (int d = 0; d < 4; ++d)
-      if (mask_shape[d] != 1 && mask_shape[d] != scores4[d]) return std::nullopt;
-    StridedView mv;
-    mv.shape = scores4;
-    mv.strides = BroadcastStrides(mask_shape, scores4);
-    m.geometry.mask = mv;
+    m.geometry.mask = mask_view;
     m.inputs.push_back(mask);
   }
   // The operands come from outside the block.
@@ -269,7 +346,8 @@ std::vector<AttentionMatch> FindAttentionBlocks(const Graph& g) {
   std::vector<AttentionMatch> out;
   std::set<int> taken;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    auto m = MatchAt(c, static_cast<int>(i));
+    auto m = MatchAt(c, static_cast<int>(i), true);
+    if (!m) m = MatchAt(c, static_cast<int>(i), false);  // the grouped views would not fold: the repeats copied first
     if (!m || std::any_of(m->nodes.begin(), m->nodes.end(), [&](int n) { return taken.count(n) > 0; })) continue;
     taken.insert(m->nodes.begin(), m->nodes.end());
     out.push_back(std::move(*m));
