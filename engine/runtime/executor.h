@@ -284,6 +284,7 @@ class Executor {
   uint64_t constant_bytes_ = 0;
   bool run_only_ = false;          // LoadOptions::run_only
   bool weights_released_ = false;  // some of the graph's weights were freed (run_only_)
+  size_t released_since_trim_ = 0;  // bytes ReleaseWeight freed since the heap's free pages last went back
   // Frees the graph's copy of constant `v` when it is a float32 one of kReleasedWeightBytes or more,
   // or an integer one (8-bit weights) of kReleasedIntegerWeightBytes / 8 elements or more, and not
   // a graph output. Small constants stay: shapes, scales, zero points and bounds others read.
