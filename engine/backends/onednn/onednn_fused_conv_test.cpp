@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/onednn_post_ops.h"
 #include "engine/backends/onednn/own_conv_test_support.h"
 #include "engine/core/op_spec.h"
@@ -140,6 +141,61 @@ TEST_CASE("impl.onednn convolution: weights and bias the model computes, and a c
         CHECK(WorstError(y, want) < 1e-4);
       }
     }
+}
+
+TEST_CASE("impl.onednn convolution: a 1-D dilated causal convolution whose padding the plain JIT kernel refuses takes it in a padded source of its own") {
+  // A WaveNet layer: 16 -> 24 channels over 300 steps, kernel 2, dilation 32, the causal padding
+  // (32 on the left) that oneDNN's plain JIT kernel refuses. Where it has that kernel (AVX-512), the
+  // remembered choices are set to it with the padding in the source, in its own layouts; elsewhere
+  // oneDNN's default binds.
+  // Both paths, the direct one run twice (the zero borders stay), compute the convolution in double.
+  ConvProblem p;
+  p.N = 1, p.C = 16, p.H = 1, p.W = 300, p.OC = 24, p.OH = 1, p.OW = 300, p.KH = 1, p.KW = 2, p.Cg = 16, p.OCg = 24, p.dw = 32, p.pw = 32, p.bias = true;
+  const std::vector<int64_t> in_shape = {1, 16, 1, 300}, w_shape = {24, 16, 1, 2}, out_shape = {1, 24, 1, 300};
+  auto op = ParseOpSpec(nlohmann::json{{"op", "Conv"},
+                                       {"input_desc", {{{"shape", in_shape}, {"type", "float32"}}, {{"shape", w_shape}, {"type", "float32"}},
+                                                       {{"shape", {24}}, {"type", "float32"}}}},
+                                       {"output_desc", {{{"shape", out_shape}, {"type", "float32"}}}},
+                                       {"attr", {{{"name", "pads"}, {"type", "list_int"}, {"value", {0, 32, 0, 0}}},
+                                                 {{"name", "dilations"}, {"type", "list_int"}, {"value", {1, 32}}}}}},
+                        0);
+  REQUIRE_MESSAGE(op.ok(), op.status().message());
+  const unsigned isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa()), avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  const bool plain_jit = (isa & avx512) == avx512;
+  const std::string layout_key = "onednn conv layout v1|1,16,1,300->24,1,300|k1x2,g1,s1x1,d1x32,p0x32+0x0,b1|default,direct,fp32";
+  if (plain_jit) {  // its own (blocked) layouts, not NCHW's GEMM, which may win the timing at this size
+    RememberMeasuredChoice("onednn conv 1-D impl v4|" + layout_key, "jit:avx512_core, padded source");
+    RememberMeasuredChoice(layout_key, "blocked");
+  }
+  const std::vector<float> w = Values(24 * 16 * 2, 2), b = Values(24, 3);
+  Tensor weights(w_shape), bias({24});
+  weights.data = w, bias.data = b;
+  auto kernel = OneDnnFusedKernel(*op, {});
+  REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+  auto bound = (*kernel)->BindDirect({}, {nullptr, &weights, &bias});
+  REQUIRE_MESSAGE(bound.ok(), bound.status().message());
+  REQUIRE(*bound);
+  if (plain_jit) {
+    CHECK_MESSAGE((*kernel)->Identity().find("jit:avx512_core") != std::string::npos, (*kernel)->Identity());
+    CHECK((*kernel)->NativeLayout(0).row_major());  // its padded source is no neighbour's to write
+  }
+  for (uint32_t seed : {1u, 4u}) {
+    const std::vector<float> x = Values(16 * 300, seed);
+    const std::vector<double> want = Reference(p, x, w, b, {}, "");
+    std::vector<float> y(want.size());
+    REQUIRE((*kernel)->RunDirect({x.data(), nullptr, nullptr}, y.data()).ok());
+    CHECK(WorstError(y, want) < 1e-5);
+    // The measured path.
+    Tensor input(in_shape);
+    input.data = x;
+    auto measured = OneDnnFusedKernel(*op, {});
+    REQUIRE(measured.ok());
+    REQUIRE((*measured)->Prepare({&input, &weights, &bias}).ok());
+    REQUIRE((*measured)->Run().ok());
+    Tensor got;
+    REQUIRE((*measured)->Fetch(&got).ok());
+    CHECK(WorstError(got.data, want) < 1e-5);
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <dnnl.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <cfloat>
 #include <chrono>
 #include <functional>
@@ -373,7 +374,13 @@ class ConvKernel : public Kernel {
     post_.Bind(in);
     memory user_src = MemoryFromTensor(*in[0], user_src_md_);
     src_ = memory(pd_.src_desc(), OneDnnCpuEngine());
-    dnnl::reorder(user_src, src_).execute(stream_, user_src, src_);
+    if (PadsSource()) {  // zero borders, the source reordered into the rest
+      std::memset(src_.get_data_handle(), 0, pd_.src_desc().get_size());
+      memory interior(SourceInterior(), OneDnnCpuEngine(), src_.get_data_handle());
+      dnnl::reorder(user_src, interior).execute(stream_, user_src, interior);
+    } else {
+      dnnl::reorder(user_src, src_).execute(stream_, user_src, src_);
+    }
     dst_ = memory(pd_.dst_desc(), OneDnnCpuEngine());
     stream_.wait();
     if (post_.sum_input() >= 0) {
@@ -455,7 +462,7 @@ class ConvKernel : public Kernel {
         return false;
       }
       if (!plain) {
-        native_src_ = HandoverLayoutOf(HandedSrcDesc());
+        native_src_ = PadsSource() ? HandoverLayout{} : HandoverLayoutOf(HandedSrcDesc());  // a padded source is the kernel's own copy
         native_dst_ = HandoverLayoutOf(pd_.dst_desc());
         OfferNarrowLayouts();
       }
@@ -470,38 +477,55 @@ class ConvKernel : public Kernel {
     // against it once per instance and host in its own (blocked) layouts, alternated, and taken for
     // them unless brgconv's gain pays for its code (below); NCHW binds oneDNN's default as before. brgconv makes code for each
     // row width at every load (a WaveNet's dilated convolutions over 8000 samples: 30-75 ms each,
-    // Whisper's stem 44 and 29 ms); the plain JIT kernel takes 0.4 ms.
+    // Whisper's stem 44 and 29 ms); the plain JIT kernel takes 0.4 ms. Where the plain JIT kernel
+    // refuses the padding (more than a few columns: a TCN's or WaveNet's dilated causal padding),
+    // it is timed with the padding in its source instead: a buffer whose zero borders stay, the
+    // source reordered into the rest on each run (PadsSource).
     const bool one_dimensional = p_.H == 1 && p_.KH == 1;
     if (choice_.impl == "default" && choice_.algo == "direct" && choice_.layout == "auto" && one_dimensional) {
       static constexpr const char* kPlainJit = "jit:avx512_core";
-      const std::string impl_key = "onednn conv 1-D impl v3|" + LayoutChoiceKey();
+      static constexpr const char* kPlainJitPaddedSource = "jit:avx512_core, padded source";
+      const std::string impl_key = "onednn conv 1-D impl v4|" + LayoutChoiceKey();
       std::optional<std::string> known = RecallMeasuredChoice(impl_key);
       if (!known) {
         known = "default";
         const RunQueueWatch watch;
         const auto making = std::chrono::steady_clock::now();
+        pads_source_ = false;
         if (bind_layout(false) && std::string(pd_.impl_info_str()).rfind("brgconv", 0) == 0) {
           const double making_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - making).count();
           double fastest[2] = {INFINITY, INFINITY};  // default, plain JIT
+          bool padded_source = false;  // the plain JIT kernel takes the padding in its source
           for (int round = 0; round < 2; ++round)
             for (int way = 0; way < 2; ++way) {
               blocked_impl_ = way ? kPlainJit : "";
-              if (!bind_layout(false)) break;  // oneDNN has no plain JIT kernel for it (a dilation of 256)
+              pads_source_ = way && padded_source;
+              if (!bind_layout(false)) {
+                if (!way || padded_source || !p_.Padded()) break;  // oneDNN has no plain JIT kernel for it (a dilation of 256)
+                padded_source = pads_source_ = true;
+                if (!bind_layout(false)) break;
+              }
               fastest[way] = std::min(fastest[way], time_bound(5, 1));
             }
           // brgconv is kept only where what it saves over kRunsPayingForCode runs exceeds what making
           // its code took (at every load): MelGAN's 16 -> 16 channels over 25600 samples run 176 us
           // by brgconv, 224 by the plain JIT kernel, and brgconv makes its code in 46-55 ms. (Over
           // 1000 runs the verdict flipped with the timing's noise, and the load doubled.)
-          constexpr double kRunsPayingForCode = 200;
-          if (fastest[1] <= fastest[0] + making_s / kRunsPayingForCode) known = kPlainJit;
+          // A padded source also costs the layout plan its handover of the source (a reorder each
+          // run, outside this timing): it must pay over ten times as many runs (a TCN's 64-channel
+          // convolutions over 1000 steps lost 0.6 ms a run to it with the same bound, for 19 ms of load).
+          constexpr double kRunsPayingForCode = 200, kRunsPayingForPaddedSource = 2000;
+          if (fastest[1] <= fastest[0] + making_s / (padded_source ? kRunsPayingForPaddedSource : kRunsPayingForCode))
+            known = padded_source ? kPlainJitPaddedSource : kPlainJit;
           // The layouts the plan sees are the chosen kernel's (the timing left the last one tried bound).
-          blocked_impl_ = *known == kPlainJit ? kPlainJit : "";
+          blocked_impl_ = *known == "default" ? "" : kPlainJit;
+          pads_source_ = *known == kPlainJitPaddedSource;
           bind_layout(false);
         }
         RememberMeasuredChoice(impl_key, *known, &watch);
       }
-      blocked_impl_ = *known == kPlainJit ? kPlainJit : "";
+      blocked_impl_ = *known == "default" ? "" : kPlainJit;
+      pads_source_ = *known == kPlainJitPaddedSource;
     }
     // "auto" timed once per instance and host: a later load binds the remembered winner (the
     // blocked primitive first all the same, whose layouts the executor's plan may still hand over).
@@ -621,6 +645,7 @@ class ConvKernel : public Kernel {
     return CatchOneDnnErrors([&] {
       handed_src_ = !inputs.empty() && inputs[0];
       handed_dst_ = output;
+      if (handed_src_ && pads_source_) return Status::InvalidInput("this convolution reads its source into a padded copy of its own");
       handed_residual_ = post_.sum_input() >= 0 && static_cast<size_t>(post_.sum_input()) < inputs.size() && inputs[post_.sum_input()];
       if ((handed_src_ || handed_dst_ || handed_residual_) && choice_.layout == "plain")
         return Status::InvalidInput("this convolution's policy keeps its activations in NCHW");
@@ -658,8 +683,8 @@ class ConvKernel : public Kernel {
     EnsurePrimitive();
     caller_src_.set_data_handle(const_cast<float*>(constant_src_.empty() ? in[0] : constant_src_.data()));
     caller_dst_.set_data_handle(out);
-    PlaceInCallScratch(reorder_src_ ? &src_ : nullptr, reorder_dst_ ? &dst_ : nullptr);  // the primitive's own layouts, for this run
-    if (reorder_src_) src_reorder_.Run(stream_, caller_src_, src_);
+    PlaceInCallScratch(reorder_src_ && !PadsSource() ? &src_ : nullptr, reorder_dst_ ? &dst_ : nullptr);  // the primitive's own layouts, for this run
+    if (reorder_src_) src_reorder_.Run(stream_, caller_src_, PadsSource() ? src_interior_ : src_);
     if (runtime_weights_) {
       caller_wts_.set_data_handle(const_cast<float*>(in[1]));
       if (reorder_wts_) wts_reorder_.Run(stream_, caller_wts_, wts_);
@@ -690,6 +715,18 @@ class ConvKernel : public Kernel {
   // The primitive for pd_, where CreatePrimitive left it to be made on first need.
   void EnsurePrimitive() {
     if (!prim_) prim_ = dnnl::convolution_forward(pd_);
+  }
+  // Whether the bound primitive takes its padding in its source (pads_source_, for its own layouts).
+  bool PadsSource() const { return pads_source_ && !plain_activations_; }
+  // The problem the primitive is made for: the row padded in the source, no padding, where it pads its source.
+  ConvProblem BoundProblem() const {
+    ConvProblem p = p_;
+    if (PadsSource()) p.W += p.pw + p.pw_end, p.H += p.ph + p.ph_end, p.pw = p.pw_end = p.ph = p.ph_end = 0;
+    return p;
+  }
+  // The caller's source inside the padded one.
+  memory::desc SourceInterior() const {
+    return pd_.src_desc().submemory_desc({p_.N, p_.C, p_.H, p_.W}, {0, 0, p_.ph, p_.pw});
   }
   // The source as neighbours hand it over in the primitive's layout: float32 (a bf16 primitive's
   // source is its own copy, converted on each run) unless handed over narrow.
@@ -741,11 +778,17 @@ class ConvKernel : public Kernel {
     const memory::desc caller_dst_md = given_dst_md_ ? *given_dst_md_ : handed_dst_ ? pd_.dst_desc() : user_dst_md_;
     caller_src_ = memory(caller_src_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     caller_dst_ = memory(caller_dst_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
-    reorder_src_ = pd_.src_desc() != caller_src_md;
+    reorder_src_ = pd_.src_desc() != caller_src_md || PadsSource();
     reorder_dst_ = pd_.dst_desc() != caller_dst_md;
     src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine(), DNNL_MEMORY_NONE) : caller_src_;  // in CallScratch, placed per run
+    if (PadsSource()) {  // its own: the zero borders stay from run to run
+      src_ = memory(pd_.src_desc(), OneDnnCpuEngine());
+      std::memset(src_.get_data_handle(), 0, pd_.src_desc().get_size());
+      src_interior_ = memory(SourceInterior(), OneDnnCpuEngine(), src_.get_data_handle());
+      src_reorder_ = CallerReorder(caller_src_, src_interior_);
+    }
     dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine(), DNNL_MEMORY_NONE) : caller_dst_;
-    if (reorder_src_) src_reorder_ = CallerReorder(caller_src_, src_);
+    if (reorder_src_ && !PadsSource()) src_reorder_ = CallerReorder(caller_src_, src_);
     if (reorder_dst_) dst_reorder_ = CallerReorder(dst_, caller_dst_);
     if (post_.sum_input() >= 0) {
       const memory::desc residual_md = given_residual_md_ ? *given_residual_md_ : handed_residual_ ? pd_.dst_desc() : user_dst_md_;
@@ -784,8 +827,8 @@ class ConvKernel : public Kernel {
   // The primitive for layouts of its choosing (or NCHW activations), with the weights (and bias,
   // when given; else the bound one stays) in them.
   void CreatePrimitive(const memory& weights_from, const Tensor* bias) {
-    const auto& p = p_;
-    const memory::dims src{p.N, p.C, p.H, p.W}, dst{p.N, p.OC, p.OH, p.OW};
+    const ConvProblem p = BoundProblem();
+    const memory::dims src{p_.N, p_.C, p_.H, p_.W}, dst{p.N, p.OC, p.OH, p.OW};
     const memory::desc bias_md({p.OC}, dt::f32, tag::a);
     const memory::desc narrow_dst = narrow_dst_ ? WithBf16(pd_.dst_desc()) : memory::desc();  // the float32 primitive's layout
     const auto desc = ConvDesc(p, choice_.algo, plain_activations_ ? "plain" : choice_.layout, choice_.bf16(), narrow_dst_ ? &narrow_dst : nullptr);
@@ -847,6 +890,8 @@ class ConvKernel : public Kernel {
   std::vector<float> constant_src_;  // a constant source (its weights computed), NCHW; empty otherwise
   bool plain_activations_ = false;  // direct path: NCHW source and destination
   std::string blocked_impl_;        // where set, the implementation bound for oneDNN's own layouts (a 1-D convolution's plain JIT kernel)
+  bool pads_source_ = false;        // in its own layouts the primitive reads a padded copy of the source (PadsSource)
+  memory src_interior_;             // where it does: the caller's source's place in src_
   bool plain_later_ = false;        // bound blocked for the layout plan; NCHW once it hands none over (FinishLayouts)
   CallerReorder src_reorder_, dst_reorder_;
   CallerScratchpad scratchpad_;
