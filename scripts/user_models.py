@@ -73,6 +73,8 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       scripts/user_models_flows_spectra.py
   mamba2, condconv, wavenet, tabnet, siren, gqa_decoder, tacotron_step, informer:
                       scripts/user_models_scans_dynamic.py
+  stn, sinkhorn, convnext_v2, nafnet, fastspeech, pointnet2, slowfast, u2net:
+                      scripts/user_models_grids_regulators.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -86,6 +88,7 @@ from user_models_modern import Conformer, ConvNeXt, DeepLab, VaeDecoder
 import user_models_attention_maps as attention_maps
 import user_models_codebooks_gates as codebooks_gates
 import user_models_flows_spectra as flows_spectra
+import user_models_grids_regulators as grids_regulators
 import user_models_held_out as held_out
 import user_models_index_heavy as index_heavy
 import user_models_pooling_mixing as pooling_mixing
@@ -873,6 +876,14 @@ BUILDERS = {
     "gqa_decoder": ("decode step, grouped-query attention", scans_dynamic.gqa_decoder),
     "tacotron_step": ("Tacotron-2 decoder step (LSTM cells)", scans_dynamic.tacotron_step),
     "informer": ("Informer (ProbSparse attention)", lambda small: scans_dynamic.informer(small, random_batch_norm_statistics)),
+    "stn": ("spatial transformer (GridSample)", grids_regulators.stn),
+    "sinkhorn": ("matching by Sinkhorn iterations", grids_regulators.sinkhorn),
+    "convnext_v2": ("ConvNeXt-V2 (global response norm)", grids_regulators.convnext_v2),
+    "nafnet": ("NAFNet restoration (channel LayerNorm)", grids_regulators.nafnet),
+    "fastspeech": ("FastSpeech (length regulator)", grids_regulators.fastspeech),
+    "pointnet2": ("PointNet++ (sampling, ball query)", lambda small: grids_regulators.pointnet2(small, random_batch_norm_statistics)),
+    "slowfast": ("SlowFast video (two pathways)", lambda small: grids_regulators.slowfast(small, random_batch_norm_statistics)),
+    "u2net": ("U^2-Net salient objects (nested U)", lambda small: grids_regulators.u2net(small, random_batch_norm_statistics)),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
@@ -884,7 +895,8 @@ SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "a
          "vqvae", "ghostnet", "hourglass", "quartznet", "alibi_encoder", "retnet", "attention_unet", "srresnet", "convseq", "siamese",
          "cbam_resnet", "sknet", "eca_net", "nonlocal_net", "bisenet", "res2net",
          "convmixer", "dit", "glow", "keyword_spotter", "patchtst", "poolformer", "dcn_v2", "detr",
-         "mamba2", "condconv", "wavenet", "tabnet", "siren", "gqa_decoder", "tacotron_step", "informer"]
+         "mamba2", "condconv", "wavenet", "tabnet", "siren", "gqa_decoder", "tacotron_step", "informer",
+         "stn", "sinkhorn", "convnext_v2", "nafnet", "fastspeech", "pointnet2", "slowfast", "u2net"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.
