@@ -26,6 +26,7 @@
 #include "engine/kernels/gather_elements_rows.h"
 #include "engine/kernels/grid_sample_taps.h"
 #include "engine/kernels/kernel_registry.h"
+#include "engine/kernels/reduction_plan.h"
 
 namespace tilebank::engine::kernels {
 namespace {
@@ -898,6 +899,50 @@ Result<std::unique_ptr<OpKernel>> LogSoftmax(const KernelInfo& info) {
   });
 }
 
+// ReduceLogSumExp over one block of axes (outer, reduced, inner), on Highway (softmax_rows_simd.h):
+// rows on the threads where the block is the last axes, blocks of 64 columns otherwise (a Sinkhorn
+// iteration's log-sum-exp over the rows and the columns of a score matrix). Axes from the attribute
+// (before opset 18) or a constant input; other axes run the typed kernel.
+Result<std::unique_ptr<OpKernel>> ReduceLogSumExp(const KernelInfo& info) {
+  const auto& shape = InShape(info, 0);
+  std::vector<int64_t> axes = info.attrs.Ints("axes", {});
+  if (info.HasInput(1)) {
+    auto given = ConstantValues(info, 1);
+    if (!given.ok()) return given.status();
+    if (!*given) return info.Bad("takes constant axes");
+    axes.clear();
+    for (double a : **given) axes.push_back(static_cast<int64_t>(a));
+  }
+  std::string why;
+  const auto plan = PlanReduction(shape, axes, info.attrs.Int("keepdims", 1) != 0, info.attrs.Int("noop_with_empty_axes", 0) != 0, &why);
+  if (!plan) return info.Bad(why);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t first = rank, last = -1;
+  for (int64_t k = 0; k < rank; ++k)
+    if (plan->reduced[k]) first = std::min(first, k), last = k;
+  if (last < 0) return info.Bad("reduces no axis");
+  for (int64_t k = first; k <= last; ++k)
+    if (!plan->reduced[k]) return info.Bad("reduces axes that are not one block");
+  int64_t outer = 1, reduced = 1, inner = 1;
+  for (int64_t k = 0; k < rank; ++k) (k < first ? outer : k <= last ? reduced : inner) *= shape[k];
+  if (reduced == 0) return info.Bad("reduces an empty block");
+  if (inner == 1) {
+    return MakeArena(info, [outer, reduced](const std::vector<const float*>& in, float* out) {
+      ParallelFor(outer, std::max<int64_t>(1, 16384 / reduced), [&](int64_t begin, int64_t end) { LogSumExpRowsSimd(in[0] + begin * reduced, end - begin, reduced, out + begin); });
+    });
+  }
+  static constexpr int64_t kColumns = 64;
+  const int64_t blocks = (inner + kColumns - 1) / kColumns;
+  return MakeArena(info, [outer, reduced, inner, blocks](const std::vector<const float*>& in, float* out) {
+    ParallelFor(outer * blocks, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t o = t / blocks, c = (t % blocks) * kColumns;
+        LogSumExpColumnsSimd(in[0] + o * reduced * inner, reduced, inner, c, std::min(kColumns, inner - c), out + o * inner + c);
+      }
+    });
+  });
+}
+
 // FakeQuantizeLinear (engine/passes/fake_quant_fusion.h): QuantizeLinear's inputs, per-tensor
 // scale and zero point constants, the zero point's type uint8 (or left out) or int8.
 Result<std::unique_ptr<OpKernel>> FakeQuantize(const KernelInfo& info) {
@@ -1023,6 +1068,7 @@ void RegisterFloat32ArenaKernels(KernelRegistry* r) {
     add(op, since, SimdUnary);
   add("FakeQuantizeLinear", 1, FakeQuantize);  // fake_quant_fusion.h
   add("LogSoftmax", 13, LogSoftmax);
+  add("ReduceLogSumExp", 1, ReduceLogSumExp);
   add("PRelu", 9, PRelu);
   add("CumSum", 11, CumSum);
   add("BatchNormalization", 9, [](const KernelInfo& info) { return BatchNorm(info, false); });

@@ -342,6 +342,43 @@ TEST_CASE("LogSoftmax in the arena along every axis (rows for the last, blocks o
   }
 }
 
+TEST_CASE("ReduceLogSumExp in the arena over each block of axes (rows for the last, columns for the others) as the reference computes it, NaN, -inf and +inf") {
+  const std::vector<int64_t> shape = {2, 37, 3, 70};
+  TypedTensor x(DType::kFloat32, shape);
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 201 - 100) * 0.137f;
+  x.data<float>()[5] = std::nanf("");                       // a NaN in the first row and column
+  for (int64_t i = 70; i < 140; ++i) x.data<float>()[i] = -INFINITY;  // a whole row of -inf
+  x.data<float>()[300] = INFINITY;
+  const std::vector<std::vector<int64_t>> cases = {{3}, {-1}, {1}, {0}, {1, 2}, {2, 3}, {}};
+  for (const auto& axes : cases)
+    for (int keepdims : {0, 1}) {
+      CAPTURE(axes.size());
+      CAPTURE(axes.empty() ? 9 : axes[0]);
+      CAPTURE(keepdims);
+      kernels::KernelInfo info;
+      info.op_type = info.node_name = "ReduceLogSumExp";
+      info.opset = 13;
+      info.num_outputs = 1;
+      info.attrs = kernels::Attrs(axes.empty() ? nlohmann::json{{"keepdims", keepdims}} : nlohmann::json{{"axes", axes}, {"keepdims", keepdims}});
+      info.input_types = {DType::kFloat32};
+      info.input_shapes = {shape};
+      std::vector<bool> reduced(4, axes.empty());
+      for (int64_t a : axes) reduced[a < 0 ? a + 4 : a] = true;
+      std::vector<int64_t> out;
+      for (int k = 0; k < 4; ++k)
+        if (!reduced[k] || keepdims) out.push_back(reduced[k] ? 1 : shape[k]);
+      info.output_shapes = {out};
+      const auto [fast, slow] = ArenaAndReferenceOutputs(info, {&x});
+      REQUIRE(fast.shape == slow.shape);
+      for (int64_t i = 0; i < fast.size(); ++i) {
+        const float got = fast.data<float>()[i], want = slow.data<float>()[i];
+        if (std::isnan(want)) CHECK_MESSAGE(std::isnan(got), i << ": " << got);
+        else if (std::isinf(want)) CHECK(got == want);
+        else CHECK(got == doctest::Approx(want).epsilon(1e-5).scale(1.0));
+      }
+    }
+}
+
 TEST_CASE("Pow in the arena: squares, cubes, roots, reciprocals and other exponents as the reference computes them") {
   const std::vector<int64_t> shape = {3, 70, 41};
   TypedTensor x(DType::kFloat32, shape);

@@ -117,6 +117,65 @@ HWY_INLINE void Columns(D d, const float* x, float* y, size_t dim, size_t inner,
   for (size_t a = 0; a < dim; ++a) store(hn::Mul(load(y + a * inner + c), scale), y + a * inner + c);
 }
 
+// max + log(sum of exp(x - max)) of a vector of `lanes` columns down `dim` rows, into out.
+template <class D>
+HWY_INLINE void LogSumExpOfColumns(D d, const float* x, size_t dim, size_t inner, size_t c, size_t lanes, float* out) {
+  const size_t N = hn::Lanes(d);
+  const float lowest = -std::numeric_limits<float>::infinity();
+  auto load = [&](const float* p) { return lanes == N ? hn::LoadU(d, p) : LoadTail(d, p, lanes, lowest); };
+  auto max = hn::Set(d, lowest), nan = hn::Zero(d);
+  for (size_t a = 0; a < dim; ++a) {  // the maximum of the values that are not NaN, as the reference's std::max
+    const auto v = load(x + a * inner + c);
+    const auto number = hn::Eq(v, v);
+    max = hn::Max(max, hn::IfThenElse(number, v, hn::Set(d, lowest)));
+    nan = hn::Or(nan, hn::VecFromMask(d, hn::Not(number)));
+  }
+  auto sum = hn::Zero(d);
+  for (size_t a = 0; a < dim; ++a) sum = hn::Add(sum, ExpNonPositive(d, hn::Sub(load(x + a * inner + c), max)));
+  HWY_ALIGN float sums[HWY_MAX_BYTES / sizeof(float)], maxima[HWY_MAX_BYTES / sizeof(float)], nans[HWY_MAX_BYTES / sizeof(float)];
+  hn::Store(sum, d, sums);
+  hn::Store(max, d, maxima);
+  hn::Store(nan, d, nans);
+  for (size_t l = 0; l < lanes; ++l)
+    out[l] = std::isinf(maxima[l]) ? maxima[l] : nans[l] != 0.f ? std::numeric_limits<float>::quiet_NaN() : maxima[l] + std::log(sums[l]);
+}
+
+void LogSumExpColumns(const float* x, int64_t dim, int64_t inner, int64_t first, int64_t count, float* out) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d), end = static_cast<size_t>(first + count);
+  for (size_t c = static_cast<size_t>(first); c < end; c += N)
+    LogSumExpOfColumns(d, x, static_cast<size_t>(dim), static_cast<size_t>(inner), c, std::min(N, end - c), out + (c - static_cast<size_t>(first)));
+}
+
+void LogSumExpRows(const float* x, int64_t rows, int64_t len, float* out) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d), n = static_cast<size_t>(len);
+  const float lowest = -std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * len;
+    auto m = hn::Set(d, lowest);
+    auto nan = hn::FirstN(d, 0);  // no lane
+    size_t i = 0;
+    auto offer = [&](hn::Vec<decltype(d)> v) {  // the maximum of the values that are not NaN, as the reference's std::max
+      const auto number = hn::Eq(v, v);
+      m = hn::Max(m, hn::IfThenElse(number, v, hn::Set(d, lowest)));
+      nan = hn::Or(nan, hn::Not(number));
+    };
+    for (; i + N <= n; i += N) offer(hn::LoadU(d, row + i));
+    if (i < n) offer(LoadTail(d, row + i, n - i, lowest));
+    const auto max = hn::MaxOfLanes(d, m);
+    const float top = hn::GetLane(max);
+    if (std::isinf(top) || !hn::AllFalse(d, nan)) {  // all -inf or a +inf, else a NaN: the reference's answers
+      out[r] = std::isinf(top) ? top : std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
+    auto s = hn::Zero(d);
+    for (i = 0; i + N <= n; i += N) s = hn::Add(s, ExpNonPositive(d, hn::Sub(hn::LoadU(d, row + i), max)));
+    if (i < n) s = hn::Add(s, hn::IfThenElseZero(hn::FirstN(d, n - i), ExpNonPositive(d, hn::Sub(LoadTail(d, row + i, n - i, 0.f), max))));
+    out[r] = top + std::log(hn::GetLane(hn::SumOfLanes(d, s)));
+  }
+}
+
 void SoftmaxColumns(const float* x, float* y, int64_t dim, int64_t inner, int64_t first, int64_t count, bool log) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d), end = static_cast<size_t>(first + count);
@@ -132,6 +191,8 @@ namespace tilebank::engine {
 
 HWY_EXPORT(SoftmaxRows);
 HWY_EXPORT(SoftmaxColumns);
+HWY_EXPORT(LogSumExpColumns);
+HWY_EXPORT(LogSumExpRows);
 
 void SoftmaxRowsSimd(const float* x, float* y, int64_t rows, int64_t len, int64_t x_stride, int64_t y_stride,
                      const SoftmaxRowsOptions& options) {
@@ -140,6 +201,14 @@ void SoftmaxRowsSimd(const float* x, float* y, int64_t rows, int64_t len, int64_
 
 void SoftmaxColumnsSimd(const float* x, float* y, int64_t dim, int64_t inner, int64_t first, int64_t count, bool log) {
   if (dim > 0 && count > 0) HWY_DYNAMIC_DISPATCH(SoftmaxColumns)(x, y, dim, inner, first, count, log);
+}
+
+void LogSumExpColumnsSimd(const float* x, int64_t dim, int64_t inner, int64_t first, int64_t count, float* out) {
+  if (count > 0) HWY_DYNAMIC_DISPATCH(LogSumExpColumns)(x, dim, inner, first, count, out);
+}
+
+void LogSumExpRowsSimd(const float* x, int64_t rows, int64_t len, float* out) {
+  if (rows > 0) HWY_DYNAMIC_DISPATCH(LogSumExpRows)(x, rows, len, out);
 }
 
 }  // namespace tilebank::engine

@@ -37,4 +37,10 @@ void SoftmaxRowsSimd(const float* x, float* y, int64_t rows, int64_t len, int64_
 // [first, first + count), a vector of columns at a time. y may be x. Thread-safe.
 void SoftmaxColumnsSimd(const float* x, float* y, int64_t dim, int64_t inner, int64_t first, int64_t count, bool log);
 
+// log(sum of exp) down the same columns (ReduceLogSumExp over an axis not the last): out[c] for
+// columns [first, first + count), as max + log(sum of exp(x - max)). Thread-safe.
+void LogSumExpColumnsSimd(const float* x, int64_t dim, int64_t inner, int64_t first, int64_t count, float* out);
+// The same along each of `rows` contiguous rows of `len` floats (the last axis): out[r].
+void LogSumExpRowsSimd(const float* x, int64_t rows, int64_t len, float* out);
+
 }  // namespace tilebank::engine
