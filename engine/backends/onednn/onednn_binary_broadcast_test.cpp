@@ -1,5 +1,6 @@
 // impl.onednn's binary elementwise kernel against plain loops where its second operand broadcasts
-// over a short run of trailing values (ShortRunBroadcast: repeated into one row per outer index),
+// over a short run of trailing values (ShortRunBroadcast: repeated into one row per outer index), or
+// is a short row over leading axes (the row tiled into a longer one),
 // beside runs too long for that and operands full over the trailing axes: each of Add, Sub, Mul and
 // Div, the operand constant (repeated once at bind) or given on each run (two runs, new values).
 #include <doctest/doctest.h>
@@ -51,7 +52,10 @@ TEST_CASE("impl.onednn binary ops: an operand broadcast over a short run of trai
                                    {{2, 5, 7, 2}, {5, 7, 1}},         // runs of 2 after two full axes
                                    {{3, 4, 15}, {4, 1}},              // 15: the longest repeated
                                    {{2, 8, 4, 4}, {1, 8, 1, 1}},      // 16: broadcast by oneDNN as it is
-                                   {{4, 6, 5}, {6, 5}}};              // full trailing axes: no run
+                                   {{4, 6, 5}, {6, 5}},               // full trailing axes of 30: no run
+                                   {{1, 1024, 3}, {1, 1, 3}},         // a short row (3) tiled 256 times
+                                   {{12, 2, 7}, {2, 7}},              // a row of 14 tiled 4 times
+                                   {{6, 3}, {3}}};                    // too few rows to tile
   for (const std::string type : {"Add", "Sub", "Mul", "Div"})
     for (const Case& c : cases) {
       CAPTURE(type);

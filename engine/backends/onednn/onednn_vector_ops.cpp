@@ -73,26 +73,42 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> MergedBroadcastDims(const 
   return {a, b};
 }
 
+// A binary operand repeated into one row oneDNN broadcasts at full speed (ShortRunBroadcast): the
+// output's values per outer index (`row`), each operand value repeated `run` times within it, the
+// row repeated `tiles` times; run 0: none.
+struct ShortRow {
+  int64_t row = 0, run = 0, tiles = 1;
+};
+
 // Where `other` (padded to out's rank) is full over a block of axes [j, k] and broadcast before and
 // after it, the after part a short run (2 to 15 values: StyleGAN's [1,C,1,1] modulation of 3x3
 // taps), the elements per outer index (out's axes from j on) and the run's length: the operand
 // repeated over the run is then one row oneDNN broadcasts over the outer index at full speed, where
-// it ran a masked vector per run (256x256x3x3 by 1x256x1x1: 537 us). {0, 0} otherwise, and where
-// the row would exceed 64Ki values.
-std::pair<int64_t, int64_t> ShortRunBroadcast(const std::vector<int64_t>& out, const std::vector<int64_t>& other) {
+// it ran a masked vector per run (256x256x3x3 by 1x256x1x1: 537 us). And where there is no such
+// run but the row is short (under 16 values: PointNet++'s [1,1024,3] less a centroid [1,1,3], a
+// vector per row of 3, 10-12 us), the row repeated `tiles` times (a power of two dividing the
+// outer count, to 1024 values) is the row oneDNN broadcasts. {0, 0, 1} otherwise, and where the row
+// would exceed 64Ki values.
+ShortRow ShortRunBroadcast(const std::vector<int64_t>& out, const std::vector<int64_t>& other) {
   const int rank = static_cast<int>(out.size());
   int j = 0, k = rank - 1;
   while (j < rank && other[j] == 1) ++j;
   while (k >= 0 && other[k] == 1) --k;
-  if (j > k) return {0, 0};
+  if (j > k) return {};
   int64_t row = 1, run = 1;
   for (int a = j; a < rank; ++a) {
-    if (a <= k && other[a] != out[a]) return {0, 0};
+    if (a <= k && other[a] != out[a]) return {};
     row *= out[a];
     if (a > k) run *= out[a];
   }
-  if (run < 2 || run > 15 || row == 0 || row > (int64_t{1} << 16)) return {0, 0};
-  return {row, run};
+  if (row == 0 || row > (int64_t{1} << 16) || run > 15) return {};
+  if (run >= 2) return {row, run, 1};
+  if (row >= 16) return {};
+  const int64_t outer = Tensor::NumElements(out) / row;
+  int64_t tiles = 1;
+  while (outer % (tiles * 2) == 0 && row * tiles * 2 <= 1024) tiles *= 2;
+  if (tiles < 4) return {};
+  return {row, 1, tiles};
 }
 
 bool IsGlobalPooling(const std::string& t) { return t == "GlobalAveragePool" || t == "GlobalMaxPool"; }
@@ -166,7 +182,9 @@ class VectorKernel : public Kernel {
   void RepeatShortRuns() {
     const float* given = static_cast<const float*>(short_run_operand_.get_data_handle());
     float* at = repeated_.data();
-    for (size_t i = 0; i < repeated_.size() / static_cast<size_t>(short_run_); ++i, at += short_run_) std::fill(at, at + short_run_, given[i]);
+    for (size_t i = 0; i < static_cast<size_t>(short_row_ / short_run_); ++i, at += short_run_) std::fill(at, at + short_run_, given[i]);
+    for (size_t from = static_cast<size_t>(short_row_); from < repeated_.size(); from += static_cast<size_t>(short_row_))
+      std::copy(repeated_.begin(), repeated_.begin() + short_row_, repeated_.begin() + static_cast<int64_t>(from));
   }
 
   std::vector<bool> direct_;    // BindDirect: which inputs are read from the caller's memory
@@ -244,8 +262,8 @@ class VectorKernel : public Kernel {
       const int first = BinaryFirst(op_);
       const std::vector<int64_t> other = PaddedTo(op_.inputs[1 - first].shape, out.size());
       auto [a_dims, b_dims] = BinaryDims(out, other);
-      const auto [row, run] = ShortRunBroadcast(out, other);
-      if (run) a_dims = {Tensor::NumElements(out) / row, row}, b_dims = {1, row};
+      const auto [row, run, tiles] = ShortRunBroadcast(out, other);
+      if (run) a_dims = {Tensor::NumElements(out) / (row * tiles), row * tiles}, b_dims = {1, row * tiles};
       memory::desc a = RowMajorDesc(a_dims), b = RowMajorDesc(b_dims);
       auto pd = dnnl::binary::primitive_desc({OneDnnBinaryAlgorithm(t), a, b, a}, engine);
       if (!run && IsReferenceImplementation(pd)) {  // the same elements in merged dims may reach a JIT kernel
@@ -261,7 +279,8 @@ class VectorKernel : public Kernel {
       short_run_ = run;
       if (run) {  // src1 is the repeated row; the operand as given goes to short_run_operand_
         short_run_operand_ = InputMemory(in[1 - first], RowMajorDesc({row / run}));
-        repeated_.resize(static_cast<size_t>(row));
+        repeated_.resize(static_cast<size_t>(row * tiles));
+        short_row_ = row;
         args_[DNNL_ARG_SRC_1] = memory(b, engine, repeated_.data());
         short_run_per_call_ = !in[1 - first];
         if (!short_run_per_call_) RepeatShortRuns();
@@ -274,6 +293,7 @@ class VectorKernel : public Kernel {
   dnnl::primitive prim_;
   std::unordered_map<int, memory> args_;
   int64_t short_run_ = 0;            // a binary op's operand broadcast over this short run (ShortRunBroadcast); 0: none
+  int64_t short_row_ = 0;            // the row's values before it is tiled
   bool short_run_per_call_ = false;  // that operand is given on each run (else repeated once, at bind)
   memory short_run_operand_;         // the operand as given
   std::vector<float> repeated_;      // the operand repeated over the run: src1's row
