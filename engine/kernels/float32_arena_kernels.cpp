@@ -489,9 +489,10 @@ void SamplePlane(const float* plane, const GridSampleTaps& taps, const std::vect
   }
 }
 
-// GridSample (opset 16, 2-D) in float: each image's taps found once a run (grid_sample_taps.h),
-// then its channels' planes summed; images on the threads, or one image's channels (an optical
-// flow's lookups: 545 us each on the reference's double loop, one thread).
+// GridSample (opset 16, 2-D) in float: bilinear with zeros or border padding fused (below); other
+// modes find each image's taps once a run (grid_sample_taps.h), then sum its channels' planes;
+// images on the threads, or one image's channels (an optical flow's lookups: 545 us each on the
+// reference's double loop, one thread).
 Result<std::unique_ptr<OpKernel>> GridSample(const KernelInfo& info) {
   const auto &x = InShape(info, 0), &grid = InShape(info, 1);
   if (x.size() != 4 || grid.size() != 4 || grid[3] != 2 || grid[0] != x[0]) return info.Bad("takes X [N, C, H, W] and grid [N, Hout, Wout, 2]");
@@ -500,6 +501,46 @@ Result<std::unique_ptr<OpKernel>> GridSample(const KernelInfo& info) {
                               info.attrs.Int("align_corners", 0) != 0, &g))
     return info.Bad("mode or padding_mode is not ONNX's");
   const int64_t N = x[0], C = x[1];
+  if (g.mode == GridSampleGeometry::Mode::kBilinear && g.padding != GridSampleGeometry::Padding::kReflection) {
+    // Bilinear with zeros or border padding: each position's four taps found where they are summed,
+    // over every channel, the positions of all images on the threads (a spatial transformer's 4
+    // images of 3 channels: finding the taps into lists cost more than summing them).
+    return MakeArena(info, [g, N, C](const std::vector<const float*>& in, float* out) {
+      const int64_t positions = g.Ho * g.Wo, plane = g.H * g.W;
+      ParallelFor(N * positions, std::max<int64_t>(64, 4096 / std::max<int64_t>(1, C)), [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t n = t / positions, p = t % positions;
+          const float* at = in[1] + t * 2;
+          double sx = UnnormalizedGridCoordinate(g, at[0], g.W), sy = UnnormalizedGridCoordinate(g, at[1], g.H);
+          if (g.padding == GridSampleGeometry::Padding::kBorder)
+            sx = std::clamp(sx, 0.0, static_cast<double>(g.W - 1)), sy = std::clamp(sy, 0.0, static_cast<double>(g.H - 1));
+          const double fx = std::floor(sx), fy = std::floor(sy), lx = sx - fx, ly = sy - fy;
+          const bool finite = std::isfinite(fx) && std::isfinite(fy);  // a NaN or infinite coordinate reads nothing
+          const int64_t x0 = finite ? static_cast<int64_t>(fx) : -2, y0 = finite ? static_cast<int64_t>(fy) : -2;
+          // The taps in the reference's order, those outside the plane left out (weights as it rounds them).
+          int64_t offsets[4];
+          float weights[4];
+          int taps = 0;
+          auto tap = [&](int64_t iy, int64_t ix, double weight) {
+            if (iy < 0 || iy >= g.H || ix < 0 || ix >= g.W) return;
+            offsets[taps] = iy * g.W + ix, weights[taps] = static_cast<float>(weight), ++taps;
+          };
+          tap(y0, x0, (1 - ly) * (1 - lx));
+          tap(y0, x0 + 1, (1 - ly) * lx);
+          tap(y0 + 1, x0, ly * (1 - lx));
+          tap(y0 + 1, x0 + 1, ly * lx);
+          const float* image = in[0] + n * C * plane;
+          float* y = out + n * C * positions + p;
+          for (int64_t c = 0; c < C; ++c) {
+            const float* channel = image + c * plane;
+            float v = 0.f;
+            for (int k = 0; k < taps; ++k) v += channel[offsets[k]] * weights[k];
+            y[c * positions] = v;
+          }
+        }
+      });
+    });
+  }
   return MakeArena(info, [g, N, C](const std::vector<const float*>& in, float* out) {
     const int64_t positions = g.Ho * g.Wo, plane = g.H * g.W;
     // Image n's taps, and their weights in float.
