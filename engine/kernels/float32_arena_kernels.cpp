@@ -489,10 +489,10 @@ void SamplePlane(const float* plane, const GridSampleTaps& taps, const std::vect
   }
 }
 
-// GridSample (opset 16, 2-D) in float: bilinear with zeros or border padding fused (below); other
-// modes find each image's taps once a run (grid_sample_taps.h), then sum its channels' planes;
-// images on the threads, or one image's channels (an optical flow's lookups: 545 us each on the
-// reference's double loop, one thread).
+// GridSample (opset 16, 2-D) in float: bilinear sampling fused (below); other modes find each
+// image's taps once a run (grid_sample_taps.h), then sum its channels' planes; images on the
+// threads, or one image's channels (an optical flow's lookups: 545 us each on the reference's
+// double loop, one thread).
 Result<std::unique_ptr<OpKernel>> GridSample(const KernelInfo& info) {
   const auto &x = InShape(info, 0), &grid = InShape(info, 1);
   if (x.size() != 4 || grid.size() != 4 || grid[3] != 2 || grid[0] != x[0]) return info.Bad("takes X [N, C, H, W] and grid [N, Hout, Wout, 2]");
@@ -501,34 +501,21 @@ Result<std::unique_ptr<OpKernel>> GridSample(const KernelInfo& info) {
                               info.attrs.Int("align_corners", 0) != 0, &g))
     return info.Bad("mode or padding_mode is not ONNX's");
   const int64_t N = x[0], C = x[1];
-  if (g.mode == GridSampleGeometry::Mode::kBilinear && g.padding != GridSampleGeometry::Padding::kReflection) {
-    // Bilinear with zeros or border padding: each position's four taps found where they are summed,
-    // over every channel, the positions of all images on the threads (a spatial transformer's 4
-    // images of 3 channels: finding the taps into lists cost more than summing them).
+  if (g.mode == GridSampleGeometry::Mode::kBilinear) {
+    // Bilinear: each position's taps (BilinearGridSampleTaps, as the lists below hold them) found
+    // where they are summed, over every channel, the positions of all images on the threads (a
+    // spatial transformer's 4 images of 3 channels: finding the taps into lists cost more than summing them).
     return MakeArena(info, [g, N, C](const std::vector<const float*>& in, float* out) {
       const int64_t positions = g.Ho * g.Wo, plane = g.H * g.W;
       ParallelFor(N * positions, std::max<int64_t>(64, 4096 / std::max<int64_t>(1, C)), [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
           const int64_t n = t / positions, p = t % positions;
           const float* at = in[1] + t * 2;
-          double sx = UnnormalizedGridCoordinate(g, at[0], g.W), sy = UnnormalizedGridCoordinate(g, at[1], g.H);
-          if (g.padding == GridSampleGeometry::Padding::kBorder)
-            sx = std::clamp(sx, 0.0, static_cast<double>(g.W - 1)), sy = std::clamp(sy, 0.0, static_cast<double>(g.H - 1));
-          const double fx = std::floor(sx), fy = std::floor(sy), lx = sx - fx, ly = sy - fy;
-          const bool finite = std::isfinite(fx) && std::isfinite(fy);  // a NaN or infinite coordinate reads nothing
-          const int64_t x0 = finite ? static_cast<int64_t>(fx) : -2, y0 = finite ? static_cast<int64_t>(fy) : -2;
-          // The taps in the reference's order, those outside the plane left out (weights as it rounds them).
           int64_t offsets[4];
-          float weights[4];
-          int taps = 0;
-          auto tap = [&](int64_t iy, int64_t ix, double weight) {
-            if (iy < 0 || iy >= g.H || ix < 0 || ix >= g.W) return;
-            offsets[taps] = iy * g.W + ix, weights[taps] = static_cast<float>(weight), ++taps;
-          };
-          tap(y0, x0, (1 - ly) * (1 - lx));
-          tap(y0, x0 + 1, (1 - ly) * lx);
-          tap(y0 + 1, x0, ly * (1 - lx));
-          tap(y0 + 1, x0 + 1, ly * lx);
+          double exact[4];
+          const int taps = BilinearGridSampleTaps(g, UnnormalizedGridCoordinate(g, at[0], g.W), UnnormalizedGridCoordinate(g, at[1], g.H), offsets, exact);
+          float weights[4];  // as the lists' weights are rounded
+          for (int k = 0; k < taps; ++k) weights[k] = static_cast<float>(exact[k]);
           const float* image = in[0] + n * C * plane;
           float* y = out + n * C * positions + p;
           for (int64_t c = 0; c < C; ++c) {
@@ -907,6 +894,21 @@ Result<std::unique_ptr<OpKernel>> CumSum(const KernelInfo& info) {
   });
 }
 
+// fn(o, first, count) for blocks of at most 64 of the `inner` columns of each of `outer` [dim, inner]
+// blocks, on the threads: a softmax or log-sum-exp down the columns of an axis that is not the last,
+// dim x 64 floats staying in the first-level cache.
+template <class ColumnBlock>
+void ForEachColumnBlock(int64_t outer, int64_t inner, const ColumnBlock& fn) {
+  constexpr int64_t kColumns = 64;
+  const int64_t blocks = (inner + kColumns - 1) / kColumns;
+  ParallelFor(outer * blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t o = t / blocks, first = (t % blocks) * kColumns;
+      fn(o, first, std::min(kColumns, inner - first));
+    }
+  });
+}
+
 // LogSoftmax (opset 13) along any axis, on Highway (softmax_rows_simd.h): over the last axis rows on
 // the threads; over another (WaveNet's log-softmax over its channels) blocks of columns on the threads.
 Result<std::unique_ptr<OpKernel>> LogSoftmax(const KernelInfo& info) {
@@ -928,14 +930,10 @@ Result<std::unique_ptr<OpKernel>> LogSoftmax(const KernelInfo& info) {
   }
   int64_t inner = 1;
   for (int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
-  static constexpr int64_t kColumns = 64;  // a task's columns: dim x 64 floats stay in the first-level cache
-  const int64_t outer = dim && inner ? total / (dim * inner) : 0, blocks = (inner + kColumns - 1) / kColumns;
-  return MakeArena(info, [dim, inner, outer, blocks](const std::vector<const float*>& in, float* out) {
-    ParallelFor(outer * blocks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t o = t / blocks, first = (t % blocks) * kColumns;
-        SoftmaxColumnsSimd(in[0] + o * dim * inner, out + o * dim * inner, dim, inner, first, std::min(kColumns, inner - first), /*log=*/true);
-      }
+  const int64_t outer = dim && inner ? total / (dim * inner) : 0;
+  return MakeArena(info, [dim, inner, outer](const std::vector<const float*>& in, float* out) {
+    ForEachColumnBlock(outer, inner, [&](int64_t o, int64_t first, int64_t count) {
+      SoftmaxColumnsSimd(in[0] + o * dim * inner, out + o * dim * inner, dim, inner, first, count, /*log=*/true);
     });
   });
 }
@@ -972,14 +970,9 @@ Result<std::unique_ptr<OpKernel>> ReduceLogSumExp(const KernelInfo& info) {
       ParallelFor(outer, std::max<int64_t>(1, 16384 / reduced), [&](int64_t begin, int64_t end) { LogSumExpRowsSimd(in[0] + begin * reduced, end - begin, reduced, out + begin); });
     });
   }
-  static constexpr int64_t kColumns = 64;
-  const int64_t blocks = (inner + kColumns - 1) / kColumns;
-  return MakeArena(info, [outer, reduced, inner, blocks](const std::vector<const float*>& in, float* out) {
-    ParallelFor(outer * blocks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t o = t / blocks, c = (t % blocks) * kColumns;
-        LogSumExpColumnsSimd(in[0] + o * reduced * inner, reduced, inner, c, std::min(kColumns, inner - c), out + o * inner + c);
-      }
+  return MakeArena(info, [outer, reduced, inner](const std::vector<const float*>& in, float* out) {
+    ForEachColumnBlock(outer, inner, [&](int64_t o, int64_t first, int64_t count) {
+      LogSumExpColumnsSimd(in[0] + o * reduced * inner, reduced, inner, first, count, out + o * inner + first);
     });
   });
 }

@@ -15,7 +15,9 @@ double Reflect(double v, double twice_low, double twice_high) {
   return static_cast<int64_t>(std::floor(v / span)) % 2 == 0 ? extra + low : span - extra + low;
 }
 
-double Padded(const GridSampleGeometry& g, double v, int64_t size) {
+}  // namespace
+
+double PaddedGridCoordinate(const GridSampleGeometry& g, double v, int64_t size) {
   if (g.padding == GridSampleGeometry::Padding::kBorder) return std::clamp(v, 0.0, static_cast<double>(size - 1));
   if (g.padding == GridSampleGeometry::Padding::kReflection) {
     v = g.align_corners ? Reflect(v, 0, 2.0 * (size - 1)) : Reflect(v, -1, 2.0 * size - 1);
@@ -23,8 +25,6 @@ double Padded(const GridSampleGeometry& g, double v, int64_t size) {
   }
   return v;
 }
-
-}  // namespace
 
 bool MakeGridSampleGeometry(const std::vector<int64_t>& x, const std::vector<int64_t>& grid, const std::string& mode,
                             const std::string& padding, bool align_corners, GridSampleGeometry* g) {
@@ -50,7 +50,7 @@ void AddGridSampleTaps(const GridSampleGeometry& g, double sx, double sy, GridSa
     taps->weights.push_back(weight);
   };
   if (g.mode == GridSampleGeometry::Mode::kNearest) {
-    tap(static_cast<int64_t>(std::nearbyint(Padded(g, sy, g.H))), static_cast<int64_t>(std::nearbyint(Padded(g, sx, g.W))), 1.0);
+    tap(static_cast<int64_t>(std::nearbyint(PaddedGridCoordinate(g, sy, g.H))), static_cast<int64_t>(std::nearbyint(PaddedGridCoordinate(g, sx, g.W))), 1.0);
   } else if (g.mode == GridSampleGeometry::Mode::kBicubic) {
     const double fx = std::floor(sx), fy = std::floor(sy), A = -0.75;
     auto coeffs = [A](double t, double* c) {
@@ -63,15 +63,14 @@ void AddGridSampleTaps(const GridSampleGeometry& g, double sx, double sy, GridSa
     coeffs(sy - fy, cy);
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j)
-        tap(static_cast<int64_t>(Padded(g, fy - 1 + i, g.H)), static_cast<int64_t>(Padded(g, fx - 1 + j, g.W)), cy[i] * cx[j]);
+        tap(static_cast<int64_t>(PaddedGridCoordinate(g, fy - 1 + i, g.H)), static_cast<int64_t>(PaddedGridCoordinate(g, fx - 1 + j, g.W)), cy[i] * cx[j]);
   } else {
-    sx = Padded(g, sx, g.W), sy = Padded(g, sy, g.H);
-    const int64_t x0 = static_cast<int64_t>(std::floor(sx)), y0 = static_cast<int64_t>(std::floor(sy));
-    const double lx = sx - x0, ly = sy - y0;
-    tap(y0, x0, (1 - ly) * (1 - lx));
-    tap(y0, x0 + 1, (1 - ly) * lx);
-    tap(y0 + 1, x0, ly * (1 - lx));
-    tap(y0 + 1, x0 + 1, ly * lx);
+    int64_t offsets[4];
+    double weights[4];
+    for (int k = 0, n = BilinearGridSampleTaps(g, sx, sy, offsets, weights); k < n; ++k) {
+      taps->offsets.push_back(offsets[k]);
+      taps->weights.push_back(weights[k]);
+    }
   }
 }
 

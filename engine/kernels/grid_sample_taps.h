@@ -3,6 +3,7 @@
 // reflection padding; align_corners). The same for every channel, so found once per image and
 // run, and shared by the reference kernel (double) and the float32 arena one.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +37,29 @@ void FindGridSampleTaps(const GridSampleGeometry& g, const GridAt& at, GridSampl
 
 // One position's taps from its unnormalized coordinates, appended to `taps`.
 void AddGridSampleTaps(const GridSampleGeometry& g, double sx, double sy, GridSampleTaps* taps);
+// An unnormalized coordinate under border or reflection padding (zeros padding leaves it as it is).
+double PaddedGridCoordinate(const GridSampleGeometry& g, double v, int64_t size);
+
+// A bilinear position's taps inside the plane (at most 4), in the order AddGridSampleTaps lists them,
+// padding applied: their offsets and weights written, their count returned. A coordinate that is
+// NaN or infinite reads nothing. Inline: the float32 kernel calls it for every output position.
+inline int BilinearGridSampleTaps(const GridSampleGeometry& g, double sx, double sy, int64_t* offsets, double* weights) {
+  if (g.padding != GridSampleGeometry::Padding::kZeros) sx = PaddedGridCoordinate(g, sx, g.W), sy = PaddedGridCoordinate(g, sy, g.H);
+  const double fx = std::floor(sx), fy = std::floor(sy);
+  if (!std::isfinite(fx) || !std::isfinite(fy)) return 0;
+  const int64_t x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+  const double lx = sx - fx, ly = sy - fy;
+  int count = 0;
+  auto tap = [&](int64_t iy, int64_t ix, double weight) {
+    if (iy < 0 || iy >= g.H || ix < 0 || ix >= g.W) return;
+    offsets[count] = iy * g.W + ix, weights[count] = weight, ++count;
+  };
+  tap(y0, x0, (1 - ly) * (1 - lx));
+  tap(y0, x0 + 1, (1 - ly) * lx);
+  tap(y0 + 1, x0, ly * (1 - lx));
+  tap(y0 + 1, x0 + 1, ly * lx);
+  return count;
+}
 double UnnormalizedGridCoordinate(const GridSampleGeometry& g, double v, int64_t size);
 
 template <class GridAt>

@@ -35,10 +35,16 @@ int AddConstant(Graph* g, const std::string& name, ConstTensor c) {
   return static_cast<int>(g->values.size() - 1);
 }
 
+// Whether `bn` is a BatchNormalization reading `producer`'s output, which nothing else reads and
+// which is not a model output: the two may become one node.
+bool NormalizesOnly(const Graph& g, const Node& producer, const Node& bn, const std::map<int, int>& consumers) {
+  if (bn.op_type != "BatchNormalization" || bn.inputs[0] != producer.outputs[0]) return false;
+  return consumers.count(producer.outputs[0]) > 0 && consumers.at(producer.outputs[0]) == 1 && !IsGraphOutput(g, producer.outputs[0]);
+}
+
 // W' = W * gamma / sqrt(var + eps) per output channel, b' = (b - mean) * gamma / sqrt(var + eps) + beta.
 bool FoldBatchNorm(Graph* g, Node* conv, const Node& bn, const std::map<int, int>& consumers) {
-  if (conv->op_type != "Conv" || bn.op_type != "BatchNormalization" || bn.inputs[0] != conv->outputs[0]) return false;
-  if (consumers.count(conv->outputs[0]) == 0 || consumers.at(conv->outputs[0]) != 1 || IsGraphOutput(*g, conv->outputs[0])) return false;
+  if (conv->op_type != "Conv" || !NormalizesOnly(*g, *conv, bn, consumers)) return false;
   if (!g->IsConstant(conv->inputs[1]) || (conv->inputs.size() > 2 && conv->inputs[2] >= 0 && !g->IsConstant(conv->inputs[2]))) return false;
   const ConstTensor& w = *g->values[conv->inputs[1]].constant;
   const int64_t oc = w.shape[0], per_channel = w.size() / oc;
@@ -64,8 +70,7 @@ bool FoldBatchNorm(Graph* g, Node* conv, const Node& bn, const std::map<int, int
 // other tabular models' Linear + BatchNorm1d): B's columns scaled, the shift made Gemm's C
 // (alpha kept, beta 1); a MatMul becomes that Gemm.
 bool FoldBatchNormIntoGemm(Graph* g, Node* gemm, const Node& bn, const std::map<int, int>& consumers) {
-  if ((gemm->op_type != "MatMul" && gemm->op_type != "Gemm") || bn.op_type != "BatchNormalization" || bn.inputs[0] != gemm->outputs[0]) return false;
-  if (consumers.count(gemm->outputs[0]) == 0 || consumers.at(gemm->outputs[0]) != 1 || IsGraphOutput(*g, gemm->outputs[0])) return false;
+  if ((gemm->op_type != "MatMul" && gemm->op_type != "Gemm") || !NormalizesOnly(*g, *gemm, bn, consumers)) return false;
   const Value& a = g->values[gemm->inputs[0]];
   if (!g->IsConstant(gemm->inputs[1]) || !a.shape_known || a.shape.size() != 2 || a.dtype != "float32") return false;
   const ConstTensor& w = *g->values[gemm->inputs[1]].constant;

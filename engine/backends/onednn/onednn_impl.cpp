@@ -486,6 +486,10 @@ class ConvKernel : public Kernel {
       static constexpr const char* kPlainJit = "jit:avx512_core";
       static constexpr const char* kPlainJitPaddedSource = "jit:avx512_core, padded source";
       const std::string impl_key = "onednn conv 1-D impl v4|" + LayoutChoiceKey();
+      auto take = [&](const std::string& choice) {  // the kernel and source a remembered choice names
+        blocked_impl_ = choice == "default" ? "" : kPlainJit;
+        pads_source_ = choice == kPlainJitPaddedSource;
+      };
       std::optional<std::string> known = RecallMeasuredChoice(impl_key);
       if (!known) {
         known = "default";
@@ -518,14 +522,12 @@ class ConvKernel : public Kernel {
           if (fastest[1] <= fastest[0] + making_s / (padded_source ? kRunsPayingForPaddedSource : kRunsPayingForCode))
             known = padded_source ? kPlainJitPaddedSource : kPlainJit;
           // The layouts the plan sees are the chosen kernel's (the timing left the last one tried bound).
-          blocked_impl_ = *known == "default" ? "" : kPlainJit;
-          pads_source_ = *known == kPlainJitPaddedSource;
+          take(*known);
           bind_layout(false);
         }
         RememberMeasuredChoice(impl_key, *known, &watch);
       }
-      blocked_impl_ = *known == "default" ? "" : kPlainJit;
-      pads_source_ = *known == kPlainJitPaddedSource;
+      take(*known);
     }
     // "auto" timed once per instance and host: a later load binds the remembered winner (the
     // blocked primitive first all the same, whose layouts the executor's plan may still hand over).
@@ -780,12 +782,13 @@ class ConvKernel : public Kernel {
     caller_dst_ = memory(caller_dst_md, OneDnnCpuEngine(), DNNL_MEMORY_NONE);
     reorder_src_ = pd_.src_desc() != caller_src_md || PadsSource();
     reorder_dst_ = pd_.dst_desc() != caller_dst_md;
-    src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine(), DNNL_MEMORY_NONE) : caller_src_;  // in CallScratch, placed per run
     if (PadsSource()) {  // its own: the zero borders stay from run to run
       src_ = memory(pd_.src_desc(), OneDnnCpuEngine());
       std::memset(src_.get_data_handle(), 0, pd_.src_desc().get_size());
       src_interior_ = memory(SourceInterior(), OneDnnCpuEngine(), src_.get_data_handle());
       src_reorder_ = CallerReorder(caller_src_, src_interior_);
+    } else {
+      src_ = reorder_src_ ? memory(pd_.src_desc(), OneDnnCpuEngine(), DNNL_MEMORY_NONE) : caller_src_;  // in CallScratch, placed per run
     }
     dst_ = reorder_dst_ ? memory(pd_.dst_desc(), OneDnnCpuEngine(), DNNL_MEMORY_NONE) : caller_dst_;
     if (reorder_src_ && !PadsSource()) src_reorder_ = CallerReorder(caller_src_, src_);
