@@ -75,6 +75,8 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       scripts/user_models_scans_dynamic.py
   stn, sinkhorn, convnext_v2, nafnet, fastspeech, pointnet2, slowfast, u2net:
                       scripts/user_models_grids_regulators.py
+  rwkv, bilstm_crf, set_transformer, arcface, deepfm, midas_lite, realnvp, sam_decoder:
+                      scripts/user_models_recurrences_sets.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -92,6 +94,7 @@ import user_models_grids_regulators as grids_regulators
 import user_models_held_out as held_out
 import user_models_index_heavy as index_heavy
 import user_models_pooling_mixing as pooling_mixing
+import user_models_recurrences_sets as recurrences_sets
 import user_models_scans_dynamic as scans_dynamic
 import user_models_scatter_masks as scatter_masks
 import user_models_unfold_sort as unfold_sort
@@ -884,6 +887,14 @@ BUILDERS = {
     "pointnet2": ("PointNet++ (sampling, ball query)", lambda small: grids_regulators.pointnet2(small, random_batch_norm_statistics)),
     "slowfast": ("SlowFast video (two pathways)", lambda small: grids_regulators.slowfast(small, random_batch_norm_statistics)),
     "u2net": ("U^2-Net salient objects (nested U)", lambda small: grids_regulators.u2net(small, random_batch_norm_statistics)),
+    "rwkv": ("RWKV-4 language model (unrolled WKV)", recurrences_sets.rwkv),
+    "bilstm_crf": ("BiLSTM-CRF tagger (Viterbi decode)", recurrences_sets.bilstm_crf),
+    "set_transformer": ("Set Transformer (induced attention)", recurrences_sets.set_transformer),
+    "arcface": ("ArcFace embedding and margin head", lambda small: recurrences_sets.arcface(small, random_batch_norm_statistics)),
+    "deepfm": ("DeepFM click-through (factorization)", recurrences_sets.deepfm),
+    "midas_lite": ("MiDaS-style depth (fusion blocks)", lambda small: recurrences_sets.midas_lite(small, random_batch_norm_statistics)),
+    "realnvp": ("RealNVP flow (affine couplings)", lambda small: recurrences_sets.realnvp(small, random_batch_norm_statistics)),
+    "sam_decoder": ("Segment-Anything mask decoder", recurrences_sets.sam_decoder),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
@@ -896,7 +907,8 @@ SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "a
          "cbam_resnet", "sknet", "eca_net", "nonlocal_net", "bisenet", "res2net",
          "convmixer", "dit", "glow", "keyword_spotter", "patchtst", "poolformer", "dcn_v2", "detr",
          "mamba2", "condconv", "wavenet", "tabnet", "siren", "gqa_decoder", "tacotron_step", "informer",
-         "stn", "sinkhorn", "convnext_v2", "nafnet", "fastspeech", "pointnet2", "slowfast", "u2net"]
+         "stn", "sinkhorn", "convnext_v2", "nafnet", "fastspeech", "pointnet2", "slowfast", "u2net",
+         "rwkv", "bilstm_crf", "set_transformer", "arcface", "deepfm", "midas_lite", "realnvp", "sam_decoder"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.

@@ -237,6 +237,28 @@ TEST_CASE("typed OneHot: every axis, negative and out-of-range indices, values o
   }
 }
 
+// TopK of every row of `x` through the registry's fast and reference kernels (the same outputs),
+// then TopKOrder of the row at `v` (of `dim` values without NaN) against a stable full sort, with and
+// without the values passed for skipping a vector at a time.
+void CheckTopK(const TypedTensor& x, const float* v, int64_t dim, int64_t k, int largest, int sorted, bool without_values = false) {
+  const TypedTensor kt = TypedTensor::Of<int64_t>({1}, {k});
+  KernelInfo info;
+  info.op_type = "TopK", info.node_name = "t", info.opset = 11, info.input_types = {DType::kFloat32, DType::kInt64};
+  info.attrs = Attrs(nlohmann::json{{"largest", largest}, {"sorted", sorted}});
+  CheckSameOutputs(info, {&x, &kt}, 2);
+  std::vector<int64_t> want(dim), got(dim);
+  std::iota(want.begin(), want.end(), 0);
+  std::stable_sort(want.begin(), want.end(), [&](int64_t p, int64_t q) { return largest ? v[p] > v[q] : v[p] < v[q]; });
+  if (!sorted) std::sort(want.begin(), want.begin() + k);
+  auto value = [&](int64_t a) { return static_cast<double>(v[a]); };
+  TopKOrder(k, largest, sorted, value, &got, v);
+  CHECK(std::equal(want.begin(), want.begin() + k, got.begin()));
+  if (without_values) {
+    TopKOrder(k, largest, sorted, value, &got);
+    CHECK(std::equal(want.begin(), want.begin() + k, got.begin()));
+  }
+}
+
 TEST_CASE("typed TopK: a few of many (one pass), some of many (nth_element of pairs) and many of many (radix) as the full sort orders them, ties, -0 and +0, infinities, NaN rows, largest and smallest, sorted or not") {
   TypedTensor x(DType::kFloat32, {3, 2000});
   for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 97) - 48.f;
@@ -252,24 +274,7 @@ TEST_CASE("typed TopK: a few of many (one pass), some of many (nth_element of pa
         CAPTURE(k);
         CAPTURE(largest);
         CAPTURE(sorted);
-        const TypedTensor kt = TypedTensor::Of<int64_t>({1}, {k});
-        KernelInfo info;
-        info.op_type = "TopK", info.node_name = "t", info.opset = 11, info.input_types = {DType::kFloat32, DType::kInt64};
-        info.attrs = Attrs(nlohmann::json{{"largest", largest}, {"sorted", sorted}});
-        CheckSameOutputs(info, {&x, &kt}, 2);
-        // And the one pass against a full sort, on the rows without NaN.
-        for (int64_t row : {0, 2}) {
-          std::vector<int64_t> want(2000), got(2000);
-          std::iota(want.begin(), want.end(), 0);
-          const float* v = x.data<float>() + row * 2000;
-          std::stable_sort(want.begin(), want.end(), [&](int64_t p, int64_t q) { return largest ? v[p] > v[q] : v[p] < v[q]; });
-          if (!sorted) std::sort(want.begin(), want.begin() + k);
-          TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[a]); }, &got);
-          CHECK(std::equal(want.begin(), want.begin() + k, got.begin()));
-          std::vector<int64_t> skipping(2000);  // passing over values that cannot enter, a vector at a time
-          TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[a]); }, &skipping, v);
-          CHECK(std::equal(want.begin(), want.begin() + k, skipping.begin()));
-        }
+        for (int64_t row : {0, 2}) CheckTopK(x, x.data<float>() + row * 2000, 2000, k, largest, sorted, /*without_values=*/true);
       }
 }
 
@@ -289,17 +294,7 @@ TEST_CASE("typed TopK: short rows (at most 128) ordered by counting, as the full
           CAPTURE(k);
           CAPTURE(largest);
           CAPTURE(sorted);
-          const TypedTensor kt = TypedTensor::Of<int64_t>({1}, {k});
-          KernelInfo info;
-          info.op_type = "TopK", info.node_name = "t", info.opset = 11, info.input_types = {DType::kFloat32, DType::kInt64};
-          info.attrs = Attrs(nlohmann::json{{"largest", largest}, {"sorted", sorted}});
-          CheckSameOutputs(info, {&x, &kt}, 2);
-          std::vector<int64_t> want(dim), got(dim);
-          std::iota(want.begin(), want.end(), 0);
-          std::stable_sort(want.begin(), want.end(), [&](int64_t p, int64_t q) { return largest ? v[p] > v[q] : v[p] < v[q]; });
-          if (!sorted) std::sort(want.begin(), want.begin() + k);
-          TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[a]); }, &got, v);
-          CHECK(std::equal(want.begin(), want.begin() + k, got.begin()));
+          CheckTopK(x, v, dim, k, largest, sorted);
         }
   }
 }

@@ -8,6 +8,8 @@
 #include "engine/backends/onednn/attention_kernel_base.h"
 #include "engine/backends/onednn/one_pass_attention.h"
 #include "engine/backends/onednn/onednn_common.h"
+#include "engine/backends/simd/softmax_rows_simd.h"
+#include "engine/core/parallel_for.h"
 
 namespace tilebank::engine {
 
@@ -36,7 +38,8 @@ memory::desc ViewDesc(const memory::dims& dims, std::vector<int64_t> strides) {
   return memory::desc(dims, memory::data_type::f32, memory::dims(strides.begin(), strides.end()));
 }
 
-// Per tile of heads and queries, oneDNN's three primitives over a scratch of the tile's scores.
+// Per tile of heads and queries, oneDNN's two products and a softmax between them over a scratch of
+// the tile's scores.
 class OneDnnAttention : public AttentionKernelBase {
  public:
   OneDnnAttention(AttentionGeometry g, int64_t head_tile, int64_t query_tile) : AttentionKernelBase(std::move(g)), head_tile_(head_tile), query_tile_(query_tile) {}
@@ -68,7 +71,6 @@ class OneDnnAttention : public AttentionKernelBase {
   struct Pass {
     int64_t heads = 0, queries = 0;
     dnnl::matmul scores, context;
-    dnnl::softmax_forward softmax;
     memory::desc query_md, keys_md, scores_md, values_md, output_md;
     std::vector<float> scratch;
     // Where the output's rows are strided (oneDNN 2.6's matmul has only its reference kernel for
@@ -92,8 +94,6 @@ class OneDnnAttention : public AttentionKernelBase {
     scaled.set_output_scales(0, {g_.scale});
     auto& engine = OneDnnCpuEngine();
     p.scores = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.query_md, p.keys_md, p.scores_md), scaled, engine));
-    p.softmax = dnnl::softmax_forward(
-        dnnl::softmax_forward::primitive_desc(dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, p.scores_md, 3), engine));
     memory::desc context_md = p.output_md;
     if (g_.output.strides[3] != 1) {
       p.rows_md = memory::desc({b, heads, queries, dv}, memory::data_type::f32, memory::format_tag::abcd);
@@ -118,7 +118,13 @@ class OneDnnAttention : public AttentionKernelBase {
     memory out(p.output_md, engine, at(output, g_.output, h0, q0));
     ExecuteAndWait(p.scores, stream_, {{DNNL_ARG_SRC, query}, {DNNL_ARG_WEIGHTS, keys}, {DNNL_ARG_DST, scores}});
     if (mask) AddMask(p, mask, h0, q0);
-    ExecuteAndWait(p.softmax, stream_, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
+    // The softmax on Highway rather than oneDNN's, whose rows with a NaN or a +inf come out finite
+    // (a NaN score spreads to its whole row, as in the unfused graph).
+    const int64_t len = g_.keys(), score_rows = static_cast<int64_t>(p.scratch.size()) / len;
+    float* s = p.scratch.data();
+    ParallelFor(score_rows, std::max<int64_t>(1, 16384 / len), [&](int64_t begin, int64_t end) {
+      SoftmaxRowsSimd(s + begin * len, s + begin * len, end - begin, len, len, len, {});
+    });
     if (p.rows.empty()) {
       ExecuteAndWait(p.context, stream_, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_WEIGHTS, values}, {DNNL_ARG_DST, out}});
       return;

@@ -358,6 +358,10 @@ Status OneDnnSupportsVectorOp(const OpSpec& op) {
     if (axis < 0 || axis >= static_cast<int64_t>(rank)) return Status::InvalidInput("impl.onednn: " + op.name + ": axis out of range");
     if (t == "LayerNormalization" && op.inputs.size() < 2) return Status::InvalidInput("impl.onednn: " + op.name + " needs a scale input");
     if (t == "LayerNormalization" && op.outputs.size() > 1) return Status::InvalidInput("impl.onednn: " + op.name + ": mean and inverse deviation outputs are not supported");
+    // oneDNN's softmax along the last axis writes a row with a NaN or a +inf finite (ONNX: NaN);
+    // softmax.simd and softmax.rowwise run it.
+    if (t == "Softmax" && axis == static_cast<int64_t>(rank) - 1)
+      return Status::InvalidInput("impl.onednn: " + op.name + ": Softmax along the last axis (oneDNN's loses a row's NaN)");
     return Status::Ok();
   }
   if (IsPooling(t)) {

@@ -1,7 +1,8 @@
 // The constants of exp(x) for x <= 0 (Softmax's exp(x - max), Sigmoid's exp(-|x|)) in fewer vector
 // operations than a general exp: no overflow handling, a degree-6 polynomial on [-ln2/2, ln2/2].
 // Contract: for -87.3 <= x <= 0 the relative error is below 1e-6; below -87.3 (and for -inf) the
-// result is 0. The Halide expression (engine/backends/halide/exp_non_positive.h) and the Highway one
+// result is 0; a NaN gives NaN (so Softmax's row with a NaN, a +inf or only -infs is NaN throughout,
+// as ONNX's reference and ONNX Runtime compute it). The Halide expression (engine/backends/halide/exp_non_positive.h) and the Highway one
 // (vector_math-inl.h) use these.
 #pragma once
 

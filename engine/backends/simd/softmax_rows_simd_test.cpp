@@ -80,5 +80,61 @@ TEST_CASE("SIMD log-softmax rows: x - max - log(sum), in place or not, ragged ro
   }
 }
 
+
+// Rows 1-3 hold a NaN, a +inf and only -infs: NaN throughout, as the reference's (exp of NaN or of
+// inf - inf); rows 0 and 4 are ordinary and must stay finite.
+std::vector<float> RowsWithNonFinite(int64_t len) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x(5 * len);
+  for (int64_t i = 0; i < 5 * len; ++i) x[i] = float(i % 7) - 3.f;
+  x[1 * len + len - 1] = std::nanf("");
+  x[2 * len + len / 2] = inf;
+  for (int64_t i = 0; i < len; ++i) x[3 * len + i] = -inf;
+  return x;
+}
+
+void CheckNonFiniteRows(const std::vector<float>& y, int64_t len, int64_t rows_apart, int64_t apart) {
+  for (int64_t r = 0; r < 5; ++r)
+    for (int64_t i = 0; i < len; ++i) {
+      CAPTURE(r);
+      CAPTURE(i);
+      const float v = y[r * rows_apart + i * apart];
+      if (r >= 1 && r <= 3)
+        CHECK(std::isnan(v));
+      else
+        CHECK(std::isfinite(v));
+    }
+}
+
+TEST_CASE("SIMD softmax and log-softmax: a slice with a NaN, a +inf or only -infs is NaN throughout, rows and columns") {
+  for (int64_t len : {1, 7, 16, 40}) {
+    CAPTURE(len);
+    const auto x = RowsWithNonFinite(len);
+    for (int mode = 0; mode < 4; ++mode) {  // in place, streamed, log, reciprocal sums left to the caller
+      CAPTURE(mode);
+      SoftmaxRowsOptions options;
+      options.store = mode == 1 ? SoftmaxStore::kStreaming : SoftmaxStore::kInPlace;
+      options.log = mode == 2;
+      std::vector<float> y(x.size()), reciprocal(5);
+      if (mode == 3) options.reciprocal_sums = reciprocal.data();
+      SoftmaxRowsSimd(x.data(), y.data(), 5, len, len, len, options);
+      if (mode == 3)
+        for (int64_t r = 0; r < 5; ++r)
+          for (int64_t i = 0; i < len; ++i) y[r * len + i] *= reciprocal[r];
+      CheckNonFiniteRows(y, len, len, 1);
+    }
+    // The same slices as columns: x's transpose, `len` rows of 5 columns.
+    std::vector<float> columns(x.size());
+    for (int64_t r = 0; r < 5; ++r)
+      for (int64_t i = 0; i < len; ++i) columns[i * 5 + r] = x[r * len + i];
+    for (bool log : {false, true}) {
+      CAPTURE(log);
+      std::vector<float> y(x.size());
+      SoftmaxColumnsSimd(columns.data(), y.data(), len, 5, 0, 5, log);
+      CheckNonFiniteRows(y, len, 1, 5);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tilebank::engine

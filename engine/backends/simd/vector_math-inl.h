@@ -23,7 +23,8 @@ HWY_INLINE hn::Vec<D> ExpNonPositive(D d, hn::Vec<D> x) {
   namespace c = exp_non_positive;
   const hn::RebindToSigned<D> di;
   const auto lowest = hn::Set(d, c::kLowest);
-  const auto clamped = hn::Max(x, lowest);
+  const auto below = hn::Lt(x, lowest);
+  const auto clamped = hn::IfThenElse(below, lowest, x);  // a NaN stays NaN through the polynomial (Max would drop it on x86)
   // k = round(x log2 e) by the float adder: adding 1.5 * 2^23 leaves k in the low mantissa bits.
   const auto shifter = hn::Set(d, 12582912.f);
   const auto shifted = hn::MulAdd(clamped, hn::Set(d, c::kLog2e), shifter);
@@ -34,7 +35,7 @@ HWY_INLINE hn::Vec<D> ExpNonPositive(D d, hn::Vec<D> x) {
   for (int i = 5; i >= 0; --i) p = hn::MulAdd(p, r, hn::Set(d, c::kTaylor[i]));
   // 2^k: (k + 127) << 23, with k + 127 the shifted bits less those of 1.5 * 2^23 (0x4B400000), plus 127.
   const auto two_to_k = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, shifted), hn::Set(di, 127 - 0x4B400000))));
-  return hn::IfThenZeroElse(x < lowest, hn::Mul(p, two_to_k));
+  return hn::IfThenZeroElse(below, hn::Mul(p, two_to_k));
 }
 
 // A row's last, partial vector goes through a buffer, so that nothing past the row is read or
