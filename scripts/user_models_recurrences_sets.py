@@ -204,6 +204,9 @@ class DeepFm(torch.nn.Module):
         self.dense = torch.nn.Linear(dense, d)
         self.mlp = torch.nn.Sequential(torch.nn.Linear((fields + 1) * d, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
                                        torch.nn.Linear(hidden, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
+        with torch.no_grad():  # embeddings as small as trained ones, so the click probabilities are not saturated
+            self.embed.weight.mul_(0.05)
+            self.linear.weight.mul_(0.05)
 
     def forward(self, ids, dense):
         ids = ids + self.offsets
@@ -250,6 +253,8 @@ class MidasLite(torch.nn.Module):
         self.fusions = torch.nn.ModuleList(FusionBlock(features) for _ in widths)
         self.head = torch.nn.Sequential(torch.nn.Conv2d(features, features // 2, 3, 1, 1), torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True),
                                         torch.nn.Conv2d(features // 2, 32, 3, 1, 1), torch.nn.ReLU(), torch.nn.Conv2d(32, 1, 1), torch.nn.ReLU())
+        with torch.no_grad():  # a depth offset, so that the untrained map is not all clipped to 0
+            self.head[4].bias.fill_(0.5)
 
     def forward(self, image):
         x, layers = self.stem(image), []

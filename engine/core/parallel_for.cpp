@@ -15,6 +15,7 @@ struct OpenMp {
   int (*num_threads)() = nullptr;
   int (*max_threads)() = nullptr;
   int (*in_parallel)() = nullptr;
+  void (*set_num_threads)(int) = nullptr;
   bool ok() const { return parallel && thread_num && num_threads && max_threads && in_parallel; }
 };
 
@@ -26,6 +27,7 @@ const OpenMp& Runtime() {
     o.num_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_num_threads"));
     o.max_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
     o.in_parallel = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_in_parallel"));
+    o.set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
     return o;
   }();
   return omp;
@@ -63,6 +65,18 @@ bool RunOnTwoThreads(const std::function<void(int lane)>& body) {
   Lanes lanes{&body, &Runtime()};
   Runtime().parallel(RunLane, &lanes, 2, 0);
   return true;
+}
+
+void RunOnThisThread(const std::function<void()>& body) {
+  const OpenMp& omp = Runtime();
+  if (!omp.ok() || !omp.set_num_threads || omp.in_parallel()) {
+    body();
+    return;
+  }
+  const int threads = omp.max_threads();
+  if (threads > 1) omp.set_num_threads(1);
+  body();
+  if (threads > 1) omp.set_num_threads(threads);
 }
 
 int ParallelThreads() {

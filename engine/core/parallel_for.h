@@ -30,4 +30,9 @@ int ParallelThreads();
 // not throw.
 bool RunOnTwoThreads(const std::function<void(int lane)>& body);
 
+// Calls body() with OpenMP's thread count at one on this thread, so that ParallelFor and oneDNN's
+// primitives inside it run serially here: work too small to pay for waking the other threads (a
+// few microseconds a parallel region). `body` must not throw.
+void RunOnThisThread(const std::function<void()>& body);
+
 }  // namespace tilebank::engine

@@ -58,6 +58,8 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
     TB_RETURN_IF_ERROR(e->HandOverLayouts());
     TB_RETURN_IF_ERROR(e->PlanSideBySide(options.branches));
   }
+  e->not_float32_.resize(e->graph_.values.size());
+  for (size_t v = 0; v < e->graph_.values.size(); ++v) e->not_float32_[v] = e->graph_.values[v].dtype != "float32";
   // Float copies of the constants that steps read from memory (direct kernels hold their own), and
   // TypedTensors of the constants' own types for kRegistry steps.
   const size_t values = e->graph_.values.size();
@@ -311,9 +313,9 @@ Status Executor::RunRegistryStep(Step& s) {
 
 Status Executor::RunOneStep(size_t i, std::vector<const float*>* in, std::vector<double>* node_us) {
   Step& s = *steps_[i];
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = node_us ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   if (s.kind == Step::Kind::kRegistry) {
-    TB_RETURN_IF_ERROR(RunRegistryStep(s).WithContext("node '" + bindings_[i].name + "'"));
+    if (Status ran = RunRegistryStep(s); !ran.ok()) return ran.WithContext("node '" + bindings_[i].name + "'");  // the name only on failure
   } else {
     in->clear();
     for (int v : s.inputs) {
@@ -324,7 +326,7 @@ Status Executor::RunOneStep(size_t i, std::vector<const float*>* in, std::vector
                                     "; shape inference said " + ShapeText(graph_.values[v].shape));
       in->push_back(s.kind == Step::Kind::kDirect && graph_.IsConstant(v) ? nullptr : StepInput(s, v));
     }
-    TB_RETURN_IF_ERROR(RunStep(s, *in, Address(s.output)).WithContext("node '" + bindings_[i].name + "'"));
+    if (Status ran = RunStep(s, *in, Address(s.output)); !ran.ok()) return ran.WithContext("node '" + bindings_[i].name + "'");
   }
   if (node_us) (*node_us)[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   return Status::Ok();

@@ -277,6 +277,7 @@ class Executor {
   // own (OpKernel::HoldsConstantInput, counted after each registry step's first Compute). At zero
   // its data in typed_ is freed: a Conv3d's weights are then held once, packed, not twice.
   std::vector<int> typed_readers_;
+  std::vector<bool> not_float32_;  // value -> its dtype is not float32 (ReadsTyped, on every step's run)
   ZeroedPages arena_block_;
   float* arena_ = nullptr;  // arena_block_'s floats
   std::vector<std::pair<size_t, std::unique_ptr<Step>>> swapped_;  // SwapSteps: the model's own steps

@@ -41,7 +41,7 @@ float* Executor::Address(int value) {
 }
 
 bool Executor::ReadsTyped(const Step& s, int value) const {
-  return value >= 0 && s.kind == Step::Kind::kArena && graph_.values[value].dtype != "float32";
+  return value >= 0 && s.kind == Step::Kind::kArena && not_float32_[value];
 }
 
 const float* Executor::StepInput(const Step& s, int value) {

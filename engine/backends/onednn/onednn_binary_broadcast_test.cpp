@@ -2,7 +2,9 @@
 // over a short run of trailing values (ShortRunBroadcast: repeated into one row per outer index), or
 // is a short row over leading axes (the row tiled into a longer one),
 // beside runs too long for that and operands full over the trailing axes: each of Add, Sub, Mul and
-// Div, the operand constant (repeated once at bind) or given on each run (two runs, new values).
+// Div, the operand constant (repeated once at bind) or given on each run (two runs, new values);
+// outputs of at most 16384 values run by rows on the calling thread (BroadcastBinaryRows), larger
+// ones on oneDNN's primitive.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -55,7 +57,9 @@ TEST_CASE("impl.onednn binary ops: an operand broadcast over a short run of trai
                                    {{4, 6, 5}, {6, 5}},               // full trailing axes of 30: no run
                                    {{1, 1024, 3}, {1, 1, 3}},         // a short row (3) tiled 256 times
                                    {{12, 2, 7}, {2, 7}},              // a row of 14 tiled 4 times
-                                   {{6, 3}, {3}}};                    // too few rows to tile
+                                   {{6, 3}, {3}},                     // too few rows to tile
+                                   {{2, 96, 100}, {96, 1}},           // large (19200 values): oneDNN's primitive, not the rows on one thread
+                                   {{1, 3, 128, 128}, {1, 3, 128, 128}}};
   for (const std::string type : {"Add", "Sub", "Mul", "Div"})
     for (const Case& c : cases) {
       CAPTURE(type);

@@ -7,6 +7,8 @@
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/planar_pool.h"
 #include "engine/core/op_semantics.h"
+#include "engine/core/parallel_for.h"
+#include "engine/backends/broadcast_binary_rows.h"
 
 namespace tilebank::engine {
 
@@ -135,7 +137,10 @@ class VectorKernel : public Kernel {
   }
   Status Run() override {
     if (short_run_per_call_) RepeatShortRuns();
-    if (own_pool_) own_pool_->Run(static_cast<const float*>(args_.at(DNNL_ARG_SRC).get_data_handle()), static_cast<float*>(args_.at(DNNL_ARG_DST).get_data_handle()));
+    if (small_binary_) small_binary_->Run(static_cast<const float*>(args_.at(DNNL_ARG_SRC_0).get_data_handle()),
+                                          static_cast<const float*>(args_.at(DNNL_ARG_SRC_1).get_data_handle()), static_cast<float*>(args_.at(DNNL_ARG_DST).get_data_handle()));
+    else if (own_pool_) own_pool_->Run(static_cast<const float*>(args_.at(DNNL_ARG_SRC).get_data_handle()), static_cast<float*>(args_.at(DNNL_ARG_DST).get_data_handle()));
+    else if (small_) RunOnThisThread([&] { ExecuteAndWait(prim_, stream_, args_); });
     else ExecuteAndWait(prim_, stream_, args_);
     return Status::Ok();
   }
@@ -160,6 +165,12 @@ class VectorKernel : public Kernel {
     return true;
   }
   Status RunDirect(const std::vector<const float*>& in, float* out) override {
+    if (small_binary_ && direct_.size() == 2) {  // no memory handles set: a constant operand's buffer is the one bound
+      const float* x[2];
+      for (size_t i = 0; i < 2; ++i) x[i] = direct_[i] ? in[i] : small_bound_[i];
+      small_binary_->Run(x[small_first_], x[1 - small_first_], out);
+      return Status::Ok();
+    }
     for (size_t i = 0; i < direct_.size(); ++i)
       if (direct_[i]) {
         const int arg = ArgOfInput(i);
@@ -187,6 +198,10 @@ class VectorKernel : public Kernel {
       std::copy(repeated_.begin(), repeated_.begin() + short_row_, repeated_.begin() + static_cast<int64_t>(from));
   }
 
+  // Outputs this small run on the calling thread alone: a few microseconds of waking oneDNN's
+  // threads cost more than the work (an RNN unrolled into ops on vectors of a few hundred values).
+  static constexpr int64_t kSmallOutput = 16384;
+  bool small_ = false;
   std::vector<bool> direct_;    // BindDirect: which inputs are read from the caller's memory
   bool direct_output_ = false;  // BindDirect: the output is written to the caller's memory
 
@@ -211,6 +226,8 @@ class VectorKernel : public Kernel {
     const auto& shape = op_.inputs[0].shape;
     args_.clear();
     own_pool_.reset();
+    small_ = Tensor::NumElements(op_.outputs[0].shape) <= kSmallOutput;
+    small_binary_.reset();
     if (IsPooling(t)) {
       memory::desc src = RowMajorDesc(shape), dst = RowMajorDesc(op_.outputs[0].shape);
       // oneDNN's kernels for channels-first tensors are scalar loops short of JIT (simple_nchw), and
@@ -263,6 +280,11 @@ class VectorKernel : public Kernel {
       const std::vector<int64_t> other = PaddedTo(op_.inputs[1 - first].shape, out.size());
       auto [a_dims, b_dims] = BinaryDims(out, other);
       const auto [row, run, tiles] = ShortRunBroadcast(out, other);
+      if (small_ && !run) {  // the primitive is still made: its memories carry the operands' handles
+        auto [merged_a, merged_b] = MergedBroadcastDims(out, other);
+        small_binary_.emplace(t, merged_a, merged_b);
+        small_first_ = first;
+      }
       if (run) a_dims = {Tensor::NumElements(out) / (row * tiles), row * tiles}, b_dims = {1, row * tiles};
       memory::desc a = RowMajorDesc(a_dims), b = RowMajorDesc(b_dims);
       auto pd = dnnl::binary::primitive_desc({OneDnnBinaryAlgorithm(t), a, b, a}, engine);
@@ -277,6 +299,10 @@ class VectorKernel : public Kernel {
       args_[DNNL_ARG_SRC_1] = InputMemory(in[1 - first], b);
       args_[DNNL_ARG_DST] = OutputMemory(a);
       short_run_ = run;
+      if (small_binary_) {
+        small_bound_[first] = static_cast<const float*>(args_.at(DNNL_ARG_SRC_0).get_data_handle());
+        small_bound_[1 - first] = static_cast<const float*>(args_.at(DNNL_ARG_SRC_1).get_data_handle());
+      }
       if (run) {  // src1 is the repeated row; the operand as given goes to short_run_operand_
         short_run_operand_ = InputMemory(in[1 - first], RowMajorDesc({row / run}));
         repeated_.resize(static_cast<size_t>(row * tiles));
@@ -298,6 +324,9 @@ class VectorKernel : public Kernel {
   memory short_run_operand_;         // the operand as given
   std::vector<float> repeated_;      // the operand repeated over the run: src1's row
   std::optional<PlanarPool> own_pool_;  // a pool oneDNN would run on a scalar loop, on ours
+  std::optional<BroadcastBinaryRows> small_binary_;  // a small binary op: on the calling thread, no primitive run
+  int small_first_ = 0;                              // the input that is its full operand (BinaryFirst)
+  const float* small_bound_[2] = {nullptr, nullptr}; // each input's buffer as bound (a constant's copy)
 };
 
 }  // namespace
