@@ -58,6 +58,9 @@ TEST_CASE("the channels-first pool loop computes ONNX's MaxPool and AveragePool"
   for (const char* type : {"MaxPool", "AveragePool"}) {
     CheckPool({type, {1, 16, 8, 32}, {2, 1}, {2, 1}, {0, 0, 0, 0}});            // CRNN's: rows only
     CheckPool({type, {1, 3, 16, 67}, {2, 2}, {2, 2}, {0, 0, 0, 0}});            // stride 2's vectors, an odd tail
+    CheckPool({type, {1, 2, 8, 32}, {2, 2}, {2, 2}, {0, 0, 0, 0}});             // a line's vectors end at its last input
+    CheckPool({type, {1, 2, 6, 66}, {3, 3}, {2, 2}, {1, 1, 1, 1}});             // stride 2's even and odd taps, padded
+    CheckPool({type, {1, 2, 5, 40}, {4, 4}, {2, 2}, {0, 0, 0, 0}});             // four taps at stride 2
     CheckPool({type, {2, 5, 9, 45}, {3, 3}, {2, 2}, {1, 1, 1, 1}, false, true});  // ceil_mode's partial windows
     CheckPool({type, {1, 4, 20, 40}, {3, 3}, {1, 1}, {1, 1, 1, 1}});            // stride 1's vectors
     CheckPool({type, {1, 7, 9, 11}, {2, 3}, {2, 3}, {0, 1, 1, 0}});             // stride 3: one at a time

@@ -94,18 +94,35 @@ HWY_INLINE int64_t FoldLines(D d, const PoolPlane& p, int64_t i) {
   return i;
 }
 
+// Lanes at + 1, at + 3, at + 5, ... (2 Lanes(d) floats read from `at`).
+template <class D>
+HWY_INLINE hn::VFromD<D> OddLanes(D d, const float* at) {
+#if HWY_TARGET == HWY_SCALAR
+  return hn::LoadU(d, at + 1);
+#else
+  return hn::ConcatOdd(d, hn::LoadU(d, at + hn::Lanes(d)), hn::LoadU(d, at));
+#endif
+}
+
+// Tap j of N outputs' windows from `start` at stride 2: the even or odd lanes of the 2N floats from
+// start + j rounded down to even, so that no float past the last window's is read.
+template <class D>
+HWY_INLINE hn::VFromD<D> StrideTwoTap(D d, const float* row, int64_t start, int64_t j) {
+  const float* at = row + start + (j & ~int64_t{1});
+  return j & 1 ? OddLanes(d, at) : EvenLanes(d, at);
+}
+
 // One vector of D's lanes of outputs from `o`, where their windows lie inside the line and the
-// stride is 1 or 2 (stride 2's even lanes gathered from two loads); false, nothing written, elsewhere.
+// stride is 1 or 2 (stride 2's lanes gathered from two loads); false, nothing written, elsewhere.
 template <bool kMax, class D>
 HWY_INLINE bool OutputVector(D d, const float* row, const PoolAxis& w, float scale, int64_t o, float* out) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d)), k = w.kernel, s = w.stride, start = o * s - w.pad;
-  // The last input it reads: stride 1 loads N from start + k - 1; stride 2 loads 2N from there.
-  if (!((s == 1 || s == 2) && N > 1 && o + N <= w.out && start >= 0 && start + k - 1 + s * N <= w.in)) return false;
-  auto acc = s == 1 ? hn::LoadU(d, row + start) : EvenLanes(d, row + start);
-  for (int64_t j = 1; j < k; ++j) {
-    const float* at = row + start + j;
-    acc = Fold<kMax>(acc, s == 1 ? hn::LoadU(d, at) : EvenLanes(d, at));
-  }
+  // The end of what it reads: stride 1 loads N from start + k - 1; stride 2 loads 2N from start + k - 1
+  // rounded down to even (a 2x2 window's N outputs read exactly their 2N inputs).
+  const int64_t end = s == 1 ? start + k - 1 + N : start + ((k - 1) & ~int64_t{1}) + 2 * N;
+  if (!((s == 1 || s == 2) && N > 1 && o + N <= w.out && start >= 0 && end <= w.in)) return false;
+  auto acc = s == 1 ? hn::LoadU(d, row + start) : StrideTwoTap(d, row, start, 0);
+  for (int64_t j = 1; j < k; ++j) acc = Fold<kMax>(acc, s == 1 ? hn::LoadU(d, row + start + j) : StrideTwoTap(d, row, start, j));
   hn::StoreU(kMax ? acc : hn::Mul(acc, hn::Set(d, scale)), d, out + o);
   return true;
 }
