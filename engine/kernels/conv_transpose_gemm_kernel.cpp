@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 
+#include "engine/backends/onednn/call_scratch.h"
 #include "engine/backends/onednn/packed_transposed_gemm.h"
 #include "engine/core/run_queue_watch.h"
 #include "engine/backends/onednn/row_major_sgemm.h"
@@ -108,10 +109,11 @@ void AddTaps(const Geometry& g, const float* z, float shift, int64_t m, float* c
   }
 }
 
-// y = the ConvTranspose of x by w (+ bias, may be null); `z` is scratch kept between runs. `packed`,
-// where given, holds w packed and makes each image's product.
-void RunByGemm(const Geometry& g, const float* x, const float* w, const float* bias, float* y, std::vector<float>* z,
-               PackedTransposedGemm* packed = nullptr) {
+// y = the ConvTranspose of x by w (+ bias, may be null). `packed`, where given, holds w packed and
+// makes each image's product. Z (and the packed product's own scratch) lie in the calling thread's
+// room (call_scratch.h), shared by the kernels run there, not held by each between runs (MelGAN's
+// transposed convolutions held 6.5 MB each).
+void RunByGemm(const Geometry& g, const float* x, const float* w, const float* bias, float* y, PackedTransposedGemm* packed = nullptr) {
   const int64_t positions = g.positions(), rows = g.M * g.taps(), plane = g.outputs();
   if (rows == 0) return;
   if (positions == 0) {  // nothing reaches the output: the bias alone
@@ -119,17 +121,19 @@ void RunByGemm(const Geometry& g, const float* x, const float* w, const float* b
       for (int64_t m = 0; m < g.M; ++m) std::fill(y + (n * g.M + m) * plane, y + (n * g.M + m + 1) * plane, bias ? bias[m] : 0.0f);
     return;
   }
-  z->resize(static_cast<size_t>(rows * positions));
+  const size_t z_floats = static_cast<size_t>(rows * positions), z_bytes = (z_floats * sizeof(float) + kCallScratchAlign - 1) / kCallScratchAlign * kCallScratchAlign;
+  std::byte* room = CallScratch(z_bytes + (packed ? z_floats * sizeof(float) : 0));
+  float* z = reinterpret_cast<float*>(room);
   for (int64_t n = 0; n < g.N; ++n) {
     if (g.C > 0 && packed)
-      packed->Run(x + n * g.C * positions, z->data());
+      packed->Run(x + n * g.C * positions, z, reinterpret_cast<float*>(room + z_bytes));
     else if (g.C > 0)  // W is [C, M k...] row-major: its transpose times X's image [C, D...]
-      RowMajorSgemm('T', 'N', rows, positions, g.C, 1.0f, w, rows, x + n * g.C * positions, positions, 0.0f, z->data(), positions);
+      RowMajorSgemm('T', 'N', rows, positions, g.C, 1.0f, w, rows, x + n * g.C * positions, positions, 0.0f, z, positions);
     else
-      std::fill(z->begin(), z->end(), 0.0f);
+      std::fill(z, z + z_floats, 0.0f);
     float* image = y + n * g.M * plane;
     ParallelFor(g.M, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t m = begin; m < end; ++m) (g.tiles ? ScatterTiles : AddTaps)(g, z->data(), bias ? bias[m] : 0.0f, m, image + m * plane);
+      for (int64_t m = begin; m < end; ++m) (g.tiles ? ScatterTiles : AddTaps)(g, z, bias ? bias[m] : 0.0f, m, image + m * plane);
     });
   }
 }
@@ -146,16 +150,13 @@ class ConvTransposeByGemm : public OpKernel {
     if (!g || !g->tiles || (bias && (bias->dtype != DType::kFloat32 || bias->size() != g->M))) return fallback_->Compute(in, out);
     TypedTensor& y = (*out)[0];
     ReshapeForOverwrite(&y, DType::kFloat32, g->y_shape);  // last run's buffer: nothing allocated or cleared
-    std::lock_guard<std::mutex> lock(mutex_);
-    RunByGemm(*g, in[0]->data<float>(), in[1]->data<float>(), bias ? bias->data<float>() : nullptr, y.data<float>(), &z_);
+    RunByGemm(*g, in[0]->data<float>(), in[1]->data<float>(), bias ? bias->data<float>() : nullptr, y.data<float>());
     return Status::Ok();
   }
 
  private:
   KernelInfo info_;
   std::unique_ptr<OpKernel> fallback_;
-  mutable std::mutex mutex_;
-  mutable std::vector<float> z_;
 };
 
 // Whether the GEMM and col2im run instance `g` faster than `rival` (oneDNN's deconvolution): both
@@ -182,7 +183,7 @@ bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias, bool
   TypedTensor x(DType::kFloat32, *info.InputShape(0)), w(DType::kFloat32, *info.InputShape(1)), b(DType::kFloat32, {g.M});
   const KernelInputs in = {&x, &w, has_bias ? &b : nullptr};
   std::vector<TypedTensor> out(1);
-  std::vector<float> y(static_cast<size_t>(g.N * g.M * g.outputs())), z;
+  std::vector<float> y(static_cast<size_t>(g.N * g.M * g.outputs()));
   std::unique_ptr<PackedTransposedGemm> packed;  // the zeros packed, as the kernel packs its weights
   if (pack)
     if (auto made = PackedTransposedGemm::Make(g.C, g.M * g.taps(), g.positions(), w.data<float>()); made.ok()) packed = std::move(made.value());
@@ -191,7 +192,7 @@ bool GemmIsFaster(const KernelInfo& info, const Geometry& g, bool has_bias, bool
   const RunQueueWatch watch;
   const std::vector<double> fastest = FastestOfAlternated(kChoiceRounds, 4, 1,
                                                           {[&] {
-                                                             RunByGemm(g, x.data<float>(), w.data<float>(), has_bias ? b.data<float>() : nullptr, y.data(), &z, packed.get());
+                                                             RunByGemm(g, x.data<float>(), w.data<float>(), has_bias ? b.data<float>() : nullptr, y.data(), packed.get());
                                                              return true;
                                                            },
                                                            [&] { return (*other)->Compute(in, &out).ok(); }});
@@ -218,7 +219,6 @@ Result<std::unique_ptr<OpKernel>> MakeConvTransposeByGemm(const KernelInfo& info
     if (!g->tiles && (!rival || !GemmIsFaster(info, *g, has_bias, pack, rival))) return fallback;
     struct Scratch {
       std::mutex mutex;
-      std::vector<float> z;
       bool pack = false;
       std::unique_ptr<PackedTransposedGemm> packed;
     };
@@ -232,7 +232,7 @@ Result<std::unique_ptr<OpKernel>> MakeConvTransposeByGemm(const KernelInfo& info
         if (made.ok()) scratch->packed = std::move(made.value());
         scratch->pack = made.ok();
       }
-      RunByGemm(g, in[0], in[1], has_bias ? in[2] : nullptr, out, &scratch->z, scratch->packed.get());
+      RunByGemm(g, in[0], in[1], has_bias ? in[2] : nullptr, out, scratch->packed.get());
     };
     return ArenaKernel(info, std::move(arena));
   }

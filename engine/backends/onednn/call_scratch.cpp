@@ -7,7 +7,10 @@ namespace tilebank::engine {
 
 std::byte* CallScratch(size_t bytes) {
   thread_local std::vector<std::byte> room;
-  if (room.size() < bytes + kCallScratchAlign) room.resize(bytes + kCallScratchAlign);
+  if (room.size() < bytes + kCallScratchAlign) {  // made afresh at the size asked: resize() would double it and copy
+    std::vector<std::byte>().swap(room);
+    room.resize(bytes + kCallScratchAlign);
+  }
   const auto address = reinterpret_cast<uintptr_t>(room.data());
   return room.data() + (kCallScratchAlign - address % kCallScratchAlign) % kCallScratchAlign;
 }

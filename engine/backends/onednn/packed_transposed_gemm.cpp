@@ -13,11 +13,12 @@ class OneDnnPackedTransposedGemm : public PackedTransposedGemm {
  public:
   OneDnnPackedTransposedGemm(const dnnl::matmul::primitive_desc& pd, memory packed, const memory::desc& x_t, const memory::desc& z_t,
                              const memory::desc& z)
-      : matmul_(pd), packed_(std::move(packed)), x_t_(x_t, OneDnnCpuEngine(), nullptr), z_t_(z_t, OneDnnCpuEngine()),
+      : matmul_(pd), packed_(std::move(packed)), x_t_(x_t, OneDnnCpuEngine(), nullptr), z_t_(z_t, OneDnnCpuEngine(), nullptr),
         z_(z, OneDnnCpuEngine(), nullptr), transpose_(z_t_, z_), stream_(OneDnnCpuEngine()) {}
 
-  void Run(const float* x, float* z) override {
+  void Run(const float* x, float* z, float* scratch) override {
     x_t_.set_data_handle(const_cast<float*>(x));
+    z_t_.set_data_handle(scratch);
     z_.set_data_handle(z);
     matmul_.execute(stream_, {{DNNL_ARG_SRC, x_t_}, {DNNL_ARG_WEIGHTS, packed_}, {DNNL_ARG_DST, z_t_}});
     transpose_.execute(stream_, z_t_, z_);

@@ -16,8 +16,9 @@ class PackedTransposedGemm {
   // kInvalidInput where this oneDNN offers only its reference matmul for the shapes.
   static Result<std::unique_ptr<PackedTransposedGemm>> Make(int64_t C, int64_t rows, int64_t positions, const float* w);
   virtual ~PackedTransposedGemm() = default;
-  // z [rows, positions] from x [C, positions]. One call at a time (the product's scratch is held).
-  virtual void Run(const float* x, float* z) = 0;
+  // z [rows, positions] from x [C, positions]; `scratch` holds rows * positions floats (the product
+  // before its transpose), the caller's, so that no kernel holds one between runs.
+  virtual void Run(const float* x, float* z, float* scratch) = 0;
 };
 
 }  // namespace tilebank::engine

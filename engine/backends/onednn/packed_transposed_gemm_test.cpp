@@ -25,8 +25,8 @@ TEST_CASE("PackedTransposedGemm: Z = W^T X for the weights packed once, run afte
     std::fill(w.begin(), w.end(), 0.0f);  // packed: the caller's copy is no longer read
     for (int run = 0; run < 2; ++run) {
       for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.13f * i + run);
-      std::vector<float> z(static_cast<size_t>(c.rows * c.positions), -1.0f);
-      (*made)->Run(x.data(), z.data());
+      std::vector<float> z(static_cast<size_t>(c.rows * c.positions), -1.0f), scratch(z.size(), 7.0f);  // a new scratch each run: nothing kept in it
+      (*made)->Run(x.data(), z.data(), scratch.data());
       for (int64_t r = 0; r < c.rows; ++r)
         for (int64_t p = 0; p < c.positions; ++p) {
           double want = 0;
