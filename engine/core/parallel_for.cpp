@@ -73,10 +73,16 @@ void RunOnThisThread(const std::function<void()>& body) {
     body();
     return;
   }
-  const int threads = omp.max_threads();
-  if (threads > 1) omp.set_num_threads(1);
+  // The thread count comes back even when body throws.
+  struct Restore {
+    const OpenMp& omp;
+    int threads;
+    ~Restore() {
+      if (threads > 1) omp.set_num_threads(threads);
+    }
+  } restore{omp, omp.max_threads()};
+  if (restore.threads > 1) omp.set_num_threads(1);
   body();
-  if (threads > 1) omp.set_num_threads(threads);
 }
 
 int ParallelThreads() {

@@ -21,10 +21,12 @@ using namespace Halide;
 
 namespace {
 
-// Softmax's exp(x - max) for an input value that is NaN: NaN (so is its whole row, through the sum),
-// as ONNX's reference and ONNX Runtime compute it. Tested on the loaded value: under Halide's fast
-// math a NaN of x - max may be assumed away.
-Expr KeepNaN(Expr loaded, Expr exp) { return select(is_nan(loaded), loaded, exp); }
+// Softmax's exp(x - max) where x is NaN or the row's max is infinite (a +inf, or only -infs): NaN
+// (so is the whole row, through the sum), as ONNX's reference and ONNX Runtime compute it. Tested on
+// the loaded value and the max: under Halide's fast math a NaN of x - max may be assumed away.
+Expr KeepNaN(Expr loaded, Expr max, Expr exp) {
+  return select(is_nan(loaded) || is_inf(max), Expr(std::numeric_limits<float>::quiet_NaN()), exp);
+}
 
 // The input viewed as (len, rows) with the normalized axes innermost, or for Reduce as
 // (inner, len, outer) around a contiguous run of reduced axes.
@@ -124,7 +126,7 @@ class RowwiseTemplate : public HalideTemplate {
       Func mx("row_max"), e("exp"), sum("row_sum");
       mx(o) = -std::numeric_limits<float>::infinity();
       mx(o) = max(mx(o), x(k, o));
-      e(r, o) = KeepNaN(x(r, o), ExpNonPositive(x(r, o) - mx(o)));
+      e(r, o) = KeepNaN(x(r, o), mx(o), ExpNonPositive(x(r, o) - mx(o)));
       sum(o) = 0.f;
       sum(o) += e(k, o);
       out(r, o) = e(r, o) * (1.f / sum(o));
@@ -207,7 +209,7 @@ class RowwiseTemplate : public HalideTemplate {
     Func mx("col_max"), e("exp"), sum("col_sum"), out("softmax");
     mx(i, o) = -std::numeric_limits<float>::infinity();
     mx(i, o) = max(mx(i, o), x(i, k, o));
-    e(i, r, o) = KeepNaN(x(i, r, o), ExpNonPositive(x(i, r, o) - mx(i, o)));
+    e(i, r, o) = KeepNaN(x(i, r, o), mx(i, o), ExpNonPositive(x(i, r, o) - mx(i, o)));
     sum(i, o) = 0.f;
     sum(i, o) += e(i, k, o);
     out(i, r, o) = e(i, r, o) * (1.f / sum(i, o));

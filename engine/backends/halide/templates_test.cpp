@@ -5,6 +5,8 @@
 #include "engine/core/precision_mode.h"
 
 #include <cmath>
+#include <limits>
+#include <utility>
 #include <tuple>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -234,6 +236,44 @@ TEST_CASE("templates: softmax.simd, an Impl alternative for Softmax over the las
     REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
     RunResult r = runner->Check(*kernel.value());
     CHECK_MESSAGE(r.ok, r.failure);
+  }
+}
+
+TEST_CASE("templates: softmax.rowwise writes a row or column with a NaN, a +inf or only -infs NaN throughout, the others finite") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const OpTemplate* t = TemplateById("softmax.rowwise");
+  REQUIRE(t);
+  // [6, 40] along 40 (rows), and [6, 40, 3] along 40 (columns: 3 and 16 of them side by side).
+  for (auto [shape, inner] : {std::pair<std::string, int64_t>{"[6,40]", 1}, {"[6,40,3]", 3}, {"[6,40,16]", 16}}) {
+    CAPTURE(shape);
+    OpSpec op = SameShapeOp("Softmax", shape.c_str(), "axis", 1);
+    const int64_t len = 40, slices = 6 * inner;
+    auto at = [&](int64_t slice, int64_t a) { return (slice / inner * len + a) * inner + slice % inner; };
+    Tensor x(op.inputs[0].shape);
+    for (int64_t i = 0; i < x.size(); ++i) x.data[i] = static_cast<float>(i % 13) - 6.f;
+    x.data[at(1, 7)] = std::nanf("");
+    x.data[at(2, 30)] = inf;
+    for (int64_t a = 0; a < len; ++a) x.data[at(3, a)] = -inf;
+    auto kernel = t->Build(op, t->DefaultPolicy(op));
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+    REQUIRE(kernel.value()->Prepare({&x}).ok());
+    REQUIRE(kernel.value()->Run().ok());
+    Tensor y;
+    REQUIRE(kernel.value()->Fetch(&y).ok());
+    for (int64_t s = 0; s < slices; ++s) {
+      CAPTURE(s);
+      double sum = 0;
+      for (int64_t a = 0; a < len; ++a) {
+        const float v = y.data[at(s, a)];
+        if (s >= 1 && s <= 3) {
+          CHECK(std::isnan(v));
+        } else {
+          CHECK(std::isfinite(v));
+          sum += v;
+        }
+      }
+      if (s < 1 || s > 3) CHECK(std::fabs(sum - 1) < 1e-5);
+    }
   }
 }
 

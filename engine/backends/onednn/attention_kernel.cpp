@@ -120,9 +120,10 @@ class OneDnnAttention : public AttentionKernelBase {
     if (mask) AddMask(p, mask, h0, q0);
     // The softmax on Highway rather than oneDNN's, whose rows with a NaN or a +inf come out finite
     // (a NaN score spreads to its whole row, as in the unfused graph).
-    const int64_t len = g_.keys(), score_rows = static_cast<int64_t>(p.scratch.size()) / len;
+    const int64_t len = g_.keys(), score_rows = len > 0 ? static_cast<int64_t>(p.scratch.size()) / len : 0;
     float* s = p.scratch.data();
-    ParallelFor(score_rows, std::max<int64_t>(1, 16384 / len), [&](int64_t begin, int64_t end) {
+    if (len > 0)  // no keys: no scores to normalize
+      ParallelFor(score_rows, std::max<int64_t>(1, 16384 / len), [&](int64_t begin, int64_t end) {
       SoftmaxRowsSimd(s + begin * len, s + begin * len, end - begin, len, len, len, {});
     });
     if (p.rows.empty()) {

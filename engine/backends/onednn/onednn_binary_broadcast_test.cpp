@@ -4,10 +4,12 @@
 // beside runs too long for that and operands full over the trailing axes: each of Add, Sub, Mul and
 // Div, the operand constant (repeated once at bind) or given on each run (two runs, new values);
 // outputs of at most 16384 values run by rows on the calling thread (BroadcastBinaryRows), larger
-// ones on oneDNN's primitive.
+// ones on oneDNN's primitive; a middle axis broadcast, scalars, and Add's and Mul's broadcast operand
+// given first (Sub's and Div's refused).
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <utility>
 
 #include "engine/backends/onednn/onednn_vector_ops.h"
 #include "engine/core/op_spec.h"
@@ -49,6 +51,7 @@ double WorstDifference(const std::vector<float>& want, const float* got) {
 TEST_CASE("impl.onednn binary ops: an operand broadcast over a short run of trailing values, given at bind or on each run") {
   struct Case {
     std::vector<int64_t> out, other;
+    bool other_first = false;  // the broadcast operand as input 0 (Add and Mul only; Sub and Div refused)
   };
   const std::vector<Case> cases = {{{6, 10, 3, 3}, {1, 10, 1, 1}},   // StyleGAN's modulation: runs of 9
                                    {{2, 5, 7, 2}, {5, 7, 1}},         // runs of 2 after two full axes
@@ -59,18 +62,38 @@ TEST_CASE("impl.onednn binary ops: an operand broadcast over a short run of trai
                                    {{12, 2, 7}, {2, 7}},              // a row of 14 tiled 4 times
                                    {{6, 3}, {3}},                     // too few rows to tile
                                    {{2, 96, 100}, {96, 1}},           // large (19200 values): oneDNN's primitive, not the rows on one thread
-                                   {{1, 3, 128, 128}, {1, 3, 128, 128}}};
+                                   {{1, 3, 128, 128}, {1, 3, 128, 128}},
+                                   {{4, 5, 6}, {4, 1, 6}},            // a middle axis broadcast
+                                   {{3, 5, 6}, {3, 5, 6}},            // full and small
+                                   {{4, 5}, {}},                      // a scalar
+                                   {{4, 5}, {1}},                     // a one-value tensor
+                                   {{4, 5}, {5}, true},               // the short row first
+                                   {{2, 3, 7}, {3, 1}, true},         // a run first
+                                   {{2, 96, 100}, {96, 1}, true}};    // large, the broadcast operand first
   for (const std::string type : {"Add", "Sub", "Mul", "Div"})
     for (const Case& c : cases) {
       CAPTURE(type);
       CAPTURE(c.out.size());
       CAPTURE(c.out.back());
+      CAPTURE(c.other_first);
       OpSpec op;
       op.op_type = type;
       op.name = "binary";
       op.inputs = {{c.out, "float32"}, {c.other, "float32"}};
+      if (c.other_first) std::swap(op.inputs[0], op.inputs[1]);
       op.outputs = {{c.out, "float32"}};
+      if (c.other_first && (type == "Sub" || type == "Div")) {
+        CHECK(!OneDnnSupportsVectorOp(op).ok());
+        continue;
+      }
       REQUIRE(OneDnnSupportsVectorOp(op).ok());
+      // Operands in input order (the full one, a, and the other); a commutes with the other here.
+      const int full = c.other_first ? 1 : 0, other = 1 - full;
+      auto ordered = [&](auto a_value, auto other_value) {
+        std::vector<decltype(a_value)> v(2);
+        v[full] = a_value, v[other] = other_value;
+        return v;
+      };
       const std::vector<float> a = ValuesOf(Tensor::NumElements(c.out), 1);
       Tensor first(c.out), second(c.other);
       first.data = a;
@@ -78,18 +101,18 @@ TEST_CASE("impl.onednn binary ops: an operand broadcast over a short run of trai
         CAPTURE(constant_operand);
         auto kernel = OneDnnVectorKernel(op);
         second.data = ValuesOf(Tensor::NumElements(c.other), 2);
-        REQUIRE((*kernel).BindDirect({c.out, c.other}, {nullptr, constant_operand ? &second : nullptr}).value());
+        REQUIRE((*kernel).BindDirect(ordered(c.out, c.other), ordered(static_cast<const Tensor*>(nullptr), constant_operand ? &second : nullptr)).value());
         for (double seed : {2.0, 3.0}) {
           if (!constant_operand) second.data = ValuesOf(Tensor::NumElements(c.other), seed);
           const std::vector<float> want = Broadcast(type, c.out, a, c.other, second.data);
           std::vector<float> got(want.size(), 1234.f);
-          REQUIRE(kernel->RunDirect({a.data(), constant_operand ? nullptr : second.data.data()}, got.data()).ok());
+          REQUIRE(kernel->RunDirect(ordered(a.data(), constant_operand ? nullptr : second.data.data()), got.data()).ok());
           CHECK(WorstDifference(want, got.data()) < 1e-5);
         }
       }
       // The measured path: both operands copied in.
       auto measured = OneDnnVectorKernel(op);
-      REQUIRE(measured->Prepare({&first, &second}).ok());
+      REQUIRE(measured->Prepare(ordered(static_cast<const Tensor*>(&first), static_cast<const Tensor*>(&second))).ok());
       REQUIRE(measured->Run().ok());
       Tensor output;
       REQUIRE(measured->Fetch(&output).ok());

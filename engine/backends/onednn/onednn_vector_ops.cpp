@@ -389,8 +389,11 @@ Status OneDnnSupportsVectorOp(const OpSpec& op) {
     if (t == "LayerNormalization" && op.outputs.size() > 1) return Status::InvalidInput("impl.onednn: " + op.name + ": mean and inverse deviation outputs are not supported");
     // oneDNN's softmax along the last axis writes a row with a NaN or a +inf finite (ONNX: NaN);
     // softmax.simd and softmax.rowwise run it.
-    if (t == "Softmax" && axis == static_cast<int64_t>(rank) - 1)
-      return Status::InvalidInput("impl.onednn: " + op.name + ": Softmax along the last axis (oneDNN's loses a row's NaN)");
+    // The axes after the softmax axis all 1 is the last axis to oneDNN (its dense kernel).
+    int64_t inner = 1;
+    for (size_t a = static_cast<size_t>(axis) + 1; a < rank; ++a) inner *= op.inputs[0].shape[a];
+    if (t == "Softmax" && inner == 1)
+      return Status::InvalidInput("impl.onednn: " + op.name + ": Softmax along the last axis or before only 1s (oneDNN's loses a row's NaN)");
     return Status::Ok();
   }
   if (IsPooling(t)) {
