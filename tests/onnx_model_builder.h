@@ -104,6 +104,14 @@ struct ModelBuilder {
     for (int64_t v : values) a->add_ints(v);
     return node;
   }
+  // Sets a string attribute of `node`; returns the node.
+  static onnx::NodeProto* StrAttr(onnx::NodeProto* node, const std::string& name, const std::string& value) {
+    auto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(value);
+    return node;
+  }
   // Writes the model to `path`; with TILEBANK_FUZZ_SEED_DIR set, a copy goes there too, named by
   // its bytes (how fuzz/corpus/onnx_import_fuzz/ is made: the models the tests build).
   std::string Save(const std::string& path) {

@@ -103,6 +103,12 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
       {"GRU", {dims({2, 6, 5}), dims({1, 12, 5}), dims({1, 12, 4}), dims({1, 24})}, {{"layout", 1}, {"linear_before_reset", 1}}, {}, 2, true},
       {"RNN", {dims({6, 2, 5}), dims({2, 4, 5}), dims({2, 4, 4}), dims({2, 8})}, {{"direction", "bidirectional"}}, {}, 2, true},
       {"RNN", {dims({6, 2, 5}), dims({1, 4, 5}), dims({1, 4, 4})}, {{"activations", {"Sigmoid"}}}, {}, 1, true},
+      // Sequences whose scratchpad passes 1 MiB, in pieces of steps and a shorter last one (RecurrentPieceSteps):
+      // both directions from an initial state, and a batch-first reverse GRU of one batch.
+      {"LSTM", {dims({301, 1, 256}), dims({2, 512, 256}), dims({2, 512, 128}), dims({2, 1024}), none, dims({2, 1, 128}), dims({2, 1, 128})},
+       {{"hidden_size", 128}, {"direction", "bidirectional"}}, {}, 3, true},
+      {"GRU", {dims({1, 301, 256}), dims({1, 384, 256}), dims({1, 384, 128}), dims({1, 768})},
+       {{"hidden_size", 128}, {"direction", "reverse"}, {"layout", 1}, {"linear_before_reset", 1}}, {}, 2, true},
       {"MatMul", {dims({2, 1, 3, 4}), dims({3, 4, 5})}, nlohmann::json::object()},
       {"MatMul", {dims({4}), dims({2, 4, 3})}, nlohmann::json::object()},
       {"MatMul", {dims({3, 7}), dims({7})}, nlohmann::json::object()},
@@ -145,6 +151,14 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
       }
     }
   }
+}
+
+TEST_CASE("a recurrent sequence runs in pieces only where its scratchpad passes 1 MiB, in about equal pieces of at least 32 steps") {
+  CHECK(RecurrentPieceSteps(498, kMostRecurrentScratchBytes) == 498);
+  CHECK(RecurrentPieceSteps(498, 3715 << 10) == 125);  // Demucs's LSTM: 4 pieces
+  CHECK(RecurrentPieceSteps(301, kMostRecurrentScratchBytes + 1) == 151);
+  CHECK(RecurrentPieceSteps(40, 64 << 20) == 32);
+  CHECK(RecurrentPieceSteps(20, 64 << 20) == 20);
 }
 
 TEST_CASE("float32 MaxPool and AveragePool of 1 to 3 spatial dimensions (on the own pool loop) compute what the float64 reference does") {

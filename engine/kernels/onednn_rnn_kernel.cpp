@@ -5,7 +5,9 @@
 // X and Y are read and written in ONNX's layouts (tnc, or ntc with layout=1); a bidirectional
 // layer runs its two directions side by side, one thread each, where a step is too small to share
 // out or the threads are no more than the directions (else one after the other, each on every
-// thread), and interleaves their outputs.
+// thread), and interleaves their outputs. A long sequence runs in pieces of steps, each piece's last
+// state the next one's first, so that a primitive's scratchpad (which grows with the steps: 7 KiB a
+// step at input 256, hidden 128) stays near kMostRecurrentScratchBytes.
 #include "engine/kernels/onednn_rnn_kernel.h"
 
 #include <algorithm>
@@ -72,16 +74,45 @@ class OneDnnRecurrent : public OpKernel {
     // W, R, B and P reordered once when the graph holds them; otherwise on every call.
     weights_constant_ = info_.IsConstantInput(1) && info_.IsConstantInput(2);
     for (size_t i : {3, 7}) weights_constant_ = weights_constant_ && (!info_.HasInput(i) || info_.IsConstantInput(i));
+    // ...and packed at load, the graph's copy then freed, where X's shape is static and the sequence
+    // lengths are constant (a run that could need the fallback would find the weights gone).
+    const bool static_x = !info_.input_shapes.empty() && info_.input_shapes[0].has_value();
+    holds_weights_ = weights_constant_ && static_x && (!info_.HasInput(4) || info_.IsConstantInput(4));
     const auto names = ActivationNames(info_);
     activation_ = names.empty() ? dnnl::algorithm::eltwise_tanh : RnnActivation(names[0]).value_or(dnnl::algorithm::eltwise_tanh);
   }
 
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
-    if (!Takes(in)) return fallback_->Compute(in, out);
+    const bool released = in.size() > 2 && in[1] && in[1]->bytes.empty() && in[1]->size() > 0;
+    if (!Takes(in)) return released ? info_.Bad("its weights were released, and this run is not oneDNN's") : fallback_->Compute(in, out);
     std::lock_guard<std::mutex> lock(mutex_);
     Status s = CatchOneDnnErrors([&]() -> Status { return Run(in, out); });
-    if (!s.ok()) return fallback_->Compute(in, out);
+    if (!s.ok()) return released ? s : fallback_->Compute(in, out);
     return s;
+  }
+
+  // W, R, B and P, once packed (PrepareAhead or a first run).
+  bool HoldsConstantInput(int k) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return holds_weights_ && plan_.has_value() && (k == 1 || k == 2 || k == 3 || k == 7);
+  }
+
+  // The plan made at load, its weights packed (and their layout timed where it is not known), on
+  // zeros for X and the initial states, so that the graph may free its float copy.
+  void PrepareAhead(const KernelInputs& in) const override {
+    if (!holds_weights_) return;
+    std::vector<TypedTensor> zeros;
+    zeros.reserve(in.size());
+    KernelInputs filled = in;
+    for (size_t i : {0, 5, 6})
+      if (i < in.size() && in[i]) {
+        zeros.emplace_back(in[i]->dtype, in[i]->shape);  // zero-filled
+        filled[i] = &zeros.back();
+      }
+    if (!Takes(filled)) return;
+    std::vector<TypedTensor> out(static_cast<size_t>(info_.num_outputs));
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!CatchOneDnnErrors([&]() -> Status { return ChoosePlan(filled, SizesOf(filled), &out); }).ok()) plan_.reset();
   }
 
  private:
@@ -89,13 +120,18 @@ class OneDnnRecurrent : public OpKernel {
     int64_t S = 0, B = 0, I = 0, H = 0;
     bool operator==(const Sizes& o) const { return S == o.S && B == o.B && I == o.I && H == o.H; }
   };
-  struct Direction {
+  // A primitive over `steps` steps with its scratchpad's descriptor: the room is the running
+  // thread's (call_scratch.h), so that the two directions may run at once, and no primitive holds
+  // one between runs (Demucs's two LSTM layers, both directions: 33 MB).
+  struct Piece {
     dnnl::primitive prim;
-    memory weights_layer, weights_iter, peephole, bias;  // in the primitive's layouts
-    // Its scratchpad's descriptor: the room is the running thread's (call_scratch.h), so that the two
-    // directions may run at once, and no primitive holds one between runs (Demucs's two LSTM
-    // layers, both directions: 33 MB).
     memory::desc scratchpad;
+    int64_t steps = 0;
+  };
+  struct Direction {
+    // The sequence in pieces of piece.steps, the last `tail.steps` (0: none) by tail.
+    Piece piece, tail;
+    memory weights_layer, weights_iter, peephole, bias;  // in the primitives' layouts
   };
   struct Plan {
     Sizes sizes;
@@ -174,6 +210,62 @@ class OneDnnRecurrent : public OpKernel {
   Result<Plan> PlanFor(const KernelInputs& in, const Sizes& z, memory::format_tag weights_tag) const {
     return CatchOneDnnErrors([&]() -> Result<Plan> { return MakePlan(in, z, weights_tag); });
   }
+  // Direction d's primitive over `steps` steps, and the weights layouts it reads.
+  Piece MakePiece(int d, int64_t steps, const Sizes& z, bool peephole, memory::format_tag weights_tag, memory::desc* wl, memory::desc* wi) const {
+    dnnl::engine& engine = OneDnnCpuEngine();
+    const int G = Gates(cell_);
+    const memory::data_type f32 = memory::data_type::f32;
+    const memory::desc src_layer({steps, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc),
+        dst_layer({steps, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc), state({1, 1, z.B, z.H}, f32, tag::ldnc),
+        weights_layer({1, 1, z.I, G, z.H}, f32, weights_tag), weights_iter({1, 1, z.H, G, z.H}, f32, weights_tag),
+        bias_md({1, 1, G + (lbr_ ? 1 : 0), z.H}, f32, tag::ldgo), peephole_md({1, 1, 3, z.H}, f32, tag::ldgo);
+    const auto inference = dnnl::prop_kind::forward_inference;
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const auto direction = reverse_ || d == 1 ? dnnl::rnn_direction::unidirectional_right2left : dnnl::rnn_direction::unidirectional_left2right;
+    Piece piece;
+    piece.steps = steps;
+    auto take = [&](const auto& pd, auto prim) {
+      piece.prim = prim, piece.scratchpad = pd.scratchpad_desc(), *wl = pd.weights_layer_desc(), *wi = pd.weights_iter_desc();
+    };
+    if (cell_ == RecurrentCell::kLstm) {
+      auto desc = peephole ? dnnl::lstm_forward::desc(inference, direction, src_layer, state, state, weights_layer, weights_iter, peephole_md, bias_md,
+                                                      dst_layer, state, state)
+                           : dnnl::lstm_forward::desc(inference, direction, src_layer, state, state, weights_layer, weights_iter, bias_md, dst_layer,
+                                                      state, state);
+      dnnl::lstm_forward::primitive_desc pd(desc, attr, engine);
+      take(pd, dnnl::lstm_forward(pd));
+    } else if (lbr_) {
+      dnnl::lbr_gru_forward::primitive_desc pd(
+          dnnl::lbr_gru_forward::desc(inference, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state), attr, engine);
+      take(pd, dnnl::lbr_gru_forward(pd));
+    } else if (cell_ == RecurrentCell::kGru) {
+      dnnl::gru_forward::primitive_desc pd(dnnl::gru_forward::desc(inference, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state),
+                                           attr, engine);
+      take(pd, dnnl::gru_forward(pd));
+    } else {
+      dnnl::vanilla_rnn_forward::primitive_desc pd(
+          dnnl::vanilla_rnn_forward::desc(inference, activation_, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state),
+          attr, engine);
+      take(pd, dnnl::vanilla_rnn_forward(pd));
+    }
+    return piece;
+  }
+
+  // Direction d's primitives: the whole sequence in one, or, where its scratchpad would pass
+  // kMostRecurrentScratchBytes and a piece of steps is contiguous (time-major, or one batch), in pieces of the
+  // steps that fit and a shorter last one, when their weights layouts are the whole one's.
+  void MakePieces(Direction* dir, int d, const Sizes& z, bool peephole, memory::format_tag weights_tag, memory::desc* wl, memory::desc* wi) const {
+    dir->piece = MakePiece(d, z.S, z, peephole, weights_tag, wl, wi);
+    const int64_t steps = RecurrentPieceSteps(z.S, dir->piece.scratchpad.get_size());
+    if (steps == z.S || (batch_first_ && z.B > 1)) return;
+    memory::desc piece_wl, piece_wi, tail_wl, tail_wi;
+    Piece piece = MakePiece(d, steps, z, peephole, weights_tag, &piece_wl, &piece_wi), tail;
+    if (z.S % steps) tail = MakePiece(d, z.S % steps, z, peephole, weights_tag, &tail_wl, &tail_wi);
+    if (piece_wl != *wl || piece_wi != *wi || (tail.steps && (tail_wl != *wl || tail_wi != *wi))) return;
+    dir->piece = std::move(piece), dir->tail = std::move(tail);
+  }
+
   Result<Plan> MakePlan(const KernelInputs& in, const Sizes& z, memory::format_tag weights_tag) const {
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::stream stream(engine);
@@ -182,42 +274,12 @@ class OneDnnRecurrent : public OpKernel {
     p.sizes = z;
     p.weights = {in[1]->bytes.data(), in[2]->bytes.data(), bias ? bias->bytes.data() : nullptr, peep ? peep->bytes.data() : nullptr};
     p.peephole = cell_ == RecurrentCell::kLstm && peep;
-    const int G = Gates(cell_);
-    const memory::data_type f32 = memory::data_type::f32;
-    const memory::desc src_layer({z.S, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc),
-        dst_layer({z.S, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc), state({1, 1, z.B, z.H}, f32, tag::ldnc),
-        weights_layer({1, 1, z.I, G, z.H}, f32, weights_tag), weights_iter({1, 1, z.H, G, z.H}, f32, weights_tag),
-        bias_md({1, 1, G + (lbr_ ? 1 : 0), z.H}, f32, tag::ldgo), peephole_md({1, 1, 3, z.H}, f32, tag::ldgo);
-    const auto inference = dnnl::prop_kind::forward_inference;
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const memory::desc peephole_md({1, 1, 3, z.H}, memory::data_type::f32, tag::ldgo);
     for (int d = 0; d < dirs_; ++d) {
-      const auto direction = reverse_ || d == 1 ? dnnl::rnn_direction::unidirectional_right2left : dnnl::rnn_direction::unidirectional_left2right;
       Direction dir;
-      memory::desc wl, wi, pad;
-      if (cell_ == RecurrentCell::kLstm) {
-        auto desc = p.peephole ? dnnl::lstm_forward::desc(inference, direction, src_layer, state, state, weights_layer, weights_iter, peephole_md,
-                                                          bias_md, dst_layer, state, state)
-                               : dnnl::lstm_forward::desc(inference, direction, src_layer, state, state, weights_layer, weights_iter, bias_md,
-                                                          dst_layer, state, state);
-        dnnl::lstm_forward::primitive_desc pd(desc, attr, engine);
-        dir.prim = dnnl::lstm_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc(), pad = pd.scratchpad_desc();
-      } else if (lbr_) {
-        dnnl::lbr_gru_forward::primitive_desc pd(
-            dnnl::lbr_gru_forward::desc(inference, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state), attr, engine);
-        dir.prim = dnnl::lbr_gru_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc(), pad = pd.scratchpad_desc();
-      } else if (cell_ == RecurrentCell::kGru) {
-        dnnl::gru_forward::primitive_desc pd(
-            dnnl::gru_forward::desc(inference, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state), attr, engine);
-        dir.prim = dnnl::gru_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc(), pad = pd.scratchpad_desc();
-      } else {
-        dnnl::vanilla_rnn_forward::primitive_desc pd(
-            dnnl::vanilla_rnn_forward::desc(inference, activation_, direction, src_layer, state, weights_layer, weights_iter, bias_md, dst_layer, state),
-            attr, engine);
-        dir.prim = dnnl::vanilla_rnn_forward(pd), wl = pd.weights_layer_desc(), wi = pd.weights_iter_desc(), pad = pd.scratchpad_desc();
-      }
-      dir.scratchpad = pad;
-      const int64_t G_H = G * z.H;
+      memory::desc wl, wi;
+      MakePieces(&dir, d, z, p.peephole, weights_tag, &wl, &wi);
+      const int64_t G_H = Gates(cell_) * z.H;
       dir.weights_layer = Weights(in[1]->data<float>() + d * G_H * z.I, z.I, z.H, wl, stream);
       dir.weights_iter = Weights(in[2]->data<float>() + d * G_H * z.H, z.H, z.H, wi, stream);
       dir.bias = Bias(bias ? bias->data<float>() + d * 2 * G_H : nullptr, z.H);
@@ -275,7 +337,9 @@ class OneDnnRecurrent : public OpKernel {
     const TypedTensor *bias = Optional(in, 3), *peep = Optional(in, 7);
     const std::vector<const void*> weights = {in[1]->bytes.data(), in[2]->bytes.data(), bias ? bias->bytes.data() : nullptr,
                                               peep ? peep->bytes.data() : nullptr};
-    if (!plan_ || !(plan_->sizes == z) || plan_->weights != weights || !weights_constant_) {
+    const bool packed = plan_ && plan_->sizes == z && (holds_weights_ || (weights_constant_ && plan_->weights == weights));
+    if (!packed) {
+      if (holds_weights_ && in[1]->bytes.empty()) return info_.Bad("its weights were released, and its plan no longer fits");
       plan_.reset();
       TB_RETURN_IF_ERROR(ChoosePlan(in, z, out));
     }
@@ -287,8 +351,7 @@ class OneDnnRecurrent : public OpKernel {
     const TypedTensor *h0 = Optional(in, 5), *c0 = Optional(in, 6);
     dnnl::engine& engine = OneDnnCpuEngine();
     const memory::data_type f32 = memory::data_type::f32;
-    const memory::desc seq_x({z.S, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc), seq_y({z.S, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc),
-        state({1, 1, z.B, z.H}, f32, tag::ldnc);
+    const memory::desc state({1, 1, z.B, z.H}, f32, tag::ldnc);
     const std::vector<int64_t> y_shape = batch_first_ ? std::vector<int64_t>{z.B, z.S, dirs_, z.H} : std::vector<int64_t>{z.S, dirs_, z.B, z.H};
     const std::vector<int64_t> state_shape = batch_first_ ? std::vector<int64_t>{z.B, dirs_, z.H} : std::vector<int64_t>{dirs_, z.B, z.H};
     TypedTensor y(DType::kFloat32, y_shape), yh(DType::kFloat32, state_shape), yc(DType::kFloat32, state_shape);
@@ -299,7 +362,6 @@ class OneDnnRecurrent : public OpKernel {
       std::vector<float> seq, h_in, c_in, h_out, c_out;
     };
     std::vector<Buffers> buffers(dirs_);
-    memory x_mem(seq_x, engine, const_cast<std::byte*>(in[0]->bytes.data()));
     auto run_direction = [&](int d) {
       const Direction& dir = p.dirs[d];
       Buffers& buf = buffers[d];
@@ -308,23 +370,40 @@ class OneDnnRecurrent : public OpKernel {
       auto gather = [&](const TypedTensor* from, std::vector<float>& to) {
         for (int64_t b = 0; b < z.B; ++b) std::memcpy(to.data() + b * z.H, from->data<float>() + state_at(d, b), static_cast<size_t>(z.H) * sizeof(float));
       };
-      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC_LAYER, x_mem},
-                                              {DNNL_ARG_WEIGHTS_LAYER, dir.weights_layer},
-                                              {DNNL_ARG_WEIGHTS_ITER, dir.weights_iter},
-                                              {DNNL_ARG_BIAS, dir.bias},
-                                              {DNNL_ARG_SCRATCHPAD, memory(dir.scratchpad, engine, CallScratch(dir.scratchpad.get_size()))},
-                                              {DNNL_ARG_DST_LAYER, memory(seq_y, engine, dirs_ > 1 ? buf.seq.data() : y.data<float>())},
-                                              {DNNL_ARG_DST_ITER, memory(state, engine, buf.h_out.data())}};
       if (h0) gather(h0, buf.h_in);
-      args[DNNL_ARG_SRC_ITER] = memory(state, engine, buf.h_in.data());
-      if (cell_ == RecurrentCell::kLstm) {
-        if (c0) gather(c0, buf.c_in);
-        args[DNNL_ARG_SRC_ITER_C] = memory(state, engine, buf.c_in.data());
-        args[DNNL_ARG_DST_ITER_C] = memory(state, engine, buf.c_out.data());
-        if (p.peephole) args[DNNL_ARG_WEIGHTS_PEEPHOLE] = dir.peephole;
-      }
+      if (c0 && cell_ == RecurrentCell::kLstm) gather(c0, buf.c_in);
+      const float* x = in[0]->data<float>();
+      float* seq = dirs_ > 1 ? buf.seq.data() : y.data<float>();
+      // The pieces in the order the direction walks the sequence; each takes the state the last left.
+      const bool backward = reverse_ || d == 1;
+      const int64_t whole = (z.S - dir.tail.steps) / dir.piece.steps;
       dnnl::stream own_stream(engine);
-      ExecuteAndWait(dir.prim, own_stream, args);
+      for (int64_t k = 0; k < whole + (dir.tail.steps ? 1 : 0); ++k) {
+        const int64_t forward_k = backward ? whole + (dir.tail.steps ? 1 : 0) - 1 - k : k;  // the piece's place from the start
+        const Piece& piece = forward_k < whole ? dir.piece : dir.tail;
+        const int64_t first = forward_k * dir.piece.steps;  // its first step
+        const memory::desc piece_x({piece.steps, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc),
+            piece_y({piece.steps, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc);
+        if (k > 0) {
+          std::swap(buf.h_in, buf.h_out);
+          std::swap(buf.c_in, buf.c_out);
+        }
+        std::unordered_map<int, memory> args = {
+            {DNNL_ARG_SRC_LAYER, memory(piece_x, engine, const_cast<float*>(x) + first * z.B * z.I)},
+            {DNNL_ARG_WEIGHTS_LAYER, dir.weights_layer},
+            {DNNL_ARG_WEIGHTS_ITER, dir.weights_iter},
+            {DNNL_ARG_BIAS, dir.bias},
+            {DNNL_ARG_SCRATCHPAD, memory(piece.scratchpad, engine, CallScratch(piece.scratchpad.get_size()))},
+            {DNNL_ARG_DST_LAYER, memory(piece_y, engine, seq + first * z.B * z.H)},
+            {DNNL_ARG_SRC_ITER, memory(state, engine, buf.h_in.data())},
+            {DNNL_ARG_DST_ITER, memory(state, engine, buf.h_out.data())}};
+        if (cell_ == RecurrentCell::kLstm) {
+          args[DNNL_ARG_SRC_ITER_C] = memory(state, engine, buf.c_in.data());
+          args[DNNL_ARG_DST_ITER_C] = memory(state, engine, buf.c_out.data());
+          if (p.peephole) args[DNNL_ARG_WEIGHTS_PEEPHOLE] = dir.peephole;
+        }
+        ExecuteAndWait(piece.prim, own_stream, args);
+      }
     };
     std::vector<Status> status(dirs_);  // each direction's own
     auto run_directions = [&](int64_t begin, int64_t end) {
@@ -368,13 +447,19 @@ class OneDnnRecurrent : public OpKernel {
   RecurrentCell cell_;
   std::unique_ptr<OpKernel> fallback_;
   int dirs_ = 1;
-  bool reverse_ = false, batch_first_ = false, lbr_ = false, weights_constant_ = false;
+  bool reverse_ = false, batch_first_ = false, lbr_ = false, weights_constant_ = false, holds_weights_ = false;
   dnnl::algorithm activation_ = dnnl::algorithm::eltwise_tanh;
   mutable std::mutex mutex_;
   mutable std::optional<Plan> plan_;
 };
 
 }  // namespace
+
+int64_t RecurrentPieceSteps(int64_t steps, size_t scratch_bytes) {
+  if (scratch_bytes <= kMostRecurrentScratchBytes || steps <= kFewestPieceSteps) return steps;
+  const int64_t pieces = static_cast<int64_t>((scratch_bytes + kMostRecurrentScratchBytes - 1) / kMostRecurrentScratchBytes);
+  return std::min(steps, std::max(kFewestPieceSteps, (steps + pieces - 1) / pieces));
+}
 
 bool OneDnnTakesRecurrent(const KernelInfo& info, RecurrentCell cell) {
   if (info.attrs.Has("clip") || info.attrs.Int("input_forget", 0) != 0) return false;

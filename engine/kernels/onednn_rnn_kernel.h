@@ -2,6 +2,8 @@
 // (engine/kernels/onednn_rnn_kernel.cpp), one primitive per direction, the weights reordered into
 // the primitive's packed layout once per weight tensor.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "engine/kernels/op_kernel.h"
@@ -18,6 +20,15 @@ bool OneDnnTakesRecurrent(const KernelInfo& info, RecurrentCell cell);
 // `fallback` computes what oneDNN cannot take at run time (another dtype, sequence_lens shorter than
 // the sequence, a oneDNN error) and reports bad inputs.
 std::unique_ptr<OpKernel> MakeOneDnnRecurrent(const KernelInfo& info, RecurrentCell cell, std::unique_ptr<OpKernel> fallback);
+
+// A sequence whose primitive asks for more scratchpad than this runs in pieces of steps.
+inline constexpr size_t kMostRecurrentScratchBytes = size_t{1} << 20;
+inline constexpr int64_t kFewestPieceSteps = 32;
+
+// The steps of each piece (the last may be shorter) of a sequence of `steps` whose primitive over all
+// of them asks for `scratch_bytes`: all of them at most kMostRecurrentScratchBytes; otherwise the
+// fewest pieces of about equal steps that each ask at most that, none under kFewestPieceSteps.
+int64_t RecurrentPieceSteps(int64_t steps, size_t scratch_bytes);
 
 // How many calls of these kernels oneDNN's primitives computed in this process (the others ran the
 // fallback): what tells a test which of the two ran.

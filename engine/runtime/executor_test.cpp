@@ -505,6 +505,36 @@ TEST_CASE("executor: a 3-D convolution's weights, packed by its kernel at load, 
   }
 }
 
+TEST_CASE("executor: a bidirectional LSTM's W, R and B, packed by oneDNN's RNN kernel at load, are freed there, and runs compute the same") {
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {40, 1, 24});
+  b.Weight("w", {2, 64, 24});
+  b.Weight("r", {2, 64, 16});
+  b.Weight("bias", {2, 128});
+  auto* lstm = b.Node("LSTM", {"x", "w", "r", "bias"}, {"y", "h"});
+  ModelBuilder::IntAttr(lstm, "hidden_size", 16);
+  ModelBuilder::StrAttr(lstm, "direction", "bidirectional");
+  b.Output("y", {40, 2, 1, 16});
+  b.Output("h", {2, 1, 16});
+  const std::string path = b.Save(dir / "lstm.onnx");
+  auto freeing = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/true});
+  auto keeping = LoadModel(path, {}, nullptr, {}, LoadOptions{/*run_only=*/false});
+  REQUIRE_MESSAGE(freeing.ok(), freeing.status().message());
+  REQUIRE_MESSAGE(keeping.ok(), keeping.status().message());
+  const std::vector<Tensor> first = RandomInputs((*keeping)->graph(), 7), second = RandomInputs((*keeping)->graph(), 8);
+  const uint64_t weights = (2 * 64 * 24 + 2 * 64 * 16 + 2 * 128) * sizeof(float);
+  CHECK((*freeing)->typed_constant_bytes() == 0);  // packed at load (OpKernel::PrepareAhead)
+  CHECK((*keeping)->typed_constant_bytes() == weights);
+  for (const auto* inputs : {&first, &second, &first}) {
+    const auto got = RunOnce(**freeing, *inputs), want = RunOnce(**keeping, *inputs);
+    REQUIRE(got.size() == 2);
+    CHECK(got[0].data == want[0].data);
+    CHECK(got[1].data == want[1].data);
+    CHECK((*freeing)->typed_constant_bytes() == 0);
+  }
+}
+
 TEST_CASE("executor: loaded to run only, the graph frees its weights as the steps take them, and runs the same") {
   TempDir dir;
   ModelBuilder b;
