@@ -104,11 +104,14 @@ TEST_CASE("the float32 fast paths compute what the reference kernels do, in floa
       {"RNN", {dims({6, 2, 5}), dims({2, 4, 5}), dims({2, 4, 4}), dims({2, 8})}, {{"direction", "bidirectional"}}, {}, 2, true},
       {"RNN", {dims({6, 2, 5}), dims({1, 4, 5}), dims({1, 4, 4})}, {{"activations", {"Sigmoid"}}}, {}, 1, true},
       // Sequences whose scratchpad passes 1 MiB, in pieces of steps and a shorter last one (RecurrentPieceSteps):
-      // both directions from an initial state, and a batch-first reverse GRU of one batch.
+      // both directions from an initial state, a batch-first reverse GRU of one batch, and a batch-first
+      // LSTM of two batches.
       {"LSTM", {dims({301, 1, 256}), dims({2, 512, 256}), dims({2, 512, 128}), dims({2, 1024}), none, dims({2, 1, 128}), dims({2, 1, 128})},
        {{"hidden_size", 128}, {"direction", "bidirectional"}}, {}, 3, true},
       {"GRU", {dims({1, 301, 256}), dims({1, 384, 256}), dims({1, 384, 128}), dims({1, 768})},
        {{"hidden_size", 128}, {"direction", "reverse"}, {"layout", 1}, {"linear_before_reset", 1}}, {}, 2, true},
+      {"LSTM", {dims({2, 150, 256}), dims({2, 512, 256}), dims({2, 512, 128}), dims({2, 1024}), none, dims({2, 2, 128})},
+       {{"hidden_size", 128}, {"direction", "bidirectional"}, {"layout", 1}}, {}, 2, true},  // batch-first, two batches: strided pieces
       {"MatMul", {dims({2, 1, 3, 4}), dims({3, 4, 5})}, nlohmann::json::object()},
       {"MatMul", {dims({4}), dims({2, 4, 3})}, nlohmann::json::object()},
       {"MatMul", {dims({3, 7}), dims({7})}, nlohmann::json::object()},

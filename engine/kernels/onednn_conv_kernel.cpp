@@ -13,6 +13,7 @@
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/core/run_queue_watch.h"
 #include "engine/backends/onednn/call_scratch.h"
+#include "engine/backends/onednn/caller_scratchpad.h"
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/core/sample_stats.h"
 #include "engine/kernels/conv_kernels.h"
@@ -68,6 +69,7 @@ class OneDnnConv : public OpKernel {
     // Made once: a reorder made per call cost more than it moved (DCGAN: 40-70 us for 64-256 KiB).
     dnnl::reorder src_in, dst_out, residual_in;  // row-major to src, dst to row-major, row-major to dst
     dnnl::stream stream;
+    CallerScratchpad scratchpad;
     bool residual = false;  // FusedConv's input 3, added by the sum post-op: written into dst first
   };
 
@@ -85,13 +87,16 @@ class OneDnnConv : public OpKernel {
            (!Residual(in) || Residual(in)->dtype == DType::kFloat32);
   }
 
-  // The post-ops: the residual's sum, then the activation.
+  // The post-ops: the residual's sum, then the activation. The scratchpad is the running thread's
+  // (caller_scratchpad.h), shared with the impl.onednn kernels', not a pool of oneDNN's own beside it
+  // (a deconvolution's GEMM columns: 1.7 MiB for Demucs's).
   dnnl::primitive_attr PostOps(bool residual) const {
     dnnl::post_ops ops;
     if (residual) ops.append_sum(1.0f);
     AppendFusedActivation(activation_, &ops);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
+    UseCallerScratchpad(&attr);
     return attr;
   }
 
@@ -179,11 +184,13 @@ class OneDnnConv : public OpKernel {
       // Row-major activations first: the kernel takes and gives them so, and the reorders around a
       // blocked deconvolution cost more than it gains (UNet's 2x2 upsampling: 0.78 against 0.57 ms);
       // oneDNN's choice when it has only a reference implementation for them.
+      dnnl::primitive_attr own_scratchpad;  // no post-ops
+      UseCallerScratchpad(&own_scratchpad);
       auto deconvolution = [&](const memory::desc& src, const memory::desc& dst) {
         return dnnl::deconvolution_forward::primitive_desc(
             dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src, any(g.w_dims),
                                               bias_md, dst, g.strides, g.dilates, g.pad_l, g.pad_r),
-            engine);
+            own_scratchpad, engine);
       };
       dnnl::deconvolution_forward::primitive_desc pd = deconvolution(RowMajorDesc(x.shape), RowMajorDesc(g.y_shape));
       if (std::string(pd.impl_info_str()).find("ref") != std::string::npos) {
@@ -198,6 +205,7 @@ class OneDnnConv : public OpKernel {
           pd = blocked;
       }
       p.conv = dnnl::deconvolution_forward(pd);
+      p.scratchpad.Describe(pd.scratchpad_desc());
       src_md = pd.src_desc(), weights_md = pd.weights_desc(), dst_md = pd.dst_desc();
     } else {
       auto convolution = [&](const memory::desc& src, const memory::desc& dst) {
@@ -220,6 +228,7 @@ class OneDnnConv : public OpKernel {
         }
       }
       p.conv = dnnl::convolution_forward(pd);
+      p.scratchpad.Describe(pd.scratchpad_desc());
       src_md = pd.src_desc(), weights_md = pd.weights_desc(), dst_md = pd.dst_desc();
     }
     dnnl::stream stream(engine);
@@ -281,6 +290,8 @@ class OneDnnConv : public OpKernel {
       if (residual) std::memset(z.get_data_handle(), 0, user_y.get_size());
       std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
       if (has_bias) args[DNNL_ARG_BIAS] = b;
+      CallerScratchpad scratchpad;
+      scratchpad.Describe(pd.scratchpad_desc());
       dnnl::reorder src_in, residual_in, dst_out;  // as the plan makes them: once
       if (reorder_src) src_in = PlainReorder(user_x, pd.src_desc());
       if (reorder_dst) dst_out = PlainReorder(pd.dst_desc(), user_y);
@@ -289,6 +300,7 @@ class OneDnnConv : public OpKernel {
         if (reorder_src) src_in.execute(stream, x, src);
         if (residual && reorder_dst) residual_in.execute(stream, z, dst);
         if (residual && !reorder_dst) std::memcpy(dst.get_data_handle(), z.get_data_handle(), user_y.get_size());
+        scratchpad.AddTo(&args);
         conv.execute(stream, args);
         if (reorder_dst) dst_out.execute(stream, dst, y);
         stream.wait();
@@ -327,6 +339,7 @@ class OneDnnConv : public OpKernel {
     }
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, p.src_plain ? user_x : p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst_plain ? user_y : p.dst}};
     if (p.bias) args[DNNL_ARG_BIAS] = p.bias;
+    p.scratchpad.AddTo(&args);
     p.conv.execute(stream, args);
     if (!p.dst_plain) p.dst_out.execute(stream, p.dst, user_y);
     stream.wait();

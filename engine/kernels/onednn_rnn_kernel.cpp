@@ -5,7 +5,7 @@
 // X and Y are read and written in ONNX's layouts (tnc, or ntc with layout=1); a bidirectional
 // layer runs its two directions side by side, one thread each, where a step is too small to share
 // out or the threads are no more than the directions (else one after the other, each on every
-// thread), and interleaves their outputs. A long sequence runs in pieces of steps, each piece's last
+// thread), each writing its outputs into Y's. A long sequence runs in pieces of steps, each piece's last
 // state the next one's first, so that a primitive's scratchpad (which grows with the steps: 7 KiB a
 // step at input 256, hidden 128) stays near kMostRecurrentScratchBytes.
 #include "engine/kernels/onednn_rnn_kernel.h"
@@ -210,13 +210,25 @@ class OneDnnRecurrent : public OpKernel {
   Result<Plan> PlanFor(const KernelInputs& in, const Sizes& z, memory::format_tag weights_tag) const {
     return CatchOneDnnErrors([&]() -> Result<Plan> { return MakePlan(in, z, weights_tag); });
   }
+  // `steps` steps of a sequence of z.S in ONNX's layout (tnc, or ntc with layout=1) as oneDNN's
+  // {steps, B, channels}, with `interleave` sequences side by side in it (Y's directions): a view,
+  // strided where the steps are fewer than z.S or interleaved.
+  memory::desc SequenceView(int64_t steps, const Sizes& z, int64_t channels, int64_t interleave) const {
+    const memory::dims strides = batch_first_ ? memory::dims{interleave * channels, z.S * interleave * channels, 1}
+                                              : memory::dims{interleave * z.B * channels, channels, 1};
+    return memory::desc({steps, z.B, channels}, memory::data_type::f32, strides);
+  }
+  // Where SequenceView's step `first` of sequence `d` starts, in elements.
+  int64_t SequenceOffset(int64_t first, int d, const Sizes& z, int64_t channels, int64_t interleave) const {
+    return batch_first_ ? (first * interleave + d) * channels : (first * interleave + d) * z.B * channels;
+  }
+
   // Direction d's primitive over `steps` steps, and the weights layouts it reads.
   Piece MakePiece(int d, int64_t steps, const Sizes& z, bool peephole, memory::format_tag weights_tag, memory::desc* wl, memory::desc* wi) const {
     dnnl::engine& engine = OneDnnCpuEngine();
     const int G = Gates(cell_);
     const memory::data_type f32 = memory::data_type::f32;
-    const memory::desc src_layer({steps, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc),
-        dst_layer({steps, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc), state({1, 1, z.B, z.H}, f32, tag::ldnc),
+    const memory::desc src_layer = SequenceView(steps, z, z.I, 1), dst_layer = SequenceView(steps, z, z.H, dirs_), state({1, 1, z.B, z.H}, f32, tag::ldnc),
         weights_layer({1, 1, z.I, G, z.H}, f32, weights_tag), weights_iter({1, 1, z.H, G, z.H}, f32, weights_tag),
         bias_md({1, 1, G + (lbr_ ? 1 : 0), z.H}, f32, tag::ldgo), peephole_md({1, 1, 3, z.H}, f32, tag::ldgo);
     const auto inference = dnnl::prop_kind::forward_inference;
@@ -253,12 +265,12 @@ class OneDnnRecurrent : public OpKernel {
   }
 
   // Direction d's primitives: the whole sequence in one, or, where its scratchpad would pass
-  // kMostRecurrentScratchBytes and a piece of steps is contiguous (time-major, or one batch), in pieces of the
-  // steps that fit and a shorter last one, when their weights layouts are the whole one's.
+  // kMostRecurrentScratchBytes, in pieces of the steps that fit and a shorter last one, when their
+  // weights layouts are the whole one's.
   void MakePieces(Direction* dir, int d, const Sizes& z, bool peephole, memory::format_tag weights_tag, memory::desc* wl, memory::desc* wi) const {
     dir->piece = MakePiece(d, z.S, z, peephole, weights_tag, wl, wi);
     const int64_t steps = RecurrentPieceSteps(z.S, dir->piece.scratchpad.get_size());
-    if (steps == z.S || (batch_first_ && z.B > 1)) return;
+    if (steps == z.S) return;
     memory::desc piece_wl, piece_wi, tail_wl, tail_wi;
     Piece piece = MakePiece(d, steps, z, peephole, weights_tag, &piece_wl, &piece_wi), tail;
     if (z.S % steps) tail = MakePiece(d, z.S % steps, z, peephole, weights_tag, &tail_wl, &tail_wi);
@@ -354,18 +366,19 @@ class OneDnnRecurrent : public OpKernel {
     const memory::desc state({1, 1, z.B, z.H}, f32, tag::ldnc);
     const std::vector<int64_t> y_shape = batch_first_ ? std::vector<int64_t>{z.B, z.S, dirs_, z.H} : std::vector<int64_t>{z.S, dirs_, z.B, z.H};
     const std::vector<int64_t> state_shape = batch_first_ ? std::vector<int64_t>{z.B, dirs_, z.H} : std::vector<int64_t>{dirs_, z.B, z.H};
-    TypedTensor y(DType::kFloat32, y_shape), yh(DType::kFloat32, state_shape), yc(DType::kFloat32, state_shape);
+    TypedTensor& y = (*out)[0];  // the caller's buffer of the last run: nothing allocated or cleared
+    ReshapeForOverwrite(&y, DType::kFloat32, y_shape);
+    TypedTensor yh(DType::kFloat32, state_shape), yc(DType::kFloat32, state_shape);
     // A state [dirs, B, H] (ntc: [B, dirs, H]) at (d, b) starts here.
     auto state_at = [&](int d, int64_t b) { return batch_first_ ? (b * dirs_ + d) * z.H : (d * z.B + b) * z.H; };
-    // Each direction's own sequence output (bidirectional), initial and final states.
+    // Each direction's initial and final states (its outputs are written into Y's).
     struct Buffers {
-      std::vector<float> seq, h_in, c_in, h_out, c_out;
+      std::vector<float> h_in, c_in, h_out, c_out;
     };
     std::vector<Buffers> buffers(dirs_);
     auto run_direction = [&](int d) {
       const Direction& dir = p.dirs[d];
       Buffers& buf = buffers[d];
-      buf.seq.resize(dirs_ > 1 ? static_cast<size_t>(z.S * z.B * z.H) : 0);
       for (auto* v : {&buf.h_in, &buf.c_in, &buf.h_out, &buf.c_out}) v->assign(static_cast<size_t>(z.B * z.H), 0.0f);
       auto gather = [&](const TypedTensor* from, std::vector<float>& to) {
         for (int64_t b = 0; b < z.B; ++b) std::memcpy(to.data() + b * z.H, from->data<float>() + state_at(d, b), static_cast<size_t>(z.H) * sizeof(float));
@@ -373,7 +386,6 @@ class OneDnnRecurrent : public OpKernel {
       if (h0) gather(h0, buf.h_in);
       if (c0 && cell_ == RecurrentCell::kLstm) gather(c0, buf.c_in);
       const float* x = in[0]->data<float>();
-      float* seq = dirs_ > 1 ? buf.seq.data() : y.data<float>();
       // The pieces in the order the direction walks the sequence; each takes the state the last left.
       const bool backward = reverse_ || d == 1;
       const int64_t whole = (z.S - dir.tail.steps) / dir.piece.steps;
@@ -382,19 +394,18 @@ class OneDnnRecurrent : public OpKernel {
         const int64_t forward_k = backward ? whole + (dir.tail.steps ? 1 : 0) - 1 - k : k;  // the piece's place from the start
         const Piece& piece = forward_k < whole ? dir.piece : dir.tail;
         const int64_t first = forward_k * dir.piece.steps;  // its first step
-        const memory::desc piece_x({piece.steps, z.B, z.I}, f32, batch_first_ ? tag::ntc : tag::tnc),
-            piece_y({piece.steps, z.B, z.H}, f32, batch_first_ ? tag::ntc : tag::tnc);
+        const memory::desc piece_x = SequenceView(piece.steps, z, z.I, 1), piece_y = SequenceView(piece.steps, z, z.H, dirs_);
         if (k > 0) {
           std::swap(buf.h_in, buf.h_out);
           std::swap(buf.c_in, buf.c_out);
         }
         std::unordered_map<int, memory> args = {
-            {DNNL_ARG_SRC_LAYER, memory(piece_x, engine, const_cast<float*>(x) + first * z.B * z.I)},
+            {DNNL_ARG_SRC_LAYER, memory(piece_x, engine, const_cast<float*>(x) + SequenceOffset(first, 0, z, z.I, 1))},
             {DNNL_ARG_WEIGHTS_LAYER, dir.weights_layer},
             {DNNL_ARG_WEIGHTS_ITER, dir.weights_iter},
             {DNNL_ARG_BIAS, dir.bias},
             {DNNL_ARG_SCRATCHPAD, memory(piece.scratchpad, engine, CallScratch(piece.scratchpad.get_size()))},
-            {DNNL_ARG_DST_LAYER, memory(piece_y, engine, seq + first * z.B * z.H)},
+            {DNNL_ARG_DST_LAYER, memory(piece_y, engine, y.data<float>() + SequenceOffset(first, d, z, z.H, dirs_))},
             {DNNL_ARG_SRC_ITER, memory(state, engine, buf.h_in.data())},
             {DNNL_ARG_DST_ITER, memory(state, engine, buf.h_out.data())}};
         if (cell_ == RecurrentCell::kLstm) {
@@ -423,21 +434,12 @@ class OneDnnRecurrent : public OpKernel {
     for (const Status& s : status) TB_RETURN_IF_ERROR(s);
     for (int d = 0; d < dirs_; ++d) {
       const Buffers& buf = buffers[d];
-      if (dirs_ > 1) {  // [S, B, H] (ntc: [B, S, H]) into Y's direction d
-        for (int64_t t = 0; t < z.S; ++t)
-          for (int64_t b = 0; b < z.B; ++b) {
-            const int64_t from = batch_first_ ? (b * z.S + t) * z.H : (t * z.B + b) * z.H;
-            const int64_t to = batch_first_ ? ((b * z.S + t) * dirs_ + d) * z.H : ((t * dirs_ + d) * z.B + b) * z.H;
-            std::memcpy(y.data<float>() + to, buf.seq.data() + from, static_cast<size_t>(z.H) * sizeof(float));
-          }
-      }
       for (int64_t b = 0; b < z.B; ++b) {
         std::memcpy(yh.data<float>() + state_at(d, b), buf.h_out.data() + b * z.H, static_cast<size_t>(z.H) * sizeof(float));
         if (cell_ == RecurrentCell::kLstm)
           std::memcpy(yc.data<float>() + state_at(d, b), buf.c_out.data() + b * z.H, static_cast<size_t>(z.H) * sizeof(float));
       }
     }
-    (*out)[0] = std::move(y);
     if (out->size() > 1) (*out)[1] = std::move(yh);
     if (out->size() > 2 && cell_ == RecurrentCell::kLstm) (*out)[2] = std::move(yc);
     return Status::Ok();
