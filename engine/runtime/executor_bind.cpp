@@ -73,6 +73,57 @@ void DirectOperands(const Graph& g, const std::vector<int>& inputs, std::vector<
   }
 }
 
+// The graph's constants among `inputs` as Tensors for a kernel's BindDirect, the float ones lent:
+// their values moved out of the graph, and back when this ends, so that binding a layer does not
+// copy its weights (that copy was FastSpeech's load peak: 9 MiB). Nothing else may read the graph
+// meanwhile. Other constants are converted copies (ConstTensor::AsTensor).
+class LentConstants {
+ public:
+  LentConstants(Graph* g, const std::vector<int>& inputs) : g_(g), inputs_(inputs), tensors_(inputs.size()), pointers_(inputs.size(), nullptr) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const int v = inputs[i];
+      shapes_.push_back(g->values[v].shape);
+      if (!g->IsConstant(v)) continue;
+      if (auto first = std::find(inputs.begin(), inputs.begin() + static_cast<long>(i), v); first != inputs.begin() + static_cast<long>(i)) {
+        pointers_[i] = pointers_[first - inputs.begin()];  // read twice: lent once
+        continue;
+      }
+      ConstTensor& c = *g->values[v].constant;
+      if (c.type == ConstTensor::Type::kFloat && static_cast<int64_t>(c.floats.size()) == c.size() && c.size() > 0) {
+        tensors_[i].shape = c.shape;
+        tensors_[i].data = std::move(c.floats);
+        lent_.push_back(i);
+      } else {
+        tensors_[i] = c.AsTensor();
+      }
+      pointers_[i] = &tensors_[i];
+    }
+  }
+  ~LentConstants() {
+    for (size_t i : lent_) g_->values[inputs_[i]].constant->floats = std::move(tensors_[i].data);
+  }
+  LentConstants(const LentConstants&) = delete;
+  LentConstants& operator=(const LentConstants&) = delete;
+
+  const std::vector<std::vector<int64_t>>& shapes() const { return shapes_; }
+  const std::vector<const Tensor*>& tensors() const { return pointers_; }
+  // Copies of the constants, one per input (empty for the others), as DirectOperands gives them.
+  std::vector<Tensor> Copies() const {
+    std::vector<Tensor> copies(inputs_.size());
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (pointers_[i]) copies[i] = *pointers_[i];
+    return copies;
+  }
+
+ private:
+  Graph* g_;
+  std::vector<int> inputs_;
+  std::vector<std::vector<int64_t>> shapes_;
+  std::vector<Tensor> tensors_;
+  std::vector<const Tensor*> pointers_;
+  std::vector<size_t> lent_;
+};
+
 // `kernel` bound on the direct path to the graph's `inputs`; an error when it built or bound otherwise.
 Result<std::unique_ptr<Kernel>> BoundDirect(const Graph& g, const std::vector<int>& inputs, Result<std::unique_ptr<Kernel>> kernel) {
   if (!kernel.ok()) return kernel.status();
@@ -234,8 +285,15 @@ void Executor::AdoptDirect(Step* step, std::unique_ptr<Kernel> kernel) {
 Status Executor::BindKernel(Step* step, std::unique_ptr<Kernel> kernel) {
   std::vector<std::vector<int64_t>> shapes;
   std::vector<const Tensor*> constants;
-  DirectOperands(graph_, step->inputs, &shapes, &step->constants, &constants);
-  auto direct = kernel->BindDirect(shapes, constants);
+  Result<bool> direct = false;
+  if (prefetch_) {  // a job on the other thread may read the same constants: copied
+    DirectOperands(graph_, step->inputs, &shapes, &step->constants, &constants);
+    direct = kernel->BindDirect(shapes, constants);
+  } else {
+    LentConstants lent(&graph_, step->inputs);
+    direct = kernel->BindDirect(lent.shapes(), lent.tensors());
+    if (direct.ok() && !*direct) step->constants = lent.Copies();  // the copying path reads its own
+  }
   if (!direct.ok()) return direct.status();
   step->kind = *direct ? Step::Kind::kDirect : Step::Kind::kCopying;
   if (*direct) step->constants.clear();  // the kernel holds them in its own layout now

@@ -765,7 +765,11 @@ class ConvKernel : public Kernel {
   }
   // The ONNX weights (OIHW, or GOIHW when grouped) as oneDNN describes them, and as its memory.
   memory::desc UserWeightsDesc() const { return memory::desc(ConvWeightDims(p_), dt::f32, p_.G == 1 ? tag::oihw : tag::goihw); }
-  memory UserWeights(const Tensor& weights) const { return MemoryFromTensor(weights, UserWeightsDesc()); }
+  // A view of `weights`, read only by the reorders that place them (no copy: a load's peak held the
+  // largest layer's weights a third time).
+  memory UserWeights(const Tensor& weights) const {
+    return memory(UserWeightsDesc(), OneDnnCpuEngine(), const_cast<float*>(weights.data.data()));
+  }
 
   // The direct path's primitive, memories and reorder primitives for the current layout choice: the
   // caller's source and destination are NCHW unless handed over in the primitive's own layouts.
