@@ -244,7 +244,9 @@ TEST_CASE("templates: softmax.rowwise writes a row or column with a NaN, a +inf 
   const OpTemplate* t = TemplateById("softmax.rowwise");
   REQUIRE(t);
   // [6, 40] along 40 (rows), and [6, 40, 3] along 40 (columns: 3 and 16 of them side by side).
-  for (auto [shape, inner] : {std::pair<std::string, int64_t>{"[6,40]", 1}, {"[6,40,3]", 3}, {"[6,40,16]", 16}}) {
+  for (const auto& shape_inner : {std::pair<std::string, int64_t>{"[6,40]", 1}, {"[6,40,3]", 3}, {"[6,40,16]", 16}}) {
+    const std::string& shape = shape_inner.first;
+    const int64_t inner = shape_inner.second;  // not bindings: clang 14 lambdas (and CAPTURE) cannot capture those
     CAPTURE(shape);
     OpSpec op = SameShapeOp("Softmax", shape.c_str(), "axis", 1);
     const int64_t len = 40, slices = 6 * inner;

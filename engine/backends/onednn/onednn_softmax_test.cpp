@@ -18,7 +18,8 @@ TEST_CASE("impl.onednn Softmax: slices with a NaN, a +inf or only -infs are NaN 
   const float inf = std::numeric_limits<float>::infinity();
   const int64_t slices = 5, len = 37;
   // [5, 3, 37] along 37 (refused); [5, 37, 3] along 37; [5, 37, 1] along 37 (refused: the last axis to oneDNN).
-  for (auto [axis, inner] : {std::pair<int64_t, int64_t>{2, 3}, {1, 3}, {1, 1}}) {
+  for (const auto& axis_inner : {std::pair<int64_t, int64_t>{2, 3}, {1, 3}, {1, 1}}) {
+    const int64_t axis = axis_inner.first, inner = axis_inner.second;  // not a binding: clang 14 lambdas cannot capture those
     CAPTURE(axis);
     CAPTURE(inner);
     const std::vector<int64_t> shape = axis == 2 ? std::vector<int64_t>{slices, inner, len} : std::vector<int64_t>{slices, len, inner};
