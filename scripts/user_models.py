@@ -77,6 +77,8 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       scripts/user_models_grids_regulators.py
   rwkv, bilstm_crf, set_transformer, arcface, deepfm, midas_lite, realnvp, sam_decoder:
                       scripts/user_models_recurrences_sets.py
+  hifigan, ecapa_tdnn, roi_head, centernet, tft, nbeats, performer, selu_tabular:
+                      scripts/user_models_vocoders_heads.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -98,6 +100,7 @@ import user_models_recurrences_sets as recurrences_sets
 import user_models_scans_dynamic as scans_dynamic
 import user_models_scatter_masks as scatter_masks
 import user_models_unfold_sort as unfold_sort
+import user_models_vocoders_heads as vocoders_heads
 
 VOCAB = 1000
 
@@ -895,6 +898,14 @@ BUILDERS = {
     "midas_lite": ("MiDaS-style depth (fusion blocks)", lambda small: recurrences_sets.midas_lite(small, random_batch_norm_statistics)),
     "realnvp": ("RealNVP flow (affine couplings)", lambda small: recurrences_sets.realnvp(small, random_batch_norm_statistics)),
     "sam_decoder": ("Segment-Anything mask decoder", recurrences_sets.sam_decoder),
+    "hifigan": ("HiFi-GAN vocoder (ConvTranspose1d, MRF)", vocoders_heads.hifigan),
+    "ecapa_tdnn": ("ECAPA-TDNN speaker embedding", lambda small: vocoders_heads.ecapa_tdnn(small, random_batch_norm_statistics)),
+    "roi_head": ("two-stage detector head (RoiAlign)", lambda small: vocoders_heads.roi_head(small, random_batch_norm_statistics)),
+    "centernet": ("CenterNet detector (peaks by TopK)", lambda small: vocoders_heads.centernet(small, random_batch_norm_statistics)),
+    "tft": ("Temporal Fusion Transformer", vocoders_heads.tft),
+    "nbeats": ("N-BEATS forecaster (basis expansion)", vocoders_heads.nbeats),
+    "performer": ("Performer (FAVOR+ attention)", vocoders_heads.performer),
+    "selu_tabular": ("self-normalizing tabular MLP", vocoders_heads.selu_tabular),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
@@ -908,7 +919,8 @@ SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "a
          "convmixer", "dit", "glow", "keyword_spotter", "patchtst", "poolformer", "dcn_v2", "detr",
          "mamba2", "condconv", "wavenet", "tabnet", "siren", "gqa_decoder", "tacotron_step", "informer",
          "stn", "sinkhorn", "convnext_v2", "nafnet", "fastspeech", "pointnet2", "slowfast", "u2net",
-         "rwkv", "bilstm_crf", "set_transformer", "arcface", "deepfm", "midas_lite", "realnvp", "sam_decoder"]
+         "rwkv", "bilstm_crf", "set_transformer", "arcface", "deepfm", "midas_lite", "realnvp", "sam_decoder",
+         "hifigan", "ecapa_tdnn", "roi_head", "centernet", "tft", "nbeats", "performer", "selu_tabular"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.

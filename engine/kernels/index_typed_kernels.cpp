@@ -381,13 +381,19 @@ Result<TypedFn> TopK(const KernelInfo& info) {
       using T = decltype(tag);
       const T* v = x.data<T>();
       ParallelFor(outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, dim)), [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> order(static_cast<size_t>(dim));
+        std::vector<int64_t> order;  // a row's order, made only for rows the few-of-many pass cannot take
         for (int64_t row = begin; row < end; ++row) {
           const int64_t o = row / inner, i = row % inner;
           auto at = [&](int64_t a) { return (o * dim + a) * inner + i; };
           const float* contiguous = nullptr;
           if constexpr (std::is_same_v<T, float>) contiguous = inner == 1 ? v + o * dim : nullptr;
-          TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[at(a)]); }, &order, contiguous);
+          if (order.size() < static_cast<size_t>(k)) order.resize(static_cast<size_t>(k));
+          const bool few = contiguous && TakesFewOfMany(k, dim) &&
+                           TopFewOfManyFloat(contiguous, dim, k, largest, sorted, order.data());
+          if (!few) {
+            order.resize(static_cast<size_t>(dim));
+            TopKOrder(k, largest, sorted, [&](int64_t a) { return static_cast<double>(v[at(a)]); }, &order, contiguous);
+          }
           for (int64_t j = 0; j < k; ++j) {
             const int64_t to = (o * k + j) * inner + i;
             values.data<T>()[to] = v[at(order[j])];

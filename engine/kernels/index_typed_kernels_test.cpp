@@ -259,7 +259,7 @@ void CheckTopK(const TypedTensor& x, const float* v, int64_t dim, int64_t k, int
   }
 }
 
-TEST_CASE("typed TopK: a few of many (one pass), some of many (nth_element of pairs) and many of many (radix) as the full sort orders them, ties, -0 and +0, infinities, NaN rows, largest and smallest, sorted or not") {
+TEST_CASE("typed TopK: a few of many (one pass), some of many (candidates past a bar; nth_element of pairs) and many of many (radix) as the full sort orders them, ties, -0 and +0, infinities, NaN rows, largest and smallest, sorted or not") {
   TypedTensor x(DType::kFloat32, {3, 2000});
   for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 97) - 48.f;
   x.data<float>()[2000 + 500] = std::nanf("");  // row 1 falls back to the sort
@@ -268,7 +268,7 @@ TEST_CASE("typed TopK: a few of many (one pass), some of many (nth_element of pa
     v[10] = -0.f, v[11] = 0.f, v[12] = -0.f, v[1990] = -0.f;
     v[20] = INFINITY, v[21] = -INFINITY, v[1500] = INFINITY;
   }
-  for (int64_t k : {1, 5, 64, 125, 200, 250, 1000, 1999, 2000})  // 125 on: the pairs; 250 (an eighth) on: radix (an argsort: 2000)
+  for (int64_t k : {1, 5, 64, 65, 100, 125, 200, 250, 1000, 1999, 2000})  // 65 to 125 (a sixteenth): past a bar; on: the pairs; 250 (an eighth) on: radix (an argsort: 2000)
     for (int largest : {0, 1})
       for (int sorted : {0, 1}) {
         CAPTURE(k);

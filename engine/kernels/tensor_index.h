@@ -28,6 +28,42 @@ inline bool Wrap(int64_t* i, int64_t dim) {
   return true;
 }
 
+// TopK's first k of a float32 row of many (over 64, at most a sixteenth of dim: TakesFewOfMany), in TopKOrder's order: the
+// candidates past a bar gathered a vector at a time into a buffer of 4k; a full buffer keeps its
+// best k (value, then index) and the k-th becomes the bar, which a later value must pass strictly (a
+// later index loses a tie). order[0, k) gets them; false, with order untouched, when the row holds a NaN.
+inline bool TakesFewOfMany(int64_t k, int64_t dim) { return k > 64 && k * 16 <= dim && dim <= INT32_MAX; }
+inline bool TopFewOfManyFloat(const float* row, int64_t dim, int64_t k, bool largest, bool sorted, int64_t* order) {
+  std::vector<std::pair<float, int32_t>> kept;
+  kept.reserve(static_cast<size_t>(4 * k));
+  auto first = [largest](const std::pair<float, int32_t>& p, const std::pair<float, int32_t>& q) {
+    if (p.first != q.first) return largest ? p.first > q.first : p.first < q.first;
+    return p.second < q.second;
+  };
+  bool barred = false;  // a bar holds once k have been kept
+  float bar = 0.f;
+  for (int64_t a = 0; a < dim;) {
+    if (barred) {
+      a += FirstBeyond(row + a, dim - a, bar, largest);
+      if (a == dim) break;
+    }
+    const float v = row[a];
+    if (v != v) return false;
+    kept.emplace_back(v, static_cast<int32_t>(a++));
+    if (kept.size() == kept.capacity()) {
+      std::nth_element(kept.begin(), kept.begin() + (k - 1), kept.end(), first);
+      kept.resize(static_cast<size_t>(k));
+      bar = kept[k - 1].first;  // the worst of the best k
+      barred = true;
+    }
+  }
+  const auto end = kept.begin() + std::min<int64_t>(k, static_cast<int64_t>(kept.size()));
+  std::partial_sort(kept.begin(), end, kept.end(), first);
+  for (int64_t j = 0; j < k; ++j) order[j] = kept[j].second;
+  if (!sorted) std::sort(order, order + k);
+  return true;
+}
+
 // TopK's order along one row of `dim` values: `order` (size dim) gets the indices of the first
 // k, larger (smaller, when !largest) first, ties by the lower index, compared as doubles as
 // value_at(a) gives them (NaN before nothing); sorted by index instead when !sorted.
@@ -65,6 +101,7 @@ void TopKOrder(int64_t k, bool largest, bool sorted, ValueAt value_at, std::vect
       return;
     }
   }
+  if (contiguous && TakesFewOfMany(k, dim) && TopFewOfManyFloat(contiguous, dim, k, largest, sorted, order->data())) return;
   // A short float32 row: each value's place counted against the others a vector at a time (rows
   // with a NaN go on to the sorts below).
   if (contiguous && dim <= kRankRowMax && RankOrderRow(contiguous, dim, largest, sorted, k, order->data())) return;
