@@ -14,10 +14,12 @@ registers them:
                       layer box head, class scores by Softmax and boxes decoded from deltas (Exp,
                       clipped to the image); [1,3,256,256] and [64,4] boxes -> [64,21], [64,21,4]
   centernet           a CenterNet-style detector: a ResNet-ish encoder, three ConvTranspose
-                      upsamplings, heatmap, size and offset heads; peaks kept where a 3x3 MaxPool
-                      (stride 1) equals the heatmap, the top 100 by TopK, their classes and cells
-                      by integer Div and Mod, sizes and offsets by GatherElements;
-                      [1,3,256,256] -> boxes [1,100,4], scores [1,100], classes [1,100]
+                      upsamplings, heatmap, size and offset heads (the heatmap's logits plus a 1x1
+                      convolution of the 2x2-pooled image: an untrained decoder's heatmap is nearly
+                      flat, and near-equal scores would order differently in every runtime); peaks
+                      kept where a 3x3 MaxPool (stride 1) equals the heatmap, the top 40 by TopK,
+                      their classes and cells by integer Div and Mod, sizes and offsets by
+                      GatherElements; [1,3,256,256] -> boxes [1,40,4], scores [1,40], classes [1,40]
   tft                 a Temporal Fusion Transformer: gated residual networks (ELU, GLU by a Sigmoid
                       gate, LayerNorm), variable selection by Softmax over 8 inputs' embeddings, an
                       LSTM encoder, interpretable multi-head attention (shared values, a causal
@@ -170,7 +172,7 @@ class RoiHead(torch.nn.Module):
 
 
 class CenterNet(torch.nn.Module):
-    def __init__(self, widths=(32, 64, 128, 256), classes=20, head=64, top=100):
+    def __init__(self, widths=(32, 64, 128, 256), classes=20, head=64, top=40):
         super().__init__()
         stages, cin = [torch.nn.Conv2d(3, widths[0], 7, stride=2, padding=3), torch.nn.BatchNorm2d(widths[0]), torch.nn.ReLU()], widths[0]
         for w in widths[1:]:
@@ -186,11 +188,12 @@ class CenterNet(torch.nn.Module):
         def head_net(cout):
             return torch.nn.Sequential(torch.nn.Conv2d(cin, head, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(head, cout, 1))
         self.heatmap, self.size, self.offset = head_net(classes), head_net(2), head_net(2)
+        self.image_prior = torch.nn.Conv2d(3, classes, 1)
         self.classes, self.top = classes, top
 
     def forward(self, image):
         x = self.decoder(self.encoder(image))
-        heat = torch.sigmoid(self.heatmap(x))
+        heat = torch.sigmoid(self.heatmap(x) + self.image_prior(F.avg_pool2d(image, 2)))  # the decoder ends at stride 2
         b, c, h, w = heat.shape
         peaks = heat * (F.max_pool2d(heat, 3, 1, 1) == heat).float()
         scores, index = torch.topk(peaks.reshape(b, -1), self.top)
