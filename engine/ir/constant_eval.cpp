@@ -54,6 +54,34 @@ void FoldShape(Graph* g, const Node& n, std::vector<bool>* shape_known) {
   (*shape_known)[n.outputs[0]] = true;
 }
 
+// Whether constant folding computes node `n`, a product of at most kFoldByReferenceMacs multiply-adds,
+// with the op's reference: oneDNN's sgemm makes its code on its first call in a process (40-50 ms), more
+// than a load's small folded products take in plain loops (a Set Transformer's inducing points
+// through their projection, 2M multiply-adds: 50 ms of its 0.17 s load, then 3 ms).
+constexpr int64_t kFoldByReferenceMacs = int64_t{4} << 20;
+bool FoldsByReference(const Graph& g, const Node& n) {
+  if ((n.op_type != "MatMul" && n.op_type != "Gemm") || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return false;
+  const auto& a_value = g.values[n.inputs[0]].constant;
+  const auto& b_value = g.values[n.inputs[1]].constant;
+  if (!a_value || !b_value) return false;
+  const std::vector<int64_t>&a = a_value->shape, &b = b_value->shape;
+  if (a.empty() || b.empty()) return false;
+  auto elements = [](const std::vector<int64_t>& shape) {
+    int64_t count = 1;
+    for (int64_t d : shape) count *= d;
+    return count;
+  };
+  // Each element of A meets a row of N columns of B, and each of B a column of M rows of A (the larger
+  // bounds a broadcast batch).
+  const bool b_transposed = n.op_type == "Gemm" && n.attrs.value("transB", 0) != 0 && b.size() == 2;
+  const bool a_transposed = n.op_type == "Gemm" && n.attrs.value("transA", 0) != 0 && a.size() == 2;
+  const int64_t columns = b.size() == 1 ? 1 : b_transposed ? b[0] : b.back();
+  const int64_t rows = a.size() == 1 ? 1 : a_transposed ? a.back() : a[a.size() - 2];
+  const int64_t a_count = elements(a), b_count = elements(b);
+  if (a_count < 0 || b_count < 0 || a_count > kFoldByReferenceMacs || b_count > kFoldByReferenceMacs) return false;
+  return a_count * columns <= kFoldByReferenceMacs && b_count * rows <= kFoldByReferenceMacs;
+}
+
 // Node `n`'s outputs computed by the registry's kernel from its constant inputs; nullopt when it is
 // left to run time (no kernel, a result too large, a random draw, an output no constant can hold).
 struct FoldedValue {
@@ -66,7 +94,9 @@ Result<std::optional<std::vector<FoldedValue>>> Fold(const Graph& g, const Node&
   // kernel sizes its outputs from the values, so the implementations made for static shapes (the
   // arena ones) do not apply; the op's reference computes it, or an implementation made for any
   // shape (float32 unary functions on Highway, within a few ULP of the reference).
-  auto kernel = kernels::KernelRegistry::Default().Create(KernelInfoOf(g, n));
+  const kernels::KernelInfo info = KernelInfoOf(g, n);
+  auto kernel = FoldsByReference(g, n) ? kernels::KernelRegistry::Default().Create(info, kernels::KernelDef::kReferenceImplementation)
+                                       : kernels::KernelRegistry::Default().Create(info);
   if (!kernel.ok()) return Folded();  // the binder names what is missing
   std::vector<TypedTensor> inputs;
   inputs.reserve(n.inputs.size());

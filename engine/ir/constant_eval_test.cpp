@@ -127,5 +127,26 @@ TEST_CASE("a value too large to fold stays a node, and a folded shape that contr
   CHECK(refused.status().message().find("node 'node' (Neg)") != std::string::npos);
 }
 
+TEST_CASE("constant folding sums a small product as the reference does, in double (no sgemm, which makes its code on its first call)") {
+  Graph g;
+  g.opset = 17;
+  // 1e8 + 1 - 1e8: 0 in float32 sums in k order, 1 in the reference's double ones.
+  g.values.push_back({"a", {1, 3}, "float32", ConstTensor::Floats({1, 3}, {1e8f, 1.f, -1e8f})});
+  g.values.push_back({"b", {3, 1}, "float32", ConstTensor::Floats({3, 1}, {1.f, 1.f, 1.f})});
+  g.values.push_back({"c", {1, 1}, "float32", std::nullopt});
+  Node n;
+  n.name = "product";
+  n.op_type = "MatMul";
+  n.inputs = {0, 1};
+  n.outputs = {2};
+  g.nodes.push_back(n);
+  std::vector<bool> known = {true, true, true};
+  auto folded = EvaluateConstantNodes(&g, &known);
+  REQUIRE(folded.ok());
+  CHECK(*folded == 1);
+  REQUIRE(g.values[2].constant.has_value());
+  CHECK(g.values[2].constant->AsTyped(DType::kFloat32).data<float>()[0] == 1.f);
+}
+
 }  // namespace
 }  // namespace tilebank::engine::model
