@@ -79,6 +79,7 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
                       scripts/user_models_recurrences_sets.py
   hifigan, ecapa_tdnn, roi_head, centernet, tft, nbeats, performer, selu_tabular:
                       scripts/user_models_vocoders_heads.py
+  bag_of_unique, lppool_net, restormer_lite, causal_linear_lm, gumbel_vq: scripts/user_models_tokens_restoration.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -100,6 +101,7 @@ import user_models_recurrences_sets as recurrences_sets
 import user_models_scans_dynamic as scans_dynamic
 import user_models_scatter_masks as scatter_masks
 import user_models_unfold_sort as unfold_sort
+import user_models_tokens_restoration as tokens_restoration
 import user_models_vocoders_heads as vocoders_heads
 
 VOCAB = 1000
@@ -906,6 +908,11 @@ BUILDERS = {
     "nbeats": ("N-BEATS forecaster (basis expansion)", vocoders_heads.nbeats),
     "performer": ("Performer (FAVOR+ attention)", vocoders_heads.performer),
     "selu_tabular": ("self-normalizing tabular MLP", vocoders_heads.selu_tabular),
+    "bag_of_unique": ("bag of distinct tokens (Unique)", tokens_restoration.bag_of_unique),
+    "lppool_net": ("CNN with power-average pooling", lambda small: tokens_restoration.lppool_net(small, random_batch_norm_statistics)),
+    "restormer_lite": ("Restormer-style restoration", tokens_restoration.restormer_lite),
+    "causal_linear_lm": ("causal linear attention (CumSum)", tokens_restoration.causal_linear_lm),
+    "gumbel_vq": ("VQ autoencoder (ArgMax, OneHot)", tokens_restoration.gumbel_vq),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
@@ -920,7 +927,8 @@ SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "a
          "mamba2", "condconv", "wavenet", "tabnet", "siren", "gqa_decoder", "tacotron_step", "informer",
          "stn", "sinkhorn", "convnext_v2", "nafnet", "fastspeech", "pointnet2", "slowfast", "u2net",
          "rwkv", "bilstm_crf", "set_transformer", "arcface", "deepfm", "midas_lite", "realnvp", "sam_decoder",
-         "hifigan", "ecapa_tdnn", "roi_head", "centernet", "tft", "nbeats", "performer", "selu_tabular"]
+         "hifigan", "ecapa_tdnn", "roi_head", "centernet", "tft", "nbeats", "performer", "selu_tabular",
+         "bag_of_unique", "lppool_net", "restormer_lite", "causal_linear_lm", "gumbel_vq"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.
