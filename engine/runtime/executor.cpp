@@ -252,13 +252,15 @@ void Executor::PrepareRegistryStepAhead(Step& s) {
 namespace {
 
 // The typed tensors registry steps take their arena inputs in and give their arena outputs from,
-// shared by every step run on this thread: one per input or output position and byte size (steps of
-// one size reuse its memory, and it never grows, so nothing is cleared), rather than each step
-// holding its own pair between runs (a 3-D ResNet-18's 21 registry steps held 28 MB of them).
+// shared by every step run on this thread: one per input or output position, as large as the largest
+// step has needed, rather than each step holding its own pair between runs (a 3-D ResNet-18's 21
+// registry steps held 28 MB of them) or one per position and byte size (SlowFast's 3-D convolutions
+// of many sizes held 18.7 MB: 59 -> 56 MiB peak with one per position; a step larger than the last
+// clears only its growth, within the spread of SlowFast's and R3D-18's latency).
 // Kept until the thread ends, as engine/backends/onednn/call_scratch.h's room is.
-TypedTensor& RegistryBuffer(bool output, size_t position, size_t bytes) {
-  thread_local std::map<std::tuple<bool, size_t, size_t>, TypedTensor> buffers;
-  return buffers[{output, position, bytes}];
+TypedTensor& RegistryBuffer(bool output, size_t position) {
+  thread_local std::map<std::pair<bool, size_t>, TypedTensor> buffers;
+  return buffers[{output, position}];
 }
 
 }  // namespace
@@ -271,7 +273,7 @@ Status Executor::RunRegistryStep(Step& s) {
       in.push_back(nullptr);
     } else if (InArena(v)) {
       const std::vector<int64_t>& shape = graph_.values[v].shape;
-      TypedTensor& copy = RegistryBuffer(false, k, static_cast<size_t>(Tensor::NumElements(shape)) * sizeof(float));
+      TypedTensor& copy = RegistryBuffer(false, k);
       ReshapeForOverwrite(&copy, DType::kFloat32, shape);
       CopyOnThreads(copy.bytes.data(), Address(v), copy.bytes.size());
       in.push_back(&copy);
@@ -282,7 +284,7 @@ Status Executor::RunRegistryStep(Step& s) {
   // Each output starts as last run's tensor: a kernel that writes its output over the memory it is
   // given (ReshapeForOverwrite) allocates nothing.
   auto arena_output = [&](size_t k) -> TypedTensor& {
-    return RegistryBuffer(true, k, static_cast<size_t>(Tensor::NumElements(graph_.values[s.outputs[k]].shape)) * sizeof(float));
+    return RegistryBuffer(true, k);
   };
   std::vector<TypedTensor> results(s.outputs.size());
   for (size_t k = 0; k < s.outputs.size(); ++k)
