@@ -22,9 +22,9 @@ import torchvision
 class ChannelsFirstLayerNorm(torch.nn.Module):
     """ConvNeXt's LayerNorm of NCHW over C, as its reference code writes it: permute, norm, permute."""
 
-    def __init__(self, channels):
+    def __init__(self, channels, eps=1e-6):
         super().__init__()
-        self.norm = torch.nn.LayerNorm(channels, eps=1e-6)
+        self.norm = torch.nn.LayerNorm(channels, eps=eps)
 
     def forward(self, x):
         return self.norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)

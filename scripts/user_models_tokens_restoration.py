@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from seeded_inputs import random_ids, seeded
+from user_models_modern import ChannelsFirstLayerNorm
 
 
 class BagOfUnique(torch.nn.Module):
@@ -53,15 +54,6 @@ class LpPoolNet(torch.nn.Module):
 
     def forward(self, x):
         return self.head(self.features(x).mean((2, 3)))
-
-
-class ChannelLayerNorm(torch.nn.Module):
-    def __init__(self, channels):
-        super().__init__()
-        self.norm = torch.nn.LayerNorm(channels)
-
-    def forward(self, x):
-        return self.norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
 
 
 class TransposedAttention(torch.nn.Module):
@@ -97,7 +89,7 @@ class GatedDconvFeedForward(torch.nn.Module):
 class RestormerBlock(torch.nn.Module):
     def __init__(self, channels, heads):
         super().__init__()
-        self.norm1, self.norm2 = ChannelLayerNorm(channels), ChannelLayerNorm(channels)
+        self.norm1, self.norm2 = ChannelsFirstLayerNorm(channels, eps=1e-5), ChannelsFirstLayerNorm(channels, eps=1e-5)
         self.attention, self.ffn = TransposedAttention(channels, heads), GatedDconvFeedForward(channels)
 
     def forward(self, x):

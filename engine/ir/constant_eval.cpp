@@ -66,18 +66,13 @@ bool FoldsByReference(const Graph& g, const Node& n) {
   if (!a_value || !b_value) return false;
   const std::vector<int64_t>&a = a_value->shape, &b = b_value->shape;
   if (a.empty() || b.empty()) return false;
-  auto elements = [](const std::vector<int64_t>& shape) {
-    int64_t count = 1;
-    for (int64_t d : shape) count *= d;
-    return count;
-  };
   // Each element of A meets a row of N columns of B, and each of B a column of M rows of A (the larger
   // bounds a broadcast batch).
   const bool b_transposed = n.op_type == "Gemm" && n.attrs.value("transB", 0) != 0 && b.size() == 2;
   const bool a_transposed = n.op_type == "Gemm" && n.attrs.value("transA", 0) != 0 && a.size() == 2;
   const int64_t columns = b.size() == 1 ? 1 : b_transposed ? b[0] : b.back();
   const int64_t rows = a.size() == 1 ? 1 : a_transposed ? a.back() : a[a.size() - 2];
-  const int64_t a_count = elements(a), b_count = elements(b);
+  const int64_t a_count = a_value->size(), b_count = b_value->size();
   if (a_count < 0 || b_count < 0 || a_count > kFoldByReferenceMacs || b_count > kFoldByReferenceMacs) return false;
   return a_count * columns <= kFoldByReferenceMacs && b_count * rows <= kFoldByReferenceMacs;
 }

@@ -259,7 +259,7 @@ void CheckTopK(const TypedTensor& x, const float* v, int64_t dim, int64_t k, int
   }
 }
 
-TEST_CASE("typed TopK: a few of many (one pass), some of many (candidates past a bar; nth_element of pairs) and many of many (radix) as the full sort orders them, ties, -0 and +0, infinities, NaN rows, largest and smallest, sorted or not") {
+TEST_CASE("typed TopK: a few of many (one pass), some of many (candidates past a bar, or nth_element of pairs) and many of many (radix) as the full sort orders them, ties, -0 and +0, infinities, NaN rows, largest and smallest, sorted or not") {
   TypedTensor x(DType::kFloat32, {3, 2000});
   for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 97) - 48.f;
   x.data<float>()[2000 + 500] = std::nanf("");  // row 1 falls back to the sort

@@ -28,11 +28,14 @@ inline bool Wrap(int64_t* i, int64_t dim) {
   return true;
 }
 
-// TopK's first k of a float32 row of many (over 64, at most a sixteenth of dim: TakesFewOfMany), in TopKOrder's order: the
-// candidates past a bar gathered a vector at a time into a buffer of 4k; a full buffer keeps its
-// best k (value, then index) and the k-th becomes the bar, which a later value must pass strictly (a
-// later index loses a tie). order[0, k) gets them; false, with order untouched, when the row holds a NaN.
+// Whether TopFewOfManyFloat takes k of a row of dim: over 64 (fewer: TopKOrder's one pass), at most a
+// sixteenth of the row.
 inline bool TakesFewOfMany(int64_t k, int64_t dim) { return k > 64 && k * 16 <= dim && dim <= INT32_MAX; }
+
+// TopK's first k of a float32 row of many (TakesFewOfMany), in TopKOrder's order: the candidates past
+// a bar gathered a vector at a time into a buffer of 4k; a full buffer keeps its best k (value, then
+// index) and the k-th becomes the bar, which a later value must pass strictly (a later index loses a
+// tie). order[0, k) gets them; false, with order untouched, when the row holds a NaN.
 inline bool TopFewOfManyFloat(const float* row, int64_t dim, int64_t k, bool largest, bool sorted, int64_t* order) {
   std::vector<std::pair<float, int32_t>> kept;
   kept.reserve(static_cast<size_t>(4 * k));

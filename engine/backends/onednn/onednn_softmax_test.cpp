@@ -14,7 +14,7 @@
 namespace tilebank::engine {
 namespace {
 
-TEST_CASE("impl.onednn Softmax: slices with a NaN, a +inf or only -infs are NaN throughout, the rest as the reference; the last axis refused") {
+TEST_CASE("impl.onednn Softmax: slices with a NaN, a +inf or only -infs are NaN throughout, the rest as the reference, and the last axis refused") {
   const float inf = std::numeric_limits<float>::infinity();
   const int64_t slices = 5, len = 37;
   // [5, 3, 37] along 37 (refused); [5, 37, 3] along 37; [5, 37, 1] along 37 (refused: the last axis to oneDNN).
