@@ -33,6 +33,7 @@
 #include "engine/core/sample_stats.h"
 #include "engine/backends/measured_choice_cache.h"
 #include "engine/backends/onednn/depthwise_conv_kernel.h"
+#include "engine/backends/onednn/direct_conv1d_kernel.h"
 #include "engine/backends/onednn/gemm_weights_placement.h"
 #include "engine/backends/onednn/packed_gemm_conv_kernel.h"
 #include "engine/backends/onednn/packed_gemm_kernel.h"
@@ -922,22 +923,28 @@ class ConvKernel : public Kernel {
 
 // Whether a convolution policy's algorithm is one of tilebank's own kernels, not oneDNN's.
 bool OwnConvAlgorithm(const std::string& algo) {
-  return OwnWinogradTile(algo) || algo == kOwnDepthwiseAlgo || algo == kOwnVectorProductAlgo || algo == kOwnPackedGemmAlgo;
+  return OwnWinogradTile(algo) || algo == kOwnDepthwiseAlgo || algo == kOwnVectorProductAlgo || algo == kOwnPackedGemmAlgo || algo == kOwnDirect1dAlgo;
 }
 
 // The convolution kernel of `op` with `post_ops` fused, for the policy's choice: the own Winograd,
-// the own depthwise convolution, the own vector product, the own packed GEMM, oneDNN's, or ("auto")
-// the faster of the last two.
+// the own depthwise convolution, the own vector product, the own packed GEMM, the own 1-D
+// convolution, oneDNN's, or ("auto") the faster of oneDNN's and the own 1-D convolution (a Conv1d
+// it runs) or the own packed GEMM.
 Result<std::unique_ptr<Kernel>> ConvKernelOf(const OpSpec& op, const std::vector<ChainStep>& post_ops, const CubeChoice& choice) {
   const ConvProblem p = AnalyzeConv(op).value();
   if (OwnWinogradTile(choice.algo)) return OwnWinogradConvKernel(p, op.outputs[0].shape, OwnWinogradTile(choice.algo), post_ops, choice.layout);
   if (choice.algo == kOwnDepthwiseAlgo) return OwnDepthwiseConvKernel(p, op.outputs[0].shape, post_ops, choice.layout, choice.impl);
   if (choice.algo == kOwnVectorProductAlgo) return OwnVectorProductConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
   if (choice.algo == kOwnPackedGemmAlgo) return OwnPackedGemmConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
-  if (choice.algo == "auto") {  // oneDNN's direct convolution, or the own packed GEMM where it ran faster here
+  if (choice.algo == kOwnDirect1dAlgo) return OwnDirectConv1dKernel(p, op.outputs[0].shape, post_ops, choice.layout);
+  if (choice.algo == "auto") {  // oneDNN's direct convolution, or an own kernel where it ran faster here
     CubeChoice direct = choice;
     direct.algo = "direct";
     auto onednn = [&] { return std::unique_ptr<Kernel>(new ConvKernel(p, op.outputs[0].shape, post_ops, direct)); };
+    if (!choice.bf16() && choice.impl == "default" && OwnDirectConv1dRefuses(p).empty()) {
+      if (OwnDirectConv1dRunsFaster(op, post_ops, onednn)) return OwnDirectConv1dKernel(p, op.outputs[0].shape, post_ops, choice.layout);
+      return onednn();
+    }
     if (!choice.bf16() && choice.impl == "default" && OwnPackedGemmConvChunksFilters(p) &&
         OwnPackedGemmConvRunsFaster(op, post_ops, onednn))
       return OwnPackedGemmConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
@@ -994,6 +1001,9 @@ class OneDnnLibraryTemplate : public OpTemplate {
     // (EfficientNet-B0's squeeze-excitations: docs/PERFORMANCE.md).
     if (auto p = AnalyzeConv(op); p.ok() && OwnVectorProductRefuses(*p).empty())
       return MakePolicy({{"algo", std::string(kOwnVectorProductAlgo)}, {"impl", d.impl}, {"layout", std::string("plain")}});
+    // A Conv1d of stride 1: oneDNN's or the own 1-D convolution (no code made at load), timed at bind.
+    if (auto p = AnalyzeConv(op); p.ok() && OwnDirectConv1dRefuses(*p).empty())
+      return MakePolicy({{"algo", std::string("auto")}, {"impl", d.impl}, {"layout", d.layout}});
     // A dilated convolution oneDNN runs by im2col and GEMM (no JIT kernel for it without AVX-512):
     // the own packed GEMM reads each window in place (docs/PERFORMANCE.md).
     if (auto p = AnalyzeConv(op); p.ok() && (p->dh > 1 || p->dw > 1) && OwnPackedGemmConvRefuses(*p).empty() && OneDnnPicksGemm(op))
@@ -1072,7 +1082,8 @@ class OneDnnLibraryTemplate : public OpTemplate {
         if (OwnVectorProductRefuses(p).empty()) found.push_back({kOwnVectorProductAlgo, "plain", "default"});
         if (OwnPackedGemmConvRefuses(p).empty())
           for (const char* layout : {"nhwc", "plain"}) found.push_back({kOwnPackedGemmAlgo, layout, "default"});
-        if (OwnPackedGemmConvChunksFilters(p)) {  // the built-in choice there, and its bf16 twin (oneDNN's)
+        if (OwnDirectConv1dRefuses(p).empty()) found.push_back({kOwnDirect1dAlgo, "plain", "default"});
+        if (OwnPackedGemmConvChunksFilters(p) || OwnDirectConv1dRefuses(p).empty()) {  // the built-in choice there, and its bf16 twin (oneDNN's)
           const bool bf16 = std::any_of(found.begin(), found.end(), [](const Offered& o) { return o.precision == "bf16"; });
           found.push_back({"auto", "auto", "default"});
           if (bf16) found.push_back({"auto", "auto", "default", "bf16"});

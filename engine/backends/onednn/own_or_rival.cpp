@@ -2,6 +2,7 @@
 
 #include <dnnl.hpp>
 
+#include <chrono>
 #include <cstdint>
 
 #include "engine/backends/measured_choice_cache.h"
@@ -16,13 +17,19 @@ namespace {
 // Rounds of the two alternated at bind, each their fastest of 3 runs.
 constexpr int kOwnOrRivalRounds = 3;
 
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 bool OwnKernelRunsFaster(const std::string& key, const OpSpec& op, const std::vector<ChainStep>& post_ops,
-                         const std::function<Result<std::unique_ptr<Kernel>>()>& make_own, const std::function<std::unique_ptr<Kernel>()>& make_rival) {
+                         const std::function<Result<std::unique_ptr<Kernel>>()>& make_own, const std::function<std::unique_ptr<Kernel>()>& make_rival,
+                         double runs_paying_for_making) {
   std::string instance = key + "|" + op.canonical.text;
   for (const ChainStep& s : post_ops) instance += "|" + s.op_type + (s.has_operand ? ":" + std::to_string(Tensor::NumElements(s.operand_shape)) : "");
   if (const auto known = RecallMeasuredChoice(instance)) return *known == "own";
+  const auto own_start = std::chrono::steady_clock::now();
   auto own = make_own();
   if (!own.ok()) return false;  // refused: no verdict was ever remembered for it
   // Inputs of the op's shapes and the chain's operands, small values of either sign.
@@ -36,18 +43,22 @@ bool OwnKernelRunsFaster(const std::string& key, const OpSpec& op, const std::ve
   std::vector<const Tensor*> in;
   for (const Tensor& t : values) in.push_back(&t);
   if (!(*own)->Prepare(in).ok()) return false;
+  const double own_making = SecondsSince(own_start);
   bool faster = true;  // where oneDNN cannot run the chain, the own kernel runs it
   const RunQueueWatch watch;
   std::unique_ptr<Kernel> rival;
   bool rival_runs = false;
+  const auto rival_start = std::chrono::steady_clock::now();
   try {  // oneDNN throws where it has no primitive for the instance and chain: the rival cannot run it
     rival = make_rival();
     rival_runs = rival->Prepare(in).ok();
   } catch (const dnnl::error&) {
   }
+  const double rival_making = SecondsSince(rival_start);
   if (rival_runs) {
     const std::vector<double> fastest = FastestOfAlternated(kOwnOrRivalRounds, 3, 1, {[&] { return (*own)->Run().ok(); }, [&] { return rival->Run().ok(); }});
-    faster = fastest[0] < fastest[1];
+    faster = runs_paying_for_making > 0 ? fastest[0] + own_making / runs_paying_for_making < fastest[1] + rival_making / runs_paying_for_making
+                                        : fastest[0] < fastest[1];
   }
   RememberMeasuredChoice(instance, faster ? "own" : "rival", &watch);
   return faster;

@@ -58,11 +58,12 @@ TEST_CASE("own packed-GEMM convolution: what it does not run is refused, and the
   const ConvProblem p = Conv(1, 8, 8, 1, 10, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0, false);
   CHECK_FALSE(OwnPackedGemmConvKernel(p, {1, 8, 1, 8}, {}, "blocked").ok());
   CHECK_FALSE(OwnPackedGemmConvKernel(p, {1, 8, 1, 8}, {{"Mul", 0, 0, true, {1, 8, 1, 8}}}, "auto").ok());
-  // A dilated Conv1d: the built-in choice is the own kernel where oneDNN's is its im2col and GEMM.
+  // A dilated 2-D convolution: the built-in choice is the own kernel where oneDNN's is its im2col
+  // and GEMM. (A Conv1d of stride 1 is the own 1-D convolution's: direct_conv1d_kernel_test.cpp.)
   auto op = ParseOpSpec(nlohmann::json{{"op", "Conv"},
-                                       {"attr", {{"dilations", {1, 2}}, {"kernel_shape", {1, 3}}, {"pads", {0, 4, 0, 0}}}},
-                                       {"input_desc", {{{"shape", {1, 64, 1, 100}}, {"type", "float32"}}, {{"shape", {64, 64, 1, 3}}, {"type", "float32"}}}},
-                                       {"output_desc", {{{"shape", {1, 64, 1, 100}}, {"type", "float32"}}}}},
+                                       {"attr", {{"dilations", {2, 2}}, {"kernel_shape", {3, 3}}, {"pads", {2, 2, 2, 2}}}},
+                                       {"input_desc", {{{"shape", {1, 64, 10, 10}}, {"type", "float32"}}, {{"shape", {64, 64, 3, 3}}, {"type", "float32"}}}},
+                                       {"output_desc", {{{"shape", {1, 64, 10, 10}}, {"type", "float32"}}}}},
                         0);
   REQUIRE_MESSAGE(op.ok(), op.status().message());
   const std::string policy = PolicyText(OneDnnImpl().DefaultPolicy(*op));
