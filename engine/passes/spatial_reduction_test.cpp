@@ -17,15 +17,13 @@ namespace {
 using testing::ModelBuilder;
 using testing::TempDir;
 
-TEST_CASE("spatial reduction: the max over a lifted Conv1d's points reads its 2-D output, in its layout") {
+TEST_CASE("spatial reduction: the max over a lifted Conv1d's points reads its 2-D output") {
   TempDir dir;
   ModelBuilder b;
   b.Input("x", {1, 3, 64});
   b.Weight("w", {32, 3, 1});
   b.Weight("bias", {32});
-  // Stride 2: oneDNN's convolution, which writes its own layout (the own 1-D convolution of stride 1
-  // may win its timing, and writes NCHW).
-  ModelBuilder::IntsAttr(b.Node("Conv", {"x", "w", "bias"}, {"c"}), "strides", {2});
+  b.Node("Conv", {"x", "w", "bias"}, {"c"});
   b.Node("Relu", {"c"}, {"r"});
   ModelBuilder::IntAttr(ModelBuilder::IntsAttr(b.Node("ReduceMax", {"r"}, {"max"}), "axes", {2}), "keepdims", 0);
   ModelBuilder::IntsAttr(b.Node("ReduceMean", {"r"}, {"mean"}), "axes", {-1});  // dims kept: [1, 32, 1]
@@ -36,16 +34,16 @@ TEST_CASE("spatial reduction: the max over a lifted Conv1d's points reads its 2-
   const Graph& g = e->graph();
   int reductions = 0;
   for (const Node& n : g.nodes) {
-    const bool back_to_1d = n.op_type == "Reshape" && g.values[n.inputs[0]].shape == std::vector<int64_t>{1, 32, 1, 32};
+    const bool back_to_1d = n.op_type == "Reshape" && g.values[n.inputs[0]].shape == std::vector<int64_t>{1, 32, 1, 64};
     CHECK_FALSE(back_to_1d);  // nothing reads the convolution's output back in 1-D
     if (n.op_type.rfind("Reduce", 0) != 0) continue;
     ++reductions;
-    CHECK(g.values[n.inputs[0]].shape == std::vector<int64_t>{1, 32, 1, 32});
+    CHECK(g.values[n.inputs[0]].shape == std::vector<int64_t>{1, 32, 1, 64});
     CHECK(ReducesEverySpatialAxis(g, n));
   }
   CHECK(reductions == 2);
-  for (const NodeBinding& step : e->bindings())
-    if (step.op_type.rfind("Conv", 0) == 0) CHECK_MESSAGE(!step.layout.empty(), "the convolution writes row-major");
+  // The convolution may write oneDNN's layout or NCHW (the own 1-D convolution, where it wins its
+  // timing): the reductions read either (a layout's case: the 2-D test below).
 }
 
 TEST_CASE("spatial reduction: a 2-D convolution's spatial mean runs in its layout, and a mean over W alone stays a reduction") {

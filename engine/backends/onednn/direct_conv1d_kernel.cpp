@@ -28,7 +28,7 @@ class DirectConv1dKernel : public OwnConvKernel {
     epilogue_.steps = std::move(steps);
     epilogue_.channels = p.OC;
     g_.n = p.N, g_.c = p.C, g_.w = p.W, g_.oc = p.OC, g_.ow = p.OW;
-    g_.k = p.KW, g_.dilation = p.dw, g_.pad_left = p.pw, g_.groups = p.G;
+    g_.k = p.KW, g_.dilation = p.dw, g_.pad_left = p.pw, g_.stride = p.sw, g_.groups = p.G;
   }
   bool RunsOnAnyThread() const override { return true; }  // own loops over ParallelFor; NCHW needs no scratch
 
@@ -78,7 +78,6 @@ class DirectConv1dKernel : public OwnConvKernel {
 
 std::string OwnDirectConv1dRefuses(const ConvProblem& p) {
   if (p.H != 1 || p.KH != 1 || p.ph || p.ph_end || p.OH != 1) return "the own 1-D convolution runs inputs of height 1 (a Conv1d) only";
-  if (p.sw != 1) return "the own 1-D convolution runs stride 1 only";
   if (p.N <= 0 || p.OW <= 0 || p.C <= 0 || p.OC <= 0) return "the own 1-D convolution runs non-empty inputs and outputs only";
   return "";
 }

@@ -1,4 +1,4 @@
-// impl.onednn's own 1-D convolution, policy algo "direct_1d": stride 1, any filter width, dilation,
+// impl.onednn's own 1-D convolution, policy algo "direct_1d": any filter width, stride, dilation,
 // padding and groups, over NCHW activations of height 1 (a Conv1d as the lifting pass hands it
 // over), computed in place by engine/backends/simd/direct_conv1d.h with the epilogue SGAT fuses
 // (bias, a residual Add, the activations of own_conv_kernel.h). It makes no code at load, where

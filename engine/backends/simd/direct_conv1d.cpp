@@ -52,8 +52,9 @@ HWY_INLINE void Emit(D d, hn::Vec<D> y, const ConvEpilogue& e, float* out, const
 // What the blocks of one range of columns share.
 struct RangeContext {
   const Conv1dGeometry* g;
-  const float* window;   // input channel 0 of the group, at the range's first tap column
+  const float* window;   // input channel 0 of the group, at the range's first output column's first tap
   int64_t window_stride;  // between input channels
+  const int64_t* taps;   // where each tap of output column x reads: window + c * window_stride + taps[tap] + x
   const float* weights;  // the block's packed [c / groups][k][8]
   const float* bias;     // the block's first channel's bias, or null
   const ConvEpilogue* e;
@@ -67,7 +68,7 @@ struct RangeContext {
 template <int OCB, int COLS>
 HWY_INLINE void Block(const RangeContext& t, int first, int64_t x, int64_t valid) {
   const D d;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), ow = t.g->ow, k = t.g->k, dilation = t.g->dilation, cg = t.g->c_per_group();
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), ow = t.g->ow, k = t.g->k, cg = t.g->c_per_group();
   constexpr auto kChannels = std::make_integer_sequence<int, OCB>();
   constexpr auto kColumns = std::make_integer_sequence<int, COLS>();
   // Unrolled at compile time, so that the accumulators live in registers.
@@ -80,7 +81,7 @@ HWY_INLINE void Block(const RangeContext& t, int first, int64_t x, int64_t valid
   for (int64_t c = 0; c < cg; ++c) {
     const float* row = t.window + c * t.window_stride + x;
     for (int64_t tap = 0; tap < k; ++tap, w += kConv1dChannelBlock) {
-      const float* at = row + tap * dilation;
+      const float* at = row + t.taps[tap];
       hn::Vec<D> in[COLS];
       Unroll(kColumns, [&](auto v) HWY_ATTR { in[v] = hn::LoadU(d, at + v * N); });
       Unroll(kChannels, [&](auto o) HWY_ATTR {
@@ -129,7 +130,7 @@ HWY_INLINE void Channels(const RangeContext& t, int first, int64_t cols) {
       float s = t.bias ? t.bias[o] : 0.f;
       for (int64_t c = 0; c < g.c_per_group(); ++c)
         for (int64_t tap = 0; tap < g.k; ++tap)
-          s += t.window[c * t.window_stride + x + tap * g.dilation] * t.weights[(c * g.k + tap) * kConv1dChannelBlock + o];
+          s += t.window[c * t.window_stride + x + t.taps[tap]] * t.weights[(c * g.k + tap) * kConv1dChannelBlock + o];
       Emit(d, hn::Set(d, s), *t.e, t.out + o * g.ow + x, t.residual ? t.residual + o * g.ow + x : nullptr, 1);
     }
 }
@@ -139,22 +140,47 @@ HWY_INLINE void Channels(const RangeContext& t, int first, int64_t cols) {
 void Columns(const Conv1dGeometry& g, const float* src, const float* packed, const ConvEpilogue& e, float* dst, int64_t image, int64_t group,
              int64_t x_begin, int64_t x_end, int64_t oc_begin, int64_t oc_end) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(D()));
-  const int64_t x0 = x_begin, cols = x_end - x_begin;
+  const int64_t x0 = x_begin, cols = x_end - x_begin, stride = g.stride;
   const int64_t cg = g.c_per_group(), ocg = g.oc_per_group(), blocks = (ocg + kConv1dChannelBlock - 1) / kConv1dChannelBlock;
-  // The input columns the range's blocks read (the last vector runs up to a vector past its columns).
-  const int64_t start = x0 - g.pad_left, span = cols + N + (g.k - 1) * g.dilation;
+  // The input columns the range's blocks read, from `start`: its outputs' and a vector past them (the
+  // last vector's lanes past the range), each reading `reach` columns past its first tap.
+  const int64_t start = x0 * stride - g.pad_left, reach = (g.k - 1) * g.dilation, span = (cols + N) * stride + reach;
   const float* image_src = src + (image * g.c + group * cg) * g.w;
-  RangeContext t{&g, image_src + start, g.w, nullptr, nullptr, &e, nullptr, nullptr};
-  if (start < 0 || start + span > g.w) {  // a zero-bordered copy of the window
+  thread_local std::vector<int64_t> taps;
+  taps.resize(static_cast<size_t>(g.k));
+  RangeContext t{&g, nullptr, g.w, taps.data(), nullptr, nullptr, &e, nullptr, nullptr};
+  if (stride == 1 && start >= 0 && start + span <= g.w) {  // read in place
+    t.window = image_src + start;
+    for (int64_t tap = 0; tap < g.k; ++tap) taps[static_cast<size_t>(tap)] = tap * g.dilation;
+  } else {
+    // A zero-bordered copy of the window, each input channel's row split into `stride` phases so that
+    // the columns a tap reads for consecutive outputs lie side by side: input column
+    // start + j * stride + r is phase r's column j, and tap offset o of output x reads phase o % stride,
+    // column x + o / stride.
+    const int64_t phase_cols = cols + N + reach / stride + 1, phase_stride = (phase_cols + 15) / 16 * 16;
     thread_local std::vector<float> copy;
-    t.window_stride = (span + 15) / 16 * 16;
+    t.window_stride = stride * phase_stride;
     if (copy.size() < static_cast<size_t>(cg * t.window_stride)) copy.resize(static_cast<size_t>(cg * t.window_stride));
-    const int64_t lo = std::clamp<int64_t>(-start, 0, span), hi = std::clamp<int64_t>(g.w - start, lo, span);
     for (int64_t c = 0; c < cg; ++c) {
-      float* row = copy.data() + c * t.window_stride;
-      std::fill(row, row + lo, 0.f);
-      std::memcpy(row + lo, image_src + c * g.w + start + lo, static_cast<size_t>(hi - lo) * sizeof(float));
-      std::fill(row + hi, row + span, 0.f);
+      const float* in = image_src + c * g.w;
+      for (int64_t r = 0; r < stride; ++r) {
+        float* row = copy.data() + c * t.window_stride + r * phase_stride;
+        if (stride == 1) {  // a copy of the inside, zeros around it
+          const int64_t lo = std::clamp<int64_t>(-start, 0, phase_cols), hi = std::clamp<int64_t>(g.w - start, lo, phase_cols);
+          std::fill(row, row + lo, 0.f);
+          std::memcpy(row + lo, in + start + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+          std::fill(row + hi, row + phase_cols, 0.f);
+          continue;
+        }
+        for (int64_t j = 0; j < phase_cols; ++j) {
+          const int64_t i = start + j * stride + r;
+          row[j] = i >= 0 && i < g.w ? in[i] : 0.f;
+        }
+      }
+    }
+    for (int64_t tap = 0; tap < g.k; ++tap) {
+      const int64_t offset = tap * g.dilation;
+      taps[static_cast<size_t>(tap)] = offset % stride * phase_stride + offset / stride;
     }
     t.window = copy.data();
   }

@@ -1,11 +1,11 @@
-// A 1-D convolution of stride 1 (any filter width, dilation, padding and groups) over NCW
+// A 1-D convolution (any filter width, stride, dilation, padding and groups) over NCW
 // activations, hand-written with Highway for the running CPU's best SIMD (chosen at run time): no
 // code made at load (oneDNN makes a JIT kernel per shape and dilation, 0.5-15 ms each, at every
 // load), no im2col. A range of output columns is computed for a block of up to 8 output channels at
 // a time, the accumulators in registers: for each input channel and filter tap, a few vectors of
 // input columns are loaded once and multiplied into every channel of the block. The range's input
-// window (its taps and padding) is read in place where it lies inside the row, else from a
-// zero-bordered copy. The epilogue (bias, a residual Add, activations) runs on the accumulators.
+// window (its taps and padding) is read in place where it lies inside the row (stride 1), else from
+// a zero-bordered copy, split by a stride into its phases so that every tap reads side by side. The epilogue (bias, a residual Add, activations) runs on the accumulators.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -17,7 +17,7 @@ namespace tilebank::engine {
 struct Conv1dGeometry {
   int64_t n = 0, c = 0, w = 0;           // input [n][c][w]
   int64_t oc = 0, ow = 0;                // output [n][oc][ow]
-  int64_t k = 1, dilation = 1, pad_left = 0;  // stride 1; input column of output x, tap t: x - pad_left + t * dilation
+  int64_t k = 1, dilation = 1, pad_left = 0, stride = 1;  // input column of output x, tap t: x * stride - pad_left + t * dilation
   int64_t groups = 1;                    // c and oc are multiples of it
   int64_t c_per_group() const { return c / groups; }
   int64_t oc_per_group() const { return oc / groups; }

@@ -1,5 +1,5 @@
 // The own 1-D convolution against one in double, on every target this build has: dilated and
-// padded on one side or both, grouped and depthwise, one output channel and channels not a multiple
+// padded on one side or both, strided (the window split into phases), grouped and depthwise, one output channel and channels not a multiple
 // of a block, rows split into column ranges at any column (a range shorter than a vector, one
 // ending inside a vector), the window read in place and from its zero-bordered copy, and the
 // epilogue (bias, a residual Add written over the residual, LeakyRelu).
@@ -17,10 +17,11 @@
 namespace tilebank::engine {
 namespace {
 
-Conv1dGeometry Geometry(int64_t n, int64_t c, int64_t oc, int64_t w, int64_t k, int64_t dilation, int64_t pad_left, int64_t pad_right, int64_t groups) {
+Conv1dGeometry Geometry(int64_t n, int64_t c, int64_t oc, int64_t w, int64_t k, int64_t dilation, int64_t pad_left, int64_t pad_right, int64_t groups,
+                        int64_t stride = 1) {
   Conv1dGeometry g;
-  g.n = n, g.c = c, g.oc = oc, g.w = w, g.k = k, g.dilation = dilation, g.pad_left = pad_left, g.groups = groups;
-  g.ow = w + pad_left + pad_right - dilation * (k - 1);
+  g.n = n, g.c = c, g.oc = oc, g.w = w, g.k = k, g.dilation = dilation, g.pad_left = pad_left, g.groups = groups, g.stride = stride;
+  g.ow = (w + pad_left + pad_right - dilation * (k - 1) - 1) / stride + 1;
   return g;
 }
 
@@ -35,7 +36,7 @@ std::vector<double> Reference(const Conv1dGeometry& g, const std::vector<float>&
         double s = bias[static_cast<size_t>(o)];
         for (int64_t c = 0; c < cg; ++c)
           for (int64_t t = 0; t < g.k; ++t) {
-            const int64_t i = j - g.pad_left + t * g.dilation, ci = o / ocg * cg + c;
+            const int64_t i = j * g.stride - g.pad_left + t * g.dilation, ci = o / ocg * cg + c;
             if (i >= 0 && i < g.w) s += double{x[static_cast<size_t>((n * g.c + ci) * g.w + i)]} * w[static_cast<size_t>((o * cg + c) * g.k + t)];
           }
         const size_t at = static_cast<size_t>((n * g.oc + o) * g.ow + j);
@@ -55,7 +56,10 @@ TEST_CASE("own 1-D convolution: dilated, padded, grouped, split into column rang
       Geometry(1, 16, 1, 300, 7, 1, 3, 3, 1),     // one output channel
       Geometry(2, 3, 8, 20, 4, 3, 0, 0, 1),       // unpadded: fewer outputs than inputs
       Geometry(1, 33, 17, 70, 1, 1, 0, 0, 1),     // 1x1
-      Geometry(1, 4, 8, 6, 3, 5, 6, 5, 1)};       // padding wider than the row
+      Geometry(1, 4, 8, 6, 3, 5, 6, 5, 1),        // padding wider than the row
+      Geometry(1, 1, 16, 400, 16, 1, 0, 0, 1, 8),  // strided: a waveform's encoder (stride 8, filter 16)
+      Geometry(2, 6, 10, 101, 5, 2, 3, 4, 2, 3),   // strided, dilated, grouped, two images
+      Geometry(1, 8, 8, 64, 4, 1, 1, 1, 8, 2)};    // strided depthwise
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     const std::string target_name = hwy::TargetName(target);
