@@ -18,7 +18,8 @@ constexpr int64_t kSerialProducts = int64_t{1} << 16;
 // of a 1-D convolution's JIT kernel charges brgconv's code): oneDNN makes code for every width and
 // dilation at each load (0.5-15 ms), the own kernel makes none.
 constexpr double kRunsPayingForMaking = 200;
-// Vectors of output columns a range holds at most (its input window stays in cache).
+// Vectors of output columns a range holds at most (its input window stays in cache), fewer where
+// strided (each output reads `stride` more input columns).
 constexpr int64_t kRangeVectors = 12;
 
 class DirectConv1dKernel : public OwnConvKernel {
@@ -42,27 +43,31 @@ class DirectConv1dKernel : public OwnConvKernel {
   }
   std::string Algorithm() const override { return kOwnDirect1dAlgo; }
   // Ranges of output columns of each image and group (as many as the threads, or a multiple, where
-  // rows are long), and where they are too few to share, blocks of output channels too, split
-  // among the threads.
+  // rows are long; a range's input window shrinks with the stride), and where they are too few to
+  // share, blocks of output channels too, split among the threads.
   Status Compute(const float* src, const float* residual, float* dst) override {
     epilogue_.residual = residual;
-    const int64_t lanes = Conv1dVectorLanes(), threads = ParallelThreads();
+    const int64_t lanes = Conv1dVectorLanes(), threads = ParallelThreads(), vectors = (g_.ow + lanes - 1) / lanes;
     const int64_t ocg = g_.oc_per_group(), blocks = (ocg + kConv1dChannelBlock - 1) / kConv1dChannelBlock;
-    int64_t ranges = (g_.ow + kRangeVectors * lanes - 1) / (kRangeVectors * lanes);
-    if (ranges >= threads) ranges = std::min((ranges + threads - 1) / threads * threads, (g_.ow + lanes - 1) / lanes);
-    const int64_t planes = g_.n * g_.groups * ranges, wanted = 4 * threads;
-    const int64_t chunks = planes >= wanted ? 1 : std::min(blocks, (wanted + planes - 1) / planes);
-    const int64_t per_chunk = (blocks + chunks - 1) / chunks * kConv1dChannelBlock;
-    const int64_t items = planes * chunks, per_item = std::max<int64_t>(1, g_.c_per_group() * g_.k * per_chunk * g_.ow / ranges);
+    const int64_t range_vectors = std::max<int64_t>(1, kRangeVectors * 4 / std::max<int64_t>(4, g_.stride));
+    int64_t ranges = (vectors + range_vectors - 1) / range_vectors;
+    if (ranges >= threads) ranges = std::min((ranges + threads - 1) / threads * threads, vectors);
+    const int64_t wanted = 4 * threads;
+    int64_t chunks = std::min(blocks, std::max<int64_t>(1, (wanted + g_.n * g_.groups * ranges - 1) / (g_.n * g_.groups * ranges)));
+    if (g_.n * g_.groups * ranges * chunks < threads) ranges = std::min(threads, vectors);  // short rows of few channels
+    const int64_t blocks_per_chunk = (blocks + chunks - 1) / chunks;
+    chunks = (blocks + blocks_per_chunk - 1) / blocks_per_chunk;  // none empty
+    const int64_t per_chunk = blocks_per_chunk * kConv1dChannelBlock, planes = g_.n * g_.groups * ranges, items = planes * chunks;
+    const int64_t per_item = std::max<int64_t>(1, g_.c_per_group() * g_.k * per_chunk * g_.ow / ranges);
     // Range r's first column: r / ranges of the row, rounded to a vector.
     auto column = [&](int64_t r) { return std::min(g_.ow, (r * g_.ow / ranges + lanes / 2) / lanes * lanes); };
     ParallelFor(items, std::max<int64_t>(1, kSerialProducts / per_item), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
-        const int64_t chunk = item % chunks, plane = item / chunks, range = plane % ranges, group = plane / ranges % g_.groups, image = plane / ranges / g_.groups;
+        const int64_t chunk = item % chunks, plane = item / chunks, range = plane % ranges;
+        const int64_t group = plane / ranges % g_.groups, image = plane / ranges / g_.groups;
         const int64_t oc_begin = chunk * per_chunk, oc_end = std::min(ocg, oc_begin + per_chunk);
         const int64_t x_begin = column(range), x_end = range + 1 == ranges ? g_.ow : column(range + 1);
-        if (oc_begin < oc_end && x_begin < x_end)
-          DirectConv1dColumns(g_, src, weights_.data(), epilogue_, dst, image, group, x_begin, x_end, oc_begin, oc_end);
+        if (x_begin < x_end) DirectConv1dColumns(g_, src, weights_.data(), epilogue_, dst, image, group, x_begin, x_end, oc_begin, oc_end);
       }
     });
     return Status::Ok();
@@ -78,11 +83,13 @@ class DirectConv1dKernel : public OwnConvKernel {
 
 std::string OwnDirectConv1dRefuses(const ConvProblem& p) {
   if (p.H != 1 || p.KH != 1 || p.ph || p.ph_end || p.OH != 1) return "the own 1-D convolution runs inputs of height 1 (a Conv1d) only";
+  if (p.sw < 1 || p.dw < 1 || p.KW < 1) return "the own 1-D convolution runs strides, dilations and filter widths of at least 1 only";
   if (p.N <= 0 || p.OW <= 0 || p.C <= 0 || p.OC <= 0) return "the own 1-D convolution runs non-empty inputs and outputs only";
   return "";
 }
 
-bool OwnDirectConv1dRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops, const std::function<std::unique_ptr<Kernel>()>& make_rival) {
+bool OwnDirectConv1dRunsFaster(const OpSpec& op, const std::vector<ChainStep>& post_ops,
+                               const std::function<std::unique_ptr<Kernel>()>& make_rival) {
   auto p = AnalyzeConv(op);
   if (!p.ok()) return false;
   return OwnKernelRunsFaster("own direct conv1d v1", op, post_ops, [&] { return OwnDirectConv1dKernel(*p, op.outputs[0].shape, post_ops, "auto"); },

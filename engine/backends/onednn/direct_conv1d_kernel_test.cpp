@@ -28,7 +28,8 @@ TEST_CASE("own 1-D convolution kernel: dilated, padded, grouped, its epilogue fu
       Conv1d(1, 7, 19, 37, 5, 1, 2, 2, 1, false),    // odd channel counts, no bias
       Conv1d(2, 8, 12, 40, 3, 2, 2, 2, 4, true),     // grouped, two images
       Conv1d(1, 12, 20, 700, 2, 16, 16, 0, 1, true),  // a long row: ranges per thread
-      Conv1d(1, 3, 24, 500, 10, 1, 0, 0, 1, true, 5)};  // strided (a wav2vec feature extractor's first layer)
+      Conv1d(1, 3, 24, 500, 10, 1, 0, 0, 1, true, 5),  // strided (a wav2vec feature extractor's first layer)
+      Conv1d(1, 8, 40, 60, 3, 1, 1, 1, 2, true)};       // 20 output channels a group: blocks of 8, 8 and 4
   ForEachOwnConvCase(problems, {"", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "GeluTanh"}, [&](size_t k, const OwnConvCheck& check) {
     auto kernel = [&](const char* layout) {
       auto made = OwnDirectConv1dKernel(problems[k], check.out_shape(), check.steps(), layout);
@@ -43,6 +44,9 @@ TEST_CASE("own 1-D convolution kernel: dilated, padded, grouped, its epilogue fu
 
 TEST_CASE("own 1-D convolution kernel: what it does not run is refused, and impl.onednn's built-in choice of a Conv1d") {
   CHECK(OwnDirectConv1dRefuses(Conv1d(1, 8, 8, 20, 3, 1, 1, 1, 1, false, 2)).empty());
+  ConvProblem undilated = Conv1d(1, 8, 8, 20, 3, 1, 1, 1, 1, false);
+  undilated.dw = 0;
+  CHECK(OwnDirectConv1dRefuses(undilated).find("at least 1") != std::string::npos);
   ConvProblem image = Conv1d(1, 8, 8, 20, 3, 1, 1, 1, 1, false);
   image.H = image.OH = 5;
   CHECK(OwnDirectConv1dRefuses(image).find("height 1") != std::string::npos);

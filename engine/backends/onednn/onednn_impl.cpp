@@ -943,6 +943,9 @@ Result<std::unique_ptr<Kernel>> ConvKernelOf(const OpSpec& op, const std::vector
     auto onednn = [&] { return std::unique_ptr<Kernel>(new ConvKernel(p, op.outputs[0].shape, post_ops, direct)); };
     if (!choice.bf16() && choice.impl == "default" && OwnDirectConv1dRefuses(p).empty()) {
       if (OwnDirectConv1dRunsFaster(op, post_ops, onednn)) return OwnDirectConv1dKernel(p, op.outputs[0].shape, post_ops, choice.layout);
+      // A dilated one oneDNN may run by im2col and GEMM (without AVX-512): the own packed GEMM, where faster.
+      if ((p.dh > 1 || p.dw > 1) && OwnPackedGemmConvRefuses(p).empty() && OwnPackedGemmConvRunsFaster(op, post_ops, onednn))
+        return OwnPackedGemmConvKernel(p, op.outputs[0].shape, post_ops, choice.layout);
       return onednn();
     }
     if (!choice.bf16() && choice.impl == "default" && OwnPackedGemmConvChunksFilters(p) &&
@@ -1001,7 +1004,7 @@ class OneDnnLibraryTemplate : public OpTemplate {
     // (EfficientNet-B0's squeeze-excitations: docs/PERFORMANCE.md).
     if (auto p = AnalyzeConv(op); p.ok() && OwnVectorProductRefuses(*p).empty())
       return MakePolicy({{"algo", std::string(kOwnVectorProductAlgo)}, {"impl", d.impl}, {"layout", std::string("plain")}});
-    // A Conv1d of stride 1: oneDNN's or the own 1-D convolution (no code made at load), timed at bind.
+    // A Conv1d: oneDNN's or the own 1-D convolution (no code made at load), timed at bind.
     if (auto p = AnalyzeConv(op); p.ok() && OwnDirectConv1dRefuses(*p).empty())
       return MakePolicy({{"algo", std::string("auto")}, {"impl", d.impl}, {"layout", d.layout}});
     // A dilated convolution oneDNN runs by im2col and GEMM (no JIT kernel for it without AVX-512):

@@ -59,7 +59,7 @@ TEST_CASE("own packed-GEMM convolution: what it does not run is refused, and the
   CHECK_FALSE(OwnPackedGemmConvKernel(p, {1, 8, 1, 8}, {}, "blocked").ok());
   CHECK_FALSE(OwnPackedGemmConvKernel(p, {1, 8, 1, 8}, {{"Mul", 0, 0, true, {1, 8, 1, 8}}}, "auto").ok());
   // A dilated 2-D convolution: the built-in choice is the own kernel where oneDNN's is its im2col
-  // and GEMM. (A Conv1d of stride 1 is the own 1-D convolution's: direct_conv1d_kernel_test.cpp.)
+  // and GEMM. (A Conv1d is the own 1-D convolution's: direct_conv1d_kernel_test.cpp.)
   auto op = ParseOpSpec(nlohmann::json{{"op", "Conv"},
                                        {"attr", {{"dilations", {2, 2}}, {"kernel_shape", {3, 3}}, {"pads", {2, 2, 2, 2}}}},
                                        {"input_desc", {{{"shape", {1, 64, 10, 10}}, {"type", "float32"}}, {{"shape", {64, 64, 3, 3}}, {"type", "float32"}}}},

@@ -34,7 +34,7 @@ template <int OCB>
 constexpr int ColumnsOf() {
   return std::min(4, std::max(1, (kRegisters - 4) / OCB));
 }
-int64_t Lanes() { return static_cast<int64_t>(hn::Lanes(D())); }
+int64_t VectorLanes() { return static_cast<int64_t>(hn::Lanes(D())); }
 
 // Output value y (bias included) of `count` lanes through the epilogue into out: whole vectors
 // stored, a last partial one through a buffer so that nothing past `count` is read or written.
@@ -100,7 +100,8 @@ HWY_INLINE void Block(const RangeContext& t, int first, int64_t x, int64_t valid
     }
 }
 
-// A block of OCB channels by `vectors` (at most COLS) vectors of columns from x, `valid` columns of them real.
+// A block of OCB channels by `vectors` (at most COLS) vectors of columns from x, `valid` of them
+// real.
 template <int OCB, int COLS>
 HWY_INLINE void Rest(const RangeContext& t, int first, int64_t x, int64_t valid, int64_t vectors) {
   if (vectors == COLS) return Block<OCB, COLS>(t, first, x, valid);
@@ -137,59 +138,71 @@ HWY_INLINE void Channels(const RangeContext& t, int first, int64_t cols) {
 
 #endif  // !HWY_HAVE_SCALABLE
 
+// Where the blocks of output columns [x_begin, x_end) of one image's group read their input: t's
+// window, window_stride and taps (k of them, in `taps`). In place where the stride is 1 and the window
+// lies inside the row; else a zero-bordered copy in `copy` (grown, never shrunk: per thread, at most
+// the group's channels by a range's window), each input channel's row split into `stride` phases
+// so that the columns a tap reads for consecutive outputs lie side by side: input column
+// start + j * stride + r is phase r's column j, and tap offset o of output x reads phase o % stride,
+// column x + o / stride. Phases no tap reads are left as they are.
+void PlaceWindow(const Conv1dGeometry& g, const float* group_src, int64_t x_begin, int64_t x_end, std::vector<int64_t>* taps,
+                 std::vector<float>* copy, RangeContext* t) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(D())), stride = g.stride, cols = x_end - x_begin, cg = g.c_per_group();
+  // The input columns read, from `start`: the range's outputs' and a vector's past them (the last
+  // vector's lanes past the range), each `reach` columns past its first tap.
+  const int64_t start = x_begin * stride - g.pad_left, reach = (g.k - 1) * g.dilation, span = (cols + N) * stride + reach;
+  taps->resize(static_cast<size_t>(g.k));
+  if (stride == 1 && start >= 0 && start + span <= g.w) {
+    t->window = group_src + start;
+    t->window_stride = g.w;
+    for (int64_t tap = 0; tap < g.k; ++tap) (*taps)[static_cast<size_t>(tap)] = tap * g.dilation;
+    t->taps = taps->data();
+    return;
+  }
+  const int64_t phase_cols = cols + N + reach / stride + 1, phase_stride = (phase_cols + 15) / 16 * 16;
+  t->window_stride = stride * phase_stride;
+  if (copy->size() < static_cast<size_t>(cg * t->window_stride)) copy->resize(static_cast<size_t>(cg * t->window_stride));
+  std::vector<bool> read(static_cast<size_t>(stride), false);
+  for (int64_t tap = 0; tap < g.k; ++tap) {
+    const int64_t offset = tap * g.dilation;
+    (*taps)[static_cast<size_t>(tap)] = offset % stride * phase_stride + offset / stride;
+    read[static_cast<size_t>(offset % stride)] = true;
+  }
+  for (int64_t r = 0; r < stride; ++r) {
+    if (!read[static_cast<size_t>(r)]) continue;
+    // Phase columns j whose input column start + j * stride + r lies inside the row: [lo, hi).
+    const int64_t first = start + r;
+    const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : (-first + stride - 1) / stride, 0, phase_cols);
+    const int64_t hi = std::clamp<int64_t>(g.w - first > 0 ? (g.w - first + stride - 1) / stride : 0, lo, phase_cols);
+    for (int64_t c = 0; c < cg; ++c) {
+      const float* in = group_src + c * g.w + first;
+      float* row = copy->data() + c * t->window_stride + r * phase_stride;
+      std::fill(row, row + lo, 0.f);
+      if (stride == 1 && hi > lo) {
+        std::memcpy(row + lo, in + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+      } else {
+        for (int64_t j = lo; j < hi; ++j) row[j] = in[j * stride];
+      }
+      std::fill(row + hi, row + phase_cols, 0.f);
+    }
+  }
+  t->window = copy->data();
+  t->taps = taps->data();
+}
+
 void Columns(const Conv1dGeometry& g, const float* src, const float* packed, const ConvEpilogue& e, float* dst, int64_t image, int64_t group,
              int64_t x_begin, int64_t x_end, int64_t oc_begin, int64_t oc_end) {
-  const int64_t N = static_cast<int64_t>(hn::Lanes(D()));
-  const int64_t x0 = x_begin, cols = x_end - x_begin, stride = g.stride;
-  const int64_t cg = g.c_per_group(), ocg = g.oc_per_group(), blocks = (ocg + kConv1dChannelBlock - 1) / kConv1dChannelBlock;
-  // The input columns the range's blocks read, from `start`: its outputs' and a vector past them (the
-  // last vector's lanes past the range), each reading `reach` columns past its first tap.
-  const int64_t start = x0 * stride - g.pad_left, reach = (g.k - 1) * g.dilation, span = (cols + N) * stride + reach;
-  const float* image_src = src + (image * g.c + group * cg) * g.w;
+  const int64_t cols = x_end - x_begin, cg = g.c_per_group(), ocg = g.oc_per_group(), blocks = (ocg + kConv1dChannelBlock - 1) / kConv1dChannelBlock;
   thread_local std::vector<int64_t> taps;
-  taps.resize(static_cast<size_t>(g.k));
-  RangeContext t{&g, nullptr, g.w, taps.data(), nullptr, nullptr, &e, nullptr, nullptr};
-  if (stride == 1 && start >= 0 && start + span <= g.w) {  // read in place
-    t.window = image_src + start;
-    for (int64_t tap = 0; tap < g.k; ++tap) taps[static_cast<size_t>(tap)] = tap * g.dilation;
-  } else {
-    // A zero-bordered copy of the window, each input channel's row split into `stride` phases so that
-    // the columns a tap reads for consecutive outputs lie side by side: input column
-    // start + j * stride + r is phase r's column j, and tap offset o of output x reads phase o % stride,
-    // column x + o / stride.
-    const int64_t phase_cols = cols + N + reach / stride + 1, phase_stride = (phase_cols + 15) / 16 * 16;
-    thread_local std::vector<float> copy;
-    t.window_stride = stride * phase_stride;
-    if (copy.size() < static_cast<size_t>(cg * t.window_stride)) copy.resize(static_cast<size_t>(cg * t.window_stride));
-    for (int64_t c = 0; c < cg; ++c) {
-      const float* in = image_src + c * g.w;
-      for (int64_t r = 0; r < stride; ++r) {
-        float* row = copy.data() + c * t.window_stride + r * phase_stride;
-        if (stride == 1) {  // a copy of the inside, zeros around it
-          const int64_t lo = std::clamp<int64_t>(-start, 0, phase_cols), hi = std::clamp<int64_t>(g.w - start, lo, phase_cols);
-          std::fill(row, row + lo, 0.f);
-          std::memcpy(row + lo, in + start + lo, static_cast<size_t>(hi - lo) * sizeof(float));
-          std::fill(row + hi, row + phase_cols, 0.f);
-          continue;
-        }
-        for (int64_t j = 0; j < phase_cols; ++j) {
-          const int64_t i = start + j * stride + r;
-          row[j] = i >= 0 && i < g.w ? in[i] : 0.f;
-        }
-      }
-    }
-    for (int64_t tap = 0; tap < g.k; ++tap) {
-      const int64_t offset = tap * g.dilation;
-      taps[static_cast<size_t>(tap)] = offset % stride * phase_stride + offset / stride;
-    }
-    t.window = copy.data();
-  }
+  thread_local std::vector<float> copy;
+  RangeContext t{&g, nullptr, 0, nullptr, nullptr, nullptr, &e, nullptr, nullptr};
+  PlaceWindow(g, src + (image * g.c + group * cg) * g.w, x_begin, x_end, &taps, &copy, &t);
   for (int64_t first = oc_begin; first < oc_end; first += kConv1dChannelBlock) {
     const int64_t oc0 = group * ocg + first;
     t.weights = packed + (group * blocks + first / kConv1dChannelBlock) * cg * g.k * kConv1dChannelBlock;
     t.bias = e.bias ? e.bias + oc0 : nullptr;
-    t.out = dst + (image * g.oc + oc0) * g.ow + x0;
-    t.residual = e.residual ? e.residual + (image * g.oc + oc0) * g.ow + x0 : nullptr;
+    t.out = dst + (image * g.oc + oc0) * g.ow + x_begin;
+    t.residual = e.residual ? e.residual + (image * g.oc + oc0) * g.ow + x_begin : nullptr;
     const int count = static_cast<int>(std::min<int64_t>(kConv1dChannelBlock, oc_end - first));
     for (int o = 0; o < count;) {
       const int left = count - o;
@@ -216,7 +229,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace tilebank::engine {
 
-HWY_EXPORT(Lanes);
+HWY_EXPORT(VectorLanes);
 HWY_EXPORT(Columns);
 
 std::vector<float> PackConv1dWeights(const Conv1dGeometry& g, const float* weights) {
@@ -233,10 +246,10 @@ std::vector<float> PackConv1dWeights(const Conv1dGeometry& g, const float* weigh
   return packed;
 }
 
-int64_t Conv1dVectorLanes() { return HWY_DYNAMIC_DISPATCH(Lanes)(); }
+int64_t Conv1dVectorLanes() { return HWY_DYNAMIC_DISPATCH(VectorLanes)(); }
 
-void DirectConv1dColumns(const Conv1dGeometry& g, const float* src, const float* packed, const ConvEpilogue& e, float* dst, int64_t image, int64_t group,
-                         int64_t x_begin, int64_t x_end, int64_t oc_begin, int64_t oc_end) {
+void DirectConv1dColumns(const Conv1dGeometry& g, const float* src, const float* packed, const ConvEpilogue& e, float* dst,
+                         int64_t image, int64_t group, int64_t x_begin, int64_t x_end, int64_t oc_begin, int64_t oc_end) {
   HWY_DYNAMIC_DISPATCH(Columns)(g, src, packed, e, dst, image, group, x_begin, x_end, oc_begin, oc_end);
 }
 
