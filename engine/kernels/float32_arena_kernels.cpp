@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/backends/simd/grid_sample_bilinear.h"
 #include "engine/backends/simd/select_simd.h"
 #include "engine/backends/simd/softmax_rows_simd.h"
 #include "engine/backends/simd/transpose_matrix.h"
@@ -501,7 +502,25 @@ Result<std::unique_ptr<OpKernel>> GridSample(const KernelInfo& info) {
                               info.attrs.Int("align_corners", 0) != 0, &g))
     return info.Bad("mode or padding_mode is not ONNX's");
   const int64_t N = x[0], C = x[1];
-  if (g.mode == GridSampleGeometry::Mode::kBilinear) {
+  if (g.mode == GridSampleGeometry::Mode::kBilinear && g.padding != GridSampleGeometry::Padding::kReflection && g.H * g.W < (int64_t{1} << 31)) {
+    // Bilinear, zeros or border padding: a vector of positions at a time (grid_sample_bilinear.h),
+    // runs of positions of every image on the threads.
+    GridSampleBilinearShape shape;
+    shape.channels = C, shape.h = g.H, shape.w = g.W, shape.positions = g.Ho * g.Wo;
+    shape.align_corners = g.align_corners, shape.border = g.padding == GridSampleGeometry::Padding::kBorder;
+    return MakeArena(info, [shape, N](const std::vector<const float*>& in, float* out) {
+      constexpr int64_t kRun = 256;  // positions a task samples: whole vectors on every target
+      const int64_t runs = (shape.positions + kRun - 1) / kRun;
+      ParallelFor(N * runs, std::max<int64_t>(1, 16 / std::max<int64_t>(1, shape.channels)), [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t n = t / runs, first = t % runs * kRun;
+          GridSampleBilinearPositions(shape, in[0] + n * shape.channels * shape.h * shape.w, in[1] + n * shape.positions * 2,
+                                      out + n * shape.channels * shape.positions, first, std::min(shape.positions, first + kRun));
+        }
+      });
+    });
+  }
+  if (g.mode == GridSampleGeometry::Mode::kBilinear) {  // reflection padding
     // Bilinear: each position's taps (BilinearGridSampleTaps, as the lists below hold them) found
     // where they are summed, over every channel, the positions of all images on the threads (a
     // spatial transformer's 4 images of 3 channels: finding the taps into lists cost more than summing them).
