@@ -57,7 +57,8 @@ std::string WriteConv3dResidual(const TempDir& dir) {
   b.Weight("bias", {4});
   ModelBuilder::IntsAttr(b.Node("Conv", {"x", "w", "bias"}, {"a"}), "pads", {1, 1, 1, 1, 1, 1});
   b.Weight("wd", {4, 3, 1, 1, 1});
-  b.Node("Conv", {"x", "wd"}, {"skip"});
+  b.Node("Neg", {"x"}, {"x_"});  // the skip convolves -x: a second convolution of x would merge into the first
+  b.Node("Conv", {"x_", "wd"}, {"skip"});
   b.Node("Add", {"a", "skip"}, {"sum"});
   b.Node("Relu", {"sum"}, {"y"});
   b.Output("y", {1, 4, 4, 6, 6});

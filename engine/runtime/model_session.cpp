@@ -9,6 +9,7 @@
 #include "engine/passes/conv_epilogue_fusion.h"
 #include "engine/passes/dynamic_gemm_fusion.h"
 #include "engine/passes/pad_conv_fusion.h"
+#include "engine/passes/parallel_conv_merge.h"
 #include "engine/passes/group_norm_fusion.h"
 #include "engine/passes/qdq_fusion.h"
 
@@ -70,6 +71,7 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
     if (auto fused = FuseQdq(&graph.value()); !fused.ok()) return fused.status().WithContext(path);
   TB_RETURN_IF_ERROR(FoldConstants(&graph.value()).WithContext(path));
   FusePadIntoConv(&graph.value());
+  MergeParallelConvs(&graph.value());
   FuseGroupNorm(&graph.value());
   FuseBatchNormRelu(&graph.value());
   FuseFakeQuantize(&graph.value());
