@@ -46,6 +46,15 @@ int AddValue(Graph* g, Value v) {
   return static_cast<int>(g->values.size()) - 1;
 }
 
+int AddConstant(Graph* g, const std::string& name, ConstTensor c, const std::string& dtype) {
+  Value v;
+  v.name = name;
+  v.shape = c.shape;
+  v.dtype = dtype;
+  v.constant = std::move(c);
+  return AddValue(g, std::move(v));
+}
+
 Node AliasReshape(Graph* g, int from, int to) {
   const std::vector<int64_t>& shape = g->values[to].shape;
   const int target = AddValue(g, Value{g->values[to].name + "/shape", {static_cast<int64_t>(shape.size())}, "int64",

@@ -33,6 +33,8 @@ void EraseNodes(Graph* g, const std::function<bool(size_t)>& dropped);
 size_t FuseEachNode(Graph* g, const std::function<bool(size_t node, const GraphUses& uses, std::vector<bool>* drop)>& fuse);
 // Appends `v` to the graph's values; returns its index.
 int AddValue(Graph* g, Value v);
+// Appends a constant value named `name` holding `c` (of ONNX element type `dtype`); returns its index.
+int AddConstant(Graph* g, const std::string& name, ConstTensor c, const std::string& dtype = "float32");
 // A Reshape node (an alias at run time) of value `from` into value `to`'s shape, named after `to`,
 // the shape a new constant value; the caller places the node.
 Node AliasReshape(Graph* g, int from, int to);

@@ -4,6 +4,13 @@
 
 namespace tilebank::engine::model {
 
+bool InferenceBatchNorm(const Graph& g, const Node& n) {
+  if (n.op_type != "BatchNormalization" || n.inputs.size() != 5 || n.inputs[0] < 0 || n.outputs.empty() || n.outputs[0] < 0) return false;
+  for (size_t k = 1; k < n.outputs.size(); ++k)
+    if (n.outputs[k] >= 0) return false;
+  return g.AttrInt(n, "training_mode", 0) == 0;
+}
+
 Result<ChannelAffine> BatchNormAffine(const Graph& g, const Node& n, int64_t channels) {
   std::vector<std::vector<double>> p;  // scale, bias, mean, variance
   for (size_t i = 1; i < 5; ++i) {

@@ -10,6 +10,10 @@
 
 namespace tilebank::engine::model {
 
+// Whether `n` is a BatchNormalization in inference mode (training_mode 0) of an input and four
+// parameters, writing its output alone (no running mean or variance): what the passes fold or fuse.
+bool InferenceBatchNorm(const Graph& g, const Node& n);
+
 // kInvalidInput (naming the node) unless its four parameter inputs are constants of `channels` values.
 Result<ChannelAffine> BatchNormAffine(const Graph& graph, const Node& batch_norm, int64_t channels);
 

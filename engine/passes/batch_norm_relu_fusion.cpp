@@ -1,19 +1,16 @@
 #include "engine/passes/batch_norm_relu_fusion.h"
 
 #include "engine/ir/graph_uses.h"
+#include "engine/passes/batch_norm_affine.h"
 
 namespace tilebank::engine::model {
 
 size_t FuseBatchNormRelu(Graph* g) {
   return FuseEachNode(g, [g](size_t i, const GraphUses& u, std::vector<bool>* drop) {
     const Node& bn = g->nodes[i];
-    if (bn.op_type != "BatchNormalization" || bn.inputs.size() != 5 || bn.inputs[0] < 0 || bn.outputs.empty() || bn.outputs[0] < 0) return false;
-    bool single_output = true;
-    for (size_t k = 1; k < bn.outputs.size(); ++k) single_output &= bn.outputs[k] < 0;
+    if (!InferenceBatchNorm(*g, bn)) return false;
     const Value& x = g->values[bn.inputs[0]];
-    if (!single_output || g->AttrInt(bn, "training_mode", 0) != 0 || x.dtype != "float32" || !x.shape_known || x.shape.size() < 2 ||
-        x.kind != ValueKind::kTensor)
-      return false;
+    if (x.dtype != "float32" || !x.shape_known || x.shape.size() < 2 || x.kind != ValueKind::kTensor) return false;
     bool constant = true;
     for (size_t k = 1; k < 5; ++k) constant &= g->IsConstant(bn.inputs[k]) && g->values[bn.inputs[k]].constant->size() == x.shape[1];
     const int y = bn.outputs[0];

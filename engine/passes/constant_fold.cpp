@@ -25,16 +25,6 @@ void Redirect(Graph* g, int from, int to) {
 
 bool IsGraphOutput(const Graph& g, int v) { return std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end(); }
 
-// A new constant value holding `c`; returns its index.
-int AddConstant(Graph* g, const std::string& name, ConstTensor c) {
-  Value v;
-  v.name = name;
-  v.shape = c.shape;
-  v.constant = std::move(c);
-  g->values.push_back(std::move(v));
-  return static_cast<int>(g->values.size() - 1);
-}
-
 // Whether `bn` is a BatchNormalization reading `producer`'s output, which nothing else reads and
 // which is not a model output: the two may become one node.
 bool NormalizesOnly(const Graph& g, const Node& producer, const Node& bn, const std::map<int, int>& consumers) {

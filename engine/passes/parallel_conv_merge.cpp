@@ -46,14 +46,6 @@ std::vector<float> BiasOf(const Graph& g, const Node& conv, int64_t channels) {
   return std::vector<float>(static_cast<size_t>(channels), 0.f);
 }
 
-int AddConstant(Graph* g, const std::string& name, ConstTensor c) {
-  Value v;
-  v.name = name;
-  v.shape = c.shape;
-  v.constant = std::move(c);
-  return AddValue(g, std::move(v));
-}
-
 // `big`'s weights and bias set to `weights` and `bias`, and its output to `output`.
 void Rewrite(Graph* g, int big, std::vector<float> weights, std::vector<float> bias, int output) {
   Node& conv = g->nodes[big];
@@ -143,9 +135,7 @@ bool MergeAt(Graph* g, const GraphUses& u, size_t i, std::vector<bool>* drop) {
     const int bn_node = u.producer[other];
     if (bn_node < 0 || !u.Private(other)) continue;
     const Node& bn = g->nodes[bn_node];
-    bool single_output = bn.outputs.size() >= 1;
-    for (size_t k = 1; k < bn.outputs.size(); ++k) single_output &= bn.outputs[k] < 0;
-    if (bn.op_type != "BatchNormalization" || bn.inputs.size() != 5 || bn.inputs[0] != x || !single_output || g->AttrInt(bn, "training_mode", 0) != 0) continue;
+    if (!InferenceBatchNorm(*g, bn) || bn.inputs[0] != x) continue;
     auto affine = BatchNormAffine(*g, bn, l.shape[1]);
     if (!affine.ok()) continue;
     if (MergeIdentity(g, u, add, *a, affine->scale, affine->shift)) {

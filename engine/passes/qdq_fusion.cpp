@@ -85,16 +85,6 @@ std::optional<std::pair<float, float>> ClipBounds(const Graph& g, const Uses& u,
   return std::make_pair(low, high);
 }
 
-int AddConstant(Graph* g, const std::string& name, const std::string& dtype, ConstTensor value) {
-  Value v;
-  v.name = name;
-  v.shape = value.shape;
-  v.dtype = dtype;
-  v.constant = std::move(value);
-  g->values.push_back(std::move(v));
-  return static_cast<int>(g->values.size()) - 1;
-}
-
 // The float bias `b` (one per output channel, or broadcast) in units of x_scale * w_scale[m].
 std::optional<ConstTensor> Int32Bias(const Graph& g, int b, double x_scale, const ConstTensor& w_scale, int64_t channels) {
   if (b < 0) return ConstTensor::Ints({channels}, std::vector<int64_t>(static_cast<size_t>(channels), 0));
@@ -308,7 +298,7 @@ Result<size_t> FuseQdq(Graph* g) {
       if (!b) continue;
       fused_node.op_type = "QLinearConv";
       fused_node.attrs = op.attrs;
-      const int b_value = AddConstant(g, op.name + "/int32_bias", "int32", std::move(*b));
+      const int b_value = AddConstant(g, op.name + "/int32_bias", std::move(*b), "int32");
       fused_node.inputs = {x->q, x->scale, x->zero, w->q, w->scale, w->zero, y_scale, y_zero, b_value};
     } else if ((op.op_type == "MatMul" || op.op_type == "Gemm") && op.inputs.size() >= 2) {
       const bool gemm = op.op_type == "Gemm";
@@ -329,10 +319,10 @@ Result<size_t> FuseQdq(Graph* g) {
         std::vector<int64_t> kn(static_cast<size_t>(K * N));
         for (int64_t n = 0; n < N; ++n)
           for (int64_t k = 0; k < K; ++k) kn[k * N + n] = static_cast<int64_t>(t.At(n * K + k));
-        w_q = AddConstant(g, op.name + "/int8_weights_kn", "int8", ConstTensor::Ints({K, N}, std::move(kn)));
+        w_q = AddConstant(g, op.name + "/int8_weights_kn", ConstTensor::Ints({K, N}, std::move(kn)), "int8");
       }
       fused_node.op_type = "QLinearMatMul";
-      const int b_value = AddConstant(g, op.name + "/int32_bias", "int32", std::move(*b));
+      const int b_value = AddConstant(g, op.name + "/int32_bias", std::move(*b), "int32");
       fused_node.inputs = {x->q, x->scale, x->zero, w_q, w->scale, w->zero, y_scale, y_zero, b_value};
     } else {
       continue;

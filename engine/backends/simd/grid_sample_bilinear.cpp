@@ -45,9 +45,10 @@ HWY_INLINE void Sample(D d, const GridSampleBilinearShape& s, const float* image
   auto finite = hn::FirstN(d, hn::Lanes(d));  // every lane usable, until a coordinate says not
   const auto sx = Unnormalized(d, gx, s.w, s.align_corners, s.border, &finite), sy = Unnormalized(d, gy, s.h, s.align_corners, s.border, &finite);
   // Floors clamped to a column or row outside the plane on either side before converting to int32.
-  const auto fx = hn::Min(hn::Max(hn::Floor(sx), hn::Set(d, -2.f)), hn::Set(d, static_cast<float>(s.w + 1)));
-  const auto fy = hn::Min(hn::Max(hn::Floor(sy), hn::Set(d, -2.f)), hn::Set(d, static_cast<float>(s.h + 1)));
-  const auto lx = hn::Sub(sx, hn::Floor(sx)), ly = hn::Sub(sy, hn::Floor(sy));
+  const auto floor_x = hn::Floor(sx), floor_y = hn::Floor(sy);
+  const auto fx = hn::Min(hn::Max(floor_x, hn::Set(d, -2.f)), hn::Set(d, static_cast<float>(s.w + 1)));
+  const auto fy = hn::Min(hn::Max(floor_y, hn::Set(d, -2.f)), hn::Set(d, static_cast<float>(s.h + 1)));
+  const auto lx = hn::Sub(sx, floor_x), ly = hn::Sub(sy, floor_y);
   const auto x0 = hn::ConvertTo(di, hn::IfThenElseZero(finite, fx)), y0 = hn::ConvertTo(di, hn::IfThenElseZero(finite, fy));
   const auto one_i = hn::Set(di, 1), zero_i = hn::Zero(di), w_i = hn::Set(di, static_cast<int32_t>(s.w)), h_i = hn::Set(di, static_cast<int32_t>(s.h));
   const auto x1 = hn::Add(x0, one_i), y1 = hn::Add(y0, one_i);
