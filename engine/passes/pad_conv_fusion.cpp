@@ -28,9 +28,22 @@ std::optional<std::vector<int64_t>> ZeroPads(const Graph& g, const Node& pad, si
   return pads;
 }
 
+// Whether `n` reads a border of zeros through its own pads as it would read them padded: a Conv
+// without auto_pad, and an AveragePool that counts its pads into the average (or has none, so it
+// can be told to) without ceil_mode (whose extra windows ONNX leaves out of the count).
+bool TakesPadsOf(const Graph& g, const Node& n) {
+  if (g.AttrString(n, "auto_pad", "NOTSET") != "NOTSET") return false;
+  if (n.op_type == "Conv") return true;
+  if (n.op_type != "AveragePool" || g.AttrInt(n, "ceil_mode", 0) != 0) return false;
+  if (g.AttrInt(n, "count_include_pad", 0) != 0) return true;
+  for (int64_t p : g.AttrInts(n, "pads", {}))
+    if (p != 0) return false;
+  return true;
+}
+
 }  // namespace
 
-size_t FusePadIntoConv(Graph* g) {
+size_t FusePadIntoConvOrPool(Graph* g) {
   size_t fused = 0;
   std::vector<bool> drop(g->nodes.size(), false);
   const GraphUses u = UsesOf(*g);
@@ -44,17 +57,17 @@ size_t FusePadIntoConv(Graph* g) {
     if (!pads) continue;
     bool fits = (*pads)[0] == 0 && (*pads)[1] == 0 && (*pads)[rank] == 0 && (*pads)[rank + 1] == 0;
     for (int64_t p : *pads) fits &= p >= 0;
-    Node& conv = g->nodes[u.readers[pad.outputs[0]][0]];
-    if (!fits || conv.op_type != "Conv" || conv.inputs.empty() || conv.inputs[0] != pad.outputs[0] || g->AttrString(conv, "auto_pad", "NOTSET") != "NOTSET")
-      continue;
-    std::vector<int64_t> conv_pads = g->AttrInts(conv, "pads", std::vector<int64_t>(2 * spatial, 0));
-    if (conv_pads.size() != 2 * spatial) continue;
+    Node& reader = g->nodes[u.readers[pad.outputs[0]][0]];
+    if (!fits || !TakesPadsOf(*g, reader) || reader.inputs.empty() || reader.inputs[0] != pad.outputs[0]) continue;
+    std::vector<int64_t> own_pads = g->AttrInts(reader, "pads", std::vector<int64_t>(2 * spatial, 0));
+    if (own_pads.size() != 2 * spatial) continue;
     for (size_t d = 0; d < spatial; ++d) {
-      conv_pads[d] += (*pads)[2 + d];
-      conv_pads[spatial + d] += (*pads)[rank + 2 + d];
+      own_pads[d] += (*pads)[2 + d];
+      own_pads[spatial + d] += (*pads)[rank + 2 + d];
     }
-    conv.attrs["pads"] = conv_pads;
-    conv.inputs[0] = pad.inputs[0];
+    if (reader.op_type == "AveragePool") reader.attrs["count_include_pad"] = int64_t{1};
+    reader.attrs["pads"] = own_pads;
+    reader.inputs[0] = pad.inputs[0];
     drop[i] = true;
     ++fused;
   }

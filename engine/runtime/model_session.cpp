@@ -70,7 +70,7 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
   if (!qdq || std::string(qdq) != "off")
     if (auto fused = FuseQdq(&graph.value()); !fused.ok()) return fused.status().WithContext(path);
   TB_RETURN_IF_ERROR(FoldConstants(&graph.value()).WithContext(path));
-  FusePadIntoConv(&graph.value());
+  FusePadIntoConvOrPool(&graph.value());
   MergeParallelConvs(&graph.value());
   FuseGroupNorm(&graph.value());
   FuseBatchNormRelu(&graph.value());
