@@ -118,6 +118,20 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
       if (op.offsets[d] + out.shape[d] > in[d]) return std::nullopt;
     return op;
   }
+  if (n.op_type == "Gather") {  // channels picked by constant indices (a channel shuffle)
+    int64_t axis = g.AttrInt(n, "axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis != 1 || n.inputs.size() != 2 || !g.IsConstant(n.inputs[1])) return std::nullopt;
+    const ConstTensor& indices = *g.values[n.inputs[1]].constant;
+    if (indices.shape.size() != 1 || !indices.IsInteger() || indices.size() != out.shape[1]) return std::nullopt;
+    op.kind = LayoutFamilyOp::Kind::kChannelGather;
+    for (int64_t j = 0; j < indices.size(); ++j) {
+      const int64_t c = indices.IntAt(j) < 0 ? indices.IntAt(j) + in[1] : indices.IntAt(j);
+      if (c < 0 || c >= in[1]) return std::nullopt;
+      op.channels.push_back(c);
+    }
+    return op;
+  }
   if (n.op_type == "BatchNormalization" || n.op_type == "FusedBatchNormalization") {  // inference form: one output
     auto affine = BatchNormAffine(g, n, in[1]);
     if (!affine.ok() || out.shape != in) return std::nullopt;

@@ -3,6 +3,7 @@
 #include "engine/core/precision_mode.h"
 
 #include "engine/passes/batch_norm_relu_fusion.h"
+#include "engine/passes/channel_shuffle.h"
 #include "engine/passes/fake_quant_fusion.h"
 #include "engine/passes/conv1d_lifting.h"
 #include "engine/passes/spatial_reduction.h"
@@ -71,6 +72,7 @@ Result<Graph> ImportModel(const std::string& path, const std::map<std::string, s
     if (auto fused = FuseQdq(&graph.value()); !fused.ok()) return fused.status().WithContext(path);
   TB_RETURN_IF_ERROR(FoldConstants(&graph.value()).WithContext(path));
   FusePadIntoConvOrPool(&graph.value());
+  ChannelShuffleToGather(&graph.value());
   MergeParallelConvs(&graph.value());
   FuseGroupNorm(&graph.value());
   FuseBatchNormRelu(&graph.value());

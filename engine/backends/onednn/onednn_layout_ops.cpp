@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/backends/onednn/channel_gather_in_family.h"
 #include "engine/backends/onednn/channel_reduce_in_family.h"
 #include "engine/backends/onednn/concat_in_family.h"
 #include "engine/backends/onednn/conv_transpose_in_family.h"
@@ -201,6 +202,11 @@ Result<std::unique_ptr<Kernel>> LayoutFamilyKernel(const LayoutFamilyOp& op, con
       const memory::desc md = FamilyDesc(family, op.inputs[0]);
       if (md.is_zero() || LayoutFree(op.inputs[0])) return Status::InvalidInput("no layout of family " + family + " for it");
       return ChannelReduceInFamily(op, md);
+    }
+    if (op.kind == LayoutFamilyOp::Kind::kChannelGather) {  // our loop only
+      const memory::desc src = FamilyDesc(family, op.inputs[0]), dst = FamilyDesc(family, op.output);
+      if (src.is_zero() || dst.is_zero() || LayoutFree(op.output)) return Status::InvalidInput("no layout of family " + family + " for it");
+      return ChannelGatherInFamily(op, src, dst);
     }
     if (op.kind == LayoutFamilyOp::Kind::kPerPositionBinary) {  // our loop only
       const memory::desc md = FamilyDesc(family, op.output);

@@ -1,6 +1,6 @@
 // Data-movement operators that run in whatever layout family their neighbours hand over (the
 // model executor's layout plan, engine/runtime/executor_layouts.cpp): channel Concat, channel Slice
-// (what Split lowers to), MaxPool, AveragePool and the global pools, nearest and linear Resize of
+// (what Split lowers to), a Gather of channels (a channel shuffle), MaxPool, AveragePool and the global pools, nearest and linear Resize of
 // the spatial axes, the mean, sum or max over channels (written row-major: one channel), inference
 // BatchNormalization (x * scale + shift per channel: DenseNet's norm
 // before each convolution), Add, Sub, Mul, Div with a per-channel operand (a squeeze-and-excitation
@@ -30,7 +30,8 @@ namespace tilebank::engine {
 // One such operator: its run-time inputs' shapes and its output's.
 struct LayoutFamilyOp {
   enum class Kind {
-    kConcat, kSlice, kPool, kGlobalPool, kChannelReduce, kResize, kBinary, kPerPositionBinary, kAffine, kGroupNorm, kConvTransposeTiled
+    kConcat, kSlice, kChannelGather, kPool, kGlobalPool, kChannelReduce, kResize, kBinary, kPerPositionBinary, kAffine, kGroupNorm,
+    kConvTransposeTiled
   } kind = Kind::kConcat;
   std::vector<std::vector<int64_t>> inputs;
   // Per input, read row-major whatever the family: kConcat's written so by a step that has no native
@@ -46,6 +47,7 @@ struct LayoutFamilyOp {
   std::vector<int64_t> output;
   int64_t axis = 1;              // kConcat: the axis joined
   std::vector<int64_t> offsets;  // kSlice: where the output starts in the input, per axis
+  std::vector<int64_t> channels; // kChannelGather: per output channel, the input channel it is
   OpSpec pool;                   // kPool: the MaxPool or AveragePool node as an op
   // Whether the output goes row-major whatever the family: kChannelReduce's one channel.
   bool WritesRowMajor() const { return kind == Kind::kChannelReduce; }
