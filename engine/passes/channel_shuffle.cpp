@@ -1,5 +1,6 @@
 #include "engine/passes/channel_shuffle.h"
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -45,6 +46,43 @@ std::vector<int64_t> ShuffledChannels(const std::vector<int64_t>& factors, const
   return indices;
 }
 
+// The channels [start, start + count) that `slice` takes of its input `v` (C channels) when it is a
+// Slice of axis 1 alone, step 1, by constants; nullopt otherwise.
+std::optional<std::pair<int64_t, int64_t>> ChannelRange(const Graph& g, const Node& slice, int v) {
+  if (slice.op_type != "Slice" || slice.inputs.size() < 3 || slice.inputs[0] != v || slice.outputs.size() != 1 || !StaticTensor(g, slice.outputs[0]))
+    return std::nullopt;
+  for (size_t k = 1; k < slice.inputs.size(); ++k)
+    if (slice.inputs[k] >= 0 && !g.IsConstant(slice.inputs[k])) return std::nullopt;
+  const std::vector<int64_t>&in = g.values[v].shape, &out = g.values[slice.outputs[0]].shape;
+  if (out.size() != in.size()) return std::nullopt;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (d != 1 && out[d] != in[d]) return std::nullopt;
+  const ConstTensor& starts = *g.values[slice.inputs[1]].constant;
+  const bool has_axes = slice.inputs.size() > 3 && slice.inputs[3] >= 0, has_steps = slice.inputs.size() > 4 && slice.inputs[4] >= 0;
+  for (int64_t k = 0; k < starts.size(); ++k) {
+    int64_t axis = has_axes ? g.values[slice.inputs[3]].constant->IntAt(k) : k;
+    if (axis < 0) axis += static_cast<int64_t>(in.size());
+    if (axis != 1) continue;
+    if (has_steps && g.values[slice.inputs[4]].constant->IntAt(k) != 1) return std::nullopt;
+    const int64_t start = std::clamp<int64_t>(starts.IntAt(k) < 0 ? starts.IntAt(k) + in[1] : starts.IntAt(k), 0, in[1]);
+    if (start + out[1] > in[1]) return std::nullopt;
+    return std::make_pair(start, out[1]);
+  }
+  return std::nullopt;
+}
+
+// A Gather node of `x`'s channels `channels` (axis 1) into `y`, named `name`.
+Node ChannelGather(Graph* g, const std::string& name, int x, std::vector<int64_t> channels, int y) {
+  Node gather;
+  gather.name = name;
+  gather.op_type = "Gather";
+  gather.attrs["axis"] = int64_t{1};
+  const int64_t count = static_cast<int64_t>(channels.size());
+  gather.inputs = {x, AddConstant(g, name + "/indices", ConstTensor::Ints({count}, std::move(channels)), "int64")};
+  gather.outputs = {y};
+  return gather;
+}
+
 }  // namespace
 
 size_t ChannelShuffleToGather(Graph* g) {
@@ -75,15 +113,22 @@ size_t ChannelShuffleToGather(Graph* g) {
     if (merge.op_type != "Reshape" || merge.outputs.size() != 1 || merge.outputs[0] < 0 || !StaticTensor(*g, merge.outputs[0]) ||
         g->values[merge.outputs[0]].shape != x)
       return false;
-    const int64_t channels = x[1];
-    Node gather;
-    gather.name = merge.name + "/channel_shuffle";
-    gather.op_type = "Gather";
-    gather.attrs["axis"] = int64_t{1};
-    const int indices = AddConstant(g, gather.name + "/indices", ConstTensor::Ints({channels}, ShuffledChannels(*factors, channel_perm)), "int64");
-    gather.inputs = {g->nodes[i].inputs[0], indices};
-    gather.outputs = {g->nodes[m].outputs[0]};
-    ReplaceNodes(g, {static_cast<int>(i), static_cast<int>(t), static_cast<int>(m)}, std::move(gather), drop);
+    const std::vector<int64_t> shuffled = ShuffledChannels(*factors, channel_perm);
+    const int x_value = split.inputs[0], merged = merge.outputs[0];
+    // Read by channel Slices alone (ShuffleNet's halves): each Slice gathers its part of the shuffle.
+    std::vector<std::pair<size_t, std::pair<int64_t, int64_t>>> slices;
+    for (size_t r : u.readers[merged])
+      if (auto range = ChannelRange(*g, g->nodes[r], merged)) slices.emplace_back(r, *range);
+    if (!u.outputs.count(merged) && !slices.empty() && slices.size() == u.readers[merged].size()) {
+      for (const auto& [r, range] : slices) {
+        const auto first = shuffled.begin() + range.first;
+        const std::string name = g->nodes[r].name + "/channel_shuffle";
+        ReplaceNodes(g, {static_cast<int>(r)}, ChannelGather(g, name, x_value, {first, first + range.second}, g->nodes[r].outputs[0]), drop);
+      }
+      (*drop)[i] = (*drop)[t] = (*drop)[m] = true;
+      return true;
+    }
+    ReplaceNodes(g, {static_cast<int>(i), static_cast<int>(t), static_cast<int>(m)}, ChannelGather(g, merge.name + "/channel_shuffle", x_value, shuffled, merged), drop);
     return true;
   });
 }

@@ -1,6 +1,7 @@
 // ShuffleNet's channel shuffle (Reshape, Transpose of the channel factors, Reshape) becomes one
 // Gather of the channels computing what the three nodes compute: two groups as torch writes it and
-// three factors permuted, checked against the transpose done by hand; between two convolutions it
+// three factors permuted, checked against the transpose done by hand; halves sliced off it become
+// a Gather each; between two convolutions it
 // runs in their layout family and computes the row-major result; a Transpose that moves a spatial
 // axis, and a split value something else reads, stay.
 #include "engine/passes/channel_shuffle.h"
@@ -22,9 +23,10 @@ using testing::TempDir;
 constexpr int64_t kH = 4, kW = 5;
 
 // x [1, C, H, W] -> [1 x1 Conv ->] Reshape [1, factors..., H, W] -> Transpose `perm` -> Reshape
-// [1, C, H, W] [-> 1x1 Conv] -> y; `split_out`: the split value is also a model output.
+// [1, C, H, W] [-> 1x1 Conv] -> y; `split_out`: the split value is also a model output; `halves`:
+// y is sliced into its two halves of channels, the outputs y0 and y1.
 std::string WriteShuffle(const TempDir& dir, const std::string& name, const std::vector<int64_t>& factors, const std::vector<int64_t>& perm,
-                         bool convs, bool split_out = false) {
+                         bool convs, bool split_out = false, bool halves = false) {
   int64_t C = 1;
   for (int64_t f : factors) C *= f;
   ModelBuilder b;
@@ -49,7 +51,19 @@ std::string WriteShuffle(const TempDir& dir, const std::string& name, const std:
     b.Weight("w1", {C, C, 1, 1});
     b.Node("Conv", {"shuffled", "w1"}, {"y"});
   }
-  b.Output("y", {1, C, kH, kW});
+  if (halves) {
+    b.Ints("starts0", {0});
+    b.Ints("starts1", {C / 2});
+    b.Ints("ends0", {C / 2});
+    b.Ints("ends1", {C});
+    b.Ints("axes", {1});
+    b.Node("Slice", {"y", "starts0", "ends0", "axes"}, {"y0"});
+    b.Node("Slice", {"y", "starts1", "ends1", "axes"}, {"y1"});
+    b.Output("y0", {1, C / 2, kH, kW});
+    b.Output("y1", {1, C / 2, kH, kW});
+  } else {
+    b.Output("y", {1, C, kH, kW});
+  }
   if (split_out) b.Output("split", split);
   return b.Save(dir / (name + ".onnx"));
 }
@@ -102,6 +116,24 @@ TEST_CASE("channel shuffle: Reshape, Transpose of the channel factors and Reshap
     REQUIRE(out.size() == 1);
     CHECK(out[0].data == ShuffledByHand(inputs[0].data, cases[k].factors, cases[k].perm));
   }
+}
+
+TEST_CASE("channel shuffle: halves sliced off the shuffle each gather their part of it") {
+  TempDir dir;
+  const std::vector<int64_t> factors = {2, 12}, perm = {0, 2, 1, 3, 4};
+  auto e = LoadModel(WriteShuffle(dir, "halves", factors, perm, false, false, true), {}, nullptr);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  CHECK(Count(**e, "Gather") == 2);
+  CHECK(Count(**e, "Slice") == 0);
+  CHECK(Count(**e, "Transpose") == 0);
+  const std::vector<Tensor> inputs = RandomInputs((*e)->graph(), 9);
+  std::vector<Tensor> out;
+  REQUIRE((*e)->Run({&inputs[0]}, &out).ok());
+  REQUIRE(out.size() == 2);
+  const std::vector<float> whole = ShuffledByHand(inputs[0].data, factors, perm);
+  const size_t half = whole.size() / 2;
+  CHECK(out[0].data == std::vector<float>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(half)));
+  CHECK(out[1].data == std::vector<float>(whole.begin() + static_cast<std::ptrdiff_t>(half), whole.end()));
 }
 
 TEST_CASE("channel shuffle: between convolutions the Gather runs in their layout family and computes the row-major result") {

@@ -35,6 +35,10 @@ class ChannelGatherFamilyKernel : public DirectFamilyKernel {
         const int64_t image = at / out_.spatial, p = at % out_.spatial;
         const float* from = in[0] + image * in_.image_size() + PositionOffset(in_, p);
         float* to = out + image * out_.image_size() + PositionOffset(out_, p);
+        if (!out_.block) {  // channels-last: the output's channels in a row
+          for (int64_t j = 0; j < width; ++j) to[j] = from[in_offsets_[j]];
+          continue;
+        }
         for (int64_t j = 0; j < width; ++j) to[out_offsets_[j]] = in_offsets_[j] >= 0 ? from[in_offsets_[j]] : 0.0f;
       }
     });
