@@ -80,6 +80,7 @@ and torchvision (scripts/export_models.py exports them, scripts/model_zoo.py run
   hifigan, ecapa_tdnn, roi_head, centernet, tft, nbeats, performer, selu_tabular:
                       scripts/user_models_vocoders_heads.py
   bag_of_unique, lppool_net, restormer_lite, causal_linear_lm, gumbel_vq: scripts/user_models_tokens_restoration.py
+  faster_rcnn, r2plus1d, unet3d, char_rnn, yolov5_focus: scripts/user_models_volumes_proposals.py
 
 Each builder returns (model in eval mode, inputs, input names, dynamic axes or None); small_* variants
 are the test suite's.
@@ -103,6 +104,7 @@ import user_models_scatter_masks as scatter_masks
 import user_models_unfold_sort as unfold_sort
 import user_models_tokens_restoration as tokens_restoration
 import user_models_vocoders_heads as vocoders_heads
+import user_models_volumes_proposals as volumes_proposals
 
 VOCAB = 1000
 
@@ -913,6 +915,11 @@ BUILDERS = {
     "restormer_lite": ("Restormer-style restoration", tokens_restoration.restormer_lite),
     "causal_linear_lm": ("causal linear attention (CumSum)", tokens_restoration.causal_linear_lm),
     "gumbel_vq": ("VQ autoencoder (ArgMax, OneHot)", tokens_restoration.gumbel_vq),
+    "faster_rcnn": ("two-stage detector (Faster R-CNN, FPN)", lambda small: volumes_proposals.faster_rcnn(small, random_batch_norm_statistics)),
+    "r2plus1d": ("video (R(2+1)D factored 3-D convolutions)", lambda small: volumes_proposals.r2plus1d(small, random_batch_norm_statistics)),
+    "unet3d": ("volume segmentation (3-D UNet)", volumes_proposals.unet3d),
+    "char_rnn": ("character language model (Elman RNN)", volumes_proposals.char_rnn),
+    "yolov5_focus": ("detection (YOLOv5 Focus, anchors decoded)", lambda small: volumes_proposals.yolov5_focus(small, random_batch_norm_statistics)),
 }
 SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "audio_encoder", "video_r3d", "unet", "optical_flow", "refiner", "yolo_detector", "llama_decoder",
          "moe_block", "qat_resnet18", "tcn", "kv_decoder", "gcn", "gat", "crnn", "espcn", "dcgan", "pointnet",
