@@ -165,7 +165,18 @@ Result<std::unique_ptr<OpKernel>> MakeConstantOfShape(const KernelInfo& info) {
     const std::vector<int64_t> shape = IntValues(*in[0]);
     for (int64_t d : shape)
       if (d < 0) return info.Bad("negative dimension in " + ShapeText(shape));
-    (*out)[0] = Gathered(fill, shape, [](int64_t) { return int64_t{0}; });
+    if (fill.dtype == DType::kString) {
+      (*out)[0] = Gathered(fill, shape, [](int64_t) { return int64_t{0}; });
+      return Status::Ok();
+    }
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, fill.dtype, shape);  // last run's buffer, every element written
+    const size_t bytes = fill.bytes.size();
+    const bool zero = std::all_of(fill.bytes.begin(), fill.bytes.end(), [](std::byte b) { return b == std::byte{0}; });
+    ParallelFor(y.size(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      if (zero) std::memset(y.bytes.data() + begin * bytes, 0, static_cast<size_t>(end - begin) * bytes);
+      else RepeatElement(fill.bytes.data(), bytes, end - begin, y.bytes.data() + begin * bytes);
+    });
     return Status::Ok();
   });
 }

@@ -7,7 +7,7 @@
 
 #include "engine/kernels/grid_sample_taps.h"
 #include "engine/kernels/kernel_registry.h"
-#include "engine/kernels/roi_align_samples.h"
+#include "engine/kernels/roi_align_float.h"
 #include "engine/kernels/tensor_index.h"
 
 namespace tilebank::engine::kernels {
@@ -169,8 +169,19 @@ Result<std::unique_ptr<OpKernel>> MakeRoiAlign(const KernelInfo& info) {
     const double scale = info.attrs.Float("spatial_scale", 1.0f);
     const bool half_pixel = info.attrs.String("coordinate_transformation_mode", info.opset >= 16 ? "half_pixel" : "output_half_pixel") == "half_pixel";
     const bool use_max = info.attrs.String("mode", "avg") == "max";
-    const std::vector<double> xv = AsDoubles(x), rois = AsDoubles(*in[1]);
     const RoiAlignShape shape{H, W, ph_n, pw_n, sampling, scale, half_pixel};
+    const DType batch_type = in[2]->dtype;
+    if (x.dtype == DType::kFloat32 && in[1]->dtype == DType::kFloat32 && (batch_type == DType::kInt64 || batch_type == DType::kInt32) &&
+        in[2]->size() >= R) {  // the float32 loop on the threads
+      TypedTensor& y = (*out)[0];
+      ReshapeForOverwrite(&y, DType::kFloat32, {R, C, ph_n, pw_n});
+      RunFault fault;
+      RoiAlignFloat(shape, use_max, {x.data<float>(), x.shape[0], C, in[1]->data<float>(), R, in[2]->bytes.data(), batch_type == DType::kInt64},
+                    y.data<float>(), &fault);
+      if (auto bad = fault.First()) return info.Bad("batch index " + std::to_string(*bad) + " is outside X's batch");
+      return Status::Ok();
+    }
+    const std::vector<double> xv = AsDoubles(x), rois = AsDoubles(*in[1]);
     std::vector<double> y(static_cast<size_t>(R * C * ph_n * pw_n), 0.0);
     std::vector<RoiSample> samples;
     int64_t per_bin = 0;
