@@ -164,6 +164,23 @@ TEST_CASE("a recurrent sequence runs in pieces only where its scratchpad passes 
   CHECK(RecurrentPieceSteps(20, 64 << 20) == 20);
 }
 
+// The pool `c` made for its input's static shape, run over plain buffers (ComputeOnBuffers, what
+// the executor's registry steps try first); nullopt where the kernel declines.
+std::optional<std::vector<float>> PoolOnBuffers(const Case& c, int64_t output_size) {
+  KernelInfo info;
+  info.op_type = c.op_type;
+  info.node_name = c.op_type;
+  info.attrs = Attrs(c.attrs);
+  info.input_types = {DType::kFloat32};
+  info.input_shapes = {c.inputs[0]};
+  auto kernel = KernelRegistry::Default().Create(info);
+  REQUIRE_MESSAGE(kernel.ok(), kernel.status().message());
+  const TypedTensor x = SineValues(*c.inputs[0], 0);
+  std::vector<float> y(static_cast<size_t>(output_size), -1.f);
+  if (!(*kernel)->ComputeOnBuffers({x.data<float>()}, y.data())) return std::nullopt;
+  return y;
+}
+
 TEST_CASE("float32 MaxPool and AveragePool of 1 to 3 spatial dimensions (on the own pool loop) compute what the float64 reference does") {
   const std::vector<Case> cases = {
       {"MaxPool", {std::vector<int64_t>{1, 3, 8, 10, 12}}, {{"kernel_shape", {2, 2, 2}}, {"strides", {2, 2, 2}}}},
@@ -182,6 +199,10 @@ TEST_CASE("float32 MaxPool and AveragePool of 1 to 3 spatial dimensions (on the 
     double worst = 0;
     for (int64_t i = 0; i < fast[0].size(); ++i) worst = std::max(worst, std::abs(fast[0].At(i) - reference[0].At(i)));
     CHECK(worst < 1e-5);
+    // Of static shape, over plain buffers: the same loop, the same floats; the dilated window declines.
+    const auto on_buffers = PoolOnBuffers(c, fast[0].size());
+    CHECK(on_buffers.has_value() == !c.attrs.contains("dilations"));
+    if (on_buffers) CHECK(*on_buffers == std::vector<float>(fast[0].data<float>(), fast[0].data<float>() + fast[0].size()));
   }
 }
 

@@ -1,7 +1,9 @@
 // FusedConv's oneDNN kernel (the convolution with the residual's sum and the activation as post-ops)
 // against its reference (the reference Conv, then the residual and the activation in double): 1-D,
 // 2-D with asymmetric pads and 3-D, grouped and dilated, with and without the bias and the residual,
-// every activation; a residual of another shape is refused by both.
+// every activation; a residual of another shape is refused by both. Of static shape, with constant
+// weights packed ahead, it computes over the caller's buffers (ComputeOnBuffers) what Compute
+// computes, and declines where a bias comes at run time or before its weights are packed.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -84,6 +86,41 @@ TEST_CASE("FusedConv: a residual of another shape than the output is refused") {
     const Status s = (*kernel)->Compute({&x, &w, nullptr, &z}, &out);
     CHECK_FALSE(s.ok());
     CHECK(s.message().find("residual") != std::string::npos);
+  }
+}
+
+TEST_CASE("FusedConv: of static shape, with its weights packed ahead, it computes over the caller's buffers what Compute does") {
+  const ConvCase c = {{1, 3, 5, 6, 6}, {4, 3, 3, 3, 3}, {1, 4, 5, 3, 3}, {{"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {1, 2, 2}}}};  // 3-D
+  for (bool residual : {false, true}) {
+    CAPTURE(residual);
+    KernelInfo info;
+    info.op_type = "FusedConv";
+    info.node_name = "fused";
+    info.attrs = Attrs(nlohmann::json{{"activation", "Relu"}, {"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {1, 2, 2}}});
+    info.input_types = {DType::kFloat32, DType::kFloat32, DType::kFloat32};
+    info.input_shapes = {c.x, c.w, std::vector<int64_t>{c.w[0]}};
+    info.constant_input = {false, true, true, false};
+    if (residual) info.input_types.push_back(DType::kFloat32), info.input_shapes.push_back(c.y);
+    const TypedTensor x = ConvValues(c.x, 1), w = ConvValues(c.w, 2), b = ConvValues({c.w[0]}, 3), z = ConvValues(c.y, 4);
+    KernelInputs in = {&x, &w, &b};
+    if (residual) in.push_back(&z);
+    auto kernel = KernelRegistry::Default().Create(info, "onednn");
+    REQUIRE(kernel.ok());
+    std::vector<float> on_buffers(static_cast<size_t>(Tensor::NumElements(c.y)), -1.f);
+    std::vector<const float*> buffers = {x.data<float>(), nullptr, nullptr};  // constants: null, as the executor passes them
+    if (residual) buffers.push_back(z.data<float>());
+    CHECK_FALSE((*kernel)->ComputeOnBuffers(buffers, on_buffers.data()));  // nothing packed yet
+    (*kernel)->PrepareAhead(in);
+    REQUIRE((*kernel)->ComputeOnBuffers(buffers, on_buffers.data()));
+    std::vector<TypedTensor> computed(1);
+    REQUIRE((*kernel)->Compute(in, &computed).ok());
+    REQUIRE(computed[0].size() == static_cast<int64_t>(on_buffers.size()));
+    int differ = 0;
+    for (size_t i = 0; i < on_buffers.size(); ++i) differ += on_buffers[i] != computed[0].data<float>()[i];
+    CHECK(differ == 0);
+    std::vector<const float*> runtime_bias = buffers;
+    runtime_bias[2] = b.data<float>();  // a bias computed at run time: the packed copy would be stale
+    CHECK_FALSE((*kernel)->ComputeOnBuffers(runtime_bias, on_buffers.data()));
   }
 }
 

@@ -49,6 +49,20 @@ class OneDnnConv : public OpKernel {
     if (!CatchOneDnnErrors([&]() -> Status { return Prepare(in); }).ok()) plan_.reset();
   }
 
+  // Where the weights (and a bias) were packed for the node's static shapes: the plan over the
+  // caller's buffers. A run-time bias or a constant residual takes Compute.
+  bool ComputeOnBuffers(const std::vector<const float*>& in, float* out) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!holds_weights_ || !plan_ || in.size() < 2 || !in[0] || (in.size() > 2 && in[2])) return false;
+    const float* z = in.size() > 3 ? in[3] : nullptr;
+    if (plan_->residual != (z != nullptr)) return false;
+    return CatchOneDnnErrors([&]() -> Status {
+             RunPlan(in[0], z, out);
+             return Status::Ok();
+           })
+        .ok();
+  }
+
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
     if (!RunsOnOneDnn(in)) return reference_->Compute(in, out);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -320,20 +334,27 @@ class OneDnnConv : public OpKernel {
       plan_.reset();
       TB_RETURN_IF_ERROR(Prepare(in));
     }
+    TypedTensor& y = (*out)[0];
+    ReshapeForOverwrite(&y, DType::kFloat32, plan_->y_shape);  // last run's buffer: nothing allocated or cleared
+    const TypedTensor* z = Residual(in);
+    if (z && z->shape != plan_->y_shape) return info_.Bad("the residual " + ShapeText(z->shape) + " is not the output's shape");
+    RunPlan(in[0]->bytes.data(), z ? z->bytes.data() : nullptr, y.bytes.data());
+    return Status::Ok();
+  }
+
+  // The plan's primitive over row-major x, the residual z (null without one) and y.
+  void RunPlan(const void* x, const void* z, void* y) const {
     Plan& p = *plan_;
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::stream& stream = p.stream;
-    TypedTensor& y = (*out)[0];
-    ReshapeForOverwrite(&y, DType::kFloat32, p.y_shape);  // last run's buffer: nothing allocated or cleared
-    memory user_x(RowMajorDesc(p.x_shape), engine, const_cast<std::byte*>(in[0]->bytes.data()));
-    memory user_y(RowMajorDesc(p.y_shape), engine, y.bytes.data());
+    memory user_x(RowMajorDesc(p.x_shape), engine, const_cast<void*>(x));
+    memory user_y(RowMajorDesc(p.y_shape), engine, y);
     PlaceInCallScratch(p.src_plain ? nullptr : &p.src, p.dst_plain ? nullptr : &p.dst);
     if (!p.src_plain) p.src_in.execute(stream, user_x, p.src);
-    if (const TypedTensor* z = Residual(in)) {  // the sum post-op adds what dst holds
-      if (z->shape != p.y_shape) return info_.Bad("the residual " + ShapeText(z->shape) + " is not the output's shape");
-      if (p.dst_plain) std::memcpy(y.bytes.data(), z->bytes.data(), z->bytes.size());
+    if (z) {  // the sum post-op adds what dst holds
+      if (p.dst_plain) std::memcpy(y, z, RowMajorDesc(p.y_shape).get_size());
       else {
-        memory user_z(RowMajorDesc(p.y_shape), engine, const_cast<std::byte*>(z->bytes.data()));
+        memory user_z(RowMajorDesc(p.y_shape), engine, const_cast<void*>(z));
         p.residual_in.execute(stream, user_z, p.dst);
       }
     }
@@ -343,7 +364,6 @@ class OneDnnConv : public OpKernel {
     p.conv.execute(stream, args);
     if (!p.dst_plain) p.dst_out.execute(stream, p.dst, user_y);
     stream.wait();
-    return Status::Ok();
   }
 
   KernelInfo info_;

@@ -15,6 +15,8 @@
 #include <array>
 #include <limits>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 #include "engine/backends/onednn/onednn_common.h"
 #include "engine/backends/onednn/planar_pool.h"
@@ -31,12 +33,24 @@ using dnnl::memory;
 class FastPool : public OpKernel {
  public:
   FastPool(KernelInfo info, std::unique_ptr<OpKernel> reference, bool average)
-      : info_(std::move(info)), reference_(std::move(reference)), nhwc_(info_.attrs.Int("nhwc", 0) != 0), average_(average) {}
+      : info_(std::move(info)), reference_(std::move(reference)), nhwc_(info_.attrs.Int("nhwc", 0) != 0), average_(average) {
+    // A float32 pool of static shape on the own loop: made once, run over the caller's buffers.
+    const auto& x_shape = info_.InputShape(0);
+    if (x_shape && info_.InputType(0) == DType::kFloat32 && info_.num_outputs == 1 && PlainOptions() && !nhwc_ && x_shape->size() >= 3 &&
+        x_shape->size() <= 5)
+      if (auto pool = PlanarPoolOf(*x_shape); pool.ok()) static_pool_.emplace(std::move(pool->first));
+  }
+
+  bool ComputeOnBuffers(const std::vector<const float*>& in, float* out) const override {
+    if (!static_pool_ || in.empty() || !in[0]) return false;
+    static_pool_->Run(in[0], out);
+    return true;
+  }
 
   Status Compute(const KernelInputs& in, std::vector<TypedTensor>* out) const override {
     const TypedTensor* x = in.empty() ? nullptr : in[0];
     if (x && out->size() == 2 && !average_ && x->dtype == DType::kFloat32 && x->rank() >= 3) return MaxWithIndices(in, out);
-    const bool plain_options = x && out->size() == 1 && info_.attrs.Int("ceil_mode", 0) == 0 && info_.attrs.Int("storage_order", 0) == 0;
+    const bool plain_options = x && out->size() == 1 && PlainOptions();
     if (plain_options && x->dtype == DType::kFloat32 && x->rank() >= 3 && x->rank() <= 5 && !nhwc_ && OwnPool(*x, out).ok()) return Status::Ok();
     const bool takes = plain_options && !average_ && (x->dtype == DType::kUInt8 || x->dtype == DType::kInt8) && x->rank() == 4;
     if (takes) {
@@ -48,20 +62,29 @@ class FastPool : public OpKernel {
   }
 
  private:
-  // The own loop over row-major float32; an error where a window is dilated or holds only padding.
-  Status OwnPool(const TypedTensor& x, std::vector<TypedTensor>* out) const {
-    auto window = SpatialWindow::Resolve(info_, {x.shape.begin() + 2, x.shape.end()}, {});
+  bool PlainOptions() const { return info_.attrs.Int("ceil_mode", 0) == 0 && info_.attrs.Int("storage_order", 0) == 0; }
+
+  // The own loop over row-major float32 input of `x_shape`, and the output's shape; an error where a
+  // window is dilated or holds only padding.
+  Result<std::pair<PlanarPool, std::vector<int64_t>>> PlanarPoolOf(const std::vector<int64_t>& x_shape) const {
+    auto window = SpatialWindow::Resolve(info_, {x_shape.begin() + 2, x_shape.end()}, {});
     if (!window.ok()) return window.status();
     std::vector<PoolAxisParts> axes;
     for (size_t i = 0; i < window->rank(); ++i)
       axes.push_back({window->in[i], window->out[i], window->kernel[i], window->strides[i], window->pad_begin[i], window->pad_end[i], window->dilations[i]});
     auto own = OwnPoolWindowOfAxes(!average_, average_ && info_.attrs.Int("count_include_pad", 0) != 0, axes);
     if (!own.ok()) return own.status();
-    std::vector<int64_t> y_shape = {x.shape[0], x.shape[1]};
+    std::vector<int64_t> y_shape = {x_shape[0], x_shape[1]};
     y_shape.insert(y_shape.end(), window->out.begin(), window->out.end());
+    return std::make_pair(PlanarPool(*own, x_shape[0] * x_shape[1]), std::move(y_shape));
+  }
+
+  Status OwnPool(const TypedTensor& x, std::vector<TypedTensor>* out) const {
+    auto pool = PlanarPoolOf(x.shape);
+    if (!pool.ok()) return pool.status();
     TypedTensor& y = (*out)[0];
-    ReshapeForOverwrite(&y, DType::kFloat32, y_shape);
-    PlanarPool(*own, x.shape[0] * x.shape[1]).Run(x.data<float>(), y.data<float>());
+    ReshapeForOverwrite(&y, DType::kFloat32, pool->second);
+    pool->first.Run(x.data<float>(), y.data<float>());
     return Status::Ok();
   }
 
@@ -236,6 +259,7 @@ class FastPool : public OpKernel {
 
   KernelInfo info_;
   std::unique_ptr<OpKernel> reference_;
+  std::optional<PlanarPool> static_pool_;  // see the constructor
   bool nhwc_;
   bool average_;  // AveragePool (float32 only); else MaxPool
   mutable std::mutex mutex_;

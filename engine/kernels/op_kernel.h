@@ -120,6 +120,15 @@ class OpKernel {
   virtual Status Compute(const KernelInputs& inputs, std::vector<TypedTensor>* outputs) const = 0;
   // The arena form, for a kernel that has one (see ArenaFunction); nullptr otherwise.
   virtual const ArenaFunction* Arena() const { return nullptr; }
+  // Computes its one output straight over float32 buffers its caller holds (row-major, at the shapes
+  // the node was made with; a constant input's pointer may be null), where the kernel has what it
+  // needs for that already (its weights packed by PrepareAhead): no tensor copied in or out. False,
+  // with nothing written, where it has not; the caller then calls Compute. False by default.
+  virtual bool ComputeOnBuffers(const std::vector<const float*>& inputs, float* output) const {
+    (void)inputs;
+    (void)output;
+    return false;
+  }
   // Whether the kernel, after the Computes it has run, no longer reads input k's data: a constant it
   // now computes from a copy of its own (oneDNN's packed weights), for every later Compute. The
   // caller may then free that data; the tensor it passes keeps its dtype and shape. False by default.

@@ -266,6 +266,11 @@ TypedTensor& RegistryBuffer(bool output, size_t position) {
 }  // namespace
 
 Status Executor::RunRegistryStep(Step& s) {
+  if (OnArenaBuffers(s)) {  // a kernel that computes over the arena's buffers, when it can
+    std::vector<const float*> buffers;
+    for (int v : s.inputs) buffers.push_back(v < 0 || graph_.IsConstant(v) ? nullptr : Address(v));
+    if (s.op->ComputeOnBuffers(buffers, Address(s.outputs[0]))) return Status::Ok();
+  }
   kernels::KernelInputs in;
   for (size_t k = 0; k < s.inputs.size(); ++k) {
     const int v = s.inputs[k];
@@ -311,6 +316,13 @@ Status Executor::RunRegistryStep(Step& s) {
     arena_output(k) = std::move(results[k]);
   }
   return Status::Ok();
+}
+
+bool Executor::OnArenaBuffers(const Step& s) const {
+  if (s.outputs.size() != 1 || !InArena(s.outputs[0])) return false;
+  for (int v : s.inputs)
+    if (v >= 0 && !graph_.IsConstant(v) && !InArena(v)) return false;
+  return true;
 }
 
 Status Executor::RunOneStep(size_t i, std::vector<const float*>* in, std::vector<double>* node_us) {
@@ -430,3 +442,4 @@ PolicyLookup Executor::LookupAsBound() const {
 }
 
 }  // namespace tilebank::engine::model
+

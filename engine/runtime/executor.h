@@ -195,6 +195,9 @@ class Executor {
   Status RunSideBySide(const BranchSection& b, std::vector<double>* node_us);
   // The lighter lane's estimated cost at least this share of the heavier's.
   static constexpr double kMinBranchBalance = 0.5;
+  // Whether registry step `s` has one output and every run-time input in the arena: what
+  // OpKernel::ComputeOnBuffers reads and writes.
+  bool OnArenaBuffers(const Step& s) const;
   // Binds node `n` to the kernel registry's kernel; kInvalidInput when the registry has none.
   Status BindRegistry(const Node& n, NodeBinding* b, Step* step, const std::string& onednn_impl = "");  // the int8 ops' policy
   // Whether value `v` is computed into the arena (float32, not a constant); other run-time values
