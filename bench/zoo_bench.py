@@ -6,8 +6,8 @@ resident memory, then the goals met or not, naming the models that miss each.
 
   usage: /usr/bin/python3 bench/zoo_bench.py [--build DIR] [--threads N] [--repeat N] [--rounds N] [NAME ...]
 
-Names default to the families written for the issue (scripts/user_models.py) and the torchvision
-models the zoo measured behind ONNX Runtime; each is exported into the models folder when missing
+Names default to the families written for the issue (scripts/user_models.py) and torchvision's
+common classifiers and two segmenters (TORCHVISION); each is exported into the models folder when missing
 (scripts/export_models.py). Memory: each side's process's VmHWM. ONNX Runtime runs inside Node.js,
 so its column subtracts a bare `node`'s VmHWM, measured in the same run (what ONNX Runtime's
 library and the model add); tilebank's column is its whole process, nothing subtracted. int8 models
@@ -25,8 +25,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
-# The torchvision models the zoo measured behind ONNX Runtime, beside the issue's own families.
-TORCHVISION = ["mobilenet_v2", "efficientnet_b0", "densenet121", "googlenet", "resnet50", "swin_t", "shufflenet_v2_x1_0"]
+# torchvision's models a user brings first, beside the issue's own families: every classifier family
+# at its smaller sizes (the larger ones are the same ops, compute-bound at par) and two segmenters.
+TORCHVISION = ["mobilenet_v2", "efficientnet_b0", "densenet121", "googlenet", "resnet50", "swin_t", "shufflenet_v2_x1_0",
+               "mobilenet_v3_large", "mobilenet_v3_small", "squeezenet1_1", "mnasnet1_0", "inception_v3", "resnet18", "resnext50_32x4d",
+               "regnet_y_400mf", "regnet_x_800mf", "efficientnet_b1", "efficientnet_v2_s", "vgg11", "alexnet", "convnext_tiny", "maxvit_t",
+               "swin_v2_t", "vit_b_32", "shufflenet_v2_x0_5", "densenet169", "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large"]
 SPEED_GOAL, NONE_SLOWER_THAN, INT8_ERROR_GOAL = 1.0, 1.1, 2.0
 
 
