@@ -119,6 +119,7 @@ Result<std::unique_ptr<Executor>> Executor::Load(Graph graph, const PolicyLookup
   for (size_t v = 0; v < e->graph_.values.size(); ++v)
     if (e->graph_.values[v].constant) e->constant_bytes_ += e->graph_.values[v].constant->size() * sizeof(float);
   e->PlanMemory();
+  e->PlanTypedSlots();
   const uint64_t needed = e->arena_bytes() + e->constant_bytes_;
   if (needed > AvailableMemoryBytes())
     return Status::InvalidInput("the model needs about " + std::to_string(needed >> 20) + " MiB for its tensors and weights; this machine has " +
@@ -293,7 +294,10 @@ Status Executor::RunRegistryStep(Step& s) {
   };
   std::vector<TypedTensor> results(s.outputs.size());
   for (size_t k = 0; k < s.outputs.size(); ++k)
-    if (s.outputs[k] >= 0) results[k] = std::move(InArena(s.outputs[k]) ? arena_output(k) : typed_[s.outputs[k]]);
+    if (const int v = s.outputs[k]; v >= 0) {
+      const int slot = static_cast<size_t>(v) < typed_slot_of_.size() ? typed_slot_of_[v] : -1;
+      results[k] = std::move(InArena(v) ? arena_output(k) : slot >= 0 ? typed_slots_[static_cast<size_t>(slot)] : typed_[v]);
+    }
   TB_RETURN_IF_ERROR(s.op->Compute(in, &results));
   CountHoldings(s);
   for (size_t k = 0; k < s.outputs.size(); ++k) {
@@ -353,11 +357,13 @@ Status Executor::RunSteps(std::vector<double>* node_us) {
   for (size_t i = 0; i < steps_.size();) {
     if (section != side_by_side_.end() && section->begin == i) {
       TB_RETURN_IF_ERROR(RunSideBySide(*section, node_us));
+      for (size_t k = section->begin; k < section->end; ++k) ReleaseTypedAfter(k);
       i = section->end;
       ++section;
       continue;
     }
     TB_RETURN_IF_ERROR(RunOneStep(i, &in, node_us));
+    ReleaseTypedAfter(i);
     ++i;
   }
   return Status::Ok();

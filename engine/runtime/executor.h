@@ -253,6 +253,14 @@ class Executor {
   // Tells a family step's kernel (the plan's, in its group's family) which of its values are narrow.
   Status UseNarrowFamilyLayouts(Step& s);
   void PlanMemory();
+  // The typed values registry steps compute (shapes known per run, held in typed_) share buffers
+  // where their lives do not overlap: each is put back in its slot after its last reader, and the
+  // next value of that slot is computed over it (ReshapeForOverwrite keeps its capacity). Lives
+  // that touch a side-by-side stretch span all of it. Graph outputs, and values of other kinds
+  // than tensors, keep their own.
+  void PlanTypedSlots();
+  // After step `i` (or a side-by-side stretch ending there): its typed values back in their slots.
+  void ReleaseTypedAfter(size_t i);
   float* Address(int value);
   // An arena step's input of another type than float32 (Where's condition): read as the elements of
   // its typed value (op_kernel.h), constants included.
@@ -280,6 +288,9 @@ class Executor {
   // own (OpKernel::HoldsConstantInput, counted after each registry step's first Compute). At zero
   // its data in typed_ is freed: a Conv3d's weights are then held once, packed, not twice.
   std::vector<int> typed_readers_;
+  std::vector<int> typed_slot_of_;                   // value -> its slot in typed_slots_ (-1: none); PlanTypedSlots
+  std::vector<TypedTensor> typed_slots_;             // buffers the slotted typed values take turns in
+  std::vector<std::vector<int>> typed_release_after_;  // step -> the slotted values it reads last
   std::vector<bool> not_float32_;  // value -> its dtype is not float32 (ReadsTyped, on every step's run)
   ZeroedPages arena_block_;
   float* arena_ = nullptr;  // arena_block_'s floats

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "engine/runtime/branch_plan.h"
 #include "engine/runtime/executor_step.h"
 #include "engine/runtime/memory_plan.h"
 
@@ -32,6 +33,53 @@ void Executor::PlanMemory() {
   storage_of_ = std::move(plan.storage_of);
   storage_offset_ = std::move(plan.offset);
   arena_floats_ = plan.floats;
+}
+
+void Executor::PlanTypedSlots() {
+  const size_t values = graph_.values.size();
+  typed_slot_of_.assign(values, -1);
+  typed_slots_.clear();
+  typed_release_after_.assign(steps_.size(), {});
+  std::vector<int64_t> first(values, -1), last(values, -1);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = *steps_[i];
+    if (s.kind == Step::Kind::kRegistry)
+      for (int v : s.outputs)
+        if (v >= 0 && !InArena(v) && !graph_.IsConstant(v) && graph_.values[v].kind == ValueKind::kTensor && first[v] < 0) first[v] = static_cast<int64_t>(i);
+    for (int v : s.inputs)
+      if (v >= 0) last[v] = static_cast<int64_t>(i);
+  }
+  for (int v : graph_.outputs) first[v] = -1;  // handed to the caller
+  std::vector<int> slotted;
+  for (size_t v = 0; v < values; ++v) {
+    if (first[v] < 0) continue;
+    last[v] = std::max(last[v], first[v]);  // read by no step: back in its slot once computed
+    for (const BranchSection& b : side_by_side_)
+      if (first[v] < static_cast<int64_t>(b.end) && last[v] >= static_cast<int64_t>(b.begin)) {
+        first[v] = std::min<int64_t>(first[v], static_cast<int64_t>(b.begin));
+        last[v] = std::max<int64_t>(last[v], static_cast<int64_t>(b.end) - 1);
+      }
+    slotted.push_back(static_cast<int>(v));
+  }
+  std::sort(slotted.begin(), slotted.end(), [&](int a, int b) { return first[a] != first[b] ? first[a] < first[b] : a < b; });
+  std::vector<int64_t> busy_until;  // slot -> the last step its current value is read in
+  for (int v : slotted) {
+    size_t slot = 0;
+    while (slot < busy_until.size() && busy_until[slot] >= first[v]) ++slot;
+    if (slot == busy_until.size()) busy_until.push_back(-1);
+    busy_until[slot] = last[v];
+    typed_slot_of_[v] = static_cast<int>(slot);
+    typed_release_after_[static_cast<size_t>(last[v])].push_back(v);
+  }
+  typed_slots_.resize(busy_until.size());
+}
+
+void Executor::ReleaseTypedAfter(size_t i) {
+  if (i >= typed_release_after_.size()) return;
+  for (int v : typed_release_after_[i]) {
+    typed_slots_[static_cast<size_t>(typed_slot_of_[v])] = std::move(typed_[v]);
+    typed_[v] = TypedTensor();
+  }
 }
 
 float* Executor::Address(int value) {
