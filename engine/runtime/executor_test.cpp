@@ -615,5 +615,33 @@ TEST_CASE("executor: independent branches side by side on two threads compute wh
   CHECK(in_lane[1] == 2);
 }
 
+TEST_CASE("executor: values of shapes known per run share buffers between runs of other sizes, and compute what each run asks") {
+  // x [8] -> NonZero [1, k] (int64) -> Cast a [1, k] -> b = a * a -> c = b + a -> y = ReduceSum(c) [1, 1]:
+  // four values of a size known per run, whose lives let some take turns in one buffer (of another dtype).
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {8});
+  b.Node("NonZero", {"x"}, {"nz"});
+  ModelBuilder::IntAttr(b.Node("Cast", {"nz"}, {"a"}), "to", onnx::TensorProto::FLOAT);
+  b.Node("Mul", {"a", "a"}, {"b"});
+  b.Node("Add", {"b", "a"}, {"c"});
+  b.Node("ReduceSum", {"c"}, {"y"});
+  b.Output("y", {1, 1});
+  auto e = LoadModel(b.Save(dir / "nonzero.onnx"), {}, nullptr, {}, LoadOptions{/*run_only=*/true});
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  // Nonzero positions -> the sum of i * i + i over them.
+  const std::vector<std::vector<int>> runs = {{1, 4, 6}, {0, 1, 2, 3, 4, 5, 6, 7}, {}, {7}, {2, 3}};
+  for (const auto& positions : runs) {
+    CAPTURE(positions.size());
+    Tensor x({8});
+    float want = 0;
+    for (int i : positions) x.data[static_cast<size_t>(i)] = 1.5f, want += static_cast<float>(i * i + i);
+    const auto got = RunOnce(**e, {x});
+    REQUIRE(got.size() == 1);
+    REQUIRE(got[0].data.size() == 1);
+    CHECK(got[0].data[0] == want);
+  }
+}
+
 }  // namespace
 }  // namespace tilebank::engine::model
