@@ -49,15 +49,16 @@ class OneDnnConv : public OpKernel {
     if (!CatchOneDnnErrors([&]() -> Status { return Prepare(in); }).ok()) plan_.reset();
   }
 
-  // Where the weights (and a bias) were packed for the node's static shapes: the plan over the
-  // caller's buffers. A run-time bias or a constant residual takes Compute.
+  // Where the weights were packed for the node's static shapes: the plan over the caller's buffers
+  // (a bias computed at run time read from its own). A constant residual takes Compute.
   bool ComputeOnBuffers(const std::vector<const float*>& in, float* out) const override {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!holds_weights_ || !plan_ || in.size() < 2 || !in[0] || (in.size() > 2 && in[2])) return false;
+    if (!holds_weights_ || !plan_ || in.size() < 2 || !in[0]) return false;
     const float* z = in.size() > 3 ? in[3] : nullptr;
+    const float* bias = in.size() > 2 && !Constant(2) ? in[2] : nullptr;
     if (plan_->residual != (z != nullptr)) return false;
     return CatchOneDnnErrors([&]() -> Status {
-             RunPlan(in[0], z, out);
+             RunPlan(in[0], z, out, bias);
              return Status::Ok();
            })
         .ok();
@@ -85,6 +86,7 @@ class OneDnnConv : public OpKernel {
     dnnl::stream stream;
     CallerScratchpad scratchpad;
     bool residual = false;  // FusedConv's input 3, added by the sum post-op: written into dst first
+    memory::desc user_w_md;  // W as ONNX lays it out, in oneDNN's dims (weights computed at run time are packed from it per call)
   };
 
   static dnnl::reorder PlainReorder(const memory::desc& from, const memory::desc& to) {
@@ -246,12 +248,11 @@ class OneDnnConv : public OpKernel {
       src_md = pd.src_desc(), weights_md = pd.weights_desc(), dst_md = pd.dst_desc();
     }
     dnnl::stream stream(engine);
-    const memory::desc user_w_md(memory::dims(g.w_dims.begin(), g.w_dims.end()), memory::data_type::f32,
-                                 memory::dims(g.w_strides.begin(), g.w_strides.end()));
-    memory user_w(user_w_md, engine, const_cast<std::byte*>(w.bytes.data()));
+    p.user_w_md = memory::desc(memory::dims(g.w_dims.begin(), g.w_dims.end()), memory::data_type::f32, memory::dims(g.w_strides.begin(), g.w_strides.end()));
+    memory user_w(p.user_w_md, engine, const_cast<std::byte*>(w.bytes.data()));
     p.weights = memory(weights_md, engine);
     dnnl::reorder(user_w, p.weights).execute(stream, user_w, p.weights);
-    if (has_bias) {
+    if (has_bias && Constant(2)) {  // a bias computed at run time is read at each call (RunPlan)
       p.bias = memory(bias_md, engine);
       std::memcpy(p.bias.get_data_handle(), in[2]->bytes.data(), static_cast<size_t>(M) * sizeof(float));
     }
@@ -334,16 +335,23 @@ class OneDnnConv : public OpKernel {
       plan_.reset();
       TB_RETURN_IF_ERROR(Prepare(in));
     }
+    if (!Constant(1)) {  // weights computed at run time, perhaps into the same memory as last run's: packed again
+      Plan& p = *plan_;
+      memory user_w(p.user_w_md, OneDnnCpuEngine(), const_cast<std::byte*>(in[1]->bytes.data()));
+      dnnl::reorder(user_w, p.weights).execute(p.stream, user_w, p.weights);
+    }
     TypedTensor& y = (*out)[0];
     ReshapeForOverwrite(&y, DType::kFloat32, plan_->y_shape);  // last run's buffer: nothing allocated or cleared
     const TypedTensor* z = Residual(in);
     if (z && z->shape != plan_->y_shape) return info_.Bad("the residual " + ShapeText(z->shape) + " is not the output's shape");
-    RunPlan(in[0]->bytes.data(), z ? z->bytes.data() : nullptr, y.bytes.data());
+    const bool runtime_bias = in.size() > 2 && in[2] && !Constant(2);
+    RunPlan(in[0]->bytes.data(), z ? z->bytes.data() : nullptr, y.bytes.data(), runtime_bias ? in[2]->bytes.data() : nullptr);
     return Status::Ok();
   }
 
-  // The plan's primitive over row-major x, the residual z (null without one) and y.
-  void RunPlan(const void* x, const void* z, void* y) const {
+  // The plan's primitive over row-major x, the residual z (null without one) and y; `bias`: one
+  // computed at run time ([M] floats), else the plan's constant one (if any).
+  void RunPlan(const void* x, const void* z, void* y, const void* bias) const {
     Plan& p = *plan_;
     dnnl::engine& engine = OneDnnCpuEngine();
     dnnl::stream& stream = p.stream;
@@ -359,7 +367,8 @@ class OneDnnConv : public OpKernel {
       }
     }
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, p.src_plain ? user_x : p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst_plain ? user_y : p.dst}};
-    if (p.bias) args[DNNL_ARG_BIAS] = p.bias;
+    if (bias) args[DNNL_ARG_BIAS] = memory(RowMajorDesc({p.y_shape[1]}), engine, const_cast<void*>(bias));
+    else if (p.bias) args[DNNL_ARG_BIAS] = p.bias;
     p.scratchpad.AddTo(&args);
     p.conv.execute(stream, args);
     if (!p.dst_plain) p.dst_out.execute(stream, p.dst, user_y);

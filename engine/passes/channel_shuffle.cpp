@@ -59,11 +59,13 @@ std::optional<std::pair<int64_t, int64_t>> ChannelRange(const Graph& g, const No
     if (d != 1 && out[d] != in[d]) return std::nullopt;
   const ConstTensor& starts = *g.values[slice.inputs[1]].constant;
   const bool has_axes = slice.inputs.size() > 3 && slice.inputs[3] >= 0, has_steps = slice.inputs.size() > 4 && slice.inputs[4] >= 0;
+  if (has_steps)  // a step of -1 over a whole axis keeps its size and reverses it
+    for (int64_t k = 0; k < g.values[slice.inputs[4]].constant->size(); ++k)
+      if (g.values[slice.inputs[4]].constant->IntAt(k) != 1) return std::nullopt;
   for (int64_t k = 0; k < starts.size(); ++k) {
     int64_t axis = has_axes ? g.values[slice.inputs[3]].constant->IntAt(k) : k;
     if (axis < 0) axis += static_cast<int64_t>(in.size());
     if (axis != 1) continue;
-    if (has_steps && g.values[slice.inputs[4]].constant->IntAt(k) != 1) return std::nullopt;
     const int64_t start = std::clamp<int64_t>(starts.IntAt(k) < 0 ? starts.IntAt(k) + in[1] : starts.IntAt(k), 0, in[1]);
     if (start + out[1] > in[1]) return std::nullopt;
     return std::make_pair(start, out[1]);

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <limits>
 
 #include "engine/runtime/model_session.h"
 #include "tests/onnx_model_builder.h"
@@ -26,7 +27,7 @@ constexpr int64_t kH = 4, kW = 5;
 // [1, C, H, W] [-> 1x1 Conv] -> y; `split_out`: the split value is also a model output; `halves`:
 // y is sliced into its two halves of channels, the outputs y0 and y1.
 std::string WriteShuffle(const TempDir& dir, const std::string& name, const std::vector<int64_t>& factors, const std::vector<int64_t>& perm,
-                         bool convs, bool split_out = false, bool halves = false) {
+                         bool convs, bool split_out = false, bool halves = false, bool reverse_w = false) {
   int64_t C = 1;
   for (int64_t f : factors) C *= f;
   ModelBuilder b;
@@ -58,7 +59,15 @@ std::string WriteShuffle(const TempDir& dir, const std::string& name, const std:
     b.Ints("ends1", {C});
     b.Ints("axes", {1});
     b.Node("Slice", {"y", "starts0", "ends0", "axes"}, {"y0"});
-    b.Node("Slice", {"y", "starts1", "ends1", "axes"}, {"y1"});
+    if (reverse_w) {  // the second half also reversed along W (a step of -1 keeps W's size)
+      b.Ints("starts_w", {C / 2, -1});
+      b.Ints("ends_w", {C, std::numeric_limits<int64_t>::min()});
+      b.Ints("axes_w", {1, 3});
+      b.Ints("steps_w", {1, -1});
+      b.Node("Slice", {"y", "starts_w", "ends_w", "axes_w", "steps_w"}, {"y1"});
+    } else {
+      b.Node("Slice", {"y", "starts1", "ends1", "axes"}, {"y1"});
+    }
     b.Output("y0", {1, C / 2, kH, kW});
     b.Output("y1", {1, C / 2, kH, kW});
   } else {
@@ -134,6 +143,27 @@ TEST_CASE("channel shuffle: halves sliced off the shuffle each gather their part
   const size_t half = whole.size() / 2;
   CHECK(out[0].data == std::vector<float>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(half)));
   CHECK(out[1].data == std::vector<float>(whole.begin() + static_cast<std::ptrdiff_t>(half), whole.end()));
+}
+
+TEST_CASE("channel shuffle: a Slice that also reverses a spatial axis keeps the shuffle whole") {
+  TempDir dir;
+  const std::vector<int64_t> factors = {2, 12}, perm = {0, 2, 1, 3, 4};
+  auto e = LoadModel(WriteShuffle(dir, "reversed", factors, perm, false, false, true, true), {}, nullptr);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  CHECK(Count(**e, "Gather") == 1);
+  CHECK(Count(**e, "Slice") == 2);
+  const std::vector<Tensor> inputs = RandomInputs((*e)->graph(), 9);
+  std::vector<Tensor> out;
+  REQUIRE((*e)->Run({&inputs[0]}, &out).ok());
+  REQUIRE(out.size() == 2);
+  const std::vector<float> whole = ShuffledByHand(inputs[0].data, factors, perm);
+  const int64_t C = 24, plane = kH * kW;
+  int wrong = 0;
+  for (int64_t c = 0; c < C / 2; ++c)
+    for (int64_t h = 0; h < kH; ++h)
+      for (int64_t w = 0; w < kW; ++w)
+        wrong += out[1].data[static_cast<size_t>(c * plane + h * kW + w)] != whole[static_cast<size_t>((C / 2 + c) * plane + h * kW + (kW - 1 - w))];
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("channel shuffle: between convolutions the Gather runs in their layout family and computes the row-major result") {
