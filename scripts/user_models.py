@@ -935,7 +935,8 @@ SMALL = ["text_encoder", "text_decoder", "lstm_classifier", "gru_forecaster", "a
          "stn", "sinkhorn", "convnext_v2", "nafnet", "fastspeech", "pointnet2", "slowfast", "u2net",
          "rwkv", "bilstm_crf", "set_transformer", "arcface", "deepfm", "midas_lite", "realnvp", "sam_decoder",
          "hifigan", "ecapa_tdnn", "roi_head", "centernet", "tft", "nbeats", "performer", "selu_tabular",
-         "bag_of_unique", "lppool_net", "restormer_lite", "causal_linear_lm", "gumbel_vq"]
+         "bag_of_unique", "lppool_net", "restormer_lite", "causal_linear_lm", "gumbel_vq",
+         "unet3d", "char_rnn", "yolov5_focus"]
 
 
 # What export_models.py does to a family's exported ONNX file (path, the inputs) before it is kept.
