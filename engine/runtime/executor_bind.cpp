@@ -31,10 +31,13 @@ namespace tilebank::engine::model {
 namespace {
 
 // A node whose output is its input: a Pad whose pads are all zero (PyTorch puts one before an
-// AveragePool), a Concat of one input (DenseNet's first layer of each block).
+// AveragePool), a Concat of one input (DenseNet's first layer of each block), an Expand to the
+// input's own shape (torch.onnx writes one for every slice assignment, `out[:, 2:] = x[:, 2:]`).
 bool PassesInputThrough(const Graph& g, const Node& n) {
-  if ((n.op_type != "Pad" && n.op_type != "Concat") || n.outputs.empty() || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0) return false;
+  if ((n.op_type != "Pad" && n.op_type != "Concat" && n.op_type != "Expand") || n.outputs.empty() || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0)
+    return false;
   if (g.values[n.outputs[0]].shape != g.values[n.inputs[0]].shape || !g.values[n.outputs[0]].shape_known) return false;
+  if (n.op_type == "Expand") return g.values[n.inputs[0]].shape_known;
   if (n.op_type == "Concat") return n.inputs.size() == 1;
   if (n.inputs.size() < 2 || !g.IsConstant(n.inputs[1])) {  // opset < 11: the pads attribute
     const auto pads = g.AttrInts(n, "pads", {1});

@@ -615,6 +615,36 @@ TEST_CASE("executor: independent branches side by side on two threads compute wh
   CHECK(in_lane[1] == 2);
 }
 
+TEST_CASE("executor: an Expand to its input's own shape (a slice assignment's) aliases its input; one that broadcasts computes") {
+  // x [2, 3, 4] -> Expand to [2, 3, 4] -> Relu -> y; x -> Expand to [2, 2, 3, 4] -> z.
+  TempDir dir;
+  ModelBuilder b;
+  b.Input("x", {2, 3, 4});
+  b.Ints("same", {2, 3, 4});
+  b.Ints("wider", {2, 2, 3, 4});
+  b.Node("Expand", {"x", "same"}, {"e"});
+  b.Node("Relu", {"e"}, {"y"});
+  b.Node("Expand", {"x", "wider"}, {"z"});
+  b.Output("y", {2, 3, 4});
+  b.Output("z", {2, 2, 3, 4});
+  auto e = LoadModel(b.Save(dir / "expand.onnx"), {}, nullptr);
+  REQUIRE_MESSAGE(e.ok(), e.status().message());
+  std::vector<std::string> sources;
+  for (const NodeBinding& binding : (*e)->bindings())
+    if (binding.op_type == "Expand") sources.push_back(binding.policy_source);
+  REQUIRE(sources.size() == 2);
+  CHECK(sources[0] == "alias");
+  CHECK(sources[1] != "alias");
+  const std::vector<Tensor> inputs = RandomInputs((*e)->graph(), 4);
+  const auto out = RunOnce(**e, inputs);
+  REQUIRE(out.size() == 2);
+  for (size_t i = 0; i < 24; ++i) {
+    CHECK(out[0].data[i] == std::max(inputs[0].data[i], 0.0f));
+    CHECK(out[1].data[i] == inputs[0].data[i]);
+    CHECK(out[1].data[24 + i] == inputs[0].data[i]);
+  }
+}
+
 TEST_CASE("executor: values of shapes known per run share buffers between runs of other sizes, and compute what each run asks") {
   // x [8] -> NonZero [1, k] (int64) -> Cast a [1, k] -> b = a * a -> c = b + a -> y = ReduceSum(c) [1, 1]:
   // four values of a size known per run, whose lives let some take turns in one buffer (of another dtype).
