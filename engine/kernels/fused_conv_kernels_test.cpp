@@ -90,17 +90,28 @@ TEST_CASE("FusedConv: a residual of another shape than the output is refused") {
   }
 }
 
+// A 3-D FusedConv (Relu after it) of static shapes with constant weights and a bias, constant or
+// computed at run time: what the executor makes for a registry step that packs its weights at load.
+const ConvCase kStatic3d = {{1, 3, 5, 6, 6}, {4, 3, 3, 3, 3}, {1, 4, 5, 3, 3}, {{"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {1, 2, 2}}}};
+KernelInfo Static3dFusedConv(bool constant_bias) {
+  const ConvCase& c = kStatic3d;
+  KernelInfo info;
+  info.op_type = "FusedConv";
+  info.node_name = "fused";
+  nlohmann::json attrs = c.attrs;
+  attrs["activation"] = "Relu";
+  info.attrs = Attrs(attrs);
+  info.input_types = {DType::kFloat32, DType::kFloat32, DType::kFloat32};
+  info.input_shapes = {c.x, c.w, std::vector<int64_t>{c.w[0]}};
+  info.constant_input = {false, true, constant_bias, false};
+  return info;
+}
+
 TEST_CASE("FusedConv: of static shape, with its weights packed ahead, it computes over the caller's buffers what Compute does") {
-  const ConvCase c = {{1, 3, 5, 6, 6}, {4, 3, 3, 3, 3}, {1, 4, 5, 3, 3}, {{"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {1, 2, 2}}}};  // 3-D
+  const ConvCase& c = kStatic3d;
   for (bool residual : {false, true}) {
     CAPTURE(residual);
-    KernelInfo info;
-    info.op_type = "FusedConv";
-    info.node_name = "fused";
-    info.attrs = Attrs(nlohmann::json{{"activation", "Relu"}, {"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {1, 2, 2}}});
-    info.input_types = {DType::kFloat32, DType::kFloat32, DType::kFloat32};
-    info.input_shapes = {c.x, c.w, std::vector<int64_t>{c.w[0]}};
-    info.constant_input = {false, true, true, false};
+    KernelInfo info = Static3dFusedConv(/*constant_bias=*/true);
     if (residual) info.input_types.push_back(DType::kFloat32), info.input_shapes.push_back(c.y);
     const TypedTensor x = ConvValues(c.x, 1), w = ConvValues(c.w, 2), b = ConvValues({c.w[0]}, 3), z = ConvValues(c.y, 4);
     KernelInputs in = {&x, &w, &b};
@@ -123,14 +134,8 @@ TEST_CASE("FusedConv: of static shape, with its weights packed ahead, it compute
 }
 
 TEST_CASE("FusedConv: a bias computed at run time is read at every call, over buffers or tensors, its weights packed ahead from shapes alone") {
-  const ConvCase c = {{1, 3, 5, 6, 6}, {4, 3, 3, 3, 3}, {1, 4, 5, 3, 3}, {{"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {1, 2, 2}}}};  // 3-D
-  KernelInfo info;
-  info.op_type = "FusedConv";
-  info.node_name = "fused";
-  info.attrs = Attrs(nlohmann::json{{"activation", "Relu"}, {"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {1, 2, 2}}});
-  info.input_types = {DType::kFloat32, DType::kFloat32, DType::kFloat32};
-  info.input_shapes = {c.x, c.w, std::vector<int64_t>{c.w[0]}};
-  info.constant_input = {false, true, false};
+  const ConvCase& c = kStatic3d;
+  const KernelInfo info = Static3dFusedConv(/*constant_bias=*/false);
   const TypedTensor x = ConvValues(c.x, 1), w = ConvValues(c.w, 2);
   auto kernel = KernelRegistry::Default().Create(info, "onednn");
   auto reference = KernelRegistry::Default().Create(info, "reference");

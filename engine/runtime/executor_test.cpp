@@ -615,7 +615,7 @@ TEST_CASE("executor: independent branches side by side on two threads compute wh
   CHECK(in_lane[1] == 2);
 }
 
-TEST_CASE("executor: an Expand to its input's own shape (a slice assignment's) aliases its input; one that broadcasts computes") {
+TEST_CASE("executor: an Expand to its input's own shape (a slice assignment's) aliases its input, and one that broadcasts computes") {
   // x [2, 3, 4] -> Expand to [2, 3, 4] -> Relu -> y; x -> Expand to [2, 2, 3, 4] -> z.
   TempDir dir;
   ModelBuilder b;
