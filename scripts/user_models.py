@@ -90,7 +90,7 @@ import math
 import torch
 import torchvision
 
-from user_models_modern import Conformer, ConvNeXt, DeepLab, VaeDecoder
+from user_models_modern import Conformer, ConvBnSilu, ConvNeXt, DeepLab, VaeDecoder
 import user_models_attention_maps as attention_maps
 import user_models_codebooks_gates as codebooks_gates
 import user_models_flows_spectra as flows_spectra
@@ -210,11 +210,6 @@ class DetectorBoxes(torch.nn.Module):
 
     def forward(self, x):
         return self.model(x)[0]["boxes"]
-
-
-class ConvBnSilu(torch.nn.Sequential):
-    def __init__(self, cin, cout, kernel=1, stride=1):
-        super().__init__(torch.nn.Conv2d(cin, cout, kernel, stride, kernel // 2, bias=False), torch.nn.BatchNorm2d(cout), torch.nn.SiLU())
 
 
 class YoloBottleneck(torch.nn.Module):

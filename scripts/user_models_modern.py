@@ -30,6 +30,13 @@ class ChannelsFirstLayerNorm(torch.nn.Module):
         return self.norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
 
 
+class ConvBnSilu(torch.nn.Sequential):
+    """The YOLO detectors' convolution: Conv2d (same padding, no bias), BatchNorm, SiLU."""
+
+    def __init__(self, cin, cout, kernel=1, stride=1):
+        super().__init__(torch.nn.Conv2d(cin, cout, kernel, stride, kernel // 2, bias=False), torch.nn.BatchNorm2d(cout), torch.nn.SiLU())
+
+
 class ConvNeXtBlock(torch.nn.Module):
     def __init__(self, channels):
         super().__init__()

@@ -22,6 +22,7 @@ import torch
 import torchvision
 
 from seeded_inputs import random_ids, seeded
+from user_models_modern import ConvBnSilu
 
 
 class FirstImageBoxes(torch.nn.Module):
@@ -96,11 +97,6 @@ def char_rnn(small):
     model = CharRnn(vocab=16, embed=8, hidden=16) if small else CharRnn()
     vocab = 16 if small else 96
     return model.eval(), (random_ids(vocab, (2, 12) if small else (4, 64), 3),), ["ids"], None
-
-
-class ConvBnSilu(torch.nn.Sequential):
-    def __init__(self, c_in, c_out, kernel=1, stride=1):
-        super().__init__(torch.nn.Conv2d(c_in, c_out, kernel, stride, kernel // 2, bias=False), torch.nn.BatchNorm2d(c_out), torch.nn.SiLU())
 
 
 class Focus(torch.nn.Module):
