@@ -6,6 +6,8 @@
 #include <set>
 #include <utility>
 
+#include "engine/ir/constant_slice.h"
+
 namespace tilebank::engine::model {
 
 namespace {
@@ -76,26 +78,11 @@ std::optional<StridedView> ForwardView(const Graph& g, const Node& n, const Stri
     }
     return view;
   }
-  if (n.op_type != "Slice" || n.inputs.size() < 3) return std::nullopt;
-  auto ints = [&](size_t i) -> std::optional<std::vector<int64_t>> {
-    if (i >= n.inputs.size() || n.inputs[i] < 0) return std::vector<int64_t>{};
-    if (!g.IsConstant(n.inputs[i])) return std::nullopt;
-    const ConstTensor& c = *g.values[n.inputs[i]].constant;
-    std::vector<int64_t> v;
-    for (int64_t k = 0; k < c.size(); ++k) v.push_back(static_cast<int64_t>(std::clamp(c.At(k), -9.0e18, 9.0e18)));
-    return v;
-  };
-  const auto starts = ints(1), axes = ints(3), steps = ints(4);
-  if (!starts || !axes || !steps) return std::nullopt;
+  const auto starts = ConstantSliceStarts(g, n, in.shape);
+  if (!starts || out_shape.size() != starts->size()) return std::nullopt;
   StridedView view = in;
-  for (size_t i = 0; i < starts->size(); ++i) {
-    const int64_t axis = PositiveAxis(axes->empty() ? static_cast<int64_t>(i) : (*axes)[i], in.shape.size());
-    if (!steps->empty() && (*steps)[i] != 1) return std::nullopt;
-    if (axis < 0 || axis >= static_cast<int64_t>(in.shape.size())) return std::nullopt;
-    int64_t start = (*starts)[i];
-    if (start < 0) start += in.shape[axis];
-    start = std::clamp<int64_t>(start, 0, in.shape[axis]);
-    auto sliced = SliceView(view, axis, start, out_shape[axis]);
+  for (size_t axis = 0; axis < starts->size(); ++axis) {
+    auto sliced = SliceView(view, static_cast<int64_t>(axis), (*starts)[axis], out_shape[axis]);
     if (!sliced) return std::nullopt;
     view = *sliced;
   }

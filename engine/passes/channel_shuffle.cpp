@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/ir/constant_slice.h"
 #include "engine/ir/graph_uses.h"
 
 namespace tilebank::engine::model {
@@ -46,31 +47,19 @@ std::vector<int64_t> ShuffledChannels(const std::vector<int64_t>& factors, const
   return indices;
 }
 
-// The channels [start, start + count) that `slice` takes of its input `v` (C channels) when it is a
-// Slice of axis 1 alone, step 1, by constants; nullopt otherwise.
+// The channels [start, start + count) that `slice` takes of its input `v` when it is a Slice of
+// axis 1 alone, step 1, by constants; nullopt otherwise.
 std::optional<std::pair<int64_t, int64_t>> ChannelRange(const Graph& g, const Node& slice, int v) {
-  if (slice.op_type != "Slice" || slice.inputs.size() < 3 || slice.inputs[0] != v || slice.outputs.size() != 1 || !StaticTensor(g, slice.outputs[0]))
-    return std::nullopt;
+  if (slice.inputs.empty() || slice.inputs[0] != v || slice.outputs.size() != 1 || !StaticTensor(g, slice.outputs[0])) return std::nullopt;
   for (size_t k = 1; k < slice.inputs.size(); ++k)
     if (slice.inputs[k] >= 0 && !g.IsConstant(slice.inputs[k])) return std::nullopt;
   const std::vector<int64_t>&in = g.values[v].shape, &out = g.values[slice.outputs[0]].shape;
-  if (out.size() != in.size()) return std::nullopt;
+  const auto starts = ConstantSliceStarts(g, slice, in);
+  if (!starts || out.size() != in.size()) return std::nullopt;
   for (size_t d = 0; d < in.size(); ++d)
-    if (d != 1 && out[d] != in[d]) return std::nullopt;
-  const ConstTensor& starts = *g.values[slice.inputs[1]].constant;
-  const bool has_axes = slice.inputs.size() > 3 && slice.inputs[3] >= 0, has_steps = slice.inputs.size() > 4 && slice.inputs[4] >= 0;
-  if (has_steps)  // a step of -1 over a whole axis keeps its size and reverses it
-    for (int64_t k = 0; k < g.values[slice.inputs[4]].constant->size(); ++k)
-      if (g.values[slice.inputs[4]].constant->IntAt(k) != 1) return std::nullopt;
-  for (int64_t k = 0; k < starts.size(); ++k) {
-    int64_t axis = has_axes ? g.values[slice.inputs[3]].constant->IntAt(k) : k;
-    if (axis < 0) axis += static_cast<int64_t>(in.size());
-    if (axis != 1) continue;
-    const int64_t start = std::clamp<int64_t>(starts.IntAt(k) < 0 ? starts.IntAt(k) + in[1] : starts.IntAt(k), 0, in[1]);
-    if (start + out[1] > in[1]) return std::nullopt;
-    return std::make_pair(start, out[1]);
-  }
-  return std::nullopt;
+    if (d != 1 && (out[d] != in[d] || (*starts)[d] != 0)) return std::nullopt;
+  if ((*starts)[1] + out[1] > in[1]) return std::nullopt;
+  return std::make_pair((*starts)[1], out[1]);
 }
 
 // A Gather node of `x`'s channels `channels` (axis 1) into `y`, named `name`.

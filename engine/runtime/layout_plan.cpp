@@ -6,21 +6,13 @@
 #include <set>
 
 #include "engine/backends/onednn/onednn_vector_ops.h"
+#include "engine/ir/constant_slice.h"
 #include "engine/ir/node_op_spec.h"
 #include "engine/passes/batch_norm_affine.h"
 #include "engine/passes/spatial_reduction.h"
 
 namespace tilebank::engine::model {
 namespace {
-
-// The constant integer input `slot` of `n` (empty when absent or not constant).
-std::vector<int64_t> ConstantInts(const Graph& g, const Node& n, size_t slot) {
-  std::vector<int64_t> out;
-  if (slot >= n.inputs.size() || !g.IsConstant(n.inputs[slot])) return out;
-  const auto& c = *g.values[n.inputs[slot]].constant;
-  for (int64_t i = 0; i < c.size(); ++i) out.push_back(static_cast<int64_t>(c.At(i)));
-  return out;
-}
 
 // Whether `v` is a float32 constant of one value throughout: the same in any layout of its shape.
 bool UniformConstant(const Graph& g, int v) {
@@ -98,22 +90,11 @@ std::optional<LayoutFamilyOp> FamilyOpOf(const Graph& g, const Node& n, std::vec
   runtime_inputs->push_back(n.inputs[0]);
   op.inputs = {in};
   if (n.op_type == "Slice") {  // opset 10+: starts, ends, axes, steps as constant inputs
+    if (n.inputs.size() > 2 && !g.IsConstant(n.inputs[2])) return std::nullopt;
+    auto starts = ConstantSliceStarts(g, n, in);
+    if (!starts || g.values[n.inputs[1]].constant->size() == 0) return std::nullopt;
     op.kind = LayoutFamilyOp::Kind::kSlice;
-    const auto starts = ConstantInts(g, n, 1);
-    auto axes = ConstantInts(g, n, 3);
-    const auto steps = ConstantInts(g, n, 4);
-    if (starts.empty() || (n.inputs.size() > 2 && !g.IsConstant(n.inputs[2]))) return std::nullopt;
-    for (size_t k = 3; k < n.inputs.size(); ++k)
-      if (n.inputs[k] >= 0 && !g.IsConstant(n.inputs[k])) return std::nullopt;
-    if (axes.empty())
-      for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
-    op.offsets.assign(rank, 0);
-    for (size_t k = 0; k < starts.size() && k < axes.size(); ++k) {
-      const int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
-      if (axis < 0 || axis >= rank || (k < steps.size() && steps[k] != 1)) return std::nullopt;
-      const int64_t start = starts[k] < 0 ? starts[k] + in[axis] : starts[k];
-      op.offsets[axis] = std::clamp<int64_t>(start, 0, in[axis]);
-    }
+    op.offsets = std::move(*starts);
     for (int d = 0; d < rank; ++d)
       if (op.offsets[d] + out.shape[d] > in[d]) return std::nullopt;
     return op;
